@@ -1,0 +1,29 @@
+# state-ladder recipes. `just --list` shows them.
+
+# Create .venv and install the project with every extra.
+install:
+    python3 -m venv .venv
+    .venv/bin/pip install -q --upgrade pip
+    .venv/bin/pip install -q -e '.[dev]'
+
+# The README's test command.
+test:
+    .venv/bin/python -m pytest -q
+
+# ruff and mypy (strict on the packages).
+lint:
+    .venv/bin/ruff check .
+    .venv/bin/ruff format --check .
+    .venv/bin/mypy
+
+# The main job on the embedded scripted endpoint.
+demo:
+    .venv/bin/ladder demo --out runs/demo
+
+# Every benchmark case: one table, one JSON line per case.
+bench:
+    .venv/bin/python -m bench
+
+# The slow reliability drills (kill drill, soak).
+drill:
+    .venv/bin/python -m pytest -q -m slow -o addopts=''

@@ -1,0 +1,61 @@
+"""Rendering the brief (system prompt) and the revision message from the protocol strings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from protocol import strings
+from protocol.records import Step
+
+__all__ = ["render_brief", "render_revision", "tool_name"]
+
+
+def tool_name(step: Step) -> str:
+    """The tools variant's tool for a step: its template slug, snake-cased."""
+    return step.slug.replace("-", "_")
+
+
+def render_brief(
+    steps: Sequence[Step], brief: str, *, ledger: bool = False, tools: bool = False
+) -> str:
+    """The system prompt: plan, policy, (one-shot sentence), execution protocol, clauses.
+
+    ``brief`` is ``"amended"`` (the one-shot sentence between the policy paragraph and the
+    execution protocol, Appendix B.1) or ``"original"``.
+    """
+    lines = [strings.BRIEF_OPENING]
+    for s in steps:
+        fmt = strings.BRIEF_STEP_LINE_REQUIRES if s.deps else strings.BRIEF_STEP_LINE
+        line = fmt.format(id=s.id, text=s.text, code=s.code, deps=", ".join(s.deps))
+        if tools:
+            line += strings.TOOL_STEP_SUFFIX.format(tool=tool_name(s))
+        lines.append(line)
+    lines.append(strings.BRIEF_POLICY)
+    if brief == "amended":
+        lines.append(strings.ONE_SHOT)
+    lines.append(strings.BRIEF_EXECUTION_PROTOCOL)
+    if tools:
+        lines.append(strings.TOOL_CLAUSE)
+    if ledger:
+        lines.append(strings.LEDGER_CLAUSE)
+    return "\n".join(lines)
+
+
+def render_revision(
+    texts: Mapping[str, str],
+    cancel: str,
+    rewires: Mapping[str, Sequence[str]],
+    relax: tuple[str, str] | None,
+) -> str:
+    """The revision message: the cancellation, each rewired step's full remaining
+    prerequisites, and the relaxed prerequisite. ``texts`` maps step id -> brief text."""
+    parts = [strings.REVISION_CANCEL.format(text=texts[cancel])]
+    for w, deps in rewires.items():
+        if deps:
+            named = ", ".join(f"'{texts[u]}'" for u in deps)
+            parts.append(strings.REVISION_REWIRE.format(text=texts[w], deps=named))
+        else:
+            parts.append(strings.REVISION_REWIRE_NONE.format(text=texts[w]))
+    if relax is not None:
+        parts.append(strings.REVISION_RELAX.format(text=texts[relax[0]], dropped=texts[relax[1]]))
+    return " ".join(parts)

@@ -1,0 +1,87 @@
+"""What the arms show the agent, rendered from the protocol strings and a task state."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from protocol import strings
+from protocol.records import Booking, Step
+from protocol.state import TaskState, Verdict
+
+__all__ = [
+    "compose_user_message",
+    "render_checklist",
+    "render_directive",
+    "render_matcher_prompt",
+    "render_rejection",
+    "render_revision_prompt",
+    "render_step_list",
+]
+
+
+def render_checklist(state: TaskState) -> str:
+    """The text checklist (Appendix B.1) of ``state``."""
+    lines = [strings.CHECKLIST_HEADER]
+    for v in state.steps:
+        status = state.status(v)
+        if status == "cancelled":
+            lines.append(strings.CHECKLIST_CANCELLED.format(id=v))
+        elif status == "done":
+            lines.append(strings.CHECKLIST_DONE.format(id=v))
+        elif status == "blocked":
+            lines.append(
+                strings.CHECKLIST_TODO_WAITING.format(id=v, deps=", ".join(state.missing(v)))
+            )
+        else:
+            lines.append(strings.CHECKLIST_TODO_READY.format(id=v))
+    return "\n".join(lines)
+
+
+def render_directive(step: str, verdict: Verdict) -> str:
+    """The directive line for the matched step's verdict."""
+    if verdict.label == "cancelled":
+        return strings.DIRECTIVE_CANCELLED.format(id=step)
+    if verdict.label == "done":
+        return strings.DIRECTIVE_DONE.format(id=step)
+    if verdict.label == "redo":
+        return strings.DIRECTIVE_REDO.format(id=step)
+    if verdict.label == "blocked":
+        return strings.DIRECTIVE_BLOCKED.format(id=step, missing=", ".join(verdict.missing))
+    return strings.DIRECTIVE_ELIGIBLE.format(id=step)
+
+
+_STATUS_WORD = {"cancelled": "CANCELLED", "done": "already DONE", "blocked": "BLOCKED"}
+
+
+def render_rejection(booking: Booking, status: str, step: str | None = None) -> str:
+    """The enforcement gate's rejection notice for a refused booking."""
+    return strings.REJECTION.format(
+        code=booking.code,
+        work_order=booking.work_order,
+        id=step or booking.step or "?",
+        status=_STATUS_WORD.get(status, status.upper()),
+    )
+
+
+def render_step_list(steps: Mapping[str, str] | list[Step]) -> str:
+    items = steps.items() if isinstance(steps, Mapping) else [(s.id, s.text) for s in steps]
+    return "\n".join(strings.MATCHER_STEP_LINE.format(id=i, text=t) for i, t in items)
+
+
+def render_matcher_prompt(steps: list[Step], message: str) -> str:
+    return strings.MATCHER_PROMPT.format(steps=render_step_list(steps), message=message)
+
+
+def render_revision_prompt(steps: list[Step], message: str) -> str:
+    return strings.COMPILER_REVISION_PROMPT.format(steps=render_step_list(steps), message=message)
+
+
+def compose_user_message(text: str, *, notices: list[str] | None = None, addition: str = "") -> str:
+    """A user turn as an arm sends it: rejection notices first (the enforcement gate prepends
+    them to the next user turn), then the scripted user's text, then the arm's addition
+    (checklist, directive line, ledger) after a blank line. Every arm builds its messages
+    with this function; the scripted agents read them back by the same layout."""
+    parts = [*(notices or []), text]
+    if addition:
+        parts.append(addition)
+    return "\n\n".join(parts)

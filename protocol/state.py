@@ -1,0 +1,214 @@
+"""The task-state machine of Section 3.1: G = (V, E, sigma, alpha).
+
+One implementation, used by the generator (to plan a schedule), the scripted user (dynamic
+re-asks), the arms (checklist rendering, the gates' compiled state) and the scorer (labels
+and the six error channels).
+
+Rules, as the paper states them and as this code keeps them everywhere:
+
+- Status is derived, never asserted: ``cancelled`` if the step was cancelled; ``done`` if a
+  verified execution (an admitted booking) exists; ``blocked`` if some prerequisite is not
+  done; ``todo`` otherwise. Cancellation wins over done.
+- alpha (``authorized``) holds the done steps whose re-execution the user explicitly
+  authorized *for the current request*; it is reset at every turn.
+- A revision applies cancel(v), rewire(w, P) and relax(w, u) in place.
+- Dynamic ground truth: every booking the world admits marks its step done in the realized
+  state, whatever its label was. A premature execution in the raw arm therefore makes the
+  step done (a later ask of it is a re-mention); an executed cancelled step stays cancelled;
+  a refused booking (enforcement gate) never reaches the realized state.
+
+A turn's *label* is the verdict for its requested step on the state at the start of the turn
+(after the revision on the revision turn): ``eligible``, ``blocked``, ``done``,
+``cancelled`` or ``redo`` (done and authorized), or ``None`` when the turn resolves to no step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Literal
+
+import msgspec
+
+__all__ = [
+    "CHANNELS",
+    "Channel",
+    "Error",
+    "Label",
+    "Status",
+    "TaskState",
+    "Verdict",
+    "judge_turn",
+    "sort_ids",
+]
+
+Status = Literal["todo", "blocked", "done", "cancelled"]
+Label = Literal["eligible", "blocked", "done", "cancelled", "redo"]
+Channel = Literal[
+    "re_execution", "superseded", "premature", "omission", "unrequested", "refused_redo"
+]
+CHANNELS: tuple[Channel, ...] = (
+    "re_execution",
+    "superseded",
+    "premature",
+    "omission",
+    "unrequested",
+    "refused_redo",
+)
+
+
+class Verdict(msgspec.Struct, frozen=True):
+    label: Label
+    missing: tuple[str, ...] = ()  # missing prerequisites when blocked
+
+
+class Error(msgspec.Struct, frozen=True):
+    channel: Channel
+    step: str
+
+
+def _id_key(step_id: str) -> tuple[int, str]:
+    digits = step_id.lstrip("s")
+    return (int(digits), step_id) if digits.isdigit() else (1 << 30, step_id)
+
+
+def sort_ids(ids: Iterable[str]) -> tuple[str, ...]:
+    """Step ids in their natural order (s2 before s10)."""
+    return tuple(sorted(ids, key=_id_key))
+
+
+class TaskState:
+    """A mutable G. Cheap to copy; no I/O."""
+
+    __slots__ = ("authorized", "cancelled", "deps", "done")
+
+    def __init__(
+        self,
+        deps: Mapping[str, Iterable[str]],
+        done: Iterable[str] = (),
+        cancelled: Iterable[str] = (),
+    ) -> None:
+        self.deps: dict[str, frozenset[str]] = {v: frozenset(p) for v, p in deps.items()}
+        self.done: set[str] = set(done)
+        self.cancelled: set[str] = set(cancelled)
+        self.authorized: set[str] = set()
+
+    # --- reading --------------------------------------------------------------------
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return sort_ids(self.deps)
+
+    def missing(self, v: str) -> tuple[str, ...]:
+        return sort_ids(u for u in self.deps.get(v, ()) if u not in self.done)
+
+    def status(self, v: str) -> Status:
+        if v in self.cancelled:
+            return "cancelled"
+        if v in self.done:
+            return "done"
+        if self.missing(v):
+            return "blocked"
+        return "todo"
+
+    def verdict(self, v: str) -> Verdict:
+        """The per-turn verdict for a request that resolves to ``v``."""
+        status = self.status(v)
+        if status == "cancelled":
+            return Verdict("cancelled")
+        if status == "done":
+            return Verdict("redo") if v in self.authorized else Verdict("done")
+        if status == "blocked":
+            return Verdict("blocked", self.missing(v))
+        return Verdict("eligible")
+
+    def eligible(self) -> tuple[str, ...]:
+        return tuple(v for v in self.steps if self.status(v) == "todo")
+
+    def is_acyclic(self) -> bool:
+        seen: dict[str, int] = {}  # 1 = on stack, 2 = finished
+
+        def visit(v: str) -> bool:
+            mark = seen.get(v)
+            if mark == 1:
+                return False
+            if mark == 2:
+                return True
+            seen[v] = 1
+            ok = all(visit(u) for u in self.deps.get(v, ()) if u in self.deps)
+            seen[v] = 2
+            return ok
+
+        return all(visit(v) for v in self.deps)
+
+    # --- changing -------------------------------------------------------------------
+    def copy(self) -> TaskState:
+        new = TaskState.__new__(TaskState)
+        new.deps = dict(self.deps)
+        new.done = set(self.done)
+        new.cancelled = set(self.cancelled)
+        new.authorized = set(self.authorized)
+        return new
+
+    def begin_turn(self, authorize: str | None = None) -> None:
+        """Reset alpha for a new request; ``authorize`` a done step for this request only."""
+        self.authorized.clear()
+        if authorize is not None and authorize in self.done:
+            self.authorized.add(authorize)
+
+    def book(self, v: str) -> None:
+        """An admitted booking: ``v`` has a verified execution."""
+        if v in self.deps:
+            self.done.add(v)
+
+    def cancel(self, v: str) -> None:
+        self.cancelled.add(v)
+
+    def rewire(self, w: str, prerequisites: Iterable[str]) -> None:
+        self.deps[w] = frozenset(prerequisites)
+
+    def relax(self, w: str, u: str) -> None:
+        self.deps[w] = self.deps.get(w, frozenset()) - {u}
+
+    def apply_revision(
+        self,
+        cancel: str | None,
+        rewires: Mapping[str, Iterable[str]],
+        relax: tuple[str, str] | None,
+    ) -> None:
+        if cancel is not None:
+            self.cancel(cancel)
+        for w, p in rewires.items():
+            if w in self.deps:
+                self.rewire(w, p)
+        if relax is not None and relax[0] in self.deps:
+            self.relax(*relax)
+
+
+def judge_turn(
+    requested: str | None, verdict: Verdict | None, executed: Iterable[str]
+) -> list[Error]:
+    """The errors of one turn, each in exactly one of the six channels.
+
+    ``requested`` is the step the turn resolves to (None for fillers, the revision and
+    ambiguous probes), ``verdict`` its verdict at the start of the turn, ``executed`` the
+    distinct steps the turn executed (admitted bookings, one per step).
+    """
+    errors: list[Error] = []
+    did_requested = False
+    for v in executed:
+        if v != requested:
+            errors.append(Error("unrequested", v))
+            continue
+        did_requested = True
+        assert verdict is not None
+        if verdict.label == "done":
+            errors.append(Error("re_execution", v))
+        elif verdict.label == "cancelled":
+            errors.append(Error("superseded", v))
+        elif verdict.label == "blocked":
+            errors.append(Error("premature", v))
+    if requested is not None and verdict is not None and not did_requested:
+        if verdict.label == "eligible":
+            errors.append(Error("omission", requested))
+        elif verdict.label == "redo":
+            errors.append(Error("refused_redo", requested))
+    return errors

@@ -1,0 +1,168 @@
+"""Every protocol string, verbatim from Appendix B.1 of the paper, in one module.
+
+The paper prints each string flattened onto one line with typographic quotes (’). Here the
+quotes are the ASCII apostrophe the released code would send, and line breaks sit where the
+flattened text shows a list item (" - s1: ...") or a new block. Nothing else is reworded.
+
+Strings the paper does not give verbatim are marked OURS, written in the same register:
+the self-ledger clause, the rewire and relax sentences of the revision message, the tools
+variant's step line, and the checklist's DONE / CANCELLED entries (the paper shows only the
+opening TODO state and says entries "move to done ... and to cancelled").
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BRIEF_EXECUTION_PROTOCOL",
+    "BRIEF_OPENING",
+    "BRIEF_POLICY",
+    "BRIEF_STEP_LINE",
+    "BRIEF_STEP_LINE_REQUIRES",
+    "CHECKLIST_CANCELLED",
+    "CHECKLIST_DONE",
+    "CHECKLIST_HEADER",
+    "CHECKLIST_TODO_READY",
+    "CHECKLIST_TODO_WAITING",
+    "COMPILER_GRAPH_PROMPT",
+    "COMPILER_REVISION_PROMPT",
+    "DIRECTIVE_BLOCKED",
+    "DIRECTIVE_CANCELLED",
+    "DIRECTIVE_DONE",
+    "DIRECTIVE_ELIGIBLE",
+    "DIRECTIVE_REDO",
+    "LEDGER_CLAUSE",
+    "MATCHED_STEP_LINE",
+    "MATCHER_PROMPT",
+    "MATCHER_RETRY",
+    "MATCHER_STEP_LINE",
+    "ONE_SHOT",
+    "REJECTION",
+    "REVISION_CANCEL",
+    "REVISION_RELAX",
+    "REVISION_REWIRE",
+    "REVISION_REWIRE_NONE",
+    "TOOL_CLAUSE",
+    "TOOL_STEP_SUFFIX",
+]
+
+# --- Brief (system prompt, all arms) -----------------------------------------------------
+
+BRIEF_OPENING = (
+    "You are my project agent. Here is the full project plan. Perform steps ONLY when I ask "
+    "for them, and only when their prerequisites are complete."
+)
+BRIEF_STEP_LINE = "- {id}: {text} [completion code {code}]"
+BRIEF_STEP_LINE_REQUIRES = "- {id}: {text} (requires: {deps}) [completion code {code}]"
+BRIEF_POLICY = (
+    "The 'requires:' lists above are authoritative client policy -- some orderings may differ "
+    "from what you would normally assume, and steps without a 'requires:' list have NO "
+    "prerequisites. Follow the plan as written, never your assumptions."
+)
+# The amended brief inserts this between the policy paragraph and the execution protocol.
+ONE_SHOT = (
+    "Each step is performed ONCE. If I mention or ask about a finished step again without "
+    "explicitly ordering a redo, confirm that it is done and do not book a new work order for it."
+)
+BRIEF_EXECUTION_PROTOCOL = (
+    "EXECUTION PROTOCOL (mandatory): every request I send carries a work order number like "
+    "#W1234. When you carry out a step, your reply MUST include the line "
+    "'ref <completion code>/<work order>' for that execution (e.g. 'ref RC-2048/#W1234') -- "
+    "this books the work. Never write a ref line for work you are not performing in this reply. "
+    "If a step's prerequisites are incomplete, do not perform it -- say what is missing instead. "
+    "If a step has been cancelled, decline it."
+)
+
+# --- Text checklist (checklist arm) ------------------------------------------------------
+
+CHECKLIST_HEADER = "[PROJECT CHECKLIST -- kept up to date automatically from booked work orders]"
+CHECKLIST_TODO_READY = "- {id}: TODO (ready)"
+CHECKLIST_TODO_WAITING = "- {id}: TODO (waiting on: {deps})"
+CHECKLIST_DONE = "- {id}: DONE"  # OURS (see module docstring)
+CHECKLIST_CANCELLED = "- {id}: CANCELLED"  # OURS
+
+# --- Directive gate and enforcement gate -------------------------------------------------
+
+DIRECTIVE_CANCELLED = "[TASK-STATE] step {id} was CANCELLED. Decline; do not perform it."
+DIRECTIVE_DONE = (
+    "[TASK-STATE] step {id} is already DONE. Do not redo it; refer to the earlier completion "
+    "without booking a new work order."
+)
+DIRECTIVE_REDO = (
+    "[TASK-STATE] step {id} is DONE but the user explicitly authorizes re-execution. Perform it "
+    "again now, booking the NEW work order."
+)
+DIRECTIVE_BLOCKED = (
+    "[TASK-STATE] step {id} is BLOCKED -- missing prerequisites: {missing}. Do not perform it; "
+    "say what is pending."
+)
+DIRECTIVE_ELIGIBLE = "[TASK-STATE] step {id} is ELIGIBLE. Execute it now."
+REJECTION = (
+    "[BOOKING REJECTED] Your line 'ref {code}/{work_order}' was REJECTED -- step {id} is "
+    "{status}; that work was NOT booked."
+)
+# Appendix E.2 "checklist plus matched step": names the resolved step, no instruction. OURS.
+MATCHED_STEP_LINE = "[MATCHED STEP] this message refers to step {id}."
+
+# --- Matcher -----------------------------------------------------------------------------
+
+MATCHER_PROMPT = (
+    "You route user messages for a project agent. Steps:\n{steps}\n"
+    "USER MESSAGE: {message}\n"
+    "Which single step (if any) is this message asking the agent to perform or asking about? "
+    "Is the user EXPLICITLY authorizing re-execution of an already-completed step (redo/again "
+    "with a stated reason)? JSON only: "
+    '{{"step": "sX" or null, "explicit_redo": true or false}}'
+)
+MATCHER_STEP_LINE = "- {id}: {text}"
+# Appendix B.2: "on a malformed reply, the model is asked once to correct it". OURS.
+MATCHER_RETRY = (
+    "Your reply was not valid JSON of the required form. Reply again with JSON only: "
+    '{"step": "sX" or null, "explicit_redo": true or false}'
+)
+
+# --- Compiler ----------------------------------------------------------------------------
+
+# Appended to the brief.
+COMPILER_GRAPH_PROMPT = (
+    "Extract the project plan above as JSON, one entry per step: "
+    '{"steps": {"s1": {"deps": [], "code": "RC-1234"}, ...}} '
+    "deps = exactly the step ids in that step's 'requires:' list (empty list if none); "
+    "code = that step's completion code. Include every step. JSON only, no commentary."
+)
+COMPILER_REVISION_PROMPT = (
+    "Known project steps:\n{steps}\n"
+    "PROJECT UPDATE: {message}\n"
+    "Extract the update as JSON: "
+    '{{"cancel": "sX", "rewires": {{"sY": ["sA", "sB"]}}, "relax": ["sZ", "sD"]}} '
+    '"cancel" = the step cancelled entirely; "rewires" = for each step whose prerequisite list '
+    "changed because of the cancellation, its FULL remaining prerequisite list; "
+    '"relax" = [step, dropped_prerequisite] if one step separately dropped a single '
+    "prerequisite, else null. JSON only."
+)
+
+# --- Revision message (the cancel sentence is the paper's; the rest OURS) ----------------
+
+REVISION_CANCEL = (
+    "Change of plan from the client: CANCEL the step '{text}' entirely -- it is no longer needed."
+)
+REVISION_REWIRE = "Because of that, '{text}' now requires only: {deps}."
+REVISION_REWIRE_NONE = "Because of that, '{text}' now has no prerequisites."
+REVISION_RELAX = "Also, '{text}' no longer needs to wait for '{dropped}'."
+
+# --- Real-tool protocol (Appendix G) and the self-ledger ---------------------------------
+
+TOOL_CLAUSE = (
+    "TOOLS: to carry out a step, emit exactly one line in your reply: ACTION "
+    '{"tool": "<tool name>", "work_order": "#W1234"} using the work order number from my '
+    "current message. The system executes it and returns a result. Never emit an ACTION for "
+    "work you should not perform in this turn; if a step is blocked or cancelled, say why instead."
+)
+TOOL_STEP_SUFFIX = " [tool {tool}]"  # OURS: names each step's tool in the brief
+
+LEDGER_CLAUSE = (  # OURS, in the register of the execution protocol
+    "SELF-LEDGER (mandatory): end every reply with your ledger, one line per step of the plan "
+    "in the form 'LEDGER <step id> DONE', 'LEDGER <step id> CANCELLED' or "
+    "'LEDGER <step id> TODO', recording the status of every step after this reply. Mark a step "
+    "DONE only when a ref line has booked it. Your ledger is shown back to you with my next "
+    "message."
+)

@@ -1,0 +1,33 @@
+"""The ``ladder`` command line. Each command lives in its own module; this file wires them."""
+
+from __future__ import annotations
+
+import typer
+
+from runner import cmd_generate
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="ladder",
+    help=(
+        "state-ladder: measure how strongly task state should influence an LLM agent.\n\n"
+        "Generate episodes, serve the scripted endpoint, run a grid of arms against "
+        "OpenAI-compatible endpoints, and score the logs offline."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """state-ladder: measure how strongly task state should influence an LLM agent."""
+
+
+app.command("generate")(cmd_generate.generate)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,113 @@
+"""``ladder generate``: print episodes readably or as JSON lines."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import typer
+
+from protocol import EpisodeSpec, ScriptedUser, SpecError
+from protocol import generate as gen
+from protocol.records import Episode
+from runner.seeds import parse_seeds
+
+__all__ = ["generate", "render_episode"]
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def render_episode(ep: Episode) -> str:
+    """A readable episode: brief, graph, revision, and the schedule with perfect labels."""
+    spec = ep.spec
+    out = [
+        f"# episode seed={spec.seed} S={spec.steps} rho={spec.density:g} "
+        f"domain={spec.domain} brief={spec.brief}",
+        "",
+        "## brief (system prompt)",
+        ep.brief,
+        "",
+        "## graph",
+    ]
+    for s in ep.steps:
+        deps = ", ".join(s.deps) or "-"
+        out.append(f"  {s.id:>4}  {s.code}  requires: {deps:<16} {s.text}")
+    rev = ep.revision
+    rewires = "; ".join(f"{w} <- [{', '.join(p)}]" for w, p in rev.rewires.items())
+    relax = f"{rev.relax[0]} drops {rev.relax[1]}" if rev.relax else "-"
+    out += ["", "## revision", f"  cancel {rev.cancel}; rewire {rewires}; relax {relax}", ""]
+    out.append("## schedule (label under perfect behaviour)")
+    user = ScriptedUser(ep)
+    while (turn := user.next_turn()) is not None:
+        verdict = user.begin(turn)
+        label = verdict.label if verdict else "-"
+        if verdict and verdict.missing:
+            label += f" (missing {', '.join(verdict.missing)})"
+        act = [turn.step] if verdict and verdict.label in ("eligible", "redo") and turn.step else []
+        user.finish(turn, verdict, act)
+        wo = turn.work_order or ""
+        out.append(
+            f"  {turn.index:>2} {turn.kind:<14} {turn.step or '':>4} {wo:<7} {label:<28} {turn.text}"
+        )
+    return "\n".join(out)
+
+
+def generate(
+    seed: Annotated[int, typer.Option(help="Episode seed.")] = 100,
+    seeds: Annotated[
+        str | None, typer.Option(help="A seed range such as 100-227 (JSON lines output).")
+    ] = None,
+    steps: Annotated[int, typer.Option("--steps", "-S", help="Graph size S (5..18).")] = 5,
+    density: Annotated[
+        float, typer.Option(help="Extra-edge density rho (0.15 sparse, 0.3 dense).")
+    ] = 0.15,
+    domain: Annotated[str, typer.Option(help="procurement or release.")] = "procurement",
+    brief: Annotated[
+        str, typer.Option(help="amended (states the one-shot rule) or original.")
+    ] = "amended",
+    paraphrase_tier: Annotated[int, typer.Option(help="0 canonical, 1 rotated, 2 held-out.")] = 0,
+    paraphrase_cache: Annotated[
+        Path | None, typer.Option(help="Held-out paraphrase cache (JSON) for tier 2.")
+    ] = None,
+    ambiguous_rate: Annotated[
+        float, typer.Option(help="Rate of ambiguous probes per filler.")
+    ] = 0.0,
+    json_: Annotated[bool, typer.Option("--json", help="One JSON object per episode.")] = False,
+) -> None:
+    """Generate episodes deterministically from their spec and print them."""
+    try:
+        seed_list = parse_seeds(seeds) if seeds is not None else [seed]
+    except ValueError as e:
+        raise _fail(str(e)) from None
+    paraphrases = None
+    if paraphrase_cache is not None:
+        try:
+            paraphrases = msgspec.json.decode(paraphrase_cache.read_bytes())
+        except (OSError, msgspec.DecodeError) as e:
+            raise _fail(f"cannot read paraphrase cache {paraphrase_cache}: {e}") from None
+    as_json = json_ or seeds is not None
+    out = sys.stdout.buffer
+    for s in seed_list:
+        spec = EpisodeSpec(
+            seed=s,
+            steps=steps,
+            density=density,
+            domain=domain,  # type: ignore[arg-type]
+            brief=brief,
+            paraphrase_tier=paraphrase_tier,  # type: ignore[arg-type]
+            ambiguous_rate=ambiguous_rate,
+        )
+        try:
+            ep = gen(spec, paraphrases)
+        except SpecError as e:
+            raise _fail(str(e)) from None
+        if as_json:
+            out.write(msgspec.json.encode(ep) + b"\n")
+        else:
+            out.write(render_episode(ep).encode() + b"\n")
+    out.flush()

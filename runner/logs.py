@@ -1,0 +1,149 @@
+"""The run directory's logs: append-only JSON lines, one file per cell, read back tolerantly.
+
+Layout of a run directory::
+
+    DIR/manifest.json           the grid, versions, git revision, start time
+    DIR/logs/<cell-slug>.jsonl  one EpisodeRecord per finished episode, appended and flushed
+    DIR/results.jsonl           the streamed cell and contrast results
+    DIR/cache/                  compile and matcher caches (gate arms)
+
+A write is one ``os.write`` of a whole line on an ``O_APPEND`` descriptor, so a kill -9 leaves
+at most one truncated last line, which the reader drops and reports. Episodes that ended on an
+infrastructure failure are logged too (with their termination reason); a resumed run retries
+them, and the reader keeps the last record of each (cell, seed).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
+
+__all__ = [
+    "LOGS",
+    "LogReport",
+    "LogWriter",
+    "NewerSchemaError",
+    "read_logs",
+]
+
+LOGS = "logs"
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(EpisodeRecord)
+
+
+class NewerSchemaError(ValueError):
+    """A log written by a newer state-ladder than this one."""
+
+
+class LogWriter:
+    """Appends records to per-cell files; one write and one flush per episode."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.dir = run_dir / LOGS
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._fds: dict[str, int] = {}
+        self._buf = bytearray()
+
+    def _fd(self, cell: CellKey) -> int:
+        slug = cell.slug()
+        fd = self._fds.get(slug)
+        if fd is None:
+            path = self.dir / f"{slug}.jsonl"
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            _repair_tail(fd, path)
+            self._fds[slug] = fd
+        return fd
+
+    def write(self, record: EpisodeRecord) -> None:
+        _encoder.encode_into(record, self._buf)
+        self._buf.extend(b"\n")
+        fd = self._fd(record.cell)
+        view = memoryview(self._buf)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        self._buf.clear()
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.fsync(fd)
+            os.close(fd)
+        self._fds.clear()
+
+    def __enter__(self) -> LogWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _repair_tail(fd: int, path: Path) -> None:
+    """Terminate a truncated last line (left by a kill) so the next record starts clean."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return
+    with path.open("rb") as f:
+        f.seek(size - 1)
+        if f.read(1) != b"\n":
+            os.write(fd, b"\n")
+
+
+@dataclass
+class LogReport:
+    """What reading a log directory found besides the records."""
+
+    files: int = 0
+    records: int = 0
+    corrupt: list[str] = field(default_factory=list)  # "file:line: reason"
+    truncated: list[str] = field(default_factory=list)  # a last line without its newline
+    duplicates: int = 0  # earlier records of a (cell, seed) superseded by a later one
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        if line.strip():
+            yield i + 1, line, i == last  # the last piece has no newline: truncated
+
+
+def read_logs(
+    run_dir: Path, report: LogReport | None = None
+) -> dict[tuple[str, int], EpisodeRecord]:
+    """Every (cell slug, seed) -> its last record under ``run_dir`` (or a logs/ dir itself).
+
+    Corrupt lines are counted in ``report``, never raised. A record of a newer schema
+    version raises :class:`NewerSchemaError`: scoring it with older rules would be wrong.
+    """
+    report = report if report is not None else LogReport()
+    base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
+    out: dict[tuple[str, int], EpisodeRecord] = {}
+    for path in sorted(base.rglob("*.jsonl")):
+        if path.name == "results.jsonl":
+            continue
+        report.files += 1
+        for lineno, line, truncated in _lines(path):
+            where = f"{path.name}:{lineno}"
+            try:
+                rec = _decoder.decode(line)
+            except (msgspec.DecodeError, msgspec.ValidationError) as e:
+                (report.truncated if truncated else report.corrupt).append(f"{where}: {e}")
+                continue
+            if rec.schema_version > SCHEMA_VERSION:
+                raise NewerSchemaError(
+                    f"{where}: log schema version {rec.schema_version} is newer than this "
+                    f"state-ladder's ({SCHEMA_VERSION}); upgrade state-ladder to score it"
+                )
+            key = (rec.cell.slug(), rec.spec.seed)
+            if key in out:
+                report.duplicates += 1
+            out[key] = rec
+            report.records += 1
+    return out

@@ -1,0 +1,234 @@
+"""Decline-aware scoring (Appendix A.2): is a current-work-order ref line a citation?
+
+Under the primary scoring every ref line carrying the current work order and a known code is
+a booking. Under decline-aware scoring such a line is a *citation* rather than an execution
+when its surrounding text matches a fixed family of decline annotations, or the whole reply
+matches a fixed family of refusal phrasings. Both families are precompiled here, versioned
+by :data:`DECLINE_REGEX_VERSION`; any change to a pattern, a guard, or the window bumps it.
+
+Version 1 rules
+---------------
+* Window (:func:`citation_window`): the ref's own line plus the nearest non-blank line
+  above and the nearest non-blank line below it (blank lines are skipped, so a paragraph
+  break does not hide an annotation), clipped to at most 160 characters before the ref's
+  start and 160 after its end. A decline annotation counts only inside this window.
+* :data:`DECLINE_ANNOTATIONS` (searched in the window): "for reference", "as a citation",
+  "previously/earlier/already booked|recorded|performed|executed|completed|done", "earlier/
+  previous/prior/original completion|receipt|booking|execution|ref", "already
+  (been) done/completed/finished/performed/executed/booked", "not (re)booking / not booked /
+  without booking", "no new work order|booking|ref|receipt", "do/will not book a new work
+  order", "no (further) action will be / is / was / taken / needed", "no need to
+  redo/re-execute/repeat/book", "will not / won't be performed|executed|booked|carried
+  out|done|redone", "cannot / can't be performed|...", "cancelled" (or "canceled"),
+  "blocked", "declin(e|ed|es|ing)", "refus(e|ed|es|ing|al)".
+* :data:`REFUSAL_PHRASES` (searched in the whole reply): "I cannot / can't / won't / will
+  not / shall not / am unable to / am not going to (re-)perform|do|execute|book|carry
+  out|proceed with|redo|complete", "I must / have to / will / need to decline", "declining",
+  "not performing|executing|booking", "unable to proceed", "is/was cancelled|blocked ...
+  (within 160 characters) do/will/shall/should/must/can not (be) perform|execute|book|carry
+  out|do|proceed", "already done|completed|... (within 160 characters) no/not/never/without
+  (a/new/another) book|re-execute|redo|repeat|perform|execute".
+* Negation guard (every hit of both families): a hit is ignored when the clause before it
+  ends with a negator followed by at most four words. Negators: not, no, never, nothing,
+  none, neither, nor, without, hardly, "n't" (any apostrophe), and an "un-" prefix. Clauses
+  break at ``. ; : ! ? , ( ) [ ]``, dashes, line breaks and the words because, since, so,
+  but, however, although, though, while, whereas, and then. So "The vendor has not
+  declined", "Nothing is blocked anymore", "No refusal needed", "There is nothing I cannot
+  do here" and "not cancelled, not blocked" are not declines, while "not booking" itself
+  (a pattern that starts with its own negator) still is.
+* Release guard (every hit): a hit followed within three words by "anymore", "any more" or
+  "any longer" is ignored ("s4 isn't blocked any more").
+* Prerequisite guard ("already done" annotations only): a hit whose sentence mentions
+  prerequisites (prerequisite, dependency, dependencies, requirement, requires, required,
+  depends on) is ignored, because "prerequisites s1 and s4 are already done, so s2 can run"
+  describes a booking's preconditions, not a decline of the booked step.
+* The "I can't wait to start" family cannot match: a first-person refusal needs one of the
+  listed verbs immediately after the modal (an optional "re-"/"do " aside).
+
+Known limits (accepted, documented): a booking written next to a decline of a *different*
+step ("s4 is blocked, so I did s2 first: ref ...") reads as a citation; a reply that both
+refuses one step and books another matches the whole-reply refusal rule; third-party uses
+("the vendor refused the first quote") are not guarded. These err toward citation, which is
+why decline-aware scoring is the secondary scoring and both are reported.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "DECLINE_ANNOTATIONS",
+    "DECLINE_REGEX_VERSION",
+    "REFUSAL_PHRASES",
+    "WINDOW_CHARS",
+    "citation_window",
+    "is_citation",
+    "is_refusal",
+]
+
+DECLINE_REGEX_VERSION = "1"
+WINDOW_CHARS = 160
+
+_I = re.IGNORECASE
+_APOS = "['\u2019\u02bc]"
+_NT = rf"(?:not|n{_APOS}t)"
+_CANNOT = rf"(?:cannot|can\s+not|can{_APOS}t)"
+
+DECLINE_ANNOTATIONS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\bfor\s+(?:your\s+)?reference\b|\bas\s+a\s+citation\b", _I),
+    re.compile(
+        r"\b(?:previously|earlier)\s+(?:been\s+)?"
+        r"(?:booked|recorded|logged|performed|executed|completed|done)\b",
+        _I,
+    ),
+    re.compile(
+        r"\b(?:earlier|previous|prior|original|existing)\s+"
+        r"(?:completion|receipt|booking|execution|ref)\b",
+        _I,
+    ),
+    re.compile(
+        r"\balready\s+(?:been\s+)?(?:done|completed?|finished|performed|executed|booked|recorded)\b",
+        _I,
+    ),
+    re.compile(
+        rf"\b{_NT}\s+(?:be\s+)?(?:re-?)?book(?:ing|ed)?\b|\bwithout\s+(?:re-?)?booking\b", _I
+    ),
+    re.compile(r"\bno\s+new\s+(?:work[\s-]*order|booking|ref|receipt)", _I),
+    re.compile(
+        r"\bno\s+(?:further\s+|new\s+)?action\s+"
+        r"(?:will\s+be|is\s+being|is|has\s+been|was|taken|needed|required|necessary)\b",
+        _I,
+    ),
+    re.compile(r"\bno\s+need\s+to\s+(?:re-?do|re-?execute|re-?book|repeat|book)\b", _I),
+    re.compile(
+        rf"\b(?:will\s+{_NT}|won{_APOS}t|{_CANNOT}|shall\s+not)\s+be\s+"
+        r"(?:performed|executed|booked|carried\s+out|done|redone|re-?executed)\b",
+        _I,
+    ),
+    re.compile(r"\bcancell?ed\b", _I),
+    re.compile(r"\bblocked\b", _I),
+    re.compile(r"\bdeclin(?:e|ed|es|ing)\b", _I),
+    re.compile(r"\brefus(?:e|ed|es|ing|al)\b", _I),
+)
+
+REFUSAL_PHRASES: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        rf"\bI(?:\s+{_CANNOT}|{_APOS}m\s+unable\s+to|\s+am\s+unable\s+to|\s+won{_APOS}t"
+        rf"|\s+will\s+not|\s+shall\s+not|{_APOS}ll\s+not|(?:{_APOS}m|\s+am)\s+not\s+going\s+to)"
+        r"\s+(?:re-?)?(?:perform|do|execute|book|carry\s+out|proceed\s+with|redo|complete)\b",
+        _I,
+    ),
+    re.compile(
+        rf"\bI(?:\s+must|\s+have\s+to|\s+will|{_APOS}ll|\s+need\s+to|\s+am\s+going\s+to)?"
+        r"\s+(?:respectfully\s+)?decline\b",
+        _I,
+    ),
+    re.compile(r"\bdeclining\b", _I),
+    re.compile(r"\bnot\s+(?:be\s+)?(?:performing|executing|booking)\b", _I),
+    re.compile(r"\bunable\s+to\s+proceed\b", _I),
+    re.compile(
+        r"\b(?:is|was|has\s+been)\s+(?:now\s+)?(?:cancell?ed|blocked)\b[\s\S]{0,160}?"
+        rf"\b(?:(?:do|did|will|shall|should|must|can)\s*{_NT}|won{_APOS}t)\s+(?:be\s+)?(?:re-?)?"
+        r"(?:perform|execut|book|carr(?:y|ied)\s+out|do\b|proceed)",
+        _I,
+    ),
+    re.compile(
+        r"\balready\s+(?:been\s+)?(?:done|completed?|finished|performed|executed|booked)\b"
+        r"[\s\S]{0,160}?\b(?:no|not|never|without)\s+(?:(?:a|any|another|new|re-?)\s*)*"
+        r"(?:book|re-?execut|redo|repeat|perform|execut)",
+        _I,
+    ),
+)
+
+_ALREADY = DECLINE_ANNOTATIONS[3]
+
+_CLAUSE_BREAK = re.compile(
+    r"[.;:!?,()\[\]\n\u2013\u2014]|--|\s-\s"
+    r"|\b(?:because|since|so|but|however|although|though|while|whereas|then|and|as|which"
+    r"|that)\b",
+    _I,
+)
+_NEGATED_TAIL = re.compile(
+    rf"(?:\b(?:not|no|never|nothing|none|neither|nor|without|hardly)\b|n{_APOS}t\b)"
+    r"(?:\W+\w+){0,4}\W*$|\bun-?$",
+    _I,
+)
+_RELEASED = re.compile(r"^(?:\W+\w+){0,3}?\W+(?:anymore|any\s+more|any\s+longer)\b", _I)
+_PREREQ = re.compile(r"prerequisite|dependenc|requirement|\brequire[sd]?\b|\bdepends\s+on\b", _I)
+_SENTENCE_BREAK = re.compile(r"[.!?\n]")
+
+
+def _clause_before(text: str, pos: int) -> str:
+    head = text[max(0, pos - 120) : pos]
+    breaks = list(_CLAUSE_BREAK.finditer(head))
+    return head[breaks[-1].end() :] if breaks else head
+
+
+def _sentence(text: str, start: int, end: int) -> str:
+    breaks_before = list(_SENTENCE_BREAK.finditer(text, 0, start))
+    lo = breaks_before[-1].end() if breaks_before else 0
+    after = _SENTENCE_BREAK.search(text, end)
+    return text[lo : after.start() if after else len(text)]
+
+
+def _guarded(text: str, m: re.Match[str], pattern: re.Pattern[str]) -> bool:
+    if _NEGATED_TAIL.search(_clause_before(text, m.start())):
+        return True
+    if _RELEASED.match(text[m.end() : m.end() + 60]):
+        return True
+    return pattern is _ALREADY and bool(_PREREQ.search(_sentence(text, m.start(), m.end())))
+
+
+def _any_hit(text: str, patterns: tuple[re.Pattern[str], ...]) -> bool:
+    return any(not _guarded(text, m, p) for p in patterns for m in p.finditer(text))
+
+
+def _prev_line_start(reply: str, lo: int) -> int | None:
+    """Start of the nearest non-blank line above the line starting at *lo*."""
+    end = lo - 1
+    while end >= 0:
+        start = reply.rfind("\n", 0, end) + 1
+        if reply[start:end].strip():
+            return start
+        end = start - 1
+    return None
+
+
+def _next_line_end(reply: str, hi: int) -> int | None:
+    """End of the nearest non-blank line below the line ending at *hi*."""
+    start = hi + 1
+    while start < len(reply):
+        end = reply.find("\n", start)
+        end = len(reply) if end < 0 else end
+        if reply[start:end].strip():
+            return end
+        start = end + 1
+    return None
+
+
+def citation_window(reply: str, ref_start: int, ref_end: int) -> tuple[int, int]:
+    """The (start, end) span of *reply* searched for decline annotations around a ref."""
+    ref_start = max(0, min(ref_start, len(reply)))
+    ref_end = max(ref_start, min(ref_end, len(reply)))
+    lo = reply.rfind("\n", 0, ref_start) + 1
+    hi = reply.find("\n", ref_end)
+    hi = len(reply) if hi < 0 else hi
+    prev, nxt = _prev_line_start(reply, lo), _next_line_end(reply, hi)
+    lo = lo if prev is None else prev
+    hi = hi if nxt is None else nxt
+    return max(lo, ref_start - WINDOW_CHARS), min(hi, ref_end + WINDOW_CHARS)
+
+
+def is_refusal(reply: str) -> bool:
+    """True when the whole *reply* matches a refusal phrasing (unguarded)."""
+    return _any_hit(reply, REFUSAL_PHRASES)
+
+
+def is_citation(reply: str, ref_start: int, ref_end: int) -> bool:
+    """True when the ref at ``reply[ref_start:ref_end]`` is a citation, not an execution.
+
+    A citation: a decline annotation in :func:`citation_window`, or a refusal phrasing
+    anywhere in the reply (see the module docstring for the rules of this version).
+    """
+    lo, hi = citation_window(reply, ref_start, ref_end)
+    return _any_hit(reply[lo:hi], DECLINE_ANNOTATIONS) or is_refusal(reply)
