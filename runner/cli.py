@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from runner import cmd_generate
+from runner import cmd_cost, cmd_generate, cmd_run
 
 __all__ = ["app", "main"]
 
@@ -27,6 +27,10 @@ def _root() -> None:
 
 
 app.command("generate")(cmd_generate.generate)
+app.command("run")(cmd_run.run)
+app.command("validate")(cmd_run.validate)
+app.command("demo")(cmd_run.demo)
+app.command("cost")(cmd_cost.cost)
 
 
 def main() -> None:

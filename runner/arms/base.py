@@ -1,0 +1,93 @@
+"""The arm interface: what an arm may change about a turn, and nothing else.
+
+An arm session lives for one episode. The episode runner asks it for the system prompt,
+lets it prepare (the gates compile here), shapes each user turn (checklist, directive,
+notices), lets it admit or refuse the bookings of a reply, and tells it what was admitted.
+The scheduler never sees an arm; new arms register in :mod:`runner.arms` and plug in here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from protocol.execution import read_execution
+from protocol.receipts import Receipts
+from protocol.records import Booking, CallRecord, CellKey, Episode, Turn
+from protocol.render import compose_user_message
+from protocol.state import TaskState
+
+if TYPE_CHECKING:
+    from runner.client import Reply
+
+__all__ = ["Admission", "ArmSession", "EpisodeContext", "Shaped"]
+
+AgentCall = Callable[[list[dict[str, str]]], Awaitable["Reply"]]
+
+
+@dataclass
+class EpisodeContext:
+    """What an arm may use: the episode, its cell, the agent, and the shared helpers."""
+
+    episode: Episode
+    cell: CellKey
+    agent: AgentCall
+    helpers: object | None = None  # runner.helpers.Helpers for the gate arms
+    calls: list[CallRecord] = field(default_factory=list)  # helper calls of the current turn
+
+
+@dataclass
+class Shaped:
+    """A user turn as the arm sends it."""
+
+    sent: str  # the user message content sent on this turn
+    kept: str  # what stays in the history for later turns
+    arm_text: str = ""  # what the arm added
+    system_extra: str = ""  # added to the system prompt for this call only
+    matched_step: str | None = None
+    matched_redo: bool | None = None
+    directive: str | None = None
+
+
+@dataclass
+class Admission:
+    admitted: list[Booking]
+    refused: list[Booking] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # rejection notices for the agent
+
+
+class ArmSession:
+    """The raw transcript: the brief as system prompt and the growing conversation."""
+
+    name = "raw"
+
+    def __init__(self, ctx: EpisodeContext) -> None:
+        self.ctx = ctx
+        self.episode = ctx.episode
+        self.knobs = ctx.cell.knobs
+
+    def system_prompt(self) -> str:
+        return self.episode.brief
+
+    async def prepare(self) -> None:
+        """Per-episode set-up before the first turn (the gates compile here)."""
+
+    def addition(self, turn: Turn, state: TaskState) -> str:
+        """Text appended to the user message (the checklist's slot)."""
+        return ""
+
+    async def shape(self, turn: Turn, state: TaskState, notices: Sequence[str]) -> Shaped:
+        add = self.addition(turn, state)
+        sent = compose_user_message(turn.text, notices=list(notices), addition=add)
+        return Shaped(sent=sent, kept=sent, arm_text=add)
+
+    def read(self, reply: str, turn: Turn) -> Receipts:
+        return read_execution(reply, self.episode, turn.work_order, tools=self.knobs.tools)
+
+    def admit(self, turn: Turn, shaped: Shaped, bookings: Sequence[Booking]) -> Admission:
+        """The world admits every booking of a known step (no gate)."""
+        return Admission(admitted=[b for b in bookings if b.step is not None])
+
+    def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
+        """After the turn: what the world admitted (the gates advance on receipts)."""

@@ -1,0 +1,282 @@
+"""The endpoint client: one shared aiohttp session per endpoint, retries, budgets, timing.
+
+Retries (Appendix B.4: request timeout 900 s with up to six attempts): 429, 5xx, dropped
+connections, malformed bodies and timeouts are retried with exponential backoff and full
+jitter (a 429's Retry-After is honoured); other 4xx fail the call. Budgets: a thinking reply
+with empty content is retried with the reply budget doubled, up to 12,000; a context-length
+error halves it, floor 512. ``reasoning_content`` is kept apart from the visible reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import aiohttp
+import msgspec
+import orjson
+
+from protocol.records import CallRecord
+from runner.limiter import Limiter
+
+__all__ = [
+    "BUDGET_CEILING",
+    "BUDGET_FLOOR",
+    "CallFailed",
+    "Endpoint",
+    "Reply",
+]
+
+BUDGET_CEILING = 12_000
+BUDGET_FLOOR = 512
+Role = Literal["agent", "matcher", "compiler"]
+
+
+class Reply(msgspec.Struct, frozen=True, kw_only=True):
+    content: str
+    reasoning: str
+    call: CallRecord
+
+
+class CallFailed(Exception):
+    """A call that failed for infrastructure reasons; ``termination`` names the reason."""
+
+    def __init__(self, termination: str, message: str, attempts: int) -> None:
+        super().__init__(message)
+        self.termination = termination
+        self.attempts = attempts
+
+
+class _Retry(Exception):
+    def __init__(self, message: str, delay: float | None = None, throttled: bool = False) -> None:
+        super().__init__(message)
+        self.delay = delay
+        self.throttled = throttled
+
+
+def _is_context_error(status: int, text: str) -> bool:
+    low = text.lower()
+    return status == 400 and ("context length" in low or "context_length" in low)
+
+
+class Endpoint:
+    """One endpoint (a list of replica base URLs sharing one limiter and one session)."""
+
+    def __init__(
+        self,
+        base_urls: Sequence[str],
+        *,
+        api_key: str | None = None,
+        max_in_flight: int = 64,
+        adaptive: bool = False,
+        start_in_flight: int | None = None,
+        timeout_s: float = 900.0,
+        attempts: int = 6,
+        backoff_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+        name: str = "endpoint",
+    ) -> None:
+        if not base_urls:
+            raise ValueError("an endpoint needs at least one base URL")
+        self.name = name
+        self.urls = [u.rstrip("/") + "/chat/completions" for u in base_urls]
+        self.base_urls = [u.rstrip("/") for u in base_urls]
+        self._in_flight = [0] * len(self.urls)
+        self.limiter = Limiter(
+            start_in_flight or max_in_flight if adaptive else max_in_flight,
+            max_limit=max_in_flight,
+            adaptive=adaptive,
+        )
+        self.timeout_s = timeout_s
+        self.attempts = attempts
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
+        self._headers = {"Content-Type": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._session: aiohttp.ClientSession | None = None
+        self.requests = 0
+        self.completion_tokens = 0
+        self.prompt_tokens = 0
+
+    async def __aenter__(self) -> Endpoint:
+        self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def open(self) -> None:
+        if self._session is None:
+            connector = aiohttp.TCPConnector(
+                limit=self.limiter.max_limit + 8, limit_per_host=0, ttl_dns_cache=300
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                timeout=aiohttp.ClientTimeout(total=self.timeout_s),
+                skip_auto_headers=("User-Agent",),
+            )
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _pick(self) -> int:
+        if len(self.urls) == 1:
+            return 0
+        return min(range(len(self.urls)), key=self._in_flight.__getitem__)
+
+    async def get(self, path: str) -> tuple[int, bytes]:
+        """A plain GET on the first replica (``/models``, ``/health``)."""
+        self.open()
+        assert self._session is not None
+        async with self._session.get(self.base_urls[0] + path) as resp:
+            return resp.status, await resp.read()
+
+    async def chat(
+        self,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        max_tokens: int,
+        role: Role = "agent",
+        thinking: bool = False,
+        extra: Mapping[str, Any] | None = None,
+    ) -> Reply:
+        """One chat completion with retries; raises :class:`CallFailed`."""
+        self.open()
+        budget = max_tokens
+        waited = server = 0.0
+        attempt = 0
+        last = ""
+        while attempt < self.attempts:
+            attempt += 1
+            body: dict[str, Any] = {
+                "model": model,
+                "messages": messages,
+                "temperature": 0.0,
+                "max_tokens": budget,
+            }
+            if extra:
+                body.update(extra)
+            t0 = time.perf_counter()
+            await self.limiter.acquire()
+            t1 = time.perf_counter()
+            waited += t1 - t0
+            idx = self._pick()
+            self._in_flight[idx] += 1
+            try:
+                data = await self._post(idx, body)
+            except _Retry as r:
+                last = str(r)
+                if r.throttled:
+                    self.limiter.throttled()
+                delay = r.delay
+                if delay is None:
+                    delay = random.uniform(0, min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1)))
+                server += time.perf_counter() - t1
+                self._in_flight[idx] -= 1
+                self.limiter.release()
+                if attempt < self.attempts:
+                    await asyncio.sleep(delay)
+                continue
+            except _ContextOverflow as e:
+                server += time.perf_counter() - t1
+                self._in_flight[idx] -= 1
+                self.limiter.release()
+                last = str(e)
+                if budget <= BUDGET_FLOOR:
+                    raise CallFailed("context_overflow", last, attempt) from None
+                budget = max(BUDGET_FLOOR, budget // 2)
+                continue
+            except _Fatal as e:
+                self._in_flight[idx] -= 1
+                self.limiter.release()
+                raise CallFailed("client_error", str(e), attempt) from None
+            server += time.perf_counter() - t1
+            self._in_flight[idx] -= 1
+            self.limiter.release()
+            self.limiter.success()
+            choice = data["choices"][0]
+            message = choice.get("message") or {}
+            content = message.get("content") or ""
+            reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
+            usage = data.get("usage") or {}
+            pt, ct = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+            self.requests += 1
+            self.prompt_tokens += pt
+            self.completion_tokens += ct
+            if thinking and not content.strip() and budget < BUDGET_CEILING:
+                last = "empty content on a thinking reply"
+                budget = min(BUDGET_CEILING, budget * 2)
+                continue
+            return Reply(
+                content=content,
+                reasoning=reasoning,
+                call=CallRecord(
+                    role=role,
+                    prompt_tokens=pt,
+                    completion_tokens=ct,
+                    wait_s=round(waited, 6),
+                    server_s=round(server, 6),
+                    attempts=attempt,
+                    finish_reason=choice.get("finish_reason"),
+                    max_tokens=budget,
+                ),
+            )
+        kind = "timeout" if "timed out" in last else "endpoint_error"
+        raise CallFailed(kind, f"{self.name}: {last} (after {attempt} attempts)", attempt)
+
+    async def _post(self, idx: int, body: dict[str, Any]) -> dict[str, Any]:
+        assert self._session is not None
+        try:
+            async with self._session.post(
+                self.urls[idx], data=orjson.dumps(body), headers=self._headers
+            ) as resp:
+                raw = await resp.read()
+                status = resp.status
+                if status == 429:
+                    after = resp.headers.get("Retry-After")
+                    delay = float(after) if after and after.replace(".", "", 1).isdigit() else None
+                    raise _Retry("429 Too Many Requests", delay, throttled=True)
+                if status >= 500:
+                    raise _Retry(f"HTTP {status}")
+                if status >= 400:
+                    text = raw.decode(errors="replace")[:300]
+                    if _is_context_error(status, text):
+                        raise _ContextOverflow(f"HTTP {status}: context length exceeded")
+                    raise _Fatal(f"HTTP {status}: {_error_message(text)}")
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
+            raise _Retry(f"connection error: {type(e).__name__}") from None
+        except TimeoutError:
+            raise _Retry("request timed out") from None
+        try:
+            data = orjson.loads(raw)
+            if not isinstance(data, dict) or not data.get("choices"):
+                raise ValueError("no choices")
+        except (orjson.JSONDecodeError, ValueError):
+            raise _Retry("malformed response body") from None
+        return data
+
+
+class _ContextOverflow(Exception):
+    pass
+
+
+class _Fatal(Exception):
+    pass
+
+
+def _error_message(text: str) -> str:
+    try:
+        data = orjson.loads(text)
+        msg = data.get("error", {}).get("message") if isinstance(data, dict) else None
+        if isinstance(msg, str):
+            return msg
+    except orjson.JSONDecodeError:
+        pass
+    return text.strip().splitlines()[0] if text.strip() else "(empty body)"

@@ -1,0 +1,61 @@
+"""Opening a grid's endpoints: remote ones by URL, the embedded scripted one in-process."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+from runner.client import CallFailed, Endpoint
+from runner.grid import EMBEDDED, Grid
+
+__all__ = ["open_endpoints", "preflight"]
+
+
+@asynccontextmanager
+async def open_endpoints(
+    grid: Grid, *, server_config: Any = None, timeout_s: float | None = None
+) -> AsyncIterator[dict[str, Endpoint]]:
+    """Endpoints by name, sessions open; the embedded server runs while the block runs."""
+    names = {m.endpoint for m in grid.models}
+    out: dict[str, Endpoint] = {}
+    async with AsyncExitStack() as stack:
+        embedded_url: str | None = None
+        for name in sorted(names):
+            cfg = grid.endpoint(name)
+            urls = cfg.urls()
+            if urls == [EMBEDDED]:
+                if embedded_url is None:
+                    from serve.app import embedded_server  # noqa: PLC0415 - serve is optional here
+
+                    embedded_url = await stack.enter_async_context(embedded_server(server_config))
+                urls = [embedded_url]
+            key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+            d = grid.decoding
+            ep = Endpoint(
+                urls, api_key=key, max_in_flight=cfg.max_in_flight, adaptive=cfg.adaptive,
+                start_in_flight=cfg.start_in_flight, timeout_s=timeout_s or d.timeout_s,
+                attempts=d.attempts, backoff_s=d.backoff_s, name=name,
+            )
+            await stack.enter_async_context(ep)
+            out[name] = ep
+        yield out
+
+
+async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
+    """One tiny request per model; one clear line per problem (empty when all answer)."""
+    problems: list[str] = []
+    for m in grid.models:
+        ep = endpoints[m.endpoint]
+        probe = Endpoint(ep.base_urls, max_in_flight=1, timeout_s=15, attempts=1, name=ep.name)
+        probe._headers = dict(ep._headers)  # same credentials, never printed
+        try:
+            async with probe:
+                await probe.chat(
+                    m.served_name(), [{"role": "user", "content": "ping"}], max_tokens=1,
+                    extra=m.request_extra(),
+                )
+        except CallFailed as e:
+            problems.append(f"model {m.name!r} on endpoint {ep.name!r} ({ep.base_urls[0]}): {e}")
+    return problems

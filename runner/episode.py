@@ -1,0 +1,111 @@
+"""One episode, start to finish, with no side effects: ``run_episode(ctx) -> EpisodeRecord``.
+
+The scripted user serves each turn on the realized state; the arm shapes it; the agent
+replies; the arm admits or refuses the bookings; admitted bookings enter the realized state.
+An infrastructure failure ends the episode with that termination reason (never an agent
+failure); the scheduler logs it and a resumed run retries it.
+"""
+
+from __future__ import annotations
+
+import time
+
+from protocol.records import Booking, EpisodeRecord, TurnRecord
+from protocol.render import compose_user_message
+from protocol.user import ScriptedUser
+from runner.arms import EpisodeContext, make_arm
+from runner.client import CallFailed
+
+__all__ = ["run_episode"]
+
+
+async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
+    ep = ctx.episode
+    user = ScriptedUser(ep)
+    arm = make_arm(ctx)
+    turns: list[TurnRecord] = []
+    history: list[dict[str, str]] = []
+    notices: list[str] = []
+    started = time.time()
+    t0 = time.perf_counter()
+    termination = "completed"
+    error: str | None = None
+    attempts = 0
+    try:
+        ctx.calls.clear()
+        await arm.prepare()
+        prepare_calls = list(ctx.calls)
+        system = arm.system_prompt()
+        while (turn := user.next_turn()) is not None:
+            ctx.calls.clear()
+            verdict = user.begin(turn)
+            shaped = await arm.shape(turn, user.state, notices)
+            sys_msg = {"role": "system", "content": system + shaped.system_extra}
+            messages = [sys_msg, *history, {"role": "user", "content": shaped.sent}]
+            reply = await ctx.agent(messages)
+            calls = [*prepare_calls, *ctx.calls, reply.call]
+            prepare_calls = []
+            adm = arm.admit(turn, shaped, arm.read(reply.content, turn).bookings)
+            admitted, refused = list(adm.admitted), list(adm.refused)
+            first_reply: str | None = None
+            notices = adm.notices
+            if adm.refused and ctx.cell.knobs.notice == "same_turn":
+                # Same-turn notice: the gate re-prompts within the turn; the visible reply is
+                # the one written after the refusal.
+                first_reply = reply.content
+                retry_msg = compose_user_message(turn.text, notices=adm.notices)
+                messages = [*messages, {"role": "assistant", "content": reply.content},
+                            {"role": "user", "content": retry_msg}]
+                reply = await ctx.agent(messages)
+                calls.append(reply.call)
+                again = arm.admit(turn, shaped, arm.read(reply.content, turn).bookings)
+                seen = {(b.code, b.work_order) for b in admitted + refused}
+                admitted += [b for b in again.admitted if (b.code, b.work_order) not in seen]
+                refused += [b for b in again.refused if (b.code, b.work_order) not in seen]
+                notices = []
+            history.append({"role": "user", "content": shaped.kept})
+            history.append({"role": "assistant", "content": reply.content})
+            executed = [b.step for b in admitted if b.step is not None]
+            user.finish(turn, verdict, executed)
+            arm.observe(turn, admitted, reply.content)
+            turns.append(
+                TurnRecord(
+                    index=turn.index,
+                    kind=turn.kind,
+                    step=turn.step,
+                    work_order=turn.work_order,
+                    user_text=turn.text,
+                    sent_text=shaped.sent,
+                    arm_text=shaped.arm_text,
+                    reply=reply.content,
+                    reasoning=reply.reasoning,
+                    admitted=tuple(admitted),
+                    refused=tuple(_dedupe(refused)),
+                    matched_step=shaped.matched_step,
+                    matched_redo=shaped.matched_redo,
+                    directive=shaped.directive,
+                    calls=tuple(calls),
+                    named=turn.named,
+                    dynamic=turn.dynamic,
+                    first_reply=first_reply,
+                )
+            )
+    except CallFailed as e:
+        termination, error, attempts = e.termination, str(e), e.attempts
+    return EpisodeRecord(
+        cell=ctx.cell,
+        spec=ep.spec,
+        turns=tuple(turns),
+        termination=termination,  # type: ignore[arg-type]
+        error=error,
+        attempts=attempts,
+        started=started,
+        wall_s=round(time.perf_counter() - t0, 6),
+        compile=getattr(arm, "compile_info", None),
+        corruptions=tuple(getattr(arm, "corruptions", ())),
+        synthetic=ctx.cell.model.startswith("scripted/synthetic"),
+    )
+
+
+def _dedupe(bookings: list[Booking]) -> list[Booking]:
+    return list({(b.code, b.work_order): b for b in bookings}.values())

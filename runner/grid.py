@@ -1,0 +1,321 @@
+"""The grid file (TOML) and its expansion into cells and ladders.
+
+A grid names endpoints, models (with their regime and how it is selected), the arms, graph
+sizes and densities, domains, briefs, a seed range, variant knobs and decoding. Each
+(model, graph, domain, brief, arm, knobs) is a cell; the arms of one configuration on shared
+seeds form a ladder. Defaults are the paper's (Appendix B.4): temperature 0, reply budgets
+400 / 2,500 tokens, matcher 200 / 2,500, compiler 3,000 / 6,000, timeout 900 s, six attempts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from protocol.domains import POOLS
+from protocol.generate import MAX_STEPS, MIN_STEPS
+from protocol.records import CellKey, EpisodeSpec, Knobs
+from runner.seeds import parse_seeds
+
+__all__ = [
+    "ARM_NAMES",
+    "Decoding",
+    "EndpointConfig",
+    "Grid",
+    "GridError",
+    "ModelConfig",
+    "RunConfig",
+    "Task",
+    "expand",
+    "load_grid",
+    "parse_grid",
+]
+
+ARM_NAMES = ("raw", "checklist", "ledger", "directive", "enforce", "hybrid")  # the ladder's
+
+
+def _implemented() -> tuple[str, ...]:
+    from runner.arms import ARMS  # noqa: PLC0415 - arms import the grid's neighbours
+
+    return tuple(ARMS)
+EMBEDDED = "embedded"
+
+
+class GridError(ValueError):
+    """A problem with a grid file; the message is one line for the user."""
+
+
+class _Strict(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class EndpointConfig(_Strict):
+    name: str
+    base_url: str | None = None  # "embedded" for the in-process scripted endpoint
+    base_urls: list[str] = []  # replicas of one server, sharing its load
+    api_key_env: str | None = None  # the environment variable holding the API key
+    max_in_flight: int = 64
+    adaptive: bool = False
+    start_in_flight: int | None = None
+
+    def urls(self) -> list[str]:
+        return self.base_urls or ([self.base_url] if self.base_url else [EMBEDDED])
+
+
+class ModelConfig(_Strict):
+    name: str  # the label in cells and logs
+    endpoint: str = EMBEDDED
+    served: str | None = None  # the served model name (defaults to name)
+    regime: Literal["no-think", "thinking"] = "no-think"
+    select: Literal["request", "checkpoint", "vendor"] = "checkpoint"
+    extra: dict[str, Any] = {}  # vendor flags, merged into every request body
+    compile_model: str | None = None  # another model's name to compile for this one
+
+    def served_name(self) -> str:
+        return self.served or self.name
+
+    def request_extra(self) -> dict[str, Any]:
+        """Body fields selecting the regime: vLLM's chat_template_kwargs for hybrids."""
+        extra = dict(self.extra)
+        if self.select == "request":
+            extra.setdefault(
+                "chat_template_kwargs", {"enable_thinking": self.regime == "thinking"}
+            )
+        return extra
+
+
+class Decoding(_Strict):
+    temperature: float = 0.0
+    reply_budget: dict[str, int] = {"no-think": 400, "thinking": 2500}
+    matcher_budget: dict[str, int] = {"no-think": 200, "thinking": 2500}
+    compiler_budget: dict[str, int] = {"no-think": 3000, "thinking": 6000}
+    timeout_s: float = 900.0
+    attempts: int = 6
+    backoff_s: float = 1.0
+
+
+class GraphConfig(_Strict):
+    steps: int
+    density: float
+
+
+class Variant(_Strict):
+    """An extra cell for one arm with non-default knobs."""
+
+    arm: str
+    checklist_mode: Literal["append", "replace"] = "append"
+    directive_role: Literal["user", "system"] = "user"
+    matched_step_line: bool = False
+    notice: Literal["next_turn", "same_turn"] = "next_turn"
+    binding: Literal["state", "request"] = "state"
+    corruption: float = 0.0
+    tools: bool = False
+
+    def knobs(self) -> Knobs:
+        fields = msgspec.structs.asdict(self)
+        fields.pop("arm")
+        return Knobs(**fields)
+
+
+class RunConfig(_Strict):
+    seeds: str = "100-227"
+    steps: list[int] = [15]
+    density: list[float] = [0.3]
+    graphs: list[GraphConfig] = []  # explicit (S, rho) pairs; replaces steps x density
+    domains: list[str] = ["procurement"]
+    briefs: list[str] = ["amended"]
+    arms: list[str] = ["raw", "checklist", "directive", "enforce"]
+    variants: list[Variant] = []
+    concurrency: int = 256  # episodes in flight
+    paraphrase_tier: int = 0
+    ambiguous_rate: float = 0.0
+
+
+class Grid(_Strict):
+    run: RunConfig = RunConfig()
+    endpoints: list[EndpointConfig] = []
+    models: list[ModelConfig] = []
+    decoding: Decoding = Decoding()
+
+    def endpoint(self, name: str) -> EndpointConfig:
+        for e in self.endpoints:
+            if e.name == name:
+                return e
+        if name == EMBEDDED:
+            return EndpointConfig(name=EMBEDDED, base_url=EMBEDDED, max_in_flight=256)
+        raise GridError(f"unknown endpoint {name!r}")
+
+    def model(self, name: str) -> ModelConfig:
+        for m in self.models:
+            if m.name == name:
+                return m
+        raise GridError(f"unknown model {name!r}")
+
+    def graphs(self) -> list[tuple[int, float]]:
+        if self.run.graphs:
+            return [(g.steps, g.density) for g in self.run.graphs]
+        return [(s, d) for s in self.run.steps for d in self.run.density]
+
+    def seeds(self) -> list[int]:
+        return parse_seeds(self.run.seeds)
+
+    def cells(self) -> list[CellKey]:
+        arms: list[tuple[str, Knobs]] = [(a, Knobs()) for a in self.run.arms]
+        arms += [(v.arm, v.knobs()) for v in self.run.variants]
+        return [
+            CellKey(
+                model=m.name, regime=m.regime, steps=s, density=d,
+                domain=dom,  # type: ignore[arg-type]
+                brief=b,  # type: ignore[arg-type]
+                arm=a, knobs=k,
+            )
+            for m in self.models
+            for (s, d) in self.graphs()
+            for dom in self.run.domains
+            for b in self.run.briefs
+            for (a, k) in arms
+        ]
+
+
+class Task(msgspec.Struct, frozen=True, kw_only=True):
+    """One episode to run: a cell and a seed."""
+
+    cell: CellKey
+    spec: EpisodeSpec
+
+
+def expand(grid: Grid) -> Iterator[Task]:
+    """Tasks in run order: configuration by configuration (so cells finish one after another
+    and results stream), seed by seed, with the arms of one seed adjacent (shared helper
+    results, warm prefix caches)."""
+    cells = grid.cells()
+    configs: dict[tuple[object, ...], list[CellKey]] = {}
+    for c in cells:
+        configs.setdefault((c.model, c.regime, c.steps, c.density, c.domain, c.brief), []).append(c)
+    for group in configs.values():
+        for seed in grid.seeds():
+            for cell in group:
+                yield Task(
+                    cell=cell,
+                    spec=EpisodeSpec(
+                        seed=seed, steps=cell.steps, density=cell.density, domain=cell.domain,
+                        brief=cell.brief, paraphrase_tier=grid.run.paraphrase_tier,
+                        ambiguous_rate=grid.run.ambiguous_rate,
+                    ),
+                )
+
+
+# --- loading and validation --------------------------------------------------------
+
+_UNKNOWN = re.compile(r"unknown field `([^`]+)`(?: - at `\$\.?([^`]*)`)?")
+
+
+def _fields_at(path: str) -> list[str]:
+    node: type[msgspec.Struct] = Grid
+    for part in re.findall(r"[A-Za-z_]+", path):
+        info = {f.name: f.type for f in msgspec.inspect.type_info(node).fields}  # type: ignore[attr-defined]
+        sub = info.get(part)
+        while sub is not None and not isinstance(sub, msgspec.inspect.StructType):
+            sub = getattr(sub, "item_type", None) or next(
+                (t for t in getattr(sub, "types", ()) if isinstance(t, msgspec.inspect.StructType)),
+                None,
+            )
+        if sub is None:
+            break
+        node = sub.cls
+    return [f.name for f in msgspec.inspect.type_info(node).fields]  # type: ignore[attr-defined]
+
+
+def parse_grid(data: dict[str, Any], *, source: str = "grid") -> Grid:
+    try:
+        grid = msgspec.convert(data, Grid)
+    except msgspec.ValidationError as e:
+        msg = str(e)
+        m = _UNKNOWN.search(msg)
+        if m:
+            where = m.group(2) or ""
+            hint = difflib.get_close_matches(m.group(1), _fields_at(where), n=1)
+            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+            place = f" in [{re.sub(r'\[\d+\]', '', where)}]" if where else ""
+            raise GridError(f"{source}: unknown key {m.group(1)!r}{place}{suggestion}") from None
+        raise GridError(f"{source}: {msg}") from None
+    check_grid(grid, source=source)
+    return grid
+
+
+def load_grid(path: Path) -> Grid:
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as e:
+        raise GridError(f"cannot read grid {path}: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise GridError(f"{path}: malformed TOML: {e}") from None
+    return parse_grid(data, source=str(path))
+
+
+def check_grid(grid: Grid, *, source: str = "grid") -> None:
+    """Every problem a grid can have before a request is sent; raises one GridError."""
+    problems: list[str] = []
+    run = grid.run
+    try:
+        if not grid.seeds():
+            problems.append("the seed range is empty")
+    except ValueError as e:
+        problems.append(str(e))
+    for s, d in grid.graphs():
+        if not MIN_STEPS <= s <= MAX_STEPS:
+            problems.append(f"steps must be between {MIN_STEPS} and {MAX_STEPS} (got {s})")
+        if not 0.0 <= d <= 1.0:
+            problems.append(f"density must be in [0, 1] (got {d})")
+    for dom in run.domains:
+        if dom not in POOLS:
+            problems.append(f"unknown domain {dom!r}; choose from {', '.join(POOLS)}")
+    for b in run.briefs:
+        if b not in ("amended", "original"):
+            problems.append(f"unknown brief {b!r}; choose amended or original")
+    arms = _implemented()
+    for a in [*run.arms, *(v.arm for v in run.variants)]:
+        if a not in arms:
+            hint = difflib.get_close_matches(a, arms, n=1)
+            problems.append(
+                f"unknown arm {a!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                + f"; arms: {', '.join(arms)}"
+            )
+    for v in run.variants:
+        if not 0.0 <= v.corruption <= 1.0:
+            problems.append(f"corruption rate must be in [0, 1] (got {v.corruption})")
+    if run.concurrency < 1:
+        problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
+    if not grid.models:
+        problems.append("no [[models]]: name at least one model")
+    names = [m.name for m in grid.models]
+    for n in {n for n in names if names.count(n) > 1}:
+        problems.append(f"model {n!r} is listed twice")
+    known = {e.name for e in grid.endpoints} | {EMBEDDED}
+    for m in grid.models:
+        if m.endpoint not in known:
+            hint = difflib.get_close_matches(m.endpoint, known, n=1)
+            problems.append(
+                f"model {m.name!r} names unknown endpoint {m.endpoint!r}"
+                + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            )
+        if m.compile_model is not None and m.compile_model not in names:
+            problems.append(f"model {m.name!r}: compile_model {m.compile_model!r} is not a model")
+    for e in grid.endpoints:
+        if not e.urls():
+            problems.append(f"endpoint {e.name!r} has no base_url")
+        if e.max_in_flight < 1:
+            problems.append(f"endpoint {e.name!r}: max_in_flight must be at least 1")
+        if e.api_key_env and not os.environ.get(e.api_key_env):
+            problems.append(
+                f"endpoint {e.name!r}: environment variable {e.api_key_env} (its API key) is not set"
+            )
+    if problems:
+        raise GridError("\n".join(f"{source}: {p}" for p in problems))

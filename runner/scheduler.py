@@ -1,0 +1,132 @@
+"""The grid scheduler: hundreds of episode coroutines on one event loop.
+
+Tasks come from :func:`runner.grid.expand` in run order (configuration by configuration,
+seed by seed, arms of one seed adjacent) and are pulled by a fixed pool of worker coroutines
+(``run.concurrency`` episodes in flight), so cells finish one after another and results
+stream. Requests in flight are bounded per endpoint by its limiter. Each finished episode is
+appended to its cell's log at once; the streaming scorer turns it into result lines.
+
+Resume: (cell, seed) pairs already logged as completed are skipped; episodes logged with an
+infrastructure termination are run again (the reader keeps the last record).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+
+from protocol.generate import generate
+from protocol.records import CellKey, Episode, EpisodeRecord, EpisodeSpec
+from runner.arms import EpisodeContext
+from runner.client import Endpoint, Reply
+from runner.episode import run_episode
+from runner.grid import Grid, ModelConfig, Task, expand
+from runner.logs import LogReport, LogWriter, read_logs
+
+__all__ = ["Progress", "RunState", "pending_tasks", "run_grid"]
+
+RESULTS = "results.jsonl"
+
+
+@dataclass
+class Progress:
+    """Live counters the display reads."""
+
+    total: int = 0
+    done: int = 0
+    skipped: int = 0
+    infrastructure: int = 0
+    started: float = field(default_factory=time.perf_counter)
+    per_cell: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class RunState:
+    grid: Grid
+    out: Path
+    endpoints: dict[str, Endpoint]
+    helpers: Any = None
+    progress: Progress = field(default_factory=Progress)
+    on_result: Callable[[dict[str, Any]], None] | None = None
+    on_episode: Callable[[EpisodeRecord], None] | None = None
+
+
+def pending_tasks(grid: Grid, out: Path, report: LogReport | None = None) -> tuple[list[Task], list[EpisodeRecord]]:
+    """The tasks still to run and the completed records already in ``out``."""
+    existing = read_logs(out, report) if (out / "logs").is_dir() else {}
+    done = {k: r for k, r in existing.items() if r.termination == "completed"}
+    tasks = [t for t in expand(grid) if (t.cell.slug(), t.spec.seed) not in done]
+    return tasks, list(done.values())
+
+
+def _agent(state: RunState, model: ModelConfig) -> Callable[[list[dict[str, str]]], Any]:
+    endpoint = state.endpoints[model.endpoint]
+    budget = state.grid.decoding.reply_budget[model.regime]
+    extra = model.request_extra()
+    served = model.served_name()
+    thinking = model.regime == "thinking"
+
+    async def call(messages: list[dict[str, str]]) -> Reply:
+        return await endpoint.chat(
+            served, messages, max_tokens=budget, thinking=thinking, extra=extra
+        )
+
+    return call
+
+
+async def run_grid(state: RunState, tasks: list[Task], scorer: Any | None = None) -> None:
+    """Run ``tasks``; log each episode as it finishes; stream results."""
+    grid = state.grid
+    agents = {m.name: _agent(state, m) for m in grid.models}
+    episodes: dict[EpisodeSpec, Episode] = {}
+    progress = state.progress
+    progress.total = len(tasks)
+    it: Iterator[Task] = iter(tasks)
+    results_path = state.out / RESULTS
+
+    with LogWriter(state.out) as writer, results_path.open("ab") as results:
+
+        def emit(lines: list[dict[str, Any]]) -> None:
+            for line in lines:
+                results.write(orjson.dumps(line) + b"\n")
+                results.flush()
+                if state.on_result is not None:
+                    state.on_result(line)
+
+        async def worker() -> None:
+            for task in it:
+                ep = episodes.get(task.spec)
+                if ep is None:
+                    ep = episodes[task.spec] = generate(task.spec)
+                ctx = EpisodeContext(
+                    episode=ep, cell=task.cell, agent=agents[task.cell.model],
+                    helpers=state.helpers,
+                )
+                record = await run_episode(ctx)
+                writer.write(record)
+                progress.done += 1
+                slug = task.cell.slug()
+                progress.per_cell[slug] = progress.per_cell.get(slug, 0) + 1
+                if record.termination != "completed":
+                    progress.infrastructure += 1
+                if state.on_episode is not None:
+                    state.on_episode(record)
+                if scorer is not None:
+                    emit(scorer.add(record))
+                if len(episodes) > 4 * grid.run.concurrency:
+                    episodes.clear()  # bounded memory; regenerating is cheap
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(min(grid.run.concurrency, len(tasks))):
+                tg.start_soon(worker)
+
+
+def expected_seeds(grid: Grid) -> dict[CellKey, list[int]]:
+    seeds = grid.seeds()
+    return {c: seeds for c in grid.cells()}
