@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from runner import cmd_cost, cmd_generate, cmd_run
+from serve.cli import serve_app
 
 __all__ = ["app", "main"]
 
@@ -31,6 +32,7 @@ app.command("run")(cmd_run.run)
 app.command("validate")(cmd_run.validate)
 app.command("demo")(cmd_run.demo)
 app.command("cost")(cmd_cost.cost)
+app.add_typer(serve_app, name="serve")
 
 
 def main() -> None:

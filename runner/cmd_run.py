@@ -116,7 +116,7 @@ def _helpers(grid: Grid, out: Path, endpoints: Any) -> Any:
 
 
 def _execute(grid: Grid, out: Path, allow_change: bool, live: bool, check: bool = True) -> None:
-    console = Console(stderr=False, highlight=False)
+    console = Console(stderr=False, highlight=False, soft_wrap=True)
     _event_loop_policy()
     try:
         summary = asyncio.run(

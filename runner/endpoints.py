@@ -27,9 +27,7 @@ async def open_endpoints(
             urls = cfg.urls()
             if urls == [EMBEDDED]:
                 if embedded_url is None:
-                    from serve.app import embedded_server  # noqa: PLC0415 - serve is optional here
-
-                    embedded_url = await stack.enter_async_context(embedded_server(server_config))
+                    embedded_url = await stack.enter_async_context(_embedded(server_config))
                 urls = [embedded_url]
             key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
             d = grid.decoding
@@ -41,6 +39,18 @@ async def open_endpoints(
             await stack.enter_async_context(ep)
             out[name] = ep
         yield out
+
+
+@asynccontextmanager
+async def _embedded(config: Any) -> AsyncIterator[str]:
+    """The scripted endpoint in this event loop, on an ephemeral loopback port."""
+    from serve.app import start_server, stop_server  # noqa: PLC0415
+
+    runner, url = await start_server(config)
+    try:
+        yield url
+    finally:
+        await stop_server(runner)
 
 
 async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:

@@ -93,9 +93,9 @@ class ModelConfig(_Strict):
 
 class Decoding(_Strict):
     temperature: float = 0.0
-    reply_budget: dict[str, int] = {"no-think": 400, "thinking": 2500}
-    matcher_budget: dict[str, int] = {"no-think": 200, "thinking": 2500}
-    compiler_budget: dict[str, int] = {"no-think": 3000, "thinking": 6000}
+    reply_budget: dict[str, int] = msgspec.field(default_factory=lambda: {"no-think": 400, "thinking": 2500})
+    matcher_budget: dict[str, int] = msgspec.field(default_factory=lambda: {"no-think": 200, "thinking": 2500})
+    compiler_budget: dict[str, int] = msgspec.field(default_factory=lambda: {"no-think": 3000, "thinking": 6000})
     timeout_s: float = 900.0
     attempts: int = 6
     backoff_s: float = 1.0
@@ -126,12 +126,12 @@ class Variant(_Strict):
 
 class RunConfig(_Strict):
     seeds: str = "100-227"
-    steps: list[int] = [15]
-    density: list[float] = [0.3]
+    steps: list[int] = msgspec.field(default_factory=lambda: [15])
+    density: list[float] = msgspec.field(default_factory=lambda: [0.3])
     graphs: list[GraphConfig] = []  # explicit (S, rho) pairs; replaces steps x density
-    domains: list[str] = ["procurement"]
-    briefs: list[str] = ["amended"]
-    arms: list[str] = ["raw", "checklist", "directive", "enforce"]
+    domains: list[str] = msgspec.field(default_factory=lambda: ["procurement"])
+    briefs: list[str] = msgspec.field(default_factory=lambda: ["amended"])
+    arms: list[str] = msgspec.field(default_factory=lambda: ["raw", "checklist", "directive", "enforce"])
     variants: list[Variant] = []
     concurrency: int = 256  # episodes in flight
     paraphrase_tier: int = 0
@@ -139,10 +139,10 @@ class RunConfig(_Strict):
 
 
 class Grid(_Strict):
-    run: RunConfig = RunConfig()
+    run: RunConfig = msgspec.field(default_factory=RunConfig)
     endpoints: list[EndpointConfig] = []
     models: list[ModelConfig] = []
-    decoding: Decoding = Decoding()
+    decoding: Decoding = msgspec.field(default_factory=Decoding)
 
     def endpoint(self, name: str) -> EndpointConfig:
         for e in self.endpoints:
@@ -243,7 +243,8 @@ def parse_grid(data: dict[str, Any], *, source: str = "grid") -> Grid:
             where = m.group(2) or ""
             hint = difflib.get_close_matches(m.group(1), _fields_at(where), n=1)
             suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-            place = f" in [{re.sub(r'\[\d+\]', '', where)}]" if where else ""
+            table = re.sub(r"\[\d+\]", "", where)
+            place = f" in [{table}]" if where else ""
             raise GridError(f"{source}: unknown key {m.group(1)!r}{place}{suggestion}") from None
         raise GridError(f"{source}: {msg}") from None
     check_grid(grid, source=source)

@@ -64,10 +64,10 @@ class LogWriter:
         _encoder.encode_into(record, self._buf)
         self._buf.extend(b"\n")
         fd = self._fd(record.cell)
-        view = memoryview(self._buf)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
+        with memoryview(self._buf) as view:
+            written = 0
+            while written < len(view):
+                written += os.write(fd, view[written:])
         self._buf.clear()
 
     def close(self) -> None:

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
+from runner.arms.gates import DirectiveGate, EnforcementGate, HybridGate, SelfLedger
 from runner.arms.text import ChecklistArm, RawArm
 
 __all__ = ["ARMS", "Admission", "ArmSession", "EpisodeContext", "Shaped", "make_arm", "register"]
 
-ARMS: dict[str, type[ArmSession]] = {"raw": RawArm, "checklist": ChecklistArm}
+ARMS: dict[str, type[ArmSession]] = {
+    "raw": RawArm,
+    "checklist": ChecklistArm,
+    "ledger": SelfLedger,
+    "directive": DirectiveGate,
+    "enforce": EnforcementGate,
+    "hybrid": HybridGate,
+}
 
 
 def register(name: str, cls: type[ArmSession]) -> None:

@@ -1,0 +1,306 @@
+"""The stateful rungs: directive gate, enforcement gate, validator-gated hybrid, self-ledger
+(Sections 3.2, 3.3; Appendices D.3, D.4, E.2).
+
+The gates own a task state compiled by the compile model from the brief and the revision
+message (:mod:`runner.helpers`, :mod:`protocol.compiled`); it never reads the generator's
+graph (``compile_info["accuracy"]`` compares with it for the record only). The compiled state
+is a :class:`protocol.state.TaskState` advanced only
+
+* on receipts: a booking the world admitted whose code the compiled graph maps to a step
+  marks that step done (a booking of a code the compile got wrong never lands), and
+* by the compiled revision, applied at the revision turn.
+
+Per turn (filler and revision turns bypass the matcher, Appendix B.2): the matcher resolves
+the user's text to (step, explicit redo); alpha is set to the step when the redo flag is up
+(``begin_turn(authorize=...)``), and one directive line for the step's verdict on the
+compiled state is appended to the user message (``compose_user_message``). No directive when
+the matcher returns no step or a step the compiled graph does not hold.
+
+Variants (knobs of the cell):
+
+* ``directive_role="system"``: the directive is added to the system prompt for that call only
+  (``Shaped.system_extra``) and never kept in the history; rejection notices stay in the
+  user role.
+* ``matched_step_line=True`` (Appendix E.2 "checklist plus matched step"): instead of the
+  directive, the checklist of the COMPILED state plus ``MATCHED_STEP_LINE`` naming the
+  matcher's step, with no instruction.
+* ``checklist_mode="replace"``: what the arm adds to a user message is shown on that turn
+  only; the history keeps the message without it (with the matched-step line this is the
+  paper's replace-mode control).
+* ``corruption=epsilon`` (Appendix D.4): before each turn's decision, every step of the
+  compiled state is corrupted with probability epsilon (a flipped done bit, or one of its
+  edges dropped, half and half; a step without edges has its done bit flipped). The RNG is
+  seeded from the episode spec, the cell's model and regime and epsilon, NOT the arm, so the
+  directive and enforcement cells of one configuration draw the same stream (paired). Every
+  corruption is logged in ``self.corruptions``. Step-turns are every step at every turn,
+  fillers included (``CORRUPT_ON_FILLERS``): the paper's expected counts (0.8, 1.9 and 6.5
+  corruptions per episode at 1e-3, 3e-3, 1e-2, S = 15) imply about 650 step-turns per
+  episode, i.e. 15 steps x 44 turns, not the ~28 non-filler turns.
+
+Enforcement (``enforce``; ``hybrid`` when the validator passes): a booking is refused iff
+its step, found by its code in the COMPILED graph, is cancelled, done without authorization
+or blocked under the compiled state at the start of the turn; request-bound enforcement
+(``binding="request"``) also refuses any step other than the matched one (every booking when
+the matcher resolved no step). A booking whose code the compiled graph does not know (an
+empty or wrong compiled code) is refused as well: the module cannot tell which step it books,
+so it cannot admit it as a receipt (status ``not in the plan``, step ``?`` in the notice).
+Refused bookings never reach the realized state; one rejection notice per refused booking is
+prepended to the next user turn (or given the same turn, ``notice="same_turn"``, by
+:mod:`runner.episode`).
+
+Hybrid: enforcement where the validator (Appendix D.3) passes the compiled graph and
+revision, the directive gate (admit everything) where it flags them;
+``compile_info["enforcing"]`` records the decision.
+
+Self-ledger: the brief carries the ledger clause; the agent's own ``LEDGER`` lines, merged
+over its replies (last entry per step wins), are rendered back every turn in the checklist's
+slot (nothing until it has written one); no matcher, no directives, no compile.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import msgspec
+
+from protocol import strings
+from protocol.brief import render_brief
+from protocol.compiled import (
+    CompileAccuracy,
+    Validation,
+    code_table,
+    compile_accuracy,
+    compiled_state,
+    validate,
+)
+from protocol.receipts import normalize_code, parse_ledger
+from protocol.records import Booking, Turn
+from protocol.render import (
+    compose_user_message,
+    render_checklist,
+    render_directive,
+    render_ledger,
+    render_rejection,
+)
+from protocol.state import TaskState, sort_ids
+from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
+
+if TYPE_CHECKING:
+    from runner.helpers import Compiled, Helpers
+
+__all__ = [
+    "CORRUPT_ON_FILLERS",
+    "DirectiveGate",
+    "EnforcementGate",
+    "HybridGate",
+    "SelfLedger",
+]
+
+CORRUPT_ON_FILLERS = True
+BYPASS_KINDS = frozenset({"filler", "revision"})  # as runner.helpers.BYPASS_KINDS
+UNKNOWN_STATUS = "not in the plan"  # rejection status of a code the compile does not know
+UNREQUESTED_STATUS = "not requested"  # request-bound refusal of another step
+
+
+class DirectiveGate(ArmSession):
+    """The directive gate; the base of the enforcement gate and the hybrid."""
+
+    name = "directive"
+    compiles = True  # read by Helpers.precompile
+    enforcing = False
+
+    def __init__(self, ctx: EpisodeContext) -> None:
+        super().__init__(ctx)
+        self.gate: TaskState = TaskState({})
+        self.codes: dict[str, str] = {}
+        self.compiled: Compiled | None = None
+        self.validation: Validation | None = None
+        self.compile_info: dict[str, object] | None = None
+        self.corruptions: list[dict[str, object]] = []
+        spec, cell = ctx.episode.spec, ctx.cell
+        self._rng = random.Random(
+            f"corrupt|{spec.seed}|{spec.steps}|{spec.density!r}|{spec.domain}|"
+            f"{cell.model}|{cell.regime}|{self.knobs.corruption!r}"
+        )
+
+    @property
+    def helpers(self) -> Helpers:
+        if self.ctx.helpers is None:
+            raise RuntimeError(f"the {self.name!r} arm needs runner.helpers.Helpers in its context")
+        return cast("Helpers", self.ctx.helpers)
+
+    # --- compile ------------------------------------------------------------------------
+    async def prepare(self) -> None:
+        compiled = await self.helpers.compile(self.ctx.cell, self.episode, self.ctx)
+        self.compiled = compiled
+        self.gate = compiled_state(compiled.graph)
+        self.codes = code_table(compiled.graph)
+        self.validation = validate(compiled.graph, compiled.revision)
+        self.enforcing = self._enforces(self.validation)
+        accuracy = compile_accuracy(compiled.graph, compiled.revision, self.episode)
+        self.compile_info = _compile_info(compiled, self.validation, accuracy, self.enforcing)
+        self.compile_info["cached"] = all(c.cached for c in self.ctx.calls)
+
+    def _enforces(self, validation: Validation) -> bool:
+        return type(self).enforcing
+
+    # --- shaping ------------------------------------------------------------------------
+    async def shape(self, turn: Turn, state: TaskState, notices: Sequence[str]) -> Shaped:
+        gate = self.gate
+        if turn.kind == "revision" and self.compiled is not None:
+            rev = self.compiled.revision
+            gate.apply_revision(rev.cancel, rev.rewires, rev.relax)
+        self._corrupt(turn)
+        plain = compose_user_message(turn.text, notices=list(notices))
+        if turn.kind in BYPASS_KINDS:
+            gate.begin_turn(None)
+            return Shaped(sent=plain, kept=plain)
+        step, redo = await self.helpers.match(self.ctx.cell, self.episode, turn, self.ctx)
+        gate.begin_turn(step if redo else None)
+        directive: str | None = None
+        if self.knobs.matched_step_line:
+            addition = render_checklist(gate)
+            if step is not None:
+                addition += "\n" + strings.MATCHED_STEP_LINE.format(id=step)
+        else:
+            if step is not None and step in gate.deps:
+                directive = render_directive(step, gate.verdict(step))
+            addition = directive or ""
+        shaped = Shaped(
+            sent=plain, kept=plain, matched_step=step, matched_redo=redo, directive=directive
+        )
+        if not addition:
+            return shaped
+        shaped.arm_text = addition
+        if directive is not None and self.knobs.directive_role == "system":
+            shaped.system_extra = "\n\n" + directive
+            return shaped
+        shaped.sent = compose_user_message(turn.text, notices=list(notices), addition=addition)
+        if self.knobs.checklist_mode != "replace":
+            shaped.kept = shaped.sent
+        return shaped
+
+    # --- receipts -----------------------------------------------------------------------
+    def _compiled_step(self, booking: Booking) -> str | None:
+        code = normalize_code(booking.code)
+        return self.codes.get(code) if code is not None else None
+
+    def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
+        for b in admitted:
+            v = self._compiled_step(b)
+            if v is not None:
+                self.gate.book(v)
+
+    def admit(self, turn: Turn, shaped: Shaped, bookings: Sequence[Booking]) -> Admission:
+        if not self.enforcing:
+            return super().admit(turn, shaped, bookings)
+        adm = Admission(admitted=[])
+        for b in bookings:
+            status, step = self._refusal(b, shaped)
+            if status is None:
+                adm.admitted.append(b)
+            else:
+                adm.refused.append(b)
+                adm.notices.append(render_rejection(b, status, step))
+        return adm
+
+    def _refusal(self, booking: Booking, shaped: Shaped) -> tuple[str | None, str]:
+        """(why the gate refuses ``booking`` or None, the compiled step named)."""
+        v = self._compiled_step(booking)
+        if v is None or booking.step is None:
+            return UNKNOWN_STATUS, "?"
+        gate = self.gate
+        status = gate.status(v)
+        if status == "cancelled" or status == "blocked":
+            return status, v
+        if status == "done" and v not in gate.authorized:
+            return "done", v
+        if self.knobs.binding == "request" and v != shaped.matched_step:
+            return UNREQUESTED_STATUS, v
+        return None, v
+
+    # --- corrupted-state ablation (Appendix D.4) ---------------------------------------
+    def _corrupt(self, turn: Turn) -> None:
+        eps = self.knobs.corruption
+        if eps <= 0 or (turn.kind == "filler" and not CORRUPT_ON_FILLERS):
+            return
+        gate, rng = self.gate, self._rng
+        for v in gate.steps:
+            if rng.random() >= eps:
+                continue
+            deps = sort_ids(gate.deps[v])
+            event: dict[str, object] = {"turn": turn.index, "step": v}
+            if deps and rng.random() < 0.5:
+                u = rng.choice(deps)
+                gate.deps[v] = gate.deps[v] - {u}
+                event.update(kind="drop_edge", edge=u)
+            elif v in gate.done:
+                gate.done.discard(v)
+                event["kind"] = "lost_done"
+            else:
+                gate.done.add(v)
+                event["kind"] = "spurious_done"
+            self.corruptions.append(event)
+
+
+class EnforcementGate(DirectiveGate):
+    name = "enforce"
+    enforcing = True
+
+
+class HybridGate(DirectiveGate):
+    """Enforcement where the validator passes the compile, the directive gate where not."""
+
+    name = "hybrid"
+    enforcing = True
+
+    def _enforces(self, validation: Validation) -> bool:
+        return validation.passed
+
+
+class SelfLedger(ArmSession):
+    name = "ledger"
+
+    def __init__(self, ctx: EpisodeContext) -> None:
+        super().__init__(ctx)
+        self.ledger: dict[str, str] = {}
+
+    def system_prompt(self) -> str:
+        return render_brief(
+            self.episode.steps, self.episode.spec.brief, ledger=True, tools=self.knobs.tools
+        )
+
+    def addition(self, turn: Turn, state: TaskState) -> str:
+        return render_ledger(self.ledger)
+
+    async def shape(self, turn: Turn, state: TaskState, notices: Sequence[str]) -> Shaped:
+        shaped = await super().shape(turn, state, notices)
+        if self.knobs.checklist_mode == "replace":
+            shaped.kept = compose_user_message(turn.text, notices=list(notices))
+        return shaped
+
+    def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
+        self.ledger.update(parse_ledger(reply))
+
+
+def _compile_info(
+    compiled: Compiled, validation: Validation, accuracy: CompileAccuracy, enforcing: bool
+) -> dict[str, object]:
+    rev = compiled.revision
+    info: dict[str, Any] = {
+        "model": compiled.model,
+        "graph": {v: {"deps": list(s.deps), "code": s.code} for v, s in compiled.graph.steps.items()},
+        "graph_error": compiled.graph.error,
+        "revision": {
+            "cancel": rev.cancel,
+            "rewires": {w: list(d) for w, d in rev.rewires.items()},
+            "relax": list(rev.relax) if rev.relax is not None else None,
+        },
+        "revision_error": rev.error,
+        "validator": {"passed": validation.passed, **msgspec.to_builtins(validation)},
+        "accuracy": {"exact": accuracy.exact, **msgspec.to_builtins(accuracy)},
+        "enforcing": enforcing,
+    }
+    return info
