@@ -14,7 +14,6 @@ from protocol.records import Booking, Episode
 __all__ = ["code_table", "read_execution"]
 
 
-
 def code_table(episode: Episode) -> dict[str, str]:
     """Completion code -> step id."""
     return {s.code: s.id for s in episode.steps}

@@ -221,12 +221,13 @@ def _plan(rng: random.Random, ids: list[str], deps: dict[str, frozenset[str]]) -
     events: list[_Event] = []
     inserts.sort(key=lambda x: (x[0], x[1]))
     k = 0
-    for i, (kind, v) in enumerate([*base, ("filler", None)]):
+    tail: list[_Event] = [*base, ("filler", None)]
+    for i, (kind, step) in enumerate(tail):
         while k < len(inserts) and inserts[k][0] == i:
             events.append(inserts[k][2])
             k += 1
         if i < len(base):
-            events.append(("re_ask", v) if kind == "ask" and v in reasked else (kind, v))
+            events.append(("re_ask", step) if kind == "ask" and step in reasked else (kind, step))
     return _Plan(c, rewires, relax, events)
 
 

@@ -6,12 +6,13 @@ from collections.abc import Mapping
 
 from protocol import strings
 from protocol.records import Booking, Step
-from protocol.state import TaskState, Verdict
+from protocol.state import TaskState, Verdict, sort_ids
 
 __all__ = [
     "compose_user_message",
     "render_checklist",
     "render_directive",
+    "render_ledger",
     "render_matcher_prompt",
     "render_rejection",
     "render_revision_prompt",
@@ -61,6 +62,13 @@ def render_rejection(booking: Booking, status: str, step: str | None = None) -> 
         id=step or booking.step or "?",
         status=_STATUS_WORD.get(status, status.upper()),
     )
+
+
+def render_ledger(ledger: Mapping[str, str]) -> str:
+    """The self-ledger arm's rendering of the agent's own ledger (step id -> ``DONE`` /
+    ``CANCELLED`` / ``TODO``, as :func:`protocol.receipts.parse_ledger` reads it), one
+    ``LEDGER`` line per step in id order; empty when the agent has kept no ledger yet."""
+    return "\n".join(strings.LEDGER_LINE.format(id=v, status=ledger[v]) for v in sort_ids(ledger))
 
 
 def render_step_list(steps: Mapping[str, str] | list[Step]) -> str:

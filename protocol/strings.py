@@ -31,6 +31,7 @@ __all__ = [
     "DIRECTIVE_ELIGIBLE",
     "DIRECTIVE_REDO",
     "LEDGER_CLAUSE",
+    "LEDGER_LINE",
     "MATCHED_STEP_LINE",
     "MATCHER_PROMPT",
     "MATCHER_RETRY",
@@ -166,3 +167,6 @@ LEDGER_CLAUSE = (  # OURS, in the register of the execution protocol
     "DONE only when a ref line has booked it. Your ledger is shown back to you with my next "
     "message."
 )
+# One ledger entry as the clause asks for it; the self-ledger arm renders the agent's merged
+# ledger back with it in the checklist's slot. OURS.
+LEDGER_LINE = "LEDGER {id} {status}"

@@ -177,7 +177,9 @@ class Endpoint:
                     self.limiter.throttled()
                 delay = r.delay
                 if delay is None:
-                    delay = random.uniform(0, min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1)))
+                    delay = random.uniform(
+                        0, min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1))
+                    )
                 server += time.perf_counter() - t1
                 self._in_flight[idx] -= 1
                 self.limiter.release()

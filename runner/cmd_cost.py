@@ -39,20 +39,42 @@ def cost(
             typer.echo(orjson.dumps(out).decode())
         return
     table = Table(title=f"cost per episode ({logdir})")
-    for col in ("model", "S", "rho", "arm", "n", "prompt", "completion", "total", "x raw",
-                "agent calls", "helper calls", "turn s (mean/med/p95)", "episode s (med)"):
+    for col in (
+        "model",
+        "S",
+        "rho",
+        "arm",
+        "n",
+        "prompt",
+        "completion",
+        "total",
+        "x raw",
+        "agent calls",
+        "helper calls",
+        "turn s (mean/med/p95)",
+        "episode s (med)",
+    ):
         table.add_column(col, justify="right")
     for r in rows:
         c = r["cell"]
         tl, el = r["turn_latency_s"], r["episode_latency_s"]
         table.add_row(
-            c.model, str(c.steps), f"{c.density:g}", c.arm, str(r["n"]),
-            f"{r['prompt_tokens'] / 1000:.1f}k", f"{r['completion_tokens'] / 1000:.2f}k",
+            c.model,
+            str(c.steps),
+            f"{c.density:g}",
+            c.arm,
+            str(r["n"]),
+            f"{r['prompt_tokens'] / 1000:.1f}k",
+            f"{r['completion_tokens'] / 1000:.2f}k",
             f"{r['total_tokens'] / 1000:.1f}k",
             f"{r['x_raw']:.2f}" if r["x_raw"] is not None else "-",
-            f"{r['agent_calls']:.1f}", f"{r['helper_calls']:.1f}",
-            f"{tl['mean']:.3f}/{tl['median']:.3f}/{tl['p95']:.3f}", f"{el['median']:.2f}",
+            f"{r['agent_calls']:.1f}",
+            f"{r['helper_calls']:.1f}",
+            f"{tl['mean']:.3f}/{tl['median']:.3f}/{tl['p95']:.3f}",
+            f"{el['median']:.2f}",
         )
     Console().print(table)
     if report.corrupt or report.truncated:
-        typer.echo(f"skipped {len(report.corrupt)} corrupt and {len(report.truncated)} truncated lines")
+        typer.echo(
+            f"skipped {len(report.corrupt)} corrupt and {len(report.truncated)} truncated lines"
+        )

@@ -45,7 +45,7 @@ def render_episode(ep: Episode) -> str:
     user = ScriptedUser(ep)
     while (turn := user.next_turn()) is not None:
         verdict = user.begin(turn)
-        label = verdict.label if verdict else "-"
+        label: str = verdict.label if verdict else "-"
         if verdict and verdict.missing:
             label += f" (missing {', '.join(verdict.missing)})"
         act = [turn.step] if verdict and verdict.label in ("eligible", "redo") and turn.step else []
@@ -98,8 +98,8 @@ def generate(
             steps=steps,
             density=density,
             domain=domain,  # type: ignore[arg-type]
-            brief=brief,
-            paraphrase_tier=paraphrase_tier,  # type: ignore[arg-type]
+            brief=brief,  # type: ignore[arg-type]
+            paraphrase_tier=paraphrase_tier,
             ambiguous_rate=ambiguous_rate,
         )
         try:

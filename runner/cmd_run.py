@@ -27,7 +27,7 @@ def _fail(message: str) -> typer.Exit:
 
 def _event_loop_policy() -> None:
     try:
-        import uvloop  # noqa: PLC0415
+        import uvloop
 
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     except ImportError:  # pragma: no cover - uvloop is a dependency off Windows
@@ -35,11 +35,23 @@ def _event_loop_policy() -> None:
 
 
 def grid_from_flags(
-    model: str, arms: str, steps: str, density: str, seeds: str, domain: str, brief: str,
-    base_url: str | None, api_key_env: str | None, concurrency: int, max_in_flight: int,
+    model: str,
+    arms: str,
+    steps: str,
+    density: str,
+    seeds: str,
+    domain: str,
+    brief: str,
+    base_url: str | None,
+    api_key_env: str | None,
+    concurrency: int,
+    max_in_flight: int,
 ) -> Grid:
-    endpoint: dict[str, Any] = {"name": "cli", "base_url": base_url or EMBEDDED,
-                                "max_in_flight": max_in_flight}
+    endpoint: dict[str, Any] = {
+        "name": "cli",
+        "base_url": base_url or EMBEDDED,
+        "max_in_flight": max_in_flight,
+    }
     if api_key_env:
         endpoint["api_key_env"] = api_key_env
     data: dict[str, Any] = {
@@ -59,12 +71,18 @@ def grid_from_flags(
 
 
 async def run_async(
-    grid: Grid, out: Path, *, console: Console, live: bool = True, allow_change: bool = False,
-    check: bool = True, server_config: Any = None,
+    grid: Grid,
+    out: Path,
+    *,
+    console: Console,
+    live: bool = True,
+    allow_change: bool = False,
+    check: bool = True,
+    server_config: Any = None,
 ) -> dict[str, Any]:
     """Run (or resume) ``grid`` into ``out``; returns a summary."""
-    from runner.endpoints import open_endpoints, preflight  # noqa: PLC0415
-    from runner.live import live_view  # noqa: PLC0415
+    from runner.endpoints import open_endpoints, preflight
+    from runner.live import live_view
 
     resumed = write_or_check_manifest(out, grid, allow_change=allow_change)
     report = LogReport()
@@ -83,9 +101,7 @@ async def run_async(
         state = RunState(grid=grid, out=out, endpoints=endpoints, helpers=helpers)
         state.progress.total = len(tasks)
         if resumed:
-            console.print(
-                f"resuming {out}: {len(done)} episodes already done, {len(tasks)} to run"
-            )
+            console.print(f"resuming {out}: {len(done)} episodes already done, {len(tasks)} to run")
         with live_view(state, console, enabled=live):
             await run_grid(state, tasks, scorer)
     return {
@@ -98,7 +114,7 @@ async def run_async(
 
 def _scorer(grid: Grid, done: list[Any]) -> Any:
     try:
-        from scoring.stream import StreamingScorer  # noqa: PLC0415
+        from scoring.stream import StreamingScorer
     except ImportError:  # pragma: no cover - scoring lands with its issue
         return None
     scorer = StreamingScorer(expected_seeds(grid))
@@ -109,7 +125,7 @@ def _scorer(grid: Grid, done: list[Any]) -> Any:
 
 def _helpers(grid: Grid, out: Path, endpoints: Any) -> Any:
     try:
-        from runner.helpers import Helpers  # noqa: PLC0415
+        from runner.helpers import Helpers
     except ImportError:
         return None
     return Helpers(grid, out, endpoints)
@@ -137,21 +153,38 @@ def _execute(grid: Grid, out: Path, allow_change: bool, live: bool, check: bool 
 
 
 def run(
-    grid_file: Annotated[Path | None, typer.Argument(help="A grid TOML file.", show_default=False)] = None,
-    out: Annotated[Path, typer.Option(help="Run directory (logs, results, manifest).")] = Path("runs/latest"),
-    model: Annotated[str, typer.Option(help="Model for a one-configuration grid.")] = "scripted/perfect",
+    grid_file: Annotated[
+        Path | None, typer.Argument(help="A grid TOML file.", show_default=False)
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Run directory (logs, results, manifest).")] = Path(
+        "runs/latest"
+    ),
+    model: Annotated[
+        str, typer.Option(help="Model for a one-configuration grid.")
+    ] = "scripted/perfect",
     arms: Annotated[str, typer.Option(help="Comma-separated arms.")] = "raw,checklist",
-    steps: Annotated[str, typer.Option("--steps", "-S", help="Graph sizes, comma-separated.")] = "10",
+    steps: Annotated[
+        str, typer.Option("--steps", "-S", help="Graph sizes, comma-separated.")
+    ] = "10",
     density: Annotated[str, typer.Option(help="Densities, comma-separated.")] = "0.15",
     seeds: Annotated[str, typer.Option(help="Seed range, e.g. 100-131.")] = "100-131",
     domain: Annotated[str, typer.Option(help="procurement and/or release.")] = "procurement",
     brief: Annotated[str, typer.Option(help="amended and/or original.")] = "amended",
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL (default: the embedded scripted endpoint).")] = None,
-    api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding the API key.")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="OpenAI-compatible base URL (default: the embedded scripted endpoint)."),
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding the API key.")
+    ] = None,
     concurrency: Annotated[int, typer.Option(help="Episodes in flight.")] = 256,
     max_in_flight: Annotated[int, typer.Option(help="Requests in flight per endpoint.")] = 128,
-    allow_grid_change: Annotated[bool, typer.Option(help="Resume into a directory holding a different grid.")] = False,
-    no_live: Annotated[bool, typer.Option("--no-live", help="Plain output, no progress display.")] = False,
+    allow_grid_change: Annotated[
+        bool, typer.Option(help="Resume into a directory holding a different grid.")
+    ] = False,
+    no_live: Annotated[
+        bool, typer.Option("--no-live", help="Plain output, no progress display.")
+    ] = False,
 ) -> None:
     """Run a grid (or resume it: rerun the same command after a crash).
 
@@ -159,9 +192,22 @@ def run(
     embedded scripted endpoint unless --base-url is given.
     """
     try:
-        grid = load_grid(grid_file) if grid_file else grid_from_flags(
-            model, arms, steps, density, seeds, domain, brief, base_url, api_key_env,
-            concurrency, max_in_flight,
+        grid = (
+            load_grid(grid_file)
+            if grid_file
+            else grid_from_flags(
+                model,
+                arms,
+                steps,
+                density,
+                seeds,
+                domain,
+                brief,
+                base_url,
+                api_key_env,
+                concurrency,
+                max_in_flight,
+            )
         )
     except (GridError, ValueError) as e:
         raise _fail(str(e)) from None
@@ -181,7 +227,7 @@ def validate(
     typer.echo(f"{grid_file}: {n_cells} cells, {n_cells * len(grid.seeds())} episodes")
     if offline:
         return
-    from runner.endpoints import open_endpoints, preflight  # noqa: PLC0415
+    from runner.endpoints import open_endpoints, preflight
 
     async def probe() -> list[str]:
         async with open_endpoints(grid) as endpoints:
@@ -204,7 +250,7 @@ def demo(
     grid = load_grid(DEMO_GRID)
     _execute(grid, out, allow_change=True, live=not no_live and sys.stdout.isatty())
     try:
-        from runner.cmd_report import write_report  # noqa: PLC0415
+        from runner.cmd_report import write_report
     except ImportError:  # pragma: no cover
         return
     path = write_report(out)

@@ -32,9 +32,15 @@ async def open_endpoints(
             key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
             d = grid.decoding
             ep = Endpoint(
-                urls, api_key=key, max_in_flight=cfg.max_in_flight, adaptive=cfg.adaptive,
-                start_in_flight=cfg.start_in_flight, timeout_s=timeout_s or d.timeout_s,
-                attempts=d.attempts, backoff_s=d.backoff_s, name=name,
+                urls,
+                api_key=key,
+                max_in_flight=cfg.max_in_flight,
+                adaptive=cfg.adaptive,
+                start_in_flight=cfg.start_in_flight,
+                timeout_s=timeout_s or d.timeout_s,
+                attempts=d.attempts,
+                backoff_s=d.backoff_s,
+                name=name,
             )
             await stack.enter_async_context(ep)
             out[name] = ep
@@ -44,7 +50,7 @@ async def open_endpoints(
 @asynccontextmanager
 async def _embedded(config: Any) -> AsyncIterator[str]:
     """The scripted endpoint in this event loop, on an ephemeral loopback port."""
-    from serve.app import start_server, stop_server  # noqa: PLC0415
+    from serve.app import start_server, stop_server
 
     runner, url = await start_server(config)
     try:
@@ -63,7 +69,9 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
         try:
             async with probe:
                 await probe.chat(
-                    m.served_name(), [{"role": "user", "content": "ping"}], max_tokens=1,
+                    m.served_name(),
+                    [{"role": "user", "content": "ping"}],
+                    max_tokens=1,
                     extra=m.request_extra(),
                 )
         except CallFailed as e:

@@ -54,8 +54,11 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                 # the one written after the refusal.
                 first_reply = reply.content
                 retry_msg = compose_user_message(turn.text, notices=adm.notices)
-                messages = [*messages, {"role": "assistant", "content": reply.content},
-                            {"role": "user", "content": retry_msg}]
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": reply.content},
+                    {"role": "user", "content": retry_msg},
+                ]
                 reply = await ctx.agent(messages)
                 calls.append(reply.call)
                 again = arm.admit(turn, shaped, arm.read(reply.content, turn).bookings)

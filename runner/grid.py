@@ -42,9 +42,11 @@ ARM_NAMES = ("raw", "checklist", "ledger", "directive", "enforce", "hybrid")  # 
 
 
 def _implemented() -> tuple[str, ...]:
-    from runner.arms import ARMS  # noqa: PLC0415 - arms import the grid's neighbours
+    from runner.arms import ARMS
 
     return tuple(ARMS)
+
+
 EMBEDDED = "embedded"
 
 
@@ -85,17 +87,21 @@ class ModelConfig(_Strict):
         """Body fields selecting the regime: vLLM's chat_template_kwargs for hybrids."""
         extra = dict(self.extra)
         if self.select == "request":
-            extra.setdefault(
-                "chat_template_kwargs", {"enable_thinking": self.regime == "thinking"}
-            )
+            extra.setdefault("chat_template_kwargs", {"enable_thinking": self.regime == "thinking"})
         return extra
 
 
 class Decoding(_Strict):
     temperature: float = 0.0
-    reply_budget: dict[str, int] = msgspec.field(default_factory=lambda: {"no-think": 400, "thinking": 2500})
-    matcher_budget: dict[str, int] = msgspec.field(default_factory=lambda: {"no-think": 200, "thinking": 2500})
-    compiler_budget: dict[str, int] = msgspec.field(default_factory=lambda: {"no-think": 3000, "thinking": 6000})
+    reply_budget: dict[str, int] = msgspec.field(
+        default_factory=lambda: {"no-think": 400, "thinking": 2500}
+    )
+    matcher_budget: dict[str, int] = msgspec.field(
+        default_factory=lambda: {"no-think": 200, "thinking": 2500}
+    )
+    compiler_budget: dict[str, int] = msgspec.field(
+        default_factory=lambda: {"no-think": 3000, "thinking": 6000}
+    )
     timeout_s: float = 900.0
     attempts: int = 6
     backoff_s: float = 1.0
@@ -131,7 +137,9 @@ class RunConfig(_Strict):
     graphs: list[GraphConfig] = []  # explicit (S, rho) pairs; replaces steps x density
     domains: list[str] = msgspec.field(default_factory=lambda: ["procurement"])
     briefs: list[str] = msgspec.field(default_factory=lambda: ["amended"])
-    arms: list[str] = msgspec.field(default_factory=lambda: ["raw", "checklist", "directive", "enforce"])
+    arms: list[str] = msgspec.field(
+        default_factory=lambda: ["raw", "checklist", "directive", "enforce"]
+    )
     variants: list[Variant] = []
     concurrency: int = 256  # episodes in flight
     paraphrase_tier: int = 0
@@ -171,10 +179,14 @@ class Grid(_Strict):
         arms += [(v.arm, v.knobs()) for v in self.run.variants]
         return [
             CellKey(
-                model=m.name, regime=m.regime, steps=s, density=d,
+                model=m.name,
+                regime=m.regime,
+                steps=s,
+                density=d,
                 domain=dom,  # type: ignore[arg-type]
                 brief=b,  # type: ignore[arg-type]
-                arm=a, knobs=k,
+                arm=a,
+                knobs=k,
             )
             for m in self.models
             for (s, d) in self.graphs()
@@ -205,8 +217,12 @@ def expand(grid: Grid) -> Iterator[Task]:
                 yield Task(
                     cell=cell,
                     spec=EpisodeSpec(
-                        seed=seed, steps=cell.steps, density=cell.density, domain=cell.domain,
-                        brief=cell.brief, paraphrase_tier=grid.run.paraphrase_tier,
+                        seed=seed,
+                        steps=cell.steps,
+                        density=cell.density,
+                        domain=cell.domain,
+                        brief=cell.brief,
+                        paraphrase_tier=grid.run.paraphrase_tier,
                         ambiguous_rate=grid.run.ambiguous_rate,
                     ),
                 )
@@ -286,7 +302,8 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
         if a not in arms:
             hint = difflib.get_close_matches(a, arms, n=1)
             problems.append(
-                f"unknown arm {a!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                f"unknown arm {a!r}"
+                + (f" (did you mean {hint[0]!r}?)" if hint else "")
                 + f"; arms: {', '.join(arms)}"
             )
     for v in run.variants:
@@ -309,14 +326,15 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             )
         if m.compile_model is not None and m.compile_model not in names:
             problems.append(f"model {m.name!r}: compile_model {m.compile_model!r} is not a model")
-    for e in grid.endpoints:
-        if not e.urls():
-            problems.append(f"endpoint {e.name!r} has no base_url")
-        if e.max_in_flight < 1:
-            problems.append(f"endpoint {e.name!r}: max_in_flight must be at least 1")
-        if e.api_key_env and not os.environ.get(e.api_key_env):
+    for ep in grid.endpoints:
+        if not ep.urls():
+            problems.append(f"endpoint {ep.name!r} has no base_url")
+        if ep.max_in_flight < 1:
+            problems.append(f"endpoint {ep.name!r}: max_in_flight must be at least 1")
+        if ep.api_key_env and not os.environ.get(ep.api_key_env):
             problems.append(
-                f"endpoint {e.name!r}: environment variable {e.api_key_env} (its API key) is not set"
+                f"endpoint {ep.name!r}: environment variable {ep.api_key_env} "
+                "(its API key) is not set"
             )
     if problems:
         raise GridError("\n".join(f"{source}: {p}" for p in problems))

@@ -229,8 +229,10 @@ class Helpers:
         messages: list[dict[str, str]],
         role: Literal["matcher", "compiler"],
     ) -> _Reply:
-        budgets = self.grid.decoding.matcher_budget if role == "matcher" else (
-            self.grid.decoding.compiler_budget
+        budgets = (
+            self.grid.decoding.matcher_budget
+            if role == "matcher"
+            else (self.grid.decoding.compiler_budget)
         )
         reply: _Reply = await self.endpoints[model.endpoint].chat(
             model.served_name(),
@@ -242,9 +244,13 @@ class Helpers:
         )
         return reply
 
-    def _cached_record(self, model: ModelConfig, role: Literal["matcher", "compiler"]) -> CallRecord:
-        budgets = self.grid.decoding.matcher_budget if role == "matcher" else (
-            self.grid.decoding.compiler_budget
+    def _cached_record(
+        self, model: ModelConfig, role: Literal["matcher", "compiler"]
+    ) -> CallRecord:
+        budgets = (
+            self.grid.decoding.matcher_budget
+            if role == "matcher"
+            else (self.grid.decoding.compiler_budget)
         )
         return CallRecord(role=role, cached=True, max_tokens=budgets[model.regime])
 
@@ -338,7 +344,11 @@ class Helpers:
         return compiled
 
     def _store_compiled(self, digest: str, key: Mapping[str, object], c: Compiled) -> None:
-        payload = {"key": dict(key), "graph_reply": c.graph_reply, "revision_reply": c.revision_reply}
+        payload = {
+            "key": dict(key),
+            "graph_reply": c.graph_reply,
+            "revision_reply": c.revision_reply,
+        }
         data = {"checksum": _digest(payload), "payload": payload}
         _write_atomic(self._compile_path(digest), orjson.dumps(data, option=orjson.OPT_SORT_KEYS))
 
@@ -471,8 +481,11 @@ class Helpers:
         self._matched[key] = answer
         body = [key, answer.step, answer.redo, answer.malformed]
         row = {
-            "k": key, "step": answer.step, "redo": answer.redo,
-            "malformed": answer.malformed, "c": _digest(body)[:16],
+            "k": key,
+            "step": answer.step,
+            "redo": answer.redo,
+            "malformed": answer.malformed,
+            "c": _digest(body)[:16],
         }
         line = orjson.dumps(row) + b"\n"
         shard = key[:2]

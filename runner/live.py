@@ -29,7 +29,11 @@ def format_result(line: dict[str, Any]) -> str:
             f"p={line.get('p', float('nan')):.3g} holm={line.get('p_holm', float('nan')):.3g}"
         )
     c = line.get("cell", {})
-    knobs = {k: v for k, v in c.get("knobs", {}).items() if v not in (None, False, 0, 0.0, "append", "user", "next_turn", "state")}
+    knobs = {
+        k: v
+        for k, v in c.get("knobs", {}).items()
+        if v not in (None, False, 0, 0.0, "append", "user", "next_turn", "state")
+    }
     extra = " " + " ".join(f"{k}={v}" for k, v in knobs.items()) if knobs else ""
     return (
         f"cell {c.get('model')} {c.get('regime')} S={c.get('steps')} rho={c.get('density')} "
@@ -77,8 +81,9 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
         task = bar.add_task("run", total=state.progress.total or None, stats="")
 
         def on_episode(_: object) -> None:
-            bar.update(task, completed=state.progress.done, total=state.progress.total,
-                       stats=stats.text())
+            bar.update(
+                task, completed=state.progress.done, total=state.progress.total, stats=stats.text()
+            )
 
         state.on_episode = on_episode
         yield

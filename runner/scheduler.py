@@ -57,7 +57,9 @@ class RunState:
     on_episode: Callable[[EpisodeRecord], None] | None = None
 
 
-def pending_tasks(grid: Grid, out: Path, report: LogReport | None = None) -> tuple[list[Task], list[EpisodeRecord]]:
+def pending_tasks(
+    grid: Grid, out: Path, report: LogReport | None = None
+) -> tuple[list[Task], list[EpisodeRecord]]:
     """The tasks still to run and the completed records already in ``out``."""
     existing = read_logs(out, report) if (out / "logs").is_dir() else {}
     done = {k: r for k, r in existing.items() if r.termination == "completed"}
@@ -105,7 +107,9 @@ async def run_grid(state: RunState, tasks: list[Task], scorer: Any | None = None
                 if ep is None:
                     ep = episodes[task.spec] = generate(task.spec)
                 ctx = EpisodeContext(
-                    episode=ep, cell=task.cell, agent=agents[task.cell.model],
+                    episode=ep,
+                    cell=task.cell,
+                    agent=agents[task.cell.model],
                     helpers=state.helpers,
                 )
                 record = await run_episode(ctx)

@@ -82,9 +82,9 @@ def cost_rows(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
                 },
             }
         )
-    raw = {_config(r["cell"]): r["total_tokens"] for r in rows if r["cell"].arm == "raw"}
-    for r in rows:
-        base = raw.get(_config(r["cell"]))
-        r["x_raw"] = r["total_tokens"] / base if base else None
-    rows.sort(key=lambda r: (_config(r["cell"]), r["cell"].arm))
+    raw = {_config(row["cell"]): row["total_tokens"] for row in rows if row["cell"].arm == "raw"}
+    for row in rows:
+        base = raw.get(_config(row["cell"]))
+        row["x_raw"] = row["total_tokens"] / base if base else None
+    rows.sort(key=lambda row: (_config(row["cell"]), row["cell"].arm))
     return rows

@@ -63,8 +63,13 @@ async def test_context_overflow_halves_the_budget_down_to_the_floor() -> None:
 async def test_empty_thinking_reply_doubles_the_budget_up_to_12000() -> None:
     script = Script(ok("", reasoning="hmm"), ok("", reasoning="hmm"), ok("answer", reasoning="r"))
     async with fake_endpoint(script) as url, _endpoint(url) as ep:
-        reply = await ep.chat("m", MSG, max_tokens=2500, thinking=True,
-                              extra={"chat_template_kwargs": {"enable_thinking": True}})
+        reply = await ep.chat(
+            "m",
+            MSG,
+            max_tokens=2500,
+            thinking=True,
+            extra={"chat_template_kwargs": {"enable_thinking": True}},
+        )
     assert [b["max_tokens"] for b in script.bodies] == [2500, 5000, 10000]
     assert reply.content == "answer" and reply.reasoning == "r"
     assert script.bodies[0]["chat_template_kwargs"] == {"enable_thinking": True}

@@ -10,17 +10,22 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from runner.cli import app
+from runner.cmd_run import run_async
 from runner.grid import parse_grid
 from runner.logs import read_logs
 from scoring.replay import score_episode
-from runner.cmd_run import run_async
 
 
 def _grid(model: str, arms: list[str], seeds: str = "100-115", **run: Any) -> dict[str, Any]:
     cap = run.pop("max_in_flight", 32)
     return {
-        "run": {"seeds": seeds, "graphs": [{"steps": 10, "density": 0.15}], "arms": arms,
-                "concurrency": run.pop("concurrency", 64), **run},
+        "run": {
+            "seeds": seeds,
+            "graphs": [{"steps": 10, "density": 0.15}],
+            "arms": arms,
+            "concurrency": run.pop("concurrency", 64),
+            **run,
+        },
         "endpoints": [{"name": "embedded", "base_url": "embedded", "max_in_flight": cap}],
         "models": [{"name": model, "endpoint": "embedded"}],
     }
@@ -92,8 +97,13 @@ async def test_512_concurrent_episodes_never_exceed_the_cap(tmp_path: Path) -> N
 
     eps.open_endpoints = spy  # type: ignore[assignment]
     try:
-        data = _grid("scripted/perfect", ["raw", "checklist"], seeds="100-355",
-                     concurrency=512, max_in_flight=48)
+        data = _grid(
+            "scripted/perfect",
+            ["raw", "checklist"],
+            seeds="100-355",
+            concurrency=512,
+            max_in_flight=48,
+        )
         lines, records = await _run(tmp_path, data)
     finally:
         eps.open_endpoints = original  # type: ignore[assignment]

@@ -291,7 +291,9 @@ def _compile_info(
     rev = compiled.revision
     info: dict[str, Any] = {
         "model": compiled.model,
-        "graph": {v: {"deps": list(s.deps), "code": s.code} for v, s in compiled.graph.steps.items()},
+        "graph": {
+            v: {"deps": list(s.deps), "code": s.code} for v, s in compiled.graph.steps.items()
+        },
         "graph_error": compiled.graph.error,
         "revision": {
             "cancel": rev.cancel,

@@ -1,0 +1,358 @@
+"""The compiled state machine's data (Section 3.2, Appendices B.3, D.3): parsing the
+compiler's replies, the ground-truth-free validator, and compile accuracy.
+
+Pure functions over strings and Structs; no I/O.
+
+Parsing decisions (:func:`parse_graph`, :func:`parse_revision`, :func:`find_json_object`)
+-----------------------------------------------------------------------------------------
+* The reply may wrap its JSON in a code fence (```json ... ```) and surround it with prose.
+  Fenced blocks are tried first, then the whole reply; in each, the first ``{`` at which a
+  JSON object decodes *and has the expected key* (``steps`` for the graph; ``cancel``,
+  ``rewires`` or ``relax`` for the revision) wins. Nothing else is repaired: single quotes,
+  trailing commas or a reply cut off by the budget make the reply malformed.
+* A malformed graph reply compiles to an EMPTY graph with ``error`` set; a malformed revision
+  reply to a revision that changes nothing, with ``error`` set. Compile errors flow into the
+  gate uncorrected (Section 3.2): behind an empty graph every matched step is unknown to the
+  module (no directive) and every booking is refused by the enforcement gate, which the
+  validator's ``malformed`` flag lets the hybrid avoid.
+* Step ids are stripped and lower-cased (``"S3"`` -> ``"s3"``); nothing else is rewritten.
+  ``deps`` may be a list of ids or one comma-separated string; anything else is no deps.
+  ``code`` is kept as written (stripped); a non-string code is the empty code. A step entry
+  that is not an object compiles to a step with no deps and the empty code. ``steps`` may
+  also be a list of objects carrying an ``id``.
+* Revision: ``cancel`` a step id or null; ``rewires`` an object of id -> deps (else none);
+  ``relax`` a two-element list of ids, else none.
+
+Validator (:func:`validate`, Appendix D.3), ground-truth-free: it reads only the compiled
+graph and revision. Flags, each by name in ``Validation.flags``:
+
+* ``empty_code``: a step whose compiled completion code is empty or is not one completion code
+  (``RC-dddd`` after :func:`protocol.receipts.normalize_code`): such a step can never be
+  booked, so its dependents are over-blocked for ever (the paper's "empty code");
+* ``cancelled_in_deps``: after the compiled revision, the cancelled step still sits in the
+  dependency list of a step that is not cancelled (the paper's "Canc.");
+* ``cycle``: the dependency relation has a cycle, before or after the revision (the paper's
+  compiled rewires that close a cycle);
+* ``malformed`` (OURS): the graph or the revision reply could not be read, or the graph has
+  no steps;
+* ``unknown_dep`` (OURS): a dependency, rewire, cancel or relax names a step the compiled
+  graph does not hold; such a prerequisite can never be done.
+
+The last two are not in the paper's list; they catch compile failures the paper's compiler
+never produced (an unreadable reply), so the paper's three flags are reported apart as
+``Validation.paper_flags``.
+
+Accuracy (:func:`compile_accuracy`, Table 5) compares with the generator's episode, for the
+record only: the gate's state never reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import msgspec
+
+from protocol.receipts import normalize_code
+from protocol.records import Episode
+from protocol.state import TaskState, sort_ids
+
+__all__ = [
+    "CompileAccuracy",
+    "CompiledGraph",
+    "CompiledRevision",
+    "CompiledStep",
+    "Validation",
+    "code_table",
+    "compile_accuracy",
+    "compiled_state",
+    "find_json_object",
+    "parse_graph",
+    "parse_match",
+    "parse_revision",
+    "revised_state",
+    "validate",
+]
+
+PAPER_FLAGS = ("empty_code", "cancelled_in_deps", "cycle")
+
+
+class CompiledStep(msgspec.Struct, frozen=True, kw_only=True):
+    deps: tuple[str, ...] = ()
+    code: str = ""
+
+
+class CompiledGraph(msgspec.Struct, frozen=True, kw_only=True):
+    """V, E and the completion codes as the compiler wrote them."""
+
+    steps: dict[str, CompiledStep]
+    error: str | None = None  # why the reply could not be read (then ``steps`` is empty)
+
+    @property
+    def malformed(self) -> bool:
+        return self.error is not None
+
+
+class CompiledRevision(msgspec.Struct, frozen=True, kw_only=True):
+    cancel: str | None = None
+    rewires: dict[str, tuple[str, ...]] = {}
+    relax: tuple[str, str] | None = None
+    error: str | None = None
+
+    @property
+    def malformed(self) -> bool:
+        return self.error is not None
+
+
+class Validation(msgspec.Struct, frozen=True, kw_only=True):
+    flags: tuple[str, ...]  # every flag raised, by name (see the module docstring)
+    empty_code: tuple[str, ...] = ()
+    cancelled_in_deps: tuple[str, ...] = ()  # steps still listing the cancelled step
+    cycle: bool = False
+    unknown_dep: tuple[str, ...] = ()  # ids named but not compiled
+    malformed: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return not self.flags
+
+    @property
+    def paper_flags(self) -> tuple[str, ...]:
+        return tuple(f for f in self.flags if f in PAPER_FLAGS)
+
+
+class CompileAccuracy(msgspec.Struct, frozen=True, kw_only=True):
+    """One episode's compile against the generator (Table 5 per-episode counts)."""
+
+    steps: int  # S
+    dep: int  # steps whose compiled dependency set equals the generator's
+    code: int  # steps whose compiled code equals the generator's
+    cancel: bool
+    rewire: bool  # the compiled rewires equal the generator's (as sets), every one
+    relax: bool
+    extra_steps: int = 0  # compiled ids the generator does not have
+
+    @property
+    def exact(self) -> bool:
+        """Any disagreement with the generator at all (the paper's "!= GT" episodes)."""
+        return (
+            self.dep == self.steps
+            and self.code == self.steps
+            and self.cancel
+            and self.rewire
+            and self.relax
+            and not self.extra_steps
+        )
+
+
+# --- parsing -----------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
+_DECODER = json.JSONDecoder()
+_SPLIT = re.compile(r"[\s,;]+")
+
+
+def find_json_object(
+    text: str, wanted: Callable[[dict[str, Any]], bool] = lambda _: True
+) -> dict[str, Any] | None:
+    """The first JSON object in ``text`` that ``wanted`` accepts (fenced blocks first)."""
+    for chunk in [*(m.group(1) for m in _FENCE.finditer(text)), text]:
+        start = chunk.find("{")
+        while start >= 0:
+            try:
+                obj, _ = _DECODER.raw_decode(chunk, start)
+            except json.JSONDecodeError:
+                obj = None
+            if isinstance(obj, dict) and wanted(obj):
+                return obj
+            start = chunk.find("{", start + 1)
+    return None
+
+
+def _norm_id(x: object) -> str | None:
+    return x.strip().lower() if isinstance(x, str) and x.strip() else None
+
+
+def _ids(x: object) -> tuple[str, ...]:
+    if isinstance(x, str):
+        x = [p for p in _SPLIT.split(x) if p]
+    if not isinstance(x, list | tuple):
+        return ()
+    return sort_ids(dict.fromkeys(i for i in map(_norm_id, x) if i is not None))
+
+
+def _step(value: object) -> CompiledStep:
+    if not isinstance(value, dict):
+        return CompiledStep()
+    code = value.get("code")
+    return CompiledStep(
+        deps=_ids(value.get("deps")), code=code.strip() if isinstance(code, str) else ""
+    )
+
+
+def parse_graph(text: str) -> CompiledGraph:
+    """The compiler's graph reply as a :class:`CompiledGraph` (never raises)."""
+    obj = find_json_object(text, lambda o: "steps" in o)
+    if obj is None:
+        return CompiledGraph(steps={}, error="no JSON object with a 'steps' key")
+    raw = obj["steps"]
+    items: Iterable[tuple[object, object]]
+    if isinstance(raw, dict):
+        items = raw.items()
+    elif isinstance(raw, list):
+        items = [(e.get("id"), e) for e in raw if isinstance(e, dict)]
+    else:
+        return CompiledGraph(steps={}, error="'steps' is neither an object nor a list")
+    steps: dict[str, CompiledStep] = {}
+    for key, value in items:
+        v = _norm_id(key)
+        if v is not None and v not in steps:
+            steps[v] = _step(value)
+    if not steps:
+        return CompiledGraph(steps={}, error="'steps' is empty")
+    return CompiledGraph(steps={v: steps[v] for v in sort_ids(steps)})
+
+
+def _relax(x: object) -> tuple[str, str] | None:
+    if isinstance(x, list | tuple) and len(x) == 2:
+        a, b = _norm_id(x[0]), _norm_id(x[1])
+        if a is not None and b is not None:
+            return (a, b)
+    return None
+
+
+def parse_revision(text: str) -> CompiledRevision:
+    """The compiler's revision reply as a :class:`CompiledRevision` (never raises)."""
+    obj = find_json_object(text, lambda o: bool({"cancel", "rewires", "relax"} & o.keys()))
+    if obj is None:
+        return CompiledRevision(error="no JSON object with a 'cancel', 'rewires' or 'relax' key")
+    raw = obj.get("rewires")
+    rewires: dict[str, tuple[str, ...]] = {}
+    if isinstance(raw, dict):
+        for key, deps in raw.items():
+            w = _norm_id(key)
+            if w is not None:
+                rewires[w] = _ids(deps)
+    return CompiledRevision(
+        cancel=_norm_id(obj.get("cancel")), rewires=rewires, relax=_relax(obj.get("relax"))
+    )
+
+
+def parse_match(text: str, step_ids: Iterable[str]) -> tuple[str | None, bool] | None:
+    """The matcher's reply as (step or None, explicit_redo), or None when it is not valid.
+
+    Valid: a JSON object (fences and prose tolerated as for the compiler) whose ``step`` is
+    null or one of ``step_ids`` (case and surrounding spaces ignored) and whose
+    ``explicit_redo`` is a JSON boolean. A step outside the list, a missing key or a string
+    ``"true"`` is invalid: the caller asks once more (Appendix B.2)."""
+    obj = find_json_object(text, lambda o: "step" in o)
+    if obj is None or not isinstance(obj.get("explicit_redo"), bool):
+        return None
+    raw = obj["step"]
+    if raw is None:
+        return None, bool(obj["explicit_redo"])
+    step = _norm_id(raw)
+    if step is None or step not in set(step_ids):
+        return None
+    return step, bool(obj["explicit_redo"])
+
+
+# --- state -------------------------------------------------------------------------------
+
+
+def compiled_state(graph: CompiledGraph) -> TaskState:
+    """The gate's opening state: the compiled V and E, nothing done."""
+    return TaskState({v: s.deps for v, s in graph.steps.items()})
+
+
+def revised_state(graph: CompiledGraph, revision: CompiledRevision) -> TaskState:
+    state = compiled_state(graph)
+    state.apply_revision(revision.cancel, revision.rewires, revision.relax)
+    return state
+
+
+def code_table(graph: CompiledGraph) -> dict[str, str]:
+    """Normalized completion code -> compiled step id; unreadable codes are left out, and a
+    code compiled for two steps names the first in id order."""
+    table: dict[str, str] = {}
+    for v, s in graph.steps.items():
+        code = normalize_code(s.code)
+        if code is not None:
+            table.setdefault(code, v)
+    return table
+
+
+# --- validator (Appendix D.3) ------------------------------------------------------------
+
+
+def validate(graph: CompiledGraph, revision: CompiledRevision) -> Validation:
+    """The ground-truth-free validator: reads only the compile (see the module docstring)."""
+    known = set(graph.steps)
+    empty = tuple(v for v, s in graph.steps.items() if normalize_code(s.code) is None)
+    after = revised_state(graph, revision)
+    cancelled = revision.cancel
+    in_deps: tuple[str, ...] = ()
+    if cancelled is not None:
+        in_deps = sort_ids(
+            v for v, d in after.deps.items() if cancelled in d and v not in after.cancelled
+        )
+    cycle = not compiled_state(graph).is_acyclic() or not after.is_acyclic()
+    named: set[str] = {u for s in graph.steps.values() for u in s.deps}
+    named |= {u for w, d in revision.rewires.items() for u in (w, *d)}
+    if cancelled is not None:
+        named.add(cancelled)
+    if revision.relax is not None:
+        named |= set(revision.relax)
+    unknown = sort_ids(named - known)
+    malformed = graph.malformed or revision.malformed or not graph.steps
+    flags = [
+        name
+        for name, raised in (
+            ("empty_code", bool(empty)),
+            ("cancelled_in_deps", bool(in_deps)),
+            ("cycle", cycle),
+            ("malformed", malformed),
+            ("unknown_dep", bool(unknown)),
+        )
+        if raised
+    ]
+    return Validation(
+        flags=tuple(flags),
+        empty_code=empty,
+        cancelled_in_deps=in_deps,
+        cycle=cycle,
+        unknown_dep=unknown,
+        malformed=malformed,
+    )
+
+
+# --- accuracy against the generator (Table 5) --------------------------------------------
+
+
+def _same_rewires(a: Mapping[str, Iterable[str]], b: Mapping[str, Iterable[str]]) -> bool:
+    return {k: frozenset(v) for k, v in a.items()} == {k: frozenset(v) for k, v in b.items()}
+
+
+def compile_accuracy(
+    graph: CompiledGraph, revision: CompiledRevision, episode: Episode
+) -> CompileAccuracy:
+    """How the compile agrees with the generator's graph and revision, per component."""
+    dep = code = 0
+    for s in episode.steps:
+        c = graph.steps.get(s.id)
+        if c is None:
+            continue
+        dep += frozenset(c.deps) == frozenset(s.deps)
+        code += normalize_code(c.code) == s.code
+    truth = episode.revision
+    return CompileAccuracy(
+        steps=len(episode.steps),
+        dep=dep,
+        code=code,
+        cancel=revision.cancel == truth.cancel,
+        rewire=_same_rewires(revision.rewires, truth.rewires),
+        relax=revision.relax == truth.relax,
+        extra_steps=len(set(graph.steps) - {s.id for s in episode.steps}),
+    )
