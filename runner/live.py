@@ -76,9 +76,10 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
         MofNCompleteColumn(),
         TextColumn("{task.fields[stats]}"),
         TimeRemainingColumn(),
+        TextColumn("{task.fields[cells]}"),
     )
     with Progress(*columns, console=console, transient=False, refresh_per_second=4) as bar:
-        task = bar.add_task("run", total=state.progress.total or None, stats="")
+        task = bar.add_task("run", total=state.progress.total or None, stats="", cells="")
 
         def on_episode(_: object) -> None:
             bar.update(

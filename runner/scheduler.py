@@ -43,7 +43,19 @@ class Progress:
     skipped: int = 0
     infrastructure: int = 0
     started: float = field(default_factory=time.perf_counter)
-    per_cell: dict[str, int] = field(default_factory=dict)
+    per_cell: dict[str, int] = field(default_factory=dict)  # episodes done this run
+    cell_total: dict[str, int] = field(default_factory=dict)  # episodes to run this run
+    cell_label: dict[str, str] = field(default_factory=dict)
+
+    def open_cells(self, limit: int = 3) -> str:
+        """Cells under way (started, not finished): 'label k/n' for the first few."""
+        shown = [
+            f"{self.cell_label[c]} {self.per_cell[c]}/{n}"
+            for c, n in self.cell_total.items()
+            if 0 < self.per_cell.get(c, 0) < n
+        ]
+        more = f" +{len(shown) - limit}" if len(shown) > limit else ""
+        return "  ".join(shown[:limit]) + more
 
 
 @dataclass
@@ -89,6 +101,10 @@ async def run_grid(state: RunState, tasks: list[Task], scorer: Any | None = None
     episodes: dict[EpisodeSpec, Episode] = {}
     progress = state.progress
     progress.total = len(tasks)
+    for t in tasks:
+        slug = t.cell.slug()
+        progress.cell_total[slug] = progress.cell_total.get(slug, 0) + 1
+        progress.cell_label[slug] = f"{t.cell.arm} S={t.cell.steps} rho={t.cell.density:g}"
     it: Iterator[Task] = iter(tasks)
     results_path = state.out / RESULTS
 
