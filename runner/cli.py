@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from runner import cmd_cost, cmd_generate, cmd_run
+from runner import cmd_cost, cmd_generate, cmd_report, cmd_run, cmd_score
 from serve.cli import serve_app
 
 __all__ = ["app", "main"]
@@ -32,6 +32,8 @@ app.command("run")(cmd_run.run)
 app.command("validate")(cmd_run.validate)
 app.command("demo")(cmd_run.demo)
 app.command("cost")(cmd_cost.cost)
+app.command("score")(cmd_score.score)
+app.command("report")(cmd_report.report)
 app.add_typer(serve_app, name="serve")
 
 

@@ -1,0 +1,35 @@
+"""Rule-based agents that read the brief and the transcript as an LLM would."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from serve.agents import always_book, perfect, synthetic
+from serve.agents.answer import Answer
+from serve.agents.helpers import helper_answer
+from serve.agents.view import Message, build_view
+
+__all__ = ["Answer", "Message", "answer"]
+
+
+def answer(
+    policy: str,
+    params: Mapping[str, float],
+    messages: Sequence[Message],
+    *,
+    digest: str,
+    thinking: bool = False,
+) -> Answer:
+    """What ``policy`` replies to ``messages``: a helper answer for a helper prompt,
+    otherwise the agent's turn."""
+    helper = helper_answer(messages, params, digest)
+    if helper is not None:
+        return msgspec.structs.replace(helper, synthetic=policy == "synthetic")
+    view = build_view(messages)
+    if policy == "always-book":
+        return always_book.respond(view)
+    if policy == "synthetic":
+        return synthetic.respond(view, params, digest, thinking)
+    return perfect.respond(view)

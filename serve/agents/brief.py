@@ -1,0 +1,82 @@
+"""Reading the brief (system prompt) as an LLM would: steps, codes, prerequisites, clauses."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import msgspec
+
+from protocol import strings
+from serve.agents.patterns import STEP_ID, template_regex
+
+__all__ = ["BriefStep", "ParsedBrief", "parse_brief"]
+
+_CODE = r"RC-\d{4}"
+_DEPS = rf"{STEP_ID}(?:, {STEP_ID})*"
+_SUFFIX = template_regex(strings.TOOL_STEP_SUFFIX, tool=r"[A-Za-z0-9_\-]+").pattern
+_LINE_REQUIRES = re.compile(
+    template_regex(strings.BRIEF_STEP_LINE_REQUIRES, id=STEP_ID, deps=_DEPS, code=_CODE).pattern
+    + f"(?:{_SUFFIX})?$"
+)
+_LINE = re.compile(
+    template_regex(strings.BRIEF_STEP_LINE, id=STEP_ID, code=_CODE).pattern + f"(?:{_SUFFIX})?$"
+)
+
+
+class BriefStep(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    text: str
+    code: str
+    deps: tuple[str, ...]
+    tool: str | None = None
+
+
+class ParsedBrief:
+    """The plan as the brief states it, with lookup tables."""
+
+    __slots__ = ("by_code", "by_id", "by_text", "by_tool", "ledger", "one_shot", "steps", "tools")
+
+    def __init__(
+        self, steps: tuple[BriefStep, ...], *, one_shot: bool, tools: bool, ledger: bool
+    ) -> None:
+        self.steps = steps
+        self.one_shot = one_shot
+        self.tools = tools
+        self.ledger = ledger
+        self.by_id = {s.id: s for s in steps}
+        self.by_code = {s.code: s.id for s in steps}
+        self.by_text = {s.text: s.id for s in steps}
+        self.by_tool = {s.tool: s.id for s in steps if s.tool}
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """Step id -> brief text."""
+        return {s.id: s.text for s in self.steps}
+
+    @property
+    def deps(self) -> dict[str, tuple[str, ...]]:
+        return {s.id: s.deps for s in self.steps}
+
+
+def _step(line: str) -> BriefStep | None:
+    m = _LINE_REQUIRES.match(line) or _LINE.match(line)
+    if m is None:
+        return None
+    groups = m.groupdict()
+    deps = tuple(groups["deps"].split(", ")) if groups.get("deps") else ()
+    return BriefStep(
+        id=groups["id"], text=groups["text"], code=groups["code"], deps=deps, tool=groups["tool"]
+    )
+
+
+@lru_cache(maxsize=2048)
+def parse_brief(text: str) -> ParsedBrief:
+    """Every step line of ``text`` (in order of appearance) and which clauses it carries."""
+    steps = tuple(s for s in map(_step, text.splitlines()) if s is not None)
+    return ParsedBrief(
+        steps,
+        one_shot=strings.ONE_SHOT in text,
+        tools=strings.TOOL_CLAUSE in text,
+        ledger=strings.LEDGER_CLAUSE in text,
+    )

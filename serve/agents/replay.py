@@ -1,0 +1,87 @@
+"""Reconstructing the task state from a transcript, as the agent can see it.
+
+The agent's own earlier replies are its execution record: a ref line (or, in the tools
+variant, an ``ACTION`` line) carrying the work order of the user message it answered is a
+booking. A rejection notice (``[BOOKING REJECTED] ...``) in a later user turn undoes the
+refused booking. The revision message, when the transcript reaches it, cancels, rewires and
+relaxes. Statuses then follow Section 3.1 (``protocol.state.TaskState``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+from protocol.receipts import find_actions, read_bookings
+from protocol.state import TaskState
+from serve.agents.brief import ParsedBrief
+from serve.agents.resolve import is_revision
+from serve.agents.revision import parse_revision
+from serve.agents.transcript import Rejection, UserTurn
+
+__all__ = ["Exchange", "booked", "replay"]
+
+Exchange = tuple[UserTurn, str]  # a user turn and the agent's reply to it
+BookingKey = tuple[str, str]  # (code or "tool:<name>", work order)
+
+
+@lru_cache(maxsize=65536)
+def booked(
+    reply: str, work_order: str | None, brief: ParsedBrief
+) -> tuple[tuple[str, BookingKey], ...]:
+    """(step, booking key) for each booking ``reply`` makes under ``work_order``."""
+    if work_order is None:
+        return ()
+    found = [
+        (b.step, (b.code, work_order))
+        for b in read_bookings(reply, brief.by_code, work_order).bookings
+        if b.step is not None
+    ]
+    if brief.tools:
+        found += [
+            (brief.by_tool[a.tool], (f"tool:{a.tool}", work_order))
+            for a in find_actions(reply)
+            if a.work_order == work_order and a.tool in brief.by_tool
+        ]
+    return tuple(dict.fromkeys(found))
+
+
+class _Record:
+    def __init__(self, brief: ParsedBrief) -> None:
+        self.brief = brief
+        self.state = TaskState(brief.deps)
+        self.held: dict[str, set[BookingKey]] = {}
+
+    def admit(self, bookings: Iterable[tuple[str, BookingKey]]) -> None:
+        for step, key in bookings:
+            self.held.setdefault(step, set()).add(key)
+            self.state.book(step)
+
+    def refuse(self, notices: Iterable[Rejection]) -> None:
+        for n in notices:
+            step = self.brief.by_code.get(n.code) or n.step
+            if step is None:
+                continue
+            keys = self.held.get(step, set())
+            keys.discard((n.code, n.work_order))
+            keys -= {k for k in keys if k[0].startswith("tool:") and k[1] == n.work_order}
+            if not keys:
+                self.state.done.discard(step)
+
+    def revise(self, text: str) -> None:
+        if not is_revision(text):
+            return
+        rev = parse_revision(text, self.brief.texts)
+        self.state.apply_revision(rev.cancel, rev.rewires, rev.relax)
+
+
+def replay(brief: ParsedBrief, history: Sequence[Exchange], current: UserTurn) -> TaskState:
+    """The state at the start of ``current``'s request (its notices and revision applied)."""
+    record = _Record(brief)
+    for user, reply in history:
+        record.refuse(user.notices)
+        record.revise(user.text)
+        record.admit(booked(reply, user.work_order, brief))
+    record.refuse(current.notices)
+    record.revise(current.text)
+    return record.state

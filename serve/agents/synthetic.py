@@ -1,0 +1,156 @@
+"""The synthetic agent: a seeded stochastic policy whose failure rates depend on what the
+prompt shows it. A test instrument for demos and benchmarks, not a claim about any model;
+every answer it gives is labelled synthetic.
+
+It starts from the perfect agent's own reading (state from its transcript, or the displayed
+checklist) and then errs with these probabilities (model-name parameters, defaults):
+
+============  =======  ==================================================================
+parameter     default  meaning
+============  =======  ==================================================================
+obey          0.965    a ``[TASK-STATE]`` directive is obeyed. A disobeyed trap directive
+                       (DONE / CANCELLED / BLOCKED) books the step: written as a citation
+                       inside a refusal with probability ``cite_share``, else bare. A
+                       disobeyed ELIGIBLE or REDO directive is declined with probability 1/8
+cite_share    0.6      see ``obey``
+fresh         0.2      a finished step asked again on a fresh work order is re-executed
+original      1.6      multiplier on ``fresh`` under the original brief (no one-shot rule)
+premature     0.03     a blocked step is booked
+superseded    0.05     a cancelled step is booked
+cite          0.1      a correct refusal of a done or cancelled step cites a ref line with
+                       the current work order (the decline-aware case, Appendix A.2)
+checklist     0.6      multiplier on the four rates above when a checklist shows the step's
+                       state
+ledger        0.35     the same multiplier when its own ledger shows the step DONE or
+                       CANCELLED (writing state binds more than reading it)
+think         0.5      multiplier on the trap rates when thinking is on
+omit          0.002    an eligible step is not booked
+refuse_redo   0.01     an authorized redo is refused (doubled when a checklist shows DONE)
+pick          0.3      an ambiguous probe naming two steps is answered by booking the first
+extra         0.0      an eligible booking also books another eligible step (unrequested)
+seed          0        mixed into the per-request seed
+============  =======  ==================================================================
+
+With the defaults, 64 episodes at S = 10 give strict success near 0.4 (raw), 0.55
+(checklist), 0.7 (ledger), 0.8 (directive) and 0.98 (enforcement): a ladder shaped like the
+paper's no-think Qwen3-235B cells, by construction.
+
+Deterministic: the RNG is seeded from a hash of the request's messages and ``seed``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+
+from protocol.state import Verdict
+from serve.agents.answer import Answer
+from serve.agents.decide import Decision, from_verdict, guard, own_decision
+from serve.agents.reply import reasoning, render_reply
+from serve.agents.transcript import Directive
+from serve.agents.view import View
+
+__all__ = ["DEFAULTS", "respond"]
+
+DEFAULTS: dict[str, float] = {
+    "obey": 0.965,
+    "cite_share": 0.6,
+    "fresh": 0.2,
+    "original": 1.6,
+    "premature": 0.03,
+    "superseded": 0.05,
+    "cite": 0.1,
+    "checklist": 0.6,
+    "ledger": 0.35,
+    "think": 0.5,
+    "omit": 0.002,
+    "refuse_redo": 0.01,
+    "pick": 0.3,
+    "extra": 0.0,
+    "seed": 0.0,
+}
+_LEDGER_WORD = {"done": "DONE", "cancelled": "CANCELLED"}
+
+
+class _Dice:
+    def __init__(self, view: View, p: Mapping[str, float], rng: random.Random, thinking: bool):
+        self.view = view
+        self.p = p
+        self.rng = rng
+        self.thinking = thinking
+
+    def roll(self, rate: float) -> bool:
+        return self.rng.random() < min(1.0, max(0.0, rate))
+
+    def shown(self, step: str, status: str) -> bool:
+        entry = (self.view.checklist or {}).get(step)
+        return entry is not None and entry.status == status
+
+    def multiplier(self, step: str, status: str) -> float:
+        """How much what the prompt shows about ``step`` lowers a trap rate."""
+        mult = self.p["think"] if self.thinking else 1.0
+        if self.shown(step, status):
+            return mult * self.p["checklist"]
+        if self.view.ledger_shown.get(step) == _LEDGER_WORD.get(status):
+            return mult * self.p["ledger"]
+        return mult
+
+
+def _directed(dice: _Dice, d: Directive) -> Decision:
+    obeyed = from_verdict(d.step, Verdict(d.label, d.missing))
+    if dice.roll(dice.p["obey"]):
+        return obeyed
+    if d.label in ("done", "cancelled", "blocked"):
+        if dice.roll(dice.p["cite_share"]):
+            return Decision(action=obeyed.action, step=d.step, missing=d.missing, cite=True)
+        return Decision(action="book", step=d.step)
+    if dice.roll(0.125):
+        return Decision(action="confirm", step=d.step)
+    return obeyed
+
+
+def _trap(dice: _Dice, d: Decision, step: str, rate: float, status: str) -> Decision:
+    """Book the trap step with ``rate``; else refuse, citing a ref line with ``cite``."""
+    mult = dice.multiplier(step, status)
+    if dice.roll(rate * mult):
+        return Decision(action="book", step=step)
+    if d.action in ("confirm", "decline") and dice.roll(dice.p["cite"] * mult):
+        return Decision(action=d.action, step=step, cite=True)
+    return d
+
+
+def _undirected(dice: _Dice) -> Decision:
+    view, p = dice.view, dice.p
+    d = own_decision(view)
+    step = d.step
+    if d.action == "ask_back" and dice.roll(p["pick"]):
+        return Decision(action="book", step=d.named[0])
+    if step is None:
+        return d
+    if d.action == "confirm":
+        fresh = p["fresh"] * (1.0 if view.brief.one_shot else p["original"])
+        return _trap(dice, d, step, fresh, "done")
+    if d.action == "decline":
+        return _trap(dice, d, step, p["superseded"], "cancelled")
+    if d.action == "blocked":
+        return _trap(dice, d, step, p["premature"], "blocked")
+    if d.action == "book" and d.redo:
+        rate = p["refuse_redo"] * (2.0 if dice.shown(step, "done") else 1.0)
+        return Decision(action="confirm", step=step) if dice.roll(rate) else d
+    if d.action == "book" and dice.roll(p["omit"]):
+        return Decision(action="unknown", step=step)
+    if d.action == "book" and dice.roll(p["extra"]):
+        others = [v for v in view.state.eligible() if v != step]
+        return Decision(action="book", step=step, extra=tuple(others[:1]))
+    return d
+
+
+def respond(view: View, params: Mapping[str, float], digest: str, thinking: bool) -> Answer:
+    p = {**DEFAULTS, **params}
+    rng = random.Random(f"synthetic|{digest}|{p['seed']!r}")
+    dice = _Dice(view, p, rng, thinking)
+    d = _directed(dice, view.directive) if view.directive is not None else _undirected(dice)
+    if d.step is not None and d.step not in view.brief.by_id:
+        d = Decision(action="unknown")
+    d = guard(view, d)
+    return Answer(content=render_reply(view, d), reasoning=reasoning(view, d), synthetic=True)

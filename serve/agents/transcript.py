@@ -1,0 +1,148 @@
+"""Reading a user turn the way the arms lay it out (``protocol.render.compose_user_message``):
+rejection notices, a blank line, the user's text, a blank line, the arm's addition
+(checklist, ``[TASK-STATE]`` directive, ``[MATCHED STEP]`` line, ledger)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Literal
+
+import msgspec
+
+from protocol import strings
+from serve.agents.patterns import STEP_ID, WORK_ORDER, template_regex
+
+__all__ = [
+    "ChecklistEntry",
+    "Directive",
+    "Rejection",
+    "UserTurn",
+    "find_directive",
+    "matched_step",
+    "parse_checklist",
+    "split_user",
+]
+
+DirectiveLabel = Literal["eligible", "done", "redo", "blocked", "cancelled"]
+_CODE = r"RC-\d{4}"
+_IDS = rf"{STEP_ID}(?:, {STEP_ID})*"
+_WO = re.compile(WORK_ORDER)
+
+_REJECTION = template_regex(
+    strings.REJECTION, code=_CODE, work_order=WORK_ORDER, id=rf"{STEP_ID}|\?", status=r"[^;]+?"
+)
+_REJECTION_OPENING = strings.REJECTION.split("{")[0]
+_DIRECTIVES: tuple[tuple[DirectiveLabel, re.Pattern[str]], ...] = (
+    ("cancelled", template_regex(strings.DIRECTIVE_CANCELLED, id=STEP_ID)),
+    ("done", template_regex(strings.DIRECTIVE_DONE, id=STEP_ID)),
+    ("redo", template_regex(strings.DIRECTIVE_REDO, id=STEP_ID)),
+    ("blocked", template_regex(strings.DIRECTIVE_BLOCKED, id=STEP_ID, missing=f"(?:{_IDS})?")),
+    ("eligible", template_regex(strings.DIRECTIVE_ELIGIBLE, id=STEP_ID)),
+)
+_DIRECTIVE_OPENING = strings.DIRECTIVE_ELIGIBLE.split("{")[0].split(" ")[0]  # "[TASK-STATE]"
+_MATCHED = template_regex(strings.MATCHED_STEP_LINE, id=STEP_ID)
+_CHECKLIST: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("todo", template_regex(strings.CHECKLIST_TODO_READY, anchored=True, id=STEP_ID)),
+    (
+        "blocked",
+        template_regex(strings.CHECKLIST_TODO_WAITING, anchored=True, id=STEP_ID, deps=_IDS),
+    ),
+    ("done", template_regex(strings.CHECKLIST_DONE, anchored=True, id=STEP_ID)),
+    ("cancelled", template_regex(strings.CHECKLIST_CANCELLED, anchored=True, id=STEP_ID)),
+)
+_ADDITION_OPENINGS = (
+    strings.CHECKLIST_HEADER,
+    _DIRECTIVE_OPENING,
+    strings.MATCHED_STEP_LINE.split("{")[0],
+)
+_LEDGER_LINE = re.compile(r"^\W*ledger\b", re.IGNORECASE)
+_TAG = re.compile(r"^\[[A-Z][A-Z0-9 _\-]+\]")
+
+
+class Rejection(msgspec.Struct, frozen=True, kw_only=True):
+    code: str
+    work_order: str
+    step: str | None
+
+
+class Directive(msgspec.Struct, frozen=True, kw_only=True):
+    step: str
+    label: DirectiveLabel
+    missing: tuple[str, ...] = ()
+
+
+class ChecklistEntry(msgspec.Struct, frozen=True, kw_only=True):
+    status: str  # todo | blocked | done | cancelled
+    missing: tuple[str, ...] = ()
+
+
+class UserTurn(msgspec.Struct, frozen=True, kw_only=True):
+    notices: tuple[Rejection, ...]
+    text: str  # the scripted user's message ("" for a notice-only re-prompt)
+    addition: str  # what the arm appended
+    work_order: str | None  # the work order the text carries
+
+
+def _is_addition(part: str) -> bool:
+    return part.startswith(_ADDITION_OPENINGS) or bool(_LEDGER_LINE.match(part))
+
+
+@lru_cache(maxsize=32768)
+def split_user(content: str) -> UserTurn:
+    """Notices, text and addition of a user turn. Parts before the text that carry a tag
+    (``[SOMETHING] ...``, e.g. a tool result) or an arm addition are kept with the addition;
+    the first other part is the user's text."""
+    notices: list[Rejection] = []
+    extra: list[str] = []
+    text: str | None = None
+    for part in content.split("\n\n"):
+        if text is not None:
+            extra.append(part)
+        elif part.startswith(_REJECTION_OPENING):
+            for m in _REJECTION.finditer(part):
+                step = m["id"] if m["id"] != "?" else None
+                notices.append(Rejection(code=m["code"], work_order=m["work_order"], step=step))
+        elif _is_addition(part) or _TAG.match(part):
+            extra.append(part)
+        else:
+            text = part
+    wo = _WO.search(text or "")
+    return UserTurn(
+        notices=tuple(notices),
+        text=text or "",
+        addition="\n\n".join(extra),
+        work_order=wo.group(0) if wo else None,
+    )
+
+
+def find_directive(text: str) -> Directive | None:
+    """The last ``[TASK-STATE]`` directive in ``text``."""
+    if _DIRECTIVE_OPENING not in text:
+        return None
+    found: list[tuple[int, Directive]] = []
+    for label, pattern in _DIRECTIVES:
+        for m in pattern.finditer(text):
+            missing = tuple(m["missing"].split(", ")) if label == "blocked" and m["missing"] else ()
+            found.append((m.start(), Directive(step=m["id"], label=label, missing=missing)))
+    return max(found, key=lambda x: x[0])[1] if found else None
+
+
+def matched_step(text: str) -> str | None:
+    m = _MATCHED.search(text)
+    return m["id"] if m else None
+
+
+def parse_checklist(text: str) -> dict[str, ChecklistEntry] | None:
+    """Step id -> its checklist entry, or None when ``text`` shows no checklist."""
+    at = text.rfind(strings.CHECKLIST_HEADER)
+    if at < 0:
+        return None
+    entries: dict[str, ChecklistEntry] = {}
+    for line in text[at:].splitlines()[1:]:
+        for status, pattern in _CHECKLIST:
+            if m := pattern.match(line):
+                deps = tuple(m["deps"].split(", ")) if status == "blocked" else ()
+                entries[m["id"]] = ChecklistEntry(status=status, missing=deps)
+                break
+    return entries

@@ -1,0 +1,112 @@
+"""``POST /v1/chat/completions``: validate, count, maybe fault, answer, shape, wait, reply."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+
+from serve.agents import Answer, answer
+from serve.bodies import completion_body, error_body
+from serve.faults import Fault, context_error, draw
+from serve.models import BadModelParams, ModelNotFound, ModelSpec, parse_model
+from serve.parse import ChatRequest, RequestError, parse_chat
+from serve.state import SERVER, ServerState
+from serve.tokens import count_messages, truncate
+
+__all__ = ["chat_completions", "error_response", "shape"]
+
+_UNLIMITED = 1 << 30
+
+
+def error_response(
+    status: int, message: str, headers: dict[str, str] | None = None
+) -> web.Response:
+    return web.Response(
+        status=status,
+        body=error_body(status, message),
+        content_type="application/json",
+        headers=headers,
+    )
+
+
+def shape(ans: Answer, req: ChatRequest, fault: Fault | None) -> tuple[str, str | None, str, int]:
+    """(content, reasoning, finish_reason, completion tokens) under ``max_tokens``: the
+    reasoning spends the budget first, as a thinking model's does."""
+    budget = req.max_tokens or _UNLIMITED
+    reasoning: str | None = None
+    used = 0
+    if req.thinking:
+        reasoning, used, cut = truncate(ans.reasoning, budget)
+        if cut or fault == "empty_thinking":
+            return "", reasoning, "length", used
+    content, n, cut = truncate(ans.content, budget - used)
+    return content, reasoning, "length" if cut else "stop", used + n
+
+
+async def _early_fault(
+    request: web.Request, fault: Fault, server: ServerState
+) -> web.StreamResponse:
+    faults = server.config.faults
+    if fault == "429":
+        retry = f"{faults.retry_after_s:g}"
+        return error_response(429, "Rate limit exceeded; retry later.", {"Retry-After": retry})
+    if fault == "500":
+        return error_response(500, "Internal server error (injected).")
+    if fault == "503":
+        return error_response(503, "Service unavailable (injected).")
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+    raise asyncio.CancelledError  # the drop: no response at all
+
+
+def _request(body: bytes) -> tuple[ChatRequest, ModelSpec]:
+    req = parse_chat(body)
+    spec = parse_model(req.model)
+    if not spec.chat:
+        raise RequestError(400, f"The model `{req.model}` serves embeddings only.")
+    return req, spec
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    server = request.app[SERVER]
+    n = server.arrival()
+    try:
+        req, spec = _request(await request.read())
+    except RequestError as e:
+        return error_response(e.status, e.message)
+    except ModelNotFound as e:
+        return error_response(404, str(e))
+    except BadModelParams as e:
+        return error_response(400, str(e))
+    prompt_tokens = count_messages(req.messages)
+    too_long = context_error(server.config.max_model_len, prompt_tokens, req.max_tokens)
+    if too_long is not None:
+        return error_response(400, too_long)
+    fault = draw(server.config.faults, server.config.seed, n)
+    if fault is not None:
+        server.count_fault(fault)
+    if fault in ("429", "500", "503", "drop"):
+        return await _early_fault(request, fault, server)
+    if fault == "hang":
+        await asyncio.sleep(server.config.faults.hang_s)
+    digest = req.digest()
+    ans = answer(spec.policy, spec.params, req.messages, digest=digest, thinking=req.thinking)
+    content, reasoning, finish, completion_tokens = shape(ans, req, fault)
+    await server.latency.serve(server.latency.service_time(n, prompt_tokens, completion_tokens))
+    body = completion_body(
+        request_id=f"chatcmpl-{n:06x}{digest[:16]}",
+        created=server.created,
+        model=req.model,
+        content=content,
+        reasoning=reasoning,
+        finish_reason=finish,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        fingerprint="synthetic" if ans.synthetic else "scripted",
+    )
+    server.completed += 1
+    if fault == "malformed":
+        body = body[: len(body) // 2]
+    return web.Response(body=body, content_type="application/json")

@@ -1,0 +1,159 @@
+"""``ladder serve``: the scripted endpoint standalone, and launch recipes for real models."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Coroutine
+from typing import Annotated, Any, cast
+
+import typer
+
+from serve.app import start_server, stop_server
+from serve.config import FaultConfig, LatencyConfig, LatencyMode, ServerConfig
+from serve.recipes import RECIPES, launch_command
+
+__all__ = ["serve_app"]
+
+serve_app = typer.Typer(
+    help="Serve the scripted endpoint, or print / launch the server of a paper model.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+@serve_app.command("recipes")
+def recipes() -> None:
+    """List the paper's models (Table 6) and how each is served."""
+    for r in RECIPES.values():
+        where = r.base_url or f"tp={r.tensor_parallel} max_len={r.max_model_len}"
+        typer.echo(f"{r.key:22} {r.checkpoint:42} {r.regime_selection:38} {where}")
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], wait_s: float) -> bool:
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return True
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(2)
+    return False
+
+
+@serve_app.command("vllm")
+def vllm(
+    model: Annotated[str, typer.Argument(help=f"one of: {', '.join(RECIPES)}")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="print the command only")] = False,
+    host: Annotated[str, typer.Option(help="address the server binds")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port the server listens on")] = 8000,
+    stack: Annotated[str, typer.Option(help="vllm or sglang")] = "vllm",
+    wait_s: Annotated[float, typer.Option(help="how long to wait for /health")] = 3600.0,
+) -> None:
+    """Print the serve command of a paper model; without --dry-run run it and wait on /health."""
+    recipe = RECIPES.get(model)
+    if recipe is None:
+        raise typer.BadParameter(f"unknown model {model!r}; choose one of: {', '.join(RECIPES)}")
+    if stack not in ("vllm", "sglang"):
+        raise typer.BadParameter(f"unknown stack {stack!r}; choose vllm or sglang")
+    cmd = launch_command(recipe, stack=stack, host=host, port=port)
+    if cmd is None:
+        typer.echo(f"# {recipe.paper_name} is a vendor API at {recipe.base_url}: nothing to launch")
+        return
+    typer.echo(shlex.join(cmd))
+    if dry_run:
+        return
+    proc = subprocess.Popen(cmd)
+    if not _wait_healthy(f"http://{host}:{port}/health", proc, wait_s):
+        proc.terminate()
+        typer.echo(f"error: {recipe.checkpoint} did not become healthy", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"ready: http://{host}:{port}/v1 serves {recipe.served_name}")
+    raise typer.Exit(proc.wait())
+
+
+async def _serve_forever(config: ServerConfig) -> None:
+    runner, url = await start_server(config)
+    print(url, flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await stop_server(runner)
+
+
+@serve_app.command("scripted")
+def scripted(
+    host: Annotated[str, typer.Option(help="bind address (loopback by default)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port; 0 picks a free one")] = 8000,
+    concurrency: Annotated[int, typer.Option(help="requests computing at once; 0 = no cap")] = 0,
+    max_model_len: Annotated[int, typer.Option(help="context length; 0 = none")] = 0,
+    seed: Annotated[int, typer.Option(help="seed of fault and latency draws")] = 0,
+    latency: Annotated[str, typer.Option(help="none, fixed, lognormal or tokens")] = "none",
+    latency_s: Annotated[float, typer.Option(help="fixed time / lognormal median")] = 0.0,
+    sigma: Annotated[float, typer.Option(help="lognormal shape")] = 0.5,
+    prefill_s: Annotated[float, typer.Option(help="seconds per prompt token")] = 0.0,
+    decode_s: Annotated[float, typer.Option(help="seconds per completion token")] = 0.0,
+    fault_429: float = 0.0,
+    fault_500: float = 0.0,
+    fault_503: float = 0.0,
+    fault_drop: float = 0.0,
+    fault_hang: float = 0.0,
+    fault_malformed: float = 0.0,
+    fault_empty_thinking: float = 0.0,
+    retry_after_s: float = 1.0,
+    hang_s: float = 600.0,
+) -> None:
+    """Run the scripted OpenAI-compatible endpoint; prints its base URL, then serves."""
+    if latency not in ("none", "fixed", "lognormal", "tokens"):
+        raise typer.BadParameter(f"unknown latency model {latency!r}")
+    try:
+        config = ServerConfig(
+            host=host,
+            port=port,
+            concurrency=concurrency,
+            max_model_len=max_model_len,
+            seed=seed,
+            latency=LatencyConfig(
+                mode=cast(LatencyMode, latency),
+                seconds=latency_s,
+                sigma=sigma,
+                prefill_s_per_token=prefill_s,
+                decode_s_per_token=decode_s,
+            ),
+            faults=FaultConfig(
+                rate_429=fault_429,
+                rate_500=fault_500,
+                rate_503=fault_503,
+                rate_drop=fault_drop,
+                rate_hang=fault_hang,
+                rate_malformed=fault_malformed,
+                rate_empty_thinking=fault_empty_thinking,
+                retry_after_s=retry_after_s,
+                hang_s=hang_s,
+            ),
+        )
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+    try:
+        _run(_serve_forever(config))
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+def _run(main: Coroutine[Any, Any, None]) -> None:
+    """Run ``main`` on uvloop where it is installed."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency off Windows
+        asyncio.run(main)
+        return
+    uvloop.run(main)

@@ -1,0 +1,80 @@
+"""The latency model: a service time per request and a concurrency cap with a queue.
+
+A request first computes its answer (real CPU, outside the cap), then holds one slot of an
+``asyncio.Semaphore`` of size ``concurrency`` while it sleeps its service time, like a
+batching GPU server with ``concurrency`` sequences. With a fixed service time ``t`` and at
+least ``concurrency`` requests waiting, the ideal throughput is ``concurrency / t``
+requests per second. Each slot keeps a virtual clock: a request that waited for a slot
+starts when the slot's previous request ended (or when it arrived, if later) and sleeps until
+that start plus its service time, so event-loop lag does not add up wave after wave, as a GPU
+computes on regardless of the Python loop. The service time's randomness (lognormal) comes
+from ``random.Random(f"latency|{seed}|{n}")``, ``n`` being the request's arrival number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import math
+import random
+
+from serve.config import LatencyConfig
+
+__all__ = ["LatencyModel"]
+
+
+class LatencyModel:
+    def __init__(self, config: LatencyConfig, concurrency: int, seed: int = 0) -> None:
+        self.config = config
+        self.concurrency = concurrency
+        self.seed = seed
+        self._slots = asyncio.Semaphore(concurrency) if concurrency > 0 else None
+        self._free_at = [0.0] * max(0, concurrency)  # a heap: when each slot is next free
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    def service_time(self, n: int, prompt_tokens: int, completion_tokens: int) -> float:
+        c = self.config
+        if c.mode == "fixed":
+            return c.seconds
+        if c.mode == "lognormal":
+            if c.seconds <= 0:
+                return 0.0
+            rng = random.Random(f"latency|{self.seed}|{n}")
+            return rng.lognormvariate(math.log(c.seconds), c.sigma)
+        if c.mode == "tokens":
+            return (
+                c.seconds
+                + c.prefill_s_per_token * prompt_tokens
+                + c.decode_s_per_token * completion_tokens
+            )
+        return 0.0
+
+    def ideal_throughput(self, seconds: float) -> float:
+        """Requests per second at a fixed service time, with the cap saturated."""
+        if seconds <= 0 or self.concurrency <= 0:
+            return math.inf
+        return self.concurrency / seconds
+
+    async def serve(self, seconds: float) -> None:
+        """Hold a slot (waiting in the queue for one) for ``seconds`` of its virtual clock."""
+        if self._slots is None:
+            await self._compute(seconds)
+            return
+        loop = asyncio.get_running_loop()
+        arrival = loop.time()
+        async with self._slots:
+            end = max(arrival, heapq.heappop(self._free_at)) + seconds
+            try:
+                await self._compute(end - loop.time())
+            finally:
+                heapq.heappush(self._free_at, end)
+
+    async def _compute(self, seconds: float) -> None:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if seconds > 0:
+                await asyncio.sleep(seconds)
+        finally:
+            self.in_flight -= 1

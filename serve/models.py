@@ -1,0 +1,97 @@
+"""Model names of the scripted endpoint: the name picks the policy, a query string its knobs.
+
+Grammar::
+
+    scripted/<policy>[?<param>=<number>[&<param>=<number>...]]
+
+Policies (``GET /v1/models`` lists them):
+
+* ``perfect``: the perfect agent (Appendix A.1).
+* ``always-book``: the memoryless policy that books every request naming a step.
+* ``synthetic``: the seeded stochastic agent; its parameters are in
+  :mod:`serve.agents.synthetic` (``obey``, ``fresh``, ``cite``, ``seed``, ...).
+* ``embed``: embeddings only (``POST /v1/embeddings`` accepts every scripted name).
+
+Every chat policy also takes the helper defect rates of :mod:`serve.agents.helpers`
+(``matcher_malformed``, ``matcher_wrong``, ``compile_empty_code``, ``compile_cancel_left``,
+``compile_cycle``). Example: ``scripted/synthetic?obey=0.9&fresh=0.35&seed=7``. An unknown
+policy is a 404 (as vLLM answers an unknown model); an unknown parameter or a value that is
+not a number in range is a 400.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from urllib.parse import parse_qsl
+
+import msgspec
+
+from serve.agents.helpers import HELPER_PARAMS
+from serve.agents.synthetic import DEFAULTS as SYNTHETIC_DEFAULTS
+
+__all__ = [
+    "BASE_MODELS",
+    "PREFIX",
+    "BadModelParams",
+    "ModelNotFound",
+    "ModelSpec",
+    "parse_model",
+]
+
+PREFIX = "scripted/"
+_HELPERS = frozenset(HELPER_PARAMS)
+BASE_MODELS: dict[str, frozenset[str]] = {
+    "perfect": _HELPERS,
+    "always-book": _HELPERS,
+    "synthetic": _HELPERS | frozenset(SYNTHETIC_DEFAULTS),
+    "embed": frozenset(),
+}
+_UNBOUNDED = frozenset({"seed", "original", "checklist", "ledger", "think"})  # not rates
+
+
+class ModelNotFound(LookupError):
+    """No such model: HTTP 404."""
+
+
+class BadModelParams(ValueError):
+    """A known policy with parameters it does not take: HTTP 400."""
+
+
+class ModelSpec(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    policy: str
+    params: dict[str, float]
+
+    @property
+    def chat(self) -> bool:
+        return self.policy != "embed"
+
+
+def _value(policy: str, key: str, raw: str, known: frozenset[str]) -> float:
+    if key not in known:
+        allowed = ", ".join(sorted(known)) or "none"
+        raise BadModelParams(f"unknown parameter {key!r} for {PREFIX}{policy}; known: {allowed}")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise BadModelParams(f"parameter {key}={raw!r} is not a number") from None
+    if not math.isfinite(value) or value < 0 or (key not in _UNBOUNDED and value > 1):
+        raise BadModelParams(f"parameter {key}={raw!r} is out of range")
+    return value
+
+
+@lru_cache(maxsize=1024)
+def parse_model(name: str) -> ModelSpec:
+    """The policy and parameters a model name selects (see the module docstring)."""
+    base, _, query = name.partition("?")
+    policy = base[len(PREFIX) :] if base.startswith(PREFIX) else None
+    if policy is None or policy not in BASE_MODELS:
+        raise ModelNotFound(f"The model `{name}` does not exist.")
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError:
+        raise BadModelParams(f"malformed parameters in model name {name!r}") from None
+    known = BASE_MODELS[policy]
+    params = {k: _value(policy, k, v, known) for k, v in pairs}
+    return ModelSpec(name=name, policy=policy, params=params)

@@ -1,0 +1,115 @@
+"""Reading request bodies: chat completions and embeddings, validated as vLLM would."""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+import orjson
+
+__all__ = ["ChatRequest", "EmbeddingsRequest", "RequestError", "parse_chat", "parse_embeddings"]
+
+
+class RequestError(ValueError):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class ChatRequest(msgspec.Struct, frozen=True, kw_only=True):
+    model: str
+    messages: tuple[tuple[str, str], ...]  # (role, content)
+    max_tokens: int | None
+    thinking: bool
+
+    def digest(self) -> str:
+        """A hash of the messages: the seed of every per-request random choice."""
+        return hashlib.blake2b(orjson.dumps(self.messages), digest_size=16).hexdigest()
+
+
+class EmbeddingsRequest(msgspec.Struct, frozen=True, kw_only=True):
+    model: str
+    inputs: tuple[str, ...]
+    dimensions: int | None
+
+
+class _Part(msgspec.Struct):
+    type: str = "text"
+    text: str | None = None
+
+
+class _Message(msgspec.Struct):
+    role: str
+    content: str | list[_Part] | None = None
+
+
+class _ChatBody(msgspec.Struct):
+    model: str
+    messages: list[_Message]
+    max_tokens: int | None = None
+    max_completion_tokens: int | None = None
+    chat_template_kwargs: dict[str, object] | None = None
+    stream: bool | None = None
+
+
+_CHAT = msgspec.json.Decoder(_ChatBody)
+
+
+def _object(body: bytes) -> dict[str, object]:
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        raise RequestError(400, "The request body is not valid JSON.") from None
+    if not isinstance(obj, dict):
+        raise RequestError(400, "The request body must be a JSON object.")
+    return obj
+
+
+def _model(obj: dict[str, object]) -> str:
+    model = obj.get("model")
+    if not isinstance(model, str) or not model:
+        raise RequestError(400, "'model' is required and must be a string.")
+    return model
+
+
+def _content(raw: str | list[_Part] | None) -> str:
+    if raw is None or isinstance(raw, str):
+        return raw or ""
+    return "".join(p.text for p in raw if p.type == "text" and p.text)
+
+
+def parse_chat(body: bytes) -> ChatRequest:
+    """The chat request in ``body``; a :class:`RequestError` (400) when it is not one."""
+    try:
+        chat = _CHAT.decode(body)
+    except msgspec.ValidationError as e:
+        raise RequestError(400, f"Invalid request: {e}") from None
+    except msgspec.DecodeError:
+        raise RequestError(400, "The request body is not valid JSON.") from None
+    if chat.stream:
+        raise RequestError(400, "stream=true is not supported by the scripted endpoint.")
+    if not chat.messages:
+        raise RequestError(400, "'messages' must be a non-empty list.")
+    max_tokens = chat.max_completion_tokens or chat.max_tokens
+    if max_tokens is not None and max_tokens < 1:
+        raise RequestError(400, "max_tokens must be a positive integer.")
+    kwargs = chat.chat_template_kwargs or {}
+    return ChatRequest(
+        model=chat.model,
+        messages=tuple((m.role, _content(m.content)) for m in chat.messages),
+        max_tokens=max_tokens,
+        thinking=bool(kwargs.get("enable_thinking", False)),
+    )
+
+
+def parse_embeddings(body: bytes) -> EmbeddingsRequest:
+    obj = _object(body)
+    raw = obj.get("input")
+    inputs = (raw,) if isinstance(raw, str) else raw
+    if not isinstance(inputs, list | tuple) or not all(isinstance(x, str) for x in inputs):
+        raise RequestError(400, "'input' must be a string or a list of strings.")
+    dims = obj.get("dimensions")
+    if dims is not None and (not isinstance(dims, int) or isinstance(dims, bool) or dims < 1):
+        raise RequestError(400, "'dimensions' must be a positive integer.")
+    return EmbeddingsRequest(model=_model(obj), inputs=tuple(inputs), dimensions=dims)
