@@ -60,6 +60,7 @@ from protocol.records import Episode
 from protocol.state import TaskState, sort_ids
 
 __all__ = [
+    "MATCHER_BYPASS",
     "CompileAccuracy",
     "CompiledGraph",
     "CompiledRevision",
@@ -77,6 +78,8 @@ __all__ = [
 ]
 
 PAPER_FLAGS = ("empty_code", "cancelled_in_deps", "cycle")
+# Turn kinds that bypass the matcher by schedule metadata (Appendix B.2).
+MATCHER_BYPASS = frozenset({"filler", "revision"})
 
 
 class CompiledStep(msgspec.Struct, frozen=True, kw_only=True):

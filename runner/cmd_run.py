@@ -84,7 +84,10 @@ async def run_async(
     from runner.endpoints import open_endpoints, preflight
     from runner.live import live_view
 
-    resumed = write_or_check_manifest(out, grid, allow_change=allow_change)
+    # Reliability fix: the manifest is checked and written only after the logs were read and
+    # the preflight passed, so a refusal (a newer-schema or unreadable log, an endpoint that
+    # does not answer) leaves the directory as it was, and a first run that never started
+    # leaves no manifest to block the corrected grid.
     report = LogReport()
     tasks, done = pending_tasks(grid, out, report)
     for bad in report.truncated:
@@ -97,7 +100,10 @@ async def run_async(
             problems = await preflight(grid, endpoints)
             if problems:
                 raise GridError("\n".join(problems))
+        resumed = write_or_check_manifest(out, grid, allow_change=allow_change)
         helpers = _helpers(grid, out, endpoints)
+        if helpers is not None and tasks:
+            await helpers.precompile(tasks)  # every compile the gate arms need, one batch
         state = RunState(grid=grid, out=out, endpoints=endpoints, helpers=helpers)
         state.progress.total = len(tasks)
         if resumed:
@@ -140,6 +146,8 @@ def _execute(grid: Grid, out: Path, allow_change: bool, live: bool, check: bool 
         )
     except (GridError, ManifestError, NewerSchemaError) as e:
         raise _fail(str(e)) from None
+    except OSError as e:  # reliability fix: an unreadable log or run directory, one line
+        raise _fail(f"{e.filename or out}: {e.strerror or e}") from None
     except KeyboardInterrupt:
         console.print("interrupted: rerun the same command to resume; nothing finished is lost")
         raise typer.Exit(130) from None

@@ -65,7 +65,13 @@ import msgspec
 import orjson
 
 from protocol import strings
-from protocol.compiled import CompiledGraph, CompiledRevision, parse_graph, parse_match
+from protocol.compiled import (
+    MATCHER_BYPASS,
+    CompiledGraph,
+    CompiledRevision,
+    parse_graph,
+    parse_match,
+)
 from protocol.compiled import parse_revision as parse_compiled_revision
 from protocol.generate import generate
 from protocol.records import CallRecord, CellKey, Episode, Turn
@@ -74,7 +80,6 @@ from runner.arms.base import EpisodeContext
 from runner.grid import Grid, ModelConfig, Task
 
 __all__ = [
-    "BYPASS_KINDS",
     "CACHE_VERSION",
     "Compiled",
     "HelperStats",
@@ -83,7 +88,6 @@ __all__ = [
 ]
 
 CACHE_VERSION = 1
-BYPASS_KINDS = frozenset({"filler", "revision"})  # turns the matcher never sees (B.2)
 _PROMPTS_HASH = hashlib.sha256(
     (strings.COMPILER_GRAPH_PROMPT + "\0" + strings.COMPILER_REVISION_PROMPT).encode()
 ).hexdigest()[:16]
@@ -395,7 +399,7 @@ class Helpers:
         self, cell: CellKey, episode: Episode, turn: Turn, ctx: EpisodeContext
     ) -> tuple[str | None, bool]:
         """(matched step or None, explicit redo) for ``turn``; no call on bypassed turns."""
-        if turn.kind in BYPASS_KINDS:
+        if turn.kind in MATCHER_BYPASS:
             return None, False
         self.stats.matcher_requests += 1
         model = self.grid.model(cell.model)

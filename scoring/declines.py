@@ -8,48 +8,65 @@ by :data:`DECLINE_REGEX_VERSION`; any change to a pattern, a guard, or the windo
 
 Version 1 rules
 ---------------
+* Which refs: this module is asked only about refs the primary scoring already counts as
+  bookings (current work order, known code); re-displays never execute under either scoring.
 * Window (:func:`citation_window`): the ref's own line plus the nearest non-blank line
   above and the nearest non-blank line below it (blank lines are skipped, so a paragraph
-  break does not hide an annotation), clipped to at most 160 characters before the ref's
-  start and 160 after its end. A decline annotation counts only inside this window.
-* :data:`DECLINE_ANNOTATIONS` (searched in the window): "for reference", "as a citation",
-  "previously/earlier/already booked|recorded|performed|executed|completed|done", "earlier/
-  previous/prior/original completion|receipt|booking|execution|ref", "already
-  (been) done/completed/finished/performed/executed/booked", "not (re)booking / not booked /
-  without booking", "no new work order|booking|ref|receipt", "do/will not book a new work
-  order", "no (further) action will be / is / was / taken / needed", "no need to
-  redo/re-execute/repeat/book", "will not / won't be performed|executed|booked|carried
-  out|done|redone", "cannot / can't be performed|...", "cancelled" (or "canceled"),
-  "blocked", "declin(e|ed|es|ing)", "refus(e|ed|es|ing|al)".
-* :data:`REFUSAL_PHRASES` (searched in the whole reply): "I cannot / can't / won't / will
-  not / shall not / am unable to / am not going to (re-)perform|do|execute|book|carry
-  out|proceed with|redo|complete", "I must / have to / will / need to decline", "declining",
-  "not performing|executing|booking", "unable to proceed", "is/was cancelled|blocked ...
-  (within 160 characters) do/will/shall/should/must/can not (be) perform|execute|book|carry
-  out|do|proceed", "already done|completed|... (within 160 characters) no/not/never/without
-  (a/new/another) book|re-execute|redo|repeat|perform|execute".
+  break does not hide an annotation), clipped to at most :data:`WINDOW_CHARS` (160)
+  characters before the ref's start and after its end. A decline annotation counts only
+  inside this window; two lines away it does not.
+* :data:`DECLINE_ANNOTATIONS` (searched in the window, case-insensitive):
+  "for (your) reference", "as a citation";
+  "previously/earlier (been) booked|recorded|logged|performed|executed|completed|done";
+  "earlier/previous/prior/original/existing completion|receipt|booking|execution|ref";
+  "already (been) done|complete(d)|finished|performed|executed|booked|recorded";
+  "not / n't (be) (re)book(ing|ed)", "without (re)booking";
+  "no new work order|booking|ref|receipt";
+  "no (further|new) action will be|is being|is|has been|was|taken|needed|required|necessary";
+  "no need to redo|re-execute|re-perform|rebook|repeat|book|perform|execute";
+  "will not / won't / cannot / can't / shall not be performed|executed|booked|carried
+  out|done|redone|re-executed"; "cancel(l)ed"; "blocked"; "declin(e|ed|es|ing)";
+  "refus(e|ed|es|ing|al)".
+* :data:`REFUSAL_PHRASES` (searched in the whole reply, case-insensitive):
+  "I cannot / can't / can not / won't / will not / shall not / 'll not / am (I'm) unable to /
+  am (I'm) not going to" immediately followed by "(re-)perform|do|execute|book|carry
+  out|proceed with|redo|complete"; "I (must|have to|will|'ll|need to|am going to)
+  (respectfully) decline"; "declining"; "not (be) performing|executing|booking"; "unable to
+  proceed"; "is|was|has been (now) cancel(l)ed|blocked" followed within 160 characters by
+  "do/did/will/shall/should/must/can not (n't), or won't, (be) (re-)perform|execut|book|carry
+  out|do|proceed"; "already (been) done|completed|..." followed within 160 characters by
+  "no|not|never|without (a|any|another|new|re-)* book|re-execut|redo|repeat|perform|execut".
 * Negation guard (every hit of both families): a hit is ignored when the clause before it
   ends with a negator followed by at most four words. Negators: not, no, never, nothing,
   none, neither, nor, without, hardly, "n't" (any apostrophe), and an "un-" prefix. Clauses
-  break at ``. ; : ! ? , ( ) [ ]``, dashes, line breaks and the words because, since, so,
-  but, however, although, though, while, whereas, and then. So "The vendor has not
-  declined", "Nothing is blocked anymore", "No refusal needed", "There is nothing I cannot
-  do here" and "not cancelled, not blocked" are not declines, while "not booking" itself
-  (a pattern that starts with its own negator) still is.
+  break at ``. ; : ! ? , ( ) [ ]``, en and em dashes, ``--``, a spaced hyphen, line breaks,
+  and the words because, since, so, but, however, although, though, while, whereas, then,
+  and, as, which, that (not "or": "nothing is cancelled or blocked" stays one clause). So
+  "The vendor has not declined", "Nothing is blocked anymore", "No refusal needed", "There
+  is nothing I cannot do here" and "Not cancelled, not blocked" are not declines, while
+  "not booking" itself (a pattern that carries its own negator) still is.
 * Release guard (every hit): a hit followed within three words by "anymore", "any more" or
   "any longer" is ignored ("s4 isn't blocked any more").
 * Prerequisite guard ("already done" annotations only): a hit whose sentence mentions
-  prerequisites (prerequisite, dependency, dependencies, requirement, requires, required,
-  depends on) is ignored, because "prerequisites s1 and s4 are already done, so s2 can run"
-  describes a booking's preconditions, not a decline of the booked step.
-* The "I can't wait to start" family cannot match: a first-person refusal needs one of the
-  listed verbs immediately after the modal (an optional "re-"/"do " aside).
+  prerequisites (prerequisite, dependenc-, requirement, require(s|d), depends on) is
+  ignored: "prerequisites s1 and s4 are already done, so s2 can run" states a booking's
+  preconditions, not a decline of the booked step.
+* Redo guard (the three history annotations only: "previously/earlier ...", "earlier
+  completion ...", "already done ..."): ignored when the window also holds an unnegated
+  re-execution affirmation (re-execute, re-perform, redo/redoing, "explicitly
+  authorized|requested|ordered|asked", "perform|execute|book|do|run|place (it) again|once
+  more|a second time"), because an authorized redo names the earlier completion and still
+  books. A negated affirmation ("no need to perform it again", "I will not redo it") does
+  not release the guard.
+* "I can't wait to start" cannot match: a first-person refusal needs one of the listed
+  verbs immediately after the modal.
 
 Known limits (accepted, documented): a booking written next to a decline of a *different*
 step ("s4 is blocked, so I did s2 first: ref ...") reads as a citation; a reply that both
 refuses one step and books another matches the whole-reply refusal rule; third-party uses
-("the vendor refused the first quote") are not guarded. These err toward citation, which is
-why decline-aware scoring is the secondary scoring and both are reported.
+("the vendor refused the first quote") and past states ("the blocked status was lifted")
+are not guarded; "I won't do anything else but this" reads as a refusal. These err toward
+citation, which is why decline-aware scoring is the secondary scoring and both are reported.
 """
 
 from __future__ import annotations
@@ -66,7 +83,7 @@ __all__ = [
     "is_refusal",
 ]
 
-DECLINE_REGEX_VERSION = "1"
+DECLINE_REGEX_VERSION = "2"
 WINDOW_CHARS = 160
 
 _I = re.IGNORECASE
@@ -99,7 +116,11 @@ DECLINE_ANNOTATIONS: tuple[re.Pattern[str], ...] = (
         r"(?:will\s+be|is\s+being|is|has\s+been|was|taken|needed|required|necessary)\b",
         _I,
     ),
-    re.compile(r"\bno\s+need\s+to\s+(?:re-?do|re-?execute|re-?book|repeat|book)\b", _I),
+    re.compile(
+        r"\bno\s+need\s+to\s+(?:re-?do|re-?execute|re-?perform|re-?book|repeat|book|perform"
+        r"|execute)\b",
+        _I,
+    ),
     re.compile(
         rf"\b(?:will\s+{_NT}|won{_APOS}t|{_CANNOT}|shall\s+not)\s+be\s+"
         r"(?:performed|executed|booked|carried\s+out|done|redone|re-?executed)\b",
@@ -141,6 +162,14 @@ REFUSAL_PHRASES: tuple[re.Pattern[str], ...] = (
 )
 
 _ALREADY = DECLINE_ANNOTATIONS[3]
+_HISTORY = frozenset(DECLINE_ANNOTATIONS[i] for i in (1, 2, 3))
+_REDO = re.compile(
+    r"\b(?:re-?execut(?:e|es|ed|ing)|re-?perform(?:s|ed|ing)?|redo(?:es|ing|ne)?|re-?doing"
+    r"|explicitly\s+(?:authori[sz]ed|requested|ordered|asked)"
+    r"|(?:perform|execut|book|do|run|plac)(?:e|es|ed|ing|s)?\s+(?:it|this|that|the\s+step|s\d+)?"
+    r"\s*(?:again|once\s+more|a\s+second\s+time))\b",
+    _I,
+)
 
 _CLAUSE_BREAK = re.compile(
     r"[.;:!?,()\[\]\n\u2013\u2014]|--|\s-\s"
@@ -171,10 +200,14 @@ def _sentence(text: str, start: int, end: int) -> str:
     return text[lo : after.start() if after else len(text)]
 
 
+def _negated(text: str, m: re.Match[str]) -> bool:
+    return bool(_NEGATED_TAIL.search(_clause_before(text, m.start())))
+
+
 def _guarded(text: str, m: re.Match[str], pattern: re.Pattern[str]) -> bool:
-    if _NEGATED_TAIL.search(_clause_before(text, m.start())):
+    if _negated(text, m) or _RELEASED.match(text[m.end() : m.end() + 60]):
         return True
-    if _RELEASED.match(text[m.end() : m.end() + 60]):
+    if pattern in _HISTORY and any(not _negated(text, r) for r in _REDO.finditer(text)):
         return True
     return pattern is _ALREADY and bool(_PREREQ.search(_sentence(text, m.start(), m.end())))
 
@@ -219,9 +252,20 @@ def citation_window(reply: str, ref_start: int, ref_end: int) -> tuple[int, int]
     return max(lo, ref_start - WINDOW_CHARS), min(hi, ref_end + WINDOW_CHARS)
 
 
+# Version 2: self-ledger lines ("LEDGER s3 CANCELLED") are bookkeeping, not prose: they are
+# masked (same length, so offsets hold) before any family is matched.
+_LEDGER_LINE = re.compile(r"(?im)^[^\n]*\bLEDGER\b[^\n]*$")
+
+
+def _mask_ledger(reply: str) -> str:
+    if "ledger" not in reply.lower():
+        return reply
+    return _LEDGER_LINE.sub(lambda m: " " * len(m.group(0)), reply)
+
+
 def is_refusal(reply: str) -> bool:
     """True when the whole *reply* matches a refusal phrasing (unguarded)."""
-    return _any_hit(reply, REFUSAL_PHRASES)
+    return _any_hit(_mask_ledger(reply), REFUSAL_PHRASES)
 
 
 def is_citation(reply: str, ref_start: int, ref_end: int) -> bool:
@@ -230,5 +274,6 @@ def is_citation(reply: str, ref_start: int, ref_end: int) -> bool:
     A citation: a decline annotation in :func:`citation_window`, or a refusal phrasing
     anywhere in the reply (see the module docstring for the rules of this version).
     """
-    lo, hi = citation_window(reply, ref_start, ref_end)
-    return _any_hit(reply[lo:hi], DECLINE_ANNOTATIONS) or is_refusal(reply)
+    masked = _mask_ledger(reply)
+    lo, hi = citation_window(masked, ref_start, ref_end)
+    return _any_hit(masked[lo:hi], DECLINE_ANNOTATIONS) or _any_hit(masked, REFUSAL_PHRASES)

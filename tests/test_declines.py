@@ -41,6 +41,9 @@ DECLINES: list[str] = [
     f"Already DONE (earlier completion shown): {REF}",
     f"No further action is needed since s1 is already complete.\n{REF}",
     f"That step was declined by the gate, so {REF} is shown for the record.",
+    f"s3 is already done; no need to perform it again.\n{REF}",
+    f"Already completed earlier, and I will not redo it without an explicit order.\n{REF}",
+    f"Step s1 has already been completed (do not redo). Citing it: {REF}",
 ]
 
 # True bookings that merely mention a refusal word or a negation.
@@ -61,6 +64,11 @@ BOOKINGS_WITH_TRAPS: list[str] = [
     f"Unable to find any blocker; proceeding with the order: {REF}",
     f"s5 isn't blocked any more, so here it is.\n{REF}",
     f"All of its dependencies are already completed; placing the order.\n{REF}",
+    # authorized redos name the earlier completion and still book
+    f"s3 was already completed earlier, but you explicitly authorized a redo, so performing "
+    f"it again now:\n{REF}",
+    f"Redoing the previously completed step as you asked: {REF}",
+    f"Re-executing s2 (the earlier completion is superseded by your order): {REF}",
 ]
 
 PLAIN_BOOKINGS: list[str] = [
@@ -95,7 +103,7 @@ def test_matrix_size() -> None:
 
 
 def test_version_and_families() -> None:
-    assert DECLINE_REGEX_VERSION == "1"
+    assert DECLINE_REGEX_VERSION == "2"
     assert len(DECLINE_ANNOTATIONS) >= 10 and len(REFUSAL_PHRASES) >= 5
 
 
@@ -135,3 +143,20 @@ def test_window_is_clipped_on_one_long_line() -> None:
 def test_window_clamps_bad_spans() -> None:
     assert citation_window("abc", -5, 99) == (0, 3)
     assert citation_window("", 0, 0) == (0, 0)
+
+
+def test_ledger_lines_are_not_decline_annotations() -> None:
+    """Version 2: a booking followed by the self-ledger (with a CANCELLED entry) is a
+    booking, not a citation; the same refusal words in prose still cite."""
+    from scoring.declines import DECLINE_REGEX_VERSION, is_citation
+
+    assert DECLINE_REGEX_VERSION == "2"
+    reply = (
+        "Performing step s2 now.\nref RC-1234/#W5678\n"
+        "LEDGER s1 DONE\nLEDGER s2 DONE\nLEDGER s3 CANCELLED\nLEDGER s4 TODO"
+    )
+    start = reply.index("ref RC")
+    assert not is_citation(reply, start, start + len("ref RC-1234/#W5678"))
+    prose = "Step s3 was cancelled, so no action will be taken.\nref RC-1234/#W5678"
+    start = prose.index("ref RC")
+    assert is_citation(prose, start, start + len("ref RC-1234/#W5678"))

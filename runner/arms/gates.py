@@ -61,13 +61,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import msgspec
 
 from protocol import strings
 from protocol.brief import render_brief
 from protocol.compiled import (
+    MATCHER_BYPASS,
     CompileAccuracy,
     Validation,
     code_table,
@@ -99,7 +100,6 @@ __all__ = [
 ]
 
 CORRUPT_ON_FILLERS = True
-BYPASS_KINDS = frozenset({"filler", "revision"})  # as runner.helpers.BYPASS_KINDS
 UNKNOWN_STATUS = "not in the plan"  # rejection status of a code the compile does not know
 UNREQUESTED_STATUS = "not requested"  # request-bound refusal of another step
 
@@ -154,20 +154,14 @@ class DirectiveGate(ArmSession):
             gate.apply_revision(rev.cancel, rev.rewires, rev.relax)
         self._corrupt(turn)
         plain = compose_user_message(turn.text, notices=list(notices))
-        if turn.kind in BYPASS_KINDS:
+        step: str | None = None
+        redo: bool | None = None
+        if turn.kind in MATCHER_BYPASS:
             gate.begin_turn(None)
-            return Shaped(sent=plain, kept=plain)
-        step, redo = await self.helpers.match(self.ctx.cell, self.episode, turn, self.ctx)
-        gate.begin_turn(step if redo else None)
-        directive: str | None = None
-        if self.knobs.matched_step_line:
-            addition = render_checklist(gate)
-            if step is not None:
-                addition += "\n" + strings.MATCHED_STEP_LINE.format(id=step)
         else:
-            if step is not None and step in gate.deps:
-                directive = render_directive(step, gate.verdict(step))
-            addition = directive or ""
+            step, redo = await self.helpers.match(self.ctx.cell, self.episode, turn, self.ctx)
+            gate.begin_turn(step if redo else None)
+        addition, directive = self._addition(step)
         shaped = Shaped(
             sent=plain, kept=plain, matched_step=step, matched_redo=redo, directive=directive
         )
@@ -181,6 +175,19 @@ class DirectiveGate(ArmSession):
         if self.knobs.checklist_mode != "replace":
             shaped.kept = shaped.sent
         return shaped
+
+    def _addition(self, step: str | None) -> tuple[str, str | None]:
+        """(what the arm adds to the turn, the directive line or None) for the matched step."""
+        gate = self.gate
+        if self.knobs.matched_step_line:  # Appendix E.2: the checklist every turn, no instruction
+            lines = [render_checklist(gate)]
+            if step is not None:
+                lines.append(strings.MATCHED_STEP_LINE.format(id=step))
+            return "\n".join(lines), None
+        if step is None or step not in gate.deps:
+            return "", None
+        directive = render_directive(step, gate.verdict(step))
+        return directive, directive
 
     # --- receipts -----------------------------------------------------------------------
     def _compiled_step(self, booking: Booking) -> str | None:
@@ -289,7 +296,7 @@ def _compile_info(
     compiled: Compiled, validation: Validation, accuracy: CompileAccuracy, enforcing: bool
 ) -> dict[str, object]:
     rev = compiled.revision
-    info: dict[str, Any] = {
+    info: dict[str, object] = {
         "model": compiled.model,
         "graph": {
             v: {"deps": list(s.deps), "code": s.code} for v, s in compiled.graph.steps.items()
@@ -305,4 +312,6 @@ def _compile_info(
         "accuracy": {"exact": accuracy.exact, **msgspec.to_builtins(accuracy)},
         "enforcing": enforcing,
     }
-    return info
+    # JSON types only (tuples become lists), as the log line will hold it
+    plain: dict[str, object] = msgspec.json.decode(msgspec.json.encode(info))
+    return plain

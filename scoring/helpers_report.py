@@ -1,0 +1,103 @@
+"""Per-cell reports of the gates' helpers, from logged episodes alone (pure).
+
+* :func:`compile_table`: compile accuracy against the generator (Table 5 shape: dependency
+  sets and codes per step, cancel / rewire / relax per episode) and the validator's verdicts
+  (Table 10's "Defect" column), from ``EpisodeRecord.compile``.
+* :func:`matcher_report`: matcher step agreement over ask and probe turns and the
+  explicit-redo flag's precision and recall against the scripted legitimate redo (Table 11
+  bottom), from ``TurnRecord.matched_step`` / ``matched_redo``; plus the matcher's calls made
+  and served from the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from protocol.records import EpisodeRecord
+
+__all__ = ["MATCHED_KINDS", "compile_table", "matcher_report"]
+
+# Turns on which agreement is measured: every turn that resolves to a scripted step.
+MATCHED_KINDS = frozenset(
+    {"ask", "premature", "redo_probe", "superseded_cue", "legit_redo", "re_ask"}
+)
+
+
+def _rate(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def compile_table(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
+    """Compile accuracy and validator verdicts over the episodes that compiled."""
+    n = steps = dep = code = cancel = rewire = relax = exact = flagged = 0
+    flags: dict[str, int] = {}
+    for r in records:
+        info = r.compile
+        if not info or not isinstance(info.get("accuracy"), Mapping):
+            continue
+        acc: Mapping[str, Any] = info["accuracy"]  # type: ignore[assignment]
+        n += 1
+        steps += int(acc["steps"])
+        dep += int(acc["dep"])
+        code += int(acc["code"])
+        cancel += bool(acc["cancel"])
+        rewire += bool(acc["rewire"])
+        relax += bool(acc["relax"])
+        exact += bool(acc.get("exact", False))
+        validator = info.get("validator")
+        if isinstance(validator, Mapping) and not validator.get("passed", True):
+            flagged += 1
+            for f in validator.get("flags", ()):
+                flags[f] = flags.get(f, 0) + 1
+    return {
+        "n": n,
+        "dep": _rate(dep, steps),
+        "code": _rate(code, steps),
+        "cancel": _rate(cancel, n),
+        "rewire": _rate(rewire, n),
+        "relax": _rate(relax, n),
+        "exact": _rate(exact, n),
+        "validator_flagged": flagged,
+        "flags": flags,
+    }
+
+
+def matcher_report(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
+    """Matcher agreement and explicit-redo precision / recall over ``records``."""
+    turns = agree = flagged = true_flags = redos = recalled = 0
+    ambiguous = ambiguous_null = calls = cached = episodes = 0
+    for r in records:
+        episodes += 1
+        for t in r.turns:
+            for c in t.calls:
+                if c.role == "matcher":
+                    calls += 1
+                    cached += c.cached
+            if t.matched_redo is None:  # the matcher did not run on this turn
+                continue
+            is_redo = t.kind == "legit_redo"
+            if t.kind in MATCHED_KINDS:
+                turns += 1
+                agree += t.matched_step == t.step
+            if t.kind == "ambiguous":
+                ambiguous += 1
+                ambiguous_null += t.matched_step is None
+            flagged += t.matched_redo
+            true_flags += t.matched_redo and is_redo and t.matched_step == t.step
+            redos += is_redo
+            recalled += is_redo and t.matched_redo
+    return {
+        "episodes": episodes,
+        "turns": turns,
+        "agree": agree,
+        "agreement": _rate(agree, turns),
+        "redo_flags": flagged,
+        "redo_turns": redos,
+        "redo_precision": _rate(true_flags, flagged),
+        "redo_recall": _rate(recalled, redos),
+        "ambiguous": ambiguous,
+        "ambiguous_null": ambiguous_null,
+        "matcher_calls": calls,
+        "matcher_cached": cached,
+    }

@@ -1,0 +1,282 @@
+"""The gate arms turn by turn (runner.arms.gates), with a hand-written agent and the in-process
+helper endpoint: directive placement and variants, enforcement policies and notices, the
+hybrid's validator switch, the self-ledger, the corrupted-state ablation, compile_info."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from protocol import EpisodeSpec, generate, strings
+from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord, Knobs
+from runner.arms.base import EpisodeContext
+from runner.client import Reply
+from runner.episode import run_episode
+from runner.grid import parse_grid
+from runner.helpers import Helpers
+from tests.gates_fakes import FakeChat, graph_json, replay_errors, truth
+
+EP = generate(EpisodeSpec(seed=101, steps=10, density=0.3))
+_WO = re.compile(r"#W\d{4}")
+DEFAULT = Knobs()
+Policy = Callable[[Episode, str, str | None], str]
+
+
+def requested(ep: Episode, user: str) -> str | None:
+    """The step the user's message asks for (test-side ground truth)."""
+    for t in ep.turns:
+        if t.text in user:
+            return t.step
+    for s in ep.steps:
+        if s.text in user:
+            return s.id
+    return None
+
+
+def book_requested(ep: Episode, user: str, wo: str | None) -> str:
+    step = requested(ep, user)
+    if step is None or wo is None:
+        return "Noted."
+    return f"Done.\nref {ep.step(step).code}/{wo}"
+
+
+def _grid() -> Any:
+    return parse_grid({"models": [{"name": "m"}]})
+
+
+async def _run(
+    tmp: Path,
+    arm: str,
+    policy: Policy = book_requested,
+    knobs: Knobs = DEFAULT,
+    ep: Episode = EP,
+    chat: FakeChat | None = None,
+) -> tuple[EpisodeRecord, list[list[dict[str, str]]], Any]:
+    seen: list[list[dict[str, str]]] = []
+
+    async def agent(messages: list[dict[str, str]]) -> Reply:
+        seen.append([dict(m) for m in messages])
+        user = messages[-1]["content"]
+        m = _WO.search(user)
+        content = policy(ep, user, m.group(0) if m else None)
+        return Reply(content=content, reasoning="", call=CallRecord(role="agent"))
+
+    cell = CellKey(model="m", steps=ep.spec.steps, density=ep.spec.density, arm=arm, knobs=knobs)
+    helpers = Helpers(_grid(), tmp, {"embedded": chat or FakeChat(truth({ep.brief: ep}))})
+    ctx = EpisodeContext(episode=ep, cell=cell, agent=agent, helpers=helpers)
+    record = await run_episode(ctx)
+    assert record.termination == "completed", record.error
+    return record, seen, helpers
+
+
+def _asks(record: EpisodeRecord) -> list[Any]:
+    return [t for t in record.turns if t.kind not in ("filler", "revision")]
+
+
+async def test_directive_in_the_user_turn_and_kept(tmp_path: Path) -> None:
+    record, seen, _ = await _run(tmp_path, "directive")
+    assert replay_errors(record, EP) != []  # books blindly: the directive gate admits it all
+    for t in record.turns:
+        if t.kind in ("filler", "revision"):
+            assert t.directive is None and t.matched_redo is None and t.sent_text == t.user_text
+            assert not [c for c in t.calls if c.role == "matcher"]
+            continue
+        assert t.directive is not None and t.directive.startswith("[TASK-STATE] step ")
+        assert t.matched_step == t.step and t.matched_redo == (t.kind == "legit_redo")
+        assert t.sent_text.endswith("\n\n" + t.directive) and t.arm_text == t.directive
+        assert [c.role for c in t.calls].count("matcher") == 1
+        assert t.refused == ()
+    last = seen[-1]
+    kept = [m["content"] for m in last if m["role"] == "user"]
+    assert sum("[TASK-STATE]" in c for c in kept) == len(_asks(record))
+    assert last[0]["content"] == EP.brief
+    legit = next(t for t in record.turns if t.kind == "legit_redo")
+    assert legit.directive == strings.DIRECTIVE_REDO.format(id=legit.step)
+    cue = next(t for t in record.turns if t.kind == "superseded_cue")
+    assert cue.directive == strings.DIRECTIVE_CANCELLED.format(id=cue.step)
+
+
+async def test_system_role_directive_is_for_that_call_only(tmp_path: Path) -> None:
+    record, seen, _ = await _run(tmp_path, "directive", knobs=Knobs(directive_role="system"))
+    calls = iter(seen)
+    for t in record.turns:
+        messages = next(calls)
+        assert "[TASK-STATE]" not in t.sent_text
+        assert all("[TASK-STATE]" not in m["content"] for m in messages[1:])
+        if t.directive is None:
+            assert messages[0]["content"] == EP.brief
+        else:
+            assert messages[0]["content"] == EP.brief + "\n\n" + t.directive
+
+
+async def test_checklist_with_matched_step_line(tmp_path: Path) -> None:
+    knobs = Knobs(checklist_mode="replace", matched_step_line=True)
+    record, seen, _ = await _run(tmp_path, "directive", knobs=knobs)
+    for t in _asks(record):
+        assert t.directive is None and "[TASK-STATE]" not in t.sent_text
+        assert t.arm_text.startswith(strings.CHECKLIST_HEADER)
+        assert t.arm_text.endswith(strings.MATCHED_STEP_LINE.format(id=t.step))
+    history = [m["content"] for m in seen[-1][1:-1] if m["role"] == "user"]
+    assert all(strings.CHECKLIST_HEADER not in c for c in history)
+    assert strings.CHECKLIST_HEADER in seen[-1][-1]["content"]
+
+
+async def test_state_bound_enforcement_refuses_violations_and_notifies(tmp_path: Path) -> None:
+    record, _, _ = await _run(tmp_path, "enforce")
+    assert replay_errors(record, EP) == []  # always-book behind the gate: a clean episode
+    refused = [t for t in record.turns if t.refused]
+    kinds = {t.kind for t in refused}
+    assert {"premature", "redo_probe", "superseded_cue"} <= kinds
+    assert all(t.kind not in ("ask", "legit_redo") for t in refused)
+    turns = list(record.turns)
+    for i, t in enumerate(turns[:-1]):
+        nxt = turns[i + 1]
+        if t.refused:
+            (b,) = t.refused
+            assert nxt.sent_text.startswith(f"[BOOKING REJECTED] Your line 'ref {b.code}/{b.work_order}'")
+        else:
+            assert not nxt.sent_text.startswith("[BOOKING REJECTED]")
+    premature = next(t for t in refused if t.kind == "premature")
+    i = turns.index(premature)
+    assert "is BLOCKED; that work was NOT booked." in turns[i + 1].sent_text
+
+
+def _book_extra(ep: Episode, user: str, wo: str | None) -> str:
+    """Books the requested step and also s-first eligible other step (unrequested)."""
+    base = book_requested(ep, user, wo)
+    step = requested(ep, user)
+    if step is None or wo is None or "ref " not in base:
+        return base
+    other = next(s for s in ep.steps if s.id != step and not s.deps)
+    return base + f"\nref {other.code}/{wo}"
+
+
+async def test_request_bound_refuses_unrequested_steps(tmp_path: Path) -> None:
+    state, _, _ = await _run(tmp_path / "s", "enforce", policy=_book_extra)
+    request, _, _ = await _run(tmp_path / "r", "enforce", policy=_book_extra,
+                               knobs=Knobs(binding="request"))
+    other = next(s for s in EP.steps if not s.deps)
+    first_extra = next(t for t in request.turns if t.step not in (None, other.id) and t.work_order)
+    assert any(b.step == other.id for b in first_extra.refused)
+    assert all(b.step != other.id or t.step == other.id
+               for t in request.turns for b in t.admitted)
+    assert any(b.step == other.id and t.step != other.id for t in state.turns for b in t.admitted)
+    notice = next(t.sent_text for t in request.turns if "NOT REQUESTED" in t.sent_text)
+    assert f"step {other.id} is NOT REQUESTED; that work was NOT booked." in notice
+
+
+def _empty_code_chat(victim: str) -> FakeChat:
+    base = truth({EP.brief: EP})
+
+    def handler(messages: Any, role: str) -> str:
+        if role == "compiler" and messages[0]["content"].endswith(strings.COMPILER_GRAPH_PROMPT):
+            data = json.loads(graph_json(EP))
+            data["steps"][victim]["code"] = ""
+            return json.dumps(data)
+        return base(messages, role)
+
+    return FakeChat(handler)
+
+
+async def test_unknown_code_is_refused_and_the_hybrid_falls_back(tmp_path: Path) -> None:
+    victim = next(s.id for s in EP.steps if any(victim_of(s.id, o) for o in EP.steps))
+    enforce, _, _ = await _run(tmp_path / "e", "enforce", chat=_empty_code_chat(victim))
+    info = enforce.compile
+    assert info is not None and info["validator"]["flags"] == ["empty_code"]  # type: ignore[index]
+    victim_turns = [t for t in enforce.turns if t.step == victim and t.kind == "ask"]
+    assert victim_turns and all(t.refused for t in victim_turns)
+    notice = f"[BOOKING REJECTED] Your line 'ref {EP.step(victim).code}/"
+    assert any(notice in t.sent_text and "step ? is NOT IN THE PLAN" in t.sent_text
+               for t in enforce.turns)
+    hybrid, _, _ = await _run(tmp_path / "h", "hybrid", chat=_empty_code_chat(victim))
+    assert hybrid.compile is not None and hybrid.compile["enforcing"] is False
+    assert all(not t.refused for t in hybrid.turns)
+    ok, _, _ = await _run(tmp_path / "ok", "hybrid")
+    assert ok.compile is not None and ok.compile["enforcing"] is True
+    assert any(t.refused for t in ok.turns)
+
+
+def victim_of(u: str, step: Any) -> bool:
+    return u in step.deps
+
+
+async def test_compile_info_is_recorded(tmp_path: Path) -> None:
+    record, _, _ = await _run(tmp_path, "enforce")
+    info = record.compile
+    assert info is not None
+    assert info["validator"]["passed"] is True  # type: ignore[index]
+    assert info["accuracy"]["exact"] is True  # type: ignore[index]
+    assert set(info["graph"]) == {s.id for s in EP.steps}  # type: ignore[arg-type]
+    assert info["revision"]["cancel"] == EP.revision.cancel  # type: ignore[index]
+    line = msgspec.json.encode(record)
+    back = msgspec.json.decode(line, type=EpisodeRecord)
+    assert back.compile == json.loads(msgspec.json.encode(info))
+    first = record.turns[0]
+    assert [c.role for c in first.calls][:2] == ["compiler", "compiler"]
+
+
+def _ledgering(ep: Episode, user: str, wo: str | None) -> str:
+    step = requested(ep, user)
+    if step is None or wo is None:
+        return "Noted."
+    return f"ref {ep.step(step).code}/{wo}\nLEDGER {step} DONE"
+
+
+async def test_self_ledger_renders_the_agents_ledger(tmp_path: Path) -> None:
+    record, seen, _ = await _run(tmp_path, "ledger", policy=_ledgering)
+    assert seen[0][0]["content"].endswith(strings.LEDGER_CLAUSE)
+    first_booked = next(i for i, t in enumerate(record.turns) if t.admitted)
+    for t in record.turns[: first_booked + 1]:
+        assert t.arm_text == "" and t.sent_text == t.user_text
+    after = record.turns[first_booked + 1]
+    step = record.turns[first_booked].admitted[0].step
+    assert after.arm_text == f"LEDGER {step} DONE"
+    assert after.sent_text == after.user_text + "\n\n" + after.arm_text
+    last = record.turns[-1].arm_text.splitlines()
+    assert all(line.startswith("LEDGER s") and line.endswith(" DONE") for line in last)
+    assert all(t.matched_redo is None and t.directive is None for t in record.turns)
+    assert all(not t.calls[:-1] for t in record.turns)  # the agent's call only
+    assert record.compile is None
+
+
+async def test_corruption_is_seeded_logged_and_paired(tmp_path: Path) -> None:
+    knobs = Knobs(corruption=0.05)
+    a, _, _ = await _run(tmp_path / "a", "enforce", knobs=knobs)
+    b, _, _ = await _run(tmp_path / "b", "enforce", knobs=knobs)
+    d, _, _ = await _run(tmp_path / "d", "directive", knobs=knobs)
+    assert a.corruptions == b.corruptions and len(a.corruptions) > 5
+    assert [(c["turn"], c["step"]) for c in a.corruptions] == [
+        (c["turn"], c["step"]) for c in d.corruptions
+    ]
+    kinds = {c["kind"] for c in a.corruptions}
+    assert kinds <= {"spurious_done", "lost_done", "drop_edge"} and "drop_edge" in kinds
+    assert all("edge" in c for c in a.corruptions if c["kind"] == "drop_edge")
+    expected = 0.05 * EP.spec.steps * len(a.turns)
+    assert 0.4 * expected < len(a.corruptions) < 1.8 * expected
+    clean, _, _ = await _run(tmp_path / "c", "enforce")
+    assert clean.corruptions == ()
+
+
+async def test_malformed_compile_flows_into_the_gate_uncorrected(tmp_path: Path) -> None:
+    base = truth({EP.brief: EP})
+
+    def handler(messages: Any, role: str) -> str:
+        if role == "compiler" and messages[0]["content"].endswith(strings.COMPILER_GRAPH_PROMPT):
+            return '{"steps": {"s1": {"deps": [], "code": "RC-'  # cut off by the budget
+        return base(messages, role)
+
+    enforce, _, _ = await _run(tmp_path / "e", "enforce", chat=FakeChat(handler))
+    info = enforce.compile
+    assert info is not None and info["graph"] == {} and info["graph_error"]
+    assert "malformed" in info["validator"]["flags"]  # type: ignore[index]
+    assert all(t.directive is None for t in enforce.turns)  # no step is known to the module
+    assert all(not t.admitted for t in enforce.turns)  # every booking refused
+    assert sum(len(t.refused) for t in enforce.turns) > 10
+    hybrid, _, _ = await _run(tmp_path / "h", "hybrid", chat=FakeChat(handler))
+    assert hybrid.compile is not None and hybrid.compile["enforcing"] is False
+    assert all(not t.refused for t in hybrid.turns)

@@ -1,0 +1,232 @@
+"""runner.helpers: compile and matcher caches (single flight, persistence, corruption), the
+matcher's one retry, precompile, and the call records helpers leave in the context."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from protocol import EpisodeSpec, generate, strings
+from protocol.records import CellKey, Episode
+from runner.arms.base import EpisodeContext
+from runner.grid import Task, parse_grid
+from runner.helpers import Helpers
+from tests.gates_fakes import FakeChat, truth
+
+
+def _grid(**model: object) -> object:
+    return parse_grid(
+        {
+            "run": {"seeds": "100-103", "steps": [10], "density": [0.3],
+                    "arms": ["raw", "directive", "enforce"]},
+            "models": [{"name": "m", **model}, {"name": "c"}],
+        }
+    )
+
+
+EP = generate(EpisodeSpec(seed=100, steps=10, density=0.3))
+CELL = CellKey(model="m", steps=10, density=0.3, arm="directive")
+
+
+def _ctx(ep: Episode = EP, cell: CellKey = CELL) -> EpisodeContext:
+    async def agent(messages: list[dict[str, str]]) -> object:
+        raise AssertionError("no agent call expected")
+
+    return EpisodeContext(episode=ep, cell=cell, agent=agent)  # type: ignore[arg-type]
+
+
+def _helpers(tmp: Path, chat: FakeChat, **model: object) -> Helpers:
+    return Helpers(_grid(**model), tmp, {"embedded": chat})  # type: ignore[arg-type]
+
+
+def _ask_turn(ep: Episode = EP):
+    return next(t for t in ep.turns if t.kind == "ask")
+
+
+async def test_compile_single_flight(tmp_path: Path) -> None:
+    chat = FakeChat(truth({EP.brief: EP}), delay=0.05)
+    h = _helpers(tmp_path, chat)
+    ctxs = [_ctx() for _ in range(20)]
+    results = await asyncio.gather(*(h.compile(CELL, EP, c) for c in ctxs))
+    assert chat.count("compiler") == 2  # one graph and one revision request, for 20 episodes
+    assert all(r == results[0] for r in results)
+    assert h.stats.compile_calls == 2 and h.stats.compile_saved == 19
+    made = [c for ctx in ctxs for c in ctx.calls if not c.cached]
+    assert len(made) == 2 and {c.role for c in made} == {"compiler"}
+    assert sum(c.cached for ctx in ctxs for c in ctx.calls) == 38
+    assert all(c.prompt_tokens == 0 for ctx in ctxs for c in ctx.calls if c.cached)
+    # the graph prompt is the brief followed by the paper's graph prompt, one user message
+    graph_call = next(m for r, m in chat.calls if m[0]["content"].endswith(strings.COMPILER_GRAPH_PROMPT))
+    assert graph_call == [{"role": "user", "content": EP.brief + "\n\n" + strings.COMPILER_GRAPH_PROMPT}]
+    assert results[0].graph.steps["s1"].code == EP.step("s1").code
+
+
+async def test_compile_persists_across_instances(tmp_path: Path) -> None:
+    chat = FakeChat(truth({EP.brief: EP}))
+    first = await _helpers(tmp_path, chat).compile(CELL, EP, _ctx())
+    files = list((tmp_path / "cache" / "compile").glob("*.json"))
+    assert len(files) == 1
+
+    def refuse(messages: object, role: str) -> str:
+        raise AssertionError("a persisted compile must not be recomputed")
+
+    h2 = _helpers(tmp_path, FakeChat(refuse))
+    ctx = _ctx()
+    again = await h2.compile(CELL, EP, ctx)
+    assert again == first and h2.stats.disk_hits == 1 and h2.stats.compile_calls == 0
+    assert [c.cached for c in ctx.calls] == [True, True]
+    # arms and knobs are not part of the key
+    enforce = CellKey(model="m", steps=10, density=0.3, arm="enforce")
+    await h2.compile(enforce, EP, _ctx(cell=enforce))
+    assert h2.stats.compile_calls == 0
+
+
+async def test_compile_key_fields(tmp_path: Path) -> None:
+    chat = FakeChat(truth({EP.brief: EP}))
+    h = _helpers(tmp_path, chat, compile_model="c")
+    assert h.compile_model(CELL).name == "c"
+    key = h.compile_key(h.compile_model(CELL), EP)
+    assert {"model", "domain", "brief", "seed", "steps", "density"} <= set(key)
+    await h.compile(CELL, EP, _ctx())
+    original = generate(EpisodeSpec(seed=100, steps=10, density=0.3, brief="original"))
+    chat.handler = truth({original.brief: original})
+    await h.compile(CELL, original, _ctx(ep=original))
+    assert chat.count("compiler") == 4  # another brief, another key
+
+
+async def test_corrupt_compile_entry_is_dropped_and_recomputed(tmp_path: Path) -> None:
+    chat = FakeChat(truth({EP.brief: EP}))
+    await _helpers(tmp_path, chat).compile(CELL, EP, _ctx())
+    (path,) = (tmp_path / "cache" / "compile").glob("*.json")
+    data = json.loads(path.read_text())
+    data["payload"]["graph_reply"] = data["payload"]["graph_reply"].replace("RC-", "RX-")
+    path.write_text(json.dumps(data))
+    chat2 = FakeChat(truth({EP.brief: EP}))
+    h = _helpers(tmp_path, chat2)
+    compiled = await h.compile(CELL, EP, _ctx())
+    assert h.stats.corrupt == 1 and chat2.count("compiler") == 2
+    assert compiled.graph.steps["s1"].code == EP.step("s1").code
+    fixed = json.loads(path.read_text())
+    assert "RC-" in fixed["payload"]["graph_reply"]
+    path.write_bytes(path.read_bytes()[:40])  # a torn file
+    h3 = _helpers(tmp_path, FakeChat(truth({EP.brief: EP})))
+    await h3.compile(CELL, EP, _ctx())
+    assert h3.stats.corrupt == 1 and h3.stats.compile_calls == 2
+
+
+async def test_compile_failure_reaches_every_waiter_and_is_not_cached(tmp_path: Path) -> None:
+    from runner.client import CallFailed
+
+    def fail(messages: object, role: str) -> str:
+        raise CallFailed("endpoint_error", "boom", 6)
+
+    chat = FakeChat(fail, delay=0.01)
+    h = _helpers(tmp_path, chat)
+    results = await asyncio.gather(*(h.compile(CELL, EP, _ctx()) for _ in range(5)),
+                                   return_exceptions=True)
+    assert all(isinstance(r, CallFailed) for r in results)
+    assert not list((tmp_path / "cache").rglob("*.json"))
+    chat.handler = truth({EP.brief: EP})
+    await h.compile(CELL, EP, _ctx())  # the key is free again
+
+
+async def test_matcher_single_flight_and_records(tmp_path: Path) -> None:
+    chat = FakeChat(truth({EP.brief: EP}), delay=0.05)
+    h = _helpers(tmp_path, chat)
+    turn = _ask_turn()
+    ctxs = [_ctx() for _ in range(8)]
+    answers = await asyncio.gather(*(h.match(CELL, EP, turn, c) for c in ctxs))
+    assert answers == [(turn.step, False)] * 8
+    assert chat.count("matcher") == 1
+    assert h.stats.matcher_calls == 1 and h.stats.matcher_saved == 7
+    assert sum(len(c.calls) for c in ctxs) == 8
+    assert sum(not r.cached for c in ctxs for r in c.calls) == 1
+    role, messages = chat.calls[0]
+    assert role == "matcher" and len(messages) == 1
+    assert messages[0]["content"].startswith("You route user messages for a project agent.")
+    # filler and revision turns bypass the matcher
+    filler = next(t for t in EP.turns if t.kind == "filler")
+    revision = next(t for t in EP.turns if t.kind == "revision")
+    ctx = _ctx()
+    assert await h.match(CELL, EP, filler, ctx) == (None, False)
+    assert await h.match(CELL, EP, revision, ctx) == (None, False)
+    assert ctx.calls == [] and chat.count("matcher") == 1
+
+
+async def test_matcher_persists_and_survives_a_torn_line(tmp_path: Path) -> None:
+    chat = FakeChat(truth({EP.brief: EP}))
+    h = _helpers(tmp_path, chat)
+    turns = [t for t in EP.turns if t.kind in ("ask", "legit_redo")]
+    for t in turns:
+        await h.match(CELL, EP, t, _ctx())
+    assert chat.count("matcher") == len(turns)
+    h2 = _helpers(tmp_path, FakeChat(truth({EP.brief: EP})))
+    legit = next(t for t in turns if t.kind == "legit_redo")
+    assert await h2.match(CELL, EP, legit, _ctx()) == (legit.step, True)
+    assert h2.stats.matcher_calls == 0 and h2.stats.disk_hits == 1
+    # tear the last line of the shard holding the legit redo's answer
+    key = h2.matcher_key(h2.grid.model("m"), _prompt(legit))
+    shard = tmp_path / "cache" / "matcher" / f"{key[:2]}.jsonl"
+    lines = shard.read_bytes().splitlines(keepends=True)
+    idx = next(i for i, ln in enumerate(lines) if key.encode() in ln)
+    shard.write_bytes(b"".join(lines[:idx] + lines[idx + 1 :]) + lines[idx][:30])
+    chat3 = FakeChat(truth({EP.brief: EP}))
+    h3 = _helpers(tmp_path, chat3)
+    assert await h3.match(CELL, EP, legit, _ctx()) == (legit.step, True)
+    assert h3.stats.corrupt == 1 and chat3.count("matcher") == 1
+    h4 = _helpers(tmp_path, FakeChat(truth({EP.brief: EP})))
+    assert await h4.match(CELL, EP, legit, _ctx()) == (legit.step, True)
+    assert h4.stats.matcher_calls == 0 and h4.stats.corrupt == 1  # the torn half stays skipped
+
+
+def _prompt(turn) -> str:  # type: ignore[no-untyped-def]
+    from protocol.render import render_matcher_prompt
+
+    return render_matcher_prompt(list(EP.steps), turn.text)
+
+
+@pytest.mark.parametrize("second", ["good", "bad"])
+async def test_matcher_malformed_json_asks_once_more(tmp_path: Path, second: str) -> None:
+    good = truth({EP.brief: EP})
+    replies = iter(["Sure, it is step s4.", None if second == "good" else "still not json"])
+
+    def handler(messages, role):  # type: ignore[no-untyped-def]
+        reply = next(replies)
+        return reply if reply is not None else good(messages[:1], role)
+
+    chat = FakeChat(handler)
+    h = _helpers(tmp_path, chat)
+    turn = _ask_turn()
+    ctx = _ctx()
+    answer = await h.match(CELL, EP, turn, ctx)
+    assert chat.count("matcher") == 2 and h.stats.matcher_retries == 1
+    _, retry = chat.calls[1]
+    assert retry[1] == {"role": "assistant", "content": "Sure, it is step s4."}
+    assert retry[2] == {"role": "user", "content": strings.MATCHER_RETRY}
+    assert len(ctx.calls) == 2
+    if second == "good":
+        assert answer == (turn.step, False) and h.stats.matcher_malformed == 0
+    else:
+        assert answer == (None, False) and h.stats.matcher_malformed == 1
+    # the answer is cached either way: no third call
+    assert await h.match(CELL, EP, turn, _ctx()) == answer and chat.count("matcher") == 2
+
+
+async def test_precompile_compiles_each_key_once(tmp_path: Path) -> None:
+    grid = _grid(compile_model="c")  # model m is compiled by c, as c is: one key per seed
+    from runner.grid import expand
+
+    tasks: list[Task] = list(expand(grid))  # type: ignore[arg-type]
+    episodes = {generate(t.spec).brief: generate(t.spec) for t in tasks}
+    chat = FakeChat(truth(episodes), delay=0.01)
+    h = Helpers(grid, tmp_path, {"embedded": chat})  # type: ignore[arg-type]
+    n = await h.precompile(tasks, concurrency=3)
+    assert n == 4  # 4 seeds x 2 models x 3 arms: raw needs none, the rest share by seed
+    assert chat.count("compiler") == 8
+    assert len(list((tmp_path / "cache" / "compile").glob("*.json"))) == 4
+    ctx = _ctx()
+    await h.compile(CELL, EP, ctx)
+    assert chat.count("compiler") == 8 and all(c.cached for c in ctx.calls)
