@@ -105,7 +105,7 @@ class TaskState:
             return "cancelled"
         if v in self.done:
             return "done"
-        if self.missing(v):
+        if any(u not in self.done for u in self.deps.get(v, ())):
             return "blocked"
         return "todo"
 

@@ -81,6 +81,7 @@ __all__ = [
     "citation_window",
     "is_citation",
     "is_refusal",
+    "mask_ledger",
 ]
 
 DECLINE_REGEX_VERSION = "2"
@@ -257,7 +258,7 @@ def citation_window(reply: str, ref_start: int, ref_end: int) -> tuple[int, int]
 _LEDGER_LINE = re.compile(r"(?im)^[^\n]*\bLEDGER\b[^\n]*$")
 
 
-def _mask_ledger(reply: str) -> str:
+def mask_ledger(reply: str) -> str:
     if "ledger" not in reply.lower():
         return reply
     return _LEDGER_LINE.sub(lambda m: " " * len(m.group(0)), reply)
@@ -265,7 +266,7 @@ def _mask_ledger(reply: str) -> str:
 
 def is_refusal(reply: str) -> bool:
     """True when the whole *reply* matches a refusal phrasing (unguarded)."""
-    return _any_hit(_mask_ledger(reply), REFUSAL_PHRASES)
+    return _any_hit(mask_ledger(reply), REFUSAL_PHRASES)
 
 
 def is_citation(reply: str, ref_start: int, ref_end: int) -> bool:
@@ -274,6 +275,6 @@ def is_citation(reply: str, ref_start: int, ref_end: int) -> bool:
     A citation: a decline annotation in :func:`citation_window`, or a refusal phrasing
     anywhere in the reply (see the module docstring for the rules of this version).
     """
-    masked = _mask_ledger(reply)
+    masked = mask_ledger(reply)
     lo, hi = citation_window(masked, ref_start, ref_end)
     return _any_hit(masked[lo:hi], DECLINE_ANNOTATIONS) or _any_hit(masked, REFUSAL_PHRASES)

@@ -1,0 +1,58 @@
+"""``ladder report LOGDIR [--out FILE]``: a Markdown report with PNG plots next to it.
+
+Writes FILE (default ``LOGDIR/report.md``) with the ladder tables under both scorings, the
+contrasts, the channel table and the log summary, plus ``<stem>-success.png`` (strict success
+per arm with Wilson intervals, Figure 1 shape), ``<stem>-success-decline-aware.png`` and
+``<stem>-channels.png`` (errors by channel, Figure 5(a) shape) in the same folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from runner.cmd_score import load_results, log_summary
+from scoring.report import figure_channels, figure_success, markdown_report
+
+__all__ = ["report", "write_report"]
+
+
+def write_report(logdir: Path, out: Path | None = None) -> Path:
+    """Write the report of *logdir* to *out* (default ``logdir/report.md``) and its plots next
+    to it; the report's path. Problems end as ``typer.Exit(2)`` after one line on stderr."""
+    lines, log_report = load_results(logdir)
+    out = out if out is not None else logdir / "report.md"
+    figures = {
+        f"{out.stem}-success.png": ("Strict success per arm (primary scoring)",
+                                    figure_success(lines, "strict")),
+        f"{out.stem}-success-decline-aware.png": ("Strict success per arm (decline-aware)",
+                                                  figure_success(lines, "decline_aware")),
+        f"{out.stem}-channels.png": ("Errors by channel per cell", figure_channels(lines)),
+    }  # fmt: skip
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        for name, (_, fig) in figures.items():
+            fig.savefig(out.parent / name, dpi=120)
+        text = markdown_report(
+            lines,
+            notes=[n.strip() for n in log_summary(log_report).splitlines()],
+            figures=[(caption, name) for name, (caption, _) in figures.items()],
+        )
+        out.write_text(text, encoding="utf-8")
+    except OSError as e:
+        typer.echo(f"error: cannot write the report: {e}", err=True)
+        raise typer.Exit(2) from None
+    return out
+
+
+def report(
+    logdir: Annotated[Path, typer.Argument(help="A run directory (or its logs/ folder).")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Report file (default LOGDIR/report.md).")
+    ] = None,
+) -> None:
+    """Write a Markdown report of LOGDIR's results with PNG plots next to it."""
+    path = write_report(logdir, out)
+    typer.echo(f"wrote {path} and 3 plots next to it")

@@ -1,0 +1,60 @@
+"""Offline rescoring: every record of a run, scored with one episode cache.
+
+Loading and scoring a grid builds millions of small objects that never form cycles; the
+cyclic garbage collector would walk all of them again and again (more than doubling the time
+to read a 10,000-episode log). :func:`paused_gc` pauses it around such bulk work; reference
+counting still frees everything as usual.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from protocol.generate import SpecError
+from protocol.records import EpisodeRecord
+from scoring.cells import score_lines
+from scoring.episodes import EpisodeCache
+from scoring.replay import EpisodeScore, score_episode
+
+__all__ = ["paused_gc", "rescore", "score_records"]
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the block (restored afterwards)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def score_records(
+    records: Iterable[EpisodeRecord], cache: EpisodeCache | None = None, *, detail: bool = False
+) -> list[EpisodeScore]:
+    """One :class:`EpisodeScore` per record, regenerating each spec's episode once (compact
+    scores unless *detail*: aggregation needs no per-turn detail)."""
+    cache = cache if cache is not None else EpisodeCache()
+    out: list[EpisodeScore] = []
+    with paused_gc():
+        for record in records:
+            try:
+                episode = cache.get(record.spec)
+            except SpecError:
+                out.append(score_episode(record))  # reported as unscorable
+                continue
+            out.append(score_episode(record, episode, detail=detail))
+    return out
+
+
+def rescore(
+    records: Iterable[EpisodeRecord], cache: EpisodeCache | None = None
+) -> list[dict[str, Any]]:
+    """The cell and contrast lines of a set of records (Holm over all contrasts)."""
+    with paused_gc():
+        return score_lines(score_records(records, cache))

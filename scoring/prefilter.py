@@ -1,0 +1,278 @@
+"""Exact keyword pre-checks derived from regular expressions.
+
+:func:`required_literals` reads a compiled pattern's parse tree and returns what every match
+must contain, as alternatives of conjunctions of string sets: every match contains, for some
+alternative, one string of each of its sets (or None when nothing can be named).
+:class:`Prefilter` combines a family of patterns: when a text satisfies no alternative of any
+pattern, no pattern of the family can match it and the expensive search is skipped. Derived
+from the patterns themselves, the pre-check follows any change to them (nothing to keep in
+sync by hand).
+
+How it is found: consecutive exact pieces of a pattern (literals, small character classes,
+short optional pieces, alternations of exact strings) are multiplied out into the strings
+they can match, up to :data:`MAX_STRINGS`; zero-width assertions (``\\b``, look-around) do
+not break a run. Every run contributes one set to the conjunction (sets whose shortest string
+is under :data:`MIN_LENGTH` characters are dropped: they filter nothing). An alternation of
+non-exact branches contributes the alternatives of its branches (those of one set each merged
+into one set, their union); a repeat with a minimum of
+one contributes what its item requires. Past :data:`MAX_ALTERNATIVES` alternatives the
+requirement of the later piece is dropped (a weaker, still necessary, condition).
+
+Whitespace: the text is compared with every run of whitespace made one space, so ``\\s+``
+is one space (``\\s*`` an optional one) and runs such as ``no\\s+need\\s+to`` stay exact
+strings ("no need to"); adjacent spaces in a product collapse to one (a weaker string).
+
+Case: text is compared case-folded. Under ``re.IGNORECASE`` every character that matches an
+ASCII letter case-folds to that letter, except the dotted ``İ`` and dotless ``ı``, which
+``re`` matches to ``i``; a text holding either always takes the full path. A pattern with a
+non-ASCII cased literal yields None.
+"""
+
+from __future__ import annotations
+
+import re
+import re._parser as _sre  # type: ignore[import-not-found]  # stdlib, no stub
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["MAX_ALTERNATIVES", "MAX_STRINGS", "MIN_LENGTH", "Prefilter", "required_literals"]
+
+MAX_STRINGS = 64
+MAX_ALTERNATIVES = 16
+MIN_LENGTH = 3  # shorter required strings are dropped: they filter nothing
+_ZERO_WIDTH = {"AT", "ASSERT", "ASSERT_NOT"}
+_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
+_WHITESPACE = re.compile(r"\s+")
+_Strings = frozenset[str]
+_Conj = tuple[_Strings, ...]
+_DNF = list[_Conj]  # any one conjunction; [()] requires nothing
+
+
+class _Unsupported(Exception):
+    pass
+
+
+_SPACE = frozenset({" "})
+
+
+def _char(code: int) -> str:
+    ch = chr(code)
+    if ch.isspace():
+        return " "  # the text is compared with every whitespace run made one space
+    if not ch.isascii() and ch.lower() != ch.upper():
+        raise _Unsupported(ch)
+    return ch.casefold()
+
+
+def _class_strings(items: Any) -> _Strings | None:
+    out: set[str] = set()
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            out.add(_char(av))
+        elif name == "RANGE" and av[1] - av[0] <= 8:
+            out.update(_char(c) for c in range(av[0], av[1] + 1))
+        elif name == "CATEGORY" and str(av) == "CATEGORY_SPACE":
+            out.add(" ")
+        else:
+            return None
+    return frozenset(out)
+
+
+def _product(a: _Strings, b: _Strings) -> _Strings | None:
+    if len(a) * len(b) > MAX_STRINGS:
+        return None
+    # Adjacent whitespace collapses, as it does in the normalized text.
+    return frozenset((x + y).replace("  ", " ") for x in a for y in b)
+
+
+def _exact_seq(seq: Any) -> _Strings | None:
+    """Every string *seq* can match, when that is a small finite set."""
+    out: _Strings | None = frozenset({""})
+    for op, av in seq:
+        if str(op) in _ZERO_WIDTH:
+            continue
+        alts = _exact_node(str(op), av)
+        if alts is None or out is None:
+            return None
+        out = _product(out, alts)
+    return out
+
+
+def _exact_node(name: str, av: Any) -> _Strings | None:
+    if name == "LITERAL":
+        return frozenset({_char(av)})
+    if name == "IN":
+        return _class_strings(av)
+    if name == "SUBPATTERN":
+        return _exact_seq(av[-1])
+    if name == "ATOMIC_GROUP":
+        return _exact_seq(av)
+    if name == "BRANCH":
+        branches = [_exact_seq(b) for b in av[1]]
+        if any(b is None for b in branches):
+            return None
+        return frozenset().union(*(b for b in branches if b is not None))
+    if name in _REPEATS and _exact_seq(av[2]) == _SPACE:
+        return _SPACE if av[0] >= 1 else frozenset({"", " "})  # \\s+ and \\s*
+    if name in _REPEATS and av[1] <= 2:
+        item = _exact_seq(av[2])
+        if item is None:
+            return None
+        out: set[str] = set()
+        for count in range(av[0], av[1] + 1):
+            strings: _Strings | None = frozenset({""})
+            for _ in range(count):
+                strings = _product(strings, item) if strings is not None else None
+            if strings is None:
+                return None
+            out |= strings
+        return frozenset(out)
+    return None
+
+
+def _useful(strings: _Strings) -> bool:
+    return bool(strings) and min(map(len, strings)) >= MIN_LENGTH
+
+
+def _best(conjunction: _Conj) -> _Strings | None:
+    """The most selective single set of a conjunction (longest shortest string)."""
+    return max(conjunction, key=lambda s: (min(map(len, s)), -len(s)), default=None)
+
+
+def _and(a: _DNF, b: _DNF) -> _DNF:
+    out = [tuple(dict.fromkeys(x + y)) for x in a for y in b]
+    return out if len(out) <= MAX_ALTERNATIVES else a
+
+
+def _required_seq(seq: Any) -> _DNF:
+    required: _DNF = [()]
+    run: _Strings = frozenset({""})
+    for op, av in seq:
+        name = str(op)
+        if name in _ZERO_WIDTH:
+            continue
+        alts = _exact_node(name, av)
+        grown = _product(run, alts) if alts is not None else None
+        if grown is not None:
+            run = grown
+            continue
+        if _useful(run):
+            required = _and(required, [(run,)])
+        if alts is None:
+            required = _and(required, _required_node(name, av))
+            run = frozenset({""})
+        else:
+            run = alts
+    if _useful(run):
+        required = _and(required, [(run,)])
+    return required
+
+
+def _required_node(name: str, av: Any) -> _DNF:
+    if name == "SUBPATTERN":
+        return _required_seq(av[-1])
+    if name == "ATOMIC_GROUP":
+        return _required_seq(av)
+    if name == "BRANCH":
+        alternatives = [c for b in av[1] for c in _required_seq(b)]
+        if () in alternatives:
+            return [()]
+        # Alternatives of one set each are one set: their union.
+        singles = frozenset().union(*(c[0] for c in alternatives if len(c) == 1))
+        merged = [c for c in alternatives if len(c) > 1] + ([(singles,)] if singles else [])
+        return merged if len(merged) <= MAX_ALTERNATIVES else [()]
+    if name in _REPEATS and av[0] >= 1:
+        return _required_seq(av[2])
+    return [()]
+
+
+def required_literals(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], ...], ...] | None:
+    """Alternatives of conjunctions of case-folded string sets: every match of *pattern*
+    contains one string of each set of some alternative. None when nothing can be named."""
+    try:
+        required = _required_seq(_sre.parse(pattern.pattern, pattern.flags))
+    except _Unsupported:
+        return None
+    if () in required:
+        return None
+    return tuple(dict.fromkeys(required))
+
+
+def _trie(strings: Iterable[str]) -> str:
+    """A regex matching exactly *strings*, shaped as a trie: at each position the engine
+    follows one branch per character instead of trying every string (several times faster
+    than a flat alternation on text that holds none of them)."""
+    root: dict[str, Any] = {}
+    for string in strings:
+        node = root
+        for ch in string:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+    return _trie_node(root)
+
+
+def _trie_node(node: dict[str, Any]) -> str:
+    branches = [re.escape(ch) + _trie_node(sub) for ch, sub in sorted(node.items()) if ch]
+    if not branches:
+        return ""
+    if len(branches) == 1 and "" not in node:
+        return branches[0]  # a chain of single characters stays a plain literal
+    body = "(?:" + "|".join(branches) + ")"
+    return body + "?" if "" in node else body
+
+
+def _literal_regex(strings: Iterable[str]) -> re.Pattern[str]:
+    return re.compile(_trie(strings))
+
+
+class Prefilter:
+    """``may_match(text)`` is False only when no pattern of the family can match *text*.
+
+    Evaluation: one search for the most selective set of every alternative (the common "no"
+    in one C call); otherwise each required string is looked up in the case-folded text
+    (``in``, the fastest substring test Python has), each set is a bit, and some pattern may
+    match when all the bits of one of its alternatives are present.
+    """
+
+    __slots__ = ("_any", "_patterns", "_strings", "required")
+
+    def __init__(self, patterns: Iterable[re.Pattern[str]]) -> None:
+        found = [required_literals(p) for p in patterns]
+        self.required: tuple[tuple[frozenset[str], ...], ...] | None = (
+            None
+            if any(r is None for r in found)
+            else tuple(c for r in found if r is not None for c in r)
+        )
+        conjunctions = self.required or ()  # any one satisfied: some pattern may match
+        best = (_best(c) for c in conjunctions)
+        self._any = _literal_regex({s for group in best if group is not None for s in group})
+        groups = list(dict.fromkeys(g for c in conjunctions for g in c))
+        bit = {g: 1 << i for i, g in enumerate(groups)}
+        self._patterns = tuple(sum({bit[g] for g in c}) for c in conjunctions)
+        strings = sorted({s for g in groups for s in g})
+        self._strings = tuple((s, sum(bit[g] for g in groups if s in g)) for s in strings)
+
+    @staticmethod
+    def prepare(text: str) -> str | None:
+        """*text* as the pre-check reads it: case-folded, every whitespace run one space.
+        None when it holds ``İ`` or ``ı`` (such text always takes the full path)."""
+        if "\u0130" in text or "\u0131" in text:
+            return None
+        return _WHITESPACE.sub(" ", text.casefold())
+
+    def may_match(self, text: str) -> bool:
+        prepared = self.prepare(text)
+        return prepared is None or self.may_match_prepared(prepared)
+
+    def may_match_prepared(self, folded: str) -> bool:
+        """:meth:`may_match` of a text already put through :meth:`prepare`."""
+        if self.required is None:
+            return True
+        if self._any.search(folded) is None:
+            return False
+        present = 0
+        for string, bits in self._strings:
+            if string in folded:
+                present |= bits
+        return any(present & need == need for need in self._patterns)

@@ -1,0 +1,157 @@
+"""The Markdown report and its figures, from result lines.
+
+Figures are :class:`matplotlib.figure.Figure` objects built without pyplot (no global state,
+no display; PNG output goes through the Agg canvas); the caller writes them
+(``fig.savefig(path)``).
+
+* :func:`figure_success` (Figure 1 shape): strict success per arm with Wilson 95% intervals,
+  one series per arm across the configurations.
+* :func:`figure_channels` (Figure 5(a) shape): errors per episode by channel, stacked, one bar
+  per cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from protocol.state import CHANNELS
+from scoring.cells import ARM_ORDER
+from scoring.tables import (
+    CHANNEL_HEADER,
+    CONTRAST_HEADER,
+    LADDER_HEADER,
+    channel_rows,
+    config_label,
+    contrast_rows,
+    ladder_rows,
+    markdown_table,
+)
+
+__all__ = ["figure_channels", "figure_success", "markdown_report"]
+
+Line = Mapping[str, Any]
+
+
+def _cells(lines: Sequence[Line]) -> list[Line]:
+    return [x for x in lines if x.get("type") == "cell"]
+
+
+def _configs(cells: Sequence[Line]) -> list[str]:
+    return list(dict.fromkeys(config_label(c["cell"]) for c in cells))
+
+
+def _arms(cells: Sequence[Line]) -> list[str]:
+    present = dict.fromkeys(str(c["cell"]["arm"]) for c in cells)
+    ordered = [a for a in ARM_ORDER if a in present]
+    return ordered + sorted(a for a in present if a not in ARM_ORDER)
+
+
+def figure_success(lines: Sequence[Line], scoring: str = "strict") -> Figure:
+    """Strict success per arm with Wilson intervals, one series per arm (Figure 1 shape)."""
+    cells = _cells(lines)
+    configs = _configs(cells)
+    arms = _arms(cells)
+    fig = Figure(figsize=(max(5.0, 1.6 * len(configs) + 3), 4.0), layout="constrained")
+    ax = fig.add_subplot()
+    width = 0.8 / max(1, len(arms))
+    for j, arm in enumerate(arms):
+        xs, ys, lo, hi = [], [], [], []
+        for c in cells:
+            if c["cell"]["arm"] != arm or c[scoring] is None:
+                continue
+            x = configs.index(config_label(c["cell"])) + (j - (len(arms) - 1) / 2) * width
+            y = float(c[scoring])
+            xs.append(x)
+            ys.append(y)
+            lo.append(y - c[f"{scoring}_ci"][0])
+            hi.append(c[f"{scoring}_ci"][1] - y)
+        ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o-", capsize=3, label=arm)
+    ax.set_xticks(range(len(configs)), configs, rotation=15, ha="right", fontsize=7)
+    ax.set_xlim(-0.6, len(configs) - 0.4)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel("strict success" + (" (decline-aware)" if scoring != "strict" else ""))
+    ax.set_title("Strict success per arm, Wilson 95% CI")
+    if arms:
+        ax.legend(fontsize=8, ncols=min(len(arms), 6), loc="lower right")
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def figure_channels(lines: Sequence[Line]) -> Figure:
+    """Errors per episode by channel, stacked per cell (Figure 5(a) shape)."""
+    cells = _cells(lines)
+    labels = [
+        f"{c['cell']['arm']}\n#{_configs(cells).index(config_label(c['cell'])) + 1}" for c in cells
+    ]
+    fig = Figure(figsize=(max(5.0, 0.6 * len(cells) + 2), 4.0), layout="constrained")
+    ax = fig.add_subplot()
+    bottom = [0.0] * len(cells)
+    for ch in CHANNELS:
+        values = [c["channels"][ch] / c["n"] if c["n"] else 0.0 for c in cells]
+        ax.bar(range(len(cells)), values, bottom=bottom, label=ch.replace("_", " "))
+        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    ax.set_xticks(range(len(cells)), labels, fontsize=7)
+    ax.set_ylabel("errors per episode")
+    ax.set_title("Errors by channel (primary scoring)")
+    ax.set_xlabel("arm, #k = configuration k (listed in the report)", fontsize=8)
+    if cells:
+        ax.legend(fontsize=7)
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def markdown_report(
+    lines: Sequence[Line],
+    *,
+    title: str = "state-ladder report",
+    notes: Sequence[str] = (),
+    figures: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The report: ladder tables under both scorings, contrasts, the channel table, the
+    configuration key and the figures (``(caption, relative path)`` pairs)."""
+    cells = _cells(lines)
+    n = sum(c["n"] for c in cells)
+    infra = sum(c["infrastructure_errors"] for c in cells)
+    out = [
+        f"# {title}",
+        "",
+        f"{len(cells)} cells, {n} scored episodes, {infra} "
+        "infrastructure errors (excluded from every count).",
+    ]
+    out += [f"- {note}" for note in notes]
+    for scoring, name in (("strict", "primary scoring"), ("decline_aware", "decline-aware")):
+        out += [
+            "",
+            f"## Strict success, {name}",
+            "",
+            markdown_table(LADDER_HEADER, ladder_rows(lines, scoring)),
+        ]
+        rows = contrast_rows(lines, scoring)
+        if rows:
+            out += [
+                "",
+                f"Adjacent contrasts ({name}): exact McNemar on shared seeds; Holm over "
+                "all adjacent contrasts of this scoring.",
+                "",
+                markdown_table(CONTRAST_HEADER, rows),
+            ]
+    out += [
+        "",
+        "## Error channels (Table 9 shape)",
+        "",
+        "Errors over the turns carrying the channel's label; unrequested executions as a "
+        "count; false completions over refused bookings.",
+        "",
+        markdown_table(CHANNEL_HEADER, channel_rows(lines)),
+    ]
+    configs = _configs(cells)
+    if configs:
+        out += ["", "## Configurations", ""]
+        out += [f"{i}. {c}" for i, c in enumerate(configs, 1)]
+    if figures:
+        out += ["", "## Figures", ""]
+        out += [f"![{caption}]({path})" for caption, path in figures]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,49 @@
+"""Statistics for paired ladder contrasts: Wilson intervals, exact McNemar, Holm.
+
+* :func:`wilson`: the Wilson (1927) score interval without continuity correction, from
+  ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``; ``n = 0`` gives (0, 1).
+* :func:`mcnemar_exact`: the exact (conditional) McNemar test (McNemar, 1947) on the
+  discordant pairs: a two-sided exact binomial test of ``b`` successes in ``b + c`` trials at
+  probability 1/2 (``scipy.stats.binomtest``); no discordant pair gives p = 1.
+* :func:`holm`: Holm's (1979) step-down adjusted p-values, made monotone in the order of the
+  raw p-values and capped at 1, returned in input order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from scipy.stats import binomtest
+
+__all__ = ["holm", "mcnemar_exact", "wilson"]
+
+
+def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval for ``k`` successes in ``n`` trials."""
+    if not 0 <= k <= n:
+        raise ValueError(f"need 0 <= k <= n (got k={k}, n={n})")
+    if n == 0:
+        return (0.0, 1.0)
+    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return (float(ci.low), float(ci.high))
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value for ``b`` and ``c`` discordant pairs."""
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be >= 0 (got {b}, {c})")
+    if b + c == 0:
+        return 1.0
+    return float(min(1.0, binomtest(b, b + c, 0.5).pvalue))
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-adjusted p-values, in the order given."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted

@@ -1,0 +1,210 @@
+"""Aggregation by cell and ladder, and the streaming scorer against the offline aggregation."""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+import pytest
+
+from protocol import CellKey, EpisodeRecord, Turn
+from scoring.cells import cell_line, score_lines
+from scoring.offline import rescore, score_records
+from scoring.stats import wilson
+from scoring.stream import StreamingScorer
+from tests.scoring_records import Act, build, cell, episode, perfect, ref_line
+
+SEEDS = range(6)
+ARMS = ["raw", "checklist", "directive", "enforce", "memory-topk"]
+
+
+def _turn(ep_turns: tuple[Turn, ...], kind: str) -> Turn:
+    return next(t for t in ep_turns if t.kind == kind)
+
+
+def _record(arm: str, seed: int) -> EpisodeRecord:
+    """The hand-decided ladder: who fails which seed, and how."""
+    ep = episode(seed=seed, steps=5)
+    key = cell(arm, ep.spec)
+    probe = _turn(ep.turns, "redo_probe")
+    cue = _turn(ep.turns, "superseded_cue")
+    assert probe.step is not None and cue.step is not None
+    re_execute = {probe.index: Act(ref_line(ep, probe.step, probe.work_order))}
+    cited = {
+        cue.index: Act(
+            f"Step {cue.step} was cancelled, so I declined it.\n"
+            f"{ref_line(ep, cue.step, cue.work_order)}"
+        )
+    }
+    if (arm == "raw" and seed in (0, 1, 2, 3)) or (arm == "checklist" and seed in (0, 1)):
+        return build(ep, key, perfect(ep, re_execute))
+    if arm == "directive" and seed == 0:
+        return build(ep, key, perfect(ep, cited))
+    if arm == "enforce" and seed == 5:
+        return build(ep, key, perfect(ep), termination="timeout", stop_after=7)
+    return build(ep, key, perfect(ep))
+
+
+RECORDS = [_record(arm, seed) for arm in ARMS for seed in SEEDS]
+
+
+@pytest.fixture(scope="module")
+def lines() -> list[dict[str, object]]:
+    return rescore(RECORDS)
+
+
+def _cells(lines: list[dict[str, object]]) -> dict[str, dict[str, object]]:
+    return {c["cell"]["arm"]: c for c in lines if c["type"] == "cell"}  # type: ignore[index]
+
+
+def _contrasts(
+    lines: list[dict[str, object]], scoring: str
+) -> dict[tuple[str, str], dict[str, object]]:
+    return {
+        (c["a"], c["b"]): c  # type: ignore[misc]
+        for c in lines
+        if c["type"] == "contrast" and c["scoring"] == scoring
+    }
+
+
+def test_cell_lines(lines: list[dict[str, object]]) -> None:
+    cells = _cells(lines)
+    assert list(cells) == ARMS  # ladder order, memory arm last
+    raw = cells["raw"]
+    assert raw["n"] == 6 and raw["strict_successes"] == 2 and raw["strict"] == pytest.approx(2 / 6)
+    assert raw["strict_ci"] == pytest.approx(list(wilson(2, 6)))
+    assert raw["channels"]["re_execution"] == 4  # type: ignore[index]
+    # Table 9 rate: 4 re-executions over the 12 turns labelled done (two redo probes each).
+    assert raw["labels"]["done"] == 12  # type: ignore[index]
+    assert raw["channel_rates"]["re_execution"] == pytest.approx(4 / 12)  # type: ignore[index]
+    assert raw["channel_rates"]["unrequested"] == 0  # type: ignore[index]
+    assert raw["turn_accuracy"] == pytest.approx(1 - 4 / (6 * 44))
+    directive = cells["directive"]
+    assert directive["strict_successes"] == 5 and directive["decline_aware_successes"] == 6
+    assert directive["citations"] == 1
+    assert directive["channels"]["superseded"] == 1  # type: ignore[index]
+    assert directive["decline_aware_channels"]["superseded"] == 0  # type: ignore[index]
+    enforce = cells["enforce"]
+    assert enforce["n"] == 5 and enforce["infrastructure_errors"] == 1
+    assert enforce["strict_successes"] == 5 and enforce["seeds"] == [0, 1, 2, 3, 4]
+    assert enforce["cell"] == {
+        "arm": "enforce", "model": "scripted/golden", "regime": "no-think", "steps": 5,
+        "density": 0.15, "domain": "procurement", "brief": "amended",
+        **msgspec.structs.asdict(enforce_key().knobs),
+        "knobs": msgspec.structs.asdict(enforce_key().knobs),
+    }  # fmt: skip
+    assert msgspec.convert(enforce["cell"], CellKey) == enforce_key()
+    assert msgspec.json.decode(msgspec.json.encode(lines)) == lines  # JSON-able
+
+
+def enforce_key() -> CellKey:
+    return cell("enforce", episode(seed=0, steps=5).spec)
+
+
+def test_contrasts_pair_seeds_and_adjust_with_holm(lines: list[dict[str, object]]) -> None:
+    strict = _contrasts(lines, "strict")
+    assert list(strict) == [
+        ("raw", "checklist"),
+        ("checklist", "directive"),
+        ("directive", "enforce"),
+    ]
+    rc = strict[("raw", "checklist")]
+    assert (rc["n"], rc["b_only"], rc["a_only"]) == (6, 2, 0)
+    assert rc["p"] == pytest.approx(0.5)
+    cd = strict[("checklist", "directive")]
+    assert (cd["b_only"], cd["a_only"], cd["p"]) == (1, 0, 1.0)
+    de = strict[("directive", "enforce")]
+    assert (de["n"], de["b_only"], de["a_only"]) == (5, 1, 0)  # the infra seed is unpaired
+    assert [c["p_holm"] for c in strict.values()] == pytest.approx([1.0, 1.0, 1.0])
+    aware = _contrasts(lines, "decline_aware")
+    assert (
+        aware[("checklist", "directive")]["b_only"],
+        aware[("directive", "enforce")]["b_only"],
+    ) == (2, 0)
+
+
+def test_holm_spans_all_contrasts_of_a_scoring() -> None:
+    # Two configurations (two models): Holm runs over all six strict contrasts.
+    other = [
+        msgspec.structs.replace(r, cell=msgspec.structs.replace(r.cell, model="m2"))
+        for r in RECORDS
+    ]
+    both = rescore(RECORDS + other)
+    strict = [c for c in both if c["type"] == "contrast" and c["scoring"] == "strict"]
+    assert len(strict) == 6
+    p_min = min(c["p"] for c in strict)
+    assert min(c["p_holm"] for c in strict) == pytest.approx(min(1.0, 6 * p_min))
+
+
+def test_streaming_emits_each_cell_when_complete_and_the_ladder_when_all_are() -> None:
+    expected = {r.cell: list(SEEDS) for r in RECORDS}
+    scorer = StreamingScorer(expected)
+    order = list(RECORDS)
+    random.Random(4).shuffle(order)
+    seen: dict[CellKey, int] = {}
+    emitted: list[dict[str, object]] = []
+    for i, record in enumerate(order):
+        seen[record.cell] = seen.get(record.cell, 0) + 1
+        out = scorer.add(record)
+        cells = [x for x in out if x["type"] == "cell"]
+        contrasts = [x for x in out if x["type"] == "contrast"]
+        if seen[record.cell] == len(SEEDS):
+            assert len(cells) == 1 and cells[0]["slug"] == record.cell.slug()
+        else:
+            assert cells == []
+        assert (len(contrasts) == 6) == (i == len(order) - 1)
+        emitted += out
+    offline = rescore(RECORDS)
+    assert sorted(map(_key, emitted)) == sorted(map(_key, offline))
+    by_key = {_key(x): x for x in offline}
+    for line in emitted:
+        assert line == by_key[_key(line)]  # one ladder: ladder-wise Holm equals global Holm
+
+
+def _key(line: dict[str, object]) -> str:
+    if line["type"] == "cell":
+        return f"cell {line['slug']}"
+    return f"contrast {line['a']} {line['b']} {line['scoring']}"
+
+
+def test_streaming_replacement_reemits_with_new_numbers() -> None:
+    expected = {r.cell: list(SEEDS) for r in RECORDS}
+    scorer = StreamingScorer(expected)
+    for record in RECORDS:
+        scorer.add(record)
+    # A later record for (enforce, seed 5) replaces the infrastructure error.
+    ep = episode(seed=5, steps=5)
+    retry = build(ep, enforce_key(), perfect(ep))
+    out = scorer.add(retry)
+    cells = [x for x in out if x["type"] == "cell"]
+    assert cells[0]["n"] == 6 and cells[0]["infrastructure_errors"] == 0
+    assert len([x for x in out if x["type"] == "contrast"]) == 6
+    assert scorer.add(_record("raw", 0)) != []  # complete cell: re-emitted
+    assert len(scorer.complete_cells()) == len(ARMS)
+
+
+def test_unexpected_cells_never_complete() -> None:
+    scorer = StreamingScorer({})
+    assert all(scorer.add(r) == [] for r in RECORDS[:6])
+
+
+def test_cell_line_of_only_infrastructure_errors() -> None:
+    scores = score_records([_record("enforce", 5)])
+    line = cell_line(enforce_key(), scores)
+    assert line["n"] == 0 and line["strict"] is None and line["strict_ci"] == [0.0, 1.0]
+    assert line["infrastructure_errors"] == 1 and line["turn_accuracy"] is None
+
+
+def test_score_lines_keeps_the_last_score_per_cell_and_seed() -> None:
+    scores = score_records([_record("raw", 0), _record("checklist", 0)])
+    replaced = score_records(
+        [
+            build(
+                episode(seed=0, steps=5),
+                cell("raw", episode(0, 5).spec),
+                perfect(episode(seed=0, steps=5)),
+            )
+        ]
+    )
+    lines = score_lines(scores + replaced)
+    assert _cells(lines)["raw"]["strict_successes"] == 1
