@@ -54,7 +54,7 @@ def figure_success(lines: Sequence[Line], scoring: str = "strict") -> Figure:
     cells = _cells(lines)
     configs = _configs(cells)
     arms = _arms(cells)
-    fig = Figure(figsize=(max(5.0, 1.6 * len(configs) + 3), 4.0), layout="constrained")
+    fig = Figure(figsize=(max(5.0, 1.6 * len(configs) + 3), 4.5), layout="constrained")
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(arms))
     for j, arm in enumerate(arms):
@@ -69,13 +69,15 @@ def figure_success(lines: Sequence[Line], scoring: str = "strict") -> Figure:
             lo.append(y - c[f"{scoring}_ci"][0])
             hi.append(c[f"{scoring}_ci"][1] - y)
         ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o-", capsize=3, label=arm)
-    ax.set_xticks(range(len(configs)), configs, rotation=15, ha="right", fontsize=7)
+    short = [f"#{k + 1}" for k in range(len(configs))]
+    ax.set_xticks(range(len(configs)), short, fontsize=8)
+    ax.set_xlabel("configuration (#k as listed in the report)", fontsize=8)
     ax.set_xlim(-0.6, len(configs) - 0.4)
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("strict success" + (" (decline-aware)" if scoring != "strict" else ""))
     ax.set_title("Strict success per arm, Wilson 95% CI")
     if arms:
-        ax.legend(fontsize=8, ncols=min(len(arms), 6), loc="lower right")
+        fig.legend(fontsize=8, ncols=min(len(arms), 3), loc="outside lower center")
     ax.grid(axis="y", alpha=0.3)
     return fig
 
@@ -98,7 +100,7 @@ def figure_channels(lines: Sequence[Line]) -> Figure:
     ax.set_title("Errors by channel (primary scoring)")
     ax.set_xlabel("arm, #k = configuration k (listed in the report)", fontsize=8)
     if cells:
-        ax.legend(fontsize=7)
+        fig.legend(fontsize=7, ncols=3, loc="outside lower center")
     ax.grid(axis="y", alpha=0.3)
     return fig
 
@@ -121,6 +123,12 @@ def markdown_report(
         f"{len(cells)} cells, {n} scored episodes, {infra} "
         "infrastructure errors (excluded from every count).",
     ]
+    if any(str(c["cell"]["model"]).startswith("scripted/synthetic") for c in cells):
+        out += [
+            "",
+            "> SYNTHETIC: cells of `scripted/synthetic` come from the scripted synthetic agent, "
+            "a test instrument of this tool; they are no claim about any model.",
+        ]
     out += [f"- {note}" for note in notes]
     for scoring, name in (("strict", "primary scoring"), ("decline_aware", "decline-aware")):
         out += [
