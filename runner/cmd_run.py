@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from runner.client import CallFailed
 from runner.grid import EMBEDDED, Grid, GridError, load_grid, parse_grid
 from runner.logs import LogReport, NewerSchemaError
 from runner.manifest import ManifestError, write_or_check_manifest
@@ -103,13 +104,28 @@ async def run_async(
         resumed = write_or_check_manifest(out, grid, allow_change=allow_change)
         helpers = _helpers(grid, out, endpoints)
         if helpers is not None and tasks:
-            await helpers.precompile(tasks)  # every compile the gate arms need, one batch
+            try:
+                await helpers.precompile(tasks)  # every compile the gate arms need, one batch
+            except* CallFailed as failed:
+                # Reliability fix: a compile that fails on an infrastructure error ended the
+                # whole run here; its episodes compile again and log the failure if it lasts.
+                n = len(failed.exceptions)
+                console.print(f"[yellow]precompile stopped ({n} failed); episodes compile again")
         state = RunState(grid=grid, out=out, endpoints=endpoints, helpers=helpers)
         state.progress.total = len(tasks)
         if resumed:
             console.print(f"resuming {out}: {len(done)} episodes already done, {len(tasks)} to run")
         with live_view(state, console, enabled=live):
             await run_grid(state, tasks, scorer)
+    if helpers is not None:
+        st = helpers.stats
+        if st.compile_requests or st.matcher_requests:
+            console.print(
+                f"helpers: compiler {st.compile_calls} calls made, {st.compile_saved} saved by "
+                f"the cache; matcher {st.matcher_calls} calls made, {st.matcher_saved} saved "
+                f"({st.matcher_retries} correction requests, {st.corrupt} corrupt cache entries "
+                "dropped)"
+            )
     return {
         "episodes_run": state.progress.done,
         "already_done": len(done),
