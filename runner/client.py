@@ -198,7 +198,9 @@ class Endpoint:
             except _Fatal as e:
                 self._in_flight[idx] -= 1
                 self.limiter.release()
-                raise CallFailed("client_error", str(e), attempt) from None
+                # Reliability fix: a server may echo the API key in its error message
+                # ("Incorrect API key provided: ..."); it must reach no log and no screen.
+                raise CallFailed("client_error", self._redact(str(e)), attempt) from None
             server += time.perf_counter() - t1
             self._in_flight[idx] -= 1
             self.limiter.release()
@@ -233,6 +235,10 @@ class Endpoint:
         kind = "timeout" if "timed out" in last else "endpoint_error"
         raise CallFailed(kind, f"{self.name}: {last} (after {attempt} attempts)", attempt)
 
+    def _redact(self, text: str) -> str:
+        key = self._headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        return text.replace(key, "[redacted]") if key else text
+
     async def _post(self, idx: int, body: dict[str, Any]) -> dict[str, Any]:
         assert self._session is not None
         try:
@@ -245,7 +251,9 @@ class Endpoint:
                     after = resp.headers.get("Retry-After")
                     delay = float(after) if after and after.replace(".", "", 1).isdigit() else None
                     raise _Retry("429 Too Many Requests", delay, throttled=True)
-                if status >= 500:
+                if status >= 500 or status in (408, 409):
+                    # Reliability fix: 408 / 409 (a proxy's timeout, a conflict) are transient;
+                    # they are retried like 5xx, as the openai client does.
                     raise _Retry(f"HTTP {status}")
                 if status >= 400:
                     text = raw.decode(errors="replace")[:300]
@@ -258,7 +266,11 @@ class Endpoint:
             raise _Retry("request timed out") from None
         try:
             data = orjson.loads(raw)
-            if not isinstance(data, dict) or not data.get("choices"):
+            if not isinstance(data, dict):
+                raise ValueError("not an object")
+            choices = data.get("choices")
+            # Reliability fix: a choice that is not an object used to crash the whole run.
+            if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
                 raise ValueError("no choices")
         except (orjson.JSONDecodeError, ValueError):
             raise _Retry("malformed response body") from None

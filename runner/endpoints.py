@@ -64,7 +64,17 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
     problems: list[str] = []
     for m in grid.models:
         ep = endpoints[m.endpoint]
-        probe = Endpoint(ep.base_urls, max_in_flight=1, timeout_s=15, attempts=1, name=ep.name)
+        # Reliability fix: one transient 429 / 5xx / dropped connection at start-up used to
+        # refuse the whole grid; retry those (a 4xx such as an unknown model still fails at
+        # once), with the grid's backoff, never waiting longer than the grid's own timeout.
+        probe = Endpoint(
+            ep.base_urls,
+            max_in_flight=1,
+            timeout_s=min(15.0, ep.timeout_s),
+            attempts=min(3, ep.attempts),
+            backoff_s=ep.backoff_s,
+            name=ep.name,
+        )
         probe._headers = dict(ep._headers)  # same credentials, never printed
         try:
             async with probe:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import msgspec
 
 from protocol.domains import POOLS
-from protocol.generate import MAX_STEPS, MIN_STEPS
+from protocol.generate import MAX_STEPS, MIN_STEPS, SpecError, check_spec
 from protocol.records import CellKey, EpisodeSpec, Knobs
 from runner.seeds import parse_seeds
 
@@ -311,6 +311,9 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"corruption rate must be in [0, 1] (got {v.corruption})")
     if run.concurrency < 1:
         problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
+    # Reliability fix: the checks below used to be missed, and each such grid crashed with a
+    # traceback once episodes started, or silently ran nothing.
+    problems += _run_problems(grid) + _decoding_problems(grid)
     if not grid.models:
         problems.append("no [[models]]: name at least one model")
     names = [m.name for m in grid.models]
@@ -331,6 +334,8 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"endpoint {ep.name!r} has no base_url")
         if ep.max_in_flight < 1:
             problems.append(f"endpoint {ep.name!r}: max_in_flight must be at least 1")
+        if ep.start_in_flight is not None and ep.start_in_flight < 1:  # reliability fix
+            problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
         if ep.api_key_env and not os.environ.get(ep.api_key_env):
             problems.append(
                 f"endpoint {ep.name!r}: environment variable {ep.api_key_env} "
@@ -338,3 +343,49 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             )
     if problems:
         raise GridError("\n".join(f"{source}: {p}" for p in problems))
+
+
+def _run_problems(grid: Grid) -> list[str]:
+    """A grid with no cells; tiers and rates the generator refuses (its own check)."""
+    problems: list[str] = []
+    run = grid.run
+    empty = [k for k in ("arms", "domains", "briefs") if not getattr(run, k)]
+    if not grid.graphs():
+        empty.append("graphs (steps x density)")
+    if empty:
+        problems.append(f"the grid has no cells: empty {', '.join(empty)}")
+    spec = EpisodeSpec(
+        seed=0,
+        steps=MIN_STEPS,
+        density=0.0,
+        paraphrase_tier=run.paraphrase_tier,
+        ambiguous_rate=run.ambiguous_rate,
+    )
+    try:
+        check_spec(spec)
+    except SpecError as e:
+        problems.append(str(e))
+    return problems
+
+
+def _decoding_problems(grid: Grid) -> list[str]:
+    """Attempts, timeout, backoff, and a positive budget for every regime a model uses."""
+    problems: list[str] = []
+    d = grid.decoding
+    if d.attempts < 1:
+        problems.append(f"decoding.attempts must be at least 1 (got {d.attempts})")
+    if not d.timeout_s > 0:
+        problems.append(f"decoding.timeout_s must be positive (got {d.timeout_s})")
+    if not d.backoff_s >= 0:
+        problems.append(f"decoding.backoff_s must be at least 0 (got {d.backoff_s})")
+    if not d.temperature >= 0:
+        problems.append(f"decoding.temperature must be at least 0 (got {d.temperature})")
+    regimes = sorted({m.regime for m in grid.models})
+    for name in ("reply_budget", "matcher_budget", "compiler_budget"):
+        budgets: dict[str, int] = getattr(d, name)
+        for regime in regimes:
+            if regime not in budgets:
+                problems.append(f"decoding.{name} has no entry for the {regime!r} regime")
+            elif budgets[regime] < 1:
+                problems.append(f"decoding.{name}[{regime!r}] must be at least 1")
+    return problems

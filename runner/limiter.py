@@ -41,7 +41,9 @@ class Limiter:
         except asyncio.CancelledError:
             if fut.done() and not fut.cancelled():
                 self.release()  # granted, then cancelled: hand the slot back
-            else:
+            elif fut in self._waiters:
+                # Reliability fix: a release may already have dropped this cancelled waiter
+                # (``_wake`` pops done futures); removing it again raised ValueError.
                 self._waiters.remove(fut)
             raise
 

@@ -20,13 +20,19 @@ def _ci(ci: Any) -> str:
     return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
 
 
+def _num(value: Any, spec: str = ".2f") -> str:
+    # Reliability fix: a cell whose every episode ended on an infrastructure error has no
+    # rate (None); formatting it crashed the whole run.
+    return "n/a" if value is None else format(value, spec)
+
+
 def format_result(line: dict[str, Any]) -> str:
     """One human line for a streamed cell or contrast result."""
     if line.get("type") == "contrast":
         return (
             f"  contrast {line.get('a')} -> {line.get('b')} ({line.get('scoring')}): "
             f"n={line.get('n')} discordant {line.get('a_only')}/{line.get('b_only')} "
-            f"p={line.get('p', float('nan')):.3g} holm={line.get('p_holm', float('nan')):.3g}"
+            f"p={_num(line.get('p'), '.3g')} holm={_num(line.get('p_holm'), '.3g')}"
         )
     c = line.get("cell", {})
     knobs = {
@@ -38,8 +44,8 @@ def format_result(line: dict[str, Any]) -> str:
     return (
         f"cell {c.get('model')} {c.get('regime')} S={c.get('steps')} rho={c.get('density')} "
         f"{c.get('domain')} {c.get('brief')} {c.get('arm')}{extra}: "
-        f"strict {line.get('strict', 0):.2f} {_ci(line.get('strict_ci'))} "
-        f"decline-aware {line.get('decline_aware', 0):.2f} {_ci(line.get('decline_aware_ci'))} "
+        f"strict {_num(line.get('strict'))} {_ci(line.get('strict_ci'))} "
+        f"decline-aware {_num(line.get('decline_aware'))} {_ci(line.get('decline_aware_ci'))} "
         f"n={line.get('n')} infra={line.get('infrastructure_errors', 0)}"
     )
 

@@ -7,6 +7,7 @@ grid names the environment variable of an API key, never the key.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import platform
@@ -58,10 +59,8 @@ def _git_revision() -> str | None:
 def _versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for pkg in ("state-ladder", "aiohttp", "msgspec", "openai", "tiktoken"):
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            pass
     return out
 
 

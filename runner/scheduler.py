@@ -27,7 +27,7 @@ from runner.arms import EpisodeContext
 from runner.client import Endpoint, Reply
 from runner.episode import run_episode
 from runner.grid import Grid, ModelConfig, Task, expand
-from runner.logs import LogReport, LogWriter, read_logs
+from runner.logs import LogReport, LogWriter, _repair_tail, read_logs
 
 __all__ = ["Progress", "RunState", "pending_tasks", "run_grid"]
 
@@ -109,6 +109,9 @@ async def run_grid(state: RunState, tasks: list[Task], scorer: Any | None = None
     results_path = state.out / RESULTS
 
     with LogWriter(state.out) as writer, results_path.open("ab") as results:
+        # Reliability fix: a kill mid-write can leave the last result line torn; end it so
+        # the next line starts clean (one bad line for a reader, not two glued together).
+        _repair_tail(results.fileno(), results_path)
 
         def emit(lines: list[dict[str, Any]]) -> None:
             for line in lines:
