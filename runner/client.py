@@ -146,6 +146,7 @@ class Endpoint:
         role: Role = "agent",
         thinking: bool = False,
         extra: Mapping[str, Any] | None = None,
+        temperature: float = 0.0,
     ) -> Reply:
         """One chat completion with retries; raises :class:`CallFailed`."""
         self.open()
@@ -158,7 +159,7 @@ class Endpoint:
             body: dict[str, Any] = {
                 "model": model,
                 "messages": messages,
-                "temperature": 0.0,
+                "temperature": temperature,
                 "max_tokens": budget,
             }
             if extra:

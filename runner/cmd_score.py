@@ -47,6 +47,9 @@ def load_results(logdir: Path) -> tuple[list[dict[str, Any]], LogReport]:
         raise _fail(f"cannot read {logdir}: {e.strerror or e}") from None
     if report.files == 0:
         raise _fail(f"no episode logs (*.jsonl) under {logdir}")
+    if not records:
+        bad = len(report.corrupt) + len(report.truncated)
+        raise _fail(f"no readable episode record under {logdir} ({bad} corrupt or truncated lines)")
     return rescore(records.values()), report
 
 

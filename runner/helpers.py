@@ -114,6 +114,7 @@ class ChatEndpoint(Protocol):
         role: Literal["agent", "matcher", "compiler"] = "agent",
         thinking: bool = False,
         extra: Mapping[str, Any] | None = None,
+        temperature: float = 0.0,
     ) -> Any: ...
 
 
@@ -245,6 +246,7 @@ class Helpers:
             role=role,
             thinking=model.regime == "thinking",
             extra=model.request_extra(),
+            temperature=self.grid.decoding.temperature,
         )
         return reply
 
@@ -335,6 +337,8 @@ class Helpers:
             payload = data["payload"]
             if data["checksum"] != _digest(payload):
                 raise ValueError("checksum mismatch")
+            if _digest(payload["key"])[:40] != digest:  # a file copied under another key
+                raise ValueError("stored key does not match the file's key")
             compiled = _make_compiled(
                 model.name, str(payload["graph_reply"]), str(payload["revision_reply"])
             )

@@ -85,10 +85,12 @@ def _agent(state: RunState, model: ModelConfig) -> Callable[[list[dict[str, str]
     extra = model.request_extra()
     served = model.served_name()
     thinking = model.regime == "thinking"
+    temperature = state.grid.decoding.temperature
 
     async def call(messages: list[dict[str, str]]) -> Reply:
         return await endpoint.chat(
-            served, messages, max_tokens=budget, thinking=thinking, extra=extra
+            served, messages, max_tokens=budget, thinking=thinking, extra=extra,
+            temperature=temperature,
         )
 
     return call

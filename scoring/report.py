@@ -13,9 +13,7 @@ no display; PNG output goes through the Agg canvas); the caller writes them
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any
 
 from protocol.state import CHANNELS
 from scoring.cells import ARM_ORDER
@@ -30,7 +28,17 @@ from scoring.tables import (
     markdown_table,
 )
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 __all__ = ["figure_channels", "figure_success", "markdown_report"]
+
+
+def _figure(width: float, height: float) -> Figure:
+    """A new figure; matplotlib is imported on first use (keeps ``ladder`` start-up fast)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
 
 Line = Mapping[str, Any]
 
@@ -54,7 +62,7 @@ def figure_success(lines: Sequence[Line], scoring: str = "strict") -> Figure:
     cells = _cells(lines)
     configs = _configs(cells)
     arms = _arms(cells)
-    fig = Figure(figsize=(max(5.0, 1.6 * len(configs) + 3), 4.5), layout="constrained")
+    fig = _figure(max(5.0, 1.6 * len(configs) + 3), 4.5)
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(arms))
     for j, arm in enumerate(arms):
@@ -88,7 +96,7 @@ def figure_channels(lines: Sequence[Line]) -> Figure:
     labels = [
         f"{c['cell']['arm']}\n#{_configs(cells).index(config_label(c['cell'])) + 1}" for c in cells
     ]
-    fig = Figure(figsize=(max(5.0, 0.6 * len(cells) + 2), 4.0), layout="constrained")
+    fig = _figure(max(5.0, 0.6 * len(cells) + 2), 4.0)
     ax = fig.add_subplot()
     bottom = [0.0] * len(cells)
     for ch in CHANNELS:

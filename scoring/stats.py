@@ -12,8 +12,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from scipy.stats import binomtest
+
+def binomtest(k: int, n: int, p: float = 0.5) -> Any:
+    """scipy's exact binomial test, imported on first use (keeps ``ladder`` start-up fast)."""
+    from scipy.stats import binomtest as scipy_binomtest
+
+    return scipy_binomtest(k, n, p)
 
 __all__ = ["holm", "mcnemar_exact", "wilson"]
 

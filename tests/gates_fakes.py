@@ -41,6 +41,7 @@ class FakeChat:
         role: str = "agent",
         thinking: bool = False,
         extra: Mapping[str, Any] | None = None,
+        temperature: float = 0.0,
     ) -> Reply:
         self.calls.append((role, [dict(m) for m in messages]))
         if self.delay:

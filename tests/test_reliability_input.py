@@ -262,11 +262,6 @@ def test_truncated_logs_are_reported_and_the_rest_scored(run_dir: Path) -> None:
     assert tree_digest(out) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runner/cmd_score.py (scoring): logs holding no readable record score as empty "
-    "tables with exit 0; one error line and exit 2 expected",
-)
 def test_logs_with_no_readable_record(run_dir: Path) -> None:
     out = run_dir / "run"
     for log in (out / "logs").glob("*.jsonl"):
