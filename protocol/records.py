@@ -196,6 +196,32 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     dynamic: bool = False
     first_reply: str | None = None  # same-turn notice: the reply the gate refused
 
+    @classmethod
+    def of(cls, turn: Turn, **fields: object) -> TurnRecord:
+        """The record of a played ``turn``; ``fields`` are what the run added."""
+        return cls(
+            index=turn.index,
+            kind=turn.kind,
+            step=turn.step,
+            work_order=turn.work_order,
+            user_text=turn.text,
+            named=turn.named,
+            dynamic=turn.dynamic,
+            **fields,  # type: ignore[arg-type]
+        )
+
+    def as_turn(self) -> Turn:
+        """The scripted user's turn this record played (for replay)."""
+        return Turn(
+            index=self.index,
+            kind=self.kind,
+            step=self.step,
+            work_order=self.work_order,
+            text=self.user_text,
+            named=self.named,
+            dynamic=self.dynamic,
+        )
+
 
 class EpisodeRecord(msgspec.Struct, frozen=True, kw_only=True, tag="episode"):
     """One finished episode: one JSON line in its cell's log file."""

@@ -72,12 +72,8 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
             user.finish(turn, verdict, executed)
             arm.observe(turn, admitted, reply.content)
             turns.append(
-                TurnRecord(
-                    index=turn.index,
-                    kind=turn.kind,
-                    step=turn.step,
-                    work_order=turn.work_order,
-                    user_text=turn.text,
+                TurnRecord.of(
+                    turn,
                     sent_text=shaped.sent,
                     arm_text=shaped.arm_text,
                     reply=reply.content,
@@ -88,8 +84,6 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                     matched_redo=shaped.matched_redo,
                     directive=shaped.directive,
                     calls=tuple(calls),
-                    named=turn.named,
-                    dynamic=turn.dynamic,
                     first_reply=first_reply,
                 )
             )

@@ -112,22 +112,13 @@ class GraphConfig(_Strict):
     density: float
 
 
-class Variant(_Strict):
-    """An extra cell for one arm with non-default knobs."""
+class Variant(Knobs, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """An extra cell for one arm with non-default knobs (the knob fields of Knobs)."""
 
     arm: str
-    checklist_mode: Literal["append", "replace"] = "append"
-    directive_role: Literal["user", "system"] = "user"
-    matched_step_line: bool = False
-    notice: Literal["next_turn", "same_turn"] = "next_turn"
-    binding: Literal["state", "request"] = "state"
-    corruption: float = 0.0
-    tools: bool = False
 
     def knobs(self) -> Knobs:
-        fields = msgspec.structs.asdict(self)
-        fields.pop("arm")
-        return Knobs(**fields)
+        return Knobs(**{f: getattr(self, f) for f in Knobs.__struct_fields__})
 
 
 class RunConfig(_Strict):

@@ -121,15 +121,7 @@ def _empty_scoring() -> Scoring:
 
 
 def _as_turn(t: TurnRecord) -> Turn:
-    return Turn(
-        index=t.index,
-        kind=t.kind,
-        step=t.step,
-        work_order=t.work_order,
-        text=t.user_text,
-        named=t.named,
-        dynamic=t.dynamic,
-    )
+    return t.as_turn()
 
 
 _Check = Callable[[ScriptedUser, Turn], None]  # called before each turn is begun
