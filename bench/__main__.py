@@ -1,0 +1,173 @@
+"""``python -m bench``: run every benchmark case, print one table, write one JSON line per case.
+
+Usage::
+
+    python -m bench                  # every case; table, then one JSON line per case
+    python -m bench --quick          # a short smoke run of every case
+    python -m bench --json out.jsonl # JSON lines to a file (the table alone on stdout)
+    python -m bench --only saturation,client_cpu
+
+Each case is a module ``bench/bench_<case>.py`` with ``run(quick: bool = False) -> dict``;
+the dict names its ``case`` and either ``rows`` (figure, value, target, holds) or a single
+figure. Whatever a case prints itself goes to stderr. Exit status 1 if a case crashed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import os
+import platform
+import sys
+import time
+import traceback
+from typing import Any
+
+import orjson
+
+CASES = (
+    "endpoint",
+    "saturation",
+    "client_cpu",
+    "baselines",
+    "memory",
+    "helpers",
+    "cost",
+    "rescore",
+)
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model or platform.processor(),
+        "python": platform.python_version(),
+    }
+
+
+def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The table lines of a case's result (its ``rows``, or one line made of its keys)."""
+    if isinstance(result.get("rows"), list):
+        return list(result["rows"])
+    if "episodes_per_s" in result:  # bench_rescore's shape
+        target_s = result.get("target_s_per_10k", 10.0)
+        return [
+            {
+                "figure": f"episodes rescored/s ({result.get('episodes')} episodes, "
+                f"{result.get('total_s')} s read + score)",
+                "value": result["episodes_per_s"],
+                "target": f">= {10_000 / target_s:g}",
+                "holds": result.get("holds"),
+            }
+        ]
+    return [
+        {
+            "figure": result.get("figure", "result"),
+            "value": result.get("value"),
+            "target": result.get("target", "info"),
+            "holds": result.get("holds"),
+        }
+    ]
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
+def print_table(results: list[dict[str, Any]], out: Any = sys.stdout) -> None:
+    lines = [("case", "figure", "value", "target", "holds")]
+    for r in results:
+        for x in _rows(r):
+            holds = x.get("holds")
+            lines.append(
+                (
+                    r.get("case", "?"),
+                    str(x.get("figure", "")),
+                    _fmt(x.get("value")),
+                    str(x.get("target", "")),
+                    "-" if holds is None else "yes" if holds else "NO",
+                )
+            )
+    widths = [max(len(ln[i]) for ln in lines) for i in range(5)]
+    for i, ln in enumerate(lines):
+        print(
+            "  ".join(
+                c.ljust(w) if j < 2 else c.rjust(w)
+                for j, (c, w) in enumerate(zip(ln, widths, strict=True))
+            ).rstrip(),
+            file=out,
+        )
+        if i == 0:
+            print("  ".join("-" * w for w in widths), file=out)
+
+
+def run_case(name: str, quick: bool) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    try:
+        module = importlib.import_module(f"bench.bench_{name}")
+        with contextlib.redirect_stdout(sys.stderr):
+            result = dict(module.run(quick=quick))
+    except Exception as e:  # a crashed case is a table line, not the end of the run
+        traceback.print_exc()
+        result = {
+            "case": name,
+            "error": f"{type(e).__name__}: {e}",
+            "rows": [
+                {
+                    "figure": f"crashed: {type(e).__name__}: {e}"[:100],
+                    "value": None,
+                    "target": "",
+                    "holds": False,
+                }
+            ],
+        }
+    result.setdefault("case", name)
+    result["bench_s"] = round(time.perf_counter() - t0, 1)
+    result["quick"] = quick
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="a short smoke run of every case")
+    p.add_argument("--json", metavar="FILE", help="write the JSON lines here, not to stdout")
+    p.add_argument("--only", metavar="CASES", help=f"comma-separated subset of {','.join(CASES)}")
+    args = p.parse_args(argv)
+    names = [c.strip() for c in args.only.split(",")] if args.only else list(CASES)
+    unknown = [n for n in names if n not in CASES]
+    if unknown:
+        p.error(f"unknown case(s) {', '.join(unknown)}; cases: {', '.join(CASES)}")
+    info = machine()
+    results = []
+    for name in names:
+        print(f"bench: {name} ...", file=sys.stderr, flush=True)
+        r = run_case(name, args.quick)
+        r["machine"] = info
+        results.append(r)
+        print(f"bench: {name} done in {r['bench_s']} s", file=sys.stderr, flush=True)
+    print(
+        f"# {info['nproc']} x {info['cpu']}, Python {info['python']}"
+        f"{' (quick)' if args.quick else ''}"
+    )
+    print_table(results)
+    lines = b"".join(orjson.dumps(r, default=str) + b"\n" for r in results)
+    if args.json:
+        with open(args.json, "wb") as f:
+            f.write(lines)
+    else:
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(lines)
+    return 1 if any("error" in r for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Driving a grid through the real runner (``runner.scheduler.run_grid``) and timing it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from bench._common import Sampler, client_cpu_s
+from runner.endpoints import open_endpoints
+from runner.grid import Grid
+from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
+
+__all__ = ["RunResult", "drive_runner"]
+
+
+@dataclass
+class RunResult:
+    wall_s: float
+    cpu_s: float  # this (client) process, user + system
+    episodes: int
+    turns: int  # agent turns (scripted user turns served)
+    requests: int  # chat requests answered (agent + helper calls)
+    prompt_tokens: int
+    completion_tokens: int
+    infrastructure: int
+    peak_in_flight: int
+    samples: list[tuple[float, tuple[float, ...]]] = field(default_factory=list)
+    started: float = 0.0
+    helpers: Any = None  # the run's runner.helpers.Helpers, when given
+
+
+def _scorer(grid: Grid) -> Any:
+    try:
+        from scoring.stream import StreamingScorer
+    except ImportError:  # pragma: no cover
+        return None
+    return StreamingScorer(expected_seeds(grid))
+
+
+async def drive_runner(
+    grid: Grid,
+    out: Path,
+    *,
+    score: bool = True,
+    sample_every: float | None = None,
+    helpers: Any = None,
+) -> RunResult:
+    """Run ``grid`` into ``out`` as ``ladder run`` does (streaming scorer included unless
+    ``score`` is false), with no display; optionally sample counters while it runs."""
+    async with open_endpoints(grid) as endpoints:
+        tasks, _ = pending_tasks(grid, out)
+        state = RunState(grid=grid, out=out, endpoints=endpoints)
+        if helpers is not None:  # as ``ladder run``: every compile first, as one batch
+            state.helpers = helpers(grid, out, endpoints)
+            await state.helpers.precompile(tasks)
+        turns = 0
+
+        def on_episode(record: Any) -> None:
+            nonlocal turns
+            turns += len(record.turns)
+
+        state.on_episode = on_episode
+        eps = list(endpoints.values())
+        scorer = _scorer(grid) if score else None
+
+        def read() -> tuple[float, ...]:
+            return (
+                float(sum(e.requests for e in eps)),
+                float(sum(e.prompt_tokens for e in eps)),
+                float(sum(e.completion_tokens for e in eps)),
+                float(state.progress.done),
+            )
+
+        sampler = Sampler(read, every=sample_every or 1.0)
+        c0, t0 = client_cpu_s(), time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            if sample_every:
+                tg.start_soon(sampler.run)
+            await run_grid(state, tasks, scorer)
+            tg.cancel_scope.cancel()
+        wall, cpu = time.perf_counter() - t0, client_cpu_s() - c0
+        sampler.samples.append((time.perf_counter(), read()))
+        return RunResult(
+            wall_s=wall,
+            cpu_s=cpu,
+            episodes=state.progress.done,
+            turns=turns,
+            requests=sum(e.requests for e in eps),
+            prompt_tokens=sum(e.prompt_tokens for e in eps),
+            completion_tokens=sum(e.completion_tokens for e in eps),
+            infrastructure=state.progress.infrastructure,
+            peak_in_flight=max(e.limiter.peak for e in eps),
+            samples=sampler.samples,
+            started=t0,
+            helpers=state.helpers,
+        )

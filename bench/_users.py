@@ -1,0 +1,143 @@
+"""What users would write instead of the runner, driving the same episodes.
+
+Both shapes reuse the runner's own episode loop (``runner.episode.run_episode``: the same
+scripted user, arm and receipts), so only the scheduling shape and the HTTP client differ:
+
+* :func:`launcher_job`: the paper's launcher shape, one sequential job per cell, episodes
+  one after another, one request in flight;
+* :func:`gather_all`: ``asyncio.gather`` over every episode, each agent call under an
+  ``asyncio.Semaphore``, through a given agent factory (the plain ``openai.AsyncOpenAI``
+  client, its aiohttp transport, or the runner's raw-aiohttp client); one JSON line per
+  finished episode appended to a file, as a user's script would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from bench._common import client_cpu_s
+from protocol.generate import generate
+from protocol.records import CallRecord
+from runner.arms import EpisodeContext
+from runner.client import Endpoint, Reply
+from runner.episode import run_episode
+from runner.grid import Grid, expand
+
+__all__ = ["Agent", "UserRun", "aiohttp_agent", "gather_all", "launcher_job", "openai_agent"]
+
+Agent = Callable[[list[dict[str, str]]], Awaitable[Reply]]
+
+
+class UserRun(msgspec.Struct, kw_only=True):
+    wall_s: float
+    cpu_s: float
+    episodes: int
+    requests: int
+    infrastructure: int
+
+
+@asynccontextmanager
+async def openai_agent(
+    url: str, model: str, max_tokens: int, sem: asyncio.Semaphore, *, aiohttp: bool = False
+) -> AsyncIterator[tuple[Agent, list[int]]]:
+    """An agent on ``openai.AsyncOpenAI`` (default transport, or ``DefaultAioHttpClient``)."""
+    import openai
+
+    http = openai.DefaultAioHttpClient() if aiohttp else None
+    client = openai.AsyncOpenAI(base_url=url, api_key="bench", http_client=http)
+    count = [0]
+
+    async def call(messages: list[dict[str, str]]) -> Reply:
+        async with sem:
+            resp = await client.chat.completions.create(
+                model=model,
+                messages=messages,  # type: ignore[arg-type]
+                max_tokens=max_tokens,
+                temperature=0.0,
+            )
+        count[0] += 1
+        msg = resp.choices[0].message
+        usage = resp.usage
+        return Reply(
+            content=msg.content or "",
+            reasoning=getattr(msg, "reasoning_content", None) or "",
+            call=CallRecord(
+                role="agent",
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+                finish_reason=resp.choices[0].finish_reason,
+                max_tokens=max_tokens,
+            ),
+        )
+
+    try:
+        yield call, count
+    finally:
+        await client.close()
+
+
+@asynccontextmanager
+async def aiohttp_agent(
+    url: str, model: str, max_tokens: int, cap: int
+) -> AsyncIterator[tuple[Agent, list[int]]]:
+    """An agent on the runner's own raw-aiohttp client (its limiter is the semaphore)."""
+    async with Endpoint([url], max_in_flight=cap, attempts=2, backoff_s=0.05) as ep:
+        count = [0]
+
+        async def call(messages: list[dict[str, str]]) -> Reply:
+            reply = await ep.chat(model, messages, max_tokens=max_tokens)
+            count[0] += 1
+            return reply
+
+        yield call, count
+
+
+async def _episode(grid: Grid, task: Any, agent: Agent) -> Any:
+    ctx = EpisodeContext(episode=generate(task.spec), cell=task.cell, agent=agent)
+    return await run_episode(ctx)
+
+
+async def gather_all(grid: Grid, agent: Agent, count: list[int], out: Path) -> UserRun:
+    """Every episode of ``grid`` at once under ``asyncio.gather``."""
+    encoder = msgspec.json.Encoder()
+    with out.open("ab") as log:
+
+        async def one(task: Any) -> str:
+            record = await _episode(grid, task, agent)
+            log.write(encoder.encode(record) + b"\n")
+            log.flush()
+            return str(record.termination)
+
+        c0, t0 = client_cpu_s(), time.perf_counter()
+        ends = await asyncio.gather(*(one(t) for t in expand(grid)))
+        wall, cpu = time.perf_counter() - t0, client_cpu_s() - c0
+    return UserRun(
+        wall_s=wall,
+        cpu_s=cpu,
+        episodes=len(ends),
+        requests=count[0],
+        infrastructure=sum(e != "completed" for e in ends),
+    )
+
+
+async def launcher_job(grid: Grid, agent: Agent, count: list[int], episodes: int) -> UserRun:
+    """One cell's sequential job (the first cell of ``grid``), its first ``episodes``."""
+    first = grid.cells()[0]
+    tasks = [t for t in expand(grid) if t.cell == first][:episodes]
+    c0, t0 = client_cpu_s(), time.perf_counter()
+    ends = [str((await _episode(grid, t, agent)).termination) for t in tasks]
+    wall, cpu = time.perf_counter() - t0, client_cpu_s() - c0
+    return UserRun(
+        wall_s=wall,
+        cpu_s=cpu,
+        episodes=len(ends),
+        requests=count[0],
+        infrastructure=sum(e != "completed" for e in ends),
+    )

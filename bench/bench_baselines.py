@@ -1,0 +1,181 @@
+"""Against what users would write instead: same endpoint, same episodes, same cap, one run.
+
+Part 1 (server-bound): the scripted endpoint emulates a batching server (cap C = 64, fixed
+service time L). The same grid (raw and checklist, S = 10, the perfect agent) is run by
+
+* the runner (``run_grid``: endpoint limit C, 2 C episodes in flight);
+* (b) a plain ``openai.AsyncOpenAI`` client (default transport) with an
+  ``asyncio.Semaphore(C)`` and ``asyncio.gather`` over every episode;
+* (a) the paper's launcher shape, one sequential job per cell: one episode after another,
+  one request in flight (timed over its first episodes; its rate does not depend on which).
+
+Figures: requests per second over the whole grid, as ratios to the runner's. The paper ran
+one such job per cell, several at once; with k cell jobs at once, (a)'s ratio divides by k.
+
+Part 2 (client-bound, zero latency, 64 in flight): CPU per request in this process and
+requests per second for the runner, and for ``gather`` + semaphore over three clients: the
+runner's raw-aiohttp ``Endpoint``, ``AsyncOpenAI`` on its default transport (httpx2), and
+``AsyncOpenAI`` on ``DefaultAioHttpClient``. Medians over repeats, alternating.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from bench._common import SERVER_CORE, grid, median, row, run_loop, scratch
+from bench._drive import drive_runner
+from bench._endpoint import endpoint_process, server_config
+from bench._users import aiohttp_agent, gather_all, launcher_job, openai_agent
+
+__all__ = ["run"]
+
+CAP = 64
+MODEL = "scripted/perfect"
+BUDGET = 400  # the no-think reply budget the runner sends
+
+
+def _have_openai_aiohttp() -> bool:
+    try:
+        import openai
+
+        openai.DefaultAioHttpClient()
+    except (ImportError, RuntimeError):
+        return False
+    return True
+
+
+async def _user(g: Any, url: str, client: str, cap: int) -> Any:
+    with scratch("user") as out:
+        if client == "aiohttp":
+            async with aiohttp_agent(url, MODEL, BUDGET, cap) as (agent, count):
+                return await gather_all(g, agent, count, out / "log.jsonl")
+        sem = asyncio.Semaphore(cap)
+        async with openai_agent(url, MODEL, BUDGET, sem, aiohttp=client == "openai-aiohttp") as (
+            agent,
+            count,
+        ):
+            return await gather_all(g, agent, count, out / "log.jsonl")
+
+
+def _server_bound(quick: bool) -> dict[str, Any]:
+    L = 0.1 if quick else 0.25
+    per_arm = 32 if quick else 48
+    job_episodes = 1
+    cfg = server_config(concurrency=CAP, mode="fixed", seconds=L)
+    with endpoint_process(cfg, core=SERVER_CORE) as ep:
+        g = grid(ep.url, seeds=f"100-{99 + per_arm}", concurrency=2 * CAP, max_in_flight=CAP)
+
+        async def main() -> dict[str, Any]:
+            with scratch("runner") as out:
+                r = await drive_runner(g, out)
+            b = await _user(g, ep.url, "openai", CAP)
+            async with aiohttp_agent(ep.url, MODEL, BUDGET, 1) as (agent, count):
+                a = await launcher_job(g, agent, count, job_episodes)
+            return {
+                "runner_rps": r.requests / r.wall_s,
+                "runner_wall_s": r.wall_s,
+                "b_rps": b.requests / b.wall_s,
+                "b_wall_s": b.wall_s,
+                "a_rps": a.requests / a.wall_s,
+                "a_episodes": a.episodes,
+                "requests": r.requests,
+                "b_requests": b.requests,
+                "infrastructure": r.infrastructure + b.infrastructure + a.infrastructure,
+                "cells": len(g.cells()),
+                "L_s": L,
+                "cap": CAP,
+            }
+
+        return run_loop(main)
+
+
+def _client_bound(quick: bool) -> dict[str, Any]:
+    seeds = "100-107"
+    repeats = 1 if quick else 3
+    clients = ["aiohttp", "openai"] + (["openai-aiohttp"] if _have_openai_aiohttp() else [])
+    cpu: dict[str, list[float]] = {c: [] for c in ["runner", *clients]}
+    rps: dict[str, list[float]] = {c: [] for c in cpu}
+    with endpoint_process(server_config(), core=SERVER_CORE) as ep:
+        g = grid(ep.url, seeds=seeds, concurrency=CAP, max_in_flight=CAP)
+
+        async def main() -> None:
+            await _user(g, ep.url, "openai", CAP)  # warm-up: imports, pydantic models
+            for _ in range(repeats):
+                with scratch("runner") as out:
+                    r = await drive_runner(g, out)
+                cpu["runner"].append(1000 * r.cpu_s / r.requests)
+                rps["runner"].append(r.requests / r.wall_s)
+                for c in clients:
+                    u = await _user(g, ep.url, c, CAP)
+                    cpu[c].append(1000 * u.cpu_s / u.requests)
+                    rps[c].append(u.requests / u.wall_s)
+
+        run_loop(main)
+    return {
+        "cpu_ms_per_request": {c: round(median(v), 4) for c, v in cpu.items()},
+        "requests_per_s": {c: round(median(v), 1) for c, v in rps.items()},
+        "clients": clients,
+    }
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    s = _server_bound(quick)
+    c = _client_bound(quick)
+    a = s["runner_rps"] / s["a_rps"]
+    b = s["runner_rps"] / s["b_rps"]
+    cpu, rps = c["cpu_ms_per_request"], c["requests_per_s"]
+    rows = [
+        row(
+            f"(a) runner / one sequential cell job, C={CAP} L={s['L_s']}s",
+            round(a, 1),
+            ">= 50",
+            a >= 50,
+        ),
+        row(
+            f"(a) runner / all {s['cells']} cell jobs at once",
+            round(a / s["cells"], 1),
+            "info",
+            None,
+        ),
+        row(
+            f"(b) runner / AsyncOpenAI+Semaphore, C={CAP} L={s['L_s']}s (wall)",
+            round(b, 3),
+            "> 1",
+            b > 1,
+        ),
+        row(
+            "(b) zero latency: runner / AsyncOpenAI requests/s",
+            round(rps["runner"] / rps["openai"], 2),
+            "> 1",
+            rps["runner"] > rps["openai"],
+        ),
+        row(
+            "(b) zero latency: AsyncOpenAI / runner CPU per request",
+            round(cpu["openai"] / cpu["runner"], 2),
+            "info",
+            None,
+        ),
+    ]
+    if "openai-aiohttp" in cpu:
+        ratio = cpu["openai-aiohttp"] / cpu["aiohttp"]
+        faster = "raw aiohttp" if ratio > 1 else "openai+aiohttp"
+        rows.append(
+            row(
+                f"openai DefaultAioHttpClient / raw aiohttp CPU per request ({faster} faster)",
+                round(ratio, 2),
+                "info",
+                None,
+            )
+        )
+        rows.append(
+            row(
+                "openai DefaultAioHttpClient / openai default transport CPU per request",
+                round(cpu["openai-aiohttp"] / cpu["openai"], 2),
+                "info",
+                None,
+            )
+        )
+    else:
+        rows.append(row("openai DefaultAioHttpClient", None, "not installed", None))
+    return {"case": "baselines", "rows": rows, "server_bound": s, "client_bound": c}

@@ -1,0 +1,101 @@
+"""Client CPU per turn: the runner process's CPU time per agent turn at zero endpoint latency.
+
+The scripted endpoint answers at once in its own process on its own core; the runner (this
+process, pinned to the other core) runs a grid of real episodes (raw and checklist arms,
+S = 10, the perfect agent) exactly as ``ladder run`` does: episode generation, arms, the HTTP
+client, the JSON-lines log writer and the streaming scorer. CPU time comes from the OS's
+accounting (``getrusage``) of this process only; the figure is the median over repeats. A
+profiled extra repeat (not timed) splits the CPU by package, to say what limits the rest.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+from collections import Counter
+from typing import Any
+
+from bench._common import SERVER_CORE, grid, median, row, run_loop, scratch
+from bench._drive import drive_runner
+from bench._endpoint import endpoint_process, server_config
+
+__all__ = ["run"]
+
+TARGET_MS = 0.5
+
+
+def _package(filename: str) -> str:
+    for part in ("aiohttp", "yarl", "multidict", "msgspec", "orjson", "anyio", "asyncio"):
+        if f"/{part}/" in filename or f"{part}/" in filename:
+            return "aiohttp" if part in ("yarl", "multidict") else part
+    for own in ("runner", "protocol", "scoring", "serve"):
+        if f"/{own}/" in filename:
+            return own
+    return "other"
+
+
+def _shares(prof: cProfile.Profile) -> dict[str, float]:
+    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    agg: Counter[str] = Counter()
+    for (filename, _, fn), (_, _, tottime, _, _) in stats.items():
+        key = (
+            _package(filename)
+            if filename != "~"
+            else ("orjson" if "orjson" in fn else "msgspec" if "msgspec" in fn else "builtins")
+        )
+        agg[key] += tottime
+    total = sum(agg.values()) or 1.0
+    return {k: round(v / total, 3) for k, v in agg.most_common()}
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    seeds = "100-115" if quick else "100-163"
+    repeats = 2 if quick else 5
+    per_turn: list[float] = []
+    per_turn_unscored: list[float] = []
+    shares: dict[str, float] = {}
+    turns = 0
+    with endpoint_process(server_config(), core=SERVER_CORE) as ep:
+        g = grid(ep.url, seeds=seeds, concurrency=64, max_in_flight=64)
+
+        async def once(score: bool) -> float:
+            nonlocal turns
+            with scratch("cpu") as out:
+                r = await drive_runner(g, out, score=score)
+            assert r.infrastructure == 0, "infrastructure errors at zero latency"
+            turns = r.turns
+            return 1000.0 * r.cpu_s / r.turns
+
+        async def main() -> None:
+            nonlocal shares
+            await once(True)  # warm-up: imports, caches, connections
+            for _ in range(repeats):
+                per_turn.append(await once(True))
+                per_turn_unscored.append(await once(False))
+            prof = cProfile.Profile()
+            prof.enable()
+            await once(True)
+            prof.disable()
+            shares = _shares(prof)
+
+        run_loop(main)
+    ms = median(per_turn)
+    ms_unscored = median(per_turn_unscored)
+    return {
+        "case": "client_cpu",
+        "setup": f"zero latency, raw+checklist, S=10, perfect agent, {turns} turns per repeat, "
+        f"64 in flight, median of {repeats}",
+        "rows": [
+            row("client CPU ms per agent turn", round(ms, 4), f"<= {TARGET_MS}", ms <= TARGET_MS),
+            row("turns/s one core drives", round(1000.0 / ms), ">= 2000", 1000.0 / ms >= 2000),
+            row(
+                "client CPU ms per turn, streaming scorer off",
+                round(ms_unscored, 4),
+                "info",
+                None,
+            ),
+        ],
+        "ms_per_turn": per_turn,
+        "ms_per_turn_unscored": per_turn_unscored,
+        "cpu_share_by_package": shares,
+    }

@@ -1,0 +1,138 @@
+"""Saturation: does the runner keep a batching server full?
+
+The scripted endpoint (its own process and core) emulates a batching GPU server: a cap of C
+requests computing at once, each for a service time (fixed L: ideal C / L requests per
+second; or the token model: base + prefill x prompt tokens + decode x completion tokens),
+the rest queued. The runner runs a grid of real episodes (raw and checklist arms, S = 10,
+the perfect agent). Counters are sampled while it runs; the figure is the server utilization
+in the steady-state window (after max(2 s, 4 service times) of warm-up, until fewer than C
+episodes remain): service time completed per second over C. For the fixed model that is
+achieved requests/s over C / L.
+
+The runner's endpoint limit is C (the same cap as the server), with C + C / 8 episodes in
+flight; then every server slot idles for one client turnaround per request (a fixed L
+synchronizes the C requests into waves, and the last of a wave waits for the client to
+process the whole wave). A limit of 1.25 C (also reported) keeps the server's queue from
+draining during that turnaround, as a real deployment should.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench._common import SERVER_CORE, grid, row, run_loop, scratch
+from bench._drive import RunResult, drive_runner
+from bench._endpoint import endpoint_process, server_config
+
+__all__ = ["run"]
+
+TARGET = 0.95
+
+
+def _service(base: float, prefill: float, decode: float, d: tuple[float, ...]) -> float:
+    """Service seconds of the requests in a counter delta (requests, prompt, completion)."""
+    return base * d[0] + prefill * d[1] + decode * d[2]
+
+
+def _window(r: RunResult, warmup_s: float, cap: int) -> tuple[int, int]:
+    """Indices of the first and last samples of the steady-state window."""
+    total = r.episodes
+    first = next(i for i, (t, _) in enumerate(r.samples) if t - r.started >= warmup_s)
+    last = max(i for i, (_, v) in enumerate(r.samples) if total - v[3] >= cap)
+    return first, last
+
+
+def _one(
+    cap: int,
+    mode: str,
+    base: float,
+    prefill: float,
+    decode: float,
+    episodes: int,
+    client_cap: int | None = None,
+) -> dict[str, Any]:
+    client_cap = client_cap or cap
+    cfg = server_config(
+        concurrency=cap,
+        mode=mode,
+        seconds=base,
+        prefill_s_per_token=prefill,
+        decode_s_per_token=decode,
+    )
+    per_arm = episodes // 2
+    with endpoint_process(cfg, core=SERVER_CORE) as ep, scratch("sat") as out:
+        g = grid(
+            ep.url, seeds=f"100-{99 + per_arm}", concurrency=episodes, max_in_flight=client_cap
+        )
+        s0 = ep.cpu_s()
+        r = run_loop(lambda: drive_runner(g, out, sample_every=0.1))
+        server_cpu = ep.cpu_s() - s0
+    mean_service = (
+        _service(base, prefill, decode, (r.requests, r.prompt_tokens, r.completion_tokens))
+        / r.requests
+    )
+    first, last = _window(r, max(2.0, 4 * mean_service), cap)
+    (t0, v0), (t1, v1) = r.samples[first], r.samples[last]
+    delta = tuple(b - a for a, b in zip(v0, v1, strict=True))
+    busy = _service(base, prefill, decode, delta)
+    utilization = busy / (cap * (t1 - t0))
+    whole = _service(base, prefill, decode, (r.requests, r.prompt_tokens, r.completion_tokens))
+    return {
+        "cap": cap,
+        "client_cap": client_cap,
+        "mode": mode,
+        "L_s": round(mean_service, 4),
+        "episodes": r.episodes,
+        "requests": r.requests,
+        "wall_s": round(r.wall_s, 2),
+        "window_s": round(t1 - t0, 2),
+        "window_requests": int(delta[0]),
+        "achieved_rps": round(delta[0] / (t1 - t0), 1),
+        "ideal_rps": round(cap / mean_service, 1),
+        "utilization": round(utilization, 4),
+        "utilization_whole_run": round(whole / (cap * r.wall_s), 4),
+        "client_cpu_share": round(r.cpu_s / r.wall_s, 3),
+        "server_cpu_share": round(server_cpu / r.wall_s, 3),
+        "peak_in_flight": r.peak_in_flight,
+        "infrastructure": r.infrastructure,
+    }
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    L = 0.2 if quick else 0.5
+    token_model = (L / 5, L / 5000, L / 25)  # base, per prompt token, per completion token
+    plan = [  # (cap, mode, client limit as a multiple of the cap)
+        (64, "fixed", 1.0),
+        (256, "fixed", 1.0),
+        (256, "fixed", 1.25),
+        (64, "tokens", 1.0),
+        (256, "tokens", 1.0),
+    ]
+    if quick:
+        plan = plan[:2]
+    runs = []
+    for cap, mode, over in plan:
+        base, prefill, decode = (L, 0.0, 0.0) if mode == "fixed" else token_model
+        client_cap = int(cap * over)
+        runs.append(_one(cap, mode, base, prefill, decode, client_cap + cap // 8, client_cap))
+    rows = []
+    for r in runs:
+        label = "limit C" if r["client_cap"] == r["cap"] else f"limit {r['client_cap']}"
+        service = f"L={r['L_s']:g}s" if r["mode"] == "fixed" else f"mean {r['L_s']:.2f}s"
+        rows.append(
+            row(
+                f"C={r['cap']} {r['mode']} {service}, {label}: achieved/ideal",
+                r["utilization"],
+                f">= {TARGET}",
+                r["utilization"] >= TARGET,
+            )
+        )
+    return {
+        "case": "saturation",
+        "setup": f"raw+checklist, S=10, perfect agent, L={L}s; token model: {token_model[0]:g} s "
+        f"+ {token_model[1]:g} s/prompt token + {token_model[2]:g} s/completion token; "
+        "client limit C (and 1.25 C), client limit + C/8 episodes in flight; "
+        "steady-state window",
+        "rows": rows,
+        "runs": runs,
+    }

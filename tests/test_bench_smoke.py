@@ -1,0 +1,61 @@
+"""The benchmark modules import and expose ``run``; the table prints. No timings here:
+timings belong in bench/ (``just bench``)."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+
+import pytest
+
+from bench.__main__ import CASES, _rows, main, print_table
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_case_module_exposes_run(case: str) -> None:
+    module = importlib.import_module(f"bench.bench_{case}")
+    assert callable(module.run)
+
+
+def test_table_prints_rows_and_single_figure_results() -> None:
+    results = [
+        {"case": "a", "rows": [{"figure": "f", "value": 0.97, "target": ">= 0.95", "holds": True}]},
+        {
+            "case": "rescore",
+            "episodes": 10_000,
+            "total_s": 4.0,
+            "episodes_per_s": 2500.0,
+            "target_s_per_10k": 10.0,
+            "holds": True,
+        },
+        {"case": "b", "figure": "g", "value": None, "target": "info"},
+    ]
+    assert [r["figure"] for r in _rows(results[0])] == ["f"]
+    assert _rows(results[1])[0]["target"] == ">= 1000"
+    out = io.StringIO()
+    print_table(results, out)
+    text = out.getvalue()
+    assert "yes" in text and "rescore" in text and "info" in text
+
+
+def test_unknown_case_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["--only", "nonesuch"])
+    assert e.value.code == 2
+    assert "unknown case" in capsys.readouterr().err
+
+
+def test_crashed_case_is_a_table_line(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
+    import bench.__main__ as bm
+
+    monkeypatch.setattr(bm, "CASES", (*bm.CASES, "broken"))
+    monkeypatch.setattr(importlib, "import_module", _raising)
+    out = tmp_path / "out.jsonl"  # type: ignore[operator]
+    assert bm.main(["--only", "broken", "--json", str(out)]) == 1
+    line = json.loads(out.read_text().splitlines()[0])
+    assert line["case"] == "broken" and "error" in line
+
+
+def _raising(name: str) -> object:
+    raise RuntimeError(f"no {name}")
