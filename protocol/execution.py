@@ -8,7 +8,7 @@ order. Either way the result is a :class:`~protocol.receipts.Receipts`.
 from __future__ import annotations
 
 from protocol.brief import tool_name
-from protocol.receipts import Receipts, find_actions, normalize_work_order, read_bookings
+from protocol.receipts import Receipts, classify, find_actions, find_refs, normalize_work_order
 from protocol.records import Booking, Episode
 
 __all__ = ["code_table", "read_execution"]
@@ -24,7 +24,8 @@ def read_execution(
 ) -> Receipts:
     """The bookings, re-displays and unknown codes of ``reply`` on a turn."""
     if not tools:
-        return read_bookings(reply, code_table(episode), work_order)
+        refs = find_refs(reply)
+        return classify(refs, code_table(episode) if refs else {}, work_order)
     by_tool = {tool_name(s): s for s in episode.steps}
     bookings: dict[tuple[str, str], Booking] = {}
     for action in find_actions(reply):

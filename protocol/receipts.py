@@ -226,11 +226,16 @@ def _code_table(codes: Mapping[str, str]) -> dict[str, str]:
     return table
 
 
+_NO_RECEIPTS = Receipts(bookings=(), redisplays=(), unknown=())
+
+
 def classify(refs: Sequence[Ref], codes: Mapping[str, str], work_order: str | None) -> Receipts:
     """Sort *refs* into bookings, re-displays and unknown codes (see the module docstring).
 
     *codes* maps completion code -> step id; *work_order* is the current turn's work order.
     """
+    if not refs:
+        return _NO_RECEIPTS
     table = _code_table(codes)
     current = normalize_work_order(work_order) if work_order is not None else None
     seen: set[tuple[str, str]] = set()

@@ -82,7 +82,8 @@ async def start_server(config: ServerConfig | None = None) -> tuple[web.AppRunne
         shutdown_timeout=config.shutdown_timeout_s,
     )
     await runner.setup()
-    site = web.TCPSite(runner, config.host, config.port)
+    # A deep listen backlog: hundreds of connections open at once at a run's start.
+    site = web.TCPSite(runner, config.host, config.port, backlog=1024)
     await site.start()
     host, port = _bound(runner, config)
     return runner, f"http://{host}:{port}/v1"
