@@ -18,7 +18,7 @@ import typer
 
 from runner.logs import LogReport, NewerSchemaError, read_logs
 from scoring.offline import paused_gc, rescore
-from scoring.tables import channel_table, ladder_table
+from scoring.tables import channel_table, helper_table, ladder_table
 
 __all__ = ["load_results", "log_summary", "score"]
 
@@ -88,4 +88,8 @@ def score(
     typer.echo("")
     typer.echo(channel_table(lines))
     typer.echo("")
+    helpers = helper_table(lines)
+    if helpers:
+        typer.echo(helpers)
+        typer.echo("")
     typer.echo(log_summary(report))

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from protocol.records import EpisodeRecord
+from protocol.records import CellKey, EpisodeRecord
+from scoring.cells import cell_json, cell_sort_key
 
-__all__ = ["MATCHED_KINDS", "compile_table", "matcher_report"]
+__all__ = ["MATCHED_KINDS", "compile_table", "helper_lines", "matcher_report"]
 
 # Turns on which agreement is measured: every turn that resolves to a scripted step.
 MATCHED_KINDS = frozenset(
@@ -101,3 +102,23 @@ def matcher_report(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
         "matcher_calls": calls,
         "matcher_cached": cached,
     }
+
+
+def helper_lines(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
+    """One ``type: "helpers"`` line per gate cell (a cell whose episodes compiled or ran
+    the matcher): compile accuracy (Table 5 shape) and matcher agreement (Table 11 shape)."""
+    by_cell: dict[CellKey, list[EpisodeRecord]] = {}
+    for r in records:
+        if r.termination == "completed":
+            by_cell.setdefault(r.cell, []).append(r)
+    out: list[dict[str, Any]] = []
+    for key in sorted(by_cell, key=cell_sort_key):
+        recs = by_cell[key]
+        compiled = compile_table(recs)
+        matcher = matcher_report(recs)
+        if compiled["n"] == 0 and matcher["turns"] == 0:
+            continue
+        out.append(
+            {"type": "helpers", "cell": cell_json(key), "compile": compiled, "matcher": matcher}
+        )
+    return out

@@ -17,6 +17,7 @@ from protocol.generate import SpecError
 from protocol.records import EpisodeRecord
 from scoring.cells import score_lines
 from scoring.episodes import EpisodeCache
+from scoring.helpers_report import helper_lines
 from scoring.replay import EpisodeScore, score_episode
 
 __all__ = ["paused_gc", "rescore", "score_records"]
@@ -55,6 +56,8 @@ def score_records(
 def rescore(
     records: Iterable[EpisodeRecord], cache: EpisodeCache | None = None
 ) -> list[dict[str, Any]]:
-    """The cell and contrast lines of a set of records (Holm over all contrasts)."""
+    """The cell and contrast lines of a set of records (Holm over all contrasts), then one
+    helpers line per gate cell (compile accuracy, matcher agreement)."""
+    records = list(records)
     with paused_gc():
-        return score_lines(score_records(records, cache))
+        return score_lines(score_records(records, cache)) + helper_lines(records)

@@ -20,10 +20,12 @@ from scoring.cells import ARM_ORDER
 from scoring.tables import (
     CHANNEL_HEADER,
     CONTRAST_HEADER,
+    HELPERS_HEADER,
     LADDER_HEADER,
     channel_rows,
     config_label,
     contrast_rows,
+    helper_rows,
     ladder_rows,
     markdown_table,
 )
@@ -163,6 +165,17 @@ def markdown_report(
         "",
         markdown_table(CHANNEL_HEADER, channel_rows(lines)),
     ]
+    helpers = helper_rows(lines)
+    if helpers:
+        out += [
+            "",
+            "## Gate helpers (Tables 5 and 11 shapes)",
+            "",
+            "Compile accuracy against the generator graph (flagged: episodes the ground-truth-"
+            "free validator flags); matcher step agreement and explicit-redo precision / recall.",
+            "",
+            markdown_table(HELPERS_HEADER, helpers),
+        ]
     configs = _configs(cells)
     if configs:
         out += ["", "## Configurations", ""]

@@ -174,3 +174,57 @@ def channel_table(lines: Sequence[Line]) -> str:
         "count; false completions / refused bookings)"
     )
     return "\n".join([title, text_table(CHANNEL_HEADER, channel_rows(lines))])
+
+
+HELPERS_HEADER = (
+    "configuration",
+    "arm",
+    "compiled",
+    "dep",
+    "code",
+    "cancel",
+    "rewire",
+    "relax",
+    "flagged",
+    "matcher agree",
+    "redo P",
+    "redo R",
+    "matcher calls (cached)",
+)
+
+
+def helper_rows(lines: Iterable[Line]) -> list[list[str]]:
+    rows = []
+    for h in (x for x in lines if x.get("type") == "helpers"):
+        c, m = h["compile"], h["matcher"]
+        rows.append(
+            [
+                config_label(h["cell"]),
+                str(h["cell"]["arm"]),
+                str(c["n"]),
+                _rate(c["dep"]),
+                _rate(c["code"]),
+                _rate(c["cancel"]),
+                _rate(c["rewire"]),
+                _rate(c["relax"]),
+                str(c["validator_flagged"]),
+                _rate(m["agreement"]),
+                _rate(m["redo_precision"]),
+                _rate(m["redo_recall"]),
+                f"{m['matcher_calls']} ({m['matcher_cached']})",
+            ]
+        )
+    return rows
+
+
+def helper_table(lines: Sequence[Line]) -> str:
+    """Tables 5 and 11 shapes: compile accuracy and matcher agreement per gate cell."""
+    rows = helper_rows(lines)
+    if not rows:
+        return ""
+    title = (
+        "Gate helpers: compile accuracy against the generator (Table 5 shape; flagged = "
+        "episodes the validator flags) and matcher agreement / explicit-redo precision and "
+        "recall (Table 11 shape)"
+    )
+    return "\n".join([title, text_table(HELPERS_HEADER, rows)])

@@ -130,3 +130,18 @@ def test_bad_input_fails_before_any_episode(tmp_path: Path, args: list[str], nee
     assert needle in result.output
     assert "Traceback" not in result.output
     assert not (out / "logs").exists() or not any((out / "logs").iterdir())
+
+
+async def test_score_reports_compile_accuracy_and_matcher_agreement(tmp_path: Path) -> None:
+    await _run(tmp_path, _grid("scripted/perfect", ["raw", "directive"], seeds="100-103"))
+    result = CliRunner().invoke(app, ["score", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    import orjson
+
+    lines = [orjson.loads(x) for x in result.stdout.splitlines() if x.startswith("{")]
+    (helpers,) = [x for x in lines if x["type"] == "helpers"]
+    assert helpers["cell"]["arm"] == "directive"
+    assert helpers["compile"]["n"] == 4 and helpers["compile"]["dep"] == 1.0
+    assert helpers["matcher"]["agreement"] == 1.0 and helpers["matcher"]["redo_recall"] == 1.0
+    text = CliRunner().invoke(app, ["score", str(tmp_path)]).output
+    assert "Gate helpers" in text
