@@ -89,7 +89,11 @@ def _agent(state: RunState, model: ModelConfig) -> Callable[[list[dict[str, str]
 
     async def call(messages: list[dict[str, str]]) -> Reply:
         return await endpoint.chat(
-            served, messages, max_tokens=budget, thinking=thinking, extra=extra,
+            served,
+            messages,
+            max_tokens=budget,
+            thinking=thinking,
+            extra=extra,
             temperature=temperature,
         )
 

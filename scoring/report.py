@@ -42,6 +42,7 @@ def _figure(width: float, height: float) -> Figure:
 
     return Figure(figsize=(width, height), layout="constrained")
 
+
 Line = Mapping[str, Any]
 
 

@@ -21,6 +21,7 @@ def binomtest(k: int, n: int, p: float = 0.5) -> Any:
 
     return scipy_binomtest(k, n, p)
 
+
 __all__ = ["holm", "mcnemar_exact", "wilson"]
 
 

@@ -50,7 +50,9 @@ class FakeChat:
         return Reply(
             content=content,
             reasoning="",
-            call=CallRecord(role=role, prompt_tokens=10, completion_tokens=5, max_tokens=max_tokens),  # type: ignore[arg-type]
+            call=CallRecord(
+                role=role, prompt_tokens=10, completion_tokens=5, max_tokens=max_tokens
+            ),  # type: ignore[arg-type]
         )
 
     def count(self, role: str) -> int:

@@ -138,7 +138,9 @@ async def test_state_bound_enforcement_refuses_violations_and_notifies(tmp_path:
         nxt = turns[i + 1]
         if t.refused:
             (b,) = t.refused
-            assert nxt.sent_text.startswith(f"[BOOKING REJECTED] Your line 'ref {b.code}/{b.work_order}'")
+            assert nxt.sent_text.startswith(
+                f"[BOOKING REJECTED] Your line 'ref {b.code}/{b.work_order}'"
+            )
         else:
             assert not nxt.sent_text.startswith("[BOOKING REJECTED]")
     premature = next(t for t in refused if t.kind == "premature")
@@ -158,13 +160,13 @@ def _book_extra(ep: Episode, user: str, wo: str | None) -> str:
 
 async def test_request_bound_refuses_unrequested_steps(tmp_path: Path) -> None:
     state, _, _ = await _run(tmp_path / "s", "enforce", policy=_book_extra)
-    request, _, _ = await _run(tmp_path / "r", "enforce", policy=_book_extra,
-                               knobs=Knobs(binding="request"))
+    request, _, _ = await _run(
+        tmp_path / "r", "enforce", policy=_book_extra, knobs=Knobs(binding="request")
+    )
     other = next(s for s in EP.steps if not s.deps)
     first_extra = next(t for t in request.turns if t.step not in (None, other.id) and t.work_order)
     assert any(b.step == other.id for b in first_extra.refused)
-    assert all(b.step != other.id or t.step == other.id
-               for t in request.turns for b in t.admitted)
+    assert all(b.step != other.id or t.step == other.id for t in request.turns for b in t.admitted)
     assert any(b.step == other.id and t.step != other.id for t in state.turns for b in t.admitted)
     notice = next(t.sent_text for t in request.turns if "NOT REQUESTED" in t.sent_text)
     assert f"step {other.id} is NOT REQUESTED; that work was NOT booked." in notice
@@ -191,8 +193,9 @@ async def test_unknown_code_is_refused_and_the_hybrid_falls_back(tmp_path: Path)
     victim_turns = [t for t in enforce.turns if t.step == victim and t.kind == "ask"]
     assert victim_turns and all(t.refused for t in victim_turns)
     notice = f"[BOOKING REJECTED] Your line 'ref {EP.step(victim).code}/"
-    assert any(notice in t.sent_text and "step ? is NOT IN THE PLAN" in t.sent_text
-               for t in enforce.turns)
+    assert any(
+        notice in t.sent_text and "step ? is NOT IN THE PLAN" in t.sent_text for t in enforce.turns
+    )
     hybrid, _, _ = await _run(tmp_path / "h", "hybrid", chat=_empty_code_chat(victim))
     assert hybrid.compile is not None and hybrid.compile["enforcing"] is False
     assert all(not t.refused for t in hybrid.turns)

@@ -172,10 +172,17 @@ def _record(turns: list[TurnRecord], compile: dict[str, object] | None = None) -
 
 
 def test_helpers_report() -> None:
-    def tr(i: int, kind: str, step: str | None, matched: str | None, redo: bool | None) -> TurnRecord:
+    def tr(
+        i: int, kind: str, step: str | None, matched: str | None, redo: bool | None
+    ) -> TurnRecord:
         return TurnRecord(
-            index=i, kind=kind, step=step, work_order=None, user_text="",  # type: ignore[arg-type]
-            matched_step=matched, matched_redo=redo,
+            index=i,
+            kind=kind,
+            step=step,
+            work_order=None,
+            user_text="",  # type: ignore[arg-type]
+            matched_step=matched,
+            matched_redo=redo,
         )
 
     turns = [
@@ -191,7 +198,10 @@ def test_helpers_report() -> None:
     assert rep["ambiguous"] == 1 and rep["ambiguous_null"] == 1
 
     g, r = _perfect()
-    info = {"accuracy": msgspec.to_builtins(compile_accuracy(g, r, EP)), "validator": {"passed": True}}
+    info = {
+        "accuracy": msgspec.to_builtins(compile_accuracy(g, r, EP)),
+        "validator": {"passed": True},
+    }
     table = compile_table([_record(turns, info), _record(turns, None)])
     assert table["n"] == 1 and table["dep"] == 1.0 and table["cancel"] == 1.0
     assert table["validator_flagged"] == 0

@@ -20,8 +20,12 @@ from tests.gates_fakes import FakeChat, truth
 def _grid(**model: object) -> object:
     return parse_grid(
         {
-            "run": {"seeds": "100-103", "steps": [10], "density": [0.3],
-                    "arms": ["raw", "directive", "enforce"]},
+            "run": {
+                "seeds": "100-103",
+                "steps": [10],
+                "density": [0.3],
+                "arms": ["raw", "directive", "enforce"],
+            },
             "models": [{"name": "m", **model}, {"name": "c"}],
         }
     )
@@ -59,8 +63,12 @@ async def test_compile_single_flight(tmp_path: Path) -> None:
     assert sum(c.cached for ctx in ctxs for c in ctx.calls) == 38
     assert all(c.prompt_tokens == 0 for ctx in ctxs for c in ctx.calls if c.cached)
     # the graph prompt is the brief followed by the paper's graph prompt, one user message
-    graph_call = next(m for r, m in chat.calls if m[0]["content"].endswith(strings.COMPILER_GRAPH_PROMPT))
-    assert graph_call == [{"role": "user", "content": EP.brief + "\n\n" + strings.COMPILER_GRAPH_PROMPT}]
+    graph_call = next(
+        m for r, m in chat.calls if m[0]["content"].endswith(strings.COMPILER_GRAPH_PROMPT)
+    )
+    assert graph_call == [
+        {"role": "user", "content": EP.brief + "\n\n" + strings.COMPILER_GRAPH_PROMPT}
+    ]
     assert results[0].graph.steps["s1"].code == EP.step("s1").code
 
 
@@ -125,8 +133,9 @@ async def test_compile_failure_reaches_every_waiter_and_is_not_cached(tmp_path: 
 
     chat = FakeChat(fail, delay=0.01)
     h = _helpers(tmp_path, chat)
-    results = await asyncio.gather(*(h.compile(CELL, EP, _ctx()) for _ in range(5)),
-                                   return_exceptions=True)
+    results = await asyncio.gather(
+        *(h.compile(CELL, EP, _ctx()) for _ in range(5)), return_exceptions=True
+    )
     assert all(isinstance(r, CallFailed) for r in results)
     assert not list((tmp_path / "cache").rglob("*.json"))
     chat.handler = truth({EP.brief: EP})

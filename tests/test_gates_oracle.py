@@ -145,8 +145,12 @@ async def test_always_book_is_clean_behind_state_bound_enforcement(tmp_path: Pat
     graphs = [(10, 0.15), (15, 0.3)]
     records, _ = await run(
         tmp_path,
-        _grid("scripted/always-book", ["raw", "enforce"], graphs,
-              variants=[{"arm": "enforce", "notice": "same_turn"}]),
+        _grid(
+            "scripted/always-book",
+            ["raw", "enforce"],
+            graphs,
+            variants=[{"arm": "enforce", "notice": "same_turn"}],
+        ),
     )
     for slug, recs in _by_cell(records).items():
         scores = [score_episode(r) for r in recs]
