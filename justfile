@@ -27,3 +27,7 @@ bench:
 # The slow reliability drills (kill drill, soak).
 drill:
     .venv/bin/python -m pytest -q -m slow -o addopts=''
+
+# Optional: the runner against a real small model (SmolLM2-135M via llama.cpp on loopback).
+e2e-real:
+    bash scripts/e2e-real.sh

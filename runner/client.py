@@ -57,9 +57,13 @@ class _Retry(Exception):
         self.throttled = throttled
 
 
+_CONTEXT_WORDS = ("context length", "context_length", "context window", "maximum context")
+
+
 def _is_context_error(status: int, text: str) -> bool:
+    """A prompt too long for the model, in vLLM's, SGLang's or llama.cpp's wording."""
     low = text.lower()
-    return status == 400 and ("context length" in low or "context_length" in low)
+    return status == 400 and any(w in low for w in _CONTEXT_WORDS)
 
 
 class Endpoint:

@@ -60,6 +60,21 @@ async def test_context_overflow_halves_the_budget_down_to_the_floor() -> None:
     assert [b["max_tokens"] for b in script.bodies] == [700, 512]
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "This model's maximum context length is 4096 tokens. However, you requested 5000",
+        "Requested tokens (9000) exceed context window of 8192",
+        "The input (5000 tokens) is longer than the model's context length (4096 tokens).",
+    ],
+)
+async def test_context_errors_of_every_server_halve_the_budget(message: str) -> None:
+    script = Script(status(400, message), ok())
+    async with fake_endpoint(script) as url, _endpoint(url) as ep:
+        await ep.chat("m", MSG, max_tokens=2000)
+    assert [b["max_tokens"] for b in script.bodies] == [2000, 1000]
+
+
 async def test_empty_thinking_reply_doubles_the_budget_up_to_12000() -> None:
     script = Script(ok("", reasoning="hmm"), ok("", reasoning="hmm"), ok("answer", reasoning="r"))
     async with fake_endpoint(script) as url, _endpoint(url) as ep:
