@@ -12,6 +12,7 @@ runner's scheduler against the embedded scripted endpoint, scored by scoring.rep
 
 from __future__ import annotations
 
+import io
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -222,7 +223,7 @@ async def test_gates_through_run_async(tmp_path: Path) -> None:
     """The command's path: run_async builds Helpers (runner.cmd_run._helpers), streams
     results; the compile and matcher caches land in OUT/cache and serve a second run."""
     data = _grid("scripted/perfect", GATE_ARMS, [(10, 0.15)], seeds="100-107")
-    console = Console(file=open("/dev/null", "w"))  # noqa: SIM115
+    console = Console(file=io.StringIO())
     await run_async(parse_grid(data), tmp_path / "a", console=console, live=False)
     lines = [orjson.loads(x) for x in (tmp_path / "a" / "results.jsonl").read_bytes().splitlines()]
     cells = [x for x in lines if x["type"] == "cell"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ def _grid(model: str, arms: list[str], seeds: str = "100-115", **run: Any) -> di
 async def _run(tmp: Path, data: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[Any, Any]]:
     grid = parse_grid(data)
     lines: list[dict[str, Any]] = []
-    console = Console(file=open("/dev/null", "w"))  # noqa: SIM115
+    console = Console(file=io.StringIO())
     await run_async(grid, tmp, console=console, live=False)
     import orjson
 
