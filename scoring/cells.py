@@ -7,8 +7,10 @@
 * A *configuration* is a cell key without its arm, knobs included: a ladder is the arms that
   share every other field. (A variant run for one arm only, say ``checklist`` with
   ``checklist_mode=replace``, is its own configuration with no adjacent contrast.)
-* Adjacent contrasts follow :data:`ARM_ORDER` over the arms present (arms outside it, such as
-  the memory arms, get cell lines but no contrast). Each contrast pairs the seeds both arms
+* Adjacent contrasts follow the paper's rungs :data:`LADDER` (raw, checklist, directive,
+  enforce) over the rungs present, plus :data:`SIDE_CONTRASTS` (ledger against checklist,
+  hybrid against enforce) when both arms are present; other arms (the memory arms) get cell
+  lines but no contrast. Each contrast pairs the seeds both arms
   completed without infrastructure error and runs the exact McNemar test on the discordant
   pairs, once per scoring (``strict``: the primary scoring; ``decline_aware``).
 * Holm: :func:`score_lines` adjusts over all adjacent contrasts of a scoring in the lines it
@@ -32,8 +34,10 @@ from scoring.stats import holm, mcnemar_exact, wilson
 
 __all__ = [
     "ARM_ORDER",
+    "LADDER",
     "RATES",
     "SCORINGS",
+    "SIDE_CONTRASTS",
     "apply_holm",
     "cell_json",
     "cell_line",
@@ -47,6 +51,11 @@ __all__ = [
 ]
 
 ARM_ORDER: tuple[str, ...] = ("raw", "checklist", "ledger", "directive", "enforce", "hybrid")
+# The paper's rungs: adjacent contrasts run along these (Section 4.2, Appendix D.1) ...
+LADDER: tuple[str, ...] = ("raw", "checklist", "directive", "enforce")
+# ... and each variant arm against its reference: the self-ledger against the checklist
+# (Table 16), the validator-gated hybrid against the enforcement gate (Appendix D.3).
+SIDE_CONTRASTS: tuple[tuple[str, str], ...] = (("checklist", "ledger"), ("enforce", "hybrid"))
 SCORINGS: tuple[str, ...] = ("strict", "decline_aware")
 RATES: tuple[tuple[str, str], ...] = (
     ("re_execution", "done"),
@@ -178,14 +187,16 @@ def ladder_contrasts(cells: Mapping[CellKey, Mapping[int, EpisodeScore]]) -> lis
     *cells* maps each arm's cell key (one configuration) to its scores by seed.
     """
     by_arm = {k.arm: v for k, v in cells.items() if k.arm in ARM_ORDER}
-    arms = sorted(by_arm, key=_arm_rank)
-    if not arms:
+    if not by_arm:
         return []
+    rungs = [a for a in LADDER if a in by_arm]
+    pairs = list(itertools.pairwise(rungs))
+    pairs += [(a, b) for a, b in SIDE_CONTRASTS if a in by_arm and b in by_arm]
     config = config_of(next(iter(cells)))
     return [
         _contrast(config, (a, by_arm[a]), (b, by_arm[b]), scoring)
         for scoring in SCORINGS
-        for a, b in itertools.pairwise(arms)
+        for a, b in pairs
     ]
 
 

@@ -208,3 +208,22 @@ def test_score_lines_keeps_the_last_score_per_cell_and_seed() -> None:
     )
     lines = score_lines(scores + replaced)
     assert _cells(lines)["raw"]["strict_successes"] == 1
+
+
+def test_variant_arms_are_contrasted_with_their_reference_not_inside_the_ladder() -> None:
+    """The rungs raw -> checklist -> directive -> enforce stay adjacent when the ledger and
+    the hybrid run too; the ledger is contrasted with the checklist, the hybrid with the
+    enforcement gate."""
+    records = []
+    for seed in range(3):
+        ep = episode(seed=seed, steps=5)
+        for arm in ("raw", "checklist", "ledger", "directive", "enforce", "hybrid"):
+            records.append(build(ep, cell(arm, ep.spec), perfect(ep, {})))
+    pairs = list(_contrasts(rescore(records), "strict"))
+    assert pairs == [
+        ("raw", "checklist"),
+        ("checklist", "directive"),
+        ("directive", "enforce"),
+        ("checklist", "ledger"),
+        ("enforce", "hybrid"),
+    ]
