@@ -139,18 +139,12 @@ def build(
         admitted = tuple(b for b in found.values() if b not in refused)
         user.finish(turn, verdict, [b.step for b in admitted if b.step is not None])
         turns.append(
-            TurnRecord(
-                index=turn.index,
-                kind=turn.kind,
-                step=turn.step,
-                work_order=turn.work_order,
-                user_text=turn.text,
+            TurnRecord.of(
+                turn,
                 sent_text=turn.text,
                 reply=act.reply,
                 admitted=admitted,
                 refused=refused,
-                named=turn.named,
-                dynamic=turn.dynamic,
                 first_reply=act.first_reply,
             )
         )
