@@ -174,41 +174,39 @@ class Endpoint:
             waited += t1 - t0
             idx = self._pick()
             self._in_flight[idx] += 1
+            failure: Exception | None = None
             try:
                 data = await self._post(idx, body)
             except _Retry as r:
-                last = str(r)
+                failure = r
                 if r.throttled:
-                    self.limiter.throttled()
-                delay = r.delay
-                if delay is None:
-                    delay = random.uniform(
-                        0, min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1))
-                    )
+                    self.limiter.throttled()  # before the release: wake no one at the old limit
+            except (_ContextOverflow, _Fatal) as e:
+                failure = e
+            finally:  # the slot goes back whatever happened, cancellation included
                 server += time.perf_counter() - t1
                 self._in_flight[idx] -= 1
                 self.limiter.release()
-                if attempt < self.attempts:
-                    await asyncio.sleep(delay)
-                continue
-            except _ContextOverflow as e:
-                server += time.perf_counter() - t1
-                self._in_flight[idx] -= 1
-                self.limiter.release()
-                last = str(e)
+            if isinstance(failure, _Fatal):
+                # Reliability fix: a server may echo the API key in its error message
+                # ("Incorrect API key provided: ..."); it must reach no log and no screen.
+                raise CallFailed("client_error", self._redact(str(failure)), attempt) from None
+            if isinstance(failure, _ContextOverflow):
+                last = str(failure)
                 if budget <= BUDGET_FLOOR:
                     raise CallFailed("context_overflow", last, attempt) from None
                 budget = max(BUDGET_FLOOR, budget // 2)
                 continue
-            except _Fatal as e:
-                self._in_flight[idx] -= 1
-                self.limiter.release()
-                # Reliability fix: a server may echo the API key in its error message
-                # ("Incorrect API key provided: ..."); it must reach no log and no screen.
-                raise CallFailed("client_error", self._redact(str(e)), attempt) from None
-            server += time.perf_counter() - t1
-            self._in_flight[idx] -= 1
-            self.limiter.release()
+            if isinstance(failure, _Retry):
+                last = str(failure)
+                delay = failure.delay
+                if delay is None:
+                    delay = random.uniform(
+                        0, min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1))
+                    )
+                if attempt < self.attempts:
+                    await asyncio.sleep(delay)
+                continue
             self.limiter.success()
             choice = data["choices"][0]
             message = choice.get("message") or {}

@@ -147,3 +147,21 @@ async def test_cancelled_waiter_does_not_leak_a_slot() -> None:
     lim.release()
     assert lim.in_flight == 0
     await asyncio.wait_for(lim.acquire(), 1)
+
+
+async def test_a_call_cancelled_in_flight_returns_its_slot() -> None:
+    async def slow(body: object) -> web.Response:
+        await asyncio.sleep(1)
+        return ok()(body)  # type: ignore[arg-type,return-value]
+
+    script = Script(slow, ok("after"))
+    async with fake_endpoint(script) as url, _endpoint(url, max_in_flight=1) as ep:
+        call = asyncio.ensure_future(ep.chat("m", MSG, max_tokens=5))
+        while not script.bodies:
+            await asyncio.sleep(0.01)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert ep.limiter.in_flight == 0 and ep._in_flight == [0]
+        reply = await asyncio.wait_for(ep.chat("m", MSG, max_tokens=5), 2)
+    assert reply.content == "after"
