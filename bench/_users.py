@@ -42,6 +42,17 @@ class UserRun(msgspec.Struct, kw_only=True):
     requests: int
     infrastructure: int
 
+    @classmethod
+    def of(cls, wall_s: float, cpu_s: float, ends: list[str], requests: int) -> UserRun:
+        """A run from its timings and each episode's termination reason."""
+        return cls(
+            wall_s=wall_s,
+            cpu_s=cpu_s,
+            episodes=len(ends),
+            requests=requests,
+            infrastructure=sum(e != "completed" for e in ends),
+        )
+
 
 @asynccontextmanager
 async def openai_agent(
@@ -118,13 +129,7 @@ async def gather_all(grid: Grid, agent: Agent, count: list[int], out: Path) -> U
         c0, t0 = client_cpu_s(), time.perf_counter()
         ends = await asyncio.gather(*(one(t) for t in expand(grid)))
         wall, cpu = time.perf_counter() - t0, client_cpu_s() - c0
-    return UserRun(
-        wall_s=wall,
-        cpu_s=cpu,
-        episodes=len(ends),
-        requests=count[0],
-        infrastructure=sum(e != "completed" for e in ends),
-    )
+    return UserRun.of(wall, cpu, ends, count[0])
 
 
 async def launcher_job(grid: Grid, agent: Agent, count: list[int], episodes: int) -> UserRun:
@@ -134,10 +139,4 @@ async def launcher_job(grid: Grid, agent: Agent, count: list[int], episodes: int
     c0, t0 = client_cpu_s(), time.perf_counter()
     ends = [str((await _episode(grid, t, agent)).termination) for t in tasks]
     wall, cpu = time.perf_counter() - t0, client_cpu_s() - c0
-    return UserRun(
-        wall_s=wall,
-        cpu_s=cpu,
-        episodes=len(ends),
-        requests=count[0],
-        infrastructure=sum(e != "completed" for e in ends),
-    )
+    return UserRun.of(wall, cpu, ends, count[0])
