@@ -5,10 +5,13 @@ const CHANNELS = ["re_execution", "superseded", "premature", "omission", "unrequ
 const main = document.getElementById("main");
 const crumbs = document.getElementById("crumbs");
 
-// h("tag.class", {attr: value, onclick: fn}, child, ...): text children are never parsed as HTML.
+// h("tag#id.class", {attr: value, onclick: fn}, child, ...): text children are never parsed
+// as HTML.
 function h(spec, attrs, ...children) {
-  const [tag, ...classes] = spec.split(".");
+  const [head, ...classes] = spec.split(".");
+  const [tag, id] = head.split("#");
   const el = document.createElement(tag || "div");
+  if (id) el.id = id;
   if (classes.length) el.className = classes.join(" ");
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined || v === false) continue;
@@ -21,6 +24,11 @@ function h(spec, attrs, ...children) {
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
   return el;
+}
+
+// Replace the page's content (null, undefined and false children are left out).
+function fill(...children) {
+  main.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
 }
 
 async function api(path) {
@@ -93,7 +101,7 @@ async function showCells() {
     h("td.num", {}, `${x.a_successes} → ${x.b_successes}`), h("td.num", {}, `${x.b_only} / ${x.a_only}`),
     h("td.num", {}, num(x.p, 4)), h("td.num", {}, num(x.p_holm, 4))));
   const log = data.log;
-  main.replaceChildren(
+  fill(
     h("h1", {}, "Cells"),
     h("p.muted", {}, `${log.records} episodes in ${log.files} log files` +
       (log.corrupt.length ? `; ${log.corrupt.length} corrupt lines skipped` : "") +
@@ -132,11 +140,11 @@ async function showCell(slug, params) {
     h("td.num", {}, e.refused), h("td.num", {}, e.corruptions),
     h("td.num", {}, kfmt(e.tokens.agent)), h("td.num", {}, kfmt(e.tokens.helper)),
     h("td.num", {}, num(e.wall_s, 2)), h("td", {}, e.termination)));
-  main.replaceChildren(
+  fill(
     h("h1", {}, `Episodes of ${data.arm}`), h("p.muted", {}, slug),
     h("div.filters", {}, h("label", {}, failed, "failed only under"), scoring,
       h("label", {}, "channel", channel), h("label", {}, "seed", seed),
-      h("span.muted#count", {}, `${data.episodes.length} of ${data.total} episodes`)),
+      h("span#count.muted", {}, `${data.episodes.length} of ${data.total} episodes`)),
     h("table#episodes", {}, h("thead", {}, h("tr", {}, ["episode", "strict", "decline-aware",
       "errors (primary)", "turns ok", "refused", "corruptions", "agent tok", "helper tok",
       "wall s", "termination"].map((t) => h("th", {}, t)))), h("tbody", {}, rows)));
@@ -210,7 +218,8 @@ function compileSection(c) {
     h("td", {class: s.deps_differ ? "diff" : null}, list(s.compiled_deps)),
     h("td", {class: s.code_differs ? "diff" : null}, s.generator_code ?? "(absent)"),
     h("td", {class: s.code_differs ? "diff" : null}, s.compiled_code ?? "(absent)")));
-  const rev = (r) => (r ? `cancel ${r.cancel ?? "-"}; rewires ${JSON.stringify(r.rewires || {})}; relax ${r.relax ? r.relax.join(" drops ") : "-"}` : "-");
+  const rewires = (w) => Object.entries(w || {}).map(([k, v]) => `${k} ← ${v.join(", ") || "none"}`).join("; ") || "none";
+  const rev = (r) => (r ? `cancel ${r.cancel ?? "-"}; rewires ${rewires(r.rewires)}; relax ${r.relax ? r.relax.join(" drops ") : "-"}` : "-");
   const v = c.validator || {};
   return [h("h2", {}, "Compiled graph against the generator's"),
     h("p.muted", {}, `compile model ${c.model}; validator ${v.passed ? "passed" : "flagged " + (v.flags || []).join(", ")}; ` +
@@ -237,9 +246,9 @@ async function showEpisode(slug, seed, turn) {
   const compare = e.pairs.length ? h("div.filters", {}, "compare seed " + seed + " with", pick,
     h("button#compare", {onclick: () => go(`#/compare/${seed}/${enc(slug)}/${enc(pick.value)}`)}, "side by side")) : null;
   const tok = r.tokens;
-  main.replaceChildren(
+  fill(
     h("h1", {}, `${r.arm} · seed ${seed}`), h("p.muted", {}, `${e.slug}${e.synthetic ? " · synthetic agent" : ""}`),
-    h("div.summary#header", {},
+    h("div#header.summary", {},
       h("div", {}, h("b", {}, "strict"), outcome(r.strict)),
       h("div", {}, h("b", {}, "decline-aware"), outcome(r.decline_aware)),
       h("div", {}, h("b", {}, "errors"), channelPills(r.channels)),
@@ -251,13 +260,21 @@ async function showEpisode(slug, seed, turn) {
     e.mismatches.length ? h("p.error", {}, "log and regenerated episode differ: " + e.mismatches.join("; ")) : null,
     compare,
     h("div.layout", {},
-      h("div.toc", {}, h("p.muted", {}, `${failing.length} failing turns (highlighted); click a turn to read it`), toc),
+      h("div.toc", {}, h("p#failing", {}, `${failing.length} failing turns`, failing.length ? ": " : "",
+        failing.map((t, i) => [i ? ", " : "", h("a", {href: `#/episode/${enc(slug)}/${seed}/${t.index}`}, `turn ${t.index}`)]),
+        h("span.muted", {}, " (highlighted; click a turn to read it)")), toc),
       h("div#detail", {},
         e.turns.map((t) => turnDetail(t, t.failed || t.index === turn)),
         compileSection(e.compile),
         e.corruptions.length ? [h("h2", {}, "Corruption events"),
           h("ul#corruptions", {}, e.corruptions.map((c) => h("li", {}, corruptionText(c))))] : null)));
   if (turn !== null) {
+    const row = document.querySelector(`#turns tr[data-index="${turn}"]`);
+    if (row) {
+      row.classList.add("selected");
+      const box = row.closest(".toc");
+      box.scrollTop = row.offsetTop - box.clientHeight / 2;
+    }
     const el = document.getElementById(`turn-${turn}`);
     if (el) { el.open = true; el.classList.add("current"); el.scrollIntoView({block: "start"}); }
   }
@@ -277,11 +294,15 @@ async function showCompare(seed, a, b) {
   setCrumbs({text: "cells", href: "#/"}, {text: `seed ${seed}: ${c.a.row.arm} vs ${c.b.row.arm}`});
   const head = (v) => h("th", {}, `${v.row.arm}: strict `, outcome(v.row.strict), ", decline-aware ",
     outcome(v.row.decline_aware), " ", h("a", {href: `#/episode/${enc(v.slug)}/${seed}`}, "open"));
-  main.replaceChildren(
+  const only = h("input#only-differing", {type: "checkbox", onchange: () => {
+    for (const tr of document.querySelectorAll("#compare tr.pair")) tr.hidden = only.checked && !tr.classList.contains("differs");
+  }});
+  fill(
     h("h1", {}, `Seed ${seed}: ${c.a.row.arm} vs ${c.b.row.arm}`),
-    h("p.muted#differing", {}, `${c.differing} of ${c.rows.length} turns differ in outcome (marked)`),
-    h("table.compare#compare", {}, h("tr", {}, head(c.a), head(c.b)),
-      c.rows.map((r) => h("tr", {class: r.differs ? "differs" : null}, h("td", {}, side(r.a)), h("td", {}, side(r.b))))));
+    h("div.filters", {}, h("span#differing.muted", {}, `${c.differing} of ${c.rows.length} turns differ in outcome (marked)`),
+      h("label", {}, only, "differing turns only")),
+    h("table#compare.compare", {}, h("tr", {}, head(c.a), head(c.b)),
+      c.rows.map((r) => h("tr", {class: r.differs ? "pair differs" : "pair"}, h("td", {}, side(r.a)), h("td", {}, side(r.b))))));
 }
 
 // --- routing ----------------------------------------------------------------------------
