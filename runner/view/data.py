@@ -37,7 +37,9 @@ class RunView:
         """The overview: cells with both scorings and CIs, channels, cost; the contrasts;
         what reading the logs found."""
         self.refresh()
-        lines = score_lines(self.index.scores())
+        if self.index.overview is None:
+            self.index.set_overview(score_lines(self.index.scores()))
+        lines = self.index.overview or []
         rep = self.index.report()
         return {
             "run": str(self.run_dir),

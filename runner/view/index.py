@@ -8,7 +8,9 @@ byte offset and length of the line, the episode's compact score
 (:func:`scoring.cost.cost_rows`). An episode is read again from its offset only when it is
 opened (:meth:`RunIndex.record`).
 
-Cache: ``DIR/view-index.msgpack``, one file. For each log file it holds the offset after its
+Cache: ``DIR/view-index.msgpack``, one file, with the run's result lines
+(:func:`scoring.cells.score_lines` of the indexed scores) once computed. For each log file it
+holds the offset after its
 last indexed line and the file's first bytes. On :meth:`RunIndex.refresh` a file that grew
 past that offset (a run in progress) is scanned from there on; a file whose first bytes
 changed or that shrank is indexed again from the start; a file gone is dropped. A cache
@@ -63,6 +65,7 @@ class _Cache(msgspec.Struct, kw_only=True):
     version: int
     schema: int
     files: dict[str, FileIndex]
+    overview: list[dict[str, Any]] | None = None
 
 
 def _head(path: Path) -> bytes:
@@ -76,6 +79,7 @@ class RunIndex:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         self.path = run_dir / INDEX_FILE
+        self.overview: list[dict[str, Any]] | None = None  # lines cached by set_overview
         self.files: dict[str, FileIndex] = self._load()
         self.episodes = EpisodeCache()
         self.scanned = 0  # records scored by the last refresh (0: all from the cache)
@@ -89,11 +93,17 @@ class RunIndex:
             return {}
         if cache.version != INDEX_VERSION or cache.schema != SCHEMA_VERSION:
             return {}
+        self.overview = cache.overview
         return cache.files
 
     def _save(self) -> None:
         data = msgspec.msgpack.encode(
-            _Cache(version=INDEX_VERSION, schema=SCHEMA_VERSION, files=self.files)
+            _Cache(
+                version=INDEX_VERSION,
+                schema=SCHEMA_VERSION,
+                files=self.files,
+                overview=self.overview,
+            )
         )
         tmp = self.path.with_name(f".{INDEX_FILE}.{os.getpid()}.tmp")
         try:
@@ -166,8 +176,15 @@ class RunIndex:
                 slug = entry.row["slug"]
                 self._by_slug.setdefault(slug, {})[seed] = (paths[name], entry)
         if changed:
+            self.overview = None
             self._save()
         return changed
+
+    def set_overview(self, lines: list[dict[str, Any]]) -> None:
+        """Keep the result lines of the indexed scores with the index (cleared, and so
+        computed again, when the logs change)."""
+        self.overview = lines
+        self._save()
 
     # --- reading ------------------------------------------------------------------------
     def slugs(self) -> list[str]:
