@@ -103,6 +103,13 @@ async def test_cell_to_failed_episode_to_turn_to_side_by_side(
         record = records[(slug, seed)]
         failing = page.locator("#turns tr.failed")
         assert await failing.count() >= 1
+        await page.check("#only-failing")
+        await expect(page.locator("#detail details.turn:visible")).to_have_count(
+            await failing.count()
+        )
+        await expect(page.locator("#turns tr[data-index]:visible")).to_have_count(
+            await failing.count()
+        )
         index = int(await failing.first.get_attribute("data-index") or "-1")
         await failing.first.click()
         await _ready(page, f"#/episode/{slug}/{seed}/{index}")

@@ -246,6 +246,11 @@ async function showEpisode(slug, seed, turn) {
   const compare = e.pairs.length ? h("div.filters", {}, "compare seed " + seed + " with", pick,
     h("button#compare", {onclick: () => go(`#/compare/${seed}/${enc(slug)}/${enc(pick.value)}`)}, "side by side")) : null;
   const tok = r.tokens;
+  const onlyFailing = h("input#only-failing", {type: "checkbox", onchange: () => {
+    for (const el of document.querySelectorAll("#turns tr[data-index], #detail details.turn")) {
+      el.hidden = onlyFailing.checked && !el.classList.contains("failed");
+    }
+  }});
   fill(
     h("h1", {}, `${r.arm} · seed ${seed}`), h("p.muted", {}, `${e.slug}${e.synthetic ? " · synthetic agent" : ""}`),
     h("div#header.summary", {},
@@ -262,7 +267,8 @@ async function showEpisode(slug, seed, turn) {
     h("div.layout", {},
       h("div.toc", {}, h("p#failing", {}, `${failing.length} failing turns`, failing.length ? ": " : "",
         failing.map((t, i) => [i ? ", " : "", h("a", {href: `#/episode/${enc(slug)}/${seed}/${t.index}`}, `turn ${t.index}`)]),
-        h("span.muted", {}, " (highlighted; click a turn to read it)")), toc),
+        h("span.muted", {}, " (highlighted; click a turn to read it)")),
+        h("label.filters", {}, onlyFailing, "failing turns only"), toc),
       h("div#detail", {},
         e.turns.map((t) => turnDetail(t, t.failed || t.index === turn)),
         compileSection(e.compile),
