@@ -29,6 +29,7 @@ __all__ = [
     "LogReport",
     "LogWriter",
     "NewerSchemaError",
+    "checked_record",
     "decode_record",
     "log_files",
     "read_logs",
@@ -39,6 +40,22 @@ __all__ = [
 LOGS = "logs"
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(EpisodeRecord)
+
+
+def decode_record(line: bytes) -> EpisodeRecord:
+    """One log line as a record; a version-1 line (compile graph keyed by step id) is read
+    into the version-2 shape (a list of steps)."""
+    try:
+        return _decoder.decode(line)
+    except msgspec.ValidationError:
+        data = msgspec.json.decode(line)
+        if not isinstance(data, dict) or data.get("schema_version", 1) != 1:
+            raise
+        info = data.get("compile")
+        if not isinstance(info, dict) or not isinstance(info.get("graph"), dict):
+            raise
+        info["graph"] = [{"id": k, **v} for k, v in info["graph"].items()]
+        return msgspec.convert(data, EpisodeRecord)
 
 
 class NewerSchemaError(ValueError):
@@ -121,13 +138,15 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
 def log_files(run_dir: Path) -> list[Path]:
     """The episode log files under ``run_dir`` (or a logs/ dir itself), sorted."""
     base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
-    return [p for p in sorted(base.rglob("*.jsonl")) if p.name != "results.jsonl"]
+    return [
+        p for p in sorted(base.rglob("*.jsonl")) if p.name not in ("results.jsonl", "helpers.jsonl")
+    ]
 
 
-def decode_record(line: bytes, where: str) -> EpisodeRecord:
-    """One log line as a record; raises msgspec's errors for a bad line and
-    :class:`NewerSchemaError` for a record of a newer schema version."""
-    rec = _decoder.decode(line)
+def checked_record(line: bytes, where: str) -> EpisodeRecord:
+    """:func:`decode_record`, and :class:`NewerSchemaError` for a record of a newer schema
+    version (msgspec's errors for a bad line)."""
+    rec = decode_record(line)
     if rec.schema_version > SCHEMA_VERSION:
         raise NewerSchemaError(
             f"{where}: log schema version {rec.schema_version} is newer than this "
@@ -151,7 +170,7 @@ def read_logs(
         for lineno, line, truncated in _lines(path):
             where = f"{path.name}:{lineno}"
             try:
-                rec = decode_record(line, where)
+                rec = checked_record(line, where)
             except (msgspec.DecodeError, msgspec.ValidationError) as e:
                 (report.truncated if truncated else report.corrupt).append(f"{where}: {e}")
                 continue
@@ -189,7 +208,7 @@ def scan_log(path: Path, start: int = 0) -> tuple[list[LogLine], int]:
         if line.strip():
             where = f"{path.name}@{start + pos}"
             try:
-                out.append(LogLine(start + pos, nl - pos, decode_record(line, where)))
+                out.append(LogLine(start + pos, nl - pos, checked_record(line, where)))
             except (msgspec.DecodeError, msgspec.ValidationError) as e:
                 out.append(LogLine(start + pos, nl - pos, None, f"{where}: {e}"))
         pos = nl + 1
@@ -201,4 +220,4 @@ def read_record(path: Path, offset: int, length: int) -> EpisodeRecord:
     with path.open("rb") as f:
         f.seek(offset)
         line = f.read(length)
-    return decode_record(line, f"{path.name}@{offset}")
+    return checked_record(line, f"{path.name}@{offset}")

@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from protocol.receipts import normalize_code
 from protocol.records import (
     Booking,
     CallRecord,
@@ -84,6 +85,11 @@ def _outcome(score: EpisodeScore, scoring: Scoring) -> bool | None:
     return scoring.success if score.counted else None
 
 
+def _plain(x: object) -> Any:
+    """A record as JSON data (lists, not tuples), as the page receives it."""
+    return msgspec.json.decode(msgspec.json.encode(x))
+
+
 def _nonzero(channels: Mapping[str, int]) -> dict[str, int]:
     return {ch: n for ch, n in channels.items() if n}
 
@@ -92,6 +98,8 @@ def _tokens(record: EpisodeRecord) -> dict[str, int]:
     agent = helper = 0
     for t in record.turns:
         for c in t.calls:
+            if c.cached:  # no request made for this episode (as scoring.cost counts)
+                continue
             n = c.prompt_tokens + c.completion_tokens
             if c.role == "agent":
                 agent += n
@@ -216,11 +224,9 @@ def turn_views(record: EpisodeRecord, score: EpisodeScore) -> list[View]:
     """Every logged turn with the replay's verdict on it under both scorings."""
     primary = {t.index: t for t in score.primary.turns}
     aware = {t.index: t for t in score.decline_aware.turns}
-    events: dict[int, list[dict[str, object]]] = {}
+    events: dict[int, list[View]] = {}
     for e in record.corruptions:
-        turn = e.get("turn")
-        if isinstance(turn, int):
-            events.setdefault(turn, []).append(dict(e))
+        events.setdefault(e.turn, []).append(_plain(e))
     out = []
     for t in record.turns:
         p, a = primary.get(t.index), aware.get(t.index)
@@ -249,6 +255,7 @@ def turn_views(record: EpisodeRecord, score: EpisodeScore) -> list[View]:
                 "refused": [_booking(b) for b in t.refused],
                 "matched_step": t.matched_step,
                 "matched_redo": t.matched_redo,
+                "matcher_outcome": t.matcher_outcome,
                 "directive": t.directive,
                 "calls": [_call(c) for c in t.calls],
                 "corruptions": events.get(t.index, []),
@@ -257,25 +264,18 @@ def turn_views(record: EpisodeRecord, score: EpisodeScore) -> list[View]:
     return out
 
 
-def _as_list(x: object) -> list[str]:
-    return [str(v) for v in x] if isinstance(x, list | tuple) else []
-
-
 def compile_view(record: EpisodeRecord, episode: Episode | None) -> View | None:
     """The compiled graph and revision (as logged) beside the generator's, per step, with
     each difference marked; None when the episode did not compile."""
     info = record.compile
-    if not info:
+    if info is None:
         return None
-    graph = info.get("graph")
-    graph = graph if isinstance(graph, Mapping) else {}
-    steps = []
     truth = {s.id: s for s in episode.steps} if episode else {}
-    for sid in sort_ids(set(truth) | set(graph)):
-        c = graph.get(sid)
-        g = truth.get(sid)
-        c_deps = list(sort_ids(_as_list(c.get("deps")))) if isinstance(c, Mapping) else None
-        c_code = str(c.get("code", "")) if isinstance(c, Mapping) else None
+    compiled = {s.id: s for s in info.graph}
+    steps = []
+    for sid in sort_ids(set(truth) | set(compiled)):
+        c, g = compiled.get(sid), truth.get(sid)
+        c_deps = list(sort_ids(c.deps)) if c else None
         g_deps = list(g.deps) if g else None
         steps.append(
             {
@@ -283,13 +283,11 @@ def compile_view(record: EpisodeRecord, episode: Episode | None) -> View | None:
                 "generator_deps": g_deps,
                 "compiled_deps": c_deps,
                 "generator_code": g.code if g else None,
-                "compiled_code": c_code,
+                "compiled_code": c.code if c else None,
                 "deps_differ": g_deps is None or c_deps is None or set(g_deps) != set(c_deps),
-                "code_differs": g is None or c_code is None or c_code.strip() != g.code,
+                "code_differs": g is None or c is None or normalize_code(c.code) != g.code,
             }
         )
-    rev = info.get("revision")
-    rev = rev if isinstance(rev, Mapping) else {}
     generator_rev: View | None = None
     if episode is not None:
         r = episode.revision
@@ -299,16 +297,16 @@ def compile_view(record: EpisodeRecord, episode: Episode | None) -> View | None:
             "relax": list(r.relax) if r.relax else None,
         }
     return {
-        "model": info.get("model"),
+        "model": info.model,
         "steps": steps,
-        "graph_error": info.get("graph_error"),
-        "revision": dict(rev),
+        "graph_error": info.graph_error,
+        "revision": _plain(info.revision),
         "generator_revision": generator_rev,
-        "revision_error": info.get("revision_error"),
-        "validator": info.get("validator"),
-        "accuracy": info.get("accuracy"),
-        "enforcing": info.get("enforcing"),
-        "cached": info.get("cached"),
+        "revision_error": info.revision_error,
+        "validator": _plain(info.validator),
+        "accuracy": _plain(info.accuracy),
+        "enforcing": info.enforcing,
+        "cached": info.cached,
     }
 
 
@@ -329,7 +327,7 @@ def episode_view(record: EpisodeRecord, score: EpisodeScore, episode: Episode | 
         "citations": score.citations,
         "turns": turn_views(record, score),
         "compile": compile_view(record, episode),
-        "corruptions": [dict(e) for e in record.corruptions],
+        "corruptions": [_plain(e) for e in record.corruptions],
     }
 
 

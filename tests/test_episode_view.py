@@ -8,7 +8,15 @@ import msgspec
 import pytest
 
 from protocol import EpisodeRecord, TurnRecord
-from protocol.records import CallRecord
+from protocol.records import (
+    AccuracyRecord,
+    CallRecord,
+    CompiledRevisionRecord,
+    CompiledStepRecord,
+    CompileRecord,
+    CorruptionEvent,
+    ValidatorRecord,
+)
 from scoring.cells import score_lines
 from scoring.cost import cost_rows
 from scoring.episode_view import (
@@ -98,16 +106,19 @@ def test_sent_text_is_cut_into_the_user_words_and_the_arms_additions() -> None:
 def test_compile_view_marks_each_difference_from_the_generator() -> None:
     ep = episode(seed=3)
     first, second = ep.steps[0], ep.steps[1]
-    graph: dict[str, Any] = {s.id: {"deps": list(s.deps), "code": s.code} for s in ep.steps}
-    graph[first.id] = {"deps": [*first.deps, "s99"], "code": first.code}  # a wrong edge
-    graph[second.id] = {"deps": list(second.deps), "code": "RC-0000"}  # a wrong code
+    graph = [CompiledStepRecord(id=s.id, deps=s.deps, code=s.code) for s in ep.steps]
+    graph[0] = CompiledStepRecord(id=first.id, deps=(*first.deps, "s99"), code=first.code)
+    graph[1] = CompiledStepRecord(id=second.id, deps=second.deps, code="RC-0000")
     rev = ep.revision
-    compiled = {
-        "model": "scripted/golden",
-        "graph": graph,
-        "revision": {"cancel": rev.cancel, "rewires": {}, "relax": None},
-        "validator": {"passed": False, "flags": ["unknown_dep"]},
-    }
+    compiled = CompileRecord(
+        model="scripted/golden",
+        graph=tuple(graph),
+        revision=CompiledRevisionRecord(cancel=rev.cancel),
+        validator=ValidatorRecord(passed=False, flags=("unknown_dep",), unknown_dep=("s99",)),
+        accuracy=AccuracyRecord(
+            exact=False, steps=6, dep=5, code=5, cancel=True, rewire=False, relax=False
+        ),
+    )
     rec = msgspec.structs.replace(
         build(ep, cell("enforce", ep.spec), perfect(ep)), compile=compiled
     )
@@ -121,23 +132,26 @@ def test_compile_view_marks_each_difference_from_the_generator() -> None:
     others = [s for s in view["steps"] if s["step"] not in (first.id, second.id)]
     assert not any(s["deps_differ"] or s["code_differs"] for s in others)
     assert view["generator_revision"]["cancel"] == rev.cancel
-    assert view["validator"] == {"passed": False, "flags": ["unknown_dep"]}
+    assert view["revision"]["cancel"] == rev.cancel and view["revision"]["rewires"] == {}
+    assert view["validator"]["passed"] is False and view["validator"]["flags"] == ["unknown_dep"]
     assert compile_view(build(ep, cell("raw", ep.spec), perfect(ep)), ep) is None
 
 
 def test_corruption_events_land_on_their_turns() -> None:
     ep = episode(seed=4)
     events = (
-        {"turn": 5, "step": "s2", "kind": "lost_done"},
-        {"turn": 9, "step": "s1", "kind": "spurious_done"},
+        CorruptionEvent(turn=5, step="s2", kind="lost_done"),
+        CorruptionEvent(turn=9, step="s1", kind="drop_edge", edge="s3"),
     )
     rec = msgspec.structs.replace(
         build(ep, cell("enforce", ep.spec, corruption=0.01), perfect(ep)), corruptions=events
     )
     view = episode_view(rec, score_episode(rec, ep), ep)
-    assert view["corruptions"] == list(events)
+    plain = [msgspec.json.decode(msgspec.json.encode(e)) for e in events]
+    assert view["corruptions"] == plain
+    assert plain[1] == {"turn": 9, "step": "s1", "kind": "drop_edge", "edge": "s3"}
     on = {t["index"]: t["corruptions"] for t in view["turns"] if t["corruptions"]}
-    assert on == {5: [events[0]], 9: [events[1]]}
+    assert on == {5: [plain[0]], 9: [plain[1]]}
     assert view["row"]["corruptions"] == 2
     assert view["row"]["arm"] == arm_label(rec.cell) == "enforce (corruption=0.01)"
 

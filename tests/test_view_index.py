@@ -5,9 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from runner.logs import read_logs
+from runner.view.data import RunView
 from runner.view.index import INDEX_FILE, RunIndex
 from scoring.offline import score_records
 from tests.view_run import make_run
@@ -96,3 +98,19 @@ def test_a_stale_or_broken_cache_is_rebuilt(copy: Path) -> None:
     index = RunIndex(copy)
     index.refresh()
     assert index.scanned == 20
+
+
+def test_a_version_1_log_is_indexed_and_viewed(run_dir: Path, tmp_path: Path) -> None:
+    """A line as schema 1 wrote it (compile graph keyed by step id, corruption events as
+    plain objects) reads through the index into the same episode view."""
+    (slug, seed), rec = next((k, r) for k, r in sorted(read_logs(run_dir).items()) if r.corruptions)
+    data = msgspec.json.decode(msgspec.json.encode(rec))
+    data["schema_version"] = 1
+    data["compile"]["graph"] = {s.pop("id"): s for s in data["compile"]["graph"]}
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / f"{slug}.jsonl").write_bytes(msgspec.json.encode(data) + b"\n")
+    old = RunView(tmp_path).episode(slug, seed)
+    new = RunView(run_dir).episode(slug, seed)
+    assert old is not None and new is not None
+    assert old["compile"] == new["compile"] and old["compile"]["steps"]
+    assert old["turns"] == new["turns"] and old["corruptions"] == new["corruptions"]
