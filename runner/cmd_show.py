@@ -102,6 +102,8 @@ def _turn(t: Mapping[str, Any]) -> list[Text]:
         if t["matched_redo"] is None
         else f"step {t['matched_step'] or 'none'}, explicit redo {'yes' if t['matched_redo'] else 'no'}"
     )
+    if t["matcher_outcome"]:
+        matcher += f" ({t['matcher_outcome']})"
     lines = [
         f"admitted: {_bookings(t['admitted'])}    refused: {_bookings(t['refused'])}",
         f"verdict: {verdict}",

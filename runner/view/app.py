@@ -133,7 +133,5 @@ async def serve(run_dir: Path, port: int) -> tuple[web.AppRunner, str]:
     await runner.setup()
     site = web.TCPSite(runner, LOOPBACK, port)
     await site.start()
-    server = site._server
-    sockets = getattr(server, "sockets", None) or []
-    bound = sockets[0].getsockname()[1] if sockets else port
+    bound = next((a[1] for a in runner.addresses if isinstance(a, tuple)), port)
     return runner, f"http://{LOOPBACK}:{bound}/"

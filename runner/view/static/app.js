@@ -198,8 +198,9 @@ function turnDetail(t, open) {
       t.reasoning ? b("reasoning", h("pre.muted", {}, t.reasoning)) : null,
       b("admitted", bookings(t.admitted, "ok")),
       b("refused", bookings(t.refused, "bad")),
-      b("matcher", t.matched_redo === null ? h("span.muted", {}, "not consulted")
-        : `step ${t.matched_step || "none"}; explicit redo ${t.matched_redo ? "yes" : "no"}`),
+      b("matcher", t.matched_redo === null && !t.matcher_outcome ? h("span.muted", {}, "not consulted")
+        : `step ${t.matched_step || "none"}; explicit redo ${t.matched_redo ? "yes" : "no"}` +
+          (t.matcher_outcome ? ` (${t.matcher_outcome})` : "")),
       b("directive", t.directive ? h("pre", {}, t.directive) : h("span.muted", {}, "none")),
       t.corruptions.length ? b("corruptions", t.corruptions.map((e) => h("span.pill.bad", {}, corruptionText(e)))) : null,
       b("calls", callsTable(t.calls))));
