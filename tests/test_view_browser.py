@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
+from protocol import generate
 from runner.logs import read_logs
 from runner.view.app import serve
-from tests.view_run import make_run
+from tests.view_run import DEFECTIVE_COMPILER, make_run
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SHOTS = Path(__file__).parent / "artifacts" / "view"
@@ -152,6 +153,31 @@ async def test_cell_to_failed_episode_to_turn_to_side_by_side(
         )
         await page.locator("#compile").scroll_into_view_if_needed()
         await _shot(page, "compile")
+    finally:
+        await runner.cleanup()
+
+
+async def test_the_compiled_graph_differences_are_marked(browser: Browser, tmp_path: Path) -> None:
+    run_dir = tmp_path / "defect"
+    await _in_thread(make_run, run_dir, "100-101", DEFECTIVE_COMPILER, ["enforce"])
+    ((slug, seed), rec), *_ = sorted(read_logs(run_dir).items())
+    assert rec.compile is not None
+    truth = {s.id: s.code for s in generate(rec.spec).steps}
+    wrong = [s.id for s in rec.compile.graph if s.code != truth[s.id]]
+    assert wrong, "the defective compiler compiled every code right"
+    runner, url = await serve(run_dir, 0)
+    try:
+        page = await _page(browser)
+        await page.goto(f"{url}#/episode/{slug}/{seed}")
+        await _ready(page, f"#/episode/{slug}/{seed}")
+        marked = page.locator("#compile tr:has(td.diff) td:first-child")
+        await expect(marked).to_have_text(wrong)
+        await expect(page.locator("#compile td.diff").last).to_have_text("(empty)")
+        await expect(page.locator("#detail")).to_contain_text(
+            f"steps differing from the generator: {len(wrong)}"
+        )
+        await page.locator("#compile").scroll_into_view_if_needed()
+        await _shot(page, "compile-defect")
     finally:
         await runner.cleanup()
 

@@ -14,28 +14,34 @@ from rich.console import Console
 from runner.cmd_run import run_async
 from runner.grid import parse_grid
 
-__all__ = ["MODEL", "grid_data", "make_run"]
+__all__ = ["DEFECTIVE_COMPILER", "MODEL", "grid_data", "make_run"]
+
+# Every compile empties one completion code: the compiled graph differs from the generator's.
+DEFECTIVE_COMPILER = "scripted/perfect?compile_empty_code=1"
 
 MODEL = "scripted/synthetic?obey=0.9&fresh=0.35&seed=7"
 
 
-def grid_data(seeds: str) -> dict[str, Any]:
+def grid_data(seeds: str, model: str = MODEL, arms: list[str] | None = None) -> dict[str, Any]:
     return {
         "run": {
             "seeds": seeds,
             "graphs": [{"steps": 6, "density": 0.2}],
-            "arms": ["raw", "checklist", "directive", "enforce"],
-            "variants": [{"arm": "enforce", "corruption": 0.02}],
+            "arms": arms or ["raw", "checklist", "directive", "enforce"],
+            "variants": [] if arms else [{"arm": "enforce", "corruption": 0.02}],
             "concurrency": 32,
         },
         "endpoints": [{"name": "embedded", "base_url": "embedded", "max_in_flight": 32}],
-        "models": [{"name": MODEL, "endpoint": "embedded"}],
+        "models": [{"name": model, "endpoint": "embedded"}],
     }
 
 
-def make_run(out: Path, seeds: str = "100-103") -> Path:
-    """Run (or resume with more seeds) the grid into *out*; returns *out*."""
-    grid = parse_grid(grid_data(seeds))
+def make_run(
+    out: Path, seeds: str = "100-103", model: str = MODEL, arms: list[str] | None = None
+) -> Path:
+    """Run (or resume with more seeds) the grid into *out*; returns *out*. *model* and
+    *arms* replace the synthetic agent and the four arms plus the corrupted variant."""
+    grid = parse_grid(grid_data(seeds, model, arms))
     console = Console(file=io.StringIO())
     asyncio.run(run_async(grid, out, console=console, live=False, allow_change=True))
     return out

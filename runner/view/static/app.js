@@ -218,13 +218,13 @@ function compileSection(c) {
     h("td", {class: s.deps_differ ? "diff" : null}, list(s.generator_deps)),
     h("td", {class: s.deps_differ ? "diff" : null}, list(s.compiled_deps)),
     h("td", {class: s.code_differs ? "diff" : null}, s.generator_code ?? "(absent)"),
-    h("td", {class: s.code_differs ? "diff" : null}, s.compiled_code ?? "(absent)")));
+    h("td", {class: s.code_differs ? "diff" : null}, s.compiled_code === "" ? "(empty)" : s.compiled_code ?? "(absent)")));
   const rewires = (w) => Object.entries(w || {}).map(([k, v]) => `${k} ← ${v.join(", ") || "none"}`).join("; ") || "none";
   const rev = (r) => (r ? `cancel ${r.cancel ?? "-"}; rewires ${rewires(r.rewires)}; relax ${r.relax ? r.relax.join(" drops ") : "-"}` : "-");
   const v = c.validator || {};
   return [h("h2", {}, "Compiled graph against the generator's"),
     h("p.muted", {}, `compile model ${c.model}; validator ${v.passed ? "passed" : "flagged " + (v.flags || []).join(", ")}; ` +
-      `enforcing ${c.enforcing}; ${c.steps.filter((s) => s.deps_differ || s.code_differs).length} steps differ` +
+      `enforcing ${c.enforcing}; steps differing from the generator: ${c.steps.filter((s) => s.deps_differ || s.code_differs).length}` +
       (c.graph_error ? `; graph error: ${c.graph_error}` : "")),
     h("table#compile", {}, h("tr", {}, ["step", "generator deps", "compiled deps", "generator code",
       "compiled code"].map((t) => h("th", {}, t))), rows),
