@@ -224,7 +224,9 @@ def show(
         typer.echo("no episode matches", err=True)
         raise typer.Exit(1)
     tty = sys.stdout.isatty()
-    console = Console(width=None if tty else 120, no_color=not tty, highlight=False, soft_wrap=True)
+    console = Console(
+        width=None if tty else 120, no_color=not tty, highlight=False, markup=False, soft_wrap=True
+    )
     for row in rows[:limit]:
         view = rv.episode(row["slug"], row["seed"])
         assert view is not None

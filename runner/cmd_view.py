@@ -8,6 +8,7 @@ cached in DIR (``view-index.msgpack``); each request indexes what the logs gaine
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -21,6 +22,20 @@ __all__ = ["view"]
 def _fail(message: str) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(2)
+
+
+def _index(run_dir: Path) -> None:
+    """Build (or grow) the cached index before the first page asks for it."""
+    from runner.view.data import RunView
+
+    t = time.perf_counter()
+    view = RunView(run_dir)
+    view.cells()
+    total = sum(len(view.index.entries(s)) for s in view.index.slugs())
+    typer.echo(
+        f"indexed {total} episodes ({view.index.scanned} read now) in "
+        f"{time.perf_counter() - t:.1f} s; cached in {view.index.path}"
+    )
 
 
 async def _serve(run_dir: Path, port: int) -> None:
@@ -48,6 +63,7 @@ def view(
     if not log_files(logdir):
         typer.echo(f"note: no episode logs under {logdir} yet; reload the page when some land")
     try:
+        _index(logdir)
         asyncio.run(_serve(logdir, port))
     except KeyboardInterrupt:
         pass

@@ -81,6 +81,8 @@ def test_ladder_view_serves_on_loopback_until_stopped(run_dir: Path) -> None:
     )
     try:
         assert proc.stdout is not None
+        indexed = proc.stdout.readline()
+        assert indexed.startswith(f"indexed {len(read_logs(run_dir))} episodes"), indexed
         line = proc.stdout.readline()
         assert line.startswith("ladder view: http://127.0.0.1:"), line
         url = line.split()[2]
