@@ -82,13 +82,10 @@ def _turn(t: Mapping[str, Any]) -> list[Text]:
         head += "  FAILED: " + _errors(t["errors"])
     out = [Text(head, style="bold red" if failed else "bold")]
     for kind, text in t["sent"]:
-        out.append(
-            _block(
-                "user" if kind == "user" else "added by the arm",
-                text,
-                "" if kind == "user" else "yellow",
-            )
-        )
+        if kind == "user":
+            out.append(_block("user", text))
+        else:
+            out.append(_block("added by the arm", text.strip("\n"), "yellow"))
     if t["first_reply"] is not None:
         out.append(_block("first reply (refused the same turn)", t["first_reply"], "dim"))
     out.append(_block("reply", t["reply"], "cyan"))

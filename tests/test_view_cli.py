@@ -63,7 +63,9 @@ def test_show_draws_arm_additions_apart_and_the_matcher_and_directive(run_dir: P
     result = runner.invoke(app, ["show", str(run_dir), "--arm", "directive", "--seed", "100"])
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "added by the arm:" in out and "[TASK-STATE]" in out
+    lines = out.splitlines()
+    arm = [lines[i + 1] for i, ln in enumerate(lines) if ln == "    added by the arm:"]
+    assert arm and all(a.startswith("      [TASK-STATE] step s") for a in arm)
     assert "matcher: step s" in out and "directive: [TASK-STATE]" in out
     assert "compile: 0 steps differ from the generator" in out
     assert "more episodes match" not in out
