@@ -76,7 +76,7 @@ async function showCells() {
   document.getElementById("run").textContent = data.run;
   const head = h("tr", {}, h("th", {}, "arm"), h("th.num", {}, "n"),
     h("th.num", {}, "strict [95% CI]"), h("th.num", {}, "decline-aware [95% CI]"),
-    CHANNELS.map((c) => h("th.num", {}, c.replace("_", " "))),
+    CHANNELS.map((c) => h("th.num", {title: "errors, primary scoring (da: decline-aware, where it differs)"}, c.replace("_", " "))),
     h("th.num", {}, "infra"), h("th.num", {}, "agent tok/ep"), h("th.num", {}, "× raw"),
     h("th.num", {}, "calls/ep"), h("th.num", {}, "episode s (med)"));
   const body = [];
@@ -90,7 +90,9 @@ async function showCells() {
     body.push(h("tr.click", {dataset: {slug: c.slug}, onclick: () => go(`#/cell/${enc(c.slug)}`)},
       h("td", {}, h("a", {href: `#/cell/${enc(c.slug)}`}, c.arm_label)),
       h("td.num", {}, c.n), successCell(c, "strict"), successCell(c, "decline_aware"),
-      CHANNELS.map((ch) => h("td.num", {class: c.channels[ch] ? "num bad" : "num"}, c.channels[ch])),
+      CHANNELS.map((ch) => h("td.num", {class: c.channels[ch] ? "num bad" : "num",
+        title: `primary ${c.channels[ch]}; decline-aware ${(c.decline_aware_channels || {})[ch] ?? "-"}`}, c.channels[ch],
+        (c.decline_aware_channels || {})[ch] !== c.channels[ch] ? h("div.ci", {}, `da ${(c.decline_aware_channels || {})[ch]}`) : null)),
       h("td.num", {}, c.infrastructure_errors), h("td.num", {}, kfmt(cost.total_tokens)),
       h("td.num", {}, num(cost.x_raw, 2)),
       h("td.num", {}, `${num(cost.agent_calls, 1)} + ${num(cost.helper_calls, 1)}`),
