@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from protocol import EpisodeRecord, TurnRecord
 from protocol.records import (
@@ -255,3 +257,60 @@ def test_cells_view_carries_success_cis_channels_and_cost_relative_to_raw() -> N
     ratio = view["enforce"]["cost"]["total_tokens"] / view["raw"]["cost"]["total_tokens"]
     assert view["enforce"]["cost"]["x_raw"] == pytest.approx(ratio) and ratio > 1
     assert view["raw"]["config"].startswith("scripted/golden no-think S=6")
+
+
+@given(
+    planned=st.integers(min_value=0, max_value=12),
+    extra_a=st.lists(st.integers(min_value=0, max_value=3), min_size=13, max_size=13),
+    extra_b=st.lists(st.integers(min_value=0, max_value=3), min_size=13, max_size=13),
+)
+def test_side_by_side_pairs_every_planned_turn_with_its_twin(
+    planned: int, extra_a: list[int], extra_b: list[int]
+) -> None:
+    """Whatever re-asks each arm inserted, the k-th planned turn of one arm pairs with the
+    k-th of the other, and every turn appears exactly once."""
+
+    def turns(extra: list[int]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for k in range(planned):
+            out.append({"index": len(out), "dynamic": False, "planned": k, "errors": []})
+            for _ in range(extra[k]):
+                out.append({"index": len(out), "dynamic": True, "planned": k, "errors": []})
+        for t in out:
+            t["decline_aware_errors"] = []
+        return out
+
+    a, b = turns(extra_a), turns(extra_b)
+    cmp = compare_view({"row": {"seed": 1}, "turns": a}, {"row": {"seed": 1}, "turns": b})
+    rows = cmp["rows"]
+    assert [r["a"]["index"] for r in rows if r["a"]] == [t["index"] for t in a]
+    assert [r["b"]["index"] for r in rows if r["b"]] == [t["index"] for t in b]
+    for r in rows:
+        if r["a"] and r["b"]:
+            assert r["a"]["planned"] == r["b"]["planned"]
+            assert r["a"]["dynamic"] == r["b"]["dynamic"]
+        assert r["differs"] == (r["a"] is None or r["b"] is None)
+    assert len(rows) == planned + sum(
+        max(x, y) for x, y in zip(extra_a[:planned], extra_b[:planned], strict=True)
+    )
+
+
+@given(
+    before=st.text(max_size=20),
+    user=st.text(min_size=1, max_size=30),
+    after=st.text(max_size=20),
+)
+def test_sent_parts_put_the_message_back_together(before: str, user: str, after: str) -> None:
+    t = TurnRecord(
+        index=0,
+        kind="ask",
+        step="s1",
+        work_order="#W1",
+        user_text=user,
+        arm_text=before + after,
+        sent_text=before + user + after,
+    )
+    parts = sent_parts(t)
+    assert "".join(text for _, text in parts) == t.sent_text
+    assert ("user", user) in parts
+    assert all(text for _, text in parts)
