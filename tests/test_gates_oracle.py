@@ -197,7 +197,7 @@ async def test_compile_defects_are_caught_and_the_hybrid_refuses_no_correct_book
     records, _ = await run(
         tmp_path, _grid(model, ["enforce", "hybrid"], [(15, 0.3)], seeds="100-131")
     )
-    flagged = bitten = 0
+    flagged = hurt = 0
     for r in records:
         info = r.compile
         assert info is not None
@@ -213,10 +213,13 @@ async def test_compile_defects_are_caught_and_the_hybrid_refuses_no_correct_book
             if not validator.passed:
                 assert all(not t.refused for t in r.turns)
         elif not validator.passed:
-            bitten += _correct_refused(r, s)
+            hurt += not s.primary.success
     assert 0 < flagged < len(records)
-    if param == "compile_empty_code":  # behind plain enforcement the defect refuses correct work
-        assert bitten > 0
+    if param == "compile_empty_code":
+        # Behind plain enforcement the defect costs correct work: the step whose code is empty
+        # is admitted (state-bound admits a code the compile lacks) but never marked done, so
+        # its dependents are over-blocked (a BLOCKED directive the agent obeys, Table 10).
+        assert hurt > 0
 
 
 async def test_gates_through_run_async(tmp_path: Path) -> None:
