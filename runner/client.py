@@ -20,6 +20,7 @@ import msgspec
 import orjson
 
 from protocol.records import CallRecord
+from runner.call_stats import CallStats
 from runner.limiter import Limiter
 
 __all__ = [
@@ -105,6 +106,7 @@ class Endpoint:
         self.requests = 0
         self.completion_tokens = 0
         self.prompt_tokens = 0
+        self.stats = CallStats(endpoint=name)  # counters and the breaker (runner.call_stats)
 
     async def __aenter__(self) -> Endpoint:
         self.open()
@@ -187,7 +189,10 @@ class Endpoint:
                 server += time.perf_counter() - t1
                 self._in_flight[idx] -= 1
                 self.limiter.release()
+            if failure is not None and not isinstance(failure, _ContextOverflow):
+                self.stats.failure(self._redact(str(failure)), retry=isinstance(failure, _Retry))
             if isinstance(failure, _Fatal):
+                self.stats.call_failed()
                 # Reliability fix: a server may echo the API key in its error message
                 # ("Incorrect API key provided: ..."); it must reach no log and no screen.
                 raise CallFailed("client_error", self._redact(str(failure)), attempt) from None
@@ -208,6 +213,7 @@ class Endpoint:
                     await asyncio.sleep(delay)
                 continue
             self.limiter.success()
+            self.stats.succeeded()
             choice = data["choices"][0]
             message = choice.get("message") or {}
             content = message.get("content") or ""
@@ -236,6 +242,7 @@ class Endpoint:
                 ),
             )
         kind = "timeout" if "timed out" in last else "endpoint_error"
+        self.stats.call_failed()
         raise CallFailed(kind, f"{self.name}: {last} (after {attempt} attempts)", attempt)
 
     def _redact(self, text: str) -> str:
