@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 import orjson
 
-from runner.grid import EMBEDDED, Grid, GridError, parse_grid
+from runner.grid import EMBEDDED, Grid, GridError, parse_grid, url_problem
 from runner.seeds import format_seeds
 
 __all__ = ["FlagError", "RunFlags", "apply_flags", "embedded_server", "grid_from_flags"]
@@ -105,6 +105,12 @@ def _choice(flag: str, value: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def _check_url(flag: str, url: str) -> None:
+    problem = url_problem(url)
+    if problem:
+        raise FlagError(f"{flag}: {problem}")
+
+
 def _limit(flags: RunFlags, seeds: list[int]) -> str | None:
     if flags.limit is None:
         return None
@@ -133,6 +139,7 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
         base_url = env[OPENAI_BASE_URL]
         notes.append(f"endpoint {base_url} (from {OPENAI_BASE_URL})")
     base_url = base_url or EMBEDDED
+    _check_url("--base-url" if flags.base_url else OPENAI_BASE_URL, base_url)
     endpoint: dict[str, Any] = {
         "name": "cli",
         "base_url": base_url,
@@ -178,6 +185,8 @@ def apply_flags(grid: Grid, flags: RunFlags, *, source: str) -> tuple[Grid, dict
     given = flags.given()
     if not given:
         return grid, {}
+    if flags.base_url is not None:
+        _check_url("--base-url", flags.base_url)
     data = msgspec.to_builtins(grid)
     run = data["run"]
     if flags.seeds is not None:
