@@ -33,8 +33,10 @@ class CallStats:
     last_error: str = ""
 
     def failure(self, error: str, *, retry: bool = True) -> None:
-        """One failed attempt (``retry``: a retryable one); may raise BreakerTripped."""
+        """One failed attempt (``retry``: a retryable one, else the call fails with it);
+        may raise :class:`BreakerTripped`."""
         self.retries += retry
+        self.infrastructure += not retry
         if error.startswith("429"):
             self.throttled_429 += 1
             return

@@ -111,13 +111,23 @@ def scripted(
     sigma: Annotated[float, typer.Option(help="lognormal shape")] = 0.5,
     prefill_s: Annotated[float, typer.Option(help="seconds per prompt token")] = 0.0,
     decode_s: Annotated[float, typer.Option(help="seconds per completion token")] = 0.0,
-    fault_429: Annotated[float, typer.Option(help="rate of 429 Too Many Requests answers (with Retry-After)")] = 0.0,
+    fault_429: Annotated[
+        float, typer.Option(help="rate of 429 Too Many Requests answers (with Retry-After)")
+    ] = 0.0,
     fault_500: Annotated[float, typer.Option(help="rate of HTTP 500 answers")] = 0.0,
     fault_503: Annotated[float, typer.Option(help="rate of HTTP 503 answers")] = 0.0,
-    fault_drop: Annotated[float, typer.Option(help="rate of connections dropped with no answer")] = 0.0,
-    fault_hang: Annotated[float, typer.Option(help="rate of requests that hang --hang-s seconds, then answer")] = 0.0,
-    fault_malformed: Annotated[float, typer.Option(help="rate of answers cut mid-body (malformed JSON)")] = 0.0,
-    fault_empty_thinking: Annotated[float, typer.Option(help="rate of thinking replies with empty content")] = 0.0,
+    fault_drop: Annotated[
+        float, typer.Option(help="rate of connections dropped with no answer")
+    ] = 0.0,
+    fault_hang: Annotated[
+        float, typer.Option(help="rate of requests that hang --hang-s seconds, then answer")
+    ] = 0.0,
+    fault_malformed: Annotated[
+        float, typer.Option(help="rate of answers cut mid-body (malformed JSON)")
+    ] = 0.0,
+    fault_empty_thinking: Annotated[
+        float, typer.Option(help="rate of thinking replies with empty content")
+    ] = 0.0,
     retry_after_s: Annotated[float, typer.Option(help="Retry-After seconds of a 429")] = 1.0,
     hang_s: Annotated[float, typer.Option(help="how long a hang lasts, seconds")] = 600.0,
 ) -> None:
