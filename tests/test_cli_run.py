@@ -412,3 +412,28 @@ def test_the_live_view_labels_its_numbers_and_fills_the_cells_column(tmp_path: P
     assert "failed calls 1" in text
     assert "raw S=5 rho=0.3 3/4" in text, "the cells column shows the cell under way"
     assert "enforce" not in text, "a cell not started is not shown"
+
+
+def test_a_tripped_breaker_ends_the_command_with_exit_3_and_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import typer
+    from rich.console import Console
+
+    from runner.call_stats import BreakerTripped, CallStats
+    from runner.cmd_run import _leaf, _refuse
+
+    stats = CallStats(endpoint="e", breaker_after=2)
+    stats.failure("HTTP 500: boom")
+    stats.failure("429 Too Many Requests")  # throttling: not a failure
+    stats.succeeded()  # a success resets the count
+    stats.failure("HTTP 500: boom")
+    with pytest.raises(BreakerTripped) as tripped:
+        stats.failure("connection error: ServerDisconnectedError")
+    group = BaseExceptionGroup("task group", [asyncio.CancelledError(), tripped.value])
+    with pytest.raises(typer.Exit) as ended:
+        _refuse(_leaf(group), Path("out"), Console(quiet=True), False)
+    assert ended.value.exit_code == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'e': 2 calls in a row failed" in err[0]
+    assert stats.retries == 4 and stats.throttled_429 == 1 and stats.failed_attempts == 3
