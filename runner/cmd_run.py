@@ -154,6 +154,8 @@ def _execute(
     check: bool = True,
     **run_kw: Any,
 ) -> None:
+    if out.exists() and not out.is_dir():
+        raise _fail(f"--out {out} is not a directory")
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     _event_loop_policy()
     created = not out.exists()

@@ -132,6 +132,8 @@ def scripted(
     hang_s: Annotated[float, typer.Option(help="how long a hang lasts, seconds")] = 600.0,
 ) -> None:
     """Run the scripted OpenAI-compatible endpoint; prints its base URL, then serves."""
+    if not 0 <= port <= 65535:
+        raise typer.BadParameter(f"--port must be in 0..65535 (got {port})")
     if latency not in ("none", "fixed", "lognormal", "tokens"):
         raise typer.BadParameter(f"unknown latency model {latency!r}")
     try:

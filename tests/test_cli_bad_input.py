@@ -118,6 +118,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("serve-model", ["serve", "vllm", "nope"], "unknown model 'nope'"),
     ("serve-binary", ["serve", "vllm", "qwen3.6-35b"], "cannot start 'vllm'"),
     ("serve-port", ["serve", "scripted", "--port", "{port}"], "cannot listen on"),
+    ("serve-port-range", ["serve", "scripted", "--port", "99999"], "--port must be in"),
+    ("out-file", ["run", "--seeds", "100", "--out", W + "/grid.toml"], "is not a directory"),
     ("serve-latency", ["serve", "scripted", "--latency", "warp"], "unknown latency model"),
     ("serve-faults", ["serve", "scripted", "--fault-500", "0.8", "--fault-503", "0.8"], "sum"),
 ]
