@@ -115,6 +115,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("report", ["report", W + "/nowhere"], "not a directory"),
     ("cost", ["cost", W + "/nowhere"], "not a directory"),
     ("generate", ["generate", "--steps", "99"], "steps must be between"),
+    ("show", ["show", W + "/nowhere"], "not a directory"),
+    ("view", ["view", W + "/nowhere"], "not a directory"),
     ("serve-model", ["serve", "vllm", "nope"], "unknown model 'nope'"),
     ("serve-binary", ["serve", "vllm", "qwen3.6-35b"], "cannot start 'vllm'"),
     ("serve-port", ["serve", "scripted", "--port", "{port}"], "cannot listen on"),
