@@ -396,9 +396,11 @@ def validate(
     if offline:
         return
     from runner.endpoints import open_endpoints, preflight
+    from runner.live import probe_line
 
     async def probe() -> list[str]:
         async with open_endpoints(grid) as endpoints:
+            typer.echo(probe_line(endpoints))
             return await preflight(grid, endpoints)
 
     problems = asyncio.run(probe())

@@ -105,9 +105,10 @@ def probe_line(endpoints: dict[str, Endpoint]) -> str:
     from runner.endpoints import PROBE_ATTEMPTS, PROBE_TIMEOUT_S
 
     timeout = min([PROBE_TIMEOUT_S, *(e.timeout_s for e in endpoints.values())])
+    attempts = max([1, *(min(PROBE_ATTEMPTS, e.attempts) for e in endpoints.values())])
     return (
         f"probing endpoints ({', '.join(sorted(endpoints))})... one tiny request per model, "
-        f"timeout {timeout:g} s per attempt, up to {PROBE_ATTEMPTS} attempts"
+        f"timeout {timeout:g} s per attempt, up to {attempts} attempts"
     )
 
 
