@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from runner.cli import app
@@ -437,3 +439,43 @@ def test_a_tripped_breaker_ends_the_command_with_exit_3_and_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'e': 2 calls in a row failed" in err[0]
     assert stats.retries == 4 and stats.throttled_429 == 1 and stats.failed_attempts == 3
+
+
+@given(st.lists(st.integers(min_value=0, max_value=400), unique=True).map(sorted))
+def test_format_seeds_round_trips(seeds: list[int]) -> None:
+    from runner.seeds import format_seeds, parse_seeds
+
+    text = format_seeds(seeds)
+    if seeds:
+        assert parse_seeds(text) == seeds
+    assert "," not in text or len(seeds) > 1
+
+
+def test_compare_grids_accepts_only_strict_supersets() -> None:
+    import msgspec
+
+    from runner.grid import parse_grid
+    from runner.grid_change import compare_grids
+
+    base = grid_data(seeds="100-101", steps=5, arms=("raw",))
+    old = msgspec.to_builtins(parse_grid(base))
+
+    def change(**run: Any) -> Any:
+        data = {**base, "run": {**base["run"], **run}}
+        return compare_grids(old, parse_grid(data))
+
+    assert change().same
+    assert change(concurrency=3).same, "concurrency is not the grid's identity"
+    more = change(seeds="100-103", arms=["raw", "enforce"], domains=["procurement", "release"])
+    assert more.compatible and more.added == [
+        "seeds 102-103",
+        "domains release",
+        "arms enforce",
+    ]
+    for run in ({"seeds": "101-102"}, {"arms": ["checklist"]}, {"paraphrase_tier": 1}):
+        refused = change(**run)
+        assert not refused.compatible and refused.diff, run
+    decoding = compare_grids(old, parse_grid({**base, "decoding": {"attempts": 2}}))
+    assert not decoding.compatible and any("decoding.attempts" in d for d in decoding.diff)
+    other_model = {**base, "models": [{"name": base["models"][0]["name"], "served": "x"}]}
+    assert not compare_grids(old, parse_grid(other_model)).compatible
