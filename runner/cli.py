@@ -1,16 +1,84 @@
-"""The ``ladder`` command line. Each command lives in its own module; this file wires them."""
+"""The ``ladder`` command line. Each command lives in its own module; this file wires them.
+
+Every usage error (an unknown option, a value of the wrong type, a typo'd command) is one
+``error:`` line on stderr and exit 2, never click's usage box.
+"""
 
 from __future__ import annotations
 
+import importlib
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from typing import Any
+
 import typer
+from typer.core import TyperGroup
 
 from runner import cmd_cost, cmd_generate, cmd_report, cmd_run, cmd_score, cmd_show, cmd_view
 from serve.cli import serve_app
 
 __all__ = ["app", "main"]
 
+
+def _click_exceptions() -> Any:
+    """click's exceptions module (vendored by typer >= 0.25, a dependency before)."""
+    for name in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise ImportError("click")  # pragma: no cover - typer always ships one
+
+
+_EXC = _click_exceptions()
+
+
+class OneLineErrors(TyperGroup):
+    """A group whose usage errors print as one ``error:`` line (exit 2)."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _EXC.NoArgsIsHelpError as e:
+            typer.echo(e.format_message(), err=True)
+            sys.exit(2)
+        except _EXC.ClickException as e:
+            typer.echo(f"error: {_one_line(e.format_message())}", err=True)
+            sys.exit(e.exit_code)
+        except typer.Abort:
+            typer.echo("aborted", err=True)
+            sys.exit(1)
+        code = rv if isinstance(rv, int) else 0
+        if standalone_mode:
+            sys.exit(code)
+        return rv
+
+
+def _one_line(message: str) -> str:
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())
+
+
+def _version(value: bool) -> None:
+    if value:
+        try:
+            version = metadata.version("state-ladder")
+        except metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout
+            version = "unknown"
+        typer.echo(f"state-ladder {version}")
+        raise typer.Exit(0)
+
+
 app = typer.Typer(
     name="ladder",
+    cls=OneLineErrors,
     help=(
         "state-ladder: measure how strongly task state should influence an LLM agent.\n\n"
         "Generate episodes, serve the scripted endpoint, run a grid of arms against "
@@ -19,11 +87,16 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", callback=_version, is_eager=True
+    ),
+) -> None:
     """state-ladder: measure how strongly task state should influence an LLM agent."""
 
 

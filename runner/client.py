@@ -20,6 +20,7 @@ import msgspec
 import orjson
 
 from protocol.records import CallRecord, Role, Termination
+from runner.call_stats import CallStats
 from runner.limiter import Limiter
 from runner.transport import AiohttpTransport, Request, Response, Transport, TransportError
 
@@ -107,6 +108,7 @@ class Endpoint:
         self.requests = 0
         self.completion_tokens = 0
         self.prompt_tokens = 0
+        self.stats = CallStats(endpoint=name)  # counters and the breaker (runner.call_stats)
 
     async def __aenter__(self) -> Endpoint:
         self.open()
@@ -165,9 +167,14 @@ class Endpoint:
             try:
                 data = await self._attempt(body, call)
             except (_Retry, _ContextOverflow, _Fatal) as failure:
+                if not isinstance(failure, _ContextOverflow):  # may trip the breaker
+                    self.stats.failure(
+                        self._redact(str(failure)), retry=isinstance(failure, _Retry)
+                    )
                 await self._after_failure(failure, call)
                 continue
             self.limiter.success()
+            self.stats.succeeded()
             reply = self._reply(data, call, role)
             if thinking and not reply.content.strip() and call.budget < BUDGET_CEILING:
                 call.last = "empty content on a thinking reply"
@@ -175,6 +182,7 @@ class Endpoint:
                 continue
             return reply
         kind: Termination = "timeout" if "timed out" in call.last else "endpoint_error"
+        self.stats.call_failed()
         raise CallFailed(
             kind, f"{self.name}: {call.last} (after {call.attempt} attempts)", call.attempt
         )

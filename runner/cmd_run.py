@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import errno
+import signal
 import sys
+from contextlib import suppress
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,11 +15,14 @@ import typer
 from rich.console import Console
 
 from protocol.records import EpisodeRecord
+from runner.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.client import CallFailed
-from runner.grid import EMBEDDED, Grid, GridError, Task, load_grid, parse_grid
+from runner.grid import EMBEDDED, Grid, GridError, Task, load_grid
 from runner.helpers import Helpers
+from runner.lock import RunLocked, run_lock
 from runner.logs import LogReport, NewerSchemaError
 from runner.manifest import ManifestError, write_or_check_manifest
+from runner.run_flags import FlagError, RunFlags, apply_flags, embedded_server, grid_from_flags
 from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from scoring.stream import StreamingScorer
 
@@ -39,42 +45,6 @@ def _event_loop_policy() -> None:
         pass
 
 
-def grid_from_flags(
-    model: str,
-    arms: str,
-    steps: str,
-    density: str,
-    seeds: str,
-    domain: str,
-    brief: str,
-    base_url: str | None,
-    api_key_env: str | None,
-    concurrency: int,
-    max_in_flight: int,
-) -> Grid:
-    endpoint: dict[str, Any] = {
-        "name": "cli",
-        "base_url": base_url or EMBEDDED,
-        "max_in_flight": max_in_flight,
-    }
-    if api_key_env:
-        endpoint["api_key_env"] = api_key_env
-    data: dict[str, Any] = {
-        "run": {
-            "seeds": seeds,
-            "steps": [int(s) for s in steps.split(",")],
-            "density": [float(d) for d in density.split(",")],
-            "domains": domain.split(","),
-            "briefs": brief.split(","),
-            "arms": [a.strip() for a in arms.split(",") if a.strip()],
-            "concurrency": concurrency,
-        },
-        "endpoints": [endpoint],
-        "models": [{"name": model, "endpoint": "cli"}],
-    }
-    return parse_grid(data, source="command line")
-
-
 async def run_async(
     grid: Grid,
     out: Path,
@@ -84,10 +54,17 @@ async def run_async(
     allow_change: bool = False,
     check: bool = True,
     server_config: Any = None,
+    overrides: dict[str, Any] | None = None,
+    breaker_after: int = 0,
+    progress_every_s: float = 10.0,
 ) -> dict[str, Any]:
-    """Run (or resume) ``grid`` into ``out``; returns a summary."""
+    """Run (or resume) ``grid`` into ``out``; returns a summary.
+
+    ``breaker_after``: stop (raise BreakerTripped) after that many consecutive failed calls
+    on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
+    """
     from runner.endpoints import open_endpoints, preflight
-    from runner.live import live_view
+    from runner.live import live_view, probe_line, progress_lines
 
     # Reliability fix: the manifest is checked and written only after the logs were read and
     # the preflight passed, so a refusal (a newer-schema or unreadable log, an endpoint that
@@ -101,15 +78,24 @@ async def run_async(
         console.print(f"[yellow]skipped a corrupt log line: {bad}")
     scorer = _scorer(grid, done)
     async with open_endpoints(grid, server_config=server_config) as endpoints:
+        for ep in endpoints.values():
+            ep.stats.breaker_after = breaker_after
         if check:
+            console.print(probe_line(endpoints))
             problems = await preflight(grid, endpoints)
             if problems:
                 raise GridError("\n".join(problems))
-        resumed = write_or_check_manifest(out, grid, allow_change=allow_change)
+        manifest = write_or_check_manifest(
+            out, grid, allow_change=allow_change, overrides=overrides
+        )
+        if manifest.added:
+            console.print(f"the grid adds {'; '.join(manifest.added)} to {out}; manifest updated")
+        if manifest.changed:
+            console.print(f"grid changed (--allow-grid-change): {'; '.join(manifest.changed)}")
         helpers = Helpers(grid, out, endpoints)
         state = RunState(grid=grid, out=out, endpoints=endpoints, helpers=helpers)
         state.progress.total = len(tasks)
-        if resumed:
+        if manifest.resumed:
             console.print(f"resuming {out}: {len(done)} episodes already done, {len(tasks)} to run")
         async with anyio.create_task_group() as tg:
             # Compiles are pipelined with the episodes: the precompile walks the tasks in run
@@ -117,7 +103,8 @@ async def run_async(
             # and text-arm episodes never wait.
             tg.start_soon(_precompile, helpers, tasks, console)
             with live_view(state, console, enabled=live):
-                await run_grid(state, tasks, scorer)
+                async with progress_lines(state, console, every_s=0 if live else progress_every_s):
+                    await run_grid(state, tasks, scorer)
     st = helpers.stats
     if st.compile_requests or st.matcher_requests:
         console.print(
@@ -151,20 +138,61 @@ def _scorer(grid: Grid, done: list[EpisodeRecord]) -> StreamingScorer:
     return scorer
 
 
-def _execute(grid: Grid, out: Path, allow_change: bool, live: bool, check: bool = True) -> None:
+def _leaf(e: BaseException) -> BaseException:
+    """The exception that matters inside task groups' exception groups."""
+    while isinstance(e, BaseExceptionGroup):
+        leaves = [_leaf(x) for x in e.exceptions]
+        e = next((x for x in leaves if not isinstance(x, asyncio.CancelledError)), leaves[0])
+    return e
+
+
+def _execute(
+    grid: Grid,
+    out: Path,
+    allow_change: bool,
+    live: bool,
+    check: bool = True,
+    **run_kw: Any,
+) -> None:
+    if out.exists() and not out.is_dir():
+        raise _fail(f"--out {out} is not a directory")
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     _event_loop_policy()
+    created = not out.exists()
+    terminated: list[int] = []
+
+    async def main() -> dict[str, Any]:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+        def on_sigterm() -> None:  # like Ctrl-C: stop, keep what is logged, exit 130
+            terminated.append(1)
+            if task is not None:
+                task.cancel()
+
+        with suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+        try:
+            with run_lock(out):
+                return await run_async(
+                    grid,
+                    out,
+                    console=console,
+                    live=live,
+                    allow_change=allow_change,
+                    check=check,
+                    **run_kw,
+                )
+        finally:
+            with suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signal.SIGTERM)
+
     try:
-        summary = asyncio.run(
-            run_async(grid, out, console=console, live=live, allow_change=allow_change, check=check)
-        )
-    except (GridError, ManifestError, NewerSchemaError) as e:
-        raise _fail(str(e)) from None
-    except OSError as e:  # reliability fix: an unreadable log or run directory, one line
-        raise _fail(f"{e.filename or out}: {e.strerror or e}") from None
-    except KeyboardInterrupt:
-        console.print("interrupted: rerun the same command to resume; nothing finished is lost")
-        raise typer.Exit(130) from None
+        summary = asyncio.run(main())
+    except BaseException as raised:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # a run refused before it wrote anything leaves no directory behind
+        _refuse(_leaf(raised), out, console, bool(terminated))
+        raise
     console.print(
         f"done: {summary['episodes_run']} episodes run, {summary['already_done']} already done, "
         f"{summary['infrastructure']} ended on infrastructure errors (rerun to retry them); "
@@ -172,6 +200,26 @@ def _execute(grid: Grid, out: Path, allow_change: bool, live: bool, check: bool 
     )
     if summary["infrastructure"]:
         raise typer.Exit(3)
+
+
+def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> None:
+    """Turn a run's failure into one line and its exit code (returns for unknown errors)."""
+    if isinstance(e, (GridError, ManifestError, NewerSchemaError, RunLocked)):
+        raise _fail(str(e)) from None
+    if isinstance(e, BreakerTripped):
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(3) from None
+    if isinstance(e, OSError) and e.errno == errno.ENOSPC:
+        raise _fail(
+            f"disk full writing {e.filename or out}: stopped; every episode logged is intact, "
+            "free some space and rerun the same command to resume"
+        ) from None
+    if isinstance(e, OSError):  # reliability fix: an unreadable log or run directory, one line
+        raise _fail(f"{e.filename or out}: {e.strerror or e}") from None
+    if isinstance(e, KeyboardInterrupt) or (isinstance(e, asyncio.CancelledError) and terminated):
+        what = "terminated (SIGTERM)" if terminated else "interrupted"
+        console.print(f"{what}: rerun the same command to resume; nothing finished is lost")
+        raise typer.Exit(130) from None
 
 
 def run(
@@ -182,58 +230,156 @@ def run(
         "runs/latest"
     ),
     model: Annotated[
-        str, typer.Option(help="Model for a one-configuration grid.")
-    ] = "scripted/perfect",
-    arms: Annotated[str, typer.Option(help="Comma-separated arms.")] = "raw,checklist",
+        str | None,
+        typer.Option(
+            help="Model (default scripted/perfect); with GRID_FILE, the grid's models to run "
+            "(comma-separated).",
+            show_default=False,
+        ),
+    ] = None,
+    arms: Annotated[
+        str | None, typer.Option(help="Comma-separated arms (default raw,checklist).")
+    ] = None,
     steps: Annotated[
-        str, typer.Option("--steps", "-S", help="Graph sizes, comma-separated.")
-    ] = "10",
-    density: Annotated[str, typer.Option(help="Densities, comma-separated.")] = "0.15",
-    seeds: Annotated[str, typer.Option(help="Seed range, e.g. 100-131.")] = "100-131",
-    domain: Annotated[str, typer.Option(help="procurement and/or release.")] = "procurement",
-    brief: Annotated[str, typer.Option(help="amended and/or original.")] = "amended",
+        str | None, typer.Option("--steps", "-S", help="Graph sizes, comma-separated (default 10).")
+    ] = None,
+    density: Annotated[
+        str | None, typer.Option(help="Densities, comma-separated (default 0.15).")
+    ] = None,
+    seeds: Annotated[
+        str | None, typer.Option(help="Seed range, e.g. 100-131 (the default).")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="Run only the first N seeds.", show_default=False)
+    ] = None,
+    domain: Annotated[
+        str | None, typer.Option(help="procurement (default) and/or release.")
+    ] = None,
+    brief: Annotated[str | None, typer.Option(help="amended (default) and/or original.")] = None,
     base_url: Annotated[
         str | None,
-        typer.Option(help="OpenAI-compatible base URL (default: the embedded scripted endpoint)."),
+        typer.Option(
+            help="OpenAI-compatible base URL (default: $OPENAI_BASE_URL, else the embedded "
+            "scripted endpoint); with GRID_FILE, replaces its models' endpoints' URLs."
+        ),
     ] = None,
     api_key_env: Annotated[
-        str | None, typer.Option(help="Environment variable holding the API key.")
+        str | None,
+        typer.Option(help="Environment variable holding the API key (default OPENAI_API_KEY)."),
     ] = None,
-    concurrency: Annotated[int, typer.Option(help="Episodes in flight.")] = 256,
-    max_in_flight: Annotated[int, typer.Option(help="Requests in flight per endpoint.")] = 128,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Episodes in flight (default 256).", show_default=False)
+    ] = None,
+    max_in_flight: Annotated[
+        int | None,
+        typer.Option(help="Requests in flight per endpoint (default 128).", show_default=False),
+    ] = None,
+    served: Annotated[
+        str | None, typer.Option(help="The served model name, if not the model's.")
+    ] = None,
+    regime: Annotated[str | None, typer.Option(help="no-think (default) or thinking.")] = None,
+    select: Annotated[
+        str | None,
+        typer.Option(
+            help="How the regime is selected: checkpoint (default), request "
+            "(chat_template_kwargs.enable_thinking) or vendor."
+        ),
+    ] = None,
+    extra: Annotated[
+        list[str] | None,
+        typer.Option(help="KEY=JSON merged into every request body (repeatable)."),
+    ] = None,
+    breaker_after: Annotated[
+        int,
+        typer.Option(
+            "--breaker-after",
+            help="Stop (exit 3) after this many consecutive failed calls on one endpoint; "
+            "0 never stops.",
+        ),
+    ] = DEFAULT_BREAKER_AFTER,
+    latency: Annotated[
+        str | None,
+        typer.Option(help="Embedded endpoint: none, fixed, lognormal or tokens latency."),
+    ] = None,
+    latency_s: Annotated[
+        float | None,
+        typer.Option(help="Embedded endpoint: fixed latency / lognormal median, seconds."),
+    ] = None,
+    fault: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Embedded endpoint: NAME=RATE of an injected fault (429, 500, 503, drop, "
+            "hang, malformed, empty_thinking); repeatable."
+        ),
+    ] = None,
     allow_grid_change: Annotated[
         bool, typer.Option(help="Resume into a directory holding a different grid.")
     ] = False,
     no_live: Annotated[
-        bool, typer.Option("--no-live", help="Plain output, no progress display.")
+        bool, typer.Option("--no-live", help="Plain output: a progress line every 10 s.")
     ] = False,
 ) -> None:
     """Run a grid (or resume it: rerun the same command after a crash).
 
-    With GRID_FILE, the grid comes from the file; otherwise from the flags, against the
-    embedded scripted endpoint unless --base-url is given.
+    With GRID_FILE, the grid comes from the file and every flag given overrides it;
+    otherwise from the flags, against the embedded scripted endpoint unless --base-url (or
+    OPENAI_BASE_URL) is given. Exit 0 done, 2 refused, 3 infrastructure errors or the
+    breaker, 130 interrupted (rerun to resume).
     """
+    flags = RunFlags(
+        model=model,
+        arms=arms,
+        steps=steps,
+        density=density,
+        seeds=seeds,
+        limit=limit,
+        domain=domain,
+        brief=brief,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        max_in_flight=max_in_flight,
+        served=served,
+        regime=regime,
+        select=select,
+        extra=extra or [],
+    )
+    console = Console(stderr=False, highlight=False, soft_wrap=True)
     try:
-        grid = (
-            load_grid(grid_file)
-            if grid_file
-            else grid_from_flags(
-                model,
-                arms,
-                steps,
-                density,
-                seeds,
-                domain,
-                brief,
-                base_url,
-                api_key_env,
-                concurrency,
-                max_in_flight,
-            )
-        )
-    except (GridError, ValueError) as e:
+        if grid_file:
+            grid, overrides = apply_flags(load_grid(grid_file), flags, source=str(grid_file))
+            notes = []
+            if overrides:
+                shown = ", ".join(f"{k} {v}" for k, v in overrides.items())
+                notes.append(f"overriding {grid_file}: {shown}")
+        else:
+            grid, notes = grid_from_flags(flags)
+            overrides = flags.given()
+        server = embedded_server(grid, latency, latency_s, fault or [])
+    except (GridError, FlagError) as e:
         raise _fail(str(e)) from None
-    _execute(grid, out, allow_grid_change, live=not no_live and sys.stdout.isatty())
+    if breaker_after < 0:
+        raise _fail(f"--breaker-after must be at least 0 (got {breaker_after})")
+    for line in notes + _endpoint_lines(grid):
+        console.print(line)
+    _execute(
+        grid,
+        out,
+        allow_grid_change,
+        live=not no_live and sys.stdout.isatty(),
+        overrides=overrides,
+        server_config=server,
+        breaker_after=breaker_after,
+    )
+
+
+def _endpoint_lines(grid: Grid) -> list[str]:
+    out = []
+    for name in sorted({m.endpoint for m in grid.models}):
+        urls = grid.endpoint(name).urls()
+        where = "the embedded scripted endpoint" if urls == [EMBEDDED] else ", ".join(urls)
+        out.append(f"endpoint {name}: {where}")
+    return out
 
 
 def validate(
@@ -250,9 +396,11 @@ def validate(
     if offline:
         return
     from runner.endpoints import open_endpoints, preflight
+    from runner.live import probe_line
 
     async def probe() -> list[str]:
         async with open_endpoints(grid) as endpoints:
+            typer.echo(probe_line(endpoints))
             return await preflight(grid, endpoints)
 
     problems = asyncio.run(probe())
@@ -270,7 +418,14 @@ def demo(
     """The main job on the embedded scripted endpoint: a small grid of every arm with the
     synthetic agent, the ladder printed live, and a report written to OUT/report.md."""
     grid = load_grid(DEMO_GRID)
-    _execute(grid, out, allow_change=True, live=not no_live and sys.stdout.isatty())
+    # like `run`: a directory of another grid is refused, never mixed into one report
+    _execute(
+        grid,
+        out,
+        allow_change=False,
+        live=not no_live and sys.stdout.isatty(),
+        breaker_after=DEFAULT_BREAKER_AFTER,
+    )
     try:
         from runner.cmd_report import write_report
     except ImportError:  # pragma: no cover

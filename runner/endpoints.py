@@ -10,7 +10,10 @@ from typing import Any
 from runner.client import CallFailed, Endpoint
 from runner.grid import EMBEDDED, Grid
 
-__all__ = ["open_endpoints", "preflight"]
+__all__ = ["PROBE_ATTEMPTS", "PROBE_TIMEOUT_S", "open_endpoints", "preflight"]
+
+PROBE_TIMEOUT_S = 15.0  # per preflight attempt (OURS)
+PROBE_ATTEMPTS = 3
 
 
 @asynccontextmanager
@@ -70,8 +73,8 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
         probe = Endpoint(
             ep.base_urls,
             max_in_flight=1,
-            timeout_s=min(15.0, ep.timeout_s),
-            attempts=min(3, ep.attempts),
+            timeout_s=min(PROBE_TIMEOUT_S, ep.timeout_s),
+            attempts=min(PROBE_ATTEMPTS, ep.attempts),
             backoff_s=ep.backoff_s,
             name=ep.name,
         )

@@ -16,6 +16,7 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, TypedDict
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -37,6 +38,7 @@ __all__ = [
     "expand",
     "load_grid",
     "parse_grid",
+    "url_problem",
 ]
 
 EMBEDDED = "embedded"
@@ -288,6 +290,8 @@ def load_grid(path: Path) -> Grid:
         data = tomllib.loads(path.read_text())
     except OSError as e:
         raise GridError(f"cannot read grid {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise GridError(f"cannot read grid {path}: not a UTF-8 text file") from None
     except tomllib.TOMLDecodeError as e:
         raise GridError(f"{path}: malformed TOML: {e}") from None
     return parse_grid(data, source=str(path))
@@ -348,6 +352,7 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
     for ep in grid.endpoints:
         if not ep.urls():
             problems.append(f"endpoint {ep.name!r} has no base_url")
+        problems += [f"endpoint {ep.name!r}: {p}" for p in map(url_problem, ep.urls()) if p]
         if ep.max_in_flight < 1:
             problems.append(f"endpoint {ep.name!r}: max_in_flight must be at least 1")
         if ep.start_in_flight is not None and ep.start_in_flight < 1:  # reliability fix
@@ -359,6 +364,17 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             )
     if problems:
         raise GridError("\n".join(f"{source}: {p}" for p in problems))
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be an endpoint's base URL (None when it can)."""
+    if url == EMBEDDED:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        example = f"http://{url.split('://')[-1]}" if "://" not in url or parts.scheme else url
+        return f"base URL {url!r} needs an http:// or https:// scheme and a host (e.g. {example})"
+    return None
 
 
 def _run_problems(grid: Grid) -> list[str]:

@@ -1,19 +1,40 @@
-"""The live view of a run: a rich progress display and one line per streamed result."""
+"""The live view of a run: a rich progress display and one line per streamed result.
+
+The display: episodes done / total, elapsed and ETA (labelled), requests in flight / limit,
+retries, 429s and failed calls so far (``runner.call_stats``), tokens/s, and the cells under
+way. With ``--no-live``, :func:`progress_lines` prints the same as one line at a fixed
+interval, so a run whose every call fails is never silent.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
+import anyio
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from runner.client import Endpoint
 from runner.scheduler import RunState
 
-__all__ = ["format_result", "live_view"]
+__all__ = [
+    "counters",
+    "format_result",
+    "live_view",
+    "probe_line",
+    "progress_lines",
+    "status_line",
+]
 
 
 def _ci(ci: Any) -> str:
@@ -50,18 +71,77 @@ def format_result(line: dict[str, Any]) -> str:
     )
 
 
-class _Stats:
+def _clock(seconds: float) -> str:
+    s = int(max(0.0, seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def counters(state: RunState) -> str:
+    """Requests in flight / limit, retries, 429s and infrastructure errors so far."""
+    e = list(state.endpoints.values())
+    flight = sum(x.limiter.in_flight for x in e)
+    limit = sum(x.limiter.limit for x in e)
+    retries = sum(x.stats.retries for x in e)
+    throttled = sum(x.stats.throttled_429 for x in e)
+    failed = sum(x.stats.infrastructure for x in e)
+    return (
+        f"requests in flight {flight}/{limit}  retries {retries}  429s {throttled}  "
+        f"failed calls {failed}  infra episodes {state.progress.infrastructure}"
+    )
+
+
+def status_line(state: RunState) -> str:
+    """The ``--no-live`` progress line: episodes, elapsed, ETA, counters."""
+    p = state.progress
+    elapsed = time.perf_counter() - p.started
+    eta = elapsed / p.done * (p.total - p.done) if p.done else None
+    return (
+        f"episodes {p.done}/{p.total}  elapsed {_clock(elapsed)}  "
+        f"ETA {_clock(eta) if eta is not None else '?'}  {counters(state)}"
+    )
+
+
+def probe_line(endpoints: dict[str, Endpoint]) -> str:
+    from runner.endpoints import PROBE_ATTEMPTS, PROBE_TIMEOUT_S
+
+    timeout = min([PROBE_TIMEOUT_S, *(e.timeout_s for e in endpoints.values())])
+    attempts = max([1, *(min(PROBE_ATTEMPTS, e.attempts) for e in endpoints.values())])
+    return (
+        f"probing endpoints ({', '.join(sorted(endpoints))})... one tiny request per model, "
+        f"timeout {timeout:g} s per attempt, up to {attempts} attempts"
+    )
+
+
+@asynccontextmanager
+async def progress_lines(
+    state: RunState, console: Console, *, every_s: float
+) -> AsyncIterator[None]:
+    """Print :func:`status_line` every ``every_s`` seconds while the block runs (0: never)."""
+    if every_s <= 0:
+        yield
+        return
+
+    async def tick() -> None:
+        while True:
+            await anyio.sleep(every_s)
+            console.print(status_line(state), highlight=False)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(tick)
+        try:
+            yield
+        finally:
+            tg.cancel_scope.cancel()
+
+
+class _Rate:
     def __init__(self, endpoints: dict[str, Endpoint]) -> None:
         self.endpoints = endpoints
         self.t0 = time.perf_counter()
 
     def text(self) -> str:
-        e = list(self.endpoints.values())
-        flight = sum(x.limiter.in_flight for x in e)
-        limit = sum(x.limiter.limit for x in e)
-        toks = sum(x.completion_tokens + x.prompt_tokens for x in e)
-        rate = toks / max(1e-9, time.perf_counter() - self.t0)
-        return f"in flight {flight}/{limit}  tokens/s {rate:,.0f}"
+        toks = sum(x.completion_tokens + x.prompt_tokens for x in self.endpoints.values())
+        return f"tokens/s {toks / max(1e-9, time.perf_counter() - self.t0):,.0f}"
 
 
 @contextmanager
@@ -75,13 +155,16 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
     if not enabled:
         yield
         return
-    stats = _Stats(state.endpoints)
+    rate = _Rate(state.endpoints)
     columns = (
         TextColumn("[bold]episodes"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[stats]}"),
+        TextColumn("elapsed"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
         TimeRemainingColumn(),
+        TextColumn("{task.fields[stats]}"),
         TextColumn("{task.fields[cells]}"),
     )
     with Progress(*columns, console=console, transient=False, refresh_per_second=4) as bar:
@@ -89,7 +172,11 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
 
         def on_episode(_: object) -> None:
             bar.update(
-                task, completed=state.progress.done, total=state.progress.total, stats=stats.text()
+                task,
+                completed=state.progress.done,
+                total=state.progress.total,
+                stats=f"{counters(state)}  {rate.text()}",
+                cells=state.progress.open_cells(),
             )
 
         state.on_episode = on_episode

@@ -15,6 +15,7 @@ them, and the reader keeps the last record of each (cell, seed).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -69,6 +70,7 @@ class LogWriter:
         self.dir = run_dir / LOGS
         self.dir.mkdir(parents=True, exist_ok=True)
         self._fds: dict[str, int] = {}
+        self._paths: dict[int, Path] = {}
         self._buf = bytearray()
 
     def _fd(self, cell: CellKey) -> int:
@@ -79,17 +81,25 @@ class LogWriter:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             _repair_tail(fd, path)
             self._fds[slug] = fd
+            self._paths[fd] = path
         return fd
 
     def write(self, record: EpisodeRecord) -> None:
         _encoder.encode_into(record, self._buf)
         self._buf.extend(b"\n")
         fd = self._fd(record.cell)
-        with memoryview(self._buf) as view:
-            written = 0
-            while written < len(view):
-                written += os.write(fd, view[written:])
-        self._buf.clear()
+        start = os.fstat(fd).st_size  # one writer per directory (runner.lock): the line's start
+        try:
+            with memoryview(self._buf) as view:
+                _write_all(fd, view)
+        except OSError as e:
+            # Disk full (ENOSPC) or another write error: cut the partial line, so the log
+            # ends on its last whole record and a rerun resumes from there.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+            raise OSError(e.errno, e.strerror, str(self._paths[fd])) from None
+        finally:
+            self._buf.clear()
 
     def close(self) -> None:
         for fd in self._fds.values():
@@ -102,6 +112,12 @@ class LogWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _write_all(fd: int, view: memoryview) -> None:
+    written = 0
+    while written < len(view):
+        written += os.write(fd, view[written:])
 
 
 def _repair_tail(fd: int, path: Path) -> None:

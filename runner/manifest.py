@@ -1,7 +1,9 @@
 """The run directory's manifest: the grid, versions, git revision, start time.
 
 A resumed run must run the same grid; a directory holding a different grid is refused unless
-the user says so explicitly (``--allow-grid-change``). Secrets never enter the manifest: the
+the user says so explicitly (``--allow-grid-change``); a grid that only adds seeds, arms or
+configurations resumes (:mod:`runner.grid_change`). Each run appends its time, pid and
+command-line overrides to ``history``. Secrets never enter the manifest: the
 grid names the environment variable of an API key, never the key.
 """
 
@@ -13,6 +15,7 @@ import os
 import platform
 import subprocess
 import time
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -22,8 +25,9 @@ import orjson
 
 from protocol.records import SCHEMA_VERSION
 from runner.grid import Grid
+from runner.grid_change import GridChange, compare_grids
 
-__all__ = ["MANIFEST", "ManifestError", "grid_digest", "write_or_check_manifest"]
+__all__ = ["MANIFEST", "ManifestCheck", "ManifestError", "grid_digest", "write_or_check_manifest"]
 
 MANIFEST = "manifest.json"
 
@@ -64,23 +68,65 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def write_or_check_manifest(out: Path, grid: Grid, *, allow_change: bool = False) -> bool:
-    """Create ``out/manifest.json`` or check it; True when resuming an existing run."""
+@dataclass
+class ManifestCheck:
+    """What checking the manifest found."""
+
+    resumed: bool = False  # the directory held a run of this grid (or one it extends)
+    added: list[str] = field(default_factory=list)  # a compatible superset: what it adds
+    changed: list[str] = field(default_factory=list)  # an allowed change: the diff
+
+
+def _refusal(out: Path, change: GridChange) -> ManifestError:
+    shown = "; ".join(change.diff[:6]) + (" ..." if len(change.diff) > 6 else "")
+    return ManifestError(
+        f"{out} holds a different grid: {shown or 'its digest differs'} (only added seeds, "
+        "arms or configurations resume); use another --out, or --allow-grid-change to "
+        "resume into it anyway"
+    )
+
+
+def write_or_check_manifest(
+    out: Path,
+    grid: Grid,
+    *,
+    allow_change: bool = False,
+    overrides: dict[str, Any] | None = None,
+) -> ManifestCheck:
+    """Create ``out/manifest.json`` or check it against ``grid``.
+
+    The same grid resumes; a strict superset resumes and the manifest takes the new grid;
+    any other change raises :class:`ManifestError` with the diff, unless ``allow_change``
+    (the manifest then takes the new grid too, so the next plain rerun is not refused).
+    """
     path = out / MANIFEST
     digest = grid_digest(grid)
+    entry: dict[str, Any] = {"time": time.time(), "pid": os.getpid()}
+    if overrides:
+        entry["overrides"] = overrides
     if path.exists():
         try:
             old: dict[str, Any] = orjson.loads(path.read_bytes())
         except (OSError, orjson.JSONDecodeError) as e:
             raise ManifestError(f"{path} is unreadable ({e}); move it away to start over") from None
-        if old.get("grid_digest") != digest and not allow_change:
-            raise ManifestError(
-                f"{out} holds a different grid (digest {old.get('grid_digest')} vs {digest}); "
-                "use another --out, or --allow-grid-change to resume into it anyway"
+        check = ManifestCheck(resumed=True)
+        if old.get("grid_digest") != digest:
+            change = (
+                compare_grids(old["grid"], grid)
+                if isinstance(old.get("grid"), dict)
+                else GridChange(compatible=False)
             )
-        old.setdefault("resumed", []).append(time.time())
+            if not change.compatible and not allow_change:
+                raise _refusal(out, change)
+            check.added = change.added if change.compatible else []
+            check.changed = [] if change.compatible else change.diff
+            old["grid_digest"] = digest
+            old["grid"] = msgspec.to_builtins(grid)
+            entry["grid_change"] = check.added or check.changed or ["digest"]
+        old.setdefault("resumed", []).append(entry["time"])
+        old.setdefault("history", []).append(entry)
         _atomic_write(path, old)
-        return True
+        return check
     out.mkdir(parents=True, exist_ok=True)
     _atomic_write(
         path,
@@ -88,14 +134,16 @@ def write_or_check_manifest(out: Path, grid: Grid, *, allow_change: bool = False
             "schema_version": SCHEMA_VERSION,
             "grid_digest": digest,
             "grid": msgspec.to_builtins(grid),
+            "overrides": overrides or {},
             "versions": _versions(),
             "git_revision": _git_revision(),
-            "started": time.time(),
+            "started": entry["time"],
             "host": platform.node(),
             "pid": os.getpid(),
+            "history": [entry],
         },
     )
-    return False
+    return ManifestCheck()
 
 
 def _atomic_write(path: Path, data: dict[str, Any]) -> None:

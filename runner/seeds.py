@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["parse_seeds"]
+__all__ = ["format_seeds", "parse_seeds"]
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -26,3 +26,16 @@ def parse_seeds(text: str) -> list[int]:
     if any(s < 0 for s in seeds):
         raise ValueError(f"malformed seed range {text!r}: seeds are non-negative")
     return list(dict.fromkeys(seeds))
+
+
+def format_seeds(seeds: list[int]) -> str:
+    """The inverse of :func:`parse_seeds`: runs of consecutive seeds as ``N-M``."""
+    parts: list[str] = []
+    i = 0
+    while i < len(seeds):
+        j = i
+        while j + 1 < len(seeds) and seeds[j + 1] == seeds[j] + 1:
+            j += 1
+        parts.append(str(seeds[i]) if i == j else f"{seeds[i]}-{seeds[j]}")
+        i = j + 1
+    return ",".join(parts)

@@ -46,6 +46,7 @@ def completion_body(
     message: dict[str, object] = {"role": "assistant", "content": content}
     if reasoning is not None:
         message["reasoning_content"] = reasoning
+        message["reasoning"] = reasoning  # vLLM's current field name
     return orjson.dumps(
         {
             "id": request_id,

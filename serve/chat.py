@@ -12,6 +12,7 @@ from serve.faults import Fault, context_error, draw
 from serve.models import BadModelParams, ModelNotFound, ModelSpec, parse_model
 from serve.parse import ChatRequest, RequestError, parse_chat
 from serve.state import SERVER, ServerState
+from serve.stream import stream_completion
 from serve.tokens import count_messages, truncate
 
 __all__ = ["chat_completions", "error_response", "shape"]
@@ -107,6 +108,27 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         fingerprint="synthetic" if ans.synthetic else "scripted",
     )
     server.completed += 1
+    if req.stream:
+        return await stream_completion(
+            request,
+            head={
+                "id": f"chatcmpl-{n:06x}{digest[:16]}",
+                "created": server.created,
+                "model": req.model,
+                "system_fingerprint": "synthetic" if ans.synthetic else "scripted",
+            },
+            content=content,
+            reasoning=reasoning,
+            finish_reason=finish,
+            usage={
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            }
+            if req.include_usage
+            else None,
+            malformed=fault == "malformed",
+        )
     if fault == "malformed":
         body = body[: len(body) // 2]
     return web.Response(body=body, content_type="application/json")

@@ -72,7 +72,16 @@ def vllm(
     typer.echo(shlex.join(cmd))
     if dry_run:
         return
-    proc = subprocess.Popen(cmd)
+    try:
+        proc = subprocess.Popen(cmd)
+    except OSError as e:  # no vllm / sglang on PATH: one line, no traceback
+        pkg = "sglang" if stack == "sglang" else "vllm"
+        typer.echo(
+            f"error: cannot start {cmd[0]!r} ({e.strerror or e}); install {pkg} on this machine "
+            "(pip install " + pkg + "), or use --dry-run to print the command",
+            err=True,
+        )
+        raise typer.Exit(2) from None
     if not _wait_healthy(f"http://{host}:{port}/health", proc, wait_s):
         proc.terminate()
         typer.echo(f"error: {recipe.checkpoint} did not become healthy", err=True)
@@ -102,17 +111,29 @@ def scripted(
     sigma: Annotated[float, typer.Option(help="lognormal shape")] = 0.5,
     prefill_s: Annotated[float, typer.Option(help="seconds per prompt token")] = 0.0,
     decode_s: Annotated[float, typer.Option(help="seconds per completion token")] = 0.0,
-    fault_429: float = 0.0,
-    fault_500: float = 0.0,
-    fault_503: float = 0.0,
-    fault_drop: float = 0.0,
-    fault_hang: float = 0.0,
-    fault_malformed: float = 0.0,
-    fault_empty_thinking: float = 0.0,
-    retry_after_s: float = 1.0,
-    hang_s: float = 600.0,
+    fault_429: Annotated[
+        float, typer.Option(help="rate of 429 Too Many Requests answers (with Retry-After)")
+    ] = 0.0,
+    fault_500: Annotated[float, typer.Option(help="rate of HTTP 500 answers")] = 0.0,
+    fault_503: Annotated[float, typer.Option(help="rate of HTTP 503 answers")] = 0.0,
+    fault_drop: Annotated[
+        float, typer.Option(help="rate of connections dropped with no answer")
+    ] = 0.0,
+    fault_hang: Annotated[
+        float, typer.Option(help="rate of requests that hang --hang-s seconds, then answer")
+    ] = 0.0,
+    fault_malformed: Annotated[
+        float, typer.Option(help="rate of answers cut mid-body (malformed JSON)")
+    ] = 0.0,
+    fault_empty_thinking: Annotated[
+        float, typer.Option(help="rate of thinking replies with empty content")
+    ] = 0.0,
+    retry_after_s: Annotated[float, typer.Option(help="Retry-After seconds of a 429")] = 1.0,
+    hang_s: Annotated[float, typer.Option(help="how long a hang lasts, seconds")] = 600.0,
 ) -> None:
     """Run the scripted OpenAI-compatible endpoint; prints its base URL, then serves."""
+    if not 0 <= port <= 65535:
+        raise typer.BadParameter(f"--port must be in 0..65535 (got {port})")
     if latency not in ("none", "fixed", "lognormal", "tokens"):
         raise typer.BadParameter(f"unknown latency model {latency!r}")
     try:
@@ -147,6 +168,9 @@ def scripted(
         _run(_serve_forever(config))
     except KeyboardInterrupt:
         sys.exit(0)
+    except OSError as e:  # a busy port, an address this host does not have
+        typer.echo(f"error: cannot listen on {host}:{port}: {e.strerror or e}", err=True)
+        raise typer.Exit(2) from None
 
 
 def _run(main: Coroutine[Any, Any, None]) -> None:

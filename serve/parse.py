@@ -22,6 +22,8 @@ class ChatRequest(msgspec.Struct, frozen=True, kw_only=True):
     messages: tuple[tuple[str, str], ...]  # (role, content)
     max_tokens: int | None
     thinking: bool
+    stream: bool = False
+    include_usage: bool = False  # stream_options.include_usage: a last chunk with the usage
 
     def digest(self) -> str:
         """A hash of the messages: the seed of every per-request random choice."""
@@ -51,6 +53,8 @@ class _ChatBody(msgspec.Struct):
     max_completion_tokens: int | None = None
     chat_template_kwargs: dict[str, object] | None = None
     stream: bool | None = None
+    stream_options: dict[str, object] | None = None
+    n: int | None = None
 
 
 _CHAT = msgspec.json.Decoder(_ChatBody)
@@ -87,8 +91,10 @@ def parse_chat(body: bytes) -> ChatRequest:
         raise RequestError(400, f"Invalid request: {e}") from None
     except msgspec.DecodeError:
         raise RequestError(400, "The request body is not valid JSON.") from None
-    if chat.stream:
-        raise RequestError(400, "stream=true is not supported by the scripted endpoint.")
+    if chat.n is not None and chat.n != 1:
+        raise RequestError(
+            400, f"n={chat.n} is not supported: the scripted endpoint returns one choice (n=1)."
+        )
     if not chat.messages:
         raise RequestError(400, "'messages' must be a non-empty list.")
     max_tokens = chat.max_completion_tokens or chat.max_tokens
@@ -100,6 +106,8 @@ def parse_chat(body: bytes) -> ChatRequest:
         messages=tuple((m.role, _content(m.content)) for m in chat.messages),
         max_tokens=max_tokens,
         thinking=bool(kwargs.get("enable_thinking", False)),
+        stream=bool(chat.stream),
+        include_usage=bool((chat.stream_options or {}).get("include_usage", False)),
     )
 
 

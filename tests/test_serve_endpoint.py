@@ -138,12 +138,8 @@ async def test_models_health_and_streaming(base_url: str, client: openai.AsyncOp
         s.get(base_url.removesuffix("/v1") + "/health") as resp,
     ):
         assert resp.status == 200
-    with pytest.raises(openai.BadRequestError):
-        await client.chat.completions.create(
-            model="scripted/perfect",
-            messages=MESSAGES,
-            stream=True,
-        )
+    with pytest.raises(openai.BadRequestError, match="n=2 is not supported"):
+        await client.chat.completions.create(model="scripted/perfect", messages=MESSAGES, n=2)
     with pytest.raises(openai.BadRequestError):
         await client.chat.completions.create(model="scripted/embed", messages=MESSAGES)
 
