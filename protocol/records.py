@@ -174,6 +174,7 @@ class CallRecord(_Frozen, frozen=True, kw_only=True):
     finish_reason: str | None = None
     cached: bool = False  # served from the helper cache (no request made)
     max_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens served from the server's prefix cache (usage.prompt_tokens_details.cached_tokens)
 
 
 class TurnRecord(_Frozen, frozen=True, kw_only=True):

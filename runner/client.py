@@ -20,6 +20,7 @@ import msgspec
 import orjson
 
 from protocol.records import CallRecord
+from runner.affinity import EPISODE, ReplicaChooser, Routing
 from runner.limiter import Limiter
 
 __all__ = [
@@ -82,6 +83,8 @@ class Endpoint:
         backoff_s: float = 1.0,
         backoff_max_s: float = 60.0,
         name: str = "endpoint",
+        routing: Routing = "affinity",
+        replica_slots: int = 0,
     ) -> None:
         if not base_urls:
             raise ValueError("an endpoint needs at least one base URL")
@@ -89,6 +92,9 @@ class Endpoint:
         self.urls = [u.rstrip("/") + "/chat/completions" for u in base_urls]
         self.base_urls = [u.rstrip("/") for u in base_urls]
         self._in_flight = [0] * len(self.urls)
+        # Saturation of one replica (runner.affinity): its share of the limit unless given.
+        slots = replica_slots or -(-max_in_flight // len(self.urls))
+        self.chooser = ReplicaChooser(routing=routing, slots=slots)
         self.limiter = Limiter(
             start_in_flight or max_in_flight if adaptive else max_in_flight,
             max_limit=max_in_flight,
@@ -105,6 +111,7 @@ class Endpoint:
         self.requests = 0
         self.completion_tokens = 0
         self.prompt_tokens = 0
+        self.cached_tokens = 0
 
     async def __aenter__(self) -> Endpoint:
         self.open()
@@ -129,10 +136,10 @@ class Endpoint:
             await self._session.close()
             self._session = None
 
-    def _pick(self) -> int:
+    def _pick(self, affinity: str | None) -> int:
         if len(self.urls) == 1:
             return 0
-        return min(range(len(self.urls)), key=self._in_flight.__getitem__)
+        return self.chooser.pick(self._in_flight, affinity or EPISODE.get())
 
     async def get(self, path: str) -> tuple[int, bytes]:
         """A plain GET on the first replica (``/models``, ``/health``)."""
@@ -151,8 +158,10 @@ class Endpoint:
         thinking: bool = False,
         extra: Mapping[str, Any] | None = None,
         temperature: float = 0.0,
+        affinity: str | None = None,
     ) -> Reply:
-        """One chat completion with retries; raises :class:`CallFailed`."""
+        """One chat completion with retries; raises :class:`CallFailed`. ``affinity``: the
+        episode's key (:func:`runner.affinity.affinity_key`; default: the running one)."""
         self.open()
         budget = max_tokens
         waited = server = 0.0
@@ -172,7 +181,7 @@ class Endpoint:
             await self.limiter.acquire()
             t1 = time.perf_counter()
             waited += t1 - t0
-            idx = self._pick()
+            idx = self._pick(affinity)
             self._in_flight[idx] += 1
             failure: Exception | None = None
             try:
@@ -217,6 +226,7 @@ class Endpoint:
             self.requests += 1
             self.prompt_tokens += pt
             self.completion_tokens += ct
+            self.cached_tokens += _cached_tokens(usage)
             if thinking and not content.strip() and budget < BUDGET_CEILING:
                 last = "empty content on a thinking reply"
                 budget = min(BUDGET_CEILING, budget * 2)
@@ -233,6 +243,7 @@ class Endpoint:
                     attempts=attempt,
                     finish_reason=choice.get("finish_reason"),
                     max_tokens=budget,
+                    cached_tokens=_cached_tokens(usage),
                 ),
             )
         kind = "timeout" if "timed out" in last else "endpoint_error"
@@ -278,6 +289,18 @@ class Endpoint:
         except (orjson.JSONDecodeError, ValueError):
             raise _Retry("malformed response body") from None
         return data
+
+
+def _cached_tokens(usage: Mapping[str, Any]) -> int:
+    """Prompt tokens the server's prefix cache served, as vLLM (``--enable-prompt-tokens-
+    details``), SGLang (``--enable-cache-report``) and OpenAI report them:
+    ``usage.prompt_tokens_details.cached_tokens``; a bare ``usage.cached_tokens`` is read
+    too. 0 where the server says nothing."""
+    details = usage.get("prompt_tokens_details")
+    value = details.get("cached_tokens") if isinstance(details, dict) else None
+    if value is None:
+        value = usage.get("cached_tokens")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 class _ContextOverflow(Exception):

@@ -23,6 +23,7 @@ import orjson
 
 from protocol.generate import generate
 from protocol.records import CellKey, Episode, EpisodeRecord, EpisodeSpec
+from runner.affinity import EPISODE, affinity_key
 from runner.arms import EpisodeContext
 from runner.client import Endpoint, Reply
 from runner.episode import run_episode
@@ -137,7 +138,11 @@ async def run_grid(state: RunState, tasks: list[Task], scorer: Any | None = None
                     agent=agents[task.cell.model],
                     helpers=state.helpers,
                 )
-                record = await run_episode(ctx)
+                key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.affinity
+                try:
+                    record = await run_episode(ctx)
+                finally:
+                    EPISODE.reset(key)
                 writer.write(record)
                 progress.done += 1
                 slug = task.cell.slug()
