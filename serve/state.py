@@ -9,7 +9,7 @@ from aiohttp import web
 
 from serve.config import ServerConfig
 from serve.latency import LatencyModel
-from serve.prefix_cache import PrefixCache, stream
+from serve.prefix_cache import PrefixCache, block_hashes, stream
 
 __all__ = ["SERVER", "ServerState"]
 
@@ -37,10 +37,12 @@ class ServerState:
         """The request's cached prompt tokens (0 without a prefix cache); stores its blocks."""
         if self.prefix is None and self.oracle is None:
             return 0
-        tokens = stream(messages, reply)
+        cache = self.prefix or self.oracle
+        assert cache is not None
+        hashes = block_hashes(stream(messages, reply), cache.block_size)
         if self.oracle is not None:
-            self.oracle_prefilled += prompt_tokens - self.oracle.admit(tokens, prompt_tokens)
-        return self.prefix.admit(tokens, prompt_tokens) if self.prefix is not None else 0
+            self.oracle_prefilled += prompt_tokens - self.oracle.admit(hashes, prompt_tokens)
+        return self.prefix.admit(hashes, prompt_tokens) if self.prefix is not None else 0
 
     def count_fault(self, fault: str) -> None:
         self.faults[fault] = self.faults.get(fault, 0) + 1

@@ -48,8 +48,9 @@ def test_lru_evicts_the_least_recently_used_blocks() -> None:
     assert c.admit(z, 9) == 0
     small = PrefixCache(block_size=4, capacity_tokens=12)  # 3 blocks
     small.admit(x, 9)
-    small.admit(y, 9)  # x's first block goes; its second stays but is unreachable
-    assert small.admit(x, 9) == 0
+    small.admit(y, 9)  # x's tail block goes first (vLLM's order); its prefix block stays
+    assert small.evicted_blocks == 1
+    assert small.admit(x, 9) == 4
 
 
 def test_a_reply_continues_the_stream_the_next_turn_resends() -> None:
