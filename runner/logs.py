@@ -29,6 +29,8 @@ __all__ = [
     "LogReport",
     "LogWriter",
     "NewerSchemaError",
+    "log_files",
+    "read_log_file",
     "read_logs",
 ]
 
@@ -114,6 +116,12 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
             yield i + 1, line, i == last  # the last piece has no newline: truncated
 
 
+def log_files(run_dir: Path) -> list[Path]:
+    """The episode log files under ``run_dir`` (or a logs/ dir itself), in reading order."""
+    base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
+    return [p for p in sorted(base.rglob("*.jsonl")) if p.name != "results.jsonl"]
+
+
 def read_logs(
     run_dir: Path, report: LogReport | None = None
 ) -> dict[tuple[str, int], EpisodeRecord]:
@@ -123,27 +131,29 @@ def read_logs(
     version raises :class:`NewerSchemaError`: scoring it with older rules would be wrong.
     """
     report = report if report is not None else LogReport()
-    base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
     out: dict[tuple[str, int], EpisodeRecord] = {}
-    for path in sorted(base.rglob("*.jsonl")):
-        if path.name == "results.jsonl":
-            continue
-        report.files += 1
-        for lineno, line, truncated in _lines(path):
-            where = f"{path.name}:{lineno}"
-            try:
-                rec = _decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                (report.truncated if truncated else report.corrupt).append(f"{where}: {e}")
-                continue
-            if rec.schema_version > SCHEMA_VERSION:
-                raise NewerSchemaError(
-                    f"{where}: log schema version {rec.schema_version} is newer than this "
-                    f"state-ladder's ({SCHEMA_VERSION}); upgrade state-ladder to score it"
-                )
-            key = (rec.cell.slug(), rec.spec.seed)
-            if key in out:
-                report.duplicates += 1
-            out[key] = rec
-            report.records += 1
+    for path in log_files(run_dir):
+        read_log_file(path, report, out)
     return out
+
+
+def read_log_file(path: Path, report: LogReport, out: dict[tuple[str, int], EpisodeRecord]) -> None:
+    """The records of one log file into ``out`` (a later record of a key replaces it)."""
+    report.files += 1
+    for lineno, line, truncated in _lines(path):
+        where = f"{path.name}:{lineno}"
+        try:
+            rec = _decoder.decode(line)
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            (report.truncated if truncated else report.corrupt).append(f"{where}: {e}")
+            continue
+        if rec.schema_version > SCHEMA_VERSION:
+            raise NewerSchemaError(
+                f"{where}: log schema version {rec.schema_version} is newer than this "
+                f"state-ladder's ({SCHEMA_VERSION}); upgrade state-ladder to score it"
+            )
+        key = (rec.cell.slug(), rec.spec.seed)
+        if key in out:
+            report.duplicates += 1
+        out[key] = rec
+        report.records += 1
