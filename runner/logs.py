@@ -29,6 +29,7 @@ __all__ = [
     "LogReport",
     "LogWriter",
     "NewerSchemaError",
+    "decode_record",
     "log_files",
     "read_log_file",
     "read_logs",
@@ -37,6 +38,22 @@ __all__ = [
 LOGS = "logs"
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(EpisodeRecord)
+
+
+def decode_record(line: bytes) -> EpisodeRecord:
+    """One log line as a record; a version-1 line (compile graph keyed by step id) is read
+    into the version-2 shape (a list of steps)."""
+    try:
+        return _decoder.decode(line)
+    except msgspec.ValidationError:
+        data = msgspec.json.decode(line)
+        if not isinstance(data, dict) or data.get("schema_version", 1) != 1:
+            raise
+        info = data.get("compile")
+        if not isinstance(info, dict) or not isinstance(info.get("graph"), dict):
+            raise
+        info["graph"] = [{"id": k, **v} for k, v in info["graph"].items()]
+        return msgspec.convert(data, EpisodeRecord)
 
 
 class NewerSchemaError(ValueError):
@@ -119,7 +136,8 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
 def log_files(run_dir: Path) -> list[Path]:
     """The episode log files under ``run_dir`` (or a logs/ dir itself), in reading order."""
     base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
-    return [p for p in sorted(base.rglob("*.jsonl")) if p.name != "results.jsonl"]
+    skip = ("results.jsonl", "helpers.jsonl")
+    return [p for p in sorted(base.rglob("*.jsonl")) if p.name not in skip]
 
 
 def read_logs(
@@ -143,7 +161,7 @@ def read_log_file(path: Path, report: LogReport, out: dict[tuple[str, int], Epis
     for lineno, line, truncated in _lines(path):
         where = f"{path.name}:{lineno}"
         try:
-            rec = _decoder.decode(line)
+            rec = decode_record(line)
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
             (report.truncated if truncated else report.corrupt).append(f"{where}: {e}")
             continue

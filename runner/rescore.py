@@ -24,7 +24,7 @@ from protocol.records import CellKey, EpisodeRecord
 from runner.logs import LogReport, NewerSchemaError, log_files, read_log_file, read_logs
 from scoring.cells import cell_sort_key, score_lines
 from scoring.episodes import EpisodeCache
-from scoring.helpers_report import helper_lines
+from scoring.gate_report import helper_lines
 from scoring.offline import paused_gc, rescore, score_records
 from scoring.replay import EpisodeScore
 
