@@ -68,7 +68,7 @@ class ServerState:
             "prefilled_tokens": self.prefix.prefilled_tokens,
             "cache_blocks": len(self.prefix),
             "evicted_blocks": self.prefix.evicted_blocks,
-            "oracle_prefilled_tokens": self.oracle_prefilled if self.oracle else None,
+            "oracle_prefilled_tokens": self.oracle_prefilled if self.oracle is not None else None,
         }
 
 

@@ -135,3 +135,25 @@ async def test_without_a_cache_usage_has_no_details() -> None:
     finally:
         await stop_server(runners[0])
     assert r["usage"]["prompt_tokens_details"] is None
+
+
+def test_ladder_serve_scripted_starts_n_replicas_on_n_ports() -> None:
+    import subprocess
+    import sys
+    import urllib.request
+
+    import orjson
+
+    args = ["-m", "serve", "scripted", "--port", "0", "--replicas", "3", "--prefix-cache"]
+    proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        urls = [proc.stdout.readline().strip() for _ in range(3)]
+        assert len(set(urls)) == 3 and all(u.startswith("http://127.0.0.1:") for u in urls)
+        for u in urls:
+            with urllib.request.urlopen(u.removesuffix("/v1") + "/stats", timeout=10) as r:
+                stats = orjson.loads(r.read())
+            assert stats["cached_tokens"] == 0 and stats["oracle_prefilled_tokens"] == 0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
