@@ -36,6 +36,7 @@ CASES = (
     "cost",
     "rescore",
     "view",
+    "prefix",
 )
 
 
@@ -56,7 +57,7 @@ def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
         return list(result["rows"])
     if "episodes_per_s" in result:  # bench_rescore's shape
         target_s = result.get("target_s_per_10k", 10.0)
-        return [
+        rows = [
             {
                 "figure": f"episodes rescored/s ({result.get('episodes')} episodes, "
                 f"{result.get('total_s')} s read + score)",
@@ -65,6 +66,16 @@ def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
                 "holds": result.get("holds"),
             }
         ]
+        for key, label in (
+            ("one_core_episodes_per_s", "ladder score: episodes/s on one core"),
+            (
+                "all_cores_episodes_per_s",
+                f"ladder score: episodes/s on {result.get('cores')} cores",
+            ),
+        ):
+            if key in result:
+                rows.append({"figure": label, "value": result[key], "target": "info"})
+        return rows
     return [
         {
             "figure": result.get("figure", "result"),

@@ -1,7 +1,8 @@
 """The scripted endpoint in its own process, pinned to its own core, for the benchmarks.
 
-``python -m bench._endpoint '<ServerConfig as JSON>' [CORE]`` starts :func:`serve.app.start_server`
-on uvloop, prints the base URL on one line, and serves until stdin closes. The parent side is
+``python -m bench._endpoint '<ServerConfig as JSON>' [CORE|-] [REPLICAS]`` starts
+:func:`serve.app.start_replicas` on uvloop, prints each base URL on one line, and serves
+until stdin closes. The parent side is
 :func:`endpoint_process`, a context manager that yields an :class:`EndpointProcess` (its URL
 and its CPU time read from ``/proc``).
 """
@@ -28,10 +29,12 @@ def server_config(
     seconds: float = 0.0,
     prefill_s_per_token: float = 0.0,
     decode_s_per_token: float = 0.0,
+    prefix_cache: dict[str, object] | None = None,
 ) -> dict[str, object]:
     """A ServerConfig as plain data (the child converts it)."""
     return {
         "concurrency": concurrency,
+        **({"prefix_cache": prefix_cache} if prefix_cache else {}),
         "latency": {
             "mode": mode,
             "seconds": seconds,
@@ -45,6 +48,7 @@ def server_config(
 class EndpointProcess:
     url: str
     pid: int
+    urls: tuple[str, ...] = ()  # every replica's base URL (``url`` is the first)
 
     def cpu_s(self) -> float:
         """User + system CPU seconds the endpoint process has used so far."""
@@ -55,18 +59,19 @@ class EndpointProcess:
 
 @contextmanager
 def endpoint_process(
-    config: dict[str, object], core: int | None = None
+    config: dict[str, object], core: int | None = None, replicas: int = 1
 ) -> Iterator[EndpointProcess]:
+    """The endpoint in a child process; ``replicas`` of it (one loop, a shared oracle)."""
     args = [sys.executable, "-m", "bench._endpoint", msgspec.json.encode(config).decode()]
-    if core is not None:
-        args.append(str(core))
+    args.append("-" if core is None else str(core))
+    args.append(str(replicas))
     proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
-        if not url.startswith("http"):
-            raise RuntimeError(f"the scripted endpoint did not start (got {url!r})")
-        yield EndpointProcess(url=url, pid=proc.pid)
+        urls = tuple(proc.stdout.readline().strip() for _ in range(replicas))
+        if not all(u.startswith("http") for u in urls):
+            raise RuntimeError(f"the scripted endpoint did not start (got {urls!r})")
+        yield EndpointProcess(url=urls[0], pid=proc.pid, urls=urls)
     finally:
         if proc.stdin is not None:
             proc.stdin.close()
@@ -77,29 +82,32 @@ def endpoint_process(
             proc.wait()
 
 
-async def _serve(config_json: str) -> None:
-    from serve.app import start_server, stop_server
+async def _serve(config_json: str, replicas: int) -> None:
+    from serve.app import start_replicas, stop_server
     from serve.config import ServerConfig
 
     config = msgspec.json.decode(config_json.encode(), type=ServerConfig)
-    runner, url = await start_server(config)
-    print(url, flush=True)
+    runners, urls = await start_replicas(config, replicas)
+    for url in urls:
+        print(url, flush=True)
     loop = asyncio.get_running_loop()
     await loop.run_in_executor(None, sys.stdin.read)  # until the parent closes our stdin
-    await stop_server(runner)
+    for runner in runners:
+        await stop_server(runner)
 
 
 def main() -> None:
-    if len(sys.argv) > 2:
+    if len(sys.argv) > 2 and sys.argv[2] != "-":
         from bench._common import pin
 
         pin(int(sys.argv[2]))
+    replicas = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     try:
         import uvloop
 
-        uvloop.run(_serve(sys.argv[1]))
+        uvloop.run(_serve(sys.argv[1], replicas))
     except ImportError:  # pragma: no cover
-        asyncio.run(_serve(sys.argv[1]))
+        asyncio.run(_serve(sys.argv[1], replicas))
 
 
 if __name__ == "__main__":

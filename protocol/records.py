@@ -188,6 +188,7 @@ class CallRecord(_Frozen, frozen=True, kw_only=True):
     finish_reason: str | None = None
     cached: bool = False  # served from the helper cache (no request made)
     max_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens served from the server's prefix cache (usage.prompt_tokens_details.cached_tokens)
     # A helper request made once for several episodes (a compile): tokens kept, counted once
     # in the run's helper log; with cached=True this episode did not make the request.
     shared: bool = False

@@ -20,6 +20,7 @@ import msgspec
 import orjson
 
 from protocol.records import CallRecord, Role, Termination
+from runner.affinity import EPISODE, ReplicaChooser, Routing
 from runner.call_stats import CallStats
 from runner.limiter import Limiter
 from runner.transport import AiohttpTransport, Request, Response, Transport, TransportError
@@ -84,6 +85,8 @@ class Endpoint:
         backoff_max_s: float = 60.0,
         name: str = "endpoint",
         transport: Transport | None = None,
+        routing: Routing = "affinity",
+        replica_slots: int = 0,
     ) -> None:
         if not base_urls:
             raise ValueError("an endpoint needs at least one base URL")
@@ -91,6 +94,9 @@ class Endpoint:
         self.urls = [u.rstrip("/") + "/chat/completions" for u in base_urls]
         self.base_urls = [u.rstrip("/") for u in base_urls]
         self._in_flight = [0] * len(self.urls)
+        # Saturation of one replica (runner.affinity): its share of the limit unless given.
+        slots = replica_slots or -(-max_in_flight // len(self.urls))
+        self.chooser = ReplicaChooser(routing=routing, slots=slots)
         self.limiter = Limiter(
             start_in_flight or max_in_flight if adaptive else max_in_flight,
             max_limit=max_in_flight,
@@ -109,6 +115,7 @@ class Endpoint:
         self.completion_tokens = 0
         self.prompt_tokens = 0
         self.stats = CallStats(endpoint=name)  # counters and the breaker (runner.call_stats)
+        self.cached_tokens = 0
 
     async def __aenter__(self) -> Endpoint:
         self.open()
@@ -130,10 +137,10 @@ class Endpoint:
             if self._given is None:  # an owned transport opens afresh on the next call
                 self._transport = None
 
-    def _pick(self) -> int:
+    def _pick(self, affinity: str | None) -> int:
         if len(self.urls) == 1:
             return 0
-        return min(range(len(self.urls)), key=self._in_flight.__getitem__)
+        return self.chooser.pick(self._in_flight, affinity)
 
     async def get(self, path: str) -> tuple[int, bytes]:
         """A plain GET on the first replica (``/models``, ``/health``)."""
@@ -150,10 +157,12 @@ class Endpoint:
         thinking: bool = False,
         extra: Mapping[str, Any] | None = None,
         temperature: float = 0.0,
+        affinity: str | None = None,
     ) -> Reply:
-        """One chat completion with retries; raises :class:`CallFailed`."""
+        """One chat completion with retries; raises :class:`CallFailed`. ``affinity``: the
+        episode's key (:func:`runner.affinity.affinity_key`; default: the running one)."""
         self.open()
-        call = _Call(budget=max_tokens)
+        call = _Call(budget=max_tokens, affinity=affinity or EPISODE.get())
         while call.attempt < self.attempts:
             call.attempt += 1
             body: dict[str, Any] = {
@@ -193,7 +202,7 @@ class Endpoint:
         await self.limiter.acquire()
         t1 = time.perf_counter()
         call.waited += t1 - t0
-        idx = self._pick()
+        idx = self._pick(call.affinity)
         self._in_flight[idx] += 1
         try:
             return await self._post(idx, body)
@@ -235,6 +244,7 @@ class Endpoint:
         self.requests += 1
         self.prompt_tokens += pt
         self.completion_tokens += ct
+        self.cached_tokens += _cached_tokens(usage)
         return Reply(
             content=message.get("content") or "",
             reasoning=message.get("reasoning_content") or message.get("reasoning") or "",
@@ -247,6 +257,7 @@ class Endpoint:
                 attempts=call.attempt,
                 finish_reason=choice.get("finish_reason"),
                 max_tokens=call.budget,
+                cached_tokens=_cached_tokens(usage),
             ),
         )
 
@@ -276,6 +287,19 @@ class _Call:
     waited: float = 0.0
     server: float = 0.0
     last: str = ""
+    affinity: str | None = None  # the episode's key (runner.affinity)
+
+
+def _cached_tokens(usage: Mapping[str, Any]) -> int:
+    """Prompt tokens the server's prefix cache served, as vLLM (``--enable-prompt-tokens-
+    details``), SGLang (``--enable-cache-report``) and OpenAI report them:
+    ``usage.prompt_tokens_details.cached_tokens``; a bare ``usage.cached_tokens`` is read
+    too. 0 where the server says nothing."""
+    details = usage.get("prompt_tokens_details")
+    value = details.get("cached_tokens") if isinstance(details, dict) else None
+    if value is None:
+        value = usage.get("cached_tokens")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _check_status(resp: Response) -> None:

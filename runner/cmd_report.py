@@ -19,10 +19,10 @@ from scoring.report import figure_channels, figure_success, markdown_report
 __all__ = ["report", "write_report"]
 
 
-def write_report(logdir: Path, out: Path | None = None) -> Path:
+def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     """Write the report of *logdir* to *out* (default ``logdir/report.md``) and its plots next
     to it; the report's path. Problems end as ``typer.Exit(2)`` after one line on stderr."""
-    lines, log_report = load_results(logdir)
+    lines, log_report = load_results(logdir, jobs)
     out = out if out is not None else logdir / "report.md"
     figures = {
         f"{out.stem}-success.png": ("Strict success per arm (primary scoring)",
@@ -52,7 +52,10 @@ def report(
     out: Annotated[
         Path | None, typer.Option("--out", help="Report file (default LOGDIR/report.md).")
     ] = None,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=0, help="Processes for a large run; 0: every core.")
+    ] = 0,
 ) -> None:
     """Write a Markdown report of LOGDIR's results with PNG plots next to it."""
-    path = write_report(logdir, out)
+    path = write_report(logdir, out, jobs)
     typer.echo(f"wrote {path} and 3 plots next to it")

@@ -16,8 +16,8 @@ from typing import Annotated, Any
 import msgspec
 import typer
 
-from runner.logs import LogReport, NewerSchemaError, read_logs
-from scoring.offline import paused_gc, rescore
+from runner.logs import LogReport, NewerSchemaError
+from runner.rescore import rescore_dir
 from scoring.tables import channel_table, helper_table, ladder_table
 
 __all__ = ["load_results", "log_summary", "score"]
@@ -30,8 +30,9 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def load_results(logdir: Path) -> tuple[list[dict[str, Any]], LogReport]:
-    """The cell and contrast lines of every log under *logdir*, and what reading found.
+def load_results(logdir: Path, jobs: int = 0) -> tuple[list[dict[str, Any]], LogReport]:
+    """The cell and contrast lines of every log under *logdir*, and what reading found;
+    ``jobs`` processes on a large run (0: every core, 1: this one; :mod:`runner.rescore`).
 
     Raises ``typer.Exit(2)`` (after one line on stderr) when the logs cannot be scored.
     """
@@ -39,8 +40,7 @@ def load_results(logdir: Path) -> tuple[list[dict[str, Any]], LogReport]:
         raise _fail(f"cannot read {logdir}: not a directory")
     report = LogReport()
     try:
-        with paused_gc():
-            records = read_logs(logdir, report)
+        lines, records = rescore_dir(logdir, report, jobs=jobs)
     except NewerSchemaError as e:
         raise _fail(str(e)) from None
     except OSError as e:
@@ -50,7 +50,7 @@ def load_results(logdir: Path) -> tuple[list[dict[str, Any]], LogReport]:
     if not records:
         bad = len(report.corrupt) + len(report.truncated)
         raise _fail(f"no readable episode record under {logdir} ({bad} corrupt or truncated lines)")
-    return rescore(records.values()), report
+    return lines, report
 
 
 def log_summary(report: LogReport) -> str:
@@ -72,11 +72,14 @@ def score(
     json_: Annotated[
         bool, typer.Option("--json", help="One JSON line per cell and per contrast.")
     ] = False,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=0, help="Processes for a large run; 0: every core.")
+    ] = 0,
 ) -> None:
     """Rescore every episode log under LOGDIR offline (no model): ladder tables under the
     primary and decline-aware scorings with Wilson CIs and Holm-adjusted exact McNemar
     p-values, and the per-channel error table."""
-    lines, report = load_results(logdir)
+    lines, report = load_results(logdir, jobs)
     if json_:
         for line in lines:
             typer.echo(msgspec.json.encode(line).decode())

@@ -44,6 +44,8 @@ async def open_endpoints(
                 attempts=d.attempts,
                 backoff_s=d.backoff_s,
                 name=name,
+                routing=cfg.routing,
+                replica_slots=cfg.replica_slots,
             )
             await stack.enter_async_context(ep)
             out[name] = ep

@@ -24,6 +24,7 @@ from protocol.arms import ARM_NAMES, LADDER
 from protocol.domains import POOLS
 from protocol.generate import MAX_STEPS, MIN_STEPS, SpecError, check_spec
 from protocol.records import CellKey, EpisodeSpec, Knobs, Role
+from runner.affinity import Routing
 from runner.seeds import parse_seeds
 
 __all__ = [
@@ -60,6 +61,8 @@ class EndpointConfig(_Strict):
     max_in_flight: int = 64
     adaptive: bool = False
     start_in_flight: int | None = None
+    routing: Routing = "affinity"  # runner.affinity: by episode, or least-in-flight
+    replica_slots: int = 0  # requests in flight that saturate one replica; 0: its share
 
     def urls(self) -> list[str]:
         return self.base_urls or ([self.base_url] if self.base_url else [EMBEDDED])
@@ -355,6 +358,8 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
         problems += [f"endpoint {ep.name!r}: {p}" for p in map(url_problem, ep.urls()) if p]
         if ep.max_in_flight < 1:
             problems.append(f"endpoint {ep.name!r}: max_in_flight must be at least 1")
+        if ep.replica_slots < 0:
+            problems.append(f"endpoint {ep.name!r}: replica_slots must be at least 0")
         if ep.start_in_flight is not None and ep.start_in_flight < 1:  # reliability fix
             problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
         if ep.api_key_env and not os.environ.get(ep.api_key_env):

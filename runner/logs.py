@@ -33,6 +33,7 @@ __all__ = [
     "checked_record",
     "decode_record",
     "log_files",
+    "read_log_file",
     "read_logs",
     "read_record",
     "scan_log",
@@ -182,20 +183,25 @@ def read_logs(
     report = report if report is not None else LogReport()
     out: dict[tuple[str, int], EpisodeRecord] = {}
     for path in log_files(run_dir):
-        report.files += 1
-        for lineno, line, truncated in _lines(path):
-            where = f"{path.name}:{lineno}"
-            try:
-                rec = checked_record(line, where)
-            except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                (report.truncated if truncated else report.corrupt).append(f"{where}: {e}")
-                continue
-            key = (rec.cell.slug(), rec.spec.seed)
-            if key in out:
-                report.duplicates += 1
-            out[key] = rec
-            report.records += 1
+        read_log_file(path, report, out)
     return out
+
+
+def read_log_file(path: Path, report: LogReport, out: dict[tuple[str, int], EpisodeRecord]) -> None:
+    """The records of one log file into ``out`` (a later record of a key replaces it)."""
+    report.files += 1
+    for lineno, line, truncated in _lines(path):
+        where = f"{path.name}:{lineno}"
+        try:
+            rec = checked_record(line, where)
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            (report.truncated if truncated else report.corrupt).append(f"{where}: {e}")
+            continue
+        key = (rec.cell.slug(), rec.spec.seed)
+        if key in out:
+            report.duplicates += 1
+        out[key] = rec
+        report.records += 1
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ infrastructure termination are run again (the reader keeps the last record).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ import orjson
 
 from protocol.generate import generate
 from protocol.records import CellKey, Episode, EpisodeRecord, EpisodeSpec
+from runner.affinity import EPISODE, affinity_key
 from runner.agent import agent_calls
 from runner.arms import EpisodeContext
 from runner.client import Endpoint
@@ -30,6 +31,7 @@ from runner.episode import run_episode
 from runner.grid import Grid, Task, expand
 from runner.helpers import Helpers
 from runner.logs import LogReport, LogWriter, _repair_tail, read_logs
+from runner.order import TaskOrder
 from scoring.stream import StreamingScorer
 
 __all__ = ["Progress", "RunState", "pending_tasks", "run_grid"]
@@ -95,7 +97,7 @@ async def run_grid(
         slug = t.cell.slug()
         progress.cell_total[slug] = progress.cell_total.get(slug, 0) + 1
         progress.cell_label[slug] = f"{t.cell.arm} S={t.cell.steps} rho={t.cell.density:g}"
-    it: Iterator[Task] = iter(tasks)
+    order = TaskOrder(tasks, window=2 * grid.run.concurrency)  # runner.order: LPT tail
     results_path = state.out / RESULTS
 
     with LogWriter(state.out) as writer, results_path.open("ab") as results:
@@ -111,7 +113,8 @@ async def run_grid(
                     state.on_result(line)
 
         async def worker() -> None:
-            for task in it:
+            while (task := order.pop()) is not None:
+                t0 = anyio.current_time()
                 ep = episodes.get(task.spec)
                 if ep is None:
                     ep = episodes[task.spec] = generate(task.spec)
@@ -121,7 +124,12 @@ async def run_grid(
                     agent=agents[task.cell.model],
                     helpers=state.helpers,
                 )
-                record = await run_episode(ctx)
+                key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.affinity
+                try:
+                    record = await run_episode(ctx)
+                finally:
+                    EPISODE.reset(key)
+                order.observe(task, anyio.current_time() - t0)
                 writer.write(record)
                 progress.done += 1
                 slug = task.cell.slug()

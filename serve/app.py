@@ -8,6 +8,7 @@ Stateless: every answer is computed from the request's messages alone.
 
 from __future__ import annotations
 
+import msgspec
 import orjson
 from aiohttp import web
 
@@ -17,10 +18,11 @@ from serve.config import ServerConfig
 from serve.embeddings import DEFAULT_DIM, embed
 from serve.models import BASE_MODELS, PREFIX, BadModelParams, ModelNotFound, parse_model
 from serve.parse import RequestError, parse_embeddings
+from serve.prefix_cache import PrefixCache
 from serve.state import SERVER, ServerState
 from serve.tokens import count, encoding
 
-__all__ = ["build_app", "start_server", "stop_server"]
+__all__ = ["build_app", "start_replicas", "start_server", "stop_server"]
 
 
 async def _models(request: web.Request) -> web.Response:
@@ -57,10 +59,12 @@ async def _embeddings(request: web.Request) -> web.Response:
     )
 
 
-def build_app(config: ServerConfig | None = None) -> web.Application:
+def build_app(
+    config: ServerConfig | None = None, oracle: PrefixCache | None = None
+) -> web.Application:
     encoding()  # load the tokenizer once, before the first request
     app = web.Application(client_max_size=64 * 1024 * 1024)
-    app[SERVER] = ServerState(config or ServerConfig())
+    app[SERVER] = ServerState(config or ServerConfig(), oracle)
     app.router.add_post("/v1/chat/completions", chat_completions)
     app.router.add_get("/v1/models", _models)
     app.router.add_post("/v1/embeddings", _embeddings)
@@ -69,14 +73,16 @@ def build_app(config: ServerConfig | None = None) -> web.Application:
     return app
 
 
-async def start_server(config: ServerConfig | None = None) -> tuple[web.AppRunner, str]:
+async def start_server(
+    config: ServerConfig | None = None, oracle: PrefixCache | None = None
+) -> tuple[web.AppRunner, str]:
     """Start the endpoint in this event loop; (runner, base URL ending in ``/v1``).
 
     Binds ``config.host`` (loopback by default) on ``config.port`` (0: an ephemeral port).
     """
     config = config or ServerConfig()
     runner = web.AppRunner(
-        build_app(config),
+        build_app(config, oracle),
         access_log=None,
         handler_cancellation=True,
         shutdown_timeout=config.shutdown_timeout_s,
@@ -87,6 +93,29 @@ async def start_server(config: ServerConfig | None = None) -> tuple[web.AppRunne
     await site.start()
     host, port = _bound(runner, config)
     return runner, f"http://{host}:{port}/v1"
+
+
+async def start_replicas(config: ServerConfig, n: int) -> tuple[list[web.AppRunner], list[str]]:
+    """``n`` replicas of the endpoint in this event loop, each with its own slots, latency
+    model and prefix cache, on ports ``config.port``, ``+1``, ... (all ephemeral if 0).
+    With prefix caches they share one unbounded oracle cache: each reports in ``/stats``
+    the prefill its requests would have cost had every replica shared one infinite cache
+    (the sum over replicas is the run's minimum)."""
+    if n < 1:
+        raise ValueError("replicas must be at least 1")
+    pc = config.prefix_cache
+    oracle = PrefixCache(pc.block_size) if pc.enabled else None
+    runners: list[web.AppRunner] = []
+    urls: list[str] = []
+    for i in range(n):
+        port = config.port + i if config.port else 0
+        seed = config.seed + i  # replicas draw their faults and latencies apart
+        runner, url = await start_server(
+            msgspec.structs.replace(config, port=port, seed=seed), oracle
+        )
+        runners.append(runner)
+        urls.append(url)
+    return runners, urls
 
 
 def _bound(runner: web.AppRunner, config: ServerConfig) -> tuple[str, int]:

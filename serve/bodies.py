@@ -42,7 +42,12 @@ def completion_body(
     prompt_tokens: int,
     completion_tokens: int,
     fingerprint: str,
+    cached_tokens: int | None = None,
 ) -> bytes:
+    """A chat completion; ``cached_tokens`` (a prefix cache's hit) goes in
+    ``usage.prompt_tokens_details`` as vLLM reports it (absent: ``null``, as vLLM without
+    ``--enable-prompt-tokens-details``)."""
+    details = None if cached_tokens is None else {"cached_tokens": cached_tokens}
     message: dict[str, object] = {"role": "assistant", "content": content}
     if reasoning is not None:
         message["reasoning_content"] = reasoning
@@ -60,6 +65,7 @@ def completion_body(
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": details,
             },
             "system_fingerprint": fingerprint,
         }

@@ -95,7 +95,9 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     digest = req.digest()
     ans = answer(spec.policy, spec.params, req.messages, digest=digest, thinking=req.thinking)
     content, reasoning, finish, completion_tokens = shape(ans, req, fault)
-    await server.latency.serve(server.latency.service_time(n, prompt_tokens, completion_tokens))
+    cached = server.admit(req.messages, content, prompt_tokens)
+    uncached = prompt_tokens - cached  # the prefill computed: a cached prefix costs nothing
+    await server.latency.serve(server.latency.service_time(n, uncached, completion_tokens))
     body = completion_body(
         request_id=f"chatcmpl-{n:06x}{digest[:16]}",
         created=server.created,
@@ -106,6 +108,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         fingerprint="synthetic" if ans.synthetic else "scripted",
+        cached_tokens=cached if server.prefix is not None else None,
     )
     server.completed += 1
     if req.stream:

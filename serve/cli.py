@@ -14,8 +14,8 @@ from typing import Annotated, Any, cast
 
 import typer
 
-from serve.app import start_server, stop_server
-from serve.config import FaultConfig, LatencyConfig, LatencyMode, ServerConfig
+from serve.app import start_replicas, stop_server
+from serve.config import FaultConfig, LatencyConfig, LatencyMode, PrefixCacheConfig, ServerConfig
 from serve.recipes import RECIPES, launch_command
 
 __all__ = ["serve_app"]
@@ -90,13 +90,15 @@ def vllm(
     raise typer.Exit(proc.wait())
 
 
-async def _serve_forever(config: ServerConfig) -> None:
-    runner, url = await start_server(config)
-    print(url, flush=True)
+async def _serve_forever(config: ServerConfig, replicas: int = 1) -> None:
+    runners, urls = await start_replicas(config, replicas)
+    for url in urls:  # one base URL a line: list them as the grid endpoint's base_urls
+        print(url, flush=True)
     try:
         await asyncio.Event().wait()
     finally:
-        await stop_server(runner)
+        for runner in runners:
+            await stop_server(runner)
 
 
 @serve_app.command("scripted")
@@ -130,6 +132,16 @@ def scripted(
     ] = 0.0,
     retry_after_s: Annotated[float, typer.Option(help="Retry-After seconds of a 429")] = 1.0,
     hang_s: Annotated[float, typer.Option(help="how long a hang lasts, seconds")] = 600.0,
+    replicas: Annotated[
+        int, typer.Option(help="replicas on ports PORT, PORT+1, ... (each its own slots/cache)")
+    ] = 1,
+    prefix_cache: Annotated[
+        bool, typer.Option(help="emulate a prefix cache per replica (cached_tokens in usage)")
+    ] = False,
+    block_size: Annotated[int, typer.Option(help="prefix cache: tokens per KV block")] = 16,
+    cache_tokens: Annotated[
+        int, typer.Option(help="prefix cache: capacity in tokens per replica; 0 = unbounded")
+    ] = 0,
 ) -> None:
     """Run the scripted OpenAI-compatible endpoint; prints its base URL, then serves."""
     if not 0 <= port <= 65535:
@@ -161,11 +173,16 @@ def scripted(
                 retry_after_s=retry_after_s,
                 hang_s=hang_s,
             ),
+            prefix_cache=PrefixCacheConfig(
+                enabled=prefix_cache, block_size=block_size, capacity_tokens=cache_tokens
+            ),
         )
+        if replicas < 1:
+            raise ValueError("--replicas must be at least 1")
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
     try:
-        _run(_serve_forever(config))
+        _run(_serve_forever(config, replicas))
     except KeyboardInterrupt:
         sys.exit(0)
     except OSError as e:  # a busy port, an address this host does not have

@@ -6,7 +6,7 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["FaultConfig", "LatencyConfig", "LatencyMode", "ServerConfig"]
+__all__ = ["FaultConfig", "LatencyConfig", "LatencyMode", "PrefixCacheConfig", "ServerConfig"]
 
 LatencyMode = Literal["none", "fixed", "lognormal", "tokens"]
 
@@ -51,6 +51,15 @@ class FaultConfig(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
+class PrefixCacheConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """The emulated prefix cache of each replica (see :mod:`serve.prefix_cache`): KV blocks
+    of ``block_size`` tokens, ``capacity_tokens`` of them at most (0: unbounded), LRU."""
+
+    enabled: bool = False
+    block_size: int = 16  # vLLM's default block size
+    capacity_tokens: int = 0
+
+
 class ServerConfig(msgspec.Struct, frozen=True, kw_only=True):
     host: str = "127.0.0.1"  # loopback unless told otherwise
     port: int = 0  # 0: an ephemeral port
@@ -59,10 +68,13 @@ class ServerConfig(msgspec.Struct, frozen=True, kw_only=True):
     seed: int = 0  # seeds the fault and latency draws
     latency: LatencyConfig = LatencyConfig()
     faults: FaultConfig = FaultConfig()
+    prefix_cache: PrefixCacheConfig = PrefixCacheConfig()
     shutdown_timeout_s: float = 1.0  # how long stop waits for handlers in flight
 
     def __post_init__(self) -> None:
         if self.concurrency < 0 or self.max_model_len < 0:
             raise ValueError("concurrency and max_model_len must be >= 0")
+        if self.prefix_cache.block_size < 1 or self.prefix_cache.capacity_tokens < 0:
+            raise ValueError("prefix cache: block_size must be >= 1 and capacity_tokens >= 0")
         if not 0.0 <= self.faults.total() <= 1.0 + 1e-9:
             raise ValueError("fault rates must each be >= 0 and sum to at most 1")

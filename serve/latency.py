@@ -32,6 +32,7 @@ class LatencyModel:
         self._free_at = [0.0] * max(0, concurrency)  # a heap: when each slot is next free
         self.in_flight = 0
         self.max_in_flight = 0
+        self.busy_s = 0.0  # service seconds requested so far (the work done, queueing aside)
 
     def service_time(self, n: int, prompt_tokens: int, completion_tokens: int) -> float:
         c = self.config
@@ -58,6 +59,7 @@ class LatencyModel:
 
     async def serve(self, seconds: float) -> None:
         """Hold a slot (waiting in the queue for one) for ``seconds`` of its virtual clock."""
+        self.busy_s += max(0.0, seconds)
         if self._slots is None:
             await self._compute(seconds)
             return

@@ -1,0 +1,207 @@
+"""Prefix-cache affinity: prefilled tokens, episodes per hour and the tail, two routings.
+
+Four replicas of the scripted endpoint (in the runner's event loop) each emulate a
+batching GPU server with a prefix cache (:mod:`serve.prefix_cache`): C slots, the token
+latency model charging prefill only for uncached prompt tokens, KV blocks of 16 tokens and
+an LRU capacity sized to hold the transcripts of that replica's share of the episodes in
+flight (not every episode's). The real runner runs a grid of raw + checklist + enforce
+(perfect agent, S = 10, one seed's three arms adjacent) against them twice: routing
+``affinity`` and ``least-in-flight``. Figures, from the servers' counters:
+
+- prefilled tokens over the minimum: the minimum is what one unbounded cache shared by all
+  replicas would have prefilled (each distinct prefix block computed once; the replicas'
+  shared oracle);
+- episodes per hour, in the token model's time;
+- makespan over its lower bound: the time the episodes took (compiles done before) over
+  the total service time the servers were asked for divided by the total slots.
+
+Time is virtual (:mod:`bench._virtual`): the clock moves only when every coroutine waits on
+a timer, so the figures measure the schedule (service, queues, routing, the tail), not this
+machine's CPU or its other tenants; the real seconds and CPU seconds of each run are in the
+JSON line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from bench._common import client_cpu_s, row, scratch
+from bench._virtual import run_virtual
+from runner.endpoints import open_endpoints
+from runner.grid import Grid, parse_grid
+from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
+from serve.app import start_replicas, stop_server
+from serve.config import LatencyConfig, PrefixCacheConfig, ServerConfig
+
+__all__ = ["run"]
+
+REPLICAS = 4
+SLOTS = 8  # per replica (vLLM's max_num_seqs)
+OVERSUBSCRIBE = 1.25  # episodes in flight per slot
+# Slot-seconds per request, per uncached prompt token, per completion token: a decoded token
+# costs about five prefilled ones of a batching server's time, so an uncached 2,000-token
+# transcript costs about seven 60-token replies.
+BASE_S, PREFILL_S, DECODE_S = 2e-3, 2e-5, 1e-4
+CACHE_PER_EPISODE = 8_000  # tokens of cache per episode in flight on a replica
+PREFILL_TARGET, MAKESPAN_TARGET = 1.1, 1.05
+ARMS = ("raw", "checklist", "enforce")
+
+
+def _grid(urls: tuple[str, ...], routing: str, seeds: str, concurrency: int) -> Grid:
+    return parse_grid(
+        {
+            "run": {
+                "seeds": seeds,
+                "graphs": [{"steps": 10, "density": 0.15}],
+                "arms": list(ARMS),
+                "concurrency": concurrency,
+            },
+            "endpoints": [
+                {
+                    "name": "bench",
+                    "base_urls": list(urls),
+                    "max_in_flight": concurrency,
+                    "replica_slots": SLOTS,
+                    "routing": routing,
+                }
+            ],
+            "models": [{"name": "scripted/perfect", "endpoint": "bench"}],
+            "decoding": {"attempts": 2, "backoff_s": 0.05, "timeout_s": 120},
+        },
+        source="bench",
+    )
+
+
+async def _stats(urls: list[str]) -> list[dict[str, Any]]:
+    async with aiohttp.ClientSession() as s:
+        out = []
+        for u in urls:
+            async with s.get(u.removesuffix("/v1") + "/stats") as r:
+                out.append(await r.json())
+        return out
+
+
+def _delta(after: list[dict[str, Any]], before: list[dict[str, Any]], key: str) -> float:
+    return float(sum(a[key] - b[key] for a, b in zip(after, before, strict=True)))
+
+
+async def _drive(routing: str, seeds: str, out: Path) -> dict[str, Any]:
+    from runner.helpers import Helpers
+    from scoring.stream import StreamingScorer
+
+    concurrency = int(REPLICAS * SLOTS * OVERSUBSCRIBE)
+    runners, urls = await start_replicas(_server_config(concurrency), REPLICAS)
+    grid = _grid(tuple(urls), routing, seeds, concurrency)
+    loop = asyncio.get_running_loop()
+    try:
+        async with open_endpoints(grid) as endpoints:
+            tasks, _ = pending_tasks(grid, out)
+            state = RunState(grid=grid, out=out, endpoints=endpoints)
+            state.helpers = Helpers(grid, out, endpoints)
+            await state.helpers.precompile(tasks)
+            before = await _stats(urls)
+            t0 = loop.time()
+            await run_grid(state, tasks, StreamingScorer(expected_seeds(grid)))
+            wall = loop.time() - t0
+            after = await _stats(urls)
+            moves = sum(e.chooser.moves for e in endpoints.values())
+    finally:
+        for r in runners:
+            await stop_server(r)
+    return {
+        "episodes": state.progress.done,
+        "infrastructure": state.progress.infrastructure,
+        "wall_s": wall,
+        "requests": _delta(after, before, "completed"),
+        "prefilled": _delta(after, before, "prefilled_tokens"),
+        "minimum": _delta(after, before, "oracle_prefilled_tokens"),
+        "prompt": _delta(after, before, "prompt_tokens"),
+        "busy_s": _delta(after, before, "busy_s"),
+        "evicted_blocks": _delta(after, before, "evicted_blocks"),
+        "moves": moves,
+    }
+
+
+def _server_config(concurrency: int) -> ServerConfig:
+    capacity = int(concurrency / REPLICAS * CACHE_PER_EPISODE)
+    return ServerConfig(
+        concurrency=SLOTS,
+        latency=LatencyConfig(
+            mode="tokens",
+            seconds=BASE_S,
+            prefill_s_per_token=PREFILL_S,
+            decode_s_per_token=DECODE_S,
+        ),
+        prefix_cache=PrefixCacheConfig(enabled=True, block_size=16, capacity_tokens=capacity),
+    )
+
+
+def _one(routing: str, seeds: str) -> dict[str, Any]:
+    concurrency = int(REPLICAS * SLOTS * OVERSUBSCRIBE)
+    capacity = _server_config(concurrency).prefix_cache.capacity_tokens
+    with scratch(f"prefix-{routing}") as out:
+        c0, w0 = client_cpu_s(), time.perf_counter()
+        r = run_virtual(_drive(routing, seeds, out))
+        r["cpu_s"], r["real_s"] = client_cpu_s() - c0, time.perf_counter() - w0
+    bound = r["busy_s"] / (REPLICAS * SLOTS)
+    return {
+        "routing": routing,
+        **{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()},
+        "prefill_over_minimum": round(r["prefilled"] / r["minimum"], 4),
+        "episodes_per_hour": round(r["episodes"] / r["wall_s"] * 3600),
+        "makespan_bound_s": round(bound, 3),
+        "makespan_over_bound": round(r["wall_s"] / bound, 4),
+        "cache_tokens_per_replica": capacity,
+        "episodes_in_flight": concurrency,
+    }
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    n_seeds = 34 if quick else 334  # x 3 arms: 102 or 1,002 episodes
+    seeds = f"100-{99 + n_seeds}"
+    runs = {r: _one(r, seeds) for r in ("affinity", "least-in-flight")}
+    a, b = runs["affinity"], runs["least-in-flight"]
+    rows = [
+        row(
+            "affinity: prefilled tokens / minimum",
+            a["prefill_over_minimum"],
+            f"<= {PREFILL_TARGET}",
+            a["prefill_over_minimum"] <= PREFILL_TARGET,
+        ),
+        row("least-in-flight: prefilled tokens / minimum", b["prefill_over_minimum"], "info", None),
+        row(
+            f"affinity: makespan / lower bound ({a['episodes']} episodes)",
+            a["makespan_over_bound"],
+            f"<= {MAKESPAN_TARGET}",
+            (a["makespan_over_bound"] <= MAKESPAN_TARGET and a["episodes"] >= 1000) or None,
+        ),
+        row("least-in-flight: makespan / lower bound", b["makespan_over_bound"], "info", None),
+        row(
+            "episodes/hour (model time): affinity",
+            a["episodes_per_hour"],
+            "info",
+            None,
+        ),
+        row("episodes/hour: least-in-flight", b["episodes_per_hour"], "info", None),
+        row(
+            "episodes/hour: affinity / least-in-flight",
+            round(a["episodes_per_hour"] / b["episodes_per_hour"], 3),
+            "> 1",
+            a["episodes_per_hour"] > b["episodes_per_hour"],
+        ),
+    ]
+    return {
+        "case": "prefix",
+        "setup": f"{REPLICAS} replicas x {SLOTS} slots, prefix cache 16-token blocks, "
+        f"{runs['affinity']['cache_tokens_per_replica']} tokens each; token model: "
+        f"{BASE_S:g} s + {PREFILL_S:g} s/uncached prompt token + {DECODE_S:g} s/completion "
+        f"token; {'+'.join(ARMS)}, S=10, perfect agent, seeds {seeds}, "
+        f"{runs['affinity']['episodes_in_flight']} episodes in flight",
+        "rows": rows,
+        "runs": list(runs.values()),
+    }
