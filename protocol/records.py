@@ -119,6 +119,12 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     binding: Literal["state", "request"] = "state"
     corruption: float = 0.0
     tools: bool = False
+    # Memory arms (Appendix F): the recall block as the record of the past or added to the
+    # full transcript; k recalled items (the paper's top-5); the recent window in exchanges
+    # (the paper's last two) kept in record mode.
+    memory_mode: Literal["record", "augment"] = "record"
+    memory_k: int = 5
+    memory_window: int = 2
 
 
 class CellKey(_Frozen, frozen=True, kw_only=True):
@@ -165,7 +171,7 @@ class Booking(_Frozen, frozen=True, kw_only=True):
 
 
 class CallRecord(_Frozen, frozen=True, kw_only=True):
-    role: Literal["agent", "matcher", "compiler"]
+    role: Literal["agent", "matcher", "compiler", "memory", "embedding"]
     prompt_tokens: int = 0
     completion_tokens: int = 0
     wait_s: float = 0.0  # time waiting for a slot under the concurrency cap

@@ -32,7 +32,7 @@ __all__ = [
 
 BUDGET_CEILING = 12_000
 BUDGET_FLOOR = 512
-Role = Literal["agent", "matcher", "compiler"]
+Role = Literal["agent", "matcher", "compiler", "memory"]
 
 
 class Reply(msgspec.Struct, frozen=True, kw_only=True):
@@ -237,6 +237,73 @@ class Endpoint:
             )
         kind = "timeout" if "timed out" in last else "endpoint_error"
         raise CallFailed(kind, f"{self.name}: {last} (after {attempt} attempts)", attempt)
+
+    async def embed(self, model: str, inputs: Sequence[str]) -> tuple[list[list[float]], CallRecord]:
+        """``POST /embeddings`` for a batch of texts, retried as chat calls are; the vectors in
+        input order and the call's record (role ``embedding``)."""
+        self.open()
+        assert self._session is not None
+        body = orjson.dumps({"model": model, "input": list(inputs)})
+        waited = server = 0.0
+        last = ""
+        for attempt in range(1, self.attempts + 1):
+            t0 = time.perf_counter()
+            await self.limiter.acquire()
+            t1 = time.perf_counter()
+            waited += t1 - t0
+            try:
+                data = await self._post_embeddings(body)
+            except _Retry as r:
+                last = str(r)
+                if r.throttled:
+                    self.limiter.throttled()
+                data = None
+            finally:
+                server += time.perf_counter() - t1
+                self.limiter.release()
+            if data is not None:
+                rows = sorted(data["data"], key=lambda d: int(d.get("index", 0)))
+                tokens = int((data.get("usage") or {}).get("prompt_tokens") or 0)
+                self.requests += 1
+                self.prompt_tokens += tokens
+                call = CallRecord(
+                    role="embedding",
+                    prompt_tokens=tokens,
+                    wait_s=round(waited, 6),
+                    server_s=round(server, 6),
+                    attempts=attempt,
+                )
+                return [list(map(float, d["embedding"])) for d in rows], call
+            if attempt < self.attempts:
+                await asyncio.sleep(
+                    random.uniform(0, min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1)))
+                )
+        raise CallFailed("endpoint_error", f"{self.name}: embeddings: {last}", self.attempts)
+
+    async def _post_embeddings(self, body: bytes) -> dict[str, Any]:
+        assert self._session is not None
+        url = self.base_urls[self._pick()] + "/embeddings"
+        try:
+            async with self._session.post(url, data=body, headers=self._headers) as resp:
+                raw = await resp.read()
+                if resp.status == 429:
+                    raise _Retry("429 Too Many Requests", throttled=True)
+                if resp.status >= 500 or resp.status in (408, 409):
+                    raise _Retry(f"HTTP {resp.status}")
+                if resp.status >= 400:
+                    text = raw.decode(errors="replace")[:300]
+                    raise CallFailed("client_error", self._redact(_error_message(text)), 1)
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
+            raise _Retry(f"connection error: {type(e).__name__}") from None
+        except TimeoutError:
+            raise _Retry("request timed out") from None
+        try:
+            data = orjson.loads(raw)
+            if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+                raise ValueError("no data")
+        except (orjson.JSONDecodeError, ValueError):
+            raise _Retry("malformed embeddings body") from None
+        return data
 
     def _redact(self, text: str) -> str:
         key = self._headers.get("Authorization", "").removeprefix("Bearer ").strip()

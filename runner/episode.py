@@ -41,7 +41,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
             verdict = user.begin(turn)
             shaped = await arm.shape(turn, user.state, notices)
             sys_msg = {"role": "system", "content": system + shaped.system_extra}
-            messages = [sys_msg, *history, {"role": "user", "content": shaped.sent}]
+            messages = [sys_msg, *arm.context(history), {"role": "user", "content": shaped.sent}]
             reply = await ctx.agent(messages)
             calls = [*prepare_calls, *ctx.calls, reply.call]
             prepare_calls = []

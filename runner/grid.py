@@ -30,6 +30,7 @@ __all__ = [
     "EndpointConfig",
     "Grid",
     "GridError",
+    "MemorySettings",
     "ModelConfig",
     "RunConfig",
     "Task",
@@ -43,8 +44,9 @@ ARM_NAMES = ("raw", "checklist", "ledger", "directive", "enforce", "hybrid")  # 
 
 def _implemented() -> tuple[str, ...]:
     from runner.arms import ARMS
+    from runner.memory import MEMORY_ARMS
 
-    return tuple(ARMS)
+    return tuple(dict.fromkeys([*ARMS, *MEMORY_ARMS]))
 
 
 EMBEDDED = "embedded"
@@ -137,8 +139,17 @@ class RunConfig(_Strict):
     ambiguous_rate: float = 0.0
 
 
+class MemorySettings(_Strict):
+    """The memory arms' embedder (Appendix F): an endpoint's ``/v1/embeddings``."""
+
+    embedder: Literal["endpoint"] = "endpoint"
+    embed_endpoint: str | None = None  # an [[endpoints]] name; default: the cell model's
+    embed_model: str | None = None  # the served embedding model; default: the cell's model
+
+
 class Grid(_Strict):
     run: RunConfig = msgspec.field(default_factory=RunConfig)
+    memory: MemorySettings = msgspec.field(default_factory=MemorySettings)
     endpoints: list[EndpointConfig] = []
     models: list[ModelConfig] = []
     decoding: Decoding = msgspec.field(default_factory=Decoding)
@@ -297,6 +308,7 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
                 + (f" (did you mean {hint[0]!r}?)" if hint else "")
                 + f"; arms: {', '.join(arms)}"
             )
+    problems += _memory_problems(grid)
     for v in run.variants:
         if not 0.0 <= v.corruption <= 1.0:
             problems.append(f"corruption rate must be in [0, 1] (got {v.corruption})")
@@ -334,6 +346,25 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             )
     if problems:
         raise GridError("\n".join(f"{source}: {p}" for p in problems))
+
+
+def _memory_problems(grid: Grid) -> list[str]:
+    """A memory arm without its libraries (one line naming the extra), bad k or window, an
+    unknown embedding endpoint."""
+    from runner.memory import MEMORY_ARMS, missing
+
+    run = grid.run
+    used = [a for a in dict.fromkeys([*run.arms, *(v.arm for v in run.variants)]) if a in MEMORY_ARMS]
+    problems = [m for a in used if (m := missing(a)) is not None]
+    for v in run.variants:
+        if v.memory_k < 1:
+            problems.append(f"memory_k must be at least 1 (got {v.memory_k})")
+        if v.memory_window < 0:
+            problems.append(f"memory_window must be at least 0 (got {v.memory_window})")
+    name = grid.memory.embed_endpoint
+    if used and name is not None and name not in {e.name for e in grid.endpoints} | {EMBEDDED}:
+        problems.append(f"[memory] embed_endpoint {name!r} is not an endpoint")
+    return problems
 
 
 def _run_problems(grid: Grid) -> list[str]:
