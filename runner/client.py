@@ -238,7 +238,9 @@ class Endpoint:
         kind = "timeout" if "timed out" in last else "endpoint_error"
         raise CallFailed(kind, f"{self.name}: {last} (after {attempt} attempts)", attempt)
 
-    async def embed(self, model: str, inputs: Sequence[str]) -> tuple[list[list[float]], CallRecord]:
+    async def embed(
+        self, model: str, inputs: Sequence[str]
+    ) -> tuple[list[list[float]], CallRecord]:
         """``POST /embeddings`` for a batch of texts, retried as chat calls are; the vectors in
         input order and the call's record (role ``embedding``)."""
         self.open()

@@ -354,7 +354,9 @@ def _memory_problems(grid: Grid) -> list[str]:
     from runner.memory import MEMORY_ARMS, missing
 
     run = grid.run
-    used = [a for a in dict.fromkeys([*run.arms, *(v.arm for v in run.variants)]) if a in MEMORY_ARMS]
+    used = [
+        a for a in dict.fromkeys([*run.arms, *(v.arm for v in run.variants)]) if a in MEMORY_ARMS
+    ]
     problems = [m for a in used if (m := missing(a)) is not None]
     for v in run.variants:
         if v.memory_k < 1:

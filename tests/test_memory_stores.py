@@ -59,9 +59,13 @@ class _Counting:
     def __init__(self) -> None:
         self.batches: list[list[str]] = []
 
-    async def embed(self, model: str, inputs: Sequence[str]) -> tuple[list[list[float]], CallRecord]:
+    async def embed(
+        self, model: str, inputs: Sequence[str]
+    ) -> tuple[list[list[float]], CallRecord]:
         self.batches.append(list(inputs))
-        return [embed(t, 32) for t in inputs], CallRecord(role="embedding", prompt_tokens=len(inputs))
+        return [embed(t, 32) for t in inputs], CallRecord(
+            role="embedding", prompt_tokens=len(inputs)
+        )
 
 
 async def test_embedder_batches_per_call_and_caches_by_text() -> None:
@@ -99,16 +103,20 @@ def test_missing_extra_is_one_line_naming_it(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def _mem0_prompt(user: str, reply: str) -> list[tuple[str, str]]:
-    """mem0's own extraction prompt for one exchange, built by mem0's functions."""
-    import runner.memory.mem0_store  # noqa: F401  (mem0 imported the way the runner does)
+    """mem0's own extraction prompt for one exchange, built by mem0's functions (mem0 is
+    imported after ``runner.memory``, which turns its telemetry off first, as in a run)."""
     from mem0.configs.prompts import (
         ADDITIVE_EXTRACTION_PROMPT,
         generate_additive_extraction_prompt,
     )
     from mem0.memory.utils import parse_messages
 
-    new = parse_messages([{"role": "user", "content": user}, {"role": "assistant", "content": reply}])
-    prompt = generate_additive_extraction_prompt(existing_memories=[], new_messages=new, last_k_messages=[])
+    new = parse_messages(
+        [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
+    )
+    prompt = generate_additive_extraction_prompt(
+        existing_memories=[], new_messages=new, last_k_messages=[]
+    )
     return [("system", ADDITIVE_EXTRACTION_PROMPT), ("user", prompt)]
 
 
@@ -120,11 +128,17 @@ def test_scripted_endpoint_answers_mem0s_extraction_prompt() -> None:
     assert data == {
         "memory": [
             {"text": f"The user asked: {user}", "attributed_to": "user"},
-            {"text": "The assistant booked RC-1234 for work order #W4821.", "attributed_to": "assistant"},
+            {
+                "text": "The assistant booked RC-1234 for work order #W4821.",
+                "attributed_to": "assistant",
+            },
         ]
     }
     quiet = answer("perfect", {}, _mem0_prompt("Thanks.", "You are welcome."), digest="d")
-    assert [m["attributed_to"] for m in orjson.loads(quiet.content)["memory"]] == ["user", "assistant"]
+    assert [m["attributed_to"] for m in orjson.loads(quiet.content)["memory"]] == [
+        "user",
+        "assistant",
+    ]
 
 
 async def test_mem0_store_extracts_on_our_endpoint_and_recalls_without_threads() -> None:

@@ -41,7 +41,7 @@ def _key(text: str) -> bytes:
 def _normalized(rows: list[list[float]]) -> Vectors:
     m = np.asarray(rows, dtype=np.float32)
     norms = np.linalg.norm(m, axis=1, keepdims=True)
-    return m / np.where(norms == 0, 1.0, norms)
+    return (m / np.where(norms == 0, 1.0, norms)).astype(np.float32)
 
 
 class EndpointEmbedder:

@@ -30,24 +30,24 @@ from typing import Any
 os.environ["MEM0_TELEMETRY"] = "False"
 os.environ.setdefault("MEM0_DIR", os.path.join(tempfile.gettempdir(), "state-ladder-mem0"))
 
-import mem0.memory.main as _mem0_main  # noqa: E402
-import mem0.memory.notices as _mem0_notices  # noqa: E402
-import mem0.memory.telemetry as _mem0_telemetry  # noqa: E402
-from mem0 import AsyncMemory  # noqa: E402
-from mem0.configs.base import MemoryConfig  # noqa: E402
-from mem0.configs.llms.base import BaseLlmConfig  # noqa: E402
-from mem0.configs.vector_stores.faiss import FAISSConfig  # noqa: E402
-from mem0.embeddings.base import EmbeddingBase  # noqa: E402
-from mem0.embeddings.configs import EmbedderConfig  # noqa: E402
-from mem0.llms.base import LLMBase  # noqa: E402
-from mem0.llms.configs import LlmConfig  # noqa: E402
-from mem0.memory.utils import parse_messages  # noqa: E402
-from mem0.utils.factory import EmbedderFactory, LlmFactory, VectorStoreFactory  # noqa: E402
-from mem0.vector_stores.configs import VectorStoreConfig  # noqa: E402
-from mem0.vector_stores.faiss import FAISS  # noqa: E402
+import mem0.memory.main as _mem0_main
+import mem0.memory.notices as _mem0_notices
+import mem0.memory.telemetry as _mem0_telemetry
+from mem0 import AsyncMemory
+from mem0.configs.base import MemoryConfig
+from mem0.configs.llms.base import BaseLlmConfig
+from mem0.configs.vector_stores.faiss import FAISSConfig
+from mem0.embeddings.base import EmbeddingBase
+from mem0.embeddings.configs import EmbedderConfig
+from mem0.llms.base import LLMBase
+from mem0.llms.configs import LlmConfig
+from mem0.memory.utils import parse_messages
+from mem0.utils.factory import EmbedderFactory, LlmFactory, VectorStoreFactory
+from mem0.vector_stores.configs import VectorStoreConfig
+from mem0.vector_stores.faiss import FAISS
 
-from protocol.records import CallRecord  # noqa: E402
-from runner.memory.embedder import Embedder  # noqa: E402
+from protocol.records import CallRecord
+from runner.memory.embedder import Embedder
 
 __all__ = ["EndpointEmbedding", "EndpointLLM", "InMemoryFAISS", "Mem0Store", "exchange_text"]
 
@@ -57,7 +57,7 @@ _TMP = os.path.join(tempfile.gettempdir(), "state-ladder-mem0", "faiss")
 ChatCall = Callable[[list[dict[str, str]]], Awaitable[tuple[str, CallRecord]]]
 
 
-class EndpointLLM(LLMBase):
+class EndpointLLM(LLMBase):  # type: ignore[misc]
     """mem0's LLM: the cell's model through the runner's client (bound per episode)."""
 
     def __init__(self, config: BaseLlmConfig | dict[str, Any] | None = None) -> None:
@@ -70,12 +70,14 @@ class EndpointLLM(LLMBase):
 
     async def agenerate_response(self, messages: list[dict[str, str]], *a: Any, **kw: Any) -> str:
         assert self.chat is not None, "EndpointLLM used before bind()"
-        content, call = await self.chat([{"role": m["role"], "content": m["content"]} for m in messages])
+        content, call = await self.chat(
+            [{"role": m["role"], "content": m["content"]} for m in messages]
+        )
         self.calls.append(call)
         return content
 
 
-class EndpointEmbedding(EmbeddingBase):
+class EndpointEmbedding(EmbeddingBase):  # type: ignore[misc]
     """mem0's embedder: the episode's :class:`Embedder` (bound per episode)."""
 
     embedder: Embedder | None = None
@@ -87,7 +89,9 @@ class EndpointEmbedding(EmbeddingBase):
     async def aembed(self, text: str, memory_action: Any = None) -> list[float]:
         return (await self.aembed_batch([text], memory_action))[0]
 
-    async def aembed_batch(self, texts: Sequence[str], memory_action: Any = "add") -> list[list[float]]:
+    async def aembed_batch(
+        self, texts: Sequence[str], memory_action: Any = "add"
+    ) -> list[list[float]]:
         assert self.embedder is not None, "EndpointEmbedding used before bind()"
         rows = await self.embedder.embed(list(texts), self.calls)
         return [list(map(float, r)) for r in rows]
@@ -125,8 +129,8 @@ _mem0_main.MEM0_TELEMETRY = False
 if getattr(_mem0_telemetry.client_telemetry, "posthog", None) is not None:
     _mem0_telemetry.client_telemetry.posthog.disabled = True
     _mem0_telemetry.client_telemetry.posthog = None
-_mem0_main.asyncio = _ON_LOOP  # type: ignore[assignment]
-_mem0_notices.asyncio = _ON_LOOP  # type: ignore[assignment]  # its notices, off with telemetry
+_mem0_main.asyncio = _ON_LOOP
+_mem0_notices.asyncio = _ON_LOOP  # its notices, off with telemetry
 LlmFactory.register_provider(PROVIDER, f"{__name__}.EndpointLLM", BaseLlmConfig)
 EmbedderFactory.provider_to_class[PROVIDER] = f"{__name__}.EndpointEmbedding"
 VectorStoreFactory.provider_to_class[PROVIDER] = f"{__name__}.InMemoryFAISS"
@@ -134,7 +138,9 @@ VectorStoreFactory.provider_to_class[PROVIDER] = f"{__name__}.InMemoryFAISS"
 
 def exchange_text(user: str, reply: str) -> str:
     """The text mem0 embeds for an exchange (its own ``parse_messages``)."""
-    return str(parse_messages([{"role": "user", "content": user}, {"role": "assistant", "content": reply}]))
+    return str(
+        parse_messages([{"role": "user", "content": user}, {"role": "assistant", "content": reply}])
+    )
 
 
 def _config(dim: int) -> MemoryConfig:
@@ -184,5 +190,7 @@ class Mem0Store:
         if self._memory is None:
             return []
         memory = self._open(self.embedder.dim or 0, calls)
-        found: Mapping[str, Any] = await memory.search(query, filters={"run_id": self.run_id}, top_k=k)
+        found: Mapping[str, Any] = await memory.search(
+            query, filters={"run_id": self.run_id}, top_k=k
+        )
         return [str(r["memory"]) for r in found.get("results", [])][:k]

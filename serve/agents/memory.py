@@ -42,11 +42,16 @@ def _facts(role: str, text: str) -> list[dict[str, str]]:
     refs = _REF.findall(text)
     if refs:
         return [
-            {"text": f"The assistant booked {code} for work order {wo}.", "attributed_to": "assistant"}
+            {
+                "text": f"The assistant booked {code} for work order {wo}.",
+                "attributed_to": "assistant",
+            }
             for code, wo in refs
         ]
     first = re.split(r"(?<=[.!?])\s", " ".join(text.split()), maxsplit=1)[0]
-    return [{"text": f"The assistant replied: {first}", "attributed_to": "assistant"}] if first else []
+    return (
+        [{"text": f"The assistant replied: {first}", "attributed_to": "assistant"}] if first else []
+    )
 
 
 def mem0_answer(messages: Sequence[Message]) -> Answer | None:
