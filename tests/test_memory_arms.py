@@ -16,6 +16,7 @@ from protocol.generate import generate
 from protocol.records import CellKey, EpisodeRecord, EpisodeSpec, Knobs
 from runner.arms import EpisodeContext, make_arm
 from runner.grid import GridError, parse_grid
+from runner.memory.services import MemoryServices
 from scoring.replay import score_episode
 from serve.tokens import count
 from tests.reliability_kit import (
@@ -114,9 +115,7 @@ def test_record_mode_sends_the_window_only() -> None:
     ep = generate(EpisodeSpec(seed=100, steps=5, density=0.15))
 
     class _Helpers:
-        def __init__(self) -> None:
-            self.grid = parse_grid(_data())
-            self.endpoints = {"embedded": object()}
+        memory = MemoryServices(parse_grid(_data()), {"embedded": object()})
 
     history = [{"role": r, "content": str(i)} for i in range(40) for r in ("user", "assistant")]
     for mode, window, want in (

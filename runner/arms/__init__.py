@@ -1,13 +1,25 @@
-"""The arms of the ladder, by the names used on the command line and in logs."""
+"""The arms of the ladder, by the names used on the command line and in logs.
+
+The registry below maps each name of the arm table (:mod:`protocol.arms`) to its session
+class; it is checked against the table at import, so a name cannot be in one and not the other.
+"""
 
 from __future__ import annotations
 
-from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
+from protocol.arms import ARM_NAMES, MEMORY_ARMS
+from runner.arms.base import Admission, AgentCall, ArmSession, EpisodeContext, Shaped
 from runner.arms.gates import DirectiveGate, EnforcementGate, HybridGate, SelfLedger
 from runner.arms.text import ChecklistArm, RawArm
-from runner.memory import MEMORY_ARMS
 
-__all__ = ["ARMS", "Admission", "ArmSession", "EpisodeContext", "Shaped", "make_arm", "register"]
+__all__ = [
+    "ARMS",
+    "Admission",
+    "AgentCall",
+    "ArmSession",
+    "EpisodeContext",
+    "Shaped",
+    "make_arm",
+]
 
 ARMS: dict[str, type[ArmSession]] = {
     "raw": RawArm,
@@ -18,9 +30,13 @@ ARMS: dict[str, type[ArmSession]] = {
     "hybrid": HybridGate,
 }
 
-
-def register(name: str, cls: type[ArmSession]) -> None:
-    ARMS[name] = cls
+# The memory arms (runner.arms.memory) import faiss / numpy / mem0, so they register on
+# first use (make_arm); the check counts them by the table's names.
+_REGISTERED = (*ARMS, *MEMORY_ARMS)
+if _REGISTERED != ARM_NAMES:  # pragma: no cover - an import-time consistency check
+    raise RuntimeError(
+        f"runner.arms registers {_REGISTERED}, the arm table (protocol.arms) lists {ARM_NAMES}"
+    )
 
 
 def make_arm(ctx: EpisodeContext) -> ArmSession:
@@ -28,6 +44,8 @@ def make_arm(ctx: EpisodeContext) -> ArmSession:
         # The memory arms import faiss / numpy / mem0: only when one runs.
         from runner.arms.memory import MEMORY_ARM_CLASSES
 
+        if tuple(MEMORY_ARM_CLASSES) != MEMORY_ARMS:  # pragma: no cover - consistency check
+            raise RuntimeError(f"runner.arms.memory registers {tuple(MEMORY_ARM_CLASSES)}")
         ARMS.update(MEMORY_ARM_CLASSES)
     try:
         cls = ARMS[ctx.cell.arm]

@@ -26,20 +26,21 @@ from protocol.render import compose_user_message, render_recall
 from protocol.state import TaskState
 from runner.arms.base import ArmSession, EpisodeContext, Shaped
 from runner.memory.embedder import Embedder, EndpointEmbedder
+from runner.memory.services import MemoryServices
 from runner.memory.topk import ExchangeIndex
 
 __all__ = ["MEMORY_ARM_CLASSES", "Mem0Arm", "MemoryArm", "TopKArm"]
 
 
+def _services(ctx: EpisodeContext) -> MemoryServices:
+    if ctx.helpers is None:
+        raise ValueError(f"arm {ctx.cell.arm!r} needs the run's helpers (its endpoints)")
+    return ctx.helpers.memory
+
+
 def _embedder(ctx: EpisodeContext) -> Embedder:
-    """The grid's embedder: ``/v1/embeddings`` of the grid's ``[memory]`` endpoint and
-    model (by default the cell model's endpoint and served name)."""
-    helpers: Any = ctx.helpers
-    grid = helpers.grid
-    model = grid.model(ctx.cell.model)
-    settings = grid.memory
-    endpoint = helpers.endpoints[settings.embed_endpoint or model.endpoint]
-    return EndpointEmbedder(endpoint, settings.embed_model or model.served_name())
+    endpoint, model = _services(ctx).embeddings(ctx.cell)
+    return EndpointEmbedder(endpoint, model)
 
 
 class MemoryArm(ArmSession):
@@ -106,7 +107,7 @@ class Mem0Arm(MemoryArm):
         super().__init__(ctx)
         from runner.memory.mem0_store import Mem0Store
 
-        self.store = Mem0Store(_mem0_chat(ctx), self.embedder)
+        self.store = Mem0Store(_services(ctx).chat(ctx.cell), self.embedder)
 
     async def recall(self, query: str, calls: list[CallRecord]) -> list[str]:
         if self._pending is not None:
@@ -114,29 +115,6 @@ class Mem0Arm(MemoryArm):
             self._pending = None
             await self.store.add(user, reply, query, calls)
         return await self.store.search(query, self.knobs.memory_k, calls)
-
-
-def _mem0_chat(ctx: EpisodeContext) -> Any:
-    """mem0's extraction calls: the cell's model in its regime on its endpoint, with the
-    compiler's reply budget (it writes a JSON list, as the compiler does)."""
-    helpers: Any = ctx.helpers
-    grid = helpers.grid
-    model = grid.model(ctx.cell.model)
-    endpoint = helpers.endpoints[model.endpoint]
-
-    async def chat(messages: list[dict[str, str]]) -> tuple[str, CallRecord]:
-        reply = await endpoint.chat(
-            model.served_name(),
-            messages,
-            max_tokens=grid.decoding.compiler_budget[model.regime],
-            role="memory",
-            thinking=model.regime == "thinking",
-            extra=model.request_extra(),
-            temperature=grid.decoding.temperature,
-        )
-        return reply.content, reply.call
-
-    return chat
 
 
 MEMORY_ARM_CLASSES: dict[str, type[ArmSession]] = {"memory-topk": TopKArm, "mem0": Mem0Arm}

@@ -9,11 +9,12 @@ from __future__ import annotations
 import importlib.util
 import os
 
+from protocol.arms import MEMORY_ARMS
+
 os.environ["MEM0_TELEMETRY"] = "False"  # before any mem0 import: no telemetry client at all
 
 __all__ = ["EXTRA_HINT", "MEMORY_ARMS", "missing"]
 
-MEMORY_ARMS = ("memory-topk", "mem0")
 EXTRA_HINT = "pip install -e '.[memory]'"
 _NEEDS = {"memory-topk": ("faiss", "numpy"), "mem0": ("faiss", "numpy", "mem0")}
 

@@ -24,7 +24,7 @@ import logging
 import os
 import tempfile
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 os.environ["MEM0_TELEMETRY"] = "False"
@@ -48,13 +48,12 @@ from mem0.vector_stores.faiss import FAISS
 
 from protocol.records import CallRecord
 from runner.memory.embedder import Embedder
+from runner.memory.services import ChatCall
 
 __all__ = ["EndpointEmbedding", "EndpointLLM", "InMemoryFAISS", "Mem0Store", "exchange_text"]
 
 PROVIDER = "state-ladder"
 _TMP = os.path.join(tempfile.gettempdir(), "state-ladder-mem0", "faiss")
-
-ChatCall = Callable[[list[dict[str, str]]], Awaitable[tuple[str, CallRecord]]]
 
 
 class EndpointLLM(LLMBase):  # type: ignore[misc]

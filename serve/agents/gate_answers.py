@@ -24,7 +24,6 @@ import orjson
 from protocol import strings
 from serve.agents.answer import Answer
 from serve.agents.brief import parse_brief
-from serve.agents.memory import mem0_answer
 from serve.agents.patterns import STEP_ID, template_regex
 from serve.agents.resolve import resolve
 from serve.agents.revision import parse_revision
@@ -117,9 +116,6 @@ def helper_answer(
     messages: Sequence[Message], params: Mapping[str, float], digest: str
 ) -> Answer | None:
     """The helper answer for a helper prompt, or None when the request is an agent turn."""
-    memory = mem0_answer(messages)
-    if memory is not None:
-        return memory
     last = _last_user(messages)
     rng = random.Random(f"helper|{digest}")
     if last.strip() == strings.MATCHER_RETRY:
