@@ -278,3 +278,23 @@ def test_the_appendix_f_grid() -> None:
     per_graph = {(c.arm, c.knobs.memory_mode) for c in g.cells() if c.arm in MEMORY}
     assert per_graph == {(a, m) for a in MEMORY for m in ("record", "augment")}
     assert {"raw", "checklist", "ledger", "directive", "enforce"} <= {c.arm for c in g.cells()}
+
+
+def test_ladder_cost_counts_the_memory_helper_calls(perfect_run: Any) -> None:
+    from runner.cmd_cost import _arm_label
+    from scoring.cost import cost_rows
+
+    rows = {
+        (r["cell"].arm, r["cell"].knobs.memory_mode): r
+        for r in cost_rows([rec for recs in perfect_run.values() for rec in recs])
+    }
+    assert rows[("raw", "record")]["helper_calls"] == 0
+    for arm in MEMORY:
+        for mode in ("record", "augment"):
+            assert rows[(arm, mode)]["helper_calls"] > 0 and rows[(arm, mode)]["helper_tokens"] > 0
+    # mem0: one extraction per turn after the first, plus its embedding requests
+    assert (
+        rows[("mem0", "record")]["helper_calls"] > rows[("memory-topk", "record")]["helper_calls"]
+    )
+    assert _arm_label("mem0", Knobs(memory_mode="augment")) == "mem0 memory_mode=augment"
+    assert _arm_label("raw", Knobs()) == "raw"
