@@ -170,3 +170,16 @@ async def test_mem0_store_extracts_on_our_endpoint_and_recalls_without_threads()
     assert all(c.prompt_tokens > 0 for c in calls if c.role == "memory")
     # the exchange and the query go in one batch; the query is then a cache hit
     assert roles.count("embedding") == 4
+
+
+def test_mem0_telemetry_is_off_and_its_directory_is_not_home() -> None:
+    import os
+
+    import mem0.memory.setup as setup
+    import mem0.memory.telemetry as telemetry
+
+    import runner.memory.mem0_store  # noqa: F401
+
+    assert telemetry.MEM0_TELEMETRY is False
+    assert getattr(telemetry.client_telemetry, "posthog", None) is None
+    assert not setup.mem0_dir.startswith(os.path.expanduser("~"))

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import tempfile
 
 from protocol.arms import MEMORY_ARMS
 
-os.environ["MEM0_TELEMETRY"] = "False"  # before any mem0 import: no telemetry client at all
+# Before any mem0 import: no telemetry client at all, and mem0's directory (it makes one at
+# import) a temporary one rather than ~/.mem0.
+os.environ["MEM0_TELEMETRY"] = "False"
+os.environ.setdefault("MEM0_DIR", os.path.join(tempfile.gettempdir(), "state-ladder-mem0"))
 
 __all__ = ["EXTRA_HINT", "MEMORY_ARMS", "missing"]
 

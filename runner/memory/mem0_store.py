@@ -27,9 +27,8 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-os.environ["MEM0_TELEMETRY"] = "False"
-os.environ.setdefault("MEM0_DIR", os.path.join(tempfile.gettempdir(), "state-ladder-mem0"))
-
+# runner.memory (this package, imported before this module) has set MEM0_TELEMETRY=False
+# and MEM0_DIR: mem0 reads both at its first import, just below.
 import mem0.memory.main as _mem0_main
 import mem0.memory.notices as _mem0_notices
 import mem0.memory.telemetry as _mem0_telemetry
