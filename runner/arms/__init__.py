@@ -6,6 +6,8 @@ class; it is checked against the table at import, so a name cannot be in one and
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from protocol.arms import ARM_NAMES, MEMORY_ARMS
 from runner.arms.base import Admission, AgentCall, ArmSession, EpisodeContext, Shaped
 from runner.arms.gates import DirectiveGate, EnforcementGate, HybridGate, SelfLedger
@@ -18,6 +20,7 @@ __all__ = [
     "ArmSession",
     "EpisodeContext",
     "Shaped",
+    "load_arms",
     "make_arm",
 ]
 
@@ -39,14 +42,22 @@ if _REGISTERED != ARM_NAMES:  # pragma: no cover - an import-time consistency ch
     )
 
 
-def make_arm(ctx: EpisodeContext) -> ArmSession:
-    if ctx.cell.arm in MEMORY_ARMS and ctx.cell.arm not in ARMS:
-        # The memory arms import faiss / numpy / mem0: only when one runs.
+def load_arms(names: Iterable[str]) -> None:
+    """Import the session classes of ``names`` that are not loaded yet: the memory arms
+    import faiss / numpy / mem0 (seconds), so only when one runs, and best before the first
+    episode starts (the scheduler calls this) rather than inside it."""
+    if any(n in MEMORY_ARMS and n not in ARMS for n in names):
         from runner.arms.memory import MEMORY_ARM_CLASSES
 
         if tuple(MEMORY_ARM_CLASSES) != MEMORY_ARMS:  # pragma: no cover - consistency check
             raise RuntimeError(f"runner.arms.memory registers {tuple(MEMORY_ARM_CLASSES)}")
+        if "mem0" in names:
+            import runner.memory.mem0_store  # noqa: F401  (mem0 itself: the slow import)
         ARMS.update(MEMORY_ARM_CLASSES)
+
+
+def make_arm(ctx: EpisodeContext) -> ArmSession:
+    load_arms([ctx.cell.arm])
     try:
         cls = ARMS[ctx.cell.arm]
     except KeyError:
