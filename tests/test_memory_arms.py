@@ -73,9 +73,10 @@ def test_perfect_agent_fails_every_episode_in_record_mode_mostly_by_omission(
     agent acts on what its transcript shows (Appendix A.1): a prerequisite booked more than
     two exchanges ago is not in view, so a ready step looks blocked and is deferred
     (omission); the revision scrolls out, so a cancelled step is booked again when asked
-    (superseded). Neither fact is a similar past message, so recall does not bring it back:
-    strict 0 of 4 in both arms, omission the heaviest channel (the paper's Appendix F
-    finding at 0-2 of 128)."""
+    (superseded). The perfect agent does not read the recall block (by design it acts on the
+    transcript only), so nothing brings those facts back: strict 0 of 4 in both arms,
+    omission the heaviest channel, the shape of the paper's Appendix F finding (0-2 of 128
+    with a real model, which may read the block)."""
     for arm in MEMORY:
         scores = [score_episode(r) for r in perfect_run[(arm, "record")]]
         assert len(scores) == 4 and not any(s.primary.success for s in scores), arm
