@@ -183,3 +183,25 @@ def test_mem0_telemetry_is_off_and_its_directory_is_not_home() -> None:
     assert telemetry.MEM0_TELEMETRY is False
     assert getattr(telemetry.client_telemetry, "posthog", None) is None
     assert not setup.mem0_dir.startswith(os.path.expanduser("~"))
+
+
+_WORDS = st.text(alphabet=st.characters(categories=("L", "N", "P", "Zs")), max_size=60)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    _WORDS,
+    _WORDS,
+    st.lists(st.tuples(st.integers(1000, 9999), st.integers(1000, 9999)), max_size=3),
+)
+def test_mem0_answers_are_valid_json_of_the_shape_mem0_reads(
+    user: str, reply: str, refs: list[tuple[int, int]]
+) -> None:
+    lines = [reply, *(f"ref RC-{c}/#W{w}" for c, w in refs)]
+    ans = answer("perfect", {}, _mem0_prompt(user or "Hi.", "\n\n".join(lines)), digest="d")
+    memories = json.loads(ans.content)["memory"]
+    assert all(set(m) == {"text", "attributed_to"} and m["text"] for m in memories)
+    assert all(m["attributed_to"] in ("user", "assistant") for m in memories)
+    booked = [m["text"] for m in memories if m["text"].startswith("The assistant booked")]
+    if refs:
+        assert booked == [f"The assistant booked RC-{c} for work order #W{w}." for c, w in refs]
