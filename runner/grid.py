@@ -382,7 +382,18 @@ def _memory_problems(grid: Grid) -> list[str]:
         a for a in dict.fromkeys([*run.arms, *(v.arm for v in run.variants)]) if a in MEMORY_ARMS
     ]
     problems = [m for a in used if (m := missing(a)) is not None]
+    default = Knobs()
     for v in run.variants:
+        set_here = [
+            f
+            for f in ("memory_mode", "memory_k", "memory_window")
+            if getattr(v, f) != getattr(default, f)
+        ]
+        if set_here and v.arm not in MEMORY_ARMS:
+            problems.append(
+                f"{', '.join(set_here)} applies to the memory arms only "
+                f"({', '.join(MEMORY_ARMS)}), not {v.arm!r}"
+            )
         if v.memory_k < 1:
             problems.append(f"memory_k must be at least 1 (got {v.memory_k})")
         if v.memory_window < 0:

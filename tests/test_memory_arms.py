@@ -220,6 +220,9 @@ def test_a_memory_arm_grid_without_the_extra_fails_validation_in_one_line(
     bad["run"]["variants"] = [{"arm": "mem0", "memory_k": 0}]
     with pytest.raises(GridError, match="memory_k must be at least 1"):
         parse_grid(bad)
+    bad["run"]["variants"] = [{"arm": "raw", "memory_mode": "augment"}]
+    with pytest.raises(GridError, match="memory_mode applies to the memory arms only"):
+        parse_grid(bad)
 
 
 def test_kill_and_resume_with_memory_arms_in_flight(tmp_path: Path) -> None:
