@@ -37,6 +37,7 @@ CASES = (
     "rescore",
     "view",
     "prefix",
+    "memory_arms",
 )
 
 

@@ -14,6 +14,7 @@ __all__ = [
     "ARM_NAMES",
     "ARM_TABLE",
     "LADDER",
+    "MEMORY_ARMS",
     "SIDE_CONTRASTS",
     "ArmSpec",
     "arm_rank",
@@ -29,6 +30,7 @@ class ArmSpec(msgspec.Struct, frozen=True, kw_only=True):
     reference: str | None = None  # the arm an off-ladder arm is contrasted with
     compiles: bool = False  # needs the compiled graph and revision (the compiler helper)
     matcher: bool = False  # consults the matcher on every non-bypassed turn
+    memory: bool = False  # a retrieval memory baseline (Appendix F; the ``memory`` extra)
 
 
 # In display order: tables and reports list arms this way.
@@ -40,9 +42,13 @@ ARM_TABLE: tuple[ArmSpec, ...] = (
     ArmSpec(name="enforce", rung=3, compiles=True, matcher=True),
     # Appendix D.3: the validator-gated hybrid vs the enforcement gate
     ArmSpec(name="hybrid", reference="enforce", compiles=True, matcher=True),
+    # Appendix F: the memory baselines, off the ladder (Table 18 sets them beside it)
+    ArmSpec(name="memory-topk", memory=True),
+    ArmSpec(name="mem0", memory=True),
 )
 
 ARM_NAMES: tuple[str, ...] = tuple(a.name for a in ARM_TABLE)
+MEMORY_ARMS: tuple[str, ...] = tuple(a.name for a in ARM_TABLE if a.memory)
 # The paper's rungs in order: adjacent contrasts run along these (Section 4.2, Appendix D.1).
 LADDER: tuple[str, ...] = tuple(
     a.name for a in sorted((a for a in ARM_TABLE if a.rung is not None), key=lambda a: a.rung or 0)

@@ -55,7 +55,8 @@ TurnKind = Literal[
     "re_ask",
 ]
 MatcherOutcome = Literal["answered", "null", "corrected", "malformed"]
-Role = Literal["agent", "matcher", "compiler"]  # who a call is made for
+# who a call is made for; memory and embedding: the memory arms' helper calls (Appendix F)
+Role = Literal["agent", "matcher", "compiler", "memory", "embedding"]
 Termination = Literal[
     "completed",  # every turn ran; the episode is scored
     "endpoint_error",  # a call failed after all its attempts (5xx, 429, connection)
@@ -133,6 +134,12 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     binding: Literal["state", "request"] = "state"
     corruption: float = 0.0
     tools: bool = False
+    # Memory arms (Appendix F): the recall block as the record of the past or added to the
+    # full transcript; k recalled items (the paper's top-5); the recent window in exchanges
+    # (the paper's last two) kept in record mode.
+    memory_mode: Literal["record", "augment"] = "record"
+    memory_k: int = 5
+    memory_window: int = 2
 
 
 class CellKey(_Frozen, frozen=True, kw_only=True):

@@ -14,6 +14,7 @@ __all__ = [
     "render_directive",
     "render_ledger",
     "render_matcher_prompt",
+    "render_recall",
     "render_rejection",
     "render_revision_prompt",
     "render_step_list",
@@ -96,3 +97,12 @@ def compose_user_message(text: str, *, notices: list[str] | None = None, additio
     if addition:
         parts.append(addition)
     return "\n\n".join(parts)
+
+
+def render_recall(items: list[str]) -> str:
+    """The memory arms' recall block (OURS): the opening line and one item per recalled
+    exchange or memory, each flattened onto one line; empty when nothing is recalled."""
+    if not items:
+        return ""
+    lines = [strings.MEMORY_RECALL_ITEM.format(text=" ".join(t.split())) for t in items]
+    return "\n".join([strings.MEMORY_RECALL_OPENING, *lines])

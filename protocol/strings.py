@@ -6,8 +6,9 @@ flattened text shows a list item (" - s1: ...") or a new block. Nothing else is 
 
 Strings the paper does not give verbatim are marked OURS, written in the same register:
 the self-ledger clause, the rewire and relax sentences of the revision message, the tools
-variant's step line, and the checklist's DONE / CANCELLED entries (the paper shows only the
-opening TODO state and says entries "move to done ... and to cancelled").
+variant's step line, the checklist's DONE / CANCELLED entries (the paper shows only the
+opening TODO state and says entries "move to done ... and to cancelled"), and the memory
+arms' recall block (Appendix F names the block, not its wording).
 """
 
 from __future__ import annotations
@@ -159,6 +160,14 @@ TOOL_CLAUSE = (
     "work you should not perform in this turn; if a step is blocked or cancelled, say why instead."
 )
 TOOL_STEP_SUFFIX = " [tool {tool}]"  # OURS: names each step's tool in the brief
+
+# --- Memory baselines (Appendix F: the paper names a recall block, not its wording) -------
+
+MEMORY_RECALL_OPENING = (  # OURS
+    "[MEMORY] Recalled from earlier in this conversation (most relevant first):"
+)
+MEMORY_RECALL_ITEM = "- {text}"  # OURS: one recalled exchange or Mem0 memory per item
+MEMORY_EXCHANGE = "user: {user} | assistant: {reply}"  # OURS: a stored exchange as recalled
 
 # OURS: the paper gives the arm ("the brief orders the agent to keep its own status ledger
 # through LEDGER code DONE/CANCELLED/TODO reply lines", Section 3.3), not the clause's words.

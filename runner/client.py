@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -196,8 +196,14 @@ class Endpoint:
             kind, f"{self.name}: {call.last} (after {call.attempt} attempts)", call.attempt
         )
 
-    async def _attempt(self, body: dict[str, Any], call: _Call) -> dict[str, Any]:
-        """One request under a limiter slot; the slot goes back whatever happens."""
+    async def _attempt(
+        self,
+        body: dict[str, Any],
+        call: _Call,
+        post: Callable[[int, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None,
+    ) -> dict[str, Any]:
+        """One request (a chat completion, or ``post``'s) under a limiter slot; the slot goes
+        back whatever happens."""
         t0 = time.perf_counter()
         await self.limiter.acquire()
         t1 = time.perf_counter()
@@ -205,7 +211,7 @@ class Endpoint:
         idx = self._pick(call.affinity)
         self._in_flight[idx] += 1
         try:
-            return await self._post(idx, body)
+            return await (post or self._post)(idx, body)
         except _Retry as r:
             if r.throttled:
                 self.limiter.throttled()  # before the release: wake no one at the old limit
@@ -260,6 +266,58 @@ class Endpoint:
                 cached_tokens=_cached_tokens(usage),
             ),
         )
+
+    async def embed(
+        self, model: str, inputs: Sequence[str]
+    ) -> tuple[list[list[float]], CallRecord]:
+        """``POST /embeddings`` for a batch of texts, retried as chat calls are: the vectors in
+        input order and the call's record (role ``embedding``); raises :class:`CallFailed`."""
+        self.open()
+        call = _Call(budget=0)
+        body = {"model": model, "input": list(inputs)}
+        while call.attempt < self.attempts:
+            call.attempt += 1
+            try:
+                data = await self._attempt(body, call, self._post_embeddings)
+            except (_Retry, _ContextOverflow, _Fatal) as failure:
+                await self._after_failure(failure, call)
+                continue
+            self.limiter.success()
+            rows = sorted(data["data"], key=lambda d: int(d.get("index", 0)))
+            tokens = int((data.get("usage") or {}).get("prompt_tokens") or 0)
+            self.requests += 1
+            self.prompt_tokens += tokens
+            record = CallRecord(
+                role="embedding",
+                prompt_tokens=tokens,
+                wait_s=round(call.waited, 6),
+                server_s=round(call.server, 6),
+                attempts=call.attempt,
+            )
+            return [[float(x) for x in d["embedding"]] for d in rows], record
+        kind: Termination = "timeout" if "timed out" in call.last else "endpoint_error"
+        raise CallFailed(
+            kind,
+            f"{self.name}: embeddings: {call.last} (after {call.attempt} attempts)",
+            call.attempt,
+        )
+
+    async def _post_embeddings(self, idx: int, body: dict[str, Any]) -> dict[str, Any]:
+        url = self.base_urls[idx] + "/embeddings"
+        try:
+            resp = await self.open().send(Request("POST", url, orjson.dumps(body), self._headers))
+        except TransportError as e:
+            raise _Retry(str(e)) from None
+        except TimeoutError:
+            raise _Retry("request timed out") from None
+        _check_status(resp)
+        try:
+            data = orjson.loads(resp.body)
+            if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+                raise ValueError("no data")
+        except (orjson.JSONDecodeError, ValueError):
+            raise _Retry("malformed embeddings body") from None
+        return data
 
     def _redact(self, text: str) -> str:
         key = self._headers.get("Authorization", "").removeprefix("Bearer ").strip()

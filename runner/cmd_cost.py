@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from protocol.records import Knobs
 from runner.logs import LogReport, NewerSchemaError, read_logs
 from scoring.cost import cost_rows
 
@@ -63,7 +64,7 @@ def cost(
             c.model,
             str(c.steps),
             f"{c.density:g}",
-            c.arm,
+            _arm_label(c.arm, c.knobs),
             str(r["n"]),
             f"{r['prompt_tokens'] / 1000:.1f}k",
             f"{r['completion_tokens'] / 1000:.2f}k",
@@ -80,3 +81,11 @@ def cost(
         typer.echo(
             f"skipped {len(report.corrupt)} corrupt and {len(report.truncated)} truncated lines"
         )
+
+
+def _arm_label(arm: str, knobs: Knobs) -> str:
+    """The arm with its non-default knobs (a variant cell is its own row)."""
+    default = msgspec.structs.asdict(Knobs())
+    return " ".join(
+        [arm, *(f"{k}={v}" for k, v in msgspec.structs.asdict(knobs).items() if v != default[k])]
+    )

@@ -22,6 +22,8 @@ async def open_endpoints(
 ) -> AsyncIterator[dict[str, Endpoint]]:
     """Endpoints by name, sessions open; the embedded server runs while the block runs."""
     names = {m.endpoint for m in grid.models}
+    if grid.memory.embed_endpoint is not None:  # the memory arms' embeddings server
+        names.add(grid.memory.embed_endpoint)
     out: dict[str, Endpoint] = {}
     async with AsyncExitStack() as stack:
         embedded_url: str | None = None

@@ -96,7 +96,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
             verdict = user.begin(turn)
             shown, shaped = notices, await arm.shape(turn, user.state, notices)
             sys_msg = {"role": "system", "content": system + shaped.system_extra}
-            messages = [sys_msg, *history, {"role": "user", "content": shaped.sent}]
+            messages = [sys_msg, *arm.context(history), {"role": "user", "content": shaped.sent}]
             played, replies = await _play(ctx, arm, turn, shaped, messages)
             calls = [*prepare_calls, *ctx.calls, *(r.call for r in replies)]
             prepare_calls = []

@@ -33,6 +33,7 @@ __all__ = [
     "EndpointConfig",
     "Grid",
     "GridError",
+    "MemorySettings",
     "ModelConfig",
     "RunConfig",
     "Task",
@@ -130,7 +131,7 @@ class Decoding(_Strict):
         """The token budgets by regime of the calls made for ``role``."""
         if role == "matcher":
             return self.matcher_budget
-        if role == "compiler":
+        if role in ("compiler", "memory"):  # mem0's extraction writes JSON, as the compiler
             return self.compiler_budget
         return self.reply_budget
 
@@ -167,8 +168,17 @@ class RunConfig(_Strict):
     compile_cache: Literal["spec", "brief"] = "spec"
 
 
+class MemorySettings(_Strict):
+    """The memory arms' embedder (Appendix F): an endpoint's ``/v1/embeddings``."""
+
+    embedder: Literal["endpoint"] = "endpoint"
+    embed_endpoint: str | None = None  # an [[endpoints]] name; default: the cell model's
+    embed_model: str | None = None  # the served embedding model; default: the cell's model
+
+
 class Grid(_Strict):
     run: RunConfig = msgspec.field(default_factory=RunConfig)
+    memory: MemorySettings = msgspec.field(default_factory=MemorySettings)
     endpoints: list[EndpointConfig] = []
     models: list[ModelConfig] = []
     decoding: Decoding = msgspec.field(default_factory=Decoding)
@@ -329,6 +339,7 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
                 + (f" (did you mean {hint[0]!r}?)" if hint else "")
                 + f"; arms: {', '.join(arms)}"
             )
+    problems += _memory_problems(grid)
     for v in run.variants:
         if not 0.0 <= v.corruption <= 1.0:
             problems.append(f"corruption rate must be in [0, 1] (got {v.corruption})")
@@ -380,6 +391,38 @@ def url_problem(url: str) -> str | None:
         example = f"http://{url.split('://')[-1]}" if "://" not in url or parts.scheme else url
         return f"base URL {url!r} needs an http:// or https:// scheme and a host (e.g. {example})"
     return None
+
+
+def _memory_problems(grid: Grid) -> list[str]:
+    """A memory arm without its libraries (one line naming the extra), bad k or window, an
+    unknown embedding endpoint."""
+    from runner.memory import MEMORY_ARMS, missing
+
+    run = grid.run
+    used = [
+        a for a in dict.fromkeys([*run.arms, *(v.arm for v in run.variants)]) if a in MEMORY_ARMS
+    ]
+    problems = [m for a in used if (m := missing(a)) is not None]
+    default = Knobs()
+    for v in run.variants:
+        set_here = [
+            f
+            for f in ("memory_mode", "memory_k", "memory_window")
+            if getattr(v, f) != getattr(default, f)
+        ]
+        if set_here and v.arm not in MEMORY_ARMS:
+            problems.append(
+                f"{', '.join(set_here)} applies to the memory arms only "
+                f"({', '.join(MEMORY_ARMS)}), not {v.arm!r}"
+            )
+        if v.memory_k < 1:
+            problems.append(f"memory_k must be at least 1 (got {v.memory_k})")
+        if v.memory_window < 0:
+            problems.append(f"memory_window must be at least 0 (got {v.memory_window})")
+    name = grid.memory.embed_endpoint
+    if used and name is not None and name not in {e.name for e in grid.endpoints} | {EMBEDDED}:
+        problems.append(f"[memory] embed_endpoint {name!r} is not an endpoint")
+    return problems
 
 
 def _run_problems(grid: Grid) -> list[str]:

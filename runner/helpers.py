@@ -1,4 +1,5 @@
-"""The gates' helpers for one run: the compiler and the matcher sharing one set of counters.
+"""The helpers for one run: the gates' compiler and matcher sharing one set of counters,
+and what the memory arms need of the run (:mod:`runner.memory.services`).
 
 ``Helpers(grid, out_dir, endpoints)`` is built once per run (``runner.cmd_run``) and shared
 by every episode through ``EpisodeContext.helpers``. The compiler lives in
@@ -17,6 +18,7 @@ from runner.cache import HelperStats, MatchAnswer
 from runner.compiler import ChatEndpoint, Compiled, Compiler
 from runner.grid import Grid, Task
 from runner.matcher import Matcher
+from runner.memory.services import MemoryServices
 
 __all__ = ["Compiled", "HelperStats", "Helpers", "MatchAnswer"]
 
@@ -31,6 +33,7 @@ class Helpers:
         self.stats = HelperStats()
         self.compiler = Compiler(grid, out, endpoints, self.stats)
         self.matcher = Matcher(grid, out, endpoints, self.stats)
+        self.memory = MemoryServices(grid, endpoints)  # the memory arms' (Appendix F)
 
     async def compile(self, cell: CellKey, episode: Episode) -> tuple[Compiled, list[CallRecord]]:
         return await self.compiler.compile(cell, episode)

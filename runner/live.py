@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anyio
+import msgspec
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -24,6 +25,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from protocol.records import Knobs
 from runner.client import Endpoint
 from runner.scheduler import RunState
 
@@ -56,11 +58,8 @@ def format_result(line: dict[str, Any]) -> str:
             f"p={_num(line.get('p'), '.3g')} holm={_num(line.get('p_holm'), '.3g')}"
         )
     c = line.get("cell", {})
-    knobs = {
-        k: v
-        for k, v in c.get("knobs", {}).items()
-        if v not in (None, False, 0, 0.0, "append", "user", "next_turn", "state")
-    }
+    default = msgspec.structs.asdict(Knobs())
+    knobs = {k: v for k, v in c.get("knobs", {}).items() if v != default.get(k)}
     extra = " " + " ".join(f"{k}={v}" for k, v in knobs.items()) if knobs else ""
     return (
         f"cell {c.get('model')} {c.get('regime')} S={c.get('steps')} rho={c.get('density')} "

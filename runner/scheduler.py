@@ -25,7 +25,7 @@ from protocol.generate import generate
 from protocol.records import CellKey, Episode, EpisodeRecord, EpisodeSpec
 from runner.affinity import EPISODE, affinity_key
 from runner.agent import agent_calls
-from runner.arms import EpisodeContext
+from runner.arms import EpisodeContext, load_arms
 from runner.client import Endpoint
 from runner.episode import run_episode
 from runner.grid import Grid, Task, expand
@@ -89,6 +89,7 @@ async def run_grid(
 ) -> None:
     """Run ``tasks``; log each episode as it finishes; stream results."""
     grid = state.grid
+    load_arms({t.cell.arm for t in tasks})  # the memory arms' libraries, before any episode
     agents = agent_calls(grid, state.endpoints)
     episodes: dict[EpisodeSpec, Episode] = {}
     progress = state.progress

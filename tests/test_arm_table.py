@@ -7,7 +7,15 @@ import sys
 
 import pytest
 
-from protocol.arms import ARM_NAMES, ARM_TABLE, LADDER, SIDE_CONTRASTS, arm_rank, arm_spec
+from protocol.arms import (
+    ARM_NAMES,
+    ARM_TABLE,
+    LADDER,
+    MEMORY_ARMS,
+    SIDE_CONTRASTS,
+    arm_rank,
+    arm_spec,
+)
 from runner.arms import ARMS
 from runner.grid import GridError, RunConfig, parse_grid
 
@@ -21,12 +29,16 @@ def test_the_table_holds_the_papers_rungs_and_side_contrasts() -> None:
 
 
 def test_the_registry_matches_the_table() -> None:
-    assert tuple(ARMS) == ARM_NAMES
-    assert all(ARMS[a.name].name == a.name for a in ARM_TABLE)
+    from runner.arms.memory import MEMORY_ARM_CLASSES  # registered on first use
+
+    registry = {**ARMS, **MEMORY_ARM_CLASSES}
+    assert tuple(registry) == ARM_NAMES
+    assert all(registry[a.name].name == a.name for a in ARM_TABLE)
+    assert MEMORY_ARMS == ("memory-topk", "mem0") == tuple(a.name for a in ARM_TABLE if a.memory)
 
 
 def test_unknown_arms_sort_after_the_table() -> None:
-    assert sorted(["mem0", "enforce", "raw"], key=arm_rank) == ["raw", "enforce", "mem0"]
+    assert sorted(["tools", "enforce", "raw"], key=arm_rank) == ["raw", "enforce", "tools"]
     assert arm_spec("nope") is None
 
 

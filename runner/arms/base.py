@@ -80,6 +80,10 @@ class ArmSession:
     def system_prompt(self) -> str:
         return self.episode.brief
 
+    def context(self, history: list[dict[str, str]]) -> list[dict[str, str]]:
+        """The earlier turns sent with this turn (the memory arms' record mode cuts them)."""
+        return history
+
     async def prepare(self) -> None:
         """Per-episode set-up before the first turn (the gates compile here)."""
 

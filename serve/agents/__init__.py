@@ -9,6 +9,7 @@ import msgspec
 from serve.agents import always_book, perfect, synthetic
 from serve.agents.answer import Answer
 from serve.agents.gate_answers import helper_answer
+from serve.agents.memory import mem0_answer
 from serve.agents.view import Message, build_view
 
 __all__ = ["Answer", "Message", "answer"]
@@ -22,9 +23,9 @@ def answer(
     digest: str,
     thinking: bool = False,
 ) -> Answer:
-    """What ``policy`` replies to ``messages``: a helper answer for a helper prompt,
-    otherwise the agent's turn."""
-    helper = helper_answer(messages, params, digest)
+    """What ``policy`` replies to ``messages``: a helper answer for a helper prompt (the
+    gates' compiler and matcher, mem0's memory extraction), otherwise the agent's turn."""
+    helper = mem0_answer(messages) or helper_answer(messages, params, digest)
     if helper is not None:
         return msgspec.structs.replace(helper, synthetic=policy == "synthetic")
     view = build_view(messages)
