@@ -21,6 +21,7 @@ __all__ = [
     "EpisodeSpec",
     "Knobs",
     "Revision",
+    "Schedule",
     "Step",
     "Turn",
     "TurnKind",
@@ -31,6 +32,9 @@ SCHEMA_VERSION = 1
 
 Domain = Literal["procurement", "release"]
 Brief = Literal["amended", "original"]
+# The probe schedule (Appendix B.4, Section 6): "earlier" is the original grid's, "regenerated"
+# the amended replication's. None: the brief's own (original -> earlier, amended -> regenerated).
+Schedule = Literal["earlier", "regenerated"]
 TurnKind = Literal[
     "ask",
     "premature",
@@ -66,6 +70,14 @@ class EpisodeSpec(_Frozen, frozen=True, kw_only=True):
     brief: Brief = "amended"
     paraphrase_tier: int = 0
     ambiguous_rate: float = 0.0
+    # The generator version the episode was made with (protocol.generate.GENERATOR_VERSION);
+    # logs written before versions existed lack it and regenerate with version 1.
+    generator: int = 1
+    schedule: Schedule | None = None  # None: the brief's own schedule (see Schedule)
+
+    def schedule_version(self) -> Schedule:
+        """The schedule this spec runs: its own, or the brief's when unset."""
+        return self.schedule or ("earlier" if self.brief == "original" else "regenerated")
 
 
 class Step(_Frozen, frozen=True, kw_only=True):
@@ -132,9 +144,13 @@ class CellKey(_Frozen, frozen=True, kw_only=True):
     brief: Brief = "amended"
     arm: str
     knobs: Knobs = Knobs()
+    schedule: Schedule | None = None  # None: the brief's own schedule
+    paraphrase_tier: int = 0
+    ambiguous_rate: float = 0.0
 
     def slug(self) -> str:
-        """A file-name-safe identifier, stable across runs."""
+        """A file-name-safe identifier, stable across runs (fields at their defaults add
+        nothing, so slugs of cells written before a field existed are unchanged)."""
         k = self.knobs
         parts = [
             self.model.replace("/", "_").replace("?", "_").replace("&", "_").replace("=", "-"),
@@ -145,6 +161,12 @@ class CellKey(_Frozen, frozen=True, kw_only=True):
             self.brief,
             self.arm,
         ]
+        if self.schedule is not None:
+            parts.append(f"sched-{self.schedule}")
+        if self.paraphrase_tier:
+            parts.append(f"tier{self.paraphrase_tier}")
+        if self.ambiguous_rate:
+            parts.append(f"amb{self.ambiguous_rate:g}")
         if k != Knobs():
             parts.append(
                 "-".join(
