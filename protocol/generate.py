@@ -304,7 +304,13 @@ def _wording_v3(
     """The turn's wording; None for a tier-0/1 re-ask (it keeps the re-ask frames)."""
     field = _WORDINGS_V3[kind]
     if tier == 2 and paraphrases is not None and field in ("asks", "redo_probes"):
-        return str(paraphrases[t.slug][field][idx][rewrite])
+        try:
+            return str(paraphrases[t.slug][field][idx][rewrite])
+        except (KeyError, IndexError, TypeError):
+            raise SpecError(
+                f"the paraphrase cache has no {field} rewrite {idx}.{rewrite} for {t.slug}; "
+                "check it with protocol.paraphrases.check_paraphrases"
+            ) from None
     if kind == "re_ask":
         return None
     return _pick_wording(t, field, idx, tier, None)

@@ -20,7 +20,14 @@ from typing import Any, Literal
 import msgspec
 
 from protocol.domains import POOLS
-from protocol.generate import MAX_STEPS, MIN_STEPS, SpecError, check_spec
+from protocol.generate import (
+    GENERATOR_VERSION,
+    GENERATOR_VERSIONS,
+    MAX_STEPS,
+    MIN_STEPS,
+    SpecError,
+    check_spec,
+)
 from protocol.records import CellKey, EpisodeSpec, Knobs
 from runner.seeds import parse_seeds
 
@@ -135,6 +142,13 @@ class RunConfig(_Strict):
     concurrency: int = 256  # episodes in flight
     paraphrase_tier: int = 0
     ambiguous_rate: float = 0.0
+    # The generator version (protocol.generate.GENERATOR_VERSION); an older one reproduces
+    # episodes of runs made with it.
+    generator: int = GENERATOR_VERSION
+    # Probe schedules (Appendix B.4): "earlier", "regenerated"; empty: each brief's own
+    # (original -> earlier, amended -> regenerated). ["earlier", "regenerated"] with the
+    # original brief runs the original grid and its schedule control side by side.
+    schedules: list[str] = []
 
 
 class Grid(_Strict):
@@ -168,6 +182,7 @@ class Grid(_Strict):
     def cells(self) -> list[CellKey]:
         arms: list[tuple[str, Knobs]] = [(a, Knobs()) for a in self.run.arms]
         arms += [(v.arm, v.knobs()) for v in self.run.variants]
+        schedules: list[str | None] = list(self.run.schedules) or [None]
         return [
             CellKey(
                 model=m.name,
@@ -178,11 +193,15 @@ class Grid(_Strict):
                 brief=b,  # type: ignore[arg-type]
                 arm=a,
                 knobs=k,
+                schedule=sched,  # type: ignore[arg-type]
+                paraphrase_tier=self.run.paraphrase_tier,
+                ambiguous_rate=self.run.ambiguous_rate,
             )
             for m in self.models
             for (s, d) in self.graphs()
             for dom in self.run.domains
             for b in self.run.briefs
+            for sched in schedules
             for (a, k) in arms
         ]
 
@@ -201,7 +220,8 @@ def expand(grid: Grid) -> Iterator[Task]:
     cells = grid.cells()
     configs: dict[tuple[object, ...], list[CellKey]] = {}
     for c in cells:
-        configs.setdefault((c.model, c.regime, c.steps, c.density, c.domain, c.brief), []).append(c)
+        config = (c.model, c.regime, c.steps, c.density, c.domain, c.brief, c.schedule)
+        configs.setdefault(config, []).append(c)
     for group in configs.values():
         for seed in grid.seeds():
             for cell in group:
@@ -213,8 +233,10 @@ def expand(grid: Grid) -> Iterator[Task]:
                         density=cell.density,
                         domain=cell.domain,
                         brief=cell.brief,
-                        paraphrase_tier=grid.run.paraphrase_tier,
-                        ambiguous_rate=grid.run.ambiguous_rate,
+                        paraphrase_tier=cell.paraphrase_tier,
+                        ambiguous_rate=cell.ambiguous_rate,
+                        generator=grid.run.generator,
+                        schedule=cell.schedule,
                     ),
                 )
 
@@ -341,6 +363,14 @@ def _run_problems(grid: Grid) -> list[str]:
     problems: list[str] = []
     run = grid.run
     empty = [k for k in ("arms", "domains", "briefs") if not getattr(run, k)]
+    if run.generator not in GENERATOR_VERSIONS:
+        known = ", ".join(map(str, GENERATOR_VERSIONS))
+        problems.append(f"unknown generator version {run.generator}; choose one of {known}")
+    for sched in run.schedules:
+        if sched not in ("earlier", "regenerated"):
+            problems.append(f"unknown schedule {sched!r}; choose earlier or regenerated")
+    if run.schedules and run.generator < 3:
+        problems.append("schedules need generator version 3 or later")
     if not grid.graphs():
         empty.append("graphs (steps x density)")
     if empty:

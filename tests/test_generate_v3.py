@@ -266,3 +266,95 @@ async def test_perfect_agent_scores_one_on_version_3_in_every_arm(
     for s in SPECIAL:
         out = await drive(session, url, s, **variant)
         assert out.errors == [], (s, out.errors[:3])
+
+
+# --- the held-out cache is checked on load ------------------------------------------------
+
+
+def test_a_well_formed_cache_passes_and_each_problem_is_one_line() -> None:
+    from protocol.paraphrases import check_paraphrases
+
+    pool = POOLS["procurement"]
+    good = _cache()
+    assert check_paraphrases(good, pool) == []
+    bad = msgspec.json.decode(msgspec.json.encode(good))
+    first = pool.templates[0].slug
+    bad[first]["asks"][0][1] = bad[first]["asks"][0][0]  # a duplicate string
+    bad[first]["redo_probes"][2] = ["only one ({wo})"]  # too few rewrites
+    bad[pool.templates[1].slug]["asks"][1][0] = "Do the thing ({wo})."  # loses the noun
+    bad[pool.templates[2].slug]["asks"][2][2] = pool.templates[2].text + " now."
+    del bad[pool.templates[3].slug]
+    problems = check_paraphrases(bad, pool)
+    assert len(problems) == 5, problems
+    assert any("same string" in p for p in problems)
+    assert any("exactly 3 rewrites" in p for p in problems)
+    assert any("keeps no word" in p for p in problems)
+    assert any("{wo}" in p for p in problems)
+    assert any(p.startswith(f"{pool.templates[3].slug}: missing") for p in problems)
+    assert check_paraphrases([1, 2], pool) == [
+        "the cache must be a JSON object: template slug -> wordings"
+    ]
+
+
+def test_ladder_generate_refuses_a_bad_cache_with_one_line_per_problem(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from runner.cli import app
+
+    cache = _cache()
+    del cache[POOLS["procurement"].templates[0].slug]
+    path = tmp_path / "cache.json"
+    path.write_bytes(msgspec.json.encode(cache))
+    result = CliRunner().invoke(
+        app, ["generate", "--paraphrase-tier", "2", "--paraphrase-cache", str(path)]
+    )
+    assert result.exit_code == 2
+    assert "missing (every template of procurement needs rewrites)" in result.output
+    assert "Traceback" not in result.output
+    path.write_bytes(msgspec.json.encode(_cache()))
+    ok = CliRunner().invoke(
+        app,
+        [
+            "generate",
+            "--paraphrase-tier",
+            "2",
+            "--paraphrase-cache",
+            str(path),
+            "--brief",
+            "original",
+            "--schedule",
+            "regenerated",
+        ],
+    )
+    assert ok.exit_code == 0, ok.output
+    assert "schedule=regenerated generator=3" in ok.output and "HELD asks" in ok.output
+
+
+def test_the_grid_makes_schedule_an_axis_of_the_cell() -> None:
+    from runner.grid import expand, parse_grid
+
+    grid = parse_grid(
+        {
+            "run": {
+                "seeds": "100-101",
+                "briefs": ["original"],
+                "schedules": ["earlier", "regenerated"],
+                "arms": ["raw"],
+            },
+            "models": [{"name": "m"}],
+        }
+    )
+    cells = grid.cells()
+    assert [c.schedule for c in cells] == ["earlier", "regenerated"]
+    assert cells[0].slug().endswith("__original__raw__sched-earlier")
+    tasks = list(expand(grid))
+    assert {(t.spec.schedule, t.spec.generator) for t in tasks} == {
+        ("earlier", GENERATOR_VERSION),
+        ("regenerated", GENERATOR_VERSION),
+    }
+    plain = parse_grid({"run": {"arms": ["raw"]}, "models": [{"name": "m"}]})
+    assert plain.cells()[0].slug() == "m__no-think__S15__rho0.3__procurement__amended__raw"
+    from runner.grid import GridError
+
+    with pytest.raises(GridError, match="schedules need generator version 3"):
+        parse_grid({"run": {"generator": 1, "schedules": ["earlier"]}, "models": [{"name": "m"}]})
