@@ -17,6 +17,7 @@ import msgspec
 import typer
 
 from runner.logs import LogReport, NewerSchemaError, read_logs
+from scoring.families import DEFAULT_FAMILY, FAMILIES
 from scoring.offline import paused_gc, rescore
 from scoring.tables import channel_table, helper_table, ladder_table
 
@@ -30,7 +31,9 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def load_results(logdir: Path) -> tuple[list[dict[str, Any]], LogReport]:
+def load_results(
+    logdir: Path, family: str = DEFAULT_FAMILY
+) -> tuple[list[dict[str, Any]], LogReport]:
     """The cell and contrast lines of every log under *logdir*, and what reading found.
 
     Raises ``typer.Exit(2)`` (after one line on stderr) when the logs cannot be scored.
@@ -50,7 +53,9 @@ def load_results(logdir: Path) -> tuple[list[dict[str, Any]], LogReport]:
     if not records:
         bad = len(report.corrupt) + len(report.truncated)
         raise _fail(f"no readable episode record under {logdir} ({bad} corrupt or truncated lines)")
-    return rescore(records.values()), report
+    if family not in FAMILIES:
+        raise _fail(f"unknown --family {family!r}; choose one of {', '.join(FAMILIES)}")
+    return rescore(records.values(), family=family), report
 
 
 def log_summary(report: LogReport) -> str:
@@ -72,11 +77,18 @@ def score(
     json_: Annotated[
         bool, typer.Option("--json", help="One JSON line per cell and per contrast.")
     ] = False,
+    family: Annotated[
+        str,
+        typer.Option(
+            help="Holm family grouping: model (the paper's: one model, both regimes), "
+            "regime (model and regime) or table (every contrast of a kind together)."
+        ),
+    ] = DEFAULT_FAMILY,
 ) -> None:
     """Rescore every episode log under LOGDIR offline (no model): ladder tables under the
     primary and decline-aware scorings with Wilson CIs and Holm-adjusted exact McNemar
     p-values, and the per-channel error table."""
-    lines, report = load_results(logdir)
+    lines, report = load_results(logdir, family)
     if json_:
         for line in lines:
             typer.echo(msgspec.json.encode(line).decode())
