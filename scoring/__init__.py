@@ -3,7 +3,7 @@ decline-aware success, the six error channels, statistics, aggregation by cell a
 the streaming scorer, and report tables. No model, no I/O (plots: :mod:`scoring.report`).
 """
 
-from scoring.cells import ARM_ORDER, SCORINGS, cell_line, ladder_contrasts
+from scoring.cells import SCORINGS, cell_line, ladder_contrasts
 from scoring.episodes import EpisodeCache
 from scoring.families import score_lines
 from scoring.offline import paused_gc, rescore, score_records
@@ -12,7 +12,6 @@ from scoring.stats import holm, mcnemar_exact, wilson
 from scoring.stream import StreamingScorer
 
 __all__ = [
-    "ARM_ORDER",
     "LABELS",
     "SCORINGS",
     "EpisodeCache",

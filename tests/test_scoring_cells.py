@@ -234,8 +234,8 @@ def test_variant_arms_are_contrasted_with_their_reference_not_inside_the_ladder(
         ("checklist", "directive"),
         ("directive", "enforce"),
         ("checklist", "ledger"),
-        ("directive", "ledger"),
         ("enforce", "hybrid"),
+        ("directive", "ledger"),
     ]
     kinds = {
         (c["a"], c["b"]): (c["kind"], c["family"])
