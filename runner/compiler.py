@@ -229,7 +229,8 @@ class Compiler:
             if spec is None or not spec.compiles:
                 continue
             model = self.model_for(task.cell)
-            ep = generate(task.spec)
+            # The brief and revision do not depend on the wording tier: compile its tier-0 twin.
+            ep = generate(msgspec.structs.replace(task.spec, paraphrase_tier=0))
             key_digest = digest(self.key(model, ep))[:40]
             if key_digest not in seen:
                 seen.add(key_digest)

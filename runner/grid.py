@@ -26,10 +26,12 @@ from protocol.generate import (
     GENERATOR_VERSIONS,
     MAX_STEPS,
     MIN_STEPS,
+    Paraphrases,
     SpecError,
     check_spec,
 )
 from protocol.records import CellKey, EpisodeSpec, Knobs, Role
+from runner.paraphrase_cache import ParaphraseCacheError, load_paraphrases
 from runner.seeds import parse_seeds
 
 __all__ = [
@@ -162,6 +164,7 @@ class RunConfig(_Strict):
     variants: list[Variant] = []
     concurrency: int = 256  # episodes in flight
     paraphrase_tier: int = 0
+    paraphrase_cache: str | None = None  # the held-out cache (JSON) tier 2 reads
     ambiguous_rate: float = 0.0
     # The generator version (protocol.generate.GENERATOR_VERSION); an older one reproduces
     # episodes of runs made with it.
@@ -199,6 +202,14 @@ class Grid(_Strict):
 
     def seeds(self) -> list[int]:
         return parse_seeds(self.run.seeds)
+
+    def paraphrases(self) -> Paraphrases | None:
+        """The held-out cache tier 2 reads (checked by ``check_grid``), or None."""
+        if self.run.paraphrase_cache is None:
+            return None
+        return load_paraphrases(
+            Path(self.run.paraphrase_cache), self.run.domains, self.run.generator
+        )
 
     def cells(self) -> list[CellKey]:
         arms: list[tuple[str, Knobs]] = [(a, Knobs()) for a in self.run.arms]
@@ -403,10 +414,17 @@ def _run_problems(grid: Grid) -> list[str]:
         paraphrase_tier=run.paraphrase_tier,
         ambiguous_rate=run.ambiguous_rate,
     )
+    paraphrases = None
+    if run.paraphrase_cache is not None:
+        try:
+            paraphrases = load_paraphrases(Path(run.paraphrase_cache), run.domains, run.generator)
+        except ParaphraseCacheError as e:
+            problems += str(e).splitlines()
+            return problems
     try:
-        check_spec(spec)
+        check_spec(spec, paraphrases)
     except SpecError as e:
-        problems.append(str(e))
+        problems.append(str(e) + (" ([run] paraphrase_cache)" if "cache" in str(e) else ""))
     return problems
 
 

@@ -110,11 +110,13 @@ async def run_grid(
                 if state.on_result is not None:
                     state.on_result(line)
 
+        paraphrases = grid.paraphrases()  # tier 2's held-out cache (None otherwise)
+
         async def worker() -> None:
             for task in it:
                 ep = episodes.get(task.spec)
                 if ep is None:
-                    ep = episodes[task.spec] = generate(task.spec)
+                    ep = episodes[task.spec] = generate(task.spec, paraphrases)
                 ctx = EpisodeContext(
                     episode=ep,
                     cell=task.cell,
