@@ -108,3 +108,28 @@ def test_a_never_booking_agent_gets_no_dynamic_turn_where_a_planned_re_ask_exist
     # Issue #22: version 1 asks 99 dynamic re-asks over these 128 episodes.
     assert dynamic[1] == 99
     assert dynamic[2] < dynamic[1]
+
+
+def test_the_manifest_records_the_generator_and_refuses_to_resume_under_another(
+    tmp_path: Path,
+) -> None:
+    import orjson
+    import pytest
+
+    from runner.grid import parse_grid
+    from runner.manifest import MANIFEST, ManifestError, grid_digest, write_or_check_manifest
+
+    new = parse_grid({"run": {"arms": ["raw"]}, "models": [{"name": "m"}]})
+    old = parse_grid({"run": {"arms": ["raw"], "generator": 1}, "models": [{"name": "m"}]})
+    assert grid_digest(new) == grid_digest(old)  # the version is checked on its own
+    assert write_or_check_manifest(tmp_path, new) is False
+    assert orjson.loads((tmp_path / MANIFEST).read_bytes())["generator_version"] == 3
+    with pytest.raises(ManifestError, match="run with generator version 3 and this grid uses 1"):
+        write_or_check_manifest(tmp_path, old)
+    # A manifest written before versions existed is a version-1 run.
+    data = orjson.loads((tmp_path / MANIFEST).read_bytes())
+    del data["generator_version"]
+    (tmp_path / MANIFEST).write_bytes(orjson.dumps(data))
+    assert write_or_check_manifest(tmp_path, old) is True
+    with pytest.raises(ManifestError, match="set \\[run\\] generator = 1 to resume it"):
+        write_or_check_manifest(tmp_path, new)
