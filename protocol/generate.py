@@ -305,7 +305,10 @@ def _wording_v3(
     field = _WORDINGS_V3[kind]
     if tier == 2 and paraphrases is not None and field in ("asks", "redo_probes"):
         try:
-            return str(paraphrases[t.slug][field][idx][rewrite])
+            group = paraphrases[t.slug][field][idx]
+            if isinstance(group, str):  # a version-1 (flat) cache
+                raise TypeError(group)
+            return str(group[rewrite])
         except (KeyError, IndexError, TypeError):
             raise SpecError(
                 f"the paraphrase cache has no {field} rewrite {idx}.{rewrite} for {t.slug}; "
@@ -489,12 +492,19 @@ def _generate_v3(spec: EpisodeSpec, paraphrases: Paraphrases | None) -> Episode:
         else:
             text = worded.format(wo=wo)
         turns.append(Turn(index=i, kind=kind, step=v, work_order=wo, text=text))
+    held_out: dict[str, tuple[str, ...]] = {}
+    if spec.paraphrase_tier == 2 and paraphrases is not None:
+        held_out = {
+            v: tuple(str(r) for group in paraphrases[by_id[v].slug]["asks"] for r in group)
+            for v in ids
+        }
     return Episode(
         spec=spec,
         steps=steps,
         revision=revision,
         turns=tuple(turns),
         brief=render_brief(steps, spec.brief),
+        held_out_asks=held_out,
     )
 
 

@@ -127,6 +127,9 @@ class Episode(_Frozen, frozen=True, kw_only=True):
     revision: Revision
     turns: tuple[Turn, ...]  # the planned 44-turn schedule
     brief: str  # the system prompt every arm receives
+    # Generator 3 at tier 2: each step's held-out ask rewrites (each with one "{wo}"), which
+    # the scripted user's dynamic re-asks use; empty otherwise (re-ask frames quote the brief).
+    held_out_asks: dict[str, tuple[str, ...]] = {}
 
     def step(self, step_id: str) -> Step:
         for s in self.steps:

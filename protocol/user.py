@@ -85,8 +85,12 @@ class ScriptedUser:
         while wo in self._used:
             wo = f"#W{rng.randrange(1000, 10000)}"
         self._used.add(wo)
-        frames = POOLS[spec.domain].re_asks
-        text = frames[self.dynamic % len(frames)].format(text=self._texts[v], wo=wo)
+        held_out = self.episode.held_out_asks.get(v)
+        if held_out:  # generator 3, tier 2: a held-out ask rewrite of the step
+            text = held_out[self.dynamic % len(held_out)].format(wo=wo)
+        else:
+            frames = POOLS[spec.domain].re_asks
+            text = frames[self.dynamic % len(frames)].format(text=self._texts[v], wo=wo)
         self.dynamic += 1
         return Turn(
             index=self._index, kind="re_ask", step=v, work_order=wo, text=text, dynamic=True

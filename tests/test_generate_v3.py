@@ -358,3 +358,23 @@ def test_the_grid_makes_schedule_an_axis_of_the_cell() -> None:
 
     with pytest.raises(GridError, match="schedules need generator version 3"):
         parse_grid({"run": {"generator": 1, "schedules": ["earlier"]}, "models": [{"name": "m"}]})
+
+
+def test_dynamic_re_asks_use_the_held_out_cache_at_tier_2() -> None:
+    cache = _cache()
+    seen = 0
+    for seed in range(100, 140):
+        ep = generate(spec(seed, 5, 0.3, paraphrase_tier=2), cache)
+        assert set(ep.held_out_asks) == {s.id for s in ep.steps}
+        user = ScriptedUser(ep)
+        while (turn := user.next_turn()) is not None:
+            if turn.dynamic:
+                seen += 1
+                assert turn.text.startswith("HELD asks "), turn
+            verdict = user.begin(turn)
+            user.finish(turn, verdict, [])  # never books: deferred steps get re-asked
+    assert seen > 0
+    flat = {slug: {"asks": ["flat ({wo})."]} for slug in cache}
+    with pytest.raises(SpecError, match="paraphrase cache has no asks rewrite"):
+        generate(spec(100, 5, 0.3, paraphrase_tier=2), flat)
+    assert generate(spec(100, 5, 0.3)).held_out_asks == {}
