@@ -153,6 +153,13 @@ class Variant(Knobs, frozen=True, kw_only=True, forbid_unknown_fields=True):
         return Knobs(**{f: getattr(self, f) for f in Knobs.__struct_fields__})
 
 
+class Wording(_Strict):
+    """One request-wording condition (Table 4's columns): tier and ambiguous-probe rate."""
+
+    paraphrase_tier: int = 0
+    ambiguous_rate: float = 0.0
+
+
 class RunConfig(_Strict):
     seeds: str = "100-227"
     steps: list[int] = msgspec.field(default_factory=lambda: [15])
@@ -173,6 +180,15 @@ class RunConfig(_Strict):
     # (original -> earlier, amended -> regenerated). ["earlier", "regenerated"] with the
     # original brief runs the original grid and its schedule control side by side.
     schedules: list[str] = []
+    # Several wording conditions side by side (Table 4: canonical, held-out, held-out with
+    # ambiguous probes), each its own cells; empty: the one of paraphrase_tier /
+    # ambiguous_rate above.
+    wordings: list[Wording] = []
+
+    def wording_list(self) -> list[Wording]:
+        return self.wordings or [
+            Wording(paraphrase_tier=self.paraphrase_tier, ambiguous_rate=self.ambiguous_rate)
+        ]
 
 
 class Grid(_Strict):
@@ -226,14 +242,15 @@ class Grid(_Strict):
                 arm=a,
                 knobs=k,
                 schedule=sched,  # type: ignore[arg-type]
-                paraphrase_tier=self.run.paraphrase_tier,
-                ambiguous_rate=self.run.ambiguous_rate,
+                paraphrase_tier=w.paraphrase_tier,
+                ambiguous_rate=w.ambiguous_rate,
             )
             for m in self.models
             for (s, d) in self.graphs()
             for dom in self.run.domains
             for b in self.run.briefs
             for sched in schedules
+            for w in self.run.wording_list()
             for (a, k) in arms
         ]
 
@@ -252,7 +269,8 @@ def expand(grid: Grid) -> Iterator[Task]:
     cells = grid.cells()
     configs: dict[tuple[object, ...], list[CellKey]] = {}
     for c in cells:
-        config = (c.model, c.regime, c.steps, c.density, c.domain, c.brief, c.schedule)
+        config: tuple[object, ...] = (c.model, c.regime, c.steps, c.density, c.domain, c.brief)
+        config += (c.schedule, c.paraphrase_tier, c.ambiguous_rate)
         configs.setdefault(config, []).append(c)
     for group in configs.values():
         for seed in grid.seeds():
@@ -407,13 +425,16 @@ def _run_problems(grid: Grid) -> list[str]:
         empty.append("graphs (steps x density)")
     if empty:
         problems.append(f"the grid has no cells: empty {', '.join(empty)}")
-    spec = EpisodeSpec(
-        seed=0,
-        steps=MIN_STEPS,
-        density=0.0,
-        paraphrase_tier=run.paraphrase_tier,
-        ambiguous_rate=run.ambiguous_rate,
-    )
+    specs = [
+        EpisodeSpec(
+            seed=0,
+            steps=MIN_STEPS,
+            density=0.0,
+            paraphrase_tier=w.paraphrase_tier,
+            ambiguous_rate=w.ambiguous_rate,
+        )
+        for w in run.wording_list()
+    ]
     paraphrases = None
     if run.paraphrase_cache is not None:
         try:
@@ -421,10 +442,13 @@ def _run_problems(grid: Grid) -> list[str]:
         except ParaphraseCacheError as e:
             problems += str(e).splitlines()
             return problems
-    try:
-        check_spec(spec, paraphrases)
-    except SpecError as e:
-        problems.append(str(e) + (" ([run] paraphrase_cache)" if "cache" in str(e) else ""))
+    for spec in specs:
+        try:
+            check_spec(spec, paraphrases)
+        except SpecError as e:
+            note = " ([run] paraphrase_cache)" if "cache" in str(e) else ""
+            if str(e) + note not in problems:
+                problems.append(str(e) + note)
     return problems
 
 

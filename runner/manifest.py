@@ -37,8 +37,9 @@ def grid_digest(grid: Grid) -> str:
     data = msgspec.to_builtins(grid)
     data["run"].pop("concurrency", None)
     data["run"].pop("generator", None)  # checked on its own (manifest "generator_version")
-    if not data["run"].get("schedules"):
-        data["run"].pop("schedules", None)  # grids written before schedules keep their digest
+    for key in ("schedules", "wordings"):  # grids written before these keep their digest
+        if not data["run"].get(key):
+            data["run"].pop(key, None)
     for e in data.get("endpoints", []):
         for k in ("max_in_flight", "adaptive", "start_in_flight", "base_url", "base_urls"):
             e.pop(k, None)

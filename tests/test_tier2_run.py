@@ -68,3 +68,20 @@ async def test_a_tier_2_grid_runs_the_held_out_wordings(tmp_path: Path) -> None:
         assert rewritten and all(t.user_text.startswith("Held-out") for t in rewritten)
         score = score_episode(rec, cache.get(rec.spec))
         assert score.mismatches == () and score.primary.success, score.mismatches
+
+
+def test_table_4s_three_wordings_run_as_cells_of_one_grid(tmp_path: Path) -> None:
+    path = tmp_path / "cache.json"
+    path.write_bytes(msgspec.json.encode(_cache()))
+    data = _grid(path, ["raw", "enforce"])
+    data["run"]["wordings"] = [  # type: ignore[index]
+        {},
+        {"paraphrase_tier": 2},
+        {"paraphrase_tier": 2, "ambiguous_rate": 0.15},
+    ]
+    grid = parse_grid(data)
+    slugs = [c.slug() for c in grid.cells()]
+    assert len(slugs) == len(set(slugs)) == 6
+    assert {s.rsplit("__", 1)[-1] for s in slugs} == {"raw", "enforce", "tier2", "amb0.15"}
+    tasks = list(grid.cells())
+    assert {(c.paraphrase_tier, c.ambiguous_rate) for c in tasks} == {(0, 0.0), (2, 0.0), (2, 0.15)}
