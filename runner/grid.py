@@ -173,6 +173,10 @@ class RunConfig(_Strict):
     paraphrase_tier: int = 0
     paraphrase_cache: str | None = None  # the held-out cache (JSON) tier 2 reads
     ambiguous_rate: float = 0.0
+    # The compile cache key (runner.compiler): "spec" shares one compile per (compile model,
+    # seed, S, rho, domain) across the briefs, as Appendix B.3 caches it; "brief" keys it by
+    # the brief text too (one compile per brief).
+    compile_cache: Literal["spec", "brief"] = "spec"
     # The generator version (protocol.generate.GENERATOR_VERSION); an older one reproduces
     # episodes of runs made with it.
     generator: int = GENERATOR_VERSION
