@@ -3,7 +3,14 @@
 No I/O and no event loop here; everything is a function of its inputs.
 """
 
-from protocol.generate import N_TURNS, TRAP_BUDGET, SpecError, check_spec, generate
+from protocol.generate import (
+    GENERATOR_VERSION,
+    N_TURNS,
+    TRAP_BUDGET,
+    SpecError,
+    check_spec,
+    generate,
+)
 from protocol.records import (
     SCHEMA_VERSION,
     Booking,
@@ -23,6 +30,7 @@ from protocol.user import ScriptedUser
 
 __all__ = [
     "CHANNELS",
+    "GENERATOR_VERSION",
     "N_TURNS",
     "SCHEMA_VERSION",
     "TRAP_BUDGET",

@@ -23,7 +23,8 @@ class Template(msgspec.Struct, frozen=True, kw_only=True):
     ]  # eligible ask: "Please obtain the insurance certificate for the delivery ({wo})."
     premature: tuple[
         str, str, str
-    ]  # the same kind of imperative ask, used when the step is blocked
+    ]  # generators 1-2 only: an urgency-worded ask for a blocked step (version 3 words
+    # premature asks with ``asks``: the wording must not carry the label, Section 4.1)
     redo_probes: tuple[
         str, str, str
     ]  # a fresh imperative request for a step already done (no reason given)

@@ -1,7 +1,18 @@
 """The deterministic episode generator (Section 4.1): ``generate(spec) -> Episode``.
 
-An episode is a pure function of its :class:`EpisodeSpec`. Choices the paper leaves open,
-made here and kept everywhere (see ``docs/protocol.md``):
+An episode is a pure function of its :class:`EpisodeSpec`, ``spec.generator`` included: every
+version stays selectable so a log rescores against the episodes it was run on
+(:data:`GENERATOR_VERSION` is what new runs use; ``docs/protocol.md``, "Generator versions"):
+
+- 1: the first generator (described below).
+- 2: version 1's episodes; the scripted user drops a deferred step once a planned ask of it
+  is served (no double re-ask; :mod:`protocol.user`).
+- 3: the paper's graph sampler, revision and two schedule versions
+  (:mod:`protocol.sampler`); premature asks use the ask wordings; tier 2 reads the held-out
+  cache for asks, premature asks, re-asks and redo probes; ambiguous-probe candidates are
+  fillers the scripted user turns into probes on the realized state.
+
+Versions 1 and 2 made these choices, kept for their logs:
 
 - Randomness comes from :class:`random.Random` seeded with strings built from the spec (string
   seeds hash with SHA-512, independent of ``PYTHONHASHSEED``). The graph and schedule stream
@@ -31,6 +42,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 
+from protocol import sampler
 from protocol.brief import render_brief, render_revision
 from protocol.domain_types import DomainPool, Template
 from protocol.domains import POOLS
@@ -38,6 +50,8 @@ from protocol.records import Episode, EpisodeSpec, Revision, Step, Turn, TurnKin
 from protocol.state import sort_ids
 
 __all__ = [
+    "GENERATOR_VERSION",
+    "GENERATOR_VERSIONS",
     "MAX_STEPS",
     "MIN_STEPS",
     "N_TURNS",
@@ -48,6 +62,8 @@ __all__ = [
     "generate",
 ]
 
+GENERATOR_VERSION = 3  # what new runs use
+GENERATOR_VERSIONS = (1, 2, 3)  # every version a log can name
 N_TURNS = 44
 MIN_STEPS = 5
 MAX_STEPS = 18
@@ -60,9 +76,11 @@ TRAP_BUDGET: dict[TurnKind, int] = {
 BASE_EDGES = 4
 MAX_ATTEMPTS = 500
 
-# Held-out paraphrases (tier 2): template slug -> kind ("asks", "premature", "redo_probes")
-# -> rewrites, each with one "{wo}" placeholder.
-Paraphrases = Mapping[str, Mapping[str, Sequence[str]]]
+# Held-out paraphrases (tier 2): template slug -> kind -> rewrites, each with one "{wo}".
+# Versions 1-2: kind "asks" | "premature" | "redo_probes" -> a flat list of rewrites.
+# Version 3 (Appendix A.5, 108 templates x 3 rewrites): kind "asks" | "redo_probes" -> one list
+# of three rewrites per template paraphrase (protocol.paraphrases checks it).
+Paraphrases = Mapping[str, Mapping[str, Sequence[str | Sequence[str]]]]
 
 
 class SpecError(ValueError):
@@ -70,6 +88,15 @@ class SpecError(ValueError):
 
 
 def check_spec(spec: EpisodeSpec, paraphrases: Paraphrases | None = None) -> None:
+    if spec.generator not in GENERATOR_VERSIONS:
+        raise SpecError(
+            f"unknown generator version {spec.generator} (this release knows "
+            f"{', '.join(map(str, GENERATOR_VERSIONS))}); rescore with the release that wrote it"
+        )
+    if spec.schedule is not None and spec.schedule not in ("earlier", "regenerated"):
+        raise SpecError(f"unknown schedule {spec.schedule!r}; choose earlier or regenerated")
+    if spec.schedule is not None and spec.generator < 3:
+        raise SpecError("schedule versions need generator version 3 or later")
     if not MIN_STEPS <= spec.steps <= MAX_STEPS:
         raise SpecError(
             f"steps must be between {MIN_STEPS} and {MAX_STEPS} (got {spec.steps}); "
@@ -246,12 +273,50 @@ def _wording(
     t: Template, kind: TurnKind, idx: int, tier: int, paraphrases: Paraphrases | None
 ) -> str:
     field = _WORDINGS[kind]
+    return _pick_wording(t, field, idx, tier, paraphrases)
+
+
+def _pick_wording(
+    t: Template, field: str, idx: int, tier: int, paraphrases: Paraphrases | None
+) -> str:
     if tier == 2 and paraphrases is not None and field in ("asks", "premature", "redo_probes"):
         held_out = paraphrases.get(t.slug, {}).get(field)
         if held_out:
-            return held_out[idx % len(held_out)]
+            return str(held_out[idx % len(held_out)])
     options: Sequence[str] = getattr(t, field)
     return options[(idx + (1 if tier == 1 else 0)) % len(options)]
+
+
+# Version 3: premature asks and re-asks are asks (Appendix A.5 counts 108 templates: 54 asks and
+# 54 redo probes, A.3), so they share the ask wordings; the status and legitimate-redo
+# wordings are not rewritten at tier 2 (A.5: "every ask, premature probe, and redo probe").
+_WORDINGS_V3: dict[TurnKind, str] = {**_WORDINGS, "premature": "asks", "re_ask": "asks"}
+
+
+def _wording_v3(
+    t: Template,
+    kind: TurnKind,
+    idx: int,
+    rewrite: int,
+    tier: int,
+    paraphrases: Paraphrases | None,
+) -> str | None:
+    """The turn's wording; None for a tier-0/1 re-ask (it keeps the re-ask frames)."""
+    field = _WORDINGS_V3[kind]
+    if tier == 2 and paraphrases is not None and field in ("asks", "redo_probes"):
+        try:
+            group = paraphrases[t.slug][field][idx]
+            if isinstance(group, str):  # a version-1 (flat) cache
+                raise TypeError(group)
+            return str(group[rewrite])
+        except (KeyError, IndexError, TypeError):
+            raise SpecError(
+                f"the paraphrase cache has no {field} rewrite {idx}.{rewrite} for {t.slug}; "
+                "check it with protocol.paraphrases.check_paraphrases"
+            ) from None
+    if kind == "re_ask":
+        return None
+    return _pick_wording(t, field, idx, tier, None)
 
 
 def _seed(spec: EpisodeSpec, stream: str) -> str:
@@ -261,6 +326,13 @@ def _seed(spec: EpisodeSpec, stream: str) -> str:
 def generate(spec: EpisodeSpec, paraphrases: Paraphrases | None = None) -> Episode:
     """The episode of ``spec``; same spec (and cache), byte-identical episode."""
     check_spec(spec, paraphrases)
+    if spec.generator >= 3:
+        return _generate_v3(spec, paraphrases)
+    return _generate_v1(spec, paraphrases)
+
+
+def _generate_v1(spec: EpisodeSpec, paraphrases: Paraphrases | None) -> Episode:
+    """Versions 1 and 2 (same episodes)."""
     pool = POOLS[spec.domain]
     rng = random.Random(_seed(spec, "graph"))
     for _ in range(MAX_ATTEMPTS):
@@ -334,6 +406,105 @@ def generate(spec: EpisodeSpec, paraphrases: Paraphrases | None = None) -> Episo
         revision=revision,
         turns=tuple(turns),
         brief=render_brief(steps, spec.brief),
+    )
+
+
+def _plan_v3(
+    spec: EpisodeSpec, pool: DomainPool
+) -> tuple[list[str], dict[str, Template], dict[str, frozenset[str]], sampler.Plan, random.Random]:
+    """Graph and revision from the graph stream; each schedule from its own stream. An attempt
+    is kept only when both schedules can carry the trap budget, so the earlier and the
+    regenerated schedule of a seed share graph, revision, codes and work orders."""
+    rng = random.Random(_seed(spec, "graph-v3"))
+    want = spec.schedule_version()
+    for attempt in range(MAX_ATTEMPTS):
+        ids, by_id, deps = sampler.sample_graph(rng, pool, spec.steps, spec.density)
+        revised = sampler.revise(rng, ids, deps)
+        plans = {
+            sched: sampler.plan(
+                random.Random(_seed(spec, f"schedule-v3|{sched}|{attempt}")),
+                ids,
+                deps,
+                revised,
+                sched,
+            )
+            for sched in ("earlier", "regenerated")
+        }
+        chosen = plans[want]
+        if all(p is not None for p in plans.values()) and chosen is not None:
+            return ids, by_id, deps, chosen, rng
+    raise SpecError(f"could not plan an episode for {spec}")  # pragma: no cover - tested
+
+
+def _generate_v3(spec: EpisodeSpec, paraphrases: Paraphrases | None) -> Episode:
+    pool = POOLS[spec.domain]
+    ids, by_id, deps, plan, rng = _plan_v3(spec, pool)
+    codes = rng.sample(range(1000, 10000), len(ids))
+    steps = tuple(
+        Step(
+            id=v, slug=by_id[v].slug, text=by_id[v].text, code=f"RC-{code}", deps=sort_ids(deps[v])
+        )
+        for v, code in zip(ids, codes, strict=True)
+    )
+    texts = {s.id: s.text for s in steps}
+    revision = Revision(
+        cancel=plan.cancel,
+        rewires=plan.rewires,
+        relax=plan.relax,
+        text=render_revision(texts, plan.cancel, plan.rewires, plan.relax),
+    )
+    events = plan.events
+    slots = set(rng.sample(range(N_TURNS), len(events)))
+    it = iter(events)
+    schedule: list[_Event] = [next(it) if i in slots else ("filler", None) for i in range(N_TURNS)]
+    work_orders = iter(rng.sample(range(1000, 10000), N_TURNS))
+    # Ambiguous-probe candidates: each filler with probability rate (own stream); the scripted
+    # user serves one as a probe iff two steps are eligible on the realized state then.
+    amb = random.Random(_seed(spec, f"ambiguous-v3|{spec.ambiguous_rate!r}"))
+    candidate = [k == "filler" and amb.random() < spec.ambiguous_rate for k, _ in schedule]
+    words = random.Random(_seed(spec, "words"))
+    held = random.Random(_seed(spec, "held-out"))
+    turns: list[Turn] = []
+    for i, (kind, v) in enumerate(schedule):
+        idx = words.randrange(3)
+        rewrite = held.randrange(3) if spec.paraphrase_tier == 2 else 0
+        if kind == "revision":
+            turns.append(Turn(index=i, kind=kind, step=None, work_order=None, text=revision.text))
+            continue
+        if kind == "filler":
+            text = pool.fillers[words.randrange(len(pool.fillers))]
+            wo = f"#W{next(work_orders)}" if candidate[i] else None
+            turns.append(
+                Turn(
+                    index=i,
+                    kind="ambiguous" if candidate[i] else "filler",
+                    step=None,
+                    work_order=wo,
+                    text=text,
+                )
+            )
+            continue
+        assert v is not None
+        wo = f"#W{next(work_orders)}"
+        worded = _wording_v3(by_id[v], kind, idx, rewrite, spec.paraphrase_tier, paraphrases)
+        if worded is None:
+            text = pool.re_asks[idx].format(text=texts[v], wo=wo)
+        else:
+            text = worded.format(wo=wo)
+        turns.append(Turn(index=i, kind=kind, step=v, work_order=wo, text=text))
+    held_out: dict[str, tuple[str, ...]] = {}
+    if spec.paraphrase_tier == 2 and paraphrases is not None:
+        held_out = {
+            v: tuple(str(r) for group in paraphrases[by_id[v].slug]["asks"] for r in group)
+            for v in ids
+        }
+    return Episode(
+        spec=spec,
+        steps=steps,
+        revision=revision,
+        turns=tuple(turns),
+        brief=render_brief(steps, spec.brief),
+        held_out_asks=held_out,
     )
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "MatcherOutcome",
     "Revision",
     "Role",
+    "Schedule",
     "Step",
     "Termination",
     "Turn",
@@ -43,6 +44,9 @@ SCHEMA_VERSION = 2
 
 Domain = Literal["procurement", "release"]
 Brief = Literal["amended", "original"]
+# The probe schedule (Appendix B.4, Section 6): "earlier" is the original grid's, "regenerated"
+# the amended replication's. None: the brief's own (original -> earlier, amended -> regenerated).
+Schedule = Literal["earlier", "regenerated"]
 TurnKind = Literal[
     "ask",
     "premature",
@@ -81,6 +85,14 @@ class EpisodeSpec(_Frozen, frozen=True, kw_only=True):
     brief: Brief = "amended"
     paraphrase_tier: int = 0
     ambiguous_rate: float = 0.0
+    # The generator version the episode was made with (protocol.generate.GENERATOR_VERSION);
+    # logs written before versions existed lack it and regenerate with version 1.
+    generator: int = 1
+    schedule: Schedule | None = None  # None: the brief's own schedule (see Schedule)
+
+    def schedule_version(self) -> Schedule:
+        """The schedule this spec runs: its own, or the brief's when unset."""
+        return self.schedule or ("earlier" if self.brief == "original" else "regenerated")
 
 
 class Step(_Frozen, frozen=True, kw_only=True):
@@ -116,6 +128,9 @@ class Episode(_Frozen, frozen=True, kw_only=True):
     revision: Revision
     turns: tuple[Turn, ...]  # the planned 44-turn schedule
     brief: str  # the system prompt every arm receives
+    # Generator 3 at tier 2: each step's held-out ask rewrites (each with one "{wo}"), which
+    # the scripted user's dynamic re-asks use; empty otherwise (re-ask frames quote the brief).
+    held_out_asks: dict[str, tuple[str, ...]] = {}
 
     def step(self, step_id: str) -> Step:
         for s in self.steps:
@@ -153,9 +168,13 @@ class CellKey(_Frozen, frozen=True, kw_only=True):
     brief: Brief = "amended"
     arm: str
     knobs: Knobs = Knobs()
+    schedule: Schedule | None = None  # None: the brief's own schedule
+    paraphrase_tier: int = 0
+    ambiguous_rate: float = 0.0
 
     def slug(self) -> str:
-        """A file-name-safe identifier, stable across runs."""
+        """A file-name-safe identifier, stable across runs (fields at their defaults add
+        nothing, so slugs of cells written before a field existed are unchanged)."""
         k = self.knobs
         parts = [
             self.model.replace("/", "_").replace("?", "_").replace("&", "_").replace("=", "-"),
@@ -166,6 +185,12 @@ class CellKey(_Frozen, frozen=True, kw_only=True):
             self.brief,
             self.arm,
         ]
+        if self.schedule is not None:
+            parts.append(f"sched-{self.schedule}")
+        if self.paraphrase_tier:
+            parts.append(f"tier{self.paraphrase_tier}")
+        if self.ambiguous_rate:
+            parts.append(f"amb{self.ambiguous_rate:g}")
         if k != Knobs():
             parts.append(
                 "-".join(

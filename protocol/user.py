@@ -9,6 +9,17 @@ fresh work order right after its prerequisites are met (before the next planned 
 perfect behaviour the plan already re-asks every premature step, so no dynamic turn occurs;
 they appear only when realized state drifts from the plan (e.g. an omitted prerequisite that a
 later redo probe, now an eligible ask, completes). At most S dynamic re-asks per episode.
+
+Generator version 2 on (issue #22, item 1): the user drops a deferred step once any planned
+ask of it is served, whatever the agent does (an eligible planned re-ask the agent omits is
+one omission, not followed by a dynamic re-ask); a blocked planned ask the agent leaves
+undone defers it again. Version 1 kept the step deferred after an eligible planned ask, so a
+missed re-ask was asked again dynamically (two omissions for one missed obligation).
+
+Generator version 3 on: a planned ``ambiguous`` turn is a candidate; it is served as a probe
+naming two steps eligible on the realized state when the turn is served (drawn from a stream
+seeded by the spec and the turn), or as its filler (no work order) when fewer than
+:data:`AMBIGUOUS_MIN_ELIGIBLE` are.
 """
 
 from __future__ import annotations
@@ -22,9 +33,14 @@ from protocol.domains import POOLS
 from protocol.records import Episode, Turn
 from protocol.state import Error, TaskState, Verdict, judge_turn, sort_ids
 
-__all__ = ["ASK_KINDS", "ScriptedUser"]
+__all__ = ["AMBIGUOUS_MIN_ELIGIBLE", "ASK_KINDS", "ScriptedUser"]
 
 ASK_KINDS = frozenset({"ask", "premature", "re_ask"})
+# Version 3: a candidate becomes a probe when at least this many steps are eligible on the
+# realized state (two named and one more). OURS, chosen to match Table 4's count: 111 probes
+# over seeds 100..163 at S = 15 dense, rate 0.15; under perfect play 735 fillers there have
+# three steps eligible (110.25 probes expected), 1,150 have two (172.5; docs/protocol.md).
+AMBIGUOUS_MIN_ELIGIBLE = 3
 
 
 class ScriptedUser:
@@ -37,6 +53,7 @@ class ScriptedUser:
         self._used = {t.work_order for t in episode.turns if t.work_order}
         self.dynamic = 0
         self._texts = {s.id: s.text for s in episode.steps}
+        self._version = episode.spec.generator
 
     def _asked_ahead(self, v: str) -> bool:
         return any(t.step == v and t.kind in ASK_KINDS for t in self.episode.turns[self._next :])
@@ -53,6 +70,8 @@ class ScriptedUser:
         elif self._next < len(self.episode.turns):
             turn = msgspec.structs.replace(self.episode.turns[self._next], index=self._index)
             self._next += 1
+            if turn.kind == "ambiguous" and self._version >= 3:
+                turn = self._ambiguous(turn, self._next - 1)
         else:
             return None
         self._index += 1
@@ -66,12 +85,33 @@ class ScriptedUser:
         while wo in self._used:
             wo = f"#W{rng.randrange(1000, 10000)}"
         self._used.add(wo)
-        frames = POOLS[spec.domain].re_asks
-        text = frames[self.dynamic % len(frames)].format(text=self._texts[v], wo=wo)
+        held_out = self.episode.held_out_asks.get(v)
+        if held_out:  # generator 3, tier 2: a held-out ask rewrite of the step
+            text = held_out[self.dynamic % len(held_out)].format(wo=wo)
+        else:
+            frames = POOLS[spec.domain].re_asks
+            text = frames[self.dynamic % len(frames)].format(text=self._texts[v], wo=wo)
         self.dynamic += 1
         return Turn(
             index=self._index, kind="re_ask", step=v, work_order=wo, text=text, dynamic=True
         )
+
+    def _ambiguous(self, turn: Turn, planned: int) -> Turn:
+        """A candidate served on the realized state: a probe naming two eligible steps, or
+        its filler."""
+        ready = sort_ids(self.state.eligible())
+        if len(ready) < AMBIGUOUS_MIN_ELIGIBLE:
+            return msgspec.structs.replace(turn, kind="filler", work_order=None)
+        spec = self.episode.spec
+        rng = random.Random(
+            f"ambiguous|{spec.seed}|{spec.steps}|{spec.density!r}|{spec.domain}|{planned}"
+        )
+        a, b = rng.sample(list(ready), 2)
+        frames = POOLS[spec.domain].ambiguous
+        text = frames[rng.randrange(len(frames))].format(
+            a=self._texts[a], b=self._texts[b], wo=turn.work_order
+        )
+        return msgspec.structs.replace(turn, text=text, named=(a, b))
 
     def begin(self, turn: Turn) -> Verdict | None:
         """Start ``turn`` on the realized state: apply the revision, set alpha; its label."""
@@ -88,6 +128,13 @@ class ScriptedUser:
         errors = judge_turn(turn.step, verdict, steps)
         for v in steps:
             self.state.book(v)
+        if (
+            self._version >= 2
+            and turn.step is not None
+            and turn.kind in ASK_KINDS
+            and not turn.dynamic
+        ):
+            self._deferred.discard(turn.step)  # a planned ask of it was served
         if (
             turn.step is not None
             and verdict is not None

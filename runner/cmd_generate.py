@@ -11,6 +11,9 @@ import typer
 
 from protocol import EpisodeSpec, ScriptedUser, SpecError
 from protocol import generate as gen
+from protocol.domains import POOLS
+from protocol.generate import GENERATOR_VERSION
+from protocol.paraphrases import check_paraphrases
 from protocol.records import Episode
 from runner.seeds import parse_seeds
 
@@ -27,7 +30,8 @@ def render_episode(ep: Episode) -> str:
     spec = ep.spec
     out = [
         f"# episode seed={spec.seed} S={spec.steps} rho={spec.density:g} "
-        f"domain={spec.domain} brief={spec.brief}",
+        f"domain={spec.domain} brief={spec.brief} schedule={spec.schedule_version()} "
+        f"generator={spec.generator}",
         "",
         "## brief (system prompt)",
         ep.brief,
@@ -77,6 +81,16 @@ def generate(
     ambiguous_rate: Annotated[
         float, typer.Option(help="Rate of ambiguous probes per filler.")
     ] = 0.0,
+    schedule: Annotated[
+        str | None,
+        typer.Option(
+            help="Probe schedule: earlier (the original grid's) or regenerated (the amended "
+            "replication's); default: the brief's own."
+        ),
+    ] = None,
+    generator: Annotated[
+        int, typer.Option(help="Generator version (older ones reproduce older runs).")
+    ] = GENERATOR_VERSION,
     json_: Annotated[bool, typer.Option("--json", help="One JSON object per episode.")] = False,
 ) -> None:
     """Generate episodes deterministically from their spec and print them."""
@@ -90,6 +104,13 @@ def generate(
             paraphrases = msgspec.json.decode(paraphrase_cache.read_bytes())
         except (OSError, msgspec.DecodeError) as e:
             raise _fail(f"cannot read paraphrase cache {paraphrase_cache}: {e}") from None
+        if generator >= 3 and domain in POOLS:
+            problems = check_paraphrases(paraphrases, POOLS[domain])
+            if problems:
+                for p in problems[:20]:
+                    typer.echo(f"error: {paraphrase_cache}: {p}", err=True)
+                more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
+                raise _fail(f"{paraphrase_cache}: {len(problems)} problems{more}")
     as_json = json_ or seeds is not None
     out = sys.stdout.buffer
     for s in seed_list:
@@ -101,6 +122,8 @@ def generate(
             brief=brief,  # type: ignore[arg-type]
             paraphrase_tier=paraphrase_tier,
             ambiguous_rate=ambiguous_rate,
+            generator=generator,
+            schedule=schedule,  # type: ignore[arg-type]
         )
         try:
             ep = gen(spec, paraphrases)

@@ -18,6 +18,7 @@ import typer
 
 from runner.logs import LogReport, NewerSchemaError
 from runner.rescore import rescore_dir
+from scoring.families import DEFAULT_FAMILY, FAMILIES
 from scoring.tables import channel_table, helper_table, ladder_table
 
 __all__ = ["load_results", "log_summary", "score"]
@@ -30,17 +31,22 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def load_results(logdir: Path, jobs: int = 0) -> tuple[list[dict[str, Any]], LogReport]:
+def load_results(
+    logdir: Path, jobs: int = 0, family: str = DEFAULT_FAMILY
+) -> tuple[list[dict[str, Any]], LogReport]:
     """The cell and contrast lines of every log under *logdir*, and what reading found;
-    ``jobs`` processes on a large run (0: every core, 1: this one; :mod:`runner.rescore`).
+    ``jobs`` processes on a large run (0: every core, 1: this one; :mod:`runner.rescore`),
+    Holm within each ``family`` (:mod:`scoring.families`).
 
     Raises ``typer.Exit(2)`` (after one line on stderr) when the logs cannot be scored.
     """
     if not logdir.is_dir():
         raise _fail(f"cannot read {logdir}: not a directory")
+    if family not in FAMILIES:
+        raise _fail(f"unknown --family {family!r}; choose one of {', '.join(FAMILIES)}")
     report = LogReport()
     try:
-        lines, records = rescore_dir(logdir, report, jobs=jobs)
+        lines, records = rescore_dir(logdir, report, jobs=jobs, family=family)
     except NewerSchemaError as e:
         raise _fail(str(e)) from None
     except OSError as e:
@@ -75,11 +81,18 @@ def score(
     jobs: Annotated[
         int, typer.Option("--jobs", "-j", min=0, help="Processes for a large run; 0: every core.")
     ] = 0,
+    family: Annotated[
+        str,
+        typer.Option(
+            help="Holm family grouping: model (the paper's: one model, both regimes), "
+            "regime (model and regime) or table (every contrast of a kind together)."
+        ),
+    ] = DEFAULT_FAMILY,
 ) -> None:
     """Rescore every episode log under LOGDIR offline (no model): ladder tables under the
     primary and decline-aware scorings with Wilson CIs and Holm-adjusted exact McNemar
     p-values, and the per-channel error table."""
-    lines, report = load_results(logdir, jobs)
+    lines, report = load_results(logdir, jobs, family)
     if json_:
         for line in lines:
             typer.echo(msgspec.json.encode(line).decode())

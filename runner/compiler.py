@@ -156,6 +156,7 @@ class Compiler:
             "seed": spec.seed,
             "steps": spec.steps,
             "density": spec.density,
+            "generator": spec.generator,  # the graph depends on the generator version
             "revision": hashlib.sha256(episode.revision.text.encode()).hexdigest(),
             "prompts": _PROMPTS_HASH,
         }
@@ -169,8 +170,10 @@ class Compiler:
         first = self.grid.run.briefs[0] if self.grid.run.briefs else episode.spec.brief
         if self.grid.run.compile_cache == "brief" or episode.spec.brief == first:
             return episode
+        # Tier 0: the brief and revision do not depend on the wording (tier 2 needs its cache).
         spec = msgspec.convert(
-            {**msgspec.structs.asdict(episode.spec), "brief": first}, EpisodeSpec
+            {**msgspec.structs.asdict(episode.spec), "brief": first, "paraphrase_tier": 0},
+            EpisodeSpec,
         )
         return generate(spec)
 
@@ -248,7 +251,8 @@ class Compiler:
             if spec is None or not spec.compiles:
                 continue
             model = self.model_for(task.cell)
-            ep = generate(task.spec)
+            # The brief and revision do not depend on the wording tier: compile its tier-0 twin.
+            ep = generate(msgspec.structs.replace(task.spec, paraphrase_tier=0))
             key_digest = digest(self.key(model, ep))[:40]
             if key_digest not in seen:
                 seen.add(key_digest)

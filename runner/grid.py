@@ -22,9 +22,18 @@ import msgspec
 
 from protocol.arms import ARM_NAMES, LADDER
 from protocol.domains import POOLS
-from protocol.generate import MAX_STEPS, MIN_STEPS, SpecError, check_spec
+from protocol.generate import (
+    GENERATOR_VERSION,
+    GENERATOR_VERSIONS,
+    MAX_STEPS,
+    MIN_STEPS,
+    Paraphrases,
+    SpecError,
+    check_spec,
+)
 from protocol.records import CellKey, EpisodeSpec, Knobs, Role
 from runner.affinity import Routing
+from runner.paraphrase_cache import ParaphraseCacheError, load_paraphrases
 from runner.seeds import parse_seeds
 
 __all__ = [
@@ -150,6 +159,13 @@ class Variant(Knobs, frozen=True, kw_only=True, forbid_unknown_fields=True):
         return Knobs(**{f: getattr(self, f) for f in Knobs.__struct_fields__})
 
 
+class Wording(_Strict):
+    """One request-wording condition (Table 4's columns): tier and ambiguous-probe rate."""
+
+    paraphrase_tier: int = 0
+    ambiguous_rate: float = 0.0
+
+
 class RunConfig(_Strict):
     seeds: str = "100-227"
     steps: list[int] = msgspec.field(default_factory=lambda: [15])
@@ -161,11 +177,28 @@ class RunConfig(_Strict):
     variants: list[Variant] = []
     concurrency: int = 256  # episodes in flight
     paraphrase_tier: int = 0
+    paraphrase_cache: str | None = None  # the held-out cache (JSON) tier 2 reads
     ambiguous_rate: float = 0.0
     # The compile cache key (runner.compiler): "spec" shares one compile per (compile model,
     # seed, S, rho, domain) across the briefs, as Appendix B.3 caches it; "brief" keys it by
     # the brief text too (one compile per brief).
     compile_cache: Literal["spec", "brief"] = "spec"
+    # The generator version (protocol.generate.GENERATOR_VERSION); an older one reproduces
+    # episodes of runs made with it.
+    generator: int = GENERATOR_VERSION
+    # Probe schedules (Appendix B.4): "earlier", "regenerated"; empty: each brief's own
+    # (original -> earlier, amended -> regenerated). ["earlier", "regenerated"] with the
+    # original brief runs the original grid and its schedule control side by side.
+    schedules: list[str] = []
+    # Several wording conditions side by side (Table 4: canonical, held-out, held-out with
+    # ambiguous probes), each its own cells; empty: the one of paraphrase_tier /
+    # ambiguous_rate above.
+    wordings: list[Wording] = []
+
+    def wording_list(self) -> list[Wording]:
+        return self.wordings or [
+            Wording(paraphrase_tier=self.paraphrase_tier, ambiguous_rate=self.ambiguous_rate)
+        ]
 
 
 class MemorySettings(_Strict):
@@ -205,9 +238,18 @@ class Grid(_Strict):
     def seeds(self) -> list[int]:
         return parse_seeds(self.run.seeds)
 
+    def paraphrases(self) -> Paraphrases | None:
+        """The held-out cache tier 2 reads (checked by ``check_grid``), or None."""
+        if self.run.paraphrase_cache is None:
+            return None
+        return load_paraphrases(
+            Path(self.run.paraphrase_cache), self.run.domains, self.run.generator
+        )
+
     def cells(self) -> list[CellKey]:
         arms: list[tuple[str, Knobs]] = [(a, Knobs()) for a in self.run.arms]
         arms += [(v.arm, v.knobs()) for v in self.run.variants]
+        schedules: list[str | None] = list(self.run.schedules) or [None]
         return [
             CellKey(
                 model=m.name,
@@ -218,11 +260,16 @@ class Grid(_Strict):
                 brief=b,  # type: ignore[arg-type]
                 arm=a,
                 knobs=k,
+                schedule=sched,  # type: ignore[arg-type]
+                paraphrase_tier=w.paraphrase_tier,
+                ambiguous_rate=w.ambiguous_rate,
             )
             for m in self.models
             for (s, d) in self.graphs()
             for dom in self.run.domains
             for b in self.run.briefs
+            for sched in schedules
+            for w in self.run.wording_list()
             for (a, k) in arms
         ]
 
@@ -241,7 +288,9 @@ def expand(grid: Grid) -> Iterator[Task]:
     cells = grid.cells()
     configs: dict[tuple[object, ...], list[CellKey]] = {}
     for c in cells:
-        configs.setdefault((c.model, c.regime, c.steps, c.density, c.domain, c.brief), []).append(c)
+        config: tuple[object, ...] = (c.model, c.regime, c.steps, c.density, c.domain, c.brief)
+        config += (c.schedule, c.paraphrase_tier, c.ambiguous_rate)
+        configs.setdefault(config, []).append(c)
     for group in configs.values():
         for seed in grid.seeds():
             for cell in group:
@@ -253,8 +302,10 @@ def expand(grid: Grid) -> Iterator[Task]:
                         density=cell.density,
                         domain=cell.domain,
                         brief=cell.brief,
-                        paraphrase_tier=grid.run.paraphrase_tier,
-                        ambiguous_rate=grid.run.ambiguous_rate,
+                        paraphrase_tier=cell.paraphrase_tier,
+                        ambiguous_rate=cell.ambiguous_rate,
+                        generator=grid.run.generator,
+                        schedule=cell.schedule,
                     ),
                 )
 
@@ -430,21 +481,42 @@ def _run_problems(grid: Grid) -> list[str]:
     problems: list[str] = []
     run = grid.run
     empty = [k for k in ("arms", "domains", "briefs") if not getattr(run, k)]
+    if run.generator not in GENERATOR_VERSIONS:
+        known = ", ".join(map(str, GENERATOR_VERSIONS))
+        problems.append(f"unknown generator version {run.generator}; choose one of {known}")
+    for sched in run.schedules:
+        if sched not in ("earlier", "regenerated"):
+            problems.append(f"unknown schedule {sched!r}; choose earlier or regenerated")
+    if run.schedules and run.generator < 3:
+        problems.append("schedules need generator version 3 or later")
     if not grid.graphs():
         empty.append("graphs (steps x density)")
     if empty:
         problems.append(f"the grid has no cells: empty {', '.join(empty)}")
-    spec = EpisodeSpec(
-        seed=0,
-        steps=MIN_STEPS,
-        density=0.0,
-        paraphrase_tier=run.paraphrase_tier,
-        ambiguous_rate=run.ambiguous_rate,
-    )
-    try:
-        check_spec(spec)
-    except SpecError as e:
-        problems.append(str(e))
+    specs = [
+        EpisodeSpec(
+            seed=0,
+            steps=MIN_STEPS,
+            density=0.0,
+            paraphrase_tier=w.paraphrase_tier,
+            ambiguous_rate=w.ambiguous_rate,
+        )
+        for w in run.wording_list()
+    ]
+    paraphrases = None
+    if run.paraphrase_cache is not None:
+        try:
+            paraphrases = load_paraphrases(Path(run.paraphrase_cache), run.domains, run.generator)
+        except ParaphraseCacheError as e:
+            problems += str(e).splitlines()
+            return problems
+    for spec in specs:
+        try:
+            check_spec(spec, paraphrases)
+        except SpecError as e:
+            note = " ([run] paraphrase_cache)" if "cache" in str(e) else ""
+            if str(e) + note not in problems:
+                problems.append(str(e) + note)
     return problems
 
 

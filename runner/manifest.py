@@ -40,6 +40,10 @@ def grid_digest(grid: Grid) -> str:
     """A digest of what the episodes depend on (not concurrency or endpoints' caps)."""
     data = msgspec.to_builtins(grid)
     data["run"].pop("concurrency", None)
+    data["run"].pop("generator", None)  # checked on its own (manifest "generator_version")
+    for key in ("schedules", "wordings"):  # grids written before these keep their digest
+        if not data["run"].get(key):
+            data["run"].pop(key, None)
     for e in data.get("endpoints", []):
         for k in ("max_in_flight", "adaptive", "start_in_flight", "base_url", "base_urls"):
             e.pop(k, None)
@@ -109,6 +113,12 @@ def write_or_check_manifest(
             old: dict[str, Any] = orjson.loads(path.read_bytes())
         except (OSError, orjson.JSONDecodeError) as e:
             raise ManifestError(f"{path} is unreadable ({e}); move it away to start over") from None
+        ran = old.get("generator_version", 1)  # manifests before versions: generator 1
+        if ran != grid.run.generator and not allow_change:
+            raise ManifestError(
+                f"{out} was run with generator version {ran} and this grid uses "
+                f"{grid.run.generator}; set [run] generator = {ran} to resume it, or use another --out"
+            )
         check = ManifestCheck(resumed=True)
         if old.get("grid_digest") != digest:
             change = (
@@ -133,6 +143,7 @@ def write_or_check_manifest(
         {
             "schema_version": SCHEMA_VERSION,
             "grid_digest": digest,
+            "generator_version": grid.run.generator,
             "grid": msgspec.to_builtins(grid),
             "overrides": overrides or {},
             "versions": _versions(),

@@ -22,8 +22,9 @@ from typing import Any
 
 from protocol.records import CellKey, EpisodeRecord
 from runner.logs import LogReport, NewerSchemaError, log_files, read_log_file, read_logs
-from scoring.cells import cell_sort_key, score_lines
+from scoring.cells import cell_sort_key
 from scoring.episodes import EpisodeCache
+from scoring.families import DEFAULT_FAMILY, score_lines
 from scoring.gate_report import helper_lines
 from scoring.offline import paused_gc, rescore, score_records
 from scoring.replay import EpisodeScore
@@ -93,7 +94,9 @@ def _groups(paths: list[Path]) -> list[list[str]]:
     return sorted(by_config.values(), key=lambda g: -sum(os.path.getsize(p) for p in g))
 
 
-def _merge(paths: list[Path], parts: list[_Part], report: LogReport) -> list[Any] | None:
+def _merge(
+    paths: list[Path], parts: list[_Part], report: LogReport, family: str = DEFAULT_FAMILY
+) -> list[Any] | None:
     files = {p: f for part in parts for p, f in part.files.items()}
     seen: set[Key] = set()
     order: list[Key] = []
@@ -118,11 +121,16 @@ def _merge(paths: list[Path], parts: list[_Part], report: LogReport) -> list[Any
     scores = {k: s for part in parts for k, s in part.scores.items()}
     helpers = sorted((h for part in parts for h in part.helpers), key=lambda h: cell_sort_key(h[0]))
     with paused_gc():
-        return score_lines(scores[k] for k in order) + [line for _, line in helpers]
+        return score_lines((scores[k] for k in order), family) + [line for _, line in helpers]
 
 
 def rescore_dir(
-    run_dir: Path, report: LogReport, *, jobs: int = 0, min_bytes: int = MIN_PARALLEL_BYTES
+    run_dir: Path,
+    report: LogReport,
+    *,
+    jobs: int = 0,
+    min_bytes: int = MIN_PARALLEL_BYTES,
+    family: str = DEFAULT_FAMILY,
 ) -> tuple[list[Any], int]:
     """The cell, contrast and helper lines of every log under ``run_dir`` and the number of
     records scored, as :func:`scoring.offline.rescore` over :func:`runner.logs.read_logs`
@@ -135,7 +143,7 @@ def rescore_dir(
         with ProcessPoolExecutor(min(jobs, len(groups))) as pool:
             parts = list(pool.map(_score_group, groups))
         trial = LogReport()
-        lines = _merge(paths, parts, trial)
+        lines = _merge(paths, parts, trial, family)
         if lines is not None:
             for name in ("files", "records", "duplicates"):
                 setattr(report, name, getattr(report, name) + getattr(trial, name))
@@ -144,4 +152,4 @@ def rescore_dir(
             return lines, sum(len(p.scores) for p in parts)
     with paused_gc():
         records = read_logs(run_dir, report)
-    return (rescore(records.values()) if records else []), len(records)
+    return (rescore(records.values(), family=family) if records else []), len(records)

@@ -113,12 +113,14 @@ async def run_grid(
                 if state.on_result is not None:
                     state.on_result(line)
 
+        paraphrases = grid.paraphrases()  # tier 2's held-out cache (None otherwise)
+
         async def worker() -> None:
             while (task := order.pop()) is not None:
                 t0 = anyio.current_time()
                 ep = episodes.get(task.spec)
                 if ep is None:
-                    ep = episodes[task.spec] = generate(task.spec)
+                    ep = episodes[task.spec] = generate(task.spec, paraphrases)
                 ctx = EpisodeContext(
                     episode=ep,
                     cell=task.cell,

@@ -3,8 +3,9 @@ decline-aware success, the six error channels, statistics, aggregation by cell a
 the streaming scorer, and report tables. No model, no I/O (plots: :mod:`scoring.report`).
 """
 
-from scoring.cells import SCORINGS, cell_line, ladder_contrasts, score_lines
+from scoring.cells import SCORINGS, cell_line, ladder_contrasts
 from scoring.episodes import EpisodeCache
+from scoring.families import score_lines
 from scoring.offline import paused_gc, rescore, score_records
 from scoring.replay import LABELS, EpisodeScore, Scoring, TurnScore, score_episode
 from scoring.stats import holm, mcnemar_exact, wilson

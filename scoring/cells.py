@@ -9,12 +9,15 @@
   ``checklist_mode=replace``, is its own configuration with no adjacent contrast.)
 * Adjacent contrasts follow the paper's rungs (``protocol.arms.LADDER``: raw, checklist,
   directive, enforce) over the rungs present, plus ``protocol.arms.SIDE_CONTRASTS`` (ledger
-  against checklist, hybrid against enforce) when both arms are present; other arms (the memory arms) get cell
+  against checklist, hybrid against enforce) and :data:`EXTRA_SIDE_CONTRASTS` (ledger against
+  the directive gate) when both arms are present; other arms (the memory arms) get cell
   lines but no contrast. Each contrast pairs the seeds both arms
   completed without infrastructure error and runs the exact McNemar test on the discordant
   pairs, once per scoring (``strict``: the primary scoring; ``decline_aware``).
-* Holm: :func:`score_lines` adjusts over all adjacent contrasts of a scoring in the lines it
-  is given (the whole scoring run); the streaming scorer adjusts within one ladder.
+* Holm: :func:`scoring.families.score_lines` adjusts within the paper's families (ladder
+  rungs of one model per scoring; side, variant, wording, brief and schedule contrasts in
+  families of their own; :mod:`scoring.families`); the streaming scorer adjusts within one
+  ladder.
 * Channel rates (Table 9): errors over the turns carrying the channel's label
   (:data:`RATES`); unrequested executions have no label and are reported as a count.
 """
@@ -34,6 +37,7 @@ from scoring.replay import LABELS, EpisodeScore, Scoring
 from scoring.stats import holm, mcnemar_exact, wilson
 
 __all__ = [
+    "EXTRA_SIDE_CONTRASTS",
     "RATES",
     "SCORINGS",
     "apply_holm",
@@ -44,10 +48,14 @@ __all__ = [
     "config_of",
     "group_scores",
     "ladder_contrasts",
-    "score_lines",
+    "paired_contrast",
     "scoring_of",
 ]
 
+# Section 5.2 also sets the self-ledger against the directive gate: a side contrast beside
+# protocol.arms.SIDE_CONTRASTS (each arm's one reference); side contrasts are their own Holm
+# family (scoring.families).
+EXTRA_SIDE_CONTRASTS: tuple[tuple[str, str], ...] = (("directive", "ledger"),)
 SCORINGS: tuple[str, ...] = ("strict", "decline_aware")
 RATES: tuple[tuple[str, str], ...] = (
     ("re_execution", "done"),
@@ -73,6 +81,9 @@ def config_json(key: CellKey) -> Line:
         "density": key.density,
         "domain": key.domain,
         "brief": key.brief,
+        "schedule": key.schedule,
+        "paraphrase_tier": key.paraphrase_tier,
+        "ambiguous_rate": key.ambiguous_rate,
     }
     knobs = msgspec.structs.asdict(key.knobs)
     out.update(knobs)  # flattened, for filtering
@@ -86,7 +97,8 @@ def cell_json(key: CellKey) -> Line:
 
 def _config_sort(key: CellKey) -> tuple[Any, ...]:
     knobs = tuple(str(getattr(key.knobs, f)) for f in Knobs.__struct_fields__)
-    return (key.model, key.regime, key.steps, key.density, key.domain, key.brief, knobs)
+    stress = (key.schedule or "", key.paraphrase_tier, key.ambiguous_rate)
+    return (key.model, key.regime, key.steps, key.density, key.domain, key.brief, *stress, knobs)
 
 
 def cell_sort_key(key: CellKey) -> tuple[Any, ...]:
@@ -142,7 +154,7 @@ def _sum_dicts(dicts: Iterable[Mapping[str, int]], keys: Iterable[str]) -> dict[
     return total
 
 
-def _contrast(
+def paired_contrast(
     config: CellKey,
     a: tuple[str, Mapping[int, EpisodeScore]],
     b: tuple[str, Mapping[int, EpisodeScore]],
@@ -178,20 +190,24 @@ def ladder_contrasts(cells: Mapping[CellKey, Mapping[int, EpisodeScore]]) -> lis
     if not by_arm:
         return []
     rungs = [a for a in LADDER if a in by_arm]
-    pairs = list(itertools.pairwise(rungs))
-    pairs += [(a, b) for a, b in SIDE_CONTRASTS if a in by_arm and b in by_arm]
+    pairs = [(a, b, "ladder") for a, b in itertools.pairwise(rungs)]
+    sides = (*SIDE_CONTRASTS, *EXTRA_SIDE_CONTRASTS)
+    pairs += [(a, b, "side") for a, b in sides if a in by_arm and b in by_arm]
     config = config_of(next(iter(cells)))
     return [
-        _contrast(config, (a, by_arm[a]), (b, by_arm[b]), scoring)
+        {**paired_contrast(config, (a, by_arm[a]), (b, by_arm[b]), scoring), "kind": kind}
         for scoring in SCORINGS
-        for a, b in pairs
+        for a, b, kind in pairs
     ]
 
 
 def apply_holm(contrasts: Sequence[Line]) -> None:
-    """Set ``p_holm`` on each contrast line: Holm over the given lines of each scoring."""
-    for scoring in SCORINGS:
-        family = [c for c in contrasts if c["scoring"] == scoring]
+    """Set ``p_holm`` on each contrast line: Holm over the given lines of each scoring and
+    kind (ladder rungs apart from side contrasts)."""
+    for scoring, kind in itertools.product(SCORINGS, ("ladder", "side")):
+        family = [
+            c for c in contrasts if c["scoring"] == scoring and c.get("kind", "ladder") == kind
+        ]
         for c, adjusted in zip(family, holm([c["p"] for c in family]), strict=True):
             c["p_holm"] = adjusted
 
@@ -204,18 +220,3 @@ def group_scores(
     for s in scores:
         out.setdefault(config_of(s.cell), {}).setdefault(s.cell, {})[s.seed] = s
     return out
-
-
-def score_lines(scores: Iterable[EpisodeScore]) -> list[Line]:
-    """Every cell line, then every adjacent contrast with Holm over all contrasts of each
-    scoring: the offline (``ladder score``) results of a set of episode scores."""
-    grouped = group_scores(scores)
-    cells: list[Line] = []
-    contrasts: list[Line] = []
-    for config in sorted(grouped, key=_config_sort):
-        members = grouped[config]
-        for key in sorted(members, key=cell_sort_key):
-            cells.append(cell_line(key, members[key].values()))
-        contrasts.extend(ladder_contrasts(members))
-    apply_holm(contrasts)
-    return cells + contrasts

@@ -170,7 +170,7 @@ def cell_cost(rows: Sequence[Mapping[str, Any]]) -> View:
 def cells_view(
     lines: Sequence[Mapping[str, Any]], costs: Mapping[str, Sequence[Mapping[str, Any]]]
 ) -> list[View]:
-    """The run's cells for the overview: each cell line of :func:`scoring.cells.score_lines`
+    """The run's cells for the overview: each cell line of :func:`scoring.families.score_lines`
     with its configuration's label and its cost (:func:`cell_cost` over the cell's
     one-episode cost rows, ``costs`` keyed by slug); ``x_raw`` is the cell's mean agent tokens
     per episode over the raw cell's of the same configuration, knobs aside (None without one)."""

@@ -7,7 +7,9 @@
   explicit-redo flag's precision and recall against the scripted legitimate redo (Table 11
   bottom), from ``TurnRecord.matched_step`` / ``matched_redo``; plus the matcher's calls made
   and served from the cache, and its outcome per consulted turn (answered, null, corrected,
-  malformed) from ``TurnRecord.matcher_outcome``.
+  malformed) from ``TurnRecord.matcher_outcome``. Table 4's agreement is over "ask,
+  premature, and redo turns" (the turns tier 2 rewrites: asks and re-asks, premature asks,
+  redo probes; :data:`REWRITTEN_KINDS`), reported as ``rewritten_agreement``.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from typing import Any
 from protocol.records import CellKey, EpisodeRecord
 from scoring.cells import cell_json, cell_sort_key
 
-__all__ = ["MATCHED_KINDS", "compile_table", "helper_lines", "matcher_report"]
+__all__ = ["MATCHED_KINDS", "REWRITTEN_KINDS", "compile_table", "helper_lines", "matcher_report"]
 
 # Turns on which agreement is measured: every turn that resolves to a scripted step.
 MATCHED_KINDS = frozenset(
     {"ask", "premature", "redo_probe", "superseded_cue", "legit_redo", "re_ask"}
 )
+# Table 4's: the ask, premature and redo-probe turns (the wordings tier 2 rewrites).
+REWRITTEN_KINDS = frozenset({"ask", "re_ask", "premature", "redo_probe"})
 
 
 def _rate(num: int, den: int) -> float | None:
@@ -67,7 +71,7 @@ def compile_table(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
 def matcher_report(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
     """Matcher agreement and explicit-redo precision / recall over ``records``."""
     turns = agree = flagged = true_flags = redos = recalled = 0
-    ambiguous = ambiguous_null = calls = cached = episodes = 0
+    ambiguous = ambiguous_null = calls = cached = episodes = rewritten = rewritten_agree = 0
     outcomes = dict.fromkeys(("answered", "null", "corrected", "malformed"), 0)
     for r in records:
         episodes += 1
@@ -84,6 +88,9 @@ def matcher_report(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
             if t.kind in MATCHED_KINDS:
                 turns += 1
                 agree += t.matched_step == t.step
+            if t.kind in REWRITTEN_KINDS:
+                rewritten += 1
+                rewritten_agree += t.matched_step == t.step
             if t.kind == "ambiguous":
                 ambiguous += 1
                 ambiguous_null += t.matched_step is None
@@ -96,6 +103,9 @@ def matcher_report(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
         "turns": turns,
         "agree": agree,
         "agreement": _rate(agree, turns),
+        "rewritten_turns": rewritten,
+        "rewritten_agree": rewritten_agree,
+        "rewritten_agreement": _rate(rewritten_agree, rewritten),
         "redo_flags": flagged,
         "redo_turns": redos,
         "redo_precision": _rate(true_flags, flagged),

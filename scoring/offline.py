@@ -15,8 +15,8 @@ from typing import Any
 
 from protocol.generate import SpecError
 from protocol.records import EpisodeRecord
-from scoring.cells import score_lines
 from scoring.episodes import EpisodeCache
+from scoring.families import DEFAULT_FAMILY, score_lines
 from scoring.gate_report import helper_lines
 from scoring.replay import EpisodeScore, score_episode
 
@@ -54,10 +54,14 @@ def score_records(
 
 
 def rescore(
-    records: Iterable[EpisodeRecord], cache: EpisodeCache | None = None
+    records: Iterable[EpisodeRecord],
+    cache: EpisodeCache | None = None,
+    *,
+    family: str = DEFAULT_FAMILY,
 ) -> list[dict[str, Any]]:
-    """The cell and contrast lines of a set of records (Holm over all contrasts), then one
-    helpers line per gate cell (compile accuracy, matcher agreement)."""
+    """The cell and contrast lines of a set of records (Holm within each ``family``,
+    :mod:`scoring.families`), then one helpers line per gate cell (compile accuracy,
+    matcher agreement)."""
     records = list(records)
     with paused_gc():
-        return score_lines(score_records(records, cache)) + helper_lines(records)
+        return score_lines(score_records(records, cache), family) + helper_lines(records)

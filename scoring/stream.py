@@ -25,8 +25,9 @@ from typing import Any
 
 from protocol.generate import SpecError
 from protocol.records import CellKey, EpisodeRecord
-from scoring.cells import apply_holm, cell_line, config_of, ladder_contrasts
+from scoring.cells import cell_line, config_of, ladder_contrasts
 from scoring.episodes import EpisodeCache
+from scoring.families import apply_families
 from scoring.replay import EpisodeScore, score_episode
 
 __all__ = ["StreamingScorer"]
@@ -67,7 +68,7 @@ class StreamingScorer:
         ladder = self._ladders[config]
         if all(self._complete(k) for k in ladder):
             contrasts = ladder_contrasts({k: self.scores[k] for k in ladder})
-            apply_holm(contrasts)
+            apply_families(contrasts)  # within this ladder only (its own contrasts)
             lines.extend(contrasts)
         return lines
 

@@ -64,6 +64,12 @@ def config_label(config: Mapping[str, Any]) -> str:
         str(config["domain"]),
         str(config["brief"]),
     ]
+    if config.get("schedule"):
+        parts.append(f"schedule={config['schedule']}")
+    if config.get("paraphrase_tier"):
+        parts.append(f"tier={config['paraphrase_tier']}")
+    if config.get("ambiguous_rate"):
+        parts.append(f"amb={config['ambiguous_rate']:g}")
     parts += [f"{k}={config[k]}" for k, v in _DEFAULT_KNOBS.items() if config.get(k, v) != v]
     return " ".join(parts)
 

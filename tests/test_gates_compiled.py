@@ -197,6 +197,9 @@ def test_helpers_report() -> None:
     assert rep["turns"] == 3 and rep["agree"] == 2
     assert rep["redo_precision"] == 0.5 and rep["redo_recall"] == 1.0
     assert rep["ambiguous"] == 1 and rep["ambiguous_null"] == 1
+    # Table 4 counts ask, premature and redo-probe turns only (not the legitimate redo).
+    assert (rep["rewritten_turns"], rep["rewritten_agree"]) == (2, 1)
+    assert rep["rewritten_agreement"] == 0.5
 
     g, r = _perfect()
     info = compile_record(

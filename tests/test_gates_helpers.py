@@ -24,6 +24,7 @@ def _grid(**model: object) -> Grid:
                 "steps": [10],
                 "density": [0.3],
                 "arms": ["raw", "directive", "enforce"],
+                "generator": 1,  # EP's (compile keys hold the generator version)
             },
             "models": [{"name": "m", **model}, {"name": "c"}],
         }
@@ -92,6 +93,7 @@ async def test_compile_key_fields(tmp_path: Path) -> None:
     assert h.compiler.model_for(CELL).name == "c"
     key = h.compiler.key(h.compiler.model_for(CELL), EP)
     assert {"model", "domain", "seed", "steps", "density", "revision"} <= set(key)
+    assert key["generator"] == 1  # the graph depends on the generator version
     assert "brief" not in key  # Appendix B.3: cached per (seed, S, rho), the briefs share it
     await h.compile(CELL, EP)
     original = generate(EpisodeSpec(seed=100, steps=10, density=0.3, brief="original"))

@@ -8,7 +8,8 @@ import msgspec
 import pytest
 
 from protocol import CellKey, EpisodeRecord, Turn
-from scoring.cells import cell_line, score_lines
+from scoring.cells import cell_line
+from scoring.families import score_lines
 from scoring.offline import rescore, score_records
 from scoring.stats import wilson
 from scoring.stream import StreamingScorer
@@ -90,6 +91,7 @@ def test_cell_lines(lines: list[dict[str, object]]) -> None:
     assert enforce["cell"] == {
         "arm": "enforce", "model": "scripted/golden", "regime": "no-think", "steps": 5,
         "density": 0.15, "domain": "procurement", "brief": "amended",
+        "schedule": None, "paraphrase_tier": 0, "ambiguous_rate": 0.0,
         **msgspec.structs.asdict(enforce_key().knobs),
         "knobs": msgspec.structs.asdict(enforce_key().knobs),
     }  # fmt: skip
@@ -123,16 +125,22 @@ def test_contrasts_pair_seeds_and_adjust_with_holm(lines: list[dict[str, object]
     ) == (2, 0)
 
 
-def test_holm_spans_all_contrasts_of_a_scoring() -> None:
-    # Two configurations (two models): Holm runs over all six strict contrasts.
+def test_holm_runs_per_model_by_default_and_per_table_on_request() -> None:
+    # Two models: by default (the paper's, Table 2) Holm runs over each model's three strict
+    # ladder contrasts; --family table runs it over all six.
     other = [
         msgspec.structs.replace(r, cell=msgspec.structs.replace(r.cell, model="m2"))
         for r in RECORDS
     ]
-    both = rescore(RECORDS + other)
+    scores = score_records(RECORDS + other)
+    both = score_lines(scores)
     strict = [c for c in both if c["type"] == "contrast" and c["scoring"] == "strict"]
-    assert len(strict) == 6
+    assert len(strict) == 6 and {c["kind"] for c in strict} == {"ladder"}
+    assert {c["family"] for c in strict} == {"ladder|scripted/golden", "ladder|m2"}
     p_min = min(c["p"] for c in strict)
+    assert min(c["p_holm"] for c in strict) == pytest.approx(min(1.0, 3 * p_min))
+    table = score_lines(scores, "table")
+    strict = [c for c in table if c["type"] == "contrast" and c["scoring"] == "strict"]
     assert min(c["p_holm"] for c in strict) == pytest.approx(min(1.0, 6 * p_min))
 
 
@@ -213,7 +221,8 @@ def test_score_lines_keeps_the_last_score_per_cell_and_seed() -> None:
 def test_variant_arms_are_contrasted_with_their_reference_not_inside_the_ladder() -> None:
     """The rungs raw -> checklist -> directive -> enforce stay adjacent when the ledger and
     the hybrid run too; the ledger is contrasted with the checklist, the hybrid with the
-    enforcement gate."""
+    enforcement gate; the ledger also with the directive gate (Section 5.2). Side contrasts
+    are their own Holm family."""
     records = []
     for seed in range(3):
         ep = episode(seed=seed, steps=5)
@@ -226,4 +235,12 @@ def test_variant_arms_are_contrasted_with_their_reference_not_inside_the_ladder(
         ("directive", "enforce"),
         ("checklist", "ledger"),
         ("enforce", "hybrid"),
+        ("directive", "ledger"),
     ]
+    kinds = {
+        (c["a"], c["b"]): (c["kind"], c["family"])
+        for c in rescore(records)
+        if c["type"] == "contrast" and c["scoring"] == "strict"
+    }
+    assert kinds[("raw", "checklist")] == ("ladder", "ladder|scripted/golden")
+    assert kinds[("directive", "ledger")] == ("side", "side|scripted/golden")

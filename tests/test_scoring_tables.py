@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from matplotlib.figure import Figure
 
-from scoring.cells import score_lines
+from scoring.families import score_lines
 from scoring.report import figure_channels, figure_success, markdown_report
 from scoring.tables import (
     channel_table,

@@ -9,7 +9,6 @@ from typing import Any
 from protocol.generate import SpecError
 from protocol.records import Episode, EpisodeRecord
 from runner.view.index import RunIndex
-from scoring.cells import score_lines
 from scoring.episode_view import (
     arm_label,
     cells_view,
@@ -18,6 +17,7 @@ from scoring.episode_view import (
     filter_rows,
     pairing_key,
 )
+from scoring.families import score_lines
 from scoring.replay import score_episode
 
 __all__ = ["RunView"]

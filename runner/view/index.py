@@ -9,7 +9,7 @@ byte offset and length of the line, the episode's compact score
 opened (:meth:`RunIndex.record`).
 
 Cache: ``DIR/view-index.msgpack``, one file, with the run's result lines
-(:func:`scoring.cells.score_lines` of the indexed scores) once computed. For each log file it
+(:func:`scoring.families.score_lines` of the indexed scores) once computed. For each log file it
 holds the offset after its
 last indexed line and the file's first bytes. On :meth:`RunIndex.refresh` a file that grew
 past that offset (a run in progress) is scanned from there on; a file whose first bytes

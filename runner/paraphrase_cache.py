@@ -1,0 +1,42 @@
+"""Loading a held-out paraphrase cache (tier 2, Appendix A.5) for a grid run.
+
+The file is JSON (``protocol.generate.Paraphrases``); for generator version 3 it is checked
+against every domain of the grid by :func:`protocol.paraphrases.check_paraphrases`, and each
+problem is one line of the error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import msgspec
+
+from protocol.domains import POOLS
+from protocol.generate import Paraphrases
+from protocol.paraphrases import check_paraphrases
+
+__all__ = ["ParaphraseCacheError", "load_paraphrases"]
+
+_MAX_LISTED = 20
+
+
+class ParaphraseCacheError(ValueError):
+    """A cache that cannot be used; the message is one line per problem."""
+
+
+def load_paraphrases(path: Path, domains: Iterable[str], generator: int) -> Paraphrases:
+    try:
+        data = msgspec.json.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError) as e:
+        raise ParaphraseCacheError(f"cannot read paraphrase cache {path}: {e}") from None
+    if not isinstance(data, dict):
+        raise ParaphraseCacheError(f"{path}: the cache must be a JSON object")
+    if generator >= 3:
+        problems = [p for d in domains if d in POOLS for p in check_paraphrases(data, POOLS[d])]
+        if problems:
+            listed = [f"{path}: {p}" for p in problems[:_MAX_LISTED]]
+            if len(problems) > _MAX_LISTED:
+                listed.append(f"{path}: ... {len(problems) - _MAX_LISTED} more problems")
+            raise ParaphraseCacheError("\n".join(listed))
+    return data
