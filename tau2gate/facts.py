@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import msgspec
 
@@ -121,9 +121,7 @@ class _Ctx:
     def segment_statuses(self) -> list[str | None]:
         if self.reservation is None:
             return []
-        return [
-            _flight_status(self.state, seg) for seg in _seq(self.reservation.get("flights"))
-        ]
+        return [_flight_status(self.state, seg) for seg in _seq(self.reservation.get("flights"))]
 
 
 def _seq(value: Any) -> Sequence[Any]:
@@ -209,7 +207,8 @@ def _arg(name: str, kind: type | tuple[type, ...]) -> Callable[[_Ctx], Value]:
         value = ctx.args.get(name)
         if isinstance(value, bool) and kind is not bool:
             return None
-        return value if isinstance(value, kind) else None
+        ok = isinstance(value, kind) and isinstance(value, bool | int | float | str)
+        return cast(Value, value) if ok else None
 
     return get
 

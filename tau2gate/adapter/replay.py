@@ -7,6 +7,7 @@ database state it would meet. A gold write the gate denies is an over-block.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -43,9 +44,15 @@ def initial_environment(task: Any) -> Any:
     env.set_state(
         initialization_data=None if init is None else init.initialization_data,
         initialization_actions=None if init is None else init.initialization_actions,
-        message_history=[] if init is None or init.message_history is None else init.message_history,
+        message_history=[]
+        if init is None or init.message_history is None
+        else init.message_history,
     )
     return env
+
+
+def _db_of(env: Any) -> Callable[[], Any]:
+    return lambda: env.tools.db
 
 
 def gold_replay(rules: RuleSet, tasks: list[Any]) -> list[GoldWrite]:
@@ -54,7 +61,7 @@ def gold_replay(rules: RuleSet, tasks: list[Any]) -> list[GoldWrite]:
     out: list[GoldWrite] = []
     for task in tasks:
         env = initial_environment(task)
-        state = LiveState(lambda env=env: env.tools.db)
+        state = LiveState(_db_of(env))
         criteria = task.evaluation_criteria
         for action in [] if criteria is None else criteria.actions or []:
             if action.name in WRITE_TOOLS and action.requestor == "assistant":
