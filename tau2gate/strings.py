@@ -9,6 +9,8 @@ from __future__ import annotations
 __all__ = [
     "ADVISORY_NOTICE",
     "COMPILE_PROMPT",
+    "GIVE_UP",
+    "HELD_WITH",
     "RULES_SHOWN",
     "VETO",
 ]
@@ -55,3 +57,10 @@ ADVISORY_NOTICE = (
 
 # OURS: the enforcement rung returns this as the tool result; the call is never executed.
 VETO = "REFUSED: this {tool} call breaks the policy and was not executed: {reasons}"
+
+# OURS: the tool result for an admitted call held back because another call in the same
+# message was refused (the policy asks for one tool call at a time).
+HELD_WITH = "NOT EXECUTED: another call in the same message was refused; make one call at a time."
+
+# OURS: the agent's message when it keeps proposing refused calls (tau2gate.adapter.agent.MAX_HELD).
+GIVE_UP = "I am sorry, I cannot complete this request under the policy."
