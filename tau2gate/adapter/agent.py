@@ -174,9 +174,8 @@ def _gold_agent_class() -> type:
             super().__init__(tools=tools, domain_policy=domain_policy)
             criteria = task.evaluation_criteria
             self.actions = [] if criteria is None else list(criteria.actions or [])
-            self.closing = " ".join(
-                ["Done."] + list((criteria and criteria.communicate_info) or [])
-            )
+            info = [] if criteria is None else list(criteria.communicate_info or [])
+            self.closing = " ".join(["Done.", *info])
 
         def get_init_state(self, message_history: Any = None) -> dict[str, int]:
             return {"next": 0}
