@@ -31,3 +31,8 @@ drill:
 # Optional: the runner against a real small model (SmolLM2-135M via llama.cpp on loopback).
 e2e-real:
     bash scripts/e2e-real.sh
+
+# Optional: the tau2-bench airline gate (gold replay, gold-replay agent, every rung on the
+# scripted endpoint) against a local tau2-bench checkout, in its own venv (.venv-tau2).
+tau2-check TAU2_DIR:
+    bash scripts/tau2-check.sh {{TAU2_DIR}}
