@@ -25,6 +25,7 @@ fi
 if ! "$VENV/bin/python" -c "import tau2.registry, tau2gate" 2>/dev/null; then
   "$VENV/bin/pip" install -q -e "$TAU2_DIR" -e .
 fi
+export LITELLM_LOCAL_MODEL_COST_MAP=True  # no network fetch of litellm's price map
 export TAU2_DATA_DIR=${TAU2_DATA_DIR:-$TAU2_DIR/data}
 TASKS=${TASKS:-10}
 "$VENV/bin/python" -m tau2gate.adapter gold-replay --split base
