@@ -2,7 +2,9 @@
 # Optional check of the tau2-bench airline gate (not in the default tests or .ci/run).
 # Installs tau2-bench from a local checkout TAU2_DIR (Python >= 3.12) and state-ladder into
 # their own venv, then runs, with no model:
-#   1. gold replay: every gold write action through the gate under the reference rules;
+#   1. the compile path on the scripted compiler (it answers with our reference rules), then
+#      gold replay: every gold write action through the gate under the reference rules and
+#      under that compile;
 #   2. the gold-replay agent scored by tau2-bench, ungated (none) and gated (enforce);
 #   3. a short run of every rung against the scripted endpoint (scripted/tau2-naive agent,
 #      scripted/tau2-user user simulator, over HTTP on loopback through litellm).
@@ -28,7 +30,9 @@ fi
 export LITELLM_LOCAL_MODEL_COST_MAP=True  # no network fetch of litellm's price map
 export TAU2_DATA_DIR=${TAU2_DATA_DIR:-$TAU2_DIR/data}
 TASKS=${TASKS:-10}
-"$VENV/bin/python" -m tau2gate.adapter gold-replay --split base
+mkdir -p runs/tau2-check
+"$VENV/bin/python" -m tau2gate.adapter compile --scripted --out runs/tau2-check/compiled.json
+"$VENV/bin/python" -m tau2gate.adapter gold-replay --split base --rules runs/tau2-check/compiled.json
 "$VENV/bin/python" -m tau2gate.adapter run --gold --rungs none,enforce --split base \
   --concurrency 2 --out runs/tau2-check/gold
 "$VENV/bin/python" -m tau2gate.adapter run --scripted --rungs none,shown,advisory,enforce \

@@ -11,6 +11,8 @@ configured by τ²-bench, talks to it over real HTTP on loopback. Two models:
   eligibility; after the tool result it reports it; otherwise it says it can only cancel.
   It is the τ²-bench analogue of the testbed's ``always-book`` policy: the writes it
   attempts are exactly the kind a database-state gate can judge.
+* ``scripted/tau2-compiler`` (the compile): answers any prompt with our reference rules in a
+  code fence, so the compile path (prompt, HTTP, parse, validate) runs with no model.
 
 :func:`agent_reply` and :func:`user_reply` are pure; :class:`ScriptedServer` runs them
 behind ``POST /v1/chat/completions`` (aiohttp, in a background thread, for τ²-bench's
@@ -28,10 +30,21 @@ from typing import Any
 
 from aiohttp import web
 
-__all__ = ["AGENT_MODEL", "USER_MODEL", "ScriptedServer", "agent_reply", "user_reply"]
+from tau2gate.parse import rules_to_json
+from tau2gate.reference import reference_rules
+
+__all__ = [
+    "AGENT_MODEL",
+    "COMPILE_MODEL",
+    "USER_MODEL",
+    "ScriptedServer",
+    "agent_reply",
+    "user_reply",
+]
 
 AGENT_MODEL = "scripted/tau2-naive"
 USER_MODEL = "scripted/tau2-user"
+COMPILE_MODEL = "scripted/tau2-compiler"
 STOP = "###STOP###"
 _RESERVATION = re.compile(r"\b(?=[A-Z0-9]*[0-9])[A-Z0-9]{6}\b")
 
@@ -118,6 +131,8 @@ class ScriptedServer:
             reply: dict[str, Any] = {"content": user_reply(messages)}
         elif model.endswith(AGENT_MODEL):
             reply = agent_reply(messages)
+        elif model.endswith(COMPILE_MODEL):
+            reply = {"content": "```json\n" + rules_to_json(reference_rules().rules) + "\n```"}
         else:
             return web.json_response({"error": {"message": f"no model {model}"}}, status=404)
         return web.json_response(_completion(model, self.requests, reply))

@@ -153,3 +153,16 @@ def test_the_scripted_endpoint_answers_an_openai_client_with_tool_calls() -> Non
         with pytest.raises(Exception, match="404"):
             client.chat.completions.create(model="nope", messages=[])
         assert server.requests == 3
+
+
+def test_the_scripted_compiler_round_trips_the_reference_rules() -> None:
+    from tau2gate.compile import compile_prompt, read_compile
+    from tau2gate.scripted import COMPILE_MODEL
+
+    with ScriptedServer() as server:
+        client = OpenAI(base_url=server.base_url, api_key="x")
+        reply = client.chat.completions.create(
+            model=COMPILE_MODEL, messages=[{"role": "user", "content": compile_prompt("P")}]
+        )
+    parsed = read_compile(reply.choices[0].message.content or "")
+    assert parsed.ok and parsed.rules == reference_rules().rules

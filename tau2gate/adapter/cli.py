@@ -4,7 +4,7 @@ Commands (each has ``--help``; bad input and a missing τ²-bench exit 2 with on
 
 * ``gold-replay [--rules FILE]``: every gold write action through the gate under the
   reference rules (and under a compile given by ``--rules``); over-blocks listed.
-* ``compile --base-url URL --model NAME [--out FILE]``: the agent model compiles the airline
+* ``compile (--scripted | --base-url URL --model NAME) [--out FILE]``: the agent model compiles the airline
   policy into rules; the reply is saved as is and its validation errors printed.
 * ``run [--rungs none,shown,advisory,enforce] [--rules FILE] (--scripted | --gold |
   --base-url URL --agent-model M --user-model M) [--tasks N] [--trials K]
@@ -39,10 +39,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _quiet() -> None:
-    from loguru import logger
+    try:
+        from loguru import logger
 
-    logger.remove()
-    logger.add(sys.stderr, level="CRITICAL")
+        logger.remove()
+        logger.add(sys.stderr, level="CRITICAL")
+    except ImportError:  # τ²-bench (which brings loguru) is missing: require_tau2 says so
+        return
     try:
         import litellm
 
@@ -96,14 +99,20 @@ def _compile(args: argparse.Namespace) -> int:
     from openai import OpenAI
 
     from tau2gate.compile import compile_prompt, read_compile
+    from tau2gate.scripted import COMPILE_MODEL, ScriptedServer
 
+    if not args.scripted and not (args.base_url and args.model):
+        raise _BadInput("give --scripted, or --base-url with --model")
     env = require_tau2().registry.get_env_constructor("airline")()
-    client = OpenAI(base_url=args.base_url, api_key=args.api_key)
-    reply = client.chat.completions.create(
-        model=args.model,
-        messages=[{"role": "user", "content": compile_prompt(env.get_policy())}],
-        temperature=0.0,
-    )
+    with ScriptedServer() as server:
+        client = OpenAI(
+            base_url=server.base_url if args.scripted else args.base_url, api_key=args.api_key
+        )
+        reply = client.chat.completions.create(
+            model=COMPILE_MODEL if args.scripted else args.model,
+            messages=[{"role": "user", "content": compile_prompt(env.get_policy())}],
+            temperature=0.0,
+        )
     text = reply.choices[0].message.content or ""
     Path(args.out).write_text(text, "utf-8")
     parsed = read_compile(text)
@@ -226,8 +235,9 @@ def _parser() -> _Parser:
     g.add_argument("--rules", help="a compiled rule file to audit beside the reference rules")
     tasks_opts(g)
     c = sub.add_parser("compile", help="compile the airline policy into rules with a model")
-    c.add_argument("--base-url", required=True)
-    c.add_argument("--model", required=True)
+    c.add_argument("--base-url")
+    c.add_argument("--model")
+    c.add_argument("--scripted", action="store_true", help="the scripted compiler (no model)")
     c.add_argument("--api-key", default="EMPTY")
     c.add_argument("--out", default="compiled_rules.json")
     r = sub.add_parser("run", help="run the rungs and score them with tau2-bench's evaluation")
@@ -255,8 +265,8 @@ def _parser() -> _Parser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        require_tau2()
         _quiet()
+        require_tau2()
         handler = {"gold-replay": _gold_replay, "compile": _compile, "run": _run}[args.command]
         return handler(args)
     except (Tau2Missing, _BadInput) as exc:
