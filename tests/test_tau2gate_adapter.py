@@ -166,3 +166,30 @@ def test_the_scripted_compiler_round_trips_the_reference_rules() -> None:
         )
     parsed = read_compile(reply.choices[0].message.content or "")
     assert parsed.ok and parsed.rules == reference_rules().rules
+
+
+def test_executed_writes_keep_only_successful_write_calls_and_llm_args_point_at_the_url() -> None:
+    from tau2gate.adapter.run import Endpoint, executed_writes, llm_args
+
+    def assistant(*calls: tuple[str, str, dict[str, Any]]) -> Any:
+        tool_calls = [SimpleNamespace(id=i, name=n, arguments=a) for i, n, a in calls]
+        return SimpleNamespace(role="assistant", tool_calls=tool_calls, is_tool_call=lambda: True)
+
+    def tool(i: str, error: bool) -> Any:
+        return SimpleNamespace(role="tool", id=i, error=error)
+
+    messages = [
+        assistant(("a", "cancel_reservation", {"reservation_id": "R1"})),
+        tool("a", False),
+        assistant(("b", "get_user_details", {"user_id": "u"})),
+        tool("b", False),
+        assistant(("c", "send_certificate", {"user_id": "u", "amount": 5})),
+        tool("c", True),
+    ]
+    calls = executed_writes(messages)
+    assert [(c.name, c.arguments) for c in calls] == [
+        ("cancel_reservation", {"reservation_id": "R1"})
+    ]
+    model, kwargs = llm_args(Endpoint(base_url="http://h:1/v1", model="qwen3", api_key="k"))
+    assert model == "openai/qwen3"
+    assert kwargs == {"api_base": "http://h:1/v1", "api_key": "k", "temperature": 0.0}
