@@ -40,7 +40,10 @@ class GateLog(msgspec.Struct, kw_only=True):
     vetoes: int = 0
     notices: int = 0
     overrides: int = 0
-    violating_writes_executed: int = 0
+    violating_writes_dispatched: int = 0
+    """Denied writes passed on to τ²-bench (rungs none / shown, advisory overrides); the run
+    counts those whose tool result was not an error as executed."""
+    violating_call_ids: list[str] = msgspec.field(default_factory=list)
     denied: list[str] = msgspec.field(default_factory=list)
 
 
@@ -83,7 +86,7 @@ class _Dispatcher:
         """``(call, tool result)`` for every call of a held message; ``None``: dispatch it."""
         calls = [c for c in message.tool_calls or [] if c.requestor == "assistant"]
         results: dict[str, str] = {}
-        executed: list[bool] = []
+        violating: list[str] = []
         for call in calls:
             if call.name not in WRITE_TOOLS:
                 continue
@@ -93,7 +96,8 @@ class _Dispatcher:
             if not verdict.admitted:
                 self.log.denied.extend(verdict.denied_by)
             if decision.execute:
-                executed.append(not verdict.admitted)
+                if not verdict.admitted:
+                    violating.append(str(call.id))
                 self.log.overrides += decision.overridden
                 continue
             assert decision.result is not None
@@ -104,7 +108,8 @@ class _Dispatcher:
             else:
                 self.log.vetoes += 1
         if not results:
-            self.log.violating_writes_executed += sum(executed)
+            self.log.violating_writes_dispatched += len(violating)
+            self.log.violating_call_ids.extend(violating)
             return None
         return [(c, results.get(c.id, HELD_WITH)) for c in calls]
 

@@ -45,15 +45,19 @@ def llm_args(endpoint: Endpoint) -> tuple[str, dict[str, Any]]:
 
 def executed_writes(messages: Sequence[Any]) -> list[WriteCall]:
     """The assistant's write calls in a trajectory whose tool result was not an error."""
+    return [call for _, call in _executed(messages)]
+
+
+def _executed(messages: Sequence[Any]) -> list[tuple[str, WriteCall]]:
     results = {m.id: m for m in messages if getattr(m, "role", None) == "tool"}
-    calls: list[WriteCall] = []
+    calls: list[tuple[str, WriteCall]] = []
     for m in messages:
         if getattr(m, "role", None) != "assistant" or not m.is_tool_call():
             continue
         for c in m.tool_calls:
             result = results.get(c.id)
             if c.name in WRITE_TOOLS and result is not None and not result.error:
-                calls.append(WriteCall(name=c.name, arguments=dict(c.arguments)))
+                calls.append((str(c.id), WriteCall(name=c.name, arguments=dict(c.arguments))))
     return calls
 
 
@@ -77,12 +81,14 @@ def _one(config: Any, task: Any, trial: int, seed: int) -> EpisodeOutcome:
     sim = simulation.run_simulation(orchestrator)
     log = orchestrator.agent.gate_log
     reward = 0.0 if sim.reward_info is None else float(sim.reward_info.reward)
+    executed = _executed(sim.messages or [])
+    violating = set(log.violating_call_ids)
     return EpisodeOutcome(
         task_id=str(task.id),
         trial=trial,
         reward=reward,
-        wrongful_writes=wrongful_writes(executed_writes(sim.messages or []), _gold(task)),
-        violating_writes_executed=log.violating_writes_executed,
+        wrongful_writes=wrongful_writes([c for _, c in executed], _gold(task)),
+        violating_writes_executed=sum(1 for cid, _ in executed if cid in violating),
         vetoes=log.vetoes,
         notices=log.notices,
         overrides=log.overrides,
