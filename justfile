@@ -32,7 +32,6 @@ drill:
 e2e-real:
     bash scripts/e2e-real.sh
 
-# Optional: the tau2-bench airline gate (gold replay, gold-replay agent, every rung on the
-# scripted endpoint) against a local tau2-bench checkout, in its own venv (.venv-tau2).
+# Optional: the tau2-bench airline gate check against a local tau2-bench checkout (own venv).
 tau2-check TAU2_DIR:
     bash scripts/tau2-check.sh {{TAU2_DIR}}

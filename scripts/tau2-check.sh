@@ -11,6 +11,9 @@
 #   bash scripts/tau2-check.sh TAU2_DIR        (or: just tau2-check TAU2_DIR)
 set -euo pipefail
 TAU2_DIR=${1:?usage: tau2-check.sh TAU2_DIR (a checkout of sierra-research/tau2-bench)}
+if [ ! -d "$TAU2_DIR" ]; then
+  echo "tau2-check: no directory $TAU2_DIR" >&2; exit 2
+fi
 TAU2_DIR=$(cd "$TAU2_DIR" && pwd)
 cd "$(dirname "$0")/.."
 if [ ! -f "$TAU2_DIR/src/tau2/registry.py" ]; then
