@@ -24,7 +24,7 @@ def require_tau2(module: str = "tau2.registry") -> ModuleType:
         raise Tau2Missing(f"tau2-bench is not installed: {INSTALL}")
     try:
         found = importlib.util.find_spec("tau2.registry") is not None
-    except ModuleNotFoundError:
+    except (ImportError, ValueError):  # a `tau2` whose own import fails is not tau2-bench either
         found = False
     if not found:
         raise Tau2Missing(
