@@ -31,3 +31,7 @@ drill:
 # Optional: the runner against a real small model (SmolLM2-135M via llama.cpp on loopback).
 e2e-real:
     bash scripts/e2e-real.sh
+
+# Optional: the tau2-bench airline gate check against a local tau2-bench checkout (own venv).
+tau2-check TAU2_DIR:
+    bash scripts/tau2-check.sh {{TAU2_DIR}}

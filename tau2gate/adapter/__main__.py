@@ -1,0 +1,5 @@
+"""``python -m tau2gate.adapter``."""
+
+from tau2gate.adapter.cli import main
+
+raise SystemExit(main())

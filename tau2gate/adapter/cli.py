@@ -1,0 +1,274 @@
+"""``python -m tau2gate.adapter``: gold replay, compile, and the rungs on τ²-bench airline.
+
+Commands (each has ``--help``; bad input and a missing τ²-bench exit 2 with one line):
+
+* ``gold-replay [--rules FILE]``: every gold write action through the gate under the
+  reference rules (and under a compile given by ``--rules``); over-blocks listed.
+* ``compile (--scripted | --base-url URL --model NAME) [--out FILE]``: the agent model compiles the airline
+  policy into rules; the reply is saved as is and its validation errors printed.
+* ``run [--rungs none,shown,advisory,enforce] [--rules FILE] (--scripted | --gold |
+  --base-url URL --agent-model M --user-model M) [--tasks N] [--trials K]
+  [--concurrency C] [--out DIR]``: each rung on the same tasks and trials; one line per
+  rung, the paired pass^1 difference of every rung against ``none``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import msgspec
+
+from scoring.tau2_paired import EpisodeOutcome, paired_bootstrap, successes_by_task, summarize
+from tau2gate.adapter._tau2 import Tau2Missing, require_tau2
+from tau2gate.gate import RUNGS, Rung
+from tau2gate.parse import Parsed, parse_rules
+from tau2gate.reference import reference_rules
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _quiet() -> None:
+    try:
+        from loguru import logger
+
+        logger.remove()
+        logger.add(sys.stderr, level="CRITICAL")
+    except ImportError:  # τ²-bench (which brings loguru) is missing: require_tau2 says so
+        return
+    try:
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.set_verbose = False
+    except ImportError:
+        pass
+
+
+def _load_rules(path: str | None) -> tuple[str, Parsed]:
+    if path is None:
+        return "reference", reference_rules()
+    try:
+        return path, parse_rules(Path(path).read_text("utf-8"))
+    except OSError as exc:
+        raise _BadInput(f"cannot read rules {path}: {exc.strerror}") from None
+
+
+class _BadInput(Exception):
+    pass
+
+
+def _tasks(args: argparse.Namespace) -> list[Any]:
+    from tau2gate.adapter.replay import airline_tasks
+
+    tasks = airline_tasks(None if args.split == "all" else args.split)
+    return tasks[: args.tasks] if args.tasks else tasks
+
+
+def _gold_replay(args: argparse.Namespace) -> int:
+    from tau2gate.adapter.replay import gold_replay
+
+    tasks = _tasks(args)
+    sets = [_load_rules(None)] + ([_load_rules(args.rules)] if args.rules else [])
+    for name, parsed in sets:
+        writes = gold_replay(parsed.rules, tasks)
+        blocked = [w for w in writes if w.denied_by]
+        print(
+            f"gold replay [{name}]: {len(tasks)} tasks, {len(writes)} gold write actions, "
+            f"{len(parsed.rules.rules)} rules ({len(parsed.errors)} compile errors), "
+            f"{len(blocked)} over-blocked"
+        )
+        for w in blocked:
+            print(
+                f"  over-block: task {w.task_id} {w.action_id} {w.tool} by {','.join(w.denied_by)}"
+            )
+    return 0
+
+
+def _compile(args: argparse.Namespace) -> int:
+    from openai import OpenAI
+
+    from tau2gate.compile import compile_prompt, read_compile
+    from tau2gate.scripted import COMPILE_MODEL, ScriptedServer
+
+    if not args.scripted and not (args.base_url and args.model):
+        raise _BadInput("give --scripted, or --base-url with --model")
+    env = require_tau2().registry.get_env_constructor("airline")()
+    with ScriptedServer() as server:
+        client = OpenAI(
+            base_url=server.base_url if args.scripted else args.base_url, api_key=args.api_key
+        )
+        reply = client.chat.completions.create(
+            model=COMPILE_MODEL if args.scripted else args.model,
+            messages=[{"role": "user", "content": compile_prompt(env.get_policy())}],
+            temperature=0.0,
+        )
+    text = reply.choices[0].message.content or ""
+    Path(args.out).write_text(text, "utf-8")
+    parsed = read_compile(text)
+    print(f"compile: {len(parsed.rules.rules)} rules, {len(parsed.errors)} errors -> {args.out}")
+    for error in parsed.errors:
+        print(f"  error: {error}")
+    return 0
+
+
+def _rungs(text: str) -> list[Rung]:
+    out: list[Rung] = []
+    for name in text.split(","):
+        if name not in RUNGS:
+            raise _BadInput(f"unknown rung {name!r} (one of {', '.join(RUNGS)})")
+        out.append(name)
+    return out
+
+
+def _run(args: argparse.Namespace) -> int:
+    from tau2gate.adapter.run import Endpoint, run_rung
+    from tau2gate.scripted import AGENT_MODEL, USER_MODEL, ScriptedServer
+
+    rungs = _rungs(args.rungs)
+    name, parsed = _load_rules(args.rules)
+    if not (args.scripted or args.gold) and not (
+        args.base_url and args.agent_model and args.user_model
+    ):
+        raise _BadInput(
+            "give --scripted, --gold, or --base-url with --agent-model and --user-model"
+        )
+    tasks = _tasks(args)
+    results: dict[str, list[EpisodeOutcome]] = {}
+    with ScriptedServer() as server:
+        base = server.base_url if args.scripted else args.base_url
+        agent = (
+            None
+            if args.gold
+            else Endpoint(
+                base_url=base,
+                model=AGENT_MODEL if args.scripted else args.agent_model,
+                api_key=args.api_key,
+            )
+        )
+        user = (
+            None
+            if args.gold
+            else Endpoint(
+                base_url=base,
+                model=USER_MODEL if args.scripted else args.user_model,
+                api_key=args.api_key,
+            )
+        )
+        for rung in rungs:
+            results[rung] = run_rung(
+                rung,
+                parsed.rules,
+                tasks,
+                agent=agent,
+                user=user,
+                trials=args.trials,
+                concurrency=args.concurrency,
+                max_steps=args.max_steps,
+                seed=args.seed,
+            )
+    _report(results, name, args)
+    return 0
+
+
+def _report(results: dict[str, list[EpisodeOutcome]], rules: str, args: argparse.Namespace) -> None:
+    ks = sorted({1, args.trials})
+    print(
+        f"rules: {rules}; agent: {'gold replay' if args.gold else 'scripted' if args.scripted else args.agent_model}"
+    )
+    print(
+        "rung       tasks  pass^1  "
+        + "  ".join(f"pass^{k}" for k in ks[1:])
+        + "  wrongful-write eps  violating writes executed  vetoes  notices  overrides"
+    )
+    lines = []
+    for rung, outcomes in results.items():
+        s = summarize(rung, outcomes, ks)
+        lines.append(msgspec.to_builtins(s))
+        extra = "  ".join(f"{s.pass_k.get(k, float('nan')):6.3f}" for k in ks[1:])
+        print(
+            f"{rung:<10} {s.n_tasks:5d}  {s.pass_1:6.3f}  {extra}  {s.wrongful_write_episodes:18d}  {s.violating_writes_executed:25d}  {s.vetoes:6d}  {s.notices:7d}  {s.overrides:9d}"
+        )
+    if "none" in results:
+        base = successes_by_task(results["none"])
+        for rung, outcomes in results.items():
+            if rung == "none":
+                continue
+            d = paired_bootstrap(base, successes_by_task(outcomes), seed=args.seed)
+            lines.append({"contrast": f"{rung} - none", **msgspec.to_builtins(d)})
+            print(
+                f"pass^1 {rung} - none: {d.diff:+.3f}, 95% CI [{d.low:+.3f}, {d.high:+.3f}] over {d.n_tasks} paired tasks"
+            )
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        with (out / "episodes.jsonl").open("w") as fh:
+            for rung, outcomes in results.items():
+                for o in outcomes:
+                    fh.write(json.dumps({"rung": rung, **msgspec.to_builtins(o)}) + "\n")
+        (out / "summary.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def _parser() -> _Parser:
+    p = _Parser(prog="python -m tau2gate.adapter", description="The tau2-bench airline gate.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def tasks_opts(q: argparse.ArgumentParser) -> None:
+        q.add_argument(
+            "--split", default="base", help="tau2-bench task split, or 'all' (default base)"
+        )
+        q.add_argument("--tasks", type=int, default=0, help="only the first N tasks (0: all)")
+
+    g = sub.add_parser(
+        "gold-replay", help="gold write actions through the gate; over-blocks listed"
+    )
+    g.add_argument("--rules", help="a compiled rule file to audit beside the reference rules")
+    tasks_opts(g)
+    c = sub.add_parser("compile", help="compile the airline policy into rules with a model")
+    c.add_argument("--base-url")
+    c.add_argument("--model")
+    c.add_argument("--scripted", action="store_true", help="the scripted compiler (no model)")
+    c.add_argument("--api-key", default="EMPTY")
+    c.add_argument("--out", default="compiled_rules.json")
+    r = sub.add_parser("run", help="run the rungs and score them with tau2-bench's evaluation")
+    r.add_argument("--rungs", default=",".join(RUNGS))
+    r.add_argument("--rules", help="compiled rule file (default: the reference rules)")
+    r.add_argument(
+        "--scripted", action="store_true", help="agent and user on the scripted endpoint"
+    )
+    r.add_argument(
+        "--gold", action="store_true", help="the gold-replay agent and the scripted user"
+    )
+    r.add_argument("--base-url")
+    r.add_argument("--agent-model")
+    r.add_argument("--user-model")
+    r.add_argument("--api-key", default="EMPTY")
+    r.add_argument("--trials", type=int, default=1)
+    r.add_argument("--concurrency", type=int, default=4)
+    r.add_argument("--max-steps", type=int, default=100)
+    r.add_argument("--seed", type=int, default=300)
+    r.add_argument("--out")
+    tasks_opts(r)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        _quiet()
+        require_tau2()
+        handler = {"gold-replay": _gold_replay, "compile": _compile, "run": _run}[args.command]
+        return handler(args)
+    except (Tau2Missing, _BadInput) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

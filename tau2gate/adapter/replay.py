@@ -1,0 +1,81 @@
+"""Gold replay, no LLM: every gold write action of the airline tasks through the gate.
+
+Each task's environment is set up as τ²-bench sets it up for evaluation (its initial state),
+then its gold actions run in order; before each gold WRITE action the gate judges it in the
+database state it would meet. A gold write the gate denies is an over-block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from tau2gate.adapter._tau2 import require_tau2
+from tau2gate.adapter.state import LiveState
+from tau2gate.facts import WRITE_TOOLS
+from tau2gate.gate import Gate
+from tau2gate.rules import RuleSet
+
+__all__ = ["GoldWrite", "airline_tasks", "gold_replay", "initial_environment"]
+
+
+class GoldWrite(msgspec.Struct, frozen=True, kw_only=True):
+    """One gold write action and the rules that denied it (none: admitted)."""
+
+    task_id: str
+    action_id: str
+    tool: str
+    denied_by: tuple[str, ...] = ()
+
+
+def airline_tasks(split: str | None = "base") -> list[Any]:
+    """The airline tasks of a τ²-bench task split (``None``: every task)."""
+    registry = require_tau2().registry
+    return list(registry.get_tasks_loader("airline")(split))
+
+
+def initial_environment(task: Any) -> Any:
+    """A fresh airline environment in the task's initial state."""
+    registry = require_tau2().registry
+    env = registry.get_env_constructor("airline")()
+    init = task.initial_state
+    env.set_state(
+        initialization_data=None if init is None else init.initialization_data,
+        initialization_actions=None if init is None else init.initialization_actions,
+        message_history=[]
+        if init is None or init.message_history is None
+        else init.message_history,
+    )
+    return env
+
+
+def _db_of(env: Any) -> Callable[[], Any]:
+    return lambda: env.tools.db
+
+
+def gold_replay(rules: RuleSet, tasks: list[Any]) -> list[GoldWrite]:
+    """Every gold write of ``tasks`` judged by the gate under ``rules``, in task order."""
+    gate = Gate(rules)
+    out: list[GoldWrite] = []
+    for task in tasks:
+        env = initial_environment(task)
+        state = LiveState(_db_of(env))
+        criteria = task.evaluation_criteria
+        for action in [] if criteria is None else criteria.actions or []:
+            if action.name in WRITE_TOOLS and action.requestor == "assistant":
+                verdict = gate.check(action.name, action.arguments, state)
+                out.append(
+                    GoldWrite(
+                        task_id=str(task.id),
+                        action_id=str(action.action_id),
+                        tool=action.name,
+                        denied_by=verdict.denied_by,
+                    )
+                )
+            try:
+                env.make_tool_call(action.name, requestor=action.requestor, **action.arguments)
+            except Exception:  # a gold action that errors leaves the state as τ²-bench does
+                continue
+    return out

@@ -1,0 +1,130 @@
+"""Run the rungs on τ²-bench's airline tasks and score them with its own evaluation.
+
+Each (rung, task, trial) is one τ²-bench simulation built by its ``build_orchestrator``
+(our registered agent, its user simulator) and scored by its ``run_simulation``; at most
+``concurrency`` simulations run at once (threads, as τ²-bench's own runner does). The agent
+and the user simulator reach the grid's OpenAI-compatible endpoint through τ²-bench's LLM
+configuration (litellm): model ``openai/<served name>`` with ``api_base`` the base URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import msgspec
+
+from scoring.tau2_paired import EpisodeOutcome, GoldAction, WriteCall, wrongful_writes
+from tau2gate.adapter._tau2 import require_tau2
+from tau2gate.adapter.agent import SCRIPTED_USER, agent_name, register, set_rules
+from tau2gate.facts import WRITE_TOOLS
+from tau2gate.gate import Rung
+from tau2gate.rules import RuleSet
+
+__all__ = ["Endpoint", "executed_writes", "llm_args", "run_rung"]
+
+
+class Endpoint(msgspec.Struct, frozen=True, kw_only=True):
+    """An OpenAI-compatible endpoint and the served model name on it."""
+
+    base_url: str
+    model: str
+    api_key: str = "EMPTY"
+    temperature: float = 0.0
+
+
+def llm_args(endpoint: Endpoint) -> tuple[str, dict[str, Any]]:
+    """τ²-bench's ``(llm, llm_args)`` for an endpoint (litellm's openai provider)."""
+    return f"openai/{endpoint.model}", {
+        "api_base": endpoint.base_url,
+        "api_key": endpoint.api_key,
+        "temperature": endpoint.temperature,
+    }
+
+
+def executed_writes(messages: Sequence[Any]) -> list[WriteCall]:
+    """The assistant's write calls in a trajectory whose tool result was not an error."""
+    return [call for _, call in _executed(messages)]
+
+
+def _executed(messages: Sequence[Any]) -> list[tuple[str, WriteCall]]:
+    results = {m.id: m for m in messages if getattr(m, "role", None) == "tool"}
+    calls: list[tuple[str, WriteCall]] = []
+    for m in messages:
+        if getattr(m, "role", None) != "assistant" or not m.is_tool_call():
+            continue
+        for c in m.tool_calls:
+            result = results.get(c.id)
+            if c.name in WRITE_TOOLS and result is not None and not result.error:
+                calls.append((str(c.id), WriteCall(name=c.name, arguments=dict(c.arguments))))
+    return calls
+
+
+def _gold(task: Any) -> list[GoldAction]:
+    criteria = task.evaluation_criteria
+    return [
+        GoldAction(
+            name=a.name,
+            arguments=dict(a.arguments),
+            compare_args=None if a.compare_args is None else tuple(a.compare_args),
+        )
+        for a in ([] if criteria is None else criteria.actions or [])
+        if a.name in WRITE_TOOLS
+    ]
+
+
+def _one(config: Any, task: Any, trial: int, seed: int) -> EpisodeOutcome:
+    build = require_tau2("tau2.runner.build")
+    simulation = require_tau2("tau2.runner.simulation")
+    orchestrator = build.build_orchestrator(config, task, seed=seed + trial)
+    sim = simulation.run_simulation(orchestrator)
+    log = orchestrator.agent.gate_log
+    reward = 0.0 if sim.reward_info is None else float(sim.reward_info.reward)
+    executed = _executed(sim.messages or [])
+    violating = set(log.violating_call_ids)
+    return EpisodeOutcome(
+        task_id=str(task.id),
+        trial=trial,
+        reward=reward,
+        wrongful_writes=wrongful_writes([c for _, c in executed], _gold(task)),
+        violating_writes_executed=sum(1 for cid, _ in executed if cid in violating),
+        vetoes=log.vetoes,
+        notices=log.notices,
+        overrides=log.overrides,
+    )
+
+
+def run_rung(
+    rung: Rung,
+    rules: RuleSet,
+    tasks: Sequence[Any],
+    *,
+    agent: Endpoint | None,
+    user: Endpoint | None,
+    trials: int = 1,
+    concurrency: int = 4,
+    max_steps: int = 100,
+    seed: int = 300,
+) -> list[EpisodeOutcome]:
+    """Every (task, trial) of one rung; ``agent=None``: the gold-replay agent, ``user=None``:
+    the scripted user (both without an LLM)."""
+    register()
+    set_rules(rules)
+    sim = require_tau2("tau2.data_model.simulation")
+    fields: dict[str, Any] = {
+        "domain": "airline",
+        "agent": agent_name(rung, gold=agent is None),
+        "user": SCRIPTED_USER if user is None else "user_simulator",
+        "max_steps": max_steps,
+        "num_trials": trials,
+        "seed": seed,
+    }
+    if agent is not None:
+        fields["llm_agent"], fields["llm_args_agent"] = llm_args(agent)
+    if user is not None:
+        fields["llm_user"], fields["llm_args_user"] = llm_args(user)
+    config = sim.TextRunConfig(**fields)
+    jobs = [(task, trial) for task in tasks for trial in range(trials)]
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        return list(pool.map(lambda job: _one(config, job[0], job[1], seed), jobs))
