@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from protocol.records import Booking, EpisodeRecord, TurnRecord
+from protocol.records import Booking, EpisodeRecord, TurnRecord, with_totals
 from protocol.render import compose_user_message
 from protocol.user import ScriptedUser
 from runner.arms import EpisodeContext, make_arm
@@ -89,7 +89,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
             )
     except CallFailed as e:
         termination, error, attempts = e.termination, str(e), e.attempts
-    return EpisodeRecord(
+    record = EpisodeRecord(
         cell=ctx.cell,
         spec=ep.spec,
         turns=tuple(turns),
@@ -102,6 +102,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
         corruptions=tuple(getattr(arm, "corruptions", ())),
         synthetic=ctx.cell.model.startswith("scripted/synthetic"),
     )
+    return with_totals(record)
 
 
 def _dedupe(bookings: list[Booking]) -> list[Booking]:
