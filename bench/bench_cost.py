@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from bench._common import SERVER_CORE, grid, row, run_loop, scratch
 from bench._drive import drive_runner
 from bench._endpoint import endpoint_process, server_config
 from runner.logs import read_logs
 from scoring.cost import cost_rows
+from scoring.flat import flat_row
 
 __all__ = ["run"]
 
@@ -49,10 +48,10 @@ def run(quick: bool = False) -> dict[str, Any]:
     table = cost_rows(records.values())
     rows = [
         row(
-            f"{c['cell'].arm}: agent tokens x raw (per episode {c['total_tokens'] / 1000:.1f}k; "
-            f"calls agent {c['agent_calls']:.1f} helper {c['helper_calls']:.1f}"
-            f" cached {c['helper_calls_cached']:.1f})",
-            round(c["x_raw"], 3) if c["x_raw"] is not None else None,
+            f"{c.cell.arm}: agent tokens x raw (per episode {c.total_tokens / 1000:.1f}k; "
+            f"calls agent {c.agent_calls:.1f} matcher required {c.matcher_required:.1f}"
+            f" made {c.matcher_made:.1f} cached {c.matcher_cached:.1f})",
+            round(c.x_raw, 3) if c.x_raw is not None else None,
             "info",
             None,
         )
@@ -62,7 +61,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "case": "cost",
         "setup": f"{MODEL}, S=10 rho=0.15, seeds {seeds}, arms {', '.join(arms)}",
         "rows": rows,
-        "table": [dict(c, cell=msgspec.to_builtins(c["cell"])) for c in table],
+        "table": [flat_row("cost", c.cell, c) for c in table],
         "infrastructure": r.infrastructure,
         "arms_missing": [a for a in ("directive", "enforce", "ledger", "hybrid") if a not in arms],
     }

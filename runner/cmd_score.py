@@ -3,7 +3,8 @@
 Reads the logs (corrupt and truncated lines are counted and reported, never fatal), scores
 every record with :mod:`scoring` (no model), and prints the ladder tables under both
 scorings, the Table 9-style channel table and a summary of the log lines. ``--json`` prints
-one JSON line per cell and per contrast instead (the summary then goes to stderr). A log of
+one JSON line per cell and per contrast instead (the summary then goes to stderr);
+``--episodes`` one row (``--json``: one flat ``type: episode`` line) per episode. A log of
 a newer schema, or a directory that cannot be read, ends with one line on stderr and exit
 code 2.
 """
@@ -14,13 +15,18 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
+import orjson
 import typer
 
+from protocol.records import EpisodeRecord
 from runner.logs import LogReport, NewerSchemaError, read_logs
-from scoring.offline import paused_gc, rescore
+from scoring.episode_rows import EpisodeRow, episode_rows
+from scoring.episode_table import episode_table
+from scoring.flat import flat_row
+from scoring.offline import paused_gc, rescore, score_records
 from scoring.tables import channel_table, helper_table, ladder_table
 
-__all__ = ["load_results", "log_summary", "score"]
+__all__ = ["episode_results", "load_records", "load_results", "log_summary", "score"]
 
 _MAX_LISTED = 5
 
@@ -30,8 +36,8 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def load_results(logdir: Path) -> tuple[list[dict[str, Any]], LogReport]:
-    """The cell and contrast lines of every log under *logdir*, and what reading found.
+def load_records(logdir: Path) -> tuple[list[EpisodeRecord], LogReport]:
+    """Every record under *logdir* (the last of each (cell, seed)), and what reading found.
 
     Raises ``typer.Exit(2)`` (after one line on stderr) when the logs cannot be scored.
     """
@@ -50,7 +56,33 @@ def load_results(logdir: Path) -> tuple[list[dict[str, Any]], LogReport]:
     if not records:
         bad = len(report.corrupt) + len(report.truncated)
         raise _fail(f"no readable episode record under {logdir} ({bad} corrupt or truncated lines)")
-    return rescore(records.values()), report
+    return list(records.values()), report
+
+
+def load_results(logdir: Path) -> tuple[list[dict[str, Any]], LogReport]:
+    """The cell, contrast and helpers lines of every log under *logdir*, and what reading
+    found (raises ``typer.Exit(2)`` as :func:`load_records` does)."""
+    records, report = load_records(logdir)
+    return rescore(records), report
+
+
+def episode_results(logdir: Path) -> tuple[list[EpisodeRow], LogReport]:
+    """One :class:`EpisodeRow` per record under *logdir* (scored with per-turn detail)."""
+    records, report = load_records(logdir)
+    scores = score_records(records, detail=True)
+    return episode_rows(zip(records, scores, strict=True)), report
+
+
+def _print_episodes(logdir: Path, json_: bool) -> None:
+    rows, report = episode_results(logdir)
+    if json_:
+        for row in rows:
+            typer.echo(orjson.dumps(flat_row("episode", row.cell, row)).decode())
+        typer.echo(log_summary(report), err=True)
+        return
+    typer.echo(episode_table(rows))
+    typer.echo("")
+    typer.echo(log_summary(report))
 
 
 def log_summary(report: LogReport) -> str:
@@ -72,10 +104,22 @@ def score(
     json_: Annotated[
         bool, typer.Option("--json", help="One JSON line per cell and per contrast.")
     ] = False,
+    episodes: Annotated[
+        bool,
+        typer.Option(
+            "--episodes",
+            help="One row per episode instead (with --json: flat lines of type episode).",
+        ),
+    ] = False,
 ) -> None:
     """Rescore every episode log under LOGDIR offline (no model): ladder tables under the
     primary and decline-aware scorings with Wilson CIs and Holm-adjusted exact McNemar
-    p-values, and the per-channel error table."""
+    p-values, and the per-channel error table; with --episodes, one row per episode
+    (success under both scorings, the first failing turn and its channel, errors per
+    channel, tokens, calls, wall time, termination)."""
+    if episodes:
+        _print_episodes(logdir, json_)
+        return
     lines, report = load_results(logdir)
     if json_:
         for line in lines:
