@@ -39,6 +39,7 @@ from protocol import (
 )
 from protocol.execution import read_execution
 from runner.logs import LogReport, LogWriter, read_logs
+from scoring.lines import CellLine, ContrastLine
 from scoring.offline import paused_gc, rescore
 
 __all__ = ["run"]
@@ -186,14 +187,14 @@ def run(quick: bool = False) -> dict[str, Any]:
         t1 = time.perf_counter()
         lines = rescore(records.values())
         t2, c2 = time.perf_counter(), time.process_time()
-    cells = [x for x in lines if x["type"] == "cell"]
+    cells = [x for x in lines if isinstance(x, CellLine)]
     result = {
         "case": "rescore",
         "episodes": len(records),
         "written": written,
         "log_mb": round(size_mb, 1),
         "cells": len(cells),
-        "contrasts": len(lines) - len(cells),
+        "contrasts": sum(isinstance(x, ContrastLine) for x in lines),
         "read_s": round(t1 - t0, 3),
         "score_s": round(t2 - t1, 3),
         "total_s": round(t2 - t0, 3),

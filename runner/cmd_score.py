@@ -12,9 +12,8 @@ code 2.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-import msgspec
 import orjson
 import typer
 
@@ -23,6 +22,7 @@ from runner.logs import LogReport, NewerSchemaError, read_logs
 from scoring.episode_rows import EpisodeRow, episode_rows
 from scoring.episode_table import episode_table
 from scoring.flat import flat_row
+from scoring.lines import ResultLine, line_json
 from scoring.offline import paused_gc, rescore, score_records
 from scoring.tables import channel_table, helper_table, ladder_table
 
@@ -59,7 +59,7 @@ def load_records(logdir: Path) -> tuple[list[EpisodeRecord], LogReport]:
     return list(records.values()), report
 
 
-def load_results(logdir: Path) -> tuple[list[dict[str, Any]], LogReport]:
+def load_results(logdir: Path) -> tuple[list[ResultLine], LogReport]:
     """The cell, contrast and helpers lines of every log under *logdir*, and what reading
     found (raises ``typer.Exit(2)`` as :func:`load_records` does)."""
     records, report = load_records(logdir)
@@ -123,7 +123,7 @@ def score(
     lines, report = load_results(logdir)
     if json_:
         for line in lines:
-            typer.echo(msgspec.json.encode(line).decode())
+            typer.echo(orjson.dumps(line_json(line)).decode())
         typer.echo(log_summary(report), err=True)
         return
     typer.echo(ladder_table(lines, "strict"))

@@ -183,9 +183,9 @@ def cost_rows(records: Iterable[EpisodeRecord]) -> list[CostRow]:
     """One row per cell with a completed episode: configurations in a stable order, arms in
     ladder order within each (see the module docstring for every column)."""
     tallies: dict[CellKey, _Tally] = {}
-    for r in records:
-        if r.termination == "completed":
-            tallies.setdefault(r.cell, _Tally()).add(r)
+    for record in records:
+        if record.termination == "completed":
+            tallies.setdefault(record.cell, _Tally()).add(record)
     rows = [tallies[c].row(c) for c in sorted(tallies, key=cell_sort_key)]
     raw = {config_of(r.cell): r.total_tokens for r in rows if r.cell.arm == "raw"}
     out = []

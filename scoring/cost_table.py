@@ -10,7 +10,6 @@ from collections.abc import Sequence
 
 from scoring.cells import config_of
 from scoring.cost import CostRow, Latency
-from scoring.flat import flat_cell
 from scoring.tables import config_label, text_table
 
 __all__ = ["COST_HEADER", "LATENCY_HEADER", "cost_table"]
@@ -93,7 +92,7 @@ def cost_table(rows: Sequence[CostRow]) -> str:
         configs.setdefault(config_of(r.cell), []).append(r)
     parts: list[str] = []
     for members in configs.values():
-        label = config_label(flat_cell(members[0].cell))
+        label = config_label(members[0].cell)
         parts += [
             f"Cost per episode: {label}",
             text_table(COST_HEADER, [_cost_cells(r) for r in members]),

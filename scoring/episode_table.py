@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 from scoring.cells import config_of
 from scoring.episode_rows import EpisodeRow
-from scoring.flat import flat_cell
 from scoring.tables import config_label, text_table
 
 __all__ = ["EPISODE_HEADER", "episode_table"]
@@ -60,7 +59,7 @@ def episode_table(rows: Sequence[EpisodeRow]) -> str:
     parts: list[str] = []
     for members in configs.values():
         parts += [
-            f"Episodes: {config_label(flat_cell(members[0].cell))}",
+            f"Episodes: {config_label(members[0].cell)}",
             text_table(EPISODE_HEADER, [_cells(r) for r in members]),
             "",
         ]

@@ -11,13 +11,13 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from protocol.generate import SpecError
 from protocol.records import EpisodeRecord
 from scoring.cells import score_lines
 from scoring.episodes import EpisodeCache
 from scoring.helpers_report import helper_lines
+from scoring.lines import ResultLine, with_status
 from scoring.replay import EpisodeScore, score_episode
 
 __all__ = ["paused_gc", "rescore", "score_records"]
@@ -55,9 +55,10 @@ def score_records(
 
 def rescore(
     records: Iterable[EpisodeRecord], cache: EpisodeCache | None = None
-) -> list[dict[str, Any]]:
+) -> list[ResultLine]:
     """The cell and contrast lines of a set of records (Holm over all contrasts), then one
-    helpers line per gate cell (compile accuracy, matcher agreement)."""
+    helpers line per gate cell (compile accuracy, matcher agreement); all ``final``."""
     records = list(records)
     with paused_gc():
-        return score_lines(score_records(records, cache)) + helper_lines(records)
+        lines = score_lines(score_records(records, cache)) + helper_lines(records)
+    return with_status(lines, "final")
