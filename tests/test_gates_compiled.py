@@ -193,9 +193,9 @@ def test_helpers_report() -> None:
         tr(4, "ambiguous", None, None, False),
     ]
     rep = matcher_report([_record(turns)])
-    assert rep["turns"] == 3 and rep["agree"] == 2
-    assert rep["redo_precision"] == 0.5 and rep["redo_recall"] == 1.0
-    assert rep["ambiguous"] == 1 and rep["ambiguous_null"] == 1
+    assert rep.turns == 3 and rep.agree == 2
+    assert rep.redo_precision == 0.5 and rep.redo_recall == 1.0
+    assert rep.ambiguous == 1 and rep.ambiguous_null == 1
 
     g, r = _perfect()
     info = {
@@ -203,5 +203,5 @@ def test_helpers_report() -> None:
         "validator": {"passed": True},
     }
     table = compile_table([_record(turns, info), _record(turns, None)])
-    assert table["n"] == 1 and table["dep"] == 1.0 and table["cancel"] == 1.0
-    assert table["validator_flagged"] == 0
+    assert table.n == 1 and table.dep == 1.0 and table.cancel == 1.0
+    assert table.validator_flagged == 0
