@@ -59,9 +59,7 @@ def _cells(lines: list[ResultLine]) -> dict[str, CellLine]:
 
 
 def _contrasts(lines: list[ResultLine], scoring: str) -> dict[tuple[str, str], ContrastLine]:
-    return {
-        (c.a, c.b): c for c in lines if isinstance(c, ContrastLine) and c.scoring == scoring
-    }
+    return {(c.a, c.b): c for c in lines if isinstance(c, ContrastLine) and c.scoring == scoring}
 
 
 def test_cell_lines(lines: list[ResultLine]) -> None:
