@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from protocol.arms import arm_rank
 from protocol.state import CHANNELS
-from scoring.cells import ARM_ORDER
 from scoring.lines import CellLine, ResultLine
 from scoring.tables import (
     CHANNEL_HEADER,
@@ -53,9 +53,7 @@ def _configs(cells: Sequence[CellLine]) -> list[str]:
 
 
 def _arms(cells: Sequence[CellLine]) -> list[str]:
-    present = dict.fromkeys(c.cell.arm for c in cells)
-    ordered = [a for a in ARM_ORDER if a in present]
-    return ordered + sorted(a for a in present if a not in ARM_ORDER)
+    return sorted(dict.fromkeys(c.cell.arm for c in cells), key=arm_rank)
 
 
 def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figure:

@@ -16,6 +16,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 import runner.cmd_run
+from protocol.arms import ARM_NAMES
 from protocol.compiled import MATCHER_BYPASS
 from protocol.records import EpisodeRecord, episode_id
 from runner.cli import app
@@ -23,7 +24,7 @@ from runner.cmd_run import run_async
 from runner.grid import Grid, parse_grid
 from runner.logs import read_logs
 from runner.results import RESULTS, read_results
-from scoring.cells import ARM_ORDER, config_of
+from scoring.cells import config_of
 from scoring.cost import CostRow, cost_rows, quantile
 from scoring.flat import CELL_FIELDS
 from scoring.lines import CellLine, ContrastLine, HelperLine, decode_line
@@ -91,7 +92,7 @@ def test_cost_rows_of_a_two_domain_two_brief_grid_are_distinct_and_complete(
     for r in rows:
         configs.setdefault(config_of(r.cell), []).append(r.cell.arm)
     assert len(configs) == 4
-    assert all(arms == [a for a in ARM_ORDER if a in ARMS] for arms in configs.values())
+    assert all(arms == [a for a in ARM_NAMES if a in ARMS] for arms in configs.values())
     assert all(r.x_raw is not None for r in rows)
     assert [r.x_raw for r in rows if r.cell.arm == "raw"] == [1.0] * 4
 
