@@ -3,8 +3,8 @@
 A cell key nests its variant knobs (``CellKey.knobs``); :func:`flat_cell` lifts every knob to
 the top level beside the other key fields, so DuckDB's ``read_json_auto`` or pandas'
 ``read_json(lines=True)`` see one column per field. :func:`flat_row` does the same for a row
-Struct that carries its cell as ``cell`` (cost rows, episode rows): the cell's fields come
-first, then the row's own, and ``type`` names the row kind. Pure.
+Struct and its cell (cost rows, episode rows): the cell's fields come first, then the row's
+own (nested ones lifted to prefixed columns), and ``type`` names the row kind. Pure.
 """
 
 from __future__ import annotations
@@ -33,7 +33,14 @@ def flat_cell(key: CellKey) -> dict[str, Any]:
 
 
 def flat_row(kind: str, cell: CellKey, row: msgspec.Struct) -> dict[str, Any]:
-    """``{"type": kind, <cell's fields>, <the row's fields but its cell>}``."""
+    """``{"type": kind, <cell's fields>, <the row's fields but its cell>}``; a nested
+    Struct field is lifted to ``<field>_<key>`` columns (``wall_s`` -> ``wall_s_p95``)."""
     fields: dict[str, Any] = msgspec.to_builtins(row)
     fields.pop("cell", None)
-    return {"type": kind, **flat_cell(cell), **fields}
+    out: dict[str, Any] = {"type": kind, **flat_cell(cell)}
+    for name, value in fields.items():
+        if isinstance(value, dict):
+            out.update({f"{name}_{k}": v for k, v in value.items()})
+        else:
+            out[name] = value
+    return out

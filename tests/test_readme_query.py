@@ -60,7 +60,9 @@ def _expected(demo_dir: Path) -> dict[str, tuple[float, float]]:
 
 def test_the_duckdb_query_equals_ladder_cost_and_ladder_score(demo_dir: Path) -> None:
     (sql,) = _blocks("sql")
-    got = duckdb.sql(sql.replace("DIR", str(demo_dir))).fetchall()
+    relation = duckdb.sql(sql.replace("DIR", str(demo_dir)))
+    assert relation is not None
+    got = relation.fetchall()
     expected = _expected(demo_dir)
     assert [row[0] for row in got] == sorted(expected)
     for arm, tokens, strict in got:
