@@ -31,7 +31,6 @@ from protocol.arms import ARM_NAMES, LADDER, SIDE_CONTRASTS, arm_rank
 from protocol.records import CellKey, Knobs
 from protocol.state import CHANNELS
 from scoring.lines import CellLine, ContrastLine, ResultLine
-from scoring.lines import config_json as _key_json
 from scoring.replay import LABELS, EpisodeScore, Scoring
 from scoring.stats import holm, mcnemar_exact, wilson
 
@@ -39,10 +38,8 @@ __all__ = [
     "RATES",
     "SCORINGS",
     "apply_holm",
-    "cell_json",
     "cell_line",
     "cell_sort_key",
-    "config_json",
     "config_of",
     "group_scores",
     "ladder_contrasts",
@@ -63,16 +60,6 @@ RATES: tuple[tuple[str, str], ...] = (
 def config_of(key: CellKey) -> CellKey:
     """The configuration of a cell: its key with the arm blanked (hashable)."""
     return msgspec.structs.replace(key, arm="")
-
-
-def config_json(key: CellKey) -> dict[str, Any]:
-    """A configuration as lines write it (knobs flattened and as an object)."""
-    return _key_json(key)
-
-
-def cell_json(key: CellKey) -> dict[str, Any]:
-    """A cell key as lines write it (its arm first)."""
-    return _key_json(key, arm=True)
 
 
 def _config_sort(key: CellKey) -> tuple[Any, ...]:
