@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,21 @@ def test_each_gate_arm_requires_one_matcher_call_per_consulting_turn(
     # them, and still requires its consulting turns (they differ between arms only by the
     # re-asks each arm's own omissions caused).
     assert served_only > 0
+
+
+def test_required_helper_calls_do_not_move_when_the_disk_cache_serves_them_all(
+    run_dir: Path, rows: list[CostRow], tmp_path: Path
+) -> None:
+    shutil.copytree(run_dir / "cache", tmp_path / "cache")
+    gates = _grid(GATES, "100-101", ["procurement"], ["amended"])
+    _run(gates, tmp_path)
+    again = cost_rows(read_logs(tmp_path).values())
+    before = {r.cell: r for r in rows}
+    assert len(again) == len(GATES)
+    for row in again:
+        assert row.matcher_made == row.compiler_made == row.helper_tokens == 0  # all served
+        assert row.matcher_required == before[row.cell].matcher_required > 0
+        assert row.compiler_required == before[row.cell].compiler_required == 2.0
 
 
 def test_quantiles_interpolate_between_order_statistics() -> None:
