@@ -135,6 +135,9 @@ class MatcherSummary(msgspec.Struct, frozen=True, kw_only=True):
     ambiguous_null: int = 0
     matcher_calls: int = 0
     matcher_cached: int = 0
+    # per consulted turn (logs with matcher_outcome): answered a step, answered null, parsed
+    # only after the correction request, or still malformed after it; {} in older lines
+    outcomes: dict[str, int] = {}
 
 
 class HelperLine(msgspec.Struct, frozen=True, kw_only=True, tag="helpers", tag_field="type"):

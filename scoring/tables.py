@@ -14,7 +14,7 @@ later print the same tables.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from protocol.records import CellKey, Knobs
 from scoring.cells import RATES
@@ -192,6 +192,7 @@ HELPERS_HEADER = (
     "redo P",
     "redo R",
     "matcher calls (cached)",
+    "malformed (corrected)",
 )
 
 
@@ -214,9 +215,16 @@ def helper_rows(lines: Iterable[ResultLine]) -> list[list[str]]:
                 _rate(m.redo_precision),
                 _rate(m.redo_recall),
                 f"{m.matcher_calls} ({m.matcher_cached})",
+                _outcomes(m.outcomes),
             ]
         )
     return rows
+
+
+def _outcomes(outcomes: Mapping[str, int]) -> str:
+    if not outcomes:
+        return "-"
+    return f"{outcomes.get('malformed', 0)} ({outcomes.get('corrected', 0)})"
 
 
 def helper_table(lines: Sequence[ResultLine]) -> str:
