@@ -41,6 +41,7 @@ from protocol.arms import ARM_NAMES
 from protocol.execution import read_execution
 from runner.logs import LogReport, LogWriter, read_logs
 from runner.rescore import cores, rescore_dir
+from scoring.lines import CellLine, ContrastLine
 from scoring.offline import paused_gc, rescore
 
 __all__ = ["run"]
@@ -198,14 +199,14 @@ def run(quick: bool = False) -> dict[str, Any]:
         t2, c2 = time.perf_counter(), time.process_time()
         # ``ladder score``'s path: one core, then every core (runner.rescore).
         one_s, every_s, jobs = _timed(run_dir, 1), _timed(run_dir, 0), cores()
-    cells = [x for x in lines if x["type"] == "cell"]
+    cells = [x for x in lines if isinstance(x, CellLine)]
     result = {
         "case": "rescore",
         "episodes": len(records),
         "written": written,
         "log_mb": round(size_mb, 1),
         "cells": len(cells),
-        "contrasts": len(lines) - len(cells),
+        "contrasts": sum(isinstance(x, ContrastLine) for x in lines),
         "read_s": round(t1 - t0, 3),
         "score_s": round(t2 - t1, 3),
         "total_s": round(t2 - t0, 3),

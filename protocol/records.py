@@ -36,6 +36,8 @@ __all__ = [
     "TurnKind",
     "TurnRecord",
     "ValidatorRecord",
+    "episode_id",
+    "with_totals",
 ]
 
 SCHEMA_VERSION = 2
@@ -367,7 +369,49 @@ class EpisodeRecord(msgspec.Struct, frozen=True, kw_only=True, tag="episode"):
     compile: CompileRecord | None = None  # compiled graph, accuracy, validator flags
     corruptions: tuple[CorruptionEvent, ...] = ()
     synthetic: bool = False  # produced by the scripted synthetic agent
+    # Flat keys for querying a log directly (DuckDB, pandas); set by :func:`with_totals` when
+    # the record is made. Empty / zero in logs written before they existed: readers that need
+    # them recompute them from the cell and the turns (scoring.cost, scoring.episode_rows).
+    slug: str = ""  # the cell's slug (the log file's name)
+    episode_id: str = ""  # "<slug>/<seed>": one id per (cell, seed)
+    arm: str = ""  # the cell's arm, repeated at the top level
+    prompt_tokens: int = 0  # the agent's calls only (as in Table 7)
+    completion_tokens: int = 0
+    agent_tokens: int = 0  # prompt + completion
+    cached_tokens: int = 0  # agent prompt tokens the server served from its prefix cache
+    agent_calls: int = 0  # agent requests (a same-turn notice's retry included)
+    helper_calls: int = 0  # matcher and compiler requests made (cache hits not counted)
+    helper_cached: int = 0  # matcher and compiler calls served from the helper cache
+    helper_tokens: int = 0  # prompt + completion of the helper requests made
 
     @property
     def seed(self) -> int:
         return self.spec.seed
+
+
+def episode_id(cell: CellKey, seed: int) -> str:
+    """The id of one episode of a cell: ``<slug>/<seed>``."""
+    return f"{cell.slug()}/{seed}"
+
+
+def with_totals(record: EpisodeRecord) -> EpisodeRecord:
+    """*record* with its flat keys (slug, episode id, arm) and token and call totals set."""
+    agent = [c for t in record.turns for c in t.calls if c.role == "agent" and not c.cached]
+    helper = [c for t in record.turns for c in t.calls if c.role != "agent"]
+    made = [c for c in helper if not c.cached]
+    prompt = sum(c.prompt_tokens for c in agent)
+    completion = sum(c.completion_tokens for c in agent)
+    return msgspec.structs.replace(
+        record,
+        slug=record.cell.slug(),
+        episode_id=episode_id(record.cell, record.spec.seed),
+        arm=record.cell.arm,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        agent_tokens=prompt + completion,
+        cached_tokens=sum(c.cached_tokens for c in agent),
+        agent_calls=len(agent),
+        helper_calls=len(made),
+        helper_cached=len(helper) - len(made),
+        helper_tokens=sum(c.prompt_tokens + c.completion_tokens for c in made),
+    )

@@ -20,8 +20,9 @@ from runner.client import CallFailed
 from runner.grid import EMBEDDED, Grid, GridError, Task, load_grid
 from runner.helpers import Helpers
 from runner.lock import RunLocked, run_lock
-from runner.logs import LogReport, NewerSchemaError
+from runner.logs import LogReport, NewerSchemaError, read_logs
 from runner.manifest import ManifestError, write_or_check_manifest
+from runner.results import RESULTS, finalize_results
 from runner.run_flags import FlagError, RunFlags, apply_flags, embedded_server, grid_from_flags
 from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from scoring.stream import StreamingScorer
@@ -113,12 +114,29 @@ async def run_async(
             f"({st.matcher_retries} correction requests, {st.matcher_malformed} of them still "
             f"malformed after it; {st.corrupt} corrupt cache entries dropped)"
         )
+    final = _finalize(out)
+    if final:
+        console.print(f"final results: {final} lines appended to {out / RESULTS}")
     return {
         "episodes_run": state.progress.done,
         "already_done": len(done),
         "infrastructure": state.progress.infrastructure,
         "out": str(out),
     }
+
+
+def _finalize(out: Path) -> int:
+    """Append the run's final result lines (``ladder score --json`` over ``out``), earlier
+    lines marked superseded; the number of final lines (0 when nothing was logged)."""
+    from scoring.offline import paused_gc, rescore
+
+    with paused_gc():
+        records = read_logs(out) if (out / "logs").is_dir() else {}
+        if not records:
+            return 0
+        lines = rescore(records.values())
+    finalize_results(out, lines)
+    return len(lines)
 
 
 async def _precompile(helpers: Helpers, tasks: list[Task], console: Console) -> None:

@@ -3,27 +3,36 @@
 Reads the logs (corrupt and truncated lines are counted and reported, never fatal), scores
 every record with :mod:`scoring` (no model), and prints the ladder tables under both
 scorings, the Table 9-style channel table and a summary of the log lines. ``--json`` prints
-one JSON line per cell and per contrast instead (the summary then goes to stderr). A log of
+one JSON line per cell and per contrast instead (the summary then goes to stderr);
+``--episodes`` one row (``--json``: one flat ``type: episode`` line) per episode. A log of
 a newer schema, or a directory that cannot be read, ends with one line on stderr and exit
 code 2.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, TypeVar
 
-import msgspec
+import orjson
 import typer
 
-from runner.logs import LogReport, NewerSchemaError
+from protocol.records import EpisodeRecord
+from runner.logs import LogReport, NewerSchemaError, read_logs
 from runner.rescore import rescore_dir
+from scoring.episode_rows import EpisodeRow, episode_rows
+from scoring.episode_table import episode_table
 from scoring.families import DEFAULT_FAMILY, FAMILIES
+from scoring.flat import flat_row
+from scoring.lines import ResultLine, line_json
+from scoring.offline import score_records
 from scoring.tables import channel_table, helper_table, ladder_table
 
-__all__ = ["load_results", "log_summary", "score"]
+__all__ = ["episode_results", "load_records", "load_results", "log_summary", "score"]
 
 _MAX_LISTED = 5
+T = TypeVar("T")
 
 
 def _fail(message: str) -> typer.Exit:
@@ -31,32 +40,64 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def load_results(
-    logdir: Path, jobs: int = 0, family: str = DEFAULT_FAMILY
-) -> tuple[list[dict[str, Any]], LogReport]:
-    """The cell and contrast lines of every log under *logdir*, and what reading found;
-    ``jobs`` processes on a large run (0: every core, 1: this one; :mod:`runner.rescore`),
-    Holm within each ``family`` (:mod:`scoring.families`).
-
-    Raises ``typer.Exit(2)`` (after one line on stderr) when the logs cannot be scored.
-    """
+def _read(logdir: Path, read: Callable[[LogReport], tuple[T, int]]) -> tuple[T, LogReport]:
+    """``read(report)`` -> (what it made, records read) under the checks every reader needs:
+    one line on stderr and ``typer.Exit(2)`` when the logs cannot be scored."""
     if not logdir.is_dir():
         raise _fail(f"cannot read {logdir}: not a directory")
-    if family not in FAMILIES:
-        raise _fail(f"unknown --family {family!r}; choose one of {', '.join(FAMILIES)}")
     report = LogReport()
     try:
-        lines, records = rescore_dir(logdir, report, jobs=jobs, family=family)
+        made, n = read(report)
     except NewerSchemaError as e:
         raise _fail(str(e)) from None
     except OSError as e:
         raise _fail(f"cannot read {logdir}: {e.strerror or e}") from None
     if report.files == 0:
         raise _fail(f"no episode logs (*.jsonl) under {logdir}")
-    if not records:
+    if not n:
         bad = len(report.corrupt) + len(report.truncated)
         raise _fail(f"no readable episode record under {logdir} ({bad} corrupt or truncated lines)")
-    return lines, report
+    return made, report
+
+
+def load_records(logdir: Path) -> tuple[list[EpisodeRecord], LogReport]:
+    """Every record under *logdir* (the last of each (cell, seed)), and what reading found."""
+
+    def read(report: LogReport) -> tuple[list[EpisodeRecord], int]:
+        records = list(read_logs(logdir, report).values())
+        return records, len(records)
+
+    return _read(logdir, read)
+
+
+def load_results(
+    logdir: Path, jobs: int = 0, family: str = DEFAULT_FAMILY
+) -> tuple[list[ResultLine], LogReport]:
+    """The cell, contrast and helpers lines of every log under *logdir*, and what reading
+    found; ``jobs`` processes on a large run (0: every core, 1: this one;
+    :mod:`runner.rescore`), Holm within each ``family`` (:mod:`scoring.families`)."""
+    if family not in FAMILIES:
+        raise _fail(f"unknown --family {family!r}; choose one of {', '.join(FAMILIES)}")
+    return _read(logdir, lambda report: rescore_dir(logdir, report, jobs=jobs, family=family))
+
+
+def episode_results(logdir: Path) -> tuple[list[EpisodeRow], LogReport]:
+    """One :class:`EpisodeRow` per record under *logdir* (scored with per-turn detail)."""
+    records, report = load_records(logdir)
+    scores = score_records(records, detail=True)
+    return episode_rows(zip(records, scores, strict=True)), report
+
+
+def _print_episodes(logdir: Path, json_: bool) -> None:
+    rows, report = episode_results(logdir)
+    if json_:
+        for row in rows:
+            typer.echo(orjson.dumps(flat_row("episode", row.cell, row)).decode())
+        typer.echo(log_summary(report), err=True)
+        return
+    typer.echo(episode_table(rows))
+    typer.echo("")
+    typer.echo(log_summary(report))
 
 
 def log_summary(report: LogReport) -> str:
@@ -88,14 +129,26 @@ def score(
             "regime (model and regime) or table (every contrast of a kind together)."
         ),
     ] = DEFAULT_FAMILY,
+    episodes: Annotated[
+        bool,
+        typer.Option(
+            "--episodes",
+            help="One row per episode instead (with --json: flat lines of type episode).",
+        ),
+    ] = False,
 ) -> None:
     """Rescore every episode log under LOGDIR offline (no model): ladder tables under the
     primary and decline-aware scorings with Wilson CIs and Holm-adjusted exact McNemar
-    p-values, and the per-channel error table."""
+    p-values, and the per-channel error table; with --episodes, one row per episode
+    (success under both scorings, the first failing turn and its channel, errors per
+    channel, tokens, calls, wall time, termination)."""
+    if episodes:
+        _print_episodes(logdir, json_)
+        return
     lines, report = load_results(logdir, jobs, family)
     if json_:
         for line in lines:
-            typer.echo(msgspec.json.encode(line).decode())
+            typer.echo(orjson.dumps(line_json(line)).decode())
         typer.echo(log_summary(report), err=True)
         return
     typer.echo(ladder_table(lines, "strict"))

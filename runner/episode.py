@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from protocol.records import Booking, EpisodeRecord, Termination, Turn, TurnRecord
+from protocol.records import Booking, EpisodeRecord, Termination, Turn, TurnRecord, with_totals
 from protocol.render import compose_user_message
 from protocol.user import ScriptedUser
 from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
@@ -127,7 +127,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
             )
     except CallFailed as e:
         termination, error, attempts = e.termination, str(e), e.attempts
-    return EpisodeRecord(
+    record = EpisodeRecord(
         cell=ctx.cell,
         spec=ep.spec,
         turns=tuple(turns),
@@ -140,6 +140,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
         corruptions=tuple(arm.corruptions),
         synthetic=ctx.cell.model.startswith("scripted/synthetic"),
     )
+    return with_totals(record)
 
 
 def _dedupe(bookings: list[Booking]) -> list[Booking]:

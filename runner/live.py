@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
 
 import anyio
 import msgspec
@@ -28,6 +27,7 @@ from rich.progress import (
 from protocol.records import Knobs
 from runner.client import Endpoint
 from runner.scheduler import RunState
+from scoring.lines import CellLine, ContrastLine, ResultLine
 
 __all__ = [
     "counters",
@@ -39,34 +39,38 @@ __all__ = [
 ]
 
 
-def _ci(ci: Any) -> str:
-    return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+def _ci(ci: tuple[float, float]) -> str:
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
-def _num(value: Any, spec: str = ".2f") -> str:
+def _num(value: float | None, spec: str = ".2f") -> str:
     # Reliability fix: a cell whose every episode ended on an infrastructure error has no
     # rate (None); formatting it crashed the whole run.
     return "n/a" if value is None else format(value, spec)
 
 
-def format_result(line: dict[str, Any]) -> str:
+def format_result(line: ResultLine) -> str:
     """One human line for a streamed cell or contrast result."""
-    if line.get("type") == "contrast":
+    if isinstance(line, ContrastLine):
         return (
-            f"  contrast {line.get('a')} -> {line.get('b')} ({line.get('scoring')}): "
-            f"n={line.get('n')} discordant {line.get('a_only')}/{line.get('b_only')} "
-            f"p={_num(line.get('p'), '.3g')} holm={_num(line.get('p_holm'), '.3g')}"
+            f"  contrast {line.a} -> {line.b} ({line.scoring}): "
+            f"n={line.n} discordant {line.a_only}/{line.b_only} "
+            f"p={_num(line.p, '.3g')} holm={_num(line.p_holm, '.3g')}"
         )
-    c = line.get("cell", {})
+    c = line.cell
     default = msgspec.structs.asdict(Knobs())
-    knobs = {k: v for k, v in c.get("knobs", {}).items() if v != default.get(k)}
+    knobs = {k: v for k, v in msgspec.structs.asdict(c.knobs).items() if v != default.get(k)}
     extra = " " + " ".join(f"{k}={v}" for k, v in knobs.items()) if knobs else ""
-    return (
-        f"cell {c.get('model')} {c.get('regime')} S={c.get('steps')} rho={c.get('density')} "
-        f"{c.get('domain')} {c.get('brief')} {c.get('arm')}{extra}: "
-        f"strict {_num(line.get('strict'))} {_ci(line.get('strict_ci'))} "
-        f"decline-aware {_num(line.get('decline_aware'))} {_ci(line.get('decline_aware_ci'))} "
-        f"n={line.get('n')} infra={line.get('infrastructure_errors', 0)}"
+    head = (
+        f"cell {c.model} {c.regime} S={c.steps} rho={c.density} {c.domain} {c.brief} {c.arm}"
+        f"{extra}: "
+    )
+    if not isinstance(line, CellLine):
+        return head + "helpers"
+    return head + (
+        f"strict {_num(line.strict)} {_ci(line.strict_ci)} "
+        f"decline-aware {_num(line.decline_aware)} {_ci(line.decline_aware_ci)} "
+        f"n={line.n} infra={line.infrastructure_errors}"
     )
 
 
@@ -147,7 +151,7 @@ class _Rate:
 def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Iterator[None]:
     """Show progress while the body runs; streamed results print above the bar."""
 
-    def on_result(line: dict[str, Any]) -> None:
+    def on_result(line: ResultLine) -> None:
         console.print(format_result(line), highlight=False)
 
     state.on_result = on_result

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from protocol.records import CellKey, EpisodeRecord
 from runner.logs import LogReport, NewerSchemaError, log_files, read_log_file, read_logs
@@ -26,6 +25,7 @@ from scoring.cells import cell_sort_key
 from scoring.episodes import EpisodeCache
 from scoring.families import DEFAULT_FAMILY, score_lines
 from scoring.gate_report import helper_lines
+from scoring.lines import HelperLine, ResultLine, with_status
 from scoring.offline import paused_gc, rescore, score_records
 from scoring.replay import EpisodeScore
 
@@ -54,7 +54,7 @@ class _File:
 class _Part:
     files: dict[str, _File]
     scores: dict[Key, EpisodeScore]
-    helpers: list[tuple[CellKey, dict[str, Any]]]
+    helpers: list[tuple[CellKey, HelperLine]]
     cells: set[str]
 
 
@@ -96,7 +96,7 @@ def _groups(paths: list[Path]) -> list[list[str]]:
 
 def _merge(
     paths: list[Path], parts: list[_Part], report: LogReport, family: str = DEFAULT_FAMILY
-) -> list[Any] | None:
+) -> list[ResultLine] | None:
     files = {p: f for part in parts for p, f in part.files.items()}
     seen: set[Key] = set()
     order: list[Key] = []
@@ -121,7 +121,8 @@ def _merge(
     scores = {k: s for part in parts for k, s in part.scores.items()}
     helpers = sorted((h for part in parts for h in part.helpers), key=lambda h: cell_sort_key(h[0]))
     with paused_gc():
-        return score_lines((scores[k] for k in order), family) + [line for _, line in helpers]
+        lines = score_lines((scores[k] for k in order), family) + [line for _, line in helpers]
+    return with_status(lines, "final")  # as scoring.offline.rescore marks them
 
 
 def rescore_dir(
@@ -131,7 +132,7 @@ def rescore_dir(
     jobs: int = 0,
     min_bytes: int = MIN_PARALLEL_BYTES,
     family: str = DEFAULT_FAMILY,
-) -> tuple[list[Any], int]:
+) -> tuple[list[ResultLine], int]:
     """The cell, contrast and helper lines of every log under ``run_dir`` and the number of
     records scored, as :func:`scoring.offline.rescore` over :func:`runner.logs.read_logs`
     gives them; ``jobs`` worker processes (0: every core; 1: this process only)."""

@@ -16,10 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import anyio
-import orjson
 
 from protocol.generate import generate
 from protocol.records import CellKey, Episode, EpisodeRecord, EpisodeSpec
@@ -32,11 +30,11 @@ from runner.grid import Grid, Task, expand
 from runner.helpers import Helpers
 from runner.logs import LogReport, LogWriter, _repair_tail, read_logs
 from runner.order import TaskOrder
+from runner.results import RESULTS, encode_line
+from scoring.lines import ResultLine
 from scoring.stream import StreamingScorer
 
 __all__ = ["Progress", "RunState", "pending_tasks", "run_grid"]
-
-RESULTS = "results.jsonl"
 
 
 @dataclass
@@ -70,7 +68,7 @@ class RunState:
     endpoints: dict[str, Endpoint]
     helpers: Helpers | None = None
     progress: Progress = field(default_factory=Progress)
-    on_result: Callable[[dict[str, Any]], None] | None = None
+    on_result: Callable[[ResultLine], None] | None = None
     on_episode: Callable[[EpisodeRecord], None] | None = None
 
 
@@ -106,9 +104,9 @@ async def run_grid(
         # the next line starts clean (one bad line for a reader, not two glued together).
         _repair_tail(results.fileno(), results_path)
 
-        def emit(lines: list[dict[str, Any]]) -> None:
-            for line in lines:
-                results.write(orjson.dumps(line) + b"\n")
+        def emit(lines: list[ResultLine]) -> None:
+            for line in lines:  # provisional: the run's end appends the final lines
+                results.write(encode_line(line))
                 results.flush()
                 if state.on_result is not None:
                     state.on_result(line)

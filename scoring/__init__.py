@@ -6,6 +6,7 @@ the streaming scorer, and report tables. No model, no I/O (plots: :mod:`scoring.
 from scoring.cells import SCORINGS, cell_line, ladder_contrasts
 from scoring.episodes import EpisodeCache
 from scoring.families import score_lines
+from scoring.lines import CellLine, ContrastLine, HelperLine, ResultLine, decode_line, line_json
 from scoring.offline import paused_gc, rescore, score_records
 from scoring.replay import LABELS, EpisodeScore, Scoring, TurnScore, score_episode
 from scoring.stats import holm, mcnemar_exact, wilson
@@ -14,14 +15,20 @@ from scoring.stream import StreamingScorer
 __all__ = [
     "LABELS",
     "SCORINGS",
+    "CellLine",
+    "ContrastLine",
     "EpisodeCache",
     "EpisodeScore",
+    "HelperLine",
+    "ResultLine",
     "Scoring",
     "StreamingScorer",
     "TurnScore",
     "cell_line",
+    "decode_line",
     "holm",
     "ladder_contrasts",
+    "line_json",
     "mcnemar_exact",
     "paused_gc",
     "rescore",

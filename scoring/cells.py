@@ -33,6 +33,7 @@ import msgspec
 from protocol.arms import ARM_NAMES, LADDER, SIDE_CONTRASTS, arm_rank
 from protocol.records import CellKey, Knobs
 from protocol.state import CHANNELS
+from scoring.lines import CellLine, ContrastLine
 from scoring.replay import LABELS, EpisodeScore, Scoring
 from scoring.stats import holm, mcnemar_exact, wilson
 
@@ -41,10 +42,8 @@ __all__ = [
     "RATES",
     "SCORINGS",
     "apply_holm",
-    "cell_json",
     "cell_line",
     "cell_sort_key",
-    "config_json",
     "config_of",
     "group_scores",
     "ladder_contrasts",
@@ -65,34 +64,10 @@ RATES: tuple[tuple[str, str], ...] = (
     ("refused_redo", "redo"),
 )
 
-Line = dict[str, Any]
-
 
 def config_of(key: CellKey) -> CellKey:
     """The configuration of a cell: its key with the arm blanked (hashable)."""
     return msgspec.structs.replace(key, arm="")
-
-
-def config_json(key: CellKey) -> Line:
-    out: Line = {
-        "model": key.model,
-        "regime": key.regime,
-        "steps": key.steps,
-        "density": key.density,
-        "domain": key.domain,
-        "brief": key.brief,
-        "schedule": key.schedule,
-        "paraphrase_tier": key.paraphrase_tier,
-        "ambiguous_rate": key.ambiguous_rate,
-    }
-    knobs = msgspec.structs.asdict(key.knobs)
-    out.update(knobs)  # flattened, for filtering
-    out["knobs"] = knobs  # as an object: msgspec.convert(line["cell"], CellKey) round-trips
-    return out
-
-
-def cell_json(key: CellKey) -> Line:
-    return {"arm": key.arm, **config_json(key)}
 
 
 def _config_sort(key: CellKey) -> tuple[Any, ...]:
@@ -114,36 +89,44 @@ def _ratio(k: int, n: int) -> float | None:
     return k / n if n else None
 
 
-def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> Line:
+def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
     """The result line of one cell from its episodes' scores (one per seed)."""
     scores = list(scores)
     counted = [s for s in scores if s.counted]
     n = len(counted)
-    line: Line = {"type": "cell", "cell": cell_json(key), "slug": key.slug(), "n": n}
-    for name in SCORINGS:
-        k = sum(scoring_of(s, name).success for s in counted)
-        lo, hi = wilson(k, n)
-        line[f"{name}_successes"] = k
-        line[name] = _ratio(k, n)
-        line[f"{name}_ci"] = [lo, hi]
-    line["infrastructure_errors"] = sum(s.scorable and s.infrastructure for s in scores)
-    line["unscorable"] = sum(not s.scorable for s in scores)
-    line["mismatched_episodes"] = sum(bool(s.mismatches) for s in counted)
-    for name, field in (("channels", "primary"), ("decline_aware_channels", "decline_aware")):
-        line[name] = _sum_dicts((getattr(s, field).channels for s in counted), CHANNELS)
+    success = {name: sum(scoring_of(s, name).success for s in counted) for name in SCORINGS}
+    channels = _sum_dicts((s.primary.channels for s in counted), CHANNELS)
     labels = _sum_dicts((s.primary.labels for s in counted), LABELS)
-    line["labels"] = labels
     rates: dict[str, float | int | None] = {
-        ch: _ratio(line["channels"][ch], labels[label]) for ch, label in RATES
+        ch: _ratio(channels[ch], labels[label]) for ch, label in RATES
     }
-    rates["unrequested"] = line["channels"]["unrequested"]
-    line["channel_rates"] = rates
-    for field in ("refused", "false_completions", "citations", "redisplays", "unknown"):
-        line[field] = sum(getattr(s, field) for s in counted)
+    rates["unrequested"] = channels["unrequested"]
     turns = sum(s.primary.n_turns for s in counted)
-    line["turn_accuracy"] = _ratio(sum(s.primary.turns_ok for s in counted), turns)
-    line["seeds"] = sorted(s.seed for s in counted)
-    return line
+    return CellLine(
+        cell=key,
+        slug=key.slug(),
+        n=n,
+        strict_successes=success["strict"],
+        strict=_ratio(success["strict"], n),
+        strict_ci=wilson(success["strict"], n),
+        decline_aware_successes=success["decline_aware"],
+        decline_aware=_ratio(success["decline_aware"], n),
+        decline_aware_ci=wilson(success["decline_aware"], n),
+        infrastructure_errors=sum(s.scorable and s.infrastructure for s in scores),
+        unscorable=sum(not s.scorable for s in scores),
+        mismatched_episodes=sum(bool(s.mismatches) for s in counted),
+        channels=channels,
+        decline_aware_channels=_sum_dicts((s.decline_aware.channels for s in counted), CHANNELS),
+        labels=labels,
+        channel_rates=rates,
+        refused=sum(s.refused for s in counted),
+        false_completions=sum(s.false_completions for s in counted),
+        citations=sum(s.citations for s in counted),
+        redisplays=sum(s.redisplays for s in counted),
+        unknown=sum(s.unknown for s in counted),
+        turn_accuracy=_ratio(sum(s.primary.turns_ok for s in counted), turns),
+        seeds=tuple(sorted(s.seed for s in counted)),
+    )
 
 
 def _sum_dicts(dicts: Iterable[Mapping[str, int]], keys: Iterable[str]) -> dict[str, int]:
@@ -159,29 +142,31 @@ def paired_contrast(
     a: tuple[str, Mapping[int, EpisodeScore]],
     b: tuple[str, Mapping[int, EpisodeScore]],
     scoring: str,
-) -> Line:
+    kind: str = "ladder",
+) -> ContrastLine:
     seeds = sorted(s for s in a[1].keys() & b[1].keys() if a[1][s].counted and b[1][s].counted)
     wins_a = [scoring_of(a[1][s], scoring).success for s in seeds]
     wins_b = [scoring_of(b[1][s], scoring).success for s in seeds]
     b_only = sum(y and not x for x, y in zip(wins_a, wins_b, strict=True))
     a_only = sum(x and not y for x, y in zip(wins_a, wins_b, strict=True))
-    return {
-        "type": "contrast",
-        "config": config_json(config),
-        "a": a[0],
-        "b": b[0],
-        "scoring": scoring,
-        "n": len(seeds),
-        "a_successes": sum(wins_a),
-        "b_successes": sum(wins_b),
-        "b_only": b_only,
-        "a_only": a_only,
-        "p": mcnemar_exact(b_only, a_only),
-        "p_holm": None,
-    }
+    return ContrastLine(
+        config=config,
+        a=a[0],
+        b=b[0],
+        scoring=scoring,
+        n=len(seeds),
+        a_successes=sum(wins_a),
+        b_successes=sum(wins_b),
+        b_only=b_only,
+        a_only=a_only,
+        p=mcnemar_exact(b_only, a_only),
+        kind=kind,
+    )
 
 
-def ladder_contrasts(cells: Mapping[CellKey, Mapping[int, EpisodeScore]]) -> list[Line]:
+def ladder_contrasts(
+    cells: Mapping[CellKey, Mapping[int, EpisodeScore]],
+) -> list[ContrastLine]:
     """The adjacent contrasts of one configuration's cells (``p_holm`` left None).
 
     *cells* maps each arm's cell key (one configuration) to its scores by seed.
@@ -195,21 +180,19 @@ def ladder_contrasts(cells: Mapping[CellKey, Mapping[int, EpisodeScore]]) -> lis
     pairs += [(a, b, "side") for a, b in sides if a in by_arm and b in by_arm]
     config = config_of(next(iter(cells)))
     return [
-        {**paired_contrast(config, (a, by_arm[a]), (b, by_arm[b]), scoring), "kind": kind}
+        paired_contrast(config, (a, by_arm[a]), (b, by_arm[b]), scoring, kind)
         for scoring in SCORINGS
         for a, b, kind in pairs
     ]
 
 
-def apply_holm(contrasts: Sequence[Line]) -> None:
+def apply_holm(contrasts: Sequence[ContrastLine]) -> None:
     """Set ``p_holm`` on each contrast line: Holm over the given lines of each scoring and
     kind (ladder rungs apart from side contrasts)."""
     for scoring, kind in itertools.product(SCORINGS, ("ladder", "side")):
-        family = [
-            c for c in contrasts if c["scoring"] == scoring and c.get("kind", "ladder") == kind
-        ]
-        for c, adjusted in zip(family, holm([c["p"] for c in family]), strict=True):
-            c["p_holm"] = adjusted
+        family = [c for c in contrasts if c.scoring == scoring and c.kind == kind]
+        for c, adjusted in zip(family, holm([c.p for c in family]), strict=True):
+            c.p_holm = adjusted
 
 
 def group_scores(

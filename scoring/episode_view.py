@@ -33,7 +33,8 @@ from protocol.records import (
     TurnRecord,
 )
 from protocol.state import sort_ids
-from scoring.cells import cell_json
+from scoring.cost import CostRow
+from scoring.lines import config_json
 from scoring.replay import EpisodeScore, Scoring, TurnScore
 from scoring.tables import config_label
 
@@ -58,9 +59,21 @@ COST_FIELDS: tuple[str, ...] = (
     "total_tokens",
     "helper_tokens",
     "agent_calls",
-    "helper_calls",
-    "helper_calls_cached",
+    "helper_calls",  # the helper calls the arm requires (matcher and compiler), made or served
+    "helper_calls_cached",  # of them, served from the cache
 )
+
+
+def _cost_fields(row: CostRow) -> dict[str, float]:
+    return {
+        "prompt_tokens": row.prompt_tokens,
+        "completion_tokens": row.completion_tokens,
+        "total_tokens": row.total_tokens,
+        "helper_tokens": row.helper_tokens,
+        "agent_calls": row.agent_calls,
+        "helper_calls": row.matcher_required + row.compiler_required,
+        "helper_calls_cached": row.matcher_cached + row.compiler_cached,
+    }
 
 
 def pairing_key(key: CellKey) -> CellKey:
@@ -152,23 +165,22 @@ def filter_rows(
     return out
 
 
-def cell_cost(rows: Sequence[Mapping[str, Any]]) -> View:
+def cell_cost(rows: Sequence[CostRow]) -> View:
     """A cell's cost from the one-episode rows of :func:`scoring.cost.cost_rows` (one row
     per completed episode): the per-episode means are the means of the rows; the episode
-    latency median is the median of the episodes'."""
+    latency median is the median of the episodes' wall times."""
     if not rows:
         return {"n": 0}
     out: View = {"n": len(rows)}
+    fields = [_cost_fields(r) for r in rows]
     for f in COST_FIELDS:
-        out[f] = statistics.fmean(r[f] for r in rows)
-    out["episode_latency_median_s"] = statistics.median(
-        r["episode_latency_s"]["median"] for r in rows
-    )
+        out[f] = statistics.fmean(r[f] for r in fields)
+    out["episode_latency_median_s"] = statistics.median(r.wall_s.p50 for r in rows)
     return out
 
 
 def cells_view(
-    lines: Sequence[Mapping[str, Any]], costs: Mapping[str, Sequence[Mapping[str, Any]]]
+    lines: Sequence[Mapping[str, Any]], costs: Mapping[str, Sequence[CostRow]]
 ) -> list[View]:
     """The run's cells for the overview: each cell line of :func:`scoring.families.score_lines`
     with its configuration's label and its cost (:func:`cell_cost` over the cell's
@@ -183,7 +195,7 @@ def cells_view(
         cost = cell_cost(costs.get(line["slug"], ()))
         if key.arm == "raw" and cost.get("total_tokens"):
             raw[pairing_key(key)] = cost["total_tokens"]
-        label = {"config": config_label(line["cell"]), "arm_label": arm_label(key)}
+        label = {"config": config_label(key), "arm_label": arm_label(key)}
         out.append({**line, **label, "cost": cost, "_key": key})
     for cell in out:
         base = raw.get(pairing_key(cell.pop("_key")))
@@ -314,7 +326,7 @@ def episode_view(record: EpisodeRecord, score: EpisodeScore, episode: Episode | 
     """One episode for reading: the header (cell, outcome, tokens, wall time), every turn
     (:func:`turn_views`), the compile against the generator, the corruption events."""
     return {
-        "cell": cell_json(record.cell),
+        "cell": config_json(record.cell, arm=True),
         "slug": record.cell.slug(),
         "row": episode_row(record, score),
         "spec": msgspec.structs.asdict(record.spec),

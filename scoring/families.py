@@ -27,7 +27,6 @@ import msgspec
 from protocol.records import CellKey, Knobs
 from scoring.cells import (
     SCORINGS,
-    Line,
     cell_line,
     cell_sort_key,
     config_of,
@@ -35,6 +34,7 @@ from scoring.cells import (
     ladder_contrasts,
     paired_contrast,
 )
+from scoring.lines import ContrastLine, ResultLine
 from scoring.replay import EpisodeScore
 from scoring.stats import holm
 
@@ -101,52 +101,49 @@ def _same_but(a: CellKey, b: CellKey, *fields: str) -> bool:
     return msgspec.structs.replace(a, **{f: getattr(b, f) for f in fields}) == b
 
 
-def cross_contrasts(cells: Cells) -> list[Line]:
+def cross_contrasts(cells: Cells) -> list[ContrastLine]:
     """Contrasts between cells of different configurations (``p_holm`` left None)."""
-    lines: list[Line] = []
+    lines: list[ContrastLine] = []
     for kind, ref, key, a, b in _pairs(cells):
         for scoring in SCORINGS:
-            line = paired_contrast(key, (a, cells[ref]), (b, cells[key]), scoring)
-            line["kind"] = kind
+            line = paired_contrast(key, (a, cells[ref]), (b, cells[key]), scoring, kind)
             if kind == "wording":
                 stress = f"tier={key.paraphrase_tier},amb={key.ambiguous_rate:g}"
-                line["wording_of"] = f"{config_of(ref).slug()}|{stress}"
+                line.wording_of = f"{config_of(ref).slug()}|{stress}"
             lines.append(line)
     return lines
 
 
-def _family_id(line: Line, family: str) -> str:
-    config = line["config"]
-    kind = str(line.get("kind", "ladder"))
+def _family_id(line: ContrastLine, family: str) -> str:
+    config, kind = line.config, line.kind
     if kind == "wording":
-        return f"wording|{line['wording_of']!s}"
+        return f"wording|{line.wording_of!s}"
     if family == "table":
         return kind
     if family == "regime":
-        return f"{kind}|{config['model']}|{config['regime']}"
-    return f"{kind}|{config['model']}"
+        return f"{kind}|{config.model}|{config.regime}"
+    return f"{kind}|{config.model}"
 
 
-def apply_families(contrasts: Sequence[Line], family: str = DEFAULT_FAMILY) -> None:
+def apply_families(contrasts: Sequence[ContrastLine], family: str = DEFAULT_FAMILY) -> None:
     """Set ``family`` and ``p_holm`` on each contrast: Holm within (scoring, family)."""
     if family not in FAMILIES:
         raise ValueError(f"unknown Holm family {family!r}; choose one of {', '.join(FAMILIES)}")
-    groups: dict[tuple[str, str], list[Line]] = {}
+    groups: dict[tuple[str, str], list[ContrastLine]] = {}
     for c in contrasts:
-        c.setdefault("kind", "ladder")
-        c["family"] = _family_id(c, family)
-        groups.setdefault((c["scoring"], c["family"]), []).append(c)
+        c.family = _family_id(c, family)
+        groups.setdefault((c.scoring, c.family), []).append(c)
     for members in groups.values():
-        for c, adjusted in zip(members, holm([c["p"] for c in members]), strict=True):
-            c["p_holm"] = adjusted
+        for c, adjusted in zip(members, holm([c.p for c in members]), strict=True):
+            c.p_holm = adjusted
 
 
-def score_lines(scores: Iterable[EpisodeScore], family: str = DEFAULT_FAMILY) -> list[Line]:
+def score_lines(scores: Iterable[EpisodeScore], family: str = DEFAULT_FAMILY) -> list[ResultLine]:
     """Every cell line, then every contrast with Holm within its family (``family`` picks
     the grouping): the offline (``ladder score``) results of a set of episode scores."""
     grouped = group_scores(scores)
-    cells: list[Line] = []
-    contrasts: list[Line] = []
+    cells: list[ResultLine] = []
+    contrasts: list[ContrastLine] = []
     every: dict[CellKey, Mapping[int, EpisodeScore]] = {}
     for config in sorted(grouped, key=lambda c: cell_sort_key(c)):
         members = grouped[config]
@@ -156,4 +153,4 @@ def score_lines(scores: Iterable[EpisodeScore], family: str = DEFAULT_FAMILY) ->
         contrasts.extend(ladder_contrasts(members))
     contrasts.extend(cross_contrasts(every))
     apply_families(contrasts, family)
-    return cells + contrasts
+    return [*cells, *contrasts]

@@ -15,10 +15,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from protocol.records import CellKey, EpisodeRecord
-from scoring.cells import cell_json, cell_sort_key
+from scoring.cells import cell_sort_key
+from scoring.lines import CompileSummary, HelperLine, MatcherSummary
 
 __all__ = ["MATCHED_KINDS", "REWRITTEN_KINDS", "compile_table", "helper_lines", "matcher_report"]
 
@@ -34,7 +34,7 @@ def _rate(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-def compile_table(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
+def compile_table(records: Iterable[EpisodeRecord]) -> CompileSummary:
     """Compile accuracy and validator verdicts over the episodes that compiled."""
     n = steps = dep = code = cancel = rewire = relax = exact = flagged = 0
     flags: dict[str, int] = {}
@@ -55,20 +55,20 @@ def compile_table(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
             flagged += 1
             for f in info.validator.flags:
                 flags[f] = flags.get(f, 0) + 1
-    return {
-        "n": n,
-        "dep": _rate(dep, steps),
-        "code": _rate(code, steps),
-        "cancel": _rate(cancel, n),
-        "rewire": _rate(rewire, n),
-        "relax": _rate(relax, n),
-        "exact": _rate(exact, n),
-        "validator_flagged": flagged,
-        "flags": flags,
-    }
+    return CompileSummary(
+        n=n,
+        dep=_rate(dep, steps),
+        code=_rate(code, steps),
+        cancel=_rate(cancel, n),
+        rewire=_rate(rewire, n),
+        relax=_rate(relax, n),
+        exact=_rate(exact, n),
+        validator_flagged=flagged,
+        flags=flags,
+    )
 
 
-def matcher_report(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
+def matcher_report(records: Iterable[EpisodeRecord]) -> MatcherSummary:
     """Matcher agreement and explicit-redo precision / recall over ``records``."""
     turns = agree = flagged = true_flags = redos = recalled = 0
     ambiguous = ambiguous_null = calls = cached = episodes = rewritten = rewritten_agree = 0
@@ -98,43 +98,39 @@ def matcher_report(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
             true_flags += t.matched_redo and is_redo and t.matched_step == t.step
             redos += is_redo
             recalled += is_redo and t.matched_redo
-    return {
-        "episodes": episodes,
-        "turns": turns,
-        "agree": agree,
-        "agreement": _rate(agree, turns),
-        "rewritten_turns": rewritten,
-        "rewritten_agree": rewritten_agree,
-        "rewritten_agreement": _rate(rewritten_agree, rewritten),
-        "redo_flags": flagged,
-        "redo_turns": redos,
-        "redo_precision": _rate(true_flags, flagged),
-        "redo_recall": _rate(recalled, redos),
-        "ambiguous": ambiguous,
-        "ambiguous_null": ambiguous_null,
-        "matcher_calls": calls,
-        "matcher_cached": cached,
-        # per consulted turn (logs with matcher_outcome): answered a step, answered null,
-        # parsed only after the correction request, or still malformed after it
-        "outcomes": outcomes,
-    }
+    return MatcherSummary(
+        episodes=episodes,
+        turns=turns,
+        agree=agree,
+        agreement=_rate(agree, turns),
+        rewritten_turns=rewritten,
+        rewritten_agree=rewritten_agree,
+        rewritten_agreement=_rate(rewritten_agree, rewritten),
+        redo_flags=flagged,
+        redo_turns=redos,
+        redo_precision=_rate(true_flags, flagged),
+        redo_recall=_rate(recalled, redos),
+        ambiguous=ambiguous,
+        ambiguous_null=ambiguous_null,
+        matcher_calls=calls,
+        matcher_cached=cached,
+        outcomes=outcomes,
+    )
 
 
-def helper_lines(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
+def helper_lines(records: Iterable[EpisodeRecord]) -> list[HelperLine]:
     """One ``type: "helpers"`` line per gate cell (a cell whose episodes compiled or ran
     the matcher): compile accuracy (Table 5 shape) and matcher agreement (Table 11 shape)."""
     by_cell: dict[CellKey, list[EpisodeRecord]] = {}
     for r in records:
         if r.termination == "completed":
             by_cell.setdefault(r.cell, []).append(r)
-    out: list[dict[str, Any]] = []
+    out: list[HelperLine] = []
     for key in sorted(by_cell, key=cell_sort_key):
         recs = by_cell[key]
         compiled = compile_table(recs)
         matcher = matcher_report(recs)
-        if compiled["n"] == 0 and matcher["turns"] == 0:
+        if compiled.n == 0 and matcher.turns == 0:
             continue
-        out.append(
-            {"type": "helpers", "cell": cell_json(key), "compile": compiled, "matcher": matcher}
-        )
+        out.append(HelperLine(cell=key, compile=compiled, matcher=matcher))
     return out

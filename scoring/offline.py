@@ -11,13 +11,13 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from protocol.generate import SpecError
 from protocol.records import EpisodeRecord
 from scoring.episodes import EpisodeCache
 from scoring.families import DEFAULT_FAMILY, score_lines
 from scoring.gate_report import helper_lines
+from scoring.lines import ResultLine, with_status
 from scoring.replay import EpisodeScore, score_episode
 
 __all__ = ["paused_gc", "rescore", "score_records"]
@@ -58,10 +58,11 @@ def rescore(
     cache: EpisodeCache | None = None,
     *,
     family: str = DEFAULT_FAMILY,
-) -> list[dict[str, Any]]:
+) -> list[ResultLine]:
     """The cell and contrast lines of a set of records (Holm within each ``family``,
     :mod:`scoring.families`), then one helpers line per gate cell (compile accuracy,
-    matcher agreement)."""
+    matcher agreement); all ``final``."""
     records = list(records)
     with paused_gc():
-        return score_lines(score_records(records, cache), family) + helper_lines(records)
+        lines = score_lines(score_records(records, cache), family) + helper_lines(records)
+    return with_status(lines, "final")

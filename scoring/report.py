@@ -12,11 +12,12 @@ no display; PNG output goes through the Agg canvas); the caller writes them
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from protocol.arms import arm_rank
 from protocol.state import CHANNELS
+from scoring.lines import CellLine, ResultLine
 from scoring.tables import (
     CHANNEL_HEADER,
     CONTRAST_HEADER,
@@ -43,22 +44,19 @@ def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
-Line = Mapping[str, Any]
+def _cells(lines: Sequence[ResultLine]) -> list[CellLine]:
+    return [x for x in lines if isinstance(x, CellLine)]
 
 
-def _cells(lines: Sequence[Line]) -> list[Line]:
-    return [x for x in lines if x.get("type") == "cell"]
+def _configs(cells: Sequence[CellLine]) -> list[str]:
+    return list(dict.fromkeys(config_label(c.cell) for c in cells))
 
 
-def _configs(cells: Sequence[Line]) -> list[str]:
-    return list(dict.fromkeys(config_label(c["cell"]) for c in cells))
+def _arms(cells: Sequence[CellLine]) -> list[str]:
+    return sorted(dict.fromkeys(c.cell.arm for c in cells), key=arm_rank)
 
 
-def _arms(cells: Sequence[Line]) -> list[str]:
-    return sorted(dict.fromkeys(str(c["cell"]["arm"]) for c in cells), key=arm_rank)
-
-
-def figure_success(lines: Sequence[Line], scoring: str = "strict") -> Figure:
+def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figure:
     """Strict success per arm with Wilson intervals, one series per arm (Figure 1 shape)."""
     cells = _cells(lines)
     configs = _configs(cells)
@@ -69,14 +67,15 @@ def figure_success(lines: Sequence[Line], scoring: str = "strict") -> Figure:
     for j, arm in enumerate(arms):
         xs, ys, lo, hi = [], [], [], []
         for c in cells:
-            if c["cell"]["arm"] != arm or c[scoring] is None:
+            rate = c.rate(scoring)
+            if c.cell.arm != arm or rate is None:
                 continue
-            x = configs.index(config_label(c["cell"])) + (j - (len(arms) - 1) / 2) * width
-            y = float(c[scoring])
+            x = configs.index(config_label(c.cell)) + (j - (len(arms) - 1) / 2) * width
+            y = rate
             xs.append(x)
             ys.append(y)
-            lo.append(y - c[f"{scoring}_ci"][0])
-            hi.append(c[f"{scoring}_ci"][1] - y)
+            lo.append(y - c.ci(scoring)[0])
+            hi.append(c.ci(scoring)[1] - y)
         ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o-", capsize=3, label=arm)
     short = [f"#{k + 1}" for k in range(len(configs))]
     ax.set_xticks(range(len(configs)), short, fontsize=8)
@@ -91,17 +90,15 @@ def figure_success(lines: Sequence[Line], scoring: str = "strict") -> Figure:
     return fig
 
 
-def figure_channels(lines: Sequence[Line]) -> Figure:
+def figure_channels(lines: Sequence[ResultLine]) -> Figure:
     """Errors per episode by channel, stacked per cell (Figure 5(a) shape)."""
     cells = _cells(lines)
-    labels = [
-        f"{c['cell']['arm']}\n#{_configs(cells).index(config_label(c['cell'])) + 1}" for c in cells
-    ]
+    labels = [f"{c.cell.arm}\n#{_configs(cells).index(config_label(c.cell)) + 1}" for c in cells]
     fig = _figure(max(5.0, 0.6 * len(cells) + 2), 4.0)
     ax = fig.add_subplot()
     bottom = [0.0] * len(cells)
     for ch in CHANNELS:
-        values = [c["channels"][ch] / c["n"] if c["n"] else 0.0 for c in cells]
+        values = [c.channels[ch] / c.n if c.n else 0.0 for c in cells]
         ax.bar(range(len(cells)), values, bottom=bottom, label=ch.replace("_", " "))
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     ax.set_xticks(range(len(cells)), labels, fontsize=7)
@@ -115,7 +112,7 @@ def figure_channels(lines: Sequence[Line]) -> Figure:
 
 
 def markdown_report(
-    lines: Sequence[Line],
+    lines: Sequence[ResultLine],
     *,
     title: str = "state-ladder report",
     notes: Sequence[str] = (),
@@ -124,15 +121,15 @@ def markdown_report(
     """The report: ladder tables under both scorings, contrasts, the channel table, the
     configuration key and the figures (``(caption, relative path)`` pairs)."""
     cells = _cells(lines)
-    n = sum(c["n"] for c in cells)
-    infra = sum(c["infrastructure_errors"] for c in cells)
+    n = sum(c.n for c in cells)
+    infra = sum(c.infrastructure_errors for c in cells)
     out = [
         f"# {title}",
         "",
         f"{len(cells)} cells, {n} scored episodes, {infra} "
         "infrastructure errors (excluded from every count).",
     ]
-    if any(str(c["cell"]["model"]).startswith("scripted/synthetic") for c in cells):
+    if any(c.cell.model.startswith("scripted/synthetic") for c in cells):
         out += [
             "",
             "> SYNTHETIC: cells of `scripted/synthetic` come from the scripted synthetic agent, "

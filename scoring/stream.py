@@ -21,13 +21,13 @@ without their per-turn detail (``detail=False``), so a long run stays small.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any
 
 from protocol.generate import SpecError
 from protocol.records import CellKey, EpisodeRecord
 from scoring.cells import cell_line, config_of, ladder_contrasts
 from scoring.episodes import EpisodeCache
 from scoring.families import apply_families
+from scoring.lines import ResultLine
 from scoring.replay import EpisodeScore, score_episode
 
 __all__ = ["StreamingScorer"]
@@ -57,13 +57,13 @@ class StreamingScorer:
         seeds = self.expected.get(key)
         return seeds is not None and seeds <= self.scores.get(key, {}).keys()
 
-    def add(self, record: EpisodeRecord) -> list[dict[str, Any]]:
+    def add(self, record: EpisodeRecord) -> list[ResultLine]:
         """Score *record*; the result lines that became final with it (often none)."""
         key = record.cell
         self.scores.setdefault(key, {})[record.spec.seed] = self.score(record)
         if not self._complete(key):
             return []
-        lines = [cell_line(key, self.scores[key].values())]
+        lines: list[ResultLine] = [cell_line(key, self.scores[key].values())]
         config = config_of(key)
         ladder = self._ladders[config]
         if all(self._complete(k) for k in ladder):

@@ -1,7 +1,7 @@
 """Plain-text (and Markdown) tables from result lines.
 
-Every table is built from the JSON-able lines of :mod:`scoring.cells` (``type: "cell"`` and
-``type: "contrast"``), so ``ladder score``, ``ladder report`` and a results file read back
+Every table is built from the typed result lines of :mod:`scoring.lines` (cell, contrast
+and helpers lines, decoded from a results file with :func:`scoring.lines.decode_line`), so ``ladder score``, ``ladder report`` and a results file read back
 later print the same tables.
 
 * Ladder tables: per configuration and arm, successes / n, the rate and its Wilson 95% CI,
@@ -15,10 +15,10 @@ later print the same tables.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
-from protocol.records import Knobs
+from protocol.records import CellKey, Knobs
 from scoring.cells import RATES
+from scoring.lines import CellLine, ContrastLine, HelperLine, ResultLine
 
 __all__ = [
     "CHANNEL_HEADER",
@@ -34,7 +34,6 @@ __all__ = [
     "text_table",
 ]
 
-Line = Mapping[str, Any]
 _TITLES = {"strict": "primary scoring", "decline_aware": "decline-aware scoring"}
 _DEFAULT_KNOBS = {f: getattr(Knobs(), f) for f in Knobs.__struct_fields__}
 
@@ -54,32 +53,35 @@ CHANNEL_HEADER = (
 )
 
 
-def config_label(config: Mapping[str, Any]) -> str:
+def config_label(config: CellKey) -> str:
     """``model regime S=10 rho=0.15 domain brief`` plus any non-default knob."""
     parts = [
-        str(config["model"]),
-        str(config["regime"]),
-        f"S={config['steps']}",
-        f"rho={config['density']:g}",
-        str(config["domain"]),
-        str(config["brief"]),
+        config.model,
+        config.regime,
+        f"S={config.steps}",
+        f"rho={config.density:g}",
+        config.domain,
+        config.brief,
     ]
-    if config.get("schedule"):
-        parts.append(f"schedule={config['schedule']}")
-    if config.get("paraphrase_tier"):
-        parts.append(f"tier={config['paraphrase_tier']}")
-    if config.get("ambiguous_rate"):
-        parts.append(f"amb={config['ambiguous_rate']:g}")
-    parts += [f"{k}={config[k]}" for k, v in _DEFAULT_KNOBS.items() if config.get(k, v) != v]
+    knobs = config.knobs
+    parts += [
+        f"{k}={getattr(knobs, k)}" for k, v in _DEFAULT_KNOBS.items() if getattr(knobs, k) != v
+    ]
+    if config.schedule:
+        parts.append(f"schedule={config.schedule}")
+    if config.paraphrase_tier:
+        parts.append(f"tier={config.paraphrase_tier}")
+    if config.ambiguous_rate:
+        parts.append(f"amb={config.ambiguous_rate:g}")
     return " ".join(parts)
 
 
-def _cells(lines: Iterable[Line]) -> list[Line]:
-    return [x for x in lines if x.get("type") == "cell"]
+def _cells(lines: Iterable[ResultLine]) -> list[CellLine]:
+    return [x for x in lines if isinstance(x, CellLine)]
 
 
-def _contrasts(lines: Iterable[Line], scoring: str) -> list[Line]:
-    return [x for x in lines if x.get("type") == "contrast" and x.get("scoring") == scoring]
+def _contrasts(lines: Iterable[ResultLine], scoring: str) -> list[ContrastLine]:
+    return [x for x in lines if isinstance(x, ContrastLine) and x.scoring == scoring]
 
 
 def _rate(x: float | None) -> str:
@@ -92,33 +94,33 @@ def _p(x: float | None) -> str:
     return f"{x:.2g}" if x < 0.001 else f"{x:.3f}"
 
 
-def ladder_rows(lines: Iterable[Line], scoring: str = "strict") -> list[list[str]]:
+def ladder_rows(lines: Iterable[ResultLine], scoring: str = "strict") -> list[list[str]]:
     rows = []
     for c in _cells(lines):
-        lo, hi = c[f"{scoring}_ci"]
+        lo, hi = c.ci(scoring)
         rows.append(
             [
-                config_label(c["cell"]),
-                str(c["cell"]["arm"]),
-                f"{c[f'{scoring}_successes']}/{c['n']}",
-                _rate(c[scoring]),
+                config_label(c.cell),
+                c.cell.arm,
+                f"{c.successes(scoring)}/{c.n}",
+                _rate(c.rate(scoring)),
                 f"[{lo:.2f}, {hi:.2f}]",
-                str(c["infrastructure_errors"]),
+                str(c.infrastructure_errors),
             ]
         )
     return rows
 
 
-def contrast_rows(lines: Iterable[Line], scoring: str = "strict") -> list[list[str]]:
+def contrast_rows(lines: Iterable[ResultLine], scoring: str = "strict") -> list[list[str]]:
     return [
         [
-            config_label(c["config"]),
-            f"{c['a']} -> {c['b']}",
-            str(c["n"]),
-            str(c["b_only"]),
-            str(c["a_only"]),
-            _p(c["p"]),
-            _p(c["p_holm"]),
+            config_label(c.config),
+            f"{c.a} -> {c.b}",
+            str(c.n),
+            str(c.b_only),
+            str(c.a_only),
+            _p(c.p),
+            _p(c.p_holm),
         ]
         for c in _contrasts(lines, scoring)
     ]
@@ -128,13 +130,13 @@ def _over(k: int, n: int) -> str:
     return f"{k}/{n}" if n == 0 else f"{k / n:.3f} ({k}/{n})"
 
 
-def channel_rows(lines: Iterable[Line]) -> list[list[str]]:
+def channel_rows(lines: Iterable[ResultLine]) -> list[list[str]]:
     rows = []
     for c in _cells(lines):
-        row = [config_label(c["cell"]), str(c["cell"]["arm"]), _rate(c["strict"])]
-        row += [_over(c["channels"][ch], c["labels"][label]) for ch, label in RATES]
-        row.append(str(c["channels"]["unrequested"]))
-        row.append(f"{c['false_completions']}/{c['refused']}" if c["refused"] else "-")
+        row = [config_label(c.cell), c.cell.arm, _rate(c.strict)]
+        row += [_over(c.channels[ch], c.labels[label]) for ch, label in RATES]
+        row.append(str(c.channels["unrequested"]))
+        row.append(f"{c.false_completions}/{c.refused}" if c.refused else "-")
         rows.append(row)
     return rows
 
@@ -159,7 +161,7 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(out)
 
 
-def ladder_table(lines: Sequence[Line], scoring: str = "strict") -> str:
+def ladder_table(lines: Sequence[ResultLine], scoring: str = "strict") -> str:
     """Success per cell under *scoring*, then the adjacent contrasts of that scoring."""
     title = f"Strict success, {_TITLES[scoring]} (Wilson 95% CI)"
     parts = [title, text_table(LADDER_HEADER, ladder_rows(lines, scoring))]
@@ -173,7 +175,7 @@ def ladder_table(lines: Sequence[Line], scoring: str = "strict") -> str:
     return "\n".join(parts)
 
 
-def channel_table(lines: Sequence[Line]) -> str:
+def channel_table(lines: Sequence[ResultLine]) -> str:
     """Table 9 shape: each channel over its label denominator, primary scoring."""
     title = (
         "Error channels, primary scoring (errors / turns with that label; unrequested as a "
@@ -200,38 +202,38 @@ HELPERS_HEADER = (
 )
 
 
-def helper_rows(lines: Iterable[Line]) -> list[list[str]]:
+def helper_rows(lines: Iterable[ResultLine]) -> list[list[str]]:
     rows = []
-    for h in (x for x in lines if x.get("type") == "helpers"):
-        c, m = h["compile"], h["matcher"]
+    for h in (x for x in lines if isinstance(x, HelperLine)):
+        c, m = h.compile, h.matcher
         rows.append(
             [
-                config_label(h["cell"]),
-                str(h["cell"]["arm"]),
-                str(c["n"]),
-                _rate(c["dep"]),
-                _rate(c["code"]),
-                _rate(c["cancel"]),
-                _rate(c["rewire"]),
-                _rate(c["relax"]),
-                str(c["validator_flagged"]),
-                _rate(m["agreement"]),
-                _rate(m["redo_precision"]),
-                _rate(m["redo_recall"]),
-                f"{m['matcher_calls']} ({m['matcher_cached']})",
-                _outcomes(m.get("outcomes")),
+                config_label(h.cell),
+                h.cell.arm,
+                str(c.n),
+                _rate(c.dep),
+                _rate(c.code),
+                _rate(c.cancel),
+                _rate(c.rewire),
+                _rate(c.relax),
+                str(c.validator_flagged),
+                _rate(m.agreement),
+                _rate(m.redo_precision),
+                _rate(m.redo_recall),
+                f"{m.matcher_calls} ({m.matcher_cached})",
+                _outcomes(m.outcomes),
             ]
         )
     return rows
 
 
-def _outcomes(outcomes: Any) -> str:
-    if not isinstance(outcomes, dict):
+def _outcomes(outcomes: Mapping[str, int]) -> str:
+    if not outcomes:
         return "-"
     return f"{outcomes.get('malformed', 0)} ({outcomes.get('corrected', 0)})"
 
 
-def helper_table(lines: Sequence[Line]) -> str:
+def helper_table(lines: Sequence[ResultLine]) -> str:
     """Tables 5 and 11 shapes: compile accuracy and matcher agreement per gate cell."""
     rows = helper_rows(lines)
     if not rows:

@@ -19,7 +19,8 @@ from protocol.records import (
     CorruptionEvent,
     ValidatorRecord,
 )
-from scoring.cost import cost_rows
+from scoring.cells import score_lines
+from scoring.cost import CostRow, cost_rows
 from scoring.episode_view import (
     arm_label,
     cell_cost,
@@ -31,7 +32,7 @@ from scoring.episode_view import (
     filter_rows,
     sent_parts,
 )
-from scoring.families import score_lines
+from scoring.lines import line_json
 from scoring.replay import score_episode
 from tests.scoring_records import Act, build, cell, episode, perfect, ref_line
 
@@ -228,11 +229,13 @@ def test_cell_cost_from_episode_rows_equals_cost_rows_over_the_cell(arm: str) ->
     (whole,) = cost_rows(recs)
     per_episode = [cost_rows([r])[0] for r in recs]
     got = cell_cost(per_episode)
-    assert got["n"] == whole["n"] == 3
-    for f in ("prompt_tokens", "completion_tokens", "total_tokens", "helper_tokens", "agent_calls",
-              "helper_calls", "helper_calls_cached"):  # fmt: skip
-        assert got[f] == pytest.approx(whole[f]), f
-    assert got["episode_latency_median_s"] == pytest.approx(whole["episode_latency_s"]["median"])
+    assert got["n"] == whole.n == 3
+    for f in ("prompt_tokens", "completion_tokens", "total_tokens", "helper_tokens", "agent_calls"):
+        assert got[f] == pytest.approx(getattr(whole, f)), f
+    required = whole.matcher_required + whole.compiler_required
+    assert got["helper_calls"] == pytest.approx(required)
+    assert got["helper_calls_cached"] == pytest.approx(whole.matcher_cached + whole.compiler_cached)
+    assert got["episode_latency_median_s"] == pytest.approx(whole.wall_s.p50)
 
 
 def test_cells_view_carries_success_cis_channels_and_cost_relative_to_raw() -> None:
@@ -244,8 +247,8 @@ def test_cells_view_carries_success_cis_channels_and_cost_relative_to_raw() -> N
             rec = _with_calls(rec, prompt, False)
             recs.append(rec)
             scores.append(score_episode(rec, ep))
-    lines = score_lines(scores)
-    costs: dict[str, list[dict[str, Any]]] = {}
+    lines = [line_json(x) for x in score_lines(scores)]
+    costs: dict[str, list[CostRow]] = {}
     for r in recs:
         costs.setdefault(r.cell.slug(), []).append(cost_rows([r])[0])
     view = {c["arm"]: c for c in (dict(x, arm=x["cell"]["arm"]) for x in cells_view(lines, costs))}

@@ -194,17 +194,17 @@ def test_helpers_report() -> None:
         tr(4, "ambiguous", None, None, False),
     ]
     rep = matcher_report([_record(turns)])
-    assert rep["turns"] == 3 and rep["agree"] == 2
-    assert rep["redo_precision"] == 0.5 and rep["redo_recall"] == 1.0
-    assert rep["ambiguous"] == 1 and rep["ambiguous_null"] == 1
+    assert rep.turns == 3 and rep.agree == 2
+    assert rep.redo_precision == 0.5 and rep.redo_recall == 1.0
+    assert rep.ambiguous == 1 and rep.ambiguous_null == 1
     # Table 4 counts ask, premature and redo-probe turns only (not the legitimate redo).
-    assert (rep["rewritten_turns"], rep["rewritten_agree"]) == (2, 1)
-    assert rep["rewritten_agreement"] == 0.5
+    assert (rep.rewritten_turns, rep.rewritten_agree) == (2, 1)
+    assert rep.rewritten_agreement == 0.5
 
     g, r = _perfect()
     info = compile_record(
         "m", g, r, validate(g, r), compile_accuracy(g, r, EP), enforcing=False, cached=False
     )
     table = compile_table([_record(turns, info), _record(turns, None)])
-    assert table["n"] == 1 and table["dep"] == 1.0 and table["cancel"] == 1.0
-    assert table["validator_flagged"] == 0
+    assert table.n == 1 and table.dep == 1.0 and table.cancel == 1.0
+    assert table.validator_flagged == 0

@@ -14,6 +14,8 @@ from runner.cli import app
 from runner.cmd_run import run_async
 from runner.grid import parse_grid
 from runner.logs import read_logs
+from runner.results import read_results
+from scoring.lines import line_json
 from scoring.replay import score_episode
 
 
@@ -37,9 +39,8 @@ async def _run(tmp: Path, data: dict[str, Any]) -> tuple[list[dict[str, Any]], d
     lines: list[dict[str, Any]] = []
     console = Console(file=io.StringIO())
     await run_async(grid, tmp, console=console, live=False)
-    import orjson
-
-    lines = [orjson.loads(x) for x in (tmp / "results.jsonl").read_bytes().splitlines()]
+    lines = [line_json(x) for x in read_results(tmp)]  # the run's final lines
+    assert lines and all(x["status"] == "final" for x in lines)
     return lines, read_logs(tmp)
 
 

@@ -10,6 +10,7 @@ import pytest
 from protocol import CellKey, EpisodeRecord, Turn
 from scoring.cells import cell_line
 from scoring.families import score_lines
+from scoring.lines import CellLine, ContrastLine, ResultLine, decode_line, line_json
 from scoring.offline import rescore, score_records
 from scoring.stats import wilson
 from scoring.stream import StreamingScorer
@@ -50,60 +51,57 @@ RECORDS = [_record(arm, seed) for arm in ARMS for seed in SEEDS]
 
 
 @pytest.fixture(scope="module")
-def lines() -> list[dict[str, object]]:
+def lines() -> list[ResultLine]:
     return rescore(RECORDS)
 
 
-def _cells(lines: list[dict[str, object]]) -> dict[str, dict[str, object]]:
-    return {c["cell"]["arm"]: c for c in lines if c["type"] == "cell"}  # type: ignore[index]
+def _cells(lines: list[ResultLine]) -> dict[str, CellLine]:
+    return {c.cell.arm: c for c in lines if isinstance(c, CellLine)}
 
 
-def _contrasts(
-    lines: list[dict[str, object]], scoring: str
-) -> dict[tuple[str, str], dict[str, object]]:
-    return {
-        (c["a"], c["b"]): c  # type: ignore[misc]
-        for c in lines
-        if c["type"] == "contrast" and c["scoring"] == scoring
-    }
+def _contrasts(lines: list[ResultLine], scoring: str) -> dict[tuple[str, str], ContrastLine]:
+    return {(c.a, c.b): c for c in lines if isinstance(c, ContrastLine) and c.scoring == scoring}
 
 
-def test_cell_lines(lines: list[dict[str, object]]) -> None:
+def test_cell_lines(lines: list[ResultLine]) -> None:
     cells = _cells(lines)
     assert list(cells) == ARMS  # ladder order, memory arm last
     raw = cells["raw"]
-    assert raw["n"] == 6 and raw["strict_successes"] == 2 and raw["strict"] == pytest.approx(2 / 6)
-    assert raw["strict_ci"] == pytest.approx(list(wilson(2, 6)))
-    assert raw["channels"]["re_execution"] == 4  # type: ignore[index]
+    assert raw.n == 6 and raw.strict_successes == 2 and raw.strict == pytest.approx(2 / 6)
+    assert raw.strict_ci == pytest.approx(wilson(2, 6))
+    assert raw.channels["re_execution"] == 4
     # Table 9 rate: 4 re-executions over the 12 turns labelled done (two redo probes each).
-    assert raw["labels"]["done"] == 12  # type: ignore[index]
-    assert raw["channel_rates"]["re_execution"] == pytest.approx(4 / 12)  # type: ignore[index]
-    assert raw["channel_rates"]["unrequested"] == 0  # type: ignore[index]
-    assert raw["turn_accuracy"] == pytest.approx(1 - 4 / (6 * 44))
+    assert raw.labels["done"] == 12
+    assert raw.channel_rates["re_execution"] == pytest.approx(4 / 12)
+    assert raw.channel_rates["unrequested"] == 0
+    assert raw.turn_accuracy == pytest.approx(1 - 4 / (6 * 44))
     directive = cells["directive"]
-    assert directive["strict_successes"] == 5 and directive["decline_aware_successes"] == 6
-    assert directive["citations"] == 1
-    assert directive["channels"]["superseded"] == 1  # type: ignore[index]
-    assert directive["decline_aware_channels"]["superseded"] == 0  # type: ignore[index]
+    assert directive.strict_successes == 5 and directive.decline_aware_successes == 6
+    assert directive.citations == 1
+    assert directive.channels["superseded"] == 1
+    assert directive.decline_aware_channels["superseded"] == 0
     enforce = cells["enforce"]
-    assert enforce["n"] == 5 and enforce["infrastructure_errors"] == 1
-    assert enforce["strict_successes"] == 5 and enforce["seeds"] == [0, 1, 2, 3, 4]
-    assert enforce["cell"] == {
+    assert enforce.n == 5 and enforce.infrastructure_errors == 1
+    assert enforce.strict_successes == 5 and enforce.seeds == (0, 1, 2, 3, 4)
+    assert enforce.cell == enforce_key()
+    written = line_json(enforce)
+    assert written["cell"] == {
         "arm": "enforce", "model": "scripted/golden", "regime": "no-think", "steps": 5,
         "density": 0.15, "domain": "procurement", "brief": "amended",
         "schedule": None, "paraphrase_tier": 0, "ambiguous_rate": 0.0,
         **msgspec.structs.asdict(enforce_key().knobs),
         "knobs": msgspec.structs.asdict(enforce_key().knobs),
     }  # fmt: skip
-    assert msgspec.convert(enforce["cell"], CellKey) == enforce_key()
-    assert msgspec.json.decode(msgspec.json.encode(lines)) == lines  # JSON-able
+    assert msgspec.convert(written["cell"], CellKey) == enforce_key()
+    for line in lines:  # every line survives the JSON round trip
+        assert decode_line(msgspec.json.encode(line_json(line))) == line
 
 
 def enforce_key() -> CellKey:
     return cell("enforce", episode(seed=0, steps=5).spec)
 
 
-def test_contrasts_pair_seeds_and_adjust_with_holm(lines: list[dict[str, object]]) -> None:
+def test_contrasts_pair_seeds_and_adjust_with_holm(lines: list[ResultLine]) -> None:
     strict = _contrasts(lines, "strict")
     assert list(strict) == [
         ("raw", "checklist"),
@@ -111,17 +109,17 @@ def test_contrasts_pair_seeds_and_adjust_with_holm(lines: list[dict[str, object]
         ("directive", "enforce"),
     ]
     rc = strict[("raw", "checklist")]
-    assert (rc["n"], rc["b_only"], rc["a_only"]) == (6, 2, 0)
-    assert rc["p"] == pytest.approx(0.5)
+    assert (rc.n, rc.b_only, rc.a_only) == (6, 2, 0)
+    assert rc.p == pytest.approx(0.5)
     cd = strict[("checklist", "directive")]
-    assert (cd["b_only"], cd["a_only"], cd["p"]) == (1, 0, 1.0)
+    assert (cd.b_only, cd.a_only, cd.p) == (1, 0, 1.0)
     de = strict[("directive", "enforce")]
-    assert (de["n"], de["b_only"], de["a_only"]) == (5, 1, 0)  # the infra seed is unpaired
-    assert [c["p_holm"] for c in strict.values()] == pytest.approx([1.0, 1.0, 1.0])
+    assert (de.n, de.b_only, de.a_only) == (5, 1, 0)  # the infra seed is unpaired
+    assert [c.p_holm for c in strict.values()] == pytest.approx([1.0, 1.0, 1.0])
     aware = _contrasts(lines, "decline_aware")
     assert (
-        aware[("checklist", "directive")]["b_only"],
-        aware[("directive", "enforce")]["b_only"],
+        aware[("checklist", "directive")].b_only,
+        aware[("directive", "enforce")].b_only,
     ) == (2, 0)
 
 
@@ -134,14 +132,14 @@ def test_holm_runs_per_model_by_default_and_per_table_on_request() -> None:
     ]
     scores = score_records(RECORDS + other)
     both = score_lines(scores)
-    strict = [c for c in both if c["type"] == "contrast" and c["scoring"] == "strict"]
-    assert len(strict) == 6 and {c["kind"] for c in strict} == {"ladder"}
-    assert {c["family"] for c in strict} == {"ladder|scripted/golden", "ladder|m2"}
-    p_min = min(c["p"] for c in strict)
-    assert min(c["p_holm"] for c in strict) == pytest.approx(min(1.0, 3 * p_min))
+    strict = [c for c in both if isinstance(c, ContrastLine) and c.scoring == "strict"]
+    assert len(strict) == 6 and {c.kind for c in strict} == {"ladder"}
+    assert {c.family for c in strict} == {"ladder|scripted/golden", "ladder|m2"}
+    p_min = min(c.p for c in strict)
+    assert min(c.p_holm or 0.0 for c in strict) == pytest.approx(min(1.0, 3 * p_min))
     table = score_lines(scores, "table")
-    strict = [c for c in table if c["type"] == "contrast" and c["scoring"] == "strict"]
-    assert min(c["p_holm"] for c in strict) == pytest.approx(min(1.0, 6 * p_min))
+    strict = [c for c in table if isinstance(c, ContrastLine) and c.scoring == "strict"]
+    assert min(c.p_holm or 0.0 for c in strict) == pytest.approx(min(1.0, 6 * p_min))
 
 
 def test_streaming_emits_each_cell_when_complete_and_the_ladder_when_all_are() -> None:
@@ -150,29 +148,31 @@ def test_streaming_emits_each_cell_when_complete_and_the_ladder_when_all_are() -
     order = list(RECORDS)
     random.Random(4).shuffle(order)
     seen: dict[CellKey, int] = {}
-    emitted: list[dict[str, object]] = []
+    emitted: list[ResultLine] = []
     for i, record in enumerate(order):
         seen[record.cell] = seen.get(record.cell, 0) + 1
         out = scorer.add(record)
-        cells = [x for x in out if x["type"] == "cell"]
-        contrasts = [x for x in out if x["type"] == "contrast"]
+        cells = [x for x in out if isinstance(x, CellLine)]
+        contrasts = [x for x in out if isinstance(x, ContrastLine)]
+        assert all(x.status == "provisional" for x in out)
         if seen[record.cell] == len(SEEDS):
-            assert len(cells) == 1 and cells[0]["slug"] == record.cell.slug()
+            assert len(cells) == 1 and cells[0].slug == record.cell.slug()
         else:
             assert cells == []
         assert (len(contrasts) == 6) == (i == len(order) - 1)
         emitted += out
-    offline = rescore(RECORDS)
+    offline = [x for x in rescore(RECORDS) if isinstance(x, CellLine | ContrastLine)]
+    assert all(x.status == "final" for x in offline)
     assert sorted(map(_key, emitted)) == sorted(map(_key, offline))
-    by_key = {_key(x): x for x in offline}
+    by_key = {_key(x): msgspec.structs.replace(x, status="provisional") for x in offline}
     for line in emitted:
         assert line == by_key[_key(line)]  # one ladder: ladder-wise Holm equals global Holm
 
 
-def _key(line: dict[str, object]) -> str:
-    if line["type"] == "cell":
-        return f"cell {line['slug']}"
-    return f"contrast {line['a']} {line['b']} {line['scoring']}"
+def _key(line: ResultLine) -> str:
+    if isinstance(line, ContrastLine):
+        return f"contrast {line.a} {line.b} {line.scoring}"
+    return f"{line.__struct_config__.tag} {line.cell.slug()}"
 
 
 def test_streaming_replacement_reemits_with_new_numbers() -> None:
@@ -184,9 +184,9 @@ def test_streaming_replacement_reemits_with_new_numbers() -> None:
     ep = episode(seed=5, steps=5)
     retry = build(ep, enforce_key(), perfect(ep))
     out = scorer.add(retry)
-    cells = [x for x in out if x["type"] == "cell"]
-    assert cells[0]["n"] == 6 and cells[0]["infrastructure_errors"] == 0
-    assert len([x for x in out if x["type"] == "contrast"]) == 6
+    cells = [x for x in out if isinstance(x, CellLine)]
+    assert cells[0].n == 6 and cells[0].infrastructure_errors == 0
+    assert len([x for x in out if isinstance(x, ContrastLine)]) == 6
     assert scorer.add(_record("raw", 0)) != []  # complete cell: re-emitted
     assert len(scorer.complete_cells()) == len(ARMS)
 
@@ -199,8 +199,8 @@ def test_unexpected_cells_never_complete() -> None:
 def test_cell_line_of_only_infrastructure_errors() -> None:
     scores = score_records([_record("enforce", 5)])
     line = cell_line(enforce_key(), scores)
-    assert line["n"] == 0 and line["strict"] is None and line["strict_ci"] == [0.0, 1.0]
-    assert line["infrastructure_errors"] == 1 and line["turn_accuracy"] is None
+    assert line.n == 0 and line.strict is None and line.strict_ci == (0.0, 1.0)
+    assert line.infrastructure_errors == 1 and line.turn_accuracy is None
 
 
 def test_score_lines_keeps_the_last_score_per_cell_and_seed() -> None:
@@ -215,7 +215,7 @@ def test_score_lines_keeps_the_last_score_per_cell_and_seed() -> None:
         ]
     )
     lines = score_lines(scores + replaced)
-    assert _cells(lines)["raw"]["strict_successes"] == 1
+    assert _cells(lines)["raw"].strict_successes == 1
 
 
 def test_variant_arms_are_contrasted_with_their_reference_not_inside_the_ladder() -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import io
-from typing import Any
 
 import pytest
 from matplotlib.figure import Figure
 
+from protocol.records import CellKey, Knobs
 from scoring.families import score_lines
+from scoring.lines import ResultLine
 from scoring.report import figure_channels, figure_success, markdown_report
 from scoring.tables import (
     channel_table,
@@ -21,7 +22,7 @@ from tests.scoring_records import Act, build, cell, episode, perfect, ref_line
 
 
 @pytest.fixture(scope="module")
-def lines() -> list[dict[str, Any]]:
+def lines() -> list[ResultLine]:
     from scoring.offline import score_records
 
     records = []
@@ -38,13 +39,12 @@ def lines() -> list[dict[str, Any]]:
 
 
 def test_config_label_names_non_default_knobs() -> None:
-    config = {"model": "m", "regime": "thinking", "steps": 10, "density": 0.3,
-              "domain": "release", "brief": "original", "notice": "same_turn",
-              "checklist_mode": "append"}  # fmt: skip
+    config = CellKey(model="m", regime="thinking", steps=10, density=0.3, domain="release",
+                     brief="original", arm="", knobs=Knobs(notice="same_turn"))  # fmt: skip
     assert config_label(config) == "m thinking S=10 rho=0.3 release original notice=same_turn"
 
 
-def test_ladder_table_lists_cells_and_contrasts(lines: list[dict[str, Any]]) -> None:
+def test_ladder_table_lists_cells_and_contrasts(lines: list[ResultLine]) -> None:
     text = ladder_table(lines, "strict")
     assert "Strict success, primary scoring" in text
     assert "raw -> checklist" in text
@@ -54,7 +54,7 @@ def test_ladder_table_lists_cells_and_contrasts(lines: list[dict[str, Any]]) -> 
     assert "3/3" in row and "1.00" in row  # the gate-refused booking executed nothing
 
 
-def test_channel_table_rates_and_false_completions(lines: list[dict[str, Any]]) -> None:
+def test_channel_table_rates_and_false_completions(lines: list[ResultLine]) -> None:
     text = channel_table(lines)
     enforce = next(x for x in text.splitlines() if " enforce " in x)
     assert "3/3" in enforce  # three refused bookings, all bare lines: false completions
@@ -70,7 +70,7 @@ def test_text_and_markdown_tables() -> None:
     assert markdown_table(header, rows).splitlines()[1] == "|---|---|---|"
 
 
-def test_report_and_figures(lines: list[dict[str, Any]]) -> None:
+def test_report_and_figures(lines: list[ResultLine]) -> None:
     md = markdown_report(lines, notes=["log lines: fine"], figures=[("Success", "s.png")])
     assert md.startswith("# state-ladder report")
     assert "## Error channels (Table 9 shape)" in md and "![Success](s.png)" in md

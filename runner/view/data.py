@@ -18,6 +18,7 @@ from scoring.episode_view import (
     pairing_key,
 )
 from scoring.families import score_lines
+from scoring.lines import line_json
 from scoring.replay import score_episode
 
 __all__ = ["RunView"]
@@ -38,7 +39,7 @@ class RunView:
         what reading the logs found."""
         self.refresh()
         if self.index.overview is None:
-            self.index.set_overview(score_lines(self.index.scores()))
+            self.index.set_overview([line_json(x) for x in score_lines(self.index.scores())])
         lines = self.index.overview or []
         rep = self.index.report()
         return {

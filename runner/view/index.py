@@ -30,7 +30,7 @@ import msgspec
 from protocol.generate import SpecError
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
 from runner.logs import LogReport, log_files, read_record, scan_log
-from scoring.cost import cost_rows
+from scoring.cost import CostRow, cost_rows
 from scoring.episode_view import episode_row
 from scoring.episodes import EpisodeCache
 from scoring.offline import paused_gc
@@ -39,7 +39,7 @@ from scoring.replay import EpisodeScore, score_episode
 __all__ = ["INDEX_FILE", "INDEX_VERSION", "Entry", "FileIndex", "RunIndex"]
 
 INDEX_FILE = "view-index.msgpack"
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: an entry's cost is a typed scoring.cost.CostRow
 _HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
 
 
@@ -49,7 +49,7 @@ class Entry(msgspec.Struct, kw_only=True):
     length: int
     score: EpisodeScore
     row: dict[str, Any]
-    cost: dict[str, Any] | None  # None: not completed (cost counts completed episodes)
+    cost: CostRow | None  # None: not completed (cost counts completed episodes)
 
 
 class FileIndex(msgspec.Struct, kw_only=True):
@@ -145,7 +145,7 @@ class RunIndex:
                 length=line.length,
                 score=score,
                 row=episode_row(rec, score),
-                cost={k: v for k, v in cost[0].items() if k != "cell"} if cost else None,
+                cost=cost[0] if cost else None,
             )
             fi.records += 1
             self.scanned += 1
@@ -202,7 +202,7 @@ class RunIndex:
     def scores(self) -> list[EpisodeScore]:
         return [e.score for cell in self._by_slug.values() for _, e in cell.values()]
 
-    def costs(self) -> dict[str, list[dict[str, Any]]]:
+    def costs(self) -> dict[str, list[CostRow]]:
         return {
             slug: [e.cost for _, e in cell.values() if e.cost is not None]
             for slug, cell in self._by_slug.items()
