@@ -22,6 +22,7 @@ __all__ = [
     "Knobs",
     "Revision",
     "Step",
+    "ToolCall",
     "Turn",
     "TurnKind",
     "TurnRecord",
@@ -119,6 +120,9 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     binding: Literal["state", "request"] = "state"
     corruption: float = 0.0
     tools: bool = False
+    # "text": the payload protocol (ref lines; ``tools`` adds ACTION lines to it);
+    # "langgraph": the real-tool harness of Appendix G (runner.harness, docs/tools.md).
+    harness: Literal["text", "langgraph"] = "text"
 
 
 class CellKey(_Frozen, frozen=True, kw_only=True):
@@ -176,6 +180,18 @@ class CallRecord(_Frozen, frozen=True, kw_only=True):
     max_tokens: int = 0
 
 
+class ToolCall(_Frozen, frozen=True, kw_only=True):
+    """One ACTION of the tool harness, in the order the harness dispatched it."""
+
+    tool: str
+    work_order: str
+    step: str | None  # the step whose tool it names (None: no such tool)
+    reply: int = 0  # which reply of the turn made it (0: the turn's first agent call)
+    outcome: Literal["executed", "refused", "repeat", "stale"] = "executed"
+    receipt: str | None = None  # the workspace stamp an executed call wrote
+    status: str | None = None  # why the gate refused it
+
+
 class TurnRecord(_Frozen, frozen=True, kw_only=True):
     index: int
     kind: TurnKind
@@ -195,6 +211,10 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     named: tuple[str, ...] = ()
     dynamic: bool = False
     first_reply: str | None = None  # same-turn notice: the reply the gate refused
+    # tool harness: the agent's replies after tool results (``reply`` holds the first), and
+    # every ACTION dispatched with its outcome and stamp
+    follow_ups: tuple[str, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
 
     @classmethod
     def of(cls, turn: Turn, **fields: object) -> TurnRecord:

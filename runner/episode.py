@@ -20,6 +20,10 @@ __all__ = ["run_episode"]
 
 
 async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
+    if ctx.cell.knobs.harness == "langgraph":
+        from runner.harness import run_harness_episode  # LangGraph only when a cell needs it
+
+        return await run_harness_episode(ctx)
     ep = ctx.episode
     user = ScriptedUser(ep)
     arm = make_arm(ctx)

@@ -6,7 +6,16 @@ from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
 from runner.arms.gates import DirectiveGate, EnforcementGate, HybridGate, SelfLedger
 from runner.arms.text import ChecklistArm, RawArm
 
-__all__ = ["ARMS", "Admission", "ArmSession", "EpisodeContext", "Shaped", "make_arm", "register"]
+__all__ = [
+    "ARMS",
+    "HARNESS_ARMS",
+    "Admission",
+    "ArmSession",
+    "EpisodeContext",
+    "Shaped",
+    "make_arm",
+    "register",
+]
 
 ARMS: dict[str, type[ArmSession]] = {
     "raw": RawArm,
@@ -16,6 +25,10 @@ ARMS: dict[str, type[ArmSession]] = {
     "enforce": EnforcementGate,
     "hybrid": HybridGate,
 }
+
+
+# The arms the tool harness runs (Table 19; enforce with binding "state" or "request").
+HARNESS_ARMS: tuple[str, ...] = ("raw", "checklist", "directive", "enforce")
 
 
 def register(name: str, cls: type[ArmSession]) -> None:

@@ -213,6 +213,11 @@ class DirectiveGate(ArmSession):
                 adm.notices.append(render_rejection(b, status, step))
         return adm
 
+    def refusal(self, booking: Booking, shaped: Shaped) -> tuple[str | None, str | None]:
+        if not self.enforcing:
+            return super().refusal(booking, shaped)
+        return self._refusal(booking, shaped)
+
     def _refusal(self, booking: Booking, shaped: Shaped) -> tuple[str | None, str]:
         """(why the gate refuses ``booking`` or None, the compiled step named)."""
         v = self._compiled_step(booking)
