@@ -49,7 +49,7 @@ def build_graph(play: Play) -> Any:
     graph.add_edge(START, "user")
     targets = [*NODES, END]
     for name in NODES:
-        graph.add_conditional_edges(name, _route, targets)  # type: ignore[arg-type]
+        graph.add_conditional_edges(name, _route, targets)
     return graph.compile()
 
 
