@@ -27,7 +27,7 @@ __all__ = ["MAX_FOLLOW_UPS", "Play"]
 # no new call ends the turn first. Results a turn could not deliver lead the next user turn.
 MAX_FOLLOW_UPS = 2
 
-Next = Literal["user", "agent", "parse", "gate", "tool", "results", "close", "end"]
+Next = Literal["user", "agent", "parse", "gate", "tool", "end"]
 
 
 class Play:
@@ -67,6 +67,9 @@ class Play:
 
     # --- nodes --------------------------------------------------------------------------
     async def on_user(self) -> Next:
+        """Close the turn in play (if any), then open the scripted user's next turn."""
+        if self.turn is not None:
+            self._close()
         turn = self.user.next_turn()
         if turn is None:
             return "end"
@@ -84,6 +87,10 @@ class Play:
         return "agent"
 
     async def on_agent(self) -> Next:
+        """Deliver the results of the last reply's calls (user role), then call the agent."""
+        if self.results:
+            self.tail.append({"role": "user", "content": "\n\n".join(self.results)})
+            self.results = []
         reply = await self.ctx.agent([*self.base, *self.tail])
         self.calls.append(reply.call)
         self.replies.append(reply.content)
@@ -94,7 +101,7 @@ class Play:
 
     async def on_parse(self) -> Next:
         self.queue = find_actions(self.replies[-1])
-        return "gate" if self.queue else "results"
+        return self._after_calls()
 
     async def on_gate(self) -> Next:
         assert self.turn is not None
@@ -109,7 +116,7 @@ class Play:
         if call.outcome == "refused" and booking is not None:
             self.refused.append(booking)
             self.results.append(notice or "")
-        return "gate" if self.queue else "results"
+        return self._after_calls()
 
     async def on_tool(self) -> Next:
         assert self.turn is not None and self._pending is not None
@@ -119,20 +126,21 @@ class Play:
         self.tool_calls.append(call)
         self.admitted.append(booking)
         self.results.append(result)
-        return "gate" if self.queue else "results"
+        return self._after_calls()
 
-    async def on_results(self) -> Next:
-        fresh = self.results
-        if not fresh:
-            return "close"
+    def _after_calls(self) -> Next:
+        """The next call of the reply; else the agent again with the results (at most
+        ``MAX_FOLLOW_UPS`` times a turn); else the next user turn (this one closes)."""
+        if self.queue:
+            return "gate"
+        if not self.results:
+            return "user"
         if len(self.replies) - 1 >= MAX_FOLLOW_UPS:
-            self._carry = fresh
-            return "close"
-        self.tail.append({"role": "user", "content": "\n\n".join(fresh)})
-        self.results = []
+            self._carry, self.results = self.results, []
+            return "user"
         return "agent"
 
-    async def on_close(self) -> Next:
+    def _close(self) -> None:
         turn = self.turn
         assert turn is not None
         self.history.append({"role": "user", "content": self.shaped.kept})
@@ -157,4 +165,4 @@ class Play:
                 tool_calls=tuple(self.tool_calls),
             )
         )
-        return "user"
+        self.turn = None
