@@ -37,13 +37,14 @@ from protocol import (
     Verdict,
     generate,
 )
+from protocol.arms import ARM_NAMES
 from protocol.execution import read_execution
 from runner.logs import LogReport, LogWriter, read_logs
 from scoring.offline import paused_gc, rescore
 
 __all__ = ["run"]
 
-ARMS = ("raw", "checklist", "ledger", "directive", "enforce", "hybrid")
+ARMS = ARM_NAMES
 MODELS = ("bench/model-a", "bench/model-b")
 GRAPHS = ((5, 0.15), (10, 0.15), (15, 0.15), (18, 0.15), (15, 0.3))
 SEEDS = 167  # 2 x 5 x 6 x 167 = 10,020 records

@@ -56,7 +56,14 @@ from typing import Any
 import msgspec
 
 from protocol.receipts import normalize_code
-from protocol.records import Episode
+from protocol.records import (
+    AccuracyRecord,
+    CompiledRevisionRecord,
+    CompiledStepRecord,
+    CompileRecord,
+    Episode,
+    ValidatorRecord,
+)
 from protocol.state import TaskState, sort_ids
 
 __all__ = [
@@ -68,6 +75,7 @@ __all__ = [
     "Validation",
     "code_table",
     "compile_accuracy",
+    "compile_record",
     "compiled_state",
     "find_json_object",
     "parse_graph",
@@ -358,4 +366,35 @@ def compile_accuracy(
         rewire=_same_rewires(revision.rewires, truth.rewires),
         relax=revision.relax == truth.relax,
         extra_steps=len(set(graph.steps) - {s.id for s in episode.steps}),
+    )
+
+
+# --- the record a gate episode logs -------------------------------------------------------
+
+
+def compile_record(
+    model: str,
+    graph: CompiledGraph,
+    revision: CompiledRevision,
+    validation: Validation,
+    accuracy: CompileAccuracy,
+    *,
+    enforcing: bool,
+    cached: bool,
+) -> CompileRecord:
+    """The typed compile record of one gate episode (graph as a list of steps by id)."""
+    return CompileRecord(
+        model=model,
+        graph=tuple(
+            CompiledStepRecord(id=v, deps=s.deps, code=s.code) for v, s in graph.steps.items()
+        ),
+        graph_error=graph.error,
+        revision=CompiledRevisionRecord(
+            cancel=revision.cancel, rewires=dict(revision.rewires), relax=revision.relax
+        ),
+        revision_error=revision.error,
+        validator=ValidatorRecord(passed=validation.passed, **msgspec.structs.asdict(validation)),
+        accuracy=AccuracyRecord(exact=accuracy.exact, **msgspec.structs.asdict(accuracy)),
+        enforcing=enforcing,
+        cached=cached,
     )

@@ -12,23 +12,35 @@ import msgspec
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AccuracyRecord",
     "Booking",
     "CallRecord",
     "CellKey",
+    "CompileRecord",
+    "CompiledRevisionRecord",
+    "CompiledStepRecord",
+    "CorruptionEvent",
     "Domain",
     "Episode",
     "EpisodeRecord",
     "EpisodeSpec",
+    "HelperLogLine",
     "Knobs",
+    "MatcherOutcome",
     "Revision",
+    "Role",
     "Step",
+    "Termination",
     "ToolCall",
     "Turn",
     "TurnKind",
     "TurnRecord",
+    "ValidatorRecord",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# 2: EpisodeRecord.compile is a typed CompileRecord (graph as a list of steps; version-1 logs
+#    stored it keyed by step id, and runner.logs reads them into the new shape).
 
 Domain = Literal["procurement", "release"]
 Brief = Literal["amended", "original"]
@@ -43,6 +55,8 @@ TurnKind = Literal[
     "ambiguous",
     "re_ask",
 ]
+MatcherOutcome = Literal["answered", "null", "corrected", "malformed"]
+Role = Literal["agent", "matcher", "compiler"]  # who a call is made for
 Termination = Literal[
     "completed",  # every turn ran; the episode is scored
     "endpoint_error",  # a call failed after all its attempts (5xx, 429, connection)
@@ -169,7 +183,7 @@ class Booking(_Frozen, frozen=True, kw_only=True):
 
 
 class CallRecord(_Frozen, frozen=True, kw_only=True):
-    role: Literal["agent", "matcher", "compiler"]
+    role: Role
     prompt_tokens: int = 0
     completion_tokens: int = 0
     wait_s: float = 0.0  # time waiting for a slot under the concurrency cap
@@ -178,6 +192,17 @@ class CallRecord(_Frozen, frozen=True, kw_only=True):
     finish_reason: str | None = None
     cached: bool = False  # served from the helper cache (no request made)
     max_tokens: int = 0
+    # A helper request made once for several episodes (a compile): tokens kept, counted once
+    # in the run's helper log; with cached=True this episode did not make the request.
+    shared: bool = False
+
+
+class HelperLogLine(msgspec.Struct, frozen=True, kw_only=True, tag="helper"):
+    """One line of ``OUT/helpers.jsonl``: a helper request made once for several episodes."""
+
+    kind: Literal["compile"]
+    key: str  # the cache key's digest
+    calls: tuple[CallRecord, ...]
 
 
 class ToolCall(_Frozen, frozen=True, kw_only=True):
@@ -206,6 +231,9 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     refused: tuple[Booking, ...] = ()  # bookings a gate refused
     matched_step: str | None = None
     matched_redo: bool | None = None
+    # answered / null / corrected (after the correction request) / malformed (after it);
+    # None where no matcher was consulted (and in logs older than this field)
+    matcher_outcome: MatcherOutcome | None = None
     directive: str | None = None
     calls: tuple[CallRecord, ...] = ()
     named: tuple[str, ...] = ()
@@ -243,6 +271,71 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
         )
 
 
+class CompiledStepRecord(_Frozen, frozen=True, kw_only=True):
+    """One step of a compiled graph as the compiler gave it."""
+
+    id: str
+    deps: tuple[str, ...] = ()
+    code: str = ""
+
+
+class CompiledRevisionRecord(_Frozen, frozen=True, kw_only=True):
+    cancel: str | None = None
+    rewires: dict[str, tuple[str, ...]] = {}
+    relax: tuple[str, str] | None = None
+
+
+class ValidatorRecord(_Frozen, frozen=True, kw_only=True):
+    """The ground-truth-free validator's verdict (Appendix D.3)."""
+
+    passed: bool
+    flags: tuple[str, ...] = ()
+    empty_code: tuple[str, ...] = ()
+    cancelled_in_deps: tuple[str, ...] = ()
+    cycle: bool = False
+    unknown_dep: tuple[str, ...] = ()
+    malformed: bool = False
+
+
+class AccuracyRecord(_Frozen, frozen=True, kw_only=True):
+    """The compile against the generator, for the record only (Table 5)."""
+
+    exact: bool
+    steps: int
+    dep: int
+    code: int
+    cancel: bool
+    rewire: bool
+    relax: bool
+    extra_steps: int = 0
+
+
+class CompileRecord(_Frozen, frozen=True, kw_only=True):
+    """What a gate episode compiled: the graph and revision, the validator, the accuracy."""
+
+    model: str  # the compile model's label
+    graph: tuple[CompiledStepRecord, ...]
+    graph_error: str | None = None
+    revision: CompiledRevisionRecord = CompiledRevisionRecord()
+    revision_error: str | None = None
+    validator: ValidatorRecord
+    accuracy: AccuracyRecord
+    enforcing: bool = False  # the gate refused bookings (hybrid: the validator passed)
+    cached: bool = False  # this episode made no compile request
+
+    def step(self, step_id: str) -> CompiledStepRecord | None:
+        return next((s for s in self.graph if s.id == step_id), None)
+
+
+class CorruptionEvent(_Frozen, frozen=True, kw_only=True):
+    """One corruption of the compiled state (Appendix D.4), before the turn's decision."""
+
+    turn: int
+    step: str
+    kind: Literal["drop_edge", "lost_done", "spurious_done"]
+    edge: str | None = None  # drop_edge: the prerequisite dropped
+
+
 class EpisodeRecord(msgspec.Struct, frozen=True, kw_only=True, tag="episode"):
     """One finished episode: one JSON line in its cell's log file."""
 
@@ -255,8 +348,8 @@ class EpisodeRecord(msgspec.Struct, frozen=True, kw_only=True, tag="episode"):
     attempts: int = 0  # attempts made by the call that failed
     started: float = 0.0
     wall_s: float = 0.0
-    compile: dict[str, object] | None = None  # compiled graph, accuracy, validator flags
-    corruptions: tuple[dict[str, object], ...] = ()
+    compile: CompileRecord | None = None  # compiled graph, accuracy, validator flags
+    corruptions: tuple[CorruptionEvent, ...] = ()
     synthetic: bool = False  # produced by the scripted synthetic agent
 
     @property

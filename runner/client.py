@@ -13,14 +13,15 @@ import asyncio
 import random
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
-import aiohttp
 import msgspec
 import orjson
 
-from protocol.records import CallRecord
+from protocol.records import CallRecord, Role, Termination
 from runner.limiter import Limiter
+from runner.transport import AiohttpTransport, Request, Response, Transport, TransportError
 
 __all__ = [
     "BUDGET_CEILING",
@@ -32,7 +33,6 @@ __all__ = [
 
 BUDGET_CEILING = 12_000
 BUDGET_FLOOR = 512
-Role = Literal["agent", "matcher", "compiler"]
 
 
 class Reply(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,7 +44,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
 class CallFailed(Exception):
     """A call that failed for infrastructure reasons; ``termination`` names the reason."""
 
-    def __init__(self, termination: str, message: str, attempts: int) -> None:
+    def __init__(self, termination: Termination, message: str, attempts: int) -> None:
         super().__init__(message)
         self.termination = termination
         self.attempts = attempts
@@ -67,7 +67,7 @@ def _is_context_error(status: int, text: str) -> bool:
 
 
 class Endpoint:
-    """One endpoint (a list of replica base URLs sharing one limiter and one session)."""
+    """One endpoint (a list of replica base URLs sharing one limiter and one transport)."""
 
     def __init__(
         self,
@@ -82,6 +82,7 @@ class Endpoint:
         backoff_s: float = 1.0,
         backoff_max_s: float = 60.0,
         name: str = "endpoint",
+        transport: Transport | None = None,
     ) -> None:
         if not base_urls:
             raise ValueError("an endpoint needs at least one base URL")
@@ -101,7 +102,8 @@ class Endpoint:
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        self._session: aiohttp.ClientSession | None = None
+        self._given = transport
+        self._transport: Transport | None = transport
         self.requests = 0
         self.completion_tokens = 0
         self.prompt_tokens = 0
@@ -113,21 +115,18 @@ class Endpoint:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def open(self) -> None:
-        if self._session is None:
-            connector = aiohttp.TCPConnector(
-                limit=self.limiter.max_limit + 8, limit_per_host=0, ttl_dns_cache=300
+    def open(self) -> Transport:
+        if self._transport is None:
+            self._transport = AiohttpTransport(
+                limit=self.limiter.max_limit + 8, timeout_s=self.timeout_s
             )
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                timeout=aiohttp.ClientTimeout(total=self.timeout_s),
-                skip_auto_headers=("User-Agent",),
-            )
+        return self._transport
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._transport is not None:
+            await self._transport.close()
+            if self._given is None:  # an owned transport opens afresh on the next call
+                self._transport = None
 
     def _pick(self) -> int:
         if len(self.urls) == 1:
@@ -136,10 +135,8 @@ class Endpoint:
 
     async def get(self, path: str) -> tuple[int, bytes]:
         """A plain GET on the first replica (``/models``, ``/health``)."""
-        self.open()
-        assert self._session is not None
-        async with self._session.get(self.base_urls[0] + path) as resp:
-            return resp.status, await resp.read()
+        resp = await self.open().send(Request("GET", self.base_urls[0] + path))
+        return resp.status, resp.body
 
     async def chat(
         self,
@@ -154,130 +151,154 @@ class Endpoint:
     ) -> Reply:
         """One chat completion with retries; raises :class:`CallFailed`."""
         self.open()
-        budget = max_tokens
-        waited = server = 0.0
-        attempt = 0
-        last = ""
-        while attempt < self.attempts:
-            attempt += 1
+        call = _Call(budget=max_tokens)
+        while call.attempt < self.attempts:
+            call.attempt += 1
             body: dict[str, Any] = {
                 "model": model,
                 "messages": messages,
                 "temperature": temperature,
-                "max_tokens": budget,
+                "max_tokens": call.budget,
             }
             if extra:
                 body.update(extra)
-            t0 = time.perf_counter()
-            await self.limiter.acquire()
-            t1 = time.perf_counter()
-            waited += t1 - t0
-            idx = self._pick()
-            self._in_flight[idx] += 1
-            failure: Exception | None = None
             try:
-                data = await self._post(idx, body)
-            except _Retry as r:
-                failure = r
-                if r.throttled:
-                    self.limiter.throttled()  # before the release: wake no one at the old limit
-            except (_ContextOverflow, _Fatal) as e:
-                failure = e
-            finally:  # the slot goes back whatever happened, cancellation included
-                server += time.perf_counter() - t1
-                self._in_flight[idx] -= 1
-                self.limiter.release()
-            if isinstance(failure, _Fatal):
-                # Reliability fix: a server may echo the API key in its error message
-                # ("Incorrect API key provided: ..."); it must reach no log and no screen.
-                raise CallFailed("client_error", self._redact(str(failure)), attempt) from None
-            if isinstance(failure, _ContextOverflow):
-                last = str(failure)
-                if budget <= BUDGET_FLOOR:
-                    raise CallFailed("context_overflow", last, attempt) from None
-                budget = max(BUDGET_FLOOR, budget // 2)
-                continue
-            if isinstance(failure, _Retry):
-                last = str(failure)
-                delay = failure.delay
-                if delay is None:
-                    delay = random.uniform(
-                        0, min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1))
-                    )
-                if attempt < self.attempts:
-                    await asyncio.sleep(delay)
+                data = await self._attempt(body, call)
+            except (_Retry, _ContextOverflow, _Fatal) as failure:
+                await self._after_failure(failure, call)
                 continue
             self.limiter.success()
-            choice = data["choices"][0]
-            message = choice.get("message") or {}
-            content = message.get("content") or ""
-            reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
-            usage = data.get("usage") or {}
-            pt, ct = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-            self.requests += 1
-            self.prompt_tokens += pt
-            self.completion_tokens += ct
-            if thinking and not content.strip() and budget < BUDGET_CEILING:
-                last = "empty content on a thinking reply"
-                budget = min(BUDGET_CEILING, budget * 2)
+            reply = self._reply(data, call, role)
+            if thinking and not reply.content.strip() and call.budget < BUDGET_CEILING:
+                call.last = "empty content on a thinking reply"
+                call.budget = min(BUDGET_CEILING, call.budget * 2)
                 continue
-            return Reply(
-                content=content,
-                reasoning=reasoning,
-                call=CallRecord(
-                    role=role,
-                    prompt_tokens=pt,
-                    completion_tokens=ct,
-                    wait_s=round(waited, 6),
-                    server_s=round(server, 6),
-                    attempts=attempt,
-                    finish_reason=choice.get("finish_reason"),
-                    max_tokens=budget,
-                ),
-            )
-        kind = "timeout" if "timed out" in last else "endpoint_error"
-        raise CallFailed(kind, f"{self.name}: {last} (after {attempt} attempts)", attempt)
+            return reply
+        kind: Termination = "timeout" if "timed out" in call.last else "endpoint_error"
+        raise CallFailed(
+            kind, f"{self.name}: {call.last} (after {call.attempt} attempts)", call.attempt
+        )
+
+    async def _attempt(self, body: dict[str, Any], call: _Call) -> dict[str, Any]:
+        """One request under a limiter slot; the slot goes back whatever happens."""
+        t0 = time.perf_counter()
+        await self.limiter.acquire()
+        t1 = time.perf_counter()
+        call.waited += t1 - t0
+        idx = self._pick()
+        self._in_flight[idx] += 1
+        try:
+            return await self._post(idx, body)
+        except _Retry as r:
+            if r.throttled:
+                self.limiter.throttled()  # before the release: wake no one at the old limit
+            raise
+        finally:  # cancellation included
+            call.server += time.perf_counter() - t1
+            self._in_flight[idx] -= 1
+            self.limiter.release()
+
+    async def _after_failure(self, failure: Exception, call: _Call) -> None:
+        """Raise :class:`CallFailed` for a failure retrying cannot fix; otherwise adjust the
+        budget (context overflow) or wait out the backoff (transient) before the retry."""
+        if isinstance(failure, _Fatal):
+            # Reliability fix: a server may echo the API key in its error message
+            # ("Incorrect API key provided: ..."); it must reach no log and no screen.
+            raise CallFailed("client_error", self._redact(str(failure)), call.attempt) from None
+        call.last = str(failure)
+        if isinstance(failure, _ContextOverflow):
+            if call.budget <= BUDGET_FLOOR:
+                raise CallFailed("context_overflow", call.last, call.attempt) from None
+            call.budget = max(BUDGET_FLOOR, call.budget // 2)
+            return
+        delay = failure.delay if isinstance(failure, _Retry) else None
+        if delay is None:
+            cap = min(self.backoff_max_s, self.backoff_s * 2 ** (call.attempt - 1))
+            delay = random.uniform(0, cap)
+        if call.attempt < self.attempts:
+            await asyncio.sleep(delay)
+
+    def _reply(self, data: dict[str, Any], call: _Call, role: Role) -> Reply:
+        """The reply of a successful response, with its call record; counts its tokens."""
+        choice = data["choices"][0]
+        message = choice.get("message") or {}
+        usage = data.get("usage") or {}
+        pt, ct = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        self.requests += 1
+        self.prompt_tokens += pt
+        self.completion_tokens += ct
+        return Reply(
+            content=message.get("content") or "",
+            reasoning=message.get("reasoning_content") or message.get("reasoning") or "",
+            call=CallRecord(
+                role=role,
+                prompt_tokens=pt,
+                completion_tokens=ct,
+                wait_s=round(call.waited, 6),
+                server_s=round(call.server, 6),
+                attempts=call.attempt,
+                finish_reason=choice.get("finish_reason"),
+                max_tokens=call.budget,
+            ),
+        )
 
     def _redact(self, text: str) -> str:
         key = self._headers.get("Authorization", "").removeprefix("Bearer ").strip()
         return text.replace(key, "[redacted]") if key else text
 
     async def _post(self, idx: int, body: dict[str, Any]) -> dict[str, Any]:
-        assert self._session is not None
+        transport = self.open()
+        request = Request("POST", self.urls[idx], orjson.dumps(body), self._headers)
         try:
-            async with self._session.post(
-                self.urls[idx], data=orjson.dumps(body), headers=self._headers
-            ) as resp:
-                raw = await resp.read()
-                status = resp.status
-                if status == 429:
-                    after = resp.headers.get("Retry-After")
-                    delay = float(after) if after and after.replace(".", "", 1).isdigit() else None
-                    raise _Retry("429 Too Many Requests", delay, throttled=True)
-                if status >= 500 or status in (408, 409):
-                    # Reliability fix: 408 / 409 (a proxy's timeout, a conflict) are transient;
-                    # they are retried like 5xx, as the openai client does.
-                    raise _Retry(f"HTTP {status}")
-                if status >= 400:
-                    text = raw.decode(errors="replace")[:300]
-                    if _is_context_error(status, text):
-                        raise _ContextOverflow(f"HTTP {status}: context length exceeded")
-                    raise _Fatal(f"HTTP {status}: {_error_message(text)}")
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
-            raise _Retry(f"connection error: {type(e).__name__}") from None
+            resp = await transport.send(request)
+        except TransportError as e:
+            raise _Retry(str(e)) from None
         except TimeoutError:
             raise _Retry("request timed out") from None
-        try:
-            data = orjson.loads(raw)
-            if not isinstance(data, dict):
-                raise ValueError("not an object")
-            choices = data.get("choices")
-            # Reliability fix: a choice that is not an object used to crash the whole run.
-            if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-                raise ValueError("no choices")
-        except (orjson.JSONDecodeError, ValueError):
-            raise _Retry("malformed response body") from None
-        return data
+        _check_status(resp)
+        return _parse_body(resp.body)
+
+
+@dataclass
+class _Call:
+    """The running state of one chat call across its attempts."""
+
+    budget: int
+    attempt: int = 0
+    waited: float = 0.0
+    server: float = 0.0
+    last: str = ""
+
+
+def _check_status(resp: Response) -> None:
+    status = resp.status
+    if status == 429:
+        after = resp.headers.get("Retry-After")
+        delay = float(after) if after and after.replace(".", "", 1).isdigit() else None
+        raise _Retry("429 Too Many Requests", delay, throttled=True)
+    if status >= 500 or status in (408, 409):
+        # Reliability fix: 408 / 409 (a proxy's timeout, a conflict) are transient;
+        # they are retried like 5xx, as the openai client does.
+        raise _Retry(f"HTTP {status}")
+    if status >= 400:
+        text = resp.body.decode(errors="replace")[:300]
+        if _is_context_error(status, text):
+            raise _ContextOverflow(f"HTTP {status}: context length exceeded")
+        raise _Fatal(f"HTTP {status}: {_error_message(text)}")
+
+
+def _parse_body(raw: bytes) -> dict[str, Any]:
+    try:
+        data = orjson.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        choices = data.get("choices")
+        # Reliability fix: a choice that is not an object used to crash the whole run.
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise ValueError("no choices")
+    except (orjson.JSONDecodeError, ValueError):
+        raise _Retry("malformed response body") from None
+    return data
 
 
 class _ContextOverflow(Exception):

@@ -7,14 +7,18 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
 import typer
 from rich.console import Console
 
+from protocol.records import EpisodeRecord
 from runner.client import CallFailed
-from runner.grid import EMBEDDED, Grid, GridError, load_grid, parse_grid
+from runner.grid import EMBEDDED, Grid, GridError, Task, load_grid, parse_grid
+from runner.helpers import Helpers
 from runner.logs import LogReport, NewerSchemaError
 from runner.manifest import ManifestError, write_or_check_manifest
 from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
+from scoring.stream import StreamingScorer
 
 __all__ = ["demo", "run", "run_async", "validate"]
 
@@ -102,30 +106,26 @@ async def run_async(
             if problems:
                 raise GridError("\n".join(problems))
         resumed = write_or_check_manifest(out, grid, allow_change=allow_change)
-        helpers = _helpers(grid, out, endpoints)
-        if helpers is not None and tasks:
-            try:
-                await helpers.precompile(tasks)  # every compile the gate arms need, one batch
-            except* CallFailed as failed:
-                # Reliability fix: a compile that fails on an infrastructure error ended the
-                # whole run here; its episodes compile again and log the failure if it lasts.
-                n = len(failed.exceptions)
-                console.print(f"[yellow]precompile stopped ({n} failed); episodes compile again")
+        helpers = Helpers(grid, out, endpoints)
         state = RunState(grid=grid, out=out, endpoints=endpoints, helpers=helpers)
         state.progress.total = len(tasks)
         if resumed:
             console.print(f"resuming {out}: {len(done)} episodes already done, {len(tasks)} to run")
-        with live_view(state, console, enabled=live):
-            await run_grid(state, tasks, scorer)
-    if helpers is not None:
-        st = helpers.stats
-        if st.compile_requests or st.matcher_requests:
-            console.print(
-                f"helpers: compiler {st.compile_calls} calls made, {st.compile_saved} saved by "
-                f"the cache; matcher {st.matcher_calls} calls made, {st.matcher_saved} saved "
-                f"({st.matcher_retries} correction requests, {st.corrupt} corrupt cache entries "
-                "dropped)"
-            )
+        async with anyio.create_task_group() as tg:
+            # Compiles are pipelined with the episodes: the precompile walks the tasks in run
+            # order beside them; an episode that reaches its compile first joins the flight,
+            # and text-arm episodes never wait.
+            tg.start_soon(_precompile, helpers, tasks, console)
+            with live_view(state, console, enabled=live):
+                await run_grid(state, tasks, scorer)
+    st = helpers.stats
+    if st.compile_requests or st.matcher_requests:
+        console.print(
+            f"helpers: compiler {st.compile_calls} calls made, {st.compile_saved} saved by "
+            f"the cache; matcher {st.matcher_calls} calls made, {st.matcher_saved} saved "
+            f"({st.matcher_retries} correction requests, {st.corrupt} corrupt cache entries "
+            "dropped)"
+        )
     return {
         "episodes_run": state.progress.done,
         "already_done": len(done),
@@ -134,23 +134,21 @@ async def run_async(
     }
 
 
-def _scorer(grid: Grid, done: list[Any]) -> Any:
+async def _precompile(helpers: Helpers, tasks: list[Task], console: Console) -> None:
     try:
-        from scoring.stream import StreamingScorer
-    except ImportError:  # pragma: no cover - scoring lands with its issue
-        return None
+        await helpers.precompile(tasks)
+    except* CallFailed as failed:
+        # Reliability fix: a compile that fails on an infrastructure error must not end the
+        # run; its episodes compile again and log the failure if it lasts.
+        n = len(failed.exceptions)
+        console.print(f"[yellow]precompile stopped ({n} failed); episodes compile again")
+
+
+def _scorer(grid: Grid, done: list[EpisodeRecord]) -> StreamingScorer:
     scorer = StreamingScorer(expected_seeds(grid))
     for record in done:
         scorer.add(record)  # already reported by the run that logged them
     return scorer
-
-
-def _helpers(grid: Grid, out: Path, endpoints: Any) -> Any:
-    try:
-        from runner.helpers import Helpers
-    except ImportError:
-        return None
-    return Helpers(grid, out, endpoints)
 
 
 def _execute(grid: Grid, out: Path, allow_change: bool, live: bool, check: bool = True) -> None:

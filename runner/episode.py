@@ -9,14 +9,66 @@ failure); the scheduler logs it and a resumed run retries it.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
-from protocol.records import Booking, EpisodeRecord, TurnRecord
+from protocol.records import Booking, EpisodeRecord, Termination, Turn, TurnRecord
 from protocol.render import compose_user_message
 from protocol.user import ScriptedUser
-from runner.arms import EpisodeContext, make_arm
-from runner.client import CallFailed
+from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
+from runner.client import CallFailed, Reply
 
-__all__ = ["run_episode"]
+__all__ = ["run_episode", "same_turn_notice"]
+
+
+@dataclass
+class _Played:
+    """One turn's outcome after the arm's admission (and a same-turn re-prompt, if any)."""
+
+    reply: Reply
+    admitted: list[Booking]
+    refused: list[Booking]
+    notices: list[str]  # for the next turn
+    first_reply: str | None = None
+
+
+async def same_turn_notice(
+    ctx: EpisodeContext,
+    arm: ArmSession,
+    turn: Turn,
+    shaped: Shaped,
+    messages: list[dict[str, str]],
+    first: Reply,
+    adm: Admission,
+) -> _Played:
+    """The same-turn notice (``notice="same_turn"``): the gate re-prompts within the turn
+    with its rejection notices; the visible reply is the one written after the refusal.
+    Bookings of both replies count once each (by code and work order)."""
+    retry_msg = compose_user_message(turn.text, notices=adm.notices)
+    messages = [
+        *messages,
+        {"role": "assistant", "content": first.content},
+        {"role": "user", "content": retry_msg},
+    ]
+    reply = await ctx.agent(messages)
+    again = arm.admit(turn, shaped, arm.read(reply.content, turn).bookings)
+    admitted, refused = list(adm.admitted), list(adm.refused)
+    seen = {(b.code, b.work_order) for b in admitted + refused}
+    admitted += [b for b in again.admitted if (b.code, b.work_order) not in seen]
+    refused += [b for b in again.refused if (b.code, b.work_order) not in seen]
+    return _Played(reply, admitted, refused, notices=[], first_reply=first.content)
+
+
+async def _play(
+    ctx: EpisodeContext, arm: ArmSession, turn: Turn, shaped: Shaped, messages: list[dict[str, str]]
+) -> tuple[_Played, list[Reply]]:
+    """The agent's reply to ``messages`` and what the arm admits of it."""
+    reply = await ctx.agent(messages)
+    adm = arm.admit(turn, shaped, arm.read(reply.content, turn).bookings)
+    if adm.refused and ctx.cell.knobs.notice == "same_turn":
+        played = await same_turn_notice(ctx, arm, turn, shaped, messages, reply, adm)
+        return played, [reply, played.reply]
+    played = _Played(reply, list(adm.admitted), list(adm.refused), notices=adm.notices)
+    return played, [reply]
 
 
 async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
@@ -32,7 +84,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
     notices: list[str] = []
     started = time.time()
     t0 = time.perf_counter()
-    termination = "completed"
+    termination: Termination = "completed"
     error: str | None = None
     attempts = 0
     try:
@@ -46,35 +98,16 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
             shaped = await arm.shape(turn, user.state, notices)
             sys_msg = {"role": "system", "content": system + shaped.system_extra}
             messages = [sys_msg, *history, {"role": "user", "content": shaped.sent}]
-            reply = await ctx.agent(messages)
-            calls = [*prepare_calls, *ctx.calls, reply.call]
+            played, replies = await _play(ctx, arm, turn, shaped, messages)
+            calls = [*prepare_calls, *ctx.calls, *(r.call for r in replies)]
             prepare_calls = []
-            adm = arm.admit(turn, shaped, arm.read(reply.content, turn).bookings)
-            admitted, refused = list(adm.admitted), list(adm.refused)
-            first_reply: str | None = None
-            notices = adm.notices
-            if adm.refused and ctx.cell.knobs.notice == "same_turn":
-                # Same-turn notice: the gate re-prompts within the turn; the visible reply is
-                # the one written after the refusal.
-                first_reply = reply.content
-                retry_msg = compose_user_message(turn.text, notices=adm.notices)
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": reply.content},
-                    {"role": "user", "content": retry_msg},
-                ]
-                reply = await ctx.agent(messages)
-                calls.append(reply.call)
-                again = arm.admit(turn, shaped, arm.read(reply.content, turn).bookings)
-                seen = {(b.code, b.work_order) for b in admitted + refused}
-                admitted += [b for b in again.admitted if (b.code, b.work_order) not in seen]
-                refused += [b for b in again.refused if (b.code, b.work_order) not in seen]
-                notices = []
+            notices = played.notices
+            reply = played.reply
             history.append({"role": "user", "content": shaped.kept})
             history.append({"role": "assistant", "content": reply.content})
-            executed = [b.step for b in admitted if b.step is not None]
+            executed = [b.step for b in played.admitted if b.step is not None]
             user.finish(turn, verdict, executed)
-            arm.observe(turn, admitted, reply.content)
+            arm.observe(turn, played.admitted, reply.content)
             turns.append(
                 TurnRecord.of(
                     turn,
@@ -82,13 +115,14 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                     arm_text=shaped.arm_text,
                     reply=reply.content,
                     reasoning=reply.reasoning,
-                    admitted=tuple(admitted),
-                    refused=tuple(_dedupe(refused)),
+                    admitted=tuple(played.admitted),
+                    refused=tuple(_dedupe(played.refused)),
                     matched_step=shaped.matched_step,
                     matched_redo=shaped.matched_redo,
+                    matcher_outcome=shaped.matcher_outcome,
                     directive=shaped.directive,
                     calls=tuple(calls),
-                    first_reply=first_reply,
+                    first_reply=played.first_reply,
                 )
             )
     except CallFailed as e:
@@ -97,13 +131,13 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
         cell=ctx.cell,
         spec=ep.spec,
         turns=tuple(turns),
-        termination=termination,  # type: ignore[arg-type]
+        termination=termination,
         error=error,
         attempts=attempts,
         started=started,
         wall_s=round(time.perf_counter() - t0, 6),
-        compile=getattr(arm, "compile_info", None),
-        corruptions=tuple(getattr(arm, "corruptions", ())),
+        compile=arm.compile_info,
+        corruptions=tuple(arm.corruptions),
         synthetic=ctx.cell.model.startswith("scripted/synthetic"),
     )
 

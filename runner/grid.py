@@ -16,17 +16,18 @@ import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import msgspec
 
+from protocol.arms import ARM_NAMES, LADDER
 from protocol.domains import POOLS
 from protocol.generate import MAX_STEPS, MIN_STEPS, SpecError, check_spec
-from protocol.records import CellKey, EpisodeSpec, Knobs
+from protocol.records import CellKey, EpisodeSpec, Knobs, Role
 from runner.seeds import parse_seeds
 
 __all__ = [
-    "ARM_NAMES",
+    "ChatKwargs",
     "Decoding",
     "EndpointConfig",
     "Grid",
@@ -38,15 +39,6 @@ __all__ = [
     "load_grid",
     "parse_grid",
 ]
-
-ARM_NAMES = ("raw", "checklist", "ledger", "directive", "enforce", "hybrid")  # the ladder's
-
-
-def _implemented() -> tuple[str, ...]:
-    from runner.arms import ARMS
-
-    return tuple(ARMS)
-
 
 EMBEDDED = "embedded"
 
@@ -72,6 +64,17 @@ class EndpointConfig(_Strict):
         return self.base_urls or ([self.base_url] if self.base_url else [EMBEDDED])
 
 
+class ChatKwargs(TypedDict):
+    """The keyword arguments of ``runner.client.Endpoint.chat`` for one model and role."""
+
+    model: str
+    max_tokens: int
+    role: Role
+    thinking: bool
+    extra: dict[str, Any]
+    temperature: float
+
+
 class ModelConfig(_Strict):
     name: str  # the label in cells and logs
     endpoint: str = EMBEDDED
@@ -91,6 +94,18 @@ class ModelConfig(_Strict):
             extra.setdefault("chat_template_kwargs", {"enable_thinking": self.regime == "thinking"})
         return extra
 
+    def chat_kwargs(self, decoding: Decoding, role: Role) -> ChatKwargs:
+        """The one mapping from (model, decoding, role) to a chat request: the served name,
+        the role's budget in this model's regime, the regime switch and the temperature."""
+        return ChatKwargs(
+            model=self.served_name(),
+            max_tokens=decoding.budget(role)[self.regime],
+            role=role,
+            thinking=self.regime == "thinking",
+            extra=self.request_extra(),
+            temperature=decoding.temperature,
+        )
+
 
 class Decoding(_Strict):
     temperature: float = 0.0
@@ -106,6 +121,14 @@ class Decoding(_Strict):
     timeout_s: float = 900.0
     attempts: int = 6
     backoff_s: float = 1.0
+
+    def budget(self, role: Role) -> dict[str, int]:
+        """The token budgets by regime of the calls made for ``role``."""
+        if role == "matcher":
+            return self.matcher_budget
+        if role == "compiler":
+            return self.compiler_budget
+        return self.reply_budget
 
 
 class GraphConfig(_Strict):
@@ -129,9 +152,7 @@ class RunConfig(_Strict):
     graphs: list[GraphConfig] = []  # explicit (S, rho) pairs; replaces steps x density
     domains: list[str] = msgspec.field(default_factory=lambda: ["procurement"])
     briefs: list[str] = msgspec.field(default_factory=lambda: ["amended"])
-    arms: list[str] = msgspec.field(
-        default_factory=lambda: ["raw", "checklist", "directive", "enforce"]
-    )
+    arms: list[str] = msgspec.field(default_factory=lambda: list(LADDER))  # the paper's rungs
     variants: list[Variant] = []
     concurrency: int = 256  # episodes in flight
     paraphrase_tier: int = 0
@@ -289,7 +310,7 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
     for b in run.briefs:
         if b not in ("amended", "original"):
             problems.append(f"unknown brief {b!r}; choose amended or original")
-    arms = _implemented()
+    arms = ARM_NAMES
     for a in [*run.arms, *(v.arm for v in run.variants)]:
         if a not in arms:
             hint = difflib.get_close_matches(a, arms, n=1)
@@ -340,7 +361,7 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
 
 
 def _harness_problems(arm: str) -> list[str]:
-    from runner.arms import HARNESS_ARMS
+    from protocol.arms import HARNESS_ARMS
 
     problems: list[str] = []
     if arm not in HARNESS_ARMS:

@@ -29,12 +29,29 @@ __all__ = [
     "LogReport",
     "LogWriter",
     "NewerSchemaError",
+    "decode_record",
     "read_logs",
 ]
 
 LOGS = "logs"
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(EpisodeRecord)
+
+
+def decode_record(line: bytes) -> EpisodeRecord:
+    """One log line as a record; a version-1 line (compile graph keyed by step id) is read
+    into the version-2 shape (a list of steps)."""
+    try:
+        return _decoder.decode(line)
+    except msgspec.ValidationError:
+        data = msgspec.json.decode(line)
+        if not isinstance(data, dict) or data.get("schema_version", 1) != 1:
+            raise
+        info = data.get("compile")
+        if not isinstance(info, dict) or not isinstance(info.get("graph"), dict):
+            raise
+        info["graph"] = [{"id": k, **v} for k, v in info["graph"].items()]
+        return msgspec.convert(data, EpisodeRecord)
 
 
 class NewerSchemaError(ValueError):
@@ -126,13 +143,13 @@ def read_logs(
     base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
     out: dict[tuple[str, int], EpisodeRecord] = {}
     for path in sorted(base.rglob("*.jsonl")):
-        if path.name == "results.jsonl":
+        if path.name in ("results.jsonl", "helpers.jsonl"):
             continue
         report.files += 1
         for lineno, line, truncated in _lines(path):
             where = f"{path.name}:{lineno}"
             try:
-                rec = _decoder.decode(line)
+                rec = decode_record(line)
             except (msgspec.DecodeError, msgspec.ValidationError) as e:
                 (report.truncated if truncated else report.corrupt).append(f"{where}: {e}")
                 continue

@@ -23,11 +23,14 @@ import orjson
 
 from protocol.generate import generate
 from protocol.records import CellKey, Episode, EpisodeRecord, EpisodeSpec
+from runner.agent import agent_calls
 from runner.arms import EpisodeContext
-from runner.client import Endpoint, Reply
+from runner.client import Endpoint
 from runner.episode import run_episode
-from runner.grid import Grid, ModelConfig, Task, expand
+from runner.grid import Grid, Task, expand
+from runner.helpers import Helpers
 from runner.logs import LogReport, LogWriter, _repair_tail, read_logs
+from scoring.stream import StreamingScorer
 
 __all__ = ["Progress", "RunState", "pending_tasks", "run_grid"]
 
@@ -63,7 +66,7 @@ class RunState:
     grid: Grid
     out: Path
     endpoints: dict[str, Endpoint]
-    helpers: Any = None
+    helpers: Helpers | None = None
     progress: Progress = field(default_factory=Progress)
     on_result: Callable[[dict[str, Any]], None] | None = None
     on_episode: Callable[[EpisodeRecord], None] | None = None
@@ -79,31 +82,12 @@ def pending_tasks(
     return tasks, list(done.values())
 
 
-def _agent(state: RunState, model: ModelConfig) -> Callable[[list[dict[str, str]]], Any]:
-    endpoint = state.endpoints[model.endpoint]
-    budget = state.grid.decoding.reply_budget[model.regime]
-    extra = model.request_extra()
-    served = model.served_name()
-    thinking = model.regime == "thinking"
-    temperature = state.grid.decoding.temperature
-
-    async def call(messages: list[dict[str, str]]) -> Reply:
-        return await endpoint.chat(
-            served,
-            messages,
-            max_tokens=budget,
-            thinking=thinking,
-            extra=extra,
-            temperature=temperature,
-        )
-
-    return call
-
-
-async def run_grid(state: RunState, tasks: list[Task], scorer: Any | None = None) -> None:
+async def run_grid(
+    state: RunState, tasks: list[Task], scorer: StreamingScorer | None = None
+) -> None:
     """Run ``tasks``; log each episode as it finishes; stream results."""
     grid = state.grid
-    agents = {m.name: _agent(state, m) for m in grid.models}
+    agents = agent_calls(grid, state.endpoints)
     episodes: dict[EpisodeSpec, Episode] = {}
     progress = state.progress
     progress.total = len(tasks)

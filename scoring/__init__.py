@@ -3,7 +3,7 @@ decline-aware success, the six error channels, statistics, aggregation by cell a
 the streaming scorer, and report tables. No model, no I/O (plots: :mod:`scoring.report`).
 """
 
-from scoring.cells import ARM_ORDER, SCORINGS, cell_line, ladder_contrasts, score_lines
+from scoring.cells import SCORINGS, cell_line, ladder_contrasts, score_lines
 from scoring.episodes import EpisodeCache
 from scoring.offline import paused_gc, rescore, score_records
 from scoring.replay import LABELS, EpisodeScore, Scoring, TurnScore, score_episode
@@ -11,7 +11,6 @@ from scoring.stats import holm, mcnemar_exact, wilson
 from scoring.stream import StreamingScorer
 
 __all__ = [
-    "ARM_ORDER",
     "LABELS",
     "SCORINGS",
     "EpisodeCache",

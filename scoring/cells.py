@@ -7,9 +7,9 @@
 * A *configuration* is a cell key without its arm, knobs included: a ladder is the arms that
   share every other field. (A variant run for one arm only, say ``checklist`` with
   ``checklist_mode=replace``, is its own configuration with no adjacent contrast.)
-* Adjacent contrasts follow the paper's rungs :data:`LADDER` (raw, checklist, directive,
-  enforce) over the rungs present, plus :data:`SIDE_CONTRASTS` (ledger against checklist,
-  hybrid against enforce) when both arms are present; other arms (the memory arms) get cell
+* Adjacent contrasts follow the paper's rungs (``protocol.arms.LADDER``: raw, checklist,
+  directive, enforce) over the rungs present, plus ``protocol.arms.SIDE_CONTRASTS`` (ledger
+  against checklist, hybrid against enforce) when both arms are present; other arms (the memory arms) get cell
   lines but no contrast. Each contrast pairs the seeds both arms
   completed without infrastructure error and runs the exact McNemar test on the discordant
   pairs, once per scoring (``strict``: the primary scoring; ``decline_aware``).
@@ -27,17 +27,15 @@ from typing import Any
 
 import msgspec
 
+from protocol.arms import ARM_NAMES, LADDER, SIDE_CONTRASTS, arm_rank
 from protocol.records import CellKey, Knobs
 from protocol.state import CHANNELS
 from scoring.replay import LABELS, EpisodeScore, Scoring
 from scoring.stats import holm, mcnemar_exact, wilson
 
 __all__ = [
-    "ARM_ORDER",
-    "LADDER",
     "RATES",
     "SCORINGS",
-    "SIDE_CONTRASTS",
     "apply_holm",
     "cell_json",
     "cell_line",
@@ -50,12 +48,6 @@ __all__ = [
     "scoring_of",
 ]
 
-ARM_ORDER: tuple[str, ...] = ("raw", "checklist", "ledger", "directive", "enforce", "hybrid")
-# The paper's rungs: adjacent contrasts run along these (Section 4.2, Appendix D.1) ...
-LADDER: tuple[str, ...] = ("raw", "checklist", "directive", "enforce")
-# ... and each variant arm against its reference: the self-ledger against the checklist
-# (Table 16), the validator-gated hybrid against the enforcement gate (Appendix D.3).
-SIDE_CONTRASTS: tuple[tuple[str, str], ...] = (("checklist", "ledger"), ("enforce", "hybrid"))
 SCORINGS: tuple[str, ...] = ("strict", "decline_aware")
 RATES: tuple[tuple[str, str], ...] = (
     ("re_execution", "done"),
@@ -92,10 +84,6 @@ def cell_json(key: CellKey) -> Line:
     return {"arm": key.arm, **config_json(key)}
 
 
-def _arm_rank(arm: str) -> tuple[int, str]:
-    return (ARM_ORDER.index(arm), "") if arm in ARM_ORDER else (len(ARM_ORDER), arm)
-
-
 def _config_sort(key: CellKey) -> tuple[Any, ...]:
     knobs = tuple(str(getattr(key.knobs, f)) for f in Knobs.__struct_fields__)
     return (key.model, key.regime, key.steps, key.density, key.domain, key.brief, knobs)
@@ -103,7 +91,7 @@ def _config_sort(key: CellKey) -> tuple[Any, ...]:
 
 def cell_sort_key(key: CellKey) -> tuple[Any, ...]:
     """Configurations in a stable order, arms in ladder order within each."""
-    return (*_config_sort(key), _arm_rank(key.arm))
+    return (*_config_sort(key), arm_rank(key.arm))
 
 
 def scoring_of(score: EpisodeScore, scoring: str) -> Scoring:
@@ -186,7 +174,7 @@ def ladder_contrasts(cells: Mapping[CellKey, Mapping[int, EpisodeScore]]) -> lis
 
     *cells* maps each arm's cell key (one configuration) to its scores by seed.
     """
-    by_arm = {k.arm: v for k, v in cells.items() if k.arm in ARM_ORDER}
+    by_arm = {k.arm: v for k, v in cells.items() if k.arm in ARM_NAMES}
     if not by_arm:
         return []
     rungs = [a for a in LADDER if a in by_arm]

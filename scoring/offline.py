@@ -17,7 +17,7 @@ from protocol.generate import SpecError
 from protocol.records import EpisodeRecord
 from scoring.cells import score_lines
 from scoring.episodes import EpisodeCache
-from scoring.helpers_report import helper_lines
+from scoring.gate_report import helper_lines
 from scoring.replay import EpisodeScore, score_episode
 
 __all__ = ["paused_gc", "rescore", "score_records"]

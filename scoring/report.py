@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from protocol.arms import arm_rank
 from protocol.state import CHANNELS
-from scoring.cells import ARM_ORDER
 from scoring.tables import (
     CHANNEL_HEADER,
     CONTRAST_HEADER,
@@ -55,9 +55,7 @@ def _configs(cells: Sequence[Line]) -> list[str]:
 
 
 def _arms(cells: Sequence[Line]) -> list[str]:
-    present = dict.fromkeys(str(c["cell"]["arm"]) for c in cells)
-    ordered = [a for a in ARM_ORDER if a in present]
-    return ordered + sorted(a for a in present if a not in ARM_ORDER)
+    return sorted(dict.fromkeys(str(c["cell"]["arm"]) for c in cells), key=arm_rank)
 
 
 def figure_success(lines: Sequence[Line], scoring: str = "strict") -> Figure:

@@ -14,7 +14,7 @@ Policies (``GET /v1/models`` lists them):
   :mod:`serve.agents.synthetic` (``obey``, ``fresh``, ``cite``, ``seed``, ...).
 * ``embed``: embeddings only (``POST /v1/embeddings`` accepts every scripted name).
 
-Every chat policy also takes the helper defect rates of :mod:`serve.agents.helpers`
+Every chat policy also takes the helper defect rates of :mod:`serve.agents.gate_answers`
 (``matcher_malformed``, ``matcher_wrong``, ``compile_empty_code``, ``compile_cancel_left``,
 ``compile_cycle``). Example: ``scripted/synthetic?obey=0.9&fresh=0.35&seed=7``. An unknown
 policy is a 404 (as vLLM answers an unknown model); an unknown parameter or a value that is
@@ -29,7 +29,7 @@ from urllib.parse import parse_qsl
 
 import msgspec
 
-from serve.agents.helpers import HELPER_PARAMS
+from serve.agents.gate_answers import HELPER_PARAMS
 from serve.agents.synthetic import DEFAULTS as SYNTHETIC_DEFAULTS
 
 __all__ = [

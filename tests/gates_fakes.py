@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from protocol import strings
-from protocol.records import CallRecord, Episode, EpisodeRecord
+from protocol.records import CallRecord, Episode, EpisodeRecord, Role
 from protocol.state import Error
 from protocol.user import ScriptedUser
 from runner.client import Reply
@@ -38,7 +38,7 @@ class FakeChat:
         messages: Sequence[Mapping[str, str]],
         *,
         max_tokens: int,
-        role: str = "agent",
+        role: Role = "agent",
         thinking: bool = False,
         extra: Mapping[str, Any] | None = None,
         temperature: float = 0.0,
@@ -52,7 +52,7 @@ class FakeChat:
             reasoning="",
             call=CallRecord(
                 role=role, prompt_tokens=10, completion_tokens=5, max_tokens=max_tokens
-            ),  # type: ignore[arg-type]
+            ),
         )
 
     def count(self, role: str) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from protocol import EpisodeSpec, generate, strings
 from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord, Knobs
@@ -189,7 +190,7 @@ async def test_unknown_code_is_refused_and_the_hybrid_falls_back(tmp_path: Path)
     victim = next(s.id for s in EP.steps if any(victim_of(s.id, o) for o in EP.steps))
     enforce, _, _ = await _run(tmp_path / "e", "enforce", chat=_empty_code_chat(victim))
     info = enforce.compile
-    assert info is not None and info["validator"]["flags"] == ["empty_code"]  # type: ignore[index]
+    assert info is not None and info.validator.flags == ("empty_code",)
     victim_turns = [t for t in enforce.turns if t.step == victim and t.kind == "ask"]
     assert victim_turns and all(t.refused for t in victim_turns)
     notice = f"[BOOKING REJECTED] Your line 'ref {EP.step(victim).code}/"
@@ -197,10 +198,10 @@ async def test_unknown_code_is_refused_and_the_hybrid_falls_back(tmp_path: Path)
         notice in t.sent_text and "step ? is NOT IN THE PLAN" in t.sent_text for t in enforce.turns
     )
     hybrid, _, _ = await _run(tmp_path / "h", "hybrid", chat=_empty_code_chat(victim))
-    assert hybrid.compile is not None and hybrid.compile["enforcing"] is False
+    assert hybrid.compile is not None and hybrid.compile.enforcing is False
     assert all(not t.refused for t in hybrid.turns)
     ok, _, _ = await _run(tmp_path / "ok", "hybrid")
-    assert ok.compile is not None and ok.compile["enforcing"] is True
+    assert ok.compile is not None and ok.compile.enforcing is True
     assert any(t.refused for t in ok.turns)
 
 
@@ -212,13 +213,14 @@ async def test_compile_info_is_recorded(tmp_path: Path) -> None:
     record, _, _ = await _run(tmp_path, "enforce")
     info = record.compile
     assert info is not None
-    assert info["validator"]["passed"] is True  # type: ignore[index]
-    assert info["accuracy"]["exact"] is True  # type: ignore[index]
-    assert set(info["graph"]) == {s.id for s in EP.steps}  # type: ignore[arg-type]
-    assert info["revision"]["cancel"] == EP.revision.cancel  # type: ignore[index]
+    assert info.validator.passed is True
+    assert info.accuracy.exact is True
+    assert [s.id for s in info.graph] == sorted((s.id for s in EP.steps), key=lambda v: int(v[1:]))
+    assert info.revision.cancel == EP.revision.cancel
     line = msgspec.json.encode(record)
     back = msgspec.json.decode(line, type=EpisodeRecord)
-    assert back.compile == json.loads(msgspec.json.encode(info))
+    assert back.compile == info
+    assert isinstance(json.loads(line)["compile"]["graph"], list)  # one schema whatever S
     first = record.turns[0]
     assert [c.role for c in first.calls][:2] == ["compiler", "compiler"]
 
@@ -253,12 +255,10 @@ async def test_corruption_is_seeded_logged_and_paired(tmp_path: Path) -> None:
     b, _, _ = await _run(tmp_path / "b", "enforce", knobs=knobs)
     d, _, _ = await _run(tmp_path / "d", "directive", knobs=knobs)
     assert a.corruptions == b.corruptions and len(a.corruptions) > 5
-    assert [(c["turn"], c["step"]) for c in a.corruptions] == [
-        (c["turn"], c["step"]) for c in d.corruptions
-    ]
-    kinds = {c["kind"] for c in a.corruptions}
+    assert [(c.turn, c.step) for c in a.corruptions] == [(c.turn, c.step) for c in d.corruptions]
+    kinds = {c.kind for c in a.corruptions}
     assert kinds <= {"spurious_done", "lost_done", "drop_edge"} and "drop_edge" in kinds
-    assert all("edge" in c for c in a.corruptions if c["kind"] == "drop_edge")
+    assert all(c.edge is not None for c in a.corruptions if c.kind == "drop_edge")
     expected = 0.05 * EP.spec.steps * len(a.turns)
     assert 0.4 * expected < len(a.corruptions) < 1.8 * expected
     clean, _, _ = await _run(tmp_path / "c", "enforce")
@@ -275,11 +275,30 @@ async def test_malformed_compile_flows_into_the_gate_uncorrected(tmp_path: Path)
 
     enforce, _, _ = await _run(tmp_path / "e", "enforce", chat=FakeChat(handler))
     info = enforce.compile
-    assert info is not None and info["graph"] == {} and info["graph_error"]
-    assert "malformed" in info["validator"]["flags"]  # type: ignore[index]
+    assert info is not None and info.graph == () and info.graph_error
+    assert "malformed" in info.validator.flags
     assert all(t.directive is None for t in enforce.turns)  # no step is known to the module
     assert all(not t.admitted for t in enforce.turns)  # every booking refused
     assert sum(len(t.refused) for t in enforce.turns) > 10
     hybrid, _, _ = await _run(tmp_path / "h", "hybrid", chat=FakeChat(handler))
-    assert hybrid.compile is not None and hybrid.compile["enforcing"] is False
+    assert hybrid.compile is not None and hybrid.compile.enforcing is False
     assert all(not t.refused for t in hybrid.turns)
+
+
+async def test_a_version_1_log_line_reads_into_the_typed_compile_record(tmp_path: Path) -> None:
+    """Schema 1 stored the compile graph keyed by step id; runner.logs reads it into the
+    version-2 shape, and the episode scores as it did."""
+    from runner.logs import decode_record
+    from scoring.replay import score_episode
+
+    record, _, _ = await _run(tmp_path, "enforce")
+    data = json.loads(msgspec.json.encode(record))
+    data["schema_version"] = 1
+    graph = data["compile"]["graph"]
+    data["compile"]["graph"] = {s.pop("id"): s for s in graph}
+    back = decode_record(json.dumps(data).encode())
+    assert back.compile == record.compile and back.schema_version == 1
+    assert score_episode(back) == score_episode(record)
+    with pytest.raises(msgspec.ValidationError):  # a version-2 line of that shape is corrupt
+        data["schema_version"] = 2
+        decode_record(json.dumps(data).encode())

@@ -1,5 +1,5 @@
 """protocol.compiled: parsing the compiler's replies, the validator, compile accuracy, and
-scoring.helpers_report: Table 5 and Table 11 aggregates."""
+scoring.gate_report: Table 5 and Table 11 aggregates."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from protocol.compiled import (
     CompiledStep,
     code_table,
     compile_accuracy,
+    compile_record,
     find_json_object,
     parse_graph,
     parse_match,
@@ -22,8 +23,8 @@ from protocol.compiled import (
     revised_state,
     validate,
 )
-from protocol.records import CellKey, EpisodeRecord, TurnRecord
-from scoring.helpers_report import compile_table, matcher_report
+from protocol.records import CellKey, CompileRecord, EpisodeRecord, TurnRecord
+from scoring.gate_report import compile_table, matcher_report
 from tests.gates_fakes import graph_json, revision_json
 
 EP = generate(EpisodeSpec(seed=100, steps=10, density=0.3))
@@ -166,7 +167,7 @@ def test_accuracy_components() -> None:
     assert compile_accuracy(parse_graph(json.dumps(data)), r, EP).dep == 9
 
 
-def _record(turns: list[TurnRecord], compile: dict[str, object] | None = None) -> EpisodeRecord:
+def _record(turns: list[TurnRecord], compile: CompileRecord | None = None) -> EpisodeRecord:
     cell = CellKey(model="m", steps=10, density=0.3, arm="directive")
     return EpisodeRecord(cell=cell, spec=EP.spec, turns=tuple(turns), compile=compile)
 
@@ -198,10 +199,9 @@ def test_helpers_report() -> None:
     assert rep["ambiguous"] == 1 and rep["ambiguous_null"] == 1
 
     g, r = _perfect()
-    info = {
-        "accuracy": msgspec.to_builtins(compile_accuracy(g, r, EP)),
-        "validator": {"passed": True},
-    }
+    info = compile_record(
+        "m", g, r, validate(g, r), compile_accuracy(g, r, EP), enforcing=False, cached=False
+    )
     table = compile_table([_record(turns, info), _record(turns, None)])
     assert table["n"] == 1 and table["dep"] == 1.0 and table["cancel"] == 1.0
     assert table["validator_flagged"] == 0

@@ -29,7 +29,7 @@ from runner.grid import parse_grid
 from runner.helpers import Helpers
 from runner.logs import read_logs
 from runner.scheduler import RunState, pending_tasks, run_grid
-from scoring.helpers_report import compile_table, matcher_report
+from scoring.gate_report import compile_table, matcher_report
 from scoring.replay import EpisodeScore, score_episode
 
 SEEDS = "100-163"
@@ -125,10 +125,10 @@ async def test_perfect_agent_is_strict_in_every_gate_arm_and_variant(
         assert rep["agreement"] == 1.0 and rep["redo_precision"] == 1.0, slug
         assert rep["redo_recall"] == 1.0, slug
         if recs[0].cell.arm == "hybrid":
-            assert all(r.compile and r.compile["enforcing"] is True for r in recs)
+            assert all(r.compile and r.compile.enforcing is True for r in recs)
     # one matcher request per distinct prompt; every gate cell after the first shares it
     stats = helpers.stats
-    assert stats.matcher_calls == len(helpers._matched) and stats.matcher_retries == 0
+    assert stats.matcher_calls == len(helpers.matcher.store.answers) and stats.matcher_retries == 0
     gate_cells = sum(1 for recs in cells.values() if recs[0].cell.arm != "ledger")
     assert stats.matcher_saved == stats.matcher_requests - stats.matcher_calls
     assert stats.matcher_saved >= (gate_cells - 1) * stats.matcher_calls * 0.95
@@ -161,7 +161,7 @@ async def test_always_book_is_clean_behind_state_bound_enforcement(tmp_path: Pat
         else:
             assert strict >= 0.99, slug
             assert sum(s.decline_aware.success for s in scores) / len(scores) >= 0.99
-            assert all(r.compile and r.compile["accuracy"]["exact"] for r in recs)  # type: ignore[index]
+            assert all(r.compile and r.compile.accuracy.exact for r in recs)
             assert sum(_correct_refused(r, s) for r, s in zip(recs, scores, strict=True)) == 0
             assert sum(len(t.refused) for r in recs for t in r.turns) >= 4 * len(recs)
 
@@ -179,7 +179,7 @@ async def test_perfect_agent_behind_a_corrupted_gate_fails(tmp_path: Path) -> No
         failed = sum(not score_episode(r).primary.success for r in recs)
         assert failed >= 0.75 * len(recs), (slug, failed)
         assert all(len(r.corruptions) > 0 for r in recs)
-        assert all({"turn", "step", "kind"} <= set(c) for r in recs for c in r.corruptions)
+        assert all(c.turn >= 0 and c.step for r in recs for c in r.corruptions)
 
 
 @pytest.mark.parametrize(
@@ -201,18 +201,18 @@ async def test_compile_defects_are_caught_and_the_hybrid_refuses_no_correct_book
     for r in records:
         info = r.compile
         assert info is not None
-        validator, accuracy = info["validator"], info["accuracy"]
-        assert validator["passed"] is accuracy["exact"], (r.seed, validator, accuracy)  # type: ignore[index]
-        if not validator["passed"]:  # type: ignore[index]
+        validator, accuracy = info.validator, info.accuracy
+        assert validator.passed is accuracy.exact, (r.seed, validator, accuracy)
+        if not validator.passed:
             flagged += 1
-            assert flag in validator["flags"]  # type: ignore[index]
+            assert flag in validator.flags
         s = score_episode(r)
         if r.cell.arm == "hybrid":
-            assert info["enforcing"] is validator["passed"]  # type: ignore[index]
+            assert info.enforcing is validator.passed
             assert _correct_refused(r, s) == 0, r.seed
-            if not validator["passed"]:  # type: ignore[index]
+            if not validator.passed:
                 assert all(not t.refused for t in r.turns)
-        elif not validator["passed"]:  # type: ignore[index]
+        elif not validator.passed:
             bitten += _correct_refused(r, s)
     assert 0 < flagged < len(records)
     if param == "compile_empty_code":  # behind plain enforcement the defect refuses correct work

@@ -25,7 +25,6 @@ import orjson
 import pytest
 
 from protocol.generate import generate
-from runner.arms import EpisodeContext
 from runner.endpoints import open_endpoints
 from runner.grid import expand
 from runner.helpers import Helpers
@@ -219,13 +218,8 @@ async def _compile_and_match(out: Path, grid: Any) -> tuple[Helpers, list[Any]]:
     )[:6]
     async with open_endpoints(grid) as endpoints:
         helpers = Helpers(grid, out, endpoints)
-
-        async def agent(messages: list[dict[str, str]]) -> Any:
-            raise AssertionError("no agent call here")
-
-        ctx = EpisodeContext(episode=episode, cell=task.cell, agent=agent, helpers=helpers)
-        compiled = await helpers.compile(task.cell, episode, ctx)
-        matched = [await helpers.match(task.cell, episode, t, ctx) for t in turns]
+        compiled, _ = await helpers.compile(task.cell, episode)
+        matched = [(await helpers.match(task.cell, episode, t))[0] for t in turns]
     return helpers, [compiled.graph, compiled.revision, matched]
 
 

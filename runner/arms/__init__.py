@@ -1,20 +1,24 @@
-"""The arms of the ladder, by the names used on the command line and in logs."""
+"""The arms of the ladder, by the names used on the command line and in logs.
+
+The registry below maps each name of the arm table (:mod:`protocol.arms`) to its session
+class; it is checked against the table at import, so a name cannot be in one and not the other.
+"""
 
 from __future__ import annotations
 
-from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
+from protocol.arms import ARM_NAMES
+from runner.arms.base import Admission, AgentCall, ArmSession, EpisodeContext, Shaped
 from runner.arms.gates import DirectiveGate, EnforcementGate, HybridGate, SelfLedger
 from runner.arms.text import ChecklistArm, RawArm
 
 __all__ = [
     "ARMS",
-    "HARNESS_ARMS",
     "Admission",
+    "AgentCall",
     "ArmSession",
     "EpisodeContext",
     "Shaped",
     "make_arm",
-    "register",
 ]
 
 ARMS: dict[str, type[ArmSession]] = {
@@ -26,13 +30,10 @@ ARMS: dict[str, type[ArmSession]] = {
     "hybrid": HybridGate,
 }
 
-
-# The arms the tool harness runs (Table 19; enforce with binding "state" or "request").
-HARNESS_ARMS: tuple[str, ...] = ("raw", "checklist", "directive", "enforce")
-
-
-def register(name: str, cls: type[ArmSession]) -> None:
-    ARMS[name] = cls
+if tuple(ARMS) != ARM_NAMES:  # pragma: no cover - an import-time consistency check
+    raise RuntimeError(
+        f"runner.arms registers {tuple(ARMS)}, the arm table (protocol.arms) lists {ARM_NAMES}"
+    )
 
 
 def make_arm(ctx: EpisodeContext) -> ArmSession:

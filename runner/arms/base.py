@@ -10,20 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from protocol.execution import read_execution
 from protocol.receipts import Receipts
-from protocol.records import Booking, CallRecord, CellKey, Episode, Turn
+from protocol.records import (
+    Booking,
+    CallRecord,
+    CellKey,
+    CompileRecord,
+    CorruptionEvent,
+    Episode,
+    Turn,
+)
 from protocol.render import compose_user_message
 from protocol.state import TaskState
+from runner.cache import MatcherOutcome
+from runner.client import Reply
+from runner.helpers import Helpers
 
-if TYPE_CHECKING:
-    from runner.client import Reply
+__all__ = ["Admission", "AgentCall", "ArmSession", "EpisodeContext", "Shaped"]
 
-__all__ = ["Admission", "ArmSession", "EpisodeContext", "Shaped"]
-
-AgentCall = Callable[[list[dict[str, str]]], Awaitable["Reply"]]
+AgentCall = Callable[[list[dict[str, str]]], Awaitable[Reply]]
 
 
 @dataclass
@@ -33,7 +40,7 @@ class EpisodeContext:
     episode: Episode
     cell: CellKey
     agent: AgentCall
-    helpers: object | None = None  # runner.helpers.Helpers for the gate arms
+    helpers: Helpers | None = None  # the compiler and the matcher, for the gate arms
     calls: list[CallRecord] = field(default_factory=list)  # helper calls of the current turn
 
 
@@ -47,6 +54,7 @@ class Shaped:
     system_extra: str = ""  # added to the system prompt for this call only
     matched_step: str | None = None
     matched_redo: bool | None = None
+    matcher_outcome: MatcherOutcome | None = None  # None: no matcher call on this turn
     directive: str | None = None
 
 
@@ -66,6 +74,8 @@ class ArmSession:
         self.ctx = ctx
         self.episode = ctx.episode
         self.knobs = ctx.cell.knobs
+        self.compile_info: CompileRecord | None = None  # the gates' compile, for the log
+        self.corruptions: list[CorruptionEvent] = []  # the corrupted-state ablation's events
 
     def system_prompt(self) -> str:
         return self.episode.brief

@@ -3,7 +3,7 @@
 
 The gates own a task state compiled by the compile model from the brief and the revision
 message (:mod:`runner.helpers`, :mod:`protocol.compiled`); it never reads the generator's
-graph (``compile_info["accuracy"]`` compares with it for the record only). The compiled state
+graph (``compile_info.accuracy`` compares with it for the record only). The compiled state
 is a :class:`protocol.state.TaskState` advanced only
 
 * on receipts: a booking the world admitted whose code the compiled graph maps to a step
@@ -50,7 +50,7 @@ prepended to the next user turn (or given the same turn, ``notice="same_turn"``,
 
 Hybrid: enforcement where the validator (Appendix D.3) passes the compiled graph and
 revision, the directive gate (admit everything) where it flags them;
-``compile_info["enforcing"]`` records the decision.
+``compile_info.enforcing`` records the decision.
 
 Self-ledger: the brief carries the ledger clause; the agent's own ``LEDGER`` lines, merged
 over its replies (last entry per step wins), are rendered back every turn in the checklist's
@@ -61,23 +61,20 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
-
-import msgspec
 
 from protocol import strings
 from protocol.brief import render_brief
 from protocol.compiled import (
     MATCHER_BYPASS,
-    CompileAccuracy,
     Validation,
     code_table,
     compile_accuracy,
+    compile_record,
     compiled_state,
     validate,
 )
 from protocol.receipts import normalize_code, parse_ledger
-from protocol.records import Booking, Turn
+from protocol.records import Booking, CorruptionEvent, Turn
 from protocol.render import (
     compose_user_message,
     render_checklist,
@@ -87,9 +84,7 @@ from protocol.render import (
 )
 from protocol.state import TaskState, sort_ids
 from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
-
-if TYPE_CHECKING:
-    from runner.helpers import Compiled, Helpers
+from runner.helpers import Compiled, Helpers
 
 __all__ = [
     "CORRUPT_ON_FILLERS",
@@ -117,8 +112,6 @@ class DirectiveGate(ArmSession):
         self.codes: dict[str, str] = {}
         self.compiled: Compiled | None = None
         self.validation: Validation | None = None
-        self.compile_info: dict[str, object] | None = None
-        self.corruptions: list[dict[str, object]] = []
         spec, cell = ctx.episode.spec, ctx.cell
         self._rng = random.Random(
             f"corrupt|{spec.seed}|{spec.steps}|{spec.density!r}|{spec.domain}|"
@@ -129,19 +122,27 @@ class DirectiveGate(ArmSession):
     def helpers(self) -> Helpers:
         if self.ctx.helpers is None:
             raise RuntimeError(f"the {self.name!r} arm needs runner.helpers.Helpers in its context")
-        return cast("Helpers", self.ctx.helpers)
+        return self.ctx.helpers
 
     # --- compile ------------------------------------------------------------------------
     async def prepare(self) -> None:
-        compiled = await self.helpers.compile(self.ctx.cell, self.episode, self.ctx)
+        compiled, calls = await self.helpers.compile(self.ctx.cell, self.episode)
+        self.ctx.calls.extend(calls)
         self.compiled = compiled
         self.gate = compiled_state(compiled.graph)
         self.codes = code_table(compiled.graph)
         self.validation = validate(compiled.graph, compiled.revision)
         self.enforcing = self._enforces(self.validation)
         accuracy = compile_accuracy(compiled.graph, compiled.revision, self.episode)
-        self.compile_info = _compile_info(compiled, self.validation, accuracy, self.enforcing)
-        self.compile_info["cached"] = all(c.cached for c in self.ctx.calls)
+        self.compile_info = compile_record(
+            compiled.model,
+            compiled.graph,
+            compiled.revision,
+            self.validation,
+            accuracy,
+            enforcing=self.enforcing,
+            cached=all(c.cached for c in calls),
+        )
 
     def _enforces(self, validation: Validation) -> bool:
         return type(self).enforcing
@@ -156,14 +157,22 @@ class DirectiveGate(ArmSession):
         plain = compose_user_message(turn.text, notices=list(notices))
         step: str | None = None
         redo: bool | None = None
+        outcome = None
         if turn.kind in MATCHER_BYPASS:
             gate.begin_turn(None)
         else:
-            step, redo = await self.helpers.match(self.ctx.cell, self.episode, turn, self.ctx)
+            answer, calls = await self.helpers.match(self.ctx.cell, self.episode, turn)
+            self.ctx.calls.extend(calls)
+            step, redo, outcome = answer.step, answer.redo, answer.outcome
             gate.begin_turn(step if redo else None)
         addition, directive = self._addition(step)
         shaped = Shaped(
-            sent=plain, kept=plain, matched_step=step, matched_redo=redo, directive=directive
+            sent=plain,
+            kept=plain,
+            matched_step=step,
+            matched_redo=redo,
+            matcher_outcome=outcome,
+            directive=directive,
         )
         if not addition:
             return shaped
@@ -243,17 +252,16 @@ class DirectiveGate(ArmSession):
             if rng.random() >= eps:
                 continue
             deps = sort_ids(gate.deps[v])
-            event: dict[str, object] = {"turn": turn.index, "step": v}
             if deps and rng.random() < 0.5:
                 u = rng.choice(deps)
                 gate.deps[v] = gate.deps[v] - {u}
-                event.update(kind="drop_edge", edge=u)
+                event = CorruptionEvent(turn=turn.index, step=v, kind="drop_edge", edge=u)
             elif v in gate.done:
                 gate.done.discard(v)
-                event["kind"] = "lost_done"
+                event = CorruptionEvent(turn=turn.index, step=v, kind="lost_done")
             else:
                 gate.done.add(v)
-                event["kind"] = "spurious_done"
+                event = CorruptionEvent(turn=turn.index, step=v, kind="spurious_done")
             self.corruptions.append(event)
 
 
@@ -295,28 +303,3 @@ class SelfLedger(ArmSession):
 
     def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
         self.ledger.update(parse_ledger(reply))
-
-
-def _compile_info(
-    compiled: Compiled, validation: Validation, accuracy: CompileAccuracy, enforcing: bool
-) -> dict[str, object]:
-    rev = compiled.revision
-    info: dict[str, object] = {
-        "model": compiled.model,
-        "graph": {
-            v: {"deps": list(s.deps), "code": s.code} for v, s in compiled.graph.steps.items()
-        },
-        "graph_error": compiled.graph.error,
-        "revision": {
-            "cancel": rev.cancel,
-            "rewires": {w: list(d) for w, d in rev.rewires.items()},
-            "relax": list(rev.relax) if rev.relax is not None else None,
-        },
-        "revision_error": rev.error,
-        "validator": {"passed": validation.passed, **msgspec.to_builtins(validation)},
-        "accuracy": {"exact": accuracy.exact, **msgspec.to_builtins(accuracy)},
-        "enforcing": enforcing,
-    }
-    # JSON types only (tuples become lists), as the log line will hold it
-    plain: dict[str, object] = msgspec.json.decode(msgspec.json.encode(info))
-    return plain

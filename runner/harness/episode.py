@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import time
 
-from protocol.records import EpisodeRecord
-from runner.arms import HARNESS_ARMS, EpisodeContext, make_arm
+from protocol.arms import HARNESS_ARMS
+from protocol.records import EpisodeRecord, Termination
+from runner.arms import EpisodeContext, make_arm
 from runner.client import CallFailed
 from runner.harness.graph import run_graph
 from runner.harness.play import Play
@@ -33,7 +34,7 @@ async def run_harness_episode(ctx: EpisodeContext) -> EpisodeRecord:
     arm = make_arm(ctx)
     started = time.time()
     t0 = time.perf_counter()
-    termination = "completed"
+    termination: Termination = "completed"
     error: str | None = None
     attempts = 0
     with Workspace.open() as workspace:
@@ -48,13 +49,13 @@ async def run_harness_episode(ctx: EpisodeContext) -> EpisodeRecord:
         cell=ctx.cell,
         spec=ctx.episode.spec,
         turns=tuple(play.turns),
-        termination=termination,  # type: ignore[arg-type]
+        termination=termination,
         error=error,
         attempts=attempts,
         started=started,
         wall_s=round(time.perf_counter() - t0, 6),
-        compile=getattr(arm, "compile_info", None),
-        corruptions=tuple(getattr(arm, "corruptions", ())),
+        compile=arm.compile_info,
+        corruptions=tuple(arm.corruptions),
         synthetic=ctx.cell.model.startswith("scripted/synthetic"),
     )
 

@@ -159,6 +159,7 @@ class Play:
                 refused=tuple(self.refused),
                 matched_step=shaped.matched_step,
                 matched_redo=shaped.matched_redo,
+                matcher_outcome=shaped.matcher_outcome,
                 directive=shaped.directive,
                 calls=tuple(self.calls),
                 follow_ups=tuple(self.replies[1:]),

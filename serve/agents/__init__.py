@@ -8,7 +8,7 @@ import msgspec
 
 from serve.agents import always_book, perfect, prerequisites, synthetic
 from serve.agents.answer import Answer
-from serve.agents.helpers import helper_answer
+from serve.agents.gate_answers import helper_answer
 from serve.agents.tool_results import acknowledge, is_tool_results
 from serve.agents.view import Message, build_view
 

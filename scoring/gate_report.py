@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from protocol.records import CellKey, EpisodeRecord
@@ -35,21 +35,20 @@ def compile_table(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
     flags: dict[str, int] = {}
     for r in records:
         info = r.compile
-        if not info or not isinstance(info.get("accuracy"), Mapping):
+        if info is None:
             continue
-        acc: Mapping[str, Any] = info["accuracy"]  # type: ignore[assignment]
+        acc = info.accuracy
         n += 1
-        steps += int(acc["steps"])
-        dep += int(acc["dep"])
-        code += int(acc["code"])
-        cancel += bool(acc["cancel"])
-        rewire += bool(acc["rewire"])
-        relax += bool(acc["relax"])
-        exact += bool(acc.get("exact", False))
-        validator = info.get("validator")
-        if isinstance(validator, Mapping) and not validator.get("passed", True):
+        steps += acc.steps
+        dep += acc.dep
+        code += acc.code
+        cancel += acc.cancel
+        rewire += acc.rewire
+        relax += acc.relax
+        exact += acc.exact
+        if not info.validator.passed:
             flagged += 1
-            for f in validator.get("flags", ()):
+            for f in info.validator.flags:
                 flags[f] = flags.get(f, 0) + 1
     return {
         "n": n,

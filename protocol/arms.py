@@ -1,0 +1,71 @@
+"""The arm table: every arm's name, its rung on the ladder, and what it needs.
+
+One place for these facts (Sections 3.2, 3.3, 4.2; Appendices D.1, D.3, E.2): the grid checks
+arm names against it, the compile helper reads which arms compile, the scoring reads the
+ladder's rungs and the side contrasts, and :mod:`runner.arms` checks at import that its
+registry of arm sessions matches it. Names are the ones used on the command line and in logs.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+__all__ = [
+    "ARM_NAMES",
+    "ARM_TABLE",
+    "HARNESS_ARMS",
+    "LADDER",
+    "SIDE_CONTRASTS",
+    "ArmSpec",
+    "arm_rank",
+    "arm_spec",
+]
+
+
+class ArmSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """One arm of the table."""
+
+    name: str
+    rung: int | None = None  # position on the paper's ladder; None for arms off the ladder
+    reference: str | None = None  # the arm an off-ladder arm is contrasted with
+    compiles: bool = False  # needs the compiled graph and revision (the compiler helper)
+    matcher: bool = False  # consults the matcher on every non-bypassed turn
+    harness: bool = False  # runs on the real-tool harness too (Table 19; runner.harness)
+
+
+# In display order: tables and reports list arms this way.
+ARM_TABLE: tuple[ArmSpec, ...] = (
+    ArmSpec(name="raw", rung=0, harness=True),
+    ArmSpec(name="checklist", rung=1, harness=True),
+    ArmSpec(name="ledger", reference="checklist"),  # Table 16: the self-ledger vs the checklist
+    ArmSpec(name="directive", rung=2, compiles=True, matcher=True, harness=True),
+    # binding="state" or "request": request-bound enforcement is the harness's fifth arm
+    ArmSpec(name="enforce", rung=3, compiles=True, matcher=True, harness=True),
+    # Appendix D.3: the validator-gated hybrid vs the enforcement gate
+    ArmSpec(name="hybrid", reference="enforce", compiles=True, matcher=True),
+)
+
+ARM_NAMES: tuple[str, ...] = tuple(a.name for a in ARM_TABLE)
+# The arms of the real-tool harness (Section 5.4, Table 19).
+HARNESS_ARMS: tuple[str, ...] = tuple(a.name for a in ARM_TABLE if a.harness)
+# The paper's rungs in order: adjacent contrasts run along these (Section 4.2, Appendix D.1).
+LADDER: tuple[str, ...] = tuple(
+    a.name for a in sorted((a for a in ARM_TABLE if a.rung is not None), key=lambda a: a.rung or 0)
+)
+# (reference arm, arm): each off-ladder arm against the arm it is contrasted with.
+SIDE_CONTRASTS: tuple[tuple[str, str], ...] = tuple(
+    (a.reference, a.name) for a in ARM_TABLE if a.reference is not None
+)
+
+_BY_NAME = {a.name: a for a in ARM_TABLE}
+
+
+def arm_spec(name: str) -> ArmSpec | None:
+    """The table's entry for ``name``, or None for an arm the table does not hold."""
+    return _BY_NAME.get(name)
+
+
+def arm_rank(name: str) -> tuple[int, str]:
+    """A sort key: arms of the table in display order, any other arm after them by name."""
+    spec = _BY_NAME.get(name)
+    return (ARM_NAMES.index(name), "") if spec is not None else (len(ARM_NAMES), name)

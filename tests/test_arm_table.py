@@ -1,0 +1,41 @@
+"""protocol.arms: the one arm table, and everything that reads it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from protocol.arms import ARM_NAMES, ARM_TABLE, LADDER, SIDE_CONTRASTS, arm_rank, arm_spec
+from runner.arms import ARMS
+from runner.grid import GridError, RunConfig, parse_grid
+
+
+def test_the_table_holds_the_papers_rungs_and_side_contrasts() -> None:
+    assert LADDER == ("raw", "checklist", "directive", "enforce")
+    assert SIDE_CONTRASTS == (("checklist", "ledger"), ("enforce", "hybrid"))
+    assert {a.name for a in ARM_TABLE if a.compiles} == {"directive", "enforce", "hybrid"}
+    assert {a.name for a in ARM_TABLE if a.matcher} == {"directive", "enforce", "hybrid"}
+    assert len(set(ARM_NAMES)) == len(ARM_NAMES)
+
+
+def test_the_registry_matches_the_table() -> None:
+    assert tuple(ARMS) == ARM_NAMES
+    assert all(ARMS[a.name].name == a.name for a in ARM_TABLE)
+
+
+def test_unknown_arms_sort_after_the_table() -> None:
+    assert sorted(["mem0", "enforce", "raw"], key=arm_rank) == ["raw", "enforce", "mem0"]
+    assert arm_spec("nope") is None
+
+
+def test_the_grid_reads_arm_names_from_the_table() -> None:
+    assert RunConfig().arms == list(LADDER)
+    with pytest.raises(GridError, match="did you mean 'enforce'"):
+        parse_grid({"run": {"arms": ["enforse"]}, "models": [{"name": "m"}]})
+
+
+@pytest.mark.parametrize("module", ["runner.helpers", "runner.arms", "runner.scheduler"])
+def test_each_runner_module_imports_alone(module: str) -> None:
+    subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
