@@ -222,3 +222,78 @@ def test_graph_has_the_nodes_and_the_episode_scores_from_its_stamps() -> None:
     rescored = score_episode(msgspec.structs.replace(record, turns=turns))
     assert sum(len(x.executed) for x in rescored.primary.turns) == n_exec - 1
     assert rescored.admitted_diffs == 1
+
+
+def test_table_19_grid() -> None:
+    """runner/grids/tools.toml: seeds 300..349, the five harness arms for both models."""
+    from runner.grid import load_grid
+
+    grid = load_grid(Path(__file__).resolve().parent.parent / "runner/grids/tools.toml")
+    assert grid.seeds() == list(range(300, 350))
+    cells = grid.cells()
+    assert all(c.knobs.harness == "langgraph" for c in cells)
+    arms = {(c.arm, c.knobs.binding) for c in cells}
+    assert arms == {
+        ("raw", "state"),
+        ("checklist", "state"),
+        ("directive", "state"),
+        ("enforce", "state"),
+        ("enforce", "request"),
+    }
+    assert {c.model for c in cells} == {"qwen3-235b", "qwen3.6-35b"} and len(cells) == 10
+
+
+def test_grid_refuses_an_arm_the_harness_does_not_run() -> None:
+    from runner.grid import GridError, parse_grid
+
+    data = {
+        "run": {"arms": [], "variants": [{"arm": "ledger", "harness": "langgraph"}]},
+        "models": [{"name": "scripted/perfect"}],
+    }
+    with pytest.raises(GridError, match="tool harness runs the arms"):
+        parse_grid(data)
+
+
+def test_scripted_agents_speak_the_tool_protocol() -> None:
+    """Tool results get an acknowledgement with no ACTION; a refused call is undone in the
+    agent's own record; the prerequisites policy books the missing chain, then the step."""
+    from serve.agents import answer
+    from serve.agents.prerequisites import chain
+    from serve.agents.replay import replay
+    from serve.agents.transcript import split_user
+
+    brief = render_brief(EPISODE.steps, "amended", harness=True)
+    dep = next(s for s in EPISODE.steps if s.deps)
+    pre = EPISODE.step(dep.deps[0])
+    ask = f"Please {pre.text} now (#W1234)."
+    booked = _action(tool_name(pre), "#W1234")
+    result = strings.TOOL_RESULT.format(tool=tool_name(pre), work_order="#W1234", receipt="r")
+    msgs = [("system", brief), ("user", ask), ("assistant", booked), ("user", result)]
+    for policy in ("perfect", "always-book", "synthetic", "prerequisites"):
+        a = answer(policy, {}, msgs, digest="d")
+        assert not find_actions(a.content), policy
+    rejected = strings.TOOL_REJECTION.format(
+        tool=tool_name(pre), work_order="#W1234", id=pre.id, status="BLOCKED"
+    )
+    user = split_user(rejected)
+    assert [n.code for n in user.notices] == [f"tool:{tool_name(pre)}"]
+    from serve.agents.brief import parse_brief
+
+    parsed = parse_brief(brief)
+    history = [(split_user(ask), booked)]
+    assert pre.id in replay(parsed, history, split_user("next")).done
+    assert pre.id not in replay(parsed, history, user).done
+    state = TaskState({s.id: s.deps for s in EPISODE.steps})
+    order = chain(state, dep.id)
+    assert order is not None and pre.id in order
+    assert all(  # deepest first: every prerequisite before its dependants
+        order.index(u) < order.index(v) for v in order for u in EPISODE.step(v).deps if u in order
+    )
+    # asked for the blocked step, the prerequisites policy books the chain and then the step
+    msgs = [("system", brief), ("user", f"Please {dep.text} now (#W2222).")]
+    reply = answer("prerequisites", {}, msgs, digest="d").content
+    assert [a.tool for a in find_actions(reply)] == [
+        *(tool_name(EPISODE.step(v)) for v in order),
+        tool_name(dep),
+    ]
+    assert not find_actions(answer("perfect", {}, msgs, digest="d").content)
