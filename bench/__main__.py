@@ -35,6 +35,7 @@ CASES = (
     "helpers",
     "cost",
     "rescore",
+    "view",
     "harness",
 )
 

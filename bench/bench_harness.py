@@ -77,7 +77,7 @@ def _memory(url: str, harness: str, episodes: int) -> float:
         args.append(str(CLIENT_CORE))
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     m = json.loads(out.strip().splitlines()[-1])
-    return (m["peak"] - m["base"]) / 1024 / m["episodes"]
+    return float(m["peak"] - m["base"]) / 1024 / int(m["episodes"])
 
 
 def run(quick: bool = False) -> dict[str, Any]:

@@ -121,7 +121,8 @@ def _play(ep: Episode, key: CellKey, how: str | None) -> tuple[TurnRecord, ...]:
         if key.arm == "ledger":  # the self-ledger arm ends every reply with its ledger
             word = {"done": "DONE", "cancelled": "CANCELLED"}
             ledger = (
-                f"LEDGER {v} {word.get(user.state.status(v), 'TODO')}" for v in user.state.steps
+                f"LEDGER {ep.step(v).code} {word.get(user.state.status(v), 'TODO')}"
+                for v in user.state.steps
             )
             reply += "\n" + "\n".join(ledger)
         bookings = read_execution(reply, ep, turn.work_order).bookings

@@ -3,7 +3,7 @@
 A booking is the line ``ref <completion code>/<work order>`` in the agent's visible reply,
 e.g. ``ref RC-2048/#W1234`` (Section 3.2 "Receipts"; Appendix A.1). This module extracts such
 lines tolerantly (:func:`find_refs`), sorts them into bookings, re-displays and unknown codes
-(:func:`classify`), and reads the self-ledger's ``LEDGER <step id> <STATUS>`` lines
+(:func:`classify`), and reads the self-ledger's ``LEDGER <code> <STATUS>`` lines
 (:func:`parse_ledger`) and the real-tool harness's ``ACTION {...}`` lines (:func:`find_actions`).
 Pure functions over strings; no I/O.
 
@@ -65,15 +65,16 @@ Classification decisions (:func:`classify`)
 
 Ledger decisions (:func:`parse_ledger`)
 ---------------------------------------
-* A ledger entry is the word ``LEDGER`` (any case) then a step id ``s<digits>`` (any case,
-  optionally after the word ``step``; normalized to ``s<n>``) then a status ``DONE``,
+* A ledger entry is the word ``LEDGER`` (any case) then a completion code (written as refs
+  may write it: ``RC-1234``, ``rc 1234``, ``RC_1234``; normalized to ``RC-1234``; Section
+  3.3: "LEDGER code DONE/CANCELLED/TODO reply lines") then a status ``DONE``,
   ``CANCELLED`` (or ``CANCELED``) or ``TODO`` (or ``TO DO`` / ``TO-DO``), any case, normalized
   to upper case ``DONE`` / ``CANCELLED`` / ``TODO``. Between the parts: spaces, markdown,
   ``:``, ``=``, ``|``, brackets, dashes or arrows, on one line; so ``- **LEDGER s3: done**``
   and ``LEDGER | s3 | DONE`` count. Entries may sit anywhere on a line, several per line.
-  Unknown statuses and entries without a step id are skipped. The last entry for a step wins.
-  Completion codes in place of step ids (the paper's wording "LEDGER code DONE") are not
-  read: the protocol clause asks for step ids.
+  Unknown statuses and entries without a code are skipped (a step id in place of the code,
+  ``LEDGER s3 DONE``, is not an entry). The last entry for a code wins; the self-ledger arm
+  maps codes to steps through the brief's codes.
 
 Action decisions (:func:`find_actions`)
 ---------------------------------------
@@ -163,7 +164,8 @@ _LEDGER_SEP = rf"[{_SP}{_MD}:=|\[\](){_DASH}>→]*"
 _LEDGER = re.compile(
     r"(?<![0-9A-Za-z])ledger(?![0-9A-Za-z])"
     + _LEDGER_SEP
-    + r"(?:step[ \t]*)?s(?P<step>[0-9]+)(?![0-9A-Za-z])"
+    + r"(?<![0-9A-Za-z])"
+    + _CODE_CORE
     + _LEDGER_SEP
     + r"(?P<status>done|cancell?ed|to[ \t-]?do)(?![0-9A-Za-z])",
     re.IGNORECASE,
@@ -265,13 +267,14 @@ def read_bookings(text: str, codes: Mapping[str, str], work_order: str | None) -
 
 
 def parse_ledger(text: str) -> dict[str, str]:
-    """Step id -> ``"DONE"`` | ``"CANCELLED"`` | ``"TODO"`` from LEDGER lines; last one wins."""
+    """Completion code (``RC-dddd``) -> ``"DONE"`` | ``"CANCELLED"`` | ``"TODO"`` from
+    ``LEDGER <code> <STATUS>`` lines (Section 3.3); the last entry for a code wins."""
     if "ledger" not in text.lower():
         return {}
     ledger: dict[str, str] = {}
     for m in _LEDGER.finditer(text):
         status = m["status"].lower()
-        ledger[f"s{int(m['step'])}"] = _STATUS.get(status, "TODO")
+        ledger[f"RC-{m['code']}"] = _STATUS.get(status, "TODO")
     return ledger
 
 

@@ -224,7 +224,10 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     work_order: str | None
     user_text: str  # the scripted user's message
     sent_text: str = ""  # the user message as sent (arm additions included)
-    arm_text: str = ""  # what the arm added (checklist, directive, notice)
+    # What the arm appended after the user's text (checklist, directive, ledger); the
+    # rejection notices prepended before it are in ``notices`` (logs before that field: none).
+    arm_text: str = ""
+    notices: tuple[str, ...] = ()  # the enforcement gate's rejection notices on this turn
     reply: str = ""  # the visible reply
     reasoning: str = ""  # reasoning_content, kept apart; it can book nothing
     admitted: tuple[Booking, ...] = ()  # bookings the world admitted

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from protocol import strings
 from protocol.records import Booking, Step
-from protocol.state import TaskState, Verdict, sort_ids
+from protocol.state import TaskState, Verdict
 
 __all__ = [
     "compose_user_message",
@@ -81,11 +81,14 @@ def render_tool_rejection(tool: str, work_order: str, status: str, step: str | N
     )
 
 
-def render_ledger(ledger: Mapping[str, str]) -> str:
-    """The self-ledger arm's rendering of the agent's own ledger (step id -> ``DONE`` /
+def render_ledger(ledger: Mapping[str, str], steps: Sequence[Step] = ()) -> str:
+    """The self-ledger arm's rendering of the agent's own ledger (code -> ``DONE`` /
     ``CANCELLED`` / ``TODO``, as :func:`protocol.receipts.parse_ledger` reads it), one
-    ``LEDGER`` line per step in id order; empty when the agent has kept no ledger yet."""
-    return "\n".join(strings.LEDGER_LINE.format(id=v, status=ledger[v]) for v in sort_ids(ledger))
+    ``LEDGER`` line per code: the plan's codes in step-id order first, any other code the
+    agent wrote after them in code order; empty when the agent has kept no ledger yet."""
+    known = [s.code for s in sorted(steps, key=lambda s: int(s.id[1:])) if s.code in ledger]
+    other = sorted(c for c in ledger if c not in set(known))
+    return "\n".join(strings.LEDGER_LINE.format(code=c, status=ledger[c]) for c in [*known, *other])
 
 
 def render_step_list(steps: Mapping[str, str] | list[Step]) -> str:

@@ -172,13 +172,14 @@ TOOL_REJECTION = (
 # The stamp a step's tool writes into the episode's workspace: the receipt. OURS.
 TOOL_STAMP = "{tool} {work_order}"
 
-LEDGER_CLAUSE = (  # OURS, in the register of the execution protocol
-    "SELF-LEDGER (mandatory): end every reply with your ledger, one line per step of the plan "
-    "in the form 'LEDGER <step id> DONE', 'LEDGER <step id> CANCELLED' or "
-    "'LEDGER <step id> TODO', recording the status of every step after this reply. Mark a step "
-    "DONE only when a ref line has booked it. Your ledger is shown back to you with my next "
-    "message."
+# OURS: the paper gives the arm ("the brief orders the agent to keep its own status ledger
+# through LEDGER code DONE/CANCELLED/TODO reply lines", Section 3.3), not the clause's words.
+# The clause says only that: no instruction of ours on when to mark a step.
+LEDGER_CLAUSE = (
+    "SELF-LEDGER: keep your own status ledger. End every reply with one line per step of the "
+    "plan: 'LEDGER <completion code> DONE', 'LEDGER <completion code> CANCELLED' or "
+    "'LEDGER <completion code> TODO'."
 )
-# One ledger entry as the clause asks for it; the self-ledger arm renders the agent's merged
-# ledger back with it in the checklist's slot. OURS.
-LEDGER_LINE = "LEDGER {id} {status}"
+# One ledger entry as the paper names it; the self-ledger arm renders the agent's merged
+# ledger back with it in the checklist's slot. OURS (the line's layout).
+LEDGER_LINE = "LEDGER {code} {status}"

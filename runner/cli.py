@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from runner import cmd_cost, cmd_generate, cmd_report, cmd_run, cmd_score
+from runner import cmd_cost, cmd_generate, cmd_report, cmd_run, cmd_score, cmd_show, cmd_view
 from serve.cli import serve_app
 
 __all__ = ["app", "main"]
@@ -34,6 +34,8 @@ app.command("demo")(cmd_run.demo)
 app.command("cost")(cmd_cost.cost)
 app.command("score")(cmd_score.score)
 app.command("report")(cmd_report.report)
+app.command("show")(cmd_show.show)
+app.command("view")(cmd_view.view)
 app.add_typer(serve_app, name="serve")
 
 

@@ -123,8 +123,8 @@ async def run_async(
         console.print(
             f"helpers: compiler {st.compile_calls} calls made, {st.compile_saved} saved by "
             f"the cache; matcher {st.matcher_calls} calls made, {st.matcher_saved} saved "
-            f"({st.matcher_retries} correction requests, {st.corrupt} corrupt cache entries "
-            "dropped)"
+            f"({st.matcher_retries} correction requests, {st.matcher_malformed} of them still "
+            f"malformed after it; {st.corrupt} corrupt cache entries dropped)"
         )
     return {
         "episodes_run": state.progress.done,

@@ -11,14 +11,19 @@ cell's own model) in that model's regime, with the compiler budget of that regim
 Both are compiled when an episode is prepared (the revision message is fixed by the spec), so
 one cache entry holds both and a run can compile ahead of its episodes (:meth:`precompile`).
 
-Cache key: the compile model (its label, served name and regime), the domain, the brief text
-(hashed), the revision message (hashed), (seed, S, rho) and a hash of the two compiler prompts
-(so editing a prompt invalidates old entries). EXCLUDED on purpose, so that one compile is
-shared where the paper shares it: the arm and every knob (directive, enforcement and hybrid
-arms and their variants share it), the agent model and regime when a separate compile model
-is configured (the paper's no-think checkpoint compiles for both regimes), ``paraphrase_tier``
-and ``ambiguous_rate`` (they change neither the brief nor the revision message), the decoding
-settings (budgets, temperature, timeout) and the endpoint's address. Entries live in
+Cache key (Appendix B.3: "compiled graphs are cached per (seed, S, rho)"): the compile model
+(its label, served name and regime), the domain, (seed, S, rho), the revision message (hashed)
+and a hash of the two compiler prompts (so editing a prompt invalidates old entries). With
+``run.compile_cache = "spec"`` (the default) the brief is NOT in the key: the two briefs of a
+seed share one compile, made from the brief listed first in ``run.briefs`` (a choice of ours:
+the step list, dependencies and codes the compiler reads are the same in both briefs; a
+deterministic brief keeps the compile independent of which episode reaches it first); with
+``"brief"`` the brief text (hashed) is in the key and each brief compiles from its own text.
+EXCLUDED on purpose, so that one compile is shared where the paper shares it: the arm and
+every knob (directive, enforcement and hybrid arms and their variants share it), the agent
+model and regime when a separate compile model is configured (the paper's no-think checkpoint
+compiles for both regimes), ``paraphrase_tier`` and ``ambiguous_rate`` (they change neither
+the brief nor the revision message), the decoding settings and the endpoint's address. Entries live in
 ``OUT/cache/compile/<key>.json`` (:class:`runner.cache.CompileStore`), holding the raw
 replies, the two calls that made them, and a checksum; the raw replies are stored, not the
 parse, so a better parser applies to old entries.
@@ -46,7 +51,7 @@ from protocol.arms import arm_spec
 from protocol.compiled import CompiledGraph, CompiledRevision, parse_graph
 from protocol.compiled import parse_revision as parse_compiled_revision
 from protocol.generate import generate
-from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Role
+from protocol.records import CallRecord, CellKey, Episode, EpisodeSpec, HelperLogLine, Role
 from protocol.render import render_revision_prompt
 from runner.cache import CompileStore, HelperStats, SingleFlight, digest
 from runner.client import Reply
@@ -54,7 +59,7 @@ from runner.grid import Grid, ModelConfig, Task
 
 __all__ = ["CACHE_VERSION", "ChatEndpoint", "Compiled", "Compiler", "HelperLog"]
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: the brief leaves the key under compile_cache = "spec"
 _PROMPTS_HASH = hashlib.sha256(
     (strings.COMPILER_GRAPH_PROMPT + "\0" + strings.COMPILER_REVISION_PROMPT).encode()
 ).hexdigest()[:16]
@@ -142,7 +147,7 @@ class Compiler:
 
     def key(self, model: ModelConfig, episode: Episode) -> dict[str, object]:
         spec = episode.spec
-        return {
+        key: dict[str, object] = {
             "v": CACHE_VERSION,
             "model": model.name,
             "served": model.served_name(),
@@ -151,10 +156,23 @@ class Compiler:
             "seed": spec.seed,
             "steps": spec.steps,
             "density": spec.density,
-            "brief": hashlib.sha256(episode.brief.encode()).hexdigest(),
             "revision": hashlib.sha256(episode.revision.text.encode()).hexdigest(),
             "prompts": _PROMPTS_HASH,
         }
+        if self.grid.run.compile_cache == "brief":
+            key["brief"] = hashlib.sha256(episode.brief.encode()).hexdigest()
+        return key
+
+    def _source(self, episode: Episode) -> Episode:
+        """The episode whose brief the compile reads: itself when the key holds the brief,
+        else the same spec under the grid's first brief."""
+        first = self.grid.run.briefs[0] if self.grid.run.briefs else episode.spec.brief
+        if self.grid.run.compile_cache == "brief" or episode.spec.brief == first:
+            return episode
+        spec = msgspec.convert(
+            {**msgspec.structs.asdict(episode.spec), "brief": first}, EpisodeSpec
+        )
+        return generate(spec)
 
     async def compile(self, cell: CellKey, episode: Episode) -> tuple[Compiled, list[CallRecord]]:
         """The compiled graph and revision for ``episode`` and the calls to log with it."""
@@ -189,6 +207,7 @@ class Compiler:
         return compiled, True
 
     async def _call(self, model: ModelConfig, episode: Episode) -> Compiled:
+        episode = self._source(episode)
         endpoint = self.endpoints[model.endpoint]
         kwargs = model.chat_kwargs(self.grid.decoding, "compiler")
         graph_msg = episode.brief + "\n\n" + strings.COMPILER_GRAPH_PROMPT

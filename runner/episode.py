@@ -42,7 +42,8 @@ async def same_turn_notice(
 ) -> _Played:
     """The same-turn notice (``notice="same_turn"``): the gate re-prompts within the turn
     with its rejection notices; the visible reply is the one written after the refusal.
-    Bookings of both replies count once each (by code and work order)."""
+    Bookings of both replies count once each (by code and work order); the retried reply's
+    new refusals are noticed on the next turn."""
     retry_msg = compose_user_message(turn.text, notices=adm.notices)
     messages = [
         *messages,
@@ -54,8 +55,10 @@ async def same_turn_notice(
     admitted, refused = list(adm.admitted), list(adm.refused)
     seen = {(b.code, b.work_order) for b in admitted + refused}
     admitted += [b for b in again.admitted if (b.code, b.work_order) not in seen]
-    refused += [b for b in again.refused if (b.code, b.work_order) not in seen]
-    return _Played(reply, admitted, refused, notices=[], first_reply=first.content)
+    fresh = [(b, n) for b, n in zip(again.refused, again.notices, strict=True)]
+    fresh = [(b, n) for b, n in fresh if (b.code, b.work_order) not in seen]
+    refused += [b for b, _ in fresh]
+    return _Played(reply, admitted, refused, [n for _, n in fresh], first_reply=first.content)
 
 
 async def _play(
@@ -95,7 +98,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
         while (turn := user.next_turn()) is not None:
             ctx.calls.clear()
             verdict = user.begin(turn)
-            shaped = await arm.shape(turn, user.state, notices)
+            shown, shaped = notices, await arm.shape(turn, user.state, notices)
             sys_msg = {"role": "system", "content": system + shaped.system_extra}
             messages = [sys_msg, *history, {"role": "user", "content": shaped.sent}]
             played, replies = await _play(ctx, arm, turn, shaped, messages)
@@ -113,6 +116,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                     turn,
                     sent_text=shaped.sent,
                     arm_text=shaped.arm_text,
+                    notices=tuple(shown),
                     reply=reply.content,
                     reasoning=reply.reasoning,
                     admitted=tuple(played.admitted),

@@ -157,6 +157,10 @@ class RunConfig(_Strict):
     concurrency: int = 256  # episodes in flight
     paraphrase_tier: int = 0
     ambiguous_rate: float = 0.0
+    # The compile cache key (runner.compiler): "spec" shares one compile per (compile model,
+    # seed, S, rho, domain) across the briefs, as Appendix B.3 caches it; "brief" keys it by
+    # the brief text too (one compile per brief).
+    compile_cache: Literal["spec", "brief"] = "spec"
 
 
 class Grid(_Strict):

@@ -29,8 +29,12 @@ __all__ = [
     "LogReport",
     "LogWriter",
     "NewerSchemaError",
+    "checked_record",
     "decode_record",
+    "log_files",
     "read_logs",
+    "read_record",
+    "scan_log",
 ]
 
 LOGS = "logs"
@@ -131,6 +135,26 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
             yield i + 1, line, i == last  # the last piece has no newline: truncated
 
 
+def log_files(run_dir: Path) -> list[Path]:
+    """The episode log files under ``run_dir`` (or a logs/ dir itself), sorted."""
+    base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
+    return [
+        p for p in sorted(base.rglob("*.jsonl")) if p.name not in ("results.jsonl", "helpers.jsonl")
+    ]
+
+
+def checked_record(line: bytes, where: str) -> EpisodeRecord:
+    """:func:`decode_record`, and :class:`NewerSchemaError` for a record of a newer schema
+    version (msgspec's errors for a bad line)."""
+    rec = decode_record(line)
+    if rec.schema_version > SCHEMA_VERSION:
+        raise NewerSchemaError(
+            f"{where}: log schema version {rec.schema_version} is newer than this "
+            f"state-ladder's ({SCHEMA_VERSION}); upgrade state-ladder to score it"
+        )
+    return rec
+
+
 def read_logs(
     run_dir: Path, report: LogReport | None = None
 ) -> dict[tuple[str, int], EpisodeRecord]:
@@ -140,27 +164,60 @@ def read_logs(
     version raises :class:`NewerSchemaError`: scoring it with older rules would be wrong.
     """
     report = report if report is not None else LogReport()
-    base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
     out: dict[tuple[str, int], EpisodeRecord] = {}
-    for path in sorted(base.rglob("*.jsonl")):
-        if path.name in ("results.jsonl", "helpers.jsonl"):
-            continue
+    for path in log_files(run_dir):
         report.files += 1
         for lineno, line, truncated in _lines(path):
             where = f"{path.name}:{lineno}"
             try:
-                rec = decode_record(line)
+                rec = checked_record(line, where)
             except (msgspec.DecodeError, msgspec.ValidationError) as e:
                 (report.truncated if truncated else report.corrupt).append(f"{where}: {e}")
                 continue
-            if rec.schema_version > SCHEMA_VERSION:
-                raise NewerSchemaError(
-                    f"{where}: log schema version {rec.schema_version} is newer than this "
-                    f"state-ladder's ({SCHEMA_VERSION}); upgrade state-ladder to score it"
-                )
             key = (rec.cell.slug(), rec.spec.seed)
             if key in out:
                 report.duplicates += 1
             out[key] = rec
             report.records += 1
     return out
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One complete line of a log file: where it lies and what it decoded to."""
+
+    offset: int  # byte offset of the line in its file
+    length: int  # bytes, without the newline
+    record: EpisodeRecord | None  # None: the line is corrupt
+    error: str | None = None
+
+
+def scan_log(path: Path, start: int = 0) -> tuple[list[LogLine], int]:
+    """The complete lines of one log file from byte ``start`` (a line start) on, and the
+    offset after the last complete line (where a later scan resumes). A last line without
+    its newline (an episode being written, or a kill) is left for the next scan."""
+    with path.open("rb") as f:
+        f.seek(start)
+        data = f.read()
+    end = data.rfind(b"\n") + 1  # 0 when no complete line
+    out: list[LogLine] = []
+    pos = 0
+    while pos < end:
+        nl = data.index(b"\n", pos)
+        line = data[pos:nl]
+        if line.strip():
+            where = f"{path.name}@{start + pos}"
+            try:
+                out.append(LogLine(start + pos, nl - pos, checked_record(line, where)))
+            except (msgspec.DecodeError, msgspec.ValidationError) as e:
+                out.append(LogLine(start + pos, nl - pos, None, f"{where}: {e}"))
+        pos = nl + 1
+    return out, start + end
+
+
+def read_record(path: Path, offset: int, length: int) -> EpisodeRecord:
+    """The record on the line at ``offset`` (as :func:`scan_log` found it)."""
+    with path.open("rb") as f:
+        f.seek(offset)
+        line = f.read(length)
+    return checked_record(line, f"{path.name}@{offset}")

@@ -6,7 +6,8 @@
 * :func:`matcher_report`: matcher step agreement over ask and probe turns and the
   explicit-redo flag's precision and recall against the scripted legitimate redo (Table 11
   bottom), from ``TurnRecord.matched_step`` / ``matched_redo``; plus the matcher's calls made
-  and served from the cache.
+  and served from the cache, and its outcome per consulted turn (answered, null, corrected,
+  malformed) from ``TurnRecord.matcher_outcome``.
 """
 
 from __future__ import annotations
@@ -67,9 +68,12 @@ def matcher_report(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
     """Matcher agreement and explicit-redo precision / recall over ``records``."""
     turns = agree = flagged = true_flags = redos = recalled = 0
     ambiguous = ambiguous_null = calls = cached = episodes = 0
+    outcomes = dict.fromkeys(("answered", "null", "corrected", "malformed"), 0)
     for r in records:
         episodes += 1
         for t in r.turns:
+            if t.matcher_outcome is not None:
+                outcomes[t.matcher_outcome] += 1
             for c in t.calls:
                 if c.role == "matcher":
                     calls += 1
@@ -100,6 +104,9 @@ def matcher_report(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
         "ambiguous_null": ambiguous_null,
         "matcher_calls": calls,
         "matcher_cached": cached,
+        # per consulted turn (logs with matcher_outcome): answered a step, answered null,
+        # parsed only after the correction request, or still malformed after it
+        "outcomes": outcomes,
     }
 
 

@@ -190,6 +190,7 @@ HELPERS_HEADER = (
     "redo P",
     "redo R",
     "matcher calls (cached)",
+    "malformed (corrected)",
 )
 
 
@@ -212,9 +213,16 @@ def helper_rows(lines: Iterable[Line]) -> list[list[str]]:
                 _rate(m["redo_precision"]),
                 _rate(m["redo_recall"]),
                 f"{m['matcher_calls']} ({m['matcher_cached']})",
+                _outcomes(m.get("outcomes")),
             ]
         )
     return rows
+
+
+def _outcomes(outcomes: Any) -> str:
+    if not isinstance(outcomes, dict):
+        return "-"
+    return f"{outcomes.get('malformed', 0)} ({outcomes.get('corrected', 0)})"
 
 
 def helper_table(lines: Sequence[Line]) -> str:

@@ -93,7 +93,7 @@ async def drive(
         if arm == "checklist":
             addition = render_checklist(user.state)
         elif arm == "ledger":
-            addition = render_ledger(ledger)
+            addition = render_ledger(ledger, ep.steps)
         elif arm == "matched":  # Appendix E.2: checklist plus the matched step, no instruction
             lines = [render_checklist(user.state)]
             if turn.step is not None:

@@ -14,7 +14,7 @@ import msgspec
 import pytest
 
 from protocol import EpisodeSpec, generate, strings
-from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord, Knobs
+from protocol.records import Booking, CallRecord, CellKey, Episode, EpisodeRecord, Knobs
 from runner.arms.base import EpisodeContext
 from runner.client import Reply
 from runner.episode import run_episode
@@ -115,13 +115,26 @@ async def test_system_role_directive_is_for_that_call_only(tmp_path: Path) -> No
             assert messages[0]["content"] == EP.brief + "\n\n" + t.directive
 
 
-async def test_checklist_with_matched_step_line(tmp_path: Path) -> None:
-    knobs = Knobs(checklist_mode="replace", matched_step_line=True)
+@pytest.mark.parametrize("mode", ["append", "replace"])
+async def test_checklist_with_matched_step_line(tmp_path: Path, mode: str) -> None:
+    """Appendix E.2: the replace-mode checklist (the generator's realized state, whatever
+    checklist_mode says) plus one line naming the matched step; no instruction."""
+    from protocol.render import render_checklist
+    from protocol.user import ScriptedUser
+
+    knobs = Knobs(checklist_mode=mode, matched_step_line=True)  # type: ignore[arg-type]
     record, seen, _ = await _run(tmp_path, "directive", knobs=knobs)
     for t in _asks(record):
         assert t.directive is None and "[TASK-STATE]" not in t.sent_text
         assert t.arm_text.startswith(strings.CHECKLIST_HEADER)
         assert t.arm_text.endswith(strings.MATCHED_STEP_LINE.format(id=t.step))
+    user = ScriptedUser(EP)  # the realized state, replayed: the checklist shows exactly it
+    for t in record.turns:
+        turn = user.next_turn()
+        assert turn is not None and turn.index == t.index
+        verdict = user.begin(turn)
+        assert t.arm_text.split("\n[MATCHED STEP]")[0] == render_checklist(user.state)
+        user.finish(turn, verdict, [b.step for b in t.admitted if b.step is not None])
     history = [m["content"] for m in seen[-1][1:-1] if m["role"] == "user"]
     assert all(strings.CHECKLIST_HEADER not in c for c in history)
     assert strings.CHECKLIST_HEADER in seen[-1][-1]["content"]
@@ -186,16 +199,27 @@ def _empty_code_chat(victim: str) -> FakeChat:
     return FakeChat(handler)
 
 
-async def test_unknown_code_is_refused_and_the_hybrid_falls_back(tmp_path: Path) -> None:
+async def test_an_uncompiled_code_is_admitted_state_bound_and_refused_request_bound(
+    tmp_path: Path,
+) -> None:
+    """Section 3.3: state-bound enforcement refuses a booking iff its step is cancelled, done
+    without authorization or blocked, and admits any other, a code the compile lacks included
+    (the compiled state cannot advance on it); request-bound refuses it (it cannot place it)."""
     victim = next(s.id for s in EP.steps if any(victim_of(s.id, o) for o in EP.steps))
     enforce, _, _ = await _run(tmp_path / "e", "enforce", chat=_empty_code_chat(victim))
     info = enforce.compile
     assert info is not None and info.validator.flags == ("empty_code",)
     victim_turns = [t for t in enforce.turns if t.step == victim and t.kind == "ask"]
+    assert victim_turns and all(t.admitted and not t.refused for t in victim_turns)
+    assert not any("NOT IN THE PLAN" in t.sent_text for t in enforce.turns)
+    request, _, _ = await _run(
+        tmp_path / "r", "enforce", chat=_empty_code_chat(victim), knobs=Knobs(binding="request")
+    )
+    victim_turns = [t for t in request.turns if t.step == victim and t.kind == "ask"]
     assert victim_turns and all(t.refused for t in victim_turns)
     notice = f"[BOOKING REJECTED] Your line 'ref {EP.step(victim).code}/"
     assert any(
-        notice in t.sent_text and "step ? is NOT IN THE PLAN" in t.sent_text for t in enforce.turns
+        notice in t.sent_text and "step ? is NOT IN THE PLAN" in t.sent_text for t in request.turns
     )
     hybrid, _, _ = await _run(tmp_path / "h", "hybrid", chat=_empty_code_chat(victim))
     assert hybrid.compile is not None and hybrid.compile.enforcing is False
@@ -229,7 +253,7 @@ def _ledgering(ep: Episode, user: str, wo: str | None) -> str:
     step = requested(ep, user)
     if step is None or wo is None:
         return "Noted."
-    return f"ref {ep.step(step).code}/{wo}\nLEDGER {step} DONE"
+    return f"ref {ep.step(step).code}/{wo}\nLEDGER {ep.step(step).code} DONE"
 
 
 async def test_self_ledger_renders_the_agents_ledger(tmp_path: Path) -> None:
@@ -240,10 +264,13 @@ async def test_self_ledger_renders_the_agents_ledger(tmp_path: Path) -> None:
         assert t.arm_text == "" and t.sent_text == t.user_text
     after = record.turns[first_booked + 1]
     step = record.turns[first_booked].admitted[0].step
-    assert after.arm_text == f"LEDGER {step} DONE"
+    assert step is not None and after.arm_text == f"LEDGER {EP.step(step).code} DONE"
     assert after.sent_text == after.user_text + "\n\n" + after.arm_text
     last = record.turns[-1].arm_text.splitlines()
-    assert all(line.startswith("LEDGER s") and line.endswith(" DONE") for line in last)
+    assert all(line.startswith("LEDGER RC-") and line.endswith(" DONE") for line in last)
+    codes = [line.split()[1] for line in last]
+    order = {s.code: int(s.id[1:]) for s in EP.steps}
+    assert codes == sorted(codes, key=order.__getitem__)  # the plan's codes in step order
     assert all(t.matched_redo is None and t.directive is None for t in record.turns)
     assert all(not t.calls[:-1] for t in record.turns)  # the agent's call only
     assert record.compile is None
@@ -278,8 +305,9 @@ async def test_malformed_compile_flows_into_the_gate_uncorrected(tmp_path: Path)
     assert info is not None and info.graph == () and info.graph_error
     assert "malformed" in info.validator.flags
     assert all(t.directive is None for t in enforce.turns)  # no step is known to the module
-    assert all(not t.admitted for t in enforce.turns)  # every booking refused
-    assert sum(len(t.refused) for t in enforce.turns) > 10
+    # nothing is compiled: state-bound enforcement can judge no booking, so it refuses none
+    assert all(not t.refused for t in enforce.turns)
+    assert sum(len(t.admitted) for t in enforce.turns) > 10
     hybrid, _, _ = await _run(tmp_path / "h", "hybrid", chat=FakeChat(handler))
     assert hybrid.compile is not None and hybrid.compile.enforcing is False
     assert all(not t.refused for t in hybrid.turns)
@@ -302,3 +330,69 @@ async def test_a_version_1_log_line_reads_into_the_typed_compile_record(tmp_path
     with pytest.raises(msgspec.ValidationError):  # a version-2 line of that shape is corrupt
         data["schema_version"] = 2
         decode_record(json.dumps(data).encode())
+
+
+async def test_bookings_of_one_reply_are_admitted_in_order(tmp_path: Path) -> None:
+    """Each booking is judged on the state the earlier admitted ones produced (Section 5.4):
+    a step booked right after its prerequisite in one reply is admitted; booking it first,
+    before the prerequisite, is refused as blocked."""
+    from protocol.state import TaskState
+    from runner.arms import make_arm
+    from runner.arms.base import Shaped
+
+    _, _, helpers = await _run(tmp_path, "enforce")
+    cell = CellKey(model="m", steps=EP.spec.steps, density=EP.spec.density, arm="enforce")
+
+    async def agent(messages: list[dict[str, str]]) -> Reply:
+        raise AssertionError("no agent call")
+
+    gate: Any = make_arm(EpisodeContext(episode=EP, cell=cell, agent=agent, helpers=helpers))
+    await gate.prepare()
+    a, b = EP.steps[0], EP.steps[1]
+    gate.gate = TaskState({a.id: [], b.id: [a.id]})
+    gate.codes = {a.code: a.id, b.code: b.id}
+    turn = next(t for t in EP.turns if t.work_order)
+    wo = turn.work_order
+    first = Booking(step=a.id, code=a.code, work_order=wo)
+    then = Booking(step=b.id, code=b.code, work_order=wo)
+    shaped = Shaped(sent="", kept="")
+    adm = gate.admit(turn, shaped, [first, then])
+    assert adm.admitted == [first, then] and not adm.refused
+    assert gate.gate.done == set()  # the compiled state advances on receipts (observe) only
+    adm = gate.admit(turn, shaped, [then, first])
+    assert adm.admitted == [first] and adm.refused == [then]
+    assert "is BLOCKED" in adm.notices[0]
+
+
+class _RetryBooksADoneStep:
+    """Books every request; told of a refusal, books the first step it ever booked instead
+    (done, so refused again as a re-execution): a refusal only the retried reply makes."""
+
+    def __init__(self) -> None:
+        self.first: str | None = None
+
+    def __call__(self, ep: Episode, user: str, wo: str | None) -> str:
+        step = requested(ep, user)
+        if wo is None:
+            return "Noted."
+        if user.startswith("[BOOKING REJECTED]") and self.first is not None:
+            return f"ref {ep.step(self.first).code}/{wo}"
+        if step is None:
+            return "Noted."
+        self.first = self.first or step
+        return f"ref {ep.step(step).code}/{wo}"
+
+
+async def test_same_turn_retry_refusals_reach_the_next_notice(tmp_path: Path) -> None:
+    record, _, _ = await _run(
+        tmp_path, "enforce", policy=_RetryBooksADoneStep(), knobs=Knobs(notice="same_turn")
+    )
+    turns = list(record.turns)
+    retried = [i for i, t in enumerate(turns[:-1]) if t.first_reply is not None]
+    assert retried
+    for i in retried:
+        t, nxt = turns[i], turns[i + 1]
+        assert len(t.refused) == 2  # the first reply's booking and the retry's, one each
+        (notice,) = nxt.notices  # the retry's refusal, noticed on the next turn
+        assert notice.startswith(f"[BOOKING REJECTED] Your line 'ref {t.refused[1].code}/")
+        assert "already DONE" in notice and nxt.sent_text.startswith(notice)

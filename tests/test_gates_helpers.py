@@ -91,12 +91,38 @@ async def test_compile_key_fields(tmp_path: Path) -> None:
     h = _helpers(tmp_path, chat, compile_model="c")
     assert h.compiler.model_for(CELL).name == "c"
     key = h.compiler.key(h.compiler.model_for(CELL), EP)
-    assert {"model", "domain", "brief", "seed", "steps", "density"} <= set(key)
+    assert {"model", "domain", "seed", "steps", "density", "revision"} <= set(key)
+    assert "brief" not in key  # Appendix B.3: cached per (seed, S, rho), the briefs share it
     await h.compile(CELL, EP)
     original = generate(EpisodeSpec(seed=100, steps=10, density=0.3, brief="original"))
-    chat.handler = truth({original.brief: original})
+    chat.handler = truth({original.brief: original, EP.brief: EP})
+    shared, _ = await h.compile(CELL, original)
+    assert chat.count("compiler") == 2  # the original brief's episode shares the compile
+    # compiled from the grid's first brief (amended here), whichever episode comes first
+    chat2 = FakeChat(truth({original.brief: original, EP.brief: EP}))
+    first, _ = await _helpers(tmp_path / "b", chat2).compile(CELL, original)
+    (graph_call, _) = [m for _, m in chat2.calls]
+    assert graph_call[0]["content"].startswith(EP.brief)
+    assert (first.graph, first.revision) == (shared.graph, shared.revision)
+
+
+async def test_compile_keyed_by_brief_on_request(tmp_path: Path) -> None:
+    grid = parse_grid(
+        {
+            "run": {"seeds": "100", "steps": [10], "density": [0.3], "compile_cache": "brief"},
+            "models": [{"name": "m"}],
+        }
+    )
+    original = generate(EpisodeSpec(seed=100, steps=10, density=0.3, brief="original"))
+    chat = FakeChat(truth({original.brief: original, EP.brief: EP}))
+    h = Helpers(grid, tmp_path, {"embedded": chat})
+    assert "brief" in h.compiler.key(h.compiler.model_for(CELL), EP)
+    await h.compile(CELL, EP)
     await h.compile(CELL, original)
     assert chat.count("compiler") == 4  # another brief, another key
+    prompt = strings.COMPILER_GRAPH_PROMPT
+    graphs = [m[0]["content"] for _, m in chat.calls if m[0]["content"].endswith(prompt)]
+    assert any(g.startswith(original.brief) for g in graphs)
 
 
 async def test_corrupt_compile_entry_is_dropped_and_recomputed(tmp_path: Path) -> None:

@@ -218,33 +218,39 @@ def test_classify_takes_refs() -> None:
 def test_ledger_plain_and_tolerant() -> None:
     text = "\n".join(
         [
-            "LEDGER s1 DONE",
-            "- **LEDGER s3: done**",
-            "* ledger s2 todo",
-            "`LEDGER s4 CANCELLED`",
-            "LEDGER | s5 | Canceled",
-            "> LEDGER step S6 = To-Do",
-            "1. Ledger: s7 - TO DO",
+            "LEDGER RC-1001 DONE",
+            "- **LEDGER RC-1003: done**",
+            "* ledger rc 1002 todo",
+            "`LEDGER RC-1004 CANCELLED`",
+            "LEDGER | RC_1005 | Canceled",
+            "> LEDGER RC-1006 = To-Do",
+            "1. Ledger: Rc-1007 - TO DO",
         ]
     )
     assert parse_ledger(text) == {
-        "s1": "DONE",
-        "s3": "DONE",
-        "s2": "TODO",
-        "s4": "CANCELLED",
-        "s5": "CANCELLED",
-        "s6": "TODO",
-        "s7": "TODO",
+        "RC-1001": "DONE",
+        "RC-1003": "DONE",
+        "RC-1002": "TODO",
+        "RC-1004": "CANCELLED",
+        "RC-1005": "CANCELLED",
+        "RC-1006": "TODO",
+        "RC-1007": "TODO",
     }
 
 
 def test_ledger_last_line_wins_and_skips_junk() -> None:
-    text = "LEDGER s1 TODO\nLEDGER s1 DONE\nLEDGER s2 MAYBE\nLEDGER RC-1234 DONE\nledgers s3 DONE"
-    assert parse_ledger(text) == {"s1": "DONE"}
+    text = (
+        "LEDGER RC-1001 TODO\nLEDGER RC-1001 DONE\nLEDGER RC-1002 MAYBE\n"
+        "LEDGER s3 DONE\nledgers RC-1004 DONE\nLEDGER RC-10055 DONE"
+    )
+    assert parse_ledger(text) == {"RC-1001": "DONE"}  # step ids are not entries (Section 3.3)
 
 
 def test_ledger_several_per_line_and_none() -> None:
-    assert parse_ledger("LEDGER s1 DONE, LEDGER s2 TODO") == {"s1": "DONE", "s2": "TODO"}
+    assert parse_ledger("LEDGER RC-1001 DONE, LEDGER RC-1002 TODO") == {
+        "RC-1001": "DONE",
+        "RC-1002": "TODO",
+    }
     assert parse_ledger("no ledger lines here") == {}
     assert parse_ledger("") == {}
 

@@ -69,7 +69,7 @@ def _imitation(ep: Episode, turn: Turn) -> str:
             strings.CHECKLIST_HEADER,
             *(strings.CHECKLIST_DONE.format(id=v) for v in s),
             strings.MATCHED_STEP_LINE.format(id=s[-1]),
-            *(strings.LEDGER_LINE.format(id=v, status="DONE") for v in s),
+            *(strings.LEDGER_LINE.format(code=st.code, status="DONE") for st in ep.steps),
             f"ref {code}/{wo}",
             f"ref {ep.steps[-1].code}/{wo}",
         ]

@@ -115,7 +115,7 @@ async def test_perfect_agent_on_spec_variants(endpoint: Endpoint, spec_kw: dict[
 async def test_ledger_replies_carry_a_full_ledger(endpoint: Endpoint) -> None:
     [(_, out)] = await play(endpoint, specs(seeds=[100], steps=(5,)), arm="ledger")
     assert not out.errors
-    assert all(r.count("LEDGER s") == 5 for r in out.replies)
+    assert all(r.count("LEDGER RC-") == 5 for r in out.replies)
 
 
 def _flip_eligible(turn: Turn, verdict: Verdict) -> Verdict:

@@ -22,39 +22,43 @@ Variants (knobs of the cell):
   (``Shaped.system_extra``) and never kept in the history; rejection notices stay in the
   user role.
 * ``matched_step_line=True`` (Appendix E.2 "checklist plus matched step"): instead of the
-  directive, the checklist of the COMPILED state plus ``MATCHED_STEP_LINE`` naming the
+  directive, the replace-mode checklist (the generator's exact realized state, shown on the
+  current turn only, whatever ``checklist_mode`` says) plus ``MATCHED_STEP_LINE`` naming the
   matcher's step, with no instruction.
 * ``checklist_mode="replace"``: what the arm adds to a user message is shown on that turn
-  only; the history keeps the message without it (with the matched-step line this is the
-  paper's replace-mode control).
+  only; the history keeps the message without it.
 * ``corruption=epsilon`` (Appendix D.4): before each turn's decision, every step of the
   compiled state is corrupted with probability epsilon (a flipped done bit, or one of its
   edges dropped, half and half; a step without edges has its done bit flipped). The RNG is
   seeded from the episode spec, the cell's model and regime and epsilon, NOT the arm, so the
   directive and enforcement cells of one configuration draw the same stream (paired). Every
-  corruption is logged in ``self.corruptions``. Step-turns are every step at every turn,
-  fillers included (``CORRUPT_ON_FILLERS``): the paper's expected counts (0.8, 1.9 and 6.5
-  corruptions per episode at 1e-3, 3e-3, 1e-2, S = 15) imply about 650 step-turns per
-  episode, i.e. 15 steps x 44 turns, not the ~28 non-filler turns.
+  corruption is logged in ``self.corruptions``. Reading of "flipped done bits and dropped
+  edges at rate epsilon per step-turn" (ours, docs/protocol.md): a step-turn is every step at
+  every turn, fillers included (``CORRUPT_ON_FILLERS``). The paper's counts (0.8, 1.9 and
+  6.5 corruptions per episode at 1e-3, 3e-3, 1e-2, S = 15 dense) fit 15 steps x 44 turns =
+  660 step-turns (0.66, 1.98, 6.6 expected); the 21 non-filler, non-revision turns of an
+  S = 15 dense episode (S + 6) would give 315 step-turns and 0.32, 0.95, 3.2.
 
-Enforcement (``enforce``; ``hybrid`` when the validator passes): a booking is refused iff
-its step, found by its code in the COMPILED graph, is cancelled, done without authorization
-or blocked under the compiled state at the start of the turn; request-bound enforcement
-(``binding="request"``) also refuses any step other than the matched one (every booking when
-the matcher resolved no step). A booking whose code the compiled graph does not know (an
-empty or wrong compiled code) is refused as well: the module cannot tell which step it books,
-so it cannot admit it as a receipt (status ``not in the plan``, step ``?`` in the notice).
-Refused bookings never reach the realized state; one rejection notice per refused booking is
+Enforcement (``enforce``; ``hybrid`` when the validator passes), state-bound (Section 3.3):
+a booking is refused iff its step, found by its code in the COMPILED graph, is cancelled,
+done without authorization or blocked, and any other booking is admitted, a booking whose
+code the compiled graph does not know (an empty or wrong compiled code) included: the compiled
+state cannot advance on it. The bookings of one reply are judged in order, each on the state
+the bookings admitted before it produced (Section 5.4), so a step booked right after its
+prerequisite in one reply is admitted. Request-bound enforcement (``binding="request"``) also
+refuses any step other than the matched one (every booking when the matcher resolved no step)
+and a code it cannot place (status ``not in the plan``, step ``?`` in the notice). Refused
+bookings never reach the realized state; one rejection notice per refused booking is
 prepended to the next user turn (or given the same turn, ``notice="same_turn"``, by
-:mod:`runner.episode`).
+:mod:`runner.episode`, whose retried reply's refusals reach the next turn).
 
 Hybrid: enforcement where the validator (Appendix D.3) passes the compiled graph and
 revision, the directive gate (admit everything) where it flags them;
 ``compile_info.enforcing`` records the decision.
 
-Self-ledger: the brief carries the ledger clause; the agent's own ``LEDGER`` lines, merged
-over its replies (last entry per step wins), are rendered back every turn in the checklist's
-slot (nothing until it has written one); no matcher, no directives, no compile.
+Self-ledger: the brief carries the ledger clause; the agent's own ``LEDGER <code> <STATUS>``
+lines, merged over its replies (last entry per code wins), are rendered back every turn in the
+checklist's slot (nothing until it has written one); no matcher, no directives, no compile.
 """
 
 from __future__ import annotations
@@ -95,8 +99,10 @@ __all__ = [
 ]
 
 CORRUPT_ON_FILLERS = True
-UNKNOWN_STATUS = "not in the plan"  # rejection status of a code the compile does not know
-UNREQUESTED_STATUS = "not requested"  # request-bound refusal of another step
+# OURS: the statuses the rejection notice names for the request-bound refusals, which the
+# paper's notice does not list (it names cancelled, already done and blocked).
+UNKNOWN_STATUS = "not in the plan"  # request-bound: a code the compile does not know
+UNREQUESTED_STATUS = "not requested"  # request-bound: a step other than the matched one
 
 
 class DirectiveGate(ArmSession):
@@ -165,7 +171,7 @@ class DirectiveGate(ArmSession):
             self.ctx.calls.extend(calls)
             step, redo, outcome = answer.step, answer.redo, answer.outcome
             gate.begin_turn(step if redo else None)
-        addition, directive = self._addition(step)
+        addition, directive = self._addition(step, state)
         shaped = Shaped(
             sent=plain,
             kept=plain,
@@ -181,15 +187,19 @@ class DirectiveGate(ArmSession):
             shaped.system_extra = "\n\n" + directive
             return shaped
         shaped.sent = compose_user_message(turn.text, notices=list(notices), addition=addition)
-        if self.knobs.checklist_mode != "replace":
+        # Appendix E.2's control is the replace-mode checklist: shown on this turn only.
+        if self.knobs.checklist_mode != "replace" and not self.knobs.matched_step_line:
             shaped.kept = shaped.sent
         return shaped
 
-    def _addition(self, step: str | None) -> tuple[str, str | None]:
+    def _addition(self, step: str | None, state: TaskState) -> tuple[str, str | None]:
         """(what the arm adds to the turn, the directive line or None) for the matched step."""
         gate = self.gate
-        if self.knobs.matched_step_line:  # Appendix E.2: the checklist every turn, no instruction
-            lines = [render_checklist(gate)]
+        if self.knobs.matched_step_line:
+            # Appendix E.2 "checklist plus matched step": the replace-mode checklist, which is
+            # the generator's exact realized state, plus one line naming the matcher's step;
+            # no instruction.
+            lines = [render_checklist(state)]
             if step is not None:
                 lines.append(strings.MATCHED_STEP_LINE.format(id=step))
             return "\n".join(lines), None
@@ -210,35 +220,51 @@ class DirectiveGate(ArmSession):
                 self.gate.book(v)
 
     def admit(self, turn: Turn, shaped: Shaped, bookings: Sequence[Booking]) -> Admission:
+        """Bookings are judged in order, each on the compiled state the bookings admitted
+        before it in this reply produced (Section 5.4: "each call admitted because the state
+        is correct"); the compiled state itself advances in :meth:`observe`."""
         if not self.enforcing:
             return super().admit(turn, shaped, bookings)
         adm = Admission(admitted=[])
+        state = self.gate.copy()
         for b in bookings:
-            status, step = self._refusal(b, shaped)
+            status, step = self._refusal(b, shaped, state)
             if status is None:
                 adm.admitted.append(b)
+                if step is not None:
+                    state.book(step)
             else:
                 adm.refused.append(b)
                 adm.notices.append(render_rejection(b, status, step))
         return adm
 
     def refusal(self, booking: Booking, shaped: Shaped) -> tuple[str | None, str | None]:
+        """One booking's decision on the compiled state now (the tool harness calls it per
+        call and tells the arm each executed one at once, as :meth:`admit` does in a reply)."""
         if not self.enforcing:
             return super().refusal(booking, shaped)
-        return self._refusal(booking, shaped)
+        return self._refusal(booking, shaped, self.gate)
 
-    def _refusal(self, booking: Booking, shaped: Shaped) -> tuple[str | None, str]:
-        """(why the gate refuses ``booking`` or None, the compiled step named)."""
+    def _refusal(
+        self, booking: Booking, shaped: Shaped, state: TaskState
+    ) -> tuple[str | None, str | None]:
+        """(why the gate refuses ``booking`` on ``state`` or None, the compiled step named).
+
+        State-bound (Section 3.3): refused iff the step it names is cancelled, done without
+        authorization, or blocked; any other booking is admitted, a code the compile does not
+        know included (the compiled state cannot advance on it). Request-bound also refuses
+        any step other than the matched one, and a code it cannot place (it cannot tell
+        that the booking is the requested step)."""
         v = self._compiled_step(booking)
-        if v is None or booking.step is None:
-            return UNKNOWN_STATUS, "?"
-        gate = self.gate
-        status = gate.status(v)
+        request_bound = self.knobs.binding == "request"
+        if v is None:
+            return (UNKNOWN_STATUS, "?") if request_bound else (None, None)
+        status = state.status(v)
         if status == "cancelled" or status == "blocked":
             return status, v
-        if status == "done" and v not in gate.authorized:
+        if status == "done" and v not in state.authorized:
             return "done", v
-        if self.knobs.binding == "request" and v != shaped.matched_step:
+        if request_bound and v != shaped.matched_step:
             return UNREQUESTED_STATUS, v
         return None, v
 
@@ -293,7 +319,7 @@ class SelfLedger(ArmSession):
         )
 
     def addition(self, turn: Turn, state: TaskState) -> str:
-        return render_ledger(self.ledger)
+        return render_ledger(self.ledger, self.episode.steps)
 
     async def shape(self, turn: Turn, state: TaskState, notices: Sequence[str]) -> Shaped:
         shaped = await super().shape(turn, state, notices)

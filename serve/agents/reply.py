@@ -46,7 +46,7 @@ def ledger_lines(view: View, booked: list[str]) -> str:
     word = {"done": "DONE", "cancelled": "CANCELLED"}
     shown = _statuses(view, booked)
     return "\n".join(
-        strings.LEDGER_LINE.format(id=s.id, status=word.get(shown.get(s.id, ""), "TODO"))
+        strings.LEDGER_LINE.format(code=s.code, status=word.get(shown.get(s.id, ""), "TODO"))
         for s in view.brief.steps
     )
 

@@ -60,7 +60,10 @@ class View:
         self.checklist: dict[str, ChecklistEntry] | None = parse_checklist(user.addition)
         self.matched = matched_step(user.addition)
         last_reply = history[-1][1] if history else ""
-        self.ledger_shown = parse_ledger(user.addition) or parse_ledger(last_reply)
+        by_code = parse_ledger(user.addition) or parse_ledger(last_reply)
+        self.ledger_shown = {
+            brief.by_code[c]: st for c, st in by_code.items() if c in brief.by_code
+        }
         self.rejected_now = {n.code for n in user.notices if n.work_order == self.work_order}
 
 

@@ -1,0 +1,137 @@
+"""``ladder view``'s web app: a JSON API over :class:`runner.view.data.RunView` and the static
+page (``runner/view/static``: plain HTML, CSS and JavaScript, nothing fetched from outside).
+
+Routes (all GET):
+
+* ``/``: the page; ``/static/...``: its files.
+* ``/api/cells``: the cells (strict and decline-aware success with CIs, channels, cost) and
+  the contrasts.
+* ``/api/episodes?cell=SLUG[&failed=strict|decline_aware][&channel=C][&seed=N]``: a cell's
+  episodes.
+* ``/api/episode?cell=SLUG&seed=N``: one episode turn by turn.
+* ``/api/compare?seed=N&a=SLUG&b=SLUG``: the same seed under two cells, side by side.
+
+Every request refreshes the index first (new episodes of a run in progress appear on reload).
+Bad parameters answer 400, an unknown cell or seed 404, each with ``{"error": ...}``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from protocol.state import CHANNELS
+from runner.view.data import RunView
+from scoring.cells import SCORINGS
+
+__all__ = ["LOOPBACK", "STATIC", "make_app", "serve"]
+
+STATIC = Path(__file__).parent / "static"
+LOOPBACK = "127.0.0.1"
+_VIEW: web.AppKey[RunView] = web.AppKey("view", RunView)
+
+
+class _BadRequest(ValueError):
+    pass
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.json_response(data, status=status)
+
+
+def _int(request: web.Request, name: str, required: bool = False) -> int | None:
+    raw = request.query.get(name, "")
+    if not raw:
+        if required:
+            raise _BadRequest(f"missing parameter {name}")
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise _BadRequest(f"{name} must be an integer (got {raw!r})") from None
+
+
+def _choice(request: web.Request, name: str, allowed: tuple[str, ...]) -> str | None:
+    raw = request.query.get(name, "")
+    if raw and raw not in allowed:
+        raise _BadRequest(f"{name} must be one of {', '.join(allowed)} (got {raw!r})")
+    return raw or None
+
+
+def _required(request: web.Request, name: str) -> str:
+    raw = request.query.get(name, "")
+    if not raw:
+        raise _BadRequest(f"missing parameter {name}")
+    return raw
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Any) -> web.StreamResponse:
+    try:
+        response: web.StreamResponse = await handler(request)
+    except _BadRequest as e:
+        return _json({"error": str(e)}, 400)
+    return response
+
+
+async def _page(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(STATIC / "index.html")
+
+
+async def _cells(request: web.Request) -> web.Response:
+    return _json(request.app[_VIEW].cells())
+
+
+async def _episodes(request: web.Request) -> web.Response:
+    slug = _required(request, "cell")
+    data = request.app[_VIEW].episodes(
+        slug,
+        failed=_choice(request, "failed", SCORINGS),
+        channel=_choice(request, "channel", tuple(CHANNELS)),
+        seed=_int(request, "seed"),
+    )
+    return _json(data) if data is not None else _json({"error": f"no cell {slug}"}, 404)
+
+
+async def _episode(request: web.Request) -> web.Response:
+    slug, seed = _required(request, "cell"), _int(request, "seed", required=True)
+    assert seed is not None
+    data = request.app[_VIEW].episode(slug, seed)
+    if data is None:
+        return _json({"error": f"no episode of seed {seed} in cell {slug}"}, 404)
+    return _json(data)
+
+
+async def _compare(request: web.Request) -> web.Response:
+    seed = _int(request, "seed", required=True)
+    assert seed is not None
+    a, b = _required(request, "a"), _required(request, "b")
+    data = request.app[_VIEW].compare(seed, a, b)
+    if data is None:
+        return _json({"error": f"seed {seed} is not logged in both {a} and {b}"}, 404)
+    return _json(data)
+
+
+def make_app(run_dir: Path) -> web.Application:
+    """The viewer's application over one run directory (the index is built on first use)."""
+    app = web.Application(middlewares=[_errors])
+    app[_VIEW] = RunView(run_dir)
+    app.router.add_get("/", _page)
+    app.router.add_get("/api/cells", _cells)
+    app.router.add_get("/api/episodes", _episodes)
+    app.router.add_get("/api/episode", _episode)
+    app.router.add_get("/api/compare", _compare)
+    app.router.add_static("/static", STATIC)
+    return app
+
+
+async def serve(run_dir: Path, port: int) -> tuple[web.AppRunner, str]:
+    """Start the viewer on loopback; returns the runner (to clean up) and the page's URL."""
+    runner = web.AppRunner(make_app(run_dir), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, LOOPBACK, port)
+    await site.start()
+    bound = next((a[1] for a in runner.addresses if isinstance(a, tuple)), port)
+    return runner, f"http://{LOOPBACK}:{bound}/"

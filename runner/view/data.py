@@ -1,0 +1,104 @@
+"""What the viewer's pages and ``ladder show`` ask of a run: the index refreshed, then the
+pure view builders of :mod:`scoring.episode_view` over the records it finds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from protocol.generate import SpecError
+from protocol.records import Episode, EpisodeRecord
+from runner.view.index import RunIndex
+from scoring.cells import score_lines
+from scoring.episode_view import (
+    arm_label,
+    cells_view,
+    compare_view,
+    episode_view,
+    filter_rows,
+    pairing_key,
+)
+from scoring.replay import score_episode
+
+__all__ = ["RunView"]
+
+
+class RunView:
+    """A run directory read for the viewer (one per served directory)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.index = RunIndex(run_dir)
+
+    def refresh(self) -> None:
+        self.index.refresh()
+
+    def cells(self) -> dict[str, Any]:
+        """The overview: cells with both scorings and CIs, channels, cost; the contrasts;
+        what reading the logs found."""
+        self.refresh()
+        if self.index.overview is None:
+            self.index.set_overview(score_lines(self.index.scores()))
+        lines = self.index.overview or []
+        rep = self.index.report()
+        return {
+            "run": str(self.run_dir),
+            "cells": cells_view(lines, self.index.costs()),
+            "contrasts": [x for x in lines if x.get("type") == "contrast"],
+            "log": {
+                "files": rep.files,
+                "records": rep.records,
+                "corrupt": rep.corrupt[:20],
+                "duplicates": rep.duplicates,
+            },
+        }
+
+    def episodes(
+        self,
+        slug: str,
+        *,
+        failed: str | None = None,
+        channel: str | None = None,
+        seed: int | None = None,
+    ) -> dict[str, Any] | None:
+        """One cell's episode rows, filtered (None for an unknown cell)."""
+        self.refresh()
+        key = self.index.cell_key(slug)
+        if key is None:
+            return None
+        rows = [e.row for e in self.index.entries(slug)]
+        kept = filter_rows(rows, failed=failed, channel=channel, seed=seed)
+        return {"slug": slug, "arm": key.arm, "total": len(rows), "episodes": kept}
+
+    def _episode(self, record: EpisodeRecord) -> Episode | None:
+        try:
+            return self.index.episodes.get(record.spec)
+        except SpecError:
+            return None
+
+    def episode(self, slug: str, seed: int) -> dict[str, Any] | None:
+        """One episode turn by turn, and the other arms of its configuration that ran the
+        seed (for the side-by-side); None when not in the logs."""
+        self.refresh()
+        record = self.index.record(slug, seed)
+        if record is None:
+            return None
+        episode = self._episode(record)
+        score = score_episode(record, episode) if episode else score_episode(record)
+        view = episode_view(record, score, episode)
+        config = pairing_key(record.cell)
+        view["pairs"] = [
+            {"slug": s, "arm": arm_label(k)}
+            for s in self.index.slugs()
+            if s != slug
+            and (k := self.index.cell_key(s)) is not None
+            and pairing_key(k) == config
+            and self.index.entry(s, seed) is not None
+        ]
+        return view
+
+    def compare(self, seed: int, a: str, b: str) -> dict[str, Any] | None:
+        va, vb = self.episode(a, seed), self.episode(b, seed)
+        if va is None or vb is None:
+            return None
+        return compare_view(va, vb)

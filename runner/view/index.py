@@ -1,0 +1,231 @@
+"""The viewer's index of a run directory: built once, cached in the run directory, grown as
+the logs grow.
+
+For every complete line of every cell log (:func:`runner.logs.scan_log`) the index keeps the
+byte offset and length of the line, the episode's compact score
+(:func:`scoring.replay.score_episode` with ``detail=False``), its list row
+(:func:`scoring.episode_view.episode_row`) and its one-episode cost row
+(:func:`scoring.cost.cost_rows`). An episode is read again from its offset only when it is
+opened (:meth:`RunIndex.record`).
+
+Cache: ``DIR/view-index.msgpack``, one file, with the run's result lines
+(:func:`scoring.cells.score_lines` of the indexed scores) once computed. For each log file it
+holds the offset after its
+last indexed line and the file's first bytes. On :meth:`RunIndex.refresh` a file that grew
+past that offset (a run in progress) is scanned from there on; a file whose first bytes
+changed or that shrank is indexed again from the start; a file gone is dropped. A cache
+written by another index version or schema version is ignored and rebuilt. A run directory
+that cannot be written keeps the index in memory only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from protocol.generate import SpecError
+from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
+from runner.logs import LogReport, log_files, read_record, scan_log
+from scoring.cost import cost_rows
+from scoring.episode_view import episode_row
+from scoring.episodes import EpisodeCache
+from scoring.offline import paused_gc
+from scoring.replay import EpisodeScore, score_episode
+
+__all__ = ["INDEX_FILE", "INDEX_VERSION", "Entry", "FileIndex", "RunIndex"]
+
+INDEX_FILE = "view-index.msgpack"
+INDEX_VERSION = 1
+_HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
+
+
+class Entry(msgspec.Struct, kw_only=True):
+    seed: int
+    offset: int
+    length: int
+    score: EpisodeScore
+    row: dict[str, Any]
+    cost: dict[str, Any] | None  # None: not completed (cost counts completed episodes)
+
+
+class FileIndex(msgspec.Struct, kw_only=True):
+    indexed_to: int = 0
+    head: bytes = b""
+    entries: dict[int, Entry] = {}  # seed -> its last record in this file
+    records: int = 0
+    duplicates: int = 0
+    corrupt: list[str] = []
+
+
+class _Cache(msgspec.Struct, kw_only=True):
+    version: int
+    schema: int
+    files: dict[str, FileIndex]
+    overview: list[dict[str, Any]] | None = None
+
+
+def _head(path: Path) -> bytes:
+    with path.open("rb") as f:
+        return f.read(_HEAD)
+
+
+class RunIndex:
+    """Every episode of a run directory, by cell slug and seed, with its score and offset."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.path = run_dir / INDEX_FILE
+        self.overview: list[dict[str, Any]] | None = None  # lines cached by set_overview
+        self.files: dict[str, FileIndex] = self._load()
+        self.episodes = EpisodeCache()
+        self.scanned = 0  # records scored by the last refresh (0: all from the cache)
+        self._by_slug: dict[str, dict[int, tuple[Path, Entry]]] = {}
+
+    # --- the cache file ---------------------------------------------------------------
+    def _load(self) -> dict[str, FileIndex]:
+        try:
+            cache = msgspec.msgpack.decode(self.path.read_bytes(), type=_Cache)
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return {}
+        if cache.version != INDEX_VERSION or cache.schema != SCHEMA_VERSION:
+            return {}
+        self.overview = cache.overview
+        return cache.files
+
+    def _save(self) -> None:
+        data = msgspec.msgpack.encode(
+            _Cache(
+                version=INDEX_VERSION,
+                schema=SCHEMA_VERSION,
+                files=self.files,
+                overview=self.overview,
+            )
+        )
+        tmp = self.path.with_name(f".{INDEX_FILE}.{os.getpid()}.tmp")
+        try:
+            tmp.write_bytes(data)
+            os.replace(tmp, self.path)
+        except OSError:  # a read-only run directory: the index lives in memory
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+    # --- building -----------------------------------------------------------------------
+    def _score(self, record: EpisodeRecord) -> EpisodeScore:
+        try:
+            episode = self.episodes.get(record.spec)
+        except SpecError:
+            return score_episode(record, detail=False)  # reported as unscorable
+        return score_episode(record, episode, detail=False)
+
+    def _index_file(self, path: Path, old: FileIndex | None) -> FileIndex:
+        size = path.stat().st_size
+        head = _head(path)
+        if old is None or size < old.indexed_to or head[: len(old.head)] != old.head:
+            old = FileIndex()  # new, shrunk or replaced: index from the start
+        elif size == old.indexed_to:
+            return old
+        fi = old
+        lines, end = scan_log(path, fi.indexed_to)
+        for line in lines:
+            if line.record is None:
+                fi.corrupt.append(line.error or f"{path.name}@{line.offset}")
+                continue
+            rec = line.record
+            score = self._score(rec)
+            cost = cost_rows([rec])
+            if rec.spec.seed in fi.entries:
+                fi.duplicates += 1
+            fi.entries[rec.spec.seed] = Entry(
+                seed=rec.spec.seed,
+                offset=line.offset,
+                length=line.length,
+                score=score,
+                row=episode_row(rec, score),
+                cost={k: v for k, v in cost[0].items() if k != "cell"} if cost else None,
+            )
+            fi.records += 1
+            self.scanned += 1
+        fi.indexed_to = end
+        fi.head = head
+        return fi
+
+    def refresh(self) -> bool:
+        """Index what the logs gained since the last refresh; True when anything changed."""
+        self.scanned = 0
+        base = self.run_dir
+        paths = {str(p.relative_to(base)): p for p in log_files(base)}
+        changed = set(self.files) != set(paths)
+        files: dict[str, FileIndex] = {}
+        with paused_gc():
+            for name, path in paths.items():
+                old = self.files.get(name)
+                before = (old.indexed_to, old.records) if old else None
+                try:
+                    files[name] = self._index_file(path, old)
+                except OSError:
+                    continue  # removed or unreadable since listed
+                changed |= before != (files[name].indexed_to, files[name].records)
+        self.files = files
+        self._by_slug = {}
+        for name in sorted(files):
+            for seed, entry in files[name].entries.items():
+                slug = entry.row["slug"]
+                self._by_slug.setdefault(slug, {})[seed] = (paths[name], entry)
+        if changed:
+            self.overview = None
+            self._save()
+        return changed
+
+    def set_overview(self, lines: list[dict[str, Any]]) -> None:
+        """Keep the result lines of the indexed scores with the index (cleared, and so
+        computed again, when the logs change)."""
+        self.overview = lines
+        self._save()
+
+    # --- reading ------------------------------------------------------------------------
+    def slugs(self) -> list[str]:
+        return sorted(self._by_slug)
+
+    def entries(self, slug: str) -> list[Entry]:
+        """The cell's episodes in seed order (empty for an unknown slug)."""
+        cell = self._by_slug.get(slug, {})
+        return [cell[s][1] for s in sorted(cell)]
+
+    def entry(self, slug: str, seed: int) -> Entry | None:
+        hit = self._by_slug.get(slug, {}).get(seed)
+        return hit[1] if hit else None
+
+    def scores(self) -> list[EpisodeScore]:
+        return [e.score for cell in self._by_slug.values() for _, e in cell.values()]
+
+    def costs(self) -> dict[str, list[dict[str, Any]]]:
+        return {
+            slug: [e.cost for _, e in cell.values() if e.cost is not None]
+            for slug, cell in self._by_slug.items()
+        }
+
+    def cell_key(self, slug: str) -> CellKey | None:
+        cell = self._by_slug.get(slug)
+        return next(iter(cell.values()))[1].score.cell if cell else None
+
+    def record(self, slug: str, seed: int) -> EpisodeRecord | None:
+        """The episode's record, read from its offset (None when not indexed)."""
+        hit = self._by_slug.get(slug, {}).get(seed)
+        if hit is None:
+            return None
+        path, entry = hit
+        return read_record(path, entry.offset, entry.length)
+
+    def report(self) -> LogReport:
+        """What reading found, in :class:`runner.logs.LogReport`'s terms (the last partial
+        line of a file is not counted: it may be an episode being written)."""
+        rep = LogReport(files=len(self.files))
+        for fi in self.files.values():
+            rep.records += fi.records
+            rep.duplicates += fi.duplicates
+            rep.corrupt.extend(fi.corrupt)
+        return rep

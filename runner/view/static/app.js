@@ -1,0 +1,337 @@
+// state-ladder view: one page, hash routes, data from /api (same origin, nothing external).
+"use strict";
+
+const CHANNELS = ["re_execution", "superseded", "premature", "omission", "unrequested", "refused_redo"];
+const main = document.getElementById("main");
+const crumbs = document.getElementById("crumbs");
+
+// h("tag#id.class", {attr: value, onclick: fn}, child, ...): text children are never parsed
+// as HTML.
+function h(spec, attrs, ...children) {
+  const [head, ...classes] = spec.split(".");
+  const [tag, id] = head.split("#");
+  const el = document.createElement(tag || "div");
+  if (id) el.id = id;
+  if (classes.length) el.className = classes.join(" ");
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(el.dataset, v);
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+// Replace the page's content (null, undefined and false children are left out).
+function fill(...children) {
+  main.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+async function api(path) {
+  const r = await fetch(path, {cache: "no-store"});
+  const data = await r.json();
+  if (!r.ok) throw new Error(data.error || r.statusText);
+  return data;
+}
+
+const enc = encodeURIComponent;
+const pct = (x) => (x === null || x === undefined ? "-" : (100 * x).toFixed(1) + "%");
+const num = (x, d = 0) => (x === null || x === undefined ? "-" : Number(x).toFixed(d));
+const kfmt = (x) => (x === null || x === undefined ? "-" : (x / 1000).toFixed(1) + "k");
+
+function outcome(v) {
+  if (v === true) return h("span.ok", {}, "pass");
+  if (v === false) return h("span.bad", {}, "fail");
+  return h("span.muted", {}, "not counted");
+}
+
+function channelPills(channels) {
+  const entries = Object.entries(channels || {}).filter(([, n]) => n);
+  if (!entries.length) return h("span.muted", {}, "none");
+  return entries.map(([c, n]) => h("span.pill.bad", {}, `${c} ${n}`));
+}
+
+function setCrumbs(...items) {
+  crumbs.replaceChildren();
+  items.forEach((it, i) => {
+    if (i) crumbs.append(h("span.sep", {}, "›"));
+    crumbs.append(it.href ? h("a", {href: it.href}, it.text) : h("span", {}, it.text));
+  });
+}
+
+function successCell(line, name) {
+  const [lo, hi] = line[`${name}_ci`] || [null, null];
+  return h("td.num", {}, `${line[`${name}_successes`]}/${line.n} `, h("b", {}, pct(line[name])),
+    h("div.ci", {}, `[${pct(lo)}, ${pct(hi)}]`));
+}
+
+// --- the cells ------------------------------------------------------------------------
+async function showCells() {
+  setCrumbs({text: "cells"});
+  const data = await api("/api/cells");
+  document.getElementById("run").textContent = data.run;
+  const head = h("tr", {}, h("th", {}, "arm"), h("th.num", {}, "n"),
+    h("th.num", {}, "strict [95% CI]"), h("th.num", {}, "decline-aware [95% CI]"),
+    CHANNELS.map((c) => h("th.num", {title: "errors, primary scoring (da: decline-aware, where it differs)"}, c.replace("_", " "))),
+    h("th.num", {}, "infra"), h("th.num", {}, "agent tok/ep"), h("th.num", {}, "× raw"),
+    h("th.num", {}, "calls/ep"), h("th.num", {}, "episode s (med)"));
+  const body = [];
+  let config = null;
+  for (const c of data.cells) {
+    if (c.config !== config) {
+      config = c.config;
+      body.push(h("tr.config", {}, h("td", {colspan: 16}, config)));
+    }
+    const cost = c.cost || {};
+    body.push(h("tr.click", {dataset: {slug: c.slug}, onclick: () => go(`#/cell/${enc(c.slug)}`)},
+      h("td", {}, h("a", {href: `#/cell/${enc(c.slug)}`}, c.arm_label)),
+      h("td.num", {}, c.n), successCell(c, "strict"), successCell(c, "decline_aware"),
+      CHANNELS.map((ch) => h("td.num", {class: c.channels[ch] ? "num bad" : "num",
+        title: `primary ${c.channels[ch]}; decline-aware ${(c.decline_aware_channels || {})[ch] ?? "-"}`}, c.channels[ch],
+        (c.decline_aware_channels || {})[ch] !== c.channels[ch] ? h("div.ci", {}, `da ${(c.decline_aware_channels || {})[ch]}`) : null)),
+      h("td.num", {}, c.infrastructure_errors), h("td.num", {}, kfmt(cost.total_tokens)),
+      h("td.num", {}, num(cost.x_raw, 2)),
+      h("td.num", {}, `${num(cost.agent_calls, 1)} + ${num(cost.helper_calls, 1)}`),
+      h("td.num", {}, num(cost.episode_latency_median_s, 2))));
+  }
+  const contrasts = data.contrasts.map((x) => h("tr", {},
+    h("td", {}, x.scoring), h("td", {}, `${x.a} → ${x.b}`), h("td.num", {}, x.n),
+    h("td.num", {}, `${x.a_successes} → ${x.b_successes}`), h("td.num", {}, `${x.b_only} / ${x.a_only}`),
+    h("td.num", {}, num(x.p, 4)), h("td.num", {}, num(x.p_holm, 4))));
+  const log = data.log;
+  fill(
+    h("h1", {}, "Cells"),
+    h("p.muted", {}, `${log.records} episodes in ${log.files} log files` +
+      (log.corrupt.length ? `; ${log.corrupt.length} corrupt lines skipped` : "") +
+      ". Click a cell to list its episodes. Reload to pick up new episodes of a run in progress."),
+    h("table#cells", {}, h("thead", {}, head), h("tbody", {}, body)),
+    h("h2", {}, "Adjacent contrasts (exact McNemar, Holm)"),
+    h("table#contrasts", {}, h("thead", {}, h("tr", {}, ["scoring", "a → b", "pairs", "successes",
+      "b only / a only", "p", "p (Holm)"].map((t) => h("th", {}, t)))), h("tbody", {}, contrasts)));
+}
+
+// --- a cell's episodes ----------------------------------------------------------------
+async function showCell(slug, params) {
+  const q = new URLSearchParams({cell: slug});
+  for (const k of ["failed", "channel", "seed"]) if (params.get(k)) q.set(k, params.get(k));
+  const data = await api(`/api/episodes?${q}`);
+  setCrumbs({text: "cells", href: "#/"}, {text: data.arm});
+  const update = () => {
+    const p = new URLSearchParams();
+    if (failed.checked) p.set("failed", scoring.value);
+    if (channel.value) p.set("channel", channel.value);
+    if (seed.value) p.set("seed", seed.value);
+    go(`#/cell/${enc(slug)}?${p}`);
+  };
+  const failed = h("input#f-failed", {type: "checkbox", checked: !!params.get("failed"), onchange: update});
+  const scoring = h("select#f-scoring", {onchange: update},
+    ["strict", "decline_aware"].map((s) => h("option", {value: s, selected: params.get("failed") === s}, s.replace("_", "-"))));
+  const channel = h("select#f-channel", {onchange: update}, h("option", {value: ""}, "any channel"),
+    CHANNELS.map((c) => h("option", {value: c, selected: params.get("channel") === c}, c)));
+  const seed = h("input#f-seed", {type: "number", placeholder: "seed", value: params.get("seed") || "", onchange: update, style: "width: 7em"});
+  const rows = data.episodes.map((e) => h("tr.click", {
+    class: e.strict === true ? "click" : "click failed", dataset: {seed: e.seed},
+    onclick: () => go(`#/episode/${enc(slug)}/${e.seed}`)},
+    h("td", {}, h("a", {href: `#/episode/${enc(slug)}/${e.seed}`}, `seed ${e.seed}`)),
+    h("td", {}, outcome(e.strict)), h("td", {}, outcome(e.decline_aware)),
+    h("td", {}, channelPills(e.channels)), h("td.num", {}, `${e.turns_ok}/${e.turns}`),
+    h("td.num", {}, e.refused), h("td.num", {}, e.corruptions),
+    h("td.num", {}, kfmt(e.tokens.agent)), h("td.num", {}, kfmt(e.tokens.helper)),
+    h("td.num", {}, num(e.wall_s, 2)), h("td", {}, e.termination)));
+  fill(
+    h("h1", {}, `Episodes of ${data.arm}`), h("p.muted", {}, slug),
+    h("div.filters", {}, h("label", {}, failed, "failed only under"), scoring,
+      h("label", {}, "channel", channel), h("label", {}, "seed", seed),
+      h("span#count.muted", {}, `${data.episodes.length} of ${data.total} episodes`)),
+    h("table#episodes", {}, h("thead", {}, h("tr", {}, ["episode", "strict", "decline-aware",
+      "errors (primary)", "turns ok", "refused", "corruptions", "agent tok", "helper tok",
+      "wall s", "termination"].map((t) => h("th", {}, t)))), h("tbody", {}, rows)));
+}
+
+// --- one episode ------------------------------------------------------------------------
+function message(turn) {
+  return h("div.msg", {}, turn.sent.map(([kind, text]) =>
+    kind === "arm" ? h("pre.arm", {}, text.trim()) : h("pre.user", {}, text)));
+}
+
+function bookings(list, cls) {
+  if (!list.length) return h("span.muted", {}, "none");
+  return list.map((b) => h(`span.pill.${cls}`, {}, `${b.step || "?"} ${b.code} ${b.work_order}`));
+}
+
+function errorPills(errors) {
+  return errors.map((e) => h("span.pill.bad", {}, `${e.channel} ${e.step}`));
+}
+
+function callsTable(calls) {
+  if (!calls.length) return h("span.muted", {}, "no calls");
+  return h("table.calls", {}, h("tr", {}, ["role", "prompt", "completion", "latency s", "wait s",
+    "attempts", "finish", "cached"].map((t) => h("th", {}, t))),
+    calls.map((c) => h("tr", {}, h("td", {}, c.role), h("td.num", {}, c.prompt_tokens),
+      h("td.num", {}, c.completion_tokens), h("td.num", {}, num(c.latency_s, 3)),
+      h("td.num", {}, num(c.wait_s, 3)), h("td.num", {}, c.attempts), h("td", {}, c.finish_reason || "-"),
+      h("td", {}, c.cached ? "yes" : ""))));
+}
+
+function turnTitle(t) {
+  return [`turn ${t.index} · ${t.kind}${t.dynamic ? " (re-ask)" : ""}`,
+    t.step ? ` · ${t.step}` : "", t.work_order ? ` · ${t.work_order}` : "",
+    ` · label ${t.label || "-"}`,
+    t.decline_aware_label !== t.label ? ` (decline-aware ${t.decline_aware_label})` : ""].join("");
+}
+
+function turnDetail(t, open) {
+  const b = (label, ...content) => [h("b", {}, label), h("div", {}, ...content)];
+  const aware = JSON.stringify(t.errors) === JSON.stringify(t.decline_aware_errors)
+    ? null : b("decline-aware", t.decline_aware_errors.length ? errorPills(t.decline_aware_errors) : h("span.ok", {}, "no error"));
+  return h("details.turn", {id: `turn-${t.index}`, class: t.failed ? "turn failed" : "turn", open},
+    h("summary", {}, turnTitle(t), " ", t.failed ? errorPills(t.errors) : h("span.pill.ok", {}, "ok")),
+    h("div.body", {},
+      b("verdict", `label ${t.label || "-"}; executed ${t.executed.join(", ") || "nothing"}; `,
+        t.errors.length ? errorPills(t.errors) : h("span.ok", {}, "no error")),
+      aware,
+      b("user (as sent)", message(t)),
+      t.first_reply !== null ? b("first reply (refused same turn)", h("pre.reply", {}, t.first_reply)) : null,
+      b("reply", h("pre.reply", {}, t.reply || "(empty)")),
+      t.reasoning ? b("reasoning", h("pre.muted", {}, t.reasoning)) : null,
+      b("admitted", bookings(t.admitted, "ok")),
+      b("refused", bookings(t.refused, "bad")),
+      b("matcher", t.matched_redo === null && !t.matcher_outcome ? h("span.muted", {}, "not consulted")
+        : `step ${t.matched_step || "none"}; explicit redo ${t.matched_redo ? "yes" : "no"}` +
+          (t.matcher_outcome ? ` (${t.matcher_outcome})` : "")),
+      b("directive", t.directive ? h("pre", {}, t.directive) : h("span.muted", {}, "none")),
+      t.corruptions.length ? b("corruptions", t.corruptions.map((e) => h("span.pill.bad", {}, corruptionText(e)))) : null,
+      b("calls", callsTable(t.calls))));
+}
+
+function corruptionText(e) {
+  return `turn ${e.turn}: ${e.kind} ${e.step}${e.edge ? " (edge " + e.edge + ")" : ""}`;
+}
+
+function compileSection(c) {
+  if (!c) return null;
+  const list = (x) => (x === null ? "(absent)" : x.join(", ") || "(none)");
+  const rows = c.steps.map((s) => h("tr", {},
+    h("td", {}, s.step),
+    h("td", {class: s.deps_differ ? "diff" : null}, list(s.generator_deps)),
+    h("td", {class: s.deps_differ ? "diff" : null}, list(s.compiled_deps)),
+    h("td", {class: s.code_differs ? "diff" : null}, s.generator_code ?? "(absent)"),
+    h("td", {class: s.code_differs ? "diff" : null}, s.compiled_code === "" ? "(empty)" : s.compiled_code ?? "(absent)")));
+  const rewires = (w) => Object.entries(w || {}).map(([k, v]) => `${k} ← ${v.join(", ") || "none"}`).join("; ") || "none";
+  const rev = (r) => (r ? `cancel ${r.cancel ?? "-"}; rewires ${rewires(r.rewires)}; relax ${r.relax ? r.relax.join(" drops ") : "-"}` : "-");
+  const v = c.validator || {};
+  return [h("h2", {}, "Compiled graph against the generator's"),
+    h("p.muted", {}, `compile model ${c.model}; validator ${v.passed ? "passed" : "flagged " + (v.flags || []).join(", ")}; ` +
+      `enforcing ${c.enforcing}; steps differing from the generator: ${c.steps.filter((s) => s.deps_differ || s.code_differs).length}` +
+      (c.graph_error ? `; graph error: ${c.graph_error}` : "")),
+    h("table#compile", {}, h("tr", {}, ["step", "generator deps", "compiled deps", "generator code",
+      "compiled code"].map((t) => h("th", {}, t))), rows),
+    h("table#revision", {}, h("tr", {}, h("th", {}, "generator revision"), h("th", {}, "compiled revision")),
+      h("tr", {}, h("td", {}, rev(c.generator_revision)),
+        h("td", {class: rev(c.generator_revision) !== rev(c.revision) ? "diff" : null}, rev(c.revision))))];
+}
+
+async function showEpisode(slug, seed, turn) {
+  const e = await api(`/api/episode?cell=${enc(slug)}&seed=${seed}`);
+  const r = e.row;
+  setCrumbs({text: "cells", href: "#/"}, {text: r.arm, href: `#/cell/${enc(slug)}`}, {text: `seed ${seed}`});
+  const failing = e.turns.filter((t) => t.failed);
+  const toc = h("table#turns", {}, h("tr", {}, ["turn", "kind", "step", "label", "errors"].map((t) => h("th", {}, t))),
+    e.turns.map((t) => h("tr.click", {class: t.failed ? "click failed" : "click", dataset: {index: t.index},
+      onclick: () => go(`#/episode/${enc(slug)}/${seed}/${t.index}`)},
+      h("td.num", {}, t.index), h("td", {}, t.kind + (t.dynamic ? " (re-ask)" : "")), h("td", {}, t.step || ""),
+      h("td", {}, t.label), h("td", {}, errorPills(t.errors)))));
+  const pick = h("select#pair", {}, e.pairs.map((p) => h("option", {value: p.slug}, p.arm)));
+  const compare = e.pairs.length ? h("div.filters", {}, "compare seed " + seed + " with", pick,
+    h("button#compare", {onclick: () => go(`#/compare/${seed}/${enc(slug)}/${enc(pick.value)}`)}, "side by side")) : null;
+  const tok = r.tokens;
+  const onlyFailing = h("input#only-failing", {type: "checkbox", onchange: () => {
+    for (const el of document.querySelectorAll("#turns tr[data-index], #detail details.turn")) {
+      el.hidden = onlyFailing.checked && !el.classList.contains("failed");
+    }
+  }});
+  fill(
+    h("h1", {}, `${r.arm} · seed ${seed}`), h("p.muted", {}, `${e.slug}${e.synthetic ? " · synthetic agent" : ""}`),
+    h("div#header.summary", {},
+      h("div", {}, h("b", {}, "strict"), outcome(r.strict)),
+      h("div", {}, h("b", {}, "decline-aware"), outcome(r.decline_aware)),
+      h("div", {}, h("b", {}, "errors"), channelPills(r.channels)),
+      h("div", {}, h("b", {}, "turns ok"), `${r.turns_ok}/${r.turns}`),
+      h("div", {}, h("b", {}, "tokens"), `agent ${tok.agent}, helpers ${tok.helper}`),
+      h("div", {}, h("b", {}, "wall time"), `${num(r.wall_s, 2)} s`),
+      h("div", {}, h("b", {}, "termination"), e.termination + (e.error ? `: ${e.error}` : "")),
+      h("div", {}, h("b", {}, "refused / citations"), `${e.refused} / ${e.citations}`)),
+    e.mismatches.length ? h("p.error", {}, "log and regenerated episode differ: " + e.mismatches.join("; ")) : null,
+    compare,
+    h("div.layout", {},
+      h("div.toc", {}, h("p#failing", {}, `${failing.length} failing turns`, failing.length ? ": " : "",
+        failing.map((t, i) => [i ? ", " : "", h("a", {href: `#/episode/${enc(slug)}/${seed}/${t.index}`}, `turn ${t.index}`)]),
+        h("span.muted", {}, " (highlighted; click a turn to read it)")),
+        h("label.filters", {}, onlyFailing, "failing turns only"), toc),
+      h("div#detail", {},
+        e.turns.map((t) => turnDetail(t, t.failed || t.index === turn)),
+        compileSection(e.compile),
+        e.corruptions.length ? [h("h2", {}, "Corruption events"),
+          h("ul#corruptions", {}, e.corruptions.map((c) => h("li", {}, corruptionText(c))))] : null)));
+  if (turn !== null) {
+    const row = document.querySelector(`#turns tr[data-index="${turn}"]`);
+    if (row) {
+      row.classList.add("selected");
+      const box = row.closest(".toc");
+      box.scrollTop = row.offsetTop - box.clientHeight / 2;
+    }
+    const el = document.getElementById(`turn-${turn}`);
+    if (el) { el.open = true; el.classList.add("current"); el.scrollIntoView({block: "start"}); }
+  }
+}
+
+// --- side by side -----------------------------------------------------------------------
+function side(t) {
+  if (!t) return h("span.muted", {}, "(no such turn)");
+  return h("div.side", {}, h("div", {}, h("b", {}, turnTitle(t)), " ",
+    t.failed ? errorPills(t.errors) : h("span.pill.ok", {}, "ok")),
+    message(t), h("pre.reply", {}, t.reply || "(empty)"),
+    h("div", {}, "admitted ", bookings(t.admitted, "ok"), " refused ", bookings(t.refused, "bad")));
+}
+
+async function showCompare(seed, a, b) {
+  const c = await api(`/api/compare?seed=${seed}&a=${enc(a)}&b=${enc(b)}`);
+  setCrumbs({text: "cells", href: "#/"}, {text: `seed ${seed}: ${c.a.row.arm} vs ${c.b.row.arm}`});
+  const head = (v) => h("th", {}, `${v.row.arm}: strict `, outcome(v.row.strict), ", decline-aware ",
+    outcome(v.row.decline_aware), " ", h("a", {href: `#/episode/${enc(v.slug)}/${seed}`}, "open"));
+  const only = h("input#only-differing", {type: "checkbox", onchange: () => {
+    for (const tr of document.querySelectorAll("#compare tr.pair")) tr.hidden = only.checked && !tr.classList.contains("differs");
+  }});
+  fill(
+    h("h1", {}, `Seed ${seed}: ${c.a.row.arm} vs ${c.b.row.arm}`),
+    h("div.filters", {}, h("span#differing.muted", {}, `${c.differing} of ${c.rows.length} turns differ in outcome (marked)`),
+      h("label", {}, only, "differing turns only")),
+    h("table#compare.compare", {}, h("tr", {}, head(c.a), head(c.b)),
+      c.rows.map((r) => h("tr", {class: r.differs ? "pair differs" : "pair"}, h("td", {}, side(r.a)), h("td", {}, side(r.b))))));
+}
+
+// --- routing ----------------------------------------------------------------------------
+function go(hash) { if (location.hash === hash) route(); else location.hash = hash; }
+
+async function route() {
+  const [path, query] = (location.hash.slice(1) || "/").split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const params = new URLSearchParams(query || "");
+  try {
+    if (parts[0] === "cell") await showCell(parts[1], params);
+    else if (parts[0] === "episode") await showEpisode(parts[1], Number(parts[2]), parts[3] === undefined ? null : Number(parts[3]));
+    else if (parts[0] === "compare") await showCompare(Number(parts[1]), parts[2], parts[3]);
+    else await showCells();
+    if (parts[0] !== "episode" || parts[3] === undefined) window.scrollTo(0, 0);
+  } catch (err) {
+    main.replaceChildren(h("p.error", {}, String(err.message || err)));
+  }
+  document.body.dataset.ready = location.hash || "#/";
+}
+
+window.addEventListener("hashchange", route);
+route();

@@ -1,0 +1,316 @@
+"""The data ``ladder show`` and ``ladder view`` are drawn from (scoring/episode_view.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from protocol import EpisodeRecord, TurnRecord
+from protocol.records import (
+    AccuracyRecord,
+    CallRecord,
+    CompiledRevisionRecord,
+    CompiledStepRecord,
+    CompileRecord,
+    CorruptionEvent,
+    ValidatorRecord,
+)
+from scoring.cells import score_lines
+from scoring.cost import cost_rows
+from scoring.episode_view import (
+    arm_label,
+    cell_cost,
+    cells_view,
+    compare_view,
+    compile_view,
+    episode_row,
+    episode_view,
+    filter_rows,
+    sent_parts,
+)
+from scoring.replay import score_episode
+from tests.scoring_records import Act, build, cell, episode, perfect, ref_line
+
+
+def _probe_failure(seed: int = 0) -> tuple[Any, EpisodeRecord, int]:
+    """A raw episode whose agent re-executes the step of its first redo probe."""
+    ep = episode(seed=seed)
+    probe = next(t for t in ep.turns if t.kind == "redo_probe")
+    assert probe.step is not None
+    wrong = {probe.index: Act(f"Doing it again.\n{ref_line(ep, probe.step, probe.work_order)}")}
+    return ep, build(ep, cell("raw", ep.spec), perfect(ep, wrong)), probe.index
+
+
+def test_a_re_executed_probe_is_the_one_failing_turn() -> None:
+    ep, rec, probe = _probe_failure()
+    score = score_episode(rec, ep)
+    view = episode_view(rec, score, ep)
+    row = view["row"]
+    assert row["strict"] is False and row["decline_aware"] is False
+    assert row["channels"] == {"re_execution": 1}
+    assert row["turns"] == len(rec.turns) and row["turns_ok"] == len(rec.turns) - 1
+    failing = [t for t in view["turns"] if t["failed"]]
+    assert [t["index"] for t in failing] == [probe]
+    (t,) = failing
+    step = ep.turns[probe].step
+    assert t["label"] == "done" and t["executed"] == [step]
+    assert t["errors"] == [{"channel": "re_execution", "step": step}]
+    assert t["reply"].startswith("Doing it again.")
+    assert t["admitted"] == [
+        {"step": step, "code": ep.step(step).code, "work_order": ep.turns[probe].work_order}
+    ]
+    assert view["compile"] is None and view["corruptions"] == []
+
+
+def test_a_perfect_episode_has_no_failing_turn() -> None:
+    ep = episode(seed=1)
+    rec = build(ep, cell("enforce", ep.spec), perfect(ep))
+    view = episode_view(rec, score_episode(rec, ep), ep)
+    assert view["row"]["strict"] is True and view["row"]["channels"] == {}
+    assert not any(t["failed"] or t["failed_decline_aware"] for t in view["turns"])
+    labels = {t["label"] for t in view["turns"]}
+    assert {"eligible", "blocked", "done", "cancelled", "none"} <= labels
+
+
+def test_an_infrastructure_error_is_not_counted() -> None:
+    ep = episode(seed=2)
+    rec = build(ep, cell("raw", ep.spec), perfect(ep), termination="endpoint_error", stop_after=5)
+    row = episode_row(rec, score_episode(rec, ep))
+    assert row["counted"] is False and row["strict"] is None and row["decline_aware"] is None
+    assert row["termination"] == "endpoint_error"
+
+
+def test_sent_text_is_cut_into_the_user_words_and_the_arms_additions() -> None:
+    t = TurnRecord(
+        index=3,
+        kind="ask",
+        step="s1",
+        work_order="#W1",
+        user_text="Please do s1 (#W1).",
+        arm_text="[CHECKLIST]\n- s1: TODO",
+        sent_text="[NOTICE] refused s2\n\nPlease do s1 (#W1).\n\n[CHECKLIST]\n- s1: TODO",
+    )
+    assert sent_parts(t) == [
+        ("arm", "[NOTICE] refused s2\n\n"),
+        ("user", "Please do s1 (#W1)."),
+        ("arm", "\n\n[CHECKLIST]\n- s1: TODO"),
+    ]
+    old = msgspec.structs.replace(t, sent_text="", arm_text="")  # a log from before sent_text
+    assert sent_parts(old) == [("user", "Please do s1 (#W1).")]
+    raw = msgspec.structs.replace(t, sent_text=t.user_text, arm_text="")
+    assert sent_parts(raw) == [("user", "Please do s1 (#W1).")]
+
+
+def test_compile_view_marks_each_difference_from_the_generator() -> None:
+    ep = episode(seed=3)
+    first, second = ep.steps[0], ep.steps[1]
+    graph = [CompiledStepRecord(id=s.id, deps=s.deps, code=s.code) for s in ep.steps]
+    graph[0] = CompiledStepRecord(id=first.id, deps=(*first.deps, "s99"), code=first.code)
+    graph[1] = CompiledStepRecord(id=second.id, deps=second.deps, code="RC-0000")
+    rev = ep.revision
+    compiled = CompileRecord(
+        model="scripted/golden",
+        graph=tuple(graph),
+        revision=CompiledRevisionRecord(cancel=rev.cancel),
+        validator=ValidatorRecord(passed=False, flags=("unknown_dep",), unknown_dep=("s99",)),
+        accuracy=AccuracyRecord(
+            exact=False, steps=6, dep=5, code=5, cancel=True, rewire=False, relax=False
+        ),
+    )
+    rec = msgspec.structs.replace(
+        build(ep, cell("enforce", ep.spec), perfect(ep)), compile=compiled
+    )
+    view = compile_view(rec, ep)
+    assert view is not None
+    by_step = {s["step"]: s for s in view["steps"]}
+    assert [s["step"] for s in view["steps"]] == [s.id for s in ep.steps]
+    assert by_step[first.id]["deps_differ"] and not by_step[first.id]["code_differs"]
+    assert by_step[second.id]["code_differs"] and not by_step[second.id]["deps_differ"]
+    assert by_step[second.id]["compiled_code"] == "RC-0000"
+    others = [s for s in view["steps"] if s["step"] not in (first.id, second.id)]
+    assert not any(s["deps_differ"] or s["code_differs"] for s in others)
+    assert view["generator_revision"]["cancel"] == rev.cancel
+    assert view["revision"]["cancel"] == rev.cancel and view["revision"]["rewires"] == {}
+    assert view["validator"]["passed"] is False and view["validator"]["flags"] == ["unknown_dep"]
+    assert compile_view(build(ep, cell("raw", ep.spec), perfect(ep)), ep) is None
+
+
+def test_corruption_events_land_on_their_turns() -> None:
+    ep = episode(seed=4)
+    events = (
+        CorruptionEvent(turn=5, step="s2", kind="lost_done"),
+        CorruptionEvent(turn=9, step="s1", kind="drop_edge", edge="s3"),
+    )
+    rec = msgspec.structs.replace(
+        build(ep, cell("enforce", ep.spec, corruption=0.01), perfect(ep)), corruptions=events
+    )
+    view = episode_view(rec, score_episode(rec, ep), ep)
+    plain = [msgspec.json.decode(msgspec.json.encode(e)) for e in events]
+    assert view["corruptions"] == plain
+    assert plain[1] == {"turn": 9, "step": "s1", "kind": "drop_edge", "edge": "s3"}
+    on = {t["index"]: t["corruptions"] for t in view["turns"] if t["corruptions"]}
+    assert on == {5: [plain[0]], 9: [plain[1]]}
+    assert view["row"]["corruptions"] == 2
+    assert view["row"]["arm"] == arm_label(rec.cell) == "enforce (corruption=0.01)"
+
+
+def test_side_by_side_marks_the_turns_whose_outcome_differs() -> None:
+    ep, raw, probe = _probe_failure(seed=5)
+    good = build(ep, cell("enforce", ep.spec), perfect(ep))
+    a = episode_view(raw, score_episode(raw, ep), ep)
+    b = episode_view(good, score_episode(good, ep), ep)
+    cmp = compare_view(a, b)
+    assert cmp["seed"] == 5 and len(cmp["rows"]) == len(ep.turns)
+    assert [r["a"]["index"] for r in cmp["rows"] if r["differs"]] == [probe]
+    assert cmp["differing"] == 1
+    assert compare_view(b, b)["differing"] == 0
+
+
+def test_side_by_side_pairs_planned_turns_across_a_dynamic_re_ask() -> None:
+    def turn(index: int, dynamic: bool = False, errors: tuple[str, ...] = ()) -> dict[str, Any]:
+        errs = [{"channel": c, "step": "s1"} for c in errors]
+        return {"index": index, "dynamic": dynamic, "errors": errs, "decline_aware_errors": errs}
+
+    a = {
+        "row": {"seed": 7},
+        "turns": [turn(0), turn(1, errors=("premature",)), turn(2, True), turn(3)],
+    }
+    b = {"row": {"seed": 7}, "turns": [turn(0), turn(1), turn(2)]}
+    cmp = compare_view(a, b)
+    pairs = [
+        (r["a"] and r["a"]["index"], r["b"] and r["b"]["index"], r["differs"]) for r in cmp["rows"]
+    ]
+    # planned turn 3 of a (after a's re-ask) pairs with planned turn 2 of b
+    assert pairs == [(0, 0, False), (1, 1, True), (2, None, True), (3, 2, False)]
+
+
+def test_filters_keep_failed_channel_and_seed() -> None:
+    rows = [
+        {"seed": 1, "strict": True, "decline_aware": True, "channels": {}},
+        {"seed": 2, "strict": False, "decline_aware": True, "channels": {"re_execution": 1}},
+        {"seed": 3, "strict": False, "decline_aware": False, "channels": {"premature": 2}},
+        {"seed": 4, "strict": None, "decline_aware": None, "channels": {}},  # infrastructure
+    ]
+    seeds = lambda kept: [r["seed"] for r in kept]  # noqa: E731
+    assert seeds(filter_rows(rows, failed="strict")) == [2, 3, 4]
+    assert seeds(filter_rows(rows, failed="decline_aware")) == [3, 4]
+    assert seeds(filter_rows(rows, channel="premature")) == [3]
+    assert seeds(filter_rows(rows, seed=2)) == [2]
+    assert seeds(filter_rows(rows, failed="strict", channel="re_execution")) == [2]
+
+
+def _with_calls(rec: EpisodeRecord, prompt: int, matcher: bool) -> EpisodeRecord:
+    turns = []
+    for i, t in enumerate(rec.turns):
+        calls = [
+            CallRecord(
+                role="agent", prompt_tokens=prompt + i, completion_tokens=7, server_s=0.01 * (i % 3)
+            )
+        ]
+        if matcher:
+            calls.append(
+                CallRecord(role="matcher", prompt_tokens=50, completion_tokens=5, cached=i % 2 == 0)
+            )
+        turns.append(msgspec.structs.replace(t, calls=tuple(calls)))
+    return msgspec.structs.replace(rec, turns=tuple(turns), wall_s=1.5)
+
+
+@pytest.mark.parametrize("arm", ["raw", "directive"])
+def test_cell_cost_from_episode_rows_equals_cost_rows_over_the_cell(arm: str) -> None:
+    recs = []
+    for seed, prompt in ((10, 100), (11, 340), (12, 95)):
+        ep = episode(seed=seed)
+        recs.append(_with_calls(build(ep, cell(arm, ep.spec), perfect(ep)), prompt, arm != "raw"))
+    (whole,) = cost_rows(recs)
+    per_episode = [cost_rows([r])[0] for r in recs]
+    got = cell_cost(per_episode)
+    assert got["n"] == whole["n"] == 3
+    for f in ("prompt_tokens", "completion_tokens", "total_tokens", "helper_tokens", "agent_calls",
+              "helper_calls", "helper_calls_cached"):  # fmt: skip
+        assert got[f] == pytest.approx(whole[f]), f
+    assert got["episode_latency_median_s"] == pytest.approx(whole["episode_latency_s"]["median"])
+
+
+def test_cells_view_carries_success_cis_channels_and_cost_relative_to_raw() -> None:
+    recs, scores = [], []
+    for seed in range(3):
+        ep, raw, _ = _probe_failure(seed=seed)
+        good = build(ep, cell("enforce", ep.spec), perfect(ep))
+        for rec, prompt in ((raw, 100), (good, 250)):
+            rec = _with_calls(rec, prompt, False)
+            recs.append(rec)
+            scores.append(score_episode(rec, ep))
+    lines = score_lines(scores)
+    costs: dict[str, list[dict[str, Any]]] = {}
+    for r in recs:
+        costs.setdefault(r.cell.slug(), []).append(cost_rows([r])[0])
+    view = {c["arm"]: c for c in (dict(x, arm=x["cell"]["arm"]) for x in cells_view(lines, costs))}
+    assert view["raw"]["strict_successes"] == 0 and view["enforce"]["strict_successes"] == 3
+    assert view["raw"]["channels"]["re_execution"] == 3
+    lo, hi = view["enforce"]["strict_ci"]
+    assert 0 < lo < hi == pytest.approx(1.0)
+    assert view["raw"]["cost"]["x_raw"] == pytest.approx(1.0)
+    ratio = view["enforce"]["cost"]["total_tokens"] / view["raw"]["cost"]["total_tokens"]
+    assert view["enforce"]["cost"]["x_raw"] == pytest.approx(ratio) and ratio > 1
+    assert view["raw"]["config"].startswith("scripted/golden no-think S=6")
+
+
+@given(
+    planned=st.integers(min_value=0, max_value=12),
+    extra_a=st.lists(st.integers(min_value=0, max_value=3), min_size=13, max_size=13),
+    extra_b=st.lists(st.integers(min_value=0, max_value=3), min_size=13, max_size=13),
+)
+def test_side_by_side_pairs_every_planned_turn_with_its_twin(
+    planned: int, extra_a: list[int], extra_b: list[int]
+) -> None:
+    """Whatever re-asks each arm inserted, the k-th planned turn of one arm pairs with the
+    k-th of the other, and every turn appears exactly once."""
+
+    def turns(extra: list[int]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for k in range(planned):
+            out.append({"index": len(out), "dynamic": False, "planned": k, "errors": []})
+            for _ in range(extra[k]):
+                out.append({"index": len(out), "dynamic": True, "planned": k, "errors": []})
+        for t in out:
+            t["decline_aware_errors"] = []
+        return out
+
+    a, b = turns(extra_a), turns(extra_b)
+    cmp = compare_view({"row": {"seed": 1}, "turns": a}, {"row": {"seed": 1}, "turns": b})
+    rows = cmp["rows"]
+    assert [r["a"]["index"] for r in rows if r["a"]] == [t["index"] for t in a]
+    assert [r["b"]["index"] for r in rows if r["b"]] == [t["index"] for t in b]
+    for r in rows:
+        if r["a"] and r["b"]:
+            assert r["a"]["planned"] == r["b"]["planned"]
+            assert r["a"]["dynamic"] == r["b"]["dynamic"]
+        assert r["differs"] == (r["a"] is None or r["b"] is None)
+    assert len(rows) == planned + sum(
+        max(x, y) for x, y in zip(extra_a[:planned], extra_b[:planned], strict=True)
+    )
+
+
+@given(
+    before=st.text(max_size=20),
+    user=st.text(min_size=1, max_size=30),
+    after=st.text(max_size=20),
+)
+def test_sent_parts_put_the_message_back_together(before: str, user: str, after: str) -> None:
+    t = TurnRecord(
+        index=0,
+        kind="ask",
+        step="s1",
+        work_order="#W1",
+        user_text=user,
+        arm_text=before + after,
+        sent_text=before + user + after,
+    )
+    parts = sent_parts(t)
+    assert "".join(text for _, text in parts) == t.sent_text
+    assert ("user", user) in parts
+    assert all(text for _, text in parts)
