@@ -110,7 +110,7 @@ async def test_prerequisites_policy_admitted_by_state_bound_refused_by_request_b
 
 
 async def test_hundreds_of_harness_episodes_on_one_event_loop(tmp_path: Path) -> None:
-    """200 episodes in flight at once; no thread per episode."""
+    """200 harness episodes under the scheduler at once; no thread per episode."""
     peak = 0
     stop = False
 
@@ -126,7 +126,7 @@ async def test_hundreds_of_harness_episodes_on_one_event_loop(tmp_path: Path) ->
 
     before = threading.active_count()
     watcher = asyncio.create_task(watch())
-    data = _grid("scripted/perfect", [], [(5, 0.3)], "300-339", _harness(FIVE))
+    data = _grid("scripted/perfect", [], [(5, 0.3)], "300-499", _harness([{"arm": "raw"}]))
     records, _ = await run(tmp_path, data)
     stop = True
     await watcher

@@ -59,6 +59,7 @@ class Play:
         self.admitted: list[Booking] = []
         self.refused: list[Booking] = []
         self._pending: tuple[ToolCall, Booking] | None = None
+        self.shown: tuple[str, ...] = ()  # carried results prepended to this turn
 
     async def prepare(self) -> None:
         self.ctx.calls.clear()
@@ -79,6 +80,7 @@ class Play:
         self.verdict = self.user.begin(turn)
         self.dispatch.begin_turn()
         notices, self._carry = self._carry, []
+        self.shown = tuple(notices)
         self.shaped = shaped = await self.arm.shape(turn, self.user.state, notices)
         self.calls = [*self._prepare_calls, *self.ctx.calls]
         self._prepare_calls = []
@@ -153,6 +155,7 @@ class Play:
                 turn,
                 sent_text=shaped.sent,
                 arm_text=shaped.arm_text,
+                notices=self.shown,
                 reply=self.replies[0],
                 reasoning=self.reasoning,
                 admitted=tuple(self.admitted),
