@@ -38,6 +38,7 @@ CASES = (
     "view",
     "prefix",
     "memory_arms",
+    "harness",
 )
 
 

@@ -13,6 +13,7 @@ import msgspec
 __all__ = [
     "ARM_NAMES",
     "ARM_TABLE",
+    "HARNESS_ARMS",
     "LADDER",
     "MEMORY_ARMS",
     "SIDE_CONTRASTS",
@@ -31,15 +32,17 @@ class ArmSpec(msgspec.Struct, frozen=True, kw_only=True):
     compiles: bool = False  # needs the compiled graph and revision (the compiler helper)
     matcher: bool = False  # consults the matcher on every non-bypassed turn
     memory: bool = False  # a retrieval memory baseline (Appendix F; the ``memory`` extra)
+    harness: bool = False  # runs on the real-tool harness too (Table 19; runner.harness)
 
 
 # In display order: tables and reports list arms this way.
 ARM_TABLE: tuple[ArmSpec, ...] = (
-    ArmSpec(name="raw", rung=0),
-    ArmSpec(name="checklist", rung=1),
+    ArmSpec(name="raw", rung=0, harness=True),
+    ArmSpec(name="checklist", rung=1, harness=True),
     ArmSpec(name="ledger", reference="checklist"),  # Table 16: the self-ledger vs the checklist
-    ArmSpec(name="directive", rung=2, compiles=True, matcher=True),
-    ArmSpec(name="enforce", rung=3, compiles=True, matcher=True),
+    ArmSpec(name="directive", rung=2, compiles=True, matcher=True, harness=True),
+    # binding="state" or "request": request-bound enforcement is the harness's fifth arm
+    ArmSpec(name="enforce", rung=3, compiles=True, matcher=True, harness=True),
     # Appendix D.3: the validator-gated hybrid vs the enforcement gate
     ArmSpec(name="hybrid", reference="enforce", compiles=True, matcher=True),
     # Appendix F: the memory baselines, off the ladder (Table 18 sets them beside it)
@@ -49,6 +52,8 @@ ARM_TABLE: tuple[ArmSpec, ...] = (
 
 ARM_NAMES: tuple[str, ...] = tuple(a.name for a in ARM_TABLE)
 MEMORY_ARMS: tuple[str, ...] = tuple(a.name for a in ARM_TABLE if a.memory)
+# The arms of the real-tool harness (Section 5.4, Table 19).
+HARNESS_ARMS: tuple[str, ...] = tuple(a.name for a in ARM_TABLE if a.harness)
 # The paper's rungs in order: adjacent contrasts run along these (Section 4.2, Appendix D.1).
 LADDER: tuple[str, ...] = tuple(
     a.name for a in sorted((a for a in ARM_TABLE if a.rung is not None), key=lambda a: a.rung or 0)

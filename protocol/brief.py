@@ -16,13 +16,21 @@ def tool_name(step: Step) -> str:
 
 
 def render_brief(
-    steps: Sequence[Step], brief: str, *, ledger: bool = False, tools: bool = False
+    steps: Sequence[Step],
+    brief: str,
+    *,
+    ledger: bool = False,
+    tools: bool = False,
+    harness: bool = False,
 ) -> str:
     """The system prompt: plan, policy, (one-shot sentence), execution protocol, clauses.
 
     ``brief`` is ``"amended"`` (the one-shot sentence between the policy paragraph and the
-    execution protocol, Appendix B.1) or ``"original"``.
+    execution protocol, Appendix B.1) or ``"original"``. ``harness`` is the real-tool
+    harness's brief (Appendix G): every step line names its tool and the tool clause stands
+    where the ref execution protocol stands (the protocol is not sent).
     """
+    tools = tools or harness
     lines = [strings.BRIEF_OPENING]
     for s in steps:
         fmt = strings.BRIEF_STEP_LINE_REQUIRES if s.deps else strings.BRIEF_STEP_LINE
@@ -33,7 +41,8 @@ def render_brief(
     lines.append(strings.BRIEF_POLICY)
     if brief == "amended":
         lines.append(strings.ONE_SHOT)
-    lines.append(strings.BRIEF_EXECUTION_PROTOCOL)
+    if not harness:
+        lines.append(strings.BRIEF_EXECUTION_PROTOCOL)
     if tools:
         lines.append(strings.TOOL_CLAUSE)
     if ledger:

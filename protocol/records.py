@@ -32,6 +32,7 @@ __all__ = [
     "Schedule",
     "Step",
     "Termination",
+    "ToolCall",
     "Turn",
     "TurnKind",
     "TurnRecord",
@@ -157,6 +158,9 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     memory_mode: Literal["record", "augment"] = "record"
     memory_k: int = 5
     memory_window: int = 2
+    # "text": the payload protocol (ref lines; ``tools`` adds ACTION lines to it);
+    # "langgraph": the real-tool harness of Appendix G (runner.harness, docs/tools.md).
+    harness: Literal["text", "langgraph"] = "text"
 
 
 class CellKey(_Frozen, frozen=True, kw_only=True):
@@ -236,6 +240,18 @@ class HelperLogLine(msgspec.Struct, frozen=True, kw_only=True, tag="helper"):
     calls: tuple[CallRecord, ...]
 
 
+class ToolCall(_Frozen, frozen=True, kw_only=True):
+    """One ACTION of the tool harness, in the order the harness dispatched it."""
+
+    tool: str
+    work_order: str
+    step: str | None  # the step whose tool it names (None: no such tool)
+    reply: int = 0  # which reply of the turn made it (0: the turn's first agent call)
+    outcome: Literal["executed", "refused", "repeat", "stale"] = "executed"
+    receipt: str | None = None  # the workspace stamp an executed call wrote
+    status: str | None = None  # why the gate refused it
+
+
 class TurnRecord(_Frozen, frozen=True, kw_only=True):
     index: int
     kind: TurnKind
@@ -261,6 +277,10 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     named: tuple[str, ...] = ()
     dynamic: bool = False
     first_reply: str | None = None  # same-turn notice: the reply the gate refused
+    # tool harness: the agent's replies after tool results (``reply`` holds the first), and
+    # every ACTION dispatched with its outcome and stamp
+    follow_ups: tuple[str, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
 
     @classmethod
     def of(cls, turn: Turn, **fields: object) -> TurnRecord:

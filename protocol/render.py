@@ -18,6 +18,8 @@ __all__ = [
     "render_rejection",
     "render_revision_prompt",
     "render_step_list",
+    "render_tool_rejection",
+    "render_tool_result",
 ]
 
 
@@ -61,6 +63,21 @@ def render_rejection(booking: Booking, status: str, step: str | None = None) -> 
         code=booking.code,
         work_order=booking.work_order,
         id=step or booking.step or "?",
+        status=_STATUS_WORD.get(status, status.upper()),
+    )
+
+
+def render_tool_result(tool: str, work_order: str, receipt: str) -> str:
+    """What an executed tool call returns to the agent (the tool harness)."""
+    return strings.TOOL_RESULT.format(tool=tool, work_order=work_order, receipt=receipt)
+
+
+def render_tool_rejection(tool: str, work_order: str, status: str, step: str | None) -> str:
+    """What a refused tool call returns to the agent (the tool harness)."""
+    return strings.TOOL_REJECTION.format(
+        tool=tool,
+        work_order=work_order,
+        id=step or "?",
         status=_STATUS_WORD.get(status, status.upper()),
     )
 

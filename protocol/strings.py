@@ -44,6 +44,9 @@ __all__ = [
     "REVISION_REWIRE",
     "REVISION_REWIRE_NONE",
     "TOOL_CLAUSE",
+    "TOOL_REJECTION",
+    "TOOL_RESULT",
+    "TOOL_STAMP",
     "TOOL_STEP_SUFFIX",
 ]
 
@@ -160,6 +163,15 @@ TOOL_CLAUSE = (
     "work you should not perform in this turn; if a step is blocked or cancelled, say why instead."
 )
 TOOL_STEP_SUFFIX = " [tool {tool}]"  # OURS: names each step's tool in the brief
+# The LangGraph harness (runner.harness): what a tool call returns and what a refused call
+# returns, both delivered in the user role (Appendix B.2); the paper gives neither. OURS.
+TOOL_RESULT = "[TOOL RESULT] {tool} executed for work order {work_order}; receipt {receipt}."
+TOOL_REJECTION = (
+    "[CALL REJECTED] Your call to {tool} for {work_order} was REJECTED -- step {id} is "
+    "{status}; that work was NOT executed."
+)
+# The stamp a step's tool writes into the episode's workspace: the receipt. OURS.
+TOOL_STAMP = "{tool} {work_order}"
 
 # --- Memory baselines (Appendix F: the paper names a recall block, not its wording) -------
 

@@ -75,6 +75,10 @@ async def _play(
 
 
 async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
+    if ctx.cell.knobs.harness == "langgraph":
+        from runner.harness import run_harness_episode  # LangGraph only when a cell needs it
+
+        return await run_harness_episode(ctx)
     ep = ctx.episode
     user = ScriptedUser(ep)
     arm = make_arm(ctx)

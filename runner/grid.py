@@ -10,6 +10,7 @@ seeds form a ladder. Defaults are the paper's (Appendix B.4): temperature 0, rep
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import os
 import re
 import tomllib
@@ -392,6 +393,8 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             )
     problems += _memory_problems(grid)
     for v in run.variants:
+        if v.harness == "langgraph":
+            problems += _harness_problems(v.arm)
         if not 0.0 <= v.corruption <= 1.0:
             problems.append(f"corruption rate must be in [0, 1] (got {v.corruption})")
     if run.concurrency < 1:
@@ -476,6 +479,17 @@ def _memory_problems(grid: Grid) -> list[str]:
     return problems
 
 
+def _harness_problems(arm: str) -> list[str]:
+    from protocol.arms import HARNESS_ARMS
+
+    problems: list[str] = []
+    if arm not in HARNESS_ARMS:
+        problems.append(f"the tool harness runs the arms {', '.join(HARNESS_ARMS)}; not {arm!r}")
+    if importlib.util.find_spec("langgraph") is None:
+        problems.append("harness = 'langgraph' needs LangGraph: pip install 'state-ladder[tools]'")
+    return problems
+
+
 def _run_problems(grid: Grid) -> list[str]:
     """A grid with no cells; tiers and rates the generator refuses (its own check)."""
     problems: list[str] = []
@@ -489,6 +503,8 @@ def _run_problems(grid: Grid) -> list[str]:
             problems.append(f"unknown schedule {sched!r}; choose earlier or regenerated")
     if run.schedules and run.generator < 3:
         problems.append("schedules need generator version 3 or later")
+    if run.variants and "arms" in empty:  # variants alone are cells (the tool-harness grid)
+        empty.remove("arms")
     if not grid.graphs():
         empty.append("graphs (steps x density)")
     if empty:

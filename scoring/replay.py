@@ -36,6 +36,9 @@ Scoring decisions, kept everywhere (tests: ``tests/test_scoring_replay.py``):
    unscorable (``scorable=False``), reported, not raised.
 8. ``admitted_diffs`` counts turns whose re-parsed primary bookings differ from the bookings
    the log says the world admitted (a parser or rule change since the run).
+9. Tool-harness cells (``knobs.harness == "langgraph"``) are read from their logged tool
+   calls and workspace stamps (:mod:`scoring.harness`) instead of re-parsed ref lines; the
+   replay, labels and channels are the same.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from protocol.state import CHANNELS, Error
 from protocol.user import ScriptedUser
 from scoring.bookings import CodeTables, TurnBookings, read_turn
 from scoring.consistency import MAX_MISMATCHES, ScheduleChecker, planned_mismatches
+from scoring.harness import ToolTable, read_harness_turn
 
 __all__ = [
     "LABELS",
@@ -212,7 +216,12 @@ def score_episode(
             return _unscorable(record, str(e))
     tables = CodeTables(episode)
     tools = record.cell.knobs.tools
-    read: list[TurnBookings] = [read_turn(t, tables, tools) for t in record.turns]
+    read: list[TurnBookings]
+    if record.cell.knobs.harness == "langgraph":
+        tool_table = ToolTable(episode)
+        read = [read_harness_turn(t, tool_table) for t in record.turns]
+    else:
+        read = [read_turn(t, tables, tools) for t in record.turns]
     turns = [_as_turn(t) for t in record.turns]
     infrastructure = record.termination != "completed"
     diffs = sum(_admitted_differs(r, t) for r, t in zip(read, record.turns, strict=True))

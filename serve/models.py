@@ -8,6 +8,8 @@ Policies (``GET /v1/models`` lists them):
 
 * ``perfect``: the perfect agent (Appendix A.1).
 * ``always-book``: the memoryless policy that books every request naming a step.
+* ``prerequisites``: the perfect agent, except that asked for a blocked step it executes
+  the missing prerequisites itself and then the step (Section 5.4; the tool harness).
 * ``synthetic``: the seeded stochastic agent; its parameters are in
   :mod:`serve.agents.synthetic` (``obey``, ``fresh``, ``cite``, ``seed``, ...).
 * ``embed``: embeddings only (``POST /v1/embeddings`` accepts every scripted name).
@@ -44,6 +46,7 @@ _HELPERS = frozenset(HELPER_PARAMS)
 BASE_MODELS: dict[str, frozenset[str]] = {
     "perfect": _HELPERS,
     "always-book": _HELPERS,
+    "prerequisites": _HELPERS,
     "synthetic": _HELPERS | frozenset(SYNTHETIC_DEFAULTS),
     "embed": frozenset(),
 }

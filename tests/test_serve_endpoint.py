@@ -130,6 +130,7 @@ async def test_models_health_and_streaming(base_url: str, client: openai.AsyncOp
     assert ids == [
         "scripted/perfect",
         "scripted/always-book",
+        "scripted/prerequisites",
         "scripted/synthetic",
         "scripted/embed",
     ]

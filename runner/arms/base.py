@@ -103,5 +103,12 @@ class ArmSession:
         """The world admits every booking of a known step (no gate)."""
         return Admission(admitted=[b for b in bookings if b.step is not None])
 
+    def refusal(self, booking: Booking, shaped: Shaped) -> tuple[str | None, str | None]:
+        """The gate decision for one booking on the arm's state now: (why it is refused or
+        None when admitted, the step it names). No gate: every known step is admitted."""
+        if booking.step is None:
+            return "not in the plan", None
+        return None, booking.step
+
     def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
         """After the turn: what the world admitted (the gates advance on receipts)."""

@@ -238,6 +238,13 @@ class DirectiveGate(ArmSession):
                 adm.notices.append(render_rejection(b, status, step))
         return adm
 
+    def refusal(self, booking: Booking, shaped: Shaped) -> tuple[str | None, str | None]:
+        """One booking's decision on the compiled state now (the tool harness calls it per
+        call and tells the arm each executed one at once, as :meth:`admit` does in a reply)."""
+        if not self.enforcing:
+            return super().refusal(booking, shaped)
+        return self._refusal(booking, shaped, self.gate)
+
     def _refusal(
         self, booking: Booking, shaped: Shaped, state: TaskState
     ) -> tuple[str | None, str | None]:

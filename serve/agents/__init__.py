@@ -6,10 +6,11 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from serve.agents import always_book, perfect, synthetic
+from serve.agents import always_book, perfect, prerequisites, synthetic
 from serve.agents.answer import Answer
 from serve.agents.gate_answers import helper_answer
 from serve.agents.memory import mem0_answer
+from serve.agents.tool_results import acknowledge, is_tool_results
 from serve.agents.view import Message, build_view
 
 __all__ = ["Answer", "Message", "answer"]
@@ -28,7 +29,13 @@ def answer(
     helper = mem0_answer(messages) or helper_answer(messages, params, digest)
     if helper is not None:
         return msgspec.structs.replace(helper, synthetic=policy == "synthetic")
+    if messages and messages[-1][0] == "user" and is_tool_results(messages[-1][1]):
+        return msgspec.structs.replace(
+            acknowledge(messages[-1][1]), synthetic=policy == "synthetic"
+        )
     view = build_view(messages)
+    if policy == "prerequisites":
+        return prerequisites.respond(view)
     if policy == "always-book":
         return always_book.respond(view)
     if policy == "synthetic":

@@ -59,7 +59,9 @@ class _Record:
 
     def refuse(self, notices: Iterable[Rejection]) -> None:
         for n in notices:
-            step = self.brief.by_code.get(n.code) or n.step
+            tool = n.code.removeprefix("tool:") if n.code.startswith("tool:") else None
+            by_tool = self.brief.by_tool.get(tool) if tool is not None else None
+            step = self.brief.by_code.get(n.code) or by_tool or n.step
             if step is None:
                 continue
             keys = self.held.get(step, set())

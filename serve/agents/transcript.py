@@ -33,6 +33,15 @@ _REJECTION = template_regex(
     strings.REJECTION, code=_CODE, work_order=WORK_ORDER, id=rf"{STEP_ID}|\?", status=r"[^;]+?"
 )
 _REJECTION_OPENING = strings.REJECTION.split("{")[0]
+# the tool harness's refusal of a call: read as a rejection of the tool's booking
+_TOOL_REJECTION = template_regex(
+    strings.TOOL_REJECTION,
+    tool=r"[A-Za-z0-9_\-]+",
+    work_order=WORK_ORDER,
+    id=rf"{STEP_ID}|\?",
+    status=r"[^;]+?",
+)
+_TOOL_REJECTION_OPENING = strings.TOOL_REJECTION.split("{")[0]
 _DIRECTIVES: tuple[tuple[DirectiveLabel, re.Pattern[str]], ...] = (
     ("cancelled", template_regex(strings.DIRECTIVE_CANCELLED, id=STEP_ID)),
     ("done", template_regex(strings.DIRECTIVE_DONE, id=STEP_ID)),
@@ -61,7 +70,7 @@ _TAG = re.compile(r"^\[[A-Z][A-Z0-9 _\-]+\]")
 
 
 class Rejection(msgspec.Struct, frozen=True, kw_only=True):
-    code: str
+    code: str  # the refused code, or "tool:<name>" for a refused tool call
     work_order: str
     step: str | None
 
@@ -103,6 +112,11 @@ def split_user(content: str) -> UserTurn:
             for m in _REJECTION.finditer(part):
                 step = m["id"] if m["id"] != "?" else None
                 notices.append(Rejection(code=m["code"], work_order=m["work_order"], step=step))
+        elif part.startswith(_TOOL_REJECTION_OPENING):
+            for m in _TOOL_REJECTION.finditer(part):
+                step = m["id"] if m["id"] != "?" else None
+                code = f"tool:{m['tool']}"
+                notices.append(Rejection(code=code, work_order=m["work_order"], step=step))
         elif _is_addition(part) or _TAG.match(part):
             extra.append(part)
         else:

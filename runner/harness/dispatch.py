@@ -1,0 +1,74 @@
+"""One ACTION through the gate and the tool executor (no LangGraph here; the graph calls it).
+
+``Dispatch`` holds an episode's tools (one per step, named by :func:`protocol.brief.tool_name`
+and listed in the brief), its workspace and its arm session. ``call`` takes the ACTIONs of
+one reply one by one, in order, each decided by the arm's own gate decision
+(:meth:`runner.arms.base.ArmSession.refusal`, the decision the text protocol's ``admit``
+makes) on the state the earlier calls produced: an executed call stamps the workspace and is
+told to the arm at once (``observe``), so the next call of the same reply is judged after it.
+
+Outcomes: ``executed`` (stamped; the result carries the receipt), ``refused`` (nothing
+stamped; the result is the refusal notice), ``repeat`` (the same tool and work order again in
+the turn: the execution already made, nothing new), ``stale`` (a work order other than the
+current one, or a tool that is not in the brief: nothing executed, nothing returned, as a
+stale ref line is a re-display in the text protocol).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from protocol.brief import tool_name
+from protocol.receipts import Action, normalize_work_order
+from protocol.records import Booking, Episode, ToolCall, Turn
+from protocol.render import render_tool_rejection, render_tool_result
+from runner.arms.base import ArmSession, Shaped
+from runner.harness.workspace import Workspace
+
+__all__ = ["Dispatch"]
+
+
+class Dispatch:
+    def __init__(self, episode: Episode, arm: ArmSession, workspace: Workspace) -> None:
+        self.arm = arm
+        self.workspace = workspace
+        self.tools = {tool_name(s): s for s in episode.steps}
+        self._seen: set[tuple[str, str]] = set()
+
+    def begin_turn(self) -> None:
+        self._seen.clear()
+
+    def decide(
+        self, turn: Turn, shaped: Shaped, action: Action, reply: int
+    ) -> tuple[ToolCall, Booking | None, str | None]:
+        """The gate: (the logged call, its booking unless stale, the refusal notice or None).
+        A call the gate admits comes back with outcome ``executed`` and no receipt yet: the
+        executor (:meth:`execute`) stamps it."""
+        step = self.tools.get(action.tool)
+        wo = normalize_work_order(action.work_order) or action.work_order
+        logged = ToolCall(
+            tool=action.tool, work_order=wo, step=step.id if step else None, reply=reply
+        )
+        if step is None or wo != turn.work_order:
+            return _with(logged, outcome="stale"), None, None
+        booking = Booking(step=step.id, code=step.code, work_order=wo)
+        if (action.tool, wo) in self._seen:
+            return _with(logged, outcome="repeat"), booking, None
+        self._seen.add((action.tool, wo))
+        status, named = self.arm.refusal(booking, shaped)
+        if status is not None:
+            notice = render_tool_rejection(action.tool, wo, status, named)
+            return _with(logged, outcome="refused", status=status), booking, notice
+        return logged, booking, None
+
+    def execute(self, turn: Turn, call: ToolCall, booking: Booking) -> tuple[ToolCall, str]:
+        """The tool executor: stamp the workspace, tell the arm; (the call with its receipt,
+        the tool result). Tools never fail."""
+        receipt = self.workspace.stamp(call.tool, call.work_order)
+        self.arm.observe(turn, [booking], "")
+        result = render_tool_result(call.tool, call.work_order, receipt)
+        return _with(call, receipt=receipt), result
+
+
+def _with(call: ToolCall, **fields: object) -> ToolCall:
+    return msgspec.structs.replace(call, **fields)

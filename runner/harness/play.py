@@ -1,0 +1,172 @@
+"""What the harness graph's nodes do, over one episode's mutable state (no LangGraph here).
+
+A :class:`Play` holds the scripted user, the arm session, the dispatch and the transcript;
+each ``on_<node>`` method is one node of :mod:`runner.harness.graph` and returns the name of the
+node to run next. The turn's user message is the arm's shaping of the scripted user's turn,
+exactly as in the text protocol (:mod:`runner.episode`); what differs is the brief (the tool
+clause instead of the ref protocol), that a booking is a tool call, and that tool results
+and refusal notices return to the agent in the user role within the turn.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from protocol.brief import render_brief
+from protocol.receipts import Action, find_actions
+from protocol.records import Booking, CallRecord, ToolCall, Turn, TurnRecord
+from protocol.state import Verdict
+from protocol.user import ScriptedUser
+from runner.arms.base import ArmSession, EpisodeContext, Shaped
+from runner.harness.dispatch import Dispatch
+from runner.harness.workspace import Workspace
+
+__all__ = ["MAX_FOLLOW_UPS", "Play"]
+
+# OURS: agent calls after tool results within one turn (the paper does not say); a reply with
+# no new call ends the turn first. Results a turn could not deliver lead the next user turn.
+MAX_FOLLOW_UPS = 2
+
+Next = Literal["user", "agent", "parse", "gate", "tool", "end"]
+
+
+class Play:
+    def __init__(self, ctx: EpisodeContext, arm: ArmSession, workspace: Workspace) -> None:
+        ep = ctx.episode
+        self.ctx = ctx
+        self.arm = arm
+        self.user = ScriptedUser(ep)
+        self.dispatch = Dispatch(ep, arm, workspace)
+        self.system = render_brief(ep.steps, ep.spec.brief, harness=True)
+        self.history: list[dict[str, str]] = []
+        self.turns: list[TurnRecord] = []
+        self._carry: list[str] = []  # results the last turn could not deliver
+        self._prepare_calls: list[CallRecord] = []
+        self._reset()
+
+    def _reset(self) -> None:
+        self.turn: Turn | None = None
+        self.verdict: Verdict | None = None
+        self.shaped = Shaped(sent="", kept="")
+        self.base: list[dict[str, str]] = []  # system, history, this turn's user message
+        self.tail: list[dict[str, str]] = []  # this turn's replies and results since
+        self.replies: list[str] = []
+        self.reasoning = ""
+        self.calls: list[CallRecord] = []
+        self.queue: list[Action] = []
+        self.results: list[str] = []
+        self.tool_calls: list[ToolCall] = []
+        self.admitted: list[Booking] = []
+        self.refused: list[Booking] = []
+        self._pending: tuple[ToolCall, Booking] | None = None
+        self.shown: tuple[str, ...] = ()  # carried results prepended to this turn
+
+    async def prepare(self) -> None:
+        self.ctx.calls.clear()
+        await self.arm.prepare()
+        self._prepare_calls = list(self.ctx.calls)
+
+    # --- nodes --------------------------------------------------------------------------
+    async def on_user(self) -> Next:
+        """Close the turn in play (if any), then open the scripted user's next turn."""
+        if self.turn is not None:
+            self._close()
+        turn = self.user.next_turn()
+        if turn is None:
+            return "end"
+        self._reset()
+        self.turn = turn
+        self.ctx.calls.clear()
+        self.verdict = self.user.begin(turn)
+        self.dispatch.begin_turn()
+        notices, self._carry = self._carry, []
+        self.shown = tuple(notices)
+        self.shaped = shaped = await self.arm.shape(turn, self.user.state, notices)
+        self.calls = [*self._prepare_calls, *self.ctx.calls]
+        self._prepare_calls = []
+        sys_msg = {"role": "system", "content": self.system + shaped.system_extra}
+        self.base = [sys_msg, *self.history, {"role": "user", "content": shaped.sent}]
+        return "agent"
+
+    async def on_agent(self) -> Next:
+        """Deliver the results of the last reply's calls (user role), then call the agent."""
+        if self.results:
+            self.tail.append({"role": "user", "content": "\n\n".join(self.results)})
+            self.results = []
+        reply = await self.ctx.agent([*self.base, *self.tail])
+        self.calls.append(reply.call)
+        self.replies.append(reply.content)
+        self.tail.append({"role": "assistant", "content": reply.content})
+        if len(self.replies) == 1:
+            self.reasoning = reply.reasoning
+        return "parse"
+
+    async def on_parse(self) -> Next:
+        self.queue = find_actions(self.replies[-1])
+        return self._after_calls()
+
+    async def on_gate(self) -> Next:
+        assert self.turn is not None
+        action = self.queue.pop(0)
+        call, booking, notice = self.dispatch.decide(
+            self.turn, self.shaped, action, len(self.replies) - 1
+        )
+        if call.outcome == "executed" and booking is not None:
+            self._pending = (call, booking)
+            return "tool"
+        self.tool_calls.append(call)
+        if call.outcome == "refused" and booking is not None:
+            self.refused.append(booking)
+            self.results.append(notice or "")
+        return self._after_calls()
+
+    async def on_tool(self) -> Next:
+        assert self.turn is not None and self._pending is not None
+        call, booking = self._pending
+        self._pending = None
+        call, result = self.dispatch.execute(self.turn, call, booking)
+        self.tool_calls.append(call)
+        self.admitted.append(booking)
+        self.results.append(result)
+        return self._after_calls()
+
+    def _after_calls(self) -> Next:
+        """The next call of the reply; else the agent again with the results (at most
+        ``MAX_FOLLOW_UPS`` times a turn); else the next user turn (this one closes)."""
+        if self.queue:
+            return "gate"
+        if not self.results:
+            return "user"
+        if len(self.replies) - 1 >= MAX_FOLLOW_UPS:
+            self._carry, self.results = self.results, []
+            return "user"
+        return "agent"
+
+    def _close(self) -> None:
+        turn = self.turn
+        assert turn is not None
+        self.history.append({"role": "user", "content": self.shaped.kept})
+        self.history.extend(self.tail)
+        executed = list(dict.fromkeys(b.step for b in self.admitted if b.step is not None))
+        self.user.finish(turn, self.verdict, executed)
+        shaped = self.shaped
+        self.turns.append(
+            TurnRecord.of(
+                turn,
+                sent_text=shaped.sent,
+                arm_text=shaped.arm_text,
+                notices=self.shown,
+                reply=self.replies[0],
+                reasoning=self.reasoning,
+                admitted=tuple(self.admitted),
+                refused=tuple(self.refused),
+                matched_step=shaped.matched_step,
+                matched_redo=shaped.matched_redo,
+                matcher_outcome=shaped.matcher_outcome,
+                directive=shaped.directive,
+                calls=tuple(self.calls),
+                follow_ups=tuple(self.replies[1:]),
+                tool_calls=tuple(self.tool_calls),
+            )
+        )
+        self.turn = None
