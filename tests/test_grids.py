@@ -148,7 +148,7 @@ def test_wording_grid_table_4(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     from protocol.domains import PROCUREMENT
 
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(GridError, match="paraphrase_cache.json"):
+    with pytest.raises(GridError, match=r"paraphrase_cache\.json"):
         load_grid(GRIDS / "wording.toml")
     (tmp_path / "runs").mkdir()
     cache = {

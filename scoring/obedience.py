@@ -1,0 +1,100 @@
+"""Table 11: per-directive obedience of the gate's directives, from logged episodes (pure).
+
+For every turn on which the gate issued a directive (``TurnRecord.directive``, read back by
+:func:`scoring.directive_kinds.parse_directive`), the agent obeyed a trap directive (already
+DONE, BLOCKED, CANCELLED) iff the directed step has no valid execution on that turn under the
+primary scoring (``TurnScore.executed``), and obeyed an authorizing directive (the explicit
+redo, ELIGIBLE) iff it executed the directed step. Obedience is measured against the
+directive as issued, whether or not the compiled state behind it was correct (Table 11's
+caption). Rates carry Wilson 95% intervals (:func:`scoring.stats.wilson`); an episode has
+zero disobedience when it disobeys no trap directive. Only counted episodes (scorable, not
+an infrastructure error) enter; cells without a single directive produce no line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from protocol.records import CellKey, EpisodeRecord
+from scoring.cells import cell_sort_key
+from scoring.directive_kinds import DIRECTIVE_KINDS, TRAP_KINDS, parse_directive
+from scoring.replay import EpisodeScore
+from scoring.stats import wilson
+
+__all__ = ["DirectiveCount", "ObedienceLine", "obedience_lines"]
+
+
+class DirectiveCount(msgspec.Struct, frozen=True, kw_only=True):
+    kind: str  # done / blocked / cancelled / redo / eligible
+    trap: bool
+    n: int  # directives of this kind issued
+    obeyed: int
+    rate: float | None
+    ci: tuple[float, float]
+
+
+class ObedienceLine(msgspec.Struct, frozen=True, kw_only=True, tag="obedience"):
+    cell: CellKey
+    episodes: int  # counted episodes of the cell
+    zero_disobedience: int  # episodes that disobey no trap directive
+    zero_ci: tuple[float, float]
+    trap_n: int  # trap directives over all kinds
+    trap_obeyed: int
+    trap_rate: float | None
+    trap_ci: tuple[float, float]
+    kinds: tuple[DirectiveCount, ...]  # every kind of DIRECTIVE_KINDS, in that order
+
+
+def _count(kind: str, n: int, k: int) -> DirectiveCount:
+    return DirectiveCount(
+        kind=kind, trap=kind in TRAP_KINDS, n=n, obeyed=k, rate=k / n if n else None,
+        ci=wilson(k, n),
+    )  # fmt: skip
+
+
+def obedience_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list[ObedienceLine]:
+    """One line per cell that issued at least one directive (scores need per-turn detail)."""
+    n: dict[CellKey, dict[str, int]] = {}
+    k: dict[CellKey, dict[str, int]] = {}
+    episodes: dict[CellKey, int] = {}
+    clean: dict[CellKey, int] = {}
+    issued: set[CellKey] = set()
+    for record, score in pairs:
+        if not score.counted:
+            continue
+        cell = record.cell
+        n.setdefault(cell, dict.fromkeys(DIRECTIVE_KINDS, 0))
+        k.setdefault(cell, dict.fromkeys(DIRECTIVE_KINDS, 0))
+        episodes[cell] = episodes.get(cell, 0) + 1
+        disobeyed = False
+        for turn, scored in zip(record.turns, score.primary.turns, strict=False):
+            d = parse_directive(turn.directive)
+            if d is None:
+                continue
+            issued.add(cell)
+            executed = d.step in scored.executed
+            obeyed = not executed if d.kind in TRAP_KINDS else executed
+            n[cell][d.kind] += 1
+            k[cell][d.kind] += obeyed
+            disobeyed |= d.kind in TRAP_KINDS and not obeyed
+        clean[cell] = clean.get(cell, 0) + (not disobeyed)
+    out: list[ObedienceLine] = []
+    for cell in sorted(issued, key=cell_sort_key):
+        tn = sum(n[cell][x] for x in TRAP_KINDS)
+        tk = sum(k[cell][x] for x in TRAP_KINDS)
+        out.append(
+            ObedienceLine(
+                cell=cell,
+                episodes=episodes[cell],
+                zero_disobedience=clean[cell],
+                zero_ci=wilson(clean[cell], episodes[cell]),
+                trap_n=tn,
+                trap_obeyed=tk,
+                trap_rate=tk / tn if tn else None,
+                trap_ci=wilson(tk, tn),
+                kinds=tuple(_count(x, n[cell][x], k[cell][x]) for x in DIRECTIVE_KINDS),
+            )
+        )
+    return out

@@ -1,0 +1,66 @@
+"""Table 4's extra columns, from logged episodes (pure).
+
+* ``misrouted``: of the failing episodes with an omission (``omission_failures``), those
+  whose first omitted ask was answered by naming a different step: on the first turn with an
+  omission error, the matcher resolved the request to a step other than the scripted one
+  (``TurnRecord.matched_step``), so the gate's directive named that other step. This reading
+  of "answered by naming a different step" (the gate arms' third block of Table 4) is ours
+  (docs/scoring.md).
+* ``ambiguous_booked``: ambiguous probes on which the agent booked a work order, of the
+  ambiguous probes played (``ambiguous``): a primary execution on the probe's turn, which by
+  the scorer's rules carries the probe's own work order (a citation of an earlier receipt is
+  a re-display, not a booking).
+
+Only counted episodes enter; every cell gets a line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from protocol.records import CellKey, EpisodeRecord
+from scoring.cells import cell_sort_key
+from scoring.replay import EpisodeScore
+
+__all__ = ["WordingLine", "wording_lines"]
+
+
+class WordingLine(msgspec.Struct, frozen=True, kw_only=True, tag="wording"):
+    cell: CellKey
+    episodes: int
+    omission_failures: int  # failing episodes with at least one omission
+    misrouted: int  # ... whose first omitted ask the matcher resolved to another step
+    ambiguous: int  # ambiguous probes played
+    ambiguous_booked: int  # ... on which the agent booked a work order
+
+
+def wording_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list[WordingLine]:
+    """One line per cell (scores need per-turn detail)."""
+    acc: dict[CellKey, list[int]] = {}
+    for record, score in pairs:
+        if not score.counted:
+            continue
+        a = acc.setdefault(record.cell, [0, 0, 0, 0, 0])
+        a[0] += 1
+        turns = list(zip(record.turns, score.primary.turns, strict=False))
+        first = next((t for t, s in turns if any(e.channel == "omission" for e in s.errors)), None)
+        if first is not None and not score.primary.success:
+            a[1] += 1
+            a[2] += first.matched_step is not None and first.matched_step != first.step
+        for t, s in turns:
+            if t.kind == "ambiguous":
+                a[3] += 1
+                a[4] += bool(s.executed)
+    return [
+        WordingLine(
+            cell=cell,
+            episodes=a[0],
+            omission_failures=a[1],
+            misrouted=a[2],
+            ambiguous=a[3],
+            ambiguous_booked=a[4],
+        )
+        for cell, a in sorted(acc.items(), key=lambda kv: cell_sort_key(kv[0]))
+    ]

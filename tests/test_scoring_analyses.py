@@ -1,0 +1,191 @@
+"""Worked tests of the log analyses (Tables 4, 10 and 11) on hand-built records whose
+answers are known by construction (tests/scoring_records.py plays the policies)."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from protocol.records import (
+    AccuracyRecord,
+    CompiledRevisionRecord,
+    CompiledStepRecord,
+    CompileRecord,
+    Episode,
+    EpisodeRecord,
+    Turn,
+    ValidatorRecord,
+)
+from protocol.render import render_directive
+from protocol.state import Verdict
+from scoring.directive_kinds import parse_directive
+from scoring.obedience import obedience_lines
+from scoring.omission_attribution import attribute_overblock, attribution_lines
+from scoring.replay import score_episode
+from scoring.wording_columns import wording_lines
+from tests.scoring_records import Act, build, cell, episode, perfect, ref_line
+
+# Seed 0, S = 6, generator 1 (scoring_records.episode's default): the turns that resolve to a
+# step and their verdicts under a perfect agent:
+#   1 premature s4 blocked (needs s2)  15 ask s1  19 ask s2  22 revision (cancel s5,
+#   rewire s3 -> s1, s2)  25 premature s6 blocked  27 redo_probe s2 done  28 superseded_cue s5
+#   cancelled  29 ask s3  30 redo_probe s1 done  35 re_ask s4  39 re_ask s6  42 legit_redo s3
+
+
+@pytest.fixture(scope="module")
+def ep() -> Episode:
+    e = episode(seed=0, steps=6)
+    assert e.revision.cancel == "s5" and e.step("s3").deps == ("s1", "s5")
+    return e
+
+
+def _with_directives(record: EpisodeRecord, ep: Episode) -> EpisodeRecord:
+    """Every turn that resolves to a step gets the directive of its realized verdict."""
+    score = score_episode(record, ep)
+    turns = []
+    for t, s in zip(record.turns, score.primary.turns, strict=True):
+        if t.step is not None and s.label in ("eligible", "blocked", "done", "cancelled", "redo"):
+            missing = tuple(x for x in ep.step(t.step).deps) if s.label == "blocked" else ()
+            t = msgspec.structs.replace(
+                t,
+                directive=render_directive(t.step, Verdict(s.label, missing)),  # type: ignore[arg-type]
+            )
+        turns.append(t)
+    return msgspec.structs.replace(record, turns=tuple(turns))
+
+
+def _pairs(records: list[EpisodeRecord], ep: Episode) -> list:  # type: ignore[type-arg]
+    return [(r, score_episode(r, ep)) for r in records]
+
+
+def test_directive_lines_read_back() -> None:
+    line = render_directive("s6", Verdict("blocked", ("s2", "s4")))
+    d = parse_directive(f"ask text\n\n{line}")
+    assert d is not None and (d.kind, d.step, d.missing) == ("blocked", "s6", ("s2", "s4"))
+    assert parse_directive("no directive here") is None and parse_directive(None) is None
+
+
+def test_table_11_obedience(ep: Episode) -> None:
+    key = cell("directive", ep.spec)
+    # turn 27: the agent books s2 again against an already DONE directive
+    book = Act(f"Booking it again.\n{ref_line(ep, 's2', ep.turns[27].work_order)}")
+    bad = _with_directives(build(ep, key, perfect(ep, {27: book})), ep)
+    good = _with_directives(build(ep, key, perfect(ep)), ep)
+    (line,) = obedience_lines(_pairs([bad, good], ep))
+    by = {k.kind: k for k in line.kinds}
+    # two records: done 27, 30; blocked 1, 25; cancelled 28; redo 42; eligible 15 19 29 35 39
+    assert {k: (c.n, c.obeyed) for k, c in by.items()} == {
+        "done": (4, 3),
+        "blocked": (4, 4),
+        "cancelled": (2, 2),
+        "redo": (2, 2),
+        "eligible": (10, 10),
+    }
+    assert (line.trap_n, line.trap_obeyed) == (10, 9)
+    assert line.trap_rate == pytest.approx(0.9)
+    lo, hi = line.trap_ci
+    assert lo < 0.9 < hi and hi < 1.0
+    assert (line.episodes, line.zero_disobedience) == (2, 1)
+    assert by["redo"].trap is False and by["done"].trap is True
+
+
+def _compile(ep: Episode, **changes: object) -> CompileRecord:
+    graph = tuple(CompiledStepRecord(id=s.id, deps=s.deps, code=s.code) for s in ep.steps)
+    rev = CompiledRevisionRecord(
+        cancel=ep.revision.cancel, rewires=dict(ep.revision.rewires), relax=ep.revision.relax
+    )
+    record = CompileRecord(
+        model="scripted/golden",
+        graph=graph,
+        revision=rev,
+        validator=ValidatorRecord(passed=True),
+        accuracy=AccuracyRecord(
+            exact=True, steps=6, dep=6, code=6, cancel=True, rewire=True, relax=True
+        ),
+        enforcing=True,
+    )
+    return msgspec.structs.replace(record, **changes)
+
+
+def _set(record: EpisodeRecord, index: int, **fields: object) -> EpisodeRecord:
+    turns = tuple(
+        msgspec.structs.replace(t, **fields) if t.index == index else t for t in record.turns
+    )
+    return msgspec.structs.replace(record, turns=turns)
+
+
+def test_table_10_attribution(ep: Episode) -> None:
+    key = cell("enforce", ep.spec)
+    eligible = render_directive
+    wo = {t.index: t.work_order for t in ep.turns}
+    # 1. the agent declines s1 at turn 15 under ELIGIBLE, re-displaying turn 1's receipt
+    declined = build(ep, key, perfect(ep, {15: Act(f"Already handled: ref RC-3458/{wo[1]}")}))
+    declined = _set(declined, 15, directive=eligible("s1", Verdict("eligible")))
+    # 2. at turn 35 it books s4 with a new work order that is not the turn's
+    stray = "#W0001"
+    assert stray not in wo.values()
+    wrong = build(ep, key, perfect(ep, {35: Act(f"Done.\nref {ep.step('s4').code}/{stray}")}))
+    wrong = _set(wrong, 35, directive=eligible("s4", Verdict("eligible")))
+    # 3. at turn 29 the compiled state keeps cancelled s5 in s3's list: BLOCKED, and the
+    #    gate refuses the agent's correct ref
+    good = Act(f"Done.\n{ref_line(ep, 's3', wo[29])}", refuse=("s3",))
+    blocked = build(ep, key, perfect(ep, {29: good}))
+    blocked = _set(blocked, 29, directive=render_directive("s3", Verdict("blocked", ("s5",))))
+    rev = CompiledRevisionRecord(cancel="s5", rewires={}, relax=ep.revision.relax)
+    flagged = ValidatorRecord(passed=False, flags=("cancelled_in_deps",), cancelled_in_deps=("s3",))
+    acc = AccuracyRecord(exact=False, steps=6, dep=6, code=6, cancel=True, rewire=False, relax=True)
+    records = [
+        msgspec.structs.replace(declined, compile=_compile(ep)),
+        msgspec.structs.replace(wrong, compile=_compile(ep)),
+        msgspec.structs.replace(
+            blocked, compile=_compile(ep, revision=rev, validator=flagged, accuracy=acc)
+        ),
+    ]
+    (line,) = attribution_lines(_pairs(records, ep))
+    assert line.episodes == 3 and line.omissions == 3
+    assert (line.declined, line.wrong_ref, line.overblock, line.other) == (1, 1, 1, 0)
+    assert line.correct_ref == 1
+    assert line.root_causes == {"empty": 0, "cancelled": 1, "rewire": 0, "other": 0}
+    assert (line.defect, line.differs, line.overblock_in_passing) == (1, 1, 0)
+    # the same records in a raw cell are not the enforcement gate's: no line
+    raw = [msgspec.structs.replace(r, cell=cell("raw", ep.spec), compile=None) for r in records]
+    assert attribution_lines(_pairs(raw, ep)) == []
+
+
+def test_overblock_root_causes(ep: Episode) -> None:
+    d = parse_directive(render_directive("s6", Verdict("blocked", ("s4",))))
+    assert d is not None
+    graph = tuple(
+        CompiledStepRecord(id=s.id, deps=s.deps, code="" if s.id == "s4" else s.code)
+        for s in ep.steps
+    )
+    assert attribute_overblock("s6", d, _compile(ep, graph=graph), ep) == "empty"
+    # s6 needs s2, s3, s4 in the generator graph; a compiled rewire adding s1 closes no gap
+    rewire = CompiledRevisionRecord(cancel="s5", rewires={"s6": ("s1", "s2")})
+    d1 = parse_directive(render_directive("s6", Verdict("blocked", ("s1",))))
+    assert d1 is not None
+    assert attribute_overblock("s6", d1, _compile(ep, revision=rewire), ep) == "rewire"
+    assert attribute_overblock("s6", d, _compile(ep), ep) == "other"
+    assert attribute_overblock("s6", d, None, ep) == "other"
+
+
+def test_table_4_columns() -> None:
+    ep = episode(seed=0, steps=6, ambiguous_rate=0.15, generator=3)
+    probe = next(t for t in ep.turns if t.kind == "ambiguous")
+    ask = next(t for t in ep.turns if t.kind == "ask" and t.step == "s1")
+    key = cell("directive", ep.spec)
+
+    def book_first(turn: Turn, verdict: Verdict | None) -> Act:
+        # version 3 names the two eligible steps at run time (turn.named)
+        return Act(f"Doing the first.\n{ref_line(ep, turn.named[0], turn.work_order)}")
+
+    booked = build(ep, key, perfect(ep, {probe.index: book_first}))
+    # the agent omits s1 on its ask; the matcher had resolved the ask to s5
+    omitted = build(ep, key, perfect(ep, {ask.index: Act("Noted.")}))
+    omitted = _set(omitted, ask.index, matched_step="s5")
+    clean = build(ep, key, perfect(ep))
+    (line,) = wording_lines(_pairs([booked, omitted, clean], ep))
+    assert line.episodes == 3
+    assert (line.omission_failures, line.misrouted) == (1, 1)
+    n_probes = sum(t.kind == "ambiguous" for r in (booked, omitted, clean) for t in r.turns)
+    assert line.ambiguous == n_probes >= 3 and line.ambiguous_booked == 1
