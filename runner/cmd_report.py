@@ -3,7 +3,9 @@
 Writes FILE (default ``LOGDIR/report.md``) with the ladder tables under both scorings, the
 contrasts, the channel table and the log summary, plus ``<stem>-success.png`` (strict success
 per arm with Wilson intervals, Figure 1 shape), ``<stem>-success-decline-aware.png`` and
-``<stem>-channels.png`` (errors by channel, Figure 5(a) shape) in the same folder.
+``<stem>-channels.png`` (errors by channel, Figure 5(a) shape) in the same folder, and the
+log analyses of :mod:`scoring.analyses` (Tables 4, 10 and 11 shapes) as report sections and as
+JSON in ``<stem>-analyses.json``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,12 @@ from typing import Annotated
 
 import typer
 
-from runner.cmd_score import load_results, log_summary
+import msgspec
+
+from runner.cmd_score import load_records, load_results, log_summary
+from scoring.analyses import Analyses, analysis_sections, log_analyses
+from scoring.episodes import EpisodeCache
+from scoring.offline import score_records
 from scoring.report import figure_channels, figure_success, markdown_report
 
 __all__ = ["report", "write_report"]
@@ -23,6 +30,7 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     """Write the report of *logdir* to *out* (default ``logdir/report.md``) and its plots next
     to it; the report's path. Problems end as ``typer.Exit(2)`` after one line on stderr."""
     lines, log_report = load_results(logdir, jobs)
+    analyses = _analyses(logdir)
     out = out if out is not None else logdir / "report.md"
     figures = {
         f"{out.stem}-success.png": ("Strict success per arm (primary scoring)",
@@ -39,12 +47,24 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
             lines,
             notes=[n.strip() for n in log_summary(log_report).splitlines()],
             figures=[(caption, name) for name, (caption, _) in figures.items()],
+            sections=analysis_sections(analyses),
         )
         out.write_text(text, encoding="utf-8")
+        (out.parent / f"{out.stem}-analyses.json").write_bytes(
+            msgspec.json.format(msgspec.json.encode(analyses))
+        )
     except OSError as e:
         typer.echo(f"error: cannot write the report: {e}", err=True)
         raise typer.Exit(2) from None
     return out
+
+
+def _analyses(logdir: Path) -> Analyses:
+    """The log analyses of *logdir*'s records (scored again with per-turn detail)."""
+    records, _ = load_records(logdir)
+    cache = EpisodeCache()
+    scores = score_records(records, cache, detail=True)
+    return log_analyses(zip(records, scores, strict=True), cache)
 
 
 def report(
@@ -58,4 +78,4 @@ def report(
 ) -> None:
     """Write a Markdown report of LOGDIR's results with PNG plots next to it."""
     path = write_report(logdir, out, jobs)
-    typer.echo(f"wrote {path} and 3 plots next to it")
+    typer.echo(f"wrote {path}, 3 plots and {path.stem}-analyses.json next to it")

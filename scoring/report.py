@@ -117,8 +117,10 @@ def markdown_report(
     title: str = "state-ladder report",
     notes: Sequence[str] = (),
     figures: Sequence[tuple[str, str]] = (),
+    sections: Sequence[str] = (),
 ) -> str:
     """The report: ladder tables under both scorings, contrasts, the channel table, the
+    ``sections`` (Markdown lines: the log analyses of :mod:`scoring.analyses`), the
     configuration key and the figures (``(caption, relative path)`` pairs)."""
     cells = _cells(lines)
     n = sum(c.n for c in cells)
@@ -172,6 +174,7 @@ def markdown_report(
             "",
             markdown_table(HELPERS_HEADER, helpers),
         ]
+    out += list(sections)
     configs = _configs(cells)
     if configs:
         out += ["", "## Configurations", ""]

@@ -3,8 +3,12 @@ answers are known by construction (tests/scoring_records.py plays the policies).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import msgspec
 import pytest
+from typer.testing import CliRunner
 
 from protocol.records import (
     AccuracyRecord,
@@ -65,13 +69,17 @@ def test_directive_lines_read_back() -> None:
     assert parse_directive("no directive here") is None and parse_directive(None) is None
 
 
-def test_table_11_obedience(ep: Episode) -> None:
+def _directive_records(ep: Episode) -> list[EpisodeRecord]:
     key = cell("directive", ep.spec)
     # turn 27: the agent books s2 again against an already DONE directive
     book = Act(f"Booking it again.\n{ref_line(ep, 's2', ep.turns[27].work_order)}")
     bad = _with_directives(build(ep, key, perfect(ep, {27: book})), ep)
     good = _with_directives(build(ep, key, perfect(ep)), ep)
-    (line,) = obedience_lines(_pairs([bad, good], ep))
+    return [bad, good]
+
+
+def test_table_11_obedience(ep: Episode) -> None:
+    (line,) = obedience_lines(_pairs(_directive_records(ep), ep))
     by = {k.kind: k for k in line.kinds}
     # two records: done 27, 30; blocked 1, 25; cancelled 28; redo 42; eligible 15 19 29 35 39
     assert {k: (c.n, c.obeyed) for k, c in by.items()} == {
@@ -114,7 +122,7 @@ def _set(record: EpisodeRecord, index: int, **fields: object) -> EpisodeRecord:
     return msgspec.structs.replace(record, turns=turns)
 
 
-def test_table_10_attribution(ep: Episode) -> None:
+def _enforce_records(ep: Episode) -> list[EpisodeRecord]:
     key = cell("enforce", ep.spec)
     eligible = render_directive
     wo = {t.index: t.work_order for t in ep.turns}
@@ -134,13 +142,17 @@ def test_table_10_attribution(ep: Episode) -> None:
     rev = CompiledRevisionRecord(cancel="s5", rewires={}, relax=ep.revision.relax)
     flagged = ValidatorRecord(passed=False, flags=("cancelled_in_deps",), cancelled_in_deps=("s3",))
     acc = AccuracyRecord(exact=False, steps=6, dep=6, code=6, cancel=True, rewire=False, relax=True)
-    records = [
+    return [
         msgspec.structs.replace(declined, compile=_compile(ep)),
         msgspec.structs.replace(wrong, compile=_compile(ep)),
         msgspec.structs.replace(
             blocked, compile=_compile(ep, revision=rev, validator=flagged, accuracy=acc)
         ),
     ]
+
+
+def test_table_10_attribution(ep: Episode) -> None:
+    records = _enforce_records(ep)
     (line,) = attribution_lines(_pairs(records, ep))
     assert line.episodes == 3 and line.omissions == 3
     assert (line.declined, line.wrong_ref, line.overblock, line.other) == (1, 1, 1, 0)
@@ -189,3 +201,32 @@ def test_table_4_columns() -> None:
     assert (line.omission_failures, line.misrouted) == (1, 1)
     n_probes = sum(t.kind == "ambiguous" for r in (booked, omitted, clean) for t in r.turns)
     assert line.ambiguous == n_probes >= 3 and line.ambiguous_booked == 1
+
+
+def test_report_shows_the_analyses_and_writes_them_as_json(ep: Episode, tmp_path: Path) -> None:
+    from runner.cli import app
+    from runner.logs import LogWriter
+
+    # one directive cell and one enforcement cell, on seeds of their own so each record is
+    # its cell's own episode (the log keys records by cell and seed)
+    records = [
+        msgspec.structs.replace(r, cell=msgspec.structs.replace(r.cell, model=f"golden-{i}"))
+        for i, r in enumerate([*_directive_records(ep), *_enforce_records(ep)])
+    ]
+    with LogWriter(tmp_path / "run") as w:
+        for r in records:
+            w.write(r)
+    out = tmp_path / "out" / "ladder.md"
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "run"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert "## Directive obedience (Table 11 shape)" in text
+    assert "## Enforcement-gate omissions attributed (Table 10 shape)" in text
+    data = json.loads((out.parent / "ladder-analyses.json").read_text())
+    obedience = {line["cell"]["model"]: line for line in data["obedience"]}
+    assert obedience["golden-0"]["trap_obeyed"] == 4 and obedience["golden-0"]["trap_n"] == 5
+    assert obedience["golden-1"]["zero_disobedience"] == 1
+    attribution = data["omission_attribution"]
+    assert sum(line["omissions"] for line in attribution) == 3
+    assert sum(line["overblock"] for line in attribution) == 1
+    assert sum(line["root_causes"]["cancelled"] for line in attribution) == 1

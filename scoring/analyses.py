@@ -1,0 +1,139 @@
+"""The log analyses beside the ladder tables, gathered for ``ladder report`` (pure).
+
+:func:`log_analyses` runs Table 11's obedience (:mod:`scoring.obedience`), Table 10's omission
+attribution (:mod:`scoring.omission_attribution`) and Table 4's extra columns
+(:mod:`scoring.wording_columns`) over scored records (per-turn detail); :func:`analysis_sections`
+renders them as Markdown sections, and ``msgspec.json.encode`` of the :class:`Analyses` is
+the JSON the report writes beside report.md. A table whose cells are absent is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from protocol.records import EpisodeRecord
+from scoring.episodes import EpisodeCache
+from scoring.obedience import ObedienceLine, obedience_lines
+from scoring.omission_attribution import AttributionLine, attribution_lines
+from scoring.replay import EpisodeScore
+from scoring.tables import config_label, markdown_table
+from scoring.wording_columns import WordingLine, wording_lines
+
+__all__ = ["Analyses", "analysis_sections", "log_analyses"]
+
+
+class Analyses(msgspec.Struct, frozen=True, kw_only=True):
+    obedience: tuple[ObedienceLine, ...]  # Table 11
+    omission_attribution: tuple[AttributionLine, ...]  # Table 10
+    wording: tuple[WordingLine, ...]  # Table 4's extra columns
+
+
+def log_analyses(
+    pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]], episodes: EpisodeCache | None = None
+) -> Analyses:
+    scored = list(pairs)
+    return Analyses(
+        obedience=tuple(obedience_lines(scored)),
+        omission_attribution=tuple(attribution_lines(scored, episodes)),
+        wording=tuple(wording_lines(scored)),
+    )
+
+
+def _cell(line: ObedienceLine | AttributionLine | WordingLine) -> str:
+    return f"{line.cell.arm} | {config_label(line.cell)}"
+
+
+def _rate(k: int, n: int, ci: tuple[float, float]) -> str:
+    return f"{k}/{n} = {k / n:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if n else f"{k}/0"
+
+
+def analysis_sections(a: Analyses) -> list[str]:
+    """Markdown lines of the analyses present (empty when none applies)."""
+    out: list[str] = []
+    if a.obedience:
+        kinds = [k.kind for k in a.obedience[0].kinds]
+        header = ["arm", "configuration", *kinds, "all traps", "zero disobedience"]
+        rows = [
+            [
+                line.cell.arm,
+                config_label(line.cell),
+                *(_rate(k.obeyed, k.n, k.ci) for k in line.kinds),
+                _rate(line.trap_obeyed, line.trap_n, line.trap_ci),
+                _rate(line.zero_disobedience, line.episodes, line.zero_ci),
+            ]
+            for line in a.obedience
+        ]
+        out += [
+            "",
+            "## Directive obedience (Table 11 shape)",
+            "",
+            "Directives obeyed of those issued, Wilson 95% intervals: a trap directive (done, "
+            "blocked, cancelled) is obeyed when the directed step has no valid execution on "
+            "its turn, the redo and eligible directives when it has one; zero disobedience: "
+            "episodes that disobey no trap directive.",
+            "",
+            markdown_table(header, rows),
+        ]
+    if a.omission_attribution:
+        header = ["arm", "configuration", "omissions", "declined", "wrong ref", "over-block",
+                  "corr. ref", "empty", "canc.", "rewire", "other cause", "other",
+                  "defect eps", "!= GT eps", "over-block, validator passed"]  # fmt: skip
+        rows = [
+            [
+                line.cell.arm,
+                config_label(line.cell),
+                *map(
+                    str,
+                    (
+                        line.omissions,
+                        line.declined,
+                        line.wrong_ref,
+                        line.overblock,
+                        line.correct_ref,
+                        *line.root_causes.values(),
+                        line.other,
+                        line.defect,
+                        line.differs,
+                        line.overblock_in_passing,
+                    ),
+                ),
+            ]  # fmt: skip
+            for line in a.omission_attribution
+        ]
+        out += [
+            "",
+            "## Enforcement-gate omissions attributed (Table 10 shape)",
+            "",
+            "Agent (declined an ELIGIBLE directive), booking (a ref with a wrong code or work "
+            "order), compiled state (over-block: BLOCKED for an eligible step; corr. ref: the "
+            "correct ref refused) with the over-block's root cause; other: no directive or one "
+            "for another step. Episodes the validator flags (defect) and whose compile differs "
+            "from the generator.",
+            "",
+            markdown_table(header, rows),
+        ]
+    gated = [w for w in a.wording if w.ambiguous or w.omission_failures]
+    if gated:
+        header = ["arm", "configuration", "first omitted ask misrouted", "ambiguous booked"]
+        rows = [
+            [
+                w.cell.arm,
+                config_label(w.cell),
+                f"{w.misrouted}/{w.omission_failures}",
+                f"{w.ambiguous_booked}/{w.ambiguous}",
+            ]
+            for w in gated
+        ]
+        out += [
+            "",
+            "## Wording columns (Table 4 shape)",
+            "",
+            "Failing episodes with an omission whose first omitted ask the matcher resolved to "
+            "another step, over the failing episodes with an omission; ambiguous probes on "
+            "which the agent booked a work order, over the probes played.",
+            "",
+            markdown_table(header, rows),
+        ]
+    return out
