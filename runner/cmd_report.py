@@ -13,9 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import typer
-
 import msgspec
+import typer
 
 from runner.cmd_score import load_records, load_results, log_summary
 from scoring.analyses import Analyses, analysis_sections, log_analyses

@@ -99,7 +99,7 @@ def analysis_sections(a: Analyses) -> list[str]:
                         line.overblock_in_passing,
                     ),
                 ),
-            ]  # fmt: skip
+            ]
             for line in a.omission_attribution
         ]
         out += [
