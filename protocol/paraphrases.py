@@ -15,11 +15,21 @@ equipment acquisition" keeps "equipment" of "place the main equipment order".
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
+
+import msgspec
 
 from protocol.domain_types import DomainPool
 
-__all__ = ["HELD_OUT_KINDS", "REWRITES", "check_paraphrases", "content_words"]
+__all__ = [
+    "HELD_OUT_KINDS",
+    "REWRITES",
+    "RewriteSource",
+    "check_paraphrases",
+    "content_words",
+    "rewrite_problems",
+    "rewrite_sources",
+]
 
 HELD_OUT_KINDS = ("asks", "redo_probes")
 REWRITES = 3
@@ -95,7 +105,7 @@ def check_paraphrases(cache: object, pool: DomainPool) -> list[str]:
 
 
 def _check_rewrite(
-    where: str, text: object, nouns: frozenset[str], seen: dict[str, str]
+    where: str, text: object, nouns: frozenset[str], seen: MutableMapping[str, str]
 ) -> list[str]:
     if not isinstance(text, str):
         return [f"{where}: not a string"]
@@ -110,3 +120,36 @@ def _check_rewrite(
     else:
         seen[text] = where
     return problems
+
+
+class RewriteSource(msgspec.Struct, frozen=True, kw_only=True):
+    """One template wording the held-out rewriter rewrites REWRITES times."""
+
+    slug: str
+    kind: str  # one of HELD_OUT_KINDS
+    index: int  # which of the template's three paraphrases
+    wording: str  # the paraphrase, with its one "{wo}"
+    step_text: str  # the step's brief text (the noun a rewrite keeps)
+
+
+def rewrite_sources(pool: DomainPool) -> list[RewriteSource]:
+    """The 108 wordings of ``pool`` the cache rewrites (18 templates x 3 asks + 3 redo
+    probes), in cache order."""
+    return [
+        RewriteSource(slug=t.slug, kind=kind, index=i, wording=w, step_text=t.text)
+        for t in pool.templates
+        for kind in HELD_OUT_KINDS
+        for i, w in enumerate(getattr(t, kind))
+    ]
+
+
+def rewrite_problems(
+    text: str, source: RewriteSource, seen: MutableMapping[str, str], where: str = "rewrite"
+) -> list[str]:
+    """Why ``text`` cannot be a rewrite of ``source`` (empty: it can, and ``seen`` records
+    it): the checks :func:`check_paraphrases` applies on load (one ``{wo}``, a word of the
+    step's text, a string no other rewrite is), and (OURS) it must differ from the wording
+    it rewrites."""
+    if text == source.wording:
+        return [f"{where}: the same string as the wording it rewrites"]
+    return _check_rewrite(where, text, content_words(source.step_text), seen)

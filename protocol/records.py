@@ -62,8 +62,9 @@ TurnKind = Literal[
     "re_ask",
 ]
 MatcherOutcome = Literal["answered", "null", "corrected", "malformed"]
-# who a call is made for; memory and embedding: the memory arms' helper calls (Appendix F)
-Role = Literal["agent", "matcher", "compiler", "memory", "embedding"]
+# who a call is made for; memory and embedding: the memory arms' helper calls (Appendix F);
+# rewriter: `ladder paraphrase`'s held-out rewriter (Appendix A.5), never an episode's call
+Role = Literal["agent", "matcher", "compiler", "memory", "embedding", "rewriter"]
 Termination = Literal[
     "completed",  # every turn ran; the episode is scored
     "endpoint_error",  # a call failed after all its attempts (5xx, 429, connection)

@@ -7,8 +7,10 @@ flattened text shows a list item (" - s1: ...") or a new block. Nothing else is 
 Strings the paper does not give verbatim are marked OURS, written in the same register:
 the self-ledger clause, the rewire and relax sentences of the revision message, the tools
 variant's step line, the checklist's DONE / CANCELLED entries (the paper shows only the
-opening TODO state and says entries "move to done ... and to cancelled"), and the memory
-arms' recall block (Appendix F names the block, not its wording).
+opening TODO state and says entries "move to done ... and to cancelled"), the memory
+arms' recall block (Appendix F names the block, not its wording), and the held-out
+rewriter's prompts (Appendix A.5 names the rewriter, its temperature and its checks, not its
+prompt).
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ __all__ = [
     "REVISION_RELAX",
     "REVISION_REWIRE",
     "REVISION_REWIRE_NONE",
+    "REWRITE_EARLIER",
+    "REWRITE_PROMPT",
+    "REWRITE_RETRY",
     "TOOL_CLAUSE",
     "TOOL_REJECTION",
     "TOOL_RESULT",
@@ -192,3 +197,21 @@ LEDGER_CLAUSE = (
 # One ledger entry as the paper names it; the self-ledger arm renders the agent's merged
 # ledger back with it in the checklist's slot. OURS (the line's layout).
 LEDGER_LINE = "LEDGER {code} {status}"
+
+# --- The held-out rewriter (Appendix A.5: "rewritten by Qwen3.6-35B ... at temperature 0.7
+# with three rewrites per template ... every rewrite a distinct string that keeps the step's
+# noun"; the prompt is not printed). OURS, all three. ---------------------------------------
+
+REWRITE_PROMPT = (  # OURS
+    "Rewrite the request below, which a client sends to a project assistant, in your own "
+    "words. Keep its meaning and keep the name of the task it asks for ({step}). Keep the "
+    "placeholder {{wo}} exactly once: it stands for the work-order number. This is rewrite {n} "
+    "of {total}: word it differently from the request{others}.{earlier}\n\n"
+    "Request: {wording}\n\n"
+    "Reply with the rewritten request only, on one line."
+)
+REWRITE_EARLIER = "\nEarlier rewrites:\n{lines}"  # OURS: one "- <rewrite>" line each
+REWRITE_RETRY = (  # OURS
+    "That rewrite cannot be used: {problems}. Write rewrite {n} again, following every rule, "
+    "and reply with the rewritten request only."
+)

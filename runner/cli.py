@@ -15,7 +15,16 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from runner import cmd_cost, cmd_generate, cmd_report, cmd_run, cmd_score, cmd_show, cmd_view
+from runner import (
+    cmd_cost,
+    cmd_generate,
+    cmd_paraphrase,
+    cmd_report,
+    cmd_run,
+    cmd_score,
+    cmd_show,
+    cmd_view,
+)
 from serve.cli import serve_app
 
 __all__ = ["app", "main"]
@@ -107,6 +116,7 @@ app.command("demo")(cmd_run.demo)
 app.command("cost")(cmd_cost.cost)
 app.command("score")(cmd_score.score)
 app.command("report")(cmd_report.report)
+app.command("paraphrase")(cmd_paraphrase.paraphrase)
 app.command("show")(cmd_show.show)
 app.command("view")(cmd_view.view)
 app.add_typer(serve_app, name="serve")

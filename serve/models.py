@@ -16,7 +16,7 @@ Policies (``GET /v1/models`` lists them):
 
 Every chat policy also takes the helper defect rates of :mod:`serve.agents.gate_answers`
 (``matcher_malformed``, ``matcher_wrong``, ``compile_empty_code``, ``compile_cancel_left``,
-``compile_cycle``). Example: ``scripted/synthetic?obey=0.9&fresh=0.35&seed=7``. An unknown
+``compile_cycle``) and the rewriter's ``rewrite_bad`` (:mod:`serve.agents.rewrite`). Example: ``scripted/synthetic?obey=0.9&fresh=0.35&seed=7``. An unknown
 policy is a 404 (as vLLM answers an unknown model); an unknown parameter or a value that is
 not a number in range is a 400.
 """
@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl
 import msgspec
 
 from serve.agents.gate_answers import HELPER_PARAMS
+from serve.agents.rewrite import REWRITE_PARAMS
 from serve.agents.synthetic import DEFAULTS as SYNTHETIC_DEFAULTS
 
 __all__ = [
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 PREFIX = "scripted/"
-_HELPERS = frozenset(HELPER_PARAMS)
+_HELPERS = frozenset(HELPER_PARAMS) | REWRITE_PARAMS
 BASE_MODELS: dict[str, frozenset[str]] = {
     "perfect": _HELPERS,
     "always-book": _HELPERS,

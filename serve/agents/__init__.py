@@ -10,6 +10,7 @@ from serve.agents import always_book, perfect, prerequisites, synthetic
 from serve.agents.answer import Answer
 from serve.agents.gate_answers import helper_answer
 from serve.agents.memory import mem0_answer
+from serve.agents.rewrite import rewrite_answer
 from serve.agents.tool_results import acknowledge, is_tool_results
 from serve.agents.view import Message, build_view
 
@@ -25,8 +26,13 @@ def answer(
     thinking: bool = False,
 ) -> Answer:
     """What ``policy`` replies to ``messages``: a helper answer for a helper prompt (the
-    gates' compiler and matcher, mem0's memory extraction), otherwise the agent's turn."""
-    helper = mem0_answer(messages) or helper_answer(messages, params, digest)
+    gates' compiler and matcher, mem0's memory extraction, the held-out rewriter), otherwise
+    the agent's turn."""
+    helper = (
+        mem0_answer(messages)
+        or helper_answer(messages, params, digest)
+        or rewrite_answer(messages, params, digest)
+    )
     if helper is not None:
         return msgspec.structs.replace(helper, synthetic=policy == "synthetic")
     if messages and messages[-1][0] == "user" and is_tool_results(messages[-1][1]):
