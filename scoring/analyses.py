@@ -1,8 +1,9 @@
 """The log analyses beside the ladder tables, gathered for ``ladder report`` (pure).
 
 :func:`log_analyses` runs Table 11's obedience (:mod:`scoring.obedience`), Table 10's omission
-attribution (:mod:`scoring.omission_attribution`) and Table 4's extra columns
-(:mod:`scoring.wording_columns`) over scored records (per-turn detail); :func:`analysis_sections`
+attribution (:mod:`scoring.omission_attribution`), Table 4's extra columns
+(:mod:`scoring.wording_columns`) and Table 12's corruption replay with the receipts-repair
+counterfactual (:mod:`scoring.corruption_replay`) over scored records (per-turn detail); :func:`analysis_sections`
 renders them as Markdown sections, and ``msgspec.json.encode`` of the :class:`Analyses` is
 the JSON the report writes beside report.md. A table whose cells are absent is left out.
 """
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 import msgspec
 
 from protocol.records import EpisodeRecord
+from scoring.corruption_replay import CorruptionLine, corruption_lines
 from scoring.episodes import EpisodeCache
 from scoring.obedience import ObedienceLine, obedience_lines
 from scoring.omission_attribution import AttributionLine, attribution_lines
@@ -28,6 +30,7 @@ class Analyses(msgspec.Struct, frozen=True, kw_only=True):
     obedience: tuple[ObedienceLine, ...]  # Table 11
     omission_attribution: tuple[AttributionLine, ...]  # Table 10
     wording: tuple[WordingLine, ...]  # Table 4's extra columns
+    corruption: tuple[CorruptionLine, ...] = ()  # Table 12 and the receipts repair (D.4)
 
 
 def log_analyses(
@@ -38,11 +41,8 @@ def log_analyses(
         obedience=tuple(obedience_lines(scored)),
         omission_attribution=tuple(attribution_lines(scored, episodes)),
         wording=tuple(wording_lines(scored)),
+        corruption=tuple(corruption_lines(scored, episodes)),
     )
-
-
-def _cell(line: ObedienceLine | AttributionLine | WordingLine) -> str:
-    return f"{line.cell.arm} | {config_label(line.cell)}"
 
 
 def _rate(k: int, n: int, ci: tuple[float, float]) -> str:
@@ -133,6 +133,34 @@ def analysis_sections(a: Analyses) -> list[str]:
             "Failing episodes with an omission whose first omitted ask the matcher resolved to "
             "another step, over the failing episodes with an omission; ambiguous probes on "
             "which the agent booked a work order, over the probes played.",
+            "",
+            markdown_table(header, rows),
+        ]
+    if a.corruption:
+        header = ["arm", "configuration", "episodes", "fail", "events (spurious / lost / edge)",
+                  "omissions: obeyed done / obeyed blocked / refused correct / other",
+                  "single-event fatal (spurious / lost / edge)", "directives restored",
+                  "bookings restored", "replay mismatches"]  # fmt: skip
+        rows = []
+        for c in a.corruption:
+            single = " / ".join(
+                f"{c.single_fatal[k]}/{c.single_events[k]}" for k in c.single_events
+            )
+            rows.append([
+                c.cell.arm, config_label(c.cell), str(c.episodes), str(c.failures),
+                " / ".join(map(str, c.events.values())),
+                " / ".join(map(str, c.omissions.values())), single,
+                f"{c.directive_restored}/{c.directive_changed}",
+                f"{c.booking_restored}/{c.booking_changed}", str(c.replay_mismatches),
+            ])  # fmt: skip
+        out += [
+            "",
+            "## Corrupted state replayed (Table 12 shape) and the receipts repair",
+            "",
+            "Corruptions injected (from the log), omissions attributed to the corrupted "
+            "state's decision, how often a single corruption is fatal, and of the decisions "
+            "the corruption changed, how many rebuilding the completion set from the admitted "
+            "bookings restores (a decision-level counterfactual; dropped edges stay dropped).",
             "",
             markdown_table(header, rows),
         ]

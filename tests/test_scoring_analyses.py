@@ -15,6 +15,7 @@ from protocol.records import (
     CompiledRevisionRecord,
     CompiledStepRecord,
     CompileRecord,
+    CorruptionEvent,
     Episode,
     EpisodeRecord,
     Turn,
@@ -22,6 +23,7 @@ from protocol.records import (
 )
 from protocol.render import render_directive
 from protocol.state import Verdict
+from scoring.corruption_replay import corruption_lines
 from scoring.directive_kinds import parse_directive
 from scoring.obedience import obedience_lines
 from scoring.omission_attribution import attribute_overblock, attribution_lines
@@ -211,7 +213,9 @@ def test_report_shows_the_analyses_and_writes_them_as_json(ep: Episode, tmp_path
     # its cell's own episode (the log keys records by cell and seed)
     records = [
         msgspec.structs.replace(r, cell=msgspec.structs.replace(r.cell, model=f"golden-{i}"))
-        for i, r in enumerate([*_directive_records(ep), *_enforce_records(ep)])
+        for i, r in enumerate(
+            [*_directive_records(ep), *_enforce_records(ep), *_corrupted_records(ep)]
+        )
     ]
     with LogWriter(tmp_path / "run") as w:
         for r in records:
@@ -226,7 +230,68 @@ def test_report_shows_the_analyses_and_writes_them_as_json(ep: Episode, tmp_path
     obedience = {line["cell"]["model"]: line for line in data["obedience"]}
     assert obedience["golden-0"]["trap_obeyed"] == 4 and obedience["golden-0"]["trap_n"] == 5
     assert obedience["golden-1"]["zero_disobedience"] == 1
-    attribution = data["omission_attribution"]
+    lines = data["omission_attribution"]
+    attribution = [x for x in lines if not x["cell"]["knobs"].get("corruption")]
     assert sum(line["omissions"] for line in attribution) == 3
     assert sum(line["overblock"] for line in attribution) == 1
     assert sum(line["root_causes"]["cancelled"] for line in attribution) == 1
+    assert "## Corrupted state replayed (Table 12 shape)" in text
+    corruption = data["corruption"]
+    assert len(corruption) == 2 and {c["epsilon"] for c in corruption} == {0.01}
+    assert sum(c["directive_restored"] for c in corruption) == 2
+
+
+def _corrupted_records(ep: Episode) -> list[EpisodeRecord]:
+    """Two enforcement episodes at epsilon = 1e-2 with hand-placed corruption events.
+
+    Both: a spurious done bit on s1 before its ask at turn 15, so the gate says already DONE
+    and the agent obeys (an omission), and at turn 30 the gate refuses the agent's correct
+    booking of s1 (another omission). The first also drops s4's edge to s2 before the
+    premature ask at turn 1, so the gate says ELIGIBLE and admits the premature booking.
+    """
+    key = cell("enforce", ep.spec, corruption=1e-2)
+    wo = {t.index: t.work_order for t in ep.turns}
+    spurious = CorruptionEvent(turn=15, step="s1", kind="spurious_done")
+    dropped = CorruptionEvent(turn=1, step="s4", kind="drop_edge", edge="s2")
+    refuse_s1 = Act(f"Done.\n{ref_line(ep, 's1', wo[30])}", refuse=("s1",))
+    out = []
+    for events in ((dropped, spurious), (spurious,)):
+        acts = {15: Act("Step s1 is already done; no new booking."), 30: refuse_s1}
+        if dropped in events:
+            acts[1] = Act(f"Done.\n{ref_line(ep, 's4', wo[1])}")
+        r = build(ep, key, perfect(ep, acts))
+        r = _set(r, 15, matched_step="s1", matched_redo=False,
+                 directive=render_directive("s1", Verdict("done")))  # fmt: skip
+        if dropped in events:
+            r = _set(r, 1, matched_step="s4", matched_redo=False,
+                     directive=render_directive("s4", Verdict("eligible")))  # fmt: skip
+        out.append(msgspec.structs.replace(r, compile=_compile(ep), corruptions=events))
+    return out
+
+
+def test_table_12_corruption_replay_and_receipts_repair(ep: Episode) -> None:
+    records = _corrupted_records(ep)
+    (line,) = corruption_lines(_pairs(records, ep))
+    assert (line.epsilon, line.episodes, line.failures) == (1e-2, 2, 2)
+    assert line.events == {"spurious_done": 2, "lost_done": 0, "drop_edge": 1}
+    assert line.omissions == {
+        "obeyed_done": 2,
+        "obeyed_blocked": 0,
+        "refused_correct": 2,
+        "other": 0,
+    }
+    assert line.single_events == {"spurious_done": 1, "lost_done": 0, "drop_edge": 0}
+    assert line.single_fatal["spurious_done"] == 1
+    # directives: turn 15's DONE (both episodes) is restored from the receipts, turn 1's
+    # ELIGIBLE (the dropped edge) is not; bookings: the refused s1 at turn 30 (both) is
+    # restored, the admitted premature s4 (first episode) is not
+    assert (line.directive_changed, line.directive_restored) == (3, 2)
+    assert (line.booking_changed, line.booking_restored) == (3, 2)
+    assert line.replay_mismatches == 0
+    # a directive the corrupted replay cannot reproduce is reported
+    wrong = _set(records[1], 15, directive=render_directive("s1", Verdict("eligible")))
+    (line,) = corruption_lines(_pairs([wrong], ep))
+    assert line.replay_mismatches == 1
+    # uncorrupted cells get no line
+    plain = [msgspec.structs.replace(r, cell=cell("enforce", ep.spec)) for r in records]
+    assert corruption_lines(_pairs(plain, ep)) == []

@@ -1,0 +1,212 @@
+"""Table 12 and the receipts-repair counterfactual (Appendix D.4), from logged episodes (pure).
+
+The corrupted-state ablation logs every corruption the gate injected
+(``EpisodeRecord.corruptions``: the turn, the step, a dropped edge, a lost or a spurious done
+bit), so the replay reads the events rather than re-drawing the RNG. For each corrupted cell
+(``knobs.corruption > 0``) with a compile record:
+
+* Events: corruptions injected, per kind, and per episode.
+* Failures: every omission of the primary scoring attributed to the corrupted state's
+  decision on its turn: ``refused_correct`` (the agent's correct booking was refused),
+  ``obeyed_done`` (an already DONE directive for the step, obeyed), ``obeyed_blocked`` (a
+  BLOCKED one, obeyed), else ``other``.
+* Single-event episodes: for episodes with exactly one corruption, how often each kind is
+  fatal (the episode is not a strict success).
+* Receipts repair: the compiled state is replayed three ways, turn by turn as the gate ran it
+  (the compiled revision on the revision turn, the turn's events, the matcher's explicit-redo
+  authorization, the admitted bookings after the turn): *corrupted* (every event applied:
+  it reproduces the logged directives, and ``replay_mismatches`` counts those it does not),
+  *clean* (no event) and *repaired* (the completion set rebuilt from the append-only log of
+  admitted bookings, so only dropped edges remain). A decision is a directive issued on a
+  matched turn, and (enforcing cells) the admit-or-refuse verdict on each booking attempt. A
+  decision is corruption-changed when the corrupted and clean states decide differently, and
+  restored when the repaired state decides as the clean one. This is a decision-level
+  counterfactual: turns after a repaired decision are the logged ones, not replayed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from protocol.compiled import CompiledGraph, CompiledStep, code_table
+from protocol.receipts import normalize_code
+from protocol.records import CellKey, CompileRecord, CorruptionEvent, EpisodeRecord, TurnRecord
+from protocol.render import render_directive
+from protocol.state import TaskState
+from scoring.cells import cell_sort_key
+from scoring.directive_kinds import parse_directive
+from scoring.episodes import EpisodeCache
+from scoring.replay import EpisodeScore
+
+__all__ = ["CORRUPTION_KINDS", "CorruptionLine", "corruption_lines"]
+
+CORRUPTION_KINDS = ("spurious_done", "lost_done", "drop_edge")
+FAILURE_KINDS = ("obeyed_done", "obeyed_blocked", "refused_correct", "other")
+
+
+class CorruptionLine(msgspec.Struct, frozen=True, kw_only=True, tag="corruption"):
+    cell: CellKey
+    epsilon: float
+    episodes: int
+    failures: int  # episodes that are not a strict success
+    events: dict[str, int]  # corruptions injected per kind, every kind present
+    omissions: dict[str, int]  # omission attribution, every kind of FAILURE_KINDS present
+    single_events: dict[str, int]  # single-event episodes per kind of their one event
+    single_fatal: dict[str, int]  # ... of them not a strict success
+    directive_changed: int  # directives the corruption changed
+    directive_restored: int  # ... the receipts-rebuilt completion set restores
+    booking_changed: int  # admit / refuse verdicts the corruption changed (enforcing)
+    booking_restored: int
+    replay_mismatches: int  # logged directives the corrupted replay does not reproduce
+
+
+def _graph(info: CompileRecord) -> CompiledGraph:
+    return CompiledGraph(
+        steps={s.id: CompiledStep(deps=s.deps, code=s.code) for s in info.graph},
+        error=info.graph_error,
+    )
+
+
+def _apply(state: TaskState, event: CorruptionEvent, *, done_bits: bool) -> None:
+    if event.kind == "drop_edge":
+        if event.edge is not None and event.step in state.deps:
+            state.deps[event.step] = state.deps[event.step] - {event.edge}
+    elif done_bits and event.kind == "lost_done":
+        state.done.discard(event.step)
+    elif done_bits:
+        state.done.add(event.step)
+
+
+def _refused(state: TaskState, v: str | None) -> bool:
+    if v is None:
+        return False
+    status = state.status(v)
+    return status in ("cancelled", "blocked") or (status == "done" and v not in state.authorized)
+
+
+class _Replay:
+    """The three replays of one episode's compiled state."""
+
+    def __init__(self, info: CompileRecord, enforcing: bool) -> None:
+        graph = _graph(info)
+        self.codes = code_table(graph)
+        self.revision = info.revision
+        deps = {v: s.deps for v, s in graph.steps.items()}
+        self.corrupt, self.clean, self.repaired = TaskState(deps), TaskState(deps), TaskState(deps)
+        self.enforcing = enforcing
+        self.counts = dict.fromkeys(
+            ("directive_changed", "directive_restored", "booking_changed", "booking_restored",
+             "replay_mismatches"), 0)  # fmt: skip
+
+    def _states(self) -> tuple[TaskState, TaskState, TaskState]:
+        return self.corrupt, self.clean, self.repaired
+
+    def turn(self, t: TurnRecord, events: list[CorruptionEvent]) -> None:
+        if t.kind == "revision":
+            rev = self.revision
+            for s in self._states():
+                s.apply_revision(rev.cancel, rev.rewires, rev.relax)
+        for e in events:
+            _apply(self.corrupt, e, done_bits=True)
+            _apply(self.repaired, e, done_bits=False)
+        step = t.matched_step
+        for s in self._states():
+            s.begin_turn(step if step is not None and t.matched_redo else None)
+        if step is not None and step in self.corrupt.deps:
+            dc, dk, dr = (render_directive(step, s.verdict(step)) for s in self._states())
+            self.counts["replay_mismatches"] += t.directive is not None and dc != t.directive
+            if dc != dk:
+                self.counts["directive_changed"] += 1
+                self.counts["directive_restored"] += dr == dk
+        if self.enforcing:
+            views = [s.copy() for s in self._states()]
+            for b in (*t.admitted, *t.refused):
+                code = normalize_code(b.code)
+                v = self.codes.get(code) if code is not None else None
+                bc, bk, br = (_refused(s, v) for s in views)
+                if bc != bk:
+                    self.counts["booking_changed"] += 1
+                    self.counts["booking_restored"] += br == bk
+                if v is not None and b in t.admitted:
+                    for s in views:
+                        s.book(v)
+        for b in t.admitted:
+            code = normalize_code(b.code)
+            v = self.codes.get(code) if code is not None else None
+            if v is not None:
+                for s in self._states():
+                    s.book(v)
+
+
+def _omission_kind(t: TurnRecord, step: str, code: str) -> str:
+    if any(b.code == code and b.work_order == t.work_order for b in t.refused):
+        return "refused_correct"
+    d = parse_directive(t.directive)
+    if d is not None and d.step == step and d.kind in ("done", "blocked"):
+        return f"obeyed_{d.kind}"
+    return "other"
+
+
+def corruption_lines(
+    pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]], episodes: EpisodeCache | None = None
+) -> list[CorruptionLine]:
+    """One line per corrupted cell (scores need per-turn detail)."""
+    cache = episodes if episodes is not None else EpisodeCache()
+    acc: dict[CellKey, dict[str, dict[str, int]]] = {}
+    for record, score in pairs:
+        cell = record.cell
+        if cell.knobs.corruption <= 0 or not score.counted or record.compile is None:
+            continue
+        a = acc.setdefault(cell, {
+            "n": {"episodes": 0, "failures": 0},
+            "events": dict.fromkeys(CORRUPTION_KINDS, 0),
+            "omissions": dict.fromkeys(FAILURE_KINDS, 0),
+            "single_events": dict.fromkeys(CORRUPTION_KINDS, 0),
+            "single_fatal": dict.fromkeys(CORRUPTION_KINDS, 0),
+            "decisions": {},
+        })  # fmt: skip
+        failed = not score.primary.success
+        a["n"]["episodes"] += 1
+        a["n"]["failures"] += failed
+        for e in record.corruptions:
+            a["events"][e.kind] += 1
+        if len(record.corruptions) == 1:
+            kind = record.corruptions[0].kind
+            a["single_events"][kind] += 1
+            a["single_fatal"][kind] += failed
+        episode = cache.get(record.spec)
+        enforcing = cell.arm == "enforce" or record.compile.enforcing
+        replay = _Replay(record.compile, enforcing)
+        by_turn: dict[int, list[CorruptionEvent]] = {}
+        for e in record.corruptions:
+            by_turn.setdefault(e.turn, []).append(e)
+        for t, s in zip(record.turns, score.primary.turns, strict=False):
+            replay.turn(t, by_turn.get(t.index, []))
+            for err in s.errors:
+                if err.channel == "omission":
+                    code = episode.step(err.step).code
+                    a["omissions"][_omission_kind(t, err.step, code)] += 1
+        for k, v in replay.counts.items():
+            a["decisions"][k] = a["decisions"].get(k, 0) + v
+    out: list[CorruptionLine] = []
+    for cell in sorted(acc, key=cell_sort_key):
+        a = acc[cell]
+        d = {k: a["decisions"].get(k, 0) for k in (
+            "directive_changed", "directive_restored", "booking_changed", "booking_restored",
+            "replay_mismatches")}  # fmt: skip
+        out.append(
+            CorruptionLine(
+                cell=cell,
+                epsilon=cell.knobs.corruption,
+                episodes=a["n"]["episodes"],
+                failures=a["n"]["failures"],
+                events=a["events"],
+                omissions=a["omissions"],
+                single_events=a["single_events"],
+                single_fatal=a["single_fatal"],
+                **d,
+            )
+        )
+    return out
