@@ -26,7 +26,8 @@ Episodes: ``defect`` counts episodes the ground-truth-free validator flags
 generator's (``AccuracyRecord.exact`` false), and ``overblock_in_passing`` the over-blocked
 omissions in episodes the validator passes (the paper finds none). Cells: the ``enforce``
 arm, and any episode whose compile record says it enforced (the hybrid where its validator
-passed).
+passed); not the corrupted-state ablation's cells, whose over-blocks the corruption makes
+(:mod:`scoring.corruption_replay` attributes those).
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def attribution_lines(
     acc: dict[CellKey, dict[str, int]] = {}
     causes: dict[CellKey, dict[str, int]] = {}
     for record, score in pairs:
-        if not score.counted or not _enforcing(record):
+        if not score.counted or not _enforcing(record) or record.cell.knobs.corruption > 0:
             continue
         cell = record.cell
         a = acc.setdefault(cell, dict.fromkeys(

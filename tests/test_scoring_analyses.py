@@ -230,8 +230,7 @@ def test_report_shows_the_analyses_and_writes_them_as_json(ep: Episode, tmp_path
     obedience = {line["cell"]["model"]: line for line in data["obedience"]}
     assert obedience["golden-0"]["trap_obeyed"] == 4 and obedience["golden-0"]["trap_n"] == 5
     assert obedience["golden-1"]["zero_disobedience"] == 1
-    lines = data["omission_attribution"]
-    attribution = [x for x in lines if not x["cell"]["knobs"].get("corruption")]
+    attribution = data["omission_attribution"]  # corrupted cells are Table 12's, not here
     assert sum(line["omissions"] for line in attribution) == 3
     assert sum(line["overblock"] for line in attribution) == 1
     assert sum(line["root_causes"]["cancelled"] for line in attribution) == 1
