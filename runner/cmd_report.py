@@ -4,8 +4,10 @@ Writes FILE (default ``LOGDIR/report.md``) with the ladder tables under both sco
 contrasts, the channel table and the log summary, plus ``<stem>-success.png`` (strict success
 per arm with Wilson intervals, Figure 1 shape), ``<stem>-success-decline-aware.png`` and
 ``<stem>-channels.png`` (errors by channel, Figure 5(a) shape) in the same folder, and the
-log analyses of :mod:`scoring.analyses` (Tables 4, 10 and 11 shapes) as report sections and as
-JSON in ``<stem>-analyses.json``.
+log analyses of :mod:`scoring.analyses` (Tables 4, 10, 11 and 12 shapes) as report sections
+and as JSON in ``<stem>-analyses.json``, and the paper's figures whose cells are present
+(:mod:`scoring.figures`: ``<stem>-figure1.png``, ``-figure4.png``, ``-figure5b.png``,
+``-figure6.png``) with their points in ``<stem>-figures.json``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import typer
 from runner.cmd_score import load_records, load_results, log_summary
 from scoring.analyses import Analyses, analysis_sections, log_analyses
 from scoring.episodes import EpisodeCache
+from scoring.figures import paper_figures
 from scoring.offline import score_records
 from scoring.report import figure_channels, figure_success, markdown_report
 
@@ -38,6 +41,9 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
                                                   figure_success(lines, "decline_aware")),
         f"{out.stem}-channels.png": ("Errors by channel per cell", figure_channels(lines)),
     }  # fmt: skip
+    paper = paper_figures(lines, analyses.corruption)
+    for key, (caption, fig, _) in paper.items():
+        figures[f"{out.stem}-{key}.png"] = (caption, fig)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         for name, (_, fig) in figures.items():
@@ -51,6 +57,10 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
         out.write_text(text, encoding="utf-8")
         (out.parent / f"{out.stem}-analyses.json").write_bytes(
             msgspec.json.format(msgspec.json.encode(analyses))
+        )
+        data = {key: {"caption": c, "points": d} for key, (c, _, d) in paper.items()}
+        (out.parent / f"{out.stem}-figures.json").write_bytes(
+            msgspec.json.format(msgspec.json.encode(data))
         )
     except OSError as e:
         typer.echo(f"error: cannot write the report: {e}", err=True)
@@ -77,4 +87,6 @@ def report(
 ) -> None:
     """Write a Markdown report of LOGDIR's results with PNG plots next to it."""
     path = write_report(logdir, out, jobs)
-    typer.echo(f"wrote {path}, 3 plots and {path.stem}-analyses.json next to it")
+    typer.echo(
+        f"wrote {path} with its plots, {path.stem}-analyses.json and {path.stem}-figures.json"
+    )

@@ -294,3 +294,73 @@ def test_table_12_corruption_replay_and_receipts_repair(ep: Episode) -> None:
     # uncorrupted cells get no line
     plain = [msgspec.structs.replace(r, cell=cell("enforce", ep.spec)) for r in records]
     assert corruption_lines(_pairs(plain, ep)) == []
+
+
+async def test_the_corrupted_replay_reproduces_a_real_run(tmp_path: Path) -> None:
+    """On a real run of the corrupted-state gates (scripted synthetic agent, embedded
+    endpoint on loopback), the corrupted replay reproduces every logged directive, and the
+    analyses add up."""
+    import io
+
+    from rich.console import Console
+
+    from runner.cmd_run import run_async
+    from runner.cmd_score import load_records
+    from runner.grid import parse_grid
+    from scoring.analyses import log_analyses
+    from scoring.episodes import EpisodeCache
+    from scoring.offline import score_records
+
+    grid = parse_grid(
+        {
+            "run": {
+                "seeds": "100-107",
+                "graphs": [{"steps": 15, "density": 0.3}],
+                "arms": ["directive", "enforce"],
+                "variants": [
+                    {"arm": "enforce", "corruption": 3e-2},
+                    {"arm": "directive", "corruption": 3e-2},
+                ],
+            },
+            "models": [{"name": "scripted/synthetic?obey=0.9&fresh=0.35&seed=7"}],
+        }
+    )
+    await run_async(grid, tmp_path, console=Console(file=io.StringIO()), live=False)
+    records, _ = load_records(tmp_path)
+    cache = EpisodeCache()
+    scores = score_records(records, cache, detail=True)
+    a = log_analyses(zip(records, scores, strict=True), cache)
+    assert len(a.corruption) == 2
+    for line in a.corruption:
+        assert line.episodes == 8 and sum(line.events.values()) > 0
+        assert line.replay_mismatches == 0
+        assert line.directive_changed > 0 and line.directive_restored <= line.directive_changed
+    by_arm = {c.cell.arm: c for c in a.corruption}
+    assert by_arm["enforce"].booking_changed > 0 and by_arm["directive"].booking_changed == 0
+    # the corruption RNG is paired across the two gates: as many events, the same dropped
+    # edges (a flipped bit's direction follows each arm's own done set)
+    e, d = by_arm["enforce"].events, by_arm["directive"].events
+    assert sum(e.values()) == sum(d.values()) and e["drop_edge"] == d["drop_edge"]
+    omissions = sum(s.primary.channels["omission"] for r, s in zip(records, scores, strict=True)
+                    if r.cell.knobs.corruption > 0)  # fmt: skip
+    assert sum(sum(c.omissions.values()) for c in a.corruption) == omissions
+    plain = [x for x in a.obedience if x.cell.knobs.corruption == 0]
+    assert {x.cell.arm for x in plain} == {"directive", "enforce"}
+    assert all(x.trap_n > 0 and x.episodes == 8 for x in plain)
+    # the report draws the figures these cells allow, each with its points as JSON
+    from runner.cmd_report import write_report
+
+    report = write_report(tmp_path)
+    figures = json.loads((tmp_path / "report-figures.json").read_text())
+    assert set(figures) == {"figure1", "figure4", "figure5b"}  # no original brief: no Fig. 6
+    for name in figures:
+        png = tmp_path / f"report-{name}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.name in report.read_text()
+    fig1 = figures["figure1"]["points"]
+    assert {p["x"] for p in fig1} == {"directive", "enforce"} and {p["n"] for p in fig1} == {8}
+    assert all(p["lo"] <= p["y"] <= p["hi"] for p in fig1)
+    eps = [p for p in figures["figure4"]["points"] if p["panel"].startswith("corruption")]
+    assert {p["x"] for p in eps} == {"0", "0.03"}
+    bars = figures["figure5b"]["points"]
+    assert sum(sum(b[k] for k in ("obeyed_done", "obeyed_blocked", "refused_correct", "other"))
+               for b in bars) == omissions  # fmt: skip
