@@ -3,7 +3,8 @@
 :func:`log_analyses` runs Table 11's obedience (:mod:`scoring.obedience`), Table 10's omission
 attribution (:mod:`scoring.omission_attribution`), Table 4's extra columns
 (:mod:`scoring.wording_columns`) and Table 12's corruption replay with the receipts-repair
-counterfactual (:mod:`scoring.corruption_replay`) over scored records (per-turn detail); :func:`analysis_sections`
+counterfactual (:mod:`scoring.corruption_replay`) and the validator-gated hybrid scored
+offline (:mod:`scoring.hybrid_counterfactual`) over scored records (per-turn detail); :func:`analysis_sections`
 renders them as Markdown sections, and ``msgspec.json.encode`` of the :class:`Analyses` is
 the JSON the report writes beside report.md. A table whose cells are absent is left out.
 """
@@ -17,6 +18,7 @@ import msgspec
 from protocol.records import EpisodeRecord
 from scoring.corruption_replay import CorruptionLine, corruption_lines
 from scoring.episodes import EpisodeCache
+from scoring.hybrid_counterfactual import HybridLine, hybrid_lines
 from scoring.obedience import ObedienceLine, obedience_lines
 from scoring.omission_attribution import AttributionLine, attribution_lines
 from scoring.replay import EpisodeScore
@@ -31,6 +33,7 @@ class Analyses(msgspec.Struct, frozen=True, kw_only=True):
     omission_attribution: tuple[AttributionLine, ...]  # Table 10
     wording: tuple[WordingLine, ...]  # Table 4's extra columns
     corruption: tuple[CorruptionLine, ...] = ()  # Table 12 and the receipts repair (D.4)
+    hybrid: tuple[HybridLine, ...] = ()  # the validator-gated hybrid, offline (D.3)
 
 
 def log_analyses(
@@ -42,6 +45,7 @@ def log_analyses(
         omission_attribution=tuple(attribution_lines(scored, episodes)),
         wording=tuple(wording_lines(scored)),
         corruption=tuple(corruption_lines(scored, episodes)),
+        hybrid=tuple(hybrid_lines(scored, episodes)),
     )
 
 
@@ -161,6 +165,26 @@ def analysis_sections(a: Analyses) -> list[str]:
             "state's decision, how often a single corruption is fatal, and of the decisions "
             "the corruption changed, how many rebuilding the completion set from the admitted "
             "bookings restores (a decision-level counterfactual; dropped edges stay dropped).",
+            "",
+            markdown_table(header, rows),
+        ]
+    if a.hybrid:
+        header = ["configuration", "seeds", "flagged", "strict: enforce / directive / hybrid",
+                  "omissions: enforce / directive / hybrid",
+                  "correct refs refused (in flagged episodes)"]  # fmt: skip
+        rows = [
+            [config_label(h.cell), str(h.n), str(h.flagged),
+             f"{h.enforce_successes} / {h.directive_successes} / {h.hybrid_successes}",
+             f"{h.enforce_omissions} / {h.directive_omissions} / {h.hybrid_omissions}",
+             f"{h.refused_correct} ({h.refused_correct_flagged})"]
+            for h in a.hybrid
+        ]  # fmt: skip
+        out += [
+            "",
+            "## The validator-gated hybrid, offline (Appendix D.3)",
+            "",
+            "On the seeds both gates ran: the enforcement episode where the validator passes "
+            "the compile, the directive-gate episode where it flags it.",
             "",
             markdown_table(header, rows),
         ]

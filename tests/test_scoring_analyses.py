@@ -364,3 +364,33 @@ async def test_the_corrupted_replay_reproduces_a_real_run(tmp_path: Path) -> Non
     bars = figures["figure5b"]["points"]
     assert sum(sum(b[k] for k in ("obeyed_done", "obeyed_blocked", "refused_correct", "other"))
                for b in bars) == omissions  # fmt: skip
+
+
+def test_validator_gated_hybrid_offline(ep: Episode) -> None:
+    """Seed 0: the compile is flagged and the enforcement gate refuses a correct booking
+    (an omission), the directive gate succeeds. Seed 1: the compile passes, the enforcement
+    gate succeeds and the directive gate re-executes a finished step. The hybrid takes the
+    directive episode at seed 0 and the enforcement one at seed 1: both succeed."""
+    from scoring.hybrid_counterfactual import hybrid_lines
+
+    blocked = _enforce_records(ep)[2]  # seed 0, flagged, s3's correct ref refused
+    other = episode(seed=1, steps=6)
+    probe = next(t for t in other.turns if t.kind == "redo_probe")
+    assert probe.step is not None
+    again = Act(f"Again.\n{ref_line(other, probe.step, probe.work_order)}")
+    records = [
+        blocked,
+        build(ep, cell("directive", ep.spec), perfect(ep)),
+        msgspec.structs.replace(
+            build(other, cell("enforce", other.spec), perfect(other)), compile=_compile(other)
+        ),
+        build(other, cell("directive", other.spec), perfect(other, {probe.index: again})),
+    ]
+    eps = {0: ep, 1: other}
+    pairs = [(r, score_episode(r, eps[r.spec.seed])) for r in records]
+    (line,) = hybrid_lines(pairs)
+    assert (line.n, line.flagged) == (2, 1)
+    assert (line.enforce_successes, line.directive_successes, line.hybrid_successes) == (1, 1, 2)
+    assert (line.enforce_omissions, line.directive_omissions, line.hybrid_omissions) == (1, 0, 0)
+    assert (line.refused_correct, line.refused_correct_flagged) == (1, 1)
+    assert line.cell.arm == "enforce"

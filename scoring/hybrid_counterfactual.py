@@ -1,0 +1,95 @@
+"""The validator-gated hybrid scored offline (Appendix D.3), from logged episodes (pure).
+
+D.3: "enforce in the episodes the validator passes and fall back to the directive gate in
+the ones it flags". The validator's verdict is known before the episode's first turn (the
+compile comes first, and the gate arms of one configuration share it), so the hybrid's
+episode is the logged enforcement episode where the validator passes and the logged
+directive-gate episode of the same seed where it flags. Per configuration with both arms on
+shared seeds: strict successes and omissions of the enforcement gate, the directive gate and
+the hybrid; correct bookings the enforcement gate refused (a refused booking of the turn's
+own step with the turn's work order on a turn that owes it), and how many of them sit in
+flagged episodes (the hybrid refuses the others). Only counted episodes of both arms enter;
+scores need per-turn detail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from protocol.records import CellKey, EpisodeRecord
+from scoring.cells import cell_sort_key
+from scoring.episodes import EpisodeCache
+from scoring.replay import EpisodeScore
+
+__all__ = ["HybridLine", "hybrid_lines"]
+
+
+class HybridLine(msgspec.Struct, frozen=True, kw_only=True, tag="hybrid_counterfactual"):
+    cell: CellKey  # the enforcement cell of the configuration
+    n: int  # seeds with both arms counted
+    flagged: int  # ... whose compile the validator flags
+    enforce_successes: int
+    directive_successes: int
+    hybrid_successes: int
+    enforce_omissions: int
+    directive_omissions: int
+    hybrid_omissions: int
+    refused_correct: int  # correct bookings the enforcement gate refused
+    refused_correct_flagged: int  # ... in flagged episodes (the hybrid would not refuse them)
+
+
+def _refused_correct(record: EpisodeRecord, score: EpisodeScore, cache: EpisodeCache) -> int:
+    """Refused bookings that were correct: the turn's own step with the turn's work order on
+    a turn whose label (primary replay) owes the execution (eligible, or an authorized
+    redo)."""
+    episode = cache.get(record.spec)
+    n = 0
+    for t, s in zip(record.turns, score.primary.turns, strict=False):
+        if t.step is None or s.label not in ("eligible", "redo"):
+            continue
+        code = episode.step(t.step).code
+        n += sum(b.code == code and b.work_order == t.work_order for b in t.refused)
+    return n
+
+
+def hybrid_lines(
+    pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]], episodes: EpisodeCache | None = None
+) -> list[HybridLine]:
+    """One line per configuration holding an ``enforce`` and a ``directive`` cell with the
+    same knobs, wording and schedule (scores need per-turn detail)."""
+    cache = episodes if episodes is not None else EpisodeCache()
+    by: dict[CellKey, dict[str, dict[int, tuple[EpisodeRecord, EpisodeScore]]]] = {}
+    for record, score in pairs:
+        if record.cell.arm not in ("enforce", "directive") or not score.counted:
+            continue
+        key = msgspec.structs.replace(record.cell, arm="enforce")
+        by.setdefault(key, {}).setdefault(record.cell.arm, {})[record.spec.seed] = (record, score)
+    out: list[HybridLine] = []
+    for key in sorted(by, key=cell_sort_key):
+        arms = by[key]
+        enforce, directive = arms.get("enforce", {}), arms.get("directive", {})
+        seeds = sorted(set(enforce) & set(directive))
+        if not seeds:
+            continue
+        a = dict.fromkeys(
+            ("flagged", "enforce_successes", "directive_successes", "hybrid_successes",
+             "enforce_omissions", "directive_omissions", "hybrid_omissions", "refused_correct",
+             "refused_correct_flagged"), 0)  # fmt: skip
+        for seed in seeds:
+            (er, es), (_, ds) = enforce[seed], directive[seed]
+            flagged = er.compile is not None and not er.compile.validator.passed
+            hs = ds if flagged else es
+            a["flagged"] += flagged
+            a["enforce_successes"] += es.primary.success
+            a["directive_successes"] += ds.primary.success
+            a["hybrid_successes"] += hs.primary.success
+            a["enforce_omissions"] += es.primary.channels["omission"]
+            a["directive_omissions"] += ds.primary.channels["omission"]
+            a["hybrid_omissions"] += hs.primary.channels["omission"]
+            refused = _refused_correct(er, es, cache)
+            a["refused_correct"] += refused
+            a["refused_correct_flagged"] += refused if flagged else 0
+        out.append(HybridLine(cell=key, n=len(seeds), **a))
+    return out
