@@ -26,7 +26,7 @@ from runner.client import Endpoint
 from runner.grid import EMBEDDED, Decoding, ModelConfig, url_problem
 from runner.rewriter import CallLine, Failure, load_cache, rewrite_all, save_cache
 
-__all__ = ["PAPER_TEMPERATURE", "paraphrase"]
+__all__ = ["PAPER_TEMPERATURE", "paraphrase", "run_paraphrase"]
 
 PAPER_TEMPERATURE = 0.7  # Appendix A.5
 
@@ -36,7 +36,7 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-async def _run(
+async def run_paraphrase(
     base_url: str,
     api_key: str | None,
     model: ModelConfig,
@@ -134,7 +134,9 @@ def paraphrase(
     decoding = Decoding(temperature=temperature)
     try:
         n, failures = asyncio.run(
-            _run(base_url, api_key, config, decoding, domains, out, attempts, max_in_flight)
+            run_paraphrase(
+                base_url, api_key, config, decoding, domains, out, attempts, max_in_flight
+            )
         )
     except (ValueError, OSError) as e:
         raise _fail(str(e)) from None
