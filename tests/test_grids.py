@@ -32,6 +32,7 @@ def test_every_grid_names_the_table_it_feeds() -> None:
         "rendering-qwen3.6-35b",
         "release",
         "corruption",
+        "notice",
     ],
 )
 def test_grid_validates_offline(name: str) -> None:
@@ -173,3 +174,11 @@ def test_wording_grid_table_4(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         (2, 0.15),
     }
     assert len(grid.cells()) == 3 * 4
+
+
+def test_notice_grid_table_9() -> None:
+    grid = load_grid(GRIDS / "notice.toml")
+    assert {(c.model, c.knobs.notice) for c in grid.cells()} == {
+        (m, n) for m in ("qwen3-235b", "qwen3.6-35b") for n in ("next_turn", "same_turn")
+    }
+    assert grid.graphs() == [(15, 0.3)] and grid.seeds() == list(range(100, 228))

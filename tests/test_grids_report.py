@@ -98,5 +98,7 @@ async def test_wording_grid_with_a_rewriter_cache(tmp_path: Path) -> None:
 async def test_memory_and_tools_grids(tmp_path: Path) -> None:
     text, _ = await _report("memory", tmp_path, seeds="100")
     assert "memory-topk" in text and "mem0" in text and "memory_mode=augment" in text
+    text, _ = await _report("notice", tmp_path, seeds="100")
+    assert "notice=same_turn" in text
     text, _ = await _report("tools", tmp_path, seeds="300")
     assert "harness=langgraph" in text and "binding=request" in text
