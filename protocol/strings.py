@@ -38,6 +38,8 @@ __all__ = [
     "MATCHER_RETRY",
     "MATCHER_STEP_LINE",
     "ONE_SHOT",
+    "PROBE_CONFIRM",
+    "PROBE_PROSE_BOOKING",
     "REJECTION",
     "REVISION_CANCEL",
     "REVISION_RELAX",
@@ -192,3 +194,16 @@ LEDGER_CLAUSE = (
 # One ledger entry as the paper names it; the self-ledger arm renders the agent's merged
 # ledger back with it in the checklist's slot. OURS (the line's layout).
 LEDGER_LINE = "LEDGER {code} {status}"
+
+# --- Trap-turn probe (Appendix A.4; the paper names the variants, not their wordings) ------
+
+# OURS: the confirm-the-step request ("a request to confirm the step"); it carries the trap
+# turn's own work order, as every request does. {text} is the step's brief text.
+PROBE_CONFIRM = "Please confirm this step: {text} ({wo})."
+# OURS: the prose rewrite of the agent's own earlier booking line ("rewriting that reply as
+# prose"): the same facts (step, code, work order) in a sentence that is not a ref line (no
+# ``ref`` keyword, no code/work-order pair), so it books nothing and the receipt parser
+# reads no booking in it.
+PROBE_PROSE_BOOKING = (
+    "I carried out step {id} ({text}) under work order {wo}; its completion code is {code}."
+)
