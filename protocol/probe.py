@@ -41,7 +41,9 @@ from protocol.user import ScriptedUser
 __all__ = [
     "TRAP_KINDS",
     "VARIANTS",
+    "Decoding",
     "Messages",
+    "ProbeRecord",
     "TrapTurn",
     "Variant",
     "booked_step",
@@ -357,3 +359,38 @@ def _reply_slot(record: EpisodeRecord, trap: TrapTurn, n: int) -> int | None:
     cut = full - n  # messages the memory window dropped (after the system prompt)
     at = 1 + 2 * trap.booked_at + 1 - cut
     return at if at >= 1 else None
+
+
+Decoding = Literal["greedy", "sampled"]
+
+
+class ProbeRecord(msgspec.Struct, frozen=True, kw_only=True, tag="probe"):
+    """One re-ask of a trap turn: one JSON line of ``PROBE_DIR/probe.jsonl``."""
+
+    episode_id: str  # "<cell slug>/<seed>" of the logged episode
+    slug: str
+    seed: int
+    model: str
+    arm: str
+    position: int  # the trap turn's position in the logged episode
+    turn: int  # its turn index
+    kind: TurnKind
+    step: str | None
+    work_order: str | None
+    variant: str
+    decoding: Decoding
+    sample: int  # 0 for the greedy re-ask; 0..samples-1 for the sampled ones
+    temperature: float
+    top_p: float | None = None
+    reply: str
+    reasoning: str = ""
+    reexecuted: bool  # booked the trap's step with the request's work order
+    said_done: bool
+    said_done_then_booked: bool
+    recorded_rebooked: bool  # the logged reply of the turn re-executed
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    synthetic: bool = False  # answered by the scripted synthetic agent
+
+    def key(self) -> tuple[str, int, str, str, int]:
+        return (self.episode_id, self.turn, self.variant, self.decoding, self.sample)

@@ -15,7 +15,16 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from runner import cmd_cost, cmd_generate, cmd_report, cmd_run, cmd_score, cmd_show, cmd_view
+from runner import (
+    cmd_cost,
+    cmd_generate,
+    cmd_probe,
+    cmd_report,
+    cmd_run,
+    cmd_score,
+    cmd_show,
+    cmd_view,
+)
 from serve.cli import serve_app
 
 __all__ = ["app", "main"]
@@ -109,6 +118,7 @@ app.command("score")(cmd_score.score)
 app.command("report")(cmd_report.report)
 app.command("show")(cmd_show.show)
 app.command("view")(cmd_view.view)
+app.command("probe")(cmd_probe.probe)
 app.add_typer(serve_app, name="serve")
 
 

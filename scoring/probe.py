@@ -27,6 +27,7 @@ __all__ = [
     "ProbeTable",
     "VariantRow",
     "probe_table",
+    "render_probe_table",
     "said_done",
     "score_reask",
 ]
@@ -166,3 +167,30 @@ def probe_table(
         greedy_reproduction=same / len(greedy) if greedy else None,
         synthetic=synthetic,
     )
+
+
+def render_probe_table(table: ProbeTable) -> str:
+    """Table 3's shape as text: the re-execution share per variant (Wilson 95%), sampled
+    rows first, then the greedy re-asks, and the greedy reproduction rate."""
+    head = (
+        "Trap-turn probe (Appendix A.4, Table 3 shape): share of replies that book the "
+        "finished step again"
+    )
+    lines = [head + (" [SYNTHETIC agent: a test instrument]" if table.synthetic else "")]
+    lines.append(
+        f"{'variant':<18} {'decoding':<8} {'traps':>6} {'replies':>8} {'re-exec':>8} "
+        f"{'share':>6}  {'95% CI':<13} {'said done, booked':>17}"
+    )
+    for r in table.rows:
+        ci = f"[{r.ci[0]:.2f}, {r.ci[1]:.2f}]"
+        lines.append(
+            f"{r.variant:<18} {r.decoding:<8} {r.traps:>6} {r.n:>8} {r.reexecuted:>8} "
+            f"{r.share:>6.2f}  {ci:<13} {r.said_done_then_booked:>17}"
+        )
+    if table.greedy_reproduction is not None:
+        lines.append(
+            f"greedy re-ask of the recorded request reproduces the recorded outcome at "
+            f"{table.greedy_reproduced}/{table.greedy_traps} trap turns "
+            f"({table.greedy_reproduction:.2f}; the paper: >= 0.90)"
+        )
+    return "\n".join(lines)
