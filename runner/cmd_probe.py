@@ -16,7 +16,7 @@ from protocol.records import TurnKind
 from runner.client import CallFailed
 from runner.logs import NewerSchemaError
 from runner.probe_run import ProbeError, ProbeOptions, read_probe, run_probe
-from scoring.probe import probe_table, render_probe_table
+from scoring.probe import figure_probe, probe_table, render_probe_table
 
 __all__ = ["probe"]
 
@@ -38,7 +38,7 @@ def _names(raw: str | None, allowed: tuple[str, ...], what: str) -> tuple[str, .
     return names
 
 
-def _report(probe_dir: Path, json_: bool) -> None:
+def _report(probe_dir: Path, json_: bool, png: Path | None) -> None:
     if not probe_dir.is_dir():
         raise _fail(f"{probe_dir} is not a directory")
     records = read_probe(probe_dir)
@@ -59,6 +59,15 @@ def _report(probe_dir: Path, json_: bool) -> None:
         variants=[v for v in VARIANTS if any(r.variant == v for r in records)],
         synthetic=any(r.synthetic for r in records),
     )
+    if png is not None:
+        try:
+            fig = figure_probe(table)
+        except ImportError:
+            raise _fail("the PNG needs matplotlib: pip install 'state-ladder[plots]'") from None
+        try:
+            fig.savefig(png, dpi=120)
+        except OSError as e:
+            raise _fail(f"cannot write {png}: {e.strerror or e}") from None
     if json_:
         typer.echo(orjson.dumps(msgspec.to_builtins(table), option=orjson.OPT_INDENT_2).decode())
         return
@@ -76,6 +85,9 @@ def probe(
         Path | None, typer.Option("--report", help="Print Table 3's shape for this probe dir.")
     ] = None,
     json_: Annotated[bool, typer.Option("--json", help="With --report: JSON.")] = False,
+    png: Annotated[
+        Path | None, typer.Option("--png", help="With --report: also write this PNG figure.")
+    ] = None,
     arm: Annotated[str, typer.Option("--arm", help="The arm whose trap turns to re-ask.")] = "raw",
     variants: Annotated[
         str | None,
@@ -114,7 +126,7 @@ def probe(
     if report is not None:
         if run_dir is not None or out is not None:
             raise _fail("--report takes the probe directory alone")
-        _report(report, json_)
+        _report(report, json_, png)
         return
     if run_dir is None or out is None:
         raise _fail("give RUN_DIR and --out PROBE_DIR (or --report PROBE_DIR)")

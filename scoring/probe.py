@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import msgspec
 
@@ -26,6 +27,7 @@ __all__ = [
     "ProbeScore",
     "ProbeTable",
     "VariantRow",
+    "figure_probe",
     "probe_table",
     "render_probe_table",
     "said_done",
@@ -194,3 +196,42 @@ def render_probe_table(table: ProbeTable) -> str:
             f"({table.greedy_reproduction:.2f}; the paper: >= 0.90)"
         )
     return "\n".join(lines)
+
+
+def figure_probe(table: ProbeTable) -> Any:
+    """Table 3 as a figure: the sampled re-execution share per variant with its Wilson 95%
+    interval (greedy shares as open markers). A :class:`matplotlib.figure.Figure` built
+    without pyplot; matplotlib (the ``plots`` extra) is imported on first use."""
+    from matplotlib.figure import Figure
+
+    variants = list(dict.fromkeys(r.variant for r in table.rows))
+    fig = Figure(figsize=(7.0, 0.45 * len(variants) + 1.4), layout="constrained")
+    ax = fig.add_subplot()
+    ys = range(len(variants))
+    for decoding, marker, fill in (("sampled", "o", "C0"), ("greedy", "D", "none")):
+        rows = {r.variant: r for r in table.rows if r.decoding == decoding}
+        pts = [(y, rows[v]) for y, v in zip(ys, variants, strict=True) if v in rows]
+        if not pts:
+            continue
+        off = -0.12 if decoding == "sampled" else 0.12
+        ax.errorbar(
+            [r.share for _, r in pts],
+            [y + off for y, _ in pts],
+            xerr=[
+                [r.share - r.ci[0] for _, r in pts],
+                [r.ci[1] - r.share for _, r in pts],
+            ],
+            fmt=marker,
+            mfc=fill,
+            color="C0" if decoding == "sampled" else "C1",
+            capsize=3,
+            label=decoding,
+        )
+    ax.set_yticks(list(ys), variants)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of replies that book the finished step again (Wilson 95%)")
+    title = "Trap-turn probe (Table 3 shape)"
+    ax.set_title(title + (" - SYNTHETIC agent" if table.synthetic else ""))
+    fig.legend(loc="outside right upper")
+    return fig

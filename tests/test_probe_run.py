@@ -92,8 +92,14 @@ def test_synthetic_agent_re_execution_depends_on_the_variant(
     assert greedy and all(r.reexecuted == r.recorded_rebooked for r in greedy)
     table = probe_table(
         [
-            (f"{r.episode_id}#{r.turn}", r.variant, r.decoding, r.reexecuted,
-             r.said_done_then_booked, r.recorded_rebooked)
+            (
+                f"{r.episode_id}#{r.turn}",
+                r.variant,
+                r.decoding,
+                r.reexecuted,
+                r.said_done_then_booked,
+                r.recorded_rebooked,
+            )
             for r in recs
         ]
     )
@@ -114,7 +120,9 @@ def test_resume_skips_done_keys_and_redoes_a_torn_line(
     assert again.skipped == 29 and again.asked == 1
     keys = [r.key() for r in recs2]
     assert len(keys) == len(set(keys)) == 30
-    more, recs3 = _probe(run, out, variants=("as_recorded", "erased", "confirm"), samples=2, limit=5)
+    more, recs3 = _probe(
+        run, out, variants=("as_recorded", "erased", "confirm"), samples=2, limit=5
+    )
     assert more.skipped == 30 and more.asked == 15 and len(recs3) == 45
 
 
@@ -123,7 +131,9 @@ def test_cli_probe_and_report(synthetic: tuple[Path, Path, list[ProbeRecord]]) -
     text = ladder("probe", "--report", str(probe_dir))
     assert text.returncode == 0, text.stderr
     assert "SYNTHETIC" in text.stdout and "as_recorded" in text.stdout
-    js = ladder("probe", "--report", str(probe_dir), "--json")
+    png = probe_dir.parent / "probe.png"
+    js = ladder("probe", "--report", str(probe_dir), "--json", "--png", str(png))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert js.returncode == 0, js.stderr
     table = orjson.loads(js.stdout)
     rows = {(r["variant"], r["decoding"]): r for r in table["rows"]}
