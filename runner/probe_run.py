@@ -43,6 +43,7 @@ from scoring.probe import score_reask
 
 __all__ = [
     "PROBE_LOG",
+    "PROBE_META",
     "ProbeError",
     "ProbeOptions",
     "ProbeSummary",
@@ -52,6 +53,7 @@ __all__ = [
 ]
 
 PROBE_LOG = "probe.jsonl"
+PROBE_META = "probe.json"  # the settings a probe directory was made with
 _DECODER = msgspec.json.Decoder(ProbeRecord)
 _ENCODER = msgspec.json.Encoder()
 
@@ -176,6 +178,29 @@ def _selected(run_dir: Path, grid: Grid, opts: ProbeOptions) -> list[EpisodeReco
     return out
 
 
+def _check_meta(out: Path, run_dir: Path, opts: ProbeOptions) -> None:
+    """Record the settings that make a probe record what it is (arm, sampling); a resumed
+    probe must use the same ones (variants, kinds, samples and limit may grow)."""
+    meta = {
+        "run_dir": str(run_dir.resolve()),
+        "arm": opts.arm,
+        "temperature": opts.temperature,
+        "top_p": opts.top_p,
+    }
+    path = out / PROBE_META
+    if path.exists():
+        try:
+            old = orjson.loads(path.read_bytes())
+        except orjson.JSONDecodeError:
+            raise ProbeError(f"{path} is unreadable; move it away to start over") from None
+        diff = [k for k in ("arm", "temperature", "top_p") if old.get(k) != meta[k]]
+        if diff:
+            was = ", ".join(f"{k}={old.get(k)!r}" for k in diff)
+            raise ProbeError(f"{out} was probed with {was}; use the same settings or another --out")
+        return
+    path.write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2))
+
+
 async def run_probe(
     run_dir: Path,
     out: Path,
@@ -191,6 +216,7 @@ async def run_probe(
     episodes = _episodes(records, grid)
     summary = ProbeSummary()
     out.mkdir(parents=True, exist_ok=True)
+    _check_meta(out, run_dir, opts)
     done = {r.key() for r in read_probe(out)}
     jobs: list[_Job] = []
     for job in _jobs(records, episodes, opts, summary):

@@ -5,6 +5,10 @@ the synthetic agent's dependence on the variants, resume after a torn write."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,7 +20,7 @@ from protocol.probe import VARIANTS, ProbeRecord
 from runner.grid import parse_grid
 from runner.probe_run import PROBE_LOG, ProbeOptions, read_probe, run_probe
 from scoring.probe import probe_table
-from tests.reliability_kit import grid_data, ladder, run_inprocess
+from tests.reliability_kit import grid_data, ladder, ladder_argv, run_inprocess
 
 SYNTH = "scripted/synthetic?fresh=0.35&seed=3"
 PERFECT = "scripted/perfect"
@@ -156,3 +160,38 @@ def test_cli_bad_input_is_one_line(tmp_path: Path) -> None:
         res = ladder(*args)
         assert res.returncode == 2, (args, res.stdout, res.stderr)
         assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
+def test_kill_and_resume_gives_the_uninterrupted_records(
+    synthetic: tuple[Path, Path, list[ProbeRecord]], tmp_path: Path
+) -> None:
+    """SIGKILL a ``ladder probe`` mid-run, rerun it: every key once, and each record the
+    same as the uninterrupted probe's (the scripted endpoint is deterministic)."""
+    run, _, full = synthetic
+    out = tmp_path / "probe"
+    args = ladder_argv("probe", str(run), "--out", str(out), "--samples", "4")
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    path = out / PROBE_LOG
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if path.exists() and path.read_bytes().count(b"\n") >= 200:
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, "the probe finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = read_probe(out)
+    assert 200 <= len(partial) < len(full)
+    res = ladder("probe", str(run), "--out", str(out), "--samples", "4")
+    assert res.returncode == 0, res.stderr
+    resumed = read_probe(out)
+    keys = [r.key() for r in resumed]
+    assert len(keys) == len(set(keys)) == len(full)
+
+    def strip(r: ProbeRecord) -> tuple[Any, ...]:
+        return (r.key(), r.reply, r.reexecuted, r.said_done_then_booked, r.recorded_rebooked)
+
+    assert sorted(map(strip, resumed)) == sorted(map(strip, full))
+    # a resume with other sampling settings is refused in one line
+    bad = ladder("probe", str(run), "--out", str(out), "--temperature", "1.0")
+    assert bad.returncode == 2 and "temperature" in bad.stderr
