@@ -22,7 +22,7 @@ from runner.probe_run import PROBE_LOG, ProbeOptions, read_probe, run_probe
 from scoring.probe import probe_table
 from tests.reliability_kit import grid_data, ladder, ladder_argv, run_inprocess
 
-SYNTH = "scripted/synthetic?fresh=0.35&seed=3"
+SYNTH = "scripted/synthetic?fresh=0.35&confirm_ask=2&status_ask=0.3&seed=3"
 PERFECT = "scripted/perfect"
 
 
@@ -88,6 +88,9 @@ def test_synthetic_agent_re_execution_depends_on_the_variant(
     assert share["directive_user"] < share["as_recorded"]
     assert share["checklist_user"] < share["as_recorded"]
     assert share["erased"] > 0.9 and share["prose"] > 0.9
+    # the grid's synthetic agent is told to double its rate on the confirm wording and cut
+    # it to 0.3x on a status question (confirm_ask, status_ask)
+    assert share["status"] < share["as_recorded"] < share["confirm"]
     # the samples differ (the request's seed reaches the synthetic agent's dice)
     replies = {r.reply for r in recs if r.variant == "as_recorded" and r.decoding == "sampled"}
     assert len(replies) > 1
