@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from protocol import EpisodeSpec, generate, strings
+from protocol.arms import MEMORY_ARMS
 from protocol.domains import POOLS
 from protocol.probe import (
     VARIANTS,
@@ -117,12 +118,24 @@ def _diff(a: list[dict[str, str]], b: list[dict[str, str]]) -> list[int]:
     return [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
 
 
-async def test_each_variant_changes_exactly_the_one_thing(tmp_path: Path) -> None:
-    record, _ = await run_arm(tmp_path, "raw")
+VARIANT_CASES = [(a, k) for a, k in CASES if not (a == "memory-topk" and k.memory_mode == "record")]
+
+
+@pytest.mark.parametrize(
+    ("arm", "knobs"), VARIANT_CASES, ids=[f"{a}-{k!r}" for a, k in VARIANT_CASES]
+)
+async def test_each_variant_changes_exactly_the_one_thing(
+    tmp_path: Path, arm: str, knobs: Knobs
+) -> None:
+    record, _ = await run_arm(tmp_path, arm, knobs)
     states = realized_states(record, EP)
     traps = find_traps(record, EP, states=states)
-    assert len(traps) == 2 and all(t.kind == "redo_probe" for t in traps)
-    assert all(t.recorded_rebooked and t.booked_at is not None for t in traps)
+    assert len(traps) >= 1 and all(t.kind == "redo_probe" for t in traps)
+    if arm == "raw":
+        assert len(traps) == 2
+    assert all(t.booked_at is not None for t in traps)
+    # (the test agent reads the memory arms' recall block as a request too)
+    assert arm in MEMORY_ARMS or all(t.recorded_rebooked for t in traps)
     for trap in traps:
         t = record.turns[trap.position]
         base = rebuild_messages(record, EP, trap.position)
@@ -136,16 +149,22 @@ async def test_each_variant_changes_exactly_the_one_thing(tmp_path: Path) -> Non
             m = got[v]
             assert m is not None and _diff(base, m) == [last]
             assert t.user_text not in m[last]["content"]
+        sent = base[last]["content"]
+        assert sent.count(t.user_text) == 1
+
+        def asked(text: str, sent: str = sent, user: str = t.user_text) -> str:
+            return sent.replace(user, text)  # notices and the arm's addition kept
+
         confirm = got["confirm"]
-        assert confirm is not None and confirm[last]["content"] == strings.PROBE_CONFIRM.format(
-            text=step.text, wo=trap.work_order
+        assert confirm[last]["content"] == asked(
+            strings.PROBE_CONFIRM.format(text=step.text, wo=trap.work_order)
         )
-        status = got["status"]
         wordings = {tp.slug: tp.status for tp in POOLS[EP.spec.domain].templates}[step.slug]
-        assert status is not None
-        assert status[last]["content"] in [w.format(wo=trap.work_order) for w in wordings]
-        nwo = got["no_work_order"]
-        assert nwo is not None and not _WO.search(nwo[last]["content"])
+        status = got["status"][last]["content"]
+        assert status in [asked(w.format(wo=trap.work_order)) for w in wordings]
+        nwo = got["no_work_order"][last]["content"]
+        assert nwo == asked(strip_work_order(t.user_text))
+        assert not _WO.search(strip_work_order(t.user_text))
         checklist = render_checklist(state)
         directive = render_directive(step.id, state.verdict(step.id))
         assert directive == strings.DIRECTIVE_DONE.format(id=step.id)
@@ -176,6 +195,24 @@ async def test_each_variant_changes_exactly_the_one_thing(tmp_path: Path) -> Non
             in prose[booked]["content"]
         )
         assert erased[booked]["content"] == "On it.\nLEDGER " + step.code + " DONE"
+
+
+async def test_prose_and_erased_need_the_booking_reply_in_the_window(tmp_path: Path) -> None:
+    """The memory arms' record mode keeps the last two exchanges: an earlier booking reply
+    is not in the prompt, so there is nothing to rewrite (the variant does not apply)."""
+    record, _ = await run_arm(tmp_path, "memory-topk", Knobs(memory_mode="record"))
+    states = realized_states(record, EP)
+    traps = find_traps(record, EP, states=states)
+    assert traps
+    for trap in traps:
+        base = rebuild_messages(record, EP, trap.position)
+        assert len(base) == 1 + 4 + 1
+        in_window = trap.position - (trap.booked_at or 0) <= 2
+        for v in ("prose", "erased"):
+            got = variant_messages(record, EP, trap, v, states[trap.position])
+            assert (got is not None) == in_window
+        other = variant_messages(record, EP, trap, "checklist_user", states[trap.position])
+        assert other is not None and _diff(base, other) == [len(base) - 1]
 
 
 async def test_other_trap_kinds_are_selectable(tmp_path: Path) -> None:
