@@ -153,6 +153,8 @@ def probe(
     except CallFailed as e:
         typer.echo(f"error: {e} (rerun to resume)", err=True)
         raise typer.Exit(1) from None
+    for v, n in summary.by_variant.items():
+        typer.echo(f"{v}: {n} re-asks, {summary.reexecuted.get(v, 0)} re-executed")
     typer.echo(
         f"{summary.traps} trap turns; {summary.asked} re-asks made, {summary.skipped} already "
         f"in {out}, {summary.not_applicable} variant(s) not applicable; "

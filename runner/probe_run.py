@@ -85,7 +85,8 @@ class ProbeSummary:
     skipped: int = 0  # already in the probe log
     asked: int = 0
     not_applicable: int = 0  # (trap, variant) pairs a variant does not apply to
-    by_variant: dict[str, int] = field(default_factory=dict)
+    by_variant: dict[str, int] = field(default_factory=dict)  # re-asks made
+    reexecuted: dict[str, int] = field(default_factory=dict)  # of which re-executed
 
 
 def load_run_grid(run_dir: Path) -> Grid:
@@ -298,6 +299,8 @@ async def run_probe(
                 os.write(fd, _ENCODER.encode(line) + b"\n")  # one append per line
                 summary.asked += 1
                 summary.by_variant[job.variant] = summary.by_variant.get(job.variant, 0) + 1
+                if score.reexecuted:
+                    summary.reexecuted[job.variant] = summary.reexecuted.get(job.variant, 0) + 1
                 if on_record is not None:
                     on_record(line)
 
