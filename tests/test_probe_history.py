@@ -81,6 +81,7 @@ async def run_arm(
 
 CASES: list[tuple[str, Knobs]] = [
     ("raw", Knobs()),
+    ("raw", Knobs(tools=True)),
     ("checklist", Knobs()),
     ("checklist", Knobs(checklist_mode="replace")),
     ("ledger", Knobs()),
@@ -118,7 +119,13 @@ def _diff(a: list[dict[str, str]], b: list[dict[str, str]]) -> list[int]:
     return [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
 
 
-VARIANT_CASES = [(a, k) for a, k in CASES if not (a == "memory-topk" and k.memory_mode == "record")]
+# the tools knob: prose / erased rewrite ref lines only (docs/probe.md); its ACTION bookings
+# are not rewritten, so it is not in the variant cases
+VARIANT_CASES = [
+    (a, k)
+    for a, k in CASES
+    if not (a == "memory-topk" and k.memory_mode == "record") and not k.tools
+]
 
 
 @pytest.mark.parametrize(

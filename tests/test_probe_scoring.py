@@ -82,3 +82,11 @@ def test_the_scripted_endpoint_digest_mixes_a_seed_only_when_sent() -> None:
     assert plain.digest() == want  # requests without a seed hash as before
     seeded = [parse_chat(orjson.dumps({**body, "seed": i})).digest() for i in range(3)]
     assert len({want, *seeded}) == 4
+
+
+def test_tools_variant_reads_action_lines() -> None:
+    from protocol.brief import tool_name
+
+    action = 'ACTION {"tool": "' + tool_name(S) + '", "work_order": "#W1234"}'
+    assert score_reask(action, EP, S.id, "#W1234", tools=True).reexecuted
+    assert not score_reask(action, EP, S.id, "#W1234").reexecuted  # text protocol: no ref
