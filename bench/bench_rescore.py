@@ -46,7 +46,6 @@ from scoring.offline import paused_gc, rescore
 
 __all__ = ["run"]
 
-ARMS = ARM_NAMES
 MODELS = ("bench/model-a", "bench/model-b")
 GRAPHS = ((5, 0.15), (10, 0.15), (15, 0.15), (18, 0.15), (15, 0.3))
 SEEDS = 167  # 2 x 5 x 6 x 167 = 10,020 records
@@ -61,6 +60,7 @@ ERRORS = {
     "enforce": {"refuse": 0.3, "refuse_silent": 0.3},
     "hybrid": {"refuse": 0.2},
 }
+ARMS = tuple(a for a in ARM_NAMES if a in ERRORS)  # the six arms the synthetic log plays
 
 
 # Each model words its replies its own way (no two records of a grid share a reply).

@@ -8,7 +8,8 @@ Strings the paper does not give verbatim are marked OURS, written in the same re
 the self-ledger clause, the rewire and relax sentences of the revision message, the tools
 variant's step line, the checklist's DONE / CANCELLED entries (the paper shows only the
 opening TODO state and says entries "move to done ... and to cancelled"), the memory
-arms' recall block (Appendix F names the block, not its wording), and the held-out
+arms' recall block (Appendix F names the block, not its wording), the trap-turn probe's
+confirm request and prose booking (Appendix A.4 names the variants), and the held-out
 rewriter's prompts (Appendix A.5 names the rewriter, its temperature and its checks, not its
 prompt).
 """
@@ -40,6 +41,8 @@ __all__ = [
     "MATCHER_RETRY",
     "MATCHER_STEP_LINE",
     "ONE_SHOT",
+    "PROBE_CONFIRM",
+    "PROBE_PROSE_BOOKING",
     "REJECTION",
     "REVISION_CANCEL",
     "REVISION_RELAX",
@@ -214,4 +217,17 @@ REWRITE_EARLIER = "\nEarlier rewrites:\n{lines}"  # OURS: one "- <rewrite>" line
 REWRITE_RETRY = (  # OURS
     "That rewrite cannot be used: {problems}. Write rewrite {n} again, following every rule, "
     "and reply with the rewritten request only."
+)
+
+# --- Trap-turn probe (Appendix A.4; the paper names the variants, not their wordings) ------
+
+# OURS: the confirm-the-step request ("a request to confirm the step"); it carries the trap
+# turn's own work order, as every request does. {text} is the step's brief text.
+PROBE_CONFIRM = "Please confirm this step: {text} ({wo})."
+# OURS: the prose rewrite of the agent's own earlier booking line ("rewriting that reply as
+# prose"): the same facts (step, code, work order) in a sentence that is not a ref line (no
+# ``ref`` keyword, no code/work-order pair), so it books nothing and the receipt parser
+# reads no booking in it.
+PROBE_PROSE_BOOKING = (
+    "I carried out step {id} ({text}) under work order {wo}; its completion code is {code}."
 )

@@ -19,6 +19,7 @@ from runner import (
     cmd_cost,
     cmd_generate,
     cmd_paraphrase,
+    cmd_probe,
     cmd_report,
     cmd_run,
     cmd_score,
@@ -119,6 +120,7 @@ app.command("report")(cmd_report.report)
 app.command("paraphrase")(cmd_paraphrase.paraphrase)
 app.command("show")(cmd_show.show)
 app.command("view")(cmd_view.view)
+app.command("probe")(cmd_probe.probe)
 app.add_typer(serve_app, name="serve")
 
 

@@ -70,6 +70,10 @@ class CostRow(msgspec.Struct, frozen=True, kw_only=True):
     compiler_cached: float
     helper_tokens: float  # prompt + completion of the helper requests made
     rejected_per_128: float
+    # The memory arms' helper requests per episode (Appendix F): mem0's extraction calls
+    # and embedding requests, made (cached ones made no request)
+    memory_calls: float = 0.0
+    embedding_calls: float = 0.0
     wall_s: Latency  # episode wall time
     server_s: Latency  # per agent call, at the server (all attempts)
     wait_s: Latency  # per agent call, waiting for a slot under the concurrency cap
@@ -115,6 +119,10 @@ class _Tally:
                 "matcher_cached",
                 "compiler_made",
                 "compiler_cached",
+                "memory_made",
+                "memory_cached",
+                "embedding_made",
+                "embedding_cached",
                 "helper_tokens",
                 "rejected",
             ),
@@ -172,6 +180,8 @@ class _Tally:
             compiler_cached=k["compiler_cached"] / n,
             helper_tokens=k["helper_tokens"] / n,
             rejected_per_128=k["rejected"] * 128 / n,
+            memory_calls=k["memory_made"] / n,
+            embedding_calls=k["embedding_made"] / n,
             wall_s=_latency(self.wall),
             server_s=_latency(self.server),
             wait_s=_latency(self.wait),

@@ -28,6 +28,7 @@ COST_HEADER = (
     "compiler req (made/cached)",
     "helper tok k",
     "rejected/128",
+    "memory / embed calls",
 )
 LATENCY_HEADER = (
     "arm",
@@ -70,6 +71,9 @@ def _cost_cells(r: CostRow) -> list[str]:
         _req(r.compiler_required, r.compiler_made, r.compiler_cached),
         _k(r.helper_tokens, 2),
         f"{r.rejected_per_128:.1f}",
+        "-"
+        if not (r.memory_calls or r.embedding_calls)
+        else (f"{r.memory_calls:.1f} / {r.embedding_calls:.1f}"),
     ]
 
 

@@ -51,7 +51,9 @@ BASE_MODELS: dict[str, frozenset[str]] = {
     "synthetic": _HELPERS | frozenset(SYNTHETIC_DEFAULTS),
     "embed": frozenset(),
 }
-_UNBOUNDED = frozenset({"seed", "original", "checklist", "ledger", "think"})  # not rates
+_UNBOUNDED = frozenset(
+    {"seed", "original", "checklist", "ledger", "think", "confirm_ask", "status_ask"}
+)  # not rates
 
 
 class ModelNotFound(LookupError):

@@ -24,10 +24,13 @@ class ChatRequest(msgspec.Struct, frozen=True, kw_only=True):
     thinking: bool
     stream: bool = False
     include_usage: bool = False  # stream_options.include_usage: a last chunk with the usage
+    seed: int | None = None  # the request's sampling seed (the probe's samples send one)
 
     def digest(self) -> str:
-        """A hash of the messages: the seed of every per-request random choice."""
-        return hashlib.blake2b(orjson.dumps(self.messages), digest_size=16).hexdigest()
+        """A hash of the messages (and the request's ``seed`` when it sends one): the seed
+        of every per-request random choice. A request without a seed hashes as before."""
+        data = self.messages if self.seed is None else (self.messages, self.seed)
+        return hashlib.blake2b(orjson.dumps(data), digest_size=16).hexdigest()
 
 
 class EmbeddingsRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,6 +58,7 @@ class _ChatBody(msgspec.Struct):
     stream: bool | None = None
     stream_options: dict[str, object] | None = None
     n: int | None = None
+    seed: int | None = None
 
 
 _CHAT = msgspec.json.Decoder(_ChatBody)
@@ -108,6 +112,7 @@ def parse_chat(body: bytes) -> ChatRequest:
         thinking=bool(kwargs.get("enable_thinking", False)),
         stream=bool(chat.stream),
         include_usage=bool((chat.stream_options or {}).get("include_usage", False)),
+        seed=chat.seed,
     )
 
 

@@ -19,7 +19,6 @@ from protocol.records import (
     CorruptionEvent,
     ValidatorRecord,
 )
-from scoring.cells import score_lines
 from scoring.cost import CostRow, cost_rows
 from scoring.episode_view import (
     arm_label,
@@ -32,6 +31,7 @@ from scoring.episode_view import (
     filter_rows,
     sent_parts,
 )
+from scoring.families import score_lines
 from scoring.lines import line_json
 from scoring.replay import score_episode
 from tests.scoring_records import Act, build, cell, episode, perfect, ref_line

@@ -285,20 +285,19 @@ def test_the_appendix_f_grid() -> None:
 
 
 def test_ladder_cost_counts_the_memory_helper_calls(perfect_run: Any) -> None:
-    from runner.cmd_cost import _arm_label
     from scoring.cost import cost_rows
+    from scoring.cost_table import cost_table
 
-    rows = {
-        (r["cell"].arm, r["cell"].knobs.memory_mode): r
-        for r in cost_rows([rec for recs in perfect_run.values() for rec in recs])
-    }
-    assert rows[("raw", "record")]["helper_calls"] == 0
+    records = [rec for recs in perfect_run.values() for rec in recs]
+    rows = {(r.cell.arm, r.cell.knobs.memory_mode): r for r in cost_rows(records)}
+    raw = rows[("raw", "record")]
+    assert raw.memory_calls == raw.embedding_calls == raw.helper_tokens == 0
     for arm in MEMORY:
         for mode in ("record", "augment"):
-            assert rows[(arm, mode)]["helper_calls"] > 0 and rows[(arm, mode)]["helper_tokens"] > 0
-    # mem0: one extraction per turn after the first, plus its embedding requests
-    assert (
-        rows[("mem0", "record")]["helper_calls"] > rows[("memory-topk", "record")]["helper_calls"]
-    )
-    assert _arm_label("mem0", Knobs(memory_mode="augment")) == "mem0 memory_mode=augment"
-    assert _arm_label("raw", Knobs()) == "raw"
+            r = rows[(arm, mode)]
+            assert r.embedding_calls > 0 and r.helper_tokens > 0
+    # mem0 makes extraction calls besides its embedding requests; top-k makes none
+    assert rows[("mem0", "record")].memory_calls > 0
+    assert rows[("memory-topk", "record")].memory_calls == 0
+    table = cost_table(list(rows.values()))
+    assert "memory / embed calls" in table and "memory_mode=augment" in table

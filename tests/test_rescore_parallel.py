@@ -17,6 +17,7 @@ from runner.cmd_run import run_async
 from runner.grid import parse_grid
 from runner.logs import LogReport, read_logs
 from runner.rescore import rescore_dir
+from scoring.lines import CellLine, HelperLine
 from scoring.offline import rescore
 
 
@@ -75,7 +76,8 @@ def test_parallel_rescoring_equals_the_serial_path(
     spy = _Spy()
     monkeypatch.setattr(rescore_mod, "_merge", spy.wrap(rescore_mod._merge))
     want, want_report = _serial(run_dir)
-    assert any(x["type"] == "helpers" for x in want) and any(x["type"] == "cell" for x in want)
+    assert any(isinstance(x, HelperLine) for x in want)
+    assert any(isinstance(x, CellLine) for x in want)
     report = LogReport()
     lines, n = rescore_dir(run_dir, report, jobs=3, min_bytes=0)
     assert spy.merged == [True]  # the worker processes ran, and their merge was used

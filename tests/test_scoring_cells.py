@@ -238,9 +238,9 @@ def test_variant_arms_are_contrasted_with_their_reference_not_inside_the_ladder(
         ("directive", "ledger"),
     ]
     kinds = {
-        (c["a"], c["b"]): (c["kind"], c["family"])
+        (c.a, c.b): (c.kind, c.family)
         for c in rescore(records)
-        if c["type"] == "contrast" and c["scoring"] == "strict"
+        if isinstance(c, ContrastLine) and c.scoring == "strict"
     }
     assert kinds[("raw", "checklist")] == ("ladder", "ladder|scripted/golden")
     assert kinds[("directive", "ledger")] == ("side", "side|scripted/golden")

@@ -14,6 +14,7 @@ from protocol import CellKey, EpisodeRecord, EpisodeSpec, Turn, Verdict, generat
 from runner.cli import app
 from runner.logs import LogWriter
 from scoring.families import FAMILIES, score_lines
+from scoring.lines import ResultLine, line_json
 from scoring.offline import rescore, score_records
 from tests.scoring_records import Act, build, cell, perfect
 
@@ -49,7 +50,8 @@ def _records(model: str, spec_kw: dict[str, Any] | None = None) -> list[EpisodeR
     return out
 
 
-def _strict(lines: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+def _strict(typed: list[ResultLine]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    lines = [line_json(x) for x in typed]
     return {
         (c["config"]["model"], c["a"], c["b"]): c
         for c in lines
@@ -111,7 +113,7 @@ def test_wording_brief_and_schedule_contrasts_pair_the_right_cells() -> None:
                     ambiguous_rate=ep.spec.ambiguous_rate,
                 )
                 records.append(build(ep, key, perfect(ep)))
-    lines = rescore(records)
+    lines = [line_json(x) for x in rescore(records)]
     assert all(not line.get("mismatched_episodes") for line in lines if line["type"] == "cell")
     kinds: dict[str, list[tuple[str, str]]] = {}
     for c in lines:

@@ -122,7 +122,7 @@ def test_the_manifest_records_the_generator_and_refuses_to_resume_under_another(
     new = parse_grid({"run": {"arms": ["raw"]}, "models": [{"name": "m"}]})
     old = parse_grid({"run": {"arms": ["raw"], "generator": 1}, "models": [{"name": "m"}]})
     assert grid_digest(new) == grid_digest(old)  # the version is checked on its own
-    assert write_or_check_manifest(tmp_path, new) is False
+    assert write_or_check_manifest(tmp_path, new).resumed is False
     assert orjson.loads((tmp_path / MANIFEST).read_bytes())["generator_version"] == 3
     with pytest.raises(ManifestError, match="run with generator version 3 and this grid uses 1"):
         write_or_check_manifest(tmp_path, old)
@@ -130,6 +130,6 @@ def test_the_manifest_records_the_generator_and_refuses_to_resume_under_another(
     data = orjson.loads((tmp_path / MANIFEST).read_bytes())
     del data["generator_version"]
     (tmp_path / MANIFEST).write_bytes(orjson.dumps(data))
-    assert write_or_check_manifest(tmp_path, old) is True
+    assert write_or_check_manifest(tmp_path, old).resumed is True
     with pytest.raises(ManifestError, match="set \\[run\\] generator = 1 to resume it"):
         write_or_check_manifest(tmp_path, new)

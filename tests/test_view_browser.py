@@ -91,7 +91,8 @@ async def test_cell_to_failed_episode_to_turn_to_side_by_side(
         await expect(raw).to_contain_text("1/4")  # the synthetic agent fails 3 raw episodes
         assert "[" in await raw.inner_text()  # a Wilson interval
         await expect(page.locator("#cells")).to_contain_text("enforce (corruption=0.02)")
-        await expect(page.locator("#contrasts tbody tr")).to_have_count(6)
+        # three ladder rungs and the corrupted variant against its paper arm, per scoring
+        await expect(page.locator("#contrasts tbody tr")).to_have_count(8)
         await _shot(page, "cells")
 
         # --- a cell's episodes, failed only ----------------------------------------------

@@ -28,6 +28,10 @@ omit          0.002    an eligible step is not booked
 refuse_redo   0.01     an authorized redo is refused (doubled when a checklist shows DONE)
 pick          0.3      an ambiguous probe naming two steps is answered by booking the first
 extra         0.0      an eligible booking also books another eligible step (unrequested)
+confirm_ask   1.0      multiplier on ``fresh`` when the request is the trap-turn probe's
+                       confirm-the-step wording (``strings.PROBE_CONFIRM``; docs/probe.md)
+status_ask    1.0      multiplier on ``fresh`` when the request is a status question (the
+                       generator's status wordings, as the probe's status variant asks)
 seed          0        mixed into the per-request seed
 ============  =======  ==================================================================
 
@@ -43,10 +47,13 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 
+from protocol import strings
 from protocol.state import Verdict
 from serve.agents.answer import Answer
 from serve.agents.decide import Decision, from_verdict, guard, own_decision
+from serve.agents.patterns import WORK_ORDER, template_regex
 from serve.agents.reply import reasoning, render_reply
+from serve.agents.resolve import wording_index
 from serve.agents.transcript import Directive
 from serve.agents.view import View
 
@@ -67,9 +74,25 @@ DEFAULTS: dict[str, float] = {
     "refuse_redo": 0.01,
     "pick": 0.3,
     "extra": 0.0,
+    "confirm_ask": 1.0,
+    "status_ask": 1.0,
     "seed": 0.0,
 }
 _LEDGER_WORD = {"done": "DONE", "cancelled": "CANCELLED"}
+_CONFIRM_ASK = template_regex(strings.PROBE_CONFIRM, anchored=True, wo=WORK_ORDER)
+_WO_IN = template_regex("{wo}", wo=WORK_ORDER)
+
+
+def _ask_multiplier(text: str, p: Mapping[str, float]) -> float:
+    """The probe's wordings: confirm-the-step and status questions (default 1: no change)."""
+    if _CONFIRM_ASK.match(text):
+        return p["confirm_ask"]
+    m = _WO_IN.search(text)
+    if m is not None:
+        wording = text[: m.start()] + "{wo}" + text[m.end() :]
+        if wording_index().get(wording, ("", ""))[1] == "status":
+            return p["status_ask"]
+    return 1.0
 
 
 class _Dice:
@@ -129,6 +152,7 @@ def _undirected(dice: _Dice) -> Decision:
         return d
     if d.action == "confirm":
         fresh = p["fresh"] * (1.0 if view.brief.one_shot else p["original"])
+        fresh *= _ask_multiplier(view.user.text, p)
         return _trap(dice, d, step, fresh, "done")
     if d.action == "decline":
         return _trap(dice, d, step, p["superseded"], "cancelled")
