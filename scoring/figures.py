@@ -9,9 +9,10 @@ that differ from their configuration only in ``corruption``.
 
 * Figure 1: strict success by rung across the capability points (one series per model and
   regime, amended brief, S = 15 dense).
-* Figure 4: (a) graph-size axis (x: S and density, one series per arm; one model and regime
-  per series label), (b) model axis (x: model and regime at S = 15 dense), (c) the
-  corrupted-state ablation (x: epsilon, the enforcement gate).
+* Figure 4 (amended brief): (a) graph-size axis (x: S and density, one series per arm and
+  model), (b) model axis (x: model and regime at S = 15 dense, one series per arm), (c) the
+  corrupted-state ablation (x: epsilon, the enforcement gate, one series per model and
+  graph).
 * Figure 5(b): the corruption replay's omission attribution per epsilon (counts, stacked
   bars; from :mod:`scoring.corruption_replay`).
 * Figure 6: the original-brief ladder at S = 15 dense, one series per model and regime.
@@ -151,11 +152,11 @@ def paper_figures(
     )  # fmt: skip
     eps = _points(
         cells,
-        lambda c: c.arm == "enforce"
+        lambda c: c.arm == "enforce" and c.brief == "amended"
         and msgspec.structs.replace(c.knobs, corruption=0.0) == Knobs()
         and c.paraphrase_tier == 0 and c.ambiguous_rate == 0.0,
         lambda c: f"{c.knobs.corruption:g}",
-        _model,
+        lambda c: f"{_model(c)}, S={c.steps} rho={c.density:g}",
     )  # fmt: skip
     panels: list[tuple[list[Point], str, Callable[[str], Any]]] = [
         (size, "graph size", lambda x: tuple(float(v.split("=")[1]) for v in x.split())),

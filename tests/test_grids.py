@@ -182,3 +182,8 @@ def test_notice_grid_table_9() -> None:
         (m, n) for m in ("qwen3-235b", "qwen3.6-35b") for n in ("next_turn", "same_turn")
     }
     assert grid.graphs() == [(15, 0.3)] and grid.seeds() == list(range(100, 228))
+
+
+def test_the_example_figures_grid_validates() -> None:
+    grid = load_grid(GRIDS.parent.parent / "docs" / "figures" / "synthetic.toml")
+    assert len(grid.cells()) == 2 * 2 * 2 * 7 and grid.seeds() == list(range(100, 116))
