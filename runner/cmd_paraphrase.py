@@ -101,6 +101,9 @@ def paraphrase(
         int, typer.Option(min=1, help="Tries per rewrite before its failed check is reported.")
     ] = 3,
     max_in_flight: Annotated[int, typer.Option(min=1, help="Requests in flight.")] = 16,
+    call_attempts: Annotated[
+        int, typer.Option(min=1, help="Attempts per request (transient errors; the grid's 6).")
+    ] = 6,
     api_key_env: Annotated[
         str | None, typer.Option(help="Environment variable holding the API key.")
     ] = None,
@@ -131,7 +134,7 @@ def paraphrase(
         regime=regime,  # type: ignore[arg-type]
         select=select,  # type: ignore[arg-type]
     )
-    decoding = Decoding(temperature=temperature)
+    decoding = Decoding(temperature=temperature, attempts=call_attempts)
     try:
         n, failures = asyncio.run(
             run_paraphrase(
@@ -140,6 +143,8 @@ def paraphrase(
         )
     except (ValueError, OSError) as e:
         raise _fail(str(e)) from None
+    if n == 0 and failures and all("the call failed" in f.problems[0] for f in failures):
+        raise _fail(failures[0].problems[0].split(": ", 1)[1])  # nothing answered: one line
     for f in failures:
         typer.echo(f"failed: {'; '.join(f.problems)}", err=True)
     total = sum(len(rewrite_sources(POOLS[d])) for d in domains) * 3

@@ -116,6 +116,8 @@ def test_failed_checks_are_retried_reported_and_resumed(tmp_path: Path) -> None:
         (["--base-url", "localhost:8000"], "scheme"),
         (["--regime", "fast"], "unknown regime"),
         (["--api-key-env", "STATE_LADDER_NO_SUCH_KEY"], "is not set"),
+        # nothing listens on port 9: one line, not 108
+        (["--base-url", "http://127.0.0.1:9/v1", "--call-attempts", "1"], "connection"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path: Path, extra: list[str], message: str) -> None:
