@@ -12,17 +12,20 @@ and as JSON in ``<stem>-analyses.json``, and the paper's figures whose cells are
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import msgspec
 import typer
 
-from runner.cmd_score import load_records, load_results, log_summary
-from scoring.analyses import Analyses, analysis_sections, log_analyses
+from protocol.records import EpisodeRecord
+from runner.cmd_score import load_results, log_summary
+from scoring.analyses import Analyses, analysis_sections, batched_analyses
 from scoring.episodes import EpisodeCache
 from scoring.figures import paper_figures
 from scoring.offline import score_records
+from scoring.replay import EpisodeScore
 from scoring.report import figure_channels, figure_success, markdown_report
 
 __all__ = ["report", "write_report"]
@@ -69,11 +72,21 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
 
 
 def _analyses(logdir: Path) -> Analyses:
-    """The log analyses of *logdir*'s records (scored again with per-turn detail)."""
-    records, _ = load_records(logdir)
+    """The log analyses of *logdir*'s records, scored again with per-turn detail one log
+    file (one cell) at a time, so memory holds one file's records."""
+    from runner.logs import LogReport, log_files, read_log_file
+
     cache = EpisodeCache()
-    scores = score_records(records, cache, detail=True)
-    return log_analyses(zip(records, scores, strict=True), cache)
+
+    def batches() -> Iterator[list[tuple[EpisodeRecord, EpisodeScore]]]:
+        for path in log_files(logdir):
+            out: dict[tuple[str, int], EpisodeRecord] = {}
+            read_log_file(path, LogReport(), out)
+            records = list(out.values())
+            scores = score_records(records, cache, detail=True)
+            yield list(zip(records, scores, strict=True))
+
+    return batched_analyses(batches(), cache)
 
 
 def report(

@@ -11,21 +11,23 @@ the JSON the report writes beside report.md. A table whose cells are absent is l
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import msgspec
 
 from protocol.records import EpisodeRecord
+from scoring.cells import cell_sort_key
 from scoring.corruption_replay import CorruptionLine, corruption_lines
 from scoring.episodes import EpisodeCache
-from scoring.hybrid_counterfactual import HybridLine, hybrid_lines
+from scoring.hybrid_counterfactual import HybridLine, HybridSeed, hybrid_from_seeds, hybrid_seeds
 from scoring.obedience import ObedienceLine, obedience_lines
 from scoring.omission_attribution import AttributionLine, attribution_lines
 from scoring.replay import EpisodeScore
 from scoring.tables import config_label, markdown_table
 from scoring.wording_columns import WordingLine, wording_lines
 
-__all__ = ["Analyses", "analysis_sections", "log_analyses"]
+__all__ = ["Analyses", "analysis_sections", "batched_analyses", "log_analyses"]
 
 
 class Analyses(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,13 +41,39 @@ class Analyses(msgspec.Struct, frozen=True, kw_only=True):
 def log_analyses(
     pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]], episodes: EpisodeCache | None = None
 ) -> Analyses:
-    scored = list(pairs)
+    """Every analysis of *pairs* (one batch)."""
+    return batched_analyses([list(pairs)], episodes)
+
+
+def batched_analyses(
+    batches: Iterable[Sequence[tuple[EpisodeRecord, EpisodeScore]]],
+    episodes: EpisodeCache | None = None,
+) -> Analyses:
+    """Every analysis over *batches* whose cells do not straddle batches (a run's log files:
+    one cell each), keeping only each batch's lines and the hybrid's per-seed summaries, so
+    a large run streams file by file."""
+    cache = episodes if episodes is not None else EpisodeCache()
+    ob: list[ObedienceLine] = []
+    at: list[AttributionLine] = []
+    wo: list[WordingLine] = []
+    co: list[CorruptionLine] = []
+    hy: list[HybridSeed] = []
+    for batch in batches:
+        ob += obedience_lines(batch)
+        at += attribution_lines(batch, cache)
+        wo += wording_lines(batch)
+        co += corruption_lines(batch, cache)
+        hy += hybrid_seeds(batch, cache)
+
+    def ordered(lines: list[Any]) -> tuple[Any, ...]:
+        return tuple(sorted(lines, key=lambda x: cell_sort_key(x.cell)))
+
     return Analyses(
-        obedience=tuple(obedience_lines(scored)),
-        omission_attribution=tuple(attribution_lines(scored, episodes)),
-        wording=tuple(wording_lines(scored)),
-        corruption=tuple(corruption_lines(scored, episodes)),
-        hybrid=tuple(hybrid_lines(scored, episodes)),
+        obedience=ordered(ob),
+        omission_attribution=ordered(at),
+        wording=ordered(wo),
+        corruption=ordered(co),
+        hybrid=tuple(hybrid_from_seeds(hy)),
     )
 
 

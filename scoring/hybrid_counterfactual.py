@@ -23,7 +23,7 @@ from scoring.cells import cell_sort_key
 from scoring.episodes import EpisodeCache
 from scoring.replay import EpisodeScore
 
-__all__ = ["HybridLine", "hybrid_lines"]
+__all__ = ["HybridLine", "HybridSeed", "hybrid_from_seeds", "hybrid_lines", "hybrid_seeds"]
 
 
 class HybridLine(msgspec.Struct, frozen=True, kw_only=True, tag="hybrid_counterfactual"):
@@ -54,42 +54,77 @@ def _refused_correct(record: EpisodeRecord, score: EpisodeScore, cache: EpisodeC
     return n
 
 
-def hybrid_lines(
+class HybridSeed(msgspec.Struct, frozen=True, kw_only=True):
+    """What the hybrid needs of one gate episode (a compact summary: runs stream them)."""
+
+    key: CellKey  # the configuration's enforcement cell
+    arm: str  # enforce or directive
+    seed: int
+    flagged: bool
+    success: bool
+    omissions: int
+    refused_correct: int
+
+
+def hybrid_seeds(
     pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]], episodes: EpisodeCache | None = None
-) -> list[HybridLine]:
-    """One line per configuration holding an ``enforce`` and a ``directive`` cell with the
-    same knobs, wording and schedule (scores need per-turn detail)."""
+) -> list[HybridSeed]:
+    """The summaries of the counted enforce and directive episodes among *pairs*."""
     cache = episodes if episodes is not None else EpisodeCache()
-    by: dict[CellKey, dict[str, dict[int, tuple[EpisodeRecord, EpisodeScore]]]] = {}
+    out: list[HybridSeed] = []
     for record, score in pairs:
         if record.cell.arm not in ("enforce", "directive") or not score.counted:
             continue
-        key = msgspec.structs.replace(record.cell, arm="enforce")
-        by.setdefault(key, {}).setdefault(record.cell.arm, {})[record.spec.seed] = (record, score)
+        out.append(
+            HybridSeed(
+                key=msgspec.structs.replace(record.cell, arm="enforce"),
+                arm=record.cell.arm,
+                seed=record.spec.seed,
+                flagged=record.compile is not None and not record.compile.validator.passed,
+                success=score.primary.success,
+                omissions=score.primary.channels["omission"],
+                refused_correct=_refused_correct(record, score, cache)
+                if record.cell.arm == "enforce"
+                else 0,
+            )
+        )
+    return out
+
+
+def hybrid_from_seeds(seeds: Iterable[HybridSeed]) -> list[HybridLine]:
+    """One line per configuration with both gates on shared seeds."""
+    by: dict[CellKey, dict[str, dict[int, HybridSeed]]] = {}
+    for h in seeds:
+        by.setdefault(h.key, {}).setdefault(h.arm, {})[h.seed] = h
     out: list[HybridLine] = []
     for key in sorted(by, key=cell_sort_key):
-        arms = by[key]
-        enforce, directive = arms.get("enforce", {}), arms.get("directive", {})
-        seeds = sorted(set(enforce) & set(directive))
-        if not seeds:
+        enforce, directive = by[key].get("enforce", {}), by[key].get("directive", {})
+        shared = sorted(set(enforce) & set(directive))
+        if not shared:
             continue
         a = dict.fromkeys(
             ("flagged", "enforce_successes", "directive_successes", "hybrid_successes",
              "enforce_omissions", "directive_omissions", "hybrid_omissions", "refused_correct",
              "refused_correct_flagged"), 0)  # fmt: skip
-        for seed in seeds:
-            (er, es), (_, ds) = enforce[seed], directive[seed]
-            flagged = er.compile is not None and not er.compile.validator.passed
-            hs = ds if flagged else es
-            a["flagged"] += flagged
-            a["enforce_successes"] += es.primary.success
-            a["directive_successes"] += ds.primary.success
-            a["hybrid_successes"] += hs.primary.success
-            a["enforce_omissions"] += es.primary.channels["omission"]
-            a["directive_omissions"] += ds.primary.channels["omission"]
-            a["hybrid_omissions"] += hs.primary.channels["omission"]
-            refused = _refused_correct(er, es, cache)
-            a["refused_correct"] += refused
-            a["refused_correct_flagged"] += refused if flagged else 0
-        out.append(HybridLine(cell=key, n=len(seeds), **a))
+        for seed in shared:
+            e, d = enforce[seed], directive[seed]
+            h = d if e.flagged else e
+            a["flagged"] += e.flagged
+            a["enforce_successes"] += e.success
+            a["directive_successes"] += d.success
+            a["hybrid_successes"] += h.success
+            a["enforce_omissions"] += e.omissions
+            a["directive_omissions"] += d.omissions
+            a["hybrid_omissions"] += h.omissions
+            a["refused_correct"] += e.refused_correct
+            a["refused_correct_flagged"] += e.refused_correct if e.flagged else 0
+        out.append(HybridLine(cell=key, n=len(shared), **a))
     return out
+
+
+def hybrid_lines(
+    pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]], episodes: EpisodeCache | None = None
+) -> list[HybridLine]:
+    """One line per configuration holding an ``enforce`` and a ``directive`` cell with the
+    same knobs, wording and schedule (scores need per-turn detail)."""
+    return hybrid_from_seeds(hybrid_seeds(pairs, episodes))
