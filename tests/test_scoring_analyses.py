@@ -330,6 +330,13 @@ async def test_the_corrupted_replay_reproduces_a_real_run(tmp_path: Path) -> Non
     cache = EpisodeCache()
     scores = score_records(records, cache, detail=True)
     a = log_analyses(zip(records, scores, strict=True), cache)
+    # streamed one cell at a time (as ladder report reads log files), the same analyses
+    from scoring.analyses import batched_analyses
+
+    cells: dict[object, list[tuple[EpisodeRecord, object]]] = {}
+    for r, sc in zip(records, scores, strict=True):
+        cells.setdefault(r.cell, []).append((r, sc))
+    assert batched_analyses(list(cells.values()), cache) == a  # type: ignore[arg-type]
     assert len(a.corruption) == 2
     for line in a.corruption:
         assert line.episodes == 8 and sum(line.events.values()) > 0
