@@ -28,6 +28,11 @@ class ParaphraseCacheError(ValueError):
 def load_paraphrases(path: Path, domains: Iterable[str], generator: int) -> Paraphrases:
     try:
         data = msgspec.json.decode(path.read_bytes())
+    except FileNotFoundError:
+        raise ParaphraseCacheError(
+            f"cannot read paraphrase cache {path}: no such file "
+            f"(write it with `ladder paraphrase --model M --out {path}`)"
+        ) from None
     except (OSError, msgspec.DecodeError) as e:
         raise ParaphraseCacheError(f"cannot read paraphrase cache {path}: {e}") from None
     if not isinstance(data, dict):
