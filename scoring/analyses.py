@@ -146,13 +146,17 @@ def analysis_sections(a: Analyses) -> list[str]:
             "",
             markdown_table(header, rows),
         ]
-    gated = [w for w in a.wording if w.ambiguous or w.omission_failures]
+    gated = [w for w in a.wording if w.ambiguous or w.omission_failures or w.matched_turns]
     if gated:
-        header = ["arm", "configuration", "first omitted ask misrouted", "ambiguous booked"]
+        header = ["arm", "configuration", "matcher agreement (ask, premature, redo)",
+                  "first omitted ask misrouted", "ambiguous booked"]  # fmt: skip
         rows = [
             [
                 w.cell.arm,
                 config_label(w.cell),
+                f"{w.matched_agree}/{w.matched_turns} = {w.agreement:.3f}"
+                if w.agreement is not None
+                else "-",
                 f"{w.misrouted}/{w.omission_failures}",
                 f"{w.ambiguous_booked}/{w.ambiguous}",
             ]
@@ -162,7 +166,8 @@ def analysis_sections(a: Analyses) -> list[str]:
             "",
             "## Wording columns (Table 4 shape)",
             "",
-            "Failing episodes with an omission whose first omitted ask the matcher resolved to "
+            "Matcher agreement over the ask, premature and redo-probe turns; failing episodes "
+            "with an omission whose first omitted ask the matcher resolved to "
             "another step, over the failing episodes with an omission; ambiguous probes on "
             "which the agent booked a work order, over the probes played.",
             "",

@@ -11,6 +11,10 @@
   the scorer's rules carries the probe's own work order (a citation of an earlier receipt is
   a re-display, not a booking).
 
+* ``agreement``: matcher agreement over the ask, premature and redo-probe turns (the turns
+  tier 2 rewrites, ``scoring.gate_report.REWRITTEN_KINDS``) on which the matcher ran, as the
+  helpers table's ``rewritten_agreement``; None where no matcher ran (text arms).
+
 Only counted episodes enter; every cell gets a line.
 """
 
@@ -22,6 +26,7 @@ import msgspec
 
 from protocol.records import CellKey, EpisodeRecord
 from scoring.cells import cell_sort_key
+from scoring.gate_report import REWRITTEN_KINDS
 from scoring.replay import EpisodeScore
 
 __all__ = ["WordingLine", "wording_lines"]
@@ -34,6 +39,9 @@ class WordingLine(msgspec.Struct, frozen=True, kw_only=True, tag="wording"):
     misrouted: int  # ... whose first omitted ask the matcher resolved to another step
     ambiguous: int  # ambiguous probes played
     ambiguous_booked: int  # ... on which the agent booked a work order
+    matched_turns: int = 0  # ask / premature / redo-probe turns the matcher ran on
+    matched_agree: int = 0  # ... whose matched step is the scripted one
+    agreement: float | None = None
 
 
 def wording_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list[WordingLine]:
@@ -42,7 +50,7 @@ def wording_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list[W
     for record, score in pairs:
         if not score.counted:
             continue
-        a = acc.setdefault(record.cell, [0, 0, 0, 0, 0])
+        a = acc.setdefault(record.cell, [0, 0, 0, 0, 0, 0, 0])
         a[0] += 1
         turns = list(zip(record.turns, score.primary.turns, strict=False))
         first = next((t for t, s in turns if any(e.channel == "omission" for e in s.errors)), None)
@@ -53,6 +61,9 @@ def wording_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list[W
             if t.kind == "ambiguous":
                 a[3] += 1
                 a[4] += bool(s.executed)
+            if t.kind in REWRITTEN_KINDS and t.matched_redo is not None:
+                a[5] += 1
+                a[6] += t.matched_step == t.step
     return [
         WordingLine(
             cell=cell,
@@ -61,6 +72,9 @@ def wording_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list[W
             misrouted=a[2],
             ambiguous=a[3],
             ambiguous_booked=a[4],
+            matched_turns=a[5],
+            matched_agree=a[6],
+            agreement=a[6] / a[5] if a[5] else None,
         )
         for cell, a in sorted(acc.items(), key=lambda kv: cell_sort_key(kv[0]))
     ]

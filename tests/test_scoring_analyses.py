@@ -203,6 +203,14 @@ def test_table_4_columns() -> None:
     assert (line.omission_failures, line.misrouted) == (1, 1)
     n_probes = sum(t.kind == "ambiguous" for r in (booked, omitted, clean) for t in r.turns)
     assert line.ambiguous == n_probes >= 3 and line.ambiguous_booked == 1
+    # agreement: only the turns the matcher ran on (here: the one turn given a match)
+    assert (line.matched_turns, line.matched_agree, line.agreement) == (0, 0, None)
+    agreed = _set(omitted, ask.index, matched_step="s1", matched_redo=False)
+    (line,) = wording_lines(_pairs([agreed], ep))
+    assert (line.matched_turns, line.matched_agree, line.agreement) == (1, 1, 1.0)
+    missed = _set(omitted, ask.index, matched_step="s5", matched_redo=False)
+    (line,) = wording_lines(_pairs([missed], ep))
+    assert (line.matched_turns, line.matched_agree, line.agreement) == (1, 0, 0.0)
 
 
 def test_report_shows_the_analyses_and_writes_them_as_json(ep: Episode, tmp_path: Path) -> None:
