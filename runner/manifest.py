@@ -24,6 +24,7 @@ import msgspec
 import orjson
 
 from protocol.records import SCHEMA_VERSION
+from runner.cache import write_atomic
 from runner.grid import Grid
 from runner.grid_change import GridChange, compare_grids
 
@@ -158,6 +159,4 @@ def write_or_check_manifest(
 
 
 def _atomic_write(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
-    os.replace(tmp, path)
+    write_atomic(path, orjson.dumps(data, option=orjson.OPT_INDENT_2))

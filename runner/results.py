@@ -16,14 +16,13 @@ A line that cannot be read (a write torn by a kill) is kept as it is and skipped
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 import orjson
 
+from runner.cache import write_atomic
 from scoring.lines import ResultLine, current_lines, decode_line, line_json, with_status
 
 __all__ = ["RESULTS", "encode_line", "finalize_results", "read_results"]
@@ -71,10 +70,5 @@ def finalize_results(run_dir: Path, final: Sequence[ResultLine]) -> Path:
     _, raw = _read(path)
     body = b"".join(_superseded(x) + b"\n" for x in raw)
     body += b"".join(encode_line(x) for x in with_status(final, "final"))
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    with tmp.open("wb") as f:
-        f.write(body)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, body)
     return path
