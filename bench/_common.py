@@ -71,6 +71,16 @@ def client_cpu_s() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+def status_bytes(field: str) -> int:
+    """A ``/proc/self/status`` size (VmRSS, VmHWM) in bytes. VmHWM is this process's own
+    peak RSS; ``getrusage``'s ru_maxrss is not, since Linux carries it across fork + exec."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from typing import Any
 
-from bench._common import CLIENT_CORE, SERVER_CORE, median, row, run_loop, scratch
+from bench._common import CLIENT_CORE, SERVER_CORE, median, row, run_loop, scratch, status_bytes
 from bench._endpoint import endpoint_process, server_config
 from runner.grid import Grid, parse_grid
 
@@ -47,20 +47,12 @@ def harness_grid(url: str, harness: str, *, seeds: str, concurrency: int) -> Gri
     )
 
 
-def _status_bytes(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 def _child(url: str, harness: str, episodes: int) -> dict[str, Any]:
     from bench._drive import drive_runner
 
     if harness == "langgraph":
         import runner.harness  # noqa: F401  (imports are not per-episode memory)
-    base = _status_bytes("VmRSS")
+    base = status_bytes("VmRSS")
     g = harness_grid(url, harness, seeds=f"100-{99 + episodes // 2}", concurrency=episodes)
 
     async def main() -> Any:
@@ -68,7 +60,7 @@ def _child(url: str, harness: str, episodes: int) -> dict[str, Any]:
             return await drive_runner(g, out, score=False)
 
     r = run_loop(main)
-    return {"episodes": r.episodes, "peak": _status_bytes("VmHWM"), "base": base}
+    return {"episodes": r.episodes, "peak": status_bytes("VmHWM"), "base": base}
 
 
 def _memory(url: str, harness: str, episodes: int) -> float:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from typing import Any
 
-from bench._common import CLIENT_CORE, SERVER_CORE, grid, row, run_loop, scratch
+from bench._common import CLIENT_CORE, SERVER_CORE, grid, row, run_loop, scratch, status_bytes
 from bench._endpoint import endpoint_process, server_config
 
 __all__ = ["run"]
@@ -28,22 +28,12 @@ def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def _status_bytes(field: str) -> int:
-    """A ``/proc/self/status`` size (VmRSS, VmHWM) in bytes. VmHWM is this process's own
-    peak RSS; ``getrusage``'s ru_maxrss is not, since Linux carries it across fork + exec."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 def _child(url: str, episodes: int) -> dict[str, Any]:
     import anyio
 
     from bench._drive import drive_runner
 
-    base_rss = _status_bytes("VmRSS")
+    base_rss = status_bytes("VmRSS")
     base_fds = _fds()
     peak_fds = base_fds
     alive = 0
@@ -67,7 +57,7 @@ def _child(url: str, episodes: int) -> dict[str, Any]:
         return r
 
     r = run_loop(main)
-    peak = _status_bytes("VmHWM")
+    peak = status_bytes("VmHWM")
     return {
         "episodes": r.episodes,
         "episodes_alive_at_start": alive,

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from typing import Any
 
-from bench._common import CLIENT_CORE, SERVER_CORE, median, row, run_loop, scratch
+from bench._common import CLIENT_CORE, SERVER_CORE, median, row, run_loop, scratch, status_bytes
 from bench._drive import drive_runner
 from bench._endpoint import endpoint_process, server_config
 from runner.grid import Grid, parse_grid
@@ -67,28 +67,20 @@ async def _once(g: Grid, prefix: str) -> tuple[float, int, int]:
     return 1000.0 * r.cpu_s / r.turns, r.turns, r.requests
 
 
-def _status_bytes(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 def _child(url: str, arm: str, episodes: int) -> dict[str, Any]:
     import runner.arms.memory
 
     if arm == "mem0":
         import runner.memory.mem0_store  # noqa: F401
     g = _grid(url, arm, "record", f"100-{99 + episodes}", episodes, steps=5)
-    base = _status_bytes("VmRSS")
+    base = status_bytes("VmRSS")
 
     async def main() -> float:
         ms, _, _ = await _once(g, "memarm")
         return ms
 
     run_loop(main)
-    return {"arm": arm, "episodes": episodes, "base": base, "peak": _status_bytes("VmHWM")}
+    return {"arm": arm, "episodes": episodes, "base": base, "peak": status_bytes("VmHWM")}
 
 
 def run(quick: bool = False) -> dict[str, Any]:

@@ -122,12 +122,7 @@ def check_spec(spec: EpisodeSpec, paraphrases: Paraphrases | None = None) -> Non
 def _sample_graph(
     rng: random.Random, pool: DomainPool, n: int, rho: float
 ) -> tuple[list[str], dict[str, Template], dict[str, frozenset[str]]]:
-    templates = rng.sample(list(pool.templates), n)
-    ids = [f"s{i + 1}" for i in range(n)]
-    rng.shuffle(ids)
-    by_id = dict(zip(ids, templates, strict=True))
-    ids = list(sort_ids(ids))
-    phase = {v: by_id[v].phase for v in ids}
+    ids, by_id, phase = sampler.draw_steps(rng, pool, n)
     edges: set[tuple[str, str]] = set()
     later = [v for v in ids if any(phase[u] < phase[v] for u in ids)]
     for v in rng.sample(later, min(BASE_EDGES, len(later))):
@@ -323,6 +318,32 @@ def _seed(spec: EpisodeSpec, stream: str) -> str:
     return f"{stream}|{spec.seed}|{spec.steps}|{spec.density!r}|{spec.domain}"
 
 
+def _steps_and_revision(
+    rng: random.Random,
+    ids: Sequence[str],
+    by_id: Mapping[str, Template],
+    deps: Mapping[str, frozenset[str]],
+    plan: _Plan | sampler.Plan,
+) -> tuple[tuple[Step, ...], Revision]:
+    """The steps (codes drawn from ``rng``, in id order) and the revision message, as every
+    generator version builds them."""
+    codes = rng.sample(range(1000, 10000), len(ids))
+    steps = tuple(
+        Step(
+            id=v, slug=by_id[v].slug, text=by_id[v].text, code=f"RC-{code}", deps=sort_ids(deps[v])
+        )
+        for v, code in zip(ids, codes, strict=True)
+    )
+    texts = {s.id: s.text for s in steps}
+    revision = Revision(
+        cancel=plan.cancel,
+        rewires=plan.rewires,
+        relax=plan.relax,
+        text=render_revision(texts, plan.cancel, plan.rewires, plan.relax),
+    )
+    return steps, revision
+
+
 def generate(spec: EpisodeSpec, paraphrases: Paraphrases | None = None) -> Episode:
     """The episode of ``spec``; same spec (and cache), byte-identical episode."""
     check_spec(spec, paraphrases)
@@ -343,20 +364,8 @@ def _generate_v1(spec: EpisodeSpec, paraphrases: Paraphrases | None) -> Episode:
     else:  # pragma: no cover - every supported spec plans within a few attempts (tested)
         raise SpecError(f"could not plan an episode for {spec}")
 
-    codes = rng.sample(range(1000, 10000), len(ids))
-    steps = tuple(
-        Step(
-            id=v, slug=by_id[v].slug, text=by_id[v].text, code=f"RC-{code}", deps=sort_ids(deps[v])
-        )
-        for v, code in zip(ids, codes, strict=True)
-    )
+    steps, revision = _steps_and_revision(rng, ids, by_id, deps, plan)
     texts = {s.id: s.text for s in steps}
-    revision = Revision(
-        cancel=plan.cancel,
-        rewires=plan.rewires,
-        relax=plan.relax,
-        text=render_revision(texts, plan.cancel, plan.rewires, plan.relax),
-    )
 
     # Fillers fill the 44 turns; events keep their order.
     events: list[_Event] = list(plan.events)
@@ -439,20 +448,8 @@ def _plan_v3(
 def _generate_v3(spec: EpisodeSpec, paraphrases: Paraphrases | None) -> Episode:
     pool = POOLS[spec.domain]
     ids, by_id, deps, plan, rng = _plan_v3(spec, pool)
-    codes = rng.sample(range(1000, 10000), len(ids))
-    steps = tuple(
-        Step(
-            id=v, slug=by_id[v].slug, text=by_id[v].text, code=f"RC-{code}", deps=sort_ids(deps[v])
-        )
-        for v, code in zip(ids, codes, strict=True)
-    )
+    steps, revision = _steps_and_revision(rng, ids, by_id, deps, plan)
     texts = {s.id: s.text for s in steps}
-    revision = Revision(
-        cancel=plan.cancel,
-        rewires=plan.rewires,
-        relax=plan.relax,
-        text=render_revision(texts, plan.cancel, plan.rewires, plan.relax),
-    )
     events = plan.events
     slots = set(rng.sample(range(N_TURNS), len(events)))
     it = iter(events)

@@ -23,7 +23,7 @@ line (docs/probe.md gives each reading and what is ours).
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, get_args
 
 import msgspec
 
@@ -68,18 +68,7 @@ Variant = Literal[
     "prose",
     "erased",
 ]
-VARIANTS: tuple[Variant, ...] = (
-    "as_recorded",
-    "confirm",
-    "status",
-    "no_work_order",
-    "checklist_user",
-    "checklist_system",
-    "directive_user",
-    "directive_system",
-    "prose",
-    "erased",
-)
+VARIANTS: tuple[Variant, ...] = get_args(Variant)
 # The trap kinds a probe may branch at; the paper's probe takes the redo probes.
 TRAP_KINDS: tuple[TurnKind, ...] = ("redo_probe", "premature", "superseded_cue", "ambiguous")
 # The status a turn's step must have on the realized state for the turn to be a trap: a redo

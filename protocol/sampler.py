@@ -28,7 +28,7 @@ from protocol.domain_types import DomainPool, Template
 from protocol.records import Schedule, TurnKind
 from protocol.state import sort_ids
 
-__all__ = ["Plan", "Revised", "plan", "revise", "sample_graph"]
+__all__ = ["Plan", "Revised", "draw_steps", "plan", "revise", "sample_graph"]
 
 Event = tuple[TurnKind, str | None]  # (kind, step)
 Deps = Mapping[str, frozenset[str]]
@@ -48,16 +48,24 @@ class Plan:
         self.events = events
 
 
-def sample_graph(
-    rng: random.Random, pool: DomainPool, n: int, rho: float
-) -> tuple[list[str], dict[str, Template], dict[str, frozenset[str]]]:
-    """S templates, ids by a shuffle, and each phase-forward pair an edge with probability rho."""
+def draw_steps(
+    rng: random.Random, pool: DomainPool, n: int
+) -> tuple[list[str], dict[str, Template], dict[str, int]]:
+    """S templates and their ids (assigned by a shuffle, so id order says nothing about
+    phase), ids sorted, with each step's phase: the first draws of every generator version."""
     templates = rng.sample(list(pool.templates), n)
     ids = [f"s{i + 1}" for i in range(n)]
     rng.shuffle(ids)
     by_id = dict(zip(ids, templates, strict=True))
     ids = list(sort_ids(ids))
-    phase = {v: by_id[v].phase for v in ids}
+    return ids, by_id, {v: by_id[v].phase for v in ids}
+
+
+def sample_graph(
+    rng: random.Random, pool: DomainPool, n: int, rho: float
+) -> tuple[list[str], dict[str, Template], dict[str, frozenset[str]]]:
+    """S templates, ids by a shuffle, and each phase-forward pair an edge with probability rho."""
+    ids, by_id, phase = draw_steps(rng, pool, n)
     edges = {(u, v) for u in ids for v in ids if phase[u] < phase[v] and rng.random() < rho}
     deps = {v: frozenset(u for (u, w) in edges if w == v) for v in ids}
     return ids, by_id, deps
