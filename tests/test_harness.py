@@ -200,6 +200,9 @@ def test_graph_has_the_nodes_and_the_episode_scores_from_its_stamps() -> None:
 
     record = asyncio.run(run_harness_episode(ctx))
     assert record.termination == "completed"
+    # a harness record carries the flat keys and totals of every log record
+    assert record.slug == ctx.cell.slug() and record.arm == ctx.cell.arm
+    assert record.agent_calls == sum(c.role == "agent" for t in record.turns for c in t.calls)
     assert len(record.turns) >= len(EPISODE.turns)
     executed = [c for t in record.turns for c in t.tool_calls if c.outcome == "executed"]
     assert executed and all(c.receipt for c in executed)

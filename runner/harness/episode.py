@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from protocol.arms import HARNESS_ARMS
-from protocol.records import EpisodeRecord, Termination
+from protocol.records import EpisodeRecord, Termination, with_totals
 from runner.arms import EpisodeContext, make_arm
 from runner.client import CallFailed
 from runner.harness.graph import run_graph
@@ -45,18 +45,20 @@ async def run_harness_episode(ctx: EpisodeContext) -> EpisodeRecord:
         except CallFailed as e:
             termination, error, attempts = e.termination, str(e), e.attempts
         _check(workspace, play)
-    return EpisodeRecord(
-        cell=ctx.cell,
-        spec=ctx.episode.spec,
-        turns=tuple(play.turns),
-        termination=termination,
-        error=error,
-        attempts=attempts,
-        started=started,
-        wall_s=round(time.perf_counter() - t0, 6),
-        compile=arm.compile_info,
-        corruptions=tuple(arm.corruptions),
-        synthetic=ctx.cell.model.startswith("scripted/synthetic"),
+    return with_totals(  # the flat keys and totals every log record carries (#14)
+        EpisodeRecord(
+            cell=ctx.cell,
+            spec=ctx.episode.spec,
+            turns=tuple(play.turns),
+            termination=termination,
+            error=error,
+            attempts=attempts,
+            started=started,
+            wall_s=round(time.perf_counter() - t0, 6),
+            compile=arm.compile_info,
+            corruptions=tuple(arm.corruptions),
+            synthetic=ctx.cell.model.startswith("scripted/synthetic"),
+        )
     )
 
 
