@@ -116,7 +116,8 @@ def probe(
     ] = None,
     model: Annotated[str | None, typer.Option("--model", help="Only this model's cells.")] = None,
     limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="At most this many trap turns.")
+        int | None,
+        typer.Option("--limit", min=1, help="At most this many trap turns per model (log order)."),
     ] = None,
     concurrency: Annotated[
         int, typer.Option("--concurrency", min=1, help="Re-asks in flight.")

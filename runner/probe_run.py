@@ -79,7 +79,7 @@ class ProbeOptions:
     top_p: float | None = None
     top_k: int | None = None
     model: str | None = None  # only this model's cells (default: every model of the grid)
-    limit: int | None = None  # at most this many trap turns (in log order)
+    limit: int | None = None  # at most this many trap turns per model (in log order)
     concurrency: int = 32
 
 
@@ -162,14 +162,15 @@ def _jobs(
     opts: ProbeOptions,
     summary: ProbeSummary,
 ) -> Iterator[_Job]:
-    traps = 0
+    traps: dict[str, int] = {}  # per model
     for rec in records:
         ep = episodes[rec.spec]
         states: list[TaskState] = realized_states(rec, ep)
         for trap in find_traps(rec, ep, opts.kinds, states=states):
-            if opts.limit is not None and traps >= opts.limit:
-                return
-            traps += 1
+            model = rec.cell.model
+            if opts.limit is not None and traps.get(model, 0) >= opts.limit:
+                break
+            traps[model] = traps.get(model, 0) + 1
             summary.traps += 1
             for v in opts.variants:
                 messages = variant_messages(rec, ep, trap, v, states[trap.position])

@@ -273,7 +273,7 @@ def figure_probe(groups: Sequence[ProbeGroup]) -> Any:
     axes[-1].set_xlabel("share of replies that book the finished step again (Wilson 95%)")
     fig.suptitle("Trap-turn probe (Table 3 shape)", fontsize=10)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside right upper", fontsize=8)
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=8)
     return fig
 
 
@@ -302,6 +302,6 @@ def _panel(ax: Any, group: ProbeGroup) -> None:
         )
     ax.set_yticks(list(ys), variants, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1)
+    ax.set_xlim(-0.02, 1.02)
     ax.grid(axis="x", alpha=0.3)
     ax.set_title(group.label() + (" - SYNTHETIC agent" if table.synthetic else ""), fontsize=9)
