@@ -10,12 +10,21 @@ import anyio
 import msgspec
 import orjson
 import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
-from protocol.probe import TRAP_KINDS, VARIANTS, Variant
+from protocol.probe import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
 from protocol.records import TurnKind
 from runner.client import CallFailed
 from runner.logs import NewerSchemaError
-from runner.probe_run import ProbeError, ProbeOptions, read_probe, run_probe
+from runner.probe_run import ProbeError, ProbeOptions, ProbeSummary, read_probe, run_probe
 from scoring.probe import figure_probe, probe_groups, render_probe_groups
 
 __all__ = ["probe"]
@@ -152,20 +161,53 @@ def probe(
         limit=limit,
         concurrency=concurrency,
     )
+    console = Console(stderr=True)
+
+    async def go() -> ProbeSummary:
+        columns = (
+            TextColumn("[bold]re-asks"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("elapsed"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[tally]}"),
+        )
+        with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
+            task = bar.add_task("probe", total=None, tally="")
+            made = [0, 0]  # re-asks, re-executions
+
+            def on_plan(summary: ProbeSummary, todo: int) -> None:
+                for name, sm in summary.sampling.items():
+                    extra = "".join(
+                        f", {k} {getattr(sm, k)}"
+                        for k in ("top_p", "top_k", "min_p")
+                        if getattr(sm, k) is not None
+                    )
+                    console.print(
+                        f"{name}: sampled at temperature {sm.temperature}{extra} ({sm.source})"
+                    )
+                console.print(
+                    f"{summary.traps} trap turns, {summary.planned} re-asks planned, "
+                    f"{summary.skipped} already in {out}"
+                )
+                bar.update(task, total=todo)
+
+            def on_record(line: ProbeRecord) -> None:
+                made[0] += 1
+                made[1] += line.reexecuted
+                bar.update(task, advance=1, tally=f"re-executed {made[1]}/{made[0]}")
+
+            return await run_probe(run_dir, out, opts, on_record=on_record, on_plan=on_plan)
+
     try:
-        summary = anyio.run(run_probe, run_dir, out, opts)
+        summary = anyio.run(go)
     except (ProbeError, NewerSchemaError, ValueError) as e:
         raise _fail(str(e)) from None
     except CallFailed as e:
         typer.echo(f"error: {e} (rerun to resume)", err=True)
         raise typer.Exit(1) from None
-    for name, sm in summary.sampling.items():
-        extra = "".join(
-            f", {k} {getattr(sm, k)}"
-            for k in ("top_p", "top_k", "min_p")
-            if getattr(sm, k) is not None
-        )
-        typer.echo(f"{name}: sampled at temperature {sm.temperature}{extra} ({sm.source})")
     for v, n in summary.by_variant.items():
         typer.echo(f"{v}: {n} re-asks, {summary.reexecuted.get(v, 0)} re-executed")
     typer.echo(

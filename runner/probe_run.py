@@ -38,6 +38,7 @@ from protocol.probe import (
 )
 from protocol.records import Episode, EpisodeRecord, EpisodeSpec, TurnKind
 from protocol.state import TaskState
+from runner.affinity import affinity_key
 from runner.endpoints import open_endpoints
 from runner.grid import Grid, ModelConfig, parse_grid
 from runner.logs import read_logs
@@ -249,6 +250,7 @@ async def run_probe(
     opts: ProbeOptions,
     *,
     on_record: Callable[[ProbeRecord], None] | None = None,
+    on_plan: Callable[[ProbeSummary, int], None] | None = None,
     server_config: Any = None,
 ) -> ProbeSummary:
     """Re-ask every trap turn of ``opts.arm`` in ``run_dir`` under each variant; append the
@@ -270,6 +272,8 @@ async def run_probe(
             summary.skipped += 1
         else:
             jobs.append(job)
+    if on_plan is not None:
+        on_plan(summary, len(jobs))  # the re-asks to make now (the progress bar's total)
     if not jobs:
         return summary
     path = out / PROBE_LOG
@@ -300,6 +304,9 @@ async def run_probe(
                         thinking=kw["thinking"],
                         extra=extra,
                         temperature=temperature,
+                        # the episode's replica: its re-asks share the logged history's
+                        # prefix (runner.affinity), jobs are started trap by trap
+                        affinity=affinity_key(job.record.cell, job.record.spec),
                     )
                 rec, trap = job.record, job.trap
                 used = [t.work_order for t in rec.turns[: trap.position] if t.work_order]
