@@ -14,6 +14,12 @@ Pure functions over an :class:`~protocol.records.EpisodeRecord` and the episode 
   record mode keeps only the last ``memory_window`` exchanges;
 * the turn's own user message as sent.
 
+The tool harness (``harness = "langgraph"``, :mod:`runner.harness.play`) sends the same
+turns with its own brief (``render_brief(..., harness=True)``), and after each reply that
+made calls, the calls' results in the user role (``TOOL_RESULT`` / ``TOOL_REJECTION``, in
+call order) before the next reply of the turn; the log holds every reply, call, receipt and
+refusal status, so its requests rebuild the same way.
+
 :func:`rebuild_messages` rebuilds that list from the log; the tests check it byte for byte
 against what the runner sent. Variants (:data:`VARIANTS`) each change exactly one thing:
 the form of the request, where the task state is shown, or the agent's own earlier booking
@@ -29,12 +35,18 @@ import msgspec
 
 from protocol import strings
 from protocol.arms import MEMORY_ARMS, arm_spec
-from protocol.brief import render_brief
+from protocol.brief import render_brief, tool_name
 from protocol.domains import POOLS
 from protocol.execution import read_execution
-from protocol.receipts import find_refs
+from protocol.receipts import find_actions, find_refs, normalize_work_order
 from protocol.records import Episode, EpisodeRecord, TurnKind, TurnRecord
-from protocol.render import compose_user_message, render_checklist, render_directive
+from protocol.render import (
+    compose_user_message,
+    render_checklist,
+    render_directive,
+    render_tool_rejection,
+    render_tool_result,
+)
 from protocol.state import TaskState
 from protocol.user import ScriptedUser
 
@@ -48,6 +60,7 @@ __all__ = [
     "Variant",
     "booked_step",
     "find_traps",
+    "is_harness",
     "realized_states",
     "rebuild_messages",
     "strip_work_order",
@@ -96,11 +109,25 @@ class TrapTurn(msgspec.Struct, frozen=True, kw_only=True):
     recorded_rebooked: bool  # the recorded reply booked the step with the turn's work order
 
 
+def is_harness(record: EpisodeRecord) -> bool:
+    """True for an episode of the tool harness (its bookings are tool calls)."""
+    return record.cell.knobs.harness != "text"
+
+
+def _tools(record: EpisodeRecord) -> bool:
+    """True when bookings are ACTION lines (the tools knob, or the tool harness)."""
+    return record.cell.knobs.tools or is_harness(record)
+
+
 def system_prompt(record: EpisodeRecord, episode: Episode) -> str:
     """The arm's system prompt for the episode (without a per-call directive)."""
     knobs = record.cell.knobs
+    if is_harness(record):
+        return render_brief(episode.steps, episode.spec.brief, harness=True)
     if record.cell.arm == "ledger":
         return render_brief(episode.steps, episode.spec.brief, ledger=True, tools=knobs.tools)
+    if knobs.tools:
+        return render_brief(episode.steps, episode.spec.brief, tools=True)
     return episode.brief
 
 
@@ -121,18 +148,35 @@ def _kept(record: EpisodeRecord, t: TurnRecord) -> str:
     return t.sent_text
 
 
-def _check(record: EpisodeRecord) -> None:
-    if record.cell.knobs.harness != "text":
-        raise ValueError(
-            f"{record.cell.slug()}: the probe rebuilds text-protocol requests; "
-            "the tool harness's are not logged message by message"
-        )
+def _results(t: TurnRecord, reply: int) -> str:
+    """The user-role message carrying the results of the calls reply ``reply`` of the turn
+    made (the tool harness): each executed call's result and each refusal, in call order."""
+    parts: list[str] = []
+    for c in t.tool_calls:
+        if c.reply != reply:
+            continue
+        if c.outcome == "executed" and c.receipt is not None:
+            parts.append(render_tool_result(c.tool, c.work_order, c.receipt))
+        elif c.outcome == "refused":
+            named = c.named if c.named is not None else c.step  # logs before ``named``
+            parts.append(render_tool_rejection(c.tool, c.work_order, c.status or "", named))
+    return "\n\n".join(parts)
+
+
+def _replies(record: EpisodeRecord, t: TurnRecord) -> Messages:
+    """What the history keeps of the turn after its user message: the visible reply, and in
+    the tool harness each follow-up reply after the results of the reply before it."""
+    out: Messages = [{"role": "assistant", "content": t.reply}]
+    if is_harness(record):
+        for j, follow in enumerate(t.follow_ups, start=1):
+            out.append({"role": "user", "content": _results(t, j - 1)})
+            out.append({"role": "assistant", "content": follow})
+    return out
 
 
 def rebuild_messages(record: EpisodeRecord, episode: Episode, position: int) -> Messages:
     """The exact messages the agent received for the turn at ``position`` (its first call
     of the turn), rebuilt from the log."""
-    _check(record)
     t = record.turns[position]
     system = system_prompt(record, episode)
     if t.directive is not None and record.cell.knobs.directive_role == "system":
@@ -140,7 +184,7 @@ def rebuild_messages(record: EpisodeRecord, episode: Episode, position: int) -> 
     history: Messages = []
     for earlier in record.turns[:position]:
         history.append({"role": "user", "content": _kept(record, earlier)})
-        history.append({"role": "assistant", "content": earlier.reply})
+        history.extend(_replies(record, earlier))
     knobs = record.cell.knobs
     if record.cell.arm in MEMORY_ARMS and knobs.memory_mode == "record":
         window = knobs.memory_window
@@ -177,7 +221,7 @@ def realized_states(record: EpisodeRecord, episode: Episode) -> list[TaskState]:
 def _rebooked(record: EpisodeRecord, episode: Episode, t: TurnRecord) -> bool:
     if t.step is None:
         return False
-    read = read_execution(t.reply, episode, t.work_order, tools=record.cell.knobs.tools)
+    read = read_execution(t.reply, episode, t.work_order, tools=_tools(record))
     return any(b.step == t.step for b in read.bookings)
 
 
@@ -242,20 +286,29 @@ def _replace_user_text(t: TurnRecord, text: str) -> str:
 
 
 def booked_step(record: EpisodeRecord, episode: Episode, trap: TrapTurn) -> tuple[int, str] | None:
-    """(position, reply) of the agent's own earlier booking of the trap's step, when that
-    reply holds a ref line booking it (what the prose / erased variants change)."""
-    if trap.booked_at is None or trap.step is None or record.cell.knobs.tools:
+    """(position, reply) of the agent's own earlier booking of the trap's step (what the
+    prose / erased variants change); None in the tool harness, whose execution record is
+    also the tool's result message (docs/probe.md)."""
+    if trap.booked_at is None or trap.step is None or is_harness(record):
         return None
     t = record.turns[trap.booked_at]
     return trap.booked_at, t.reply
 
 
-def _booking_lines(reply: str, code: str, work_order: str | None) -> list[str]:
-    return list(
-        dict.fromkeys(
-            r.line for r in find_refs(reply) if r.code == code and r.work_order == work_order
-        )
-    )
+def _booking_lines(reply: str, code: str, tool: str | None, work_order: str | None) -> list[str]:
+    """The lines of ``reply`` that book the step: its ``ref`` lines, or with ``tool`` (the
+    tools knob) its ``ACTION`` lines, under ``work_order``."""
+    if tool is None:
+        found = [r.line for r in find_refs(reply) if r.code == code and r.work_order == work_order]
+        return list(dict.fromkeys(found))
+    lines: list[str] = []
+    for a in find_actions(reply):
+        if a.tool != tool or normalize_work_order(a.work_order) != work_order:
+            continue
+        start = reply.rfind("\n", 0, a.start) + 1
+        end = reply.find("\n", a.start)
+        lines.append(reply[start : len(reply) if end < 0 else end].rstrip("\r"))
+    return list(dict.fromkeys(lines))
 
 
 def _rewrite_booking(
@@ -267,10 +320,14 @@ def _rewrite_booking(
     pos, reply = found
     step = episode.step(trap.step)
     wo = record.turns[pos].work_order
-    lines = _booking_lines(reply, step.code, wo)
+    tool = tool_name(step) if record.cell.knobs.tools else None
+    lines = _booking_lines(reply, step.code, tool, wo)
     if not lines:
         return None
-    new = strings.PROBE_PROSE_BOOKING.format(id=step.id, text=step.text, wo=wo, code=step.code)
+    if tool is None:
+        new = strings.PROBE_PROSE_BOOKING.format(id=step.id, text=step.text, wo=wo, code=step.code)
+    else:
+        new = strings.PROBE_PROSE_TOOL_BOOKING.format(id=step.id, text=step.text, wo=wo, tool=tool)
     out: list[str] = []
     for line in reply.split("\n"):
         if line.rstrip("\r") in lines:
@@ -371,6 +428,9 @@ class ProbeRecord(msgspec.Struct, frozen=True, kw_only=True, tag="probe"):
     sample: int  # 0 for the greedy re-ask; 0..samples-1 for the sampled ones
     temperature: float
     top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    harness: str = "text"  # the episode's harness ("langgraph": the paper's "with tools")
     reply: str
     reasoning: str = ""
     reexecuted: bool  # booked the trap's step with the request's work order

@@ -251,6 +251,9 @@ class ToolCall(_Frozen, frozen=True, kw_only=True):
     outcome: Literal["executed", "refused", "repeat", "stale"] = "executed"
     receipt: str | None = None  # the workspace stamp an executed call wrote
     status: str | None = None  # why the gate refused it
+    # the step the refusal notice named (the compiled graph's step for the code; logs before
+    # this field: None, read as ``step``)
+    named: str | None = None
 
 
 class TurnRecord(_Frozen, frozen=True, kw_only=True):

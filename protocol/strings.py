@@ -43,6 +43,7 @@ __all__ = [
     "ONE_SHOT",
     "PROBE_CONFIRM",
     "PROBE_PROSE_BOOKING",
+    "PROBE_PROSE_TOOL_BOOKING",
     "REJECTION",
     "REVISION_CANCEL",
     "REVISION_RELAX",
@@ -230,4 +231,9 @@ PROBE_CONFIRM = "Please confirm this step: {text} ({wo})."
 # reads no booking in it.
 PROBE_PROSE_BOOKING = (
     "I carried out step {id} ({text}) under work order {wo}; its completion code is {code}."
+)
+# OURS: the same rewrite of a tools-variant booking line (``ACTION {"tool": ...}``): the
+# facts in a sentence that is not an ACTION line, so it books nothing.
+PROBE_PROSE_TOOL_BOOKING = (
+    "I carried out step {id} ({text}) under work order {wo} by calling the tool {tool}."
 )

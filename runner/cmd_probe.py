@@ -10,13 +10,22 @@ import anyio
 import msgspec
 import orjson
 import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
-from protocol.probe import TRAP_KINDS, VARIANTS, Variant
+from protocol.probe import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
 from protocol.records import TurnKind
 from runner.client import CallFailed
 from runner.logs import NewerSchemaError
-from runner.probe_run import ProbeError, ProbeOptions, read_probe, run_probe
-from scoring.probe import figure_probe, probe_table, render_probe_table
+from runner.probe_run import ProbeError, ProbeOptions, ProbeSummary, read_probe, run_probe
+from scoring.probe import figure_probe, probe_groups, render_probe_groups
 
 __all__ = ["probe"]
 
@@ -44,24 +53,10 @@ def _report(probe_dir: Path, json_: bool, png: Path | None) -> None:
     records = read_probe(probe_dir)
     if not records:
         raise _fail(f"{probe_dir}: no probe records (run `ladder probe RUN_DIR --out {probe_dir}`)")
-    table = probe_table(
-        [
-            (
-                f"{r.episode_id}#{r.turn}",
-                r.variant,
-                r.decoding,
-                r.reexecuted,
-                r.said_done_then_booked,
-                r.recorded_rebooked,
-            )
-            for r in records
-        ],
-        variants=[v for v in VARIANTS if any(r.variant == v for r in records)],
-        synthetic=any(r.synthetic for r in records),
-    )
+    groups = probe_groups(records)
     if png is not None:
         try:
-            fig = figure_probe(table)
+            fig = figure_probe(groups)
         except ImportError:
             raise _fail("the PNG needs matplotlib: pip install 'state-ladder[plots]'") from None
         try:
@@ -69,9 +64,10 @@ def _report(probe_dir: Path, json_: bool, png: Path | None) -> None:
         except OSError as e:
             raise _fail(f"cannot write {png}: {e.strerror or e}") from None
     if json_:
-        typer.echo(orjson.dumps(msgspec.to_builtins(table), option=orjson.OPT_INDENT_2).decode())
+        data = {"groups": msgspec.to_builtins(groups)}
+        typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
-    typer.echo(render_probe_table(table))
+    typer.echo(render_probe_groups(groups))
 
 
 def probe(
@@ -107,22 +103,40 @@ def probe(
         bool, typer.Option("--no-greedy", help="Skip the greedy (temperature 0) re-ask.")
     ] = False,
     temperature: Annotated[
-        float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")
-    ] = 0.7,
+        float | None,
+        typer.Option(
+            "--temperature", min=0.0, help="Sampling temperature (default: the model card's)."
+        ),
+    ] = None,
     top_p: Annotated[
-        float, typer.Option("--top-p", min=0.0, max=1.0, help="Sampling top_p (0: not sent).")
-    ] = 0.8,
+        float | None,
+        typer.Option(
+            "--top-p",
+            min=0.0,
+            max=1.0,
+            help="Sampling top_p (default: the model card's; 0: not sent).",
+        ),
+    ] = None,
+    top_k: Annotated[
+        int | None,
+        typer.Option(
+            "--top-k", min=0, help="Sampling top_k (default: the model card's; 0: not sent)."
+        ),
+    ] = None,
     model: Annotated[str | None, typer.Option("--model", help="Only this model's cells.")] = None,
     limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="At most this many trap turns.")
+        int | None,
+        typer.Option("--limit", min=1, help="At most this many trap turns per model (log order)."),
     ] = None,
     concurrency: Annotated[
         int, typer.Option("--concurrency", min=1, help="Re-asks in flight.")
     ] = 32,
 ) -> None:
     """Re-ask the trap turns of a run's arm with one thing changed (Appendix A.4): each
-    variant once greedy and --samples times sampled, scored on the spot with the receipt
-    parser; resumable. With --report: the re-execution share per variant (Table 3)."""
+    variant once greedy and --samples times sampled at the model card's settings, scored on
+    the spot with the receipt parser; resumable. Tool-harness episodes are probed too (the
+    "with tools" rows). With --report: the re-execution share per variant (Table 3), one
+    table per model, arm and harness."""
     if report is not None:
         if run_dir is not None or out is not None:
             raise _fail("--report takes the probe directory alone")
@@ -141,13 +155,54 @@ def probe(
         samples=samples,
         greedy=not no_greedy,
         temperature=temperature,
-        top_p=top_p or None,
+        top_p=top_p,
+        top_k=top_k,
         model=model,
         limit=limit,
         concurrency=concurrency,
     )
+    console = Console(stderr=True)
+
+    async def go() -> ProbeSummary:
+        columns = (
+            TextColumn("[bold]re-asks"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("elapsed"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[tally]}"),
+        )
+        with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
+            task = bar.add_task("probe", total=None, tally="")
+            made = [0, 0]  # re-asks, re-executions
+
+            def on_plan(summary: ProbeSummary, todo: int) -> None:
+                for name, sm in summary.sampling.items():
+                    extra = "".join(
+                        f", {k} {getattr(sm, k)}"
+                        for k in ("top_p", "top_k", "min_p")
+                        if getattr(sm, k) is not None
+                    )
+                    console.print(
+                        f"{name}: sampled at temperature {sm.temperature}{extra} ({sm.source})"
+                    )
+                console.print(
+                    f"{summary.traps} trap turns, {summary.planned} re-asks planned, "
+                    f"{summary.skipped} already in {out}"
+                )
+                bar.update(task, total=todo)
+
+            def on_record(line: ProbeRecord) -> None:
+                made[0] += 1
+                made[1] += line.reexecuted
+                bar.update(task, advance=1, tally=f"re-executed {made[1]}/{made[0]}")
+
+            return await run_probe(run_dir, out, opts, on_record=on_record, on_plan=on_plan)
+
     try:
-        summary = anyio.run(run_probe, run_dir, out, opts)
+        summary = anyio.run(go)
     except (ProbeError, NewerSchemaError, ValueError) as e:
         raise _fail(str(e)) from None
     except CallFailed as e:

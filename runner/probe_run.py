@@ -5,7 +5,9 @@ episode logs; for each completed episode of the chosen arm, finds the trap turns
 (:func:`protocol.probe.find_traps`), rebuilds the messages the agent saw, and re-asks each
 variant on the run's endpoint client and limiter (:func:`runner.endpoints.open_endpoints`,
 ``ModelConfig.chat_kwargs``): once greedy (temperature 0) and ``samples`` times at the
-sampling settings. Each reply is scored on the spot (:func:`scoring.probe.score_reask`) and
+model card's sampling settings (:mod:`runner.model_cards`; flags override). Episodes of the
+tool harness are probed the same way (the paper's "with tools" rows): their requests
+rebuild from the log too, and a re-ask re-executes when it calls the done step's tool. Each reply is scored on the spot (:func:`scoring.probe.score_reask`) and
 appended as one typed :class:`protocol.probe.ProbeRecord` line to ``OUT/probe.jsonl``; a
 rerun skips the (episode, turn, variant, decoding, sample) keys already there (resumable).
 """
@@ -30,15 +32,18 @@ from protocol.probe import (
     TrapTurn,
     Variant,
     find_traps,
+    is_harness,
     realized_states,
     variant_messages,
 )
 from protocol.records import Episode, EpisodeRecord, EpisodeSpec, TurnKind
 from protocol.state import TaskState
+from runner.affinity import affinity_key
 from runner.endpoints import open_endpoints
-from runner.grid import Grid, parse_grid
+from runner.grid import Grid, ModelConfig, parse_grid
 from runner.logs import read_logs
 from runner.manifest import MANIFEST
+from runner.model_cards import Sampling, card_sampling
 from scoring.probe import score_reask
 
 __all__ = [
@@ -50,6 +55,7 @@ __all__ = [
     "load_run_grid",
     "read_probe",
     "run_probe",
+    "sampling_for",
 ]
 
 PROBE_LOG = "probe.jsonl"
@@ -69,12 +75,12 @@ class ProbeOptions:
     kinds: tuple[TurnKind, ...] = ("redo_probe",)
     samples: int = 8
     greedy: bool = True
-    # The model card's sampling settings are per model; these defaults are Qwen3's
-    # non-thinking card (temperature 0.7, top_p 0.8). Configurable.
-    temperature: float = 0.7
-    top_p: float | None = 0.8
+    # None: the model card's setting (runner.model_cards); top_p / top_k 0: not sent.
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
     model: str | None = None  # only this model's cells (default: every model of the grid)
-    limit: int | None = None  # at most this many trap turns (in log order)
+    limit: int | None = None  # at most this many trap turns per model (in log order)
     concurrency: int = 32
 
 
@@ -87,6 +93,21 @@ class ProbeSummary:
     not_applicable: int = 0  # (trap, variant) pairs a variant does not apply to
     by_variant: dict[str, int] = field(default_factory=dict)  # re-asks made
     reexecuted: dict[str, int] = field(default_factory=dict)  # of which re-executed
+    sampling: dict[str, Sampling] = field(default_factory=dict)  # per model probed
+
+
+def sampling_for(model: ModelConfig, opts: ProbeOptions) -> Sampling:
+    """The sampled re-asks' settings for ``model``: its card's, each flag given overriding."""
+    card = card_sampling(model)
+    if opts.temperature is None and opts.top_p is None and opts.top_k is None:
+        return card
+    return Sampling(
+        temperature=card.temperature if opts.temperature is None else opts.temperature,
+        top_p=card.top_p if opts.top_p is None else (opts.top_p or None),
+        top_k=card.top_k if opts.top_k is None else (opts.top_k or None),
+        min_p=card.min_p,
+        source=f"flags over {card.source}",
+    )
 
 
 def load_run_grid(run_dir: Path) -> Grid:
@@ -142,14 +163,15 @@ def _jobs(
     opts: ProbeOptions,
     summary: ProbeSummary,
 ) -> Iterator[_Job]:
-    traps = 0
+    traps: dict[str, int] = {}  # per model
     for rec in records:
         ep = episodes[rec.spec]
         states: list[TaskState] = realized_states(rec, ep)
         for trap in find_traps(rec, ep, opts.kinds, states=states):
-            if opts.limit is not None and traps >= opts.limit:
-                return
-            traps += 1
+            model = rec.cell.model
+            if opts.limit is not None and traps.get(model, 0) >= opts.limit:
+                break
+            traps[model] = traps.get(model, 0) + 1
             summary.traps += 1
             for v in opts.variants:
                 messages = variant_messages(rec, ep, trap, v, states[trap.position])
@@ -173,32 +195,52 @@ def _selected(run_dir: Path, grid: Grid, opts: ProbeOptions) -> list[EpisodeReco
         for _, r in sorted(logs.items())
         if r.cell.arm == opts.arm
         and r.termination == "completed"
-        and r.cell.knobs.harness == "text"
         and (opts.model is None or r.cell.model == opts.model)
     ]
     return out
 
 
-def _check_meta(out: Path, run_dir: Path, opts: ProbeOptions) -> None:
-    """Record the settings that make a probe record what it is (arm, sampling); a resumed
-    probe must use the same ones (variants, kinds, samples and limit may grow)."""
-    meta = {
-        "run_dir": str(run_dir.resolve()),
-        "arm": opts.arm,
-        "temperature": opts.temperature,
-        "top_p": opts.top_p,
-    }
+_SAMPLING_KEYS = ("temperature", "top_p", "top_k", "min_p")
+
+
+def _check_meta(
+    out: Path, run_dir: Path, opts: ProbeOptions, sampling: dict[str, Sampling]
+) -> None:
+    """Record the settings that make a probe record what it is (arm, each model's sampling);
+    a resumed probe must use the same ones (variants, kinds, samples, limit and the models
+    probed may grow)."""
+    now = {m: {k: getattr(s, k) for k in _SAMPLING_KEYS} for m, s in sampling.items()}
     path = out / PROBE_META
+    meta: dict[str, Any] = {"run_dir": str(run_dir.resolve()), "arm": opts.arm, "sampling": {}}
     if path.exists():
         try:
-            old = orjson.loads(path.read_bytes())
+            meta = orjson.loads(path.read_bytes())
         except orjson.JSONDecodeError:
             raise ProbeError(f"{path} is unreadable; move it away to start over") from None
-        diff = [k for k in ("arm", "temperature", "top_p") if old.get(k) != meta[k]]
-        if diff:
-            was = ", ".join(f"{k}={old.get(k)!r}" for k in diff)
-            raise ProbeError(f"{out} was probed with {was}; use the same settings or another --out")
-        return
+        if meta.get("arm") != opts.arm:
+            raise ProbeError(
+                f"{out} was probed with arm={meta.get('arm')!r}; use the same settings or "
+                "another --out"
+            )
+        before: dict[str, Any] = meta.setdefault("sampling", {})
+        for m, want in now.items():
+            # a probe directory of the first layout held one temperature and top_p
+            old = before.get(m) or (
+                {"temperature": meta["temperature"], "top_p": meta.get("top_p")}
+                if "temperature" in meta
+                else None
+            )
+            if old is None:
+                continue
+            diff = [k for k in _SAMPLING_KEYS if k in old and old[k] != want[k]]
+            if diff:
+                was = ", ".join(f"{k}={old[k]!r}" for k in diff)
+                raise ProbeError(
+                    f"{out} was probed with {was} for {m}; use the same settings or another --out"
+                )
+        if all(m in before for m in now):
+            return
+    meta["sampling"] = {**meta.get("sampling", {}), **now}
     path.write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2))
 
 
@@ -208,6 +250,7 @@ async def run_probe(
     opts: ProbeOptions,
     *,
     on_record: Callable[[ProbeRecord], None] | None = None,
+    on_plan: Callable[[ProbeSummary, int], None] | None = None,
     server_config: Any = None,
 ) -> ProbeSummary:
     """Re-ask every trap turn of ``opts.arm`` in ``run_dir`` under each variant; append the
@@ -216,8 +259,10 @@ async def run_probe(
     records = _selected(run_dir, grid, opts)
     episodes = _episodes(records, grid)
     summary = ProbeSummary()
+    for name in dict.fromkeys(r.cell.model for r in records):
+        summary.sampling[name] = sampling_for(grid.model(name), opts)
     out.mkdir(parents=True, exist_ok=True)
-    _check_meta(out, run_dir, opts)
+    _check_meta(out, run_dir, opts, summary.sampling)
     done = {r.key() for r in read_probe(out)}
     jobs: list[_Job] = []
     for job in _jobs(records, episodes, opts, summary):
@@ -227,6 +272,8 @@ async def run_probe(
             summary.skipped += 1
         else:
             jobs.append(job)
+    if on_plan is not None:
+        on_plan(summary, len(jobs))  # the re-asks to make now (the progress bar's total)
     if not jobs:
         return summary
     path = out / PROBE_LOG
@@ -243,12 +290,11 @@ async def run_probe(
                     kw = model.chat_kwargs(grid.decoding, "agent")
                     extra = dict(kw["extra"])
                     temperature = 0.0
-                    top_p: float | None = None
+                    sampling = Sampling(temperature=0.0)
                     if job.decoding == "sampled":
-                        temperature = opts.temperature
-                        top_p = opts.top_p
-                        if top_p is not None:
-                            extra["top_p"] = top_p
+                        sampling = summary.sampling[job.record.cell.model]
+                        temperature = sampling.temperature
+                        extra.update(sampling.body())
                         extra["seed"] = job.sample
                     reply = await endpoints[model.endpoint].chat(
                         kw["model"],
@@ -258,16 +304,20 @@ async def run_probe(
                         thinking=kw["thinking"],
                         extra=extra,
                         temperature=temperature,
+                        # the episode's replica: its re-asks share the logged history's
+                        # prefix (runner.affinity), jobs are started trap by trap
+                        affinity=affinity_key(job.record.cell, job.record.spec),
                     )
                 rec, trap = job.record, job.trap
                 used = [t.work_order for t in rec.turns[: trap.position] if t.work_order]
                 wo = None if job.variant == "no_work_order" else trap.work_order
+                harness = is_harness(rec)
                 score = score_reask(
                     reply.content,
                     job.episode,
                     trap.step,
                     wo,
-                    tools=rec.cell.knobs.tools,
+                    tools=rec.cell.knobs.tools or harness,
                     used_work_orders=[*used, *([trap.work_order] if trap.work_order else [])],
                 )
                 line = ProbeRecord(
@@ -285,7 +335,10 @@ async def run_probe(
                     decoding=job.decoding,
                     sample=job.sample,
                     temperature=temperature,
-                    top_p=top_p,
+                    top_p=sampling.top_p,
+                    top_k=sampling.top_k,
+                    min_p=sampling.min_p,
+                    harness=rec.cell.knobs.harness,
                     reply=reply.content,
                     reasoning=reply.reasoning,
                     reexecuted=score.reexecuted,

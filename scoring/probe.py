@@ -12,23 +12,28 @@ done (:data:`SAID_DONE`, a regex family of ours, docs/probe.md).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import msgspec
 
+from protocol.brief import tool_name
 from protocol.execution import read_execution
-from protocol.receipts import find_actions, find_refs
+from protocol.probe import VARIANTS, ProbeRecord
+from protocol.receipts import find_actions, find_refs, normalize_work_order
 from protocol.records import Episode
 from scoring.stats import wilson
 
 __all__ = [
     "SAID_DONE",
+    "ProbeGroup",
     "ProbeScore",
     "ProbeTable",
     "VariantRow",
     "figure_probe",
+    "probe_groups",
     "probe_table",
+    "render_probe_groups",
     "render_probe_table",
     "said_done",
     "score_reask",
@@ -72,18 +77,28 @@ def score_reask(
     if step is None:
         return ProbeScore(reexecuted=False, said_done=False, said_done_then_booked=False)
     code = episode.step(step).code
+    tool = tool_name(episode.step(step)) if tools else None
+
+    def lines(keep: Callable[[str | None], bool]) -> list[int]:
+        """Where the reply's booking lines of the step start, for work orders ``keep``
+        accepts: its ACTION lines with ``tools``, else its ref lines."""
+        if tool is not None:
+            return [
+                a.start
+                for a in find_actions(reply)
+                if a.tool == tool and keep(normalize_work_order(a.work_order))
+            ]
+        return [r.start for r in find_refs(reply) if r.code == code and keep(r.work_order)]
+
     starts: list[int] = []
     if work_order is not None:
         read = read_execution(reply, episode, work_order, tools=tools)
         booked = any(b.step == step for b in read.bookings)
         if booked:
-            starts = [
-                r.start for r in find_refs(reply) if r.code == code and r.work_order == work_order
-            ]
-            starts += [a.start for a in find_actions(reply) if a.work_order == work_order]
+            starts = lines(lambda wo: wo == work_order)
     else:
         used = set(used_work_orders)
-        starts = [r.start for r in find_refs(reply) if r.code == code and r.work_order not in used]
+        starts = lines(lambda wo: wo is not None and wo not in used)
         booked = bool(starts)
     head = reply[: min(starts)] if starts else reply
     done = said_done(head)
@@ -171,6 +186,51 @@ def probe_table(
     )
 
 
+class ProbeGroup(msgspec.Struct, frozen=True, kw_only=True):
+    """Table 3's shape for the re-asks of one model, arm and harness (the paper's "with
+    tools" rows are the ``langgraph`` harness's)."""
+
+    model: str
+    arm: str
+    harness: str
+    table: ProbeTable
+
+    def label(self) -> str:
+        where = "with tools (LangGraph harness)" if self.harness != "text" else "text protocol"
+        return f"{self.model}, arm {self.arm}, {where}"
+
+
+def probe_groups(records: Sequence[ProbeRecord]) -> list[ProbeGroup]:
+    """One :class:`ProbeGroup` per (model, arm, harness) of ``records``, in first-seen
+    order; rows in :data:`protocol.probe.VARIANTS` order."""
+    keys = list(dict.fromkeys((r.model, r.arm, r.harness) for r in records))
+    out: list[ProbeGroup] = []
+    for model, arm, harness in keys:
+        mine = [r for r in records if (r.model, r.arm, r.harness) == (model, arm, harness)]
+        table = probe_table(
+            [
+                (
+                    f"{r.episode_id}#{r.turn}",
+                    r.variant,
+                    r.decoding,
+                    r.reexecuted,
+                    r.said_done_then_booked,
+                    r.recorded_rebooked,
+                )
+                for r in mine
+            ],
+            variants=[v for v in VARIANTS if any(r.variant == v for r in mine)],
+            synthetic=any(r.synthetic for r in mine),
+        )
+        out.append(ProbeGroup(model=model, arm=arm, harness=harness, table=table))
+    return out
+
+
+def render_probe_groups(groups: Sequence[ProbeGroup]) -> str:
+    """Each group's table under a line naming its model, arm and harness."""
+    return "\n\n".join(f"## {g.label()}\n{render_probe_table(g.table)}" for g in groups)
+
+
 def render_probe_table(table: ProbeTable) -> str:
     """Table 3's shape as text: the re-execution share per variant (Wilson 95%), sampled
     rows first, then the greedy re-asks, and the greedy reproduction rate."""
@@ -198,15 +258,28 @@ def render_probe_table(table: ProbeTable) -> str:
     return "\n".join(lines)
 
 
-def figure_probe(table: ProbeTable) -> Any:
-    """Table 3 as a figure: the sampled re-execution share per variant with its Wilson 95%
-    interval (greedy shares as open markers). A :class:`matplotlib.figure.Figure` built
-    without pyplot; matplotlib (the ``plots`` extra) is imported on first use."""
+def figure_probe(groups: Sequence[ProbeGroup]) -> Any:
+    """Table 3 as a figure, one panel per group: the sampled re-execution share per variant
+    with its Wilson 95% interval (greedy shares as open markers). A
+    :class:`matplotlib.figure.Figure` built without pyplot; matplotlib (the ``plots`` extra)
+    is imported on first use."""
     from matplotlib.figure import Figure
 
+    heights = [0.45 * len({r.variant for r in g.table.rows}) + 1.0 for g in groups]
+    fig = Figure(figsize=(7.5, sum(heights) + 0.6), layout="constrained")
+    axes = fig.subplots(len(groups), 1, squeeze=False, height_ratios=heights)[:, 0]
+    for ax, g in zip(axes, groups, strict=True):
+        _panel(ax, g)
+    axes[-1].set_xlabel("share of replies that book the finished step again (Wilson 95%)")
+    fig.suptitle("Trap-turn probe (Table 3 shape)", fontsize=10)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=8)
+    return fig
+
+
+def _panel(ax: Any, group: ProbeGroup) -> None:
+    table = group.table
     variants = list(dict.fromkeys(r.variant for r in table.rows))
-    fig = Figure(figsize=(7.0, 0.45 * len(variants) + 1.4), layout="constrained")
-    ax = fig.add_subplot()
     ys = range(len(variants))
     for decoding, marker, fill in (("sampled", "o", "C0"), ("greedy", "D", "none")):
         rows = {r.variant: r for r in table.rows if r.decoding == decoding}
@@ -227,11 +300,8 @@ def figure_probe(table: ProbeTable) -> Any:
             capsize=3,
             label=decoding,
         )
-    ax.set_yticks(list(ys), variants)
+    ax.set_yticks(list(ys), variants, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("share of replies that book the finished step again (Wilson 95%)")
-    title = "Trap-turn probe (Table 3 shape)"
-    ax.set_title(title + (" - SYNTHETIC agent" if table.synthetic else ""))
-    fig.legend(loc="outside right upper")
-    return fig
+    ax.set_xlim(-0.02, 1.02)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(group.label() + (" - SYNTHETIC agent" if table.synthetic else ""), fontsize=9)

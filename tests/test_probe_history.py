@@ -5,14 +5,17 @@ thing it names."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from protocol import EpisodeSpec, generate, strings
 from protocol.arms import MEMORY_ARMS
+from protocol.brief import tool_name
 from protocol.domains import POOLS
 from protocol.probe import (
     VARIANTS,
@@ -22,7 +25,7 @@ from protocol.probe import (
     strip_work_order,
     variant_messages,
 )
-from protocol.receipts import find_refs
+from protocol.receipts import find_actions, find_refs
 from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord, Knobs
 from protocol.render import render_checklist, render_directive
 from runner.arms.base import EpisodeContext
@@ -37,14 +40,17 @@ DEFAULT = Knobs()
 _WO = re.compile(r"#W\d{4}")
 
 
-def _book_requested(ep: Episode, user: str, wo: str | None) -> str:
-    """Books whatever the message names (so redo probes are re-executed)."""
+def _book_requested(ep: Episode, user: str, wo: str | None, tools: bool = False) -> str:
+    """Books whatever the message names (so redo probes are re-executed); with ``tools``
+    the booking line is the step's ACTION line."""
     step = next((t.step for t in ep.turns if t.text in user), None)
     if step is None:
         step = next((s.id for s in ep.steps if s.text in user), None)
     if step is None or wo is None:
         return "Noted."
-    return f"On it.\nref {ep.step(step).code}/{wo}\nLEDGER {ep.step(step).code} DONE"
+    s = ep.step(step)
+    line = _action(tool_name(s), wo) if tools else f"ref {s.code}/{wo}"
+    return f"On it.\n{line}\nLEDGER {s.code} DONE"
 
 
 class _Embedding(FakeChat):
@@ -68,7 +74,8 @@ async def run_arm(
         seen.append([dict(m) for m in messages])
         user = messages[-1]["content"]
         m = _WO.search(user)
-        content = _book_requested(ep, user, m.group(0) if m else None)
+        tools = strings.TOOL_CLAUSE in messages[0]["content"]
+        content = _book_requested(ep, user, m.group(0) if m else None, tools)
         return Reply(content=content, reasoning="", call=CallRecord(role="agent"))
 
     cell = CellKey(model="m", steps=ep.spec.steps, density=ep.spec.density, arm=arm, knobs=knobs)
@@ -119,13 +126,7 @@ def _diff(a: list[dict[str, str]], b: list[dict[str, str]]) -> list[int]:
     return [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
 
 
-# the tools knob: prose / erased rewrite ref lines only (docs/probe.md); its ACTION bookings
-# are not rewritten, so it is not in the variant cases
-VARIANT_CASES = [
-    (a, k)
-    for a, k in CASES
-    if not (a == "memory-topk" and k.memory_mode == "record") and not k.tools
-]
+VARIANT_CASES = [(a, k) for a, k in CASES if not (a == "memory-topk" and k.memory_mode == "record")]
 
 
 @pytest.mark.parametrize(
@@ -190,17 +191,19 @@ async def test_each_variant_changes_exactly_the_one_thing(
             m = got[v]
             assert m is not None and _diff(base, m) == [booked], v
             assert not [r for r in find_refs(m[booked]["content"]) if r.code == step.code]
+            assert not find_actions(m[booked]["content"])
         prose, erased = got["prose"], got["erased"]
         assert prose is not None and erased is not None
-        assert (
-            strings.PROBE_PROSE_BOOKING.format(
-                id=step.id,
-                text=step.text,
-                wo=record.turns[trap.booked_at or 0].work_order,
-                code=step.code,
+        wo = record.turns[trap.booked_at or 0].work_order
+        if knobs.tools:
+            rewrite = strings.PROBE_PROSE_TOOL_BOOKING.format(
+                id=step.id, text=step.text, wo=wo, tool=tool_name(step)
             )
-            in prose[booked]["content"]
-        )
+        else:
+            rewrite = strings.PROBE_PROSE_BOOKING.format(
+                id=step.id, text=step.text, wo=wo, code=step.code
+            )
+        assert prose[booked]["content"] == "On it.\n" + rewrite + "\nLEDGER " + step.code + " DONE"
         assert erased[booked]["content"] == "On it.\nLEDGER " + step.code + " DONE"
 
 
@@ -238,3 +241,109 @@ def test_strip_work_order() -> None:
     for t in EP.turns:
         if t.work_order:
             assert not _WO.search(strip_work_order(t.text)), t.text
+
+
+# --- the tool harness (the paper's "with tools" rows) ------------------------------------
+
+
+def _action(tool: str, wo: str) -> str:
+    return "ACTION " + json.dumps({"tool": tool, "work_order": wo})
+
+
+async def run_harness_arm(
+    tmp: Path, arm: str, knobs: Knobs, ep: Episode = EP
+) -> tuple[EpisodeRecord, list[list[dict[str, str]]]]:
+    """A harness episode whose agent books the requested step's tool, and after every
+    result or refusal books one more step (so turns have follow-ups, refusals and results
+    carried into the next turn)."""
+    seen: list[list[dict[str, str]]] = []
+
+    async def agent(messages: list[dict[str, str]]) -> Reply:
+        seen.append([dict(m) for m in messages])
+        last = messages[-1]["content"]
+        m = _WO.search(last)
+        wo = m.group(0) if m else None
+        content = "Noted."
+        if wo is not None and last.startswith(("[TOOL RESULT]", "[CALL REJECTED]")):
+            s = ep.steps[len(seen) % len(ep.steps)]
+            content = f"Next.\n{_action(tool_name(s), wo)}"
+        elif wo is not None:
+            step = next((t.step for t in ep.turns if t.text in last), None)
+            if step is not None:
+                content = f"On it.\n{_action(tool_name(ep.step(step)), wo)}"
+        return Reply(content=content, reasoning="", call=CallRecord(role="agent"))
+
+    cell = CellKey(model="m", steps=ep.spec.steps, density=ep.spec.density, arm=arm, knobs=knobs)
+    helpers = Helpers(_grid(), tmp, {"embedded": _Embedding(truth({ep.brief: ep}))})
+    ctx = EpisodeContext(episode=ep, cell=cell, agent=agent, helpers=helpers)
+    record = await run_episode(ctx)
+    assert record.termination == "completed", record.error
+    return record, seen
+
+
+HARNESS_CASES: list[tuple[str, Knobs]] = [
+    ("raw", Knobs(harness="langgraph")),
+    ("checklist", Knobs(harness="langgraph")),
+    ("checklist", Knobs(harness="langgraph", checklist_mode="replace")),
+    ("directive", Knobs(harness="langgraph")),
+    ("directive", Knobs(harness="langgraph", directive_role="system")),
+    ("enforce", Knobs(harness="langgraph")),
+    ("enforce", Knobs(harness="langgraph", binding="request")),
+]
+
+
+@pytest.mark.parametrize(
+    ("arm", "knobs"), HARNESS_CASES, ids=[f"{a}-{k!r}" for a, k in HARNESS_CASES]
+)
+async def test_rebuilt_harness_history_is_what_the_harness_sent(
+    tmp_path: Path, arm: str, knobs: Knobs
+) -> None:
+    record, seen = await run_harness_arm(tmp_path, arm, knobs)
+    first = 0
+    for pos, t in enumerate(record.turns):
+        assert rebuild_messages(record, EP, pos) == seen[first], (arm, pos)
+        first += sum(c.role == "agent" for c in t.calls)
+    assert first == len(seen) and len(record.turns) > 40
+    calls = [c for t in record.turns for c in t.tool_calls]
+    # the paths the rebuild must replay: follow-up replies after results, results carried
+    # into the next turn (the follow-up limit), and for the gates refused calls
+    assert any(t.follow_ups for t in record.turns)
+    assert any(t.notices for t in record.turns)
+    assert any(c.outcome == "executed" for c in calls)
+    if arm == "enforce":
+        refused = [c for c in calls if c.outcome == "refused"]
+        assert refused and all(c.named is not None for c in refused)
+        # a log from before ``named`` rebuilds the same (the notice names the call's step)
+        old = msgspec.structs.replace(
+            record,
+            turns=tuple(
+                msgspec.structs.replace(
+                    t,
+                    tool_calls=tuple(msgspec.structs.replace(c, named=None) for c in t.tool_calls),
+                )
+                for t in record.turns
+            ),
+        )
+        last = len(record.turns) - 1
+        assert rebuild_messages(old, EP, last) == rebuild_messages(record, EP, last)
+
+
+async def test_harness_traps_and_variants(tmp_path: Path) -> None:
+    record, _ = await run_harness_arm(tmp_path, "raw", Knobs(harness="langgraph"))
+    states = realized_states(record, EP)
+    traps = find_traps(record, EP, states=states)
+    assert traps and all(t.recorded_rebooked for t in traps)  # it called the tool again
+    for trap in traps:
+        base = rebuild_messages(record, EP, trap.position)
+        assert base[0]["content"].startswith(strings.BRIEF_OPENING)
+        assert strings.TOOL_CLAUSE in base[0]["content"]
+        last = len(base) - 1
+        for v in ("confirm", "status", "no_work_order", "checklist_user", "directive_user"):
+            m = variant_messages(record, EP, trap, v, states[trap.position])
+            assert m is not None and _diff(base, m) == [last], v
+        for v in ("checklist_system", "directive_system"):
+            m = variant_messages(record, EP, trap, v, states[trap.position])
+            assert m is not None and _diff(base, m) == [0], v
+        # the execution record of a tool call is also its result message: not rewritten
+        for v in ("prose", "erased"):
+            assert variant_messages(record, EP, trap, v, states[trap.position]) is None

@@ -56,6 +56,20 @@ async def test_perfect_agent_scores_one_in_every_text_arm(tmp_path: Path) -> Non
         assert score.primary.success and score.decline_aware.success and score.admitted_diffs == 0
 
 
+async def test_tools_knob_brief_asks_for_the_action_lines_it_scores(tmp_path: Path) -> None:
+    """A ``tools`` cell scores ACTION lines only, so its brief must carry each step's tool
+    and the tool clause (before the fix it sent the plain brief: every booking a ref line
+    the cell does not read, strict 0)."""
+    data = _grid("scripted/perfect", [], seeds="100-103")
+    data["run"]["variants"] = [{"arm": a, "tools": True} for a in ("raw", "checklist", "ledger")]
+    lines, records = await _run(tmp_path, data)
+    cells = [x for x in lines if x["type"] == "cell"]
+    assert len(cells) == 3 and all(c["strict"] == 1.0 for c in cells), cells
+    for rec in records.values():
+        booked = [t for t in rec.turns if t.admitted]
+        assert booked and all("ACTION" in t.reply and "ref RC-" not in t.reply for t in booked)
+
+
 async def test_always_book_fails_the_redo_probes_in_the_raw_arm(tmp_path: Path) -> None:
     lines, records = await _run(tmp_path, _grid("scripted/always-book", ["raw"]))
     (cell,) = [x for x in lines if x["type"] == "cell"]

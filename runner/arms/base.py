@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from protocol.brief import render_brief
 from protocol.execution import read_execution
 from protocol.receipts import Receipts
 from protocol.records import (
@@ -78,6 +79,10 @@ class ArmSession:
         self.corruptions: list[CorruptionEvent] = []  # the corrupted-state ablation's events
 
     def system_prompt(self) -> str:
+        """The brief; with the tools knob, the brief with each step's tool and the tool
+        clause (the ACTION lines the cell's bookings are read from)."""
+        if self.knobs.tools:
+            return render_brief(self.episode.steps, self.episode.spec.brief, tools=True)
         return self.episode.brief
 
     def context(self, history: list[dict[str, str]]) -> list[dict[str, str]]:

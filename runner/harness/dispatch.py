@@ -58,7 +58,8 @@ class Dispatch:
         status, named = self.arm.refusal(booking, shaped)
         if status is not None:
             notice = render_tool_rejection(action.tool, wo, status, named)
-            return _with(logged, outcome="refused", status=status), booking, notice
+            refused = _with(logged, outcome="refused", status=status, named=named)
+            return refused, booking, notice
         return logged, booking, None
 
     def execute(self, turn: Turn, call: ToolCall, booking: Booking) -> tuple[ToolCall, str]:

@@ -39,7 +39,10 @@ def answer(
         return msgspec.structs.replace(
             acknowledge(messages[-1][1]), synthetic=policy == "synthetic"
         )
-    view = build_view(messages)
+    # the perfect agent also reads its own narration of a booking (docs/probe.md)
+    view = build_view(
+        messages, narration=policy not in ("prerequisites", "always-book", "synthetic")
+    )
     if policy == "prerequisites":
         return prerequisites.respond(view)
     if policy == "always-book":

@@ -4,7 +4,9 @@ The agent's own earlier replies are its execution record: a ref line (or, in the
 variant, an ``ACTION`` line) carrying the work order of the user message it answered is a
 booking. A rejection notice (``[BOOKING REJECTED] ...``) in a later user turn undoes the
 refused booking. The revision message, when the transcript reaches it, cancels, rewires and
-relaxes. Statuses then follow Section 3.1 (``protocol.state.TaskState``).
+relaxes. Statuses then follow Section 3.1 (``protocol.state.TaskState``). With
+``narration=True`` (the perfect agent) the reply's narration of a booking counts too
+(:mod:`serve.agents.narration`), under the same booking key as its line.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from functools import lru_cache
 from protocol.receipts import find_actions, read_bookings
 from protocol.state import TaskState
 from serve.agents.brief import ParsedBrief
+from serve.agents.narration import narrated_steps
 from serve.agents.resolve import is_revision
 from serve.agents.revision import parse_revision
 from serve.agents.transcript import Rejection, UserTurn
 
-__all__ = ["Exchange", "booked", "replay"]
+__all__ = ["Exchange", "booked", "narrated", "replay"]
 
 Exchange = tuple[UserTurn, str]  # a user turn and the agent's reply to it
 BookingKey = tuple[str, str]  # (code or "tool:<name>", work order)
@@ -44,6 +47,23 @@ def booked(
             if a.work_order == work_order and a.tool in brief.by_tool
         ]
     return tuple(dict.fromkeys(found))
+
+
+def narrated(
+    reply: str, work_order: str | None, brief: ParsedBrief
+) -> tuple[tuple[str, BookingKey], ...]:
+    """(step, booking key) for each booking ``reply`` narrates under ``work_order``: the key
+    its booking line would carry (the tool's in the tools variant, else the code's)."""
+    if work_order is None:
+        return ()
+    out: list[tuple[str, BookingKey]] = []
+    for step in narrated_steps(reply, work_order):
+        s = brief.by_id.get(step)
+        if s is None:
+            continue
+        label = f"tool:{s.tool}" if brief.tools and s.tool else s.code
+        out.append((step, (label, work_order)))
+    return tuple(out)
 
 
 class _Record:
@@ -77,13 +97,21 @@ class _Record:
         self.state.apply_revision(rev.cancel, rev.rewires, rev.relax)
 
 
-def replay(brief: ParsedBrief, history: Sequence[Exchange], current: UserTurn) -> TaskState:
+def replay(
+    brief: ParsedBrief,
+    history: Sequence[Exchange],
+    current: UserTurn,
+    *,
+    narration: bool = False,
+) -> TaskState:
     """The state at the start of ``current``'s request (its notices and revision applied)."""
     record = _Record(brief)
     for user, reply in history:
         record.refuse(user.notices)
         record.revise(user.text)
         record.admit(booked(reply, user.work_order, brief))
+        if narration:
+            record.admit(narrated(reply, user.work_order, brief))
     record.refuse(current.notices)
     record.revise(current.text)
     return record.state

@@ -12,6 +12,7 @@ import json
 
 from protocol import strings
 from serve.agents.decide import Decision
+from serve.agents.narration import BOOK_OPENING, REDO_OPENING
 from serve.agents.view import View
 
 __all__ = ["booking_line", "ledger_lines", "reasoning", "render_reply"]
@@ -54,7 +55,7 @@ def ledger_lines(view: View, booked: list[str]) -> str:
 def _body(view: View, d: Decision) -> str:
     name = _name(view, d.step)
     if d.action == "book":
-        verb = "Re-executing" if d.redo else "Carrying out"
+        verb = REDO_OPENING if d.redo else BOOK_OPENING
         why = ", as you explicitly authorized a redo" if d.redo else ""
         return f"{verb} {name} now{why}."
     if d.action == "confirm":

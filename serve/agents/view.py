@@ -82,7 +82,9 @@ def conversation(messages: Sequence[Message]) -> tuple[str, list[Message]]:
     return system, turns
 
 
-def build_view(messages: Sequence[Message]) -> View:
+def build_view(messages: Sequence[Message], *, narration: bool = False) -> View:
+    """What the agent sees; ``narration``: its own narration of a booking counts as one
+    (the perfect agent; :mod:`serve.agents.narration`)."""
     system, turns = conversation(messages)
     brief = parse_brief(system)
     history: list[Exchange] = []
@@ -108,5 +110,5 @@ def build_view(messages: Sequence[Message]) -> View:
         addition=current.addition,
         work_order=asked.work_order,
     )
-    state = replay(brief, history, current)
+    state = replay(brief, history, current, narration=narration)
     return View(brief, history, user, request, state, system)
