@@ -370,7 +370,7 @@ async def test_the_corrupted_replay_reproduces_a_real_run(tmp_path: Path) -> Non
 
     report = write_report(tmp_path)
     figures = json.loads((tmp_path / "report-figures.json").read_text())
-    assert set(figures) == {"figure1", "figure4", "figure5b"}  # no original brief: no Fig. 6
+    assert set(figures) == {"figure1", "figure4", "figure5a", "figure5b"}  # no original: no Fig. 6
     for name in figures:
         png = tmp_path / f"report-{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.name in report.read_text()
