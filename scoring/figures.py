@@ -18,8 +18,8 @@ that differ from their configuration only in ``corruption``.
   order on x, each error channel over its label denominator exactly as Table 9 computes it
   (:data:`scoring.cells.RATES`: re-execution / done, superseded / cancelled, premature /
   blocked, omission / eligible, refused redo / redo) with its Wilson 95% interval, and below
-  it unrequested executions (no label, hence no rate) as a count per 128 episodes, without an
-  interval (Table 9 reports the count). A channel whose label never occurred in a cell has
+  it unrequested executions (no label, hence no rate) as a count per 128 episodes, as Table
+  9's caption gives them, without an interval. A channel whose label never occurred in a cell has
   no point there.
 * Figure 5(b): the corruption replay's omission attribution per epsilon (counts, stacked
   bars, one panel per configuration; from :mod:`scoring.corruption_replay`).
@@ -43,7 +43,9 @@ from scoring.stats import wilson
 __all__ = ["PER_EPISODES", "Point", "channel_points", "paper_figures"]
 
 DENSE = (15, 0.3)
-PER_EPISODES = 128  # Figure 5(a): unrequested executions per this many episodes (ours)
+# Figure 5(a): unrequested executions per this many episodes (Table 9's caption: "counts per
+# 128 episodes")
+PER_EPISODES = 128
 _CHANNEL_NAMES = {
     "re_execution": "re-execution / done",
     "superseded": "superseded / cancelled",
