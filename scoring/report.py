@@ -106,7 +106,7 @@ def figure_channels(lines: Sequence[ResultLine]) -> Figure:
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     ax.set_xticks(range(len(cells)), labels, fontsize=7)
     ax.set_ylabel("errors per episode")
-    ax.set_title("Errors by channel (primary scoring)")
+    ax.set_title("Errors by channel, every cell (primary scoring; ours, not a paper figure)")
     ax.set_xlabel("arm, #k = configuration k (listed in the report)", fontsize=8)
     if cells:
         fig.legend(fontsize=7, ncols=3, loc="outside lower center")
