@@ -3,11 +3,12 @@
 Writes FILE (default ``LOGDIR/report.md``) with the ladder tables under both scorings, the
 contrasts, the channel table and the log summary, plus ``<stem>-success.png`` (strict success
 per arm with Wilson intervals, Figure 1 shape), ``<stem>-success-decline-aware.png`` and
-``<stem>-channels.png`` (errors by channel, Figure 5(a) shape) in the same folder, and the
-log analyses of :mod:`scoring.analyses` (Tables 4, 10, 11 and 12 shapes) as report sections
-and as JSON in ``<stem>-analyses.json``, and the paper's figures whose cells are present
-(:mod:`scoring.figures`: ``<stem>-figure1.png``, ``-figure4.png``, ``-figure5b.png``,
-``-figure6.png``) with their points in ``<stem>-figures.json``.
+``<stem>-channels.png`` (ours: errors per episode by channel for every cell, variants
+included) in the same folder, and the log analyses of :mod:`scoring.analyses` (Tables 4,
+10, 11 and 12 shapes) as report sections and as JSON in ``<stem>-analyses.json``, and the
+paper's figures whose cells are present (:mod:`scoring.figures`: ``<stem>-figure1.png``,
+``-figure4.png``, ``-figure5a.png``, ``-figure5b.png``, ``-figure6.png``) with their points
+in ``<stem>-figures.json``.
 """
 
 from __future__ import annotations
@@ -42,7 +43,11 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
                                     figure_success(lines, "strict")),
         f"{out.stem}-success-decline-aware.png": ("Strict success per arm (decline-aware)",
                                                   figure_success(lines, "decline_aware")),
-        f"{out.stem}-channels.png": ("Errors by channel per cell", figure_channels(lines)),
+        f"{out.stem}-channels.png": (
+            "Errors per episode by channel, every cell (ours; the paper's Figure 5(a) is "
+            "figure5a)",
+            figure_channels(lines),
+        ),
     }  # fmt: skip
     paper = paper_figures(lines, analyses.corruption)
     for key, (caption, fig, _) in paper.items():

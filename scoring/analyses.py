@@ -177,7 +177,7 @@ def analysis_sections(a: Analyses) -> list[str]:
         header = ["arm", "configuration", "episodes", "fail", "events (spurious / lost / edge)",
                   "omissions: obeyed done / obeyed blocked / refused correct / other",
                   "single-event fatal (spurious / lost / edge)", "directives restored",
-                  "bookings restored", "replay mismatches"]  # fmt: skip
+                  "bookings restored", "replay mismatches", "RNG mismatches"]  # fmt: skip
         rows = []
         for c in a.corruption:
             single = " / ".join(
@@ -189,15 +189,20 @@ def analysis_sections(a: Analyses) -> list[str]:
                 " / ".join(map(str, c.omissions.values())), single,
                 f"{c.directive_restored}/{c.directive_changed}",
                 f"{c.booking_restored}/{c.booking_changed}", str(c.replay_mismatches),
+                str(c.rng_mismatches),
             ])  # fmt: skip
         out += [
             "",
             "## Corrupted state replayed (Table 12 shape) and the receipts repair",
             "",
-            "Corruptions injected (from the log), omissions attributed to the corrupted "
-            "state's decision, how often a single corruption is fatal, and of the decisions "
-            "the corruption changed, how many rebuilding the completion set from the admitted "
-            "bookings restores (a decision-level counterfactual; dropped edges stay dropped).",
+            "Corruptions injected (the corruption RNG re-drawn against the logged episodes), "
+            "omissions attributed to the corrupted state's decision, how often a single "
+            "corruption is fatal, and of the decisions the corruption changed, how many "
+            "rebuilding the completion set from the admitted bookings restores (a "
+            "decision-level counterfactual; dropped edges stay dropped). Replay mismatches: "
+            "logged directives the corrupted replay does not reproduce; RNG mismatches: "
+            "logged events the re-draw does not produce, plus drawn events the log lacks "
+            "(0 on an honest log).",
             "",
             markdown_table(header, rows),
         ]

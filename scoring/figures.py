@@ -13,8 +13,16 @@ that differ from their configuration only in ``corruption``.
   model), (b) model axis (x: model and regime at S = 15 dense, one series per arm), (c) the
   corrupted-state ablation (x: epsilon, the enforcement gate, one series per model and
   graph).
+* Figure 5(a): the channel decomposition per arm (the decomposition behind Table 9, D.2):
+  one panel per configuration (model, regime, brief, S, density, domain), the arms in ladder
+  order on x, each error channel over its label denominator exactly as Table 9 computes it
+  (:data:`scoring.cells.RATES`: re-execution / done, superseded / cancelled, premature /
+  blocked, omission / eligible, refused redo / redo) with its Wilson 95% interval, and below
+  it unrequested executions (no label, hence no rate) as a count per 128 episodes, as Table
+  9's caption gives them, without an interval. A channel whose label never occurred in a cell has
+  no point there.
 * Figure 5(b): the corruption replay's omission attribution per epsilon (counts, stacked
-  bars; from :mod:`scoring.corruption_replay`).
+  bars, one panel per configuration; from :mod:`scoring.corruption_replay`).
 * Figure 6: the original-brief ladder at S = 15 dense, one series per model and regime.
 """
 
@@ -27,12 +35,24 @@ import msgspec
 
 from protocol.arms import LADDER, arm_rank
 from protocol.records import CellKey, Knobs
+from scoring.cells import RATES, cell_sort_key, config_of
 from scoring.corruption_replay import FAILURE_KINDS, CorruptionLine
 from scoring.lines import CellLine, ResultLine
+from scoring.stats import wilson
 
-__all__ = ["Point", "paper_figures"]
+__all__ = ["PER_EPISODES", "Point", "channel_points", "paper_figures"]
 
 DENSE = (15, 0.3)
+# Figure 5(a): unrequested executions per this many episodes (Table 9's caption: "counts per
+# 128 episodes")
+PER_EPISODES = 128
+_CHANNEL_NAMES = {
+    "re_execution": "re-execution / done",
+    "superseded": "superseded / cancelled",
+    "premature": "premature / blocked",
+    "omission": "omission / eligible",
+    "refused_redo": "refused redo / redo",
+}
 
 
 class Point(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,6 +77,148 @@ def _canonical(c: CellKey) -> bool:
 def _model(c: CellKey) -> str:
     name = c.model if len(c.model) <= 32 else c.model[:29] + "..."
     return f"{name} ({c.regime})"
+
+
+def _config(c: CellKey) -> str:
+    """A configuration's panel title (model, regime, graph, brief; domain and schedule when
+    not the default)."""
+    parts = [_model(c), f"S={c.steps} rho={c.density:g}", f"{c.brief} brief"]
+    if c.domain != "procurement":
+        parts.append(c.domain)
+    if c.schedule:
+        parts.append(f"schedule={c.schedule}")
+    return ", ".join(parts)
+
+
+def _grid(fig: Any, n: int, ncols: int) -> list[Any]:
+    """``n`` subfigures of ``fig`` in rows of ``ncols``."""
+    rows = -(-n // ncols)
+    subs = fig.subfigures(rows, ncols, squeeze=False)
+    flat = [subs[i // ncols][i % ncols] for i in range(rows * ncols)]
+    return flat[:n]
+
+
+def channel_points(cells: Sequence[CellLine]) -> list[dict[str, Any]]:
+    """Figure 5(a)'s data: per canonical cell, each channel's rate over its label (Table 9's
+    denominators) with its Wilson 95% interval, and the unrequested count per 128 episodes."""
+    out: list[dict[str, Any]] = []
+    for c in cells:
+        if not _canonical(c.cell) or c.n == 0:
+            continue
+        panel, arm = _config(c.cell), c.cell.arm
+        for ch, label in RATES:
+            k, n = c.channels[ch], c.labels[label]
+            if n == 0:
+                continue
+            lo, hi = wilson(k, n)
+            out.append({"panel": panel, "series": ch, "x": arm, "y": k / n, "lo": lo, "hi": hi,
+                        "errors": k, "n": n})  # fmt: skip
+        u = c.channels["unrequested"]
+        out.append({"panel": panel, "series": "unrequested", "x": arm,
+                    "y": u * PER_EPISODES / c.n, "count": u, "episodes": c.n})  # fmt: skip
+    return out
+
+
+def _figure5a(cells: Sequence[CellLine]) -> tuple[Any, list[dict[str, Any]]] | None:
+    data = channel_points(cells)
+    if not data:
+        return None
+    order: dict[str, CellKey] = {}
+    for c in cells:
+        if _canonical(c.cell) and c.n:
+            order.setdefault(_config(c.cell), config_of(c.cell))
+    panels = sorted(order, key=lambda p: cell_sort_key(order[p]))
+    ncols = min(2, len(panels))
+    fig = _figure(6.4 * ncols, 4.6 * -(-len(panels) // ncols))
+    channels = [ch for ch, _ in RATES]
+    width = 0.8 / len(channels)
+    for sub, panel in zip(_grid(fig, len(panels), ncols), panels, strict=True):
+        mine = [d for d in data if d["panel"] == panel]
+        xs = sorted({d["x"] for d in mine}, key=arm_rank)
+        top, bottom = sub.subplots(2, 1, sharex=True, height_ratios=(3, 1))
+        for j, ch in enumerate(channels):
+            pts = [d for d in mine if d["series"] == ch]
+            if not pts:
+                continue
+            top.errorbar(
+                [xs.index(d["x"]) + (j - (len(channels) - 1) / 2) * width for d in pts],
+                [d["y"] for d in pts],
+                yerr=[[d["y"] - d["lo"] for d in pts], [d["hi"] - d["y"] for d in pts]],
+                fmt="o", markersize=4, capsize=2, color=f"C{j}", label=_CHANNEL_NAMES[ch],
+            )  # fmt: skip
+        top.set_ylim(-0.02, 1.02)
+        top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
+        top.grid(axis="y", alpha=0.3)
+        top.set_title(panel, fontsize=8)
+        unreq = [d for d in mine if d["series"] == "unrequested"]
+        bottom.plot([xs.index(d["x"]) for d in unreq], [d["y"] for d in unreq], "s",
+                    color="0.3", markersize=5, label=f"unrequested per {PER_EPISODES} episodes")  # fmt: skip
+        peak = max(1.0, *(d["y"] for d in unreq)) * 1.15
+        bottom.set_ylim(-0.06 * peak, peak)  # a zero count sits above the axis line
+        bottom.set_ylabel(f"unrequested\nper {PER_EPISODES} ep.", fontsize=8)
+        bottom.grid(axis="y", alpha=0.3)
+        bottom.set_xticks(range(len(xs)), xs, fontsize=7)
+        bottom.set_xlim(-0.6, len(xs) - 0.4)
+        bottom.set_xlabel("arm", fontsize=8)
+        for ax in (top, bottom):
+            ax.tick_params(labelsize=7)
+    from matplotlib.lines import Line2D
+
+    handles = [
+        Line2D([], [], marker="o", linestyle="", color=f"C{j}", label=_CHANNEL_NAMES[ch])
+        for j, ch in enumerate(channels)
+    ]
+    fig.legend(handles=handles, fontsize=7, ncols=len(channels), loc="outside lower center")
+    fig.suptitle("Channel decomposition per arm (primary scoring)", fontsize=9)
+    return fig, data
+
+
+def _figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Any, list[dict[str, Any]]]:
+    """Stacked omission attribution per epsilon, one panel per configuration (the cell with
+    its arm blanked and no corruption)."""
+    groups: dict[CellKey, list[CorruptionLine]] = {}
+    for c in corruption:
+        key = config_of(c.cell)
+        key = msgspec.structs.replace(key, knobs=_uncorrupted(key.knobs))
+        groups.setdefault(key, []).append(c)
+    keys = sorted(groups, key=cell_sort_key)
+    ncols = min(2, len(keys))
+    fig = _figure(5.2 * ncols, 3.4 * -(-len(keys) // ncols) + 0.4)
+    rows: list[dict[str, Any]] = []
+    for sub, key in zip(_grid(fig, len(keys), ncols), keys, strict=True):
+        mine = sorted(groups[key], key=lambda c: (c.epsilon, arm_rank(c.cell.arm)))
+        arms = {c.cell.arm for c in mine}
+        ax = sub.subplots()
+        bottom = [0] * len(mine)
+        for j, kind in enumerate(FAILURE_KINDS):
+            values = [c.omissions[kind] for c in mine]
+            ax.bar(range(len(mine)), values, bottom=bottom, color=f"C{j}", width=0.6,
+                   label=kind.replace("_", " "))  # fmt: skip
+            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+        for i, c in enumerate(mine):
+            ax.annotate(f"n={c.episodes}", (i, bottom[i]), ha="center", va="bottom", fontsize=6,
+                        xytext=(0, 2), textcoords="offset points")  # fmt: skip
+        labels = [f"{c.epsilon:g}" + (f"\n{c.cell.arm}" if len(arms) > 1 else "") for c in mine]
+        ax.set_xticks(range(len(mine)), labels, fontsize=7)
+        ax.set_xlim(-0.6, len(mine) - 0.4)
+        ax.set_ylim(0, max(1, *bottom) * 1.15)
+        ax.set_xlabel("corruption rate epsilon" + (", arm" if len(arms) > 1 else ""), fontsize=8)
+        ax.set_ylabel("omissions (count)", fontsize=8)
+        title = _config(key) + ("" if len(arms) > 1 else f", {next(iter(arms))}")
+        ax.set_title(title, fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(axis="y", alpha=0.3)
+        for c in mine:
+            rows.append({"epsilon": c.epsilon, "arm": c.cell.arm, "model": _model(c.cell),
+                         "panel": _config(key), "episodes": c.episodes, **c.omissions})  # fmt: skip
+    handles, names = fig.axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, fontsize=7, ncols=len(FAILURE_KINDS), loc="outside lower center")
+    fig.suptitle("Corruption replay: omissions by the corrupted decision", fontsize=9)
+    return fig, rows
+
+
+def _uncorrupted(knobs: Knobs) -> Knobs:
+    return msgspec.structs.replace(knobs, corruption=0.0)
 
 
 def _points(
@@ -158,18 +320,20 @@ def paper_figures(
         lambda c: f"{c.knobs.corruption:g}",
         lambda c: f"{_model(c)}, S={c.steps} rho={c.density:g}",
     )  # fmt: skip
-    panels: list[tuple[list[Point], str, Callable[[str], Any]]] = [
-        (size, "graph size", lambda x: tuple(float(v.split("=")[1]) for v in x.split())),
-        (models, "model (regime), S = 15 dense", str),
-        (eps, "corruption rate epsilon", float),
-    ]
-    present = [(p, label, key) for p, label, key in panels if len({x.x for x in p}) >= 2]
+    panels: list[tuple[list[Point], str, Callable[[str], Any], str]] = [
+        (size, "graph size", lambda x: tuple(float(v.split("=")[1]) for v in x.split()),
+         "(a) graph-size axis"),
+        (models, "model (regime), S = 15 dense", str, "(b) model axis"),
+        (eps, "corruption rate epsilon", float, "(c) corrupted state, enforcement gate"),
+    ]  # fmt: skip
+    present = [p for p in panels if len({x.x for x in p[0]}) >= 2]
     if present:
         fig = _figure(5.0 * len(present), 4.0)
         data: list[dict[str, Any]] = []
-        for i, (pts, label, key) in enumerate(present):
+        for i, (pts, label, key, title) in enumerate(present):
             ax = fig.add_subplot(1, len(present), i + 1)
             _draw(pts, ax, label, _order([p.x for p in pts], key))
+            ax.set_title(title, fontsize=9)
             data += [{"panel": label, **msgspec.to_builtins(p)} for p in pts]
         out["figure4"] = (
             "Figure 4: the graph-size axis, the model axis and the corrupted-state ablation "
@@ -178,25 +342,17 @@ def paper_figures(
             data,
         )
 
+    five_a = _figure5a(cells)
+    if five_a is not None:
+        out["figure5a"] = (
+            "Figure 5(a): the channel decomposition per arm: each error channel over its label "
+            f"denominator (Table 9), Wilson 95% CIs; unrequested executions per {PER_EPISODES} "
+            "episodes",
+            *five_a,
+        )
+
     if corruption:
-        fig = _figure(6.0, 4.0)
-        ax = fig.add_subplot()
-        labels = [f"{c.epsilon:g}\n{c.cell.arm}" for c in corruption]
-        bottom = [0] * len(corruption)
-        rows: list[dict[str, Any]] = []
-        for kind in FAILURE_KINDS:
-            values = [c.omissions[kind] for c in corruption]
-            ax.bar(range(len(corruption)), values, bottom=bottom, label=kind.replace("_", " "))
-            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
-        for c in corruption:
-            rows.append({"epsilon": c.epsilon, "arm": c.cell.arm, "model": _model(c.cell),
-                         "episodes": c.episodes, **c.omissions})  # fmt: skip
-        ax.set_xticks(range(len(corruption)), labels, fontsize=7)
-        ax.set_xlabel("corruption rate epsilon, arm", fontsize=8)
-        ax.set_ylabel("omissions (count)", fontsize=8)
-        ax.set_title("Corruption replay: omissions by the corrupted decision", fontsize=9)
-        ax.legend(fontsize=7)
-        ax.grid(axis="y", alpha=0.3)
+        fig, rows = _figure5b(corruption)
         out["figure5b"] = (
             "Figure 5(b): the corruption replay, omissions attributed per epsilon",
             fig,

@@ -6,8 +6,10 @@ no display; PNG output goes through the Agg canvas); the caller writes them
 
 * :func:`figure_success` (Figure 1 shape): strict success per arm with Wilson 95% intervals,
   one series per arm across the configurations.
-* :func:`figure_channels` (Figure 5(a) shape): errors per episode by channel, stacked, one bar
-  per cell.
+* :func:`figure_channels` (ours, no figure of the paper): errors per episode by channel,
+  stacked, one bar per cell, variants and non-canonical wordings included. The paper's
+  Figure 5(a), each channel over its label denominator per arm, is
+  :mod:`scoring.figures`'s ``figure5a``.
 """
 
 from __future__ import annotations
@@ -91,7 +93,8 @@ def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figu
 
 
 def figure_channels(lines: Sequence[ResultLine]) -> Figure:
-    """Errors per episode by channel, stacked per cell (Figure 5(a) shape)."""
+    """Errors per episode by channel, stacked per cell (ours; Figure 5(a) is
+    :func:`scoring.figures.paper_figures`'s ``figure5a``)."""
     cells = _cells(lines)
     labels = [f"{c.cell.arm}\n#{_configs(cells).index(config_label(c.cell)) + 1}" for c in cells]
     fig = _figure(max(5.0, 0.6 * len(cells) + 2), 4.0)
@@ -103,7 +106,7 @@ def figure_channels(lines: Sequence[ResultLine]) -> Figure:
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     ax.set_xticks(range(len(cells)), labels, fontsize=7)
     ax.set_ylabel("errors per episode")
-    ax.set_title("Errors by channel (primary scoring)")
+    ax.set_title("Errors by channel, every cell (primary scoring; ours, not a paper figure)")
     ax.set_xlabel("arm, #k = configuration k (listed in the report)", fontsize=8)
     if cells:
         fig.legend(fontsize=7, ncols=3, loc="outside lower center")

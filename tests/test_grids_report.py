@@ -48,7 +48,7 @@ async def test_amended_and_original_grids(tmp_path: Path) -> None:
     assert "## Directive obedience (Table 11 shape)" in text
     assert "## Enforcement-gate omissions attributed (Table 10 shape)" in text
     assert "## The validator-gated hybrid, offline (Appendix D.3)" in text
-    assert {"figure1", "figure4"} <= set(figures)
+    assert {"figure1", "figure4", "figure5a"} <= set(figures)
     sizes = {p["x"] for p in figures["figure4"]["points"] if p["panel"] == "graph size"}
     assert sizes == {"S=5 rho=0.15", "S=10 rho=0.15", "S=15 rho=0.15", "S=15 rho=0.3",
                      "S=18 rho=0.15"}  # fmt: skip
@@ -73,7 +73,11 @@ async def test_model_axis_rendering_and_release_grids(
 async def test_corruption_grid(tmp_path: Path) -> None:
     text, figures = await _report("corruption", tmp_path, seeds="100-103")
     assert "## Corrupted state replayed (Table 12 shape) and the receipts repair" in text
-    assert "figure5b" in figures
+    assert "figure5b" in figures and "figure5a" in figures
+    # Table 12 re-draws the corruption RNG: every logged event reproduced
+    analyses = json.loads((tmp_path / "corruption" / "report-analyses.json").read_text())
+    assert analyses["corruption"] and all(c["rng_mismatches"] == 0 for c in analyses["corruption"])
+    assert sum(sum(c["events"].values()) for c in analyses["corruption"]) > 0
     eps = {p["x"] for p in figures["figure4"]["points"] if p["panel"].startswith("corruption")}
     assert eps == {"0", "0.001", "0.003", "0.01"}
 

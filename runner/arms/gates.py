@@ -32,7 +32,8 @@ Variants (knobs of the cell):
   edges dropped, half and half; a step without edges has its done bit flipped). The RNG is
   seeded from the episode spec, the cell's model and regime and epsilon, NOT the arm, so the
   directive and enforcement cells of one configuration draw the same stream (paired). Every
-  corruption is logged in ``self.corruptions``. Reading of "flipped done bits and dropped
+  corruption is logged in ``self.corruptions``. The seeding and the draw live in
+  :mod:`protocol.corruption`, which the Table 12 replay re-draws with. Reading of "flipped done bits and dropped
   edges at rate epsilon per step-turn" (ours, docs/protocol.md): a step-turn is every step at
   every turn, fillers included (``CORRUPT_ON_FILLERS``). The paper's counts (0.8, 1.9 and
   6.5 corruptions per episode at 1e-3, 3e-3, 1e-2, S = 15 dense) fit 15 steps x 44 turns =
@@ -63,7 +64,6 @@ checklist's slot (nothing until it has written one); no matcher, no directives, 
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 
 from protocol import strings
@@ -77,8 +77,9 @@ from protocol.compiled import (
     compiled_state,
     validate,
 )
+from protocol.corruption import CORRUPT_ON_FILLERS, corruption_rng, draw_corruptions
 from protocol.receipts import normalize_code, parse_ledger
-from protocol.records import Booking, CorruptionEvent, Turn
+from protocol.records import Booking, Turn
 from protocol.render import (
     compose_user_message,
     render_checklist,
@@ -86,7 +87,7 @@ from protocol.render import (
     render_ledger,
     render_rejection,
 )
-from protocol.state import TaskState, sort_ids
+from protocol.state import TaskState
 from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
 from runner.helpers import Compiled, Helpers
 
@@ -98,7 +99,6 @@ __all__ = [
     "SelfLedger",
 ]
 
-CORRUPT_ON_FILLERS = True
 # OURS: the statuses the rejection notice names for the request-bound refusals, which the
 # paper's notice does not list (it names cancelled, already done and blocked).
 UNKNOWN_STATUS = "not in the plan"  # request-bound: a code the compile does not know
@@ -119,10 +119,7 @@ class DirectiveGate(ArmSession):
         self.compiled: Compiled | None = None
         self.validation: Validation | None = None
         spec, cell = ctx.episode.spec, ctx.cell
-        self._rng = random.Random(
-            f"corrupt|{spec.seed}|{spec.steps}|{spec.density!r}|{spec.domain}|"
-            f"{cell.model}|{cell.regime}|{self.knobs.corruption!r}"
-        )
+        self._rng = corruption_rng(spec, cell.model, cell.regime, self.knobs.corruption)
 
     @property
     def helpers(self) -> Helpers:
@@ -270,25 +267,9 @@ class DirectiveGate(ArmSession):
 
     # --- corrupted-state ablation (Appendix D.4) ---------------------------------------
     def _corrupt(self, turn: Turn) -> None:
-        eps = self.knobs.corruption
-        if eps <= 0 or (turn.kind == "filler" and not CORRUPT_ON_FILLERS):
-            return
-        gate, rng = self.gate, self._rng
-        for v in gate.steps:
-            if rng.random() >= eps:
-                continue
-            deps = sort_ids(gate.deps[v])
-            if deps and rng.random() < 0.5:
-                u = rng.choice(deps)
-                gate.deps[v] = gate.deps[v] - {u}
-                event = CorruptionEvent(turn=turn.index, step=v, kind="drop_edge", edge=u)
-            elif v in gate.done:
-                gate.done.discard(v)
-                event = CorruptionEvent(turn=turn.index, step=v, kind="lost_done")
-            else:
-                gate.done.add(v)
-                event = CorruptionEvent(turn=turn.index, step=v, kind="spurious_done")
-            self.corruptions.append(event)
+        self.corruptions.extend(
+            draw_corruptions(self.gate, self._rng, self.knobs.corruption, turn.index, turn.kind)
+        )
 
 
 class EnforcementGate(DirectiveGate):
