@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from protocol.records import Booking, EpisodeRecord, Termination, Turn, TurnRecord, with_totals
+from protocol.records import Booking, EpisodeRecord, Turn, TurnRecord
 from protocol.render import compose_user_message
 from protocol.user import ScriptedUser
 from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
@@ -87,9 +87,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
     notices: list[str] = []
     started = time.time()
     t0 = time.perf_counter()
-    termination: Termination = "completed"
-    error: str | None = None
-    attempts = 0
+    failure: CallFailed | None = None
     try:
         ctx.calls.clear()
         await arm.prepare()
@@ -130,21 +128,8 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                 )
             )
     except CallFailed as e:
-        termination, error, attempts = e.termination, str(e), e.attempts
-    record = EpisodeRecord(
-        cell=ctx.cell,
-        spec=ep.spec,
-        turns=tuple(turns),
-        termination=termination,
-        error=error,
-        attempts=attempts,
-        started=started,
-        wall_s=round(time.perf_counter() - t0, 6),
-        compile=arm.compile_info,
-        corruptions=tuple(arm.corruptions),
-        synthetic=ctx.cell.model.startswith("scripted/synthetic"),
-    )
-    return with_totals(record)
+        failure = e
+    return arm.episode_record(turns, started, t0, failure)
 
 
 def _dedupe(bookings: list[Booking]) -> list[Booking]:

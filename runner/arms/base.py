@@ -8,6 +8,7 @@ The scheduler never sees an arm; new arms register in :mod:`runner.arms` and plu
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -21,12 +22,15 @@ from protocol.records import (
     CompileRecord,
     CorruptionEvent,
     Episode,
+    EpisodeRecord,
     Turn,
+    TurnRecord,
+    with_totals,
 )
 from protocol.render import compose_user_message
 from protocol.state import TaskState
 from runner.cache import MatcherOutcome
-from runner.client import Reply
+from runner.client import CallFailed, Reply
 from runner.helpers import Helpers
 
 __all__ = ["Admission", "AgentCall", "ArmSession", "EpisodeContext", "Shaped"]
@@ -77,6 +81,34 @@ class ArmSession:
         self.knobs = ctx.cell.knobs
         self.compile_info: CompileRecord | None = None  # the gates' compile, for the log
         self.corruptions: list[CorruptionEvent] = []  # the corrupted-state ablation's events
+
+    def episode_record(
+        self,
+        turns: Sequence[TurnRecord],
+        started: float,
+        t0: float,
+        failure: CallFailed | None,
+    ) -> EpisodeRecord:
+        """The episode's log record (the text protocol's and the tool harness's): its turns,
+        the infrastructure failure that ended it (None: completed), the compile and the
+        corruptions, with the flat keys and totals every record carries (#14). ``started``:
+        wall-clock start; ``t0``: its ``time.perf_counter()``."""
+        cell = self.ctx.cell
+        return with_totals(
+            EpisodeRecord(
+                cell=cell,
+                spec=self.episode.spec,
+                turns=tuple(turns),
+                termination="completed" if failure is None else failure.termination,
+                error=None if failure is None else str(failure),
+                attempts=0 if failure is None else failure.attempts,
+                started=started,
+                wall_s=round(time.perf_counter() - t0, 6),
+                compile=self.compile_info,
+                corruptions=tuple(self.corruptions),
+                synthetic=cell.model.startswith("scripted/synthetic"),
+            )
+        )
 
     def system_prompt(self) -> str:
         """The brief; with the tools knob, the brief with each step's tool and the tool

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from protocol.arms import HARNESS_ARMS
-from protocol.records import EpisodeRecord, Termination, with_totals
+from protocol.records import EpisodeRecord
 from runner.arms import EpisodeContext, make_arm
 from runner.client import CallFailed
 from runner.harness.graph import run_graph
@@ -34,32 +34,16 @@ async def run_harness_episode(ctx: EpisodeContext) -> EpisodeRecord:
     arm = make_arm(ctx)
     started = time.time()
     t0 = time.perf_counter()
-    termination: Termination = "completed"
-    error: str | None = None
-    attempts = 0
+    failure: CallFailed | None = None
     with Workspace.open() as workspace:
         play = Play(ctx, arm, workspace)
         try:
             await play.prepare()
             await run_graph(play)
         except CallFailed as e:
-            termination, error, attempts = e.termination, str(e), e.attempts
+            failure = e
         _check(workspace, play)
-    return with_totals(  # the flat keys and totals every log record carries (#14)
-        EpisodeRecord(
-            cell=ctx.cell,
-            spec=ctx.episode.spec,
-            turns=tuple(play.turns),
-            termination=termination,
-            error=error,
-            attempts=attempts,
-            started=started,
-            wall_s=round(time.perf_counter() - t0, 6),
-            compile=arm.compile_info,
-            corruptions=tuple(arm.corruptions),
-            synthetic=ctx.cell.model.startswith("scripted/synthetic"),
-        )
-    )
+    return arm.episode_record(play.turns, started, t0, failure)
 
 
 def _check(workspace: Workspace, play: Play) -> None:
