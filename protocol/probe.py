@@ -59,6 +59,7 @@ __all__ = [
     "TrapTurn",
     "Variant",
     "booked_step",
+    "books_with_actions",
     "find_traps",
     "is_harness",
     "realized_states",
@@ -114,7 +115,7 @@ def is_harness(record: EpisodeRecord) -> bool:
     return record.cell.knobs.harness != "text"
 
 
-def _tools(record: EpisodeRecord) -> bool:
+def books_with_actions(record: EpisodeRecord) -> bool:
     """True when bookings are ACTION lines (the tools knob, or the tool harness)."""
     return record.cell.knobs.tools or is_harness(record)
 
@@ -221,7 +222,7 @@ def realized_states(record: EpisodeRecord, episode: Episode) -> list[TaskState]:
 def _rebooked(record: EpisodeRecord, episode: Episode, t: TurnRecord) -> bool:
     if t.step is None:
         return False
-    read = read_execution(t.reply, episode, t.work_order, tools=_tools(record))
+    read = read_execution(t.reply, episode, t.work_order, tools=books_with_actions(record))
     return any(b.step == t.step for b in read.bookings)
 
 

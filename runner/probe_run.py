@@ -31,8 +31,8 @@ from protocol.probe import (
     ProbeRecord,
     TrapTurn,
     Variant,
+    books_with_actions,
     find_traps,
-    is_harness,
     realized_states,
     variant_messages,
 )
@@ -311,13 +311,12 @@ async def run_probe(
                 rec, trap = job.record, job.trap
                 used = [t.work_order for t in rec.turns[: trap.position] if t.work_order]
                 wo = None if job.variant == "no_work_order" else trap.work_order
-                harness = is_harness(rec)
                 score = score_reask(
                     reply.content,
                     job.episode,
                     trap.step,
                     wo,
-                    tools=rec.cell.knobs.tools or harness,
+                    tools=books_with_actions(rec),
                     used_work_orders=[*used, *([trap.work_order] if trap.work_order else [])],
                 )
                 line = ProbeRecord(

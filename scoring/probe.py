@@ -33,6 +33,7 @@ __all__ = [
     "figure_probe",
     "probe_groups",
     "probe_table",
+    "reask_row",
     "render_probe_groups",
     "render_probe_table",
     "said_done",
@@ -136,8 +137,24 @@ class _Reask(msgspec.Struct, frozen=True, kw_only=True):
     recorded_rebooked: bool
 
 
+ReaskRow = tuple[str, str, str, bool, bool, bool]
+
+
+def reask_row(r: ProbeRecord) -> ReaskRow:
+    """What :func:`probe_table` reads of one probe record: (trap key, variant, decoding,
+    reexecuted, said_done_then_booked, recorded_rebooked)."""
+    return (
+        f"{r.episode_id}#{r.turn}",
+        r.variant,
+        r.decoding,
+        r.reexecuted,
+        r.said_done_then_booked,
+        r.recorded_rebooked,
+    )
+
+
 def probe_table(
-    records: Sequence[tuple[str, str, str, bool, bool, bool]],
+    records: Sequence[ReaskRow],
     *,
     variants: Sequence[str] = (),
     synthetic: bool = False,
@@ -208,17 +225,7 @@ def probe_groups(records: Sequence[ProbeRecord]) -> list[ProbeGroup]:
     for model, arm, harness in keys:
         mine = [r for r in records if (r.model, r.arm, r.harness) == (model, arm, harness)]
         table = probe_table(
-            [
-                (
-                    f"{r.episode_id}#{r.turn}",
-                    r.variant,
-                    r.decoding,
-                    r.reexecuted,
-                    r.said_done_then_booked,
-                    r.recorded_rebooked,
-                )
-                for r in mine
-            ],
+            [reask_row(r) for r in mine],
             variants=[v for v in VARIANTS if any(r.variant == v for r in mine)],
             synthetic=any(r.synthetic for r in mine),
         )

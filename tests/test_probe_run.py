@@ -19,7 +19,7 @@ import pytest
 from protocol.probe import VARIANTS, ProbeRecord
 from runner.grid import parse_grid
 from runner.probe_run import PROBE_LOG, ProbeOptions, read_probe, run_probe
-from scoring.probe import probe_table
+from scoring.probe import probe_table, reask_row
 from tests.reliability_kit import grid_data, ladder, ladder_argv, run_inprocess
 
 SYNTH = "scripted/synthetic?fresh=0.35&confirm_ask=2&status_ask=0.3&seed=3"
@@ -101,19 +101,7 @@ def test_synthetic_agent_re_execution_depends_on_the_variant(
     # greedy as-recorded reproduces the recorded outcome (same request, same reply)
     greedy = [r for r in recs if r.variant == "as_recorded" and r.decoding == "greedy"]
     assert greedy and all(r.reexecuted == r.recorded_rebooked for r in greedy)
-    table = probe_table(
-        [
-            (
-                f"{r.episode_id}#{r.turn}",
-                r.variant,
-                r.decoding,
-                r.reexecuted,
-                r.said_done_then_booked,
-                r.recorded_rebooked,
-            )
-            for r in recs
-        ]
-    )
+    table = probe_table([reask_row(r) for r in recs])
     assert table.greedy_reproduction == 1.0
 
 
