@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,17 +66,23 @@ def _grid() -> Any:
     return parse_grid({"models": [{"name": "m"}]})
 
 
-async def run_arm(
-    tmp: Path, arm: str, knobs: Knobs = DEFAULT, ep: Episode = EP
-) -> tuple[EpisodeRecord, list[list[dict[str, str]]]]:
-    seen: list[list[dict[str, str]]] = []
+Sent = list[list[dict[str, str]]]
+
+
+async def _episode(
+    tmp: Path,
+    arm: str,
+    knobs: Knobs,
+    ep: Episode,
+    answer: Callable[[list[dict[str, str]], int], str],
+) -> tuple[EpisodeRecord, Sent]:
+    """One episode whose agent replies ``answer(messages, requests so far)``; the record
+    and every request the agent was sent, in order."""
+    seen: Sent = []
 
     async def agent(messages: list[dict[str, str]]) -> Reply:
         seen.append([dict(m) for m in messages])
-        user = messages[-1]["content"]
-        m = _WO.search(user)
-        tools = strings.TOOL_CLAUSE in messages[0]["content"]
-        content = _book_requested(ep, user, m.group(0) if m else None, tools)
+        content = answer(messages, len(seen))
         return Reply(content=content, reasoning="", call=CallRecord(role="agent"))
 
     cell = CellKey(model="m", steps=ep.spec.steps, density=ep.spec.density, arm=arm, knobs=knobs)
@@ -84,6 +91,18 @@ async def run_arm(
     record = await run_episode(ctx)
     assert record.termination == "completed", record.error
     return record, seen
+
+
+async def run_arm(
+    tmp: Path, arm: str, knobs: Knobs = DEFAULT, ep: Episode = EP
+) -> tuple[EpisodeRecord, Sent]:
+    def answer(messages: list[dict[str, str]], _: int) -> str:
+        user = messages[-1]["content"]
+        m = _WO.search(user)
+        tools = strings.TOOL_CLAUSE in messages[0]["content"]
+        return _book_requested(ep, user, m.group(0) if m else None, tools)
+
+    return await _episode(tmp, arm, knobs, ep, answer)
 
 
 CASES: list[tuple[str, Knobs]] = [
@@ -252,33 +271,25 @@ def _action(tool: str, wo: str) -> str:
 
 async def run_harness_arm(
     tmp: Path, arm: str, knobs: Knobs, ep: Episode = EP
-) -> tuple[EpisodeRecord, list[list[dict[str, str]]]]:
+) -> tuple[EpisodeRecord, Sent]:
     """A harness episode whose agent books the requested step's tool, and after every
     result or refusal books one more step (so turns have follow-ups, refusals and results
     carried into the next turn)."""
-    seen: list[list[dict[str, str]]] = []
 
-    async def agent(messages: list[dict[str, str]]) -> Reply:
-        seen.append([dict(m) for m in messages])
+    def answer(messages: list[dict[str, str]], sent: int) -> str:
         last = messages[-1]["content"]
         m = _WO.search(last)
         wo = m.group(0) if m else None
-        content = "Noted."
         if wo is not None and last.startswith(("[TOOL RESULT]", "[CALL REJECTED]")):
-            s = ep.steps[len(seen) % len(ep.steps)]
-            content = f"Next.\n{_action(tool_name(s), wo)}"
-        elif wo is not None:
+            s = ep.steps[sent % len(ep.steps)]
+            return f"Next.\n{_action(tool_name(s), wo)}"
+        if wo is not None:
             step = next((t.step for t in ep.turns if t.text in last), None)
             if step is not None:
-                content = f"On it.\n{_action(tool_name(ep.step(step)), wo)}"
-        return Reply(content=content, reasoning="", call=CallRecord(role="agent"))
+                return f"On it.\n{_action(tool_name(ep.step(step)), wo)}"
+        return "Noted."
 
-    cell = CellKey(model="m", steps=ep.spec.steps, density=ep.spec.density, arm=arm, knobs=knobs)
-    helpers = Helpers(_grid(), tmp, {"embedded": _Embedding(truth({ep.brief: ep}))})
-    ctx = EpisodeContext(episode=ep, cell=cell, agent=agent, helpers=helpers)
-    record = await run_episode(ctx)
-    assert record.termination == "completed", record.error
-    return record, seen
+    return await _episode(tmp, arm, knobs, ep, answer)
 
 
 HARNESS_CASES: list[tuple[str, Knobs]] = [
