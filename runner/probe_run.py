@@ -7,9 +7,10 @@ variant on the run's endpoint client and limiter (:func:`runner.endpoints.open_e
 ``ModelConfig.chat_kwargs``): once greedy (temperature 0) and ``samples`` times at the
 model card's sampling settings (:mod:`runner.model_cards`; flags override). Episodes of the
 tool harness are probed the same way (the paper's "with tools" rows): their requests
-rebuild from the log too, and a re-ask re-executes when it calls the done step's tool. Each reply is scored on the spot (:func:`scoring.probe.score_reask`) and
-appended as one typed :class:`protocol.probe.ProbeRecord` line to ``OUT/probe.jsonl``; a
-rerun skips the (episode, turn, variant, decoding, sample) keys already there (resumable).
+rebuild from the log too, and a re-ask re-executes when it calls the done step's tool.
+Each reply is scored on the spot (:func:`scoring.probe.score_reask`) and appended as one
+typed :class:`protocol.probe.ProbeRecord` line to ``OUT/probe.jsonl``; a rerun skips the
+(episode, turn, variant, decoding, sample) keys already there (resumable).
 """
 
 from __future__ import annotations
@@ -201,6 +202,7 @@ def _selected(run_dir: Path, grid: Grid, opts: ProbeOptions) -> list[EpisodeReco
 
 
 _SAMPLING_KEYS = ("temperature", "top_p", "top_k", "min_p")
+_GREEDY = Sampling(temperature=0.0, source="greedy")  # the greedy re-ask: nothing else sent
 
 
 def _check_meta(
@@ -289,11 +291,9 @@ async def run_probe(
                     model = grid.model(job.record.cell.model)
                     kw = model.chat_kwargs(grid.decoding, "agent")
                     extra = dict(kw["extra"])
-                    temperature = 0.0
-                    sampling = Sampling(temperature=0.0)
+                    sampling = _GREEDY
                     if job.decoding == "sampled":
                         sampling = summary.sampling[job.record.cell.model]
-                        temperature = sampling.temperature
                         extra.update(sampling.body())
                         extra["seed"] = job.sample
                     reply = await endpoints[model.endpoint].chat(
@@ -303,7 +303,7 @@ async def run_probe(
                         role="agent",
                         thinking=kw["thinking"],
                         extra=extra,
-                        temperature=temperature,
+                        temperature=sampling.temperature,
                         # the episode's replica: its re-asks share the logged history's
                         # prefix (runner.affinity), jobs are started trap by trap
                         affinity=affinity_key(job.record.cell, job.record.spec),
@@ -333,7 +333,7 @@ async def run_probe(
                     variant=job.variant,
                     decoding=job.decoding,
                     sample=job.sample,
-                    temperature=temperature,
+                    temperature=sampling.temperature,
                     top_p=sampling.top_p,
                     top_k=sampling.top_k,
                     min_p=sampling.min_p,
