@@ -315,7 +315,7 @@ def paper_figures(
     eps = _points(
         cells,
         lambda c: c.arm == "enforce" and c.brief == "amended"
-        and msgspec.structs.replace(c.knobs, corruption=0.0) == Knobs()
+        and _uncorrupted(c.knobs) == Knobs()
         and c.paraphrase_tier == 0 and c.ambiguous_rate == 0.0,
         lambda c: f"{c.knobs.corruption:g}",
         lambda c: f"{_model(c)}, S={c.steps} rho={c.density:g}",

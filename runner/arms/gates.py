@@ -33,12 +33,13 @@ Variants (knobs of the cell):
   seeded from the episode spec, the cell's model and regime and epsilon, NOT the arm, so the
   directive and enforcement cells of one configuration draw the same stream (paired). Every
   corruption is logged in ``self.corruptions``. The seeding and the draw live in
-  :mod:`protocol.corruption`, which the Table 12 replay re-draws with. Reading of "flipped done bits and dropped
-  edges at rate epsilon per step-turn" (ours, docs/protocol.md): a step-turn is every step at
-  every turn, fillers included (``CORRUPT_ON_FILLERS``). The paper's counts (0.8, 1.9 and
-  6.5 corruptions per episode at 1e-3, 3e-3, 1e-2, S = 15 dense) fit 15 steps x 44 turns =
-  660 step-turns (0.66, 1.98, 6.6 expected); the 21 non-filler, non-revision turns of an
-  S = 15 dense episode (S + 6) would give 315 step-turns and 0.32, 0.95, 3.2.
+  :mod:`protocol.corruption`, which the Table 12 replay re-draws with. Reading of "flipped
+  done bits and dropped edges at rate epsilon per step-turn" (ours, docs/protocol.md): a
+  step-turn is every step at every turn, fillers included (``CORRUPT_ON_FILLERS``). The
+  paper's counts (0.8, 1.9 and 6.5 corruptions per episode at 1e-3, 3e-3, 1e-2, S = 15
+  dense) fit 15 steps x 44 turns = 660 step-turns (0.66, 1.98, 6.6 expected); the 21
+  non-filler, non-revision turns of an S = 15 dense episode (S + 6) would give 315
+  step-turns and 0.32, 0.95, 3.2.
 
 Enforcement (``enforce``; ``hybrid`` when the validator passes), state-bound (Section 3.3):
 a booking is refused iff its step, found by its code in the COMPILED graph, is cancelled,
