@@ -11,18 +11,12 @@ import msgspec
 import orjson
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import Progress
 
 from protocol.probe import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
 from protocol.records import TurnKind
 from runner.client import CallFailed
+from runner.live import progress_columns
 from runner.logs import NewerSchemaError
 from runner.probe_run import ProbeError, ProbeOptions, ProbeSummary, read_probe, run_probe
 from scoring.probe import figure_probe, probe_groups, render_probe_groups
@@ -164,16 +158,7 @@ def probe(
     console = Console(stderr=True)
 
     async def go() -> ProbeSummary:
-        columns = (
-            TextColumn("[bold]re-asks"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("elapsed"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[tally]}"),
-        )
+        columns = progress_columns("re-asks", "tally")
         with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
             task = bar.add_task("probe", total=None, tally="")
             made = [0, 0]  # re-asks, re-executions

@@ -19,6 +19,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -34,6 +35,7 @@ __all__ = [
     "format_result",
     "live_view",
     "probe_line",
+    "progress_columns",
     "progress_lines",
     "status_line",
 ]
@@ -147,6 +149,21 @@ class _Rate:
         return f"tokens/s {toks / max(1e-9, time.perf_counter() - self.t0):,.0f}"
 
 
+def progress_columns(what: str, *fields: str) -> tuple[ProgressColumn, ...]:
+    """A long job's progress columns: ``what`` done of the total with a bar, labelled
+    elapsed time and ETA, then each task field in ``fields``."""
+    return (
+        TextColumn(f"[bold]{what}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("elapsed"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        *(TextColumn(f"{{task.fields[{f}]}}") for f in fields),
+    )
+
+
 @contextmanager
 def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Iterator[None]:
     """Show progress while the body runs; streamed results print above the bar."""
@@ -159,17 +176,7 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
         yield
         return
     rate = _Rate(state.endpoints)
-    columns = (
-        TextColumn("[bold]episodes"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("elapsed"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[stats]}"),
-        TextColumn("{task.fields[cells]}"),
-    )
+    columns = progress_columns("episodes", "stats", "cells")
     with Progress(*columns, console=console, transient=False, refresh_per_second=4) as bar:
         task = bar.add_task("run", total=state.progress.total or None, stats="", cells="")
 
