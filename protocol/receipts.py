@@ -110,6 +110,7 @@ __all__ = [
     "normalize_work_order",
     "parse_ledger",
     "read_bookings",
+    "ref_matches",
 ]
 
 
@@ -151,7 +152,8 @@ _WO_CORE = (
 )
 
 _REF = re.compile(
-    r"(?<![0-9A-Za-z])[Rr][Ee][Ff](?![0-9A-Za-z])"  # the keyword, a whole word
+    # the keyword, a whole word; its first letter leads, so the search skips to each r/R
+    r"[Rr](?<![0-9A-Za-z][Rr])[Ee][Ff](?![0-9A-Za-z])"
     rf"[{_SP}{_MD}:.=#\"'“”‘’(\[{_DASH}]{{1,16}}"  # keyword separator
     + _CODE_CORE
     + rf"[{_SP}{_MD}\\]*[/\uff0f\u2215\u2044][{_SP}{_MD}]*"  # the slash
@@ -203,19 +205,19 @@ def _line_at(text: str, start: int, end: int) -> str:
     return line.removesuffix("\r")
 
 
-def find_refs(text: str) -> list[Ref]:
-    """Every ``ref <code>/<work order>`` in *text*, in order (see the module docstring)."""
+def ref_matches(text: str) -> list[tuple[str, str, int, int]]:
+    """(code, work order, start, end) of every ref in *text*: :func:`find_refs` without the
+    ``Ref`` records and their lines (the rescoring hot path)."""
     if "ref" not in text.lower():
         return []
+    return [("RC-" + m["code"], "#W" + m["wo"], m.start(), m.end()) for m in _REF.finditer(text)]
+
+
+def find_refs(text: str) -> list[Ref]:
+    """Every ``ref <code>/<work order>`` in *text*, in order (see the module docstring)."""
     return [
-        Ref(
-            code=f"RC-{m['code']}",
-            work_order=f"#W{m['wo']}",
-            start=m.start(),
-            end=m.end(),
-            line=_line_at(text, m.start(), m.end()),
-        )
-        for m in _REF.finditer(text)
+        Ref(code=code, work_order=wo, start=start, end=end, line=_line_at(text, start, end))
+        for code, wo, start, end in ref_matches(text)
     ]
 
 

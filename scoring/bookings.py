@@ -31,12 +31,13 @@ Decisions (the replay module's docstring lists them all; these are the ones made
 
 from __future__ import annotations
 
+import functools
 import re
 
 import msgspec
 
 from protocol.execution import code_table, read_execution
-from protocol.receipts import classify, find_refs
+from protocol.receipts import normalize_work_order, ref_matches
 from protocol.records import Booking, Episode, TurnRecord
 from scoring.citations import ReplyDeclines, has_refusal_language
 
@@ -68,18 +69,38 @@ class TurnBookings(msgspec.Struct, frozen=True, kw_only=True):
 _Found = list[tuple[Booking, list[tuple[int, int]]]]
 
 
+@functools.lru_cache(maxsize=4096)
+def _current(work_order: str | None) -> str | None:
+    """The turn's work order as :func:`protocol.receipts.classify` normalizes it."""
+    return normalize_work_order(work_order) if work_order is not None else None
+
+
 def _ref_bookings(text: str, tables: CodeTables, work_order: str | None) -> tuple[_Found, int, int]:
-    refs = find_refs(text)
+    """``classify(find_refs(text), codes, work_order)``, each booking with its spans, read in
+    one pass over :func:`protocol.receipts.ref_matches` (the refs' codes are normalized, so
+    ``code in tables.codes`` is ``classify``'s table lookup)."""
+    refs = ref_matches(text)
     if not refs:
         return [], 0, 0
-    # Only the codes the refs name matter to classify(); a small table keeps it cheap.
-    codes = {r.code: tables.codes[r.code] for r in refs if r.code in tables.codes}
-    receipts = classify(refs, codes, work_order)
-    found: _Found = [
-        (b, [(r.start, r.end) for r in refs if r.code == b.code and r.work_order == b.work_order])
-        for b in receipts.bookings
-    ]
-    return found, len(receipts.redisplays), len(receipts.unknown)
+    current = _current(work_order)
+    codes = tables.codes
+    spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    found: _Found = []
+    redisplays = unknown = 0
+    for code, wo, start, end in refs:
+        key = (code, wo)
+        seen = spans.get(key)
+        if seen is not None:
+            seen.append((start, end))
+            continue
+        spans[key] = here = [(start, end)]
+        if current is None or wo != current:
+            redisplays += 1
+        elif code in codes:
+            found.append((Booking(step=codes[code], code=code, work_order=current), here))
+        else:
+            unknown += 1
+    return found, redisplays, unknown
 
 
 def _action_bookings(text: str, tables: CodeTables, work_order: str | None) -> _Found:

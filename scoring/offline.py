@@ -18,7 +18,7 @@ from scoring.episodes import EpisodeCache
 from scoring.families import DEFAULT_FAMILY, score_lines
 from scoring.gate_report import helper_lines
 from scoring.lines import ResultLine, with_status
-from scoring.replay import EpisodeScore, score_episode
+from scoring.replay import EpisodeScore, Replays, score_episode
 
 __all__ = ["paused_gc", "rescore", "score_records"]
 
@@ -38,9 +38,11 @@ def paused_gc() -> Iterator[None]:
 def score_records(
     records: Iterable[EpisodeRecord], cache: EpisodeCache | None = None, *, detail: bool = False
 ) -> list[EpisodeScore]:
-    """One :class:`EpisodeScore` per record, regenerating each spec's episode once (compact
-    scores unless *detail*: aggregation needs no per-turn detail)."""
+    """One :class:`EpisodeScore` per record, regenerating each spec's episode once and
+    replaying each (episode, turns, executions) once (compact scores unless *detail*:
+    aggregation needs no per-turn detail)."""
     cache = cache if cache is not None else EpisodeCache()
+    replays = Replays()
     out: list[EpisodeScore] = []
     with paused_gc():
         for record in records:
@@ -49,7 +51,7 @@ def score_records(
             except SpecError:
                 out.append(score_episode(record))  # reported as unscorable
                 continue
-            out.append(score_episode(record, episode, detail=detail))
+            out.append(score_episode(record, episode, detail=detail, replays=replays))
     return out
 
 

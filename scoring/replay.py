@@ -51,7 +51,7 @@ from protocol.generate import SpecError, generate
 from protocol.records import CellKey, Episode, EpisodeRecord, Turn, TurnKind, TurnRecord
 from protocol.state import CHANNELS, Error
 from protocol.user import ScriptedUser
-from scoring.bookings import CodeTables, TurnBookings, read_turn
+from scoring.bookings import NOTHING, CodeTables, TurnBookings, read_turn
 from scoring.consistency import MAX_MISMATCHES, ScheduleChecker, planned_mismatches
 from scoring.harness import ToolTable, read_harness_turn
 
@@ -59,6 +59,7 @@ __all__ = [
     "LABELS",
     "MAX_MISMATCHES",
     "EpisodeScore",
+    "Replays",
     "Scoring",
     "TurnScore",
     "score_episode",
@@ -174,6 +175,51 @@ def _replay(
     )
 
 
+_ReplayKey = tuple[int, tuple[Turn, ...], tuple[tuple[str, ...], ...], bool, bool]
+
+
+class Replays:
+    """Replays already made, keyed by their inputs: the episode (by identity, checked), the
+    turns, the steps each turn executed, the infrastructure flag and the detail flag. A replay
+    with no schedule check is a pure function of those, so the arms and models of a grid
+    that executed the same steps on the same episode share one (strong agents play many
+    episodes perfectly under every arm). Pass one to :func:`score_episode` per batch."""
+
+    __slots__ = ("_done",)
+
+    def __init__(self) -> None:
+        self._done: dict[_ReplayKey, tuple[Episode, Scoring]] = {}
+
+    def replay(
+        self,
+        episode: Episode,
+        turns: Sequence[Turn],
+        executed: Sequence[tuple[str, ...]],
+        infrastructure: bool,
+        detail: bool,
+    ) -> Scoring:
+        key = (id(episode), tuple(turns), tuple(executed), infrastructure, detail)
+        hit = self._done.get(key)
+        if hit is not None and hit[0] is episode:
+            return hit[1]
+        scoring = _replay(ScriptedUser(episode), turns, executed, None, infrastructure, detail)
+        self._done[key] = (episode, scoring)
+        return scoring
+
+
+def _fresh_replay(
+    episode: Episode,
+    turns: Sequence[Turn],
+    executed: Sequence[tuple[str, ...]],
+    infrastructure: bool,
+    detail: bool,
+    replays: Replays | None,
+) -> Scoring:
+    if replays is not None:
+        return replays.replay(episode, turns, executed, infrastructure, detail)
+    return _replay(ScriptedUser(episode), turns, executed, None, infrastructure, detail)
+
+
 def _unscorable(record: EpisodeRecord, why: str) -> EpisodeScore:
     empty = _empty_scoring()
     return EpisodeScore(
@@ -201,13 +247,18 @@ def _admitted_differs(read: TurnBookings, turn: TurnRecord) -> bool:
 
 
 def score_episode(
-    record: EpisodeRecord, episode: Episode | None = None, *, detail: bool = True
+    record: EpisodeRecord,
+    episode: Episode | None = None,
+    *,
+    detail: bool = True,
+    replays: Replays | None = None,
 ) -> EpisodeScore:
     """Score one logged episode (see the module docstring for every rule).
 
     *episode* is ``protocol.generate(record.spec)``; pass it from a cache
-    (:class:`scoring.episodes.EpisodeCache`) when scoring many records. ``detail=False``
-    leaves out the per-turn scores (a compact score; aggregation needs none of them).
+    (:class:`scoring.episodes.EpisodeCache`) when scoring many records, and a
+    :class:`Replays` to share identical replays between them. ``detail=False`` leaves out the
+    per-turn scores (a compact score; aggregation needs none of them).
     """
     if episode is None:
         try:
@@ -226,22 +277,23 @@ def score_episode(
     infrastructure = record.termination != "completed"
     diffs = sum(_admitted_differs(r, t) for r, t in zip(read, record.turns, strict=True))
     check_text = episode.spec == record.spec
-    user = ScriptedUser(episode)
     primary_steps = [r.primary for r in read]
     # Version 3 serves ambiguous candidates on the realized state: check them turn by turn.
     served = episode.spec.generator >= 3 and any(t.kind == "ambiguous" for t in episode.turns)
     if diffs or served or any(t.dynamic for t in turns):
         checker = ScheduleChecker(check_text)
+        user = ScriptedUser(episode)
         primary = _replay(user, turns, primary_steps, checker, infrastructure, detail)
         mismatches = checker.finish(user, not infrastructure, len(turns))
     else:
-        primary = _replay(user, turns, primary_steps, None, infrastructure, detail)
+        primary = _fresh_replay(episode, turns, primary_steps, infrastructure, detail, replays)
         mismatches = planned_mismatches(episode, turns, not infrastructure, check_text)
     aware_steps = [r.decline_aware for r in read]
+    booked = [r for r in read if r is not NOTHING]  # the turns with anything to count
     aware = (
         primary
         if aware_steps == primary_steps
-        else _replay(ScriptedUser(episode), turns, aware_steps, None, infrastructure, detail)
+        else _fresh_replay(episode, turns, aware_steps, infrastructure, detail, replays)
     )
     return EpisodeScore(
         cell=record.cell,
@@ -251,11 +303,11 @@ def score_episode(
         scorable=True,
         primary=primary,
         decline_aware=aware,
-        refused=sum(r.refused for r in read),
-        false_completions=sum(r.false_completions for r in read),
-        citations=sum(r.citations for r in read),
-        redisplays=sum(r.redisplays for r in read),
-        unknown=sum(r.unknown for r in read),
+        refused=sum(r.refused for r in booked),
+        false_completions=sum(r.false_completions for r in booked),
+        citations=sum(r.citations for r in booked),
+        redisplays=sum(r.redisplays for r in booked),
+        unknown=sum(r.unknown for r in booked),
         admitted_diffs=diffs,
         mismatches=mismatches,
     )
