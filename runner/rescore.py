@@ -28,6 +28,7 @@ from scoring.gate_report import helper_lines
 from scoring.lines import HelperLine, ResultLine, with_status
 from scoring.offline import paused_gc, rescore, score_records
 from scoring.replay import EpisodeScore
+from scoring.stats import preload_stats
 
 __all__ = ["MIN_PARALLEL_BYTES", "cores", "rescore_dir"]
 
@@ -142,7 +143,9 @@ def rescore_dir(
     big = sum(p.stat().st_size for p in paths) >= min_bytes
     if jobs > 1 and len(groups) > 1 and big:
         with ProcessPoolExecutor(min(jobs, len(groups))) as pool:
-            parts = list(pool.map(_score_group, groups))
+            pending = pool.map(_score_group, groups)
+            preload_stats()  # while the workers score: the merge needs scipy
+            parts = list(pending)
         trial = LogReport()
         lines = _merge(paths, parts, trial, family)
         if lines is not None:

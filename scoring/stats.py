@@ -22,7 +22,12 @@ def binomtest(k: int, n: int, p: float = 0.5) -> Any:
     return scipy_binomtest(k, n, p)
 
 
-__all__ = ["holm", "mcnemar_exact", "wilson"]
+def preload_stats() -> None:
+    """Import scipy's statistics now (a caller with idle time before its first interval)."""
+    import scipy.stats  # noqa: F401
+
+
+__all__ = ["holm", "mcnemar_exact", "preload_stats", "wilson"]
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
