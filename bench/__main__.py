@@ -35,6 +35,7 @@ CASES = (
     "helpers",
     "cost",
     "rescore",
+    "turn_cost",
     "view",
     "prefix",
     "memory_arms",

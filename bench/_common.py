@@ -22,6 +22,7 @@ __all__ = [
     "SERVER_CORE",
     "Sampler",
     "client_cpu_s",
+    "client_sys_s",
     "grid",
     "median",
     "pin",
@@ -69,6 +70,11 @@ def client_cpu_s() -> float:
     """This process's user + system CPU seconds (the OS's accounting)."""
     ru = resource.getrusage(resource.RUSAGE_SELF)
     return ru.ru_utime + ru.ru_stime
+
+
+def client_sys_s() -> float:
+    """This process's system (kernel) CPU seconds: sending and receiving on its sockets."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
 
 
 def status_bytes(field: str) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 
-from bench._common import Sampler, client_cpu_s
+from bench._common import Sampler, client_cpu_s, client_sys_s
 from runner.endpoints import open_endpoints
 from runner.grid import Grid
 from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
@@ -73,6 +73,8 @@ async def drive_runner(
                 float(sum(e.prompt_tokens for e in eps)),
                 float(sum(e.completion_tokens for e in eps)),
                 float(state.progress.done),
+                client_cpu_s(),
+                client_sys_s(),
             )
 
         sampler = Sampler(read, every=sample_every or 1.0)

@@ -14,7 +14,6 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import msgspec
 import orjson
@@ -23,7 +22,17 @@ from protocol.records import CallRecord, Role, Termination
 from runner.affinity import EPISODE, ReplicaChooser, Routing
 from runner.call_stats import CallStats
 from runner.limiter import Limiter
-from runner.transport import AiohttpTransport, Request, Response, Transport, TransportError
+from runner.transport import AiohttpTransport, Request, Transport, TransportError
+from runner.wire import (
+    ContextOverflow,
+    Fatal,
+    JsonObject,
+    Retry,
+    cached_tokens,
+    chat_body,
+    check_status,
+    parse_body,
+)
 
 __all__ = [
     "BUDGET_CEILING",
@@ -50,22 +59,6 @@ class CallFailed(Exception):
         super().__init__(message)
         self.termination = termination
         self.attempts = attempts
-
-
-class _Retry(Exception):
-    def __init__(self, message: str, delay: float | None = None, throttled: bool = False) -> None:
-        super().__init__(message)
-        self.delay = delay
-        self.throttled = throttled
-
-
-_CONTEXT_WORDS = ("context length", "context_length", "context window", "maximum context")
-
-
-def _is_context_error(status: int, text: str) -> bool:
-    """A prompt too long for the model, in vLLM's, SGLang's or llama.cpp's wording."""
-    low = text.lower()
-    return status == 400 and any(w in low for w in _CONTEXT_WORDS)
 
 
 class Endpoint:
@@ -155,7 +148,7 @@ class Endpoint:
         max_tokens: int,
         role: Role = "agent",
         thinking: bool = False,
-        extra: Mapping[str, Any] | None = None,
+        extra: Mapping[str, object] | None = None,
         temperature: float = 0.0,
         affinity: str | None = None,
     ) -> Reply:
@@ -165,21 +158,12 @@ class Endpoint:
         call = _Call(budget=max_tokens, affinity=affinity or EPISODE.get())
         while call.attempt < self.attempts:
             call.attempt += 1
-            body: dict[str, Any] = {
-                "model": model,
-                "messages": messages,
-                "temperature": temperature,
-                "max_tokens": call.budget,
-            }
-            if extra:
-                body.update(extra)
+            body = chat_body(model, messages, temperature, call.budget, extra)
             try:
                 data = await self._attempt(body, call)
-            except (_Retry, _ContextOverflow, _Fatal) as failure:
-                if not isinstance(failure, _ContextOverflow):  # may trip the breaker
-                    self.stats.failure(
-                        self._redact(str(failure)), retry=isinstance(failure, _Retry)
-                    )
+            except (Retry, ContextOverflow, Fatal) as failure:
+                if not isinstance(failure, ContextOverflow):  # may trip the breaker
+                    self.stats.failure(self._redact(str(failure)), retry=isinstance(failure, Retry))
                 await self._after_failure(failure, call)
                 continue
             self.limiter.success()
@@ -198,10 +182,10 @@ class Endpoint:
 
     async def _attempt(
         self,
-        body: dict[str, Any],
+        body: bytes,
         call: _Call,
-        post: Callable[[int, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None,
-    ) -> dict[str, Any]:
+        post: Callable[[int, bytes], Awaitable[JsonObject]] | None = None,
+    ) -> JsonObject:
         """One request (a chat completion, or ``post``'s) under a limiter slot; the slot goes
         back whatever happens."""
         t0 = time.perf_counter()
@@ -212,7 +196,7 @@ class Endpoint:
         self._in_flight[idx] += 1
         try:
             return await (post or self._post)(idx, body)
-        except _Retry as r:
+        except Retry as r:
             if r.throttled:
                 self.limiter.throttled()  # before the release: wake no one at the old limit
             raise
@@ -224,24 +208,24 @@ class Endpoint:
     async def _after_failure(self, failure: Exception, call: _Call) -> None:
         """Raise :class:`CallFailed` for a failure retrying cannot fix; otherwise adjust the
         budget (context overflow) or wait out the backoff (transient) before the retry."""
-        if isinstance(failure, _Fatal):
+        if isinstance(failure, Fatal):
             # Reliability fix: a server may echo the API key in its error message
             # ("Incorrect API key provided: ..."); it must reach no log and no screen.
             raise CallFailed("client_error", self._redact(str(failure)), call.attempt) from None
         call.last = str(failure)
-        if isinstance(failure, _ContextOverflow):
+        if isinstance(failure, ContextOverflow):
             if call.budget <= BUDGET_FLOOR:
                 raise CallFailed("context_overflow", call.last, call.attempt) from None
             call.budget = max(BUDGET_FLOOR, call.budget // 2)
             return
-        delay = failure.delay if isinstance(failure, _Retry) else None
+        delay = failure.delay if isinstance(failure, Retry) else None
         if delay is None:
             cap = min(self.backoff_max_s, self.backoff_s * 2 ** (call.attempt - 1))
             delay = random.uniform(0, cap)
         if call.attempt < self.attempts:
             await asyncio.sleep(delay)
 
-    def _reply(self, data: dict[str, Any], call: _Call, role: Role) -> Reply:
+    def _reply(self, data: JsonObject, call: _Call, role: Role) -> Reply:
         """The reply of a successful response, with its call record; counts its tokens."""
         choice = data["choices"][0]
         message = choice.get("message") or {}
@@ -250,7 +234,7 @@ class Endpoint:
         self.requests += 1
         self.prompt_tokens += pt
         self.completion_tokens += ct
-        self.cached_tokens += _cached_tokens(usage)
+        self.cached_tokens += cached_tokens(usage)
         return Reply(
             content=message.get("content") or "",
             reasoning=message.get("reasoning_content") or message.get("reasoning") or "",
@@ -263,7 +247,7 @@ class Endpoint:
                 attempts=call.attempt,
                 finish_reason=choice.get("finish_reason"),
                 max_tokens=call.budget,
-                cached_tokens=_cached_tokens(usage),
+                cached_tokens=cached_tokens(usage),
             ),
         )
 
@@ -274,12 +258,12 @@ class Endpoint:
         input order and the call's record (role ``embedding``); raises :class:`CallFailed`."""
         self.open()
         call = _Call(budget=0)
-        body = {"model": model, "input": list(inputs)}
+        body = orjson.dumps({"model": model, "input": list(inputs)})
         while call.attempt < self.attempts:
             call.attempt += 1
             try:
                 data = await self._attempt(body, call, self._post_embeddings)
-            except (_Retry, _ContextOverflow, _Fatal) as failure:
+            except (Retry, ContextOverflow, Fatal) as failure:
                 await self._after_failure(failure, call)
                 continue
             self.limiter.success()
@@ -302,38 +286,38 @@ class Endpoint:
             call.attempt,
         )
 
-    async def _post_embeddings(self, idx: int, body: dict[str, Any]) -> dict[str, Any]:
+    async def _post_embeddings(self, idx: int, body: bytes) -> JsonObject:
         url = self.base_urls[idx] + "/embeddings"
         try:
-            resp = await self.open().send(Request("POST", url, orjson.dumps(body), self._headers))
+            resp = await self.open().send(Request("POST", url, body, self._headers))
         except TransportError as e:
-            raise _Retry(str(e)) from None
+            raise Retry(str(e)) from None
         except TimeoutError:
-            raise _Retry("request timed out") from None
-        _check_status(resp)
+            raise Retry("request timed out") from None
+        check_status(resp)
         try:
             data = orjson.loads(resp.body)
             if not isinstance(data, dict) or not isinstance(data.get("data"), list):
                 raise ValueError("no data")
         except (orjson.JSONDecodeError, ValueError):
-            raise _Retry("malformed embeddings body") from None
+            raise Retry("malformed embeddings body") from None
         return data
 
     def _redact(self, text: str) -> str:
         key = self._headers.get("Authorization", "").removeprefix("Bearer ").strip()
         return text.replace(key, "[redacted]") if key else text
 
-    async def _post(self, idx: int, body: dict[str, Any]) -> dict[str, Any]:
+    async def _post(self, idx: int, body: bytes) -> JsonObject:
         transport = self.open()
-        request = Request("POST", self.urls[idx], orjson.dumps(body), self._headers)
+        request = Request("POST", self.urls[idx], body, self._headers)
         try:
             resp = await transport.send(request)
         except TransportError as e:
-            raise _Retry(str(e)) from None
+            raise Retry(str(e)) from None
         except TimeoutError:
-            raise _Retry("request timed out") from None
-        _check_status(resp)
-        return _parse_body(resp.body)
+            raise Retry("request timed out") from None
+        check_status(resp)
+        return parse_body(resp.body)
 
 
 @dataclass
@@ -346,65 +330,3 @@ class _Call:
     server: float = 0.0
     last: str = ""
     affinity: str | None = None  # the episode's key (runner.affinity)
-
-
-def _cached_tokens(usage: Mapping[str, Any]) -> int:
-    """Prompt tokens the server's prefix cache served, as vLLM (``--enable-prompt-tokens-
-    details``), SGLang (``--enable-cache-report``) and OpenAI report them:
-    ``usage.prompt_tokens_details.cached_tokens``; a bare ``usage.cached_tokens`` is read
-    too. 0 where the server says nothing."""
-    details = usage.get("prompt_tokens_details")
-    value = details.get("cached_tokens") if isinstance(details, dict) else None
-    if value is None:
-        value = usage.get("cached_tokens")
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _check_status(resp: Response) -> None:
-    status = resp.status
-    if status == 429:
-        after = resp.headers.get("Retry-After")
-        delay = float(after) if after and after.replace(".", "", 1).isdigit() else None
-        raise _Retry("429 Too Many Requests", delay, throttled=True)
-    if status >= 500 or status in (408, 409):
-        # Reliability fix: 408 / 409 (a proxy's timeout, a conflict) are transient;
-        # they are retried like 5xx, as the openai client does.
-        raise _Retry(f"HTTP {status}")
-    if status >= 400:
-        text = resp.body.decode(errors="replace")[:300]
-        if _is_context_error(status, text):
-            raise _ContextOverflow(f"HTTP {status}: context length exceeded")
-        raise _Fatal(f"HTTP {status}: {_error_message(text)}")
-
-
-def _parse_body(raw: bytes) -> dict[str, Any]:
-    try:
-        data = orjson.loads(raw)
-        if not isinstance(data, dict):
-            raise ValueError("not an object")
-        choices = data.get("choices")
-        # Reliability fix: a choice that is not an object used to crash the whole run.
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ValueError("no choices")
-    except (orjson.JSONDecodeError, ValueError):
-        raise _Retry("malformed response body") from None
-    return data
-
-
-class _ContextOverflow(Exception):
-    pass
-
-
-class _Fatal(Exception):
-    pass
-
-
-def _error_message(text: str) -> str:
-    try:
-        data = orjson.loads(text)
-        msg = data.get("error", {}).get("message") if isinstance(data, dict) else None
-        if isinstance(msg, str):
-            return msg
-    except orjson.JSONDecodeError:
-        pass
-    return text.strip().splitlines()[0] if text.strip() else "(empty body)"

@@ -1,0 +1,97 @@
+"""Client CPU per turn early and late in a transcript: is the per-turn cost flat?
+
+The history is append-only, so the runner's cost per turn should not grow with it. The
+scripted endpoint answers at once in its own process on its own core; the runner (this
+process, pinned to the other) runs 128 episodes of S = 15 (raw and checklist, the perfect
+agent) all at once with 128 requests in flight, so they advance in step: after ``n x 128``
+requests, the turns under way are about turn ``n``. Client CPU (``getrusage``) and requests
+answered are sampled every 10 ms; the CPU per request between requests ``3 x 128`` and
+``7 x 128`` (turns 4 to 7, around turn 5) is set against that between ``38 x 128`` and
+``42 x 128`` (around turn 40), in the same run. The figure is the median ratio over
+repeats; the target is <= 1.3.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench._common import SERVER_CORE, grid, median, row, run_loop, scratch
+from bench._drive import RunResult, drive_runner
+from bench._endpoint import endpoint_process, server_config
+
+__all__ = ["run"]
+
+EPISODES = 128  # 64 seeds x 2 arms, all in flight at once
+TARGET = 1.3
+EARLY = (3, 7)  # request windows, in requests per episode
+LATE = (38, 42)
+
+
+def _at(samples: list[tuple[float, tuple[float, ...]]], requests: float, col: int = 4) -> float:
+    """Client CPU seconds (``col`` 4: user + system; 5: system) when ``requests`` requests
+    had been answered (interpolated)."""
+    prev = samples[0][1]
+    for _, cur in samples[1:]:
+        if cur[0] >= requests:
+            span = cur[0] - prev[0]
+            f = (requests - prev[0]) / span if span else 0.0
+            return prev[col] + f * (cur[col] - prev[col])
+        prev = cur
+    raise ValueError(f"the run answered fewer than {requests:.0f} requests")
+
+
+def _ms_per_request(r: RunResult, window: tuple[int, int], col: int = 4) -> float:
+    lo, hi = (w * EPISODES for w in window)
+    return 1000.0 * (_at(r.samples, hi, col) - _at(r.samples, lo, col)) / (hi - lo)
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    repeats = 2 if quick else 5
+    early: list[float] = []
+    late: list[float] = []
+    sys_early: list[float] = []
+    sys_late: list[float] = []
+    with endpoint_process(server_config(), core=SERVER_CORE) as ep:
+        g = grid(
+            ep.url,
+            steps=15,
+            seeds=f"100-{99 + EPISODES // 2}",
+            concurrency=EPISODES,
+            max_in_flight=EPISODES,
+        )
+
+        async def main() -> None:
+            with scratch("turns") as out:  # warm-up: imports, caches, connections
+                await drive_runner(g, out, score=True)
+            for _ in range(repeats):
+                with scratch("turns") as out:
+                    r = await drive_runner(g, out, score=True, sample_every=0.01)
+                assert r.infrastructure == 0, "infrastructure errors at zero latency"
+                early.append(_ms_per_request(r, EARLY))
+                late.append(_ms_per_request(r, LATE))
+                sys_early.append(_ms_per_request(r, EARLY, 5))
+                sys_late.append(_ms_per_request(r, LATE, 5))
+
+        run_loop(main)
+    ratios = [b / a for a, b in zip(early, late, strict=True)]
+    ratio = median(ratios)
+    return {
+        "case": "turn_cost",
+        "setup": f"{EPISODES} episodes of S=15 at once (raw+checklist, perfect agent), zero "
+        f"latency, {EPISODES} in flight, median of {repeats}",
+        "rows": [
+            row("client CPU ms per request around turn 5", round(median(early), 4), "info", None),
+            row("client CPU ms per request around turn 40", round(median(late), 4), "info", None),
+            row(
+                "turn 40 / turn 5 client CPU per request",
+                round(ratio, 3),
+                f"<= {TARGET}",
+                ratio <= TARGET,
+            ),
+        ],
+        "early_ms": early,
+        "early_sys_ms": sys_early,
+        "late_sys_ms": sys_late,
+        "late_ms": late,
+        "ratios": ratios,
+    }
