@@ -2,14 +2,17 @@
 
 Usage::
 
-    python -m bench                  # every case; table, then one JSON line per case
+    python -m bench                  # every case: its rows and JSON line as it finishes
     python -m bench --quick          # a short smoke run of every case
-    python -m bench --json out.jsonl # JSON lines to a file (the table alone on stdout)
+    python -m bench --json out.jsonl # JSON lines appended to a file (tables alone on stdout)
     python -m bench --only saturation,client_cpu
 
 Each case is a module ``bench/bench_<case>.py`` with ``run(quick: bool = False) -> dict``;
 the dict names its ``case`` and either ``rows`` (figure, value, target, holds) or a single
-figure. Whatever a case prints itself goes to stderr. Exit status 1 if a case crashed.
+figure. Whatever a case prints itself goes to stderr. The moment a case finishes, its
+machine-calibration line, its rows and its JSON line are printed (the JSON line appended to
+``--json``); the CPU affinity a case set is restored before the next; the whole table comes
+again at the end. Exit status 1 if a case crashed.
 """
 
 from __future__ import annotations
@@ -124,8 +127,37 @@ def print_table(results: list[dict[str, Any]], out: Any = sys.stdout) -> None:
             print("  ".join("-" * w for w in widths), file=out)
 
 
+def calibrate() -> dict[str, float]:
+    """One machine-calibration figure, measured beside each case: how fast this process runs
+    a fixed pure-Python workload now (a loaded or slower machine reads lower), and the load
+    average. The case's own figures are ratios measured in the same run, so they travel;
+    this line says what the machine was doing while they were measured."""
+    data = list(range(20_000))
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        sorted(data, key=lambda x: -x)
+        sum(x * x for x in data)
+        "".join(map(str, data[:5_000])).split("9")
+        best = min(best, time.perf_counter() - t0)
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # pragma: no cover
+        load = float("nan")
+    return {"python_ms": round(1000 * best, 2), "loadavg_1m": round(load, 2)}
+
+
+def _affinity() -> set[int] | None:
+    try:
+        return os.sched_getaffinity(0)
+    except AttributeError:  # pragma: no cover - not Linux
+        return None
+
+
 def run_case(name: str, quick: bool) -> dict[str, Any]:
     t0 = time.perf_counter()
+    cores = _affinity()
+    before = calibrate()
     try:
         module = importlib.import_module(f"bench.bench_{name}")
         with contextlib.redirect_stdout(sys.stderr):
@@ -144,16 +176,31 @@ def run_case(name: str, quick: bool) -> dict[str, Any]:
                 }
             ],
         }
+    finally:
+        if cores is not None:  # a case pins this process (bench._common.pin): undo it
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(0, cores)
     result.setdefault("case", name)
     result["bench_s"] = round(time.perf_counter() - t0, 1)
     result["quick"] = quick
+    result["calibration"] = {"before": before, "after": calibrate()}
     return result
+
+
+def _calibration_line(r: dict[str, Any]) -> str:
+    c = r.get("calibration", {})
+    b, a = c.get("before", {}), c.get("after", {})
+    return (
+        f"# {r.get('case')}: {r.get('bench_s')} s; machine calibration: pure-Python workload "
+        f"{b.get('python_ms')} ms before, {a.get('python_ms')} ms after; load average "
+        f"{b.get('loadavg_1m')} / {a.get('loadavg_1m')}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="a short smoke run of every case")
-    p.add_argument("--json", metavar="FILE", help="write the JSON lines here, not to stdout")
+    p.add_argument("--json", metavar="FILE", help="append the JSON lines here, not to stdout")
     p.add_argument("--only", metavar="CASES", help=f"comma-separated subset of {','.join(CASES)}")
     args = p.parse_args(argv)
     names = [c.strip() for c in args.only.split(",")] if args.only else list(CASES)
@@ -161,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         p.error(f"unknown case(s) {', '.join(unknown)}; cases: {', '.join(CASES)}")
     info = machine()
+    print(
+        f"# {info['nproc']} x {info['cpu']}, Python {info['python']}"
+        f"{' (quick)' if args.quick else ''}",
+        flush=True,
+    )
     results = []
     for name in names:
         print(f"bench: {name} ...", file=sys.stderr, flush=True)
@@ -168,19 +220,20 @@ def main(argv: list[str] | None = None) -> int:
         r["machine"] = info
         results.append(r)
         print(f"bench: {name} done in {r['bench_s']} s", file=sys.stderr, flush=True)
-    print(
-        f"# {info['nproc']} x {info['cpu']}, Python {info['python']}"
-        f"{' (quick)' if args.quick else ''}"
-    )
-    print_table(results)
-    lines = b"".join(orjson.dumps(r, default=str) + b"\n" for r in results)
-    if args.json:
-        with open(args.json, "wb") as f:
-            f.write(lines)
-    else:
-        sys.stdout.write("\n")
+        # This case's rows and JSON line now: a stopped run keeps every finished case.
+        print(_calibration_line(r))
+        print_table([r])
+        line = orjson.dumps(r, default=str) + b"\n"
+        if args.json:
+            with open(args.json, "ab") as f:
+                f.write(line)
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(line)
         sys.stdout.flush()
-        sys.stdout.buffer.write(lines)
+    if len(results) > 1:
+        print("\n# every case")
+        print_table(results)
     return 1 if any("error" in r for r in results) else 0
 
 

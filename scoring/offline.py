@@ -36,13 +36,18 @@ def paused_gc() -> Iterator[None]:
 
 
 def score_records(
-    records: Iterable[EpisodeRecord], cache: EpisodeCache | None = None, *, detail: bool = False
+    records: Iterable[EpisodeRecord],
+    cache: EpisodeCache | None = None,
+    *,
+    detail: bool = False,
+    replays: Replays | None = None,
 ) -> list[EpisodeScore]:
     """One :class:`EpisodeScore` per record, regenerating each spec's episode once and
     replaying each (episode, turns, executions) once (compact scores unless *detail*:
-    aggregation needs no per-turn detail)."""
+    aggregation needs no per-turn detail). A caller scoring a run in batches (one log file at
+    a time) passes one *cache* and one *replays* to all of them."""
     cache = cache if cache is not None else EpisodeCache()
-    replays = Replays()
+    replays = replays if replays is not None else Replays()
     out: list[EpisodeScore] = []
     with paused_gc():
         for record in records:

@@ -6,14 +6,20 @@ import json
 
 import pytest
 
-from bench.bench_rescore import run
+import bench.bench_rescore as bench_rescore
 
 
-def test_bench_rescore_quick(capsys: pytest.CaptureFixture[str]) -> None:
-    result = run(quick=True)
+def test_bench_rescore_quick(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the ladder score / report subprocesses over a second directory are the bench's alone
+    monkeypatch.setattr(bench_rescore, "_grid_dir", lambda quick: {"rows": []})
+    result = bench_rescore.run(quick=True)
     out = capsys.readouterr().out.splitlines()
-    assert out[1].startswith("rescore")
+    assert out[0].startswith("rescore: 480 episodes")
     line = json.loads(out[-1])
     assert line["case"] == "rescore" and line == result
     assert line["episodes"] == line["written"] == 480 and line["cells"] == 60
-    assert line["episodes_per_s"] > 0
+    assert line["episodes_per_s"] > 0 and line["cores"] >= 1
+    figures = [r["figure"] for r in line["rows"]]
+    assert any("bare decode" in f for f in figures)
