@@ -20,6 +20,7 @@ when no ``affinity`` is passed.
 from __future__ import annotations
 
 import hashlib
+import random
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextvars import ContextVar
@@ -29,8 +30,9 @@ from protocol.records import CellKey, EpisodeSpec
 
 __all__ = ["EPISODE", "ROUTINGS", "ReplicaChooser", "Routing", "affinity_key", "stable_hash"]
 
-Routing = Literal["affinity", "least-in-flight"]
-ROUTINGS: tuple[Routing, ...] = ("affinity", "least-in-flight")
+Routing = Literal["affinity", "least-in-flight", "round-robin", "random"]
+# round-robin and random: what deployed load balancers do, for comparison (bench/prefix)
+ROUTINGS: tuple[Routing, ...] = ("affinity", "least-in-flight", "round-robin", "random")
 
 EPISODE: ContextVar[str | None] = ContextVar("ladder_episode_affinity", default=None)
 
@@ -62,11 +64,18 @@ class ReplicaChooser:
         self.memory = memory
         self._home: OrderedDict[str, int] = OrderedDict()
         self.moves = 0  # episodes moved off a saturated home
+        self._turn = 0  # round-robin's next replica
+        self._rng = random.Random(0)  # random routing, the same in every run
 
     def pick(self, load: Sequence[int], key: str | None = None) -> int:
         """The replica for a call of episode ``key`` (None: no episode), given each
         replica's requests in flight."""
         n = len(load)
+        if self.routing == "round-robin":
+            self._turn = (self._turn + 1) % n
+            return self._turn
+        if self.routing == "random":
+            return self._rng.randrange(n)
         least = min(range(n), key=load.__getitem__)
         if n == 1 or key is None or self.routing == "least-in-flight":
             return least

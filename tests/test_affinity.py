@@ -61,7 +61,7 @@ def test_least_in_flight_ignores_the_episode() -> None:
     assert c.pick([3, 1, 2], "g#e") == 1
     assert c.pick([0, 1, 2], "g#e") == 0
     with pytest.raises(ValueError):
-        ReplicaChooser(routing="random")  # type: ignore[arg-type]
+        ReplicaChooser(routing="nearest")  # type: ignore[arg-type]
 
 
 def _grid(urls: list[str], routing: str) -> dict[str, Any]:
@@ -129,6 +129,15 @@ async def test_with_affinity_every_later_turn_of_an_episode_hits_its_cache(tmp_p
 
 
 def test_the_grid_refuses_an_unknown_routing() -> None:
-    data = _grid(["http://127.0.0.1:1/v1"], "random")
+    data = _grid(["http://127.0.0.1:1/v1"], "nearest")
     with pytest.raises(GridError, match="routing"):
         parse_grid(data)
+
+
+def test_round_robin_and_random_ignore_the_episode() -> None:
+    rr = ReplicaChooser(routing="round-robin", slots=4)
+    assert [rr.pick([0, 0, 0], "g#e") for _ in range(6)] == [1, 2, 0, 1, 2, 0]
+    picks = [ReplicaChooser(routing="random", slots=4) for _ in range(2)]
+    first, second = ([c.pick([0, 0, 0, 0], "g#e") for _ in range(40)] for c in picks)
+    assert first == second  # seeded: the same in every run
+    assert len(set(first)) == 4  # and it spreads one episode over every replica
