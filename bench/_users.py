@@ -30,7 +30,15 @@ from runner.client import Endpoint, Reply
 from runner.episode import run_episode
 from runner.grid import Grid, expand
 
-__all__ = ["Agent", "UserRun", "aiohttp_agent", "gather_all", "launcher_job", "openai_agent"]
+__all__ = [
+    "Agent",
+    "UserRun",
+    "aiohttp_agent",
+    "bare_aiohttp_agent",
+    "gather_all",
+    "launcher_job",
+    "openai_agent",
+]
 
 Agent = Callable[[list[dict[str, str]]], Awaitable[Reply]]
 
@@ -106,6 +114,47 @@ async def aiohttp_agent(
             reply = await ep.chat(model, messages, max_tokens=max_tokens)
             count[0] += 1
             return reply
+
+        yield call, count
+
+
+@asynccontextmanager
+async def bare_aiohttp_agent(
+    url: str, model: str, max_tokens: int, cap: int
+) -> AsyncIterator[tuple[Agent, list[int]]]:
+    """An agent on a bare ``aiohttp.ClientSession``: ``orjson`` body, one POST under an
+    ``asyncio.Semaphore``, ``orjson`` reply; no retries, no timing, no limiter. The floor
+    any client stands on, for the runner's client CPU to be measured against."""
+    import aiohttp
+    import orjson
+
+    sem = asyncio.Semaphore(cap)
+    connector = aiohttp.TCPConnector(limit=cap + 8)
+    chat_url = url.rstrip("/") + "/chat/completions"
+    headers = {"Content-Type": "application/json"}
+    async with aiohttp.ClientSession(connector=connector) as session:
+        count = [0]
+
+        async def call(messages: list[dict[str, str]]) -> Reply:
+            body = orjson.dumps(
+                {"model": model, "messages": messages, "temperature": 0.0, "max_tokens": max_tokens}
+            )
+            async with sem, session.post(chat_url, data=body, headers=headers) as resp:
+                data = orjson.loads(await resp.read())
+            count[0] += 1
+            choice = data["choices"][0]
+            usage = data.get("usage") or {}
+            return Reply(
+                content=choice["message"].get("content") or "",
+                reasoning="",
+                call=CallRecord(
+                    role="agent",
+                    prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                    completion_tokens=int(usage.get("completion_tokens") or 0),
+                    finish_reason=choice.get("finish_reason"),
+                    max_tokens=max_tokens,
+                ),
+            )
 
         yield call, count
 

@@ -13,9 +13,11 @@ Figures: requests per second over the whole grid, as ratios to the runner's. The
 one such job per cell, several at once; with k cell jobs at once, (a)'s ratio divides by k.
 
 Part 2 (client-bound, zero latency, 64 in flight): CPU per request in this process and
-requests per second for the runner, and for ``gather`` + semaphore over three clients: the
-runner's raw-aiohttp ``Endpoint``, ``AsyncOpenAI`` on its default transport (httpx2), and
-``AsyncOpenAI`` on ``DefaultAioHttpClient``. Medians over repeats, alternating.
+requests per second for the runner, and for ``gather`` + semaphore over four clients: a bare
+``aiohttp.ClientSession`` loop (the floor: the runner's CPU per request is set against it,
+target <= 1.2), the runner's raw-aiohttp ``Endpoint``, ``AsyncOpenAI`` on its default
+transport (httpx2), and ``AsyncOpenAI`` on ``DefaultAioHttpClient``. Medians over repeats,
+alternating.
 """
 
 from __future__ import annotations
@@ -26,13 +28,14 @@ from typing import Any
 from bench._common import SERVER_CORE, grid, median, row, run_loop, scratch
 from bench._drive import drive_runner
 from bench._endpoint import endpoint_process, server_config
-from bench._users import aiohttp_agent, gather_all, launcher_job, openai_agent
+from bench._users import aiohttp_agent, bare_aiohttp_agent, gather_all, launcher_job, openai_agent
 
 __all__ = ["run"]
 
 CAP = 64
 MODEL = "scripted/perfect"
 BUDGET = 400  # the no-think reply budget the runner sends
+RUNNER_X_BARE = 1.2  # the runner's client CPU per request over a bare aiohttp loop's
 
 
 def _have_openai_aiohttp() -> bool:
@@ -49,6 +52,9 @@ async def _user(g: Any, url: str, client: str, cap: int) -> Any:
     with scratch("user") as out:
         if client == "aiohttp":
             async with aiohttp_agent(url, MODEL, BUDGET, cap) as (agent, count):
+                return await gather_all(g, agent, count, out / "log.jsonl")
+        if client == "bare-aiohttp":
+            async with bare_aiohttp_agent(url, MODEL, BUDGET, cap) as (agent, count):
                 return await gather_all(g, agent, count, out / "log.jsonl")
         sem = asyncio.Semaphore(cap)
         async with openai_agent(url, MODEL, BUDGET, sem, aiohttp=client == "openai-aiohttp") as (
@@ -93,7 +99,9 @@ def _server_bound(quick: bool) -> dict[str, Any]:
 def _client_bound(quick: bool) -> dict[str, Any]:
     seeds = "100-107"
     repeats = 1 if quick else 3
-    clients = ["aiohttp", "openai"] + (["openai-aiohttp"] if _have_openai_aiohttp() else [])
+    clients = ["bare-aiohttp", "aiohttp", "openai"] + (
+        ["openai-aiohttp"] if _have_openai_aiohttp() else []
+    )
     cpu: dict[str, list[float]] = {c: [] for c in ["runner", *clients]}
     rps: dict[str, list[float]] = {c: [] for c in cpu}
     with endpoint_process(server_config(), core=SERVER_CORE) as ep:
@@ -149,6 +157,12 @@ def run(quick: bool = False) -> dict[str, Any]:
             round(rps["runner"] / rps["openai"], 2),
             "> 1",
             rps["runner"] > rps["openai"],
+        ),
+        row(
+            "zero latency: runner / bare aiohttp loop CPU per request (same episodes)",
+            round(cpu["runner"] / cpu["bare-aiohttp"], 3),
+            f"<= {RUNNER_X_BARE}",
+            cpu["runner"] / cpu["bare-aiohttp"] <= RUNNER_X_BARE,
         ),
         row(
             "(b) zero latency: AsyncOpenAI / runner CPU per request",
