@@ -78,7 +78,11 @@ def _score_group(paths: Sequence[str]) -> _Part:
         for r in records.values():
             by_cell.setdefault(r.cell, []).append(r)
         helpers = [(c, line) for c, recs in by_cell.items() for line in helper_lines(recs)]
-    return _Part(files, scores, helpers, {c.slug() for c in by_cell})
+        cells = {c.slug() for c in by_cell}
+        # Drop the records while the collector is still paused: alive when it resumes, its
+        # first pass would walk every object they hold.
+        del records, by_cell, out
+    return _Part(files, scores, helpers, cells)
 
 
 def _config(path: Path) -> str:
@@ -154,6 +158,9 @@ def rescore_dir(
             report.corrupt += trial.corrupt
             report.truncated += trial.truncated
             return lines, sum(len(p.scores) for p in parts)
-    with paused_gc():
+    with paused_gc():  # one pause for reading and scoring, the records dropped inside it
         records = read_logs(run_dir, report)
-    return (rescore(records.values(), family=family) if records else []), len(records)
+        n = len(records)
+        lines = rescore(records.values(), family=family) if records else []
+        del records
+    return lines, n

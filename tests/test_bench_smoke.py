@@ -59,3 +59,37 @@ def test_crashed_case_is_a_table_line(monkeypatch: pytest.MonkeyPatch, tmp_path:
 
 def _raising(name: str) -> object:
     raise RuntimeError(f"no {name}")
+
+
+def test_each_case_prints_as_it_finishes_and_affinity_is_restored(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import types
+
+    import bench.__main__ as bm
+
+    out = tmp_path / "out.jsonl"  # type: ignore[operator]
+    cores = os.sched_getaffinity(0)
+    seen: dict[str, object] = {}
+
+    def pinning(quick: bool = False) -> dict[str, object]:
+        os.sched_setaffinity(0, {min(cores)})  # as bench._common.pin does
+        return {"case": "first", "rows": [{"figure": "f", "value": 1.0, "target": "info"}]}
+
+    def checking(quick: bool = False) -> dict[str, object]:
+        seen["cores"] = os.sched_getaffinity(0)
+        seen["lines"] = out.read_text().splitlines()  # type: ignore[attr-defined]
+        seen["stdout"] = capsys.readouterr().out
+        return {"case": "second", "rows": []}
+
+    modules = {"bench.bench_first": pinning, "bench.bench_second": checking}
+    monkeypatch.setattr(bm, "CASES", ("first", "second"))
+    monkeypatch.setattr(
+        importlib, "import_module", lambda name: types.SimpleNamespace(run=modules[name])
+    )
+    assert bm.main(["--only", "first,second", "--json", str(out)]) == 0
+    assert seen["cores"] == cores  # the first case's pinning was undone
+    assert len(seen["lines"]) == 1  # type: ignore[arg-type]  # its JSON line was already there
+    assert "machine calibration" in str(seen["stdout"]) and "first" in str(seen["stdout"])
+    assert len(out.read_text().splitlines()) == 2  # type: ignore[attr-defined]

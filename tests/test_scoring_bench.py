@@ -9,11 +9,7 @@ import pytest
 import bench.bench_rescore as bench_rescore
 
 
-def test_bench_rescore_quick(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # the ladder score / report subprocesses over a second directory are the bench's alone
-    monkeypatch.setattr(bench_rescore, "_grid_dir", lambda quick: {"rows": []})
+def test_bench_rescore_quick(capsys: pytest.CaptureFixture[str]) -> None:
     result = bench_rescore.run(quick=True)
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("rescore: 480 episodes")
