@@ -196,3 +196,33 @@ async def test_refusals_read_as_refusals_and_citations_as_citations(endpoint: En
         assert is_citation(reply, ref.start, ref.end)
     channels = {e.channel for _, _, e in synthetic.errors}
     assert channels <= {"re_execution", "superseded"} and channels  # primary scoring: bookings
+
+
+@pytest.mark.parametrize("arm", ["raw", "enforce"])
+async def test_incremental_transcript_reading_equals_reading_it_whole(
+    endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch, arm: str
+) -> None:
+    """The agents read each request's transcript from the record of the previous one plus
+    its last exchange; every state they reach equals a fresh read of the whole transcript."""
+    import serve.agents.replay as replay_mod
+    import serve.agents.view as view_mod
+
+    checked: list[int] = []
+    differ: list[int] = []  # collected, not raised: the handler would answer 500 instead
+
+    def both(brief: Any, history: Any, current: Any, *, narration: bool = False) -> Any:
+        state = replay_mod.replay(brief, history, current, narration=narration)
+        fresh = replay_mod._Record(brief)
+        fresh.read(history, narration)
+        fresh.refuse(current.notices)
+        fresh.revise(current.text)
+        got = (state.done, state.cancelled, state.deps, state.authorized)
+        want = (fresh.state.done, fresh.state.cancelled, fresh.state.deps, fresh.state.authorized)
+        (checked if got == want else differ).append(len(history))
+        return state
+
+    monkeypatch.setattr(view_mod, "replay", both)
+    kw: dict[str, Any] = {"refuse": 2} if arm == "enforce" else {}
+    results = await play(endpoint, specs(range(100, 104)), arm=arm, **kw)
+    assert differ == [] and max(checked) >= 40
+    assert arm != "raw" or failures(results) == []  # enforce refuses correct bookings here

@@ -11,6 +11,7 @@ relaxes. Statuses then follow Section 3.1 (``protocol.state.TaskState``). With
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
@@ -96,6 +97,44 @@ class _Record:
         rev = parse_revision(text, self.brief.texts)
         self.state.apply_revision(rev.cancel, rev.rewires, rev.relax)
 
+    def copy(self) -> _Record:
+        new = _Record.__new__(_Record)
+        new.brief = self.brief
+        new.state = self.state.copy()
+        new.held = {step: set(keys) for step, keys in self.held.items()}
+        return new
+
+    def read(self, exchanges: Iterable[Exchange], narration: bool) -> None:
+        brief = self.brief
+        for user, reply in exchanges:
+            self.refuse(user.notices)
+            self.revise(user.text)
+            self.admit(booked(reply, user.work_order, brief))
+            if narration:
+                self.admit(narrated(reply, user.work_order, brief))
+
+
+# The record after each transcript read last, by (brief, narration, exchanges): an episode's
+# next request holds the same exchanges plus one, so only that one is read (the per-request
+# cost stays flat as the transcript grows). Exact: the record is a function of that key.
+_PrefixKey = tuple[ParsedBrief, bool, tuple[Exchange, ...]]
+_READ: OrderedDict[_PrefixKey, _Record] = OrderedDict()
+_READ_MAX = 8192  # transcripts kept (episodes in flight, with their helper requests)
+
+
+def _record_after(brief: ParsedBrief, history: Sequence[Exchange], narration: bool) -> _Record:
+    exchanges = tuple(history)
+    record = _READ.pop((brief, narration, exchanges[:-1]), None) if exchanges else None
+    if record is None:
+        record = _Record(brief)
+        record.read(exchanges, narration)
+    else:
+        record.read(exchanges[-1:], narration)
+    _READ[(brief, narration, exchanges)] = record.copy()
+    if len(_READ) > _READ_MAX:
+        _READ.popitem(last=False)
+    return record
+
 
 def replay(
     brief: ParsedBrief,
@@ -105,13 +144,7 @@ def replay(
     narration: bool = False,
 ) -> TaskState:
     """The state at the start of ``current``'s request (its notices and revision applied)."""
-    record = _Record(brief)
-    for user, reply in history:
-        record.refuse(user.notices)
-        record.revise(user.text)
-        record.admit(booked(reply, user.work_order, brief))
-        if narration:
-            record.admit(narrated(reply, user.work_order, brief))
+    record = _record_after(brief, history, narration)
     record.refuse(current.notices)
     record.revise(current.text)
     return record.state
