@@ -152,8 +152,8 @@ def markdown_report(
         if rows:
             out += [
                 "",
-                f"Adjacent contrasts ({name}): exact McNemar on shared seeds; Holm over "
-                "all adjacent contrasts of this scoring.",
+                f"Contrasts ({name}): exact McNemar on shared seeds; Holm within each paper "
+                "table's family (`ladder score` lists them; docs/scoring.md).",
                 "",
                 markdown_table(CONTRAST_HEADER, rows),
             ]
