@@ -3,7 +3,8 @@ laid out over the 44 turns and worded (Section 4.1, Appendices A.5 and B.1).
 
 Both versions draw the graph and revision from one stream and each schedule from its own, and
 keep an attempt only when both schedules can carry the trap budget, so the earlier and the
-regenerated schedule of a seed share graph, revision, codes and work orders. Version 4 places
+regenerated schedule of a seed share graph, revision and codes (their work orders, drawn
+after the turn slots, differ). Version 4 places
 the revision midway in both schedules, plans the ambiguous probes on the perfect-play state
 (:mod:`protocol.ambiguous`) and words planned re-asks as asks (:mod:`protocol.versions`).
 """
