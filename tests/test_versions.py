@@ -13,6 +13,7 @@ from scoring.replay import score_episode
 from tests.scoring_records import Act, build, cell, perfect
 
 V1_LOGS = Path(__file__).parent / "data" / "v1_logs.jsonl"
+V3_LOGS = Path(__file__).parent / "data" / "v3_logs.jsonl"
 
 
 class _Golden(msgspec.Struct, kw_only=True):
@@ -38,6 +39,23 @@ def test_logs_made_with_generator_1_rescore_to_their_old_scores() -> None:
         assert score.primary.channels == g.channels
         assert score.primary.n_turns == g.n_turns
     assert {g.success for g in lines} == {True, False}
+
+
+def test_logs_made_with_generator_3_rescore_to_their_old_scores() -> None:
+    # tests/data/v3_logs.jsonl was written by the generator and scorer before version 4
+    # (commit 3a6db6c): perfect, never-booking and always-booking agents on five version-3
+    # specs (both schedules, ambiguous probes on the realized state, tier 1, both domains).
+    lines = [msgspec.json.decode(line, type=_Golden) for line in V3_LOGS.read_bytes().splitlines()]
+    assert len(lines) == 15
+    for g in lines:
+        assert g.record.spec.generator == 3
+        score = score_episode(g.record)
+        assert score.mismatches == (), (g.policy, score.mismatches)
+        assert score.primary.success == g.success
+        assert score.primary.channels == g.channels
+        assert score.primary.n_turns == g.n_turns
+    assert {g.success for g in lines} == {True, False}
+    assert any(t.kind == "ambiguous" for g in lines for t in g.record.turns)
 
 
 def test_generator_1_episodes_are_byte_identical_to_before_versions() -> None:
