@@ -233,7 +233,8 @@ def describe_families(lines: Iterable[ResultLine], scoring: str = "strict") -> s
             members.setdefault(c.family, []).append(c)
     out = [f"Holm families ({scoring}): {len(members)}"]
     for name, contrasts in members.items():
-        out.append(f"  {name}: {len(contrasts)} contrasts")
+        n = len(contrasts)
+        out.append(f"  {name}: {n} contrast{'' if n == 1 else 's'}")
         out += [f"    {c.config.slug()}: {c.a} -> {c.b}" for c in contrasts]
     return "\n".join(out)
 

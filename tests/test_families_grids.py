@@ -54,7 +54,7 @@ def _families(name: str) -> Counter[str]:
     assert by_scoring["strict"] == by_scoring["decline_aware"]  # one family set per scoring
     text = describe_families(lines)
     for family, n in by_scoring["strict"].items():
-        assert f"  {family}: {n} contrasts" in text
+        assert f"  {family}: {n} contrast{'' if n == 1 else 's'}\n" in text + "\n"
     return Counter({str(k): v for k, v in by_scoring["strict"].items()})
 
 

@@ -50,7 +50,7 @@ def test_score_prints_tables_and_reports_bad_lines(logdir: Path) -> None:
     assert "Strict success, primary scoring" in out
     assert "Strict success, decline-aware scoring" in out
     assert "raw -> checklist" in out
-    assert "Table 15 ladder | scripted/golden no-think: 1 contrasts" in out
+    assert "Table 15 ladder | scripted/golden no-think: 1 contrast" in out
     assert "Error channels" in out
     assert "1/4" in out and "4/4" in out  # raw: 1 of 4 strict successes; checklist: 4 of 4
     assert "8 records in 2 files; 1 corrupt, 1 truncated" in out
