@@ -24,37 +24,35 @@ class _Golden(msgspec.Struct, kw_only=True):
     n_turns: int
 
 
-def test_logs_made_with_generator_1_rescore_to_their_old_scores() -> None:
-    # tests/data/v1_logs.jsonl was written by the generator and scorer before versions
-    # existed (specs without a "generator" field): perfect, never-booking and always-booking
-    # agents on five specs (ambiguous probes, tier 1, both briefs, both domains).
-    lines = [msgspec.json.decode(line, type=_Golden) for line in V1_LOGS.read_bytes().splitlines()]
+def _rescored_golden(path: Path, generator: int) -> list[_Golden]:
+    """The golden lines of ``path``, each rescored to the success, channels and turn count
+    it was written with."""
+    lines = [msgspec.json.decode(line, type=_Golden) for line in path.read_bytes().splitlines()]
     assert len(lines) == 15
-    assert b'"generator"' not in V1_LOGS.read_bytes()
     for g in lines:
-        assert g.record.spec.generator == 1
+        assert g.record.spec.generator == generator
         score = score_episode(g.record)
         assert score.mismatches == (), (g.policy, score.mismatches)
         assert score.primary.success == g.success
         assert score.primary.channels == g.channels
         assert score.primary.n_turns == g.n_turns
     assert {g.success for g in lines} == {True, False}
+    return lines
+
+
+def test_logs_made_with_generator_1_rescore_to_their_old_scores() -> None:
+    # tests/data/v1_logs.jsonl was written by the generator and scorer before versions
+    # existed (specs without a "generator" field): perfect, never-booking and always-booking
+    # agents on five specs (ambiguous probes, tier 1, both briefs, both domains).
+    assert b'"generator"' not in V1_LOGS.read_bytes()
+    _rescored_golden(V1_LOGS, 1)
 
 
 def test_logs_made_with_generator_3_rescore_to_their_old_scores() -> None:
     # tests/data/v3_logs.jsonl was written by the generator and scorer before version 4
     # (commit 3a6db6c): perfect, never-booking and always-booking agents on five version-3
     # specs (both schedules, ambiguous probes on the realized state, tier 1, both domains).
-    lines = [msgspec.json.decode(line, type=_Golden) for line in V3_LOGS.read_bytes().splitlines()]
-    assert len(lines) == 15
-    for g in lines:
-        assert g.record.spec.generator == 3
-        score = score_episode(g.record)
-        assert score.mismatches == (), (g.policy, score.mismatches)
-        assert score.primary.success == g.success
-        assert score.primary.channels == g.channels
-        assert score.primary.n_turns == g.n_turns
-    assert {g.success for g in lines} == {True, False}
+    lines = _rescored_golden(V3_LOGS, 3)
     assert any(t.kind == "ambiguous" for g in lines for t in g.record.turns)
 
 
