@@ -204,3 +204,15 @@ def test_re_asks_use_the_ask_wordings(tier: int) -> None:
                 skipped.add(turn.step)
             user.finish(turn, verdict, [turn.step] if ok and turn.step and not skip else [])
     assert len(dynamic) >= 3
+
+
+def test_ladder_generate_summary_prints_the_figures() -> None:
+    from typer.testing import CliRunner
+
+    from runner.cli import app
+
+    args = ["generate", "--seeds", "100-163", "-S", "15", "--density", "0.3"]
+    result = CliRunner().invoke(app, [*args, "--ambiguous-rate", "0.15", "--summary"])
+    assert result.exit_code == 0, result.output
+    figures = msgspec.json.decode(result.stdout.strip(), type=ScheduleFigures)
+    assert (figures.episodes, figures.ambiguous, figures.no_ask_after) == (64, 121, 0)
