@@ -209,7 +209,7 @@ def test_re_asks_use_the_ask_wordings(tier: int) -> None:
 def test_ladder_generate_summary_prints_the_figures() -> None:
     from typer.testing import CliRunner
 
-    from runner.cli import app
+    from cli.app import app
 
     args = ["generate", "--seeds", "100-163", "-S", "15", "--density", "0.3"]
     result = CliRunner().invoke(app, [*args, "--ambiguous-rate", "0.15", "--summary"])
