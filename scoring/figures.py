@@ -303,7 +303,11 @@ def _points(
     return out
 
 
-def _draw(points: Sequence[Point], ax: Axes, xlabel: str, xs: Sequence[str]) -> None:
+def _draw(
+    points: Sequence[Point], ax: Axes, xlabel: str, xs: Sequence[str], width_in: float
+) -> None:
+    """Points with their intervals, series side by side at each x; tick labels and legend
+    entries wrapped to the axes' *width_in* inches."""
     names = list(dict.fromkeys(p.series for p in points))
     width = 0.7 / max(1, len(names))
     for j, name in enumerate(names):
@@ -314,9 +318,10 @@ def _draw(points: Sequence[Point], ax: Axes, xlabel: str, xs: Sequence[str]) -> 
             yerr=[[p.y - p.lo for p in mine], [p.hi - p.y for p in mine]],
             fmt="o",
             capsize=3,
-            label=name,
+            label=wrap(name, width_in / 2, 6),
         )
-    ax.set_xticks(range(len(xs)), xs, fontsize=7)
+    per = max(0.6, width_in / max(1, len(xs)) - 0.1)
+    ax.set_xticks(range(len(xs)), [wrap(x, per, 7) for x in xs], fontsize=7)
     ax.set_xlim(-0.6, len(xs) - 0.4)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel(xlabel, fontsize=8)
@@ -364,7 +369,7 @@ def paper_figures(
         if len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2:
             fig = _figure(6.0, 4.0)
             ax = fig.add_subplot()
-            _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key))
+            _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key), 5.6)
             ax.set_title(caption.split(": ", 1)[1], fontsize=9)
             out[name] = (caption, fig, pts)
 
@@ -401,7 +406,7 @@ def paper_figures(
         data: list[PanelPoint] = []
         for i, (pts, label, key, title) in enumerate(present):
             ax = fig.add_subplot(1, len(present), i + 1)
-            _draw(pts, ax, label, _order([p.x for p in pts], key))
+            _draw(pts, ax, label, _order([p.x for p in pts], key), 4.6)
             ax.set_title(title, fontsize=9)
             data += [PanelPoint(panel=label, **msgspec.structs.asdict(p)) for p in pts]
         out["figure4"] = (
