@@ -50,7 +50,6 @@ __all__ = [
     "ChannelPoint",
     "ChannelRate",
     "FigureData",
-    "PanelPoint",
     "Point",
     "UnrequestedCount",
     "channel_points",
@@ -70,19 +69,11 @@ _CHANNEL_NAMES = {
 }
 
 
-class Point(msgspec.Struct, frozen=True, kw_only=True):
-    series: str
-    x: str
-    y: float
-    lo: float
-    hi: float
-    n: int
+class Point(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One strict-success point with its Wilson 95% interval; ``panel`` names Figure 4's
+    panel (None, and left out of the JSON, in a one-panel figure)."""
 
-
-class PanelPoint(msgspec.Struct, frozen=True, kw_only=True):
-    """A :class:`Point` of one panel of Figure 4."""
-
-    panel: str
+    panel: str | None = None
     series: str
     x: str
     y: float
@@ -117,7 +108,7 @@ class UnrequestedCount(msgspec.Struct, frozen=True, kw_only=True):
 
 ChannelPoint = ChannelRate | UnrequestedCount
 OmissionRow = dict[str, str | float | int]  # Figure 5(b): one bar (its FAILURE_KINDS counts)
-FigureData = list[Point] | list[PanelPoint] | list[ChannelPoint] | list[OmissionRow]
+FigureData = list[Point] | list[ChannelPoint] | list[OmissionRow]
 _TITLE_PT = 8
 
 
@@ -403,12 +394,12 @@ def paper_figures(
     present = [p for p in panels if len({x.x for x in p[0]}) >= 2]
     if present:
         fig = _figure(5.0 * len(present), 4.0)
-        data: list[PanelPoint] = []
+        data: list[Point] = []
         for i, (pts, label, key, title) in enumerate(present):
             ax = fig.add_subplot(1, len(present), i + 1)
             _draw(pts, ax, label, _order([p.x for p in pts], key), 4.6)
             ax.set_title(title, fontsize=9)
-            data += [PanelPoint(panel=label, **msgspec.structs.asdict(p)) for p in pts]
+            data += [msgspec.structs.replace(p, panel=label) for p in pts]
         out["figure4"] = (
             "Figure 4: the graph-size axis, the model axis and the corrupted-state ablation "
             "(panels drawn from the cells present)",

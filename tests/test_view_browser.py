@@ -58,8 +58,8 @@ async def browser() -> AsyncIterator[Browser]:
             await b.close()
 
 
-async def _page(browser: Browser) -> Page:
-    page = await browser.new_page(viewport={"width": 1400, "height": 900})
+async def _page(browser: Browser, width: int = 1400) -> Page:
+    page = await browser.new_page(viewport={"width": width, "height": 900})
     page.set_default_timeout(15_000)
     return page
 
@@ -248,8 +248,7 @@ async def test_at_1024_px_refusals_configurations_and_re_executions_are_told_apa
     records = read_logs(run_dir)
     runner, url = await serve(run_dir, 0)
     try:
-        page = await browser.new_page(viewport={"width": 1024, "height": 800})
-        page.set_default_timeout(15_000)
+        page = await _page(browser, 1024)
         failed: list[str] = []
         page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
         await page.goto(url)
@@ -313,8 +312,7 @@ async def test_the_contrasts_name_their_configuration(browser: Browser, tmp_path
     await _in_thread(make_run, run_dir, "100-101", MODEL, ["raw", "directive"], configs)
     runner, url = await serve(run_dir, 0)
     try:
-        page = await browser.new_page(viewport={"width": 1024, "height": 800})
-        page.set_default_timeout(15_000)
+        page = await _page(browser, 1024)
         await page.goto(url)
         await _ready(page, "#/")
         rows = page.locator("#contrasts tbody tr", has_text="raw → directive").filter(
