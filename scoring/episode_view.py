@@ -11,14 +11,13 @@ scoring rule of its own: every verdict, label and channel here is the replay's.
   compiled graph against the generator's.
 * :func:`compare_view`: the same seed under two arms, turn by turn, planned turns paired,
   the turns whose outcome differs marked.
-* :func:`cells_view`, :func:`contrasts_view`: the run's overview from its result lines.
-* :func:`filter_rows`, :func:`cell_cost`: the episode list's filters; a cell's cost from its
-  episodes' one-episode :func:`scoring.cost.cost_rows` rows.
+* :func:`filter_rows`: the episode list's filters.
+
+The run's overview (cells, contrasts, a cell's cost) is :mod:`scoring.run_view`'s.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
@@ -34,18 +33,13 @@ from protocol.records import (
 )
 from protocol.state import sort_ids
 from scoring.cost import CostRow, cost_rows
-from scoring.lines import CellLine, ContrastLine, ResultLine
 from scoring.replay import EpisodeScore, Scoring, TurnScore
-from scoring.tables import config_label
 from scoring.views import (
     CallView,
-    CellCost,
-    CellView,
     CompareRow,
     CompareView,
     CompileStepView,
     CompileView,
-    ContrastView,
     EpisodeView,
     ErrorView,
     HelperCalls,
@@ -57,11 +51,8 @@ from scoring.views import (
 
 __all__ = [
     "arm_label",
-    "cell_cost",
-    "cells_view",
     "compare_view",
     "compile_view",
-    "contrasts_view",
     "episode_row",
     "episode_view",
     "filter_rows",
@@ -175,66 +166,6 @@ def filter_rows(
             continue
         out.append(r)
     return out
-
-
-def cell_cost(rows: Sequence[CostRow]) -> CellCost:
-    """A cell's cost from the one-episode rows of :func:`scoring.cost.cost_rows` (one row
-    per completed episode): the per-episode means are the means of the rows; the episode
-    latency median is the median of the episodes' wall times."""
-    if not rows:
-        return CellCost(n=0)
-    return CellCost(
-        n=len(rows),
-        prompt_tokens=statistics.fmean(r.prompt_tokens for r in rows),
-        completion_tokens=statistics.fmean(r.completion_tokens for r in rows),
-        total_tokens=statistics.fmean(r.total_tokens for r in rows),
-        helper_tokens=statistics.fmean(r.helper_tokens for r in rows),
-        agent_calls=statistics.fmean(r.agent_calls for r in rows),
-        helper_calls=statistics.fmean(r.matcher_required + r.compiler_required for r in rows),
-        helper_calls_cached=statistics.fmean(r.matcher_cached + r.compiler_cached for r in rows),
-        episode_latency_median_s=statistics.median(r.wall_s.p50 for r in rows),
-    )
-
-
-def cells_view(
-    lines: Sequence[ResultLine], costs: Mapping[str, Sequence[CostRow]]
-) -> list[CellView]:
-    """The run's cells for the overview: each cell line of :func:`scoring.families.score_lines`
-    with its configuration's label and its cost (:func:`cell_cost` over the cell's
-    one-episode cost rows, ``costs`` keyed by slug); ``x_raw`` is the cell's mean agent tokens
-    per episode over the raw cell's of the same configuration, knobs aside (None without one)."""
-    cells = [x for x in lines if isinstance(x, CellLine)]
-    costed = [(line, cell_cost(costs.get(line.slug, ()))) for line in cells]
-    raw = {
-        pairing_key(line.cell): cost.total_tokens
-        for line, cost in costed
-        if line.cell.arm == "raw" and cost.total_tokens
-    }
-    out = []
-    for line, cost in costed:
-        base = raw.get(pairing_key(line.cell))
-        total = cost.total_tokens
-        x_raw = total / base if base and total is not None else None
-        out.append(
-            CellView(
-                slug=line.slug,
-                config=config_label(line.cell),
-                arm_label=arm_label(line.cell),
-                line=line,
-                cost=msgspec.structs.replace(cost, x_raw=x_raw),
-            )
-        )
-    return out
-
-
-def contrasts_view(lines: Sequence[ResultLine]) -> list[ContrastView]:
-    """The contrast lines, each with its configuration's label (one run holds the same
-    contrast in several configurations)."""
-    return [
-        ContrastView(config=config_label(x.config), line=x)
-        for x in lines
-        if isinstance(x, ContrastLine)
-    ]
 
 
 def sent_parts(turn: TurnRecord) -> list[tuple[str, str]]:

@@ -37,6 +37,15 @@ from protocol.arms import LADDER, arm_rank
 from protocol.records import CellKey, Knobs
 from scoring.cells import RATES, cell_sort_key, config_of
 from scoring.corruption_replay import FAILURE_KINDS, CorruptionLine
+from scoring.figure_data import (
+    PER_EPISODES,
+    ChannelPoint,
+    ChannelRate,
+    FigureData,
+    OmissionRow,
+    Point,
+    UnrequestedCount,
+)
 from scoring.figure_text import legend_below, wrap
 from scoring.lines import CellLine, ResultLine
 from scoring.stats import wilson
@@ -57,9 +66,6 @@ __all__ = [
 ]
 
 DENSE = (15, 0.3)
-# Figure 5(a): unrequested executions per this many episodes (Table 9's caption: "counts per
-# 128 episodes")
-PER_EPISODES = 128
 _CHANNEL_NAMES = {
     "re_execution": "re-execution / done",
     "superseded": "superseded / cancelled",
@@ -69,46 +75,6 @@ _CHANNEL_NAMES = {
 }
 
 
-class Point(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """One strict-success point with its Wilson 95% interval; ``panel`` names Figure 4's
-    panel (None, and left out of the JSON, in a one-panel figure)."""
-
-    panel: str | None = None
-    series: str
-    x: str
-    y: float
-    lo: float
-    hi: float
-    n: int
-
-
-class ChannelRate(msgspec.Struct, frozen=True, kw_only=True):
-    """Figure 5(a): one channel's errors over its label turns in one cell."""
-
-    panel: str
-    series: str  # the channel
-    x: str  # the arm
-    y: float
-    lo: float
-    hi: float
-    errors: int
-    n: int  # turns carrying the channel's label
-
-
-class UnrequestedCount(msgspec.Struct, frozen=True, kw_only=True):
-    """Figure 5(a): one cell's unrequested executions per :data:`PER_EPISODES` episodes."""
-
-    panel: str
-    series: str  # "unrequested"
-    x: str  # the arm
-    y: float
-    count: int
-    episodes: int
-
-
-ChannelPoint = ChannelRate | UnrequestedCount
-OmissionRow = dict[str, str | float | int]  # Figure 5(b): one bar (its FAILURE_KINDS counts)
-FigureData = list[Point] | list[ChannelPoint] | list[OmissionRow]
 _TITLE_PT = 8
 
 

@@ -22,11 +22,8 @@ from protocol.records import (
 from scoring.cost import CostRow, cost_rows
 from scoring.episode_view import (
     arm_label,
-    cell_cost,
-    cells_view,
     compare_view,
     compile_view,
-    contrasts_view,
     episode_row,
     episode_view,
     filter_rows,
@@ -34,6 +31,7 @@ from scoring.episode_view import (
 )
 from scoring.families import score_lines
 from scoring.replay import score_episode
+from scoring.run_view import cell_cost, cells_view, contrasts_view
 from scoring.views import EpisodeView, ErrorView, RowView, Tokens, TurnView
 from tests.scoring_records import Act, build, cell, episode, perfect, ref_line
 

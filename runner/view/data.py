@@ -11,17 +11,10 @@ import msgspec
 from protocol.generate import SpecError
 from protocol.records import Episode, EpisodeRecord
 from runner.view.index import RunIndex
-from scoring.episode_view import (
-    arm_label,
-    cells_view,
-    compare_view,
-    contrasts_view,
-    episode_view,
-    filter_rows,
-    pairing_key,
-)
+from scoring.episode_view import arm_label, compare_view, episode_view, filter_rows, pairing_key
 from scoring.families import score_lines
 from scoring.replay import score_episode
+from scoring.run_view import cells_view, contrasts_view
 from scoring.views import CellsView, CompareView, EpisodesView, EpisodeView, LogView, PairView
 
 __all__ = ["RunView"]
