@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
     from matplotlib.backend_bases import RendererBase
-    from matplotlib.figure import Figure, SubFigure
+    from matplotlib.figure import Figure
     from matplotlib.legend import Legend
 
 __all__ = ["clipped_texts", "legend_below", "short_labels", "wrap"]
@@ -44,7 +44,7 @@ def _renderer(fig: Figure) -> RendererBase:
 
 
 def legend_below(
-    fig: Figure | SubFigure,
+    fig: Figure,
     handles: Sequence[Artist],
     labels: Sequence[str],
     fontsize: float,
@@ -53,9 +53,7 @@ def legend_below(
     entries) that fit the figure's width; None without entries."""
     if not labels:
         return None
-    root = fig.get_figure(root=True)
-    assert root is not None
-    renderer = _renderer(root)
+    renderer = _renderer(fig)
     width = fig.bbox.width
     for ncols in range(len(labels), 0, -1):
         legend = fig.legend(
