@@ -1,7 +1,8 @@
 """The ``ladder`` command line. Each command lives in its own module; this file wires them.
 
-Every usage error (an unknown option, a value of the wrong type, a typo'd command) is one
-``error:`` line on stderr and exit 2, never click's usage box.
+Every usage error (an unknown option, a value of the wrong type, a typo'd command, a
+command's :class:`cli.errors.UsageError`) is one ``error:`` line on stderr and exit 2, never
+click's usage box.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from cli import (
     show,
     view,
 )
+from cli.errors import USAGE_EXIT, UsageError
 from serve.cli import serve_app
 
 __all__ = ["app", "main"]
@@ -57,6 +59,9 @@ class OneLineErrors(TyperGroup):
     ) -> Any:
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except UsageError as e:
+            typer.echo(f"error: {e.message}", err=True)
+            sys.exit(USAGE_EXIT)
         except _EXC.NoArgsIsHelpError as e:
             typer.echo(e.format_message(), err=True)
             sys.exit(2)

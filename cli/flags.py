@@ -20,8 +20,10 @@ from typing import Any
 import msgspec
 import orjson
 
-from runner.grid import EMBEDDED, Grid, GridError, parse_grid, url_problem
+from runner.grid import DEFAULT_MAX_IN_FLIGHT, EMBEDDED, Grid, GridError, parse_grid, url_problem
 from runner.seeds import format_seeds
+from serve.config import ServerConfig
+from serve.options import ScriptedFlags
 
 __all__ = ["FlagError", "RunFlags", "apply_flags", "embedded_server", "grid_from_flags"]
 
@@ -143,7 +145,9 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
     endpoint: dict[str, Any] = {
         "name": "cli",
         "base_url": base_url,
-        "max_in_flight": flags.max_in_flight if flags.max_in_flight is not None else 128,
+        "max_in_flight": DEFAULT_MAX_IN_FLIGHT
+        if flags.max_in_flight is None
+        else flags.max_in_flight,
     }
     key_env = flags.api_key_env
     if key_env is None and base_url != EMBEDDED and env.get(OPENAI_API_KEY):
@@ -249,9 +253,7 @@ def _endpoints(data: dict[str, Any], flags: RunFlags) -> list[dict[str, Any]]:
     if flags.base_url or flags.api_key_env or flags.max_in_flight:
         # a model on the implicit embedded endpoint gets an entry the flags can change
         named = {e["name"] for e in entries}
-        entries += [
-            {"name": n, "base_url": EMBEDDED, "max_in_flight": 256} for n in sorted(used - named)
-        ]
+        entries += [{"name": n, "base_url": EMBEDDED} for n in sorted(used - named)]
     out = []
     for e in entries:
         if e["name"] in used:
@@ -267,41 +269,21 @@ def _endpoints(data: dict[str, Any], flags: RunFlags) -> list[dict[str, Any]]:
     return out
 
 
-_FAULTS = ("429", "500", "503", "drop", "hang", "malformed", "empty_thinking")
-_LATENCIES = ("none", "fixed", "lognormal", "tokens")
-
-
-def embedded_server(
-    grid: Grid, latency: str | None, latency_s: float | None, faults: list[str]
-) -> Any:
-    """The embedded endpoint's ServerConfig of ``--latency`` / ``--latency-s`` / ``--fault``
-    (None when none is given); refused when no model runs on the embedded endpoint."""
-    if latency is None and latency_s is None and not faults:
+def embedded_server(grid: Grid, scripted: ScriptedFlags) -> ServerConfig | None:
+    """The embedded endpoint's ServerConfig of the scripted endpoint's options (None when
+    none is given); refused when no model runs on the embedded endpoint."""
+    if not scripted.given():
         return None
-    from serve.config import FaultConfig, LatencyConfig, ServerConfig
-
     if not any(grid.endpoint(m.endpoint).urls() == [EMBEDDED] for m in grid.models):
         raise FlagError(
             "--latency / --latency-s / --fault shape the embedded endpoint, and no model "
             "of this grid runs on it"
         )
-    rates: dict[str, float] = {}
-    for item in faults:
-        name, sep, value = item.partition("=")
-        name = _choice("--fault", name.strip().replace("-", "_"), _FAULTS)
-        try:
-            rates["rate_" + name] = float(value) if sep else float("nan")
-        except ValueError:
-            raise FlagError(f"--fault {name}: {value!r} is not a number") from None
-        if not 0.0 <= rates["rate_" + name] <= 1.0:
-            raise FlagError(f"--fault {name}: the rate must be in [0, 1] (got {value!r})")
-    mode = _choice("--latency", latency or ("fixed" if latency_s else "none"), _LATENCIES)
-    if latency_s is not None and latency_s < 0:
-        raise FlagError(f"--latency-s must be at least 0 (got {latency_s})")
     try:
         return ServerConfig(
-            latency=LatencyConfig(mode=mode, seconds=latency_s or 0.0),  # type: ignore[arg-type]
-            faults=FaultConfig(**rates),
+            seed=scripted.fault_seed,
+            latency=scripted.latency_config(),
+            faults=scripted.fault_config(),
         )
     except ValueError as e:
-        raise FlagError(f"--fault: {e}") from None
+        raise FlagError(str(e)) from None

@@ -9,6 +9,7 @@ from typing import Annotated
 import msgspec
 import typer
 
+from cli.errors import UsageError
 from protocol import EpisodeSpec, ScriptedUser, SpecError
 from protocol import generate as gen
 from protocol.domains import POOLS
@@ -18,11 +19,6 @@ from protocol.records import Episode
 from runner.seeds import parse_seeds
 
 __all__ = ["generate", "render_episode"]
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
 
 
 def render_episode(ep: Episode) -> str:
@@ -97,20 +93,20 @@ def generate(
     try:
         seed_list = parse_seeds(seeds) if seeds is not None else [seed]
     except ValueError as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     paraphrases = None
     if paraphrase_cache is not None:
         try:
             paraphrases = msgspec.json.decode(paraphrase_cache.read_bytes())
         except (OSError, msgspec.DecodeError) as e:
-            raise _fail(f"cannot read paraphrase cache {paraphrase_cache}: {e}") from None
+            raise UsageError(f"cannot read paraphrase cache {paraphrase_cache}: {e}") from None
         if generator >= 3 and domain in POOLS:
             problems = check_paraphrases(paraphrases, POOLS[domain])
             if problems:
                 for p in problems[:20]:
                     typer.echo(f"error: {paraphrase_cache}: {p}", err=True)
                 more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
-                raise _fail(f"{paraphrase_cache}: {len(problems)} problems{more}")
+                raise UsageError(f"{paraphrase_cache}: {len(problems)} problems{more}")
     as_json = json_ or seeds is not None
     out = sys.stdout.buffer
     for s in seed_list:
@@ -128,7 +124,7 @@ def generate(
         try:
             ep = gen(spec, paraphrases)
         except SpecError as e:
-            raise _fail(str(e)) from None
+            raise UsageError(str(e)) from None
         if as_json:
             out.write(msgspec.json.encode(ep) + b"\n")
         else:

@@ -14,11 +14,12 @@ import anyio
 import typer
 from rich.console import Console
 
+from cli.errors import UsageError
 from cli.flags import FlagError, RunFlags, apply_flags, embedded_server, grid_from_flags
 from protocol.records import EpisodeRecord
 from runner.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.client import CallFailed
-from runner.grid import EMBEDDED, Grid, GridError, Task, load_grid
+from runner.grid import DEFAULT_MAX_IN_FLIGHT, EMBEDDED, Grid, GridError, Task, load_grid
 from runner.helpers import Helpers
 from runner.lock import RunLocked, run_lock
 from runner.logs import LogReport, NewerSchemaError, read_logs
@@ -26,15 +27,11 @@ from runner.manifest import ManifestError, write_or_check_manifest
 from runner.results import RESULTS, finalize_results
 from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from scoring.stream import StreamingScorer
+from serve.options import ScriptedFlags, scripted_options
 
 __all__ = ["demo", "run", "run_async", "validate"]
 
 DEMO_GRID = Path(__file__).parent.parent / "runner" / "grids" / "demo.toml"
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
 
 
 def _event_loop_policy() -> None:
@@ -65,7 +62,7 @@ async def run_async(
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
     from runner.endpoints import open_endpoints, preflight
-    from runner.live import live_view, probe_line, progress_lines
+    from runner.live import live_view, preflight_line, progress_lines
 
     # Reliability fix: the manifest is checked and written only after the logs were read and
     # the preflight passed, so a refusal (a newer-schema or unreadable log, an endpoint that
@@ -82,7 +79,7 @@ async def run_async(
         for ep in endpoints.values():
             ep.stats.breaker_after = breaker_after
         if check:
-            console.print(probe_line(endpoints))
+            console.print(preflight_line(endpoints))
             problems = await preflight(grid, endpoints)
             if problems:
                 raise GridError("\n".join(problems))
@@ -173,7 +170,7 @@ def _execute(
     **run_kw: Any,
 ) -> None:
     if out.exists() and not out.is_dir():
-        raise _fail(f"--out {out} is not a directory")
+        raise UsageError(f"--out {out} is not a directory")
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     _event_loop_policy()
     created = not out.exists()
@@ -223,23 +220,24 @@ def _execute(
 def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> None:
     """Turn a run's failure into one line and its exit code (returns for unknown errors)."""
     if isinstance(e, (GridError, ManifestError, NewerSchemaError, RunLocked)):
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     if isinstance(e, BreakerTripped):
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(3) from None
     if isinstance(e, OSError) and e.errno == errno.ENOSPC:
-        raise _fail(
+        raise UsageError(
             f"disk full writing {e.filename or out}: stopped; every episode logged is intact, "
             "free some space and rerun the same command to resume"
         ) from None
     if isinstance(e, OSError):  # reliability fix: an unreadable log or run directory, one line
-        raise _fail(f"{e.filename or out}: {e.strerror or e}") from None
+        raise UsageError(f"{e.filename or out}: {e.strerror or e}") from None
     if isinstance(e, KeyboardInterrupt) or (isinstance(e, asyncio.CancelledError) and terminated):
         what = "terminated (SIGTERM)" if terminated else "interrupted"
         console.print(f"{what}: rerun the same command to resume; nothing finished is lost")
         raise typer.Exit(130) from None
 
 
+@scripted_options
 def run(
     grid_file: Annotated[
         Path | None, typer.Argument(help="A grid TOML file.", show_default=False)
@@ -290,7 +288,10 @@ def run(
     ] = None,
     max_in_flight: Annotated[
         int | None,
-        typer.Option(help="Requests in flight per endpoint (default 128).", show_default=False),
+        typer.Option(
+            help=f"Requests in flight per endpoint (default {DEFAULT_MAX_IN_FLIGHT}).",
+            show_default=False,
+        ),
     ] = None,
     served: Annotated[
         str | None, typer.Option(help="The served model name, if not the model's.")
@@ -315,27 +316,14 @@ def run(
             "0 never stops.",
         ),
     ] = DEFAULT_BREAKER_AFTER,
-    latency: Annotated[
-        str | None,
-        typer.Option(help="Embedded endpoint: none, fixed, lognormal or tokens latency."),
-    ] = None,
-    latency_s: Annotated[
-        float | None,
-        typer.Option(help="Embedded endpoint: fixed latency / lognormal median, seconds."),
-    ] = None,
-    fault: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Embedded endpoint: NAME=RATE of an injected fault (429, 500, 503, drop, "
-            "hang, malformed, empty_thinking); repeatable."
-        ),
-    ] = None,
     allow_grid_change: Annotated[
         bool, typer.Option(help="Resume into a directory holding a different grid.")
     ] = False,
     no_live: Annotated[
         bool, typer.Option("--no-live", help="Plain output: a progress line every 10 s.")
     ] = False,
+    *,
+    scripted: ScriptedFlags,
 ) -> None:
     """Run a grid (or resume it: rerun the same command after a crash).
 
@@ -373,11 +361,11 @@ def run(
         else:
             grid, notes = grid_from_flags(flags)
             overrides = flags.given()
-        server = embedded_server(grid, latency, latency_s, fault or [])
+        server = embedded_server(grid, scripted)
     except (GridError, FlagError) as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     if breaker_after < 0:
-        raise _fail(f"--breaker-after must be at least 0 (got {breaker_after})")
+        raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
     for line in notes + _endpoint_lines(grid):
         console.print(line)
     _execute(
@@ -408,20 +396,20 @@ def validate(
     try:
         grid = load_grid(grid_file)
     except GridError as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     n_cells = len(grid.cells())
     typer.echo(f"{grid_file}: {n_cells} cells, {n_cells * len(grid.seeds())} episodes")
     if offline:
         return
     from runner.endpoints import open_endpoints, preflight
-    from runner.live import probe_line
+    from runner.live import preflight_line
 
-    async def probe() -> list[str]:
+    async def check() -> list[str]:
         async with open_endpoints(grid) as endpoints:
-            typer.echo(probe_line(endpoints))
+            typer.echo(preflight_line(endpoints))
             return await preflight(grid, endpoints)
 
-    problems = asyncio.run(probe())
+    problems = asyncio.run(check())
     for p in problems:
         typer.echo(f"error: {p}", err=True)
     if problems:
@@ -429,19 +417,27 @@ def validate(
     typer.echo("every endpoint and model answered")
 
 
+@scripted_options
 def demo(
     out: Annotated[Path, typer.Option(help="Run directory.")] = Path("runs/demo"),
     no_live: Annotated[bool, typer.Option("--no-live", help="Plain output.")] = False,
+    *,
+    scripted: ScriptedFlags,
 ) -> None:
     """The main job on the embedded scripted endpoint: a small grid of every arm with the
     synthetic agent, the ladder printed live, and a report written to OUT/report.md."""
     grid = load_grid(DEMO_GRID)
+    try:
+        server = embedded_server(grid, scripted)
+    except FlagError as e:
+        raise UsageError(str(e)) from None
     # like `run`: a directory of another grid is refused, never mixed into one report
     _execute(
         grid,
         out,
         allow_change=False,
         live=not no_live and sys.stdout.isatty(),
+        server_config=server,
         breaker_after=DEFAULT_BREAKER_AFTER,
     )
     try:

@@ -38,6 +38,7 @@ from runner.paraphrase_cache import ParaphraseCacheError, load_paraphrases
 from runner.seeds import parse_seeds
 
 __all__ = [
+    "DEFAULT_MAX_IN_FLIGHT",
     "ChatKwargs",
     "Decoding",
     "EndpointConfig",
@@ -54,6 +55,9 @@ __all__ = [
 ]
 
 EMBEDDED = "embedded"
+# Requests in flight per endpoint when a grid (or `ladder run`'s flags) gives none (OURS):
+# vLLM-sized for one GPU replica and below the usual vendor rate limits; docs/cli.md.
+DEFAULT_MAX_IN_FLIGHT = 64
 
 
 class GridError(ValueError):
@@ -69,7 +73,7 @@ class EndpointConfig(_Strict):
     base_url: str | None = None  # "embedded" for the in-process scripted endpoint
     base_urls: list[str] = []  # replicas of one server, sharing its load
     api_key_env: str | None = None  # the environment variable holding the API key
-    max_in_flight: int = 64
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
     adaptive: bool = False
     start_in_flight: int | None = None
     routing: Routing = "affinity"  # runner.affinity: by episode, or least-in-flight
@@ -222,7 +226,7 @@ class Grid(_Strict):
             if e.name == name:
                 return e
         if name == EMBEDDED:
-            return EndpointConfig(name=EMBEDDED, base_url=EMBEDDED, max_in_flight=256)
+            return EndpointConfig(name=EMBEDDED, base_url=EMBEDDED)
         raise GridError(f"unknown endpoint {name!r}")
 
     def model(self, name: str) -> ModelConfig:

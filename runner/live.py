@@ -34,7 +34,7 @@ __all__ = [
     "counters",
     "format_result",
     "live_view",
-    "probe_line",
+    "preflight_line",
     "progress_columns",
     "progress_lines",
     "status_line",
@@ -106,13 +106,13 @@ def status_line(state: RunState) -> str:
     )
 
 
-def probe_line(endpoints: dict[str, Endpoint]) -> str:
-    from runner.endpoints import PROBE_ATTEMPTS, PROBE_TIMEOUT_S
+def preflight_line(endpoints: dict[str, Endpoint]) -> str:
+    from runner.endpoints import PREFLIGHT_ATTEMPTS, PREFLIGHT_TIMEOUT_S
 
-    timeout = min([PROBE_TIMEOUT_S, *(e.timeout_s for e in endpoints.values())])
-    attempts = max([1, *(min(PROBE_ATTEMPTS, e.attempts) for e in endpoints.values())])
+    timeout = min([PREFLIGHT_TIMEOUT_S, *(e.timeout_s for e in endpoints.values())])
+    attempts = max([1, *(min(PREFLIGHT_ATTEMPTS, e.attempts) for e in endpoints.values())])
     return (
-        f"probing endpoints ({', '.join(sorted(endpoints))})... one tiny request per model, "
+        f"preflight ({', '.join(sorted(endpoints))}): one tiny request per model, "
         f"timeout {timeout:g} s per attempt, up to {attempts} attempts"
     )
 
