@@ -12,6 +12,7 @@ import typer
 from cli.errors import UsageError
 from protocol import EpisodeSpec, ScriptedUser, SpecError
 from protocol import generate as gen
+from protocol.config import graph_label
 from protocol.domains import POOLS
 from protocol.generate import GENERATOR_VERSION
 from protocol.paraphrases import check_paraphrases
@@ -25,7 +26,7 @@ def render_episode(ep: Episode) -> str:
     """A readable episode: brief, graph, revision, and the schedule with perfect labels."""
     spec = ep.spec
     out = [
-        f"# episode seed={spec.seed} S={spec.steps} rho={spec.density:g} "
+        f"# episode seed={spec.seed} {graph_label(spec.steps, spec.density)} "
         f"domain={spec.domain} brief={spec.brief} schedule={spec.schedule_version()} "
         f"generator={spec.generator}",
         "",

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from protocol.arms import ARM_NAMES, LADDER
-from protocol.domains import POOLS
+from protocol.config import Brief, Config, Domain, Schedule
 from protocol.generate import (
     GENERATOR_VERSION,
     GENERATOR_VERSIONS,
@@ -176,8 +176,8 @@ class RunConfig(_Strict):
     steps: list[int] = msgspec.field(default_factory=lambda: [15])
     density: list[float] = msgspec.field(default_factory=lambda: [0.3])
     graphs: list[GraphConfig] = []  # explicit (S, rho) pairs; replaces steps x density
-    domains: list[str] = msgspec.field(default_factory=lambda: ["procurement"])
-    briefs: list[str] = msgspec.field(default_factory=lambda: ["amended"])
+    domains: list[Domain] = msgspec.field(default_factory=lambda: ["procurement"])
+    briefs: list[Brief] = msgspec.field(default_factory=lambda: ["amended"])
     arms: list[str] = msgspec.field(default_factory=lambda: list(LADDER))  # the paper's rungs
     variants: list[Variant] = []
     concurrency: int = 256  # episodes in flight
@@ -194,7 +194,7 @@ class RunConfig(_Strict):
     # Probe schedules (Appendix B.4): "earlier", "regenerated"; empty: each brief's own
     # (original -> earlier, amended -> regenerated). ["earlier", "regenerated"] with the
     # original brief runs the original grid and its schedule control side by side.
-    schedules: list[str] = []
+    schedules: list[Schedule] = []
     # Several wording conditions side by side (Table 4: canonical, held-out, held-out with
     # ambiguous probes), each its own cells; empty: the one of paraphrase_tier /
     # ambiguous_rate above.
@@ -254,28 +254,31 @@ class Grid(_Strict):
     def cells(self) -> list[CellKey]:
         arms: list[tuple[str, Knobs]] = [(a, Knobs()) for a in self.run.arms]
         arms += [(v.arm, v.knobs()) for v in self.run.variants]
-        schedules: list[str | None] = list(self.run.schedules) or [None]
         return [
-            CellKey(
-                model=m.name,
-                regime=m.regime,
+            CellKey.of(config, model=m.name, regime=m.regime, arm=a, knobs=k)
+            for m in self.models
+            for config in self.configs()
+            for (a, k) in arms
+        ]
+
+    def configs(self) -> list[Config]:
+        """The configurations every model runs, in grid order."""
+        schedules: list[Schedule | None] = [*self.run.schedules] or [None]
+        return [
+            Config(
                 steps=s,
                 density=d,
-                domain=dom,  # type: ignore[arg-type]
-                brief=b,  # type: ignore[arg-type]
-                arm=a,
-                knobs=k,
-                schedule=sched,  # type: ignore[arg-type]
+                domain=dom,
+                brief=b,
+                schedule=sched,
                 paraphrase_tier=w.paraphrase_tier,
                 ambiguous_rate=w.ambiguous_rate,
             )
-            for m in self.models
             for (s, d) in self.graphs()
             for dom in self.run.domains
             for b in self.run.briefs
             for sched in schedules
             for w in self.run.wording_list()
-            for (a, k) in arms
         ]
 
 
@@ -291,28 +294,13 @@ def expand(grid: Grid) -> Iterator[Task]:
     and results stream), seed by seed, with the arms of one seed adjacent (shared helper
     results, warm prefix caches)."""
     cells = grid.cells()
-    configs: dict[tuple[object, ...], list[CellKey]] = {}
+    configs: dict[tuple[str, str, Config], list[CellKey]] = {}
     for c in cells:
-        config: tuple[object, ...] = (c.model, c.regime, c.steps, c.density, c.domain, c.brief)
-        config += (c.schedule, c.paraphrase_tier, c.ambiguous_rate)
-        configs.setdefault(config, []).append(c)
+        configs.setdefault((c.model, c.regime, c.config), []).append(c)
     for group in configs.values():
         for seed in grid.seeds():
             for cell in group:
-                yield Task(
-                    cell=cell,
-                    spec=EpisodeSpec(
-                        seed=seed,
-                        steps=cell.steps,
-                        density=cell.density,
-                        domain=cell.domain,
-                        brief=cell.brief,
-                        paraphrase_tier=cell.paraphrase_tier,
-                        ambiguous_rate=cell.ambiguous_rate,
-                        generator=grid.run.generator,
-                        schedule=cell.schedule,
-                    ),
-                )
+                yield Task(cell=cell, spec=cell.spec(seed, grid.run.generator))
 
 
 # --- loading and validation --------------------------------------------------------
@@ -380,12 +368,6 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"steps must be between {MIN_STEPS} and {MAX_STEPS} (got {s})")
         if not 0.0 <= d <= 1.0:
             problems.append(f"density must be in [0, 1] (got {d})")
-    for dom in run.domains:
-        if dom not in POOLS:
-            problems.append(f"unknown domain {dom!r}; choose from {', '.join(POOLS)}")
-    for b in run.briefs:
-        if b not in ("amended", "original"):
-            problems.append(f"unknown brief {b!r}; choose amended or original")
     arms = ARM_NAMES
     for a in [*run.arms, *(v.arm for v in run.variants)]:
         if a not in arms:
@@ -461,13 +443,9 @@ def _memory_problems(grid: Grid) -> list[str]:
         a for a in dict.fromkeys([*run.arms, *(v.arm for v in run.variants)]) if a in MEMORY_ARMS
     ]
     problems = [m for a in used if (m := missing(a)) is not None]
-    default = Knobs()
     for v in run.variants:
-        set_here = [
-            f
-            for f in ("memory_mode", "memory_k", "memory_window")
-            if getattr(v, f) != getattr(default, f)
-        ]
+        changed = v.knobs().changed()
+        set_here = [f for f in ("memory_mode", "memory_k", "memory_window") if f in changed]
         if set_here and v.arm not in MEMORY_ARMS:
             problems.append(
                 f"{', '.join(set_here)} applies to the memory arms only "
@@ -502,9 +480,6 @@ def _run_problems(grid: Grid) -> list[str]:
     if run.generator not in GENERATOR_VERSIONS:
         known = ", ".join(map(str, GENERATOR_VERSIONS))
         problems.append(f"unknown generator version {run.generator}; choose one of {known}")
-    for sched in run.schedules:
-        if sched not in ("earlier", "regenerated"):
-            problems.append(f"unknown schedule {sched!r}; choose earlier or regenerated")
     if run.schedules and run.generator < 3:
         problems.append("schedules need generator version 3 or later")
     if run.variants and "arms" in empty:  # variants alone are cells (the tool-harness grid)

@@ -15,7 +15,8 @@ from typing import Any
 import msgspec
 import orjson
 
-from protocol.records import CellKey, Knobs
+from protocol.config import graph_label
+from protocol.records import CellKey
 from runner.grid import Grid
 from runner.seeds import format_seeds
 
@@ -116,11 +117,11 @@ def compare_grids(old_data: dict[str, Any], new: Grid) -> GridChange:
 
 
 def _graph(c: CellKey) -> str:
-    return f"S={c.steps} rho={c.density:g}"
+    return graph_label(c.steps, c.density)
 
 
 def _arm(c: CellKey) -> str:
-    return c.arm if c.knobs == Knobs() else f"{c.arm} variant"
+    return f"{c.arm} variant" if c.knobs.changed() else c.arm
 
 
 _PARTS: tuple[tuple[str, Callable[[CellKey], str]], ...] = (

@@ -47,10 +47,7 @@ Cells = Mapping[CellKey, Mapping[int, EpisodeScore]]
 
 
 def _knob_label(k: Knobs) -> str:
-    default = Knobs()
-    return ",".join(
-        f"{f}={getattr(k, f)}" for f in k.__struct_fields__ if getattr(k, f) != getattr(default, f)
-    )
+    return ",".join(f"{f}={v}" for f, v in k.changed().items())
 
 
 def _pairs(cells: Cells) -> list[tuple[str, CellKey, CellKey, str, str]]:

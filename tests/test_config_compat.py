@@ -12,6 +12,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from protocol.config import CellKey, EpisodeSpec, Knobs
 from protocol.records import EpisodeRecord
 from runner.grid import Grid
 from scoring.cells import config_of
@@ -103,3 +104,22 @@ RESCORED_KEYS = {
     "demo_logs.jsonl": "3480bd0b2a8c4412e5d39fdfba50c9ee927225fa8678cf447c0a9a89221ca4fa",
     "v1_logs.jsonl": "5f6b4881ffc155151d9d3795e8cab8eadde2f03ef68a5dff670308b9fac9f706",
 }
+
+
+def test_a_cell_and_its_specs_share_one_config() -> None:
+    grid = msgspec.convert(tomllib.loads((GRIDS / "wording.toml").read_text()), Grid)
+    for c in grid.cells():
+        spec = c.spec(seed=7, generator=grid.run.generator)
+        assert spec.config == c.config and (spec.seed, spec.generator) == (7, grid.run.generator)
+        assert CellKey.of(c.config, model=c.model, regime=c.regime, arm=c.arm, knobs=c.knobs) == c
+        assert EpisodeSpec.of(spec.config, seed=7, generator=spec.generator) == spec
+
+
+def test_changed_lists_the_knobs_away_from_their_defaults_in_field_order() -> None:
+    assert Knobs().changed() == {}
+    knobs = Knobs(notice="same_turn", checklist_mode="replace", corruption=0.02)
+    assert knobs.changed() == {
+        "checklist_mode": "replace",
+        "notice": "same_turn",
+        "corruption": 0.02,
+    }
