@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 from importlib import metadata
-from typing import Any
+from types import ModuleType
 
 import typer
 from typer.core import TyperGroup
@@ -33,7 +33,7 @@ from serve.cli import serve_app
 __all__ = ["app", "main"]
 
 
-def _click_exceptions() -> Any:
+def _click_exceptions() -> ModuleType:
     """click's exceptions module (vendored by typer >= 0.25, a dependency before)."""
     for name in ("typer._click.exceptions", "click.exceptions"):
         try:
@@ -49,16 +49,17 @@ _EXC = _click_exceptions()
 class OneLineErrors(TyperGroup):
     """A group whose usage errors print as one ``error:`` line (exit 2)."""
 
-    def main(  # type: ignore[override]
+    def main(
         self,
         args: Sequence[str] | None = None,
         prog_name: str | None = None,
         complete_var: str | None = None,
         standalone_mode: bool = True,
-        **extra: Any,
-    ) -> Any:
+        windows_expand_args: bool = True,
+        **extra: object,
+    ) -> object:
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            rv = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except UsageError as e:
             typer.echo(f"error: {e.message}", err=True)
             sys.exit(USAGE_EXIT)

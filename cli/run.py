@@ -8,7 +8,7 @@ import signal
 import sys
 from contextlib import suppress
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, TypedDict
 
 import anyio
 import typer
@@ -27,9 +27,20 @@ from runner.manifest import ManifestError, write_or_check_manifest
 from runner.results import RESULTS, finalize_results
 from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from scoring.stream import StreamingScorer
+from serve.config import ServerConfig
 from serve.options import ScriptedFlags, scripted_options
 
-__all__ = ["demo", "run", "run_async", "validate"]
+__all__ = ["RunSummary", "demo", "run", "run_async", "validate"]
+
+
+class RunSummary(TypedDict):
+    """What :func:`run_async` returns."""
+
+    episodes_run: int
+    already_done: int
+    infrastructure: int
+    out: str
+
 
 DEMO_GRID = Path(__file__).parent.parent / "runner" / "grids" / "demo.toml"
 
@@ -51,11 +62,11 @@ async def run_async(
     live: bool = True,
     allow_change: bool = False,
     check: bool = True,
-    server_config: Any = None,
-    overrides: dict[str, Any] | None = None,
+    server_config: ServerConfig | None = None,
+    overrides: dict[str, object] | None = None,
     breaker_after: int = 0,
     progress_every_s: float = 10.0,
-) -> dict[str, Any]:
+) -> RunSummary:
     """Run (or resume) ``grid`` into ``out``; returns a summary.
 
     ``breaker_after``: stop (raise BreakerTripped) after that many consecutive failed calls
@@ -167,7 +178,10 @@ def _execute(
     allow_change: bool,
     live: bool,
     check: bool = True,
-    **run_kw: Any,
+    *,
+    overrides: dict[str, object] | None = None,
+    server_config: ServerConfig | None = None,
+    breaker_after: int = 0,
 ) -> None:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is not a directory")
@@ -176,7 +190,7 @@ def _execute(
     created = not out.exists()
     terminated: list[int] = []
 
-    async def main() -> dict[str, Any]:
+    async def main() -> RunSummary:
         loop, task = asyncio.get_running_loop(), asyncio.current_task()
 
         def on_sigterm() -> None:  # like Ctrl-C: stop, keep what is logged, exit 130
@@ -195,7 +209,9 @@ def _execute(
                     live=live,
                     allow_change=allow_change,
                     check=check,
-                    **run_kw,
+                    overrides=overrides,
+                    server_config=server_config,
+                    breaker_after=breaker_after,
                 )
         finally:
             with suppress(NotImplementedError, RuntimeError, ValueError):

@@ -41,7 +41,7 @@ import asyncio
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import anyio
 import msgspec
@@ -76,7 +76,7 @@ class ChatEndpoint(Protocol):
         max_tokens: int,
         role: Role = "agent",
         thinking: bool = False,
-        extra: Mapping[str, Any] | None = None,
+        extra: Mapping[str, object] | None = None,
         temperature: float = 0.0,
     ) -> Reply: ...
 

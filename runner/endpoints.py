@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
 
 from runner.client import CallFailed, Endpoint
 from runner.grid import EMBEDDED, Grid
+from serve.config import ServerConfig
 
 __all__ = ["PREFLIGHT_ATTEMPTS", "PREFLIGHT_TIMEOUT_S", "open_endpoints", "preflight"]
 
@@ -18,7 +18,7 @@ PREFLIGHT_ATTEMPTS = 3
 
 @asynccontextmanager
 async def open_endpoints(
-    grid: Grid, *, server_config: Any = None, timeout_s: float | None = None
+    grid: Grid, *, server_config: ServerConfig | None = None, timeout_s: float | None = None
 ) -> AsyncIterator[dict[str, Endpoint]]:
     """Endpoints by name, sessions open; the embedded server runs while the block runs."""
     names = {m.endpoint for m in grid.models}
@@ -55,7 +55,7 @@ async def open_endpoints(
 
 
 @asynccontextmanager
-async def _embedded(config: Any) -> AsyncIterator[str]:
+async def _embedded(config: ServerConfig | None) -> AsyncIterator[str]:
     """The scripted endpoint in this event loop, on an ephemeral loopback port."""
     from serve.app import start_server, stop_server
 

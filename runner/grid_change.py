@@ -2,7 +2,7 @@
 
 A strict superset (more seeds, more arms or variants, more configurations: models, graphs,
 domains, briefs) is compatible: every episode already logged is one of the new grid's, so
-the run resumes and only the added episodes run. Any other change would mix two grids'
+the run resumes and only the added episodes run. Every other change would mix two grids'
 episodes in one directory and is refused with a readable diff of the two grids.
 """
 

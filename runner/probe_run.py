@@ -46,6 +46,7 @@ from runner.logs import read_logs
 from runner.manifest import MANIFEST
 from runner.model_cards import Sampling, card_sampling
 from scoring.probe import score_reask
+from serve.config import ServerConfig
 
 __all__ = [
     "PROBE_LOG",
@@ -253,7 +254,7 @@ async def run_probe(
     *,
     on_record: Callable[[ProbeRecord], None] | None = None,
     on_plan: Callable[[ProbeSummary, int], None] | None = None,
-    server_config: Any = None,
+    server_config: ServerConfig | None = None,
 ) -> ProbeSummary:
     """Re-ask every trap turn of ``opts.arm`` in ``run_dir`` under each variant; append the
     scored replies to ``out/probe.jsonl``."""
