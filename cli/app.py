@@ -18,6 +18,7 @@ from typer.core import TyperGroup
 
 from cli import (
     cost,
+    demo,
     generate,
     paraphrase,
     probe,
@@ -25,6 +26,7 @@ from cli import (
     run,
     score,
     show,
+    validate,
     view,
 )
 from cli.errors import USAGE_EXIT, UsageError
@@ -118,8 +120,8 @@ def _root(
 
 app.command("generate")(generate.generate)
 app.command("run")(run.run)
-app.command("validate")(run.validate)
-app.command("demo")(run.demo)
+app.command("validate")(validate.validate)
+app.command("demo")(demo.demo)
 app.command("cost")(cost.cost)
 app.command("score")(score.score)
 app.command("report")(report.report)

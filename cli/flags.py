@@ -15,12 +15,19 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass, field, fields
-from typing import Any
 
 import msgspec
 import orjson
 
-from runner.grid import DEFAULT_MAX_IN_FLIGHT, EMBEDDED, Grid, GridError, parse_grid, url_problem
+from runner.grid import (
+    DEFAULT_MAX_IN_FLIGHT,
+    EMBEDDED,
+    Grid,
+    GridData,
+    GridError,
+    parse_grid,
+    url_problem,
+)
 from runner.seeds import format_seeds
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags
@@ -58,9 +65,9 @@ class RunFlags:
     select: str | None = None
     extra: list[str] = field(default_factory=list)
 
-    def given(self) -> dict[str, Any]:
+    def given(self) -> dict[str, object]:
         """``--flag`` -> value of every flag given (the overrides to print and record)."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if value is not None and value != []:
@@ -75,8 +82,8 @@ def _items(flag: str, text: str) -> list[str]:
     return items
 
 
-def _numbers(flag: str, text: str, kind: type[int] | type[float]) -> list[Any]:
-    out = []
+def _numbers(flag: str, text: str, kind: type[int] | type[float]) -> list[int | float]:
+    out: list[int | float] = []
     for item in _items(flag, text):
         try:
             out.append(kind(item))
@@ -86,8 +93,8 @@ def _numbers(flag: str, text: str, kind: type[int] | type[float]) -> list[Any]:
     return out
 
 
-def _extra(items: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _extra(items: list[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
@@ -121,8 +128,8 @@ def _limit(flags: RunFlags, seeds: list[int]) -> str | None:
     return format_seeds(seeds[: flags.limit])
 
 
-def _model_fields(flags: RunFlags) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _model_fields(flags: RunFlags) -> dict[str, object]:
+    out: dict[str, object] = {}
     if flags.regime is not None:
         out["regime"] = _choice("--regime", flags.regime, REGIMES)
     if flags.select is not None:
@@ -142,7 +149,7 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
         notes.append(f"endpoint {base_url} (from {OPENAI_BASE_URL})")
     base_url = base_url or EMBEDDED
     _check_url("--base-url" if flags.base_url else OPENAI_BASE_URL, base_url)
-    endpoint: dict[str, Any] = {
+    endpoint: GridData = {
         "name": "cli",
         "base_url": base_url,
         "max_in_flight": DEFAULT_MAX_IN_FLIGHT
@@ -155,12 +162,12 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
         notes.append(f"API key from {OPENAI_API_KEY}")
     if key_env:
         endpoint["api_key_env"] = key_env
-    model: dict[str, Any] = {"name": flags.model or "scripted/perfect", "endpoint": "cli"}
+    model: GridData = {"name": flags.model or "scripted/perfect", "endpoint": "cli"}
     if flags.served is not None:
         model["served"] = flags.served
     model.update(_model_fields(flags))
     seeds = flags.seeds or "100-131"
-    data: dict[str, Any] = {
+    data: GridData = {
         "run": {
             "seeds": seeds,
             "steps": _numbers("--steps", flags.steps or "10", int),
@@ -176,15 +183,15 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
     grid = parse_grid(data, source="command line")
     limited = _limit(flags, grid.seeds())
     if limited is not None:
-        grid = _replace_run(grid, seeds=limited)
+        grid = _with_seeds(grid, limited)
     return grid, notes
 
 
-def _replace_run(grid: Grid, **changes: Any) -> Grid:
-    return msgspec.structs.replace(grid, run=msgspec.structs.replace(grid.run, **changes))
+def _with_seeds(grid: Grid, seeds: str) -> Grid:
+    return msgspec.structs.replace(grid, run=msgspec.structs.replace(grid.run, seeds=seeds))
 
 
-def apply_flags(grid: Grid, flags: RunFlags, *, source: str) -> tuple[Grid, dict[str, Any]]:
+def apply_flags(grid: Grid, flags: RunFlags, *, source: str) -> tuple[Grid, dict[str, object]]:
     """``grid`` with every flag given applied; (new grid, the overrides)."""
     given = flags.given()
     if not given:
@@ -220,11 +227,11 @@ def apply_flags(grid: Grid, flags: RunFlags, *, source: str) -> tuple[Grid, dict
         raise FlagError(str(e)) from None
     limited = _limit(flags, new.seeds())
     if limited is not None:
-        new = _replace_run(new, seeds=limited)
+        new = _with_seeds(new, limited)
     return new, given
 
 
-def _models(models: list[dict[str, Any]], flags: RunFlags) -> list[dict[str, Any]]:
+def _models(models: list[GridData], flags: RunFlags) -> list[GridData]:
     if flags.model is not None:
         names = [m["name"] for m in models]
         wanted = _items("--model", flags.model)
@@ -247,7 +254,7 @@ def _models(models: list[dict[str, Any]], flags: RunFlags) -> list[dict[str, Any
     return [{**m, **changes} for m in models]
 
 
-def _endpoints(data: dict[str, Any], flags: RunFlags) -> list[dict[str, Any]]:
+def _endpoints(data: GridData, flags: RunFlags) -> list[GridData]:
     used = {m.get("endpoint", EMBEDDED) for m in data["models"]}
     entries = list(data["endpoints"])
     if flags.base_url or flags.api_key_env or flags.max_in_flight:

@@ -1,4 +1,5 @@
-"""``ladder run``, ``ladder validate`` and ``ladder demo``."""
+"""``ladder run`` and the run it executes (``run_async``, the library path; ``execute``, the
+command's: lock, signals, one line and an exit code per failure)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from scoring.stream import StreamingScorer
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags, scripted_options
 
-__all__ = ["RunSummary", "demo", "run", "run_async", "validate"]
+__all__ = ["RunSummary", "execute", "run", "run_async"]
 
 
 class RunSummary(TypedDict):
@@ -40,9 +41,6 @@ class RunSummary(TypedDict):
     already_done: int
     infrastructure: int
     out: str
-
-
-DEMO_GRID = Path(__file__).parent.parent / "runner" / "grids" / "demo.toml"
 
 
 def _event_loop_policy() -> None:
@@ -75,10 +73,8 @@ async def run_async(
     from runner.endpoints import open_endpoints, preflight
     from runner.live import live_view, preflight_line, progress_lines
 
-    # Reliability fix: the manifest is checked and written only after the logs were read and
-    # the preflight passed, so a refusal (a newer-schema or unreadable log, an endpoint that
-    # does not answer) leaves the directory as it was, and a first run that never started
-    # leaves no manifest to block the corrected grid.
+    # The manifest is written only after the logs are read and the preflight passes: a refusal
+    # leaves the directory as it was, and a run that never started no manifest behind.
     report = LogReport()
     tasks, done = pending_tasks(grid, out, report)
     for bad in report.truncated:
@@ -151,8 +147,7 @@ async def _precompile(helpers: Helpers, tasks: list[Task], console: Console) -> 
     try:
         await helpers.precompile(tasks)
     except* CallFailed as failed:
-        # Reliability fix: a compile that fails on an infrastructure error must not end the
-        # run; its episodes compile again and log the failure if it lasts.
+        # an infrastructure error does not end the run: its episodes compile again
         n = len(failed.exceptions)
         console.print(f"[yellow]precompile stopped ({n} failed); episodes compile again")
 
@@ -172,7 +167,7 @@ def _leaf(e: BaseException) -> BaseException:
     return e
 
 
-def _execute(
+def execute(
     grid: Grid,
     out: Path,
     allow_change: bool,
@@ -245,7 +240,7 @@ def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> 
             f"disk full writing {e.filename or out}: stopped; every episode logged is intact, "
             "free some space and rerun the same command to resume"
         ) from None
-    if isinstance(e, OSError):  # reliability fix: an unreadable log or run directory, one line
+    if isinstance(e, OSError):  # an unreadable log or run directory: one line
         raise UsageError(f"{e.filename or out}: {e.strerror or e}") from None
     if isinstance(e, KeyboardInterrupt) or (isinstance(e, asyncio.CancelledError) and terminated):
         what = "terminated (SIGTERM)" if terminated else "interrupted"
@@ -384,7 +379,7 @@ def run(
         raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
     for line in notes + _endpoint_lines(grid):
         console.print(line)
-    _execute(
+    execute(
         grid,
         out,
         allow_grid_change,
@@ -402,63 +397,3 @@ def _endpoint_lines(grid: Grid) -> list[str]:
         where = "the embedded scripted endpoint" if urls == [EMBEDDED] else ", ".join(urls)
         out.append(f"endpoint {name}: {where}")
     return out
-
-
-def validate(
-    grid_file: Annotated[Path, typer.Argument(help="A grid TOML file.")],
-    offline: Annotated[bool, typer.Option(help="Check the file only; send no request.")] = False,
-) -> None:
-    """Check a grid file, then send one tiny request to each endpoint and model."""
-    try:
-        grid = load_grid(grid_file)
-    except GridError as e:
-        raise UsageError(str(e)) from None
-    n_cells = len(grid.cells())
-    typer.echo(f"{grid_file}: {n_cells} cells, {n_cells * len(grid.seeds())} episodes")
-    if offline:
-        return
-    from runner.endpoints import open_endpoints, preflight
-    from runner.live import preflight_line
-
-    async def check() -> list[str]:
-        async with open_endpoints(grid) as endpoints:
-            typer.echo(preflight_line(endpoints))
-            return await preflight(grid, endpoints)
-
-    problems = asyncio.run(check())
-    for p in problems:
-        typer.echo(f"error: {p}", err=True)
-    if problems:
-        raise typer.Exit(2)
-    typer.echo("every endpoint and model answered")
-
-
-@scripted_options
-def demo(
-    out: Annotated[Path, typer.Option(help="Run directory.")] = Path("runs/demo"),
-    no_live: Annotated[bool, typer.Option("--no-live", help="Plain output.")] = False,
-    *,
-    scripted: ScriptedFlags,
-) -> None:
-    """The main job on the embedded scripted endpoint: a small grid of every arm with the
-    synthetic agent, the ladder printed live, and a report written to OUT/report.md."""
-    grid = load_grid(DEMO_GRID)
-    try:
-        server = embedded_server(grid, scripted)
-    except FlagError as e:
-        raise UsageError(str(e)) from None
-    # like `run`: a directory of another grid is refused, never mixed into one report
-    _execute(
-        grid,
-        out,
-        allow_change=False,
-        live=not no_live and sys.stdout.isatty(),
-        server_config=server,
-        breaker_after=DEFAULT_BREAKER_AFTER,
-    )
-    try:
-        from cli.report import write_report
-    except ImportError:  # pragma: no cover
-        return
-    path = write_report(out)
-    typer.echo(f"report: {path}")

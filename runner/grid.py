@@ -16,15 +16,13 @@ import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, TypedDict
 from urllib.parse import urlsplit
 
 import msgspec
 
-from protocol.arms import ARM_NAMES, LADDER
-from protocol.config import Brief, Config, Domain, Schedule
+from protocol.arms import ARM_NAMES
+from protocol.config import Config, Schedule
 from protocol.generate import (
-    GENERATOR_VERSION,
     GENERATOR_VERSIONS,
     MAX_STEPS,
     MIN_STEPS,
@@ -32,17 +30,29 @@ from protocol.generate import (
     SpecError,
     check_spec,
 )
-from protocol.records import CellKey, EpisodeSpec, Knobs, Role
-from runner.affinity import Routing
+from protocol.records import CellKey, EpisodeSpec, Knobs
+from runner.grid_schema import (
+    DEFAULT_MAX_IN_FLIGHT,
+    EMBEDDED,
+    ChatKwargs,
+    Decoding,
+    EndpointConfig,
+    GridData,
+    MemorySettings,
+    ModelConfig,
+    RunConfig,
+)
 from runner.paraphrase_cache import ParaphraseCacheError, load_paraphrases
 from runner.seeds import parse_seeds
 
 __all__ = [
     "DEFAULT_MAX_IN_FLIGHT",
+    "EMBEDDED",
     "ChatKwargs",
     "Decoding",
     "EndpointConfig",
     "Grid",
+    "GridData",
     "GridError",
     "MemorySettings",
     "ModelConfig",
@@ -54,167 +64,12 @@ __all__ = [
     "url_problem",
 ]
 
-EMBEDDED = "embedded"
-# Requests in flight per endpoint when a grid (or `ladder run`'s flags) gives none (OURS):
-# vLLM-sized for one GPU replica and below the usual vendor rate limits; docs/cli.md.
-DEFAULT_MAX_IN_FLIGHT = 64
-
 
 class GridError(ValueError):
     """A problem with a grid file; the message is one line for the user."""
 
 
-class _Strict(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class EndpointConfig(_Strict):
-    name: str
-    base_url: str | None = None  # "embedded" for the in-process scripted endpoint
-    base_urls: list[str] = []  # replicas of one server, sharing its load
-    api_key_env: str | None = None  # the environment variable holding the API key
-    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
-    adaptive: bool = False
-    start_in_flight: int | None = None
-    routing: Routing = "affinity"  # runner.affinity: by episode, or least-in-flight
-    replica_slots: int = 0  # requests in flight that saturate one replica; 0: its share
-
-    def urls(self) -> list[str]:
-        return self.base_urls or ([self.base_url] if self.base_url else [EMBEDDED])
-
-
-class ChatKwargs(TypedDict):
-    """The keyword arguments of ``runner.client.Endpoint.chat`` for one model and role."""
-
-    model: str
-    max_tokens: int
-    role: Role
-    thinking: bool
-    extra: dict[str, Any]
-    temperature: float
-
-
-class ModelConfig(_Strict):
-    name: str  # the label in cells and logs
-    endpoint: str = EMBEDDED
-    served: str | None = None  # the served model name (defaults to name)
-    regime: Literal["no-think", "thinking"] = "no-think"
-    select: Literal["request", "checkpoint", "vendor"] = "checkpoint"
-    extra: dict[str, Any] = {}  # vendor flags, merged into every request body
-    compile_model: str | None = None  # another model's name to compile for this one
-
-    def served_name(self) -> str:
-        return self.served or self.name
-
-    def request_extra(self) -> dict[str, Any]:
-        """Body fields selecting the regime: vLLM's chat_template_kwargs for hybrids."""
-        extra = dict(self.extra)
-        if self.select == "request":
-            extra.setdefault("chat_template_kwargs", {"enable_thinking": self.regime == "thinking"})
-        return extra
-
-    def chat_kwargs(self, decoding: Decoding, role: Role) -> ChatKwargs:
-        """The one mapping from (model, decoding, role) to a chat request: the served name,
-        the role's budget in this model's regime, the regime switch and the temperature."""
-        return ChatKwargs(
-            model=self.served_name(),
-            max_tokens=decoding.budget(role)[self.regime],
-            role=role,
-            thinking=self.regime == "thinking",
-            extra=self.request_extra(),
-            temperature=decoding.temperature,
-        )
-
-
-class Decoding(_Strict):
-    temperature: float = 0.0
-    reply_budget: dict[str, int] = msgspec.field(
-        default_factory=lambda: {"no-think": 400, "thinking": 2500}
-    )
-    matcher_budget: dict[str, int] = msgspec.field(
-        default_factory=lambda: {"no-think": 200, "thinking": 2500}
-    )
-    compiler_budget: dict[str, int] = msgspec.field(
-        default_factory=lambda: {"no-think": 3000, "thinking": 6000}
-    )
-    timeout_s: float = 900.0
-    attempts: int = 6
-    backoff_s: float = 1.0
-
-    def budget(self, role: Role) -> dict[str, int]:
-        """The token budgets by regime of the calls made for ``role``."""
-        if role == "matcher":
-            return self.matcher_budget
-        if role in ("compiler", "memory"):  # mem0's extraction writes JSON, as the compiler
-            return self.compiler_budget
-        return self.reply_budget
-
-
-class GraphConfig(_Strict):
-    steps: int
-    density: float
-
-
-class Variant(Knobs, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """An extra cell for one arm with non-default knobs (the knob fields of Knobs)."""
-
-    arm: str
-
-    def knobs(self) -> Knobs:
-        return Knobs(**{f: getattr(self, f) for f in Knobs.__struct_fields__})
-
-
-class Wording(_Strict):
-    """One request-wording condition (Table 4's columns): tier and ambiguous-probe rate."""
-
-    paraphrase_tier: int = 0
-    ambiguous_rate: float = 0.0
-
-
-class RunConfig(_Strict):
-    seeds: str = "100-227"
-    steps: list[int] = msgspec.field(default_factory=lambda: [15])
-    density: list[float] = msgspec.field(default_factory=lambda: [0.3])
-    graphs: list[GraphConfig] = []  # explicit (S, rho) pairs; replaces steps x density
-    domains: list[Domain] = msgspec.field(default_factory=lambda: ["procurement"])
-    briefs: list[Brief] = msgspec.field(default_factory=lambda: ["amended"])
-    arms: list[str] = msgspec.field(default_factory=lambda: list(LADDER))  # the paper's rungs
-    variants: list[Variant] = []
-    concurrency: int = 256  # episodes in flight
-    paraphrase_tier: int = 0
-    paraphrase_cache: str | None = None  # the held-out cache (JSON) tier 2 reads
-    ambiguous_rate: float = 0.0
-    # The compile cache key (runner.compiler): "spec" shares one compile per (compile model,
-    # seed, S, rho, domain) across the briefs, as Appendix B.3 caches it; "brief" keys it by
-    # the brief text too (one compile per brief).
-    compile_cache: Literal["spec", "brief"] = "spec"
-    # The generator version (protocol.generate.GENERATOR_VERSION); an older one reproduces
-    # episodes of runs made with it.
-    generator: int = GENERATOR_VERSION
-    # Probe schedules (Appendix B.4): "earlier", "regenerated"; empty: each brief's own
-    # (original -> earlier, amended -> regenerated). ["earlier", "regenerated"] with the
-    # original brief runs the original grid and its schedule control side by side.
-    schedules: list[Schedule] = []
-    # Several wording conditions side by side (Table 4: canonical, held-out, held-out with
-    # ambiguous probes), each its own cells; empty: the one of paraphrase_tier /
-    # ambiguous_rate above.
-    wordings: list[Wording] = []
-
-    def wording_list(self) -> list[Wording]:
-        return self.wordings or [
-            Wording(paraphrase_tier=self.paraphrase_tier, ambiguous_rate=self.ambiguous_rate)
-        ]
-
-
-class MemorySettings(_Strict):
-    """The memory arms' embedder (Appendix F): an endpoint's ``/v1/embeddings``."""
-
-    embedder: Literal["endpoint"] = "endpoint"
-    embed_endpoint: str | None = None  # an [[endpoints]] name; default: the cell model's
-    embed_model: str | None = None  # the served embedding model; default: the cell's model
-
-
-class Grid(_Strict):
+class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     run: RunConfig = msgspec.field(default_factory=RunConfig)
     memory: MemorySettings = msgspec.field(default_factory=MemorySettings)
     endpoints: list[EndpointConfig] = []
@@ -324,7 +179,7 @@ def _fields_at(path: str) -> list[str]:
     return [f.name for f in msgspec.inspect.type_info(node).fields]  # type: ignore[attr-defined]
 
 
-def parse_grid(data: dict[str, Any], *, source: str = "grid") -> Grid:
+def parse_grid(data: GridData, *, source: str = "grid") -> Grid:
     try:
         grid = msgspec.convert(data, Grid)
     except msgspec.ValidationError as e:
@@ -385,8 +240,7 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"corruption rate must be in [0, 1] (got {v.corruption})")
     if run.concurrency < 1:
         problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
-    # Reliability fix: the checks below used to be missed, and each such grid crashed with a
-    # traceback once episodes started, or silently ran nothing.
+    # checked here, not when episodes start: such a grid would crash or silently run nothing
     problems += _run_problems(grid) + _decoding_problems(grid)
     if not grid.models:
         problems.append("no [[models]]: name at least one model")
@@ -411,7 +265,7 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"endpoint {ep.name!r}: max_in_flight must be at least 1")
         if ep.replica_slots < 0:
             problems.append(f"endpoint {ep.name!r}: replica_slots must be at least 0")
-        if ep.start_in_flight is not None and ep.start_in_flight < 1:  # reliability fix
+        if ep.start_in_flight is not None and ep.start_in_flight < 1:
             problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
         if ep.api_key_env and not os.environ.get(ep.api_key_env):
             problems.append(

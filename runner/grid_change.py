@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 import orjson
 
 from protocol.config import graph_label
 from protocol.records import CellKey
-from runner.grid import Grid
+from runner.grid import Grid, GridData
 from runner.seeds import format_seeds
 
 __all__ = ["GridChange", "compare_grids", "identity"]
@@ -29,7 +28,7 @@ _ENDPOINT_FREE = ("max_in_flight", "adaptive", "start_in_flight", "base_url", "b
 _GROWABLE = ("seeds", "arms", "variants", "steps", "density", "graphs", "domains", "briefs")
 
 
-def identity(grid_data: dict[str, Any]) -> dict[str, Any]:
+def identity(grid_data: GridData) -> GridData:
     """The part of a grid's builtins the episodes depend on."""
     data = orjson.loads(orjson.dumps(grid_data))  # a deep copy
     for k in _RUN_FREE:
@@ -51,7 +50,7 @@ class GridChange:
         return not self.diff
 
 
-def _flat(value: Any, prefix: str = "") -> dict[str, str]:
+def _flat(value: object, prefix: str = "") -> dict[str, str]:
     if isinstance(value, dict):
         out: dict[str, str] = {}
         for k, v in value.items():
@@ -70,7 +69,7 @@ def _flat(value: Any, prefix: str = "") -> dict[str, str]:
     return {prefix: orjson.dumps(value).decode()}
 
 
-def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def _diff(old: GridData, new: GridData) -> list[str]:
     a, b = _flat(old), _flat(new)
     lines = []
     for k in sorted(a.keys() | b.keys()):
@@ -79,18 +78,18 @@ def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _fixed(data: dict[str, Any]) -> dict[str, Any]:
+def _fixed(data: GridData) -> GridData:
     """What a compatible change must leave exactly as it was (models and endpoints by name
     are compared one by one: new ones may be added)."""
     run = {k: v for k, v in data.get("run", {}).items() if k not in _GROWABLE}
     return {"run": run, "decoding": data.get("decoding")}
 
 
-def _by_name(items: list[dict[str, Any]]) -> dict[str, Any]:
+def _by_name(items: list[GridData]) -> dict[str, GridData]:
     return {x["name"]: x for x in items}
 
 
-def compare_grids(old_data: dict[str, Any], new: Grid) -> GridChange:
+def compare_grids(old_data: GridData, new: Grid) -> GridChange:
     """How ``new`` differs from the grid whose builtins are ``old_data``."""
     new_data = identity(msgspec.to_builtins(new))
     old_id = identity(old_data)
