@@ -19,15 +19,8 @@ from dataclasses import dataclass, field, fields
 import msgspec
 import orjson
 
-from runner.grid import (
-    DEFAULT_MAX_IN_FLIGHT,
-    EMBEDDED,
-    Grid,
-    GridData,
-    GridError,
-    parse_grid,
-    url_problem,
-)
+from runner.grid import Grid, GridError, parse_grid, url_problem
+from runner.grid_schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED, GridData
 from runner.seeds import format_seeds
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags

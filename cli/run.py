@@ -20,7 +20,8 @@ from cli.flags import FlagError, RunFlags, apply_flags, embedded_server, grid_fr
 from protocol.records import EpisodeRecord
 from runner.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.client import CallFailed
-from runner.grid import DEFAULT_MAX_IN_FLIGHT, EMBEDDED, Grid, GridError, Task, load_grid
+from runner.grid import Grid, GridError, Task, load_grid
+from runner.grid_schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED
 from runner.helpers import Helpers
 from runner.lock import RunLocked, run_lock
 from runner.logs import LogReport, NewerSchemaError, read_logs

@@ -55,7 +55,8 @@ from protocol.records import CallRecord, CellKey, Episode, EpisodeSpec, HelperLo
 from protocol.render import render_revision_prompt
 from runner.cache import CompileStore, HelperStats, SingleFlight, digest
 from runner.client import Reply
-from runner.grid import Grid, ModelConfig, Task
+from runner.grid import Grid, Task
+from runner.grid_schema import ModelConfig
 
 __all__ = ["CACHE_VERSION", "ChatEndpoint", "Compiled", "Compiler", "HelperLog"]
 

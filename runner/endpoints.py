@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from runner.client import CallFailed, Endpoint
-from runner.grid import EMBEDDED, Grid
+from runner.grid import Grid
+from runner.grid_schema import EMBEDDED
 from serve.config import ServerConfig
 
 __all__ = ["PREFLIGHT_ATTEMPTS", "PREFLIGHT_TIMEOUT_S", "open_endpoints", "preflight"]

@@ -32,9 +32,7 @@ from protocol.generate import (
 )
 from protocol.records import CellKey, EpisodeSpec, Knobs
 from runner.grid_schema import (
-    DEFAULT_MAX_IN_FLIGHT,
     EMBEDDED,
-    ChatKwargs,
     Decoding,
     EndpointConfig,
     GridData,
@@ -46,17 +44,8 @@ from runner.paraphrase_cache import ParaphraseCacheError, load_paraphrases
 from runner.seeds import parse_seeds
 
 __all__ = [
-    "DEFAULT_MAX_IN_FLIGHT",
-    "EMBEDDED",
-    "ChatKwargs",
-    "Decoding",
-    "EndpointConfig",
     "Grid",
-    "GridData",
     "GridError",
-    "MemorySettings",
-    "ModelConfig",
-    "RunConfig",
     "Task",
     "expand",
     "load_grid",

@@ -16,7 +16,8 @@ import orjson
 
 from protocol.config import graph_label
 from protocol.records import CellKey
-from runner.grid import Grid, GridData
+from runner.grid import Grid
+from runner.grid_schema import GridData
 from runner.seeds import format_seeds
 
 __all__ = ["GridChange", "compare_grids", "identity"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import msgspec
 
-from runner.grid import ModelConfig
+from runner.grid_schema import ModelConfig
 
 __all__ = ["CARDS", "FALLBACK", "Sampling", "card_sampling"]
 

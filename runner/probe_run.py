@@ -41,7 +41,8 @@ from protocol.records import Episode, EpisodeRecord, EpisodeSpec, TurnKind
 from protocol.state import TaskState
 from runner.affinity import affinity_key
 from runner.endpoints import open_endpoints
-from runner.grid import Grid, ModelConfig, parse_grid
+from runner.grid import Grid, parse_grid
+from runner.grid_schema import ModelConfig
 from runner.logs import read_logs
 from runner.manifest import MANIFEST
 from runner.model_cards import Sampling, card_sampling

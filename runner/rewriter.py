@@ -33,7 +33,7 @@ from protocol import strings
 from protocol.paraphrases import REWRITES, RewriteSource, rewrite_problems
 from protocol.records import CallRecord
 from runner.client import CallFailed, Endpoint
-from runner.grid import ChatKwargs, Decoding, ModelConfig
+from runner.grid_schema import ChatKwargs, Decoding, ModelConfig
 
 __all__ = [
     "Cache",
