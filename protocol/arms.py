@@ -130,6 +130,9 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(knob="memory_mode", table="Table 18"),
     Variant(knob="memory_k", table="Table 18"),
     Variant(knob="memory_window", table="Table 18"),
+    # The stress knobs (issue #31, ours; docs/stress.md): each variant against its plain arm,
+    # Holm-corrected within model over the stress family's contrasts.
+    Variant(knob="spoof", table="Stress: forged state"),
 )
 
 _BY_NAME = {a.name: a for a in ARM_TABLE}

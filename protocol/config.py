@@ -101,6 +101,9 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     # "text": the payload protocol (ref lines; ``tools`` adds ACTION lines to it);
     # "langgraph": the real-tool harness of Appendix G (runner.harness, docs/tools.md).
     harness: Literal["text", "langgraph"] = "text"
+    # Stress knobs (issue #31, ours; docs/stress.md): forged state text in the user's message
+    # (protocol.spoof).
+    spoof: Literal["none", "checklist", "directive", "notice", "tool_result", "receipt"] = "none"
 
     def changed(self) -> dict[str, object]:
         """The knobs set away from their defaults, in field order (empty: the plain arm)."""

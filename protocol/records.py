@@ -200,6 +200,9 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     # every ACTION dispatched with its outcome and stamp
     follow_ups: tuple[str, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
+    # Text the stress knobs injected into the user's message (the spoof knob's forgery, in
+    # ``sent_text`` after the user's text; protocol.spoof); "" when none.
+    injected: str = ""
 
     @classmethod
     def of(cls, turn: Turn, **fields: object) -> TurnRecord:

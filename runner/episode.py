@@ -11,8 +11,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import msgspec
+
 from protocol.records import Booking, EpisodeRecord, Turn, TurnRecord
 from protocol.render import compose_user_message
+from protocol.spoof import forgery
 from protocol.user import ScriptedUser
 from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
 from runner.client import CallFailed, Reply
@@ -109,10 +112,12 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
         while (turn := user.next_turn()) is not None:
             ctx.calls.clear()
             verdict = user.begin(turn)
-            shown, shaped = notices, await arm.shape(turn, user.state, notices)
+            injected = forgery(ep, turn, verdict, ctx.cell.knobs.spoof)
+            asked = _with_injected(turn, injected)
+            shown, shaped = notices, await arm.shape(asked, user.state, notices)
             sys_msg = {"role": "system", "content": system + shaped.system_extra}
             messages = [sys_msg, *arm.context(history), {"role": "user", "content": shaped.sent}]
-            played, replies = await _play(ctx, arm, turn, shaped, messages)
+            played, replies = await _play(ctx, arm, asked, shaped, messages)
             calls = [*prepare_calls, *ctx.calls, *(r.call for r in replies)]
             prepare_calls = []
             notices = played.notices
@@ -139,11 +144,18 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                     calls=tuple(calls),
                     first_reply=played.first_reply,
                     retry_notices=played.retry_notices,
+                    injected=injected,
                 )
             )
     except CallFailed as e:
         failure = e
     return arm.episode_record(turns, started, t0, failure)
+
+
+def _with_injected(turn: Turn, injected: str) -> Turn:
+    """The turn as the user's message carries it: the injected text on a new line after the
+    scripted user's (the spoof knob; the turn's record keeps the scripted text)."""
+    return msgspec.structs.replace(turn, text=f"{turn.text}\n{injected}") if injected else turn
 
 
 def _dedupe(bookings: list[Booking]) -> list[Booking]:

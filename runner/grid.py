@@ -227,6 +227,8 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems += _harness_problems(v.arm)
         if not 0.0 <= v.corruption <= 1.0:
             problems.append(f"corruption rate must be in [0, 1] (got {v.corruption})")
+        if v.spoof != "none" and v.harness == "langgraph":
+            problems.append("spoof runs on the text protocol, not the tool harness")
     if run.concurrency < 1:
         problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
     # checked here, not when episodes start: such a grid would crash or silently run nothing

@@ -24,6 +24,7 @@ from scoring.hybrid_counterfactual import HybridLine, HybridSeed, hybrid_from_se
 from scoring.obedience import ObedienceLine, obedience_lines
 from scoring.omission_attribution import AttributionLine, attribution_lines
 from scoring.replay import EpisodeScore
+from scoring.stress import SpoofLine, spoof_lines, spoof_section
 from scoring.tables import config_label, markdown_table
 from scoring.wording_columns import WordingLine, wording_lines
 
@@ -36,6 +37,7 @@ class Analyses(msgspec.Struct, frozen=True, kw_only=True):
     wording: tuple[WordingLine, ...]  # Table 4's extra columns
     corruption: tuple[CorruptionLine, ...] = ()  # Table 12 and the receipts repair (D.4)
     hybrid: tuple[HybridLine, ...] = ()  # the validator-gated hybrid, offline (D.3)
+    spoof: tuple[SpoofLine, ...] = ()  # forged state text (#31, ours)
 
 
 def log_analyses(
@@ -58,12 +60,14 @@ def batched_analyses(
     wo: list[WordingLine] = []
     co: list[CorruptionLine] = []
     hy: list[HybridSeed] = []
+    sp: list[SpoofLine] = []
     for batch in batches:
         ob += obedience_lines(batch)
         at += attribution_lines(batch, cache)
         wo += wording_lines(batch)
         co += corruption_lines(batch, cache)
         hy += hybrid_seeds(batch, cache)
+        sp += spoof_lines(batch)
 
     def ordered(lines: list[Any]) -> tuple[Any, ...]:
         return tuple(sorted(lines, key=lambda x: cell_sort_key(x.cell)))
@@ -74,6 +78,7 @@ def batched_analyses(
         wording=ordered(wo),
         corruption=ordered(co),
         hybrid=tuple(hybrid_from_seeds(hy)),
+        spoof=ordered(sp),
     )
 
 
@@ -226,4 +231,4 @@ def analysis_sections(a: Analyses) -> list[str]:
             "",
             markdown_table(header, rows),
         ]
-    return out
+    return out + spoof_section(a.spoof)

@@ -170,16 +170,23 @@ def filter_rows(
 
 def sent_parts(turn: TurnRecord) -> list[tuple[str, str]]:
     """The user message as sent, cut into ``("user", text)`` (the scripted user's words) and
-    ``("arm", text)`` (what the arm put before or after them: notices, checklist, directive).
+    ``("arm", text)`` (what the arm put before or after them: notices, checklist, directive),
+    with ``("injected", text)`` after the user's words for the text a stress knob injected
+    into the user's message (the spoof knob's forgery, docs/stress.md).
     An old log without ``sent_text`` gives the user text alone."""
     sent = turn.sent_text or turn.user_text
     at = sent.find(turn.user_text) if turn.user_text else -1
     if at < 0:
         return [("arm" if turn.arm_text else "user", sent)]
+    rest = sent[at + len(turn.user_text) :]
+    injected = ""
+    if turn.injected and rest.startswith("\n" + turn.injected):
+        injected, rest = turn.injected, rest[len(turn.injected) + 1 :]
     parts = [
         ("arm", sent[:at]),
         ("user", turn.user_text),
-        ("arm", sent[at + len(turn.user_text) :]),
+        ("injected", injected),
+        ("arm", rest),
     ]
     return [(kind, text) for kind, text in parts if text]
 

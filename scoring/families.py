@@ -18,7 +18,7 @@ default grouping ``paper`` (``docs/scoring.md``, "Holm families"):
   over all variant contrasts and the self-ledger against the replace-mode checklist (ten at
   Qwen3-235B); ``Section 5.2`` (the self-ledger against the checklist and the directive
   gate), ``Appendix D.3`` (hybrid; same-turn notice), ``Table 12``, ``Table 18``, ``Table 19``
-  within model;
+  and the stress knobs' (ours, ``docs/stress.md``) within model;
 - wording contrasts (Table 4: "Holm over the four arms"): one family per configuration and
   stress; brief and schedule contrasts (``Table 14``) within model.
 

@@ -167,7 +167,8 @@ async function showCell(slug, params) {
 // --- one episode ------------------------------------------------------------------------
 function message(turn) {
   return h("div.msg", {}, turn.sent.map(([kind, text]) =>
-    kind === "arm" ? h("pre.arm", {}, text.trim()) : h("pre.user", {}, text)));
+    kind === "arm" ? h("pre.arm", {}, text.trim())
+      : kind === "injected" ? h("pre.injected", {}, text) : h("pre.user", {}, text)));
 }
 
 function bookings(list, cls) {
