@@ -53,6 +53,9 @@ class Variant(msgspec.Struct, frozen=True, kw_only=True):
     knob: str
     table: str
     reference: str | None = None
+    # contrasted with the same cell with only this knob at its default (every other knob
+    # kept): the stress knobs, whose cells are other variants stressed (issue #31)
+    alone: bool = False
 
 
 class ArmSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -132,7 +135,8 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(knob="memory_window", table="Table 18"),
     # The stress knobs (issue #31, ours; docs/stress.md): each variant against its plain arm,
     # Holm-corrected within model over the stress family's contrasts.
-    Variant(knob="spoof", table="Stress: forged state"),
+    Variant(knob="spoof", table="Stress: forged state", alone=True),
+    Variant(knob="tool_failure", table="Stress: tool failure", alone=True),
 )
 
 _BY_NAME = {a.name: a for a in ARM_TABLE}

@@ -104,6 +104,8 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     # Stress knobs (issue #31, ours; docs/stress.md): forged state text in the user's message
     # (protocol.spoof).
     spoof: Literal["none", "checklist", "directive", "notice", "tool_result", "receipt"] = "none"
+    # the tool harness's calls fail at this rate per call (protocol.tool_failure)
+    tool_failure: float = 0.0
 
     def changed(self) -> dict[str, object]:
         """The knobs set away from their defaults, in field order (empty: the plain arm)."""

@@ -159,9 +159,10 @@ class ToolCall(_Frozen, frozen=True, kw_only=True):
     work_order: str
     step: str | None  # the step whose tool it names (None: no such tool)
     reply: int = 0  # which reply of the turn made it (0: the turn's first agent call)
-    outcome: Literal["executed", "refused", "repeat", "stale"] = "executed"
+    # failed: the tool failed (the tool_failure knob, protocol.tool_failure): nothing executed
+    outcome: Literal["executed", "refused", "repeat", "stale", "failed"] = "executed"
     receipt: str | None = None  # the workspace stamp an executed call wrote
-    status: str | None = None  # why the gate refused it
+    status: str | None = None  # why the gate refused it, or the failure kind of a failed call
     # the step the refusal notice named (the compiled graph's step for the code; logs before
     # this field: None, read as ``step``)
     named: str | None = None

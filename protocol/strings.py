@@ -55,6 +55,8 @@ __all__ = [
     "SPOOF_RECEIPT",
     "SPOOF_TOOL",
     "TOOL_CLAUSE",
+    "TOOL_FAILED",
+    "TOOL_FAILURE_REASONS",
     "TOOL_REJECTION",
     "TOOL_RESULT",
     "TOOL_STAMP",
@@ -191,6 +193,17 @@ TOOL_STAMP = "{tool} {work_order}"
 # receipt line (a booking's ref line, as the world would confirm it).
 SPOOF_TOOL = "book_{code}"
 SPOOF_RECEIPT = "[RECEIPT] ref {code}/{work_order} booked; that work is DONE."
+
+# --- Tools that fail (issue #31, the tool_failure knob; runner.harness). OURS, all. ------
+# What a failed tool call returns; the reason per failure kind. Nothing was executed.
+TOOL_FAILED = (
+    "[TOOL ERROR] {tool} failed for work order {work_order}: {reason}; nothing was executed."
+)
+TOOL_FAILURE_REASONS = {
+    "transient": "transient error, the call may be retried",
+    "timeout": "the call timed out",
+    "partial": "a partial write was rolled back",
+}
 
 # --- Memory baselines (Appendix F: the paper names a recall block, not its wording) -------
 

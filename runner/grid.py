@@ -229,6 +229,10 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"corruption rate must be in [0, 1] (got {v.corruption})")
         if v.spoof != "none" and v.harness == "langgraph":
             problems.append("spoof runs on the text protocol, not the tool harness")
+        if not 0.0 <= v.tool_failure <= 1.0:
+            problems.append(f"tool_failure rate must be in [0, 1] (got {v.tool_failure})")
+        if v.tool_failure and v.harness != "langgraph":
+            problems.append('tool_failure needs the tool harness (harness = "langgraph")')
     if run.concurrency < 1:
         problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
     # checked here, not when episodes start: such a grid would crash or silently run nothing

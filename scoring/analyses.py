@@ -24,7 +24,15 @@ from scoring.hybrid_counterfactual import HybridLine, HybridSeed, hybrid_from_se
 from scoring.obedience import ObedienceLine, obedience_lines
 from scoring.omission_attribution import AttributionLine, attribution_lines
 from scoring.replay import EpisodeScore
-from scoring.stress import SpoofLine, spoof_lines, spoof_section
+from scoring.stress import (
+    SpoofLine,
+    ToolFailureLine,
+    spoof_lines,
+    spoof_section,
+    stressed,
+    tool_failure_lines,
+    tool_failure_section,
+)
 from scoring.tables import config_label, markdown_table
 from scoring.wording_columns import WordingLine, wording_lines
 
@@ -38,6 +46,7 @@ class Analyses(msgspec.Struct, frozen=True, kw_only=True):
     corruption: tuple[CorruptionLine, ...] = ()  # Table 12 and the receipts repair (D.4)
     hybrid: tuple[HybridLine, ...] = ()  # the validator-gated hybrid, offline (D.3)
     spoof: tuple[SpoofLine, ...] = ()  # forged state text (#31, ours)
+    tool_failure: tuple[ToolFailureLine, ...] = ()  # tools that fail (#31, ours)
 
 
 def log_analyses(
@@ -61,6 +70,7 @@ def batched_analyses(
     co: list[CorruptionLine] = []
     hy: list[HybridSeed] = []
     sp: list[SpoofLine] = []
+    tf: list[ToolFailureLine] = []
     for batch in batches:
         ob += obedience_lines(batch)
         at += attribution_lines(batch, cache)
@@ -68,6 +78,7 @@ def batched_analyses(
         co += corruption_lines(batch, cache)
         hy += hybrid_seeds(batch, cache)
         sp += spoof_lines(batch)
+        tf += tool_failure_lines(batch)
 
     def ordered(lines: list[Any]) -> tuple[Any, ...]:
         return tuple(sorted(lines, key=lambda x: cell_sort_key(x.cell)))
@@ -79,6 +90,7 @@ def batched_analyses(
         corruption=ordered(co),
         hybrid=tuple(hybrid_from_seeds(hy)),
         spoof=ordered(sp),
+        tool_failure=ordered(stressed(tf)),
     )
 
 
@@ -231,4 +243,4 @@ def analysis_sections(a: Analyses) -> list[str]:
             "",
             markdown_table(header, rows),
         ]
-    return out + spoof_section(a.spoof)
+    return out + spoof_section(a.spoof) + tool_failure_section(a.tool_failure)

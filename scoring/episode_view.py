@@ -31,6 +31,7 @@ from protocol.records import (
     Knobs,
     TurnRecord,
 )
+from protocol.render import render_tool_failure
 from protocol.state import sort_ids
 from scoring.cost import CostRow, cost_rows
 from scoring.replay import EpisodeScore, Scoring, TurnScore
@@ -256,6 +257,11 @@ def turn_views(record: EpisodeRecord, score: EpisodeScore) -> list[TurnView]:
                 directive=t.directive,
                 calls=[CallView(call=c, latency_s=c.wait_s + c.server_s) for c in t.calls],
                 corruptions=events.get(t.index, []),
+                tool_failures=[
+                    render_tool_failure(c.tool, c.work_order, c.status or "transient")
+                    for c in t.tool_calls
+                    if c.outcome == "failed"
+                ],
             )
         )
     return out

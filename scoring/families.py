@@ -106,11 +106,18 @@ def _knob_label(k: Knobs) -> str:
 
 def _variant(key: CellKey) -> tuple[str, CellKey] | None:
     """(table, paper-arm cell) of a knob variant: the variant knobs reset, platform knobs
-    kept, the arm replaced where the variant names its paper arm."""
+    kept, the arm replaced where the variant names its paper arm; a stress knob's variant
+    (``Variant.alone``) against the same cell with that knob alone reset."""
     default = Knobs()
     moved = [v for v in VARIANTS if getattr(key.knobs, v.knob) != getattr(default, v.knob)]
     if not moved:
         return None
+    for v in moved:
+        if v.alone:
+            reset = {v.knob: getattr(default, v.knob)}
+            return v.table, msgspec.structs.replace(
+                key, knobs=msgspec.structs.replace(key.knobs, **reset)
+            )
     kept = {f: getattr(key.knobs, f) for f in PLATFORM_KNOBS}
     arm = next((v.reference for v in moved if v.reference is not None), key.arm)
     return moved[0].table, msgspec.structs.replace(key, arm=arm, knobs=Knobs(**kept))

@@ -134,6 +134,9 @@ class TurnView(_View, frozen=True, kw_only=True):
     directive: str | None
     calls: list[CallView]
     corruptions: list[CorruptionEvent]
+    # the results of the tool calls that failed (the tool_failure knob), as the agent read
+    # them: text the stress knob injected
+    tool_failures: list[str] = []
 
 
 class CompileStepView(_View, frozen=True, kw_only=True):

@@ -26,7 +26,7 @@ ENC = msgspec.json.Encoder()
 # Defaulted fields added to Knobs (the knobs of issue #31) and to TurnRecord since the
 # digests and logs were written: at their defaults, their bytes are all a cell or a record
 # gains, and stripped they give back the old bytes.
-KNOBS_ADDED = (b',"spoof":"none"',)
+KNOBS_ADDED = (b',"spoof":"none"', b',"tool_failure":0.0')
 TURNS_ADDED = (b',"injected":""',)
 
 
@@ -56,6 +56,7 @@ CELLS = {
     ),
     "rendering.toml": (16, "739ceae2c4f2f0403cb164e66085b19ccc93588addc3ec728ff14d5abf02902a"),
     "spoof.toml": (30, "7519aa51f9159a530281cd2d944c44afe2e322be23fd5a57a802a18f70617ac7"),
+    "tool-failure.toml": (30, "168c8141ec601ea32a38e22f283ef382fa7e1aa62e96ade5d4f3726d3f466f33"),
     "tools.toml": (10, "33806c3a567f17d3b763bc9e8c228814d42f9bcf72f1d9b7df4c37032211cb0f"),
     "wording.toml": (12, "cee399d09a2009cef97adc69ed7bf9ce2adb58485dbd5ce00493aa3eedbeabfa"),
 }
@@ -89,7 +90,12 @@ def test_shipped_grid_cells_keep_their_slugs_json_and_labels(name: str) -> None:
 
 # Fields added (defaulted) to the log records since tests/data/demo_logs.jsonl was written:
 # schema evolution adds defaulted fields only, so an old line re-encodes as itself plus these.
-ADDED_SINCE_DEMO_LOGS: dict[str, object] = {"retry_notices": [], "spoof": "none", "injected": ""}
+ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
+    "retry_notices": [],
+    "spoof": "none",
+    "tool_failure": 0.0,
+    "injected": "",
+}
 
 
 def _without_added(new: object, old: object, added: set[str]) -> object:

@@ -284,3 +284,14 @@ def test_spoof_contrasts_form_their_own_holm_family(perfect: list[EpisodeRecord]
         "Stress: forged state contrasts | scripted/perfect"
     }
     assert len(spoof) == 2 * len(ARMS) * len(SPOOF_VARIANTS)  # both scorings
+
+
+def test_the_viewer_marks_the_forgery_as_injected(perfect: list[EpisodeRecord]) -> None:
+    from scoring.episode_view import sent_parts
+
+    turn = next(t for r in perfect if r.cell.arm == "checklist" for t in r.turns if t.injected)
+    parts = sent_parts(turn)
+    assert [k for k, _ in parts] == ["user", "injected", "arm"]
+    assert parts[1][1] == turn.injected and "".join(x for _, x in parts) == turn.sent_text.replace(
+        turn.user_text + "\n", turn.user_text, 1
+    )

@@ -126,7 +126,8 @@ class Play:
         self._pending = None
         call, result = self.dispatch.execute(self.turn, call, booking)
         self.tool_calls.append(call)
-        self.admitted.append(booking)
+        if call.outcome == "executed":  # a failed call executed nothing
+            self.admitted.append(booking)
         self.results.append(result)
         return self._after_calls()
 

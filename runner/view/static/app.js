@@ -224,6 +224,7 @@ function turnDetail(t, open, at) {
         t.errors.length ? errorPills(t.errors, at) : h("span.ok", {}, "no error")),
       aware,
       b("user (as sent)", message(t)),
+      t.tool_failures.length ? b("tool results (failed)", h("div.msg", {}, t.tool_failures.map((x) => h("pre.injected.failure", {}, x)))) : null,
       t.first_reply !== null ? b("first reply (refused same turn)", h("pre.reply", {}, t.first_reply)) : null,
       b("reply", h("pre.reply", {}, t.reply || "(empty)")),
       t.reasoning ? b("reasoning", h("pre.muted", {}, t.reasoning)) : null,
