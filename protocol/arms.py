@@ -137,6 +137,7 @@ VARIANTS: tuple[Variant, ...] = (
     # Holm-corrected within model over the stress family's contrasts.
     Variant(knob="spoof", table="Stress: forged state", alone=True),
     Variant(knob="tool_failure", table="Stress: tool failure", alone=True),
+    Variant(knob="user_style", table="Stress: uncooperative user", alone=True),
 )
 
 _BY_NAME = {a.name: a for a in ARM_TABLE}

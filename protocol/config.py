@@ -24,6 +24,7 @@ __all__ = [
     "Knobs",
     "Regime",
     "Schedule",
+    "UserStyle",
     "config_label",
     "graph_label",
 ]
@@ -35,6 +36,8 @@ Brief = Literal["amended", "original"]
 Schedule = Literal["earlier", "regenerated"]
 
 Regime = Literal["no-think", "thinking"]
+# The scripted user's manner (issue #31, ours; protocol.user, docs/stress.md).
+UserStyle = Literal["cooperative", "restate", "contradict", "double"]
 
 
 class _Frozen(msgspec.Struct, frozen=True, kw_only=True):
@@ -106,6 +109,9 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     spoof: Literal["none", "checklist", "directive", "notice", "tool_result", "receipt"] = "none"
     # the tool harness's calls fail at this rate per call (protocol.tool_failure)
     tool_failure: float = 0.0
+    # the scripted user's manner (protocol.user): the paper's cooperative user, or one who
+    # restates a refused order, or contradicts the revision once
+    user_style: UserStyle = "cooperative"
 
     def changed(self) -> dict[str, object]:
         """The knobs set away from their defaults, in field order (empty: the plain arm)."""

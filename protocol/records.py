@@ -57,6 +57,11 @@ TurnKind = Literal[
     "filler",
     "ambiguous",
     "re_ask",
+    # the uncooperative user's turns (the user_style knob, issue #31; OURS, docs/protocol.md)
+    "restate",
+    "keep_claim",
+    "keep_retracted",
+    "double",
 ]
 MatcherOutcome = Literal["answered", "null", "corrected", "malformed"]
 # who a call is made for; memory and embedding: the memory arms' helper calls (Appendix F);

@@ -96,7 +96,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
 
         return await run_harness_episode(ctx)
     ep = ctx.episode
-    user = ScriptedUser(ep)
+    user = ScriptedUser(ep, ctx.cell.knobs.user_style)
     arm = make_arm(ctx)
     turns: list[TurnRecord] = []
     history: list[dict[str, str]] = []

@@ -27,11 +27,14 @@ from scoring.replay import EpisodeScore
 from scoring.stress import (
     SpoofLine,
     ToolFailureLine,
+    UserStyleLine,
     spoof_lines,
     spoof_section,
     stressed,
     tool_failure_lines,
     tool_failure_section,
+    user_style_lines,
+    user_style_section,
 )
 from scoring.tables import config_label, markdown_table
 from scoring.wording_columns import WordingLine, wording_lines
@@ -47,6 +50,7 @@ class Analyses(msgspec.Struct, frozen=True, kw_only=True):
     hybrid: tuple[HybridLine, ...] = ()  # the validator-gated hybrid, offline (D.3)
     spoof: tuple[SpoofLine, ...] = ()  # forged state text (#31, ours)
     tool_failure: tuple[ToolFailureLine, ...] = ()  # tools that fail (#31, ours)
+    user_style: tuple[UserStyleLine, ...] = ()  # an uncooperative user (#31, ours)
 
 
 def log_analyses(
@@ -71,6 +75,7 @@ def batched_analyses(
     hy: list[HybridSeed] = []
     sp: list[SpoofLine] = []
     tf: list[ToolFailureLine] = []
+    us: list[UserStyleLine] = []
     for batch in batches:
         ob += obedience_lines(batch)
         at += attribution_lines(batch, cache)
@@ -79,6 +84,7 @@ def batched_analyses(
         hy += hybrid_seeds(batch, cache)
         sp += spoof_lines(batch)
         tf += tool_failure_lines(batch)
+        us += user_style_lines(batch)
 
     def ordered(lines: list[Any]) -> tuple[Any, ...]:
         return tuple(sorted(lines, key=lambda x: cell_sort_key(x.cell)))
@@ -91,6 +97,7 @@ def batched_analyses(
         hybrid=tuple(hybrid_from_seeds(hy)),
         spoof=ordered(sp),
         tool_failure=ordered(stressed(tf)),
+        user_style=ordered(us),
     )
 
 
@@ -243,4 +250,5 @@ def analysis_sections(a: Analyses) -> list[str]:
             "",
             markdown_table(header, rows),
         ]
-    return out + spoof_section(a.spoof) + tool_failure_section(a.tool_failure)
+    stress = spoof_section(a.spoof) + tool_failure_section(a.tool_failure)
+    return out + stress + user_style_section(a.user_style)

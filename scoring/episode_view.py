@@ -33,6 +33,7 @@ from protocol.records import (
 )
 from protocol.render import render_tool_failure
 from protocol.state import sort_ids
+from protocol.user import STYLE_KINDS
 from scoring.cost import CostRow, cost_rows
 from scoring.replay import EpisodeScore, Scoring, TurnScore
 from scoring.views import (
@@ -173,10 +174,12 @@ def sent_parts(turn: TurnRecord) -> list[tuple[str, str]]:
     """The user message as sent, cut into ``("user", text)`` (the scripted user's words) and
     ``("arm", text)`` (what the arm put before or after them: notices, checklist, directive),
     with ``("injected", text)`` after the user's words for the text a stress knob injected
-    into the user's message (the spoof knob's forgery, docs/stress.md).
+    into the user's message (the spoof knob's forgery, docs/stress.md); the uncooperative
+    user's own turns (the user_style knob) are ``("styled", text)`` in place of the user's.
     An old log without ``sent_text`` gives the user text alone."""
     sent = turn.sent_text or turn.user_text
     at = sent.find(turn.user_text) if turn.user_text else -1
+    mine = "styled" if turn.kind in STYLE_KINDS else "user"  # the uncooperative user's
     if at < 0:
         return [("arm" if turn.arm_text else "user", sent)]
     rest = sent[at + len(turn.user_text) :]
@@ -185,7 +188,7 @@ def sent_parts(turn: TurnRecord) -> list[tuple[str, str]]:
         injected, rest = turn.injected, rest[len(turn.injected) + 1 :]
     parts = [
         ("arm", sent[:at]),
-        ("user", turn.user_text),
+        (mine, turn.user_text),
         ("injected", injected),
         ("arm", rest),
     ]

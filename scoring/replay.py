@@ -226,7 +226,8 @@ def score_episode(
     infrastructure = record.termination != "completed"
     diffs = sum(_admitted_differs(r, t) for r, t in zip(read, record.turns, strict=True))
     check_text = episode.spec == record.spec
-    user = ScriptedUser(episode)
+    style = record.cell.knobs.user_style
+    user = ScriptedUser(episode, style)
     primary_steps = [r.primary for r in read]
     # Version 3 serves ambiguous candidates on the realized state: check them turn by turn.
     served = episode.spec.generator >= 3 and any(t.kind == "ambiguous" for t in episode.turns)
@@ -241,7 +242,7 @@ def score_episode(
     aware = (
         primary
         if aware_steps == primary_steps
-        else _replay(ScriptedUser(episode), turns, aware_steps, None, infrastructure, detail)
+        else _replay(ScriptedUser(episode, style), turns, aware_steps, None, infrastructure, detail)
     )
     return EpisodeScore(
         cell=record.cell,

@@ -122,7 +122,7 @@ class TurnView(_View, frozen=True, kw_only=True):
     failed_decline_aware: bool
     user_text: str
     arm_text: str
-    sent: list[tuple[str, str]]  # ("user" | "injected" | "arm", text), in the order sent
+    sent: list[tuple[str, str]]  # ("user" | "styled" | "injected" | "arm", text), in the order sent
     reply: str
     reasoning: str
     first_reply: str | None

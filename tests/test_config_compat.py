@@ -26,7 +26,7 @@ ENC = msgspec.json.Encoder()
 # Defaulted fields added to Knobs (the knobs of issue #31) and to TurnRecord since the
 # digests and logs were written: at their defaults, their bytes are all a cell or a record
 # gains, and stripped they give back the old bytes.
-KNOBS_ADDED = (b',"spoof":"none"', b',"tool_failure":0.0')
+KNOBS_ADDED = (b',"spoof":"none"', b',"tool_failure":0.0', b',"user_style":"cooperative"')
 TURNS_ADDED = (b',"injected":""',)
 
 
@@ -58,6 +58,7 @@ CELLS = {
     "spoof.toml": (30, "7519aa51f9159a530281cd2d944c44afe2e322be23fd5a57a802a18f70617ac7"),
     "tool-failure.toml": (30, "168c8141ec601ea32a38e22f283ef382fa7e1aa62e96ade5d4f3726d3f466f33"),
     "tools.toml": (10, "33806c3a567f17d3b763bc9e8c228814d42f9bcf72f1d9b7df4c37032211cb0f"),
+    "user-style.toml": (20, "a10ea2dbf94ae3c2bb3111ad66cc4919fe3308baed4014b820cff29a5c6f5eab"),
     "wording.toml": (12, "cee399d09a2009cef97adc69ed7bf9ce2adb58485dbd5ce00493aa3eedbeabfa"),
 }
 
@@ -94,6 +95,7 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "retry_notices": [],
     "spoof": "none",
     "tool_failure": 0.0,
+    "user_style": "cooperative",
     "injected": "",
 }
 

@@ -35,7 +35,7 @@ class Play:
         ep = ctx.episode
         self.ctx = ctx
         self.arm = arm
-        self.user = ScriptedUser(ep)
+        self.user = ScriptedUser(ep, ctx.cell.knobs.user_style)
         self.dispatch = Dispatch(ep, arm, workspace)
         self.system = render_brief(ep.steps, ep.spec.brief, harness=True)
         self.history: list[dict[str, str]] = []

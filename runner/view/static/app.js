@@ -168,7 +168,8 @@ async function showCell(slug, params) {
 function message(turn) {
   return h("div.msg", {}, turn.sent.map(([kind, text]) =>
     kind === "arm" ? h("pre.arm", {}, text.trim())
-      : kind === "injected" ? h("pre.injected", {}, text) : h("pre.user", {}, text)));
+      : kind === "injected" ? h("pre.injected", {}, text)
+      : kind === "styled" ? h("pre.injected.styled", {}, text) : h("pre.user", {}, text)));
 }
 
 function bookings(list, cls) {
