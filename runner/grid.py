@@ -12,7 +12,6 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import os
-import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +30,7 @@ from protocol.generate import (
     check_spec,
 )
 from protocol.records import CellKey, EpisodeSpec, Knobs
+from runner.grid_errors import validation_problem
 from runner.grid_schema import (
     EMBEDDED,
     Decoding,
@@ -149,39 +149,12 @@ def expand(grid: Grid) -> Iterator[Task]:
 
 # --- loading and validation --------------------------------------------------------
 
-_UNKNOWN = re.compile(r"unknown field `([^`]+)`(?: - at `\$\.?([^`]*)`)?")
-
-
-def _fields_at(path: str) -> list[str]:
-    node: type[msgspec.Struct] = Grid
-    for part in re.findall(r"[A-Za-z_]+", path):
-        info = {f.name: f.type for f in msgspec.inspect.type_info(node).fields}  # type: ignore[attr-defined]
-        sub = info.get(part)
-        while sub is not None and not isinstance(sub, msgspec.inspect.StructType):
-            sub = getattr(sub, "item_type", None) or next(
-                (t for t in getattr(sub, "types", ()) if isinstance(t, msgspec.inspect.StructType)),
-                None,
-            )
-        if sub is None:
-            break
-        node = sub.cls
-    return [f.name for f in msgspec.inspect.type_info(node).fields]  # type: ignore[attr-defined]
-
 
 def parse_grid(data: GridData, *, source: str = "grid") -> Grid:
     try:
         grid = msgspec.convert(data, Grid)
     except msgspec.ValidationError as e:
-        msg = str(e)
-        m = _UNKNOWN.search(msg)
-        if m:
-            where = m.group(2) or ""
-            hint = difflib.get_close_matches(m.group(1), _fields_at(where), n=1)
-            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-            table = re.sub(r"\[\d+\]", "", where)
-            place = f" in [{table}]" if where else ""
-            raise GridError(f"{source}: unknown key {m.group(1)!r}{place}{suggestion}") from None
-        raise GridError(f"{source}: {msg}") from None
+        raise GridError(f"{source}: {validation_problem(Grid, str(e))}") from None
     check_grid(grid, source=source)
     return grid
 
