@@ -74,15 +74,40 @@ def test_shipped_grid_cells_keep_their_slugs_json_and_labels(name: str) -> None:
     assert (len(grid.cells()), digest.hexdigest()) == CELLS[name]
 
 
+# Fields added (defaulted) to the log records since tests/data/demo_logs.jsonl was written:
+# schema evolution adds defaulted fields only, so an old line re-encodes as itself plus these.
+ADDED_SINCE_DEMO_LOGS = {"retry_notices": []}
+
+
+def _without_added(new: object, old: object, added: set[str]) -> object:
+    """``new`` less the keys ``old`` lacks (collected in ``added``), recursively."""
+    if isinstance(new, dict) and isinstance(old, dict):
+        for k in new.keys() - old.keys():
+            assert new[k] == ADDED_SINCE_DEMO_LOGS.get(k, object()), k
+            added.add(k)
+        return {k: _without_added(new[k], old[k], added) for k in old if k in new}
+    if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
+        return [_without_added(a, b, added) for a, b in zip(new, old, strict=True)]
+    return new
+
+
 def test_logs_of_the_current_code_re_encode_byte_for_byte() -> None:
     lines, records = _records("demo_logs.jsonl")
     assert len(records) == 3 and {r.cell.arm for r in records} == {"raw", "enforce", "ledger"}
-    assert [ENC.encode(r) for r in records] == lines
+    added: set[str] = set()
+    for line, r in zip(lines, records, strict=True):
+        old = msgspec.json.decode(line)
+        assert _without_added(msgspec.json.decode(ENC.encode(r)), old, added) == old
+    # every field but the added ones keeps its bytes: the same order, the same values
+    assert added <= set(ADDED_SINCE_DEMO_LOGS)
+    stripped = [ENC.encode(r).replace(b',"retry_notices":[]', b"") for r in records]
+    assert stripped == lines
 
 
 def test_logs_before_versions_re_encode_as_before() -> None:
     _, records = _records("v1_logs.jsonl")
-    digest = hashlib.sha256(b"".join(ENC.encode(r) + b"\n" for r in records))
+    encoded = [ENC.encode(r).replace(b',"retry_notices":[]', b"") for r in records]
+    digest = hashlib.sha256(b"".join(e + b"\n" for e in encoded))
     assert digest.hexdigest() == "d05dba0d22d37b897fc4d2e95ad68e0966cae148b3533e0c70b17a860e83d4ae"
 
 
@@ -99,9 +124,11 @@ def test_logs_rescore_the_same_after_a_round_trip(name: str) -> None:
     assert hashlib.sha256(keys).hexdigest() == RESCORED_KEYS[name]
 
 
-# the cells and configurations of the rescored lines (their statistics are pinned elsewhere)
+# the cells and configurations of the rescored lines (their statistics are pinned elsewhere);
+# demo_logs holds raw, enforce and ledger only: since the paper's Holm families (#27) a
+# missing rung breaks the chain, so no raw -> enforce contrast is formed (the cells alone)
 RESCORED_KEYS = {
-    "demo_logs.jsonl": "3480bd0b2a8c4412e5d39fdfba50c9ee927225fa8678cf447c0a9a89221ca4fa",
+    "demo_logs.jsonl": "d60076c216757507df8e713aa7db9cce417fe5d2b8d65796341d24a8263c4395",
     "v1_logs.jsonl": "5f6b4881ffc155151d9d3795e8cab8eadde2f03ef68a5dff670308b9fac9f706",
 }
 
