@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from protocol.arms import ARM_NAMES, LADDER
+from protocol.arms import ARM_NAMES, LADDER, arm_spec
 from protocol.domains import POOLS
 from protocol.generate import (
     GENERATOR_VERSION,
@@ -384,7 +384,7 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"unknown brief {b!r}; choose amended or original")
     arms = ARM_NAMES
     for a in [*run.arms, *(v.arm for v in run.variants)]:
-        if a not in arms:
+        if arm_spec(a) is None:
             hint = difflib.get_close_matches(a, arms, n=1)
             problems.append(
                 f"unknown arm {a!r}"
