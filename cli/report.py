@@ -13,20 +13,19 @@ in ``<stem>-figures.json``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import msgspec
 import typer
 
-from cli.score import load_results, log_summary
-from protocol.records import EpisodeRecord
-from scoring.analyses import Analyses, analysis_sections, batched_analyses
-from scoring.episodes import EpisodeCache
+from cli.score import _read as read_checked
+from cli.score import log_summary
+from runner.logs import LogReport, read_logs
+from scoring.analyses import Analyses, analysis_sections, scored_once
+from scoring.corruption_replay import CORRUPTION
 from scoring.figures import paper_figures
-from scoring.offline import score_records
-from scoring.replay import EpisodeScore
+from scoring.lines import ResultLine
 from scoring.report import figure_channels, figure_success, markdown_report
 
 __all__ = ["report", "write_report"]
@@ -35,8 +34,7 @@ __all__ = ["report", "write_report"]
 def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     """Write the report of *logdir* to *out* (default ``logdir/report.md``) and its plots next
     to it; the report's path. Problems end as ``typer.Exit(2)`` after one line on stderr."""
-    lines, log_report = load_results(logdir, jobs)
-    analyses = _analyses(logdir)
+    (lines, analyses), log_report = _scored(logdir)
     out = out if out is not None else logdir / "report.md"
     figures = {
         f"{out.stem}-success.png": ("Strict success per arm (primary scoring)",
@@ -49,7 +47,7 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
             figure_channels(lines),
         ),
     }  # fmt: skip
-    paper = paper_figures(lines, analyses.corruption)
+    paper = paper_figures(lines, analyses.of(CORRUPTION))
     for key, (caption, fig, _) in paper.items():
         figures[f"{out.stem}-{key}.png"] = (caption, fig)
     try:
@@ -63,9 +61,7 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
             sections=analysis_sections(analyses),
         )
         out.write_text(text, encoding="utf-8")
-        (out.parent / f"{out.stem}-analyses.json").write_bytes(
-            msgspec.json.format(msgspec.json.encode(analyses))
-        )
+        (out.parent / f"{out.stem}-analyses.json").write_bytes(analyses.json())
         data = {key: {"caption": c, "points": d} for key, (c, _, d) in paper.items()}
         (out.parent / f"{out.stem}-figures.json").write_bytes(
             msgspec.json.format(msgspec.json.encode(data))
@@ -76,22 +72,14 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     return out
 
 
-def _analyses(logdir: Path) -> Analyses:
-    """The log analyses of *logdir*'s records, scored again with per-turn detail one log
-    file (one cell) at a time, so memory holds one file's records."""
-    from runner.logs import LogReport, log_files, read_log_file
+def _scored(logdir: Path) -> tuple[tuple[list[ResultLine], Analyses], LogReport]:
+    """The result lines and the analyses of *logdir*'s records, from one scoring pass."""
 
-    cache = EpisodeCache()
+    def read(report: LogReport) -> tuple[tuple[list[ResultLine], Analyses], int]:
+        records = list(read_logs(logdir, report).values())
+        return scored_once(records), len(records)
 
-    def batches() -> Iterator[list[tuple[EpisodeRecord, EpisodeScore]]]:
-        for path in log_files(logdir):
-            out: dict[tuple[str, int], EpisodeRecord] = {}
-            read_log_file(path, LogReport(), out)
-            records = list(out.values())
-            scores = score_records(records, cache, detail=True)
-            yield list(zip(records, scores, strict=True))
-
-    return batched_analyses(batches(), cache)
+    return read_checked(logdir, read)
 
 
 def report(

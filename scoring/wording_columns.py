@@ -20,16 +20,19 @@ Only counted episodes enter; every cell gets a line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
 from protocol.records import CellKey, EpisodeRecord
+from scoring.analysis import Analysis, Pair, by_cell, markdown_section
 from scoring.cells import cell_sort_key
+from scoring.episodes import EpisodeCache
 from scoring.gate_report import REWRITTEN_KINDS
 from scoring.replay import EpisodeScore
+from scoring.tables import config_label
 
-__all__ = ["WordingLine", "wording_lines"]
+__all__ = ["WORDING", "WordingLine", "wording_lines"]
 
 
 class WordingLine(msgspec.Struct, frozen=True, kw_only=True, tag="wording"):
@@ -78,3 +81,39 @@ def wording_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list[W
         )
         for cell, a in sorted(acc.items(), key=lambda kv: cell_sort_key(kv[0]))
     ]
+
+
+def _markdown(lines: tuple[WordingLine, ...]) -> list[str]:
+    gated = [w for w in lines if w.ambiguous or w.omission_failures or w.matched_turns]
+    header = ["arm", "configuration", "matcher agreement (ask, premature, redo)",
+              "first omitted ask misrouted", "ambiguous booked"]  # fmt: skip
+    rows = [
+        [
+            w.cell.arm,
+            config_label(w.cell),
+            f"{w.matched_agree}/{w.matched_turns} = {w.agreement:.3f}"
+            if w.agreement is not None
+            else "-",
+            f"{w.misrouted}/{w.omission_failures}",
+            f"{w.ambiguous_booked}/{w.ambiguous}",
+        ]
+        for w in gated
+    ]
+    return markdown_section(
+        "Wording columns (Table 4 shape)",
+        "Matcher agreement over the ask, premature and redo-probe turns; failing episodes "
+        "with an omission whose first omitted ask the matcher resolved to "
+        "another step, over the failing episodes with an omission; ambiguous probes on "
+        "which the agent booked a work order, over the probes played.",
+        header,
+        rows,
+    )
+
+
+def _compute(batch: Sequence[Pair], cache: EpisodeCache) -> list[WordingLine]:
+    return wording_lines(batch)
+
+
+WORDING: Analysis[WordingLine, WordingLine] = Analysis(
+    name="wording", table="Table 4", compute=_compute, finish=by_cell, markdown=_markdown
+)
