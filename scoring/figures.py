@@ -29,7 +29,8 @@ that differ from their configuration only in ``corruption``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -40,7 +41,17 @@ from scoring.corruption_replay import FAILURE_KINDS, CorruptionLine
 from scoring.lines import CellLine, ResultLine
 from scoring.stats import wilson
 
-__all__ = ["PER_EPISODES", "Point", "channel_points", "paper_figures"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure  # matplotlib (the plots extra) loads on first draw
+
+__all__ = [
+    "PAPER_FIGURES",
+    "PER_EPISODES",
+    "PaperFigure",
+    "Point",
+    "channel_points",
+    "paper_figures",
+]
 
 DENSE = (15, 0.3)
 # Figure 5(a): unrequested executions per this many episodes (Table 9's caption: "counts per
@@ -268,37 +279,48 @@ def _rung_key(x: str) -> Any:
     return arm_rank(x)
 
 
-def paper_figures(
-    lines: Sequence[ResultLine], corruption: Sequence[CorruptionLine] = ()
-) -> dict[str, tuple[str, Any, list[Point] | list[dict[str, Any]]]]:
-    """``name -> (caption, Figure, data)`` for every figure whose cells are present."""
-    cells = [x for x in lines if isinstance(x, CellLine)]
-    out: dict[str, tuple[str, Any, list[Point] | list[dict[str, Any]]]] = {}
+# A drawn figure and the data behind its points (written as JSON beside the PNG).
+Drawn = tuple["Figure", list[Point] | list[dict[str, object]]]
+# How a figure is drawn from the cell lines present and the corruption replay's lines.
+Draw = Callable[[Sequence[CellLine], Sequence[CorruptionLine]], Drawn | None]
+
+
+@dataclass(frozen=True)
+class PaperFigure:
+    """One figure of the paper: its file key, its caption, and how it is drawn (None when
+    its cells are absent)."""
+
+    name: str  # the report's ``<stem>-<name>.png`` and its key in ``-figures.json``
+    caption: str
+    draw: Draw
+
+
+def _rungs(brief: str, caption: str) -> Draw:
+    """Figures 1 and 6: the ladder's rungs at S = 15 dense, one series per model and regime."""
     ladder = set(LADDER)
 
-    def rungs(brief: str) -> list[Point]:
-        return _points(
+    def draw(cells: Sequence[CellLine], corruption: Sequence[CorruptionLine]) -> Drawn | None:
+        pts = _points(
             cells,
             lambda c: _canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
             and c.arm in ladder and c.domain == "procurement",
             lambda c: c.arm,
             _model,
         )  # fmt: skip
+        if not (len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2):
+            return None
+        fig = _figure(6.0, 4.0)
+        ax = fig.add_subplot()
+        _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key))
+        ax.set_title(caption.split(": ", 1)[1], fontsize=9)
+        return fig, pts
 
-    for name, brief, caption in (
-        ("figure1", "amended", "Figure 1: strict success by rung across the capability points "
-         "(amended brief, S = 15 dense)"),
-        ("figure6", "original", "Figure 6: the original-brief ladder at S = 15 dense under "
-         "both regimes"),
-    ):  # fmt: skip
-        pts = rungs(brief)
-        if len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2:
-            fig = _figure(6.0, 4.0)
-            ax = fig.add_subplot()
-            _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key))
-            ax.set_title(caption.split(": ", 1)[1], fontsize=9)
-            out[name] = (caption, fig, pts)
+    return draw
 
+
+def _figure4(cells: Sequence[CellLine], corruption: Sequence[CorruptionLine]) -> Drawn | None:
+    """Figure 4's panels whose cells are present."""
+    ladder = set(LADDER)
     size = _points(
         cells,
         lambda c: _canonical(c) and c.brief == "amended" and c.arm in ladder,
@@ -327,35 +349,66 @@ def paper_figures(
         (eps, "corruption rate epsilon", float, "(c) corrupted state, enforcement gate"),
     ]  # fmt: skip
     present = [p for p in panels if len({x.x for x in p[0]}) >= 2]
-    if present:
-        fig = _figure(5.0 * len(present), 4.0)
-        data: list[dict[str, Any]] = []
-        for i, (pts, label, key, title) in enumerate(present):
-            ax = fig.add_subplot(1, len(present), i + 1)
-            _draw(pts, ax, label, _order([p.x for p in pts], key))
-            ax.set_title(title, fontsize=9)
-            data += [{"panel": label, **msgspec.to_builtins(p)} for p in pts]
-        out["figure4"] = (
-            "Figure 4: the graph-size axis, the model axis and the corrupted-state ablation "
-            "(panels drawn from the cells present)",
-            fig,
-            data,
-        )
+    if not present:
+        return None
+    fig = _figure(5.0 * len(present), 4.0)
+    data: list[dict[str, object]] = []
+    for i, (pts, label, key, title) in enumerate(present):
+        ax = fig.add_subplot(1, len(present), i + 1)
+        _draw(pts, ax, label, _order([p.x for p in pts], key))
+        ax.set_title(title, fontsize=9)
+        data += [{"panel": label, **msgspec.to_builtins(p)} for p in pts]
+    return fig, data
 
-    five_a = _figure5a(cells)
-    if five_a is not None:
-        out["figure5a"] = (
-            "Figure 5(a): the channel decomposition per arm: each error channel over its label "
-            f"denominator (Table 9), Wilson 95% CIs; unrequested executions per {PER_EPISODES} "
-            "episodes",
-            *five_a,
-        )
 
-    if corruption:
-        fig, rows = _figure5b(corruption)
-        out["figure5b"] = (
-            "Figure 5(b): the corruption replay, omissions attributed per epsilon",
-            fig,
-            rows,
-        )
+def _five_a(cells: Sequence[CellLine], corruption: Sequence[CorruptionLine]) -> Drawn | None:
+    return _figure5a(cells)
+
+
+def _five_b(cells: Sequence[CellLine], corruption: Sequence[CorruptionLine]) -> Drawn | None:
+    return _figure5b(corruption) if corruption else None
+
+
+_FIGURE1 = (
+    "Figure 1: strict success by rung across the capability points (amended brief, S = 15 dense)"
+)
+_FIGURE6 = "Figure 6: the original-brief ladder at S = 15 dense under both regimes"
+
+# The paper's figures, in the report's order (and the JSON's).
+PAPER_FIGURES: tuple[PaperFigure, ...] = (
+    PaperFigure(name="figure1", caption=_FIGURE1, draw=_rungs("amended", _FIGURE1)),
+    PaperFigure(name="figure6", caption=_FIGURE6, draw=_rungs("original", _FIGURE6)),
+    PaperFigure(
+        name="figure4",
+        caption="Figure 4: the graph-size axis, the model axis and the corrupted-state ablation "
+        "(panels drawn from the cells present)",
+        draw=_figure4,
+    ),
+    PaperFigure(
+        name="figure5a",
+        caption="Figure 5(a): the channel decomposition per arm: each error channel over its "
+        f"label denominator (Table 9), Wilson 95% CIs; unrequested executions per {PER_EPISODES} "
+        "episodes",
+        draw=_five_a,
+    ),
+    PaperFigure(
+        name="figure5b",
+        caption="Figure 5(b): the corruption replay, omissions attributed per epsilon",
+        draw=_five_b,
+    ),
+)
+
+
+def paper_figures(
+    lines: Sequence[ResultLine],
+    corruption: Sequence[CorruptionLine] = (),
+    figures: Sequence[PaperFigure] = PAPER_FIGURES,
+) -> dict[str, tuple[str, Any, list[Point] | list[dict[str, object]]]]:
+    """``name -> (caption, Figure, data)`` for every figure whose cells are present."""
+    cells = [x for x in lines if isinstance(x, CellLine)]
+    out: dict[str, tuple[str, Any, list[Point] | list[dict[str, object]]]] = {}
+    for f in figures:
+        drawn = f.draw(cells, corruption)
+        if drawn is not None:
+            out[f.name] = (f.caption, *drawn)
     return out
