@@ -4,11 +4,10 @@ Writes FILE (default ``LOGDIR/report.md``) with the ladder tables under both sco
 contrasts, the channel table and the log summary, plus ``<stem>-success.png`` (strict success
 per arm with Wilson intervals, Figure 1 shape), ``<stem>-success-decline-aware.png`` and
 ``<stem>-channels.png`` (ours: errors per episode by channel for every cell, variants
-included) in the same folder, and the log analyses of :mod:`scoring.analyses` (Tables 4,
-10, 11 and 12 shapes) as report sections and as JSON in ``<stem>-analyses.json``, and the
-paper's figures whose cells are present (:mod:`scoring.figures`: ``<stem>-figure1.png``,
-``-figure4.png``, ``-figure5a.png``, ``-figure5b.png``, ``-figure6.png``) with their points
-in ``<stem>-figures.json``.
+included) in the same folder; a section per log analysis (:data:`scoring.analyses.ANALYSES`,
+each also under its name in ``<stem>-analyses.json``); and each of the paper's figures whose
+cells are present (:data:`scoring.figures.PAPER_FIGURES`, ``<stem>-<name>.png``) with its
+points in ``<stem>-figures.json``. Every record is scored once, for all of it.
 """
 
 from __future__ import annotations
@@ -33,7 +32,9 @@ __all__ = ["report", "write_report"]
 
 def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     """Write the report of *logdir* to *out* (default ``logdir/report.md``) and its plots next
-    to it; the report's path. Problems end as ``typer.Exit(2)`` after one line on stderr."""
+    to it; the report's path. Every record is scored once (:func:`scoring.analyses.scored_once`,
+    in this process whatever ``jobs`` says). Problems end as ``typer.Exit(2)`` after one line
+    on stderr."""
     (lines, analyses), log_report = _scored(logdir)
     out = out if out is not None else logdir / "report.md"
     figures = {
@@ -88,7 +89,13 @@ def report(
         Path | None, typer.Option("--out", help="Report file (default LOGDIR/report.md).")
     ] = None,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", min=0, help="Processes for a large run; 0: every core.")
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Accepted as ladder score takes it; the report scores once, in one process.",
+        ),
     ] = 0,
 ) -> None:
     """Write a Markdown report of LOGDIR's results with PNG plots next to it."""

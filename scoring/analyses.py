@@ -49,22 +49,23 @@ def log_analyses(pairs: Iterable[Pair], episodes: EpisodeCache | None = None) ->
 def batched_analyses(
     batches: Iterable[Sequence[Pair]],
     episodes: EpisodeCache | None = None,
-    analyses: Sequence[Table] = ANALYSES,
+    analyses: Sequence[Table] | None = None,
 ) -> Analyses:
     """Every analysis over *batches* whose cells do not straddle batches (a run's log files:
     one cell each), keeping only what each analysis makes of a batch, so a large run
     streams file by file."""
     cache = episodes if episodes is not None else EpisodeCache()
-    collectors = [(a.name, a.collector()) for a in analyses]
+    tables = ANALYSES if analyses is None else analyses
+    collectors = [(a.name, a.collector()) for a in tables]
     for batch in batches:
         for _, c in collectors:
             c.add(batch, cache)
     return Analyses({name: c.lines() for name, c in collectors})
 
 
-def analysis_sections(a: Analyses, analyses: Sequence[Table] = ANALYSES) -> list[str]:
+def analysis_sections(a: Analyses, analyses: Sequence[Table] | None = None) -> list[str]:
     """Markdown lines of the analyses present (empty when none applies)."""
-    return [line for t in analyses for line in t.section(a)]
+    return [line for t in (ANALYSES if analyses is None else analyses) for line in t.section(a)]
 
 
 def scored_once(

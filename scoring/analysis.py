@@ -22,7 +22,16 @@ from scoring.episodes import EpisodeCache
 from scoring.replay import EpisodeScore
 from scoring.tables import markdown_table
 
-__all__ = ["Analyses", "Analysis", "Collector", "Pair", "Table", "by_cell", "markdown_section"]
+__all__ = [
+    "Analyses",
+    "Analysis",
+    "Collector",
+    "Pair",
+    "Table",
+    "by_cell",
+    "markdown_section",
+    "uncached",
+]
 
 Pair = tuple[EpisodeRecord, EpisodeScore]
 
@@ -35,6 +44,17 @@ class _HasCell(Protocol):
 P = TypeVar("P")  # what one batch gives
 L = TypeVar("L", bound=msgspec.Struct)  # a line of the table
 C = TypeVar("C", bound=_HasCell)
+
+
+def uncached(
+    lines: Callable[[Sequence[Pair]], Sequence[P]],
+) -> Callable[[Sequence[Pair], EpisodeCache], Sequence[P]]:
+    """A compute from a function of the batch alone (one that regenerates no episode)."""
+
+    def compute(batch: Sequence[Pair], cache: EpisodeCache) -> Sequence[P]:
+        return lines(batch)
+
+    return compute
 
 
 def by_cell(parts: list[C]) -> tuple[C, ...]:

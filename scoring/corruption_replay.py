@@ -34,7 +34,7 @@ fallback to take. For each corrupted cell (``knobs.corruption > 0``) with a comp
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Literal
 
 import msgspec
@@ -45,7 +45,7 @@ from protocol.receipts import normalize_code
 from protocol.records import CellKey, CompileRecord, CorruptionEvent, EpisodeRecord, TurnRecord
 from protocol.render import render_directive
 from protocol.state import TaskState
-from scoring.analysis import Analysis, Pair, by_cell, markdown_section
+from scoring.analysis import Analysis, by_cell, markdown_section
 from scoring.cells import cell_sort_key
 from scoring.directive_kinds import parse_directive
 from scoring.episodes import EpisodeCache
@@ -305,10 +305,10 @@ def _markdown(lines: tuple[CorruptionLine, ...]) -> list[str]:
     )
 
 
-def _compute(batch: Sequence[Pair], cache: EpisodeCache) -> list[CorruptionLine]:
-    return corruption_lines(batch, cache)
-
-
 CORRUPTION: Analysis[CorruptionLine, CorruptionLine] = Analysis(
-    name="corruption", table="Table 12", compute=_compute, finish=by_cell, markdown=_markdown
+    name="corruption",
+    table="Table 12",
+    compute=corruption_lines,
+    finish=by_cell,
+    markdown=_markdown,
 )

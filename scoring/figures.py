@@ -402,12 +402,12 @@ PAPER_FIGURES: tuple[PaperFigure, ...] = (
 def paper_figures(
     lines: Sequence[ResultLine],
     corruption: Sequence[CorruptionLine] = (),
-    figures: Sequence[PaperFigure] = PAPER_FIGURES,
+    figures: Sequence[PaperFigure] | None = None,
 ) -> dict[str, tuple[str, Any, list[Point] | list[dict[str, object]]]]:
     """``name -> (caption, Figure, data)`` for every figure whose cells are present."""
     cells = [x for x in lines if isinstance(x, CellLine)]
     out: dict[str, tuple[str, Any, list[Point] | list[dict[str, object]]]] = {}
-    for f in figures:
+    for f in PAPER_FIGURES if figures is None else figures:
         drawn = f.draw(cells, corruption)
         if drawn is not None:
             out[f.name] = (f.caption, *drawn)

@@ -13,15 +13,14 @@ an infrastructure error) enter; cells without a single directive produce no line
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import msgspec
 
 from protocol.records import CellKey, EpisodeRecord
-from scoring.analysis import Analysis, Pair, by_cell, markdown_section
+from scoring.analysis import Analysis, by_cell, markdown_section, uncached
 from scoring.cells import cell_sort_key
 from scoring.directive_kinds import DIRECTIVE_KINDS, TRAP_KINDS, parse_directive
-from scoring.episodes import EpisodeCache
 from scoring.replay import EpisodeScore
 from scoring.stats import wilson
 from scoring.tables import config_label
@@ -133,10 +132,10 @@ def _markdown(lines: tuple[ObedienceLine, ...]) -> list[str]:
     )
 
 
-def _compute(batch: Sequence[Pair], cache: EpisodeCache) -> list[ObedienceLine]:
-    return obedience_lines(batch)
-
-
 OBEDIENCE: Analysis[ObedienceLine, ObedienceLine] = Analysis(
-    name="obedience", table="Table 11", compute=_compute, finish=by_cell, markdown=_markdown
+    name="obedience",
+    table="Table 11",
+    compute=uncached(obedience_lines),
+    finish=by_cell,
+    markdown=_markdown,
 )

@@ -20,14 +20,13 @@ Only counted episodes enter; every cell gets a line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import msgspec
 
 from protocol.records import CellKey, EpisodeRecord
-from scoring.analysis import Analysis, Pair, by_cell, markdown_section
+from scoring.analysis import Analysis, by_cell, markdown_section, uncached
 from scoring.cells import cell_sort_key
-from scoring.episodes import EpisodeCache
 from scoring.gate_report import REWRITTEN_KINDS
 from scoring.replay import EpisodeScore
 from scoring.tables import config_label
@@ -110,10 +109,10 @@ def _markdown(lines: tuple[WordingLine, ...]) -> list[str]:
     )
 
 
-def _compute(batch: Sequence[Pair], cache: EpisodeCache) -> list[WordingLine]:
-    return wording_lines(batch)
-
-
 WORDING: Analysis[WordingLine, WordingLine] = Analysis(
-    name="wording", table="Table 4", compute=_compute, finish=by_cell, markdown=_markdown
+    name="wording",
+    table="Table 4",
+    compute=uncached(wording_lines),
+    finish=by_cell,
+    markdown=_markdown,
 )

@@ -1,12 +1,17 @@
-"""docs/extending.md's recipes, followed by tests: a new arm is one session class plus one
-row of the arm table (registered here, in the test, and nowhere else), and it runs end to end
-on the embedded scripted endpoint, is scored, and its requests rebuild from the log."""
+"""docs/extending.md's recipes, followed by tests.
+
+A new arm is one session class plus one row of the arm table (both here, in the test, and
+nowhere else): it runs end to end on the embedded scripted endpoint, is scored, and its
+requests rebuild from the log. A new table is one Analysis plus one entry of
+``scoring.analyses.ANALYSES``, a new figure one PaperFigure plus one entry of
+``scoring.figures.PAPER_FIGURES``: both join ``ladder report``, which is otherwise unchanged."""
 
 from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import msgspec
@@ -14,17 +19,26 @@ import pytest
 from rich.console import Console
 
 import protocol.arms
+import scoring.analyses
+import scoring.figures
+from cli.report import write_report
 from cli.run import run_async
 from protocol.arms import ARM_TABLE, ArmSpec
 from protocol.generate import generate
 from protocol.probe_history import rebuild_messages
-from protocol.records import Turn
+from protocol.records import CellKey, Turn
 from protocol.state import TaskState
 from runner.arms import ArmSession, registry
 from runner.grid import parse_grid
 from runner.logs import LogReport, read_logs
 from runner.rescore import rescore_dir
+from scoring.analyses import ANALYSES
+from scoring.analysis import Analysis, Pair, by_cell, markdown_section
+from scoring.corruption_replay import CorruptionLine
+from scoring.episodes import EpisodeCache
+from scoring.figures import PAPER_FIGURES, Drawn, PaperFigure
 from scoring.lines import CellLine
+from scoring.tables import config_label
 
 # OURS: the toy arm's whole contribution, a reminder of how many steps remain.
 TOY_LINE = "Reminder: {n} steps remain."
@@ -90,10 +104,75 @@ def test_without_its_row_the_toy_arm_is_refused() -> None:
 
 def test_the_toy_arm_row_is_seen_by_the_tables_readers(toy_arm: str) -> None:
     from protocol.policy import policy
-    from protocol.records import CellKey
 
     assert protocol.arms.arm_spec(toy_arm) == ArmSpec(name=toy_arm)
     assert protocol.arms.arm_rank(toy_arm) == (len(ARM_TABLE), "")
     cell = CellKey(model="m", steps=5, density=0.3, arm=toy_arm)
     assert policy(cell) == policy(msgspec.structs.replace(cell, arm="raw"))
     assert registry.get(toy_arm) is ReminderArm
+
+
+# --- a new table: one Analysis (one file) plus one entry in scoring.analyses.ANALYSES -------
+
+
+class TurnsLine(msgspec.Struct, frozen=True, kw_only=True, tag="turns"):
+    """The toy table's line: episodes and turns played per cell."""
+
+    cell: CellKey
+    episodes: int
+    turns: int
+
+
+def _turns(batch: Sequence[Pair], cache: EpisodeCache) -> list[TurnsLine]:
+    by_cell: dict[CellKey, list[int]] = {}
+    for record, _ in batch:
+        by_cell.setdefault(record.cell, []).append(len(record.turns))
+    return [TurnsLine(cell=c, episodes=len(n), turns=sum(n)) for c, n in by_cell.items()]
+
+
+def _turns_markdown(lines: tuple[TurnsLine, ...]) -> list[str]:
+    rows = [[x.cell.arm, config_label(x.cell), str(x.episodes), str(x.turns)] for x in lines]
+    return markdown_section(
+        "Turns per cell (toy)", "Turns played.", ["arm", "configuration", "episodes", "turns"], rows
+    )
+
+
+TURNS: Analysis[TurnsLine, TurnsLine] = Analysis(
+    name="turns", table="none (a toy)", compute=_turns, finish=by_cell, markdown=_turns_markdown
+)
+
+
+def _arms_drawn(cells: Sequence[CellLine], corruption: Sequence[CorruptionLine]) -> Drawn | None:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(3.0, 2.0))
+    fig.add_subplot().bar([c.cell.arm for c in cells], [c.n for c in cells])
+    return fig, [{"arm": c.cell.arm, "n": c.n} for c in cells]
+
+
+def test_a_toy_table_and_figure_join_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "run"
+    grid = parse_grid(_grid(["raw", "checklist"]))
+    asyncio.run(run_async(grid, run, console=Console(file=io.StringIO()), live=False))
+    before = write_report(run, tmp_path / "before" / "report.md").read_text()
+    monkeypatch.setattr(scoring.analyses, "ANALYSES", (*ANALYSES, TURNS))
+    monkeypatch.setattr(scoring.figures, "PAPER_FIGURES", (*PAPER_FIGURES, PaperFigure(
+        name="arms", caption="Toy: episodes per arm", draw=_arms_drawn)))  # fmt: skip
+    after = write_report(run, tmp_path / "after" / "report.md").read_text()
+    section = "\n## Turns per cell (toy)\n\nTurns played.\n\n| arm | configuration | episodes |"
+    assert section in after and section not in before
+    toy = after[after.index("\n## Turns per cell") : after.index("\n## Configurations")]
+    figure = "![Toy: episodes per arm](report-arms.png)\n"
+    assert figure in after and after.replace(toy, "").replace(figure, "") == before
+    data = json.loads((tmp_path / "after" / "report-analyses.json").read_text())
+    assert list(data)[-1] == "turns"
+    assert {(x["cell"]["arm"], x["episodes"]) for x in data["turns"]} == {
+        ("raw", 3),
+        ("checklist", 3),
+    }
+    figures = json.loads((tmp_path / "after" / "report-figures.json").read_text())
+    assert figures["arms"]["points"] == [{"arm": "raw", "n": 3}, {"arm": "checklist", "n": 3}]
+    assert (tmp_path / "after" / "report-arms.png").stat().st_size > 0
+    assert "arms" not in json.loads((tmp_path / "before" / "report-figures.json").read_text())
