@@ -13,6 +13,7 @@ from protocol.arms import (
     LADDER,
     MEMORY_ARMS,
     SIDE_CONTRASTS,
+    ArmSpec,
     arm_rank,
     arm_spec,
 )
@@ -64,6 +65,23 @@ def test_a_registration_is_checked() -> None:
         registry.register("raw", lazy="runner.arms.text.RawArm")
     with pytest.raises(ValueError, match="is not implemented"):
         registry.get("nope")
+
+
+def test_a_lazy_binding_is_checked_against_the_base_on_first_get(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import protocol.arms
+
+    rows = (ArmSpec(name="odd"), ArmSpec(name="odder"))
+    monkeypatch.setattr(protocol.arms, "ARM_TABLE", (*ARM_TABLE, *rows))
+    monkeypatch.setattr(registry, "_CLASSES", dict(registry._CLASSES))
+    monkeypatch.setattr(registry, "_LAZY", dict(registry._LAZY))
+    registry.register("odd", lazy="protocol.arms:ArmSpec")  # imports fine, is no session
+    assert "odd" in registry.registered()
+    with pytest.raises(TypeError, match="not an ArmSession subclass"):
+        registry.get("odd")
+    with pytest.raises(TypeError, match="not an ArmSession subclass"):
+        registry.register("odder")(ArmSpec)  # type: ignore[type-var]
 
 
 def test_unknown_arms_sort_after_the_table() -> None:
