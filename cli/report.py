@@ -6,7 +6,7 @@ per arm with Wilson intervals, Figure 1 shape), ``<stem>-success-decline-aware.p
 ``<stem>-channels.png`` (ours: errors per episode by channel for every cell, variants
 included) in the same folder; a section per log analysis (:data:`scoring.analyses.ANALYSES`,
 each also under its name in ``<stem>-analyses.json``); and each of the paper's figures whose
-cells are present (:data:`scoring.figures.PAPER_FIGURES`, ``<stem>-<name>.png``) with its
+cells are present (:data:`scoring.paper_figures.PAPER_FIGURES`, ``<stem>-<name>.png``) with its
 points in ``<stem>-figures.json``. Every record is scored once, for all of it.
 """
 
@@ -23,8 +23,8 @@ from cli.score import log_summary
 from runner.logs import LogReport, read_logs
 from scoring.analyses import Analyses, analysis_sections, scored_once
 from scoring.corruption_replay import CORRUPTION
-from scoring.figures import paper_figures
 from scoring.lines import ResultLine
+from scoring.paper_figures import paper_figures
 from scoring.report import figure_channels, figure_success, markdown_report
 
 __all__ = ["report", "write_report"]

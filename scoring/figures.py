@@ -1,4 +1,5 @@
-"""The paper's figures drawn from the cells present (pure: Figure objects and their data).
+"""The paper's figures drawn from the cells present (pure: Figure objects and their data);
+:mod:`scoring.paper_figures` lists them for the report.
 
 Each figure is built only when its cells are in the lines, with points (no connecting
 lines) across categorical configurations, Wilson 95% intervals, labelled axes, and the data
@@ -29,7 +30,6 @@ that differ from their configuration only in ``corruption``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -38,19 +38,21 @@ from protocol.arms import LADDER, arm_rank
 from protocol.records import CellKey, Knobs
 from scoring.cells import RATES, cell_sort_key, config_of
 from scoring.corruption_replay import FAILURE_KINDS, CorruptionLine
-from scoring.lines import CellLine, ResultLine
+from scoring.lines import CellLine
 from scoring.stats import wilson
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure  # matplotlib (the plots extra) loads on first draw
 
 __all__ = [
-    "PAPER_FIGURES",
     "PER_EPISODES",
-    "PaperFigure",
+    "Drawn",
     "Point",
     "channel_points",
-    "paper_figures",
+    "figure4",
+    "figure5a",
+    "figure5b",
+    "rungs_figure",
 ]
 
 DENSE = (15, 0.3)
@@ -130,7 +132,7 @@ def channel_points(cells: Sequence[CellLine]) -> list[dict[str, Any]]:
     return out
 
 
-def _figure5a(cells: Sequence[CellLine]) -> tuple[Any, list[dict[str, Any]]] | None:
+def figure5a(cells: Sequence[CellLine]) -> tuple[Any, list[dict[str, Any]]] | None:
     data = channel_points(cells)
     if not data:
         return None
@@ -184,7 +186,7 @@ def _figure5a(cells: Sequence[CellLine]) -> tuple[Any, list[dict[str, Any]]] | N
     return fig, data
 
 
-def _figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Any, list[dict[str, Any]]]:
+def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Any, list[dict[str, Any]]]:
     """Stacked omission attribution per epsilon, one panel per configuration (the cell with
     its arm blanked and no corruption)."""
     groups: dict[CellKey, list[CorruptionLine]] = {}
@@ -281,44 +283,29 @@ def _rung_key(x: str) -> Any:
 
 # A drawn figure and the data behind its points (written as JSON beside the PNG).
 Drawn = tuple["Figure", list[Point] | list[dict[str, object]]]
-# How a figure is drawn from the cell lines present and the corruption replay's lines.
-Draw = Callable[[Sequence[CellLine], Sequence[CorruptionLine]], Drawn | None]
 
 
-@dataclass(frozen=True)
-class PaperFigure:
-    """One figure of the paper: its file key, its caption, and how it is drawn (None when
-    its cells are absent)."""
-
-    name: str  # the report's ``<stem>-<name>.png`` and its key in ``-figures.json``
-    caption: str
-    draw: Draw
-
-
-def _rungs(brief: str, caption: str) -> Draw:
-    """Figures 1 and 6: the ladder's rungs at S = 15 dense, one series per model and regime."""
+def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn | None:
+    """Figures 1 and 6: the ladder's rungs at S = 15 dense under ``brief``, one series per
+    model and regime, titled by ``caption`` after its "Figure N: "."""
     ladder = set(LADDER)
-
-    def draw(cells: Sequence[CellLine], corruption: Sequence[CorruptionLine]) -> Drawn | None:
-        pts = _points(
-            cells,
-            lambda c: _canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
-            and c.arm in ladder and c.domain == "procurement",
-            lambda c: c.arm,
-            _model,
-        )  # fmt: skip
-        if not (len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2):
-            return None
-        fig = _figure(6.0, 4.0)
-        ax = fig.add_subplot()
-        _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key))
-        ax.set_title(caption.split(": ", 1)[1], fontsize=9)
-        return fig, pts
-
-    return draw
+    pts = _points(
+        cells,
+        lambda c: _canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
+        and c.arm in ladder and c.domain == "procurement",
+        lambda c: c.arm,
+        _model,
+    )  # fmt: skip
+    if not (len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2):
+        return None
+    fig = _figure(6.0, 4.0)
+    ax = fig.add_subplot()
+    _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key))
+    ax.set_title(caption.split(": ", 1)[1], fontsize=9)
+    return fig, pts
 
 
-def _figure4(cells: Sequence[CellLine], corruption: Sequence[CorruptionLine]) -> Drawn | None:
+def figure4(cells: Sequence[CellLine]) -> Drawn | None:
     """Figure 4's panels whose cells are present."""
     ladder = set(LADDER)
     size = _points(
@@ -359,56 +346,3 @@ def _figure4(cells: Sequence[CellLine], corruption: Sequence[CorruptionLine]) ->
         ax.set_title(title, fontsize=9)
         data += [{"panel": label, **msgspec.to_builtins(p)} for p in pts]
     return fig, data
-
-
-def _five_a(cells: Sequence[CellLine], corruption: Sequence[CorruptionLine]) -> Drawn | None:
-    return _figure5a(cells)
-
-
-def _five_b(cells: Sequence[CellLine], corruption: Sequence[CorruptionLine]) -> Drawn | None:
-    return _figure5b(corruption) if corruption else None
-
-
-_FIGURE1 = (
-    "Figure 1: strict success by rung across the capability points (amended brief, S = 15 dense)"
-)
-_FIGURE6 = "Figure 6: the original-brief ladder at S = 15 dense under both regimes"
-
-# The paper's figures, in the report's order (and the JSON's).
-PAPER_FIGURES: tuple[PaperFigure, ...] = (
-    PaperFigure(name="figure1", caption=_FIGURE1, draw=_rungs("amended", _FIGURE1)),
-    PaperFigure(name="figure6", caption=_FIGURE6, draw=_rungs("original", _FIGURE6)),
-    PaperFigure(
-        name="figure4",
-        caption="Figure 4: the graph-size axis, the model axis and the corrupted-state ablation "
-        "(panels drawn from the cells present)",
-        draw=_figure4,
-    ),
-    PaperFigure(
-        name="figure5a",
-        caption="Figure 5(a): the channel decomposition per arm: each error channel over its "
-        f"label denominator (Table 9), Wilson 95% CIs; unrequested executions per {PER_EPISODES} "
-        "episodes",
-        draw=_five_a,
-    ),
-    PaperFigure(
-        name="figure5b",
-        caption="Figure 5(b): the corruption replay, omissions attributed per epsilon",
-        draw=_five_b,
-    ),
-)
-
-
-def paper_figures(
-    lines: Sequence[ResultLine],
-    corruption: Sequence[CorruptionLine] = (),
-    figures: Sequence[PaperFigure] | None = None,
-) -> dict[str, tuple[str, Any, list[Point] | list[dict[str, object]]]]:
-    """``name -> (caption, Figure, data)`` for every figure whose cells are present."""
-    cells = [x for x in lines if isinstance(x, CellLine)]
-    out: dict[str, tuple[str, Any, list[Point] | list[dict[str, object]]]] = {}
-    for f in PAPER_FIGURES if figures is None else figures:
-        drawn = f.draw(cells, corruption)
-        if drawn is not None:
-            out[f.name] = (f.caption, *drawn)
-    return out

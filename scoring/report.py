@@ -94,7 +94,7 @@ def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figu
 
 def figure_channels(lines: Sequence[ResultLine]) -> Figure:
     """Errors per episode by channel, stacked per cell (ours; Figure 5(a) is
-    :func:`scoring.figures.paper_figures`'s ``figure5a``)."""
+    :func:`scoring.paper_figures.paper_figures`'s ``figure5a``)."""
     cells = _cells(lines)
     labels = [f"{c.cell.arm}\n#{_configs(cells).index(config_label(c.cell)) + 1}" for c in cells]
     fig = _figure(max(5.0, 0.6 * len(cells) + 2), 4.0)

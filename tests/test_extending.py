@@ -4,7 +4,7 @@ A new arm is one session class plus one row of the arm table (both here, in the 
 nowhere else): it runs end to end on the embedded scripted endpoint, is scored, and its
 requests rebuild from the log. A new table is one Analysis plus one entry of
 ``scoring.analyses.ANALYSES``, a new figure one PaperFigure plus one entry of
-``scoring.figures.PAPER_FIGURES``: both join ``ladder report``, which is otherwise unchanged."""
+``scoring.paper_figures.PAPER_FIGURES``: both join ``ladder report``, which is otherwise unchanged."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from rich.console import Console
 
 import protocol.arms
 import scoring.analyses
-import scoring.figures
+import scoring.paper_figures
 from cli.report import write_report
 from cli.run import run_async
 from protocol.arms import ARM_TABLE, ArmSpec
@@ -36,8 +36,9 @@ from scoring.analyses import ANALYSES
 from scoring.analysis import Analysis, Pair, by_cell, markdown_section
 from scoring.corruption_replay import CorruptionLine
 from scoring.episodes import EpisodeCache
-from scoring.figures import PAPER_FIGURES, Drawn, PaperFigure
+from scoring.figures import Drawn
 from scoring.lines import CellLine
+from scoring.paper_figures import PAPER_FIGURES, PaperFigure
 from scoring.tables import config_label
 
 # OURS: the toy arm's whole contribution, a reminder of how many steps remain.
@@ -158,7 +159,7 @@ def test_a_toy_table_and_figure_join_the_report(
     asyncio.run(run_async(grid, run, console=Console(file=io.StringIO()), live=False))
     before = write_report(run, tmp_path / "before" / "report.md").read_text()
     monkeypatch.setattr(scoring.analyses, "ANALYSES", (*ANALYSES, TURNS))
-    monkeypatch.setattr(scoring.figures, "PAPER_FIGURES", (*PAPER_FIGURES, PaperFigure(
+    monkeypatch.setattr(scoring.paper_figures, "PAPER_FIGURES", (*PAPER_FIGURES, PaperFigure(
         name="arms", caption="Toy: episodes per arm", draw=_arms_drawn)))  # fmt: skip
     after = write_report(run, tmp_path / "after" / "report.md").read_text()
     section = "\n## Turns per cell (toy)\n\nTurns played.\n\n| arm | configuration | episodes |"
