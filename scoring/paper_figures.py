@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scoring.corruption_replay import CorruptionLine
-from scoring.figures import PER_EPISODES, Drawn, Point, figure4, figure5a, figure5b, rungs_figure
+from scoring.figures import (
+    PER_EPISODES,
+    Drawn,
+    FigureData,
+    figure4,
+    figure5a,
+    figure5b,
+    rungs_figure,
+)
 from scoring.lines import CellLine, ResultLine
 
 if TYPE_CHECKING:
@@ -76,10 +84,10 @@ def paper_figures(
     lines: Sequence[ResultLine],
     corruption: Sequence[CorruptionLine] = (),
     figures: Sequence[PaperFigure] | None = None,
-) -> dict[str, tuple[str, Figure, list[Point] | list[dict[str, object]]]]:
+) -> dict[str, tuple[str, Figure, FigureData]]:
     """``name -> (caption, Figure, data)`` for every figure whose cells are present."""
     cells = [x for x in lines if isinstance(x, CellLine)]
-    out: dict[str, tuple[str, Figure, list[Point] | list[dict[str, object]]]] = {}
+    out: dict[str, tuple[str, Figure, FigureData]] = {}
     for f in PAPER_FIGURES if figures is None else figures:
         drawn = f.draw(cells, corruption)
         if drawn is not None:

@@ -36,7 +36,7 @@ from scoring.analyses import ANALYSES
 from scoring.analysis import Analysis, Pair, by_cell, markdown_section
 from scoring.corruption_replay import CorruptionLine
 from scoring.episodes import EpisodeCache
-from scoring.figures import Drawn
+from scoring.figures import Drawn, Point
 from scoring.lines import CellLine
 from scoring.paper_figures import PAPER_FIGURES, PaperFigure
 from scoring.tables import config_label
@@ -148,7 +148,7 @@ def _arms_drawn(cells: Sequence[CellLine], corruption: Sequence[CorruptionLine])
 
     fig = Figure(figsize=(3.0, 2.0))
     fig.add_subplot().bar([c.cell.arm for c in cells], [c.n for c in cells])
-    return fig, [{"arm": c.cell.arm, "n": c.n} for c in cells]
+    return fig, [Point(series="n", x=c.cell.arm, y=c.n, lo=c.n, hi=c.n, n=c.n) for c in cells]
 
 
 def test_a_toy_table_and_figure_join_the_report(
@@ -174,6 +174,6 @@ def test_a_toy_table_and_figure_join_the_report(
         ("checklist", 3),
     }
     figures = json.loads((tmp_path / "after" / "report-figures.json").read_text())
-    assert figures["arms"]["points"] == [{"arm": "raw", "n": 3}, {"arm": "checklist", "n": 3}]
+    assert [(p["x"], p["n"]) for p in figures["arms"]["points"]] == [("raw", 3), ("checklist", 3)]
     assert (tmp_path / "after" / "report-arms.png").stat().st_size > 0
     assert "arms" not in json.loads((tmp_path / "before" / "report-figures.json").read_text())
