@@ -1,7 +1,8 @@
 """The ``ladder`` command line. Each command lives in its own module; this file wires them.
 
-Every usage error (an unknown option, a value of the wrong type, a typo'd command) is one
-``error:`` line on stderr and exit 2, never click's usage box.
+Every usage error (an unknown option, a value of the wrong type, a typo'd command, a
+command's :class:`cli.errors.UsageError`) is one ``error:`` line on stderr and exit 2, never
+click's usage box.
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ import importlib
 import sys
 from collections.abc import Sequence
 from importlib import metadata
-from typing import Any
+from types import ModuleType
 
 import typer
 from typer.core import TyperGroup
 
 from cli import (
     cost,
+    demo,
     generate,
     paraphrase,
     probe,
@@ -24,14 +26,16 @@ from cli import (
     run,
     score,
     show,
+    validate,
     view,
 )
+from cli.errors import USAGE_EXIT, UsageError
 from serve.cli import serve_app
 
 __all__ = ["app", "main"]
 
 
-def _click_exceptions() -> Any:
+def _click_exceptions() -> ModuleType:
     """click's exceptions module (vendored by typer >= 0.25, a dependency before)."""
     for name in ("typer._click.exceptions", "click.exceptions"):
         try:
@@ -47,16 +51,20 @@ _EXC = _click_exceptions()
 class OneLineErrors(TyperGroup):
     """A group whose usage errors print as one ``error:`` line (exit 2)."""
 
-    def main(  # type: ignore[override]
+    def main(
         self,
         args: Sequence[str] | None = None,
         prog_name: str | None = None,
         complete_var: str | None = None,
         standalone_mode: bool = True,
-        **extra: Any,
-    ) -> Any:
+        windows_expand_args: bool = True,
+        **extra: object,
+    ) -> object:
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            rv = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        except UsageError as e:
+            typer.echo(f"error: {e.message}", err=True)
+            sys.exit(USAGE_EXIT)
         except _EXC.NoArgsIsHelpError as e:
             typer.echo(e.format_message(), err=True)
             sys.exit(2)
@@ -112,8 +120,8 @@ def _root(
 
 app.command("generate")(generate.generate)
 app.command("run")(run.run)
-app.command("validate")(run.validate)
-app.command("demo")(run.demo)
+app.command("validate")(validate.validate)
+app.command("demo")(demo.demo)
 app.command("cost")(cost.cost)
 app.command("score")(score.score)
 app.command("report")(report.report)

@@ -8,6 +8,7 @@ from typing import Annotated
 import orjson
 import typer
 
+from cli.errors import UsageError
 from runner.logs import LogReport, NewerSchemaError, read_logs
 from scoring.cost import cost_rows
 from scoring.cost_table import cost_table
@@ -28,17 +29,14 @@ def cost(
     served from the cache), helper tokens, rejected bookings per 128 episodes; then episode
     wall time, agent-call server time and slot wait, and completion tokens per second."""
     if not logdir.is_dir():
-        typer.echo(f"error: {logdir} is not a directory", err=True)
-        raise typer.Exit(2)
+        raise UsageError(f"{logdir} is not a directory")
     report = LogReport()
     try:
         records = read_logs(logdir, report)
     except NewerSchemaError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(2) from None
+        raise UsageError(str(e)) from None
     except OSError as e:
-        typer.echo(f"error: cannot read {logdir}: {e.strerror or e}", err=True)
-        raise typer.Exit(2) from None
+        raise UsageError(f"cannot read {logdir}: {e.strerror or e}") from None
     rows = cost_rows(records.values())
     if json_:
         for r in rows:

@@ -20,20 +20,17 @@ from typing import Annotated
 import msgspec
 import typer
 
+from cli.errors import UsageError
 from protocol.domains import POOLS
 from protocol.paraphrases import check_paraphrases, rewrite_sources
 from runner.client import Endpoint
-from runner.grid import EMBEDDED, Decoding, ModelConfig, url_problem
+from runner.grid import url_problem
+from runner.grid_schema import EMBEDDED, Decoding, ModelConfig
 from runner.rewriter import CallLine, Failure, load_cache, rewrite_all, save_cache
 
 __all__ = ["PAPER_TEMPERATURE", "paraphrase", "run_paraphrase"]
 
 PAPER_TEMPERATURE = 0.7  # Appendix A.5
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
 
 
 async def run_paraphrase(
@@ -113,22 +110,22 @@ def paraphrase(
     domains = domain or ["procurement"]
     for d in domains:
         if d not in POOLS:
-            raise _fail(f"unknown domain {d!r}; choose from {', '.join(POOLS)}")
+            raise UsageError(f"unknown domain {d!r}; choose from {', '.join(POOLS)}")
     if regime not in ("no-think", "thinking"):
-        raise _fail(f"unknown regime {regime!r}; choose no-think or thinking")
+        raise UsageError(f"unknown regime {regime!r}; choose no-think or thinking")
     if select not in ("checkpoint", "request", "vendor"):
-        raise _fail(f"unknown --select {select!r}; choose checkpoint, request or vendor")
+        raise UsageError(f"unknown --select {select!r}; choose checkpoint, request or vendor")
     if not temperature >= 0:
-        raise _fail(f"--temperature must be at least 0 (got {temperature})")
+        raise UsageError(f"--temperature must be at least 0 (got {temperature})")
     if (problem := url_problem(base_url)) is not None:
-        raise _fail(problem)
+        raise UsageError(problem)
     api_key = None
     if api_key_env:
         api_key = os.environ.get(api_key_env)
         if not api_key:
-            raise _fail(f"environment variable {api_key_env} (the API key) is not set")
+            raise UsageError(f"environment variable {api_key_env} (the API key) is not set")
     if not out.parent.is_dir():
-        raise _fail(f"the folder of --out does not exist: {out.parent}")
+        raise UsageError(f"the folder of --out does not exist: {out.parent}")
     config = ModelConfig(
         name=model,
         regime=regime,  # type: ignore[arg-type]
@@ -142,9 +139,9 @@ def paraphrase(
             )
         )
     except (ValueError, OSError) as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     if n == 0 and failures and all("the call failed" in f.problems[0] for f in failures):
-        raise _fail(failures[0].problems[0].split(": ", 1)[1])  # nothing answered: one line
+        raise UsageError(failures[0].problems[0].split(": ", 1)[1])  # nothing answered: one line
     for f in failures:
         typer.echo(f"failed: {'; '.join(f.problems)}", err=True)
     total = sum(len(rewrite_sources(POOLS[d])) for d in domains) * 3
@@ -156,5 +153,5 @@ def paraphrase(
     data = msgspec.json.decode(out.read_bytes())
     problems = [p for d in domains for p in check_paraphrases(data, POOLS[d])]
     if problems:  # pragma: no cover - rewrite_all checks each rewrite as check_paraphrases does
-        raise _fail(f"{out}: {problems[0]}")
+        raise UsageError(f"{out}: {problems[0]}")
     typer.echo(f"complete: use it with --paraphrase-tier 2 --paraphrase-cache {out}")

@@ -18,6 +18,7 @@ from typing import Annotated
 import msgspec
 import typer
 
+from cli.errors import UsageError
 from cli.score import _read as read_checked
 from cli.score import log_summary
 from runner.logs import LogReport, read_logs
@@ -33,8 +34,8 @@ __all__ = ["report", "write_report"]
 def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     """Write the report of *logdir* to *out* (default ``logdir/report.md``) and its plots next
     to it; the report's path. Every record is scored once (:func:`scoring.analyses.scored_once`,
-    in this process whatever ``jobs`` says). Problems end as ``typer.Exit(2)`` after one line
-    on stderr."""
+    in this process whatever ``jobs`` says). Problems end as a
+    :class:`~cli.errors.UsageError`."""
     (lines, analyses), log_report = _scored(logdir)
     out = out if out is not None else logdir / "report.md"
     figures = {
@@ -68,8 +69,7 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
             msgspec.json.format(msgspec.json.encode(data))
         )
     except OSError as e:
-        typer.echo(f"error: cannot write the report: {e}", err=True)
-        raise typer.Exit(2) from None
+        raise UsageError(f"cannot write the report: {e}") from None
     return out
 
 

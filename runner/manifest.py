@@ -98,7 +98,7 @@ def write_or_check_manifest(
     grid: Grid,
     *,
     allow_change: bool = False,
-    overrides: dict[str, Any] | None = None,
+    overrides: dict[str, object] | None = None,
 ) -> ManifestCheck:
     """Create ``out/manifest.json`` or check it against ``grid``.
 
@@ -108,7 +108,7 @@ def write_or_check_manifest(
     """
     path = out / MANIFEST
     digest = grid_digest(grid)
-    entry: dict[str, Any] = {"time": time.time(), "pid": os.getpid()}
+    entry: dict[str, object] = {"time": time.time(), "pid": os.getpid()}
     if overrides:
         entry["overrides"] = overrides
     if path.exists():
@@ -160,5 +160,5 @@ def write_or_check_manifest(
     return ManifestCheck()
 
 
-def _atomic_write(path: Path, data: dict[str, Any]) -> None:
+def _atomic_write(path: Path, data: dict[str, object]) -> None:
     write_atomic(path, orjson.dumps(data, option=orjson.OPT_INDENT_2))
