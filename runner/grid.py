@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from protocol.arms import ARM_NAMES
+from protocol.arms import ARM_NAMES, arm_spec
 from protocol.config import Config, Schedule
 from protocol.generate import (
     GENERATOR_VERSIONS,
@@ -187,7 +187,7 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"density must be in [0, 1] (got {d})")
     arms = ARM_NAMES
     for a in [*run.arms, *(v.arm for v in run.variants)]:
-        if a not in arms:
+        if arm_spec(a) is None:
             hint = difflib.get_close_matches(a, arms, n=1)
             problems.append(
                 f"unknown arm {a!r}"
@@ -250,15 +250,14 @@ def url_problem(url: str) -> str | None:
 
 
 def _memory_problems(grid: Grid) -> list[str]:
-    """A memory arm without its libraries (one line naming the extra), bad k or window, an
-    unknown embedding endpoint."""
+    """An arm without the libraries of its extra (``ArmSpec.needs``; one line naming the
+    extra), a memory arm's bad k or window, an unknown embedding endpoint."""
     from runner.memory import MEMORY_ARMS, missing
 
     run = grid.run
-    used = [
-        a for a in dict.fromkeys([*run.arms, *(v.arm for v in run.variants)]) if a in MEMORY_ARMS
-    ]
-    problems = [m for a in used if (m := missing(a)) is not None]
+    arms = dict.fromkeys([*run.arms, *(v.arm for v in run.variants)])
+    used = [a for a in arms if a in MEMORY_ARMS]
+    problems = [m for a in arms if (m := missing(a)) is not None]  # ArmSpec.needs
     for v in run.variants:
         changed = v.knobs().changed()
         set_here = [f for f in ("memory_mode", "memory_k", "memory_window") if f in changed]
