@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 import typer
@@ -25,11 +25,14 @@ from runner.cmd_score import load_results, log_summary
 from scoring.analyses import Analyses, analysis_sections, batched_analyses
 from scoring.episodes import EpisodeCache
 from scoring.figures import paper_figures
+from scoring.lines import ResultLine
 from scoring.offline import score_records
 from scoring.replay import EpisodeScore
 from scoring.report import figure_channels, figure_success, markdown_report
 
-__all__ = ["report", "write_report"]
+__all__ = ["NO_PLOTS", "report", "write_report"]
+
+NO_PLOTS = "the figures need matplotlib: pip install 'state-ladder[plots]'"
 
 
 def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
@@ -38,27 +41,19 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     lines, log_report = load_results(logdir, jobs)
     analyses = _analyses(logdir)
     out = out if out is not None else logdir / "report.md"
-    figures = {
-        f"{out.stem}-success.png": ("Strict success per arm (primary scoring)",
-                                    figure_success(lines, "strict")),
-        f"{out.stem}-success-decline-aware.png": ("Strict success per arm (decline-aware)",
-                                                  figure_success(lines, "decline_aware")),
-        f"{out.stem}-channels.png": (
-            "Errors per episode by channel, every cell (ours; the paper's Figure 5(a) is "
-            "figure5a)",
-            figure_channels(lines),
-        ),
-    }  # fmt: skip
-    paper = paper_figures(lines, analyses.corruption)
-    for key, (caption, fig, _) in paper.items():
-        figures[f"{out.stem}-{key}.png"] = (caption, fig)
+    try:
+        figures, paper = _figures(lines, analyses, out.stem)
+    except ImportError:  # a plain install: the report without figures, and one line why
+        figures, paper = {}, {}
+        typer.echo(f"no figures in {out.name}: {NO_PLOTS}")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         for name, (_, fig) in figures.items():
             fig.savefig(out.parent / name, dpi=120)
         text = markdown_report(
             lines,
-            notes=[n.strip() for n in log_summary(log_report).splitlines()],
+            notes=[n.strip() for n in log_summary(log_report).splitlines()]
+            + ([] if figures else [f"No figures: {NO_PLOTS}."]),
             figures=[(caption, name) for name, (caption, _) in figures.items()],
             sections=analysis_sections(analyses),
         )
@@ -66,14 +61,37 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
         (out.parent / f"{out.stem}-analyses.json").write_bytes(
             msgspec.json.format(msgspec.json.encode(analyses))
         )
-        data = {key: {"caption": c, "points": d} for key, (c, _, d) in paper.items()}
-        (out.parent / f"{out.stem}-figures.json").write_bytes(
-            msgspec.json.format(msgspec.json.encode(data))
-        )
+        if figures:
+            data = {key: {"caption": c, "points": d} for key, (c, _, d) in paper.items()}
+            (out.parent / f"{out.stem}-figures.json").write_bytes(
+                msgspec.json.format(msgspec.json.encode(data))
+            )
     except OSError as e:
         typer.echo(f"error: cannot write the report: {e}", err=True)
         raise typer.Exit(2) from None
     return out
+
+
+def _figures(
+    lines: list[ResultLine], analyses: Analyses, stem: str
+) -> tuple[dict[str, tuple[str, Any]], dict[str, tuple[str, Any, Any]]]:
+    """The report's PNGs by file name (caption, figure) and the paper figures by key
+    (caption, figure, points); raises ImportError without matplotlib."""
+    figures = {
+        f"{stem}-success.png": ("Strict success per arm (primary scoring)",
+                                figure_success(lines, "strict")),
+        f"{stem}-success-decline-aware.png": ("Strict success per arm (decline-aware)",
+                                              figure_success(lines, "decline_aware")),
+        f"{stem}-channels.png": (
+            "Errors per episode by channel, every cell (ours; the paper's Figure 5(a) is "
+            "figure5a)",
+            figure_channels(lines),
+        ),
+    }  # fmt: skip
+    paper = paper_figures(lines, analyses.corruption)
+    for key, (caption, fig, _) in paper.items():
+        figures[f"{stem}-{key}.png"] = (caption, fig)
+    return figures, paper
 
 
 def _analyses(logdir: Path) -> Analyses:
@@ -105,6 +123,9 @@ def report(
 ) -> None:
     """Write a Markdown report of LOGDIR's results with PNG plots next to it."""
     path = write_report(logdir, out, jobs)
+    plots = (path.parent / f"{path.stem}-figures.json").is_file()
     typer.echo(
         f"wrote {path} with its plots, {path.stem}-analyses.json and {path.stem}-figures.json"
+        if plots
+        else f"wrote {path} and {path.stem}-analyses.json"
     )

@@ -432,8 +432,8 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
                 f"endpoint {ep.name!r}: environment variable {ep.api_key_env} "
                 "(its API key) is not set"
             )
-    if problems:
-        raise GridError("\n".join(f"{source}: {p}" for p in problems))
+    if problems:  # one line per problem, said once however many variants share it
+        raise GridError("\n".join(f"{source}: {p}" for p in dict.fromkeys(problems)))
 
 
 def url_problem(url: str) -> str | None:
@@ -456,7 +456,8 @@ def _memory_problems(grid: Grid) -> list[str]:
     used = [
         a for a in dict.fromkeys([*run.arms, *(v.arm for v in run.variants)]) if a in MEMORY_ARMS
     ]
-    problems = [m for a in used if (m := missing(a)) is not None]
+    absent = [m for a in used if (m := missing(a)) is not None]
+    problems = ["; ".join(absent)] if absent else []  # one line for the one extra
     default = Knobs()
     for v in run.variants:
         set_here = [
