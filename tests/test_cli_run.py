@@ -396,7 +396,7 @@ def test_the_live_view_labels_its_numbers_and_fills_the_cells_column(tmp_path: P
     from runner.scheduler import RunState
 
     ep = Endpoint(["http://127.0.0.1:9/v1"], max_in_flight=8, name="e")
-    ep.stats.retries, ep.stats.throttled_429, ep.stats.infrastructure = 5, 2, 1
+    ep.stats.retries, ep.stats.throttled_429, ep.stats.failed_attempts = 5, 2, 1
     state = RunState(grid=make_grid(), out=tmp_path, endpoints={"e": ep})
     p = state.progress
     p.total, p.done = 8, 3
