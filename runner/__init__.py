@@ -1,3 +1,3 @@
-"""Everything async: grid, scheduler, endpoint client, arms, logs and resume, the CLI."""
+"""Everything async: grid, scheduler, endpoint client, arms, logs and resume."""
 
 __all__: list[str] = []

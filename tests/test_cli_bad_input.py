@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 import runner.logs
-from runner.cli import app
+from cli.app import app
 from runner.lock import run_lock
 from tests.reliability_kit import (
     REPO,

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from runner.cli import app
+from cli.app import app
 from runner.lock import run_lock
 from runner.logs import LogReport, read_logs
 from tests.reliability_kit import (
@@ -277,8 +277,8 @@ def test_the_breaker_stops_a_run_against_a_failing_endpoint(tmp_path: Path) -> N
     """Every call answered 503: after 8 failed calls in a row the run stops with one line,
     long before every episode has spent its attempts (the preflight is skipped here: it
     would refuse this endpoint first)."""
+    from cli.run import _leaf
     from runner.call_stats import BreakerTripped
-    from runner.cmd_run import _leaf
     from serve.config import FaultConfig, ServerConfig
 
     server = ServerConfig(faults=FaultConfig(rate_503=1.0))
@@ -287,7 +287,7 @@ def test_the_breaker_stops_a_run_against_a_failing_endpoint(tmp_path: Path) -> N
     async def go() -> BaseException:
         from rich.console import Console
 
-        from runner.cmd_run import run_async
+        from cli.run import run_async
 
         try:
             await run_async(
@@ -315,7 +315,7 @@ def test_no_live_prints_progress_lines(tmp_path: Path) -> None:
 
     from rich.console import Console
 
-    from runner.cmd_run import run_async
+    from cli.run import run_async
 
     buf = io.StringIO()
     console = Console(file=buf, width=300)
@@ -422,8 +422,8 @@ def test_a_tripped_breaker_ends_the_command_with_exit_3_and_one_line(
     import typer
     from rich.console import Console
 
+    from cli.run import _leaf, _refuse
     from runner.call_stats import BreakerTripped, CallStats
-    from runner.cmd_run import _leaf, _refuse
 
     stats = CallStats(endpoint="e", breaker_after=2)
     stats.failure("HTTP 500: boom")

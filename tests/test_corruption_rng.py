@@ -37,8 +37,8 @@ GRID = {
 async def _records(tmp: Path) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from runner.cmd_run import run_async
-    from runner.cmd_score import load_records
+    from cli.run import run_async
+    from cli.score import load_records
     from runner.grid import parse_grid
 
     await run_async(parse_grid(GRID), tmp, console=Console(file=io.StringIO()), live=False)
@@ -143,8 +143,8 @@ async def test_the_replay_redraws_a_tool_harness_run(tmp_path: Path) -> None:
     }
     from rich.console import Console
 
-    from runner.cmd_run import run_async
-    from runner.cmd_score import load_records
+    from cli.run import run_async
+    from cli.score import load_records
     from runner.grid import parse_grid
 
     await run_async(parse_grid(grid), tmp_path, console=Console(file=io.StringIO()), live=False)

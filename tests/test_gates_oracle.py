@@ -22,8 +22,8 @@ import orjson
 import pytest
 from rich.console import Console
 
+from cli.run import run_async
 from protocol.records import EpisodeRecord
-from runner.cmd_run import run_async
 from runner.endpoints import open_endpoints
 from runner.grid import parse_grid
 from runner.helpers import Helpers
@@ -223,7 +223,7 @@ async def test_compile_defects_are_caught_and_the_hybrid_refuses_no_correct_book
 
 
 async def test_gates_through_run_async(tmp_path: Path) -> None:
-    """The command's path: run_async builds Helpers (runner.cmd_run._helpers), streams
+    """The command's path: run_async builds Helpers (cli.run._helpers), streams
     results; the compile and matcher caches land in OUT/cache and serve a second run."""
     data = _grid("scripted/perfect", GATE_ARMS, [(10, 0.15)], seeds="100-107")
     console = Console(file=io.StringIO())

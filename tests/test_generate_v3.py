@@ -299,7 +299,7 @@ def test_a_well_formed_cache_passes_and_each_problem_is_one_line() -> None:
 def test_ladder_generate_refuses_a_bad_cache_with_one_line_per_problem(tmp_path: Any) -> None:
     from typer.testing import CliRunner
 
-    from runner.cli import app
+    from cli.app import app
 
     cache = _cache()
     del cache[POOLS["procurement"].templates[0].slug]

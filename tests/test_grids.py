@@ -36,7 +36,7 @@ def test_every_grid_names_the_table_it_feeds() -> None:
     ],
 )
 def test_grid_validates_offline(name: str) -> None:
-    from runner.cli import app
+    from cli.app import app
 
     result = CliRunner().invoke(app, ["validate", "--offline", str(GRIDS / f"{name}.toml")])
     assert result.exit_code == 0, result.output

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from runner.cmd_report import write_report
-from runner.cmd_run import run_async
+from cli.report import write_report
+from cli.run import run_async
 from runner.grid import parse_grid
 
 GRIDS = Path(__file__).resolve().parent.parent / "runner" / "grids"
@@ -83,7 +83,7 @@ async def test_corruption_grid(tmp_path: Path) -> None:
 
 
 async def test_wording_grid_with_a_rewriter_cache(tmp_path: Path) -> None:
-    from runner.cmd_paraphrase import run_paraphrase
+    from cli.paraphrase import run_paraphrase
     from runner.grid import Decoding, ModelConfig
 
     cache = tmp_path / "paraphrase_cache.json"

@@ -10,12 +10,12 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
+from cli.app import app
 from protocol import strings
 from protocol.domains import PROCUREMENT, RELEASE
 from protocol.generate import generate
 from protocol.paraphrases import REWRITES, content_words, rewrite_problems, rewrite_sources
 from protocol.records import EpisodeSpec
-from runner.cli import app
 from runner.paraphrase_cache import load_paraphrases
 from runner.rewriter import clean_reply, rewrite_prompt
 

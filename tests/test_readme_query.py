@@ -16,8 +16,8 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from runner.cli import app
-from runner.cmd_run import DEMO_GRID, run_async
+from cli.app import app
+from cli.run import DEMO_GRID, run_async
 from runner.grid import load_grid
 
 README = Path(__file__).resolve().parent.parent / "README.md"

@@ -19,8 +19,8 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
+from cli.app import app
 from protocol.records import EpisodeRecord
-from runner.cli import app
 from runner.logs import read_logs
 from tests.reliability_kit import grid_data, grid_toml, ladder, tree_digest
 

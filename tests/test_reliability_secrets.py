@@ -16,7 +16,7 @@ import pytest
 from aiohttp import web
 from typer.testing import CliRunner
 
-from runner.cli import app
+from cli.app import app
 from runner.grid import GridError, parse_grid
 from tests.reliability_kit import grid_data, grid_toml, ladder, records, run_inprocess
 

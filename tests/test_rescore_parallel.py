@@ -12,8 +12,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 import runner.rescore as rescore_mod
-from runner.cli import app
-from runner.cmd_run import run_async
+from cli.app import app
+from cli.run import run_async
 from runner.grid import parse_grid
 from runner.logs import LogReport, read_logs
 from runner.rescore import rescore_dir

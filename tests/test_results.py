@@ -17,12 +17,12 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-import runner.cmd_run
+import cli.run as cmd_run
+from cli.app import app
+from cli.run import run_async
 from protocol.arms import ARM_NAMES
 from protocol.compiled import MATCHER_BYPASS
 from protocol.records import EpisodeRecord, episode_id
-from runner.cli import app
-from runner.cmd_run import run_async
 from runner.grid import Grid, parse_grid
 from runner.logs import read_logs
 from runner.results import RESULTS, read_results
@@ -234,7 +234,7 @@ def test_streamed_lines_are_provisional_then_the_run_appends_final_ones(
     small = _grid(("raw", "checklist", "directive"), "100-102", ["procurement"], ["amended"])
     # A run that never reaches its end (killed): only the streamed, provisional lines.
     with monkeypatch.context() as m:
-        m.setattr(runner.cmd_run, "_finalize", lambda out: 0)
+        m.setattr(cmd_run, "_finalize", lambda out: 0)
         _run(small, tmp_path)
     streamed = _statuses(tmp_path)
     assert streamed and {s for _, s in streamed} == {"provisional"}

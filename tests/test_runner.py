@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from runner.cli import app
-from runner.cmd_run import run_async
+from cli.app import app
+from cli.run import run_async
 from runner.grid import parse_grid
 from runner.logs import read_logs
 from runner.results import read_results

@@ -214,7 +214,7 @@ def test_table_4_columns() -> None:
 
 
 def test_report_shows_the_analyses_and_writes_them_as_json(ep: Episode, tmp_path: Path) -> None:
-    from runner.cli import app
+    from cli.app import app
     from runner.logs import LogWriter
 
     # one directive cell and one enforcement cell, on seeds of their own so each record is
@@ -315,8 +315,8 @@ async def test_the_corrupted_replay_reproduces_a_real_run(tmp_path: Path) -> Non
 
     from rich.console import Console
 
-    from runner.cmd_run import run_async
-    from runner.cmd_score import load_records
+    from cli.run import run_async
+    from cli.score import load_records
     from runner.grid import parse_grid
     from scoring.analyses import log_analyses
     from scoring.episodes import EpisodeCache
@@ -366,7 +366,7 @@ async def test_the_corrupted_replay_reproduces_a_real_run(tmp_path: Path) -> Non
     assert {x.cell.arm for x in plain} == {"directive", "enforce"}
     assert all(x.trap_n > 0 and x.episodes == 8 for x in plain)
     # the report draws the figures these cells allow, each with its points as JSON
-    from runner.cmd_report import write_report
+    from cli.report import write_report
 
     report = write_report(tmp_path)
     figures = json.loads((tmp_path / "report-figures.json").read_text())

@@ -9,8 +9,8 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
+from cli.app import app
 from protocol import EpisodeRecord
-from runner.cli import app
 from runner.logs import LogWriter
 from tests.scoring_records import Act, build, cell, episode, perfect, ref_line
 

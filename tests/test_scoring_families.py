@@ -10,8 +10,8 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
+from cli.app import app
 from protocol import CellKey, EpisodeRecord, EpisodeSpec, Turn, Verdict, generate
-from runner.cli import app
 from runner.logs import LogWriter
 from scoring.families import FAMILIES, score_lines
 from scoring.lines import ResultLine, line_json

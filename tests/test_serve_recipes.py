@@ -75,7 +75,7 @@ def test_recipe_table() -> None:
 
 
 def test_registered_under_ladder_serve() -> None:
-    from runner.cli import app
+    from cli.app import app
 
     result = runner.invoke(app, ["serve", "vllm", "qwen3-235b-no-think", "--dry-run"])
     assert result.exit_code == 0 and result.output.startswith("vllm serve ")

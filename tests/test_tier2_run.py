@@ -9,8 +9,8 @@ import msgspec
 import pytest
 from rich.console import Console
 
+from cli.run import run_async
 from protocol.domains import POOLS
-from runner.cmd_run import run_async
 from runner.grid import GridError, parse_grid
 from runner.logs import read_logs
 from scoring.episodes import EpisodeCache

@@ -68,7 +68,7 @@ def test_ladder_view_serves_on_loopback_until_stopped(run_dir: Path) -> None:
         [
             sys.executable,
             "-c",
-            "from runner.cli import main; main()",
+            "from cli.app import main; main()",
             "view",
             str(run_dir),
             "--port",

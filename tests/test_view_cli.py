@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from runner.cli import app
+from cli.app import app
 from runner.logs import read_logs
 from scoring.replay import score_episode
 from tests.view_run import make_run

@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
-from runner.cmd_run import run_async
+from cli.run import run_async
 from runner.grid import parse_grid
 
 __all__ = ["DEFECTIVE_COMPILER", "MODEL", "grid_data", "make_run"]

@@ -15,16 +15,16 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from runner import (
-    cmd_cost,
-    cmd_generate,
-    cmd_paraphrase,
-    cmd_probe,
-    cmd_report,
-    cmd_run,
-    cmd_score,
-    cmd_show,
-    cmd_view,
+from cli import (
+    cost,
+    generate,
+    paraphrase,
+    probe,
+    report,
+    run,
+    score,
+    show,
+    view,
 )
 from serve.cli import serve_app
 
@@ -110,17 +110,17 @@ def _root(
     """state-ladder: measure how strongly task state should influence an LLM agent."""
 
 
-app.command("generate")(cmd_generate.generate)
-app.command("run")(cmd_run.run)
-app.command("validate")(cmd_run.validate)
-app.command("demo")(cmd_run.demo)
-app.command("cost")(cmd_cost.cost)
-app.command("score")(cmd_score.score)
-app.command("report")(cmd_report.report)
-app.command("paraphrase")(cmd_paraphrase.paraphrase)
-app.command("show")(cmd_show.show)
-app.command("view")(cmd_view.view)
-app.command("probe")(cmd_probe.probe)
+app.command("generate")(generate.generate)
+app.command("run")(run.run)
+app.command("validate")(run.validate)
+app.command("demo")(run.demo)
+app.command("cost")(cost.cost)
+app.command("score")(score.score)
+app.command("report")(report.report)
+app.command("paraphrase")(paraphrase.paraphrase)
+app.command("show")(show.show)
+app.command("view")(view.view)
+app.command("probe")(probe.probe)
 app.add_typer(serve_app, name="serve")
 
 

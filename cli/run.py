@@ -14,6 +14,7 @@ import anyio
 import typer
 from rich.console import Console
 
+from cli.flags import FlagError, RunFlags, apply_flags, embedded_server, grid_from_flags
 from protocol.records import EpisodeRecord
 from runner.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.client import CallFailed
@@ -23,13 +24,12 @@ from runner.lock import RunLocked, run_lock
 from runner.logs import LogReport, NewerSchemaError, read_logs
 from runner.manifest import ManifestError, write_or_check_manifest
 from runner.results import RESULTS, finalize_results
-from runner.run_flags import FlagError, RunFlags, apply_flags, embedded_server, grid_from_flags
 from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from scoring.stream import StreamingScorer
 
 __all__ = ["demo", "run", "run_async", "validate"]
 
-DEMO_GRID = Path(__file__).parent / "grids" / "demo.toml"
+DEMO_GRID = Path(__file__).parent.parent / "runner" / "grids" / "demo.toml"
 
 
 def _fail(message: str) -> typer.Exit:
@@ -445,7 +445,7 @@ def demo(
         breaker_after=DEFAULT_BREAKER_AFTER,
     )
     try:
-        from runner.cmd_report import write_report
+        from cli.report import write_report
     except ImportError:  # pragma: no cover
         return
     path = write_report(out)

@@ -20,8 +20,8 @@ from typing import Annotated, Any
 import msgspec
 import typer
 
+from cli.score import load_results, log_summary
 from protocol.records import EpisodeRecord
-from runner.cmd_score import load_results, log_summary
 from scoring.analyses import Analyses, analysis_sections, batched_analyses
 from scoring.episodes import EpisodeCache
 from scoring.figures import paper_figures
