@@ -34,7 +34,7 @@ import contextlib, io, json, sys, traceback
 blocked, commands, result = sys.argv[1].split(","), json.loads(sys.argv[2]), sys.argv[3]
 for name in blocked:
     sys.modules[name] = None
-from runner.cli import app
+from cli.app import app
 rows = []
 for argv in commands:
     out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8") for _ in "oe")
