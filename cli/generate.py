@@ -42,9 +42,11 @@ def render_episode(ep: Episode) -> str:
         deps = ", ".join(s.deps) or "-"
         out.append(f"  {s.id:>4}  {s.code}  requires: {deps:<16} {s.text}")
     rev = ep.revision
-    rewires = "; ".join(f"{w} <- [{', '.join(p)}]" for w, p in rev.rewires.items())
+    rewires = ", ".join(
+        f"{w} <- [{', '.join(p)}]" if p else f"{w} <- none" for w, p in rev.rewires.items()
+    )
     relax = f"{rev.relax[0]} drops {rev.relax[1]}" if rev.relax else "-"
-    out += ["", "## revision", f"  cancel {rev.cancel}; rewire {rewires}; relax {relax}", ""]
+    out += ["", "## revision", f"  cancel {rev.cancel}; rewire {rewires or '-'}; relax {relax}", ""]
     out.append("## schedule (label under perfect behaviour)")
     user = ScriptedUser(ep)
     while (turn := user.next_turn()) is not None:

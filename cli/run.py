@@ -26,6 +26,7 @@ from runner.manifest import ManifestError, write_or_check_manifest
 from runner.results import RESULTS, finalize_results
 from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from scoring.stream import StreamingScorer
+from scoring.tables import plural
 
 __all__ = ["demo", "run", "run_async", "validate"]
 
@@ -97,7 +98,9 @@ async def run_async(
         state = RunState(grid=grid, out=out, endpoints=endpoints, helpers=helpers)
         state.progress.total = len(tasks)
         if manifest.resumed:
-            console.print(f"resuming {out}: {len(done)} episodes already done, {len(tasks)} to run")
+            console.print(
+                f"resuming {out}: {plural(len(done), 'episode')} already done, {len(tasks)} to run"
+            )
         async with anyio.create_task_group() as tg:
             # Compiles are pipelined with the episodes: the precompile walks the tasks in run
             # order beside them; an episode that reaches its compile first joins the flight,
@@ -116,7 +119,7 @@ async def run_async(
         )
     final = _finalize(out)
     if final:
-        console.print(f"final results: {final} lines appended to {out / RESULTS}")
+        console.print(f"final results: {plural(final, 'line')} appended to {out / RESULTS}")
     return {
         "episodes_run": state.progress.done,
         "already_done": len(done),
@@ -212,7 +215,8 @@ def _execute(
         _refuse(_leaf(raised), out, console, bool(terminated))
         raise
     console.print(
-        f"done: {summary['episodes_run']} episodes run, {summary['already_done']} already done, "
+        f"done: {plural(summary['episodes_run'], 'episode')} run, {summary['already_done']} "
+        "already done, "
         f"{summary['infrastructure']} ended on infrastructure errors (rerun to retry them); "
         f"logs in {out}/logs, results in {out}/results.jsonl"
     )
@@ -300,7 +304,7 @@ def run(
         str | None,
         typer.Option(
             help="How the regime is selected: checkpoint (default), request "
-            "(chat_template_kwargs.enable_thinking) or vendor."
+            "(the request body's chat_template_kwargs) or vendor."
         ),
     ] = None,
     extra: Annotated[
@@ -410,7 +414,8 @@ def validate(
     except GridError as e:
         raise _fail(str(e)) from None
     n_cells = len(grid.cells())
-    typer.echo(f"{grid_file}: {n_cells} cells, {n_cells * len(grid.seeds())} episodes")
+    n_episodes = n_cells * len(grid.seeds())
+    typer.echo(f"{grid_file}: {plural(n_cells, 'cell')}, {plural(n_episodes, 'episode')}")
     if offline:
         return
     from runner.endpoints import open_endpoints, preflight
