@@ -68,10 +68,12 @@ async def run_async(
     from runner.endpoints import open_endpoints, preflight
     from runner.live import live_view, probe_line, progress_lines
 
-    # Reliability fix: the manifest is checked and written only after the logs were read and
-    # the preflight passed, so a refusal (a newer-schema or unreadable log, an endpoint that
-    # does not answer) leaves the directory as it was, and a first run that never started
-    # leaves no manifest to block the corrected grid.
+    # The local checks come first (the directory's grid, then its logs), so a directory of
+    # another grid is refused before any endpoint is contacted; the manifest is written only
+    # after the logs were read and the preflight passed, so a refusal (a newer-schema or
+    # unreadable log, an endpoint that does not answer) leaves the directory as it was, and
+    # a first run that never started leaves no manifest to block the corrected grid.
+    write_or_check_manifest(out, grid, allow_change=allow_change, write=False)
     report = LogReport()
     tasks, done = pending_tasks(grid, out, report)
     for bad in report.truncated:
@@ -88,7 +90,7 @@ async def run_async(
             if problems:
                 raise GridError("\n".join(problems))
         manifest = write_or_check_manifest(
-            out, grid, allow_change=allow_change, overrides=overrides
+            out, grid, allow_change=allow_change, overrides=overrides, scripted=server_config
         )
         if manifest.added:
             console.print(f"the grid adds {'; '.join(manifest.added)} to {out}; manifest updated")
