@@ -12,6 +12,7 @@ import typer
 from protocol import EpisodeSpec, ScriptedUser, SpecError
 from protocol import generate as gen
 from protocol.domains import POOLS
+from protocol.episode_stats import schedule_figures
 from protocol.generate import GENERATOR_VERSION
 from protocol.paraphrases import check_paraphrases
 from protocol.records import Episode
@@ -94,6 +95,13 @@ def generate(
         int, typer.Option(help="Generator version (older ones reproduce older runs).")
     ] = GENERATOR_VERSION,
     json_: Annotated[bool, typer.Option("--json", help="One JSON object per episode.")] = False,
+    summary: Annotated[
+        bool,
+        typer.Option(
+            help="Print the schedule figures of the episodes instead (revision turn, asks "
+            "after it, planned ambiguous probes; docs/protocol.md)."
+        ),
+    ] = False,
 ) -> None:
     """Generate episodes deterministically from their spec and print them."""
     try:
@@ -115,6 +123,7 @@ def generate(
                 raise _fail(f"{paraphrase_cache}: {len(problems)} problems{more}")
     as_json = json_ or seeds is not None
     out = sys.stdout.buffer
+    episodes: list[Episode] = []
     for s in seed_list:
         spec = EpisodeSpec(
             seed=s,
@@ -131,8 +140,12 @@ def generate(
             ep = gen(spec, paraphrases)
         except SpecError as e:
             raise _fail(str(e)) from None
-        if as_json:
+        if summary:
+            episodes.append(ep)
+        elif as_json:
             out.write(msgspec.json.encode(ep) + b"\n")
         else:
             out.write(render_episode(ep).encode() + b"\n")
+    if summary:
+        out.write(msgspec.json.encode(schedule_figures(episodes)) + b"\n")
     out.flush()

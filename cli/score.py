@@ -23,7 +23,7 @@ from runner.logs import LogReport, NewerSchemaError, read_logs
 from runner.rescore import rescore_dir
 from scoring.episode_rows import EpisodeRow, episode_rows
 from scoring.episode_table import episode_table
-from scoring.families import DEFAULT_FAMILY, FAMILIES
+from scoring.families import DEFAULT_FAMILY, FAMILIES, describe_families
 from scoring.flat import flat_row
 from scoring.lines import ResultLine, line_json
 from scoring.offline import score_records
@@ -125,8 +125,9 @@ def score(
     family: Annotated[
         str,
         typer.Option(
-            help="Holm family grouping: model (the paper's: one model, both regimes), "
-            "regime (model and regime) or table (every contrast of a kind together)."
+            help="Holm family grouping: paper (each table's family as the paper forms it), "
+            "model (each table within a model, both regimes), regime (model and regime) or "
+            "table (every contrast of a table together); docs/scoring.md."
         ),
     ] = DEFAULT_FAMILY,
     episodes: Annotated[
@@ -156,6 +157,8 @@ def score(
     typer.echo(ladder_table(lines, "decline_aware"))
     typer.echo("")
     typer.echo(channel_table(lines))
+    typer.echo("")
+    typer.echo(describe_families(lines))
     typer.echo("")
     helpers = helper_table(lines)
     if helpers:

@@ -2,8 +2,18 @@
 
 One place for these facts (Sections 3.2, 3.3, 4.2; Appendices D.1, D.3, E.2): the grid checks
 arm names against it, the compile helper reads which arms compile, the scoring reads the
-ladder's rungs and the side contrasts, and :mod:`runner.arms` checks at import that its
-registry of arm sessions matches it. Names are the ones used on the command line and in logs.
+ladder's rungs and every contrast (:mod:`scoring.families` forms the Holm families from
+them), and :mod:`runner.arms` checks at import that its registry of arm sessions matches it.
+Names are the ones used on the command line and in logs.
+
+Contrasts, each with the paper table whose Holm family it joins:
+
+- ladder: adjacent rungs (``rung``) of one configuration, both present; a configuration is a
+  ladder only when its knobs are the defaults or :data:`PLATFORM_KNOBS` (the tool harness and
+  the tools knob run every rung on another surface);
+- side: an off-ladder arm against the arms in its ``contrasts``;
+- variant: a cell whose knobs move a :data:`VARIANTS` knob, against its paper arm (the same
+  arm with that knob at its default, or the variant's ``reference`` arm).
 """
 
 from __future__ import annotations
@@ -16,11 +26,33 @@ __all__ = [
     "HARNESS_ARMS",
     "LADDER",
     "MEMORY_ARMS",
+    "PLATFORM_KNOBS",
     "SIDE_CONTRASTS",
+    "VARIANTS",
     "ArmSpec",
+    "Contrast",
+    "Variant",
     "arm_rank",
     "arm_spec",
 ]
+
+
+class Contrast(msgspec.Struct, frozen=True, kw_only=True):
+    """A side contrast: the arm against ``reference`` (its knobs ``reference_knobs``, the
+    rest of the configuration shared), Holm-corrected in ``table``'s family."""
+
+    reference: str
+    table: str
+    reference_knobs: tuple[tuple[str, str], ...] = ()
+
+
+class Variant(msgspec.Struct, frozen=True, kw_only=True):
+    """A variant knob: a cell that sets it is contrasted with its paper arm (the same arm
+    with the knob at its default, or ``reference``), Holm-corrected in ``table``'s family."""
+
+    knob: str
+    table: str
+    reference: str | None = None
 
 
 class ArmSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -28,7 +60,7 @@ class ArmSpec(msgspec.Struct, frozen=True, kw_only=True):
 
     name: str
     rung: int | None = None  # position on the paper's ladder; None for arms off the ladder
-    reference: str | None = None  # the arm an off-ladder arm is contrasted with
+    contrasts: tuple[Contrast, ...] = ()  # side contrasts of an off-ladder arm
     compiles: bool = False  # needs the compiled graph and revision (the compiler helper)
     matcher: bool = False  # consults the matcher on every non-bypassed turn
     memory: bool = False  # a retrieval memory baseline (Appendix F; the ``memory`` extra)
@@ -39,12 +71,30 @@ class ArmSpec(msgspec.Struct, frozen=True, kw_only=True):
 ARM_TABLE: tuple[ArmSpec, ...] = (
     ArmSpec(name="raw", rung=0, harness=True),
     ArmSpec(name="checklist", rung=1, harness=True),
-    ArmSpec(name="ledger", reference="checklist"),  # Table 16: the self-ledger vs the checklist
+    # Section 5.2: the self-ledger against the checklist and below the directive gate (Holm
+    # p = 0.023, 0.14); Table 16: against the replace-mode checklist (its variant family).
+    ArmSpec(
+        name="ledger",
+        contrasts=(
+            Contrast(reference="checklist", table="Section 5.2"),
+            Contrast(reference="directive", table="Section 5.2"),
+            Contrast(
+                reference="checklist",
+                reference_knobs=(("checklist_mode", "replace"),),
+                table="Table 16",
+            ),
+        ),
+    ),
     ArmSpec(name="directive", rung=2, compiles=True, matcher=True, harness=True),
     # binding="state" or "request": request-bound enforcement is the harness's fifth arm
     ArmSpec(name="enforce", rung=3, compiles=True, matcher=True, harness=True),
     # Appendix D.3: the validator-gated hybrid vs the enforcement gate
-    ArmSpec(name="hybrid", reference="enforce", compiles=True, matcher=True),
+    ArmSpec(
+        name="hybrid",
+        contrasts=(Contrast(reference="enforce", table="Appendix D.3"),),
+        compiles=True,
+        matcher=True,
+    ),
     # Appendix F: the memory baselines, off the ladder (Table 18 sets them beside it)
     ArmSpec(name="memory-topk", memory=True),
     ArmSpec(name="mem0", memory=True),
@@ -58,9 +108,28 @@ HARNESS_ARMS: tuple[str, ...] = tuple(a.name for a in ARM_TABLE if a.harness)
 LADDER: tuple[str, ...] = tuple(
     a.name for a in sorted((a for a in ARM_TABLE if a.rung is not None), key=lambda a: a.rung or 0)
 )
-# (reference arm, arm): each off-ladder arm against the arm it is contrasted with.
+# (reference arm, arm) of every side contrast within one configuration (reference knobs
+# unset), in table order.
 SIDE_CONTRASTS: tuple[tuple[str, str], ...] = tuple(
-    (a.reference, a.name) for a in ARM_TABLE if a.reference is not None
+    (c.reference, a.name) for a in ARM_TABLE for c in a.contrasts if not c.reference_knobs
+)
+# Knobs that put the whole ladder on another surface: a configuration with them is a ladder.
+PLATFORM_KNOBS: tuple[str, ...] = ("harness", "tools")
+# Knob variants and the family each joins. Table 16: "each variant against its paper arm
+# (the self-ledger against the replace-mode checklist), Holm-corrected within model over all
+# variant contrasts". The matched-step line runs on the directive arm (it needs the matcher)
+# but is a checklist control (E.2: it "adds to the replace-mode checklist" a line "with no
+# status instruction"): its paper arm is the checklist (docs/scoring.md, "Holm families").
+VARIANTS: tuple[Variant, ...] = (
+    Variant(knob="checklist_mode", table="Table 16"),
+    Variant(knob="matched_step_line", table="Table 16", reference="checklist"),
+    Variant(knob="directive_role", table="Table 16"),
+    Variant(knob="notice", table="Appendix D.3"),
+    Variant(knob="corruption", table="Table 12"),
+    Variant(knob="binding", table="Table 19"),
+    Variant(knob="memory_mode", table="Table 18"),
+    Variant(knob="memory_k", table="Table 18"),
+    Variant(knob="memory_window", table="Table 18"),
 )
 
 _BY_NAME = {a.name: a for a in ARM_TABLE}

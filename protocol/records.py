@@ -282,6 +282,10 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     named: tuple[str, ...] = ()
     dynamic: bool = False
     first_reply: str | None = None  # same-turn notice: the reply the gate refused
+    # Same-turn notice: the rejection notices the retry showed (prepended to the retry's
+    # user message, which repeats the turn's text and the arm's addition, directive
+    # included); empty when no retry happened (and in logs older than this field).
+    retry_notices: tuple[str, ...] = ()
     # tool harness: the agent's replies after tool results (``reply`` holds the first), and
     # every ACTION dispatched with its outcome and stamp
     follow_ups: tuple[str, ...] = ()

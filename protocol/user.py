@@ -16,10 +16,12 @@ one omission, not followed by a dynamic re-ask); a blocked planned ask the agent
 undone defers it again. Version 1 kept the step deferred after an eligible planned ask, so a
 missed re-ask was asked again dynamically (two omissions for one missed obligation).
 
-Generator version 3 on: a planned ``ambiguous`` turn is a candidate; it is served as a probe
+Generator version 3: a planned ``ambiguous`` turn is a candidate; it is served as a probe
 naming two steps eligible on the realized state when the turn is served (drawn from a stream
 seeded by the spec and the turn), or as its filler (no work order) when fewer than
-:data:`AMBIGUOUS_MIN_ELIGIBLE` are.
+:data:`AMBIGUOUS_MIN_ELIGIBLE` are. Version 4 plans its probes on the perfect-play state
+(:mod:`protocol.ambiguous`) and the user serves them as planned; its dynamic re-asks, like its
+planned ones, use the step's ask wordings (no re-ask frame).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import msgspec
 from protocol.domains import POOLS
 from protocol.records import Episode, Turn
 from protocol.state import Error, TaskState, Verdict, judge_turn, sort_ids
+from protocol.wording import pick_wording
 
 __all__ = ["AMBIGUOUS_MIN_ELIGIBLE", "ASK_KINDS", "ScriptedUser"]
 
@@ -54,6 +57,7 @@ class ScriptedUser:
         self.dynamic = 0
         self._texts = {s.id: s.text for s in episode.steps}
         self._version = episode.spec.generator
+        self._templates = {t.slug: t for t in POOLS[episode.spec.domain].templates}
 
     def _asked_ahead(self, v: str) -> bool:
         return any(t.step == v and t.kind in ASK_KINDS for t in self.episode.turns[self._next :])
@@ -70,7 +74,7 @@ class ScriptedUser:
         elif self._next < len(self.episode.turns):
             turn = msgspec.structs.replace(self.episode.turns[self._next], index=self._index)
             self._next += 1
-            if turn.kind == "ambiguous" and self._version >= 3:
+            if turn.kind == "ambiguous" and self._version == 3:
                 turn = self._ambiguous(turn, self._next - 1)
         else:
             return None
@@ -86,8 +90,12 @@ class ScriptedUser:
             wo = f"#W{rng.randrange(1000, 10000)}"
         self._used.add(wo)
         held_out = self.episode.held_out_asks.get(v)
-        if held_out:  # generator 3, tier 2: a held-out ask rewrite of the step
+        if held_out:  # generator 3 on, tier 2: a held-out ask rewrite of the step
             text = held_out[self.dynamic % len(held_out)].format(wo=wo)
+        elif self._version >= 4:
+            template = self._templates[self.episode.step(v).slug]
+            text = pick_wording(template, "asks", self.dynamic, spec.paraphrase_tier, None)
+            text = text.format(wo=wo)
         else:
             frames = POOLS[spec.domain].re_asks
             text = frames[self.dynamic % len(frames)].format(text=self._texts[v], wo=wo)

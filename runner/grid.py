@@ -184,6 +184,10 @@ class RunConfig(_Strict):
     # seed, S, rho, domain) across the briefs, as Appendix B.3 caches it; "brief" keys it by
     # the brief text too (one compile per brief).
     compile_cache: Literal["spec", "brief"] = "spec"
+    # The matcher cache key (runner.matcher): "shared" gives the directive, enforcement and
+    # hybrid arms of one seed the same answer per (model, regime, prompt) (ours: the prompt
+    # does not depend on the arm); "arm" keys it by the arm too (one matcher call per arm).
+    matcher_cache: Literal["shared", "arm"] = "shared"
     # The generator version (protocol.generate.GENERATOR_VERSION); an older one reproduces
     # episodes of runs made with it.
     generator: int = GENERATOR_VERSION

@@ -57,6 +57,8 @@ def grid_digest(grid: Grid) -> str:
     for key in ("schedules", "wordings"):  # grids written before these keep their digest
         if not data["run"].get(key):
             data["run"].pop(key, None)
+    if data["run"].get("matcher_cache") == "shared":
+        data["run"].pop("matcher_cache")
     for e in data.get("endpoints", []):
         for k in ("max_in_flight", "adaptive", "start_in_flight", "base_url", "base_urls"):
             e.pop(k, None)

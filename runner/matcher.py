@@ -7,7 +7,8 @@ regime. A reply that :func:`protocol.compiled.parse_match` rejects is answered o
 second bad reply resolves to no step (``None, False``) and is recorded as malformed.
 
 Cache key: (model label, served name, regime, prompt); the prompt is the step list plus the
-user's text, so the directive, enforcement and hybrid arms of one seed share each answer.
+user's text, so the directive, enforcement and hybrid arms of one seed share each answer
+(ours; ``[run] matcher_cache = "arm"`` adds the arm to the key, one call per arm).
 Answers are kept in memory and appended to ``OUT/cache/matcher/<2 hex>.jsonl``
 (:class:`runner.cache.MatcherStore`); single-flight, so concurrent episodes share one call.
 A turn served without a request (memory, disk, another episode's call in flight) logs the
@@ -56,17 +57,19 @@ class Matcher:
         self.log = HelperLog(out_dir / "helpers.jsonl")
         self._flight: SingleFlight[tuple[MatchAnswer, list[CallRecord]]] = SingleFlight()
 
-    def key(self, model: ModelConfig, prompt: str) -> str:
-        return digest(
-            {
-                "v": CACHE_VERSION,
-                "model": model.name,
-                "served": model.served_name(),
-                "regime": model.regime,
-                "prompt": prompt,
-                "prompts": _MATCHER_HASH,
-            }
-        )[:40]
+    def key(self, model: ModelConfig, prompt: str, arm: str | None = None) -> str:
+        """The cache key; ``arm`` only when the grid keys answers by arm."""
+        fields = {
+            "v": CACHE_VERSION,
+            "model": model.name,
+            "served": model.served_name(),
+            "regime": model.regime,
+            "prompt": prompt,
+            "prompts": _MATCHER_HASH,
+        }
+        if arm is not None:
+            fields["arm"] = arm
+        return digest(fields)[:40]
 
     def _cached_records(self, model: ModelConfig, key: str) -> list[CallRecord]:
         calls = self.store.calls.get(key)
@@ -84,7 +87,7 @@ class Matcher:
         self.stats.matcher_requests += 1
         model = self.grid.model(cell.model)
         prompt = render_matcher_prompt(list(episode.steps), turn.text)
-        key = self.key(model, prompt)
+        key = self.key(model, prompt, cell.arm if self.grid.run.matcher_cache == "arm" else None)
         answer = self.store.get(key)
         if answer is not None:
             self.stats.matcher_saved += 1

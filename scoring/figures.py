@@ -29,7 +29,7 @@ that differ from their configuration only in ``corruption``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -37,15 +37,35 @@ from protocol.arms import LADDER, arm_rank
 from protocol.records import CellKey, Knobs
 from scoring.cells import RATES, cell_sort_key, config_of
 from scoring.corruption_replay import FAILURE_KINDS, CorruptionLine
+from scoring.figure_data import (
+    PER_EPISODES,
+    ChannelPoint,
+    ChannelRate,
+    FigureData,
+    OmissionRow,
+    Point,
+    UnrequestedCount,
+)
+from scoring.figure_text import legend_below, wrap
 from scoring.lines import CellLine, ResultLine
 from scoring.stats import wilson
 
-__all__ = ["PER_EPISODES", "Point", "channel_points", "paper_figures"]
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure, SubFigure
+
+__all__ = [
+    "PER_EPISODES",
+    "ChannelPoint",
+    "ChannelRate",
+    "FigureData",
+    "Point",
+    "UnrequestedCount",
+    "channel_points",
+    "paper_figures",
+]
 
 DENSE = (15, 0.3)
-# Figure 5(a): unrequested executions per this many episodes (Table 9's caption: "counts per
-# 128 episodes")
-PER_EPISODES = 128
 _CHANNEL_NAMES = {
     "re_execution": "re-execution / done",
     "superseded": "superseded / cancelled",
@@ -55,16 +75,10 @@ _CHANNEL_NAMES = {
 }
 
 
-class Point(msgspec.Struct, frozen=True, kw_only=True):
-    series: str
-    x: str
-    y: float
-    lo: float
-    hi: float
-    n: int
+_TITLE_PT = 8
 
 
-def _figure(width: float, height: float) -> Any:
+def _figure(width: float, height: float) -> Figure:
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), layout="constrained")
@@ -75,12 +89,11 @@ def _canonical(c: CellKey) -> bool:
 
 
 def _model(c: CellKey) -> str:
-    name = c.model if len(c.model) <= 32 else c.model[:29] + "..."
-    return f"{name} ({c.regime})"
+    return f"{c.model} ({c.regime})"
 
 
 def _config(c: CellKey) -> str:
-    """A configuration's panel title (model, regime, graph, brief; domain and schedule when
+    """A configuration's panel name (model, regime, graph, brief; domain and schedule when
     not the default)."""
     parts = [_model(c), f"S={c.steps} rho={c.density:g}", f"{c.brief} brief"]
     if c.domain != "procurement":
@@ -90,7 +103,15 @@ def _config(c: CellKey) -> str:
     return ", ".join(parts)
 
 
-def _grid(fig: Any, n: int, ncols: int) -> list[Any]:
+def _panel_title(panel: str, width_in: float) -> str:
+    """A panel's name as its title: the model (and regime) on a line of its own, the rest
+    of the configuration below, each wrapped to the panel's width (never cut)."""
+    model, sep, rest = panel.partition("), ")
+    text = f"{model})\n{rest}" if sep else panel
+    return wrap(text, width_in, _TITLE_PT)
+
+
+def _grid(fig: Figure, n: int, ncols: int) -> list[SubFigure]:
     """``n`` subfigures of ``fig`` in rows of ``ncols``."""
     rows = -(-n // ncols)
     subs = fig.subfigures(rows, ncols, squeeze=False)
@@ -98,10 +119,10 @@ def _grid(fig: Any, n: int, ncols: int) -> list[Any]:
     return flat[:n]
 
 
-def channel_points(cells: Sequence[CellLine]) -> list[dict[str, Any]]:
+def channel_points(cells: Sequence[CellLine]) -> list[ChannelPoint]:
     """Figure 5(a)'s data: per canonical cell, each channel's rate over its label (Table 9's
     denominators) with its Wilson 95% interval, and the unrequested count per 128 episodes."""
-    out: list[dict[str, Any]] = []
+    out: list[ChannelPoint] = []
     for c in cells:
         if not _canonical(c.cell) or c.n == 0:
             continue
@@ -111,15 +132,15 @@ def channel_points(cells: Sequence[CellLine]) -> list[dict[str, Any]]:
             if n == 0:
                 continue
             lo, hi = wilson(k, n)
-            out.append({"panel": panel, "series": ch, "x": arm, "y": k / n, "lo": lo, "hi": hi,
-                        "errors": k, "n": n})  # fmt: skip
+            out.append(ChannelRate(panel=panel, series=ch, x=arm, y=k / n, lo=lo, hi=hi,
+                                   errors=k, n=n))  # fmt: skip
         u = c.channels["unrequested"]
-        out.append({"panel": panel, "series": "unrequested", "x": arm,
-                    "y": u * PER_EPISODES / c.n, "count": u, "episodes": c.n})  # fmt: skip
+        out.append(UnrequestedCount(panel=panel, series="unrequested", x=arm,
+                                    y=u * PER_EPISODES / c.n, count=u, episodes=c.n))  # fmt: skip
     return out
 
 
-def _figure5a(cells: Sequence[CellLine]) -> tuple[Any, list[dict[str, Any]]] | None:
+def _figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | None:
     data = channel_points(cells)
     if not data:
         return None
@@ -129,31 +150,32 @@ def _figure5a(cells: Sequence[CellLine]) -> tuple[Any, list[dict[str, Any]]] | N
             order.setdefault(_config(c.cell), config_of(c.cell))
     panels = sorted(order, key=lambda p: cell_sort_key(order[p]))
     ncols = min(2, len(panels))
-    fig = _figure(6.4 * ncols, 4.6 * -(-len(panels) // ncols))
+    panel_width = 6.4
+    fig = _figure(panel_width * ncols, 4.8 * -(-len(panels) // ncols))
     channels = [ch for ch, _ in RATES]
     width = 0.8 / len(channels)
     for sub, panel in zip(_grid(fig, len(panels), ncols), panels, strict=True):
-        mine = [d for d in data if d["panel"] == panel]
-        xs = sorted({d["x"] for d in mine}, key=arm_rank)
+        rates = [d for d in data if d.panel == panel and isinstance(d, ChannelRate)]
+        unreq = [d for d in data if d.panel == panel and isinstance(d, UnrequestedCount)]
+        xs = sorted({d.x for d in rates + unreq}, key=arm_rank)
         top, bottom = sub.subplots(2, 1, sharex=True, height_ratios=(3, 1))
         for j, ch in enumerate(channels):
-            pts = [d for d in mine if d["series"] == ch]
+            pts = [d for d in rates if d.series == ch]
             if not pts:
                 continue
             top.errorbar(
-                [xs.index(d["x"]) + (j - (len(channels) - 1) / 2) * width for d in pts],
-                [d["y"] for d in pts],
-                yerr=[[d["y"] - d["lo"] for d in pts], [d["hi"] - d["y"] for d in pts]],
+                [xs.index(d.x) + (j - (len(channels) - 1) / 2) * width for d in pts],
+                [d.y for d in pts],
+                yerr=[[d.y - d.lo for d in pts], [d.hi - d.y for d in pts]],
                 fmt="o", markersize=4, capsize=2, color=f"C{j}", label=_CHANNEL_NAMES[ch],
             )  # fmt: skip
         top.set_ylim(-0.02, 1.02)
         top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
         top.grid(axis="y", alpha=0.3)
-        top.set_title(panel, fontsize=8)
-        unreq = [d for d in mine if d["series"] == "unrequested"]
-        bottom.plot([xs.index(d["x"]) for d in unreq], [d["y"] for d in unreq], "s",
+        top.set_title(_panel_title(panel, panel_width - 0.4), fontsize=_TITLE_PT)
+        bottom.plot([xs.index(d.x) for d in unreq], [d.y for d in unreq], "s",
                     color="0.3", markersize=5, label=f"unrequested per {PER_EPISODES} episodes")  # fmt: skip
-        peak = max(1.0, *(d["y"] for d in unreq)) * 1.15
+        peak = max([1.0, *(d.y for d in unreq)]) * 1.15
         bottom.set_ylim(-0.06 * peak, peak)  # a zero count sits above the axis line
         bottom.set_ylabel(f"unrequested\nper {PER_EPISODES} ep.", fontsize=8)
         bottom.grid(axis="y", alpha=0.3)
@@ -168,12 +190,12 @@ def _figure5a(cells: Sequence[CellLine]) -> tuple[Any, list[dict[str, Any]]] | N
         Line2D([], [], marker="o", linestyle="", color=f"C{j}", label=_CHANNEL_NAMES[ch])
         for j, ch in enumerate(channels)
     ]
-    fig.legend(handles=handles, fontsize=7, ncols=len(channels), loc="outside lower center")
+    legend_below(fig, handles, [_CHANNEL_NAMES[ch] for ch in channels], 7)
     fig.suptitle("Channel decomposition per arm (primary scoring)", fontsize=9)
     return fig, data
 
 
-def _figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Any, list[dict[str, Any]]]:
+def _figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[OmissionRow]]:
     """Stacked omission attribution per epsilon, one panel per configuration (the cell with
     its arm blanked and no corruption)."""
     groups: dict[CellKey, list[CorruptionLine]] = {}
@@ -183,8 +205,9 @@ def _figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Any, list[dict[str,
         groups.setdefault(key, []).append(c)
     keys = sorted(groups, key=cell_sort_key)
     ncols = min(2, len(keys))
-    fig = _figure(5.2 * ncols, 3.4 * -(-len(keys) // ncols) + 0.4)
-    rows: list[dict[str, Any]] = []
+    panel_width = 5.2
+    fig = _figure(panel_width * ncols, 3.6 * -(-len(keys) // ncols) + 0.4)
+    rows: list[OmissionRow] = []
     for sub, key in zip(_grid(fig, len(keys), ncols), keys, strict=True):
         mine = sorted(groups[key], key=lambda c: (c.epsilon, arm_rank(c.cell.arm)))
         arms = {c.cell.arm for c in mine}
@@ -205,14 +228,14 @@ def _figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Any, list[dict[str,
         ax.set_xlabel("corruption rate epsilon" + (", arm" if len(arms) > 1 else ""), fontsize=8)
         ax.set_ylabel("omissions (count)", fontsize=8)
         title = _config(key) + ("" if len(arms) > 1 else f", {next(iter(arms))}")
-        ax.set_title(title, fontsize=8)
+        ax.set_title(_panel_title(title, panel_width - 0.4), fontsize=_TITLE_PT)
         ax.tick_params(labelsize=7)
         ax.grid(axis="y", alpha=0.3)
         for c in mine:
             rows.append({"epsilon": c.epsilon, "arm": c.cell.arm, "model": _model(c.cell),
                          "panel": _config(key), "episodes": c.episodes, **c.omissions})  # fmt: skip
     handles, names = fig.axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, fontsize=7, ncols=len(FAILURE_KINDS), loc="outside lower center")
+    legend_below(fig, handles, names, 7)
     fig.suptitle("Corruption replay: omissions by the corrupted decision", fontsize=9)
     return fig, rows
 
@@ -237,7 +260,11 @@ def _points(
     return out
 
 
-def _draw(points: Sequence[Point], ax: Any, xlabel: str, xs: Sequence[str]) -> None:
+def _draw(
+    points: Sequence[Point], ax: Axes, xlabel: str, xs: Sequence[str], width_in: float
+) -> None:
+    """Points with their intervals, series side by side at each x; tick labels and legend
+    entries wrapped to the axes' *width_in* inches."""
     names = list(dict.fromkeys(p.series for p in points))
     width = 0.7 / max(1, len(names))
     for j, name in enumerate(names):
@@ -248,9 +275,10 @@ def _draw(points: Sequence[Point], ax: Any, xlabel: str, xs: Sequence[str]) -> N
             yerr=[[p.y - p.lo for p in mine], [p.hi - p.y for p in mine]],
             fmt="o",
             capsize=3,
-            label=name,
+            label=wrap(name, width_in / 2, 6),
         )
-    ax.set_xticks(range(len(xs)), xs, fontsize=7)
+    per = max(0.6, width_in / max(1, len(xs)) - 0.1)
+    ax.set_xticks(range(len(xs)), [wrap(x, per, 7) for x in xs], fontsize=7)
     ax.set_xlim(-0.6, len(xs) - 0.4)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel(xlabel, fontsize=8)
@@ -260,20 +288,23 @@ def _draw(points: Sequence[Point], ax: Any, xlabel: str, xs: Sequence[str]) -> N
         ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2)
 
 
-def _order(xs: Sequence[str], key: Callable[[str], Any]) -> list[str]:
+SortKey = str | float | tuple[float, ...] | tuple[int, str]
+
+
+def _order(xs: Sequence[str], key: Callable[[str], SortKey]) -> list[str]:
     return sorted(dict.fromkeys(xs), key=key)
 
 
-def _rung_key(x: str) -> Any:
+def _rung_key(x: str) -> SortKey:
     return arm_rank(x)
 
 
 def paper_figures(
     lines: Sequence[ResultLine], corruption: Sequence[CorruptionLine] = ()
-) -> dict[str, tuple[str, Any, list[Point] | list[dict[str, Any]]]]:
+) -> dict[str, tuple[str, Figure, FigureData]]:
     """``name -> (caption, Figure, data)`` for every figure whose cells are present."""
     cells = [x for x in lines if isinstance(x, CellLine)]
-    out: dict[str, tuple[str, Any, list[Point] | list[dict[str, Any]]]] = {}
+    out: dict[str, tuple[str, Figure, FigureData]] = {}
     ladder = set(LADDER)
 
     def rungs(brief: str) -> list[Point]:
@@ -295,7 +326,7 @@ def paper_figures(
         if len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2:
             fig = _figure(6.0, 4.0)
             ax = fig.add_subplot()
-            _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key))
+            _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key), 5.6)
             ax.set_title(caption.split(": ", 1)[1], fontsize=9)
             out[name] = (caption, fig, pts)
 
@@ -320,7 +351,7 @@ def paper_figures(
         lambda c: f"{c.knobs.corruption:g}",
         lambda c: f"{_model(c)}, S={c.steps} rho={c.density:g}",
     )  # fmt: skip
-    panels: list[tuple[list[Point], str, Callable[[str], Any], str]] = [
+    panels: list[tuple[list[Point], str, Callable[[str], SortKey], str]] = [
         (size, "graph size", lambda x: tuple(float(v.split("=")[1]) for v in x.split()),
          "(a) graph-size axis"),
         (models, "model (regime), S = 15 dense", str, "(b) model axis"),
@@ -329,12 +360,12 @@ def paper_figures(
     present = [p for p in panels if len({x.x for x in p[0]}) >= 2]
     if present:
         fig = _figure(5.0 * len(present), 4.0)
-        data: list[dict[str, Any]] = []
+        data: list[Point] = []
         for i, (pts, label, key, title) in enumerate(present):
             ax = fig.add_subplot(1, len(present), i + 1)
-            _draw(pts, ax, label, _order([p.x for p in pts], key))
+            _draw(pts, ax, label, _order([p.x for p in pts], key), 4.6)
             ax.set_title(title, fontsize=9)
-            data += [{"panel": label, **msgspec.to_builtins(p)} for p in pts]
+            data += [msgspec.structs.replace(p, panel=label) for p in pts]
         out["figure4"] = (
             "Figure 4: the graph-size axis, the model axis and the corrupted-state ablation "
             "(panels drawn from the cells present)",

@@ -22,7 +22,19 @@ from runner.grid import GridError, RunConfig, parse_grid
 
 def test_the_table_holds_the_papers_rungs_and_side_contrasts() -> None:
     assert LADDER == ("raw", "checklist", "directive", "enforce")
-    assert SIDE_CONTRASTS == (("checklist", "ledger"), ("enforce", "hybrid"))
+    assert SIDE_CONTRASTS == (
+        ("checklist", "ledger"),
+        ("directive", "ledger"),
+        ("enforce", "hybrid"),
+    )
+    # The ledger's third contrast is against the replace-mode checklist, in Table 16's family.
+    ledger = arm_spec("ledger")
+    assert ledger is not None
+    assert [(c.reference, c.reference_knobs, c.table) for c in ledger.contrasts][2] == (
+        "checklist",
+        (("checklist_mode", "replace"),),
+        "Table 16",
+    )
     assert {a.name for a in ARM_TABLE if a.compiles} == {"directive", "enforce", "hybrid"}
     assert {a.name for a in ARM_TABLE if a.matcher} == {"directive", "enforce", "hybrid"}
     assert len(set(ARM_NAMES)) == len(ARM_NAMES)

@@ -136,8 +136,16 @@ class ArmSession:
     def read(self, reply: str, turn: Turn) -> Receipts:
         return read_execution(reply, self.episode, turn.work_order, tools=self.knobs.tools)
 
-    def admit(self, turn: Turn, shaped: Shaped, bookings: Sequence[Booking]) -> Admission:
-        """The world admits every booking of a known step (no gate)."""
+    def admit(
+        self,
+        turn: Turn,
+        shaped: Shaped,
+        bookings: Sequence[Booking],
+        prior: Sequence[Booking] = (),
+    ) -> Admission:
+        """The world admits every booking of a known step (no gate). ``prior``: bookings
+        already admitted on this turn (a same-turn retry's first reply), which a gate judges
+        ``bookings`` after."""
         return Admission(admitted=[b for b in bookings if b.step is not None])
 
     def refusal(self, booking: Booking, shaped: Shaped) -> tuple[str | None, str | None]:

@@ -217,14 +217,24 @@ class DirectiveGate(ArmSession):
             if v is not None:
                 self.gate.book(v)
 
-    def admit(self, turn: Turn, shaped: Shaped, bookings: Sequence[Booking]) -> Admission:
+    def admit(
+        self,
+        turn: Turn,
+        shaped: Shaped,
+        bookings: Sequence[Booking],
+        prior: Sequence[Booking] = (),
+    ) -> Admission:
         """Bookings are judged in order, each on the compiled state the bookings admitted
-        before it in this reply produced (Section 5.4: "each call admitted because the state
-        is correct"); the compiled state itself advances in :meth:`observe`."""
+        before it on this turn produced (``prior``, a same-turn retry's first reply, then
+        this reply's; Section 5.4: "each call admitted because the state is correct"); the
+        compiled state itself advances in :meth:`observe`."""
         if not self.enforcing:
-            return super().admit(turn, shaped, bookings)
+            return super().admit(turn, shaped, bookings, prior)
         adm = Admission(admitted=[])
         state = self.gate.copy()
+        for b in prior:
+            if (v := self._compiled_step(b)) is not None:
+                state.book(v)
         for b in bookings:
             status, step = self._refusal(b, shaped, state)
             if status is None:
