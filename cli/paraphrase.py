@@ -22,9 +22,9 @@ from typing import Annotated
 import msgspec
 import typer
 
+from cli.flags import OPENAI_API_KEY, OPENAI_BASE_URL
 from protocol.domains import POOLS
 from protocol.paraphrases import check_paraphrases, rewrite_sources
-from cli.flags import OPENAI_API_KEY, OPENAI_BASE_URL
 from runner.client import Endpoint
 from runner.grid import EMBEDDED, Decoding, ModelConfig, url_problem
 from runner.rewriter import CallLine, Failure, load_cache, rewrite_all, save_cache

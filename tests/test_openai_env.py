@@ -31,7 +31,7 @@ def _commands(out: Path) -> dict[str, list[str]]:
             "1",
             "--call-attempts",
             "1",
-        ],  # fmt: skip
+        ],
     }
 
 
