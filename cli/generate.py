@@ -65,7 +65,9 @@ def render_episode(ep: Episode) -> str:
 
 
 def generate(
-    seed: Annotated[int, typer.Option(help="Episode seed.")] = 100,
+    seed: Annotated[
+        int | None, typer.Option(help="Episode seed (default 100).", show_default=False)
+    ] = None,
     seeds: Annotated[
         str | None, typer.Option(help="A seed range such as 100-227 (JSON lines output).")
     ] = None,
@@ -104,8 +106,10 @@ def generate(
     ] = False,
 ) -> None:
     """Generate episodes deterministically from their spec and print them."""
+    if seed is not None and seeds is not None:
+        raise _fail(f"--seed {seed} and --seeds {seeds}: give one (--seeds 1-3 or --seed 1)")
     try:
-        seed_list = parse_seeds(seeds) if seeds is not None else [seed]
+        seed_list = parse_seeds(seeds) if seeds is not None else [100 if seed is None else seed]
     except ValueError as e:
         raise _fail(str(e)) from None
     paraphrases = None

@@ -18,7 +18,7 @@ from cli.flags import FlagError, RunFlags, apply_flags, embedded_server, grid_fr
 from protocol.records import EpisodeRecord
 from runner.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.client import CallFailed
-from runner.grid import EMBEDDED, Grid, GridError, Task, load_grid
+from runner.grid import EMBEDDED, Grid, GridError, Task, load_grid, missing_keys
 from runner.helpers import Helpers
 from runner.lock import RunLocked, run_lock
 from runner.logs import LogReport, NewerSchemaError, read_logs
@@ -412,9 +412,11 @@ def validate(
 ) -> None:
     """Check a grid file, then send one tiny request to each endpoint and model."""
     try:
-        grid = load_grid(grid_file)
+        grid = load_grid(grid_file, need_keys=not offline)
     except GridError as e:
         raise _fail(str(e)) from None
+    for missing in missing_keys(grid) if offline else []:  # nothing is sent: a warning
+        typer.echo(f"warning: {grid_file}: {missing}", err=True)
     n_cells = len(grid.cells())
     n_episodes = n_cells * len(grid.seeds())
     typer.echo(f"{grid_file}: {plural(n_cells, 'cell')}, {plural(n_episodes, 'episode')}")

@@ -49,6 +49,7 @@ __all__ = [
     "Task",
     "expand",
     "load_grid",
+    "missing_keys",
     "parse_grid",
     "url_problem",
 ]
@@ -336,7 +337,10 @@ def _fields_at(path: str) -> list[str]:
     return [f.name for f in msgspec.inspect.type_info(node).fields]  # type: ignore[attr-defined]
 
 
-def parse_grid(data: dict[str, Any], *, source: str = "grid") -> Grid:
+def parse_grid(data: dict[str, Any], *, source: str = "grid", need_keys: bool = True) -> Grid:
+    """The grid of ``data``, checked (:func:`check_grid`); ``need_keys=False`` leaves out
+    the check that each endpoint's API-key variable is set (see :func:`missing_keys`)."""
+    data = _seeds_as_text(data)
     try:
         grid = msgspec.convert(data, Grid)
     except msgspec.ValidationError as e:
@@ -350,11 +354,19 @@ def parse_grid(data: dict[str, Any], *, source: str = "grid") -> Grid:
             place = f" in [{table}]" if where else ""
             raise GridError(f"{source}: unknown key {m.group(1)!r}{place}{suggestion}") from None
         raise GridError(f"{source}: {msg}") from None
-    check_grid(grid, source=source)
+    check_grid(grid, source=source, need_keys=need_keys)
     return grid
 
 
-def load_grid(path: Path) -> Grid:
+def _seeds_as_text(data: dict[str, Any]) -> dict[str, Any]:
+    """``seeds = 100`` (one seed, an integer in TOML) read as ``seeds = "100"``."""
+    run = data.get("run")
+    if isinstance(run, dict) and type(run.get("seeds")) is int:
+        return {**data, "run": {**run, "seeds": str(run["seeds"])}}
+    return data
+
+
+def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
     try:
         data = tomllib.loads(path.read_text())
     except OSError as e:
@@ -363,11 +375,12 @@ def load_grid(path: Path) -> Grid:
         raise GridError(f"cannot read grid {path}: not a UTF-8 text file") from None
     except tomllib.TOMLDecodeError as e:
         raise GridError(f"{path}: malformed TOML: {e}") from None
-    return parse_grid(data, source=str(path))
+    return parse_grid(data, source=str(path), need_keys=need_keys)
 
 
-def check_grid(grid: Grid, *, source: str = "grid") -> None:
-    """Every problem a grid can have before a request is sent; raises one GridError."""
+def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> None:
+    """Every problem a grid can have before a request is sent; raises one GridError
+    (``need_keys=False``: an unset API-key variable is not one; :func:`missing_keys`)."""
     problems: list[str] = []
     run = grid.run
     try:
@@ -431,11 +444,8 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"endpoint {ep.name!r}: replica_slots must be at least 0")
         if ep.start_in_flight is not None and ep.start_in_flight < 1:  # reliability fix
             problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
-        if ep.api_key_env and not os.environ.get(ep.api_key_env):
-            problems.append(
-                f"endpoint {ep.name!r}: environment variable {ep.api_key_env} "
-                "(its API key) is not set"
-            )
+    if need_keys:
+        problems += missing_keys(grid)
     if problems:  # one line per problem, said once however many variants share it
         raise GridError("\n".join(f"{source}: {p}" for p in dict.fromkeys(problems)))
 
@@ -449,6 +459,15 @@ def url_problem(url: str) -> str | None:
         example = f"http://{url.split('://')[-1]}" if "://" not in url or parts.scheme else url
         return f"base URL {url!r} needs an http:// or https:// scheme and a host (e.g. {example})"
     return None
+
+
+def missing_keys(grid: Grid) -> list[str]:
+    """One line per endpoint whose API-key environment variable is not set."""
+    return [
+        f"endpoint {ep.name!r}: environment variable {ep.api_key_env} (its API key) is not set"
+        for ep in grid.endpoints
+        if ep.api_key_env and not os.environ.get(ep.api_key_env)
+    ]
 
 
 def _memory_problems(grid: Grid) -> list[str]:
