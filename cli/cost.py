@@ -9,6 +9,7 @@ import msgspec
 import orjson
 import typer
 
+from cli.errors import UsageError
 from runner.compiler import read_helper_log
 from runner.logs import LogReport, NewerSchemaError, read_logs
 from scoring.cost import cost_rows, helper_spend
@@ -41,21 +42,17 @@ def cost(
     tokens per second. Last, the grid's actual helper spend with sharing (the run's
     helpers.jsonl, each request once) against what the arms needed in all."""
     if not logdir.is_dir():
-        typer.echo(f"error: {logdir} is not a directory", err=True)
-        raise typer.Exit(2)
+        raise UsageError(f"{logdir} is not a directory")
     report = LogReport()
     try:
         records = read_logs(logdir, report)
     except NewerSchemaError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(2) from None
+        raise UsageError(str(e)) from None
     except OSError as e:
-        typer.echo(f"error: cannot read {logdir}: {e.strerror or e}", err=True)
-        raise typer.Exit(2) from None
+        raise UsageError(f"cannot read {logdir}: {e.strerror or e}") from None
     rows = cost_rows(records.values())
     if not rows:
-        typer.echo(f"error: no completed episode under {logdir}", err=True)
-        raise typer.Exit(2)
+        raise UsageError(f"no completed episode under {logdir}")
     run_dir = logdir.parent if logdir.name == "logs" else logdir
     ledger, bad = read_helper_log(run_dir / "helpers.jsonl")
     spend = helper_spend(records.values(), ledger)

@@ -9,8 +9,10 @@ from typing import Annotated
 import msgspec
 import typer
 
+from cli.errors import UsageError
 from protocol import EpisodeSpec, ScriptedUser, SpecError
 from protocol import generate as gen
+from protocol.config import graph_label
 from protocol.domains import POOLS
 from protocol.episode_stats import schedule_figures
 from protocol.generate import GENERATOR_VERSION
@@ -21,16 +23,11 @@ from runner.seeds import parse_seeds
 __all__ = ["generate", "render_episode"]
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
-
-
 def render_episode(ep: Episode) -> str:
     """A readable episode: brief, graph, revision, and the schedule with perfect labels."""
     spec = ep.spec
     out = [
-        f"# episode seed={spec.seed} S={spec.steps} rho={spec.density:g} "
+        f"# episode seed={spec.seed} {graph_label(spec.steps, spec.density)} "
         f"domain={spec.domain} brief={spec.brief} schedule={spec.schedule_version()} "
         f"generator={spec.generator}",
         "",
@@ -107,24 +104,24 @@ def generate(
 ) -> None:
     """Generate episodes deterministically from their spec and print them."""
     if seed is not None and seeds is not None:
-        raise _fail(f"--seed {seed} and --seeds {seeds}: give one (--seeds 1-3 or --seed 1)")
+        raise UsageError(f"--seed {seed} and --seeds {seeds}: give one (--seeds 1-3 or --seed 1)")
     try:
         seed_list = parse_seeds(seeds) if seeds is not None else [100 if seed is None else seed]
     except ValueError as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     paraphrases = None
     if paraphrase_cache is not None:
         try:
             paraphrases = msgspec.json.decode(paraphrase_cache.read_bytes())
         except (OSError, msgspec.DecodeError) as e:
-            raise _fail(f"cannot read paraphrase cache {paraphrase_cache}: {e}") from None
+            raise UsageError(f"cannot read paraphrase cache {paraphrase_cache}: {e}") from None
         if generator >= 3 and domain in POOLS:
             problems = check_paraphrases(paraphrases, POOLS[domain])
             if problems:
                 for p in problems[:20]:
                     typer.echo(f"error: {paraphrase_cache}: {p}", err=True)
                 more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
-                raise _fail(f"{paraphrase_cache}: {len(problems)} problems{more}")
+                raise UsageError(f"{paraphrase_cache}: {len(problems)} problems{more}")
     as_json = json_ or seeds is not None
     out = sys.stdout.buffer
     episodes: list[Episode] = []
@@ -143,7 +140,7 @@ def generate(
         try:
             ep = gen(spec, paraphrases)
         except SpecError as e:
-            raise _fail(str(e)) from None
+            raise UsageError(str(e)) from None
         if summary:
             episodes.append(ep)
         elif as_json:

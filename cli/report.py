@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import msgspec
 import typer
 
+from cli.errors import UsageError
 from cli.score import load_results, log_summary
 from protocol.records import EpisodeRecord
 from scoring.analyses import Analyses, analysis_sections, batched_analyses
@@ -37,7 +38,7 @@ NO_PLOTS = "the figures need matplotlib: pip install 'state-ladder[plots]'"
 
 def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     """Write the report of *logdir* to *out* (default ``logdir/report.md``) and its plots next
-    to it; the report's path. Problems end as ``typer.Exit(2)`` after one line on stderr."""
+    to it; the report's path. Problems end as a :class:`~cli.errors.UsageError`."""
     lines, log_report = load_results(logdir, jobs)
     analyses = _analyses(logdir)
     out = out if out is not None else logdir / "report.md"
@@ -67,8 +68,7 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
                 msgspec.json.format(msgspec.json.encode(data))
             )
     except OSError as e:
-        typer.echo(f"error: cannot write the report: {e}", err=True)
-        raise typer.Exit(2) from None
+        raise UsageError(f"cannot write the report: {e}") from None
     return out
 
 

@@ -1,4 +1,5 @@
-"""``ladder run``, ``ladder validate`` and ``ladder demo``."""
+"""``ladder run`` and the run it executes (``run_async``, the library path; ``execute``, the
+command's: lock, signals, one line and an exit code per failure)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,19 @@ import signal
 import sys
 from contextlib import suppress
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, TypedDict
 
 import anyio
 import typer
 from rich.console import Console
 
+from cli.errors import UsageError
 from cli.flags import FlagError, RunFlags, apply_flags, embedded_server, grid_from_flags
 from protocol.records import EpisodeRecord
 from runner.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.client import CallFailed
-from runner.grid import EMBEDDED, Grid, GridError, Task, load_grid, missing_keys
+from runner.grid import Grid, GridError, Task, load_grid
+from runner.grid_schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED
 from runner.helpers import Helpers
 from runner.lock import RunLocked, run_lock
 from runner.logs import LogReport, NewerSchemaError, read_logs
@@ -27,15 +30,19 @@ from runner.results import RESULTS, finalize_results
 from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from scoring.stream import StreamingScorer
 from scoring.tables import plural
+from serve.config import ServerConfig
+from serve.options import ScriptedFlags, scripted_options
 
-__all__ = ["demo", "run", "run_async", "validate"]
-
-DEMO_GRID = Path(__file__).parent.parent / "runner" / "grids" / "demo.toml"
+__all__ = ["RunSummary", "execute", "run", "run_async"]
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
+class RunSummary(TypedDict):
+    """What :func:`run_async` returns."""
+
+    episodes_run: int
+    already_done: int
+    infrastructure: int
+    out: str
 
 
 def _event_loop_policy() -> None:
@@ -55,18 +62,18 @@ async def run_async(
     live: bool = True,
     allow_change: bool = False,
     check: bool = True,
-    server_config: Any = None,
-    overrides: dict[str, Any] | None = None,
+    server_config: ServerConfig | None = None,
+    overrides: dict[str, object] | None = None,
     breaker_after: int = 0,
     progress_every_s: float = 10.0,
-) -> dict[str, Any]:
+) -> RunSummary:
     """Run (or resume) ``grid`` into ``out``; returns a summary.
 
     ``breaker_after``: stop (raise BreakerTripped) after that many consecutive failed calls
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
     from runner.endpoints import open_endpoints, preflight
-    from runner.live import live_view, probe_line, progress_lines
+    from runner.live import live_view, preflight_line, progress_lines
 
     # The local checks come first (the directory's grid, then its logs), so a directory of
     # another grid is refused before any endpoint is contacted; the manifest is written only
@@ -85,7 +92,7 @@ async def run_async(
         for ep in endpoints.values():
             ep.stats.breaker_after = breaker_after
         if check:
-            console.print(probe_line(endpoints))
+            console.print(preflight_line(endpoints))
             problems = await preflight(grid, endpoints)
             if problems:
                 raise GridError("\n".join(problems))
@@ -148,8 +155,7 @@ async def _precompile(helpers: Helpers, tasks: list[Task], console: Console) -> 
     try:
         await helpers.precompile(tasks)
     except* CallFailed as failed:
-        # Reliability fix: a compile that fails on an infrastructure error must not end the
-        # run; its episodes compile again and log the failure if it lasts.
+        # an infrastructure error does not end the run: its episodes compile again
         n = len(failed.exceptions)
         console.print(f"[yellow]precompile stopped ({n} failed); episodes compile again")
 
@@ -169,22 +175,25 @@ def _leaf(e: BaseException) -> BaseException:
     return e
 
 
-def _execute(
+def execute(
     grid: Grid,
     out: Path,
     allow_change: bool,
     live: bool,
     check: bool = True,
-    **run_kw: Any,
+    *,
+    overrides: dict[str, object] | None = None,
+    server_config: ServerConfig | None = None,
+    breaker_after: int = 0,
 ) -> None:
     if out.exists() and not out.is_dir():
-        raise _fail(f"--out {out} is not a directory")
+        raise UsageError(f"--out {out} is not a directory")
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     _event_loop_policy()
     created = not out.exists()
     terminated: list[int] = []
 
-    async def main() -> dict[str, Any]:
+    async def main() -> RunSummary:
         loop, task = asyncio.get_running_loop(), asyncio.current_task()
 
         def on_sigterm() -> None:  # like Ctrl-C: stop, keep what is logged, exit 130
@@ -203,7 +212,9 @@ def _execute(
                     live=live,
                     allow_change=allow_change,
                     check=check,
-                    **run_kw,
+                    overrides=overrides,
+                    server_config=server_config,
+                    breaker_after=breaker_after,
                 )
         finally:
             with suppress(NotImplementedError, RuntimeError, ValueError):
@@ -229,23 +240,24 @@ def _execute(
 def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> None:
     """Turn a run's failure into one line and its exit code (returns for unknown errors)."""
     if isinstance(e, (GridError, ManifestError, NewerSchemaError, RunLocked)):
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     if isinstance(e, BreakerTripped):
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(3) from None
     if isinstance(e, OSError) and e.errno == errno.ENOSPC:
-        raise _fail(
+        raise UsageError(
             f"disk full writing {e.filename or out}: stopped; every episode logged is intact, "
             "free some space and rerun the same command to resume"
         ) from None
-    if isinstance(e, OSError):  # reliability fix: an unreadable log or run directory, one line
-        raise _fail(f"{e.filename or out}: {e.strerror or e}") from None
+    if isinstance(e, OSError):  # an unreadable log or run directory: one line
+        raise UsageError(f"{e.filename or out}: {e.strerror or e}") from None
     if isinstance(e, KeyboardInterrupt) or (isinstance(e, asyncio.CancelledError) and terminated):
         what = "terminated (SIGTERM)" if terminated else "interrupted"
         console.print(f"{what}: rerun the same command to resume; nothing finished is lost")
         raise typer.Exit(130) from None
 
 
+@scripted_options
 def run(
     grid_file: Annotated[
         Path | None, typer.Argument(help="A grid TOML file.", show_default=False)
@@ -296,7 +308,10 @@ def run(
     ] = None,
     max_in_flight: Annotated[
         int | None,
-        typer.Option(help="Requests in flight per endpoint (default 128).", show_default=False),
+        typer.Option(
+            help=f"Requests in flight per endpoint (default {DEFAULT_MAX_IN_FLIGHT}).",
+            show_default=False,
+        ),
     ] = None,
     served: Annotated[
         str | None, typer.Option(help="The served model name, if not the model's.")
@@ -321,27 +336,14 @@ def run(
             "0 never stops.",
         ),
     ] = DEFAULT_BREAKER_AFTER,
-    latency: Annotated[
-        str | None,
-        typer.Option(help="Embedded endpoint: none, fixed, lognormal or tokens latency."),
-    ] = None,
-    latency_s: Annotated[
-        float | None,
-        typer.Option(help="Embedded endpoint: fixed latency / lognormal median, seconds."),
-    ] = None,
-    fault: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Embedded endpoint: NAME=RATE of an injected fault (429, 500, 503, drop, "
-            "hang, malformed, empty_thinking); repeatable."
-        ),
-    ] = None,
     allow_grid_change: Annotated[
         bool, typer.Option(help="Resume into a directory holding a different grid.")
     ] = False,
     no_live: Annotated[
         bool, typer.Option("--no-live", help="Plain output: a progress line every 10 s.")
     ] = False,
+    *,
+    scripted: ScriptedFlags,
 ) -> None:
     """Run a grid (or resume it: rerun the same command after a crash).
 
@@ -379,14 +381,14 @@ def run(
         else:
             grid, notes = grid_from_flags(flags)
             overrides = flags.given()
-        server = embedded_server(grid, latency, latency_s, fault or [])
+        server = embedded_server(grid, scripted)
     except (GridError, FlagError) as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     if breaker_after < 0:
-        raise _fail(f"--breaker-after must be at least 0 (got {breaker_after})")
+        raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
     for line in notes + _endpoint_lines(grid):
         console.print(line)
-    _execute(
+    execute(
         grid,
         out,
         allow_grid_change,
@@ -404,58 +406,3 @@ def _endpoint_lines(grid: Grid) -> list[str]:
         where = "the embedded scripted endpoint" if urls == [EMBEDDED] else ", ".join(urls)
         out.append(f"endpoint {name}: {where}")
     return out
-
-
-def validate(
-    grid_file: Annotated[Path, typer.Argument(help="A grid TOML file.")],
-    offline: Annotated[bool, typer.Option(help="Check the file only; send no request.")] = False,
-) -> None:
-    """Check a grid file, then send one tiny request to each endpoint and model."""
-    try:
-        grid = load_grid(grid_file, need_keys=not offline)
-    except GridError as e:
-        raise _fail(str(e)) from None
-    for missing in missing_keys(grid) if offline else []:  # nothing is sent: a warning
-        typer.echo(f"warning: {grid_file}: {missing}", err=True)
-    n_cells = len(grid.cells())
-    n_episodes = n_cells * len(grid.seeds())
-    typer.echo(f"{grid_file}: {plural(n_cells, 'cell')}, {plural(n_episodes, 'episode')}")
-    if offline:
-        return
-    from runner.endpoints import open_endpoints, preflight
-    from runner.live import probe_line
-
-    async def probe() -> list[str]:
-        async with open_endpoints(grid) as endpoints:
-            typer.echo(probe_line(endpoints))
-            return await preflight(grid, endpoints)
-
-    problems = asyncio.run(probe())
-    for p in problems:
-        typer.echo(f"error: {p}", err=True)
-    if problems:
-        raise typer.Exit(2)
-    typer.echo("every endpoint and model answered")
-
-
-def demo(
-    out: Annotated[Path, typer.Option(help="Run directory.")] = Path("runs/demo"),
-    no_live: Annotated[bool, typer.Option("--no-live", help="Plain output.")] = False,
-) -> None:
-    """The main job on the embedded scripted endpoint: a small grid of every arm with the
-    synthetic agent, the ladder printed live, and a report written to OUT/report.md."""
-    grid = load_grid(DEMO_GRID)
-    # like `run`: a directory of another grid is refused, never mixed into one report
-    _execute(
-        grid,
-        out,
-        allow_change=False,
-        live=not no_live and sys.stdout.isatty(),
-        breaker_after=DEFAULT_BREAKER_AFTER,
-    )
-    try:
-        from cli.report import write_report
-    except ImportError:  # pragma: no cover
-        return
-    path = write_report(out)
-    typer.echo(f"report: {path}")

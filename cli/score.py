@@ -18,6 +18,7 @@ from typing import Annotated, TypeVar
 import orjson
 import typer
 
+from cli.errors import UsageError
 from protocol.records import EpisodeRecord
 from runner.logs import LogReport, NewerSchemaError, read_logs
 from runner.rescore import rescore_dir
@@ -35,28 +36,25 @@ _MAX_LISTED = 5
 T = TypeVar("T")
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
-
-
 def _read(logdir: Path, read: Callable[[LogReport], tuple[T, int]]) -> tuple[T, LogReport]:
     """``read(report)`` -> (what it made, records read) under the checks every reader needs:
-    one line on stderr and ``typer.Exit(2)`` when the logs cannot be scored."""
+    a :class:`~cli.errors.UsageError` when the logs cannot be scored."""
     if not logdir.is_dir():
-        raise _fail(f"cannot read {logdir}: not a directory")
+        raise UsageError(f"cannot read {logdir}: not a directory")
     report = LogReport()
     try:
         made, n = read(report)
     except NewerSchemaError as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     except OSError as e:
-        raise _fail(f"cannot read {logdir}: {e.strerror or e}") from None
+        raise UsageError(f"cannot read {logdir}: {e.strerror or e}") from None
     if report.files == 0:
-        raise _fail(f"no episode logs (*.jsonl) under {logdir}")
+        raise UsageError(f"no episode logs (*.jsonl) under {logdir}")
     if not n:
         bad = len(report.corrupt) + len(report.truncated)
-        raise _fail(f"no readable episode record under {logdir} ({bad} corrupt or truncated lines)")
+        raise UsageError(
+            f"no readable episode record under {logdir} ({bad} corrupt or truncated lines)"
+        )
     return made, report
 
 
@@ -77,7 +75,7 @@ def load_results(
     found; ``jobs`` processes on a large run (0: every core, 1: this one;
     :mod:`runner.rescore`), Holm within each ``family`` (:mod:`scoring.families`)."""
     if family not in FAMILIES:
-        raise _fail(f"unknown --family {family!r}; choose one of {', '.join(FAMILIES)}")
+        raise UsageError(f"unknown --family {family!r}; choose one of {', '.join(FAMILIES)}")
     return _read(logdir, lambda report: rescore_dir(logdir, report, jobs=jobs, family=family))
 
 

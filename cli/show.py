@@ -22,6 +22,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from cli.errors import UsageError
 from protocol.records import Booking
 from protocol.state import CHANNELS
 from runner.logs import NewerSchemaError
@@ -34,11 +35,6 @@ __all__ = ["render_episode", "show"]
 
 _LISTED = 20
 _INDENT = "    "
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
 
 
 def _outcome(v: bool | None) -> Text:
@@ -177,7 +173,7 @@ def _matching(
         if cell not in slugs:
             hits = [s for s in slugs if cell in s]
             if not hits:
-                raise _fail(f"no cell {cell!r} in the logs (ladder view lists them)")
+                raise UsageError(f"no cell {cell!r} in the logs (ladder view lists them)")
             slugs = hits
         else:
             slugs = [cell]
@@ -186,7 +182,9 @@ def _matching(
         if arm not in arms:
             hint = difflib.get_close_matches(arm, arms, n=1)
             did = f" (did you mean {hint[0]!r}?)" if hint else ""
-            raise _fail(f"--arm: no arm {arm!r} in the logs{did}; their arms: {', '.join(arms)}")
+            raise UsageError(
+                f"--arm: no arm {arm!r} in the logs{did}; their arms: {', '.join(arms)}"
+            )
     rows: list[RowView] = []
     for slug in slugs:
         key = rv.index.cell_key(slug)
@@ -223,18 +221,18 @@ def show(
     channels, the matcher's answer and the directive; failing turns marked. Plain text when
     piped."""
     if not logdir.is_dir():
-        raise _fail(f"cannot read {logdir}: not a directory")
+        raise UsageError(f"cannot read {logdir}: not a directory")
     if channel is not None and channel not in CHANNELS:
-        raise _fail(f"--channel must be one of {', '.join(CHANNELS)} (got {channel!r})")
+        raise UsageError(f"--channel must be one of {', '.join(CHANNELS)} (got {channel!r})")
     if limit < 1:
-        raise _fail(f"--limit must be at least 1 (got {limit})")
+        raise UsageError(f"--limit must be at least 1 (got {limit})")
     rv = RunView(logdir)
     try:
         rv.refresh()
     except NewerSchemaError as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     if not rv.index.slugs():
-        raise _fail(f"no readable episode record under {logdir}")
+        raise UsageError(f"no readable episode record under {logdir}")
     rows = _matching(rv, cell, arm, failed, channel, seed)
     if not rows:
         typer.echo("no episode matches", err=True)

@@ -10,6 +10,8 @@ from typing import Literal
 
 import msgspec
 
+from protocol.config import CellKey, Domain, EpisodeSpec, Knobs, Schedule
+
 __all__ = [
     "SCHEMA_VERSION",
     "AccuracyRecord",
@@ -45,11 +47,6 @@ SCHEMA_VERSION = 2
 # 2: EpisodeRecord.compile is a typed CompileRecord (graph as a list of steps; version-1 logs
 #    stored it keyed by step id, and runner.logs reads them into the new shape).
 
-Domain = Literal["procurement", "release"]
-Brief = Literal["amended", "original"]
-# The probe schedule (Appendix B.4, Section 6): "earlier" is the original grid's, "regenerated"
-# the amended replication's. None: the brief's own (original -> earlier, amended -> regenerated).
-Schedule = Literal["earlier", "regenerated"]
 TurnKind = Literal[
     "ask",
     "premature",
@@ -77,26 +74,6 @@ Termination = Literal[
 
 class _Frozen(msgspec.Struct, frozen=True, kw_only=True):
     pass
-
-
-class EpisodeSpec(_Frozen, frozen=True, kw_only=True):
-    """Everything an episode is a pure function of."""
-
-    seed: int
-    steps: int
-    density: float
-    domain: Domain = "procurement"
-    brief: Brief = "amended"
-    paraphrase_tier: int = 0
-    ambiguous_rate: float = 0.0
-    # The generator version the episode was made with (protocol.generate.GENERATOR_VERSION);
-    # logs written before versions existed lack it and regenerate with version 1.
-    generator: int = 1
-    schedule: Schedule | None = None  # None: the brief's own schedule (see Schedule)
-
-    def schedule_version(self) -> Schedule:
-        """The schedule this spec runs: its own, or the brief's when unset."""
-        return self.schedule or ("earlier" if self.brief == "original" else "regenerated")
 
 
 class Step(_Frozen, frozen=True, kw_only=True):
@@ -141,72 +118,6 @@ class Episode(_Frozen, frozen=True, kw_only=True):
             if s.id == step_id:
                 return s
         raise KeyError(step_id)
-
-
-class Knobs(_Frozen, frozen=True, kw_only=True):
-    """Variant knobs of a cell: part of its key, never new arm names."""
-
-    checklist_mode: Literal["append", "replace"] = "append"
-    directive_role: Literal["user", "system"] = "user"
-    matched_step_line: bool = False
-    notice: Literal["next_turn", "same_turn"] = "next_turn"
-    binding: Literal["state", "request"] = "state"
-    corruption: float = 0.0
-    tools: bool = False
-    # Memory arms (Appendix F): the recall block as the record of the past or added to the
-    # full transcript; k recalled items (the paper's top-5); the recent window in exchanges
-    # (the paper's last two) kept in record mode.
-    memory_mode: Literal["record", "augment"] = "record"
-    memory_k: int = 5
-    memory_window: int = 2
-    # "text": the payload protocol (ref lines; ``tools`` adds ACTION lines to it);
-    # "langgraph": the real-tool harness of Appendix G (runner.harness, docs/tools.md).
-    harness: Literal["text", "langgraph"] = "text"
-
-
-class CellKey(_Frozen, frozen=True, kw_only=True):
-    """A cell: one arm on one configuration."""
-
-    model: str
-    regime: Literal["no-think", "thinking"] = "no-think"
-    steps: int
-    density: float
-    domain: Domain = "procurement"
-    brief: Brief = "amended"
-    arm: str
-    knobs: Knobs = Knobs()
-    schedule: Schedule | None = None  # None: the brief's own schedule
-    paraphrase_tier: int = 0
-    ambiguous_rate: float = 0.0
-
-    def slug(self) -> str:
-        """A file-name-safe identifier, stable across runs (fields at their defaults add
-        nothing, so slugs of cells written before a field existed are unchanged)."""
-        k = self.knobs
-        parts = [
-            self.model.replace("/", "_").replace("?", "_").replace("&", "_").replace("=", "-"),
-            self.regime,
-            f"S{self.steps}",
-            f"rho{self.density:g}",
-            self.domain,
-            self.brief,
-            self.arm,
-        ]
-        if self.schedule is not None:
-            parts.append(f"sched-{self.schedule}")
-        if self.paraphrase_tier:
-            parts.append(f"tier{self.paraphrase_tier}")
-        if self.ambiguous_rate:
-            parts.append(f"amb{self.ambiguous_rate:g}")
-        if k != Knobs():
-            parts.append(
-                "-".join(
-                    f"{f}={getattr(k, f)}"
-                    for f in k.__struct_fields__
-                    if getattr(k, f) != getattr(Knobs(), f)
-                )
-            )
-        return "__".join(parts)
 
 
 class Booking(_Frozen, frozen=True, kw_only=True):

@@ -41,7 +41,7 @@ import asyncio
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import anyio
 import msgspec
@@ -55,7 +55,8 @@ from protocol.records import CallRecord, CellKey, Episode, EpisodeSpec, HelperLo
 from protocol.render import render_revision_prompt
 from runner.cache import CompileStore, HelperStats, SingleFlight, digest
 from runner.client import Reply
-from runner.grid import Grid, ModelConfig, Task
+from runner.grid import Grid, Task
+from runner.grid_schema import ModelConfig
 
 __all__ = [
     "CACHE_VERSION",
@@ -84,7 +85,7 @@ class ChatEndpoint(Protocol):
         max_tokens: int,
         role: Role = "agent",
         thinking: bool = False,
-        extra: Mapping[str, Any] | None = None,
+        extra: Mapping[str, object] | None = None,
         temperature: float = 0.0,
     ) -> Reply: ...
 

@@ -16,15 +16,13 @@ import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, TypedDict
 from urllib.parse import urlsplit
 
 import msgspec
 
-from protocol.arms import ARM_NAMES, LADDER
-from protocol.domains import POOLS
+from protocol.arms import ARM_NAMES
+from protocol.config import Config, Schedule
 from protocol.generate import (
-    GENERATOR_VERSION,
     GENERATOR_VERSIONS,
     MAX_STEPS,
     MIN_STEPS,
@@ -32,20 +30,22 @@ from protocol.generate import (
     SpecError,
     check_spec,
 )
-from protocol.records import CellKey, EpisodeSpec, Knobs, Role
-from runner.affinity import Routing
+from protocol.records import CellKey, EpisodeSpec, Knobs
+from runner.grid_schema import (
+    EMBEDDED,
+    Decoding,
+    EndpointConfig,
+    GridData,
+    MemorySettings,
+    ModelConfig,
+    RunConfig,
+)
 from runner.paraphrase_cache import ParaphraseCacheError, load_paraphrases
 from runner.seeds import parse_seeds
 
 __all__ = [
-    "ChatKwargs",
-    "Decoding",
-    "EndpointConfig",
     "Grid",
     "GridError",
-    "MemorySettings",
-    "ModelConfig",
-    "RunConfig",
     "Task",
     "expand",
     "load_grid",
@@ -54,168 +54,12 @@ __all__ = [
     "url_problem",
 ]
 
-EMBEDDED = "embedded"
-
 
 class GridError(ValueError):
     """A problem with a grid file; the message is one line for the user."""
 
 
-class _Strict(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class EndpointConfig(_Strict):
-    name: str
-    base_url: str | None = None  # "embedded" for the in-process scripted endpoint
-    base_urls: list[str] = []  # replicas of one server, sharing its load
-    api_key_env: str | None = None  # the environment variable holding the API key
-    max_in_flight: int = 64
-    adaptive: bool = False
-    start_in_flight: int | None = None
-    routing: Routing = "affinity"  # runner.affinity: by episode, or least-in-flight
-    replica_slots: int = 0  # requests in flight that saturate one replica; 0: its share
-
-    def urls(self) -> list[str]:
-        return self.base_urls or ([self.base_url] if self.base_url else [EMBEDDED])
-
-
-class ChatKwargs(TypedDict):
-    """The keyword arguments of ``runner.client.Endpoint.chat`` for one model and role."""
-
-    model: str
-    max_tokens: int
-    role: Role
-    thinking: bool
-    extra: dict[str, Any]
-    temperature: float
-
-
-class ModelConfig(_Strict):
-    name: str  # the label in cells and logs
-    endpoint: str = EMBEDDED
-    served: str | None = None  # the served model name (defaults to name)
-    regime: Literal["no-think", "thinking"] = "no-think"
-    select: Literal["request", "checkpoint", "vendor"] = "checkpoint"
-    extra: dict[str, Any] = {}  # vendor flags, merged into every request body
-    compile_model: str | None = None  # another model's name to compile for this one
-
-    def served_name(self) -> str:
-        return self.served or self.name
-
-    def request_extra(self) -> dict[str, Any]:
-        """Body fields selecting the regime: vLLM's chat_template_kwargs for hybrids."""
-        extra = dict(self.extra)
-        if self.select == "request":
-            extra.setdefault("chat_template_kwargs", {"enable_thinking": self.regime == "thinking"})
-        return extra
-
-    def chat_kwargs(self, decoding: Decoding, role: Role) -> ChatKwargs:
-        """The one mapping from (model, decoding, role) to a chat request: the served name,
-        the role's budget in this model's regime, the regime switch and the temperature."""
-        return ChatKwargs(
-            model=self.served_name(),
-            max_tokens=decoding.budget(role)[self.regime],
-            role=role,
-            thinking=self.regime == "thinking",
-            extra=self.request_extra(),
-            temperature=decoding.temperature,
-        )
-
-
-class Decoding(_Strict):
-    temperature: float = 0.0
-    reply_budget: dict[str, int] = msgspec.field(
-        default_factory=lambda: {"no-think": 400, "thinking": 2500}
-    )
-    matcher_budget: dict[str, int] = msgspec.field(
-        default_factory=lambda: {"no-think": 200, "thinking": 2500}
-    )
-    compiler_budget: dict[str, int] = msgspec.field(
-        default_factory=lambda: {"no-think": 3000, "thinking": 6000}
-    )
-    timeout_s: float = 900.0
-    attempts: int = 6
-    backoff_s: float = 1.0
-
-    def budget(self, role: Role) -> dict[str, int]:
-        """The token budgets by regime of the calls made for ``role``."""
-        if role == "matcher":
-            return self.matcher_budget
-        if role in ("compiler", "memory"):  # mem0's extraction writes JSON, as the compiler
-            return self.compiler_budget
-        return self.reply_budget
-
-
-class GraphConfig(_Strict):
-    steps: int
-    density: float
-
-
-class Variant(Knobs, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """An extra cell for one arm with non-default knobs (the knob fields of Knobs)."""
-
-    arm: str
-
-    def knobs(self) -> Knobs:
-        return Knobs(**{f: getattr(self, f) for f in Knobs.__struct_fields__})
-
-
-class Wording(_Strict):
-    """One request-wording condition (Table 4's columns): tier and ambiguous-probe rate."""
-
-    paraphrase_tier: int = 0
-    ambiguous_rate: float = 0.0
-
-
-class RunConfig(_Strict):
-    seeds: str = "100-227"
-    steps: list[int] = msgspec.field(default_factory=lambda: [15])
-    density: list[float] = msgspec.field(default_factory=lambda: [0.3])
-    graphs: list[GraphConfig] = []  # explicit (S, rho) pairs; replaces steps x density
-    domains: list[str] = msgspec.field(default_factory=lambda: ["procurement"])
-    briefs: list[str] = msgspec.field(default_factory=lambda: ["amended"])
-    arms: list[str] = msgspec.field(default_factory=lambda: list(LADDER))  # the paper's rungs
-    variants: list[Variant] = []
-    concurrency: int = 256  # episodes in flight
-    paraphrase_tier: int = 0
-    paraphrase_cache: str | None = None  # the held-out cache (JSON) tier 2 reads
-    ambiguous_rate: float = 0.0
-    # The compile cache key (runner.compiler): "spec" shares one compile per (compile model,
-    # seed, S, rho, domain) across the briefs, as Appendix B.3 caches it; "brief" keys it by
-    # the brief text too (one compile per brief).
-    compile_cache: Literal["spec", "brief"] = "spec"
-    # The matcher cache key (runner.matcher): "shared" gives the directive, enforcement and
-    # hybrid arms of one seed the same answer per (model, regime, prompt) (ours: the prompt
-    # does not depend on the arm); "arm" keys it by the arm too (one matcher call per arm).
-    matcher_cache: Literal["shared", "arm"] = "shared"
-    # The generator version (protocol.generate.GENERATOR_VERSION); an older one reproduces
-    # episodes of runs made with it.
-    generator: int = GENERATOR_VERSION
-    # Probe schedules (Appendix B.4): "earlier", "regenerated"; empty: each brief's own
-    # (original -> earlier, amended -> regenerated). ["earlier", "regenerated"] with the
-    # original brief runs the original grid and its schedule control side by side.
-    schedules: list[str] = []
-    # Several wording conditions side by side (Table 4: canonical, held-out, held-out with
-    # ambiguous probes), each its own cells; empty: the one of paraphrase_tier /
-    # ambiguous_rate above.
-    wordings: list[Wording] = []
-
-    def wording_list(self) -> list[Wording]:
-        return self.wordings or [
-            Wording(paraphrase_tier=self.paraphrase_tier, ambiguous_rate=self.ambiguous_rate)
-        ]
-
-
-class MemorySettings(_Strict):
-    """The memory arms' embedder (Appendix F): an endpoint's ``/v1/embeddings``."""
-
-    embedder: Literal["endpoint"] = "endpoint"
-    embed_endpoint: str | None = None  # an [[endpoints]] name; default: the cell model's
-    embed_model: str | None = None  # the served embedding model; default: the cell's model
-
-
-class Grid(_Strict):
+class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     run: RunConfig = msgspec.field(default_factory=RunConfig)
     memory: MemorySettings = msgspec.field(default_factory=MemorySettings)
     endpoints: list[EndpointConfig] = []
@@ -227,7 +71,7 @@ class Grid(_Strict):
             if e.name == name:
                 return e
         if name == EMBEDDED:
-            return EndpointConfig(name=EMBEDDED, base_url=EMBEDDED, max_in_flight=256)
+            return EndpointConfig(name=EMBEDDED, base_url=EMBEDDED)
         raise GridError(f"unknown endpoint {name!r}")
 
     def model(self, name: str) -> ModelConfig:
@@ -255,28 +99,31 @@ class Grid(_Strict):
     def cells(self) -> list[CellKey]:
         arms: list[tuple[str, Knobs]] = [(a, Knobs()) for a in self.run.arms]
         arms += [(v.arm, v.knobs()) for v in self.run.variants]
-        schedules: list[str | None] = list(self.run.schedules) or [None]
         return [
-            CellKey(
-                model=m.name,
-                regime=m.regime,
+            CellKey.of(config, model=m.name, regime=m.regime, arm=a, knobs=k)
+            for m in self.models
+            for config in self.configs()
+            for (a, k) in arms
+        ]
+
+    def configs(self) -> list[Config]:
+        """The configurations every model runs, in grid order."""
+        schedules: list[Schedule | None] = [*self.run.schedules] or [None]
+        return [
+            Config(
                 steps=s,
                 density=d,
-                domain=dom,  # type: ignore[arg-type]
-                brief=b,  # type: ignore[arg-type]
-                arm=a,
-                knobs=k,
-                schedule=sched,  # type: ignore[arg-type]
+                domain=dom,
+                brief=b,
+                schedule=sched,
                 paraphrase_tier=w.paraphrase_tier,
                 ambiguous_rate=w.ambiguous_rate,
             )
-            for m in self.models
             for (s, d) in self.graphs()
             for dom in self.run.domains
             for b in self.run.briefs
             for sched in schedules
             for w in self.run.wording_list()
-            for (a, k) in arms
         ]
 
 
@@ -292,28 +139,13 @@ def expand(grid: Grid) -> Iterator[Task]:
     and results stream), seed by seed, with the arms of one seed adjacent (shared helper
     results, warm prefix caches)."""
     cells = grid.cells()
-    configs: dict[tuple[object, ...], list[CellKey]] = {}
+    configs: dict[tuple[str, str, Config], list[CellKey]] = {}
     for c in cells:
-        config: tuple[object, ...] = (c.model, c.regime, c.steps, c.density, c.domain, c.brief)
-        config += (c.schedule, c.paraphrase_tier, c.ambiguous_rate)
-        configs.setdefault(config, []).append(c)
+        configs.setdefault((c.model, c.regime, c.config), []).append(c)
     for group in configs.values():
         for seed in grid.seeds():
             for cell in group:
-                yield Task(
-                    cell=cell,
-                    spec=EpisodeSpec(
-                        seed=seed,
-                        steps=cell.steps,
-                        density=cell.density,
-                        domain=cell.domain,
-                        brief=cell.brief,
-                        paraphrase_tier=cell.paraphrase_tier,
-                        ambiguous_rate=cell.ambiguous_rate,
-                        generator=grid.run.generator,
-                        schedule=cell.schedule,
-                    ),
-                )
+                yield Task(cell=cell, spec=cell.spec(seed, grid.run.generator))
 
 
 # --- loading and validation --------------------------------------------------------
@@ -337,7 +169,7 @@ def _fields_at(path: str) -> list[str]:
     return [f.name for f in msgspec.inspect.type_info(node).fields]  # type: ignore[attr-defined]
 
 
-def parse_grid(data: dict[str, Any], *, source: str = "grid", need_keys: bool = True) -> Grid:
+def parse_grid(data: GridData, *, source: str = "grid", need_keys: bool = True) -> Grid:
     """The grid of ``data``, checked (:func:`check_grid`); ``need_keys=False`` leaves out
     the check that each endpoint's API-key variable is set (see :func:`missing_keys`)."""
     data = _seeds_as_text(data)
@@ -358,7 +190,7 @@ def parse_grid(data: dict[str, Any], *, source: str = "grid", need_keys: bool = 
     return grid
 
 
-def _seeds_as_text(data: dict[str, Any]) -> dict[str, Any]:
+def _seeds_as_text(data: GridData) -> GridData:
     """``seeds = 100`` (one seed, an integer in TOML) read as ``seeds = "100"``."""
     run = data.get("run")
     if isinstance(run, dict) and type(run.get("seeds")) is int:
@@ -393,12 +225,6 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
             problems.append(f"steps must be between {MIN_STEPS} and {MAX_STEPS} (got {s})")
         if not 0.0 <= d <= 1.0:
             problems.append(f"density must be in [0, 1] (got {d})")
-    for dom in run.domains:
-        if dom not in POOLS:
-            problems.append(f"unknown domain {dom!r}; choose from {', '.join(POOLS)}")
-    for b in run.briefs:
-        if b not in ("amended", "original"):
-            problems.append(f"unknown brief {b!r}; choose amended or original")
     arms = ARM_NAMES
     for a in [*run.arms, *(v.arm for v in run.variants)]:
         if a not in arms:
@@ -416,8 +242,7 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
             problems.append(f"corruption rate must be in [0, 1] (got {v.corruption})")
     if run.concurrency < 1:
         problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
-    # Reliability fix: the checks below used to be missed, and each such grid crashed with a
-    # traceback once episodes started, or silently ran nothing.
+    # checked here, not when episodes start: such a grid would crash or silently run nothing
     problems += _run_problems(grid) + _decoding_problems(grid)
     if not grid.models:
         problems.append("no [[models]]: name at least one model")
@@ -442,7 +267,7 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
             problems.append(f"endpoint {ep.name!r}: max_in_flight must be at least 1")
         if ep.replica_slots < 0:
             problems.append(f"endpoint {ep.name!r}: replica_slots must be at least 0")
-        if ep.start_in_flight is not None and ep.start_in_flight < 1:  # reliability fix
+        if ep.start_in_flight is not None and ep.start_in_flight < 1:
             problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
     if need_keys:
         problems += missing_keys(grid)
@@ -481,13 +306,9 @@ def _memory_problems(grid: Grid) -> list[str]:
     ]
     absent = [m for a in used if (m := missing(a)) is not None]
     problems = ["; ".join(absent)] if absent else []  # one line for the one extra
-    default = Knobs()
     for v in run.variants:
-        set_here = [
-            f
-            for f in ("memory_mode", "memory_k", "memory_window")
-            if getattr(v, f) != getattr(default, f)
-        ]
+        changed = v.knobs().changed()
+        set_here = [f for f in ("memory_mode", "memory_k", "memory_window") if f in changed]
         if set_here and v.arm not in MEMORY_ARMS:
             problems.append(
                 f"{', '.join(set_here)} applies to the memory arms only "
@@ -522,9 +343,6 @@ def _run_problems(grid: Grid) -> list[str]:
     if run.generator not in GENERATOR_VERSIONS:
         known = ", ".join(map(str, GENERATOR_VERSIONS))
         problems.append(f"unknown generator version {run.generator}; choose one of {known}")
-    for sched in run.schedules:
-        if sched not in ("earlier", "regenerated"):
-            problems.append(f"unknown schedule {sched!r}; choose earlier or regenerated")
     if run.schedules and run.generator < 3:
         problems.append("schedules need generator version 3 or later")
     if run.variants and "arms" in empty:  # variants alone are cells (the tool-harness grid)

@@ -16,7 +16,6 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
 import anyio
-import msgspec
 from rich.console import Console, RenderableType
 from rich.progress import (
     BarColumn,
@@ -29,7 +28,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from protocol.records import Knobs
+from protocol.config import graph_label
 from runner.client import Endpoint
 from runner.scheduler import RunState
 from scoring.lines import CellLine, ContrastLine, ResultLine
@@ -38,7 +37,7 @@ __all__ = [
     "counters",
     "format_result",
     "live_view",
-    "probe_line",
+    "preflight_line",
     "progress_columns",
     "progress_lines",
     "status_line",
@@ -64,13 +63,10 @@ def format_result(line: ResultLine) -> str:
             f"p={_num(line.p, '.3g')} holm={_num(line.p_holm, '.3g')}"
         )
     c = line.cell
-    default = msgspec.structs.asdict(Knobs())
-    knobs = {k: v for k, v in msgspec.structs.asdict(c.knobs).items() if v != default.get(k)}
+    knobs = c.knobs.changed()
     extra = " " + " ".join(f"{k}={v}" for k, v in knobs.items()) if knobs else ""
-    head = (
-        f"cell {c.model} {c.regime} S={c.steps} rho={c.density} {c.domain} {c.brief} {c.arm}"
-        f"{extra}: "
-    )
+    graph = graph_label(c.steps, c.density)
+    head = f"cell {c.model} {c.regime} {graph} {c.domain} {c.brief} {c.arm}{extra}: "
     if not isinstance(line, CellLine):
         return head + "helpers"
     return head + (
@@ -117,13 +113,13 @@ def status_line(state: RunState) -> str:
     )
 
 
-def probe_line(endpoints: dict[str, Endpoint]) -> str:
-    from runner.endpoints import PROBE_ATTEMPTS, PROBE_TIMEOUT_S
+def preflight_line(endpoints: dict[str, Endpoint]) -> str:
+    from runner.endpoints import PREFLIGHT_ATTEMPTS, PREFLIGHT_TIMEOUT_S
 
-    timeout = min([PROBE_TIMEOUT_S, *(e.timeout_s for e in endpoints.values())])
-    attempts = max([1, *(min(PROBE_ATTEMPTS, e.attempts) for e in endpoints.values())])
+    timeout = min([PREFLIGHT_TIMEOUT_S, *(e.timeout_s for e in endpoints.values())])
+    attempts = max([1, *(min(PREFLIGHT_ATTEMPTS, e.attempts) for e in endpoints.values())])
     return (
-        f"probing endpoints ({', '.join(sorted(endpoints))})... one tiny request per model, "
+        f"preflight ({', '.join(sorted(endpoints))}): one tiny request per model, "
         f"timeout {timeout:g} s per attempt, up to {attempts} attempts"
     )
 

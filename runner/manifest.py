@@ -120,8 +120,8 @@ def write_or_check_manifest(
     grid: Grid,
     *,
     allow_change: bool = False,
-    overrides: dict[str, Any] | None = None,
-    scripted: Any = None,
+    overrides: dict[str, object] | None = None,
+    scripted: object = None,
     write: bool = True,
 ) -> ManifestCheck:
     """Create ``out/manifest.json`` or check it against ``grid``.
@@ -134,7 +134,7 @@ def write_or_check_manifest(
     """
     path = out / MANIFEST
     digest = grid_digest(grid)
-    entry: dict[str, Any] = {"time": time.time(), "pid": os.getpid()}
+    entry: dict[str, object] = {"time": time.time(), "pid": os.getpid()}
     if overrides:
         entry["overrides"] = overrides
     if scripted is not None:
@@ -191,5 +191,5 @@ def write_or_check_manifest(
     return ManifestCheck()
 
 
-def _atomic_write(path: Path, data: dict[str, Any]) -> None:
+def _atomic_write(path: Path, data: dict[str, object]) -> None:
     write_atomic(path, orjson.dumps(data, option=orjson.OPT_INDENT_2))

@@ -30,7 +30,8 @@ from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Turn
 from protocol.render import render_matcher_prompt
 from runner.cache import HelperStats, MatchAnswer, MatcherStore, SingleFlight, digest
 from runner.compiler import CACHE_VERSION, ChatEndpoint, HelperLog, shared_calls
-from runner.grid import Grid, ModelConfig
+from runner.grid import Grid
+from runner.grid_schema import ModelConfig
 
 __all__ = ["BYPASSED", "Matcher"]
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 import msgspec
 
@@ -68,15 +67,19 @@ def config_of(key: CellKey) -> CellKey:
     return msgspec.structs.replace(key, arm="")
 
 
-def _config_sort(key: CellKey) -> tuple[Any, ...]:
+# model, regime, S, rho, domain, brief, schedule, tier, ambiguous rate, knobs (as text)
+_ConfigOrder = tuple[str, str, int, float, str, str, str, int, float, tuple[str, ...]]
+
+
+def _config_sort(key: CellKey) -> _ConfigOrder:
     knobs = tuple(str(getattr(key.knobs, f)) for f in Knobs.__struct_fields__)
     stress = (key.schedule or "", key.paraphrase_tier, key.ambiguous_rate)
     return (key.model, key.regime, key.steps, key.density, key.domain, key.brief, *stress, knobs)
 
 
-def cell_sort_key(key: CellKey) -> tuple[Any, ...]:
+def cell_sort_key(key: CellKey) -> tuple[_ConfigOrder, tuple[int, str]]:
     """Configurations in a stable order, arms in ladder order within each."""
-    return (*_config_sort(key), arm_rank(key.arm))
+    return (_config_sort(key), arm_rank(key.arm))
 
 
 def scoring_of(score: EpisodeScore, scoring: str) -> Scoring:

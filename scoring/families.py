@@ -100,10 +100,8 @@ def ladder_table(config: CellKey) -> str:
     return paired.get((config.brief, _resolved(config)), "Table 14")
 
 
-def _knob_label(k: Knobs, fields: Iterable[str] | None = None) -> str:
-    default = Knobs()
-    names = k.__struct_fields__ if fields is None else tuple(fields)
-    return ",".join(f"{f}={getattr(k, f)}" for f in names if getattr(k, f) != getattr(default, f))
+def _knob_label(k: Knobs) -> str:
+    return ",".join(f"{f}={v}" for f, v in k.changed().items())
 
 
 def _variant(key: CellKey) -> tuple[str, CellKey] | None:

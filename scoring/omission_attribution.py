@@ -17,7 +17,7 @@ on that turn (``TurnRecord.directive``, :mod:`scoring.directive_kinds`):
   booked), ``cancelled`` (the cancelled step still listed as a prerequisite after the
   compiled revision), ``rewire`` (a prerequisite the compiled revision's rewire introduced
   that the generator's graph after its revision lacks), else ``other``.
-* Any other case (no directive, a directive naming another step, an already DONE or
+* Every other case (no directive, a directive naming another step, an already DONE or
   CANCELLED directive for the step, an ELIGIBLE turn whose correct ref was refused):
   ``other``, reported so that the attribution adds up to every omission.
 

@@ -17,7 +17,8 @@ from protocol.arms import (
     arm_spec,
 )
 from runner.arms import ARMS
-from runner.grid import GridError, RunConfig, parse_grid
+from runner.grid import GridError, parse_grid
+from runner.grid_schema import RunConfig
 
 
 def test_the_table_holds_the_papers_rungs_and_side_contrasts() -> None:

@@ -334,7 +334,7 @@ def test_no_live_prints_progress_lines(tmp_path: Path) -> None:
         )
     )
     text = buf.getvalue()
-    assert "probing endpoints (embedded)... " in text and "timeout 0.4 s" in text
+    assert "preflight (embedded): " in text and "timeout 0.4 s" in text
     lines = [x for x in text.splitlines() if x.startswith("episodes ")]
     assert lines, text
     assert all("elapsed " in x and "ETA " in x and "requests in flight " in x for x in lines)

@@ -18,10 +18,9 @@ model on the cell's endpoint and logged as a ``memory`` helper call. Embedding c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from protocol import strings
-from protocol.records import CallRecord, Turn
+from protocol.records import Booking, CallRecord, Turn
 from protocol.render import compose_user_message, render_recall
 from protocol.state import TaskState
 from runner.arms.base import ArmSession, EpisodeContext, Shaped
@@ -70,7 +69,7 @@ class MemoryArm(ArmSession):
         sent = compose_user_message(turn.text, notices=list(notices), addition=block)
         return Shaped(sent=sent, kept=self._user, arm_text=block)
 
-    def observe(self, turn: Turn, admitted: Sequence[Any], reply: str) -> None:
+    def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
         self._pending = (self._user, reply)
 
 
