@@ -122,7 +122,7 @@ def test_failed_calls_count_what_the_breaker_counts(tmp_path: Path) -> None:
     assert "failed calls 4 " in counters(state) and "retries 5 " in counters(state)
 
 
-def test_the_live_view_on_a_fixed_width_console(tmp_path: Path) -> None:
+def test_the_live_view_labels_its_numbers_on_a_fixed_width_console(tmp_path: Path) -> None:
     import io
 
     from rich.console import Console
@@ -141,5 +141,6 @@ def test_the_live_view_on_a_fixed_width_console(tmp_path: Path) -> None:
         and "failed calls 28" in lines[last + 1]
     )
     assert lines[last + 2].startswith("tokens/s ")  # wrapped at 80 columns
+    assert "retries 30" in lines[last + 1] and "429s 2" in lines[last + 1]
     assert lines[-1].startswith("cells raw S=5 rho=0.3 3/4") and "enforce" not in lines[-1]
     assert all(len(x) <= 80 for x in lines), lines
