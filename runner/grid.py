@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from protocol.arms import ARM_NAMES
+from protocol.arms import ARM_NAMES, arm_spec
 from protocol.config import Config, Schedule
 from protocol.generate import (
     GENERATOR_VERSIONS,
@@ -227,7 +227,7 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
             problems.append(f"density must be in [0, 1] (got {d})")
     arms = ARM_NAMES
     for a in [*run.arms, *(v.arm for v in run.variants)]:
-        if a not in arms:
+        if arm_spec(a) is None:
             hint = difflib.get_close_matches(a, arms, n=1)
             problems.append(
                 f"unknown arm {a!r}"
@@ -296,15 +296,14 @@ def missing_keys(grid: Grid) -> list[str]:
 
 
 def _memory_problems(grid: Grid) -> list[str]:
-    """A memory arm without its libraries (one line naming the extra), bad k or window, an
-    unknown embedding endpoint."""
+    """An arm without the libraries of its extra (``ArmSpec.needs``; one line naming the
+    extra), a memory arm's bad k or window, an unknown embedding endpoint."""
     from runner.memory import MEMORY_ARMS, missing
 
     run = grid.run
-    used = [
-        a for a in dict.fromkeys([*run.arms, *(v.arm for v in run.variants)]) if a in MEMORY_ARMS
-    ]
-    absent = [m for a in used if (m := missing(a)) is not None]
+    arms = dict.fromkeys([*run.arms, *(v.arm for v in run.variants)])
+    used = [a for a in arms if a in MEMORY_ARMS]
+    absent = [m for a in arms if (m := missing(a)) is not None]  # ArmSpec.needs
     problems = ["; ".join(absent)] if absent else []  # one line for the one extra
     for v in run.variants:
         changed = v.knobs().changed()
