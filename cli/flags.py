@@ -75,6 +75,12 @@ def _items(flag: str, text: str) -> list[str]:
     return items
 
 
+def _or(given: str | None, default: str) -> str:
+    """The flag's text if given (an empty one is refused where it is read), else the
+    default: ``--arms ''`` is an empty list, never the default arms."""
+    return default if given is None else given
+
+
 def _numbers(flag: str, text: str, kind: type[int] | type[float]) -> list[int | float]:
     out: list[int | float] = []
     for item in _items(flag, text):
@@ -155,19 +161,23 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
         notes.append(f"API key from {OPENAI_API_KEY}")
     if key_env:
         endpoint["api_key_env"] = key_env
-    model: GridData = {"name": flags.model or "scripted/perfect", "endpoint": "cli"}
+    if flags.model is not None and not flags.model.strip():
+        raise FlagError("--model: empty (e.g. --model scripted/perfect)")
+    model: GridData = {"name": _or(flags.model, "scripted/perfect"), "endpoint": "cli"}
     if flags.served is not None:
         model["served"] = flags.served
     model.update(_model_fields(flags))
-    seeds = flags.seeds or "100-131"
+    if flags.seeds is not None and not flags.seeds.strip():
+        raise FlagError("--seeds: empty (e.g. --seeds 100-131)")
+    seeds = _or(flags.seeds, "100-131")
     data: GridData = {
         "run": {
             "seeds": seeds,
-            "steps": _numbers("--steps", flags.steps or "10", int),
-            "density": _numbers("--density", flags.density or "0.15", float),
-            "domains": _items("--domain", flags.domain or "procurement"),
-            "briefs": _items("--brief", flags.brief or "amended"),
-            "arms": _items("--arms", flags.arms or "raw,checklist"),
+            "steps": _numbers("--steps", _or(flags.steps, "10"), int),
+            "density": _numbers("--density", _or(flags.density, "0.15"), float),
+            "domains": _items("--domain", _or(flags.domain, "procurement")),
+            "briefs": _items("--brief", _or(flags.brief, "amended")),
+            "arms": _items("--arms", _or(flags.arms, "raw,checklist")),
             "concurrency": flags.concurrency if flags.concurrency is not None else 256,
         },
         "endpoints": [endpoint],

@@ -40,9 +40,11 @@ def render_episode(ep: Episode) -> str:
         deps = ", ".join(s.deps) or "-"
         out.append(f"  {s.id:>4}  {s.code}  requires: {deps:<16} {s.text}")
     rev = ep.revision
-    rewires = "; ".join(f"{w} <- [{', '.join(p)}]" for w, p in rev.rewires.items())
+    rewires = ", ".join(
+        f"{w} <- [{', '.join(p)}]" if p else f"{w} <- none" for w, p in rev.rewires.items()
+    )
     relax = f"{rev.relax[0]} drops {rev.relax[1]}" if rev.relax else "-"
-    out += ["", "## revision", f"  cancel {rev.cancel}; rewire {rewires}; relax {relax}", ""]
+    out += ["", "## revision", f"  cancel {rev.cancel}; rewire {rewires or '-'}; relax {relax}", ""]
     out.append("## schedule (label under perfect behaviour)")
     user = ScriptedUser(ep)
     while (turn := user.next_turn()) is not None:
@@ -60,7 +62,9 @@ def render_episode(ep: Episode) -> str:
 
 
 def generate(
-    seed: Annotated[int, typer.Option(help="Episode seed.")] = 100,
+    seed: Annotated[
+        int | None, typer.Option(help="Episode seed (default 100).", show_default=False)
+    ] = None,
     seeds: Annotated[
         str | None, typer.Option(help="A seed range such as 100-227 (JSON lines output).")
     ] = None,
@@ -99,8 +103,10 @@ def generate(
     ] = False,
 ) -> None:
     """Generate episodes deterministically from their spec and print them."""
+    if seed is not None and seeds is not None:
+        raise UsageError(f"--seed {seed} and --seeds {seeds}: give one (--seeds 1-3 or --seed 1)")
     try:
-        seed_list = parse_seeds(seeds) if seeds is not None else [seed]
+        seed_list = parse_seeds(seeds) if seeds is not None else [100 if seed is None else seed]
     except ValueError as e:
         raise UsageError(str(e)) from None
     paraphrases = None

@@ -13,7 +13,7 @@ points in ``<stem>-figures.json``. Every record is scored once, for all of it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 import typer
@@ -28,7 +28,9 @@ from scoring.lines import ResultLine
 from scoring.paper_figures import paper_figures
 from scoring.report import figure_channels, figure_success, markdown_report
 
-__all__ = ["report", "write_report"]
+__all__ = ["NO_PLOTS", "report", "write_report"]
+
+NO_PLOTS = "the figures need matplotlib: pip install 'state-ladder[plots]'"
 
 
 def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
@@ -38,12 +40,45 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     :class:`~cli.errors.UsageError`."""
     (lines, analyses), log_report = _scored(logdir)
     out = out if out is not None else logdir / "report.md"
+    try:
+        figures, paper = _figures(lines, analyses, out.stem)
+    except ImportError:  # a plain install: the report without figures, and one line why
+        figures, paper = {}, {}
+        typer.echo(f"no figures in {out.name}: {NO_PLOTS}")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        for name, (_, fig) in figures.items():
+            fig.savefig(out.parent / name, dpi=120)
+        text = markdown_report(
+            lines,
+            notes=[n.strip() for n in log_summary(log_report).splitlines()]
+            + ([] if figures else [f"No figures: {NO_PLOTS}."]),
+            figures=[(caption, name) for name, (caption, _) in figures.items()],
+            sections=analysis_sections(analyses),
+        )
+        out.write_text(text, encoding="utf-8")
+        (out.parent / f"{out.stem}-analyses.json").write_bytes(analyses.json())
+        if figures:
+            data = {key: {"caption": c, "points": d} for key, (c, _, d) in paper.items()}
+            (out.parent / f"{out.stem}-figures.json").write_bytes(
+                msgspec.json.format(msgspec.json.encode(data))
+            )
+    except OSError as e:
+        raise UsageError(f"cannot write the report: {e}") from None
+    return out
+
+
+def _figures(
+    lines: list[ResultLine], analyses: Analyses, stem: str
+) -> tuple[dict[str, tuple[str, Any]], dict[str, tuple[str, Any, Any]]]:
+    """The report's PNGs by file name (caption, figure) and the paper figures by key
+    (caption, figure, points); raises ImportError without matplotlib."""
     figures = {
-        f"{out.stem}-success.png": ("Strict success per arm (primary scoring)",
-                                    figure_success(lines, "strict")),
-        f"{out.stem}-success-decline-aware.png": ("Strict success per arm (decline-aware)",
-                                                  figure_success(lines, "decline_aware")),
-        f"{out.stem}-channels.png": (
+        f"{stem}-success.png": ("Strict success per arm (primary scoring)",
+                                figure_success(lines, "strict")),
+        f"{stem}-success-decline-aware.png": ("Strict success per arm (decline-aware)",
+                                              figure_success(lines, "decline_aware")),
+        f"{stem}-channels.png": (
             "Errors per episode by channel, every cell (ours; the paper's Figure 5(a) is "
             "figure5a)",
             figure_channels(lines),
@@ -51,26 +86,8 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     }  # fmt: skip
     paper = paper_figures(lines, analyses.of(CORRUPTION))
     for key, (caption, fig, _) in paper.items():
-        figures[f"{out.stem}-{key}.png"] = (caption, fig)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        for name, (_, fig) in figures.items():
-            fig.savefig(out.parent / name, dpi=120)
-        text = markdown_report(
-            lines,
-            notes=[n.strip() for n in log_summary(log_report).splitlines()],
-            figures=[(caption, name) for name, (caption, _) in figures.items()],
-            sections=analysis_sections(analyses),
-        )
-        out.write_text(text, encoding="utf-8")
-        (out.parent / f"{out.stem}-analyses.json").write_bytes(analyses.json())
-        data = {key: {"caption": c, "points": d} for key, (c, _, d) in paper.items()}
-        (out.parent / f"{out.stem}-figures.json").write_bytes(
-            msgspec.json.format(msgspec.json.encode(data))
-        )
-    except OSError as e:
-        raise UsageError(f"cannot write the report: {e}") from None
-    return out
+        figures[f"{stem}-{key}.png"] = (caption, fig)
+    return figures, paper
 
 
 def _scored(logdir: Path) -> tuple[tuple[list[ResultLine], Analyses], LogReport]:
@@ -100,6 +117,9 @@ def report(
 ) -> None:
     """Write a Markdown report of LOGDIR's results with PNG plots next to it."""
     path = write_report(logdir, out, jobs)
+    plots = (path.parent / f"{path.stem}-figures.json").is_file()
     typer.echo(
         f"wrote {path} with its plots, {path.stem}-analyses.json and {path.stem}-figures.json"
+        if plots
+        else f"wrote {path} and {path.stem}-analyses.json"
     )

@@ -29,6 +29,7 @@ from runner.manifest import ManifestError, write_or_check_manifest
 from runner.results import RESULTS, finalize_results
 from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from scoring.stream import StreamingScorer
+from scoring.tables import plural
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags, scripted_options
 
@@ -74,8 +75,12 @@ async def run_async(
     from runner.endpoints import open_endpoints, preflight
     from runner.live import live_view, preflight_line, progress_lines
 
-    # The manifest is written only after the logs are read and the preflight passes: a refusal
-    # leaves the directory as it was, and a run that never started no manifest behind.
+    # The local checks come first (the directory's grid, then its logs), so a directory of
+    # another grid is refused before any endpoint is contacted; the manifest is written only
+    # after the logs were read and the preflight passed, so a refusal (a newer-schema or
+    # unreadable log, an endpoint that does not answer) leaves the directory as it was, and
+    # a first run that never started leaves no manifest to block the corrected grid.
+    write_or_check_manifest(out, grid, allow_change=allow_change, write=False)
     report = LogReport()
     tasks, done = pending_tasks(grid, out, report)
     for bad in report.truncated:
@@ -92,7 +97,7 @@ async def run_async(
             if problems:
                 raise GridError("\n".join(problems))
         manifest = write_or_check_manifest(
-            out, grid, allow_change=allow_change, overrides=overrides
+            out, grid, allow_change=allow_change, overrides=overrides, scripted=server_config
         )
         if manifest.added:
             console.print(f"the grid adds {'; '.join(manifest.added)} to {out}; manifest updated")
@@ -102,7 +107,9 @@ async def run_async(
         state = RunState(grid=grid, out=out, endpoints=endpoints, helpers=helpers)
         state.progress.total = len(tasks)
         if manifest.resumed:
-            console.print(f"resuming {out}: {len(done)} episodes already done, {len(tasks)} to run")
+            console.print(
+                f"resuming {out}: {plural(len(done), 'episode')} already done, {len(tasks)} to run"
+            )
         async with anyio.create_task_group() as tg:
             # Compiles are pipelined with the episodes: the precompile walks the tasks in run
             # order beside them; an episode that reaches its compile first joins the flight,
@@ -121,7 +128,7 @@ async def run_async(
         )
     final = _finalize(out)
     if final:
-        console.print(f"final results: {final} lines appended to {out / RESULTS}")
+        console.print(f"final results: {plural(final, 'line')} appended to {out / RESULTS}")
     return {
         "episodes_run": state.progress.done,
         "already_done": len(done),
@@ -221,7 +228,8 @@ def execute(
         _refuse(_leaf(raised), out, console, bool(terminated))
         raise
     console.print(
-        f"done: {summary['episodes_run']} episodes run, {summary['already_done']} already done, "
+        f"done: {plural(summary['episodes_run'], 'episode')} run, {summary['already_done']} "
+        "already done, "
         f"{summary['infrastructure']} ended on infrastructure errors (rerun to retry them); "
         f"logs in {out}/logs, results in {out}/results.jsonl"
     )
@@ -313,7 +321,7 @@ def run(
         str | None,
         typer.Option(
             help="How the regime is selected: checkpoint (default), request "
-            "(chat_template_kwargs.enable_thinking) or vendor."
+            "(the request body's chat_template_kwargs) or vendor."
         ),
     ] = None,
     extra: Annotated[

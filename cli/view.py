@@ -56,6 +56,12 @@ def view(
         raise UsageError(f"cannot read {logdir}: not a directory")
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be in 0..65535 (got {port})")
+    run_dir = logdir.parent if logdir.name == "logs" else logdir
+    if not log_files(logdir) and not (run_dir / "manifest.json").is_file():
+        raise UsageError(
+            f"{logdir} is not a run directory (no manifest.json, no episode logs); give the "
+            "--out of a `ladder run` or `ladder demo`"
+        )
     if not log_files(logdir):
         typer.echo(f"note: no episode logs under {logdir} yet; reload the page when some land")
     try:

@@ -49,6 +49,7 @@ __all__ = [
     "Task",
     "expand",
     "load_grid",
+    "missing_keys",
     "parse_grid",
     "url_problem",
 ]
@@ -150,16 +151,27 @@ def expand(grid: Grid) -> Iterator[Task]:
 # --- loading and validation --------------------------------------------------------
 
 
-def parse_grid(data: GridData, *, source: str = "grid") -> Grid:
+def parse_grid(data: GridData, *, source: str = "grid", need_keys: bool = True) -> Grid:
+    """The grid of ``data``, checked (:func:`check_grid`); ``need_keys=False`` leaves out
+    the check that each endpoint's API-key variable is set (see :func:`missing_keys`)."""
+    data = _seeds_as_text(data)
     try:
         grid = msgspec.convert(data, Grid)
     except msgspec.ValidationError as e:
         raise GridError(f"{source}: {validation_problem(Grid, str(e))}") from None
-    check_grid(grid, source=source)
+    check_grid(grid, source=source, need_keys=need_keys)
     return grid
 
 
-def load_grid(path: Path) -> Grid:
+def _seeds_as_text(data: GridData) -> GridData:
+    """``seeds = 100`` (one seed, an integer in TOML) read as ``seeds = "100"``."""
+    run = data.get("run")
+    if isinstance(run, dict) and type(run.get("seeds")) is int:
+        return {**data, "run": {**run, "seeds": str(run["seeds"])}}
+    return data
+
+
+def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
     try:
         data = tomllib.loads(path.read_text())
     except OSError as e:
@@ -168,11 +180,12 @@ def load_grid(path: Path) -> Grid:
         raise GridError(f"cannot read grid {path}: not a UTF-8 text file") from None
     except tomllib.TOMLDecodeError as e:
         raise GridError(f"{path}: malformed TOML: {e}") from None
-    return parse_grid(data, source=str(path))
+    return parse_grid(data, source=str(path), need_keys=need_keys)
 
 
-def check_grid(grid: Grid, *, source: str = "grid") -> None:
-    """Every problem a grid can have before a request is sent; raises one GridError."""
+def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> None:
+    """Every problem a grid can have before a request is sent; raises one GridError
+    (``need_keys=False``: an unset API-key variable is not one; :func:`missing_keys`)."""
     problems: list[str] = []
     run = grid.run
     try:
@@ -229,13 +242,10 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"endpoint {ep.name!r}: replica_slots must be at least 0")
         if ep.start_in_flight is not None and ep.start_in_flight < 1:
             problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
-        if ep.api_key_env and not os.environ.get(ep.api_key_env):
-            problems.append(
-                f"endpoint {ep.name!r}: environment variable {ep.api_key_env} "
-                "(its API key) is not set"
-            )
-    if problems:
-        raise GridError("\n".join(f"{source}: {p}" for p in problems))
+    if need_keys:
+        problems += missing_keys(grid)
+    if problems:  # one line per problem, said once however many variants share it
+        raise GridError("\n".join(f"{source}: {p}" for p in dict.fromkeys(problems)))
 
 
 def url_problem(url: str) -> str | None:
@@ -249,6 +259,15 @@ def url_problem(url: str) -> str | None:
     return None
 
 
+def missing_keys(grid: Grid) -> list[str]:
+    """One line per endpoint whose API-key environment variable is not set."""
+    return [
+        f"endpoint {ep.name!r}: environment variable {ep.api_key_env} (its API key) is not set"
+        for ep in grid.endpoints
+        if ep.api_key_env and not os.environ.get(ep.api_key_env)
+    ]
+
+
 def _memory_problems(grid: Grid) -> list[str]:
     """An arm without the libraries of its extra (``ArmSpec.needs``; one line naming the
     extra), a memory arm's bad k or window, an unknown embedding endpoint."""
@@ -257,7 +276,8 @@ def _memory_problems(grid: Grid) -> list[str]:
     run = grid.run
     arms = dict.fromkeys([*run.arms, *(v.arm for v in run.variants)])
     used = [a for a in arms if a in MEMORY_ARMS]
-    problems = [m for a in arms if (m := missing(a)) is not None]  # ArmSpec.needs
+    absent = [m for a in arms if (m := missing(a)) is not None]  # ArmSpec.needs
+    problems = ["; ".join(absent)] if absent else []  # one line for the one extra
     for v in run.variants:
         changed = v.knobs().changed()
         set_here = [f for f in ("memory_mode", "memory_k", "memory_window") if f in changed]
