@@ -124,7 +124,7 @@ def generate(
             seed=s,
             steps=steps,
             density=density,
-            domain=domain,  # type: ignore[arg-type]
+            domain=domain,
             brief=brief,  # type: ignore[arg-type]
             paraphrase_tier=paraphrase_tier,
             ambiguous_rate=ambiguous_rate,
