@@ -202,16 +202,16 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
 
     if not _SLUG.match(pool.name):
         bad("name", f"{pool.name!r} is not a lowercase hyphenated name")
-    # the sampler: S <= 18 templates drawn at once, edges only from lower to higher phases
-    count = len(pool.templates)
-    if count != len(PHASES) * PER_PHASE:
-        bad("templates", f"{count} templates, need {len(PHASES) * PER_PHASE}")
+    # the sampler: up to 18 templates drawn at once, edges only from lower to higher phases,
+    # and one per-phase histogram in every domain (Appendix E.3)
     phases = Counter(t.phase for t in pool.templates)
-    for p in PHASES:
-        if phases[p] != PER_PHASE:
-            bad("templates", f"phase {p} has {phases[p]} templates, need {PER_PHASE}")
-    for p in sorted(set(phases) - set(PHASES)):
-        bad("templates", f"phase {p} is outside 0..5")
+    if phases != Counter({p: PER_PHASE for p in PHASES}):
+        hist = ", ".join(f"{p}: {n}" for p, n in sorted(phases.items()))
+        bad(
+            "templates",
+            f"{len(pool.templates)} templates by phase {{{hist}}}; need "
+            f"{len(PHASES) * PER_PHASE}, {PER_PHASE} in each phase 0..{len(PHASES) - 1}",
+        )
     for slug, n in Counter(t.slug for t in pool.templates).items():
         if n > 1:
             bad(f"template {slug}", f"slug: used by {n} templates")
@@ -219,33 +219,39 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
         if n > 1:
             bad("templates", f"text {text!r} is used by {n} templates")
     # each step's own words: its content words no other template's text uses
-    own = {t.slug: key_words(t.text) for t in pool.templates}
-    for t in pool.templates:
-        for other in pool.templates:
-            if other is not t:
-                own[t.slug] = own[t.slug] - key_words(other.text)
+    own = [key_words(t.text) for t in pool.templates]
+    for i in range(len(pool.templates)):
+        for j, other in enumerate(pool.templates):
+            if j != i:
+                own[i] = own[i] - key_words(other.text)
+    users = Counter(w for t in pool.templates for f in WORDING_FIELDS for w in getattr(t, f))
     owner: dict[str, str] = {}
-    for t in pool.templates:
+    for i, t in enumerate(pool.templates):
         where = f"template {t.slug}"
         if not _SLUG.match(t.slug):
             bad(where, "slug: not lowercase words joined by hyphens")
         if _fields(t.text) or _RECEIPTISH.search(t.text):
             bad(where, "text: holds a placeholder or a receipt-like code")
-        if not own[t.slug]:
+        if not own[i]:
             bad(where, "text: no word of its own (every content word is in another step's text)")
         for f in WORDING_FIELDS:
-            for i, w in enumerate(getattr(t, f)):
-                at = f"{f}[{i}]"
-                if (k := _fields(w)) != ["wo"]:
-                    bad(where, f"{at}: needs exactly one {{wo}} and no other placeholder, has {k}")
+            for k, w in enumerate(getattr(t, f)):
+                at = f"{f}[{k}]"
+                if (names := _fields(w)) != ["wo"]:
+                    bad(
+                        where,
+                        f"{at}: needs exactly one {{wo}} and no other placeholder, has {names}",
+                    )
                 if _RECEIPTISH.search(w.replace("{wo}", "")):
                     bad(where, f"{at}: holds a receipt-like code (RC-dddd or #Wdddd)")
+                if users[w] > 1:  # the matcher could not tell the steps apart
+                    if (prev := owner.setdefault(w, t.slug)) != t.slug:
+                        bad(where, f"{at}: the same wording as template {prev}")
+                    continue
                 stems = _stems(w)
-                if own[t.slug] and not any(_stem(x) in stems for x in own[t.slug]):
-                    keys = ", ".join(sorted(own[t.slug]))
+                if own[i] and not any(_stem(x) in stems for x in own[i]):
+                    keys = ", ".join(sorted(own[i]))
                     bad(where, f"{at}: names none of the step's key words ({keys})")
-                if (prev := owner.setdefault(w, t.slug)) != t.slug:
-                    bad(where, f"{at}: the same wording as template {prev}")
     for i, w in enumerate(pool.re_asks):
         if sorted(_fields(w)) != ["text", "wo"]:
             bad(f"re_asks[{i}]", "needs exactly one {text} and one {wo}")
@@ -258,11 +264,13 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
         if _fields(w) or _RECEIPTISH.search(w):
             bad(f"fillers[{i}]", "carries a placeholder or a work order")
         stems = _stems(w)
-        named = sorted(
-            s for s, keys in own.items() if keys and all(_stem(x) in stems for x in keys)
-        )
+        named = [
+            t.slug
+            for t, keys in zip(pool.templates, own, strict=True)
+            if keys and sum(_stem(x) in stems for x in keys) >= min(2, len(keys))
+        ]
         if named:
-            bad(f"fillers[{i}]", f"names step {named[0]}")
+            bad(f"fillers[{i}]", f"names step {named[0]} (two of its key words, or its only one)")
     return out
 
 
