@@ -29,6 +29,7 @@ from cli import (
     validate,
     view,
 )
+from cli.domain import domain_app
 from cli.errors import USAGE_EXIT, UsageError
 from serve.cli import serve_app
 
@@ -130,6 +131,7 @@ app.command("show")(show.show)
 app.command("view")(view.view)
 app.command("probe")(probe.probe)
 app.add_typer(serve_app, name="serve")
+app.add_typer(domain_app, name="domain")
 
 
 def main() -> None:

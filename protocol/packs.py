@@ -216,7 +216,7 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
         if n > 1:
             bad(f"template {slug}", f"slug: used by {n} templates")
     for text, n in Counter(t.text for t in pool.templates).items():
-        if n > 1:
+        if n > 1 and text:
             bad("templates", f"text {text!r} is used by {n} templates")
     # each step's own words: its content words no other template's text uses
     own = [key_words(t.text) for t in pool.templates]
@@ -224,7 +224,7 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
         for j, other in enumerate(pool.templates):
             if j != i:
                 own[i] = own[i] - key_words(other.text)
-    users = Counter(w for t in pool.templates for f in WORDING_FIELDS for w in getattr(t, f))
+    users = Counter(w for t in pool.templates for f in WORDING_FIELDS for w in getattr(t, f) if w)
     owner: dict[str, str] = {}
     for i, t in enumerate(pool.templates):
         where = f"template {t.slug}"
@@ -232,9 +232,14 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
             bad(where, "slug: not lowercase words joined by hyphens")
         if _fields(t.text) or _RECEIPTISH.search(t.text):
             bad(where, "text: holds a placeholder or a receipt-like code")
-        if not own[i]:
+        if not t.text:
+            bad(where, "text: empty")
+        elif not own[i]:
             bad(where, "text: no word of its own (every content word is in another step's text)")
         for f in WORDING_FIELDS:
+            if not any(getattr(t, f)):
+                bad(where, f"{f}: empty ({PARAPHRASES} wordings to write)")
+                continue
             for k, w in enumerate(getattr(t, f)):
                 at = f"{f}[{k}]"
                 if (names := _fields(w)) != ["wo"]:

@@ -22,6 +22,7 @@ import msgspec
 
 from protocol.arms import ARM_NAMES
 from protocol.config import Config, Schedule
+from protocol.domains import POOLS
 from protocol.generate import (
     GENERATOR_VERSIONS,
     MAX_STEPS,
@@ -30,6 +31,7 @@ from protocol.generate import (
     SpecError,
     check_spec,
 )
+from protocol.packs import PackError
 from protocol.records import CellKey, EpisodeSpec, Knobs
 from runner.grid_schema import (
     EMBEDDED,
@@ -40,6 +42,7 @@ from runner.grid_schema import (
     ModelConfig,
     RunConfig,
 )
+from runner.packs import resolve_domains
 from runner.paraphrase_cache import ParaphraseCacheError, load_paraphrases
 from runner.seeds import parse_seeds
 
@@ -168,7 +171,16 @@ def _fields_at(path: str) -> list[str]:
     return [f.name for f in msgspec.inspect.type_info(node).fields]  # type: ignore[attr-defined]
 
 
-def parse_grid(data: GridData, *, source: str = "grid") -> Grid:
+def parse_grid(data: GridData, *, source: str = "grid", base: Path | None = None) -> Grid:
+    """The checked grid of ``data``; pack files among its domains (relative to ``base``,
+    the grid file's folder, else the working directory) are loaded and named by their pack."""
+    run = data.get("run")
+    if isinstance(run, dict) and isinstance(run.get("domains"), list):
+        try:
+            names = resolve_domains([str(d) for d in run["domains"]], base)
+        except PackError as e:
+            raise GridError("\n".join(e.problems)) from None
+        data = {**data, "run": {**run, "domains": names}}
     try:
         grid = msgspec.convert(data, Grid)
     except msgspec.ValidationError as e:
@@ -195,7 +207,7 @@ def load_grid(path: Path) -> Grid:
         raise GridError(f"cannot read grid {path}: not a UTF-8 text file") from None
     except tomllib.TOMLDecodeError as e:
         raise GridError(f"{path}: malformed TOML: {e}") from None
-    return parse_grid(data, source=str(path))
+    return parse_grid(data, source=str(path), base=path.parent)
 
 
 def check_grid(grid: Grid, *, source: str = "grid") -> None:
@@ -319,6 +331,11 @@ def _run_problems(grid: Grid) -> list[str]:
     """A grid with no cells; tiers and rates the generator refuses (its own check)."""
     problems: list[str] = []
     run = grid.run
+    for d in run.domains:
+        if d not in POOLS:
+            problems.append(
+                f"unknown domain {d!r}; choose {', '.join(POOLS)} or a pack file (./my_domain.toml)"
+            )
     empty = [k for k in ("arms", "domains", "briefs") if not getattr(run, k)]
     if run.generator not in GENERATOR_VERSIONS:
         known = ", ".join(map(str, GENERATOR_VERSIONS))
