@@ -5,6 +5,7 @@ specs record its digest, rescoring loads the copy and refuses a pack that change
 from __future__ import annotations
 
 import asyncio
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -188,3 +189,39 @@ def test_domain_check_show_and_new(tmp_path: Path) -> None:
     filled += pack_text().split("\n[[templates]]", 1)[1].join(["\n[[templates]]", ""])
     filled = filled.replace('name = "trial"', 'name = "trial"', 1)
     assert parse_pack(filled, "trial.toml").name == "trial"
+
+
+EXAMPLE = Path(__file__).parent.parent / "examples" / "domains"
+
+
+def test_the_example_pack_passes_its_checks_and_runs_with_scripted_agents(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["domain", "check", str(EXAMPLE / "trial_startup.toml")])
+    assert result.exit_code == 0 and "'trial-startup' passes every check" in result.stdout
+    try:
+        grid = parse_grid(_data([str(EXAMPLE / "trial_startup.toml")], seeds="100-102"))
+        data = msgspec.to_builtins(grid)
+        data["run"]["arms"], data["run"]["variants"] = ["raw", "enforce"], []
+        data["models"] = [
+            {"name": m, "endpoint": "embedded"}
+            for m in ("scripted/perfect", "scripted/always-book")
+        ]
+        summary, _ = asyncio.run(run_inprocess(parse_grid(data), tmp_path / "run"))
+        assert summary["infrastructure"] == 0 and summary["episodes_run"] == 12
+        by_cell: dict[tuple[str, str], list[bool]] = {}
+        for rec in records(tmp_path / "run").values():
+            assert rec.spec.domain == "trial-startup"
+            ok = score_episode(rec).primary.success
+            by_cell.setdefault((rec.cell.model, rec.cell.arm), []).append(ok)
+        # the perfect agent passes everywhere; always-book books every redo probe in raw,
+        # and the enforce gate blocks those bookings
+        assert by_cell[("scripted/perfect", "raw")] == [True] * 3
+        assert by_cell[("scripted/perfect", "enforce")] == [True] * 3
+        assert by_cell[("scripted/always-book", "raw")] == [False] * 3
+        # the example grid names the pack beside it
+        grid = parse_grid(
+            msgspec.convert(tomllib.loads((EXAMPLE / "grid.toml").read_text()), dict),
+            base=EXAMPLE,
+        )
+        assert grid.run.domains == ["procurement", "trial-startup"]
+    finally:
+        forget("trial-startup")
