@@ -8,6 +8,7 @@ pool-wide parts are filled and whose 18 step templates the user fills (docs/doma
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -25,14 +26,23 @@ from protocol.packs import (
     key_words,
     pack_digest,
 )
-from runner.packs import is_pack_file, read_pack
+from runner.packs import is_pack_file, load_run_packs, read_pack
 
-__all__ = ["domain_app", "skeleton"]
+__all__ = ["domain_app", "load_packs_of", "skeleton"]
 
 domain_app = typer.Typer(
     help="Domain packs: check a pack file, show a pack, or write a new skeleton.",
     no_args_is_help=True,
 )
+
+
+def load_packs_of(logdir: Path, files: Sequence[Path] = ()) -> None:
+    """Load the domain packs a run directory's logs need (``files`` first, then the run's
+    copies); a :class:`UsageError` for a pack that changed since the run."""
+    try:
+        load_run_packs(logdir, files)
+    except PackError as e:
+        raise UsageError("\n".join(e.problems)) from None
 
 
 @domain_app.command("check")

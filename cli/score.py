@@ -18,11 +18,10 @@ from typing import Annotated, TypeVar
 import orjson
 import typer
 
+from cli.domain import load_packs_of
 from cli.errors import UsageError
-from protocol.packs import PackError
 from protocol.records import EpisodeRecord
 from runner.logs import LogReport, NewerSchemaError, read_logs
-from runner.packs import load_run_packs
 from runner.rescore import rescore_dir
 from scoring.episode_rows import EpisodeRow, episode_rows
 from scoring.episode_table import episode_table
@@ -46,10 +45,7 @@ def _read(
     are loaded first (``domain_files``, then the run directory's copies)."""
     if not logdir.is_dir():
         raise UsageError(f"cannot read {logdir}: not a directory")
-    try:
-        load_run_packs(logdir, domain_files)
-    except PackError as e:
-        raise UsageError("\n".join(e.problems)) from None
+    load_packs_of(logdir, domain_files)
     report = LogReport()
     try:
         made, n = read(report)

@@ -79,6 +79,9 @@ def test_perfect_agent_scores_one_in_every_arm_on_a_user_pack(tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     cells = [x for x in result.stdout.splitlines() if '"type":"cell"' in x]
     assert len(cells) == N_CELLS and all('"strict":1.0' in c for c in cells)
+    forget(NAME)
+    result = CliRunner().invoke(app, ["show", str(out)])
+    assert result.exit_code == 0 and "garden" in result.stdout, result.output
 
     # a changed pack is refused in one line, whether given or in place of the copy
     changed = pack_text(at="garden-soil", text="test the soil work for the whole garden")
