@@ -4,16 +4,14 @@ Writes FILE (default ``LOGDIR/report.md``) with the ladder tables under both sco
 contrasts, the channel table and the log summary, plus ``<stem>-success.png`` (strict success
 per arm with Wilson intervals, Figure 1 shape), ``<stem>-success-decline-aware.png`` and
 ``<stem>-channels.png`` (ours: errors per episode by channel for every cell, variants
-included) in the same folder, and the log analyses of :mod:`scoring.analyses` (Tables 4,
-10, 11 and 12 shapes) as report sections and as JSON in ``<stem>-analyses.json``, and the
-paper's figures whose cells are present (:mod:`scoring.figures`: ``<stem>-figure1.png``,
-``-figure4.png``, ``-figure5a.png``, ``-figure5b.png``, ``-figure6.png``) with their points
-in ``<stem>-figures.json``.
+included) in the same folder; a section per log analysis (:data:`scoring.analyses.ANALYSES`,
+each also under its name in ``<stem>-analyses.json``); and each of the paper's figures whose
+cells are present (:data:`scoring.paper_figures.PAPER_FIGURES`, ``<stem>-<name>.png``) with its
+points in ``<stem>-figures.json``. Every record is scored once, for all of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -21,13 +19,13 @@ import msgspec
 import typer
 
 from cli.errors import UsageError
-from cli.score import load_results, log_summary
-from protocol.records import EpisodeRecord
-from scoring.analyses import Analyses, analysis_sections, batched_analyses
-from scoring.episodes import EpisodeCache
-from scoring.figures import paper_figures
-from scoring.offline import score_records
-from scoring.replay import EpisodeScore
+from cli.score import _read as read_checked
+from cli.score import log_summary
+from runner.logs import LogReport, read_logs
+from scoring.analyses import Analyses, analysis_sections, scored_once
+from scoring.corruption_replay import CORRUPTION
+from scoring.lines import ResultLine
+from scoring.paper_figures import paper_figures
 from scoring.report import figure_channels, figure_success, markdown_report
 
 __all__ = ["report", "write_report"]
@@ -35,9 +33,10 @@ __all__ = ["report", "write_report"]
 
 def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     """Write the report of *logdir* to *out* (default ``logdir/report.md``) and its plots next
-    to it; the report's path. Problems end as a :class:`~cli.errors.UsageError`."""
-    lines, log_report = load_results(logdir, jobs)
-    analyses = _analyses(logdir)
+    to it; the report's path. Every record is scored once (:func:`scoring.analyses.scored_once`,
+    in this process whatever ``jobs`` says). Problems end as a
+    :class:`~cli.errors.UsageError`."""
+    (lines, analyses), log_report = _scored(logdir)
     out = out if out is not None else logdir / "report.md"
     figures = {
         f"{out.stem}-success.png": ("Strict success per arm (primary scoring)",
@@ -50,7 +49,7 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
             figure_channels(lines),
         ),
     }  # fmt: skip
-    paper = paper_figures(lines, analyses.corruption)
+    paper = paper_figures(lines, analyses.of(CORRUPTION))
     for key, (caption, fig, _) in paper.items():
         figures[f"{out.stem}-{key}.png"] = (caption, fig)
     try:
@@ -64,9 +63,7 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
             sections=analysis_sections(analyses),
         )
         out.write_text(text, encoding="utf-8")
-        (out.parent / f"{out.stem}-analyses.json").write_bytes(
-            msgspec.json.format(msgspec.json.encode(analyses))
-        )
+        (out.parent / f"{out.stem}-analyses.json").write_bytes(analyses.json())
         data = {key: {"caption": c, "points": d} for key, (c, _, d) in paper.items()}
         (out.parent / f"{out.stem}-figures.json").write_bytes(
             msgspec.json.format(msgspec.json.encode(data))
@@ -76,22 +73,14 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     return out
 
 
-def _analyses(logdir: Path) -> Analyses:
-    """The log analyses of *logdir*'s records, scored again with per-turn detail one log
-    file (one cell) at a time, so memory holds one file's records."""
-    from runner.logs import LogReport, log_files, read_log_file
+def _scored(logdir: Path) -> tuple[tuple[list[ResultLine], Analyses], LogReport]:
+    """The result lines and the analyses of *logdir*'s records, from one scoring pass."""
 
-    cache = EpisodeCache()
+    def read(report: LogReport) -> tuple[tuple[list[ResultLine], Analyses], int]:
+        records = list(read_logs(logdir, report).values())
+        return scored_once(records), len(records)
 
-    def batches() -> Iterator[list[tuple[EpisodeRecord, EpisodeScore]]]:
-        for path in log_files(logdir):
-            out: dict[tuple[str, int], EpisodeRecord] = {}
-            read_log_file(path, LogReport(), out)
-            records = list(out.values())
-            scores = score_records(records, cache, detail=True)
-            yield list(zip(records, scores, strict=True))
-
-    return batched_analyses(batches(), cache)
+    return read_checked(logdir, read)
 
 
 def report(
@@ -100,7 +89,13 @@ def report(
         Path | None, typer.Option("--out", help="Report file (default LOGDIR/report.md).")
     ] = None,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", min=0, help="Processes for a large run; 0: every core.")
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Accepted as ladder score takes it; the report scores once, in one process.",
+        ),
     ] = 0,
 ) -> None:
     """Write a Markdown report of LOGDIR's results with PNG plots next to it."""

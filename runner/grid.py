@@ -12,7 +12,6 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import os
-import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from protocol.arms import ARM_NAMES
+from protocol.arms import ARM_NAMES, arm_spec
 from protocol.config import Config, Schedule
 from protocol.domains import POOLS
 from protocol.generate import (
@@ -33,6 +32,7 @@ from protocol.generate import (
 )
 from protocol.packs import PackError
 from protocol.records import CellKey, EpisodeSpec, Knobs
+from runner.grid_errors import validation_problem
 from runner.grid_schema import (
     EMBEDDED,
     Decoding,
@@ -152,24 +152,6 @@ def expand(grid: Grid) -> Iterator[Task]:
 
 # --- loading and validation --------------------------------------------------------
 
-_UNKNOWN = re.compile(r"unknown field `([^`]+)`(?: - at `\$\.?([^`]*)`)?")
-
-
-def _fields_at(path: str) -> list[str]:
-    node: type[msgspec.Struct] = Grid
-    for part in re.findall(r"[A-Za-z_]+", path):
-        info = {f.name: f.type for f in msgspec.inspect.type_info(node).fields}  # type: ignore[attr-defined]
-        sub = info.get(part)
-        while sub is not None and not isinstance(sub, msgspec.inspect.StructType):
-            sub = getattr(sub, "item_type", None) or next(
-                (t for t in getattr(sub, "types", ()) if isinstance(t, msgspec.inspect.StructType)),
-                None,
-            )
-        if sub is None:
-            break
-        node = sub.cls
-    return [f.name for f in msgspec.inspect.type_info(node).fields]  # type: ignore[attr-defined]
-
 
 def parse_grid(data: GridData, *, source: str = "grid", base: Path | None = None) -> Grid:
     """The checked grid of ``data``; pack files among its domains (relative to ``base``,
@@ -184,16 +166,7 @@ def parse_grid(data: GridData, *, source: str = "grid", base: Path | None = None
     try:
         grid = msgspec.convert(data, Grid)
     except msgspec.ValidationError as e:
-        msg = str(e)
-        m = _UNKNOWN.search(msg)
-        if m:
-            where = m.group(2) or ""
-            hint = difflib.get_close_matches(m.group(1), _fields_at(where), n=1)
-            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-            table = re.sub(r"\[\d+\]", "", where)
-            place = f" in [{table}]" if where else ""
-            raise GridError(f"{source}: unknown key {m.group(1)!r}{place}{suggestion}") from None
-        raise GridError(f"{source}: {msg}") from None
+        raise GridError(f"{source}: {validation_problem(Grid, str(e))}") from None
     check_grid(grid, source=source)
     return grid
 
@@ -226,7 +199,7 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"density must be in [0, 1] (got {d})")
     arms = ARM_NAMES
     for a in [*run.arms, *(v.arm for v in run.variants)]:
-        if a not in arms:
+        if arm_spec(a) is None:
             hint = difflib.get_close_matches(a, arms, n=1)
             problems.append(
                 f"unknown arm {a!r}"
@@ -289,15 +262,14 @@ def url_problem(url: str) -> str | None:
 
 
 def _memory_problems(grid: Grid) -> list[str]:
-    """A memory arm without its libraries (one line naming the extra), bad k or window, an
-    unknown embedding endpoint."""
+    """An arm without the libraries of its extra (``ArmSpec.needs``; one line naming the
+    extra), a memory arm's bad k or window, an unknown embedding endpoint."""
     from runner.memory import MEMORY_ARMS, missing
 
     run = grid.run
-    used = [
-        a for a in dict.fromkeys([*run.arms, *(v.arm for v in run.variants)]) if a in MEMORY_ARMS
-    ]
-    problems = [m for a in used if (m := missing(a)) is not None]
+    arms = dict.fromkeys([*run.arms, *(v.arm for v in run.variants)])
+    used = [a for a in arms if a in MEMORY_ARMS]
+    problems = [m for a in arms if (m := missing(a)) is not None]  # ArmSpec.needs
     for v in run.variants:
         changed = v.knobs().changed()
         set_here = [f for f in ("memory_mode", "memory_k", "memory_window") if f in changed]
