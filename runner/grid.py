@@ -305,8 +305,11 @@ def _run_problems(grid: Grid) -> list[str]:
     run = grid.run
     for d in run.domains:
         if d not in POOLS:
+            hint = difflib.get_close_matches(d, list(POOLS), n=1)
+            did = f" (did you mean {hint[0]!r}?)" if hint else ""
             problems.append(
-                f"unknown domain {d!r}; choose {', '.join(POOLS)} or a pack file (./my_domain.toml)"
+                f"[run] domains: unknown value {d!r}{did}; choose from {', '.join(POOLS)} "
+                "or a pack file (./my_domain.toml)"
             )
     empty = [k for k in ("arms", "domains", "briefs") if not getattr(run, k)]
     if run.generator not in GENERATOR_VERSIONS:

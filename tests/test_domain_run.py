@@ -158,6 +158,16 @@ def test_run_and_generate_take_a_domain_file(tmp_path: Path) -> None:
     recs = list(records(out).values())
     assert len(recs) == 4 and {r.spec.domain for r in recs} == {NAME}
     assert (out / PACKS_DIR / f"{NAME}.toml").exists()
+    # resuming with a pack changed since is refused, and the run directory is left as it was
+    forget(NAME)
+    path.write_text(pack_text(at="garden-soil", text="test the soil work for the whole garden"))
+    before = sorted(p.name for p in out.rglob("*"))
+    argv = ["run", "--domain-file", str(path), "--seeds", "100-101", "--arms", "raw,enforce"]
+    result = CliRunner().invoke(app, [*argv, "--out", str(out), "--no-live"])
+    assert result.exit_code == 2 and "domain pack 'garden' changed since" in result.stderr
+    assert sorted(p.name for p in out.rglob("*")) == before
+    forget(NAME)
+    path.write_text(pack_text())
     result = CliRunner().invoke(app, ["generate", "--domain-file", str(path), "--json"])
     assert result.exit_code == 0, result.output
     episode = msgspec.json.decode(result.stdout)
