@@ -8,6 +8,7 @@ pool-wide parts are filled and whose 18 step templates the user fills (docs/doma
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
@@ -116,6 +117,8 @@ def new(
     ] = None,
 ) -> None:
     """Write a commented skeleton: fill its 18 step templates, then `ladder domain check`."""
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name):
+        raise UsageError(f"{name!r}: a pack name is lowercase words joined by hyphens")
     path = out or Path(f"{name}.toml")
     if path.exists():
         raise UsageError(f"{path} exists; choose another --out")

@@ -191,6 +191,10 @@ def test_domain_check_show_and_new(tmp_path: Path) -> None:
     assert result.exit_code == 0 and "rel-freeze-scope: freeze the release scope" in result.stdout
     result = CliRunner().invoke(app, ["domain", "show", str(_pack(tmp_path))])
     assert result.exit_code == 0 and "key words: soil, test" in result.stdout
+    result = CliRunner().invoke(app, ["domain", "new", "My Trial"])
+    assert result.exit_code == 2 and "lowercase words joined by hyphens" in result.stderr
+    result = CliRunner().invoke(app, ["domain", "show", "nosuch"])
+    assert result.exit_code == 2 and "unknown domain 'nosuch'" in result.stderr
     new = tmp_path / "trial.toml"
     result = CliRunner().invoke(app, ["domain", "new", "trial", "--out", str(new)])
     assert result.exit_code == 0 and new.exists()
