@@ -30,6 +30,7 @@ from cli import (
     validate,
     view,
 )
+from cli.domain import domain_app
 from cli.errors import USAGE_EXIT, UsageError
 from serve.cli import serve_app
 
@@ -142,6 +143,7 @@ for _name, _fn in (
 ):
     app.command(_name, short_help=short_help(_fn))(_fn)
 app.add_typer(serve_app, name="serve")
+app.add_typer(domain_app, name="domain")
 
 
 def main() -> None:

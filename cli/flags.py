@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 import msgspec
 import orjson
@@ -25,7 +26,14 @@ from runner.seeds import format_seeds
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags
 
-__all__ = ["FlagError", "RunFlags", "apply_flags", "embedded_server", "grid_from_flags"]
+__all__ = [
+    "FlagError",
+    "RunFlags",
+    "apply_flags",
+    "domain_list",
+    "embedded_server",
+    "grid_from_flags",
+]
 
 OPENAI_BASE_URL = "OPENAI_BASE_URL"
 OPENAI_API_KEY = "OPENAI_API_KEY"
@@ -66,6 +74,13 @@ class RunFlags:
             if value is not None and value != []:
                 out["--" + f.name.replace("_", "-")] = value
         return out
+
+
+def domain_list(domain: str | None, files: list[Path]) -> str | None:
+    """--domain and --domain-file as one --domain list (pack files named by their path)."""
+    if not files:
+        return domain
+    return ",".join([*([domain] if domain else []), *(str(f) for f in files)])
 
 
 def _items(flag: str, text: str) -> list[str]:

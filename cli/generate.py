@@ -8,16 +8,19 @@ from typing import Annotated
 
 import msgspec
 import typer
+from msgspec import UNSET
 
 from cli.errors import UsageError
 from protocol import EpisodeSpec, ScriptedUser, SpecError
 from protocol import generate as gen
 from protocol.config import graph_label
-from protocol.domains import POOLS
+from protocol.domains import DIGESTS, POOLS
 from protocol.episode_stats import schedule_figures
 from protocol.generate import GENERATOR_VERSION
+from protocol.packs import PackError
 from protocol.paraphrases import check_paraphrases
 from protocol.records import Episode
+from runner.packs import load_pack_file
 from runner.seeds import parse_seeds
 
 __all__ = ["generate", "render_episode"]
@@ -73,6 +76,10 @@ def generate(
         float, typer.Option(help="Extra-edge density rho (0.15 sparse, 0.3 dense).")
     ] = 0.15,
     domain: Annotated[str, typer.Option(help="procurement or release.")] = "procurement",
+    domain_file: Annotated[
+        Path | None,
+        typer.Option(help="A domain pack file (docs/domains.md); replaces --domain."),
+    ] = None,
     brief: Annotated[
         str, typer.Option(help="amended (states the one-shot rule) or original.")
     ] = "amended",
@@ -109,6 +116,11 @@ def generate(
         seed_list = parse_seeds(seeds) if seeds is not None else [100 if seed is None else seed]
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if domain_file is not None:
+        try:
+            domain = load_pack_file(domain_file).name
+        except PackError as e:
+            raise UsageError("\n".join(e.problems)) from None
     paraphrases = None
     if paraphrase_cache is not None:
         try:
@@ -130,12 +142,13 @@ def generate(
             seed=s,
             steps=steps,
             density=density,
-            domain=domain,  # type: ignore[arg-type]
+            domain=domain,
             brief=brief,  # type: ignore[arg-type]
             paraphrase_tier=paraphrase_tier,
             ambiguous_rate=ambiguous_rate,
             generator=generator,
             schedule=schedule,  # type: ignore[arg-type]
+            domain_digest=DIGESTS.get(domain, UNSET),
         )
         try:
             ep = gen(spec, paraphrases)

@@ -16,7 +16,15 @@ import typer
 from rich.console import Console
 
 from cli.errors import UsageError
-from cli.flags import FlagError, RunFlags, apply_flags, embedded_server, grid_from_flags
+from cli.flags import (
+    FlagError,
+    RunFlags,
+    apply_flags,
+    domain_list,
+    embedded_server,
+    grid_from_flags,
+)
+from protocol.packs import PackError
 from protocol.records import EpisodeRecord
 from runner.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.client import CallFailed
@@ -26,6 +34,7 @@ from runner.helpers import Helpers
 from runner.lock import RunLocked, run_lock
 from runner.logs import LogReport, NewerSchemaError, read_logs
 from runner.manifest import ManifestError, write_or_check_manifest
+from runner.packs import keep_packs
 from runner.results import RESULTS, finalize_results
 from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from scoring.stream import StreamingScorer
@@ -96,6 +105,10 @@ async def run_async(
             problems = await preflight(grid, endpoints)
             if problems:
                 raise GridError("\n".join(problems))
+        try:
+            keep_packs(grid.run.domains, out)  # a copy of every file pack the run uses
+        except PackError as e:
+            raise GridError("\n".join(e.problems)) from None
         manifest = write_or_check_manifest(
             out, grid, allow_change=allow_change, overrides=overrides, scripted=server_config
         )
@@ -289,7 +302,15 @@ def run(
         int | None, typer.Option(help="Run only the first N seeds.", show_default=False)
     ] = None,
     domain: Annotated[
-        str | None, typer.Option(help="procurement (default) and/or release.")
+        str | None,
+        typer.Option(help="procurement (default), release and/or pack files, comma-separated."),
+    ] = None,
+    domain_file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="A domain pack file to run (repeatable; docs/domains.md): with --domain, "
+            "added to its domains; else the run's only domains."
+        ),
     ] = None,
     brief: Annotated[str | None, typer.Option(help="amended (default) and/or original.")] = None,
     base_url: Annotated[
@@ -359,7 +380,7 @@ def run(
         density=density,
         seeds=seeds,
         limit=limit,
-        domain=domain,
+        domain=domain_list(domain, domain_file or []),
         brief=brief,
         base_url=base_url,
         api_key_env=api_key_env,

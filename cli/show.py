@@ -22,6 +22,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from cli.domain import load_packs_of
 from cli.errors import UsageError
 from protocol.records import Booking
 from protocol.state import CHANNELS
@@ -222,6 +223,7 @@ def show(
     piped."""
     if not logdir.is_dir():
         raise UsageError(f"cannot read {logdir}: not a directory")
+    load_packs_of(logdir)  # the file domain packs the run's episodes regenerate with
     if channel is not None and channel not in CHANNELS:
         raise UsageError(f"--channel must be one of {', '.join(CHANNELS)} (got {channel!r})")
     if limit < 1:

@@ -18,7 +18,6 @@ import msgspec
 
 from protocol import strings
 from protocol.brief import tool_name
-from protocol.domains import POOLS
 from protocol.execution import read_execution
 from protocol.probe_history import (
     Messages,
@@ -32,6 +31,7 @@ from protocol.receipts import find_actions, find_refs, normalize_work_order
 from protocol.records import Episode, EpisodeRecord, TurnKind, TurnRecord
 from protocol.render import render_checklist, render_directive
 from protocol.state import TaskState
+from protocol.versions import pool_of
 
 __all__ = [
     "TRAP_KINDS",
@@ -234,7 +234,7 @@ def variant_messages(
         if variant == "confirm":
             text = strings.PROBE_CONFIRM.format(text=s.text, wo=trap.work_order)
         else:
-            pool = {tp.slug: tp for tp in POOLS[episode.spec.domain].templates}
+            pool = {tp.slug: tp for tp in pool_of(episode.spec).templates}
             wordings = pool[s.slug].status
             text = wordings[trap.index % len(wordings)].format(wo=trap.work_order)
         last["content"] = _replace_user_text(t, text)

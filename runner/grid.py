@@ -21,6 +21,7 @@ import msgspec
 
 from protocol.arms import ARM_NAMES, arm_spec
 from protocol.config import Config, Schedule
+from protocol.domains import POOLS
 from protocol.generate import (
     GENERATOR_VERSIONS,
     MAX_STEPS,
@@ -29,6 +30,7 @@ from protocol.generate import (
     SpecError,
     check_spec,
 )
+from protocol.packs import PackError
 from protocol.records import CellKey, EpisodeSpec, Knobs
 from runner.grid_errors import validation_problem
 from runner.grid_schema import (
@@ -40,6 +42,7 @@ from runner.grid_schema import (
     ModelConfig,
     RunConfig,
 )
+from runner.packs import resolve_domains
 from runner.paraphrase_cache import ParaphraseCacheError, load_paraphrases
 from runner.seeds import parse_seeds
 
@@ -151,10 +154,21 @@ def expand(grid: Grid) -> Iterator[Task]:
 # --- loading and validation --------------------------------------------------------
 
 
-def parse_grid(data: GridData, *, source: str = "grid", need_keys: bool = True) -> Grid:
+def parse_grid(
+    data: GridData, *, source: str = "grid", need_keys: bool = True, base: Path | None = None
+) -> Grid:
     """The grid of ``data``, checked (:func:`check_grid`); ``need_keys=False`` leaves out
-    the check that each endpoint's API-key variable is set (see :func:`missing_keys`)."""
+    the check that each endpoint's API-key variable is set (see :func:`missing_keys`). Pack
+    files among its domains (relative to ``base``, the grid file's folder, else the working
+    directory) are loaded and named by their pack."""
     data = _seeds_as_text(data)
+    run = data.get("run")
+    if isinstance(run, dict) and isinstance(run.get("domains"), list):
+        try:
+            names = resolve_domains([str(d) for d in run["domains"]], base)
+        except PackError as e:
+            raise GridError("\n".join(e.problems)) from None
+        data = {**data, "run": {**run, "domains": names}}
     try:
         grid = msgspec.convert(data, Grid)
     except msgspec.ValidationError as e:
@@ -180,7 +194,7 @@ def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
         raise GridError(f"cannot read grid {path}: not a UTF-8 text file") from None
     except tomllib.TOMLDecodeError as e:
         raise GridError(f"{path}: malformed TOML: {e}") from None
-    return parse_grid(data, source=str(path), need_keys=need_keys)
+    return parse_grid(data, source=str(path), need_keys=need_keys, base=path.parent)
 
 
 def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> None:
@@ -311,6 +325,14 @@ def _run_problems(grid: Grid) -> list[str]:
     """A grid with no cells; tiers and rates the generator refuses (its own check)."""
     problems: list[str] = []
     run = grid.run
+    for d in run.domains:
+        if d not in POOLS:
+            hint = difflib.get_close_matches(d, list(POOLS), n=1)
+            did = f" (did you mean {hint[0]!r}?)" if hint else ""
+            problems.append(
+                f"[run] domains: unknown value {d!r}{did}; choose from {', '.join(POOLS)} "
+                "or a pack file (./my_domain.toml)"
+            )
     empty = [k for k in ("arms", "domains", "briefs") if not getattr(run, k)]
     if run.generator not in GENERATOR_VERSIONS:
         known = ", ".join(map(str, GENERATOR_VERSIONS))
