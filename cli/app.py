@@ -8,8 +8,9 @@ click's usage box.
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from types import ModuleType
 
@@ -29,6 +30,7 @@ from cli import (
     validate,
     view,
 )
+from cli.domain import domain_app
 from cli.errors import USAGE_EXIT, UsageError
 from serve.cli import serve_app
 
@@ -118,18 +120,30 @@ def _root(
     """state-ladder: measure how strongly task state should influence an LLM agent."""
 
 
-app.command("generate")(generate.generate)
-app.command("run")(run.run)
-app.command("validate")(validate.validate)
-app.command("demo")(demo.demo)
-app.command("cost")(cost.cost)
-app.command("score")(score.score)
-app.command("report")(report.report)
-app.command("paraphrase")(paraphrase.paraphrase)
-app.command("show")(show.show)
-app.command("view")(view.view)
-app.command("probe")(probe.probe)
+def short_help(fn: Callable[..., object]) -> str:
+    """A command's line in ``ladder -h``: its docstring's first sentence, unwrapped (the
+    docstring's own line breaks would break the sentence mid-way in the list)."""
+    text = " ".join((inspect.getdoc(fn) or "").split("\n\n")[0].split())
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
+
+
+for _name, _fn in (
+    ("generate", generate.generate),
+    ("run", run.run),
+    ("validate", validate.validate),
+    ("demo", demo.demo),
+    ("cost", cost.cost),
+    ("score", score.score),
+    ("report", report.report),
+    ("paraphrase", paraphrase.paraphrase),
+    ("show", show.show),
+    ("view", view.view),
+    ("probe", probe.probe),
+):
+    app.command(_name, short_help=short_help(_fn))(_fn)
 app.add_typer(serve_app, name="serve")
+app.add_typer(domain_app, name="domain")
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 import msgspec
 import orjson
@@ -25,7 +26,14 @@ from runner.seeds import format_seeds
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags
 
-__all__ = ["FlagError", "RunFlags", "apply_flags", "embedded_server", "grid_from_flags"]
+__all__ = [
+    "FlagError",
+    "RunFlags",
+    "apply_flags",
+    "domain_list",
+    "embedded_server",
+    "grid_from_flags",
+]
 
 OPENAI_BASE_URL = "OPENAI_BASE_URL"
 OPENAI_API_KEY = "OPENAI_API_KEY"
@@ -68,11 +76,24 @@ class RunFlags:
         return out
 
 
+def domain_list(domain: str | None, files: list[Path]) -> str | None:
+    """--domain and --domain-file as one --domain list (pack files named by their path)."""
+    if not files:
+        return domain
+    return ",".join([*([domain] if domain else []), *(str(f) for f in files)])
+
+
 def _items(flag: str, text: str) -> list[str]:
     items = [x.strip() for x in text.split(",") if x.strip()]
     if not items:
         raise FlagError(f"{flag}: empty list")
     return items
+
+
+def _or(given: str | None, default: str) -> str:
+    """The flag's text if given (an empty one is refused where it is read), else the
+    default: ``--arms ''`` is an empty list, never the default arms."""
+    return default if given is None else given
 
 
 def _numbers(flag: str, text: str, kind: type[int] | type[float]) -> list[int | float]:
@@ -155,19 +176,23 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
         notes.append(f"API key from {OPENAI_API_KEY}")
     if key_env:
         endpoint["api_key_env"] = key_env
-    model: GridData = {"name": flags.model or "scripted/perfect", "endpoint": "cli"}
+    if flags.model is not None and not flags.model.strip():
+        raise FlagError("--model: empty (e.g. --model scripted/perfect)")
+    model: GridData = {"name": _or(flags.model, "scripted/perfect"), "endpoint": "cli"}
     if flags.served is not None:
         model["served"] = flags.served
     model.update(_model_fields(flags))
-    seeds = flags.seeds or "100-131"
+    if flags.seeds is not None and not flags.seeds.strip():
+        raise FlagError("--seeds: empty (e.g. --seeds 100-131)")
+    seeds = _or(flags.seeds, "100-131")
     data: GridData = {
         "run": {
             "seeds": seeds,
-            "steps": _numbers("--steps", flags.steps or "10", int),
-            "density": _numbers("--density", flags.density or "0.15", float),
-            "domains": _items("--domain", flags.domain or "procurement"),
-            "briefs": _items("--brief", flags.brief or "amended"),
-            "arms": _items("--arms", flags.arms or "raw,checklist"),
+            "steps": _numbers("--steps", _or(flags.steps, "10"), int),
+            "density": _numbers("--density", _or(flags.density, "0.15"), float),
+            "domains": _items("--domain", _or(flags.domain, "procurement")),
+            "briefs": _items("--brief", _or(flags.brief, "amended")),
+            "arms": _items("--arms", _or(flags.arms, "raw,checklist")),
             "concurrency": flags.concurrency if flags.concurrency is not None else 256,
         },
         "endpoints": [endpoint],

@@ -8,16 +8,19 @@ from typing import Annotated
 
 import msgspec
 import typer
+from msgspec import UNSET
 
 from cli.errors import UsageError
 from protocol import EpisodeSpec, ScriptedUser, SpecError
 from protocol import generate as gen
 from protocol.config import graph_label
-from protocol.domains import POOLS
+from protocol.domains import DIGESTS, POOLS
 from protocol.episode_stats import schedule_figures
 from protocol.generate import GENERATOR_VERSION
+from protocol.packs import PackError
 from protocol.paraphrases import check_paraphrases
 from protocol.records import Episode
+from runner.packs import load_pack_file
 from runner.seeds import parse_seeds
 
 __all__ = ["generate", "render_episode"]
@@ -40,9 +43,11 @@ def render_episode(ep: Episode) -> str:
         deps = ", ".join(s.deps) or "-"
         out.append(f"  {s.id:>4}  {s.code}  requires: {deps:<16} {s.text}")
     rev = ep.revision
-    rewires = "; ".join(f"{w} <- [{', '.join(p)}]" for w, p in rev.rewires.items())
+    rewires = ", ".join(
+        f"{w} <- [{', '.join(p)}]" if p else f"{w} <- none" for w, p in rev.rewires.items()
+    )
     relax = f"{rev.relax[0]} drops {rev.relax[1]}" if rev.relax else "-"
-    out += ["", "## revision", f"  cancel {rev.cancel}; rewire {rewires}; relax {relax}", ""]
+    out += ["", "## revision", f"  cancel {rev.cancel}; rewire {rewires or '-'}; relax {relax}", ""]
     out.append("## schedule (label under perfect behaviour)")
     user = ScriptedUser(ep)
     while (turn := user.next_turn()) is not None:
@@ -60,7 +65,9 @@ def render_episode(ep: Episode) -> str:
 
 
 def generate(
-    seed: Annotated[int, typer.Option(help="Episode seed.")] = 100,
+    seed: Annotated[
+        int | None, typer.Option(help="Episode seed (default 100).", show_default=False)
+    ] = None,
     seeds: Annotated[
         str | None, typer.Option(help="A seed range such as 100-227 (JSON lines output).")
     ] = None,
@@ -69,6 +76,10 @@ def generate(
         float, typer.Option(help="Extra-edge density rho (0.15 sparse, 0.3 dense).")
     ] = 0.15,
     domain: Annotated[str, typer.Option(help="procurement or release.")] = "procurement",
+    domain_file: Annotated[
+        Path | None,
+        typer.Option(help="A domain pack file (docs/domains.md); replaces --domain."),
+    ] = None,
     brief: Annotated[
         str, typer.Option(help="amended (states the one-shot rule) or original.")
     ] = "amended",
@@ -99,10 +110,17 @@ def generate(
     ] = False,
 ) -> None:
     """Generate episodes deterministically from their spec and print them."""
+    if seed is not None and seeds is not None:
+        raise UsageError(f"--seed {seed} and --seeds {seeds}: give one (--seeds 1-3 or --seed 1)")
     try:
-        seed_list = parse_seeds(seeds) if seeds is not None else [seed]
+        seed_list = parse_seeds(seeds) if seeds is not None else [100 if seed is None else seed]
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if domain_file is not None:
+        try:
+            domain = load_pack_file(domain_file).name
+        except PackError as e:
+            raise UsageError("\n".join(e.problems)) from None
     paraphrases = None
     if paraphrase_cache is not None:
         try:
@@ -124,12 +142,13 @@ def generate(
             seed=s,
             steps=steps,
             density=density,
-            domain=domain,  # type: ignore[arg-type]
+            domain=domain,
             brief=brief,  # type: ignore[arg-type]
             paraphrase_tier=paraphrase_tier,
             ambiguous_rate=ambiguous_rate,
             generator=generator,
             schedule=schedule,  # type: ignore[arg-type]
+            domain_digest=DIGESTS.get(domain, UNSET),
         )
         try:
             ep = gen(spec, paraphrases)

@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 
+from cli.domain import load_packs_of
 from cli.errors import UsageError
 from protocol.probe import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
 from protocol.records import TurnKind
@@ -140,6 +141,7 @@ def probe(
         raise UsageError("give RUN_DIR and --out PROBE_DIR (or --report PROBE_DIR)")
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir} is not a directory")
+    load_packs_of(run_dir)  # the file domain packs the run's episodes regenerate with
     chosen = _names(variants, VARIANTS, "variant")
     trap_kinds = _names(kinds, TRAP_KINDS, "trap kind")
     opts = ProbeOptions(

@@ -16,7 +16,15 @@ import typer
 from rich.console import Console
 
 from cli.errors import UsageError
-from cli.flags import FlagError, RunFlags, apply_flags, embedded_server, grid_from_flags
+from cli.flags import (
+    FlagError,
+    RunFlags,
+    apply_flags,
+    domain_list,
+    embedded_server,
+    grid_from_flags,
+)
+from protocol.packs import PackError
 from protocol.records import EpisodeRecord
 from runner.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.client import CallFailed
@@ -26,9 +34,11 @@ from runner.helpers import Helpers
 from runner.lock import RunLocked, run_lock
 from runner.logs import LogReport, NewerSchemaError, read_logs
 from runner.manifest import ManifestError, write_or_check_manifest
+from runner.packs import keep_packs
 from runner.results import RESULTS, finalize_results
 from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from scoring.stream import StreamingScorer
+from scoring.tables import plural
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags, scripted_options
 
@@ -74,8 +84,12 @@ async def run_async(
     from runner.endpoints import open_endpoints, preflight
     from runner.live import live_view, preflight_line, progress_lines
 
-    # The manifest is written only after the logs are read and the preflight passes: a refusal
-    # leaves the directory as it was, and a run that never started no manifest behind.
+    # The local checks come first (the directory's grid, then its logs), so a directory of
+    # another grid is refused before any endpoint is contacted; the manifest is written only
+    # after the logs were read and the preflight passed, so a refusal (a newer-schema or
+    # unreadable log, an endpoint that does not answer) leaves the directory as it was, and
+    # a first run that never started leaves no manifest to block the corrected grid.
+    write_or_check_manifest(out, grid, allow_change=allow_change, write=False)
     report = LogReport()
     tasks, done = pending_tasks(grid, out, report)
     for bad in report.truncated:
@@ -91,8 +105,12 @@ async def run_async(
             problems = await preflight(grid, endpoints)
             if problems:
                 raise GridError("\n".join(problems))
+        try:
+            keep_packs(grid.run.domains, out)  # a copy of every file pack the run uses
+        except PackError as e:
+            raise GridError("\n".join(e.problems)) from None
         manifest = write_or_check_manifest(
-            out, grid, allow_change=allow_change, overrides=overrides
+            out, grid, allow_change=allow_change, overrides=overrides, scripted=server_config
         )
         if manifest.added:
             console.print(f"the grid adds {'; '.join(manifest.added)} to {out}; manifest updated")
@@ -102,7 +120,9 @@ async def run_async(
         state = RunState(grid=grid, out=out, endpoints=endpoints, helpers=helpers)
         state.progress.total = len(tasks)
         if manifest.resumed:
-            console.print(f"resuming {out}: {len(done)} episodes already done, {len(tasks)} to run")
+            console.print(
+                f"resuming {out}: {plural(len(done), 'episode')} already done, {len(tasks)} to run"
+            )
         async with anyio.create_task_group() as tg:
             # Compiles are pipelined with the episodes: the precompile walks the tasks in run
             # order beside them; an episode that reaches its compile first joins the flight,
@@ -121,7 +141,7 @@ async def run_async(
         )
     final = _finalize(out)
     if final:
-        console.print(f"final results: {final} lines appended to {out / RESULTS}")
+        console.print(f"final results: {plural(final, 'line')} appended to {out / RESULTS}")
     return {
         "episodes_run": state.progress.done,
         "already_done": len(done),
@@ -221,7 +241,8 @@ def execute(
         _refuse(_leaf(raised), out, console, bool(terminated))
         raise
     console.print(
-        f"done: {summary['episodes_run']} episodes run, {summary['already_done']} already done, "
+        f"done: {plural(summary['episodes_run'], 'episode')} run, {summary['already_done']} "
+        "already done, "
         f"{summary['infrastructure']} ended on infrastructure errors (rerun to retry them); "
         f"logs in {out}/logs, results in {out}/results.jsonl"
     )
@@ -281,7 +302,15 @@ def run(
         int | None, typer.Option(help="Run only the first N seeds.", show_default=False)
     ] = None,
     domain: Annotated[
-        str | None, typer.Option(help="procurement (default) and/or release.")
+        str | None,
+        typer.Option(help="procurement (default), release and/or pack files, comma-separated."),
+    ] = None,
+    domain_file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="A domain pack file to run (repeatable; docs/domains.md): with --domain, "
+            "added to its domains; else the run's only domains."
+        ),
     ] = None,
     brief: Annotated[str | None, typer.Option(help="amended (default) and/or original.")] = None,
     base_url: Annotated[
@@ -313,7 +342,7 @@ def run(
         str | None,
         typer.Option(
             help="How the regime is selected: checkpoint (default), request "
-            "(chat_template_kwargs.enable_thinking) or vendor."
+            "(the request body's chat_template_kwargs) or vendor."
         ),
     ] = None,
     extra: Annotated[
@@ -351,7 +380,7 @@ def run(
         density=density,
         seeds=seeds,
         limit=limit,
-        domain=domain,
+        domain=domain_list(domain, domain_file or []),
         brief=brief,
         base_url=base_url,
         api_key_env=api_key_env,

@@ -11,13 +11,14 @@ code 2.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, TypeVar
 
 import orjson
 import typer
 
+from cli.domain import load_packs_of
 from cli.errors import UsageError
 from protocol.records import EpisodeRecord
 from runner.logs import LogReport, NewerSchemaError, read_logs
@@ -36,11 +37,15 @@ _MAX_LISTED = 5
 T = TypeVar("T")
 
 
-def _read(logdir: Path, read: Callable[[LogReport], tuple[T, int]]) -> tuple[T, LogReport]:
+def _read(
+    logdir: Path, read: Callable[[LogReport], tuple[T, int]], domain_files: Sequence[Path] = ()
+) -> tuple[T, LogReport]:
     """``read(report)`` -> (what it made, records read) under the checks every reader needs:
-    a :class:`~cli.errors.UsageError` when the logs cannot be scored."""
+    a :class:`~cli.errors.UsageError` when the logs cannot be scored. The run's domain packs
+    are loaded first (``domain_files``, then the run directory's copies)."""
     if not logdir.is_dir():
         raise UsageError(f"cannot read {logdir}: not a directory")
+    load_packs_of(logdir, domain_files)
     report = LogReport()
     try:
         made, n = read(report)
@@ -58,36 +63,44 @@ def _read(logdir: Path, read: Callable[[LogReport], tuple[T, int]]) -> tuple[T, 
     return made, report
 
 
-def load_records(logdir: Path) -> tuple[list[EpisodeRecord], LogReport]:
+def load_records(
+    logdir: Path, domain_files: Sequence[Path] = ()
+) -> tuple[list[EpisodeRecord], LogReport]:
     """Every record under *logdir* (the last of each (cell, seed)), and what reading found."""
 
     def read(report: LogReport) -> tuple[list[EpisodeRecord], int]:
         records = list(read_logs(logdir, report).values())
         return records, len(records)
 
-    return _read(logdir, read)
+    return _read(logdir, read, domain_files)
 
 
 def load_results(
-    logdir: Path, jobs: int = 0, family: str = DEFAULT_FAMILY
+    logdir: Path, jobs: int = 0, family: str = DEFAULT_FAMILY, domain_files: Sequence[Path] = ()
 ) -> tuple[list[ResultLine], LogReport]:
     """The cell, contrast and helpers lines of every log under *logdir*, and what reading
     found; ``jobs`` processes on a large run (0: every core, 1: this one;
     :mod:`runner.rescore`), Holm within each ``family`` (:mod:`scoring.families`)."""
     if family not in FAMILIES:
         raise UsageError(f"unknown --family {family!r}; choose one of {', '.join(FAMILIES)}")
-    return _read(logdir, lambda report: rescore_dir(logdir, report, jobs=jobs, family=family))
+    return _read(
+        logdir,
+        lambda report: rescore_dir(logdir, report, jobs=jobs, family=family),
+        domain_files,
+    )
 
 
-def episode_results(logdir: Path) -> tuple[list[EpisodeRow], LogReport]:
+def episode_results(
+    logdir: Path, domain_files: Sequence[Path] = ()
+) -> tuple[list[EpisodeRow], LogReport]:
     """One :class:`EpisodeRow` per record under *logdir* (scored with per-turn detail)."""
-    records, report = load_records(logdir)
+    records, report = load_records(logdir, domain_files)
     scores = score_records(records, detail=True)
     return episode_rows(zip(records, scores, strict=True)), report
 
 
-def _print_episodes(logdir: Path, json_: bool) -> None:
-    rows, report = episode_results(logdir)
+def _print_episodes(logdir: Path, json_: bool, domain_files: Sequence[Path]) -> None:
+    rows, report = episode_results(logdir, domain_files)
     if json_:
         for row in rows:
             typer.echo(orjson.dumps(flat_row("episode", row.cell, row)).decode())
@@ -135,16 +148,24 @@ def score(
             help="One row per episode instead (with --json: flat lines of type episode).",
         ),
     ] = False,
+    domain_file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="The domain pack a run used (repeatable), in place of the run directory's "
+            "copy under domains/; refused when it is not the pack the run recorded."
+        ),
+    ] = None,
 ) -> None:
     """Rescore every episode log under LOGDIR offline (no model): ladder tables under the
     primary and decline-aware scorings with Wilson CIs and Holm-adjusted exact McNemar
     p-values, and the per-channel error table; with --episodes, one row per episode
     (success under both scorings, the first failing turn and its channel, errors per
     channel, tokens, calls, wall time, termination)."""
+    files = domain_file or []
     if episodes:
-        _print_episodes(logdir, json_)
+        _print_episodes(logdir, json_, files)
         return
-    lines, report = load_results(logdir, jobs, family)
+    lines, report = load_results(logdir, jobs, family, files)
     if json_:
         for line in lines:
             typer.echo(orjson.dumps(line_json(line)).decode())

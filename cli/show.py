@@ -12,6 +12,7 @@ text. ``--limit`` episodes are drawn in full (default 1); the others that match 
 
 from __future__ import annotations
 
+import difflib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,12 +22,14 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from cli.domain import load_packs_of
 from cli.errors import UsageError
 from protocol.records import Booking
 from protocol.state import CHANNELS
 from runner.logs import NewerSchemaError
 from runner.view.data import RunView
 from scoring.episode_view import filter_rows
+from scoring.tables import plural
 from scoring.views import CallView, EpisodeView, ErrorView, RowView, TurnView
 
 __all__ = ["render_episode", "show"]
@@ -175,6 +178,14 @@ def _matching(
             slugs = hits
         else:
             slugs = [cell]
+    if arm is not None:
+        arms = sorted({k.arm for s in slugs if (k := rv.index.cell_key(s)) is not None})
+        if arm not in arms:
+            hint = difflib.get_close_matches(arm, arms, n=1)
+            did = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise UsageError(
+                f"--arm: no arm {arm!r} in the logs{did}; their arms: {', '.join(arms)}"
+            )
     rows: list[RowView] = []
     for slug in slugs:
         key = rv.index.cell_key(slug)
@@ -212,6 +223,7 @@ def show(
     piped."""
     if not logdir.is_dir():
         raise UsageError(f"cannot read {logdir}: not a directory")
+    load_packs_of(logdir)  # the file domain packs the run's episodes regenerate with
     if channel is not None and channel not in CHANNELS:
         raise UsageError(f"--channel must be one of {', '.join(CHANNELS)} (got {channel!r})")
     if limit < 1:
@@ -239,7 +251,8 @@ def show(
         console.print()
     rest = rows[limit:]
     if rest:
-        console.print(f"{len(rest)} more episodes match (--limit draws more):")
+        verb = "matches" if len(rest) == 1 else "match"
+        console.print(f"{plural(len(rest), 'more episode')} {verb} (--limit draws more):")
         for row in rest[:_LISTED]:
             console.print(f"  {row.slug} seed {row.seed}")
         if len(rest) > _LISTED:

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from cli.errors import UsageError
-from runner.grid import GridError, load_grid
+from runner.grid import GridError, load_grid, missing_keys
+from scoring.tables import plural
 
 __all__ = ["validate"]
 
@@ -20,11 +21,14 @@ def validate(
 ) -> None:
     """Check a grid file, then send one tiny request to each endpoint and model."""
     try:
-        grid = load_grid(grid_file)
+        grid = load_grid(grid_file, need_keys=not offline)
     except GridError as e:
         raise UsageError(str(e)) from None
+    for missing in missing_keys(grid) if offline else []:  # nothing is sent: a warning
+        typer.echo(f"warning: {grid_file}: {missing}", err=True)
     n_cells = len(grid.cells())
-    typer.echo(f"{grid_file}: {n_cells} cells, {n_cells * len(grid.seeds())} episodes")
+    n_episodes = n_cells * len(grid.seeds())
+    typer.echo(f"{grid_file}: {plural(n_cells, 'cell')}, {plural(n_episodes, 'episode')}")
     if offline:
         return
     from runner.endpoints import open_endpoints, preflight

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from cli.domain import load_packs_of
 from cli.errors import UsageError
 from runner.logs import NewerSchemaError, log_files
 
@@ -54,8 +55,15 @@ def view(
     episode turn by turn; the same seed under two arms side by side."""
     if not logdir.is_dir():
         raise UsageError(f"cannot read {logdir}: not a directory")
+    load_packs_of(logdir)  # the file domain packs the run's episodes regenerate with
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be in 0..65535 (got {port})")
+    run_dir = logdir.parent if logdir.name == "logs" else logdir
+    if not log_files(logdir) and not (run_dir / "manifest.json").is_file():
+        raise UsageError(
+            f"{logdir} is not a run directory (no manifest.json, no episode logs); give the "
+            "--out of a `ladder run` or `ladder demo`"
+        )
     if not log_files(logdir):
         typer.echo(f"note: no episode logs under {logdir} yet; reload the page when some land")
     try:

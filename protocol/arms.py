@@ -3,8 +3,9 @@
 One place for these facts (Sections 3.2, 3.3, 4.2; Appendices D.1, D.3, E.2): the grid checks
 arm names against it, the compile helper reads which arms compile, the scoring reads the
 ladder's rungs and every contrast (:mod:`scoring.families` forms the Holm families from
-them), and :mod:`runner.arms` checks at import that its registry of arm sessions matches it.
-Names are the ones used on the command line and in logs.
+them), :mod:`protocol.policy` reads each arm's prompt policy, and :mod:`runner.arms.registry`
+binds each name to its session class. Names are the ones used on the command line and in
+logs. A new arm is one row here plus its session's file (docs/extending.md).
 
 Contrasts, each with the paper table whose Holm family it joins:
 
@@ -17,6 +18,8 @@ Contrasts, each with the paper table whose Holm family it joins:
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 import msgspec
 
@@ -31,6 +34,7 @@ __all__ = [
     "VARIANTS",
     "ArmSpec",
     "Contrast",
+    "PromptKind",
     "Variant",
     "arm_rank",
     "arm_spec",
@@ -58,6 +62,10 @@ class Variant(msgspec.Struct, frozen=True, kw_only=True):
     alone: bool = False
 
 
+# The prompt policies of protocol.policy: the system prompt, what the history keeps, the window.
+PromptKind = Literal["text", "ledger", "gate", "memory"]
+
+
 class ArmSpec(msgspec.Struct, frozen=True, kw_only=True):
     """One arm of the table."""
 
@@ -68,6 +76,9 @@ class ArmSpec(msgspec.Struct, frozen=True, kw_only=True):
     matcher: bool = False  # consults the matcher on every non-bypassed turn
     memory: bool = False  # a retrieval memory baseline (Appendix F; the ``memory`` extra)
     harness: bool = False  # runs on the real-tool harness too (Table 19; runner.harness)
+    prompt: PromptKind = "text"  # its prompt policy (protocol.policy)
+    needs: str | None = None  # the optional extra (pyproject.toml) its session imports
+    imports: tuple[str, ...] = ()  # the extra's libraries it imports (checked before a run)
 
 
 # In display order: tables and reports list arms this way.
@@ -87,20 +98,30 @@ ARM_TABLE: tuple[ArmSpec, ...] = (
                 table="Table 16",
             ),
         ),
+        prompt="ledger",
     ),
-    ArmSpec(name="directive", rung=2, compiles=True, matcher=True, harness=True),
+    ArmSpec(name="directive", rung=2, compiles=True, matcher=True, harness=True, prompt="gate"),
     # binding="state" or "request": request-bound enforcement is the harness's fifth arm
-    ArmSpec(name="enforce", rung=3, compiles=True, matcher=True, harness=True),
+    ArmSpec(name="enforce", rung=3, compiles=True, matcher=True, harness=True, prompt="gate"),
     # Appendix D.3: the validator-gated hybrid vs the enforcement gate
     ArmSpec(
         name="hybrid",
         contrasts=(Contrast(reference="enforce", table="Appendix D.3"),),
         compiles=True,
         matcher=True,
+        prompt="gate",
     ),
     # Appendix F: the memory baselines, off the ladder (Table 18 sets them beside it)
-    ArmSpec(name="memory-topk", memory=True),
-    ArmSpec(name="mem0", memory=True),
+    ArmSpec(
+        name="memory-topk", memory=True, prompt="memory", needs="memory", imports=("faiss", "numpy")
+    ),
+    ArmSpec(
+        name="mem0",
+        memory=True,
+        prompt="memory",
+        needs="memory",
+        imports=("faiss", "numpy", "mem0"),
+    ),
 )
 
 ARM_NAMES: tuple[str, ...] = tuple(a.name for a in ARM_TABLE)
@@ -140,15 +161,14 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(knob="user_style", table="Stress: uncooperative user", alone=True),
 )
 
-_BY_NAME = {a.name: a for a in ARM_TABLE}
-
 
 def arm_spec(name: str) -> ArmSpec | None:
-    """The table's entry for ``name``, or None for an arm the table does not hold."""
-    return _BY_NAME.get(name)
+    """The table's entry for ``name``, or None for an arm the table does not hold (read from
+    the table on each call, so a test's toy row is seen everywhere)."""
+    return next((a for a in ARM_TABLE if a.name == name), None)
 
 
 def arm_rank(name: str) -> tuple[int, str]:
     """A sort key: arms of the table in display order, any other arm after them by name."""
-    spec = _BY_NAME.get(name)
-    return (ARM_NAMES.index(name), "") if spec is not None else (len(ARM_NAMES), name)
+    names = [a.name for a in ARM_TABLE]
+    return (names.index(name), "") if name in names else (len(names), name)

@@ -13,6 +13,9 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
+
+from protocol.domains import DIGESTS
 
 __all__ = [
     "PLAIN",
@@ -29,7 +32,8 @@ __all__ = [
     "graph_label",
 ]
 
-Domain = Literal["procurement", "release"]
+# A built-in domain ("procurement", "release") or a loaded file pack's name (protocol.domains).
+Domain = str
 Brief = Literal["amended", "original"]
 # The probe schedule (Appendix B.4, Section 6): "earlier" is the original grid's, "regenerated"
 # the amended replication's. None: the brief's own (original -> earlier, amended -> regenerated).
@@ -70,6 +74,11 @@ class EpisodeSpec(_Frozen, frozen=True, kw_only=True):
     # logs written before versions existed lack it and regenerate with version 1.
     generator: int = 1
     schedule: Schedule | None = None  # None: the brief's own schedule (see Schedule)
+    # A file pack's digest (protocol.packs.pack_digest): the pack the episode was made from
+    # (protocol.versions.pool_of checks it). Unset, and so not encoded, for the built-in
+    # domains, whose specs keep their encoding; not part of :class:`Config` (a cell is keyed by
+    # its domain's name, and one run loads one pack per name).
+    domain_digest: str | UnsetType = UNSET
 
     @classmethod
     def of(cls, config: Config, *, seed: int, generator: int) -> EpisodeSpec:
@@ -151,8 +160,11 @@ class CellKey(_Frozen, frozen=True, kw_only=True):
         return Config(**{f: getattr(self, f) for f in Config.__struct_fields__})
 
     def spec(self, seed: int, generator: int) -> EpisodeSpec:
-        """The spec of this cell's episode of ``seed``."""
-        return EpisodeSpec.of(self.config, seed=seed, generator=generator)
+        """The spec of this cell's episode of ``seed``, with the digest of the loaded pack
+        when the cell's domain is a file pack (:func:`protocol.domains.register`)."""
+        spec = EpisodeSpec.of(self.config, seed=seed, generator=generator)
+        digest = DIGESTS.get(self.domain)
+        return spec if digest is None else msgspec.structs.replace(spec, domain_digest=digest)
 
     def slug(self) -> str:
         """A file-name-safe identifier, stable across runs (fields at their defaults add

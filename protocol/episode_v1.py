@@ -32,11 +32,10 @@ from collections.abc import Mapping
 
 from protocol import sampler
 from protocol.domain_types import DomainPool, Template
-from protocol.domains import POOLS
 from protocol.episode_parts import assemble, steps_and_revision, stream_seed
 from protocol.records import Episode, EpisodeSpec, Turn, TurnKind
 from protocol.state import sort_ids
-from protocol.versions import MAX_ATTEMPTS, N_TURNS, Paraphrases, SpecError
+from protocol.versions import MAX_ATTEMPTS, N_TURNS, Paraphrases, SpecError, pool_of
 from protocol.wording import wording_v1
 
 __all__ = ["generate_v1"]
@@ -178,7 +177,7 @@ def _plan(rng: random.Random, ids: list[str], deps: dict[str, frozenset[str]]) -
 
 def generate_v1(spec: EpisodeSpec, paraphrases: Paraphrases | None) -> Episode:
     """Versions 1 and 2 (same episodes)."""
-    pool = POOLS[spec.domain]
+    pool = pool_of(spec)
     rng = random.Random(stream_seed(spec, "graph"))
     for _ in range(MAX_ATTEMPTS):
         ids, by_id, deps = _sample_graph(rng, pool, spec.steps, spec.density)

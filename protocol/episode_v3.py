@@ -16,10 +16,9 @@ import random
 from protocol import sampler
 from protocol.ambiguous import plan_probes
 from protocol.domain_types import DomainPool, Template
-from protocol.domains import POOLS
 from protocol.episode_parts import assemble, steps_and_revision, stream_seed
 from protocol.records import Episode, EpisodeSpec, Turn, TurnKind
-from protocol.versions import MAX_ATTEMPTS, N_TURNS, Paraphrases, SpecError
+from protocol.versions import MAX_ATTEMPTS, N_TURNS, Paraphrases, SpecError, pool_of
 from protocol.wording import wording_v3
 
 __all__ = ["generate_v3"]
@@ -52,7 +51,7 @@ def _plan_v3(spec: EpisodeSpec, pool: DomainPool) -> tuple[Graph, sampler.Plan, 
 
 def generate_v3(spec: EpisodeSpec, paraphrases: Paraphrases | None) -> Episode:
     """Versions 3 and 4."""
-    pool = POOLS[spec.domain]
+    pool = pool_of(spec)
     (ids, by_id, deps), plan, rng = _plan_v3(spec, pool)
     steps, revision = steps_and_revision(
         rng, ids, by_id, deps, plan.cancel, plan.rewires, plan.relax

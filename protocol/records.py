@@ -150,9 +150,10 @@ class CallRecord(_Frozen, frozen=True, kw_only=True):
 
 
 class HelperLogLine(msgspec.Struct, frozen=True, kw_only=True, tag="helper"):
-    """One line of ``OUT/helpers.jsonl``: a helper request made once for several episodes."""
+    """One line of ``OUT/helpers.jsonl``: the requests of one compile or one matcher answer,
+    made once however many episodes share it (runs before the matcher lines: compiles only)."""
 
-    kind: Literal["compile"]
+    kind: Literal["compile", "matcher"]
     key: str  # the cache key's digest
     calls: tuple[CallRecord, ...]
 

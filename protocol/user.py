@@ -50,9 +50,9 @@ import msgspec
 
 from protocol import strings
 from protocol.config import UserStyle
-from protocol.domains import POOLS
 from protocol.records import Episode, Turn, TurnKind
 from protocol.state import Error, TaskState, Verdict, judge_turn, sort_ids
+from protocol.versions import pool_of
 from protocol.wording import pick_wording
 
 __all__ = ["AMBIGUOUS_MIN_ELIGIBLE", "ASK_KINDS", "DOUBLE_RATE", "STYLE_KINDS", "ScriptedUser"]
@@ -86,7 +86,7 @@ class ScriptedUser:
         self.dynamic = 0
         self._texts = {s.id: s.text for s in episode.steps}
         self._version = episode.spec.generator
-        self._templates = {t.slug: t for t in POOLS[episode.spec.domain].templates}
+        self._templates = {t.slug: t for t in pool_of(episode.spec).templates}
 
     def _asked_ahead(self, v: str) -> bool:
         return any(t.step == v and t.kind in ASK_KINDS for t in self.episode.turns[self._next :])
@@ -136,7 +136,7 @@ class ScriptedUser:
             text = pick_wording(template, "asks", self.dynamic, spec.paraphrase_tier, None)
             text = text.format(wo=wo)
         else:
-            frames = POOLS[spec.domain].re_asks
+            frames = pool_of(spec).re_asks
             text = frames[self.dynamic % len(frames)].format(text=self._texts[v], wo=wo)
         self.dynamic += 1
         return Turn(
@@ -154,7 +154,7 @@ class ScriptedUser:
             f"ambiguous|{spec.seed}|{spec.steps}|{spec.density!r}|{spec.domain}|{planned}"
         )
         a, b = rng.sample(list(ready), 2)
-        frames = POOLS[spec.domain].ambiguous
+        frames = pool_of(spec).ambiguous
         text = frames[rng.randrange(len(frames))].format(
             a=self._texts[a], b=self._texts[b], wo=turn.work_order
         )

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from protocol.domains import POOLS
+from protocol.domain_types import DomainPool
+from protocol.domains import DIGESTS, POOLS
 from protocol.records import EpisodeSpec, TurnKind
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "Paraphrases",
     "SpecError",
     "check_spec",
+    "pool_of",
 ]
 
 GENERATOR_VERSION = 4  # what new runs use
@@ -79,8 +81,7 @@ def check_spec(spec: EpisodeSpec, paraphrases: Paraphrases | None = None) -> Non
         )
     if not 0.0 <= spec.density <= 1.0:
         raise SpecError(f"density must be in [0, 1] (got {spec.density})")
-    if spec.domain not in POOLS:
-        raise SpecError(f"unknown domain {spec.domain!r}; choose one of: {', '.join(POOLS)}")
+    pool_of(spec)
     if spec.brief not in ("amended", "original"):
         raise SpecError(f"unknown brief {spec.brief!r}; choose amended or original")
     if spec.paraphrase_tier not in (0, 1, 2):
@@ -89,3 +90,21 @@ def check_spec(spec: EpisodeSpec, paraphrases: Paraphrases | None = None) -> Non
         raise SpecError("paraphrase tier 2 needs a held-out paraphrase cache file")
     if not 0.0 <= spec.ambiguous_rate <= 1.0:
         raise SpecError(f"ambiguous rate must be in [0, 1] (got {spec.ambiguous_rate})")
+
+
+def pool_of(spec: EpisodeSpec) -> DomainPool:
+    """The loaded pool of ``spec.domain``, the very pack the spec was made with: a file pack
+    must be loaded (``--domain-file``) and have the digest the spec records."""
+    pool = POOLS.get(spec.domain)
+    want = spec.domain_digest if isinstance(spec.domain_digest, str) else None
+    if pool is None:
+        hint = f" (a file pack, digest {want}: pass its file with --domain-file)" if want else ""
+        raise SpecError(f"unknown domain {spec.domain!r}{hint}; loaded: {', '.join(POOLS)}")
+    have = DIGESTS.get(spec.domain)
+    if have != want:
+        raise SpecError(
+            f"domain pack {spec.domain!r} changed since the run (the spec's digest {want}, "
+            f"the loaded pack's {have}); pass --domain-file with the pack the run used "
+            "(its run directory keeps a copy under domains/)"
+        )
+    return pool

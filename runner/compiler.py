@@ -58,7 +58,15 @@ from runner.client import Reply
 from runner.grid import Grid, Task
 from runner.grid_schema import ModelConfig
 
-__all__ = ["CACHE_VERSION", "ChatEndpoint", "Compiled", "Compiler", "HelperLog"]
+__all__ = [
+    "CACHE_VERSION",
+    "ChatEndpoint",
+    "Compiled",
+    "Compiler",
+    "HelperLog",
+    "read_helper_log",
+    "shared_calls",
+]
 
 CACHE_VERSION = 2  # 2: the brief leaves the key under compile_cache = "spec"
 _PROMPTS_HASH = hashlib.sha256(
@@ -107,7 +115,9 @@ def make_compiled(
 
 
 class HelperLog:
-    """``OUT/helpers.jsonl``: one line per helper request made once for several episodes."""
+    """``OUT/helpers.jsonl``: every helper request the run made, once, with its tokens (a
+    ``compile`` line per compile, a ``matcher`` line per matcher answer); the grid's actual
+    helper spend, however many episodes shared each."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -119,7 +129,25 @@ class HelperLog:
             f.write(self._encoder.encode(line) + b"\n")
 
 
-def _shared(calls: Sequence[CallRecord]) -> list[CallRecord]:
+def read_helper_log(path: Path) -> tuple[list[HelperLogLine], int]:
+    """The lines of a helper log (none when it does not exist) and how many were unreadable
+    (a kill mid-write leaves at most the last one cut)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return [], 0
+    decoder = msgspec.json.Decoder(HelperLogLine)
+    lines, bad = [], 0
+    for raw in data.splitlines():
+        try:
+            lines.append(decoder.decode(raw))
+        except msgspec.DecodeError:
+            bad += 1
+    return lines, bad
+
+
+def shared_calls(calls: Sequence[CallRecord]) -> list[CallRecord]:
+    """``calls`` as logged by an episode that did not make them (tokens kept)."""
     return [msgspec.structs.replace(c, cached=True, shared=True) for c in calls]
 
 
@@ -181,7 +209,7 @@ class Compiler:
     async def compile(self, cell: CellKey, episode: Episode) -> tuple[Compiled, list[CallRecord]]:
         """The compiled graph and revision for ``episode`` and the calls to log with it."""
         compiled, made = await self._compile(self.model_for(cell), episode)
-        return compiled, list(compiled.calls) if made else _shared(compiled.calls)
+        return compiled, list(compiled.calls) if made else shared_calls(compiled.calls)
 
     async def _compile(self, model: ModelConfig, episode: Episode) -> tuple[Compiled, bool]:
         """(the compile, whether this call made its requests)."""

@@ -68,7 +68,12 @@ async def _embedded(config: ServerConfig | None) -> AsyncIterator[str]:
 
 
 async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
-    """One tiny request per model; one clear line per problem (empty when all answer)."""
+    """One tiny request per model; one clear line per problem (empty when all answer).
+
+    The request carries ``serve.faults.PREFLIGHT_HEADER``: the embedded scripted endpoint's
+    injected faults (``--fault``) shape the run, not the check that it answers."""
+    from serve.faults import PREFLIGHT_HEADER
+
     problems: list[str] = []
     for m in grid.models:
         ep = endpoints[m.endpoint]
@@ -84,6 +89,7 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
             name=ep.name,
         )
         check._headers = dict(ep._headers)  # same credentials, never printed
+        check._headers[PREFLIGHT_HEADER] = "1"  # the scripted endpoint injects no fault into it
         try:
             async with check:
                 await check.chat(

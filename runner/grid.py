@@ -12,7 +12,6 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import os
-import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +19,9 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from protocol.arms import ARM_NAMES
+from protocol.arms import ARM_NAMES, arm_spec
 from protocol.config import Config, Schedule
+from protocol.domains import POOLS
 from protocol.generate import (
     GENERATOR_VERSIONS,
     MAX_STEPS,
@@ -30,7 +30,9 @@ from protocol.generate import (
     SpecError,
     check_spec,
 )
+from protocol.packs import PackError
 from protocol.records import CellKey, EpisodeSpec, Knobs
+from runner.grid_errors import validation_problem
 from runner.grid_schema import (
     EMBEDDED,
     Decoding,
@@ -40,6 +42,7 @@ from runner.grid_schema import (
     ModelConfig,
     RunConfig,
 )
+from runner.packs import resolve_domains
 from runner.paraphrase_cache import ParaphraseCacheError, load_paraphrases
 from runner.seeds import parse_seeds
 
@@ -49,6 +52,7 @@ __all__ = [
     "Task",
     "expand",
     "load_grid",
+    "missing_keys",
     "parse_grid",
     "url_problem",
 ]
@@ -149,44 +153,39 @@ def expand(grid: Grid) -> Iterator[Task]:
 
 # --- loading and validation --------------------------------------------------------
 
-_UNKNOWN = re.compile(r"unknown field `([^`]+)`(?: - at `\$\.?([^`]*)`)?")
 
-
-def _fields_at(path: str) -> list[str]:
-    node: type[msgspec.Struct] = Grid
-    for part in re.findall(r"[A-Za-z_]+", path):
-        info = {f.name: f.type for f in msgspec.inspect.type_info(node).fields}  # type: ignore[attr-defined]
-        sub = info.get(part)
-        while sub is not None and not isinstance(sub, msgspec.inspect.StructType):
-            sub = getattr(sub, "item_type", None) or next(
-                (t for t in getattr(sub, "types", ()) if isinstance(t, msgspec.inspect.StructType)),
-                None,
-            )
-        if sub is None:
-            break
-        node = sub.cls
-    return [f.name for f in msgspec.inspect.type_info(node).fields]  # type: ignore[attr-defined]
-
-
-def parse_grid(data: GridData, *, source: str = "grid") -> Grid:
+def parse_grid(
+    data: GridData, *, source: str = "grid", need_keys: bool = True, base: Path | None = None
+) -> Grid:
+    """The grid of ``data``, checked (:func:`check_grid`); ``need_keys=False`` leaves out
+    the check that each endpoint's API-key variable is set (see :func:`missing_keys`). Pack
+    files among its domains (relative to ``base``, the grid file's folder, else the working
+    directory) are loaded and named by their pack."""
+    data = _seeds_as_text(data)
+    run = data.get("run")
+    if isinstance(run, dict) and isinstance(run.get("domains"), list):
+        try:
+            names = resolve_domains([str(d) for d in run["domains"]], base)
+        except PackError as e:
+            raise GridError("\n".join(e.problems)) from None
+        data = {**data, "run": {**run, "domains": names}}
     try:
         grid = msgspec.convert(data, Grid)
     except msgspec.ValidationError as e:
-        msg = str(e)
-        m = _UNKNOWN.search(msg)
-        if m:
-            where = m.group(2) or ""
-            hint = difflib.get_close_matches(m.group(1), _fields_at(where), n=1)
-            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-            table = re.sub(r"\[\d+\]", "", where)
-            place = f" in [{table}]" if where else ""
-            raise GridError(f"{source}: unknown key {m.group(1)!r}{place}{suggestion}") from None
-        raise GridError(f"{source}: {msg}") from None
-    check_grid(grid, source=source)
+        raise GridError(f"{source}: {validation_problem(Grid, str(e))}") from None
+    check_grid(grid, source=source, need_keys=need_keys)
     return grid
 
 
-def load_grid(path: Path) -> Grid:
+def _seeds_as_text(data: GridData) -> GridData:
+    """``seeds = 100`` (one seed, an integer in TOML) read as ``seeds = "100"``."""
+    run = data.get("run")
+    if isinstance(run, dict) and type(run.get("seeds")) is int:
+        return {**data, "run": {**run, "seeds": str(run["seeds"])}}
+    return data
+
+
+def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
     try:
         data = tomllib.loads(path.read_text())
     except OSError as e:
@@ -195,11 +194,12 @@ def load_grid(path: Path) -> Grid:
         raise GridError(f"cannot read grid {path}: not a UTF-8 text file") from None
     except tomllib.TOMLDecodeError as e:
         raise GridError(f"{path}: malformed TOML: {e}") from None
-    return parse_grid(data, source=str(path))
+    return parse_grid(data, source=str(path), need_keys=need_keys, base=path.parent)
 
 
-def check_grid(grid: Grid, *, source: str = "grid") -> None:
-    """Every problem a grid can have before a request is sent; raises one GridError."""
+def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> None:
+    """Every problem a grid can have before a request is sent; raises one GridError
+    (``need_keys=False``: an unset API-key variable is not one; :func:`missing_keys`)."""
     problems: list[str] = []
     run = grid.run
     try:
@@ -214,7 +214,7 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"density must be in [0, 1] (got {d})")
     arms = ARM_NAMES
     for a in [*run.arms, *(v.arm for v in run.variants)]:
-        if a not in arms:
+        if arm_spec(a) is None:
             hint = difflib.get_close_matches(a, arms, n=1)
             problems.append(
                 f"unknown arm {a!r}"
@@ -262,13 +262,10 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"endpoint {ep.name!r}: replica_slots must be at least 0")
         if ep.start_in_flight is not None and ep.start_in_flight < 1:
             problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
-        if ep.api_key_env and not os.environ.get(ep.api_key_env):
-            problems.append(
-                f"endpoint {ep.name!r}: environment variable {ep.api_key_env} "
-                "(its API key) is not set"
-            )
-    if problems:
-        raise GridError("\n".join(f"{source}: {p}" for p in problems))
+    if need_keys:
+        problems += missing_keys(grid)
+    if problems:  # one line per problem, said once however many variants share it
+        raise GridError("\n".join(f"{source}: {p}" for p in dict.fromkeys(problems)))
 
 
 def url_problem(url: str) -> str | None:
@@ -282,16 +279,25 @@ def url_problem(url: str) -> str | None:
     return None
 
 
+def missing_keys(grid: Grid) -> list[str]:
+    """One line per endpoint whose API-key environment variable is not set."""
+    return [
+        f"endpoint {ep.name!r}: environment variable {ep.api_key_env} (its API key) is not set"
+        for ep in grid.endpoints
+        if ep.api_key_env and not os.environ.get(ep.api_key_env)
+    ]
+
+
 def _memory_problems(grid: Grid) -> list[str]:
-    """A memory arm without its libraries (one line naming the extra), bad k or window, an
-    unknown embedding endpoint."""
+    """An arm without the libraries of its extra (``ArmSpec.needs``; one line naming the
+    extra), a memory arm's bad k or window, an unknown embedding endpoint."""
     from runner.memory import MEMORY_ARMS, missing
 
     run = grid.run
-    used = [
-        a for a in dict.fromkeys([*run.arms, *(v.arm for v in run.variants)]) if a in MEMORY_ARMS
-    ]
-    problems = [m for a in used if (m := missing(a)) is not None]
+    arms = dict.fromkeys([*run.arms, *(v.arm for v in run.variants)])
+    used = [a for a in arms if a in MEMORY_ARMS]
+    absent = [m for a in arms if (m := missing(a)) is not None]  # ArmSpec.needs
+    problems = ["; ".join(absent)] if absent else []  # one line for the one extra
     for v in run.variants:
         changed = v.knobs().changed()
         set_here = [f for f in ("memory_mode", "memory_k", "memory_window") if f in changed]
@@ -325,6 +331,14 @@ def _run_problems(grid: Grid) -> list[str]:
     """A grid with no cells; tiers and rates the generator refuses (its own check)."""
     problems: list[str] = []
     run = grid.run
+    for d in run.domains:
+        if d not in POOLS:
+            hint = difflib.get_close_matches(d, list(POOLS), n=1)
+            did = f" (did you mean {hint[0]!r}?)" if hint else ""
+            problems.append(
+                f"[run] domains: unknown value {d!r}{did}; choose from {', '.join(POOLS)} "
+                "or a pack file (./my_domain.toml)"
+            )
     empty = [k for k in ("arms", "domains", "briefs") if not getattr(run, k)]
     if run.generator not in GENERATOR_VERSIONS:
         known = ", ".join(map(str, GENERATOR_VERSIONS))

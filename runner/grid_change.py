@@ -32,8 +32,12 @@ _GROWABLE = ("seeds", "arms", "variants", "steps", "density", "graphs", "domains
 def identity(grid_data: GridData) -> GridData:
     """The part of a grid's builtins the episodes depend on."""
     data = orjson.loads(orjson.dumps(grid_data))  # a deep copy
+    run = data.get("run", {})
     for k in _RUN_FREE:
-        data.get("run", {}).pop(k, None)
+        run.pop(k, None)
+    if run.get("graphs"):  # explicit graphs replace steps x density (recorded without them)
+        run.pop("steps", None)
+        run.pop("density", None)
     for e in data.get("endpoints", []):
         for k in _ENDPOINT_FREE:
             e.pop(k, None)

@@ -169,12 +169,7 @@ def paired_contrast(
 
 def is_ladder(config: CellKey) -> bool:
     """A configuration whose knobs are the defaults or platform knobs only."""
-    default = Knobs()
-    return all(
-        getattr(config.knobs, f) == getattr(default, f)
-        for f in Knobs.__struct_fields__
-        if f not in PLATFORM_KNOBS
-    )
+    return all(f in PLATFORM_KNOBS for f in config.knobs.changed())
 
 
 _SIDE_TABLE = {

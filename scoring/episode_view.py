@@ -72,12 +72,7 @@ def pairing_key(key: CellKey) -> CellKey:
 
 def arm_label(key: CellKey) -> str:
     """The arm with its non-default knobs: ``enforce (corruption=0.02)``."""
-    default = Knobs()
-    knobs = [
-        f"{f}={getattr(key.knobs, f)}"
-        for f in Knobs.__struct_fields__
-        if getattr(key.knobs, f) != getattr(default, f)
-    ]
+    knobs = [f"{f}={v}" for f, v in key.knobs.changed().items()]
     return f"{key.arm} ({', '.join(knobs)})" if knobs else key.arm
 
 

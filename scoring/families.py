@@ -108,13 +108,13 @@ def _variant(key: CellKey) -> tuple[str, CellKey] | None:
     """(table, paper-arm cell) of a knob variant: the variant knobs reset, platform knobs
     kept, the arm replaced where the variant names its paper arm; a stress knob's variant
     (``Variant.alone``) against the same cell with that knob alone reset."""
-    default = Knobs()
-    moved = [v for v in VARIANTS if getattr(key.knobs, v.knob) != getattr(default, v.knob)]
+    changed = key.knobs.changed()
+    moved = [v for v in VARIANTS if v.knob in changed]
     if not moved:
         return None
     for v in moved:
         if v.alone:
-            reset = {v.knob: getattr(default, v.knob)}
+            reset = {v.knob: getattr(Knobs(), v.knob)}
             return v.table, msgspec.structs.replace(
                 key, knobs=msgspec.structs.replace(key.knobs, **reset)
             )
@@ -126,7 +126,7 @@ def _variant(key: CellKey) -> tuple[str, CellKey] | None:
 def _side_pairs(key: CellKey, has: set[CellKey]) -> list[_Pair]:
     """Side contrasts against a reference with knobs of its own (the replace-mode checklist)."""
     spec = next((a for a in ARM_TABLE if a.name == key.arm), None)
-    if spec is None or key.knobs != Knobs():
+    if spec is None or key.knobs.changed():
         return []
     out: list[_Pair] = []
     for c in spec.contrasts:
@@ -152,7 +152,7 @@ def _pairs(cells: Cells) -> list[_Pair]:
         variant = _variant(key)
         if variant is not None and variant[1] in keys:
             table, ref = variant
-            ref_label = ref.arm + (f"[{_knob_label(ref.knobs)}]" if ref.knobs != Knobs() else "")
+            ref_label = ref.arm + (f"[{_knob_label(ref.knobs)}]" if ref.knobs.changed() else "")
             out.append(
                 ("variant", table, ref, key, ref_label, f"{key.arm}[{_knob_label(key.knobs)}]")
             )

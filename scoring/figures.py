@@ -1,4 +1,5 @@
-"""The paper's figures drawn from the cells present (pure: Figure objects and their data).
+"""The paper's figures drawn from the cells present (pure: Figure objects and their data);
+:mod:`scoring.paper_figures` lists them for the report.
 
 Each figure is built only when its cells are in the lines, with points (no connecting
 lines) across categorical configurations, Wilson 95% intervals, labelled axes, and the data
@@ -47,7 +48,7 @@ from scoring.figure_data import (
     UnrequestedCount,
 )
 from scoring.figure_text import legend_below, wrap
-from scoring.lines import CellLine, ResultLine
+from scoring.lines import CellLine
 from scoring.stats import wilson
 
 if TYPE_CHECKING:
@@ -58,11 +59,15 @@ __all__ = [
     "PER_EPISODES",
     "ChannelPoint",
     "ChannelRate",
+    "Drawn",
     "FigureData",
     "Point",
     "UnrequestedCount",
     "channel_points",
-    "paper_figures",
+    "figure4",
+    "figure5a",
+    "figure5b",
+    "rungs_figure",
 ]
 
 DENSE = (15, 0.3)
@@ -140,7 +145,7 @@ def channel_points(cells: Sequence[CellLine]) -> list[ChannelPoint]:
     return out
 
 
-def _figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | None:
+def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | None:
     data = channel_points(cells)
     if not data:
         return None
@@ -195,7 +200,7 @@ def _figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | 
     return fig, data
 
 
-def _figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[OmissionRow]]:
+def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[OmissionRow]]:
     """Stacked omission attribution per epsilon, one panel per configuration (the cell with
     its arm blanked and no corruption)."""
     groups: dict[CellKey, list[CorruptionLine]] = {}
@@ -299,37 +304,33 @@ def _rung_key(x: str) -> SortKey:
     return arm_rank(x)
 
 
-def paper_figures(
-    lines: Sequence[ResultLine], corruption: Sequence[CorruptionLine] = ()
-) -> dict[str, tuple[str, Figure, FigureData]]:
-    """``name -> (caption, Figure, data)`` for every figure whose cells are present."""
-    cells = [x for x in lines if isinstance(x, CellLine)]
-    out: dict[str, tuple[str, Figure, FigureData]] = {}
+# A drawn figure and the data behind its points (written as JSON beside the PNG).
+Drawn = tuple["Figure", FigureData]
+
+
+def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn | None:
+    """Figures 1 and 6: the ladder's rungs at S = 15 dense under ``brief``, one series per
+    model and regime, titled by ``caption`` after its "Figure N: "."""
     ladder = set(LADDER)
+    pts = _points(
+        cells,
+        lambda c: _canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
+        and c.arm in ladder and c.domain == "procurement",
+        lambda c: c.arm,
+        _model,
+    )  # fmt: skip
+    if not (len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2):
+        return None
+    fig = _figure(6.0, 4.0)
+    ax = fig.add_subplot()
+    _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key), 5.6)
+    ax.set_title(caption.split(": ", 1)[1], fontsize=9)
+    return fig, pts
 
-    def rungs(brief: str) -> list[Point]:
-        return _points(
-            cells,
-            lambda c: _canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
-            and c.arm in ladder and c.domain == "procurement",
-            lambda c: c.arm,
-            _model,
-        )  # fmt: skip
 
-    for name, brief, caption in (
-        ("figure1", "amended", "Figure 1: strict success by rung across the capability points "
-         "(amended brief, S = 15 dense)"),
-        ("figure6", "original", "Figure 6: the original-brief ladder at S = 15 dense under "
-         "both regimes"),
-    ):  # fmt: skip
-        pts = rungs(brief)
-        if len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2:
-            fig = _figure(6.0, 4.0)
-            ax = fig.add_subplot()
-            _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key), 5.6)
-            ax.set_title(caption.split(": ", 1)[1], fontsize=9)
-            out[name] = (caption, fig, pts)
-
+def figure4(cells: Sequence[CellLine]) -> Drawn | None:
+    """Figure 4's panels whose cells are present."""
+    ladder = set(LADDER)
     size = _points(
         cells,
         lambda c: _canonical(c) and c.brief == "amended" and c.arm in ladder,
@@ -358,35 +359,13 @@ def paper_figures(
         (eps, "corruption rate epsilon", float, "(c) corrupted state, enforcement gate"),
     ]  # fmt: skip
     present = [p for p in panels if len({x.x for x in p[0]}) >= 2]
-    if present:
-        fig = _figure(5.0 * len(present), 4.0)
-        data: list[Point] = []
-        for i, (pts, label, key, title) in enumerate(present):
-            ax = fig.add_subplot(1, len(present), i + 1)
-            _draw(pts, ax, label, _order([p.x for p in pts], key), 4.6)
-            ax.set_title(title, fontsize=9)
-            data += [msgspec.structs.replace(p, panel=label) for p in pts]
-        out["figure4"] = (
-            "Figure 4: the graph-size axis, the model axis and the corrupted-state ablation "
-            "(panels drawn from the cells present)",
-            fig,
-            data,
-        )
-
-    five_a = _figure5a(cells)
-    if five_a is not None:
-        out["figure5a"] = (
-            "Figure 5(a): the channel decomposition per arm: each error channel over its label "
-            f"denominator (Table 9), Wilson 95% CIs; unrequested executions per {PER_EPISODES} "
-            "episodes",
-            *five_a,
-        )
-
-    if corruption:
-        fig, rows = _figure5b(corruption)
-        out["figure5b"] = (
-            "Figure 5(b): the corruption replay, omissions attributed per epsilon",
-            fig,
-            rows,
-        )
-    return out
+    if not present:
+        return None
+    fig = _figure(5.0 * len(present), 4.0)
+    data: list[Point] = []
+    for i, (pts, label, key, title) in enumerate(present):
+        ax = fig.add_subplot(1, len(present), i + 1)
+        _draw(pts, ax, label, _order([p.x for p in pts], key), 4.6)
+        ax.set_title(title, fontsize=9)
+        data += [msgspec.structs.replace(p, panel=label) for p in pts]
+    return fig, data

@@ -112,7 +112,7 @@ def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figu
 
 def figure_channels(lines: Sequence[ResultLine]) -> Figure:
     """Errors per episode by channel, stacked per cell, the cells grouped by configuration
-    (ours; Figure 5(a) is :func:`scoring.figures.paper_figures`'s ``figure5a``)."""
+    (ours; Figure 5(a) is :func:`scoring.paper_figures.paper_figures`'s ``figure5a``)."""
     cells = _cells(lines)
     configs = _configs(cells)
     cells.sort(key=lambda c: configs.index(config_label(c.cell)))  # stable: arms keep order

@@ -28,11 +28,15 @@ import msgspec
 from protocol.records import CellKey, EpisodeRecord, TurnRecord
 from protocol.spoof import forged_label
 from protocol.user import STYLE_KINDS
+from scoring.analysis import Analysis, by_cell, uncached
 from scoring.replay import EpisodeScore
 from scoring.stats import wilson
 from scoring.tables import config_label, markdown_table
 
 __all__ = [
+    "SPOOF",
+    "TOOL_FAILURE",
+    "USER_STYLE",
     "SpoofLine",
     "ToolFailureLine",
     "UserStyleLine",
@@ -293,3 +297,30 @@ def user_style_section(lines: Iterable[UserStyleLine]) -> list[str]:
 
 def _section(title: str, text: str, header: list[str], rows: list[list[str]]) -> list[str]:
     return ["", f"## {title}", "", text, "", markdown_table(header, rows)] if rows else []
+
+
+def _stressed_by_cell(parts: list[ToolFailureLine]) -> tuple[ToolFailureLine, ...]:
+    return by_cell(stressed(parts))
+
+
+SPOOF: Analysis[SpoofLine, SpoofLine] = Analysis(
+    name="spoof",
+    table="Stress: forged state",
+    compute=uncached(spoof_lines),
+    finish=by_cell,
+    markdown=spoof_section,
+)
+TOOL_FAILURE: Analysis[ToolFailureLine, ToolFailureLine] = Analysis(
+    name="tool_failure",
+    table="Stress: tool failure",
+    compute=uncached(tool_failure_lines),
+    finish=_stressed_by_cell,
+    markdown=tool_failure_section,
+)
+USER_STYLE: Analysis[UserStyleLine, UserStyleLine] = Analysis(
+    name="user_style",
+    table="Stress: uncooperative user",
+    compute=uncached(user_style_lines),
+    finish=by_cell,
+    markdown=user_style_section,
+)

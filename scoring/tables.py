@@ -31,6 +31,7 @@ __all__ = [
     "ladder_rows",
     "ladder_table",
     "markdown_table",
+    "plural",
     "text_table",
 ]
 
@@ -50,6 +51,11 @@ CHANNEL_HEADER = (
     "unrequested",
     "false compl.",
 )
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and ``word`` in the number ``n`` takes: "1 line", "2 lines", "0 lines"."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def _cells(lines: Iterable[ResultLine]) -> list[CellLine]:

@@ -282,7 +282,7 @@ def test_cells_view_carries_success_cis_channels_and_cost_relative_to_raw() -> N
     recs, scores = [], []
     for seed in range(3):
         ep, raw, _ = _probe_failure(seed=seed)
-        good = build(ep, cell("enforce", ep.spec), perfect(ep))
+        good = build(ep, cell("checklist", ep.spec), perfect(ep))
         for rec, prompt in ((raw, 100), (good, 250)):
             rec = _with_calls(rec, prompt, False)
             recs.append(rec)
@@ -292,20 +292,20 @@ def test_cells_view_carries_success_cis_channels_and_cost_relative_to_raw() -> N
     for r in recs:
         costs.setdefault(r.cell.slug(), []).append(cost_rows([r])[0])
     view = {c.line.cell.arm: c for c in cells_view(lines, costs)}
-    assert view["raw"].line.strict_successes == 0 and view["enforce"].line.strict_successes == 3
+    assert view["raw"].line.strict_successes == 0 and view["checklist"].line.strict_successes == 3
     assert view["raw"].line.channels["re_execution"] == 3
-    lo, hi = view["enforce"].line.strict_ci
+    lo, hi = view["checklist"].line.strict_ci
     assert 0 < lo < hi == pytest.approx(1.0)
     assert view["raw"].cost.x_raw == pytest.approx(1.0)
-    raw_total, enforce_total = view["raw"].cost.total_tokens, view["enforce"].cost.total_tokens
-    assert raw_total and enforce_total
-    ratio = enforce_total / raw_total
-    assert view["enforce"].cost.x_raw == pytest.approx(ratio) and ratio > 1
+    raw_total, checklist_total = view["raw"].cost.total_tokens, view["checklist"].cost.total_tokens
+    assert raw_total and checklist_total
+    ratio = checklist_total / raw_total
+    assert view["checklist"].cost.x_raw == pytest.approx(ratio) and ratio > 1
     assert view["raw"].config.startswith("scripted/golden no-think S=6")
     # the contrasts, each with its configuration's label
     contrasts = contrasts_view(lines)
     assert contrasts and all(c.config == view["raw"].config for c in contrasts)
-    assert {(c.line.a, c.line.b) for c in contrasts} == {("raw", "enforce")}
+    assert {(c.line.a, c.line.b) for c in contrasts} == {("raw", "checklist")}
 
 
 _BASE = _episode(1, [])

@@ -9,8 +9,9 @@ from typing import Any
 from protocol.records import CellKey, Knobs
 from protocol.state import CHANNELS
 from scoring.corruption_replay import CORRUPTION_KINDS, FAILURE_KINDS, CorruptionLine
-from scoring.figures import PER_EPISODES, channel_points, paper_figures
+from scoring.figures import PER_EPISODES, channel_points
 from scoring.lines import CellLine
+from scoring.paper_figures import paper_figures
 from scoring.replay import LABELS
 from scoring.stats import wilson
 

@@ -309,13 +309,13 @@ async def test_at_1024_px_refusals_configurations_and_re_executions_are_told_apa
 async def test_the_contrasts_name_their_configuration(browser: Browser, tmp_path: Path) -> None:
     run_dir = tmp_path / "configs"
     configs = {"domains": ["procurement", "release"], "briefs": ["amended", "original"]}
-    await _in_thread(make_run, run_dir, "100-101", MODEL, ["raw", "directive"], configs)
+    await _in_thread(make_run, run_dir, "100-101", MODEL, ["raw", "checklist"], configs)
     runner, url = await serve(run_dir, 0)
     try:
         page = await _page(browser, 1024)
         await page.goto(url)
         await _ready(page, "#/")
-        rows = page.locator("#contrasts tbody tr", has_text="raw → directive").filter(
+        rows = page.locator("#contrasts tbody tr", has_text="raw → checklist").filter(
             has_text="strict"
         )
         await expect(rows).to_have_count(4)

@@ -27,7 +27,7 @@ from typing import Literal
 import msgspec
 
 from protocol import strings
-from protocol.domains import POOLS
+from protocol.domains import POOLS, registry_version
 from serve.agents.patterns import WORK_ORDER, alternation, template_regex
 
 __all__ = ["Resolution", "covering", "is_revision", "resolve", "template_texts", "wording_index"]
@@ -83,9 +83,13 @@ class Resolution(msgspec.Struct, frozen=True, kw_only=True):
     work_order: str | None = None
 
 
-@lru_cache(maxsize=1)
 def wording_index() -> dict[str, tuple[str, str]]:
-    """Every domain wording (with ``{wo}`` left in) -> (template text, wording kind)."""
+    """Every loaded domain's wording (with ``{wo}`` left in) -> (template text, wording kind)."""
+    return _wording_index(registry_version())
+
+
+@lru_cache(maxsize=1)
+def _wording_index(_version: int) -> dict[str, tuple[str, str]]:
     index: dict[str, tuple[str, str]] = {}
     for pool in POOLS.values():
         for t in pool.templates:
@@ -95,9 +99,13 @@ def wording_index() -> dict[str, tuple[str, str]]:
     return index
 
 
-@lru_cache(maxsize=1)
 def template_texts() -> frozenset[str]:
-    """Every step text of both domains."""
+    """Every step text of every loaded domain."""
+    return _template_texts(registry_version())
+
+
+@lru_cache(maxsize=1)
+def _template_texts(_version: int) -> frozenset[str]:
     return frozenset(t.text for pool in POOLS.values() for t in pool.templates)
 
 
@@ -108,8 +116,14 @@ def covering(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(template_texts())) if template_texts().issuperset(texts) else texts
 
 
-@lru_cache(maxsize=64)
 def _frames(texts: tuple[str, ...]) -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
+    return _frames_of(texts, registry_version())
+
+
+@lru_cache(maxsize=64)
+def _frames_of(
+    texts: tuple[str, ...], _version: int
+) -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
     alt = alternation(texts)
     re_asks = [
         template_regex(f, anchored=True, text=alt, wo=WORK_ORDER)

@@ -307,7 +307,7 @@ async function showEpisode(slug, seed, turn) {
     e.mismatches.length ? h("p.error", {}, "log and regenerated episode differ: " + e.mismatches.join("; ")) : null,
     compare,
     h("div.layout", {},
-      h("div.toc", {}, h("p#failing", {}, `${failing.length} failing turns`, failing.length ? ": " : "",
+      h("div.toc", {}, h("p#failing", {}, `${failing.length} failing turn${failing.length === 1 ? "" : "s"}`, failing.length ? ": " : "",
         failing.map((t, i) => [i ? ", " : "", h("a", {href: `#/episode/${enc(slug)}/${seed}/${t.index}`}, `turn ${t.index}`)]),
         h("span.muted", {}, " (highlighted; click a turn to read it)")),
         h("label.filters", {}, onlyFailing, "failing turns only"), toc),
