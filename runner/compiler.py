@@ -51,7 +51,7 @@ from protocol.arms import arm_spec
 from protocol.compiled import CompiledGraph, CompiledRevision, parse_graph
 from protocol.compiled import parse_revision as parse_compiled_revision
 from protocol.generate import generate
-from protocol.records import CallRecord, CellKey, Episode, EpisodeSpec, HelperLogLine, Role
+from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Role
 from protocol.render import render_revision_prompt
 from runner.cache import CompileStore, HelperStats, SingleFlight, digest
 from runner.client import Reply
@@ -200,10 +200,7 @@ class Compiler:
         if self.grid.run.compile_cache == "brief" or episode.spec.brief == first:
             return episode
         # Tier 0: the brief and revision do not depend on the wording (tier 2 needs its cache).
-        spec = msgspec.convert(
-            {**msgspec.structs.asdict(episode.spec), "brief": first, "paraphrase_tier": 0},
-            EpisodeSpec,
-        )
+        spec = msgspec.structs.replace(episode.spec, brief=first, paraphrase_tier=0)
         return generate(spec)
 
     async def compile(self, cell: CellKey, episode: Episode) -> tuple[Compiled, list[CallRecord]]:
