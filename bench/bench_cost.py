@@ -30,13 +30,14 @@ MODEL = "scripted/synthetic?obey=0.9&fresh=0.35&seed=7"
 
 def _arms() -> tuple[list[str], Any]:
     """Arms that run here: the text arms always, the gate arms once their helpers exist."""
-    import runner.arms as arms_pkg
+    from protocol.arms import ARM_NAMES, MEMORY_ARMS
 
+    arms = [a for a in ARM_NAMES if a not in MEMORY_ARMS]
     try:
         from runner.helpers import Helpers
     except ImportError:
-        return [a for a in arms_pkg.ARMS if a in ("raw", "checklist")], None
-    return list(arms_pkg.ARMS), Helpers
+        return [a for a in arms if a in ("raw", "checklist")], None
+    return arms, Helpers
 
 
 # The latency-emulating run: 16 sequences "computing" at once, each request 20 ms plus 1 us

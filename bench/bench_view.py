@@ -61,11 +61,11 @@ def run(quick: bool = False, seeds: int | None = None) -> dict[str, Any]:
         times = []
         for slug, seed in picks:
             view, dt = _timed(again.episode, slug, seed)
-            assert view is not None and view["turns"]
+            assert view is not None and view.turns
             times.append(dt)
         episode_s = statistics.median(times)
         _, list_s = _timed(again.episodes, slugs[0])
-    episodes = sum(c["n"] for c in overview["cells"])
+    episodes = sum(c.line.n for c in overview.cells)
     rows = [
         {
             "figure": f"first overview: index {episodes} episodes ({log_mb:.0f} MB of logs)",

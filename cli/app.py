@@ -1,22 +1,25 @@
 """The ``ladder`` command line. Each command lives in its own module; this file wires them.
 
-Every usage error (an unknown option, a value of the wrong type, a typo'd command) is one
-``error:`` line on stderr and exit 2, never click's usage box.
+Every usage error (an unknown option, a value of the wrong type, a typo'd command, a
+command's :class:`cli.errors.UsageError`) is one ``error:`` line on stderr and exit 2, never
+click's usage box.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
-from typing import Any
+from types import ModuleType
 
 import typer
 from typer.core import TyperGroup
 
 from cli import (
     cost,
+    demo,
     generate,
     paraphrase,
     probe,
@@ -24,14 +27,17 @@ from cli import (
     run,
     score,
     show,
+    validate,
     view,
 )
+from cli.domain import domain_app
+from cli.errors import USAGE_EXIT, UsageError
 from serve.cli import serve_app
 
 __all__ = ["app", "main"]
 
 
-def _click_exceptions() -> Any:
+def _click_exceptions() -> ModuleType:
     """click's exceptions module (vendored by typer >= 0.25, a dependency before)."""
     for name in ("typer._click.exceptions", "click.exceptions"):
         try:
@@ -47,16 +53,20 @@ _EXC = _click_exceptions()
 class OneLineErrors(TyperGroup):
     """A group whose usage errors print as one ``error:`` line (exit 2)."""
 
-    def main(  # type: ignore[override]
+    def main(
         self,
         args: Sequence[str] | None = None,
         prog_name: str | None = None,
         complete_var: str | None = None,
         standalone_mode: bool = True,
-        **extra: Any,
-    ) -> Any:
+        windows_expand_args: bool = True,
+        **extra: object,
+    ) -> object:
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            rv = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        except UsageError as e:
+            typer.echo(f"error: {e.message}", err=True)
+            sys.exit(USAGE_EXIT)
         except _EXC.NoArgsIsHelpError as e:
             typer.echo(e.format_message(), err=True)
             sys.exit(2)
@@ -110,18 +120,30 @@ def _root(
     """state-ladder: measure how strongly task state should influence an LLM agent."""
 
 
-app.command("generate")(generate.generate)
-app.command("run")(run.run)
-app.command("validate")(run.validate)
-app.command("demo")(run.demo)
-app.command("cost")(cost.cost)
-app.command("score")(score.score)
-app.command("report")(report.report)
-app.command("paraphrase")(paraphrase.paraphrase)
-app.command("show")(show.show)
-app.command("view")(view.view)
-app.command("probe")(probe.probe)
+def short_help(fn: Callable[..., object]) -> str:
+    """A command's line in ``ladder -h``: its docstring's first sentence, unwrapped (the
+    docstring's own line breaks would break the sentence mid-way in the list)."""
+    text = " ".join((inspect.getdoc(fn) or "").split("\n\n")[0].split())
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
+
+
+for _name, _fn in (
+    ("generate", generate.generate),
+    ("run", run.run),
+    ("validate", validate.validate),
+    ("demo", demo.demo),
+    ("cost", cost.cost),
+    ("score", score.score),
+    ("report", report.report),
+    ("paraphrase", paraphrase.paraphrase),
+    ("show", show.show),
+    ("view", view.view),
+    ("probe", probe.probe),
+):
+    app.command(_name, short_help=short_help(_fn))(_fn)
 app.add_typer(serve_app, name="serve")
+app.add_typer(domain_app, name="domain")
 
 
 def main() -> None:

@@ -15,15 +15,25 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass, field, fields
-from typing import Any
+from pathlib import Path
 
 import msgspec
 import orjson
 
-from runner.grid import EMBEDDED, Grid, GridError, parse_grid, url_problem
+from runner.grid import Grid, GridError, parse_grid, url_problem
+from runner.grid_schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED, GridData
 from runner.seeds import format_seeds
+from serve.config import ServerConfig
+from serve.options import ScriptedFlags
 
-__all__ = ["FlagError", "RunFlags", "apply_flags", "embedded_server", "grid_from_flags"]
+__all__ = [
+    "FlagError",
+    "RunFlags",
+    "apply_flags",
+    "domain_list",
+    "embedded_server",
+    "grid_from_flags",
+]
 
 OPENAI_BASE_URL = "OPENAI_BASE_URL"
 OPENAI_API_KEY = "OPENAI_API_KEY"
@@ -56,14 +66,21 @@ class RunFlags:
     select: str | None = None
     extra: list[str] = field(default_factory=list)
 
-    def given(self) -> dict[str, Any]:
+    def given(self) -> dict[str, object]:
         """``--flag`` -> value of every flag given (the overrides to print and record)."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if value is not None and value != []:
                 out["--" + f.name.replace("_", "-")] = value
         return out
+
+
+def domain_list(domain: str | None, files: list[Path]) -> str | None:
+    """--domain and --domain-file as one --domain list (pack files named by their path)."""
+    if not files:
+        return domain
+    return ",".join([*([domain] if domain else []), *(str(f) for f in files)])
 
 
 def _items(flag: str, text: str) -> list[str]:
@@ -73,8 +90,14 @@ def _items(flag: str, text: str) -> list[str]:
     return items
 
 
-def _numbers(flag: str, text: str, kind: type[int] | type[float]) -> list[Any]:
-    out = []
+def _or(given: str | None, default: str) -> str:
+    """The flag's text if given (an empty one is refused where it is read), else the
+    default: ``--arms ''`` is an empty list, never the default arms."""
+    return default if given is None else given
+
+
+def _numbers(flag: str, text: str, kind: type[int] | type[float]) -> list[int | float]:
+    out: list[int | float] = []
     for item in _items(flag, text):
         try:
             out.append(kind(item))
@@ -84,8 +107,8 @@ def _numbers(flag: str, text: str, kind: type[int] | type[float]) -> list[Any]:
     return out
 
 
-def _extra(items: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _extra(items: list[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
@@ -119,8 +142,8 @@ def _limit(flags: RunFlags, seeds: list[int]) -> str | None:
     return format_seeds(seeds[: flags.limit])
 
 
-def _model_fields(flags: RunFlags) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _model_fields(flags: RunFlags) -> dict[str, object]:
+    out: dict[str, object] = {}
     if flags.regime is not None:
         out["regime"] = _choice("--regime", flags.regime, REGIMES)
     if flags.select is not None:
@@ -140,10 +163,12 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
         notes.append(f"endpoint {base_url} (from {OPENAI_BASE_URL})")
     base_url = base_url or EMBEDDED
     _check_url("--base-url" if flags.base_url else OPENAI_BASE_URL, base_url)
-    endpoint: dict[str, Any] = {
+    endpoint: GridData = {
         "name": "cli",
         "base_url": base_url,
-        "max_in_flight": flags.max_in_flight if flags.max_in_flight is not None else 128,
+        "max_in_flight": DEFAULT_MAX_IN_FLIGHT
+        if flags.max_in_flight is None
+        else flags.max_in_flight,
     }
     key_env = flags.api_key_env
     if key_env is None and base_url != EMBEDDED and env.get(OPENAI_API_KEY):
@@ -151,19 +176,23 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
         notes.append(f"API key from {OPENAI_API_KEY}")
     if key_env:
         endpoint["api_key_env"] = key_env
-    model: dict[str, Any] = {"name": flags.model or "scripted/perfect", "endpoint": "cli"}
+    if flags.model is not None and not flags.model.strip():
+        raise FlagError("--model: empty (e.g. --model scripted/perfect)")
+    model: GridData = {"name": _or(flags.model, "scripted/perfect"), "endpoint": "cli"}
     if flags.served is not None:
         model["served"] = flags.served
     model.update(_model_fields(flags))
-    seeds = flags.seeds or "100-131"
-    data: dict[str, Any] = {
+    if flags.seeds is not None and not flags.seeds.strip():
+        raise FlagError("--seeds: empty (e.g. --seeds 100-131)")
+    seeds = _or(flags.seeds, "100-131")
+    data: GridData = {
         "run": {
             "seeds": seeds,
-            "steps": _numbers("--steps", flags.steps or "10", int),
-            "density": _numbers("--density", flags.density or "0.15", float),
-            "domains": _items("--domain", flags.domain or "procurement"),
-            "briefs": _items("--brief", flags.brief or "amended"),
-            "arms": _items("--arms", flags.arms or "raw,checklist"),
+            "steps": _numbers("--steps", _or(flags.steps, "10"), int),
+            "density": _numbers("--density", _or(flags.density, "0.15"), float),
+            "domains": _items("--domain", _or(flags.domain, "procurement")),
+            "briefs": _items("--brief", _or(flags.brief, "amended")),
+            "arms": _items("--arms", _or(flags.arms, "raw,checklist")),
             "concurrency": flags.concurrency if flags.concurrency is not None else 256,
         },
         "endpoints": [endpoint],
@@ -172,15 +201,15 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
     grid = parse_grid(data, source="command line")
     limited = _limit(flags, grid.seeds())
     if limited is not None:
-        grid = _replace_run(grid, seeds=limited)
+        grid = _with_seeds(grid, limited)
     return grid, notes
 
 
-def _replace_run(grid: Grid, **changes: Any) -> Grid:
-    return msgspec.structs.replace(grid, run=msgspec.structs.replace(grid.run, **changes))
+def _with_seeds(grid: Grid, seeds: str) -> Grid:
+    return msgspec.structs.replace(grid, run=msgspec.structs.replace(grid.run, seeds=seeds))
 
 
-def apply_flags(grid: Grid, flags: RunFlags, *, source: str) -> tuple[Grid, dict[str, Any]]:
+def apply_flags(grid: Grid, flags: RunFlags, *, source: str) -> tuple[Grid, dict[str, object]]:
     """``grid`` with every flag given applied; (new grid, the overrides)."""
     given = flags.given()
     if not given:
@@ -216,11 +245,11 @@ def apply_flags(grid: Grid, flags: RunFlags, *, source: str) -> tuple[Grid, dict
         raise FlagError(str(e)) from None
     limited = _limit(flags, new.seeds())
     if limited is not None:
-        new = _replace_run(new, seeds=limited)
+        new = _with_seeds(new, limited)
     return new, given
 
 
-def _models(models: list[dict[str, Any]], flags: RunFlags) -> list[dict[str, Any]]:
+def _models(models: list[GridData], flags: RunFlags) -> list[GridData]:
     if flags.model is not None:
         names = [m["name"] for m in models]
         wanted = _items("--model", flags.model)
@@ -243,15 +272,13 @@ def _models(models: list[dict[str, Any]], flags: RunFlags) -> list[dict[str, Any
     return [{**m, **changes} for m in models]
 
 
-def _endpoints(data: dict[str, Any], flags: RunFlags) -> list[dict[str, Any]]:
+def _endpoints(data: GridData, flags: RunFlags) -> list[GridData]:
     used = {m.get("endpoint", EMBEDDED) for m in data["models"]}
     entries = list(data["endpoints"])
     if flags.base_url or flags.api_key_env or flags.max_in_flight:
         # a model on the implicit embedded endpoint gets an entry the flags can change
         named = {e["name"] for e in entries}
-        entries += [
-            {"name": n, "base_url": EMBEDDED, "max_in_flight": 256} for n in sorted(used - named)
-        ]
+        entries += [{"name": n, "base_url": EMBEDDED} for n in sorted(used - named)]
     out = []
     for e in entries:
         if e["name"] in used:
@@ -267,41 +294,21 @@ def _endpoints(data: dict[str, Any], flags: RunFlags) -> list[dict[str, Any]]:
     return out
 
 
-_FAULTS = ("429", "500", "503", "drop", "hang", "malformed", "empty_thinking")
-_LATENCIES = ("none", "fixed", "lognormal", "tokens")
-
-
-def embedded_server(
-    grid: Grid, latency: str | None, latency_s: float | None, faults: list[str]
-) -> Any:
-    """The embedded endpoint's ServerConfig of ``--latency`` / ``--latency-s`` / ``--fault``
-    (None when none is given); refused when no model runs on the embedded endpoint."""
-    if latency is None and latency_s is None and not faults:
+def embedded_server(grid: Grid, scripted: ScriptedFlags) -> ServerConfig | None:
+    """The embedded endpoint's ServerConfig of the scripted endpoint's options (None when
+    none is given); refused when no model runs on the embedded endpoint."""
+    if not scripted.given():
         return None
-    from serve.config import FaultConfig, LatencyConfig, ServerConfig
-
     if not any(grid.endpoint(m.endpoint).urls() == [EMBEDDED] for m in grid.models):
         raise FlagError(
             "--latency / --latency-s / --fault shape the embedded endpoint, and no model "
             "of this grid runs on it"
         )
-    rates: dict[str, float] = {}
-    for item in faults:
-        name, sep, value = item.partition("=")
-        name = _choice("--fault", name.strip().replace("-", "_"), _FAULTS)
-        try:
-            rates["rate_" + name] = float(value) if sep else float("nan")
-        except ValueError:
-            raise FlagError(f"--fault {name}: {value!r} is not a number") from None
-        if not 0.0 <= rates["rate_" + name] <= 1.0:
-            raise FlagError(f"--fault {name}: the rate must be in [0, 1] (got {value!r})")
-    mode = _choice("--latency", latency or ("fixed" if latency_s else "none"), _LATENCIES)
-    if latency_s is not None and latency_s < 0:
-        raise FlagError(f"--latency-s must be at least 0 (got {latency_s})")
     try:
         return ServerConfig(
-            latency=LatencyConfig(mode=mode, seconds=latency_s or 0.0),  # type: ignore[arg-type]
-            faults=FaultConfig(**rates),
+            seed=scripted.fault_seed,
+            latency=scripted.latency_config(),
+            faults=scripted.fault_config(),
         )
     except ValueError as e:
-        raise FlagError(f"--fault: {e}") from None
+        raise FlagError(str(e)) from None

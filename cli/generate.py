@@ -8,28 +8,29 @@ from typing import Annotated
 
 import msgspec
 import typer
+from msgspec import UNSET
 
+from cli.errors import UsageError
 from protocol import EpisodeSpec, ScriptedUser, SpecError
 from protocol import generate as gen
-from protocol.domains import POOLS
+from protocol.config import graph_label
+from protocol.domains import DIGESTS, POOLS
+from protocol.episode_stats import schedule_figures
 from protocol.generate import GENERATOR_VERSION
+from protocol.packs import PackError
 from protocol.paraphrases import check_paraphrases
 from protocol.records import Episode
+from runner.packs import load_pack_file
 from runner.seeds import parse_seeds
 
 __all__ = ["generate", "render_episode"]
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
 
 
 def render_episode(ep: Episode) -> str:
     """A readable episode: brief, graph, revision, and the schedule with perfect labels."""
     spec = ep.spec
     out = [
-        f"# episode seed={spec.seed} S={spec.steps} rho={spec.density:g} "
+        f"# episode seed={spec.seed} {graph_label(spec.steps, spec.density)} "
         f"domain={spec.domain} brief={spec.brief} schedule={spec.schedule_version()} "
         f"generator={spec.generator}",
         "",
@@ -42,9 +43,11 @@ def render_episode(ep: Episode) -> str:
         deps = ", ".join(s.deps) or "-"
         out.append(f"  {s.id:>4}  {s.code}  requires: {deps:<16} {s.text}")
     rev = ep.revision
-    rewires = "; ".join(f"{w} <- [{', '.join(p)}]" for w, p in rev.rewires.items())
+    rewires = ", ".join(
+        f"{w} <- [{', '.join(p)}]" if p else f"{w} <- none" for w, p in rev.rewires.items()
+    )
     relax = f"{rev.relax[0]} drops {rev.relax[1]}" if rev.relax else "-"
-    out += ["", "## revision", f"  cancel {rev.cancel}; rewire {rewires}; relax {relax}", ""]
+    out += ["", "## revision", f"  cancel {rev.cancel}; rewire {rewires or '-'}; relax {relax}", ""]
     out.append("## schedule (label under perfect behaviour)")
     user = ScriptedUser(ep)
     while (turn := user.next_turn()) is not None:
@@ -62,7 +65,9 @@ def render_episode(ep: Episode) -> str:
 
 
 def generate(
-    seed: Annotated[int, typer.Option(help="Episode seed.")] = 100,
+    seed: Annotated[
+        int | None, typer.Option(help="Episode seed (default 100).", show_default=False)
+    ] = None,
     seeds: Annotated[
         str | None, typer.Option(help="A seed range such as 100-227 (JSON lines output).")
     ] = None,
@@ -71,6 +76,10 @@ def generate(
         float, typer.Option(help="Extra-edge density rho (0.15 sparse, 0.3 dense).")
     ] = 0.15,
     domain: Annotated[str, typer.Option(help="procurement or release.")] = "procurement",
+    domain_file: Annotated[
+        Path | None,
+        typer.Option(help="A domain pack file (docs/domains.md); replaces --domain."),
+    ] = None,
     brief: Annotated[
         str, typer.Option(help="amended (states the one-shot rule) or original.")
     ] = "amended",
@@ -92,45 +101,65 @@ def generate(
         int, typer.Option(help="Generator version (older ones reproduce older runs).")
     ] = GENERATOR_VERSION,
     json_: Annotated[bool, typer.Option("--json", help="One JSON object per episode.")] = False,
+    summary: Annotated[
+        bool,
+        typer.Option(
+            help="Print the schedule figures of the episodes instead (revision turn, asks "
+            "after it, planned ambiguous probes; docs/protocol.md)."
+        ),
+    ] = False,
 ) -> None:
     """Generate episodes deterministically from their spec and print them."""
+    if seed is not None and seeds is not None:
+        raise UsageError(f"--seed {seed} and --seeds {seeds}: give one (--seeds 1-3 or --seed 1)")
     try:
-        seed_list = parse_seeds(seeds) if seeds is not None else [seed]
+        seed_list = parse_seeds(seeds) if seeds is not None else [100 if seed is None else seed]
     except ValueError as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
+    if domain_file is not None:
+        try:
+            domain = load_pack_file(domain_file).name
+        except PackError as e:
+            raise UsageError("\n".join(e.problems)) from None
     paraphrases = None
     if paraphrase_cache is not None:
         try:
             paraphrases = msgspec.json.decode(paraphrase_cache.read_bytes())
         except (OSError, msgspec.DecodeError) as e:
-            raise _fail(f"cannot read paraphrase cache {paraphrase_cache}: {e}") from None
+            raise UsageError(f"cannot read paraphrase cache {paraphrase_cache}: {e}") from None
         if generator >= 3 and domain in POOLS:
             problems = check_paraphrases(paraphrases, POOLS[domain])
             if problems:
                 for p in problems[:20]:
                     typer.echo(f"error: {paraphrase_cache}: {p}", err=True)
                 more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
-                raise _fail(f"{paraphrase_cache}: {len(problems)} problems{more}")
+                raise UsageError(f"{paraphrase_cache}: {len(problems)} problems{more}")
     as_json = json_ or seeds is not None
     out = sys.stdout.buffer
+    episodes: list[Episode] = []
     for s in seed_list:
         spec = EpisodeSpec(
             seed=s,
             steps=steps,
             density=density,
-            domain=domain,  # type: ignore[arg-type]
+            domain=domain,
             brief=brief,  # type: ignore[arg-type]
             paraphrase_tier=paraphrase_tier,
             ambiguous_rate=ambiguous_rate,
             generator=generator,
             schedule=schedule,  # type: ignore[arg-type]
+            domain_digest=DIGESTS.get(domain, UNSET),
         )
         try:
             ep = gen(spec, paraphrases)
         except SpecError as e:
-            raise _fail(str(e)) from None
-        if as_json:
+            raise UsageError(str(e)) from None
+        if summary:
+            episodes.append(ep)
+        elif as_json:
             out.write(msgspec.json.encode(ep) + b"\n")
         else:
             out.write(render_episode(ep).encode() + b"\n")
+    if summary:
+        out.write(msgspec.json.encode(schedule_figures(episodes)) + b"\n")
     out.flush()

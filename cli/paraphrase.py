@@ -3,7 +3,9 @@
 Writes the tier-2 paraphrase cache (Appendix A.5) that ``--paraphrase-tier 2`` and a grid's
 ``[run] paraphrase_cache`` read: every ask and redo-probe wording of the chosen domains
 rewritten three times at temperature 0.7 (the paper's) by model M, each rewrite checked
-(runner.rewriter). Rerunning with the same ``--out`` resumes. ``--base-url embedded`` runs
+(runner.rewriter). Rerunning with the same ``--out`` resumes. With no ``--base-url``,
+``OPENAI_BASE_URL`` names the endpoint (and ``OPENAI_API_KEY`` its key), as for ``ladder
+run``; connection errors name the URL. ``--base-url embedded`` runs
 the scripted endpoint in-process on loopback (its rewriter is a test instrument). Exit 0 when
 the cache is complete (and loads as ``load_paraphrases`` checks it), 1 when some rewrites
 still fail their checks (each listed; rerun to retry them), 2 on bad input.
@@ -20,20 +22,19 @@ from typing import Annotated
 import msgspec
 import typer
 
+from cli.errors import UsageError
+from cli.flags import OPENAI_API_KEY, OPENAI_BASE_URL
 from protocol.domains import POOLS
 from protocol.paraphrases import check_paraphrases, rewrite_sources
 from runner.client import Endpoint
-from runner.grid import EMBEDDED, Decoding, ModelConfig, url_problem
+from runner.grid import url_problem
+from runner.grid_schema import EMBEDDED, Decoding, ModelConfig
 from runner.rewriter import CallLine, Failure, load_cache, rewrite_all, save_cache
 
 __all__ = ["PAPER_TEMPERATURE", "paraphrase", "run_paraphrase"]
 
 PAPER_TEMPERATURE = 0.7  # Appendix A.5
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # vLLM's default address (OURS)
 
 
 async def run_paraphrase(
@@ -87,8 +88,13 @@ def paraphrase(
     model: Annotated[str, typer.Option(help="The rewriter's served model name (not the agent's).")],
     out: Annotated[Path, typer.Option(help="The cache file (JSON) to write or resume.")],
     base_url: Annotated[
-        str, typer.Option(help="OpenAI-compatible base URL, or 'embedded' (scripted, in-process).")
-    ] = "http://127.0.0.1:8000/v1",
+        str | None,
+        typer.Option(
+            help="OpenAI-compatible base URL, or 'embedded' (scripted, in-process); default "
+            f"$OPENAI_BASE_URL, else {DEFAULT_BASE_URL}.",
+            show_default=False,
+        ),
+    ] = None,
     domain: Annotated[
         list[str] | None, typer.Option(help="Domain to rewrite (repeatable; default procurement).")
     ] = None,
@@ -105,7 +111,10 @@ def paraphrase(
         int, typer.Option(min=1, help="Attempts per request (transient errors; the grid's 6).")
     ] = 6,
     api_key_env: Annotated[
-        str | None, typer.Option(help="Environment variable holding the API key.")
+        str | None,
+        typer.Option(
+            help="Environment variable holding the API key (default OPENAI_API_KEY when set)."
+        ),
     ] = None,
 ) -> None:
     """Rewrite every ask and redo-probe wording three times with a held-out model into a
@@ -113,22 +122,29 @@ def paraphrase(
     domains = domain or ["procurement"]
     for d in domains:
         if d not in POOLS:
-            raise _fail(f"unknown domain {d!r}; choose from {', '.join(POOLS)}")
+            raise UsageError(f"unknown domain {d!r}; choose from {', '.join(POOLS)}")
     if regime not in ("no-think", "thinking"):
-        raise _fail(f"unknown regime {regime!r}; choose no-think or thinking")
+        raise UsageError(f"unknown regime {regime!r}; choose no-think or thinking")
     if select not in ("checkpoint", "request", "vendor"):
-        raise _fail(f"unknown --select {select!r}; choose checkpoint, request or vendor")
+        raise UsageError(f"unknown --select {select!r}; choose checkpoint, request or vendor")
     if not temperature >= 0:
-        raise _fail(f"--temperature must be at least 0 (got {temperature})")
+        raise UsageError(f"--temperature must be at least 0 (got {temperature})")
+    if base_url is None and os.environ.get(OPENAI_BASE_URL):  # as `ladder run` reads it
+        base_url = os.environ[OPENAI_BASE_URL]
+        typer.echo(f"endpoint {base_url} (from {OPENAI_BASE_URL})")
+    base_url = base_url or DEFAULT_BASE_URL
     if (problem := url_problem(base_url)) is not None:
-        raise _fail(problem)
+        raise UsageError(problem)
+    if api_key_env is None and base_url != EMBEDDED and os.environ.get(OPENAI_API_KEY):
+        api_key_env = OPENAI_API_KEY
+        typer.echo(f"API key from {OPENAI_API_KEY}")
     api_key = None
     if api_key_env:
         api_key = os.environ.get(api_key_env)
         if not api_key:
-            raise _fail(f"environment variable {api_key_env} (the API key) is not set")
+            raise UsageError(f"environment variable {api_key_env} (the API key) is not set")
     if not out.parent.is_dir():
-        raise _fail(f"the folder of --out does not exist: {out.parent}")
+        raise UsageError(f"the folder of --out does not exist: {out.parent}")
     config = ModelConfig(
         name=model,
         regime=regime,  # type: ignore[arg-type]
@@ -142,9 +158,10 @@ def paraphrase(
             )
         )
     except (ValueError, OSError) as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     if n == 0 and failures and all("the call failed" in f.problems[0] for f in failures):
-        raise _fail(failures[0].problems[0].split(": ", 1)[1])  # nothing answered: one line
+        why = failures[0].problems[0].split(": ", 1)[1]  # nothing answered: one line
+        raise UsageError(f"the rewriter endpoint {base_url} did not answer: {why}")
     for f in failures:
         typer.echo(f"failed: {'; '.join(f.problems)}", err=True)
     total = sum(len(rewrite_sources(POOLS[d])) for d in domains) * 3
@@ -156,5 +173,5 @@ def paraphrase(
     data = msgspec.json.decode(out.read_bytes())
     problems = [p for d in domains for p in check_paraphrases(data, POOLS[d])]
     if problems:  # pragma: no cover - rewrite_all checks each rewrite as check_paraphrases does
-        raise _fail(f"{out}: {problems[0]}")
+        raise UsageError(f"{out}: {problems[0]}")
     typer.echo(f"complete: use it with --paraphrase-tier 2 --paraphrase-cache {out}")

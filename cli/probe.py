@@ -13,6 +13,8 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 
+from cli.domain import load_packs_of
+from cli.errors import UsageError
 from protocol.probe import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
 from protocol.records import TurnKind
 from runner.client import CallFailed
@@ -24,18 +26,13 @@ from scoring.probe import figure_probe, probe_groups, render_probe_groups
 __all__ = ["probe"]
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
-
-
 def _names(raw: str | None, allowed: tuple[str, ...], what: str) -> tuple[str, ...] | None:
     if raw is None:
         return None
     names = tuple(n.strip() for n in raw.split(",") if n.strip())
     bad = [n for n in names if n not in allowed]
     if bad or not names:
-        raise _fail(
+        raise UsageError(
             f"unknown {what} {', '.join(bad) or '(none)'}; choose from {', '.join(allowed)}"
         )
     return names
@@ -43,20 +40,24 @@ def _names(raw: str | None, allowed: tuple[str, ...], what: str) -> tuple[str, .
 
 def _report(probe_dir: Path, json_: bool, png: Path | None) -> None:
     if not probe_dir.is_dir():
-        raise _fail(f"{probe_dir} is not a directory")
+        raise UsageError(f"{probe_dir} is not a directory")
     records = read_probe(probe_dir)
     if not records:
-        raise _fail(f"{probe_dir}: no probe records (run `ladder probe RUN_DIR --out {probe_dir}`)")
+        raise UsageError(
+            f"{probe_dir}: no probe records (run `ladder probe RUN_DIR --out {probe_dir}`)"
+        )
     groups = probe_groups(records)
     if png is not None:
         try:
             fig = figure_probe(groups)
         except ImportError:
-            raise _fail("the PNG needs matplotlib: pip install 'state-ladder[plots]'") from None
+            raise UsageError(
+                "the PNG needs matplotlib: pip install 'state-ladder[plots]'"
+            ) from None
         try:
             fig.savefig(png, dpi=120)
         except OSError as e:
-            raise _fail(f"cannot write {png}: {e.strerror or e}") from None
+            raise UsageError(f"cannot write {png}: {e.strerror or e}") from None
     if json_:
         data = {"groups": msgspec.to_builtins(groups)}
         typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
@@ -133,13 +134,14 @@ def probe(
     table per model, arm and harness."""
     if report is not None:
         if run_dir is not None or out is not None:
-            raise _fail("--report takes the probe directory alone")
+            raise UsageError("--report takes the probe directory alone")
         _report(report, json_, png)
         return
     if run_dir is None or out is None:
-        raise _fail("give RUN_DIR and --out PROBE_DIR (or --report PROBE_DIR)")
+        raise UsageError("give RUN_DIR and --out PROBE_DIR (or --report PROBE_DIR)")
     if not run_dir.is_dir():
-        raise _fail(f"{run_dir} is not a directory")
+        raise UsageError(f"{run_dir} is not a directory")
+    load_packs_of(run_dir)  # the file domain packs the run's episodes regenerate with
     chosen = _names(variants, VARIANTS, "variant")
     trap_kinds = _names(kinds, TRAP_KINDS, "trap kind")
     opts = ProbeOptions(
@@ -189,7 +191,7 @@ def probe(
     try:
         summary = anyio.run(go)
     except (ProbeError, NewerSchemaError, ValueError) as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     except CallFailed as e:
         typer.echo(f"error: {e} (rerun to resume)", err=True)
         raise typer.Exit(1) from None

@@ -4,94 +4,100 @@ Writes FILE (default ``LOGDIR/report.md``) with the ladder tables under both sco
 contrasts, the channel table and the log summary, plus ``<stem>-success.png`` (strict success
 per arm with Wilson intervals, Figure 1 shape), ``<stem>-success-decline-aware.png`` and
 ``<stem>-channels.png`` (ours: errors per episode by channel for every cell, variants
-included) in the same folder, and the log analyses of :mod:`scoring.analyses` (Tables 4,
-10, 11 and 12 shapes) as report sections and as JSON in ``<stem>-analyses.json``, and the
-paper's figures whose cells are present (:mod:`scoring.figures`: ``<stem>-figure1.png``,
-``-figure4.png``, ``-figure5a.png``, ``-figure5b.png``, ``-figure6.png``) with their points
-in ``<stem>-figures.json``.
+included) in the same folder; a section per log analysis (:data:`scoring.analyses.ANALYSES`,
+each also under its name in ``<stem>-analyses.json``); and each of the paper's figures whose
+cells are present (:data:`scoring.paper_figures.PAPER_FIGURES`, ``<stem>-<name>.png``) with its
+points in ``<stem>-figures.json``. Every record is scored once, for all of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 import typer
 
-from cli.score import load_results, log_summary
-from protocol.records import EpisodeRecord
-from scoring.analyses import Analyses, analysis_sections, batched_analyses
-from scoring.episodes import EpisodeCache
-from scoring.figures import paper_figures
-from scoring.offline import score_records
-from scoring.replay import EpisodeScore
+from cli.errors import UsageError
+from cli.score import _read as read_checked
+from cli.score import log_summary
+from runner.logs import LogReport, read_logs
+from scoring.analyses import Analyses, analysis_sections, scored_once
+from scoring.corruption_replay import CORRUPTION
+from scoring.lines import ResultLine
+from scoring.paper_figures import paper_figures
 from scoring.report import figure_channels, figure_success, markdown_report
 
-__all__ = ["report", "write_report"]
+__all__ = ["NO_PLOTS", "report", "write_report"]
+
+NO_PLOTS = "the figures need matplotlib: pip install 'state-ladder[plots]'"
 
 
 def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     """Write the report of *logdir* to *out* (default ``logdir/report.md``) and its plots next
-    to it; the report's path. Problems end as ``typer.Exit(2)`` after one line on stderr."""
-    lines, log_report = load_results(logdir, jobs)
-    analyses = _analyses(logdir)
+    to it; the report's path. Every record is scored once (:func:`scoring.analyses.scored_once`,
+    in this process whatever ``jobs`` says). Problems end as a
+    :class:`~cli.errors.UsageError`."""
+    (lines, analyses), log_report = _scored(logdir)
     out = out if out is not None else logdir / "report.md"
-    figures = {
-        f"{out.stem}-success.png": ("Strict success per arm (primary scoring)",
-                                    figure_success(lines, "strict")),
-        f"{out.stem}-success-decline-aware.png": ("Strict success per arm (decline-aware)",
-                                                  figure_success(lines, "decline_aware")),
-        f"{out.stem}-channels.png": (
-            "Errors per episode by channel, every cell (ours; the paper's Figure 5(a) is "
-            "figure5a)",
-            figure_channels(lines),
-        ),
-    }  # fmt: skip
-    paper = paper_figures(lines, analyses.corruption)
-    for key, (caption, fig, _) in paper.items():
-        figures[f"{out.stem}-{key}.png"] = (caption, fig)
+    try:
+        figures, paper = _figures(lines, analyses, out.stem)
+    except ImportError:  # a plain install: the report without figures, and one line why
+        figures, paper = {}, {}
+        typer.echo(f"no figures in {out.name}: {NO_PLOTS}")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         for name, (_, fig) in figures.items():
             fig.savefig(out.parent / name, dpi=120)
         text = markdown_report(
             lines,
-            notes=[n.strip() for n in log_summary(log_report).splitlines()],
+            notes=[n.strip() for n in log_summary(log_report).splitlines()]
+            + ([] if figures else [f"No figures: {NO_PLOTS}."]),
             figures=[(caption, name) for name, (caption, _) in figures.items()],
             sections=analysis_sections(analyses),
         )
         out.write_text(text, encoding="utf-8")
-        (out.parent / f"{out.stem}-analyses.json").write_bytes(
-            msgspec.json.format(msgspec.json.encode(analyses))
-        )
-        data = {key: {"caption": c, "points": d} for key, (c, _, d) in paper.items()}
-        (out.parent / f"{out.stem}-figures.json").write_bytes(
-            msgspec.json.format(msgspec.json.encode(data))
-        )
+        (out.parent / f"{out.stem}-analyses.json").write_bytes(analyses.json())
+        if figures:
+            data = {key: {"caption": c, "points": d} for key, (c, _, d) in paper.items()}
+            (out.parent / f"{out.stem}-figures.json").write_bytes(
+                msgspec.json.format(msgspec.json.encode(data))
+            )
     except OSError as e:
-        typer.echo(f"error: cannot write the report: {e}", err=True)
-        raise typer.Exit(2) from None
+        raise UsageError(f"cannot write the report: {e}") from None
     return out
 
 
-def _analyses(logdir: Path) -> Analyses:
-    """The log analyses of *logdir*'s records, scored again with per-turn detail one log
-    file (one cell) at a time, so memory holds one file's records."""
-    from runner.logs import LogReport, log_files, read_log_file
+def _figures(
+    lines: list[ResultLine], analyses: Analyses, stem: str
+) -> tuple[dict[str, tuple[str, Any]], dict[str, tuple[str, Any, Any]]]:
+    """The report's PNGs by file name (caption, figure) and the paper figures by key
+    (caption, figure, points); raises ImportError without matplotlib."""
+    figures = {
+        f"{stem}-success.png": ("Strict success per arm (primary scoring)",
+                                figure_success(lines, "strict")),
+        f"{stem}-success-decline-aware.png": ("Strict success per arm (decline-aware)",
+                                              figure_success(lines, "decline_aware")),
+        f"{stem}-channels.png": (
+            "Errors per episode by channel, every cell (ours; the paper's Figure 5(a) is "
+            "figure5a)",
+            figure_channels(lines),
+        ),
+    }  # fmt: skip
+    paper = paper_figures(lines, analyses.of(CORRUPTION))
+    for key, (caption, fig, _) in paper.items():
+        figures[f"{stem}-{key}.png"] = (caption, fig)
+    return figures, paper
 
-    cache = EpisodeCache()
 
-    def batches() -> Iterator[list[tuple[EpisodeRecord, EpisodeScore]]]:
-        for path in log_files(logdir):
-            out: dict[tuple[str, int], EpisodeRecord] = {}
-            read_log_file(path, LogReport(), out)
-            records = list(out.values())
-            scores = score_records(records, cache, detail=True)
-            yield list(zip(records, scores, strict=True))
+def _scored(logdir: Path) -> tuple[tuple[list[ResultLine], Analyses], LogReport]:
+    """The result lines and the analyses of *logdir*'s records, from one scoring pass."""
 
-    return batched_analyses(batches(), cache)
+    def read(report: LogReport) -> tuple[tuple[list[ResultLine], Analyses], int]:
+        records = list(read_logs(logdir, report).values())
+        return scored_once(records), len(records)
+
+    return read_checked(logdir, read)
 
 
 def report(
@@ -100,11 +106,20 @@ def report(
         Path | None, typer.Option("--out", help="Report file (default LOGDIR/report.md).")
     ] = None,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", min=0, help="Processes for a large run; 0: every core.")
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Accepted as ladder score takes it; the report scores once, in one process.",
+        ),
     ] = 0,
 ) -> None:
     """Write a Markdown report of LOGDIR's results with PNG plots next to it."""
     path = write_report(logdir, out, jobs)
+    plots = (path.parent / f"{path.stem}-figures.json").is_file()
     typer.echo(
         f"wrote {path} with its plots, {path.stem}-analyses.json and {path.stem}-figures.json"
+        if plots
+        else f"wrote {path} and {path.stem}-analyses.json"
     )

@@ -1,4 +1,5 @@
-"""``ladder run``, ``ladder validate`` and ``ladder demo``."""
+"""``ladder run`` and the run it executes (``run_async``, the library path; ``execute``, the
+command's: lock, signals, one line and an exit code per failure)."""
 
 from __future__ import annotations
 
@@ -8,33 +9,49 @@ import signal
 import sys
 from contextlib import suppress
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, TypedDict
 
 import anyio
 import typer
 from rich.console import Console
 
-from cli.flags import FlagError, RunFlags, apply_flags, embedded_server, grid_from_flags
+from cli.errors import UsageError
+from cli.flags import (
+    FlagError,
+    RunFlags,
+    apply_flags,
+    domain_list,
+    embedded_server,
+    grid_from_flags,
+)
+from protocol.packs import PackError
 from protocol.records import EpisodeRecord
 from runner.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.client import CallFailed
-from runner.grid import EMBEDDED, Grid, GridError, Task, load_grid
+from runner.grid import Grid, GridError, Task, load_grid
+from runner.grid_schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED
 from runner.helpers import Helpers
 from runner.lock import RunLocked, run_lock
 from runner.logs import LogReport, NewerSchemaError, read_logs
 from runner.manifest import ManifestError, write_or_check_manifest
+from runner.packs import keep_packs
 from runner.results import RESULTS, finalize_results
 from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from scoring.stream import StreamingScorer
+from scoring.tables import plural
+from serve.config import ServerConfig
+from serve.options import ScriptedFlags, scripted_options
 
-__all__ = ["demo", "run", "run_async", "validate"]
-
-DEMO_GRID = Path(__file__).parent.parent / "runner" / "grids" / "demo.toml"
+__all__ = ["RunSummary", "execute", "run", "run_async"]
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
+class RunSummary(TypedDict):
+    """What :func:`run_async` returns."""
+
+    episodes_run: int
+    already_done: int
+    infrastructure: int
+    out: str
 
 
 def _event_loop_policy() -> None:
@@ -54,23 +71,25 @@ async def run_async(
     live: bool = True,
     allow_change: bool = False,
     check: bool = True,
-    server_config: Any = None,
-    overrides: dict[str, Any] | None = None,
+    server_config: ServerConfig | None = None,
+    overrides: dict[str, object] | None = None,
     breaker_after: int = 0,
     progress_every_s: float = 10.0,
-) -> dict[str, Any]:
+) -> RunSummary:
     """Run (or resume) ``grid`` into ``out``; returns a summary.
 
     ``breaker_after``: stop (raise BreakerTripped) after that many consecutive failed calls
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
     from runner.endpoints import open_endpoints, preflight
-    from runner.live import live_view, probe_line, progress_lines
+    from runner.live import live_view, preflight_line, progress_lines
 
-    # Reliability fix: the manifest is checked and written only after the logs were read and
-    # the preflight passed, so a refusal (a newer-schema or unreadable log, an endpoint that
-    # does not answer) leaves the directory as it was, and a first run that never started
-    # leaves no manifest to block the corrected grid.
+    # The local checks come first (the directory's grid, then its logs), so a directory of
+    # another grid is refused before any endpoint is contacted; the manifest is written only
+    # after the logs were read and the preflight passed, so a refusal (a newer-schema or
+    # unreadable log, an endpoint that does not answer) leaves the directory as it was, and
+    # a first run that never started leaves no manifest to block the corrected grid.
+    write_or_check_manifest(out, grid, allow_change=allow_change, write=False)
     report = LogReport()
     tasks, done = pending_tasks(grid, out, report)
     for bad in report.truncated:
@@ -82,12 +101,16 @@ async def run_async(
         for ep in endpoints.values():
             ep.stats.breaker_after = breaker_after
         if check:
-            console.print(probe_line(endpoints))
+            console.print(preflight_line(endpoints))
             problems = await preflight(grid, endpoints)
             if problems:
                 raise GridError("\n".join(problems))
+        try:
+            keep_packs(grid.run.domains, out)  # a copy of every file pack the run uses
+        except PackError as e:
+            raise GridError("\n".join(e.problems)) from None
         manifest = write_or_check_manifest(
-            out, grid, allow_change=allow_change, overrides=overrides
+            out, grid, allow_change=allow_change, overrides=overrides, scripted=server_config
         )
         if manifest.added:
             console.print(f"the grid adds {'; '.join(manifest.added)} to {out}; manifest updated")
@@ -97,7 +120,9 @@ async def run_async(
         state = RunState(grid=grid, out=out, endpoints=endpoints, helpers=helpers)
         state.progress.total = len(tasks)
         if manifest.resumed:
-            console.print(f"resuming {out}: {len(done)} episodes already done, {len(tasks)} to run")
+            console.print(
+                f"resuming {out}: {plural(len(done), 'episode')} already done, {len(tasks)} to run"
+            )
         async with anyio.create_task_group() as tg:
             # Compiles are pipelined with the episodes: the precompile walks the tasks in run
             # order beside them; an episode that reaches its compile first joins the flight,
@@ -116,7 +141,7 @@ async def run_async(
         )
     final = _finalize(out)
     if final:
-        console.print(f"final results: {final} lines appended to {out / RESULTS}")
+        console.print(f"final results: {plural(final, 'line')} appended to {out / RESULTS}")
     return {
         "episodes_run": state.progress.done,
         "already_done": len(done),
@@ -143,8 +168,7 @@ async def _precompile(helpers: Helpers, tasks: list[Task], console: Console) -> 
     try:
         await helpers.precompile(tasks)
     except* CallFailed as failed:
-        # Reliability fix: a compile that fails on an infrastructure error must not end the
-        # run; its episodes compile again and log the failure if it lasts.
+        # an infrastructure error does not end the run: its episodes compile again
         n = len(failed.exceptions)
         console.print(f"[yellow]precompile stopped ({n} failed); episodes compile again")
 
@@ -164,22 +188,25 @@ def _leaf(e: BaseException) -> BaseException:
     return e
 
 
-def _execute(
+def execute(
     grid: Grid,
     out: Path,
     allow_change: bool,
     live: bool,
     check: bool = True,
-    **run_kw: Any,
+    *,
+    overrides: dict[str, object] | None = None,
+    server_config: ServerConfig | None = None,
+    breaker_after: int = 0,
 ) -> None:
     if out.exists() and not out.is_dir():
-        raise _fail(f"--out {out} is not a directory")
+        raise UsageError(f"--out {out} is not a directory")
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     _event_loop_policy()
     created = not out.exists()
     terminated: list[int] = []
 
-    async def main() -> dict[str, Any]:
+    async def main() -> RunSummary:
         loop, task = asyncio.get_running_loop(), asyncio.current_task()
 
         def on_sigterm() -> None:  # like Ctrl-C: stop, keep what is logged, exit 130
@@ -198,7 +225,9 @@ def _execute(
                     live=live,
                     allow_change=allow_change,
                     check=check,
-                    **run_kw,
+                    overrides=overrides,
+                    server_config=server_config,
+                    breaker_after=breaker_after,
                 )
         finally:
             with suppress(NotImplementedError, RuntimeError, ValueError):
@@ -212,7 +241,8 @@ def _execute(
         _refuse(_leaf(raised), out, console, bool(terminated))
         raise
     console.print(
-        f"done: {summary['episodes_run']} episodes run, {summary['already_done']} already done, "
+        f"done: {plural(summary['episodes_run'], 'episode')} run, {summary['already_done']} "
+        "already done, "
         f"{summary['infrastructure']} ended on infrastructure errors (rerun to retry them); "
         f"logs in {out}/logs, results in {out}/results.jsonl"
     )
@@ -223,23 +253,24 @@ def _execute(
 def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> None:
     """Turn a run's failure into one line and its exit code (returns for unknown errors)."""
     if isinstance(e, (GridError, ManifestError, NewerSchemaError, RunLocked)):
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     if isinstance(e, BreakerTripped):
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(3) from None
     if isinstance(e, OSError) and e.errno == errno.ENOSPC:
-        raise _fail(
+        raise UsageError(
             f"disk full writing {e.filename or out}: stopped; every episode logged is intact, "
             "free some space and rerun the same command to resume"
         ) from None
-    if isinstance(e, OSError):  # reliability fix: an unreadable log or run directory, one line
-        raise _fail(f"{e.filename or out}: {e.strerror or e}") from None
+    if isinstance(e, OSError):  # an unreadable log or run directory: one line
+        raise UsageError(f"{e.filename or out}: {e.strerror or e}") from None
     if isinstance(e, KeyboardInterrupt) or (isinstance(e, asyncio.CancelledError) and terminated):
         what = "terminated (SIGTERM)" if terminated else "interrupted"
         console.print(f"{what}: rerun the same command to resume; nothing finished is lost")
         raise typer.Exit(130) from None
 
 
+@scripted_options
 def run(
     grid_file: Annotated[
         Path | None, typer.Argument(help="A grid TOML file.", show_default=False)
@@ -271,7 +302,15 @@ def run(
         int | None, typer.Option(help="Run only the first N seeds.", show_default=False)
     ] = None,
     domain: Annotated[
-        str | None, typer.Option(help="procurement (default) and/or release.")
+        str | None,
+        typer.Option(help="procurement (default), release and/or pack files, comma-separated."),
+    ] = None,
+    domain_file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="A domain pack file to run (repeatable; docs/domains.md): with --domain, "
+            "added to its domains; else the run's only domains."
+        ),
     ] = None,
     brief: Annotated[str | None, typer.Option(help="amended (default) and/or original.")] = None,
     base_url: Annotated[
@@ -290,7 +329,10 @@ def run(
     ] = None,
     max_in_flight: Annotated[
         int | None,
-        typer.Option(help="Requests in flight per endpoint (default 128).", show_default=False),
+        typer.Option(
+            help=f"Requests in flight per endpoint (default {DEFAULT_MAX_IN_FLIGHT}).",
+            show_default=False,
+        ),
     ] = None,
     served: Annotated[
         str | None, typer.Option(help="The served model name, if not the model's.")
@@ -300,7 +342,7 @@ def run(
         str | None,
         typer.Option(
             help="How the regime is selected: checkpoint (default), request "
-            "(chat_template_kwargs.enable_thinking) or vendor."
+            "(the request body's chat_template_kwargs) or vendor."
         ),
     ] = None,
     extra: Annotated[
@@ -315,27 +357,14 @@ def run(
             "0 never stops.",
         ),
     ] = DEFAULT_BREAKER_AFTER,
-    latency: Annotated[
-        str | None,
-        typer.Option(help="Embedded endpoint: none, fixed, lognormal or tokens latency."),
-    ] = None,
-    latency_s: Annotated[
-        float | None,
-        typer.Option(help="Embedded endpoint: fixed latency / lognormal median, seconds."),
-    ] = None,
-    fault: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Embedded endpoint: NAME=RATE of an injected fault (429, 500, 503, drop, "
-            "hang, malformed, empty_thinking); repeatable."
-        ),
-    ] = None,
     allow_grid_change: Annotated[
         bool, typer.Option(help="Resume into a directory holding a different grid.")
     ] = False,
     no_live: Annotated[
         bool, typer.Option("--no-live", help="Plain output: a progress line every 10 s.")
     ] = False,
+    *,
+    scripted: ScriptedFlags,
 ) -> None:
     """Run a grid (or resume it: rerun the same command after a crash).
 
@@ -351,7 +380,7 @@ def run(
         density=density,
         seeds=seeds,
         limit=limit,
-        domain=domain,
+        domain=domain_list(domain, domain_file or []),
         brief=brief,
         base_url=base_url,
         api_key_env=api_key_env,
@@ -373,14 +402,14 @@ def run(
         else:
             grid, notes = grid_from_flags(flags)
             overrides = flags.given()
-        server = embedded_server(grid, latency, latency_s, fault or [])
+        server = embedded_server(grid, scripted)
     except (GridError, FlagError) as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     if breaker_after < 0:
-        raise _fail(f"--breaker-after must be at least 0 (got {breaker_after})")
+        raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
     for line in notes + _endpoint_lines(grid):
         console.print(line)
-    _execute(
+    execute(
         grid,
         out,
         allow_grid_change,
@@ -398,55 +427,3 @@ def _endpoint_lines(grid: Grid) -> list[str]:
         where = "the embedded scripted endpoint" if urls == [EMBEDDED] else ", ".join(urls)
         out.append(f"endpoint {name}: {where}")
     return out
-
-
-def validate(
-    grid_file: Annotated[Path, typer.Argument(help="A grid TOML file.")],
-    offline: Annotated[bool, typer.Option(help="Check the file only; send no request.")] = False,
-) -> None:
-    """Check a grid file, then send one tiny request to each endpoint and model."""
-    try:
-        grid = load_grid(grid_file)
-    except GridError as e:
-        raise _fail(str(e)) from None
-    n_cells = len(grid.cells())
-    typer.echo(f"{grid_file}: {n_cells} cells, {n_cells * len(grid.seeds())} episodes")
-    if offline:
-        return
-    from runner.endpoints import open_endpoints, preflight
-    from runner.live import probe_line
-
-    async def probe() -> list[str]:
-        async with open_endpoints(grid) as endpoints:
-            typer.echo(probe_line(endpoints))
-            return await preflight(grid, endpoints)
-
-    problems = asyncio.run(probe())
-    for p in problems:
-        typer.echo(f"error: {p}", err=True)
-    if problems:
-        raise typer.Exit(2)
-    typer.echo("every endpoint and model answered")
-
-
-def demo(
-    out: Annotated[Path, typer.Option(help="Run directory.")] = Path("runs/demo"),
-    no_live: Annotated[bool, typer.Option("--no-live", help="Plain output.")] = False,
-) -> None:
-    """The main job on the embedded scripted endpoint: a small grid of every arm with the
-    synthetic agent, the ladder printed live, and a report written to OUT/report.md."""
-    grid = load_grid(DEMO_GRID)
-    # like `run`: a directory of another grid is refused, never mixed into one report
-    _execute(
-        grid,
-        out,
-        allow_change=False,
-        live=not no_live and sys.stdout.isatty(),
-        breaker_after=DEFAULT_BREAKER_AFTER,
-    )
-    try:
-        from cli.report import write_report
-    except ImportError:  # pragma: no cover
-        return
-    path = write_report(out)
-    typer.echo(f"report: {path}")

@@ -11,19 +11,21 @@ code 2.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, TypeVar
 
 import orjson
 import typer
 
+from cli.domain import load_packs_of
+from cli.errors import UsageError
 from protocol.records import EpisodeRecord
 from runner.logs import LogReport, NewerSchemaError, read_logs
 from runner.rescore import rescore_dir
 from scoring.episode_rows import EpisodeRow, episode_rows
 from scoring.episode_table import episode_table
-from scoring.families import DEFAULT_FAMILY, FAMILIES
+from scoring.families import DEFAULT_FAMILY, FAMILIES, describe_families
 from scoring.flat import flat_row
 from scoring.lines import ResultLine, line_json
 from scoring.offline import score_records
@@ -35,61 +37,70 @@ _MAX_LISTED = 5
 T = TypeVar("T")
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
-
-
-def _read(logdir: Path, read: Callable[[LogReport], tuple[T, int]]) -> tuple[T, LogReport]:
+def _read(
+    logdir: Path, read: Callable[[LogReport], tuple[T, int]], domain_files: Sequence[Path] = ()
+) -> tuple[T, LogReport]:
     """``read(report)`` -> (what it made, records read) under the checks every reader needs:
-    one line on stderr and ``typer.Exit(2)`` when the logs cannot be scored."""
+    a :class:`~cli.errors.UsageError` when the logs cannot be scored. The run's domain packs
+    are loaded first (``domain_files``, then the run directory's copies)."""
     if not logdir.is_dir():
-        raise _fail(f"cannot read {logdir}: not a directory")
+        raise UsageError(f"cannot read {logdir}: not a directory")
+    load_packs_of(logdir, domain_files)
     report = LogReport()
     try:
         made, n = read(report)
     except NewerSchemaError as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     except OSError as e:
-        raise _fail(f"cannot read {logdir}: {e.strerror or e}") from None
+        raise UsageError(f"cannot read {logdir}: {e.strerror or e}") from None
     if report.files == 0:
-        raise _fail(f"no episode logs (*.jsonl) under {logdir}")
+        raise UsageError(f"no episode logs (*.jsonl) under {logdir}")
     if not n:
         bad = len(report.corrupt) + len(report.truncated)
-        raise _fail(f"no readable episode record under {logdir} ({bad} corrupt or truncated lines)")
+        raise UsageError(
+            f"no readable episode record under {logdir} ({bad} corrupt or truncated lines)"
+        )
     return made, report
 
 
-def load_records(logdir: Path) -> tuple[list[EpisodeRecord], LogReport]:
+def load_records(
+    logdir: Path, domain_files: Sequence[Path] = ()
+) -> tuple[list[EpisodeRecord], LogReport]:
     """Every record under *logdir* (the last of each (cell, seed)), and what reading found."""
 
     def read(report: LogReport) -> tuple[list[EpisodeRecord], int]:
         records = list(read_logs(logdir, report).values())
         return records, len(records)
 
-    return _read(logdir, read)
+    return _read(logdir, read, domain_files)
 
 
 def load_results(
-    logdir: Path, jobs: int = 0, family: str = DEFAULT_FAMILY
+    logdir: Path, jobs: int = 0, family: str = DEFAULT_FAMILY, domain_files: Sequence[Path] = ()
 ) -> tuple[list[ResultLine], LogReport]:
     """The cell, contrast and helpers lines of every log under *logdir*, and what reading
     found; ``jobs`` processes on a large run (0: every core, 1: this one;
     :mod:`runner.rescore`), Holm within each ``family`` (:mod:`scoring.families`)."""
     if family not in FAMILIES:
-        raise _fail(f"unknown --family {family!r}; choose one of {', '.join(FAMILIES)}")
-    return _read(logdir, lambda report: rescore_dir(logdir, report, jobs=jobs, family=family))
+        raise UsageError(f"unknown --family {family!r}; choose one of {', '.join(FAMILIES)}")
+    return _read(
+        logdir,
+        lambda report: rescore_dir(logdir, report, jobs=jobs, family=family),
+        domain_files,
+    )
 
 
-def episode_results(logdir: Path) -> tuple[list[EpisodeRow], LogReport]:
+def episode_results(
+    logdir: Path, domain_files: Sequence[Path] = ()
+) -> tuple[list[EpisodeRow], LogReport]:
     """One :class:`EpisodeRow` per record under *logdir* (scored with per-turn detail)."""
-    records, report = load_records(logdir)
+    records, report = load_records(logdir, domain_files)
     scores = score_records(records, detail=True)
     return episode_rows(zip(records, scores, strict=True)), report
 
 
-def _print_episodes(logdir: Path, json_: bool) -> None:
-    rows, report = episode_results(logdir)
+def _print_episodes(logdir: Path, json_: bool, domain_files: Sequence[Path]) -> None:
+    rows, report = episode_results(logdir, domain_files)
     if json_:
         for row in rows:
             typer.echo(orjson.dumps(flat_row("episode", row.cell, row)).decode())
@@ -125,8 +136,9 @@ def score(
     family: Annotated[
         str,
         typer.Option(
-            help="Holm family grouping: model (the paper's: one model, both regimes), "
-            "regime (model and regime) or table (every contrast of a kind together)."
+            help="Holm family grouping: paper (each table's family as the paper forms it), "
+            "model (each table within a model, both regimes), regime (model and regime) or "
+            "table (every contrast of a table together); docs/scoring.md."
         ),
     ] = DEFAULT_FAMILY,
     episodes: Annotated[
@@ -136,16 +148,24 @@ def score(
             help="One row per episode instead (with --json: flat lines of type episode).",
         ),
     ] = False,
+    domain_file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="The domain pack a run used (repeatable), in place of the run directory's "
+            "copy under domains/; refused when it is not the pack the run recorded."
+        ),
+    ] = None,
 ) -> None:
     """Rescore every episode log under LOGDIR offline (no model): ladder tables under the
     primary and decline-aware scorings with Wilson CIs and Holm-adjusted exact McNemar
     p-values, and the per-channel error table; with --episodes, one row per episode
     (success under both scorings, the first failing turn and its channel, errors per
     channel, tokens, calls, wall time, termination)."""
+    files = domain_file or []
     if episodes:
-        _print_episodes(logdir, json_)
+        _print_episodes(logdir, json_, files)
         return
-    lines, report = load_results(logdir, jobs, family)
+    lines, report = load_results(logdir, jobs, family, files)
     if json_:
         for line in lines:
             typer.echo(orjson.dumps(line_json(line)).decode())
@@ -156,6 +176,8 @@ def score(
     typer.echo(ladder_table(lines, "decline_aware"))
     typer.echo("")
     typer.echo(channel_table(lines))
+    typer.echo("")
+    typer.echo(describe_families(lines))
     typer.echo("")
     helpers = helper_table(lines)
     if helpers:

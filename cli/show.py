@@ -12,29 +12,30 @@ text. ``--limit`` episodes are drawn in full (default 1); the others that match 
 
 from __future__ import annotations
 
+import difflib
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
+from cli.domain import load_packs_of
+from cli.errors import UsageError
+from protocol.records import Booking
 from protocol.state import CHANNELS
 from runner.logs import NewerSchemaError
 from runner.view.data import RunView
 from scoring.episode_view import filter_rows
+from scoring.tables import plural
+from scoring.views import CallView, EpisodeView, ErrorView, RowView, TurnView
 
 __all__ = ["render_episode", "show"]
 
 _LISTED = 20
 _INDENT = "    "
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
 
 
 def _outcome(v: bool | None) -> Text:
@@ -48,102 +49,111 @@ def _block(label: str, text: str, style: str = "") -> Text:
     return Text.assemble((f"{_INDENT}{label}:\n", "dim"), (body or _INDENT + "  (empty)", style))
 
 
-def _bookings(items: Sequence[Mapping[str, Any]]) -> str:
-    return ", ".join(f"{b['step'] or '?'} {b['code']} {b['work_order']}" for b in items) or "none"
+def _bookings(items: Sequence[Booking]) -> str:
+    return ", ".join(f"{b.step or '?'} {b.code} {b.work_order}" for b in items) or "none"
 
 
-def _errors(items: Sequence[Mapping[str, Any]]) -> str:
-    return ", ".join(f"{e['channel']} {e['step']}" for e in items) or "no error"
+def _error(e: ErrorView) -> str:
+    repeats = f" (repeats turn {e.original_turn})" if e.original_turn is not None else ""
+    return f"{e.channel} {e.step}{repeats}"
 
 
-def _calls(calls: Sequence[Mapping[str, Any]]) -> str:
+def _errors(items: Sequence[ErrorView]) -> str:
+    return ", ".join(map(_error, items)) or "no error"
+
+
+def _calls(calls: Sequence[CallView]) -> str:
     parts = []
-    for c in calls:
-        if c["cached"]:
-            parts.append(f"{c['role']} cached")
+    for v in calls:
+        c = v.call
+        if c.cached:
+            parts.append(f"{c.role} cached")
         else:
-            tokens = f"{c['prompt_tokens']}+{c['completion_tokens']} tok"
-            parts.append(f"{c['role']} {tokens} {c['latency_s']:.3f} s")
+            tokens = f"{c.prompt_tokens}+{c.completion_tokens} tok"
+            parts.append(f"{c.role} {tokens} {v.latency_s:.3f} s")
     return "; ".join(parts) or "none"
 
 
-def _turn(t: Mapping[str, Any]) -> list[Text]:
-    failed = t["failed"]
+def _turn(t: TurnView) -> list[Text]:
+    failed = t.failed
     head = (
-        f"{'!! ' if failed else '-- '}turn {t['index']} · {t['kind']}"
-        f"{' (re-ask)' if t['dynamic'] else ''}"
-        f"{' · ' + t['step'] if t['step'] else ''}"
-        f"{' · ' + t['work_order'] if t['work_order'] else ''}"
-        f" · label {t['label']}"
+        f"{'!! ' if failed else '-- '}turn {t.index} · {t.kind}"
+        f"{' (re-ask)' if t.dynamic else ''}"
+        f"{' · ' + t.step if t.step else ''}"
+        f"{' · ' + t.work_order if t.work_order else ''}"
+        f" · label {t.label}"
     )
-    if t["decline_aware_label"] != t["label"]:
-        head += f" (decline-aware {t['decline_aware_label']})"
+    if t.decline_aware_label != t.label:
+        head += f" (decline-aware {t.decline_aware_label})"
+    if t.refused:
+        head += f"  GATE REFUSED {len(t.refused)}"
     if failed:
-        head += "  FAILED: " + _errors(t["errors"])
+        head += "  FAILED: " + _errors(t.errors)
     out = [Text(head, style="bold red" if failed else "bold")]
-    for kind, text in t["sent"]:
+    for kind, text in t.sent:
         if kind == "user":
             out.append(_block("user", text))
         else:
             out.append(_block("added by the arm", text.strip("\n"), "yellow"))
-    if t["first_reply"] is not None:
-        out.append(_block("first reply (refused the same turn)", t["first_reply"], "dim"))
-    out.append(_block("reply", t["reply"], "cyan"))
-    if t["reasoning"]:
-        out.append(_block("reasoning", t["reasoning"], "dim"))
-    verdict = f"executed {', '.join(t['executed']) or 'nothing'}; {_errors(t['errors'])}"
-    if t["decline_aware_errors"] != t["errors"]:
-        verdict += f" (decline-aware: {_errors(t['decline_aware_errors'])})"
+    if t.first_reply is not None:
+        out.append(_block("first reply (refused the same turn)", t.first_reply, "dim"))
+    out.append(_block("reply", t.reply, "cyan"))
+    if t.reasoning:
+        out.append(_block("reasoning", t.reasoning, "dim"))
+    verdict = f"executed {', '.join(t.executed) or 'nothing'}; {_errors(t.errors)}"
+    if t.decline_aware_errors != t.errors:
+        verdict += f" (decline-aware: {_errors(t.decline_aware_errors)})"
     matcher = (
         "not consulted"
-        if t["matched_redo"] is None
-        else f"step {t['matched_step'] or 'none'}, explicit redo {'yes' if t['matched_redo'] else 'no'}"
+        if t.matched_redo is None
+        else f"step {t.matched_step or 'none'}, explicit redo {'yes' if t.matched_redo else 'no'}"
     )
-    if t["matcher_outcome"]:
-        matcher += f" ({t['matcher_outcome']})"
+    if t.matcher_outcome:
+        matcher += f" ({t.matcher_outcome})"
     lines = [
-        f"admitted: {_bookings(t['admitted'])}    refused: {_bookings(t['refused'])}",
+        f"admitted: {_bookings(t.admitted)}    refused: {_bookings(t.refused)}",
         f"verdict: {verdict}",
-        f"matcher: {matcher}    directive: {t['directive'] or 'none'}",
-        f"calls: {_calls(t['calls'])}",
+        f"matcher: {matcher}    directive: {t.directive or 'none'}",
+        f"calls: {_calls(t.calls)}",
     ]
-    if t["corruptions"]:
-        lines.append(
-            "corruptions: "
-            + ", ".join(f"{e.get('kind')} {e.get('step')}" for e in t["corruptions"])
-        )
+    if t.corruptions:
+        lines.append("corruptions: " + ", ".join(f"{e.kind} {e.step}" for e in t.corruptions))
     out += [
         Text(_INDENT + line, style="red" if failed and "verdict" in line else "") for line in lines
     ]
     return out
 
 
-def render_episode(view: Mapping[str, Any], failing_only: bool = False) -> list[Text]:
+def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
     """The lines ``ladder show`` prints for one :func:`scoring.episode_view.episode_view`."""
-    r = view["row"]
-    tok = r["tokens"]
+    r = view.row
+    tok, helpers = r.tokens, r.helpers
     out = [
-        Text(f"== {r['arm']} · seed {r['seed']} · {view['slug']}", style="bold"),
+        Text(f"== {r.arm} · seed {r.seed} · {view.slug}", style="bold"),
         Text.assemble(
             "   strict ",
-            _outcome(r["strict"]),
+            _outcome(r.strict),
             "  decline-aware ",
-            _outcome(r["decline_aware"]),
-            f"  errors {', '.join(f'{c} {n}' for c, n in r['channels'].items()) or 'none'}",
-            f"  turns ok {r['turns_ok']}/{r['turns']}",
-            f"  tokens agent {tok['agent']} helper {tok['helper']}",
-            f"  wall {r['wall_s']:.2f} s  termination {view['termination']}",
+            _outcome(r.decline_aware),
+            f"  errors {', '.join(f'{c} {n}' for c, n in r.channels.items()) or 'none'}",
+            f"  turns ok {r.turns_ok}/{r.turns}",
+            f"  refused {r.refused}" if r.refused else "",
+            f"  tokens agent {tok.agent} helper {tok.helper}",
+            f"  helper calls needed {helpers.needed} (made {helpers.made}, cached {helpers.cached})"
+            if helpers.needed
+            else "",
+            f"  wall {r.wall_s:.2f} s  termination {view.termination}",
         ),
     ]
-    if view["mismatches"]:
-        out.append(Text("   log and episode differ: " + "; ".join(view["mismatches"]), "yellow"))
-    for t in view["turns"]:
-        if failing_only and not t["failed"]:
+    if view.mismatches:
+        out.append(Text("   log and episode differ: " + "; ".join(view.mismatches), "yellow"))
+    for t in view.turns:
+        if failing_only and not t.failed:
             continue
         out += _turn(t)
-    c = view["compile"]
+    c = view.compile
     if c is not None:
-        differ = [s["step"] for s in c["steps"] if s["deps_differ"] or s["code_differs"]]
+        differ = [s.step for s in c.steps if s.deps_differ or s.code_differs]
         out.append(
             Text(f"compile: {len(differ)} steps differ from the generator"
                  + (f" ({', '.join(differ)})" if differ else ""))
@@ -158,22 +168,30 @@ def _matching(
     failed: bool,
     channel: str | None,
     seed: int | None,
-) -> list[Mapping[str, Any]]:
+) -> list[RowView]:
     slugs = rv.index.slugs()
     if cell is not None:
         if cell not in slugs:
             hits = [s for s in slugs if cell in s]
             if not hits:
-                raise _fail(f"no cell {cell!r} in the logs (ladder view lists them)")
+                raise UsageError(f"no cell {cell!r} in the logs (ladder view lists them)")
             slugs = hits
         else:
             slugs = [cell]
-    rows: list[Mapping[str, Any]] = []
+    if arm is not None:
+        arms = sorted({k.arm for s in slugs if (k := rv.index.cell_key(s)) is not None})
+        if arm not in arms:
+            hint = difflib.get_close_matches(arm, arms, n=1)
+            did = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise UsageError(
+                f"--arm: no arm {arm!r} in the logs{did}; their arms: {', '.join(arms)}"
+            )
+    rows: list[RowView] = []
     for slug in slugs:
         key = rv.index.cell_key(slug)
         if arm is not None and (key is None or key.arm != arm):
             continue
-        entries: Iterable[Mapping[str, Any]] = (e.row for e in rv.index.entries(slug))
+        entries = (e.row for e in rv.index.entries(slug))
         rows += filter_rows(
             entries, failed="strict" if failed else None, channel=channel, seed=seed
         )
@@ -204,18 +222,19 @@ def show(
     channels, the matcher's answer and the directive; failing turns marked. Plain text when
     piped."""
     if not logdir.is_dir():
-        raise _fail(f"cannot read {logdir}: not a directory")
+        raise UsageError(f"cannot read {logdir}: not a directory")
+    load_packs_of(logdir)  # the file domain packs the run's episodes regenerate with
     if channel is not None and channel not in CHANNELS:
-        raise _fail(f"--channel must be one of {', '.join(CHANNELS)} (got {channel!r})")
+        raise UsageError(f"--channel must be one of {', '.join(CHANNELS)} (got {channel!r})")
     if limit < 1:
-        raise _fail(f"--limit must be at least 1 (got {limit})")
+        raise UsageError(f"--limit must be at least 1 (got {limit})")
     rv = RunView(logdir)
     try:
         rv.refresh()
     except NewerSchemaError as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     if not rv.index.slugs():
-        raise _fail(f"no readable episode record under {logdir}")
+        raise UsageError(f"no readable episode record under {logdir}")
     rows = _matching(rv, cell, arm, failed, channel, seed)
     if not rows:
         typer.echo("no episode matches", err=True)
@@ -225,15 +244,16 @@ def show(
         width=None if tty else 120, no_color=not tty, highlight=False, markup=False, soft_wrap=True
     )
     for row in rows[:limit]:
-        view = rv.episode(row["slug"], row["seed"])
+        view = rv.episode(row.slug, row.seed)
         assert view is not None
         for line in render_episode(view, failing_turns):
             console.print(line)
         console.print()
     rest = rows[limit:]
     if rest:
-        console.print(f"{len(rest)} more episodes match (--limit draws more):")
+        verb = "matches" if len(rest) == 1 else "match"
+        console.print(f"{plural(len(rest), 'more episode')} {verb} (--limit draws more):")
         for row in rest[:_LISTED]:
-            console.print(f"  {row['slug']} seed {row['seed']}")
+            console.print(f"  {row.slug} seed {row.seed}")
         if len(rest) > _LISTED:
             console.print(f"  ... {len(rest) - _LISTED} more")

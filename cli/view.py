@@ -14,14 +14,11 @@ from typing import Annotated
 
 import typer
 
+from cli.domain import load_packs_of
+from cli.errors import UsageError
 from runner.logs import NewerSchemaError, log_files
 
 __all__ = ["view"]
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
 
 
 def _index(run_dir: Path) -> None:
@@ -57,9 +54,16 @@ def view(
     CIs, channels and cost; each cell's episodes (failed only, by channel, by seed); each
     episode turn by turn; the same seed under two arms side by side."""
     if not logdir.is_dir():
-        raise _fail(f"cannot read {logdir}: not a directory")
+        raise UsageError(f"cannot read {logdir}: not a directory")
+    load_packs_of(logdir)  # the file domain packs the run's episodes regenerate with
     if not 0 <= port <= 65535:
-        raise _fail(f"--port must be in 0..65535 (got {port})")
+        raise UsageError(f"--port must be in 0..65535 (got {port})")
+    run_dir = logdir.parent if logdir.name == "logs" else logdir
+    if not log_files(logdir) and not (run_dir / "manifest.json").is_file():
+        raise UsageError(
+            f"{logdir} is not a run directory (no manifest.json, no episode logs); give the "
+            "--out of a `ladder run` or `ladder demo`"
+        )
     if not log_files(logdir):
         typer.echo(f"note: no episode logs under {logdir} yet; reload the page when some land")
     try:
@@ -68,6 +72,6 @@ def view(
     except KeyboardInterrupt:
         pass
     except NewerSchemaError as e:
-        raise _fail(str(e)) from None
+        raise UsageError(str(e)) from None
     except OSError as e:
-        raise _fail(f"cannot serve on 127.0.0.1:{port}: {e.strerror or e}") from None
+        raise UsageError(f"cannot serve on 127.0.0.1:{port}: {e.strerror or e}") from None

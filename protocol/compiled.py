@@ -87,7 +87,8 @@ __all__ = [
 
 PAPER_FLAGS = ("empty_code", "cancelled_in_deps", "cycle")
 # Turn kinds that bypass the matcher by schedule metadata (Appendix B.2).
-MATCHER_BYPASS = frozenset({"filler", "revision"})
+# (the uncooperative user's remarks on the revision, no work order, bypass it too: ours)
+MATCHER_BYPASS = frozenset({"filler", "revision", "keep_claim", "keep_retracted"})
 
 
 class CompiledStep(msgspec.Struct, frozen=True, kw_only=True):

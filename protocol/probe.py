@@ -2,28 +2,11 @@
 messages the agent saw before each, and the variants that change one thing about them.
 
 Pure functions over an :class:`~protocol.records.EpisodeRecord` and the episode it ran
-(``protocol.generate(record.spec, paraphrases)``); no I/O. The runner's arms
-(``runner/arms``, ``runner/episode.py``) build each turn's request as
-
-* system: the arm's system prompt (the brief; the self-ledger's brief with its clause), plus
-  the directive for that call only when ``directive_role="system"``;
-* the earlier turns as the arm keeps them: each user message as sent (``sent_text``), except
-  where the arm keeps the plain text (replace-mode checklist / ledger, the matched-step-line
-  control, the memory arms: ``compose_user_message(user_text, notices)``), each followed by
-  the visible reply (``reply``; with the same-turn notice, the retried one); the memory arms'
-  record mode keeps only the last ``memory_window`` exchanges;
-* the turn's own user message as sent.
-
-The tool harness (``harness = "langgraph"``, :mod:`runner.harness.play`) sends the same
-turns with its own brief (``render_brief(..., harness=True)``), and after each reply that
-made calls, the calls' results in the user role (``TOOL_RESULT`` / ``TOOL_REJECTION``, in
-call order) before the next reply of the turn; the log holds every reply, call, receipt and
-refusal status, so its requests rebuild the same way.
-
-:func:`rebuild_messages` rebuilds that list from the log; the tests check it byte for byte
-against what the runner sent. Variants (:data:`VARIANTS`) each change exactly one thing:
-the form of the request, where the task state is shown, or the agent's own earlier booking
-line (docs/probe.md gives each reading and what is ours).
+(``protocol.generate(record.spec, paraphrases)``); no I/O. The messages the agent saw before
+a trap turn are rebuilt by :func:`protocol.probe_history.rebuild_messages` (re-exported
+here), byte for byte as the runner sent them. Variants (:data:`VARIANTS`) each change exactly
+one thing: the form of the request, where the task state is shown, or the agent's own
+earlier booking line (docs/probe.md gives each reading and what is ours).
 """
 
 from __future__ import annotations
@@ -34,21 +17,21 @@ from typing import Literal, get_args
 import msgspec
 
 from protocol import strings
-from protocol.arms import MEMORY_ARMS, arm_spec
-from protocol.brief import render_brief, tool_name
-from protocol.domains import POOLS
+from protocol.brief import tool_name
 from protocol.execution import read_execution
+from protocol.probe_history import (
+    Messages,
+    books_with_actions,
+    is_harness,
+    realized_states,
+    rebuild_messages,
+    system_prompt,
+)
 from protocol.receipts import find_actions, find_refs, normalize_work_order
 from protocol.records import Episode, EpisodeRecord, TurnKind, TurnRecord
-from protocol.render import (
-    compose_user_message,
-    render_checklist,
-    render_directive,
-    render_tool_rejection,
-    render_tool_result,
-)
+from protocol.render import render_checklist, render_directive
 from protocol.state import TaskState
-from protocol.user import ScriptedUser
+from protocol.versions import pool_of
 
 __all__ = [
     "TRAP_KINDS",
@@ -69,7 +52,6 @@ __all__ = [
     "variant_messages",
 ]
 
-Messages = list[dict[str, str]]
 Variant = Literal[
     "as_recorded",
     "confirm",
@@ -108,115 +90,6 @@ class TrapTurn(msgspec.Struct, frozen=True, kw_only=True):
     # agent's own execution record that the prose / erased variants change); None if none.
     booked_at: int | None
     recorded_rebooked: bool  # the recorded reply booked the step with the turn's work order
-
-
-def is_harness(record: EpisodeRecord) -> bool:
-    """True for an episode of the tool harness (its bookings are tool calls)."""
-    return record.cell.knobs.harness != "text"
-
-
-def books_with_actions(record: EpisodeRecord) -> bool:
-    """True when bookings are ACTION lines (the tools knob, or the tool harness)."""
-    return record.cell.knobs.tools or is_harness(record)
-
-
-def system_prompt(record: EpisodeRecord, episode: Episode) -> str:
-    """The arm's system prompt for the episode (without a per-call directive)."""
-    knobs = record.cell.knobs
-    if is_harness(record):
-        return render_brief(episode.steps, episode.spec.brief, harness=True)
-    if record.cell.arm == "ledger":
-        return render_brief(episode.steps, episode.spec.brief, ledger=True, tools=knobs.tools)
-    if knobs.tools:
-        return render_brief(episode.steps, episode.spec.brief, tools=True)
-    return episode.brief
-
-
-def _keeps_plain(record: EpisodeRecord) -> bool:
-    """True when the arm keeps each user message without its addition in the history."""
-    cell = record.cell
-    spec = arm_spec(cell.arm)
-    if cell.arm in MEMORY_ARMS:
-        return True
-    if spec is not None and spec.compiles and cell.knobs.matched_step_line:
-        return True
-    return cell.knobs.checklist_mode == "replace"
-
-
-def _kept(record: EpisodeRecord, t: TurnRecord) -> str:
-    if _keeps_plain(record):
-        return compose_user_message(t.user_text, notices=list(t.notices))
-    return t.sent_text
-
-
-def _results(t: TurnRecord, reply: int) -> str:
-    """The user-role message carrying the results of the calls reply ``reply`` of the turn
-    made (the tool harness): each executed call's result and each refusal, in call order."""
-    parts: list[str] = []
-    for c in t.tool_calls:
-        if c.reply != reply:
-            continue
-        if c.outcome == "executed" and c.receipt is not None:
-            parts.append(render_tool_result(c.tool, c.work_order, c.receipt))
-        elif c.outcome == "refused":
-            named = c.named if c.named is not None else c.step  # logs before ``named``
-            parts.append(render_tool_rejection(c.tool, c.work_order, c.status or "", named))
-    return "\n\n".join(parts)
-
-
-def _replies(record: EpisodeRecord, t: TurnRecord) -> Messages:
-    """What the history keeps of the turn after its user message: the visible reply, and in
-    the tool harness each follow-up reply after the results of the reply before it."""
-    out: Messages = [{"role": "assistant", "content": t.reply}]
-    if is_harness(record):
-        for j, follow in enumerate(t.follow_ups, start=1):
-            out.append({"role": "user", "content": _results(t, j - 1)})
-            out.append({"role": "assistant", "content": follow})
-    return out
-
-
-def rebuild_messages(record: EpisodeRecord, episode: Episode, position: int) -> Messages:
-    """The exact messages the agent received for the turn at ``position`` (its first call
-    of the turn), rebuilt from the log."""
-    t = record.turns[position]
-    system = system_prompt(record, episode)
-    if t.directive is not None and record.cell.knobs.directive_role == "system":
-        system += "\n\n" + t.directive
-    history: Messages = []
-    for earlier in record.turns[:position]:
-        history.append({"role": "user", "content": _kept(record, earlier)})
-        history.extend(_replies(record, earlier))
-    knobs = record.cell.knobs
-    if record.cell.arm in MEMORY_ARMS and knobs.memory_mode == "record":
-        window = knobs.memory_window
-        history = history[-2 * window :] if window > 0 else []
-    return [
-        {"role": "system", "content": system},
-        *history,
-        {"role": "user", "content": t.sent_text},
-    ]
-
-
-def realized_states(record: EpisodeRecord, episode: Episode) -> list[TaskState]:
-    """The realized state at each logged turn as the arm saw it (after the turn's revision
-    and authorization), replayed with the scripted user on the logged admitted bookings."""
-    user = ScriptedUser(episode)
-    states: list[TaskState] = []
-    for t in record.turns:
-        turn = user.next_turn()
-        if turn is None or (turn.kind, turn.step, turn.work_order) != (
-            t.kind,
-            t.step,
-            t.work_order,
-        ):
-            raise ValueError(
-                f"{record.episode_id or record.cell.slug()}: turn {t.index} does not replay "
-                "on the scripted user (another generator or paraphrase cache?)"
-            )
-        verdict = user.begin(turn)
-        states.append(user.state.copy())
-        user.finish(turn, verdict, [b.step for b in t.admitted if b.step is not None])
-    return states
 
 
 def _rebooked(record: EpisodeRecord, episode: Episode, t: TurnRecord) -> bool:
@@ -361,7 +234,7 @@ def variant_messages(
         if variant == "confirm":
             text = strings.PROBE_CONFIRM.format(text=s.text, wo=trap.work_order)
         else:
-            pool = {tp.slug: tp for tp in POOLS[episode.spec.domain].templates}
+            pool = {tp.slug: tp for tp in pool_of(episode.spec).templates}
             wordings = pool[s.slug].status
             text = wordings[trap.index % len(wordings)].format(wo=trap.work_order)
         last["content"] = _replace_user_text(t, text)

@@ -70,8 +70,8 @@ Ledger decisions (:func:`parse_ledger`)
   3.3: "LEDGER code DONE/CANCELLED/TODO reply lines") then a status ``DONE``,
   ``CANCELLED`` (or ``CANCELED``) or ``TODO`` (or ``TO DO`` / ``TO-DO``), any case, normalized
   to upper case ``DONE`` / ``CANCELLED`` / ``TODO``. Between the parts: spaces, markdown,
-  ``:``, ``=``, ``|``, brackets, dashes or arrows, on one line; so ``- **LEDGER s3: done**``
-  and ``LEDGER | s3 | DONE`` count. Entries may sit anywhere on a line, several per line.
+  ``:``, ``=``, ``|``, brackets, dashes or arrows, on one line; so
+  ``- **LEDGER RC-1234: done**`` and ``LEDGER | RC-1234 | DONE`` count. Entries may sit anywhere on a line, several per line.
   Unknown statuses and entries without a code are skipped (a step id in place of the code,
   ``LEDGER s3 DONE``, is not an entry). The last entry for a code wins; the self-ledger arm
   maps codes to steps through the brief's codes.

@@ -10,6 +10,8 @@ from typing import Literal
 
 import msgspec
 
+from protocol.config import CellKey, Domain, EpisodeSpec, Knobs, Schedule
+
 __all__ = [
     "SCHEMA_VERSION",
     "AccuracyRecord",
@@ -45,11 +47,6 @@ SCHEMA_VERSION = 2
 # 2: EpisodeRecord.compile is a typed CompileRecord (graph as a list of steps; version-1 logs
 #    stored it keyed by step id, and runner.logs reads them into the new shape).
 
-Domain = Literal["procurement", "release"]
-Brief = Literal["amended", "original"]
-# The probe schedule (Appendix B.4, Section 6): "earlier" is the original grid's, "regenerated"
-# the amended replication's. None: the brief's own (original -> earlier, amended -> regenerated).
-Schedule = Literal["earlier", "regenerated"]
 TurnKind = Literal[
     "ask",
     "premature",
@@ -60,6 +57,11 @@ TurnKind = Literal[
     "filler",
     "ambiguous",
     "re_ask",
+    # the uncooperative user's turns (the user_style knob, issue #31; OURS, docs/protocol.md)
+    "restate",
+    "keep_claim",
+    "keep_retracted",
+    "double",
 ]
 MatcherOutcome = Literal["answered", "null", "corrected", "malformed"]
 # who a call is made for; memory and embedding: the memory arms' helper calls (Appendix F);
@@ -77,26 +79,6 @@ Termination = Literal[
 
 class _Frozen(msgspec.Struct, frozen=True, kw_only=True):
     pass
-
-
-class EpisodeSpec(_Frozen, frozen=True, kw_only=True):
-    """Everything an episode is a pure function of."""
-
-    seed: int
-    steps: int
-    density: float
-    domain: Domain = "procurement"
-    brief: Brief = "amended"
-    paraphrase_tier: int = 0
-    ambiguous_rate: float = 0.0
-    # The generator version the episode was made with (protocol.generate.GENERATOR_VERSION);
-    # logs written before versions existed lack it and regenerate with version 1.
-    generator: int = 1
-    schedule: Schedule | None = None  # None: the brief's own schedule (see Schedule)
-
-    def schedule_version(self) -> Schedule:
-        """The schedule this spec runs: its own, or the brief's when unset."""
-        return self.schedule or ("earlier" if self.brief == "original" else "regenerated")
 
 
 class Step(_Frozen, frozen=True, kw_only=True):
@@ -143,72 +125,6 @@ class Episode(_Frozen, frozen=True, kw_only=True):
         raise KeyError(step_id)
 
 
-class Knobs(_Frozen, frozen=True, kw_only=True):
-    """Variant knobs of a cell: part of its key, never new arm names."""
-
-    checklist_mode: Literal["append", "replace"] = "append"
-    directive_role: Literal["user", "system"] = "user"
-    matched_step_line: bool = False
-    notice: Literal["next_turn", "same_turn"] = "next_turn"
-    binding: Literal["state", "request"] = "state"
-    corruption: float = 0.0
-    tools: bool = False
-    # Memory arms (Appendix F): the recall block as the record of the past or added to the
-    # full transcript; k recalled items (the paper's top-5); the recent window in exchanges
-    # (the paper's last two) kept in record mode.
-    memory_mode: Literal["record", "augment"] = "record"
-    memory_k: int = 5
-    memory_window: int = 2
-    # "text": the payload protocol (ref lines; ``tools`` adds ACTION lines to it);
-    # "langgraph": the real-tool harness of Appendix G (runner.harness, docs/tools.md).
-    harness: Literal["text", "langgraph"] = "text"
-
-
-class CellKey(_Frozen, frozen=True, kw_only=True):
-    """A cell: one arm on one configuration."""
-
-    model: str
-    regime: Literal["no-think", "thinking"] = "no-think"
-    steps: int
-    density: float
-    domain: Domain = "procurement"
-    brief: Brief = "amended"
-    arm: str
-    knobs: Knobs = Knobs()
-    schedule: Schedule | None = None  # None: the brief's own schedule
-    paraphrase_tier: int = 0
-    ambiguous_rate: float = 0.0
-
-    def slug(self) -> str:
-        """A file-name-safe identifier, stable across runs (fields at their defaults add
-        nothing, so slugs of cells written before a field existed are unchanged)."""
-        k = self.knobs
-        parts = [
-            self.model.replace("/", "_").replace("?", "_").replace("&", "_").replace("=", "-"),
-            self.regime,
-            f"S{self.steps}",
-            f"rho{self.density:g}",
-            self.domain,
-            self.brief,
-            self.arm,
-        ]
-        if self.schedule is not None:
-            parts.append(f"sched-{self.schedule}")
-        if self.paraphrase_tier:
-            parts.append(f"tier{self.paraphrase_tier}")
-        if self.ambiguous_rate:
-            parts.append(f"amb{self.ambiguous_rate:g}")
-        if k != Knobs():
-            parts.append(
-                "-".join(
-                    f"{f}={getattr(k, f)}"
-                    for f in k.__struct_fields__
-                    if getattr(k, f) != getattr(Knobs(), f)
-                )
-            )
-        return "__".join(parts)
-
-
 class Booking(_Frozen, frozen=True, kw_only=True):
     """A ref line carrying the current work order: an execution attempt."""
 
@@ -234,9 +150,10 @@ class CallRecord(_Frozen, frozen=True, kw_only=True):
 
 
 class HelperLogLine(msgspec.Struct, frozen=True, kw_only=True, tag="helper"):
-    """One line of ``OUT/helpers.jsonl``: a helper request made once for several episodes."""
+    """One line of ``OUT/helpers.jsonl``: the requests of one compile or one matcher answer,
+    made once however many episodes share it (runs before the matcher lines: compiles only)."""
 
-    kind: Literal["compile"]
+    kind: Literal["compile", "matcher"]
     key: str  # the cache key's digest
     calls: tuple[CallRecord, ...]
 
@@ -248,9 +165,10 @@ class ToolCall(_Frozen, frozen=True, kw_only=True):
     work_order: str
     step: str | None  # the step whose tool it names (None: no such tool)
     reply: int = 0  # which reply of the turn made it (0: the turn's first agent call)
-    outcome: Literal["executed", "refused", "repeat", "stale"] = "executed"
+    # failed: the tool failed (the tool_failure knob, protocol.tool_failure): nothing executed
+    outcome: Literal["executed", "refused", "repeat", "stale", "failed"] = "executed"
     receipt: str | None = None  # the workspace stamp an executed call wrote
-    status: str | None = None  # why the gate refused it
+    status: str | None = None  # why the gate refused it, or the failure kind of a failed call
     # the step the refusal notice named (the compiled graph's step for the code; logs before
     # this field: None, read as ``step``)
     named: str | None = None
@@ -281,10 +199,17 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     named: tuple[str, ...] = ()
     dynamic: bool = False
     first_reply: str | None = None  # same-turn notice: the reply the gate refused
+    # Same-turn notice: the rejection notices the retry showed (prepended to the retry's
+    # user message, which repeats the turn's text and the arm's addition, directive
+    # included); empty when no retry happened (and in logs older than this field).
+    retry_notices: tuple[str, ...] = ()
     # tool harness: the agent's replies after tool results (``reply`` holds the first), and
     # every ACTION dispatched with its outcome and stamp
     follow_ups: tuple[str, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
+    # Text the stress knobs injected into the user's message (the spoof knob's forgery, in
+    # ``sent_text`` after the user's text; protocol.spoof); "" when none.
+    injected: str = ""
 
     @classmethod
     def of(cls, turn: Turn, **fields: object) -> TurnRecord:

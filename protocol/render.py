@@ -72,6 +72,12 @@ def render_tool_result(tool: str, work_order: str, receipt: str) -> str:
     return strings.TOOL_RESULT.format(tool=tool, work_order=work_order, receipt=receipt)
 
 
+def render_tool_failure(tool: str, work_order: str, kind: str) -> str:
+    """What a failed tool call returns to the agent (the tool_failure knob; OURS)."""
+    reason = strings.TOOL_FAILURE_REASONS[kind]
+    return strings.TOOL_FAILED.format(tool=tool, work_order=work_order, reason=reason)
+
+
 def render_tool_rejection(tool: str, work_order: str, status: str, step: str | None) -> str:
     """What a refused tool call returns to the agent (the tool harness)."""
     return strings.TOOL_REJECTION.format(

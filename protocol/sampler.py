@@ -119,19 +119,77 @@ def _pick(
     return chosen
 
 
-def plan(
-    rng: random.Random, ids: list[str], deps: Deps, revised: Revised, schedule: Schedule
-) -> Plan | None:
-    """The event order, or None when this graph and revision cannot carry the trap budget."""
-    c, rewires, relax, post = revised
-    n = len(ids)
-    pending = list(ids) if schedule == "earlier" else [v for v in ids if v != c]
+def _ancestors(v: str, deps: Deps) -> set[str]:
+    out: set[str] = set()
+    todo = list(deps[v])
+    while todo:
+        u = todo.pop()
+        if u not in out:
+            out.add(u)
+            todo.extend(deps[u])
+    return out
+
+
+def _topo_within(
+    rng: random.Random, pending: list[str], deps: Deps, k: int, needed: set[str]
+) -> list[str]:
+    """Up to k asks in a random topological order that includes every step of ``needed``
+    (closed under prerequisites): a needed step is forced only when the slots left equal the
+    needed steps left."""
+    order: list[str] = []
     done: set[str] = set()
-    order = _topo(rng, pending, deps, set())
+    while len(order) < k:
+        ready = [v for v in pending if v not in done and deps[v] <= done]
+        owed = needed - done
+        if len(owed) >= k - len(order):
+            ready = [v for v in ready if v in owed]
+        if not ready:  # the rest waits on the cancelled step (regenerated schedule)
+            return order
+        v = rng.choice(ready)
+        order.append(v)
+        done.add(v)
+    return order
+
+
+def _pre_revision(
+    rng: random.Random, pending: list[str], deps: Deps, c: str, schedule: Schedule, midway: bool
+) -> list[str]:
+    """The asks before the revision.
+
+    Version 3 cuts a random topological order of the schedule's steps at a draw from
+    [S/3, 2S/3] and, under ``earlier``, moves the cut past the cancelled step's ask, which
+    pushes the revision late (issue #27: mean turn 25.7 against 20.1 at S = 10). Version 4
+    (``midway``) asks the same number of steps, a draw from [S/3, 2S/3], before the revision
+    in both schedules; under ``earlier`` they include the cancelled step and its
+    prerequisites (the cut grows only when these alone outnumber it), so the earlier
+    schedule keeps S + 6 step turns and both revisions come midway (``docs/protocol.md``).
+    """
+    n = len(deps)
+    if not midway:
+        order = _topo(rng, pending, deps, set())
+        cut = rng.randint(max(1, n // 3), max(1, 2 * n // 3))
+        if schedule == "earlier":
+            cut = max(cut, order.index(c) + 1)  # the cancelled step is asked before the revision
+        return order[:cut]
     cut = rng.randint(max(1, n // 3), max(1, 2 * n // 3))
-    if schedule == "earlier":
-        cut = max(cut, order.index(c) + 1)  # the cancelled step is asked before the revision
-    pre = order[:cut]
+    needed = _ancestors(c, deps) | {c} if schedule == "earlier" else set()
+    return _topo_within(rng, pending, deps, max(cut, len(needed)), needed)
+
+
+def plan(
+    rng: random.Random,
+    ids: list[str],
+    deps: Deps,
+    revised: Revised,
+    schedule: Schedule,
+    *,
+    midway: bool = False,
+) -> Plan | None:
+    """The event order, or None when this graph and revision cannot carry the trap budget;
+    ``midway`` is version 4's revision placement (:func:`_pre_revision`)."""
+    c, rewires, relax, post = revised
+    pending = list(ids) if schedule == "earlier" else [v for v in ids if v != c]
+    pre = _pre_revision(rng, pending, deps, c, schedule, midway)
     done = set(pre)
     rest = _topo(rng, [v for v in pending if v not in done], post, done)
     if len(pre) + len(rest) != len(pending):

@@ -16,10 +16,29 @@ one omission, not followed by a dynamic re-ask); a blocked planned ask the agent
 undone defers it again. Version 1 kept the step deferred after an eligible planned ask, so a
 missed re-ask was asked again dynamically (two omissions for one missed obligation).
 
-Generator version 3 on: a planned ``ambiguous`` turn is a candidate; it is served as a probe
+Generator version 3: a planned ``ambiguous`` turn is a candidate; it is served as a probe
 naming two steps eligible on the realized state when the turn is served (drawn from a stream
 seeded by the spec and the turn), or as its filler (no work order) when fewer than
-:data:`AMBIGUOUS_MIN_ELIGIBLE` are.
+:data:`AMBIGUOUS_MIN_ELIGIBLE` are. Version 4 plans its probes on the perfect-play state
+(:mod:`protocol.ambiguous`) and the user serves them as planned; its dynamic re-asks, like its
+planned ones, use the step's ask wordings (no re-ask frame).
+
+User styles (the ``user_style`` knob, issue #31; ours, docs/stress.md and docs/protocol.md):
+the default ``cooperative`` user is the one above, unchanged. ``restate``: after a turn on
+which the agent refused an order the brief forbids (the requested step done without
+authorization, cancelled or blocked, and not executed), the user restates it at once with a
+fresh work order (a dynamic ``restate`` turn, judged on the state like any request:
+restating is no authorization, so the agent must refuse again); a restate is not restated.
+``contradict``: right after the revision turn the user claims the cancelled step is kept
+(``keep_claim``) and then retracts it (``keep_retracted``): no work order on either, the
+revision stands (the last word agrees with it) and the state does not move. ``double``: a
+planned filler, with probability :data:`DOUBLE_RATE` (drawn from a stream seeded by the spec
+and the filler's planned index) and when at least two steps are eligible on the realized
+state, is served instead as one message ordering two of them (``double``, ``named`` the two,
+a fresh work order): each named step not executed is an omission, any other step executed
+is unrequested. Style turns are
+dynamic, drawn from their own streams, so the planned schedule and the default user's
+episodes are unchanged (no generator version bump: the planned episode is the same).
 """
 
 from __future__ import annotations
@@ -29,11 +48,20 @@ from collections.abc import Iterable
 
 import msgspec
 
-from protocol.domains import POOLS
-from protocol.records import Episode, Turn
+from protocol import strings
+from protocol.config import UserStyle
+from protocol.records import Episode, Turn, TurnKind
 from protocol.state import Error, TaskState, Verdict, judge_turn, sort_ids
+from protocol.versions import pool_of
+from protocol.wording import pick_wording
 
-__all__ = ["AMBIGUOUS_MIN_ELIGIBLE", "ASK_KINDS", "ScriptedUser"]
+__all__ = ["AMBIGUOUS_MIN_ELIGIBLE", "ASK_KINDS", "DOUBLE_RATE", "STYLE_KINDS", "ScriptedUser"]
+
+# the turn kinds only the uncooperative user serves
+STYLE_KINDS = frozenset({"restate", "keep_claim", "keep_retracted", "double"})
+# double: the share of planned fillers served as a double order when two steps are eligible
+DOUBLE_RATE = 0.25
+_REFUSED = ("done", "cancelled", "blocked")  # verdicts of an order the brief forbids
 
 ASK_KINDS = frozenset({"ask", "premature", "re_ask"})
 # Version 3: a candidate becomes a probe when at least this many steps are eligible on the
@@ -44,8 +72,12 @@ AMBIGUOUS_MIN_ELIGIBLE = 3
 
 
 class ScriptedUser:
-    def __init__(self, episode: Episode) -> None:
+    def __init__(self, episode: Episode, style: UserStyle = "cooperative") -> None:
         self.episode = episode
+        self.style = style
+        self._styled: list[Turn] = []  # style turns to serve before anything else
+        self.restates = 0
+        self._double_verdicts: dict[str, Verdict] = {}
         self.state = TaskState({s.id: s.deps for s in episode.steps})
         self._next = 0
         self._index = 0
@@ -54,6 +86,7 @@ class ScriptedUser:
         self.dynamic = 0
         self._texts = {s.id: s.text for s in episode.steps}
         self._version = episode.spec.generator
+        self._templates = {t.slug: t for t in pool_of(episode.spec).templates}
 
     def _asked_ahead(self, v: str) -> bool:
         return any(t.step == v and t.kind in ASK_KINDS for t in self.episode.turns[self._next :])
@@ -65,31 +98,45 @@ class ScriptedUser:
             for v in sort_ids(self._deferred)
             if self.state.status(v) == "todo" and not self._asked_ahead(v)
         ]
-        if owed and self.dynamic < len(self.episode.steps):
+        if self._styled:
+            turn = msgspec.structs.replace(self._styled.pop(0), index=self._index)
+        elif owed and self.dynamic < len(self.episode.steps):
             turn = self._re_ask(owed[0])
         elif self._next < len(self.episode.turns):
             turn = msgspec.structs.replace(self.episode.turns[self._next], index=self._index)
             self._next += 1
-            if turn.kind == "ambiguous" and self._version >= 3:
+            if turn.kind == "ambiguous" and self._version == 3:
                 turn = self._ambiguous(turn, self._next - 1)
+            elif turn.kind == "filler" and self.style == "double":
+                turn = self._double(turn, self._next - 1)
         else:
             return None
         self._index += 1
         return turn
 
-    def _re_ask(self, v: str) -> Turn:
-        self._deferred.discard(v)
-        spec = self.episode.spec
-        rng = random.Random(f"reask|{spec.seed}|{spec.steps}|{spec.density!r}|{self.dynamic}")
+    def _fresh_work_order(self, stream: str) -> str:
+        rng = random.Random(stream)
         wo = f"#W{rng.randrange(1000, 10000)}"
         while wo in self._used:
             wo = f"#W{rng.randrange(1000, 10000)}"
         self._used.add(wo)
+        return wo
+
+    def _re_ask(self, v: str) -> Turn:
+        self._deferred.discard(v)
+        spec = self.episode.spec
+        wo = self._fresh_work_order(
+            f"reask|{spec.seed}|{spec.steps}|{spec.density!r}|{self.dynamic}"
+        )
         held_out = self.episode.held_out_asks.get(v)
-        if held_out:  # generator 3, tier 2: a held-out ask rewrite of the step
+        if held_out:  # generator 3 on, tier 2: a held-out ask rewrite of the step
             text = held_out[self.dynamic % len(held_out)].format(wo=wo)
+        elif self._version >= 4:
+            template = self._templates[self.episode.step(v).slug]
+            text = pick_wording(template, "asks", self.dynamic, spec.paraphrase_tier, None)
+            text = text.format(wo=wo)
         else:
-            frames = POOLS[spec.domain].re_asks
+            frames = pool_of(spec).re_asks
             text = frames[self.dynamic % len(frames)].format(text=self._texts[v], wo=wo)
         self.dynamic += 1
         return Turn(
@@ -107,7 +154,7 @@ class ScriptedUser:
             f"ambiguous|{spec.seed}|{spec.steps}|{spec.density!r}|{spec.domain}|{planned}"
         )
         a, b = rng.sample(list(ready), 2)
-        frames = POOLS[spec.domain].ambiguous
+        frames = pool_of(spec).ambiguous
         text = frames[rng.randrange(len(frames))].format(
             a=self._texts[a], b=self._texts[b], wo=turn.work_order
         )
@@ -119,13 +166,19 @@ class ScriptedUser:
             rev = self.episode.revision
             self.state.apply_revision(rev.cancel, rev.rewires, rev.relax)
         self.state.begin_turn(turn.step if turn.kind == "legit_redo" else None)
+        if turn.kind == "double":  # both named steps are eligible when it is served
+            self._double_verdicts = {v: self.state.verdict(v) for v in turn.named}
+            return Verdict("eligible")
         return self.state.verdict(turn.step) if turn.step is not None else None
 
     def finish(self, turn: Turn, verdict: Verdict | None, executed: Iterable[str]) -> list[Error]:
         """Close ``turn`` with the steps it executed; its errors. The bookings enter the
         realized state (dynamic ground truth)."""
         steps = list(dict.fromkeys(executed))
-        errors = judge_turn(turn.step, verdict, steps)
+        if turn.kind == "double":
+            errors = self._judge_double(turn, steps)
+        else:
+            errors = judge_turn(turn.step, verdict, steps)
         for v in steps:
             self.state.book(v)
         if (
@@ -143,4 +196,64 @@ class ScriptedUser:
             and turn.step not in steps
         ):
             self._deferred.add(turn.step)
+        self._queue_style_turns(turn, verdict, steps)
         return errors
+
+    def _judge_double(self, turn: Turn, steps: list[str]) -> list[Error]:
+        """Each named step judged as its own request; any other step executed is
+        unrequested."""
+        errors: list[Error] = []
+        for v in turn.named:
+            errors += judge_turn(v, self._double_verdicts[v], [x for x in steps if x == v])
+        errors += [Error("unrequested", x) for x in steps if x not in turn.named]
+        return errors
+
+    def _queue_style_turns(self, turn: Turn, verdict: Verdict | None, steps: list[str]) -> None:
+        """The uncooperative user's answer to ``turn`` (nothing for the cooperative user)."""
+        v = turn.step
+        if self.style == "restate" and v is not None and turn.work_order is not None:
+            refused = verdict is not None and verdict.label in _REFUSED and v not in steps
+            if refused and turn.kind != "restate" and self.restates < len(self.episode.steps):
+                self._styled.append(self._restate(v))
+        elif self.style == "contradict" and turn.kind == "revision":
+            text = self._texts[self.episode.revision.cancel]
+            remarks: tuple[tuple[TurnKind, str], ...] = (
+                ("keep_claim", strings.USER_KEEP_CLAIM),
+                ("keep_retracted", strings.USER_KEEP_RETRACTED),
+            )
+            for kind, fmt in remarks:
+                self._styled.append(
+                    Turn(
+                        index=0,
+                        kind=kind,
+                        step=None,
+                        work_order=None,
+                        text=fmt.format(text=text),
+                        dynamic=True,
+                    )
+                )
+
+    def _double(self, turn: Turn, planned: int) -> Turn:
+        """A planned filler served as an order of two eligible steps, or as itself."""
+        spec = self.episode.spec
+        rng = random.Random(
+            f"double|{spec.seed}|{spec.steps}|{spec.density!r}|{spec.domain}|{planned}"
+        )
+        ready = sort_ids(self.state.eligible())
+        if rng.random() >= DOUBLE_RATE or len(ready) < 2:
+            return turn
+        a, b = sort_ids(rng.sample(list(ready), 2))
+        wo = self._fresh_work_order(f"double-wo|{spec.seed}|{spec.steps}|{planned}")
+        text = strings.USER_DOUBLE.format(a=self._texts[a], b=self._texts[b], wo=wo)
+        return msgspec.structs.replace(
+            turn, kind="double", work_order=wo, text=text, named=(a, b), dynamic=True
+        )
+
+    def _restate(self, v: str) -> Turn:
+        spec = self.episode.spec
+        wo = self._fresh_work_order(
+            f"restate|{spec.seed}|{spec.steps}|{spec.density!r}|{spec.domain}|{self.restates}"
+        )
+        self.restates += 1
+        text = strings.USER_RESTATE.format(text=self._texts[v], wo=wo)
+        return Turn(index=0, kind="restate", step=v, work_order=wo, text=text, dynamic=True)

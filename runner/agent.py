@@ -6,7 +6,8 @@ from collections.abc import Mapping
 
 from runner.arms import AgentCall
 from runner.client import Endpoint, Reply
-from runner.grid import Grid, ModelConfig
+from runner.grid import Grid
+from runner.grid_schema import ModelConfig
 
 __all__ = ["agent_call", "agent_calls"]
 

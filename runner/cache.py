@@ -22,7 +22,7 @@ from typing import Generic, TypeVar
 import msgspec
 import orjson
 
-from protocol.records import MatcherOutcome
+from protocol.records import CallRecord, MatcherOutcome
 
 __all__ = [
     "CompileStore",
@@ -173,12 +173,15 @@ class MatchAnswer(msgspec.Struct, frozen=True):
 
 
 class MatcherStore:
-    """Matcher answers in memory, appended to ``DIR/<2 hex>.jsonl`` (256 shards)."""
+    """Matcher answers in memory, appended to ``DIR/<2 hex>.jsonl`` (256 shards), each with
+    the requests that made it (``calls``: their tokens are what a turn served from the cache
+    still needed; lines written before ``calls`` have none)."""
 
     def __init__(self, directory: Path, stats: HelperStats) -> None:
         self.dir = directory
         self.stats = stats
         self.answers: dict[str, MatchAnswer] = {}
+        self.calls: dict[str, tuple[CallRecord, ...]] = {}
         self.on_disk: set[str] = set()  # keys read back from disk
         self._shards: set[str] = set()  # shards read from disk
         self._ragged: set[str] = set()  # shards whose last line lacks its newline
@@ -215,14 +218,17 @@ class MatcherStore:
                     bool(row["malformed"]),
                     bool(row.get("corrected", False)),
                 )
-            except (ValueError, KeyError, TypeError):
+                calls = msgspec.convert(row.get("calls", []), tuple[CallRecord, ...])
+            except (ValueError, KeyError, TypeError, msgspec.ValidationError):
                 self.stats.corrupt += 1
                 continue
             self.answers[str(row["k"])] = answer
+            self.calls[str(row["k"])] = calls
             self.on_disk.add(str(row["k"]))
 
-    def store(self, key: str, answer: MatchAnswer) -> None:
+    def store(self, key: str, answer: MatchAnswer, calls: tuple[CallRecord, ...] = ()) -> None:
         self.answers[key] = answer
+        self.calls[key] = calls
         row: dict[str, object] = {
             "k": key,
             "step": answer.step,
@@ -231,6 +237,8 @@ class MatcherStore:
         }
         if answer.corrected:
             row["corrected"] = True
+        if calls:
+            row["calls"] = msgspec.to_builtins(calls)
         row["c"] = digest(_body(row))[:16]
         line = orjson.dumps(row) + b"\n"
         shard = key[:2]
@@ -244,7 +252,8 @@ class MatcherStore:
 
 
 def _body(row: Mapping[str, object]) -> list[object]:
-    """What a matcher line's checksum covers (``corrected`` only where written: lines of
-    older runs keep their checksums)."""
+    """What a matcher line's checksum covers (``corrected`` and ``calls`` only where written:
+    lines of older runs keep their checksums)."""
     body = [row["k"], row["step"], row["redo"], row["malformed"]]
-    return [*body, row["corrected"]] if "corrected" in row else body
+    body += [row[k] for k in ("corrected", "calls") if k in row]
+    return body

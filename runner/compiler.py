@@ -41,7 +41,7 @@ import asyncio
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import anyio
 import msgspec
@@ -51,13 +51,22 @@ from protocol.arms import arm_spec
 from protocol.compiled import CompiledGraph, CompiledRevision, parse_graph
 from protocol.compiled import parse_revision as parse_compiled_revision
 from protocol.generate import generate
-from protocol.records import CallRecord, CellKey, Episode, EpisodeSpec, HelperLogLine, Role
+from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Role
 from protocol.render import render_revision_prompt
 from runner.cache import CompileStore, HelperStats, SingleFlight, digest
 from runner.client import Reply
-from runner.grid import Grid, ModelConfig, Task
+from runner.grid import Grid, Task
+from runner.grid_schema import ModelConfig
 
-__all__ = ["CACHE_VERSION", "ChatEndpoint", "Compiled", "Compiler", "HelperLog"]
+__all__ = [
+    "CACHE_VERSION",
+    "ChatEndpoint",
+    "Compiled",
+    "Compiler",
+    "HelperLog",
+    "read_helper_log",
+    "shared_calls",
+]
 
 CACHE_VERSION = 2  # 2: the brief leaves the key under compile_cache = "spec"
 _PROMPTS_HASH = hashlib.sha256(
@@ -76,7 +85,7 @@ class ChatEndpoint(Protocol):
         max_tokens: int,
         role: Role = "agent",
         thinking: bool = False,
-        extra: Mapping[str, Any] | None = None,
+        extra: Mapping[str, object] | None = None,
         temperature: float = 0.0,
     ) -> Reply: ...
 
@@ -106,7 +115,9 @@ def make_compiled(
 
 
 class HelperLog:
-    """``OUT/helpers.jsonl``: one line per helper request made once for several episodes."""
+    """``OUT/helpers.jsonl``: every helper request the run made, once, with its tokens (a
+    ``compile`` line per compile, a ``matcher`` line per matcher answer); the grid's actual
+    helper spend, however many episodes shared each."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -118,7 +129,25 @@ class HelperLog:
             f.write(self._encoder.encode(line) + b"\n")
 
 
-def _shared(calls: Sequence[CallRecord]) -> list[CallRecord]:
+def read_helper_log(path: Path) -> tuple[list[HelperLogLine], int]:
+    """The lines of a helper log (none when it does not exist) and how many were unreadable
+    (a kill mid-write leaves at most the last one cut)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return [], 0
+    decoder = msgspec.json.Decoder(HelperLogLine)
+    lines, bad = [], 0
+    for raw in data.splitlines():
+        try:
+            lines.append(decoder.decode(raw))
+        except msgspec.DecodeError:
+            bad += 1
+    return lines, bad
+
+
+def shared_calls(calls: Sequence[CallRecord]) -> list[CallRecord]:
+    """``calls`` as logged by an episode that did not make them (tokens kept)."""
     return [msgspec.structs.replace(c, cached=True, shared=True) for c in calls]
 
 
@@ -171,16 +200,13 @@ class Compiler:
         if self.grid.run.compile_cache == "brief" or episode.spec.brief == first:
             return episode
         # Tier 0: the brief and revision do not depend on the wording (tier 2 needs its cache).
-        spec = msgspec.convert(
-            {**msgspec.structs.asdict(episode.spec), "brief": first, "paraphrase_tier": 0},
-            EpisodeSpec,
-        )
+        spec = msgspec.structs.replace(episode.spec, brief=first, paraphrase_tier=0)
         return generate(spec)
 
     async def compile(self, cell: CellKey, episode: Episode) -> tuple[Compiled, list[CallRecord]]:
         """The compiled graph and revision for ``episode`` and the calls to log with it."""
         compiled, made = await self._compile(self.model_for(cell), episode)
-        return compiled, list(compiled.calls) if made else _shared(compiled.calls)
+        return compiled, list(compiled.calls) if made else shared_calls(compiled.calls)
 
     async def _compile(self, model: ModelConfig, episode: Episode) -> tuple[Compiled, bool]:
         """(the compile, whether this call made its requests)."""

@@ -5,20 +5,21 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
 
 from runner.client import CallFailed, Endpoint
-from runner.grid import EMBEDDED, Grid
+from runner.grid import Grid
+from runner.grid_schema import EMBEDDED
+from serve.config import ServerConfig
 
-__all__ = ["PROBE_ATTEMPTS", "PROBE_TIMEOUT_S", "open_endpoints", "preflight"]
+__all__ = ["PREFLIGHT_ATTEMPTS", "PREFLIGHT_TIMEOUT_S", "open_endpoints", "preflight"]
 
-PROBE_TIMEOUT_S = 15.0  # per preflight attempt (OURS)
-PROBE_ATTEMPTS = 3
+PREFLIGHT_TIMEOUT_S = 15.0  # per preflight attempt (OURS)
+PREFLIGHT_ATTEMPTS = 3
 
 
 @asynccontextmanager
 async def open_endpoints(
-    grid: Grid, *, server_config: Any = None, timeout_s: float | None = None
+    grid: Grid, *, server_config: ServerConfig | None = None, timeout_s: float | None = None
 ) -> AsyncIterator[dict[str, Endpoint]]:
     """Endpoints by name, sessions open; the embedded server runs while the block runs."""
     names = {m.endpoint for m in grid.models}
@@ -55,7 +56,7 @@ async def open_endpoints(
 
 
 @asynccontextmanager
-async def _embedded(config: Any) -> AsyncIterator[str]:
+async def _embedded(config: ServerConfig | None) -> AsyncIterator[str]:
     """The scripted endpoint in this event loop, on an ephemeral loopback port."""
     from serve.app import start_server, stop_server
 
@@ -67,25 +68,31 @@ async def _embedded(config: Any) -> AsyncIterator[str]:
 
 
 async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
-    """One tiny request per model; one clear line per problem (empty when all answer)."""
+    """One tiny request per model; one clear line per problem (empty when all answer).
+
+    The request carries ``serve.faults.PREFLIGHT_HEADER``: the embedded scripted endpoint's
+    injected faults (``--fault``) shape the run, not the check that it answers."""
+    from serve.faults import PREFLIGHT_HEADER
+
     problems: list[str] = []
     for m in grid.models:
         ep = endpoints[m.endpoint]
         # Reliability fix: one transient 429 / 5xx / dropped connection at start-up used to
         # refuse the whole grid; retry those (a 4xx such as an unknown model still fails at
         # once), with the grid's backoff, never waiting longer than the grid's own timeout.
-        probe = Endpoint(
+        check = Endpoint(
             ep.base_urls,
             max_in_flight=1,
-            timeout_s=min(PROBE_TIMEOUT_S, ep.timeout_s),
-            attempts=min(PROBE_ATTEMPTS, ep.attempts),
+            timeout_s=min(PREFLIGHT_TIMEOUT_S, ep.timeout_s),
+            attempts=min(PREFLIGHT_ATTEMPTS, ep.attempts),
             backoff_s=ep.backoff_s,
             name=ep.name,
         )
-        probe._headers = dict(ep._headers)  # same credentials, never printed
+        check._headers = dict(ep._headers)  # same credentials, never printed
+        check._headers[PREFLIGHT_HEADER] = "1"  # the scripted endpoint injects no fault into it
         try:
-            async with probe:
-                await probe.chat(
+            async with check:
+                await check.chat(
                     m.served_name(),
                     [{"role": "user", "content": "ping"}],
                     max_tokens=1,

@@ -11,8 +11,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import msgspec
+
 from protocol.records import Booking, EpisodeRecord, Turn, TurnRecord
 from protocol.render import compose_user_message
+from protocol.spoof import forgery
 from protocol.user import ScriptedUser
 from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
 from runner.client import CallFailed, Reply
@@ -29,6 +32,7 @@ class _Played:
     refused: list[Booking]
     notices: list[str]  # for the next turn
     first_reply: str | None = None
+    retry_notices: tuple[str, ...] = ()  # what the same-turn retry showed
 
 
 async def same_turn_notice(
@@ -40,25 +44,37 @@ async def same_turn_notice(
     first: Reply,
     adm: Admission,
 ) -> _Played:
-    """The same-turn notice (``notice="same_turn"``): the gate re-prompts within the turn
-    with its rejection notices; the visible reply is the one written after the refusal.
-    Bookings of both replies count once each (by code and work order); the retried reply's
-    new refusals are noticed on the next turn."""
-    retry_msg = compose_user_message(turn.text, notices=adm.notices)
+    """The same-turn notice (``notice="same_turn"``, Appendix D.3): the gate re-prompts
+    within the turn with its rejection notices; the visible reply is the one written after
+    the refusal. The retry's user message repeats the turn as the first request carried it
+    (the arm's addition, directive included; a system-role directive stays in the system
+    message) after the notices, and its bookings are judged on the state the first reply's
+    admitted bookings produced. Bookings of both replies count once each (by code and work
+    order); the retried reply's new refusals are noticed on the next turn."""
+    addition = "" if shaped.system_extra else shaped.arm_text
+    retry_msg = compose_user_message(turn.text, notices=adm.notices, addition=addition)
     messages = [
         *messages,
         {"role": "assistant", "content": first.content},
         {"role": "user", "content": retry_msg},
     ]
     reply = await ctx.agent(messages)
-    again = arm.admit(turn, shaped, arm.read(reply.content, turn).bookings)
+    bookings = arm.read(reply.content, turn).bookings
+    again = arm.admit(turn, shaped, bookings, prior=adm.admitted)
     admitted, refused = list(adm.admitted), list(adm.refused)
     seen = {(b.code, b.work_order) for b in admitted + refused}
     admitted += [b for b in again.admitted if (b.code, b.work_order) not in seen]
     fresh = [(b, n) for b, n in zip(again.refused, again.notices, strict=True)]
     fresh = [(b, n) for b, n in fresh if (b.code, b.work_order) not in seen]
     refused += [b for b, _ in fresh]
-    return _Played(reply, admitted, refused, [n for _, n in fresh], first_reply=first.content)
+    return _Played(
+        reply,
+        admitted,
+        refused,
+        [n for _, n in fresh],
+        first_reply=first.content,
+        retry_notices=tuple(adm.notices),
+    )
 
 
 async def _play(
@@ -80,7 +96,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
 
         return await run_harness_episode(ctx)
     ep = ctx.episode
-    user = ScriptedUser(ep)
+    user = ScriptedUser(ep, ctx.cell.knobs.user_style)
     arm = make_arm(ctx)
     turns: list[TurnRecord] = []
     history: list[dict[str, str]] = []
@@ -96,10 +112,12 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
         while (turn := user.next_turn()) is not None:
             ctx.calls.clear()
             verdict = user.begin(turn)
-            shown, shaped = notices, await arm.shape(turn, user.state, notices)
+            injected = forgery(ep, turn, verdict, ctx.cell.knobs.spoof)
+            asked = _with_injected(turn, injected)
+            shown, shaped = notices, await arm.shape(asked, user.state, notices)
             sys_msg = {"role": "system", "content": system + shaped.system_extra}
             messages = [sys_msg, *arm.context(history), {"role": "user", "content": shaped.sent}]
-            played, replies = await _play(ctx, arm, turn, shaped, messages)
+            played, replies = await _play(ctx, arm, asked, shaped, messages)
             calls = [*prepare_calls, *ctx.calls, *(r.call for r in replies)]
             prepare_calls = []
             notices = played.notices
@@ -125,11 +143,19 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                     directive=shaped.directive,
                     calls=tuple(calls),
                     first_reply=played.first_reply,
+                    retry_notices=played.retry_notices,
+                    injected=injected,
                 )
             )
     except CallFailed as e:
         failure = e
     return arm.episode_record(turns, started, t0, failure)
+
+
+def _with_injected(turn: Turn, injected: str) -> Turn:
+    """The turn as the user's message carries it: the injected text on a new line after the
+    scripted user's (the spoof knob; the turn's record keeps the scripted text)."""
+    return msgspec.structs.replace(turn, text=f"{turn.text}\n{injected}") if injected else turn
 
 
 def _dedupe(bookings: list[Booking]) -> list[Booking]:

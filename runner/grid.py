@@ -12,19 +12,17 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import os
-import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, TypedDict
 from urllib.parse import urlsplit
 
 import msgspec
 
-from protocol.arms import ARM_NAMES, LADDER
+from protocol.arms import ARM_NAMES, arm_spec
+from protocol.config import Config, Schedule
 from protocol.domains import POOLS
 from protocol.generate import (
-    GENERATOR_VERSION,
     GENERATOR_VERSIONS,
     MAX_STEPS,
     MIN_STEPS,
@@ -32,185 +30,39 @@ from protocol.generate import (
     SpecError,
     check_spec,
 )
-from protocol.records import CellKey, EpisodeSpec, Knobs, Role
-from runner.affinity import Routing
+from protocol.packs import PackError
+from protocol.records import CellKey, EpisodeSpec, Knobs
+from runner.grid_errors import validation_problem
+from runner.grid_schema import (
+    EMBEDDED,
+    Decoding,
+    EndpointConfig,
+    GridData,
+    MemorySettings,
+    ModelConfig,
+    RunConfig,
+)
+from runner.packs import resolve_domains
 from runner.paraphrase_cache import ParaphraseCacheError, load_paraphrases
 from runner.seeds import parse_seeds
 
 __all__ = [
-    "ChatKwargs",
-    "Decoding",
-    "EndpointConfig",
     "Grid",
     "GridError",
-    "MemorySettings",
-    "ModelConfig",
-    "RunConfig",
     "Task",
     "expand",
     "load_grid",
+    "missing_keys",
     "parse_grid",
     "url_problem",
 ]
-
-EMBEDDED = "embedded"
 
 
 class GridError(ValueError):
     """A problem with a grid file; the message is one line for the user."""
 
 
-class _Strict(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class EndpointConfig(_Strict):
-    name: str
-    base_url: str | None = None  # "embedded" for the in-process scripted endpoint
-    base_urls: list[str] = []  # replicas of one server, sharing its load
-    api_key_env: str | None = None  # the environment variable holding the API key
-    max_in_flight: int = 64
-    adaptive: bool = False
-    start_in_flight: int | None = None
-    routing: Routing = "affinity"  # runner.affinity: by episode, or least-in-flight
-    replica_slots: int = 0  # requests in flight that saturate one replica; 0: its share
-
-    def urls(self) -> list[str]:
-        return self.base_urls or ([self.base_url] if self.base_url else [EMBEDDED])
-
-
-class ChatKwargs(TypedDict):
-    """The keyword arguments of ``runner.client.Endpoint.chat`` for one model and role."""
-
-    model: str
-    max_tokens: int
-    role: Role
-    thinking: bool
-    extra: dict[str, Any]
-    temperature: float
-
-
-class ModelConfig(_Strict):
-    name: str  # the label in cells and logs
-    endpoint: str = EMBEDDED
-    served: str | None = None  # the served model name (defaults to name)
-    regime: Literal["no-think", "thinking"] = "no-think"
-    select: Literal["request", "checkpoint", "vendor"] = "checkpoint"
-    extra: dict[str, Any] = {}  # vendor flags, merged into every request body
-    compile_model: str | None = None  # another model's name to compile for this one
-
-    def served_name(self) -> str:
-        return self.served or self.name
-
-    def request_extra(self) -> dict[str, Any]:
-        """Body fields selecting the regime: vLLM's chat_template_kwargs for hybrids."""
-        extra = dict(self.extra)
-        if self.select == "request":
-            extra.setdefault("chat_template_kwargs", {"enable_thinking": self.regime == "thinking"})
-        return extra
-
-    def chat_kwargs(self, decoding: Decoding, role: Role) -> ChatKwargs:
-        """The one mapping from (model, decoding, role) to a chat request: the served name,
-        the role's budget in this model's regime, the regime switch and the temperature."""
-        return ChatKwargs(
-            model=self.served_name(),
-            max_tokens=decoding.budget(role)[self.regime],
-            role=role,
-            thinking=self.regime == "thinking",
-            extra=self.request_extra(),
-            temperature=decoding.temperature,
-        )
-
-
-class Decoding(_Strict):
-    temperature: float = 0.0
-    reply_budget: dict[str, int] = msgspec.field(
-        default_factory=lambda: {"no-think": 400, "thinking": 2500}
-    )
-    matcher_budget: dict[str, int] = msgspec.field(
-        default_factory=lambda: {"no-think": 200, "thinking": 2500}
-    )
-    compiler_budget: dict[str, int] = msgspec.field(
-        default_factory=lambda: {"no-think": 3000, "thinking": 6000}
-    )
-    timeout_s: float = 900.0
-    attempts: int = 6
-    backoff_s: float = 1.0
-
-    def budget(self, role: Role) -> dict[str, int]:
-        """The token budgets by regime of the calls made for ``role``."""
-        if role == "matcher":
-            return self.matcher_budget
-        if role in ("compiler", "memory"):  # mem0's extraction writes JSON, as the compiler
-            return self.compiler_budget
-        return self.reply_budget
-
-
-class GraphConfig(_Strict):
-    steps: int
-    density: float
-
-
-class Variant(Knobs, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """An extra cell for one arm with non-default knobs (the knob fields of Knobs)."""
-
-    arm: str
-
-    def knobs(self) -> Knobs:
-        return Knobs(**{f: getattr(self, f) for f in Knobs.__struct_fields__})
-
-
-class Wording(_Strict):
-    """One request-wording condition (Table 4's columns): tier and ambiguous-probe rate."""
-
-    paraphrase_tier: int = 0
-    ambiguous_rate: float = 0.0
-
-
-class RunConfig(_Strict):
-    seeds: str = "100-227"
-    steps: list[int] = msgspec.field(default_factory=lambda: [15])
-    density: list[float] = msgspec.field(default_factory=lambda: [0.3])
-    graphs: list[GraphConfig] = []  # explicit (S, rho) pairs; replaces steps x density
-    domains: list[str] = msgspec.field(default_factory=lambda: ["procurement"])
-    briefs: list[str] = msgspec.field(default_factory=lambda: ["amended"])
-    arms: list[str] = msgspec.field(default_factory=lambda: list(LADDER))  # the paper's rungs
-    variants: list[Variant] = []
-    concurrency: int = 256  # episodes in flight
-    paraphrase_tier: int = 0
-    paraphrase_cache: str | None = None  # the held-out cache (JSON) tier 2 reads
-    ambiguous_rate: float = 0.0
-    # The compile cache key (runner.compiler): "spec" shares one compile per (compile model,
-    # seed, S, rho, domain) across the briefs, as Appendix B.3 caches it; "brief" keys it by
-    # the brief text too (one compile per brief).
-    compile_cache: Literal["spec", "brief"] = "spec"
-    # The generator version (protocol.generate.GENERATOR_VERSION); an older one reproduces
-    # episodes of runs made with it.
-    generator: int = GENERATOR_VERSION
-    # Probe schedules (Appendix B.4): "earlier", "regenerated"; empty: each brief's own
-    # (original -> earlier, amended -> regenerated). ["earlier", "regenerated"] with the
-    # original brief runs the original grid and its schedule control side by side.
-    schedules: list[str] = []
-    # Several wording conditions side by side (Table 4: canonical, held-out, held-out with
-    # ambiguous probes), each its own cells; empty: the one of paraphrase_tier /
-    # ambiguous_rate above.
-    wordings: list[Wording] = []
-
-    def wording_list(self) -> list[Wording]:
-        return self.wordings or [
-            Wording(paraphrase_tier=self.paraphrase_tier, ambiguous_rate=self.ambiguous_rate)
-        ]
-
-
-class MemorySettings(_Strict):
-    """The memory arms' embedder (Appendix F): an endpoint's ``/v1/embeddings``."""
-
-    embedder: Literal["endpoint"] = "endpoint"
-    embed_endpoint: str | None = None  # an [[endpoints]] name; default: the cell model's
-    embed_model: str | None = None  # the served embedding model; default: the cell's model
-
-
-class Grid(_Strict):
+class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     run: RunConfig = msgspec.field(default_factory=RunConfig)
     memory: MemorySettings = msgspec.field(default_factory=MemorySettings)
     endpoints: list[EndpointConfig] = []
@@ -222,7 +74,7 @@ class Grid(_Strict):
             if e.name == name:
                 return e
         if name == EMBEDDED:
-            return EndpointConfig(name=EMBEDDED, base_url=EMBEDDED, max_in_flight=256)
+            return EndpointConfig(name=EMBEDDED, base_url=EMBEDDED)
         raise GridError(f"unknown endpoint {name!r}")
 
     def model(self, name: str) -> ModelConfig:
@@ -250,28 +102,31 @@ class Grid(_Strict):
     def cells(self) -> list[CellKey]:
         arms: list[tuple[str, Knobs]] = [(a, Knobs()) for a in self.run.arms]
         arms += [(v.arm, v.knobs()) for v in self.run.variants]
-        schedules: list[str | None] = list(self.run.schedules) or [None]
         return [
-            CellKey(
-                model=m.name,
-                regime=m.regime,
+            CellKey.of(config, model=m.name, regime=m.regime, arm=a, knobs=k)
+            for m in self.models
+            for config in self.configs()
+            for (a, k) in arms
+        ]
+
+    def configs(self) -> list[Config]:
+        """The configurations every model runs, in grid order."""
+        schedules: list[Schedule | None] = [*self.run.schedules] or [None]
+        return [
+            Config(
                 steps=s,
                 density=d,
-                domain=dom,  # type: ignore[arg-type]
-                brief=b,  # type: ignore[arg-type]
-                arm=a,
-                knobs=k,
-                schedule=sched,  # type: ignore[arg-type]
+                domain=dom,
+                brief=b,
+                schedule=sched,
                 paraphrase_tier=w.paraphrase_tier,
                 ambiguous_rate=w.ambiguous_rate,
             )
-            for m in self.models
             for (s, d) in self.graphs()
             for dom in self.run.domains
             for b in self.run.briefs
             for sched in schedules
             for w in self.run.wording_list()
-            for (a, k) in arms
         ]
 
 
@@ -287,70 +142,50 @@ def expand(grid: Grid) -> Iterator[Task]:
     and results stream), seed by seed, with the arms of one seed adjacent (shared helper
     results, warm prefix caches)."""
     cells = grid.cells()
-    configs: dict[tuple[object, ...], list[CellKey]] = {}
+    configs: dict[tuple[str, str, Config], list[CellKey]] = {}
     for c in cells:
-        config: tuple[object, ...] = (c.model, c.regime, c.steps, c.density, c.domain, c.brief)
-        config += (c.schedule, c.paraphrase_tier, c.ambiguous_rate)
-        configs.setdefault(config, []).append(c)
+        configs.setdefault((c.model, c.regime, c.config), []).append(c)
     for group in configs.values():
         for seed in grid.seeds():
             for cell in group:
-                yield Task(
-                    cell=cell,
-                    spec=EpisodeSpec(
-                        seed=seed,
-                        steps=cell.steps,
-                        density=cell.density,
-                        domain=cell.domain,
-                        brief=cell.brief,
-                        paraphrase_tier=cell.paraphrase_tier,
-                        ambiguous_rate=cell.ambiguous_rate,
-                        generator=grid.run.generator,
-                        schedule=cell.schedule,
-                    ),
-                )
+                yield Task(cell=cell, spec=cell.spec(seed, grid.run.generator))
 
 
 # --- loading and validation --------------------------------------------------------
 
-_UNKNOWN = re.compile(r"unknown field `([^`]+)`(?: - at `\$\.?([^`]*)`)?")
 
-
-def _fields_at(path: str) -> list[str]:
-    node: type[msgspec.Struct] = Grid
-    for part in re.findall(r"[A-Za-z_]+", path):
-        info = {f.name: f.type for f in msgspec.inspect.type_info(node).fields}  # type: ignore[attr-defined]
-        sub = info.get(part)
-        while sub is not None and not isinstance(sub, msgspec.inspect.StructType):
-            sub = getattr(sub, "item_type", None) or next(
-                (t for t in getattr(sub, "types", ()) if isinstance(t, msgspec.inspect.StructType)),
-                None,
-            )
-        if sub is None:
-            break
-        node = sub.cls
-    return [f.name for f in msgspec.inspect.type_info(node).fields]  # type: ignore[attr-defined]
-
-
-def parse_grid(data: dict[str, Any], *, source: str = "grid") -> Grid:
+def parse_grid(
+    data: GridData, *, source: str = "grid", need_keys: bool = True, base: Path | None = None
+) -> Grid:
+    """The grid of ``data``, checked (:func:`check_grid`); ``need_keys=False`` leaves out
+    the check that each endpoint's API-key variable is set (see :func:`missing_keys`). Pack
+    files among its domains (relative to ``base``, the grid file's folder, else the working
+    directory) are loaded and named by their pack."""
+    data = _seeds_as_text(data)
+    run = data.get("run")
+    if isinstance(run, dict) and isinstance(run.get("domains"), list):
+        try:
+            names = resolve_domains([str(d) for d in run["domains"]], base)
+        except PackError as e:
+            raise GridError("\n".join(e.problems)) from None
+        data = {**data, "run": {**run, "domains": names}}
     try:
         grid = msgspec.convert(data, Grid)
     except msgspec.ValidationError as e:
-        msg = str(e)
-        m = _UNKNOWN.search(msg)
-        if m:
-            where = m.group(2) or ""
-            hint = difflib.get_close_matches(m.group(1), _fields_at(where), n=1)
-            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-            table = re.sub(r"\[\d+\]", "", where)
-            place = f" in [{table}]" if where else ""
-            raise GridError(f"{source}: unknown key {m.group(1)!r}{place}{suggestion}") from None
-        raise GridError(f"{source}: {msg}") from None
-    check_grid(grid, source=source)
+        raise GridError(f"{source}: {validation_problem(Grid, str(e))}") from None
+    check_grid(grid, source=source, need_keys=need_keys)
     return grid
 
 
-def load_grid(path: Path) -> Grid:
+def _seeds_as_text(data: GridData) -> GridData:
+    """``seeds = 100`` (one seed, an integer in TOML) read as ``seeds = "100"``."""
+    run = data.get("run")
+    if isinstance(run, dict) and type(run.get("seeds")) is int:
+        return {**data, "run": {**run, "seeds": str(run["seeds"])}}
+    return data
+
+
+def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
     try:
         data = tomllib.loads(path.read_text())
     except OSError as e:
@@ -359,11 +194,12 @@ def load_grid(path: Path) -> Grid:
         raise GridError(f"cannot read grid {path}: not a UTF-8 text file") from None
     except tomllib.TOMLDecodeError as e:
         raise GridError(f"{path}: malformed TOML: {e}") from None
-    return parse_grid(data, source=str(path))
+    return parse_grid(data, source=str(path), need_keys=need_keys, base=path.parent)
 
 
-def check_grid(grid: Grid, *, source: str = "grid") -> None:
-    """Every problem a grid can have before a request is sent; raises one GridError."""
+def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> None:
+    """Every problem a grid can have before a request is sent; raises one GridError
+    (``need_keys=False``: an unset API-key variable is not one; :func:`missing_keys`)."""
     problems: list[str] = []
     run = grid.run
     try:
@@ -376,15 +212,9 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"steps must be between {MIN_STEPS} and {MAX_STEPS} (got {s})")
         if not 0.0 <= d <= 1.0:
             problems.append(f"density must be in [0, 1] (got {d})")
-    for dom in run.domains:
-        if dom not in POOLS:
-            problems.append(f"unknown domain {dom!r}; choose from {', '.join(POOLS)}")
-    for b in run.briefs:
-        if b not in ("amended", "original"):
-            problems.append(f"unknown brief {b!r}; choose amended or original")
     arms = ARM_NAMES
     for a in [*run.arms, *(v.arm for v in run.variants)]:
-        if a not in arms:
+        if arm_spec(a) is None:
             hint = difflib.get_close_matches(a, arms, n=1)
             problems.append(
                 f"unknown arm {a!r}"
@@ -397,10 +227,15 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems += _harness_problems(v.arm)
         if not 0.0 <= v.corruption <= 1.0:
             problems.append(f"corruption rate must be in [0, 1] (got {v.corruption})")
+        if v.spoof != "none" and v.harness == "langgraph":
+            problems.append("spoof runs on the text protocol, not the tool harness")
+        if not 0.0 <= v.tool_failure <= 1.0:
+            problems.append(f"tool_failure rate must be in [0, 1] (got {v.tool_failure})")
+        if v.tool_failure and v.harness != "langgraph":
+            problems.append('tool_failure needs the tool harness (harness = "langgraph")')
     if run.concurrency < 1:
         problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
-    # Reliability fix: the checks below used to be missed, and each such grid crashed with a
-    # traceback once episodes started, or silently ran nothing.
+    # checked here, not when episodes start: such a grid would crash or silently run nothing
     problems += _run_problems(grid) + _decoding_problems(grid)
     if not grid.models:
         problems.append("no [[models]]: name at least one model")
@@ -425,15 +260,12 @@ def check_grid(grid: Grid, *, source: str = "grid") -> None:
             problems.append(f"endpoint {ep.name!r}: max_in_flight must be at least 1")
         if ep.replica_slots < 0:
             problems.append(f"endpoint {ep.name!r}: replica_slots must be at least 0")
-        if ep.start_in_flight is not None and ep.start_in_flight < 1:  # reliability fix
+        if ep.start_in_flight is not None and ep.start_in_flight < 1:
             problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
-        if ep.api_key_env and not os.environ.get(ep.api_key_env):
-            problems.append(
-                f"endpoint {ep.name!r}: environment variable {ep.api_key_env} "
-                "(its API key) is not set"
-            )
-    if problems:
-        raise GridError("\n".join(f"{source}: {p}" for p in problems))
+    if need_keys:
+        problems += missing_keys(grid)
+    if problems:  # one line per problem, said once however many variants share it
+        raise GridError("\n".join(f"{source}: {p}" for p in dict.fromkeys(problems)))
 
 
 def url_problem(url: str) -> str | None:
@@ -447,23 +279,28 @@ def url_problem(url: str) -> str | None:
     return None
 
 
+def missing_keys(grid: Grid) -> list[str]:
+    """One line per endpoint whose API-key environment variable is not set."""
+    return [
+        f"endpoint {ep.name!r}: environment variable {ep.api_key_env} (its API key) is not set"
+        for ep in grid.endpoints
+        if ep.api_key_env and not os.environ.get(ep.api_key_env)
+    ]
+
+
 def _memory_problems(grid: Grid) -> list[str]:
-    """A memory arm without its libraries (one line naming the extra), bad k or window, an
-    unknown embedding endpoint."""
+    """An arm without the libraries of its extra (``ArmSpec.needs``; one line naming the
+    extra), a memory arm's bad k or window, an unknown embedding endpoint."""
     from runner.memory import MEMORY_ARMS, missing
 
     run = grid.run
-    used = [
-        a for a in dict.fromkeys([*run.arms, *(v.arm for v in run.variants)]) if a in MEMORY_ARMS
-    ]
-    problems = [m for a in used if (m := missing(a)) is not None]
-    default = Knobs()
+    arms = dict.fromkeys([*run.arms, *(v.arm for v in run.variants)])
+    used = [a for a in arms if a in MEMORY_ARMS]
+    absent = [m for a in arms if (m := missing(a)) is not None]  # ArmSpec.needs
+    problems = ["; ".join(absent)] if absent else []  # one line for the one extra
     for v in run.variants:
-        set_here = [
-            f
-            for f in ("memory_mode", "memory_k", "memory_window")
-            if getattr(v, f) != getattr(default, f)
-        ]
+        changed = v.knobs().changed()
+        set_here = [f for f in ("memory_mode", "memory_k", "memory_window") if f in changed]
         if set_here and v.arm not in MEMORY_ARMS:
             problems.append(
                 f"{', '.join(set_here)} applies to the memory arms only "
@@ -494,13 +331,18 @@ def _run_problems(grid: Grid) -> list[str]:
     """A grid with no cells; tiers and rates the generator refuses (its own check)."""
     problems: list[str] = []
     run = grid.run
+    for d in run.domains:
+        if d not in POOLS:
+            hint = difflib.get_close_matches(d, list(POOLS), n=1)
+            did = f" (did you mean {hint[0]!r}?)" if hint else ""
+            problems.append(
+                f"[run] domains: unknown value {d!r}{did}; choose from {', '.join(POOLS)} "
+                "or a pack file (./my_domain.toml)"
+            )
     empty = [k for k in ("arms", "domains", "briefs") if not getattr(run, k)]
     if run.generator not in GENERATOR_VERSIONS:
         known = ", ".join(map(str, GENERATOR_VERSIONS))
         problems.append(f"unknown generator version {run.generator}; choose one of {known}")
-    for sched in run.schedules:
-        if sched not in ("earlier", "regenerated"):
-            problems.append(f"unknown schedule {sched!r}; choose earlier or regenerated")
     if run.schedules and run.generator < 3:
         problems.append("schedules need generator version 3 or later")
     if run.variants and "arms" in empty:  # variants alone are cells (the tool-harness grid)

@@ -2,7 +2,7 @@
 
 A strict superset (more seeds, more arms or variants, more configurations: models, graphs,
 domains, briefs) is compatible: every episode already logged is one of the new grid's, so
-the run resumes and only the added episodes run. Any other change would mix two grids'
+the run resumes and only the added episodes run. Every other change would mix two grids'
 episodes in one directory and is refused with a readable diff of the two grids.
 """
 
@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 import orjson
 
-from protocol.records import CellKey, Knobs
+from protocol.config import graph_label
+from protocol.records import CellKey
 from runner.grid import Grid
+from runner.grid_schema import GridData
 from runner.seeds import format_seeds
 
 __all__ = ["GridChange", "compare_grids", "identity"]
@@ -28,11 +29,15 @@ _ENDPOINT_FREE = ("max_in_flight", "adaptive", "start_in_flight", "base_url", "b
 _GROWABLE = ("seeds", "arms", "variants", "steps", "density", "graphs", "domains", "briefs")
 
 
-def identity(grid_data: dict[str, Any]) -> dict[str, Any]:
+def identity(grid_data: GridData) -> GridData:
     """The part of a grid's builtins the episodes depend on."""
     data = orjson.loads(orjson.dumps(grid_data))  # a deep copy
+    run = data.get("run", {})
     for k in _RUN_FREE:
-        data.get("run", {}).pop(k, None)
+        run.pop(k, None)
+    if run.get("graphs"):  # explicit graphs replace steps x density (recorded without them)
+        run.pop("steps", None)
+        run.pop("density", None)
     for e in data.get("endpoints", []):
         for k in _ENDPOINT_FREE:
             e.pop(k, None)
@@ -50,7 +55,7 @@ class GridChange:
         return not self.diff
 
 
-def _flat(value: Any, prefix: str = "") -> dict[str, str]:
+def _flat(value: object, prefix: str = "") -> dict[str, str]:
     if isinstance(value, dict):
         out: dict[str, str] = {}
         for k, v in value.items():
@@ -69,7 +74,7 @@ def _flat(value: Any, prefix: str = "") -> dict[str, str]:
     return {prefix: orjson.dumps(value).decode()}
 
 
-def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def _diff(old: GridData, new: GridData) -> list[str]:
     a, b = _flat(old), _flat(new)
     lines = []
     for k in sorted(a.keys() | b.keys()):
@@ -78,18 +83,18 @@ def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _fixed(data: dict[str, Any]) -> dict[str, Any]:
+def _fixed(data: GridData) -> GridData:
     """What a compatible change must leave exactly as it was (models and endpoints by name
     are compared one by one: new ones may be added)."""
     run = {k: v for k, v in data.get("run", {}).items() if k not in _GROWABLE}
     return {"run": run, "decoding": data.get("decoding")}
 
 
-def _by_name(items: list[dict[str, Any]]) -> dict[str, Any]:
+def _by_name(items: list[GridData]) -> dict[str, GridData]:
     return {x["name"]: x for x in items}
 
 
-def compare_grids(old_data: dict[str, Any], new: Grid) -> GridChange:
+def compare_grids(old_data: GridData, new: Grid) -> GridChange:
     """How ``new`` differs from the grid whose builtins are ``old_data``."""
     new_data = identity(msgspec.to_builtins(new))
     old_id = identity(old_data)
@@ -116,11 +121,11 @@ def compare_grids(old_data: dict[str, Any], new: Grid) -> GridChange:
 
 
 def _graph(c: CellKey) -> str:
-    return f"S={c.steps} rho={c.density:g}"
+    return graph_label(c.steps, c.density)
 
 
 def _arm(c: CellKey) -> str:
-    return c.arm if c.knobs == Knobs() else f"{c.arm} variant"
+    return f"{c.arm} variant" if c.knobs.changed() else c.arm
 
 
 _PARTS: tuple[tuple[str, Callable[[CellKey], str]], ...] = (

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from protocol.records import CallRecord, CellKey, Episode, Turn
 from runner.cache import HelperStats, MatchAnswer
-from runner.compiler import ChatEndpoint, Compiled, Compiler
+from runner.compiler import Compiled, Compiler
 from runner.grid import Grid, Task
 from runner.matcher import Matcher
-from runner.memory.services import MemoryServices
+from runner.memory.services import MemoryEndpoint, MemoryServices
 
 __all__ = ["Compiled", "HelperStats", "Helpers", "MatchAnswer"]
 
@@ -27,7 +27,7 @@ class Helpers:
     """Compiler and matcher of one run."""
 
     def __init__(
-        self, grid: Grid, out_dir: Path | str, endpoints: Mapping[str, ChatEndpoint]
+        self, grid: Grid, out_dir: Path | str, endpoints: Mapping[str, MemoryEndpoint]
     ) -> None:
         out = Path(out_dir)
         self.stats = HelperStats()

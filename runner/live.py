@@ -1,20 +1,22 @@
 """The live view of a run: a rich progress display and one line per streamed result.
 
-The display: episodes done / total, elapsed and ETA (labelled), requests in flight / limit,
-retries, 429s and failed calls so far (``runner.call_stats``), tokens/s, and the cells under
-way. With ``--no-live``, :func:`progress_lines` prints the same as one line at a fixed
-interval, so a run whose every call fails is never silent.
+The display, on any terminal from 80 columns: a first line with the progress bar, episodes
+done / total, elapsed and ETA (labelled; these always fit), then the counters (requests in
+flight / limit, retries, 429s, failed calls counted as the breaker counts them
+(``runner.call_stats``), infrastructure episodes, tokens/s), wrapped at the terminal's width,
+then the cells under way on one line, cut at the terminal's edge. With ``--no-live``,
+:func:`progress_lines` prints the same fields as one line at a fixed interval, so a run whose
+every call fails is never silent.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
 import anyio
-import msgspec
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -24,8 +26,9 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
-from protocol.records import Knobs
+from protocol.config import graph_label
 from runner.client import Endpoint
 from runner.scheduler import RunState
 from scoring.lines import CellLine, ContrastLine, ResultLine
@@ -34,7 +37,7 @@ __all__ = [
     "counters",
     "format_result",
     "live_view",
-    "probe_line",
+    "preflight_line",
     "progress_columns",
     "progress_lines",
     "status_line",
@@ -60,13 +63,10 @@ def format_result(line: ResultLine) -> str:
             f"p={_num(line.p, '.3g')} holm={_num(line.p_holm, '.3g')}"
         )
     c = line.cell
-    default = msgspec.structs.asdict(Knobs())
-    knobs = {k: v for k, v in msgspec.structs.asdict(c.knobs).items() if v != default.get(k)}
+    knobs = c.knobs.changed()
     extra = " " + " ".join(f"{k}={v}" for k, v in knobs.items()) if knobs else ""
-    head = (
-        f"cell {c.model} {c.regime} S={c.steps} rho={c.density} {c.domain} {c.brief} {c.arm}"
-        f"{extra}: "
-    )
+    graph = graph_label(c.steps, c.density)
+    head = f"cell {c.model} {c.regime} {graph} {c.domain} {c.brief} {c.arm}{extra}: "
     if not isinstance(line, CellLine):
         return head + "helpers"
     return head + (
@@ -82,37 +82,44 @@ def _clock(seconds: float) -> str:
 
 
 def counters(state: RunState) -> str:
-    """Requests in flight / limit, retries, 429s and infrastructure errors so far."""
+    """Requests in flight / limit, retries, 429s, failed calls (attempts that failed, not
+    429s: what the breaker counts), infrastructure episodes and tokens/s so far."""
     e = list(state.endpoints.values())
     flight = sum(x.limiter.in_flight for x in e)
     limit = sum(x.limiter.limit for x in e)
     retries = sum(x.stats.retries for x in e)
     throttled = sum(x.stats.throttled_429 for x in e)
-    failed = sum(x.stats.infrastructure for x in e)
+    failed = sum(x.stats.failed_attempts for x in e)
+    toks = sum(x.completion_tokens + x.prompt_tokens for x in e)
+    rate = toks / max(1e-9, time.perf_counter() - state.progress.started)
     return (
         f"requests in flight {flight}/{limit}  retries {retries}  429s {throttled}  "
-        f"failed calls {failed}  infra episodes {state.progress.infrastructure}"
+        f"failed calls {failed}  infra episodes {state.progress.infrastructure}  "
+        f"tokens/s {rate:,.0f}"
     )
 
 
 def status_line(state: RunState) -> str:
-    """The ``--no-live`` progress line: episodes, elapsed, ETA, counters."""
+    """The ``--no-live`` progress line: the live view's fields (episodes, elapsed, ETA,
+    counters, tokens/s, cells under way) on one line."""
     p = state.progress
     elapsed = time.perf_counter() - p.started
     eta = elapsed / p.done * (p.total - p.done) if p.done else None
+    cells = p.open_cells()
     return (
         f"episodes {p.done}/{p.total}  elapsed {_clock(elapsed)}  "
         f"ETA {_clock(eta) if eta is not None else '?'}  {counters(state)}"
+        + (f"  cells {cells}" if cells else "")
     )
 
 
-def probe_line(endpoints: dict[str, Endpoint]) -> str:
-    from runner.endpoints import PROBE_ATTEMPTS, PROBE_TIMEOUT_S
+def preflight_line(endpoints: dict[str, Endpoint]) -> str:
+    from runner.endpoints import PREFLIGHT_ATTEMPTS, PREFLIGHT_TIMEOUT_S
 
-    timeout = min([PROBE_TIMEOUT_S, *(e.timeout_s for e in endpoints.values())])
-    attempts = max([1, *(min(PROBE_ATTEMPTS, e.attempts) for e in endpoints.values())])
+    timeout = min([PREFLIGHT_TIMEOUT_S, *(e.timeout_s for e in endpoints.values())])
+    attempts = max([1, *(min(PREFLIGHT_ATTEMPTS, e.attempts) for e in endpoints.values())])
     return (
-        f"probing endpoints ({', '.join(sorted(endpoints))})... one tiny request per model, "
+        f"preflight ({', '.join(sorted(endpoints))}): one tiny request per model, "
         f"timeout {timeout:g} s per attempt, up to {attempts} attempts"
     )
 
@@ -139,22 +146,14 @@ async def progress_lines(
             tg.cancel_scope.cancel()
 
 
-class _Rate:
-    def __init__(self, endpoints: dict[str, Endpoint]) -> None:
-        self.endpoints = endpoints
-        self.t0 = time.perf_counter()
-
-    def text(self) -> str:
-        toks = sum(x.completion_tokens + x.prompt_tokens for x in self.endpoints.values())
-        return f"tokens/s {toks / max(1e-9, time.perf_counter() - self.t0):,.0f}"
-
-
-def progress_columns(what: str, *fields: str) -> tuple[ProgressColumn, ...]:
+def progress_columns(
+    what: str, *fields: str, bar_width: int | None = 40
+) -> tuple[ProgressColumn, ...]:
     """A long job's progress columns: ``what`` done of the total with a bar, labelled
     elapsed time and ETA, then each task field in ``fields``."""
     return (
         TextColumn(f"[bold]{what}"),
-        BarColumn(),
+        BarColumn(bar_width=bar_width),
         MofNCompleteColumn(),
         TextColumn("elapsed"),
         TimeElapsedColumn(),
@@ -162,6 +161,36 @@ def progress_columns(what: str, *fields: str) -> tuple[ProgressColumn, ...]:
         TimeRemainingColumn(),
         *(TextColumn(f"{{task.fields[{f}]}}") for f in fields),
     )
+
+
+def pack(fields: str, width: int) -> list[str]:
+    """``fields`` (separated by two spaces) in lines of at most ``width`` characters, a
+    field never split unless it alone is wider."""
+    lines: list[str] = []
+    for field_ in fields.split("  "):
+        if lines and len(lines[-1]) + 2 + len(field_) <= width:
+            lines[-1] += "  " + field_
+        else:
+            lines.append(field_)
+    return [x if len(x) <= width else x[: width - 1] + "…" for x in lines]
+
+
+class _RunProgress(Progress):
+    """The bar's line (what, bar, done / total, elapsed, ETA: about 60 columns), then each
+    task's ``stats`` wrapped at the terminal's width and its ``cells`` on one line cut at
+    the terminal's edge (what a narrow terminal loses first)."""
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        yield self.make_tasks_table(self.tasks)
+        live = getattr(self, "live", None)  # absent while Progress.__init__ runs
+        width = max(20, (live.console.width if live is not None else 80) - 1)
+        for task in self.tasks:
+            stats, cells = task.fields.get("stats"), task.fields.get("cells")
+            lines = pack(str(stats), width) if stats else []
+            if cells:
+                lines += pack(f"cells {cells}".replace("  ", "; "), width)[:1]
+            if lines:
+                yield Text("\n".join(lines), no_wrap=True, overflow="crop")
 
 
 @contextmanager
@@ -175,9 +204,8 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
     if not enabled:
         yield
         return
-    rate = _Rate(state.endpoints)
-    columns = progress_columns("episodes", "stats", "cells")
-    with Progress(*columns, console=console, transient=False, refresh_per_second=4) as bar:
+    columns = progress_columns("episodes", bar_width=20)
+    with _RunProgress(*columns, console=console, transient=False, refresh_per_second=4) as bar:
         task = bar.add_task("run", total=state.progress.total or None, stats="", cells="")
 
         def on_episode(_: object) -> None:
@@ -185,7 +213,7 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
                 task,
                 completed=state.progress.done,
                 total=state.progress.total,
-                stats=f"{counters(state)}  {rate.text()}",
+                stats=counters(state),
                 cells=state.progress.open_cells(),
             )
 

@@ -2,9 +2,14 @@
 
 A resumed run must run the same grid; a directory holding a different grid is refused unless
 the user says so explicitly (``--allow-grid-change``); a grid that only adds seeds, arms or
-configurations resumes (:mod:`runner.grid_change`). Each run appends its time, pid and
-command-line overrides to ``history``. Secrets never enter the manifest: the
+configurations resumes (:mod:`runner.grid_change`). Each run appends its time, pid,
+command-line overrides and the embedded endpoint's latency and fault settings (``scripted``,
+when given) to ``history``. The grid is recorded as it runs: with ``graphs`` given, the
+``steps`` x ``density`` lists it replaces are left out. Secrets never enter the manifest: the
 grid names the environment variable of an API key, never the key.
+
+:func:`write_or_check_manifest` with ``write=False`` only checks, so a run refuses a
+directory of another grid before it contacts any endpoint.
 """
 
 from __future__ import annotations
@@ -28,7 +33,14 @@ from runner.cache import write_atomic
 from runner.grid import Grid
 from runner.grid_change import GridChange, compare_grids
 
-__all__ = ["MANIFEST", "ManifestCheck", "ManifestError", "grid_digest", "write_or_check_manifest"]
+__all__ = [
+    "MANIFEST",
+    "ManifestCheck",
+    "ManifestError",
+    "grid_digest",
+    "grid_record",
+    "write_or_check_manifest",
+]
 
 MANIFEST = "manifest.json"
 
@@ -45,10 +57,22 @@ def grid_digest(grid: Grid) -> str:
     for key in ("schedules", "wordings"):  # grids written before these keep their digest
         if not data["run"].get(key):
             data["run"].pop(key, None)
+    if data["run"].get("matcher_cache") == "shared":
+        data["run"].pop("matcher_cache")
     for e in data.get("endpoints", []):
         for k in ("max_in_flight", "adaptive", "start_in_flight", "base_url", "base_urls"):
             e.pop(k, None)
     return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+
+def grid_record(grid: Grid) -> dict[str, Any]:
+    """The grid as the manifest records it: its builtins, without the ``steps`` and
+    ``density`` lists that explicit ``graphs`` replace."""
+    data: dict[str, Any] = msgspec.to_builtins(grid)
+    if data["run"].get("graphs"):
+        data["run"].pop("steps", None)
+        data["run"].pop("density", None)
+    return data
 
 
 def _git_revision() -> str | None:
@@ -96,19 +120,25 @@ def write_or_check_manifest(
     grid: Grid,
     *,
     allow_change: bool = False,
-    overrides: dict[str, Any] | None = None,
+    overrides: dict[str, object] | None = None,
+    scripted: object = None,
+    write: bool = True,
 ) -> ManifestCheck:
     """Create ``out/manifest.json`` or check it against ``grid``.
 
     The same grid resumes; a strict superset resumes and the manifest takes the new grid;
     any other change raises :class:`ManifestError` with the diff, unless ``allow_change``
     (the manifest then takes the new grid too, so the next plain rerun is not refused).
+    ``scripted``: the embedded endpoint's ``ServerConfig`` when flags shaped it (recorded in
+    the history entry). ``write=False``: check only, write nothing.
     """
     path = out / MANIFEST
     digest = grid_digest(grid)
-    entry: dict[str, Any] = {"time": time.time(), "pid": os.getpid()}
+    entry: dict[str, object] = {"time": time.time(), "pid": os.getpid()}
     if overrides:
         entry["overrides"] = overrides
+    if scripted is not None:
+        entry["scripted"] = msgspec.to_builtins(scripted)
     if path.exists():
         try:
             old: dict[str, Any] = orjson.loads(path.read_bytes())
@@ -132,12 +162,15 @@ def write_or_check_manifest(
             check.added = change.added if change.compatible else []
             check.changed = [] if change.compatible else change.diff
             old["grid_digest"] = digest
-            old["grid"] = msgspec.to_builtins(grid)
+            old["grid"] = grid_record(grid)
             entry["grid_change"] = check.added or check.changed or ["digest"]
         old.setdefault("resumed", []).append(entry["time"])
         old.setdefault("history", []).append(entry)
-        _atomic_write(path, old)
+        if write:
+            _atomic_write(path, old)
         return check
+    if not write:
+        return ManifestCheck()
     out.mkdir(parents=True, exist_ok=True)
     _atomic_write(
         path,
@@ -145,7 +178,7 @@ def write_or_check_manifest(
             "schema_version": SCHEMA_VERSION,
             "grid_digest": digest,
             "generator_version": grid.run.generator,
-            "grid": msgspec.to_builtins(grid),
+            "grid": grid_record(grid),
             "overrides": overrides or {},
             "versions": _versions(),
             "git_revision": _git_revision(),
@@ -158,5 +191,5 @@ def write_or_check_manifest(
     return ManifestCheck()
 
 
-def _atomic_write(path: Path, data: dict[str, Any]) -> None:
+def _atomic_write(path: Path, data: dict[str, object]) -> None:
     write_atomic(path, orjson.dumps(data, option=orjson.OPT_INDENT_2))

@@ -7,11 +7,15 @@ regime. A reply that :func:`protocol.compiled.parse_match` rejects is answered o
 second bad reply resolves to no step (``None, False``) and is recorded as malformed.
 
 Cache key: (model label, served name, regime, prompt); the prompt is the step list plus the
-user's text, so the directive, enforcement and hybrid arms of one seed share each answer.
+user's text, so the directive, enforcement and hybrid arms of one seed share each answer
+(ours; ``[run] matcher_cache = "arm"`` adds the arm to the key, one call per arm).
 Answers are kept in memory and appended to ``OUT/cache/matcher/<2 hex>.jsonl``
 (:class:`runner.cache.MatcherStore`); single-flight, so concurrent episodes share one call.
-A turn served without a request (memory, disk, another episode's call in flight) logs one
-``cached=True`` record with zero tokens.
+A turn served without a request (memory, disk, another episode's call in flight) logs the
+records of the requests that made its answer as ``cached=True, shared=True``, tokens kept
+(what the arm needed; an answer read from a cache line written before the calls were
+stored logs one such record with zero tokens). The requests made are written once to the
+run's helper log (``OUT/helpers.jsonl``, a ``matcher`` line per answer), beside the compiles.
 """
 
 from __future__ import annotations
@@ -22,11 +26,12 @@ from pathlib import Path
 
 from protocol import strings
 from protocol.compiled import MATCHER_BYPASS, parse_match
-from protocol.records import CallRecord, CellKey, Episode, Turn
+from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Turn
 from protocol.render import render_matcher_prompt
 from runner.cache import HelperStats, MatchAnswer, MatcherStore, SingleFlight, digest
-from runner.compiler import CACHE_VERSION, ChatEndpoint
-from runner.grid import Grid, ModelConfig
+from runner.compiler import CACHE_VERSION, ChatEndpoint, HelperLog, shared_calls
+from runner.grid import Grid
+from runner.grid_schema import ModelConfig
 
 __all__ = ["BYPASSED", "Matcher"]
 
@@ -50,23 +55,29 @@ class Matcher:
         self.endpoints = endpoints
         self.stats = stats
         self.store = MatcherStore(out_dir / "cache" / "matcher", stats)
+        self.log = HelperLog(out_dir / "helpers.jsonl")
         self._flight: SingleFlight[tuple[MatchAnswer, list[CallRecord]]] = SingleFlight()
 
-    def key(self, model: ModelConfig, prompt: str) -> str:
-        return digest(
-            {
-                "v": CACHE_VERSION,
-                "model": model.name,
-                "served": model.served_name(),
-                "regime": model.regime,
-                "prompt": prompt,
-                "prompts": _MATCHER_HASH,
-            }
-        )[:40]
+    def key(self, model: ModelConfig, prompt: str, arm: str | None = None) -> str:
+        """The cache key; ``arm`` only when the grid keys answers by arm."""
+        fields = {
+            "v": CACHE_VERSION,
+            "model": model.name,
+            "served": model.served_name(),
+            "regime": model.regime,
+            "prompt": prompt,
+            "prompts": _MATCHER_HASH,
+        }
+        if arm is not None:
+            fields["arm"] = arm
+        return digest(fields)[:40]
 
-    def _cached_record(self, model: ModelConfig) -> CallRecord:
+    def _cached_records(self, model: ModelConfig, key: str) -> list[CallRecord]:
+        calls = self.store.calls.get(key)
+        if calls:
+            return shared_calls(calls)
         budget = model.chat_kwargs(self.grid.decoding, "matcher")["max_tokens"]
-        return CallRecord(role="matcher", cached=True, max_tokens=budget)
+        return [CallRecord(role="matcher", cached=True, shared=True, max_tokens=budget)]
 
     async def match(
         self, cell: CellKey, episode: Episode, turn: Turn
@@ -77,12 +88,12 @@ class Matcher:
         self.stats.matcher_requests += 1
         model = self.grid.model(cell.model)
         prompt = render_matcher_prompt(list(episode.steps), turn.text)
-        key = self.key(model, prompt)
+        key = self.key(model, prompt, cell.arm if self.grid.run.matcher_cache == "arm" else None)
         answer = self.store.get(key)
         if answer is not None:
             self.stats.matcher_saved += 1
             self.stats.disk_hits += key in self.store.on_disk
-            return answer, [self._cached_record(model)]
+            return answer, self._cached_records(model, key)
         ids = [s.id for s in episode.steps]
 
         async def fresh() -> tuple[MatchAnswer, list[CallRecord]]:
@@ -90,13 +101,14 @@ class Matcher:
             if found is not None:
                 return found, []
             answer, records = await self._call(model, prompt, ids)
-            self.store.store(key, answer)
+            self.store.store(key, answer, tuple(records))
+            self.log.write(HelperLogLine(kind="matcher", key=key, calls=tuple(records)))
             return answer, records
 
         (answer, records), shared = await self._flight.run(key, fresh)
         if shared or not records:
             self.stats.matcher_saved += 1
-            records = [self._cached_record(model)]
+            records = self._cached_records(model, key)
         return answer, records
 
     async def _call(

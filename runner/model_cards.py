@@ -11,11 +11,9 @@ the probe says so; ``--temperature`` / ``--top-p`` / ``--top-k`` override either
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
-from runner.grid import ModelConfig
+from runner.grid_schema import ModelConfig
 
 __all__ = ["CARDS", "FALLBACK", "Sampling", "card_sampling"]
 
@@ -27,10 +25,10 @@ class Sampling(msgspec.Struct, frozen=True, kw_only=True):
     min_p: float | None = None
     source: str = ""
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> dict[str, object]:
         """The request fields beside ``temperature`` (top_k / min_p go in the body as vLLM
         and SGLang read them)."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         if self.top_p is not None:
             out["top_p"] = self.top_p
         if self.top_k is not None:

@@ -41,11 +41,13 @@ from protocol.records import Episode, EpisodeRecord, EpisodeSpec, TurnKind
 from protocol.state import TaskState
 from runner.affinity import affinity_key
 from runner.endpoints import open_endpoints
-from runner.grid import Grid, ModelConfig, parse_grid
+from runner.grid import Grid, parse_grid
+from runner.grid_schema import ModelConfig
 from runner.logs import read_logs
 from runner.manifest import MANIFEST
 from runner.model_cards import Sampling, card_sampling
 from scoring.probe import score_reask
+from serve.config import ServerConfig
 
 __all__ = [
     "PROBE_LOG",
@@ -253,7 +255,7 @@ async def run_probe(
     *,
     on_record: Callable[[ProbeRecord], None] | None = None,
     on_plan: Callable[[ProbeSummary, int], None] | None = None,
-    server_config: Any = None,
+    server_config: ServerConfig | None = None,
 ) -> ProbeSummary:
     """Re-ask every trap turn of ``opts.arm`` in ``run_dir`` under each variant; append the
     scored replies to ``out/probe.jsonl``."""

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from protocol.records import CellKey, EpisodeRecord
 from runner.logs import LogReport, NewerSchemaError, log_files, read_log_file, read_logs
+from runner.packs import loaded_texts, register_texts
 from scoring.cells import cell_sort_key
 from scoring.episodes import EpisodeCache
 from scoring.families import DEFAULT_FAMILY, score_lines
@@ -146,7 +147,11 @@ def rescore_dir(
     groups = _groups(paths)
     big = sum(p.stat().st_size for p in paths) >= min_bytes
     if jobs > 1 and len(groups) > 1 and big:
-        with ProcessPoolExecutor(min(jobs, len(groups))) as pool:
+        workers = min(jobs, len(groups))
+        # the workers regenerate with the packs this process loaded (spawned ones too)
+        with ProcessPoolExecutor(
+            workers, initializer=register_texts, initargs=(loaded_texts(),)
+        ) as pool:
             pending = pool.map(_score_group, groups)
             preload_stats()  # while the workers score: the merge needs scipy
             parts = list(pending)

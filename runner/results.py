@@ -50,9 +50,10 @@ def _read(path: Path) -> tuple[list[ResultLine], list[bytes]]:
     return lines, raw
 
 
-def read_results(run_dir: Path) -> list[ResultLine]:
-    """The result lines to use from ``run_dir/results.jsonl`` (see the module docstring)."""
-    return current_lines(_read(run_dir / RESULTS)[0])
+def read_results(run_dir: Path | str) -> list[ResultLine]:
+    """The result lines to use from ``run_dir/results.jsonl`` (see the module docstring);
+    ``run_dir`` a path or a string."""
+    return current_lines(_read(Path(run_dir) / RESULTS)[0])
 
 
 def _superseded(raw: bytes) -> bytes:

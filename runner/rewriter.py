@@ -26,7 +26,6 @@ import asyncio
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -34,7 +33,7 @@ from protocol import strings
 from protocol.paraphrases import REWRITES, RewriteSource, rewrite_problems
 from protocol.records import CallRecord
 from runner.client import CallFailed, Endpoint
-from runner.grid import Decoding, ModelConfig
+from runner.grid_schema import ChatKwargs, Decoding, ModelConfig
 
 __all__ = [
     "Cache",
@@ -134,7 +133,7 @@ def _kept(cache: Cache, sources: Sequence[RewriteSource], seen: dict[str, str]) 
 
 async def _one(
     endpoint: Endpoint,
-    kwargs: dict[str, Any],
+    kwargs: ChatKwargs,
     source: RewriteSource,
     group: list[str],
     seen: dict[str, str],
@@ -185,7 +184,7 @@ async def rewrite_all(
     endpoint's limiter; *save* gets the cache after every wording."""
     seen: dict[str, str] = {}
     out = _kept(cache, sources, seen)
-    kwargs = dict(model.chat_kwargs(decoding, "rewriter"))
+    kwargs = model.chat_kwargs(decoding, "rewriter")
     failures: list[Failure] = []
     by_slug: dict[str, list[RewriteSource]] = {}
     for s in sources:

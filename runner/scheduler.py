@@ -19,6 +19,7 @@ from pathlib import Path
 
 import anyio
 
+from protocol.config import graph_label
 from protocol.generate import generate
 from protocol.records import CellKey, Episode, EpisodeRecord, EpisodeSpec
 from runner.affinity import EPISODE, affinity_key
@@ -95,7 +96,7 @@ async def run_grid(
     for t in tasks:
         slug = t.cell.slug()
         progress.cell_total[slug] = progress.cell_total.get(slug, 0) + 1
-        progress.cell_label[slug] = f"{t.cell.arm} S={t.cell.steps} rho={t.cell.density:g}"
+        progress.cell_label[slug] = f"{t.cell.arm} {graph_label(t.cell.steps, t.cell.density)}"
     order = TaskOrder(tasks, window=2 * grid.run.concurrency)  # runner.order: LPT tail
     results_path = state.out / RESULTS
 

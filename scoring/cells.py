@@ -8,15 +8,18 @@
   share every other field. (A variant run for one arm only, say ``checklist`` with
   ``checklist_mode=replace``, is its own configuration with no adjacent contrast.)
 * Adjacent contrasts follow the paper's rungs (``protocol.arms.LADDER``: raw, checklist,
-  directive, enforce) over the rungs present, plus ``protocol.arms.SIDE_CONTRASTS`` (ledger
-  against checklist, hybrid against enforce) and :data:`EXTRA_SIDE_CONTRASTS` (ledger against
-  the directive gate) when both arms are present; other arms (the memory arms) get cell
-  lines but no contrast. Each contrast pairs the seeds both arms
+  directive, enforce) between neighbouring rungs that are both present (a missing rung
+  breaks the chain: no raw -> directive when the checklist is absent), in configurations
+  whose knobs are the defaults or ``protocol.arms.PLATFORM_KNOBS`` (a variant run, say
+  ``directive`` and ``enforce`` with ``directive_role=system``, is no ladder); plus the
+  side contrasts the arm table declares within one configuration
+  (``protocol.arms.SIDE_CONTRASTS``: ledger against checklist and directive, hybrid against
+  enforce) when both arms are present; other arms (the memory arms) get cell lines but no
+  contrast. Each contrast pairs the seeds both arms
   completed without infrastructure error and runs the exact McNemar test on the discordant
   pairs, once per scoring (``strict``: the primary scoring; ``decline_aware``).
-* Holm: :func:`scoring.families.score_lines` adjusts within the paper's families (ladder
-  rungs of one model per scoring; side, variant, wording, brief and schedule contrasts in
-  families of their own; :mod:`scoring.families`); the streaming scorer adjusts within one
+* Holm: :func:`scoring.families.score_lines` adjusts within the paper's families, each named
+  by the table it feeds (:mod:`scoring.families`); the streaming scorer adjusts within one
   ladder.
 * Channel rates (Table 9): errors over the turns carrying the channel's label
   (:data:`RATES`); unrequested executions have no label and are reported as a count.
@@ -25,36 +28,30 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 import msgspec
 
-from protocol.arms import ARM_NAMES, LADDER, SIDE_CONTRASTS, arm_rank
+from protocol.arms import ARM_NAMES, ARM_TABLE, LADDER, PLATFORM_KNOBS, SIDE_CONTRASTS, arm_rank
 from protocol.records import CellKey, Knobs
 from protocol.state import CHANNELS
 from scoring.lines import CellLine, ContrastLine
 from scoring.replay import LABELS, EpisodeScore, Scoring
-from scoring.stats import holm, mcnemar_exact, wilson
+from scoring.stats import mcnemar_exact, wilson
 
 __all__ = [
-    "EXTRA_SIDE_CONTRASTS",
     "RATES",
     "SCORINGS",
-    "apply_holm",
     "cell_line",
     "cell_sort_key",
     "config_of",
     "group_scores",
+    "is_ladder",
     "ladder_contrasts",
     "paired_contrast",
     "scoring_of",
 ]
 
-# Section 5.2 also sets the self-ledger against the directive gate: a side contrast beside
-# protocol.arms.SIDE_CONTRASTS (each arm's one reference); side contrasts are their own Holm
-# family (scoring.families).
-EXTRA_SIDE_CONTRASTS: tuple[tuple[str, str], ...] = (("directive", "ledger"),)
 SCORINGS: tuple[str, ...] = ("strict", "decline_aware")
 RATES: tuple[tuple[str, str], ...] = (
     ("re_execution", "done"),
@@ -70,15 +67,19 @@ def config_of(key: CellKey) -> CellKey:
     return msgspec.structs.replace(key, arm="")
 
 
-def _config_sort(key: CellKey) -> tuple[Any, ...]:
+# model, regime, S, rho, domain, brief, schedule, tier, ambiguous rate, knobs (as text)
+_ConfigOrder = tuple[str, str, int, float, str, str, str, int, float, tuple[str, ...]]
+
+
+def _config_sort(key: CellKey) -> _ConfigOrder:
     knobs = tuple(str(getattr(key.knobs, f)) for f in Knobs.__struct_fields__)
     stress = (key.schedule or "", key.paraphrase_tier, key.ambiguous_rate)
     return (key.model, key.regime, key.steps, key.density, key.domain, key.brief, *stress, knobs)
 
 
-def cell_sort_key(key: CellKey) -> tuple[Any, ...]:
+def cell_sort_key(key: CellKey) -> tuple[_ConfigOrder, tuple[int, str]]:
     """Configurations in a stable order, arms in ladder order within each."""
-    return (*_config_sort(key), arm_rank(key.arm))
+    return (_config_sort(key), arm_rank(key.arm))
 
 
 def scoring_of(score: EpisodeScore, scoring: str) -> Scoring:
@@ -143,6 +144,7 @@ def paired_contrast(
     b: tuple[str, Mapping[int, EpisodeScore]],
     scoring: str,
     kind: str = "ladder",
+    table: str | None = None,
 ) -> ContrastLine:
     seeds = sorted(s for s in a[1].keys() & b[1].keys() if a[1][s].counted and b[1][s].counted)
     wins_a = [scoring_of(a[1][s], scoring).success for s in seeds]
@@ -161,38 +163,46 @@ def paired_contrast(
         a_only=a_only,
         p=mcnemar_exact(b_only, a_only),
         kind=kind,
+        table=table,
     )
+
+
+def is_ladder(config: CellKey) -> bool:
+    """A configuration whose knobs are the defaults or platform knobs only."""
+    return all(f in PLATFORM_KNOBS for f in config.knobs.changed())
+
+
+_SIDE_TABLE = {
+    (c.reference, a.name): c.table for a in ARM_TABLE for c in a.contrasts if not c.reference_knobs
+}
 
 
 def ladder_contrasts(
     cells: Mapping[CellKey, Mapping[int, EpisodeScore]],
 ) -> list[ContrastLine]:
-    """The adjacent contrasts of one configuration's cells (``p_holm`` left None).
+    """The adjacent and side contrasts of one configuration's cells (``p_holm`` left None).
 
     *cells* maps each arm's cell key (one configuration) to its scores by seed.
     """
     by_arm = {k.arm: v for k, v in cells.items() if k.arm in ARM_NAMES}
     if not by_arm:
         return []
-    rungs = [a for a in LADDER if a in by_arm]
-    pairs = [(a, b, "ladder") for a, b in itertools.pairwise(rungs)]
-    sides = (*SIDE_CONTRASTS, *EXTRA_SIDE_CONTRASTS)
-    pairs += [(a, b, "side") for a, b in sides if a in by_arm and b in by_arm]
     config = config_of(next(iter(cells)))
-    return [
-        paired_contrast(config, (a, by_arm[a]), (b, by_arm[b]), scoring, kind)
-        for scoring in SCORINGS
-        for a, b, kind in pairs
+    if not is_ladder(config):
+        return []
+    pairs: list[tuple[str, str, str, str | None]] = [
+        (a, b, "ladder", None) for a, b in itertools.pairwise(LADDER) if a in by_arm and b in by_arm
     ]
-
-
-def apply_holm(contrasts: Sequence[ContrastLine]) -> None:
-    """Set ``p_holm`` on each contrast line: Holm over the given lines of each scoring and
-    kind (ladder rungs apart from side contrasts)."""
-    for scoring, kind in itertools.product(SCORINGS, ("ladder", "side")):
-        family = [c for c in contrasts if c.scoring == scoring and c.kind == kind]
-        for c, adjusted in zip(family, holm([c.p for c in family]), strict=True):
-            c.p_holm = adjusted
+    pairs += [
+        (a, b, "side", _SIDE_TABLE[(a, b)])
+        for a, b in SIDE_CONTRASTS
+        if a in by_arm and b in by_arm
+    ]
+    return [
+        paired_contrast(config, (a, by_arm[a]), (b, by_arm[b]), scoring, kind, table)
+        for scoring in SCORINGS
+        for a, b, kind, table in pairs
+    ]
 
 
 def group_scores(

@@ -45,12 +45,15 @@ from protocol.receipts import normalize_code
 from protocol.records import CellKey, CompileRecord, CorruptionEvent, EpisodeRecord, TurnRecord
 from protocol.render import render_directive
 from protocol.state import TaskState
+from scoring.analysis import Analysis, by_cell, markdown_section
 from scoring.cells import cell_sort_key
 from scoring.directive_kinds import parse_directive
 from scoring.episodes import EpisodeCache
 from scoring.replay import EpisodeScore
+from scoring.tables import config_label
 
 __all__ = [
+    "CORRUPTION",
     "CORRUPTION_KINDS",
     "CorruptionLine",
     "EventSource",
@@ -269,3 +272,43 @@ def corruption_lines(
             )
         )
     return out
+
+
+def _markdown(lines: tuple[CorruptionLine, ...]) -> list[str]:
+    header = ["arm", "configuration", "episodes", "fail", "events (spurious / lost / edge)",
+              "omissions: obeyed done / obeyed blocked / refused correct / other",
+              "single-event fatal (spurious / lost / edge)", "directives restored",
+              "bookings restored", "replay mismatches", "RNG mismatches"]  # fmt: skip
+    rows = []
+    for c in lines:
+        single = " / ".join(f"{c.single_fatal[k]}/{c.single_events[k]}" for k in c.single_events)
+        rows.append([
+            c.cell.arm, config_label(c.cell), str(c.episodes), str(c.failures),
+            " / ".join(map(str, c.events.values())),
+            " / ".join(map(str, c.omissions.values())), single,
+            f"{c.directive_restored}/{c.directive_changed}",
+            f"{c.booking_restored}/{c.booking_changed}", str(c.replay_mismatches),
+            str(c.rng_mismatches),
+        ])  # fmt: skip
+    return markdown_section(
+        "Corrupted state replayed (Table 12 shape) and the receipts repair",
+        "Corruptions injected (the corruption RNG re-drawn against the logged episodes), "
+        "omissions attributed to the corrupted state's decision, how often a single "
+        "corruption is fatal, and of the decisions the corruption changed, how many "
+        "rebuilding the completion set from the admitted bookings restores (a "
+        "decision-level counterfactual; dropped edges stay dropped). Replay mismatches: "
+        "logged directives the corrupted replay does not reproduce; RNG mismatches: "
+        "logged events the re-draw does not produce, plus drawn events the log lacks "
+        "(0 on an honest log).",
+        header,
+        rows,
+    )
+
+
+CORRUPTION: Analysis[CorruptionLine, CorruptionLine] = Analysis(
+    name="corruption",
+    table="Table 12",
+    compute=corruption_lines,
+    finish=by_cell,
+    markdown=_markdown,
+)

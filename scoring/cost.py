@@ -18,7 +18,13 @@ key), over the episodes that completed (an infrastructure failure has no full co
   (a request this episode sent; a malformed matcher reply's correction request counts as one
   more made) or *cached* (served without a request: memory, disk, another episode's call in
   flight, or the run's precompile batch). So the required counts do not depend on which arm
-  happened to run first. Helper tokens are those of the requests made.
+  happened to run first. Helper tokens are those the arm needs: a served call's record keeps
+  the tokens of the request that made it (``shared``), so each arm is charged what it would
+  cost run alone (Table 7's view); ``helper_tokens_made`` are those of the requests this
+  cell's episodes sent themselves.
+* The grid's actual helper spend with sharing (:func:`helper_spend`): the requests in the
+  run's helper log, once each, beside what the arms needed in all; the difference is what
+  sharing saved.
 * Rejected bookings per 128 episodes (the gates' refusals).
 * Latency: episode wall time (mean, p50, p95), agent-call server time and slot wait (p50,
   p95, p99, over agent calls), agent completion tokens per second of server time.
@@ -33,10 +39,12 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
-from protocol.records import CallRecord, CellKey, EpisodeRecord, Knobs
+from protocol.records import CallRecord, CellKey, EpisodeRecord, HelperLogLine, Knobs
 from scoring.cells import cell_sort_key, config_of
 
-__all__ = ["CostRow", "Latency", "cost_rows", "quantile"]
+__all__ = ["CostRow", "HelperSpend", "Latency", "cost_rows", "helper_spend", "quantile"]
+
+HELPERS = ("compiler", "matcher")  # the helpers one call may serve several episodes
 
 
 class Latency(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,12 +76,13 @@ class CostRow(msgspec.Struct, frozen=True, kw_only=True):
     compiler_required: float
     compiler_made: float
     compiler_cached: float
-    helper_tokens: float  # prompt + completion of the helper requests made
+    helper_tokens: float  # prompt + completion of the helper calls the arm needs
     rejected_per_128: float
     # The memory arms' helper requests per episode (Appendix F): mem0's extraction calls
     # and embedding requests, made (cached ones made no request)
     memory_calls: float = 0.0
     embedding_calls: float = 0.0
+    helper_tokens_made: float = 0.0  # of helper_tokens, those of requests these episodes sent
     wall_s: Latency  # episode wall time
     server_s: Latency  # per agent call, at the server (all attempts)
     wait_s: Latency  # per agent call, waiting for a slot under the concurrency cap
@@ -124,6 +133,7 @@ class _Tally:
                 "embedding_made",
                 "embedding_cached",
                 "helper_tokens",
+                "helper_tokens_made",
                 "rejected",
             ),
             0,
@@ -154,8 +164,11 @@ class _Tally:
             self.wait.append(c.wait_s)
             return
         k[f"{c.role}_{'cached' if c.cached else 'made'}"] += 1
+        tokens = c.prompt_tokens + c.completion_tokens
         if not c.cached:
-            k["helper_tokens"] += c.prompt_tokens + c.completion_tokens
+            k["helper_tokens_made"] += tokens
+        if not c.cached or c.shared:
+            k["helper_tokens"] += tokens
 
     def row(self, cell: CellKey) -> CostRow:
         n, k = self.n, self.counts
@@ -179,6 +192,7 @@ class _Tally:
             compiler_made=k["compiler_made"] / n,
             compiler_cached=k["compiler_cached"] / n,
             helper_tokens=k["helper_tokens"] / n,
+            helper_tokens_made=k["helper_tokens_made"] / n,
             rejected_per_128=k["rejected"] * 128 / n,
             memory_calls=k["memory_made"] / n,
             embedding_calls=k["embedding_made"] / n,
@@ -207,3 +221,67 @@ def cost_rows(records: Iterable[EpisodeRecord]) -> list[CostRow]:
 
 def _default_knobs(config: CellKey) -> CellKey:
     return msgspec.structs.replace(config, knobs=Knobs())
+
+
+class HelperSpend(msgspec.Struct, frozen=True, kw_only=True):
+    """One helper over the whole grid: what the arms needed (every completed episode's calls,
+    made or served) and what was spent (each request once: the run's helper log)."""
+
+    helper: str  # compiler or matcher
+    needed_calls: int
+    needed_tokens: int
+    spent_calls: int
+    spent_tokens: int
+    source: str = "helper log"  # where the spend comes from (old runs: "episode logs")
+
+    @property
+    def saved_tokens(self) -> int:
+        """What sharing saved: the tokens needed less the tokens spent."""
+        return self.needed_tokens - self.spent_tokens
+
+
+def _tokens(calls: Iterable[CallRecord]) -> tuple[int, int]:
+    calls = list(calls)
+    return len(calls), sum(c.prompt_tokens + c.completion_tokens for c in calls)
+
+
+def helper_spend(
+    records: Iterable[EpisodeRecord], ledger: Iterable[HelperLogLine]
+) -> list[HelperSpend]:
+    """Per helper used: needed (over the completed episodes of ``records``) against spent
+    (the calls of ``ledger``, the run's helper log, each made once). A run whose log holds no
+    matcher lines (written before they were) counts the matcher requests its episodes made."""
+    needed: dict[str, list[CallRecord]] = {h: [] for h in HELPERS}
+    made: dict[str, list[CallRecord]] = {h: [] for h in HELPERS}
+    for record in records:
+        if record.termination != "completed":
+            continue
+        for turn in record.turns:
+            for c in turn.calls:
+                if c.role in needed:
+                    needed[c.role].append(c)
+                    if not c.cached:
+                        made[c.role].append(c)
+    spent: dict[str, list[CallRecord]] = {h: [] for h in HELPERS}
+    for line in ledger:
+        spent["compiler" if line.kind == "compile" else "matcher"] += line.calls
+    out = []
+    for h in HELPERS:
+        source = "helper log"
+        if h == "matcher" and not spent[h] and made[h]:
+            spent[h], source = made[h], "episode logs"
+        if not needed[h] and not spent[h]:
+            continue
+        n_calls, n_tokens = _tokens(needed[h])
+        s_calls, s_tokens = _tokens(spent[h])
+        out.append(
+            HelperSpend(
+                helper=h,
+                needed_calls=n_calls,
+                needed_tokens=n_tokens,
+                spent_calls=s_calls,
+                spent_tokens=s_tokens,
+                source=source,
+            )
+        )
+    return out

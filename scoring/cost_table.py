@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scoring.cells import config_of
-from scoring.cost import CostRow, Latency
+from scoring.cost import CostRow, HelperSpend, Latency
 from scoring.tables import config_label, text_table
 
-__all__ = ["COST_HEADER", "LATENCY_HEADER", "cost_table"]
+__all__ = ["COST_HEADER", "LATENCY_HEADER", "SPEND_HEADER", "cost_table", "spend_table"]
 
 COST_HEADER = (
     "arm",
@@ -26,9 +26,18 @@ COST_HEADER = (
     "re-asks",
     "matcher req (made/cached)",
     "compiler req (made/cached)",
-    "helper tok k",
+    "helper tok k needed (made)",
     "rejected/128",
     "memory / embed calls",
+)
+SPEND_HEADER = (
+    "helper",
+    "needed calls",
+    "needed tok k",
+    "spent calls",
+    "spent tok k",
+    "saved by sharing tok k",
+    "spent from",
 )
 LATENCY_HEADER = (
     "arm",
@@ -69,7 +78,9 @@ def _cost_cells(r: CostRow) -> list[str]:
         f"{r.re_asks:.2f}",
         _req(r.matcher_required, r.matcher_made, r.matcher_cached),
         _req(r.compiler_required, r.compiler_made, r.compiler_cached),
-        _k(r.helper_tokens, 2),
+        "-"
+        if not (r.helper_tokens or r.helper_tokens_made)
+        else f"{_k(r.helper_tokens, 2)} ({_k(r.helper_tokens_made, 2)})",
         f"{r.rejected_per_128:.1f}",
         "-"
         if not (r.memory_calls or r.embedding_calls)
@@ -105,3 +116,22 @@ def cost_table(rows: Sequence[CostRow]) -> str:
             "",
         ]
     return "\n".join(parts).rstrip()
+
+
+def spend_table(spend: Sequence[HelperSpend]) -> str:
+    """The grid's helper spend: what every arm needed in all (the per-arm tables' helper
+    columns summed over episodes) against the requests actually made, each once."""
+    rows = [
+        [
+            h.helper,
+            str(h.needed_calls),
+            _k(h.needed_tokens),
+            str(h.spent_calls),
+            _k(h.spent_tokens),
+            _k(h.saved_tokens),
+            h.source,
+        ]
+        for h in spend
+    ]
+    head = "Helper spend for the grid, with sharing (each request once)"
+    return head + "\n" + text_table(SPEND_HEADER, rows)

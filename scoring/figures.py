@@ -1,4 +1,5 @@
-"""The paper's figures drawn from the cells present (pure: Figure objects and their data).
+"""The paper's figures drawn from the cells present (pure: Figure objects and their data);
+:mod:`scoring.paper_figures` lists them for the report.
 
 Each figure is built only when its cells are in the lines, with points (no connecting
 lines) across categorical configurations, Wilson 95% intervals, labelled axes, and the data
@@ -29,7 +30,7 @@ that differ from their configuration only in ``corruption``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -37,15 +38,39 @@ from protocol.arms import LADDER, arm_rank
 from protocol.records import CellKey, Knobs
 from scoring.cells import RATES, cell_sort_key, config_of
 from scoring.corruption_replay import FAILURE_KINDS, CorruptionLine
-from scoring.lines import CellLine, ResultLine
+from scoring.figure_data import (
+    PER_EPISODES,
+    ChannelPoint,
+    ChannelRate,
+    FigureData,
+    OmissionRow,
+    Point,
+    UnrequestedCount,
+)
+from scoring.figure_text import legend_below, wrap
+from scoring.lines import CellLine
 from scoring.stats import wilson
 
-__all__ = ["PER_EPISODES", "Point", "channel_points", "paper_figures"]
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure, SubFigure
+
+__all__ = [
+    "PER_EPISODES",
+    "ChannelPoint",
+    "ChannelRate",
+    "Drawn",
+    "FigureData",
+    "Point",
+    "UnrequestedCount",
+    "channel_points",
+    "figure4",
+    "figure5a",
+    "figure5b",
+    "rungs_figure",
+]
 
 DENSE = (15, 0.3)
-# Figure 5(a): unrequested executions per this many episodes (Table 9's caption: "counts per
-# 128 episodes")
-PER_EPISODES = 128
 _CHANNEL_NAMES = {
     "re_execution": "re-execution / done",
     "superseded": "superseded / cancelled",
@@ -55,16 +80,10 @@ _CHANNEL_NAMES = {
 }
 
 
-class Point(msgspec.Struct, frozen=True, kw_only=True):
-    series: str
-    x: str
-    y: float
-    lo: float
-    hi: float
-    n: int
+_TITLE_PT = 8
 
 
-def _figure(width: float, height: float) -> Any:
+def _figure(width: float, height: float) -> Figure:
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), layout="constrained")
@@ -75,12 +94,11 @@ def _canonical(c: CellKey) -> bool:
 
 
 def _model(c: CellKey) -> str:
-    name = c.model if len(c.model) <= 32 else c.model[:29] + "..."
-    return f"{name} ({c.regime})"
+    return f"{c.model} ({c.regime})"
 
 
 def _config(c: CellKey) -> str:
-    """A configuration's panel title (model, regime, graph, brief; domain and schedule when
+    """A configuration's panel name (model, regime, graph, brief; domain and schedule when
     not the default)."""
     parts = [_model(c), f"S={c.steps} rho={c.density:g}", f"{c.brief} brief"]
     if c.domain != "procurement":
@@ -90,7 +108,15 @@ def _config(c: CellKey) -> str:
     return ", ".join(parts)
 
 
-def _grid(fig: Any, n: int, ncols: int) -> list[Any]:
+def _panel_title(panel: str, width_in: float) -> str:
+    """A panel's name as its title: the model (and regime) on a line of its own, the rest
+    of the configuration below, each wrapped to the panel's width (never cut)."""
+    model, sep, rest = panel.partition("), ")
+    text = f"{model})\n{rest}" if sep else panel
+    return wrap(text, width_in, _TITLE_PT)
+
+
+def _grid(fig: Figure, n: int, ncols: int) -> list[SubFigure]:
     """``n`` subfigures of ``fig`` in rows of ``ncols``."""
     rows = -(-n // ncols)
     subs = fig.subfigures(rows, ncols, squeeze=False)
@@ -98,10 +124,10 @@ def _grid(fig: Any, n: int, ncols: int) -> list[Any]:
     return flat[:n]
 
 
-def channel_points(cells: Sequence[CellLine]) -> list[dict[str, Any]]:
+def channel_points(cells: Sequence[CellLine]) -> list[ChannelPoint]:
     """Figure 5(a)'s data: per canonical cell, each channel's rate over its label (Table 9's
     denominators) with its Wilson 95% interval, and the unrequested count per 128 episodes."""
-    out: list[dict[str, Any]] = []
+    out: list[ChannelPoint] = []
     for c in cells:
         if not _canonical(c.cell) or c.n == 0:
             continue
@@ -111,15 +137,15 @@ def channel_points(cells: Sequence[CellLine]) -> list[dict[str, Any]]:
             if n == 0:
                 continue
             lo, hi = wilson(k, n)
-            out.append({"panel": panel, "series": ch, "x": arm, "y": k / n, "lo": lo, "hi": hi,
-                        "errors": k, "n": n})  # fmt: skip
+            out.append(ChannelRate(panel=panel, series=ch, x=arm, y=k / n, lo=lo, hi=hi,
+                                   errors=k, n=n))  # fmt: skip
         u = c.channels["unrequested"]
-        out.append({"panel": panel, "series": "unrequested", "x": arm,
-                    "y": u * PER_EPISODES / c.n, "count": u, "episodes": c.n})  # fmt: skip
+        out.append(UnrequestedCount(panel=panel, series="unrequested", x=arm,
+                                    y=u * PER_EPISODES / c.n, count=u, episodes=c.n))  # fmt: skip
     return out
 
 
-def _figure5a(cells: Sequence[CellLine]) -> tuple[Any, list[dict[str, Any]]] | None:
+def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | None:
     data = channel_points(cells)
     if not data:
         return None
@@ -129,31 +155,32 @@ def _figure5a(cells: Sequence[CellLine]) -> tuple[Any, list[dict[str, Any]]] | N
             order.setdefault(_config(c.cell), config_of(c.cell))
     panels = sorted(order, key=lambda p: cell_sort_key(order[p]))
     ncols = min(2, len(panels))
-    fig = _figure(6.4 * ncols, 4.6 * -(-len(panels) // ncols))
+    panel_width = 6.4
+    fig = _figure(panel_width * ncols, 4.8 * -(-len(panels) // ncols))
     channels = [ch for ch, _ in RATES]
     width = 0.8 / len(channels)
     for sub, panel in zip(_grid(fig, len(panels), ncols), panels, strict=True):
-        mine = [d for d in data if d["panel"] == panel]
-        xs = sorted({d["x"] for d in mine}, key=arm_rank)
+        rates = [d for d in data if d.panel == panel and isinstance(d, ChannelRate)]
+        unreq = [d for d in data if d.panel == panel and isinstance(d, UnrequestedCount)]
+        xs = sorted({d.x for d in rates + unreq}, key=arm_rank)
         top, bottom = sub.subplots(2, 1, sharex=True, height_ratios=(3, 1))
         for j, ch in enumerate(channels):
-            pts = [d for d in mine if d["series"] == ch]
+            pts = [d for d in rates if d.series == ch]
             if not pts:
                 continue
             top.errorbar(
-                [xs.index(d["x"]) + (j - (len(channels) - 1) / 2) * width for d in pts],
-                [d["y"] for d in pts],
-                yerr=[[d["y"] - d["lo"] for d in pts], [d["hi"] - d["y"] for d in pts]],
+                [xs.index(d.x) + (j - (len(channels) - 1) / 2) * width for d in pts],
+                [d.y for d in pts],
+                yerr=[[d.y - d.lo for d in pts], [d.hi - d.y for d in pts]],
                 fmt="o", markersize=4, capsize=2, color=f"C{j}", label=_CHANNEL_NAMES[ch],
             )  # fmt: skip
         top.set_ylim(-0.02, 1.02)
         top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
         top.grid(axis="y", alpha=0.3)
-        top.set_title(panel, fontsize=8)
-        unreq = [d for d in mine if d["series"] == "unrequested"]
-        bottom.plot([xs.index(d["x"]) for d in unreq], [d["y"] for d in unreq], "s",
+        top.set_title(_panel_title(panel, panel_width - 0.4), fontsize=_TITLE_PT)
+        bottom.plot([xs.index(d.x) for d in unreq], [d.y for d in unreq], "s",
                     color="0.3", markersize=5, label=f"unrequested per {PER_EPISODES} episodes")  # fmt: skip
-        peak = max(1.0, *(d["y"] for d in unreq)) * 1.15
+        peak = max([1.0, *(d.y for d in unreq)]) * 1.15
         bottom.set_ylim(-0.06 * peak, peak)  # a zero count sits above the axis line
         bottom.set_ylabel(f"unrequested\nper {PER_EPISODES} ep.", fontsize=8)
         bottom.grid(axis="y", alpha=0.3)
@@ -168,12 +195,12 @@ def _figure5a(cells: Sequence[CellLine]) -> tuple[Any, list[dict[str, Any]]] | N
         Line2D([], [], marker="o", linestyle="", color=f"C{j}", label=_CHANNEL_NAMES[ch])
         for j, ch in enumerate(channels)
     ]
-    fig.legend(handles=handles, fontsize=7, ncols=len(channels), loc="outside lower center")
+    legend_below(fig, handles, [_CHANNEL_NAMES[ch] for ch in channels], 7)
     fig.suptitle("Channel decomposition per arm (primary scoring)", fontsize=9)
     return fig, data
 
 
-def _figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Any, list[dict[str, Any]]]:
+def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[OmissionRow]]:
     """Stacked omission attribution per epsilon, one panel per configuration (the cell with
     its arm blanked and no corruption)."""
     groups: dict[CellKey, list[CorruptionLine]] = {}
@@ -183,8 +210,9 @@ def _figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Any, list[dict[str,
         groups.setdefault(key, []).append(c)
     keys = sorted(groups, key=cell_sort_key)
     ncols = min(2, len(keys))
-    fig = _figure(5.2 * ncols, 3.4 * -(-len(keys) // ncols) + 0.4)
-    rows: list[dict[str, Any]] = []
+    panel_width = 5.2
+    fig = _figure(panel_width * ncols, 3.6 * -(-len(keys) // ncols) + 0.4)
+    rows: list[OmissionRow] = []
     for sub, key in zip(_grid(fig, len(keys), ncols), keys, strict=True):
         mine = sorted(groups[key], key=lambda c: (c.epsilon, arm_rank(c.cell.arm)))
         arms = {c.cell.arm for c in mine}
@@ -205,14 +233,14 @@ def _figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Any, list[dict[str,
         ax.set_xlabel("corruption rate epsilon" + (", arm" if len(arms) > 1 else ""), fontsize=8)
         ax.set_ylabel("omissions (count)", fontsize=8)
         title = _config(key) + ("" if len(arms) > 1 else f", {next(iter(arms))}")
-        ax.set_title(title, fontsize=8)
+        ax.set_title(_panel_title(title, panel_width - 0.4), fontsize=_TITLE_PT)
         ax.tick_params(labelsize=7)
         ax.grid(axis="y", alpha=0.3)
         for c in mine:
             rows.append({"epsilon": c.epsilon, "arm": c.cell.arm, "model": _model(c.cell),
                          "panel": _config(key), "episodes": c.episodes, **c.omissions})  # fmt: skip
     handles, names = fig.axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, fontsize=7, ncols=len(FAILURE_KINDS), loc="outside lower center")
+    legend_below(fig, handles, names, 7)
     fig.suptitle("Corruption replay: omissions by the corrupted decision", fontsize=9)
     return fig, rows
 
@@ -237,7 +265,11 @@ def _points(
     return out
 
 
-def _draw(points: Sequence[Point], ax: Any, xlabel: str, xs: Sequence[str]) -> None:
+def _draw(
+    points: Sequence[Point], ax: Axes, xlabel: str, xs: Sequence[str], width_in: float
+) -> None:
+    """Points with their intervals, series side by side at each x; tick labels and legend
+    entries wrapped to the axes' *width_in* inches."""
     names = list(dict.fromkeys(p.series for p in points))
     width = 0.7 / max(1, len(names))
     for j, name in enumerate(names):
@@ -248,9 +280,10 @@ def _draw(points: Sequence[Point], ax: Any, xlabel: str, xs: Sequence[str]) -> N
             yerr=[[p.y - p.lo for p in mine], [p.hi - p.y for p in mine]],
             fmt="o",
             capsize=3,
-            label=name,
+            label=wrap(name, width_in / 2, 6),
         )
-    ax.set_xticks(range(len(xs)), xs, fontsize=7)
+    per = max(0.6, width_in / max(1, len(xs)) - 0.1)
+    ax.set_xticks(range(len(xs)), [wrap(x, per, 7) for x in xs], fontsize=7)
     ax.set_xlim(-0.6, len(xs) - 0.4)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel(xlabel, fontsize=8)
@@ -260,45 +293,44 @@ def _draw(points: Sequence[Point], ax: Any, xlabel: str, xs: Sequence[str]) -> N
         ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2)
 
 
-def _order(xs: Sequence[str], key: Callable[[str], Any]) -> list[str]:
+SortKey = str | float | tuple[float, ...] | tuple[int, str]
+
+
+def _order(xs: Sequence[str], key: Callable[[str], SortKey]) -> list[str]:
     return sorted(dict.fromkeys(xs), key=key)
 
 
-def _rung_key(x: str) -> Any:
+def _rung_key(x: str) -> SortKey:
     return arm_rank(x)
 
 
-def paper_figures(
-    lines: Sequence[ResultLine], corruption: Sequence[CorruptionLine] = ()
-) -> dict[str, tuple[str, Any, list[Point] | list[dict[str, Any]]]]:
-    """``name -> (caption, Figure, data)`` for every figure whose cells are present."""
-    cells = [x for x in lines if isinstance(x, CellLine)]
-    out: dict[str, tuple[str, Any, list[Point] | list[dict[str, Any]]]] = {}
+# A drawn figure and the data behind its points (written as JSON beside the PNG).
+Drawn = tuple["Figure", FigureData]
+
+
+def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn | None:
+    """Figures 1 and 6: the ladder's rungs at S = 15 dense under ``brief``, one series per
+    model and regime, titled by ``caption`` after its "Figure N: "."""
     ladder = set(LADDER)
+    pts = _points(
+        cells,
+        lambda c: _canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
+        and c.arm in ladder and c.domain == "procurement",
+        lambda c: c.arm,
+        _model,
+    )  # fmt: skip
+    if not (len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2):
+        return None
+    fig = _figure(6.0, 4.0)
+    ax = fig.add_subplot()
+    _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key), 5.6)
+    ax.set_title(caption.split(": ", 1)[1], fontsize=9)
+    return fig, pts
 
-    def rungs(brief: str) -> list[Point]:
-        return _points(
-            cells,
-            lambda c: _canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
-            and c.arm in ladder and c.domain == "procurement",
-            lambda c: c.arm,
-            _model,
-        )  # fmt: skip
 
-    for name, brief, caption in (
-        ("figure1", "amended", "Figure 1: strict success by rung across the capability points "
-         "(amended brief, S = 15 dense)"),
-        ("figure6", "original", "Figure 6: the original-brief ladder at S = 15 dense under "
-         "both regimes"),
-    ):  # fmt: skip
-        pts = rungs(brief)
-        if len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2:
-            fig = _figure(6.0, 4.0)
-            ax = fig.add_subplot()
-            _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key))
-            ax.set_title(caption.split(": ", 1)[1], fontsize=9)
-            out[name] = (caption, fig, pts)
-
+def figure4(cells: Sequence[CellLine]) -> Drawn | None:
+    """Figure 4's panels whose cells are present."""
+    ladder = set(LADDER)
     size = _points(
         cells,
         lambda c: _canonical(c) and c.brief == "amended" and c.arm in ladder,
@@ -320,42 +352,20 @@ def paper_figures(
         lambda c: f"{c.knobs.corruption:g}",
         lambda c: f"{_model(c)}, S={c.steps} rho={c.density:g}",
     )  # fmt: skip
-    panels: list[tuple[list[Point], str, Callable[[str], Any], str]] = [
+    panels: list[tuple[list[Point], str, Callable[[str], SortKey], str]] = [
         (size, "graph size", lambda x: tuple(float(v.split("=")[1]) for v in x.split()),
          "(a) graph-size axis"),
         (models, "model (regime), S = 15 dense", str, "(b) model axis"),
         (eps, "corruption rate epsilon", float, "(c) corrupted state, enforcement gate"),
     ]  # fmt: skip
     present = [p for p in panels if len({x.x for x in p[0]}) >= 2]
-    if present:
-        fig = _figure(5.0 * len(present), 4.0)
-        data: list[dict[str, Any]] = []
-        for i, (pts, label, key, title) in enumerate(present):
-            ax = fig.add_subplot(1, len(present), i + 1)
-            _draw(pts, ax, label, _order([p.x for p in pts], key))
-            ax.set_title(title, fontsize=9)
-            data += [{"panel": label, **msgspec.to_builtins(p)} for p in pts]
-        out["figure4"] = (
-            "Figure 4: the graph-size axis, the model axis and the corrupted-state ablation "
-            "(panels drawn from the cells present)",
-            fig,
-            data,
-        )
-
-    five_a = _figure5a(cells)
-    if five_a is not None:
-        out["figure5a"] = (
-            "Figure 5(a): the channel decomposition per arm: each error channel over its label "
-            f"denominator (Table 9), Wilson 95% CIs; unrequested executions per {PER_EPISODES} "
-            "episodes",
-            *five_a,
-        )
-
-    if corruption:
-        fig, rows = _figure5b(corruption)
-        out["figure5b"] = (
-            "Figure 5(b): the corruption replay, omissions attributed per epsilon",
-            fig,
-            rows,
-        )
-    return out
+    if not present:
+        return None
+    fig = _figure(5.0 * len(present), 4.0)
+    data: list[Point] = []
+    for i, (pts, label, key, title) in enumerate(present):
+        ax = fig.add_subplot(1, len(present), i + 1)
+        _draw(pts, ax, label, _order([p.x for p in pts], key), 4.6)
+        ax.set_title(title, fontsize=9)
+        data += [msgspec.structs.replace(p, panel=label) for p in pts]
+    return fig, data

@@ -9,8 +9,6 @@ own (nested ones lifted to prefixed columns), and ``type`` names the row kind. P
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from protocol.records import CellKey, Knobs
@@ -24,20 +22,20 @@ CELL_FIELDS: tuple[str, ...] = (
 )
 
 
-def flat_cell(key: CellKey) -> dict[str, Any]:
+def flat_cell(key: CellKey) -> dict[str, object]:
     """The cell key as one flat mapping: ``arm``, ``model``, ..., then each knob."""
-    out: dict[str, Any] = msgspec.structs.asdict(key)
-    knobs = out.pop("knobs")
-    out.update(msgspec.structs.asdict(knobs))
+    out: dict[str, object] = msgspec.structs.asdict(key)
+    out.pop("knobs")
+    out.update(msgspec.structs.asdict(key.knobs))
     return out
 
 
-def flat_row(kind: str, cell: CellKey, row: msgspec.Struct) -> dict[str, Any]:
+def flat_row(kind: str, cell: CellKey, row: msgspec.Struct) -> dict[str, object]:
     """``{"type": kind, <cell's fields>, <the row's fields but its cell>}``; a nested
     Struct field is lifted to ``<field>_<key>`` columns (``wall_s`` -> ``wall_s_p95``)."""
-    fields: dict[str, Any] = msgspec.to_builtins(row)
+    fields: dict[str, object] = msgspec.to_builtins(row)
     fields.pop("cell", None)
-    out: dict[str, Any] = {"type": kind, **flat_cell(cell)}
+    out: dict[str, object] = {"type": kind, **flat_cell(cell)}
     for name, value in fields.items():
         if isinstance(value, dict):
             out.update({f"{name}_{k}": v for k, v in value.items()})

@@ -19,11 +19,20 @@ from collections.abc import Iterable
 import msgspec
 
 from protocol.records import CellKey, EpisodeRecord
+from scoring.analysis import Analysis, markdown_section
 from scoring.cells import cell_sort_key
 from scoring.episodes import EpisodeCache
 from scoring.replay import EpisodeScore
+from scoring.tables import config_label
 
-__all__ = ["HybridLine", "HybridSeed", "hybrid_from_seeds", "hybrid_lines", "hybrid_seeds"]
+__all__ = [
+    "HYBRID",
+    "HybridLine",
+    "HybridSeed",
+    "hybrid_from_seeds",
+    "hybrid_lines",
+    "hybrid_seeds",
+]
 
 
 class HybridLine(msgspec.Struct, frozen=True, kw_only=True, tag="hybrid_counterfactual"):
@@ -128,3 +137,36 @@ def hybrid_lines(
     """One line per configuration holding an ``enforce`` and a ``directive`` cell with the
     same knobs, wording and schedule (scores need per-turn detail)."""
     return hybrid_from_seeds(hybrid_seeds(pairs, episodes))
+
+
+def _markdown(lines: tuple[HybridLine, ...]) -> list[str]:
+    header = ["configuration", "seeds", "flagged", "strict: enforce / directive / hybrid",
+              "omissions: enforce / directive / hybrid",
+              "correct refs refused (in flagged episodes)"]  # fmt: skip
+    rows = [
+        [config_label(h.cell), str(h.n), str(h.flagged),
+         f"{h.enforce_successes} / {h.directive_successes} / {h.hybrid_successes}",
+         f"{h.enforce_omissions} / {h.directive_omissions} / {h.hybrid_omissions}",
+         f"{h.refused_correct} ({h.refused_correct_flagged})"]
+        for h in lines
+    ]  # fmt: skip
+    return markdown_section(
+        "The validator-gated hybrid, offline (Appendix D.3)",
+        "On the seeds both gates ran: the enforcement episode where the validator passes "
+        "the compile, the directive-gate episode where it flags it.",
+        header,
+        rows,
+    )
+
+
+def _finish(seeds: list[HybridSeed]) -> tuple[HybridLine, ...]:
+    return tuple(hybrid_from_seeds(seeds))
+
+
+HYBRID: Analysis[HybridSeed, HybridLine] = Analysis(
+    name="hybrid",
+    table="Appendix D.3",
+    compute=hybrid_seeds,
+    finish=_finish,
+    markdown=_markdown,
+)

@@ -28,7 +28,7 @@ flattened beside the other fields (for filtering) and as a ``knobs`` object; a c
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
@@ -108,6 +108,9 @@ class ContrastLine(msgspec.Struct, kw_only=True, tag="contrast", tag_field="type
     # wording, brief, schedule; lines older than the field read as ladder contrasts.
     kind: str = "ladder"
     family: str | None = None
+    # The paper table (or section) whose Holm family the contrast joins (protocol.arms);
+    # None on ladder lines (the family names its table) and on lines older than the field.
+    table: str | None = None
     wording_of: str | None = None  # wording contrasts: the canonical configuration and stress
 
 
@@ -160,9 +163,9 @@ ResultLine = CellLine | ContrastLine | HelperLine
 _any_decoder = msgspec.json.Decoder()
 
 
-def config_json(key: CellKey, *, arm: bool = False) -> dict[str, Any]:
+def config_json(key: CellKey, *, arm: bool = False) -> dict[str, object]:
     """A cell key as it is written in a line: knobs flattened and as an object."""
-    out: dict[str, Any] = {"arm": key.arm} if arm else {}
+    out: dict[str, object] = {"arm": key.arm} if arm else {}
     fields = msgspec.structs.asdict(key)
     knobs = msgspec.structs.asdict(key.knobs)
     out.update({k: v for k, v in fields.items() if k not in ("arm", "knobs")})
@@ -171,9 +174,9 @@ def config_json(key: CellKey, *, arm: bool = False) -> dict[str, Any]:
     return out
 
 
-def line_json(line: ResultLine) -> dict[str, Any]:
+def line_json(line: ResultLine) -> dict[str, object]:
     """The JSON-able mapping of *line* (the shape ``results.jsonl`` holds)."""
-    out: dict[str, Any] = msgspec.to_builtins(line)
+    out: dict[str, object] = msgspec.to_builtins(line)
     if isinstance(line, ContrastLine):
         out["config"] = config_json(line.config)
     else:

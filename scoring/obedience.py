@@ -18,12 +18,14 @@ from collections.abc import Iterable
 import msgspec
 
 from protocol.records import CellKey, EpisodeRecord
+from scoring.analysis import Analysis, by_cell, markdown_section, uncached
 from scoring.cells import cell_sort_key
 from scoring.directive_kinds import DIRECTIVE_KINDS, TRAP_KINDS, parse_directive
 from scoring.replay import EpisodeScore
 from scoring.stats import wilson
+from scoring.tables import config_label
 
-__all__ = ["DirectiveCount", "ObedienceLine", "obedience_lines"]
+__all__ = ["OBEDIENCE", "DirectiveCount", "ObedienceLine", "obedience_lines"]
 
 
 class DirectiveCount(msgspec.Struct, frozen=True, kw_only=True):
@@ -98,3 +100,42 @@ def obedience_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list
             )
         )
     return out
+
+
+def _rate(k: int, n: int, ci: tuple[float, float]) -> str:
+    return f"{k}/{n} = {k / n:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if n else f"{k}/0"
+
+
+def _markdown(lines: tuple[ObedienceLine, ...]) -> list[str]:
+    if not lines:
+        return []
+    kinds = [k.kind for k in lines[0].kinds]
+    header = ["arm", "configuration", *kinds, "all traps", "zero disobedience"]
+    rows = [
+        [
+            line.cell.arm,
+            config_label(line.cell),
+            *(_rate(k.obeyed, k.n, k.ci) for k in line.kinds),
+            _rate(line.trap_obeyed, line.trap_n, line.trap_ci),
+            _rate(line.zero_disobedience, line.episodes, line.zero_ci),
+        ]
+        for line in lines
+    ]
+    return markdown_section(
+        "Directive obedience (Table 11 shape)",
+        "Directives obeyed of those issued, Wilson 95% intervals: a trap directive (done, "
+        "blocked, cancelled) is obeyed when the directed step has no valid execution on "
+        "its turn, the redo and eligible directives when it has one; zero disobedience: "
+        "episodes that disobey no trap directive.",
+        header,
+        rows,
+    )
+
+
+OBEDIENCE: Analysis[ObedienceLine, ObedienceLine] = Analysis(
+    name="obedience",
+    table="Table 11",
+    compute=uncached(obedience_lines),
+    finish=by_cell,
+    markdown=_markdown,
+)

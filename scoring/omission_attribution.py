@@ -17,7 +17,7 @@ on that turn (``TurnRecord.directive``, :mod:`scoring.directive_kinds`):
   booked), ``cancelled`` (the cancelled step still listed as a prerequisite after the
   compiled revision), ``rewire`` (a prerequisite the compiled revision's rewire introduced
   that the generator's graph after its revision lacks), else ``other``.
-* Any other case (no directive, a directive naming another step, an already DONE or
+* Every other case (no directive, a directive naming another step, an already DONE or
   CANCELLED directive for the step, an ELIGIBLE turn whose correct ref was refused):
   ``other``, reported so that the attribution adds up to every omission.
 
@@ -38,13 +38,16 @@ import msgspec
 
 from protocol.receipts import find_refs
 from protocol.records import CellKey, CompileRecord, Episode, EpisodeRecord, TurnRecord
+from scoring.analysis import Analysis, by_cell, markdown_section
 from scoring.cells import cell_sort_key
 from scoring.directive_kinds import ParsedDirective, parse_directive
 from scoring.episodes import EpisodeCache
 from scoring.replay import EpisodeScore
+from scoring.tables import config_label
 
 __all__ = [
     "ATTRIBUTIONS",
+    "OMISSION_ATTRIBUTION",
     "ROOT_CAUSES",
     "AttributionLine",
     "attribute_overblock",
@@ -155,3 +158,50 @@ def attribution_lines(
         AttributionLine(cell=cell, root_causes=causes[cell], **acc[cell])
         for cell in sorted(acc, key=cell_sort_key)
     ]
+
+
+def _markdown(lines: tuple[AttributionLine, ...]) -> list[str]:
+    header = ["arm", "configuration", "omissions", "declined", "wrong ref", "over-block",
+              "corr. ref", "empty", "canc.", "rewire", "other cause", "other",
+              "defect eps", "!= GT eps", "over-block, validator passed"]  # fmt: skip
+    rows = [
+        [
+            line.cell.arm,
+            config_label(line.cell),
+            *map(
+                str,
+                (
+                    line.omissions,
+                    line.declined,
+                    line.wrong_ref,
+                    line.overblock,
+                    line.correct_ref,
+                    *line.root_causes.values(),
+                    line.other,
+                    line.defect,
+                    line.differs,
+                    line.overblock_in_passing,
+                ),
+            ),
+        ]
+        for line in lines
+    ]
+    return markdown_section(
+        "Enforcement-gate omissions attributed (Table 10 shape)",
+        "Agent (declined an ELIGIBLE directive), booking (a ref with a wrong code or work "
+        "order), compiled state (over-block: BLOCKED for an eligible step; corr. ref: the "
+        "correct ref refused) with the over-block's root cause; other: no directive or one "
+        "for another step. Episodes the validator flags (defect) and whose compile differs "
+        "from the generator.",
+        header,
+        rows,
+    )
+
+
+OMISSION_ATTRIBUTION: Analysis[AttributionLine, AttributionLine] = Analysis(
+    name="omission_attribution",
+    table="Table 10",
+    compute=attribution_lines,
+    finish=by_cell,
+    markdown=_markdown,
+)

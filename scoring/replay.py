@@ -47,6 +47,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
+from protocol.config import UserStyle
 from protocol.generate import SpecError, generate
 from protocol.records import CellKey, Episode, EpisodeRecord, Turn, TurnKind, TurnRecord
 from protocol.state import CHANNELS, Error
@@ -175,15 +176,16 @@ def _replay(
     )
 
 
-_ReplayKey = tuple[int, tuple[Turn, ...], tuple[tuple[str, ...], ...], bool, bool]
+_ReplayKey = tuple[int, UserStyle, tuple[Turn, ...], tuple[tuple[str, ...], ...], bool, bool]
 
 
 class Replays:
     """Replays already made, keyed by their inputs: the episode (by identity, checked), the
-    turns, the steps each turn executed, the infrastructure flag and the detail flag. A replay
-    with no schedule check is a pure function of those, so the arms and models of a grid
-    that executed the same steps on the same episode share one (strong agents play many
-    episodes perfectly under every arm). Pass one to :func:`score_episode` per batch."""
+    user's style, the turns, the steps each turn executed, the infrastructure flag and the
+    detail flag. A replay with no schedule check is a pure function of those, so the arms
+    and models of a grid that executed the same steps on the same episode share one (strong
+    agents play many episodes perfectly under every arm). Pass one to :func:`score_episode`
+    per batch."""
 
     __slots__ = ("_done",)
 
@@ -193,22 +195,25 @@ class Replays:
     def replay(
         self,
         episode: Episode,
+        style: UserStyle,
         turns: Sequence[Turn],
         executed: Sequence[tuple[str, ...]],
         infrastructure: bool,
         detail: bool,
     ) -> Scoring:
-        key = (id(episode), tuple(turns), tuple(executed), infrastructure, detail)
+        key = (id(episode), style, tuple(turns), tuple(executed), infrastructure, detail)
         hit = self._done.get(key)
         if hit is not None and hit[0] is episode:
             return hit[1]
-        scoring = _replay(ScriptedUser(episode), turns, executed, None, infrastructure, detail)
+        user = ScriptedUser(episode, style)
+        scoring = _replay(user, turns, executed, None, infrastructure, detail)
         self._done[key] = (episode, scoring)
         return scoring
 
 
 def _fresh_replay(
     episode: Episode,
+    style: UserStyle,
     turns: Sequence[Turn],
     executed: Sequence[tuple[str, ...]],
     infrastructure: bool,
@@ -216,8 +221,9 @@ def _fresh_replay(
     replays: Replays | None,
 ) -> Scoring:
     if replays is not None:
-        return replays.replay(episode, turns, executed, infrastructure, detail)
-    return _replay(ScriptedUser(episode), turns, executed, None, infrastructure, detail)
+        return replays.replay(episode, style, turns, executed, infrastructure, detail)
+    user = ScriptedUser(episode, style)
+    return _replay(user, turns, executed, None, infrastructure, detail)
 
 
 def _unscorable(record: EpisodeRecord, why: str) -> EpisodeScore:
@@ -277,23 +283,26 @@ def score_episode(
     infrastructure = record.termination != "completed"
     diffs = sum(_admitted_differs(r, t) for r, t in zip(read, record.turns, strict=True))
     check_text = episode.spec == record.spec
+    style = record.cell.knobs.user_style
     primary_steps = [r.primary for r in read]
     # Version 3 serves ambiguous candidates on the realized state: check them turn by turn.
     served = episode.spec.generator >= 3 and any(t.kind == "ambiguous" for t in episode.turns)
     if diffs or served or any(t.dynamic for t in turns):
         checker = ScheduleChecker(check_text)
-        user = ScriptedUser(episode)
+        user = ScriptedUser(episode, style)
         primary = _replay(user, turns, primary_steps, checker, infrastructure, detail)
         mismatches = checker.finish(user, not infrastructure, len(turns))
     else:
-        primary = _fresh_replay(episode, turns, primary_steps, infrastructure, detail, replays)
+        primary = _fresh_replay(
+            episode, style, turns, primary_steps, infrastructure, detail, replays
+        )
         mismatches = planned_mismatches(episode, turns, not infrastructure, check_text)
     aware_steps = [r.decline_aware for r in read]
     booked = [r for r in read if r is not NOTHING]  # the turns with anything to count
     aware = (
         primary
         if aware_steps == primary_steps
-        else _fresh_replay(episode, turns, aware_steps, infrastructure, detail, replays)
+        else _fresh_replay(episode, style, turns, aware_steps, infrastructure, detail, replays)
     )
     return EpisodeScore(
         cell=record.cell,

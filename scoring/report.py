@@ -4,10 +4,11 @@ Figures are :class:`matplotlib.figure.Figure` objects built without pyplot (no g
 no display; PNG output goes through the Agg canvas); the caller writes them
 (``fig.savefig(path)``).
 
-* :func:`figure_success` (Figure 1 shape): strict success per arm with Wilson 95% intervals,
-  one series per arm across the configurations.
+* :func:`figure_success` (Figure 1 shape): strict success per arm with Wilson 95% intervals
+  under one scoring, the arms as points side by side within each configuration.
 * :func:`figure_channels` (ours, no figure of the paper): errors per episode by channel,
-  stacked, one bar per cell, variants and non-canonical wordings included. The paper's
+  stacked, one bar per cell grouped by configuration, variants and non-canonical wordings
+  included. The paper's
   Figure 5(a), each channel over its label denominator per arm, is
   :mod:`scoring.figures`'s ``figure5a``.
 """
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from protocol.arms import arm_rank
 from protocol.state import CHANNELS
+from scoring.figure_text import legend_below, short_labels, wrap
 from scoring.lines import CellLine, ResultLine
 from scoring.tables import (
     CHANNEL_HEADER,
@@ -58,12 +60,26 @@ def _arms(cells: Sequence[CellLine]) -> list[str]:
     return sorted(dict.fromkeys(c.cell.arm for c in cells), key=arm_rank)
 
 
+_SCORING_NAMES = {"strict": "primary scoring", "decline_aware": "decline-aware scoring"}
+
+
+def _config_ticks(configs: Sequence[str], width_in: float, fontsize: float) -> list[str]:
+    """Tick labels for the configurations: ``#k`` (as the report's list numbers them) over
+    what sets configuration k apart from the others, wrapped to its share of the width."""
+    short = short_labels(configs)
+    per = max(0.8, width_in / max(1, len(configs)))
+    return [f"#{k}\n{wrap(s, per, fontsize)}" for k, s in enumerate(short, 1)]
+
+
 def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figure:
-    """Strict success per arm with Wilson intervals, one series per arm (Figure 1 shape)."""
+    """Strict success per arm with Wilson intervals under one scoring, arms as points side by
+    side within each configuration (Figure 1 shape; configurations are categories, so no
+    line joins them)."""
     cells = _cells(lines)
     configs = _configs(cells)
     arms = _arms(cells)
-    fig = _figure(max(5.0, 1.6 * len(configs) + 3), 4.5)
+    width_in = max(5.0, 1.6 * len(configs) + 3)
+    fig = _figure(width_in, 4.8)
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(arms))
     for j, arm in enumerate(arms):
@@ -78,38 +94,60 @@ def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figu
             ys.append(y)
             lo.append(y - c.ci(scoring)[0])
             hi.append(c.ci(scoring)[1] - y)
-        ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o-", capsize=3, label=arm)
-    short = [f"#{k + 1}" for k in range(len(configs))]
-    ax.set_xticks(range(len(configs)), short, fontsize=8)
-    ax.set_xlabel("configuration (#k as listed in the report)", fontsize=8)
+        ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3, label=arm)
+    for k in range(1, len(configs)):
+        ax.axvline(k - 0.5, color="0.85", linewidth=0.8)
+    ax.set_xticks(range(len(configs)), _config_ticks(configs, width_in - 1.2, 7), fontsize=7)
+    ax.set_xlabel("configuration (#k: configuration k as listed in the report)", fontsize=8)
     ax.set_xlim(-0.6, len(configs) - 0.4)
     ax.set_ylim(-0.02, 1.02)
-    ax.set_ylabel("strict success" + (" (decline-aware)" if scoring != "strict" else ""))
-    ax.set_title("Strict success per arm, Wilson 95% CI")
-    if arms:
-        fig.legend(fontsize=8, ncols=min(len(arms), 3), loc="outside lower center")
+    ax.set_ylabel("strict success (Wilson 95% CI)", fontsize=9)
+    title = f"Strict success per arm, {_SCORING_NAMES.get(scoring, scoring)}"
+    ax.set_title(wrap(title, width_in - 0.6, 11), fontsize=11)
+    handles, names = ax.get_legend_handles_labels()
+    legend_below(fig, handles, names, 8)
     ax.grid(axis="y", alpha=0.3)
     return fig
 
 
 def figure_channels(lines: Sequence[ResultLine]) -> Figure:
-    """Errors per episode by channel, stacked per cell (ours; Figure 5(a) is
-    :func:`scoring.figures.paper_figures`'s ``figure5a``)."""
+    """Errors per episode by channel, stacked per cell, the cells grouped by configuration
+    (ours; Figure 5(a) is :func:`scoring.paper_figures.paper_figures`'s ``figure5a``)."""
     cells = _cells(lines)
-    labels = [f"{c.cell.arm}\n#{_configs(cells).index(config_label(c.cell)) + 1}" for c in cells]
-    fig = _figure(max(5.0, 0.6 * len(cells) + 2), 4.0)
+    configs = _configs(cells)
+    cells.sort(key=lambda c: configs.index(config_label(c.cell)))  # stable: arms keep order
+    width_in = max(5.0, 0.6 * len(cells) + 2)
+    fig = _figure(width_in, 4.4)
     ax = fig.add_subplot()
     bottom = [0.0] * len(cells)
     for ch in CHANNELS:
         values = [c.channels[ch] / c.n if c.n else 0.0 for c in cells]
         ax.bar(range(len(cells)), values, bottom=bottom, label=ch.replace("_", " "))
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
-    ax.set_xticks(range(len(cells)), labels, fontsize=7)
-    ax.set_ylabel("errors per episode")
-    ax.set_title("Errors by channel, every cell (primary scoring; ours, not a paper figure)")
-    ax.set_xlabel("arm, #k = configuration k (listed in the report)", fontsize=8)
-    if cells:
-        fig.legend(fontsize=7, ncols=3, loc="outside lower center")
+    ax.set_xticks(range(len(cells)), [c.cell.arm for c in cells], fontsize=7)
+    groups = [configs.index(config_label(c.cell)) for c in cells]
+    spans = [[i for i, g in enumerate(groups) if g == k] for k in range(len(configs))]
+    for span in spans[1:]:
+        ax.axvline(span[0] - 0.5, color="0.6", linewidth=0.8)
+    ax.set_xlim(-0.6, len(cells) - 0.4)
+    ax.set_ylim(0, max([0.1, *bottom]) * 1.08)
+    per = width_in / max(1, len(cells))
+    names = [
+        f"#{k}\n{wrap(s, per * len(span), 7)}"
+        for k, (s, span) in enumerate(zip(short_labels(configs), spans, strict=True), 1)
+    ]
+    groups_axis = ax.secondary_xaxis("bottom")
+    groups_axis.set_xticks([(span[0] + span[-1]) / 2 for span in spans], names, fontsize=7)
+    groups_axis.tick_params(length=0, pad=16)
+    groups_axis.spines["bottom"].set_visible(False)
+    groups_axis.set_xlabel(
+        "arm, grouped by configuration (#k: configuration k as listed in the report)", fontsize=8
+    )
+    ax.set_ylabel("errors per episode", fontsize=9)
+    title = "Errors per episode by channel, every cell (primary scoring; ours, not a paper figure)"
+    ax.set_title(wrap(title, width_in - 0.6, 10), fontsize=10)
+    handles, labels = ax.get_legend_handles_labels()
+    legend_below(fig, handles, labels, 7)
     ax.grid(axis="y", alpha=0.3)
     return fig
 
@@ -152,8 +190,8 @@ def markdown_report(
         if rows:
             out += [
                 "",
-                f"Adjacent contrasts ({name}): exact McNemar on shared seeds; Holm over "
-                "all adjacent contrasts of this scoring.",
+                f"Contrasts ({name}): exact McNemar on shared seeds; Holm within each paper "
+                "table's family (`ladder score` lists them; docs/scoring.md).",
                 "",
                 markdown_table(CONTRAST_HEADER, rows),
             ]

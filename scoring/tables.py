@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from protocol.records import CellKey, Knobs
+from protocol.config import config_label
 from scoring.cells import RATES
 from scoring.lines import CellLine, ContrastLine, HelperLine, ResultLine
 
@@ -31,11 +31,11 @@ __all__ = [
     "ladder_rows",
     "ladder_table",
     "markdown_table",
+    "plural",
     "text_table",
 ]
 
 _TITLES = {"strict": "primary scoring", "decline_aware": "decline-aware scoring"}
-_DEFAULT_KNOBS = {f: getattr(Knobs(), f) for f in Knobs.__struct_fields__}
 
 LADDER_HEADER = ("configuration", "arm", "k/n", "rate", "95% CI", "infra")
 CONTRAST_HEADER = ("configuration", "contrast", "n", "b only", "a only", "p", "Holm p")
@@ -53,27 +53,9 @@ CHANNEL_HEADER = (
 )
 
 
-def config_label(config: CellKey) -> str:
-    """``model regime S=10 rho=0.15 domain brief`` plus any non-default knob."""
-    parts = [
-        config.model,
-        config.regime,
-        f"S={config.steps}",
-        f"rho={config.density:g}",
-        config.domain,
-        config.brief,
-    ]
-    knobs = config.knobs
-    parts += [
-        f"{k}={getattr(knobs, k)}" for k, v in _DEFAULT_KNOBS.items() if getattr(knobs, k) != v
-    ]
-    if config.schedule:
-        parts.append(f"schedule={config.schedule}")
-    if config.paraphrase_tier:
-        parts.append(f"tier={config.paraphrase_tier}")
-    if config.ambiguous_rate:
-        parts.append(f"amb={config.ambiguous_rate:g}")
-    return " ".join(parts)
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and ``word`` in the number ``n`` takes: "1 line", "2 lines", "0 lines"."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def _cells(lines: Iterable[ResultLine]) -> list[CellLine]:

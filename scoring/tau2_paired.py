@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from math import comb
-from typing import Any
 
 import msgspec
 import numpy as np
@@ -41,14 +40,14 @@ class WriteCall(msgspec.Struct, frozen=True, kw_only=True):
     """One executed write call."""
 
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, object]
 
 
 class GoldAction(msgspec.Struct, frozen=True, kw_only=True):
     """One gold action and the arguments τ²-bench compares (``None``: all)."""
 
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, object]
     compare_args: tuple[str, ...] | None = None
 
     def matches(self, call: WriteCall) -> bool:
@@ -58,7 +57,7 @@ class GoldAction(msgspec.Struct, frozen=True, kw_only=True):
         return _pick(call.arguments, keys) == _pick(self.arguments, keys)
 
 
-def _pick(args: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+def _pick(args: Mapping[str, object], keys: Iterable[str]) -> dict[str, object]:
     wanted = set(keys)
     return {k: v for k, v in args.items() if k in wanted}
 

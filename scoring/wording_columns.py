@@ -25,11 +25,13 @@ from collections.abc import Iterable
 import msgspec
 
 from protocol.records import CellKey, EpisodeRecord
+from scoring.analysis import Analysis, by_cell, markdown_section, uncached
 from scoring.cells import cell_sort_key
 from scoring.gate_report import REWRITTEN_KINDS
 from scoring.replay import EpisodeScore
+from scoring.tables import config_label
 
-__all__ = ["WordingLine", "wording_lines"]
+__all__ = ["WORDING", "WordingLine", "wording_lines"]
 
 
 class WordingLine(msgspec.Struct, frozen=True, kw_only=True, tag="wording"):
@@ -78,3 +80,39 @@ def wording_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list[W
         )
         for cell, a in sorted(acc.items(), key=lambda kv: cell_sort_key(kv[0]))
     ]
+
+
+def _markdown(lines: tuple[WordingLine, ...]) -> list[str]:
+    gated = [w for w in lines if w.ambiguous or w.omission_failures or w.matched_turns]
+    header = ["arm", "configuration", "matcher agreement (ask, premature, redo)",
+              "first omitted ask misrouted", "ambiguous booked"]  # fmt: skip
+    rows = [
+        [
+            w.cell.arm,
+            config_label(w.cell),
+            f"{w.matched_agree}/{w.matched_turns} = {w.agreement:.3f}"
+            if w.agreement is not None
+            else "-",
+            f"{w.misrouted}/{w.omission_failures}",
+            f"{w.ambiguous_booked}/{w.ambiguous}",
+        ]
+        for w in gated
+    ]
+    return markdown_section(
+        "Wording columns (Table 4 shape)",
+        "Matcher agreement over the ask, premature and redo-probe turns; failing episodes "
+        "with an omission whose first omitted ask the matcher resolved to "
+        "another step, over the failing episodes with an omission; ambiguous probes on "
+        "which the agent booked a work order, over the probes played.",
+        header,
+        rows,
+    )
+
+
+WORDING: Analysis[WordingLine, WordingLine] = Analysis(
+    name="wording",
+    table="Table 4",
+    compute=uncached(wording_lines),
+    finish=by_cell,
+    markdown=_markdown,
+)

@@ -22,7 +22,7 @@ fi
 if [ ! -s "$TAU2_DIR/data/tau2/domains/airline/db.json" ]; then
   echo "tau2-check: $TAU2_DIR has no data/tau2/domains/airline/db.json (the airline database)" >&2; exit 2
 fi
-PY=${TAU2_PYTHON:-$(command -v python3.13 || command -v python3.12 || echo python3)}
+PY=$(bash scripts/tau2-python.sh) || exit 2
 VENV=${TAU2_VENV:-.venv-tau2}
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"

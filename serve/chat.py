@@ -8,7 +8,7 @@ from aiohttp import web
 
 from serve.agents import Answer, answer
 from serve.bodies import completion_body, error_body
-from serve.faults import Fault, context_error, draw
+from serve.faults import PREFLIGHT_HEADER, Fault, context_error, draw
 from serve.models import BadModelParams, ModelNotFound, ModelSpec, parse_model
 from serve.parse import ChatRequest, RequestError, parse_chat
 from serve.state import SERVER, ServerState
@@ -85,7 +85,8 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     too_long = context_error(server.config.max_model_len, prompt_tokens, req.max_tokens)
     if too_long is not None:
         return error_response(400, too_long)
-    fault = draw(server.config.faults, server.config.seed, n)
+    preflight = PREFLIGHT_HEADER in request.headers
+    fault = None if preflight else draw(server.config.faults, server.config.seed, n)
     if fault is not None:
         server.count_fault(fault)
     if fault in ("429", "500", "503", "drop"):

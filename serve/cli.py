@@ -10,12 +10,13 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Coroutine
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import typer
 
 from serve.app import start_replicas, stop_server
-from serve.config import FaultConfig, LatencyConfig, LatencyMode, PrefixCacheConfig, ServerConfig
+from serve.config import PrefixCacheConfig, ServerConfig
+from serve.options import ScriptedFlags, scripted_options
 from serve.recipes import RECIPES, launch_command
 
 __all__ = ["serve_app"]
@@ -102,36 +103,12 @@ async def _serve_forever(config: ServerConfig, replicas: int = 1) -> None:
 
 
 @serve_app.command("scripted")
+@scripted_options
 def scripted(
     host: Annotated[str, typer.Option(help="bind address (loopback by default)")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port; 0 picks a free one")] = 8000,
     concurrency: Annotated[int, typer.Option(help="requests computing at once; 0 = no cap")] = 0,
     max_model_len: Annotated[int, typer.Option(help="context length; 0 = none")] = 0,
-    seed: Annotated[int, typer.Option(help="seed of fault and latency draws")] = 0,
-    latency: Annotated[str, typer.Option(help="none, fixed, lognormal or tokens")] = "none",
-    latency_s: Annotated[float, typer.Option(help="fixed time / lognormal median")] = 0.0,
-    sigma: Annotated[float, typer.Option(help="lognormal shape")] = 0.5,
-    prefill_s: Annotated[float, typer.Option(help="seconds per prompt token")] = 0.0,
-    decode_s: Annotated[float, typer.Option(help="seconds per completion token")] = 0.0,
-    fault_429: Annotated[
-        float, typer.Option(help="rate of 429 Too Many Requests answers (with Retry-After)")
-    ] = 0.0,
-    fault_500: Annotated[float, typer.Option(help="rate of HTTP 500 answers")] = 0.0,
-    fault_503: Annotated[float, typer.Option(help="rate of HTTP 503 answers")] = 0.0,
-    fault_drop: Annotated[
-        float, typer.Option(help="rate of connections dropped with no answer")
-    ] = 0.0,
-    fault_hang: Annotated[
-        float, typer.Option(help="rate of requests that hang --hang-s seconds, then answer")
-    ] = 0.0,
-    fault_malformed: Annotated[
-        float, typer.Option(help="rate of answers cut mid-body (malformed JSON)")
-    ] = 0.0,
-    fault_empty_thinking: Annotated[
-        float, typer.Option(help="rate of thinking replies with empty content")
-    ] = 0.0,
-    retry_after_s: Annotated[float, typer.Option(help="Retry-After seconds of a 429")] = 1.0,
-    hang_s: Annotated[float, typer.Option(help="how long a hang lasts, seconds")] = 600.0,
     replicas: Annotated[
         int, typer.Option(help="replicas on ports PORT, PORT+1, ... (each its own slots/cache)")
     ] = 1,
@@ -142,37 +119,21 @@ def scripted(
     cache_tokens: Annotated[
         int, typer.Option(help="prefix cache: capacity in tokens per replica; 0 = unbounded")
     ] = 0,
+    *,
+    scripted: ScriptedFlags,
 ) -> None:
     """Run the scripted OpenAI-compatible endpoint; prints its base URL, then serves."""
     if not 0 <= port <= 65535:
         raise typer.BadParameter(f"--port must be in 0..65535 (got {port})")
-    if latency not in ("none", "fixed", "lognormal", "tokens"):
-        raise typer.BadParameter(f"unknown latency model {latency!r}")
     try:
         config = ServerConfig(
             host=host,
             port=port,
             concurrency=concurrency,
             max_model_len=max_model_len,
-            seed=seed,
-            latency=LatencyConfig(
-                mode=cast(LatencyMode, latency),
-                seconds=latency_s,
-                sigma=sigma,
-                prefill_s_per_token=prefill_s,
-                decode_s_per_token=decode_s,
-            ),
-            faults=FaultConfig(
-                rate_429=fault_429,
-                rate_500=fault_500,
-                rate_503=fault_503,
-                rate_drop=fault_drop,
-                rate_hang=fault_hang,
-                rate_malformed=fault_malformed,
-                rate_empty_thinking=fault_empty_thinking,
-                retry_after_s=retry_after_s,
-                hang_s=hang_s,
-            ),
+            seed=scripted.fault_seed,
+            latency=scripted.latency_config(),
+            faults=scripted.fault_config(),
             prefix_cache=PrefixCacheConfig(
                 enabled=prefix_cache, block_size=block_size, capacity_tokens=cache_tokens
             ),

@@ -13,6 +13,12 @@ faults on every run; a retried request is a new arrival and draws again.
 * ``empty_thinking``: on a thinking request, empty content (reasoning kept, finish
   ``length``); on other requests no fault.
 
+A request carrying the header :data:`PREFLIGHT_HEADER` (the runner's preflight: one tiny
+request per model before a run) draws no fault: the faults are there to exercise the run,
+and a preflight refused by them would stop every run with a high fault rate before it
+starts. It still takes its arrival number, so the run's draws are those of a server that
+answered the preflight.
+
 The context-length error is not drawn: it is a 400 whenever prompt tokens plus
 ``max_tokens`` exceed ``max_model_len`` (vLLM's rule and wording).
 """
@@ -24,7 +30,9 @@ from typing import Literal
 
 from serve.config import FaultConfig
 
-__all__ = ["FAULTS", "Fault", "context_error", "draw"]
+__all__ = ["FAULTS", "PREFLIGHT_HEADER", "Fault", "context_error", "draw"]
+
+PREFLIGHT_HEADER = "X-State-Ladder-Preflight"  # OURS
 
 Fault = Literal["429", "500", "503", "drop", "hang", "malformed", "empty_thinking"]
 FAULTS: tuple[Fault, ...] = ("429", "500", "503", "drop", "hang", "malformed", "empty_thinking")

@@ -77,8 +77,8 @@ def revision_json(ep: Episode) -> str:
 def matcher_json(ep: Episode, prompt: str) -> str:
     """The scripted step of the turn whose text the matcher prompt carries."""
     message = prompt.split("USER MESSAGE: ", 1)[1].split("\nWhich single step", 1)[0]
-    for t in ep.turns:
-        if t.text == message:
+    for t in ep.turns:  # a forged line (the spoof knob) follows the text on a new line
+        if message == t.text or message.startswith(t.text + "\n"):
             return json.dumps({"step": t.step, "explicit_redo": t.kind == "legit_redo"})
     for s in ep.steps:  # dynamic re-asks quote the step's text
         if s.text in message:

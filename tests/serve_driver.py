@@ -124,7 +124,7 @@ async def drive(
             bookings = [b for b in bookings if b not in refused]
             rejections = [render_rejection(b, _status(user, b)) for b in refused]
             if refused and same_turn:
-                retry = compose_user_message(turn.text, notices=rejections)
+                retry = compose_user_message(turn.text, notices=rejections, addition=addition)
                 messages += [
                     {"role": "assistant", "content": reply},
                     {"role": "user", "content": retry},

@@ -334,7 +334,7 @@ def test_no_live_prints_progress_lines(tmp_path: Path) -> None:
         )
     )
     text = buf.getvalue()
-    assert "probing endpoints (embedded)... " in text and "timeout 0.4 s" in text
+    assert "preflight (embedded): " in text and "timeout 0.4 s" in text
     lines = [x for x in text.splitlines() if x.startswith("episodes ")]
     assert lines, text
     assert all("elapsed " in x and "ETA " in x and "requests in flight " in x for x in lines)
@@ -384,36 +384,6 @@ def test_version_and_short_help() -> None:
         assert result.exit_code == 0 and "Usage" in result.stdout, args
     assert "--fault-503" in _invoke("serve", "scripted", "-h").stdout
     assert "rate of HTTP 503" in _invoke("serve", "scripted", "-h").stdout
-
-
-def test_the_live_view_labels_its_numbers_and_fills_the_cells_column(tmp_path: Path) -> None:
-    import io
-
-    from rich.console import Console
-
-    from runner.client import Endpoint
-    from runner.live import live_view
-    from runner.scheduler import RunState
-
-    ep = Endpoint(["http://127.0.0.1:9/v1"], max_in_flight=8, name="e")
-    ep.stats.retries, ep.stats.throttled_429, ep.stats.infrastructure = 5, 2, 1
-    state = RunState(grid=make_grid(), out=tmp_path, endpoints={"e": ep})
-    p = state.progress
-    p.total, p.done = 8, 3
-    p.cell_total = {"a": 4, "b": 4}
-    p.per_cell = {"a": 3}
-    p.cell_label = {"a": "raw S=5 rho=0.3", "b": "enforce S=5 rho=0.3"}
-    buf = io.StringIO()
-    console = Console(file=buf, width=300, force_terminal=True, color_system=None)
-    with live_view(state, console, enabled=True):
-        assert state.on_episode is not None
-        state.on_episode(None)  # type: ignore[arg-type]
-    text = buf.getvalue()
-    assert "elapsed" in text and "ETA" in text and "3/8" in text
-    assert "requests in flight 0/8" in text and "retries 5" in text and "429s 2" in text
-    assert "failed calls 1" in text
-    assert "raw S=5 rho=0.3 3/4" in text, "the cells column shows the cell under way"
-    assert "enforce" not in text, "a cell not started is not shown"
 
 
 def test_a_tripped_breaker_ends_the_command_with_exit_3_and_one_line(

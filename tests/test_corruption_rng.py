@@ -23,6 +23,7 @@ from scoring.replay import score_episode
 GRID = {
     "run": {
         "seeds": "100-103",
+        "generator": 3,  # the digest below was taken on generator 3's episodes
         "graphs": [{"steps": 15, "density": 0.3}],
         "arms": ["directive", "enforce"],
         "variants": [

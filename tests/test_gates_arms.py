@@ -396,3 +396,54 @@ async def test_same_turn_retry_refusals_reach_the_next_notice(tmp_path: Path) ->
         (notice,) = nxt.notices  # the retry's refusal, noticed on the next turn
         assert notice.startswith(f"[BOOKING REJECTED] Your line 'ref {t.refused[1].code}/")
         assert "already DONE" in notice and nxt.sent_text.startswith(notice)
+
+
+def _retry_case(ep: Episode) -> tuple[str, str, str, str]:
+    """(A, B, D, the ask's text): a planned ask of eligible A before the revision, a step B
+    whose one missing prerequisite is A, and a step D blocked on something other than A."""
+    from protocol import ScriptedUser
+
+    user = ScriptedUser(ep)
+    while (turn := user.next_turn()) is not None and turn.kind != "revision":
+        verdict = user.begin(turn)
+        a = turn.step
+        if turn.kind == "ask" and a is not None and verdict and verdict.label == "eligible":
+            state = user.state
+            b = [s for s in state.steps if state.missing(s) == (a,)]
+            d = [s for s in state.steps if state.missing(s) and a not in state.missing(s)]
+            if b and d:
+                return a, b[0], d[0], turn.text
+        user.finish(turn, verdict, [a] if verdict and verdict.label == "eligible" and a else [])
+    raise AssertionError("no retry case in the episode")
+
+
+async def test_same_turn_retry_keeps_the_directive_and_the_first_replys_bookings(
+    tmp_path: Path,
+) -> None:
+    """D.3's same-turn notice: the retry repeats the directive the first request carried,
+    its bookings are judged on the state the first reply's admitted bookings produced, and
+    the notices it showed are logged."""
+    ep = generate(EpisodeSpec(seed=101, steps=10, density=0.3, generator=4))
+    a, b, d, target = _retry_case(ep)
+    code = {s.id: s.code for s in ep.steps}
+    retries: list[str] = []
+
+    def policy(ep: Episode, user: str, wo: str | None) -> str:
+        if user.startswith("[BOOKING REJECTED]"):
+            retries.append(user)
+            return f"Understood.\nref {code[b]}/{wo}" if target in user else "Noted."
+        if wo is not None and target in user:
+            return f"ref {code[a]}/{wo}\nref {code[d]}/{wo}"
+        return book_requested(ep, user, wo)
+
+    record, _, _ = await _run(tmp_path, "enforce", policy, Knobs(notice="same_turn"), ep)
+    turn = next(t for t in record.turns if t.first_reply is not None and t.step == a)
+    (retry,) = [r for r in retries if target in r]
+    assert turn.directive is not None and retry.endswith("\n\n" + turn.directive)
+    assert [x.step for x in turn.refused] == [d]
+    assert [x.step for x in turn.admitted] == [a, b]  # B's one prerequisite, A, was admitted
+    (notice,) = turn.retry_notices
+    assert notice.startswith(f"[BOOKING REJECTED] Your line 'ref {code[d]}/") and retry.startswith(
+        notice
+    )
+    assert all(t.retry_notices == () for t in record.turns if t.first_reply is None)

@@ -7,6 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from protocol import EpisodeSpec, generate, strings
@@ -264,3 +265,20 @@ async def test_precompile_compiles_each_key_once(tmp_path: Path) -> None:
     log = [json.loads(x) for x in (tmp_path / "helpers.jsonl").read_text().splitlines()]
     assert len(log) == 4 and all(len(x["calls"]) == 2 for x in log)
     assert sum(c["prompt_tokens"] for x in log for c in x["calls"]) == 80
+
+
+@pytest.mark.parametrize(("matcher_cache", "calls"), [("shared", 1), ("arm", 3)])
+async def test_matcher_answers_are_shared_across_the_gate_arms_unless_keyed_by_arm(
+    tmp_path: Path, matcher_cache: str, calls: int
+) -> None:
+    grid = _grid()
+    grid = msgspec.structs.replace(
+        grid, run=msgspec.structs.replace(grid.run, matcher_cache=matcher_cache)
+    )
+    chat = FakeChat(truth({EP.brief: EP}))
+    h = Helpers(grid, tmp_path, {"embedded": chat})
+    turn = _ask_turn()
+    for arm in ("directive", "enforce", "hybrid"):
+        answer, _ = await h.match(msgspec.structs.replace(CELL, arm=arm), EP, turn)
+        assert answer == MatchAnswer(turn.step, False)
+    assert chat.count("matcher") == calls

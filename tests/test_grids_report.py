@@ -84,7 +84,7 @@ async def test_corruption_grid(tmp_path: Path) -> None:
 
 async def test_wording_grid_with_a_rewriter_cache(tmp_path: Path) -> None:
     from cli.paraphrase import run_paraphrase
-    from runner.grid import Decoding, ModelConfig
+    from runner.grid_schema import Decoding, ModelConfig
 
     cache = tmp_path / "paraphrase_cache.json"
     rewriter = ModelConfig(name="scripted/perfect")

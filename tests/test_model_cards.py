@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.grid import ModelConfig
+from runner.grid_schema import ModelConfig
 from runner.model_cards import CARDS, FALLBACK, card_sampling
 from runner.probe_run import ProbeOptions, sampling_for
 

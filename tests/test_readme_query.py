@@ -17,7 +17,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from cli.app import app
-from cli.run import DEMO_GRID, run_async
+from cli.demo import DEMO_GRID
+from cli.run import run_async
 from runner.grid import load_grid
 
 README = Path(__file__).resolve().parent.parent / "README.md"

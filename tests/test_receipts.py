@@ -351,3 +351,13 @@ def test_find_refs_never_crashes_and_spans_are_refs(text: str) -> None:
         assert text[ref.start : ref.end].lower().startswith("ref")
         assert normalize_code(ref.code) == ref.code
         assert normalize_work_order(ref.work_order) == ref.work_order
+
+
+def test_the_module_docstrings_ledger_examples() -> None:
+    import protocol.receipts
+
+    doc = protocol.receipts.__doc__ or ""
+    for line in ("- **LEDGER RC-1234: done**", "LEDGER | RC-1234 | DONE"):
+        assert f"``{line}``" in doc
+        assert parse_ledger(line) == {"RC-1234": "DONE"}
+    assert parse_ledger("- **LEDGER s3: done**") == {}  # a step id is not a ledger key

@@ -23,9 +23,9 @@ from protocol.records import (
 )
 from protocol.render import render_directive
 from protocol.state import Verdict
-from scoring.corruption_replay import corruption_lines
+from scoring.corruption_replay import CORRUPTION, corruption_lines
 from scoring.directive_kinds import parse_directive
-from scoring.obedience import obedience_lines
+from scoring.obedience import OBEDIENCE, obedience_lines
 from scoring.omission_attribution import attribute_overblock, attribution_lines
 from scoring.replay import score_episode
 from scoring.wording_columns import wording_lines
@@ -348,12 +348,13 @@ async def test_the_corrupted_replay_reproduces_a_real_run(tmp_path: Path) -> Non
     for r, sc in zip(records, scores, strict=True):
         cells.setdefault(r.cell, []).append((r, sc))
     assert batched_analyses(list(cells.values()), cache) == a  # type: ignore[arg-type]
-    assert len(a.corruption) == 2
-    for line in a.corruption:
+    corruption = a.of(CORRUPTION)
+    assert len(corruption) == 2
+    for line in corruption:
         assert line.episodes == 8 and sum(line.events.values()) > 0
         assert line.replay_mismatches == 0
         assert line.directive_changed > 0 and line.directive_restored <= line.directive_changed
-    by_arm = {c.cell.arm: c for c in a.corruption}
+    by_arm = {c.cell.arm: c for c in corruption}
     assert by_arm["enforce"].booking_changed > 0 and by_arm["directive"].booking_changed == 0
     # the corruption RNG is paired across the two gates: as many events, the same dropped
     # edges (a flipped bit's direction follows each arm's own done set)
@@ -361,8 +362,8 @@ async def test_the_corrupted_replay_reproduces_a_real_run(tmp_path: Path) -> Non
     assert sum(e.values()) == sum(d.values()) and e["drop_edge"] == d["drop_edge"]
     omissions = sum(s.primary.channels["omission"] for r, s in zip(records, scores, strict=True)
                     if r.cell.knobs.corruption > 0)  # fmt: skip
-    assert sum(sum(c.omissions.values()) for c in a.corruption) == omissions
-    plain = [x for x in a.obedience if x.cell.knobs.corruption == 0]
+    assert sum(sum(c.omissions.values()) for c in corruption) == omissions
+    plain = [x for x in a.of(OBEDIENCE) if x.cell.knobs.corruption == 0]
     assert {x.cell.arm for x in plain} == {"directive", "enforce"}
     assert all(x.trap_n > 0 and x.episodes == 8 for x in plain)
     # the report draws the figures these cells allow, each with its points as JSON

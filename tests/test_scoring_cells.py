@@ -134,12 +134,16 @@ def test_holm_runs_per_model_by_default_and_per_table_on_request() -> None:
     both = score_lines(scores)
     strict = [c for c in both if isinstance(c, ContrastLine) and c.scoring == "strict"]
     assert len(strict) == 6 and {c.kind for c in strict} == {"ladder"}
-    assert {c.family for c in strict} == {"ladder|scripted/golden", "ladder|m2"}
+    assert {c.family for c in strict} == {
+        "Table 15 ladder | scripted/golden no-think",
+        "Table 15 ladder | m2 no-think",
+    }
     p_min = min(c.p for c in strict)
     assert min(c.p_holm or 0.0 for c in strict) == pytest.approx(min(1.0, 3 * p_min))
     table = score_lines(scores, "table")
     strict = [c for c in table if isinstance(c, ContrastLine) and c.scoring == "strict"]
     assert min(c.p_holm or 0.0 for c in strict) == pytest.approx(min(1.0, 6 * p_min))
+    assert {c.family for c in strict} == {"Table 15 ladder | every model"}
 
 
 def test_streaming_emits_each_cell_when_complete_and_the_ladder_when_all_are() -> None:
@@ -222,7 +226,7 @@ def test_variant_arms_are_contrasted_with_their_reference_not_inside_the_ladder(
     """The rungs raw -> checklist -> directive -> enforce stay adjacent when the ledger and
     the hybrid run too; the ledger is contrasted with the checklist, the hybrid with the
     enforcement gate; the ledger also with the directive gate (Section 5.2). Side contrasts
-    are their own Holm family."""
+    join the family of the table the arm table names; a missing rung breaks the chain."""
     records = []
     for seed in range(3):
         ep = episode(seed=seed, steps=5)
@@ -234,13 +238,18 @@ def test_variant_arms_are_contrasted_with_their_reference_not_inside_the_ladder(
         ("checklist", "directive"),
         ("directive", "enforce"),
         ("checklist", "ledger"),
-        ("enforce", "hybrid"),
         ("directive", "ledger"),
+        ("enforce", "hybrid"),
     ]
     kinds = {
         (c.a, c.b): (c.kind, c.family)
         for c in rescore(records)
         if isinstance(c, ContrastLine) and c.scoring == "strict"
     }
-    assert kinds[("raw", "checklist")] == ("ladder", "ladder|scripted/golden")
-    assert kinds[("directive", "ledger")] == ("side", "side|scripted/golden")
+    assert kinds[("raw", "checklist")] == ("ladder", "Table 15 ladder | scripted/golden no-think")
+    assert kinds[("directive", "ledger")] == ("side", "Section 5.2 contrasts | scripted/golden")
+    assert kinds[("enforce", "hybrid")] == ("side", "Appendix D.3 contrasts | scripted/golden")
+    # Without the checklist, raw and the directive gate are not adjacent.
+    gapped = [r for r in records if r.cell.arm != "checklist"]
+    assert ("raw", "directive") not in set(_contrasts(rescore(gapped), "strict"))
+    assert ("directive", "enforce") in set(_contrasts(rescore(gapped), "strict"))

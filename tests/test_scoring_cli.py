@@ -25,7 +25,7 @@ def _records() -> list[EpisodeRecord]:
         assert probe.step is not None
         wrong = {probe.index: Act(ref_line(ep, probe.step, probe.work_order))}
         out.append(build(ep, cell("raw", ep.spec), perfect(ep, wrong if seed < 3 else {})))
-        out.append(build(ep, cell("enforce", ep.spec), perfect(ep)))
+        out.append(build(ep, cell("checklist", ep.spec), perfect(ep)))
     return out
 
 
@@ -49,9 +49,10 @@ def test_score_prints_tables_and_reports_bad_lines(logdir: Path) -> None:
     out = result.stdout
     assert "Strict success, primary scoring" in out
     assert "Strict success, decline-aware scoring" in out
-    assert "raw -> enforce" in out
+    assert "raw -> checklist" in out
+    assert "Table 15 ladder | scripted/golden no-think: 1 contrast" in out
     assert "Error channels" in out
-    assert "1/4" in out and "4/4" in out  # raw: 1 of 4 strict successes; enforce: 4 of 4
+    assert "1/4" in out and "4/4" in out  # raw: 1 of 4 strict successes; checklist: 4 of 4
     assert "8 records in 2 files; 1 corrupt, 1 truncated" in out
     assert "corrupt: " in out and "truncated: " in out
 
@@ -62,7 +63,7 @@ def test_score_json_lines(logdir: Path) -> None:
     lines = [json.loads(x) for x in result.stdout.splitlines()]
     cells = [x for x in lines if x["type"] == "cell"]
     contrasts = [x for x in lines if x["type"] == "contrast"]
-    assert [c["cell"]["arm"] for c in cells] == ["raw", "enforce"]
+    assert [c["cell"]["arm"] for c in cells] == ["raw", "checklist"]
     for key in (
         "n",
         "strict_successes",
@@ -82,7 +83,7 @@ def test_score_json_lines(logdir: Path) -> None:
     assert cells[0]["channels"]["re_execution"] == 3
     assert {c["scoring"] for c in contrasts} == {"strict", "decline_aware"}
     c = contrasts[0]
-    assert (c["a"], c["b"], c["n"], c["b_only"], c["a_only"]) == ("raw", "enforce", 4, 3, 0)
+    assert (c["a"], c["b"], c["n"], c["b_only"], c["a_only"]) == ("raw", "checklist", 4, 3, 0)
     assert c["p"] == pytest.approx(0.25) and c["p_holm"] == pytest.approx(0.25)
     assert "1 corrupt, 1 truncated" in result.stderr
 
@@ -114,7 +115,7 @@ def test_report_writes_markdown_and_plots(logdir: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     text = out.read_text()
     assert text.startswith("# state-ladder report")
-    assert "## Error channels (Table 9 shape)" in text and "| raw -> enforce |" in text
+    assert "## Error channels (Table 9 shape)" in text and "| raw -> checklist |" in text
     for name in ("ladder-success.png", "ladder-success-decline-aware.png", "ladder-channels.png"):
         png = out.parent / name
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -62,33 +62,38 @@ def _strict(typed: list[ResultLine]) -> dict[tuple[str, str, str], dict[str, Any
 def test_worked_example_of_the_papers_families() -> None:
     lines = score_lines(score_records(_records("m1") + _records("m2")))
     c = _strict(lines)
-    # Ladder (one family per model): raw -> checklist has 6 discordant pairs, p = 2 / 2**6;
-    # the other two rungs have none (p = 1). Holm over the model's three: 3 * 0.03125.
+    # Ladder (Table 15: one family per model and regime): raw -> checklist has 6 discordant
+    # pairs, p = 2 / 2**6; the other two rungs have none (p = 1). Holm over the three.
     rc = c[("m1", "raw", "checklist")]
-    assert (rc["kind"], rc["family"], rc["b_only"], rc["a_only"]) == ("ladder", "ladder|m1", 6, 0)
+    family = "Table 15 ladder | m1 no-think"
+    assert (rc["kind"], rc["family"], rc["b_only"], rc["a_only"]) == ("ladder", family, 6, 0)
     assert rc["p"] == pytest.approx(0.03125)
     assert rc["p_holm"] == pytest.approx(0.09375)
     assert c[("m1", "checklist", "directive")]["p_holm"] == 1.0
-    # Side (own family): ledger fails 4 seeds the checklist and the directive gate pass
-    # (p = 2 / 2**4 = 0.125 each); against the replace-mode checklist (fails 0-4) one
-    # discordant pair, p = 1. Holm over three: 0.375, 0.375, 1.
+    # Section 5.2 (within model): ledger fails 4 seeds the checklist and the directive gate
+    # pass (p = 2 / 2**4 = 0.125 each). Holm over the two: 0.25, 0.25.
     side = [c[("m1", "checklist", "ledger")], c[("m1", "directive", "ledger")]]
-    side.append(c[("m1", "checklist[replace]", "ledger")])
-    assert [s["kind"] for s in side] == ["side"] * 3
-    assert [s["p"] for s in side] == pytest.approx([0.125, 0.125, 1.0])
-    assert [s["p_holm"] for s in side] == pytest.approx([0.375, 0.375, 1.0])
-    # Variant against its paper arm (own family, alone): five discordant, p = 2 / 2**5.
+    assert [s["kind"] for s in side] == ["side"] * 2
+    assert {s["family"] for s in side} == {"Section 5.2 contrasts | m1"}
+    assert [s["p"] for s in side] == pytest.approx([0.125, 0.125])
+    assert [s["p_holm"] for s in side] == pytest.approx([0.25, 0.25])
+    # Table 16 (within model): the replace-mode checklist against the checklist (five
+    # discordant, p = 2 / 2**5) and the ledger against the replace-mode checklist (one
+    # discordant pair, p = 1). Holm over the two: 0.125, 1.
     var = c[("m1", "checklist", "checklist[checklist_mode=replace]")]
-    assert (var["kind"], var["a_only"], var["b_only"]) == ("variant", 5, 0)
-    assert var["p"] == pytest.approx(0.0625) and var["p_holm"] == pytest.approx(0.0625)
-    # --family table: one family per kind over both models (ladder: six contrasts).
+    led = c[("m1", "checklist[replace]", "ledger")]
+    assert (var["kind"], var["a_only"], var["b_only"], led["kind"]) == ("variant", 5, 0, "side")
+    assert var["family"] == led["family"] == "Table 16 contrasts | m1"
+    assert var["p"] == pytest.approx(0.0625) and var["p_holm"] == pytest.approx(0.125)
+    assert led["p"] == pytest.approx(1.0) and led["p_holm"] == pytest.approx(1.0)
+    # --family table: one family per table over both models (ladder: six contrasts).
     table = _strict(score_lines(score_records(_records("m1") + _records("m2")), "table"))
-    assert table[("m1", "raw", "checklist")]["family"] == "ladder"
+    assert table[("m1", "raw", "checklist")]["family"] == "Table 15 ladder | every model"
     assert table[("m1", "raw", "checklist")]["p_holm"] == pytest.approx(6 * 0.03125)
     assert table[("m1", "checklist", "checklist[checklist_mode=replace]")]["p_holm"] == (
-        pytest.approx(2 * 0.0625)
+        pytest.approx(4 * 0.0625)
     )
-    assert FAMILIES == ("model", "regime", "table")
+    assert FAMILIES == ("paper", "model", "regime", "table")
 
 
 def test_wording_brief_and_schedule_contrasts_pair_the_right_cells() -> None:
@@ -141,7 +146,7 @@ def test_ladder_score_family_option(tmp_path: Path) -> None:
         for r in _records("m1") + _records("m2"):
             w.write(r)
     out: dict[str, list[float]] = {}
-    for family in ("model", "table"):
+    for family in ("paper", "table"):
         result = CliRunner().invoke(app, ["score", str(tmp_path), "--json", "--family", family])
         assert result.exit_code == 0, result.output
         rows = [json.loads(x) for x in result.stdout.splitlines() if x.startswith("{")]
@@ -150,8 +155,11 @@ def test_ladder_score_family_option(tmp_path: Path) -> None:
             for r in rows
             if r["type"] == "contrast" and r["scoring"] == "strict" and r["a"] == "raw"
         ]
-    assert out["model"] == pytest.approx([0.09375, 0.09375])
+    assert out["paper"] == pytest.approx([0.09375, 0.09375])
     assert out["table"] == pytest.approx([0.1875, 0.1875])
-    bad = CliRunner().invoke(app, ["score", str(tmp_path), "--family", "paper"])
+    bad = CliRunner().invoke(app, ["score", str(tmp_path), "--family", "grid"])
     assert bad.exit_code == 2
-    assert "unknown --family 'paper'; choose one of model, regime, table" in bad.output
+    assert "unknown --family 'grid'; choose one of paper, model, regime, table" in bad.output
+    text = CliRunner().invoke(app, ["score", str(tmp_path)])
+    assert "Table 15 ladder | m1 no-think: 3 contrasts" in text.output
+    assert "Table 16 contrasts | m2: 2 contrasts" in text.output

@@ -13,6 +13,7 @@ from scoring.replay import score_episode
 from tests.scoring_records import Act, build, cell, perfect
 
 V1_LOGS = Path(__file__).parent / "data" / "v1_logs.jsonl"
+V3_LOGS = Path(__file__).parent / "data" / "v3_logs.jsonl"
 
 
 class _Golden(msgspec.Struct, kw_only=True):
@@ -23,21 +24,36 @@ class _Golden(msgspec.Struct, kw_only=True):
     n_turns: int
 
 
-def test_logs_made_with_generator_1_rescore_to_their_old_scores() -> None:
-    # tests/data/v1_logs.jsonl was written by the generator and scorer before versions
-    # existed (specs without a "generator" field): perfect, never-booking and always-booking
-    # agents on five specs (ambiguous probes, tier 1, both briefs, both domains).
-    lines = [msgspec.json.decode(line, type=_Golden) for line in V1_LOGS.read_bytes().splitlines()]
+def _rescored_golden(path: Path, generator: int) -> list[_Golden]:
+    """The golden lines of ``path``, each rescored to the success, channels and turn count
+    it was written with."""
+    lines = [msgspec.json.decode(line, type=_Golden) for line in path.read_bytes().splitlines()]
     assert len(lines) == 15
-    assert b'"generator"' not in V1_LOGS.read_bytes()
     for g in lines:
-        assert g.record.spec.generator == 1
+        assert g.record.spec.generator == generator
         score = score_episode(g.record)
         assert score.mismatches == (), (g.policy, score.mismatches)
         assert score.primary.success == g.success
         assert score.primary.channels == g.channels
         assert score.primary.n_turns == g.n_turns
     assert {g.success for g in lines} == {True, False}
+    return lines
+
+
+def test_logs_made_with_generator_1_rescore_to_their_old_scores() -> None:
+    # tests/data/v1_logs.jsonl was written by the generator and scorer before versions
+    # existed (specs without a "generator" field): perfect, never-booking and always-booking
+    # agents on five specs (ambiguous probes, tier 1, both briefs, both domains).
+    assert b'"generator"' not in V1_LOGS.read_bytes()
+    _rescored_golden(V1_LOGS, 1)
+
+
+def test_logs_made_with_generator_3_rescore_to_their_old_scores() -> None:
+    # tests/data/v3_logs.jsonl was written by the generator and scorer before version 4
+    # (commit 3a6db6c): perfect, never-booking and always-booking agents on five version-3
+    # specs (both schedules, ambiguous probes on the realized state, tier 1, both domains).
+    lines = _rescored_golden(V3_LOGS, 3)
+    assert any(t.kind == "ambiguous" for g in lines for t in g.record.turns)
 
 
 def test_generator_1_episodes_are_byte_identical_to_before_versions() -> None:
@@ -123,8 +139,8 @@ def test_the_manifest_records_the_generator_and_refuses_to_resume_under_another(
     old = parse_grid({"run": {"arms": ["raw"], "generator": 1}, "models": [{"name": "m"}]})
     assert grid_digest(new) == grid_digest(old)  # the version is checked on its own
     assert write_or_check_manifest(tmp_path, new).resumed is False
-    assert orjson.loads((tmp_path / MANIFEST).read_bytes())["generator_version"] == 3
-    with pytest.raises(ManifestError, match="run with generator version 3 and this grid uses 1"):
+    assert orjson.loads((tmp_path / MANIFEST).read_bytes())["generator_version"] == 4
+    with pytest.raises(ManifestError, match="run with generator version 4 and this grid uses 1"):
         write_or_check_manifest(tmp_path, old)
     # A manifest written before versions existed is a version-1 run.
     data = orjson.loads((tmp_path / MANIFEST).read_bytes())

@@ -7,18 +7,21 @@ while the page is open. A screenshot of each view goes to tests/artifacts/view/ 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
 from protocol import generate
 from runner.logs import read_logs
 from runner.view.app import serve
-from tests.view_run import DEFECTIVE_COMPILER, make_run
+from scoring.replay import score_episode
+from tests.view_run import DEFECTIVE_COMPILER, MODEL, make_run
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -55,8 +58,8 @@ async def browser() -> AsyncIterator[Browser]:
             await b.close()
 
 
-async def _page(browser: Browser) -> Page:
-    page = await browser.new_page(viewport={"width": 1400, "height": 900})
+async def _page(browser: Browser, width: int = 1400) -> Page:
+    page = await browser.new_page(viewport={"width": width, "height": 900})
     page.set_default_timeout(15_000)
     return page
 
@@ -227,3 +230,100 @@ async def _in_thread(fn: object, *args: object) -> None:
     import asyncio
 
     await asyncio.to_thread(fn, *args)  # type: ignore[arg-type]
+
+
+async def _fits(page: Page, selector: str) -> None:
+    """Nothing of the page, and no part of *selector*, runs past the window's right edge."""
+    width = await page.evaluate("window.innerWidth")
+    assert await page.evaluate("document.documentElement.scrollWidth") <= width
+    right = await page.evaluate(
+        "s => document.querySelector(s).getBoundingClientRect().right", selector
+    )
+    assert right <= width, f"{selector} ends at {right} px of {width}"
+
+
+async def test_at_1024_px_refusals_configurations_and_re_executions_are_told_apart(
+    run_dir: Path, browser: Browser
+) -> None:
+    records = read_logs(run_dir)
+    runner, url = await serve(run_dir, 0)
+    try:
+        page = await _page(browser, 1024)
+        failed: list[str] = []
+        page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
+        await page.goto(url)
+        await _ready(page, "#/")
+        await _fits(page, "#cells")
+        # "da N" is explained under the table and on each note
+        await expect(page.locator("#da-note")).to_contain_text("decline-aware scoring")
+        da = page.locator("#cells div.da")
+        assert await da.count() >= 1
+        assert "decline-aware scoring" in (await da.first.get_attribute("title") or "")
+        await _shot(page, "cells-1024")
+
+        # a booking the gate refused marks its turn (the verdict itself may be "ok")
+        (slug, seed), rec = next(
+            (k, r) for k, r in sorted(records.items()) if any(t.refused for t in r.turns)
+        )
+        refusing = [t.index for t in rec.turns if t.refused]
+        await page.goto(f"{url}#/episode/{slug}/{seed}")
+        await _ready(page, f"#/episode/{slug}/{seed}")
+        for i in refusing:
+            n = len(rec.turns[i].refused)
+            await expect(page.locator(f"#turn-{i} summary")).to_contain_text(f"gate refused {n}")
+            await expect(page.locator(f'#turns tr[data-index="{i}"]')).to_contain_text(
+                "gate refused"
+            )
+        marked = page.locator("#detail details.turn.refused")
+        await expect(marked).to_have_count(len(refusing))
+        await expect(page.locator("#refused-note a")).to_have_count(len(refusing))
+        # the header's helper calls are the cost module's (needed, made, cached)
+        await expect(page.locator("#helpers")).to_contain_text("needed")
+        await _fits(page, "#detail")
+        await _shot(page, "episode-refused-1024")
+
+        # a re-execution links to the turn that executed the step before
+        (slug, seed), rec = next(
+            (k, r)
+            for k, r in sorted(records.items())
+            if r.cell.arm == "raw" and score_episode(r).primary.channels["re_execution"]
+        )
+        await page.goto(f"{url}#/episode/{slug}/{seed}")
+        await _ready(page, f"#/episode/{slug}/{seed}")
+        link = page.locator("#detail details.turn.failed summary a.orig").first
+        href = await link.get_attribute("href") or ""
+        original = int(href.rsplit("/", 1)[1])
+        step = (await link.get_attribute("title") or "").split()[1]
+        await link.click()
+        await _ready(page, f"#/episode/{slug}/{seed}/{original}")
+        await expect(page.locator(f"#turn-{original}")).to_have_class(re.compile("current"))
+        await expect(page.locator(f"#turn-{original} .body")).to_contain_text(step)
+        scored = {t.index: t for t in score_episode(rec).primary.turns}
+        assert step in scored[original].executed
+        await _shot(page, "re-execution-link")
+        assert failed == [], failed  # no 404: the page has its icon
+    finally:
+        await runner.cleanup()
+
+
+async def test_the_contrasts_name_their_configuration(browser: Browser, tmp_path: Path) -> None:
+    run_dir = tmp_path / "configs"
+    configs = {"domains": ["procurement", "release"], "briefs": ["amended", "original"]}
+    await _in_thread(make_run, run_dir, "100-101", MODEL, ["raw", "checklist"], configs)
+    runner, url = await serve(run_dir, 0)
+    try:
+        page = await _page(browser, 1024)
+        await page.goto(url)
+        await _ready(page, "#/")
+        rows = page.locator("#contrasts tbody tr", has_text="raw → checklist").filter(
+            has_text="strict"
+        )
+        await expect(rows).to_have_count(4)
+        configs_shown = {await rows.nth(i).locator("td.config").inner_text() for i in range(4)}
+        assert len(configs_shown) == 4
+        assert any("release" in c and "original" in c for c in configs_shown)
+        await _fits(page, "#cells")
+        async with aiohttp.ClientSession() as http, http.get(url + "favicon.ico") as r:
+            assert r.status == 200 and "svg" in r.content_type
+    finally:
+        await runner.cleanup()

@@ -87,7 +87,19 @@ def test_show_failing_turns_only_and_channel_filter(run_dir: Path) -> None:
 
 
 def test_show_with_nothing_matching_exits_1(run_dir: Path) -> None:
-    result = runner.invoke(app, ["show", str(run_dir), "--arm", "checklist", "--failed"])
+    logs = read_logs(run_dir)
+    # an (arm, seed) whose every episode succeeded: nothing there matches --failed
+    arm, seed = next(
+        (rec.cell.arm, s)
+        for (_, s), rec in sorted(logs.items())
+        if all(
+            score_episode(r).primary.success
+            for (_, s2), r in logs.items()
+            if s2 == s and r.cell.arm == rec.cell.arm
+        )
+    )
+    args = ["show", str(run_dir), "--arm", arm, "--seed", str(seed), "--failed"]
+    result = runner.invoke(app, args)
     assert result.exit_code == 1 and "no episode matches" in result.output
 
 

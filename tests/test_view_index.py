@@ -112,5 +112,5 @@ def test_a_version_1_log_is_indexed_and_viewed(run_dir: Path, tmp_path: Path) ->
     old = RunView(tmp_path).episode(slug, seed)
     new = RunView(run_dir).episode(slug, seed)
     assert old is not None and new is not None
-    assert old["compile"] == new["compile"] and old["compile"]["steps"]
-    assert old["turns"] == new["turns"] and old["corruptions"] == new["corruptions"]
+    assert old.compile == new.compile and old.compile is not None and old.compile.steps
+    assert old.turns == new.turns and old.corruptions == new.corruptions

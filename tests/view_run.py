@@ -22,9 +22,17 @@ DEFECTIVE_COMPILER = "scripted/perfect?compile_empty_code=1"
 MODEL = "scripted/synthetic?obey=0.9&fresh=0.35&seed=7"
 
 
-def grid_data(seeds: str, model: str = MODEL, arms: list[str] | None = None) -> dict[str, Any]:
+def grid_data(
+    seeds: str,
+    model: str = MODEL,
+    arms: list[str] | None = None,
+    configs: dict[str, list[str]] | None = None,
+) -> dict[str, Any]:
+    """*configs*: more configurations (``domains``, ``briefs`` lists of the grid's run
+    table)."""
     return {
         "run": {
+            **(configs or {}),
             "seeds": seeds,
             "graphs": [{"steps": 6, "density": 0.2}],
             "arms": arms or ["raw", "checklist", "directive", "enforce"],
@@ -37,11 +45,16 @@ def grid_data(seeds: str, model: str = MODEL, arms: list[str] | None = None) -> 
 
 
 def make_run(
-    out: Path, seeds: str = "100-103", model: str = MODEL, arms: list[str] | None = None
+    out: Path,
+    seeds: str = "100-103",
+    model: str = MODEL,
+    arms: list[str] | None = None,
+    configs: dict[str, list[str]] | None = None,
 ) -> Path:
     """Run (or resume with more seeds) the grid into *out*; returns *out*. *model* and
-    *arms* replace the synthetic agent and the four arms plus the corrupted variant."""
-    grid = parse_grid(grid_data(seeds, model, arms))
+    *arms* replace the synthetic agent and the four arms plus the corrupted variant;
+    *configs* adds configurations (:func:`grid_data`)."""
+    grid = parse_grid(grid_data(seeds, model, arms, configs))
     console = Console(file=io.StringIO())
     asyncio.run(run_async(grid, out, console=console, live=False, allow_change=True))
     return out

@@ -3,7 +3,9 @@
 An arm session lives for one episode. The episode runner asks it for the system prompt,
 lets it prepare (the gates compile here), shapes each user turn (checklist, directive,
 notices), lets it admit or refuse the bookings of a reply, and tells it what was admitted.
-The scheduler never sees an arm; new arms register in :mod:`runner.arms` and plug in here.
+What the arm sends besides its shaping (the system prompt, what the history keeps, the window)
+is the arm's prompt policy (:mod:`protocol.policy`), which the probe's history rebuild reads
+too. The scheduler never sees an arm; new arms register in :mod:`runner.arms.registry`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from protocol.brief import render_brief
+from protocol import policy
 from protocol.execution import read_execution
 from protocol.receipts import Receipts
 from protocol.records import (
@@ -73,12 +75,11 @@ class Admission:
 class ArmSession:
     """The raw transcript: the brief as system prompt and the growing conversation."""
 
-    name = "raw"
-
     def __init__(self, ctx: EpisodeContext) -> None:
         self.ctx = ctx
         self.episode = ctx.episode
         self.knobs = ctx.cell.knobs
+        self.policy = policy.policy(ctx.cell)  # system prompt, what the history keeps, window
         self.compile_info: CompileRecord | None = None  # the gates' compile, for the log
         self.corruptions: list[CorruptionEvent] = []  # the corrupted-state ablation's events
 
@@ -111,15 +112,16 @@ class ArmSession:
         )
 
     def system_prompt(self) -> str:
-        """The brief; with the tools knob, the brief with each step's tool and the tool
-        clause (the ACTION lines the cell's bookings are read from)."""
-        if self.knobs.tools:
-            return render_brief(self.episode.steps, self.episode.spec.brief, tools=True)
-        return self.episode.brief
+        """The arm's system prompt (:func:`protocol.policy.system_prompt`)."""
+        return policy.system_prompt(self.policy, self.episode)
 
     def context(self, history: list[dict[str, str]]) -> list[dict[str, str]]:
         """The earlier turns sent with this turn (the memory arms' record mode cuts them)."""
-        return history
+        return policy.window(self.policy, history)
+
+    def kept(self, turn: Turn, notices: Sequence[str], sent: str) -> str:
+        """What the history keeps of the user message sent as ``sent``."""
+        return policy.keep(self.policy, turn.text, notices, sent)
 
     async def prepare(self) -> None:
         """Per-episode set-up before the first turn (the gates compile here)."""
@@ -131,13 +133,21 @@ class ArmSession:
     async def shape(self, turn: Turn, state: TaskState, notices: Sequence[str]) -> Shaped:
         add = self.addition(turn, state)
         sent = compose_user_message(turn.text, notices=list(notices), addition=add)
-        return Shaped(sent=sent, kept=sent, arm_text=add)
+        return Shaped(sent=sent, kept=self.kept(turn, notices, sent), arm_text=add)
 
     def read(self, reply: str, turn: Turn) -> Receipts:
         return read_execution(reply, self.episode, turn.work_order, tools=self.knobs.tools)
 
-    def admit(self, turn: Turn, shaped: Shaped, bookings: Sequence[Booking]) -> Admission:
-        """The world admits every booking of a known step (no gate)."""
+    def admit(
+        self,
+        turn: Turn,
+        shaped: Shaped,
+        bookings: Sequence[Booking],
+        prior: Sequence[Booking] = (),
+    ) -> Admission:
+        """The world admits every booking of a known step (no gate). ``prior``: bookings
+        already admitted on this turn (a same-turn retry's first reply), which a gate judges
+        ``bookings`` after."""
         return Admission(admitted=[b for b in bookings if b.step is not None])
 
     def refusal(self, booking: Booking, shaped: Shaped) -> tuple[str | None, str | None]:

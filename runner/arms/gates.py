@@ -68,7 +68,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from protocol import strings
-from protocol.brief import render_brief
 from protocol.compiled import (
     MATCHER_BYPASS,
     Validation,
@@ -90,6 +89,7 @@ from protocol.render import (
 )
 from protocol.state import TaskState
 from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
+from runner.arms.registry import register
 from runner.helpers import Compiled, Helpers
 
 __all__ = [
@@ -106,11 +106,10 @@ UNKNOWN_STATUS = "not in the plan"  # request-bound: a code the compile does not
 UNREQUESTED_STATUS = "not requested"  # request-bound: a step other than the matched one
 
 
+@register("directive")
 class DirectiveGate(ArmSession):
     """The directive gate; the base of the enforcement gate and the hybrid."""
 
-    name = "directive"
-    compiles = True  # read by Helpers.precompile
     enforcing = False
 
     def __init__(self, ctx: EpisodeContext) -> None:
@@ -125,7 +124,9 @@ class DirectiveGate(ArmSession):
     @property
     def helpers(self) -> Helpers:
         if self.ctx.helpers is None:
-            raise RuntimeError(f"the {self.name!r} arm needs runner.helpers.Helpers in its context")
+            raise RuntimeError(
+                f"the {self.ctx.cell.arm!r} arm needs runner.helpers.Helpers in its context"
+            )
         return self.ctx.helpers
 
     # --- compile ------------------------------------------------------------------------
@@ -186,8 +187,7 @@ class DirectiveGate(ArmSession):
             return shaped
         shaped.sent = compose_user_message(turn.text, notices=list(notices), addition=addition)
         # Appendix E.2's control is the replace-mode checklist: shown on this turn only.
-        if self.knobs.checklist_mode != "replace" and not self.knobs.matched_step_line:
-            shaped.kept = shaped.sent
+        shaped.kept = self.kept(turn, notices, shaped.sent)
         return shaped
 
     def _addition(self, step: str | None, state: TaskState) -> tuple[str, str | None]:
@@ -217,14 +217,24 @@ class DirectiveGate(ArmSession):
             if v is not None:
                 self.gate.book(v)
 
-    def admit(self, turn: Turn, shaped: Shaped, bookings: Sequence[Booking]) -> Admission:
+    def admit(
+        self,
+        turn: Turn,
+        shaped: Shaped,
+        bookings: Sequence[Booking],
+        prior: Sequence[Booking] = (),
+    ) -> Admission:
         """Bookings are judged in order, each on the compiled state the bookings admitted
-        before it in this reply produced (Section 5.4: "each call admitted because the state
-        is correct"); the compiled state itself advances in :meth:`observe`."""
+        before it on this turn produced (``prior``, a same-turn retry's first reply, then
+        this reply's; Section 5.4: "each call admitted because the state is correct"); the
+        compiled state itself advances in :meth:`observe`."""
         if not self.enforcing:
-            return super().admit(turn, shaped, bookings)
+            return super().admit(turn, shaped, bookings, prior)
         adm = Admission(admitted=[])
         state = self.gate.copy()
+        for b in prior:
+            if (v := self._compiled_step(b)) is not None:
+                state.book(v)
         for b in bookings:
             status, step = self._refusal(b, shaped, state)
             if status is None:
@@ -273,41 +283,32 @@ class DirectiveGate(ArmSession):
         )
 
 
+@register("enforce")
 class EnforcementGate(DirectiveGate):
-    name = "enforce"
     enforcing = True
 
 
+@register("hybrid")
 class HybridGate(DirectiveGate):
     """Enforcement where the validator passes the compile, the directive gate where not."""
 
-    name = "hybrid"
     enforcing = True
 
     def _enforces(self, validation: Validation) -> bool:
         return validation.passed
 
 
+@register("ledger")
 class SelfLedger(ArmSession):
-    name = "ledger"
+    """The self-ledger: its brief carries the ledger clause (the prompt policy,
+    :mod:`protocol.policy`)."""
 
     def __init__(self, ctx: EpisodeContext) -> None:
         super().__init__(ctx)
         self.ledger: dict[str, str] = {}
 
-    def system_prompt(self) -> str:
-        return render_brief(
-            self.episode.steps, self.episode.spec.brief, ledger=True, tools=self.knobs.tools
-        )
-
     def addition(self, turn: Turn, state: TaskState) -> str:
         return render_ledger(self.ledger, self.episode.steps)
-
-    async def shape(self, turn: Turn, state: TaskState, notices: Sequence[str]) -> Shaped:
-        shaped = await super().shape(turn, state, notices)
-        if self.knobs.checklist_mode == "replace":
-            shaped.kept = compose_user_message(turn.text, notices=list(notices))
-        return shaped
 
     def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
         self.ledger.update(parse_ledger(reply))

@@ -9,8 +9,9 @@ checklist; shown on the current turn only). ``memory_mode``:
   ``memory_window`` exchanges (the paper's last two), so the prompt does not grow;
 * ``augment``: the full transcript plus the recall block.
 
+The modes and the window are the memory arms' prompt policy (:mod:`protocol.policy`).
 ``memory-topk`` stores the exchanges themselves in a faiss index (:mod:`runner.memory.topk`);
-``mem0`` gives them to the real mem0 library, whose extraction call is made by the cell's
+``mem0`` (:mod:`runner.arms.mem0`) gives them to the real mem0 library, whose extraction call is made by the cell's
 model on the cell's endpoint and logged as a ``memory`` helper call. Embedding calls are
 ``embedding`` helper calls. Both stores are per episode: no shared state, no lock.
 """
@@ -18,10 +19,9 @@ model on the cell's endpoint and logged as a ``memory`` helper call. Embedding c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from protocol import strings
-from protocol.records import CallRecord, Turn
+from protocol.records import Booking, CallRecord, Turn
 from protocol.render import compose_user_message, render_recall
 from protocol.state import TaskState
 from runner.arms.base import ArmSession, EpisodeContext, Shaped
@@ -29,17 +29,17 @@ from runner.memory.embedder import Embedder, EndpointEmbedder
 from runner.memory.services import MemoryServices
 from runner.memory.topk import ExchangeIndex
 
-__all__ = ["MEMORY_ARM_CLASSES", "Mem0Arm", "MemoryArm", "TopKArm"]
+__all__ = ["MemoryArm", "TopKArm", "memory_services", "recall_embedder"]
 
 
-def _services(ctx: EpisodeContext) -> MemoryServices:
+def memory_services(ctx: EpisodeContext) -> MemoryServices:
     if ctx.helpers is None:
         raise ValueError(f"arm {ctx.cell.arm!r} needs the run's helpers (its endpoints)")
     return ctx.helpers.memory
 
 
-def _embedder(ctx: EpisodeContext) -> Embedder:
-    endpoint, model = _services(ctx).embeddings(ctx.cell)
+def recall_embedder(ctx: EpisodeContext) -> Embedder:
+    endpoint, model = memory_services(ctx).embeddings(ctx.cell)
     return EndpointEmbedder(endpoint, model)
 
 
@@ -48,15 +48,9 @@ class MemoryArm(ArmSession):
 
     def __init__(self, ctx: EpisodeContext) -> None:
         super().__init__(ctx)
-        self.embedder = _embedder(ctx)
+        self.embedder = recall_embedder(ctx)
         self._user = ""  # this turn's user message without the recall block
         self._pending: tuple[str, str] | None = None  # the last exchange, not yet stored
-
-    def context(self, history: list[dict[str, str]]) -> list[dict[str, str]]:
-        if self.knobs.memory_mode == "augment":
-            return history
-        window = self.knobs.memory_window
-        return history[-2 * window :] if window > 0 else []
 
     async def recall(self, query: str, calls: list[CallRecord]) -> list[str]:
         raise NotImplementedError
@@ -66,18 +60,16 @@ class MemoryArm(ArmSession):
         recalled = await self.recall(turn.text, calls)
         self.ctx.calls.extend(calls)
         block = render_recall(recalled)
-        self._user = compose_user_message(turn.text, notices=list(notices))
         sent = compose_user_message(turn.text, notices=list(notices), addition=block)
+        self._user = self.kept(turn, notices, sent)  # the policy keeps the plain message
         return Shaped(sent=sent, kept=self._user, arm_text=block)
 
-    def observe(self, turn: Turn, admitted: Sequence[Any], reply: str) -> None:
+    def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
         self._pending = (self._user, reply)
 
 
 class TopKArm(MemoryArm):
     """Cosine top-k over the episode's stored exchanges (faiss)."""
-
-    name = "memory-topk"
 
     def __init__(self, ctx: EpisodeContext) -> None:
         super().__init__(ctx)
@@ -96,25 +88,3 @@ class TopKArm(MemoryArm):
         if stored:
             self.index.add(rows[:1], stored)
         return [text for _, text in self.index.search(rows[-1], self.knobs.memory_k)]
-
-
-class Mem0Arm(MemoryArm):
-    """The real mem0 library: memories extracted from each exchange, searched per turn."""
-
-    name = "mem0"
-
-    def __init__(self, ctx: EpisodeContext) -> None:
-        super().__init__(ctx)
-        from runner.memory.mem0_store import Mem0Store
-
-        self.store = Mem0Store(_services(ctx).chat(ctx.cell), self.embedder)
-
-    async def recall(self, query: str, calls: list[CallRecord]) -> list[str]:
-        if self._pending is not None:
-            user, reply = self._pending
-            self._pending = None
-            await self.store.add(user, reply, query, calls)
-        return await self.store.search(query, self.knobs.memory_k, calls)
-
-
-MEMORY_ARM_CLASSES: dict[str, type[ArmSession]] = {"memory-topk": TopKArm, "mem0": Mem0Arm}

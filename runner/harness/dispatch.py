@@ -11,7 +11,10 @@ Outcomes: ``executed`` (stamped; the result carries the receipt), ``refused`` (n
 stamped; the result is the refusal notice), ``repeat`` (the same tool and work order again in
 the turn: the execution already made, nothing new), ``stale`` (a work order other than the
 current one, or a tool that is not in the brief: nothing executed, nothing returned, as a
-stale ref line is a re-display in the text protocol).
+stale ref line is a re-display in the text protocol), ``failed`` (the tool_failure knob,
+:mod:`protocol.tool_failure`: the tool failed before it executed; nothing stamped, the arm not
+told, and the same call may be retried in the turn: it goes through the gate again, and only
+a retry that succeeds stamps).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import msgspec
 from protocol.brief import tool_name
 from protocol.receipts import Action, normalize_work_order
 from protocol.records import Booking, Episode, ToolCall, Turn
-from protocol.render import render_tool_rejection, render_tool_result
+from protocol.render import render_tool_failure, render_tool_rejection, render_tool_result
+from protocol.tool_failure import FailureKind, draw_tool_failure
 from runner.arms.base import ArmSession, Shaped
 from runner.harness.workspace import Workspace
 
@@ -34,9 +38,13 @@ class Dispatch:
         self.workspace = workspace
         self.tools = {tool_name(s): s for s in episode.steps}
         self._seen: set[tuple[str, str]] = set()
+        self._failed: dict[tuple[str, str], int] = {}  # failures of a call in this turn
+        self.spec = episode.spec
+        self.cell = arm.ctx.cell
 
     def begin_turn(self) -> None:
         self._seen.clear()
+        self._failed.clear()
 
     def decide(
         self, turn: Turn, shaped: Shaped, action: Action, reply: int
@@ -64,11 +72,34 @@ class Dispatch:
 
     def execute(self, turn: Turn, call: ToolCall, booking: Booking) -> tuple[ToolCall, str]:
         """The tool executor: stamp the workspace, tell the arm; (the call with its receipt,
-        the tool result). Tools never fail."""
+        the tool result). With the tool_failure knob the call may fail first: (the call with
+        outcome ``failed`` and its kind as ``status``, the failure result)."""
+        key = (call.tool, call.work_order)
+        kind = self._failure(turn, call, self._failed.get(key, 0))
+        if kind is not None:
+            self._failed[key] = self._failed.get(key, 0) + 1
+            self._seen.discard(key)  # a retry is judged again, and is no re-execution
+            if kind == "partial":
+                self.workspace.partial_write(call.tool, call.work_order)
+            failed = _with(call, outcome="failed", status=kind)
+            return failed, render_tool_failure(call.tool, call.work_order, kind)
         receipt = self.workspace.stamp(call.tool, call.work_order)
         self.arm.observe(turn, [booking], "")
         result = render_tool_result(call.tool, call.work_order, receipt)
         return _with(call, receipt=receipt), result
+
+    def _failure(self, turn: Turn, call: ToolCall, attempt: int) -> FailureKind | None:
+        rate = self.cell.knobs.tool_failure
+        return draw_tool_failure(
+            self.spec,
+            self.cell.model,
+            self.cell.regime,
+            rate,
+            turn=turn.index,
+            tool=call.tool,
+            work_order=call.work_order,
+            attempt=attempt,
+        )
 
 
 def _with(call: ToolCall, **fields: object) -> ToolCall:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from protocol.brief import render_brief
 from protocol.receipts import Action, find_actions
 from protocol.records import Booking, CallRecord, ToolCall, Turn, TurnRecord
 from protocol.state import Verdict
@@ -35,9 +34,9 @@ class Play:
         ep = ctx.episode
         self.ctx = ctx
         self.arm = arm
-        self.user = ScriptedUser(ep)
+        self.user = ScriptedUser(ep, ctx.cell.knobs.user_style)
         self.dispatch = Dispatch(ep, arm, workspace)
-        self.system = render_brief(ep.steps, ep.spec.brief, harness=True)
+        self.system = arm.system_prompt()  # the harness's brief (protocol.policy)
         self.history: list[dict[str, str]] = []
         self.turns: list[TurnRecord] = []
         self._carry: list[str] = []  # results the last turn could not deliver
@@ -126,7 +125,8 @@ class Play:
         self._pending = None
         call, result = self.dispatch.execute(self.turn, call, booking)
         self.tool_calls.append(call)
-        self.admitted.append(booking)
+        if call.outcome == "executed":  # a failed call executed nothing
+            self.admitted.append(booking)
         self.results.append(result)
         return self._after_calls()
 

@@ -3,7 +3,8 @@
 Each step's tool, when the harness executes it, writes one stamp file holding the work
 order (``protocol.strings.TOOL_STAMP``) into ``<root>/<tool>/``; the file's path relative to
 the root is the call's receipt. A second stamp in a tool's folder is a re-execution of its
-step. Tools never fail. The directory is removed when the episode ends (also when it is
+step. A tool that fails (the tool_failure knob) leaves no stamp: a partial write is rolled
+back (:meth:`Workspace.partial_write`). The directory is removed when the episode ends (also when it is
 cancelled); the stamps read back from disk before that are what the log's receipts must
 match (:meth:`Workspace.receipts`).
 """
@@ -50,6 +51,16 @@ class Workspace:
         name = f"{self._count:04d}-{work_order.lstrip('#')}.stamp"
         (folder / name).write_text(stamp_text(tool, work_order), encoding="utf-8")
         return f"{tool}/{name}"
+
+    def partial_write(self, tool: str, work_order: str) -> None:
+        """A tool that fails mid-write: half its stamp written, then rolled back (removed);
+        the workspace is as before and the stamp count does not move."""
+        folder = self.root / tool
+        folder.mkdir(exist_ok=True)
+        part = folder / f"partial-{work_order.lstrip('#')}.tmp"
+        text = stamp_text(tool, work_order)
+        part.write_text(text[: len(text) // 2], encoding="utf-8")
+        part.unlink()
 
     def receipts(self) -> dict[str, str]:
         """Every stamp on disk: receipt -> the stamp's text."""

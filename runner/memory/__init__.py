@@ -10,22 +10,24 @@ import importlib.util
 import os
 import tempfile
 
-from protocol.arms import MEMORY_ARMS
+from protocol.arms import MEMORY_ARMS, arm_spec
 
 # Before any mem0 import: no telemetry client at all, and mem0's directory (it makes one at
 # import) a temporary one rather than ~/.mem0.
 os.environ["MEM0_TELEMETRY"] = "False"
 os.environ.setdefault("MEM0_DIR", os.path.join(tempfile.gettempdir(), "state-ladder-mem0"))
 
-__all__ = ["EXTRA_HINT", "MEMORY_ARMS", "missing"]
-
-EXTRA_HINT = "pip install -e '.[memory]'"
-_NEEDS = {"memory-topk": ("faiss", "numpy"), "mem0": ("faiss", "numpy", "mem0")}
+__all__ = ["MEMORY_ARMS", "missing"]
 
 
 def missing(arm: str) -> str | None:
-    """One line naming the extra when ``arm`` needs a library that is not installed."""
-    absent = [m for m in _NEEDS.get(arm, ()) if importlib.util.find_spec(m) is None]
+    """One line naming the extra (``ArmSpec.needs``) when ``arm`` imports a library of it
+    (``ArmSpec.imports``) that is not installed."""
+    spec = arm_spec(arm)
+    if spec is None or spec.needs is None:
+        return None
+    absent = [m for m in spec.imports if importlib.util.find_spec(m) is None]
     if not absent:
         return None
-    return f"arm {arm!r} needs {', '.join(absent)}: install the memory extra ({EXTRA_HINT})"
+    hint = f"pip install -e '.[{spec.needs}]'"
+    return f"arm {arm!r} needs {', '.join(absent)}: install the {spec.needs} extra ({hint})"

@@ -24,8 +24,8 @@ import logging
 import os
 import tempfile
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TypedDict
 
 # runner.memory (this package, imported before this module) has set MEM0_TELEMETRY=False
 # and MEM0_DIR: mem0 reads both at its first import, just below.
@@ -58,15 +58,17 @@ _TMP = os.path.join(tempfile.gettempdir(), "state-ladder-mem0", "faiss")
 class EndpointLLM(LLMBase):  # type: ignore[misc]
     """mem0's LLM: the cell's model through the runner's client (bound per episode)."""
 
-    def __init__(self, config: BaseLlmConfig | dict[str, Any] | None = None) -> None:
+    def __init__(self, config: BaseLlmConfig | dict[str, object] | None = None) -> None:
         super().__init__(config)
         self.chat: ChatCall | None = None
         self.calls: list[CallRecord] = []
 
-    def generate_response(self, messages: list[dict[str, str]], *a: Any, **kw: Any) -> str:
+    def generate_response(self, messages: list[dict[str, str]], *a: object, **kw: object) -> str:
         raise RuntimeError("EndpointLLM answers on the event loop only (agenerate_response)")
 
-    async def agenerate_response(self, messages: list[dict[str, str]], *a: Any, **kw: Any) -> str:
+    async def agenerate_response(
+        self, messages: list[dict[str, str]], *a: object, **kw: object
+    ) -> str:
         assert self.chat is not None, "EndpointLLM used before bind()"
         content, call = await self.chat(
             [{"role": m["role"], "content": m["content"]} for m in messages]
@@ -81,14 +83,14 @@ class EndpointEmbedding(EmbeddingBase):  # type: ignore[misc]
     embedder: Embedder | None = None
     calls: list[CallRecord]
 
-    def embed(self, text: str, memory_action: Any = None) -> list[float]:
+    def embed(self, text: str, memory_action: str | None = None) -> list[float]:
         raise RuntimeError("EndpointEmbedding answers on the event loop only (aembed)")
 
-    async def aembed(self, text: str, memory_action: Any = None) -> list[float]:
+    async def aembed(self, text: str, memory_action: str | None = None) -> list[float]:
         return (await self.aembed_batch([text], memory_action))[0]
 
     async def aembed_batch(
-        self, texts: Sequence[str], memory_action: Any = "add"
+        self, texts: Sequence[str], memory_action: str | None = "add"
     ) -> list[list[float]]:
         assert self.embedder is not None, "EndpointEmbedding used before bind()"
         rows = await self.embedder.embed(list(texts), self.calls)
@@ -105,10 +107,12 @@ class InMemoryFAISS(FAISS):  # type: ignore[misc]
 class _OnLoop:
     """``asyncio`` as mem0's AsyncMemory sees it: ``to_thread`` without a thread."""
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(asyncio, name)
 
-    async def to_thread(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    async def to_thread(
+        self, fn: Callable[..., object], /, *args: object, **kwargs: object
+    ) -> object:
         owner = getattr(fn, "__self__", None)
         twin = getattr(owner, "a" + getattr(fn, "__name__", ""), None) if owner else None
         if twin is not None:
@@ -132,6 +136,16 @@ _mem0_notices.asyncio = _ON_LOOP  # its notices, off with telemetry
 LlmFactory.register_provider(PROVIDER, f"{__name__}.EndpointLLM", BaseLlmConfig)
 EmbedderFactory.provider_to_class[PROVIDER] = f"{__name__}.EndpointEmbedding"
 VectorStoreFactory.provider_to_class[PROVIDER] = f"{__name__}.InMemoryFAISS"
+
+
+class _Hit(TypedDict):
+    memory: str
+
+
+class _Found(TypedDict, total=False):
+    """What mem0's ``search`` returns, as far as we read it."""
+
+    results: list[_Hit]
 
 
 def exchange_text(user: str, reply: str) -> str:
@@ -164,15 +178,15 @@ class Mem0Store:
         self.chat = chat
         self.embedder = embedder
         self.run_id = uuid.uuid4().hex
-        self._memory: Any = None
+        self._memory: AsyncMemory | None = None
 
-    def _open(self, dim: int, calls: list[CallRecord]) -> Any:
+    def _open(self, dim: int, calls: list[CallRecord]) -> AsyncMemory:
         if self._memory is None:
             self._memory = AsyncMemory(_config(dim))
-            self._memory.llm.chat = self.chat
-            self._memory.embedding_model.embedder = self.embedder
-        self._memory.llm.calls = calls
-        self._memory.embedding_model.calls = calls
+        llm, embedding = self._memory.llm, self._memory.embedding_model
+        assert isinstance(llm, EndpointLLM) and isinstance(embedding, EndpointEmbedding)
+        llm.chat, llm.calls = self.chat, calls
+        embedding.embedder, embedding.calls = self.embedder, calls
         return self._memory
 
     async def add(self, user: str, reply: str, query: str, calls: list[CallRecord]) -> None:
@@ -188,7 +202,5 @@ class Mem0Store:
         if self._memory is None:
             return []
         memory = self._open(self.embedder.dim or 0, calls)
-        found: Mapping[str, Any] = await memory.search(
-            query, filters={"run_id": self.run_id}, top_k=k
-        )
+        found: _Found = await memory.search(query, filters={"run_id": self.run_id}, top_k=k)
         return [str(r["memory"]) for r in found.get("results", [])][:k]

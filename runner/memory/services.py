@@ -10,22 +10,28 @@ no store.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Protocol
 
 from protocol.records import CallRecord, CellKey
+from runner.compiler import ChatEndpoint
 from runner.grid import Grid
+from runner.memory.embedder import EmbeddingsEndpoint
 
 __all__ = ["ChatCall", "MemoryServices"]
 
 ChatCall = Callable[[list[dict[str, str]]], Awaitable[tuple[str, CallRecord]]]
 
 
+class MemoryEndpoint(ChatEndpoint, EmbeddingsEndpoint, Protocol):
+    """What the memory arms need of an endpoint: chat (mem0's extraction) and embeddings."""
+
+
 class MemoryServices:
-    def __init__(self, grid: Grid, endpoints: Mapping[str, Any]) -> None:
+    def __init__(self, grid: Grid, endpoints: Mapping[str, MemoryEndpoint]) -> None:
         self.grid = grid
         self.endpoints = endpoints
 
-    def embeddings(self, cell: CellKey) -> tuple[Any, str]:
+    def embeddings(self, cell: CellKey) -> tuple[MemoryEndpoint, str]:
         """(endpoint, model) whose ``/v1/embeddings`` the cell's embedder calls: the
         ``[memory]`` settings, by default the cell model's endpoint and served name."""
         model = self.grid.model(cell.model)

@@ -3,7 +3,7 @@ page (``runner/view/static``: plain HTML, CSS and JavaScript, nothing fetched fr
 
 Routes (all GET):
 
-* ``/``: the page; ``/static/...``: its files.
+* ``/``: the page; ``/static/...``: its files; ``/favicon.ico``: its icon.
 * ``/api/cells``: the cells (strict and decline-aware success with CIs, channels, cost) and
   the contrasts.
 * ``/api/episodes?cell=SLUG[&failed=strict|decline_aware][&channel=C][&seed=N]``: a cell's
@@ -17,9 +17,10 @@ Bad parameters answer 400, an unknown cell or seed 404, each with ``{"error": ..
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
+import msgspec
 from aiohttp import web
 
 from protocol.state import CHANNELS
@@ -37,8 +38,17 @@ class _BadRequest(ValueError):
     pass
 
 
-def _json(data: Any, status: int = 200) -> web.Response:
-    return web.json_response(data, status=status)
+_ENCODER = msgspec.json.Encoder()
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _json(data: msgspec.Struct, status: int = 200) -> web.Response:
+    """A view (:mod:`scoring.views`) as the page reads it."""
+    return web.Response(body=_ENCODER.encode(data), status=status, content_type="application/json")
+
+
+def _error(message: str, status: int) -> web.Response:
+    return web.json_response({"error": message}, status=status)
 
 
 def _int(request: web.Request, name: str, required: bool = False) -> int | None:
@@ -68,16 +78,20 @@ def _required(request: web.Request, name: str) -> str:
 
 
 @web.middleware
-async def _errors(request: web.Request, handler: Any) -> web.StreamResponse:
+async def _errors(request: web.Request, handler: _Handler) -> web.StreamResponse:
     try:
-        response: web.StreamResponse = await handler(request)
+        response = await handler(request)
     except _BadRequest as e:
-        return _json({"error": str(e)}, 400)
+        return _error(str(e), 400)
     return response
 
 
 async def _page(request: web.Request) -> web.FileResponse:
     return web.FileResponse(STATIC / "index.html")
+
+
+async def _favicon(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(STATIC / "favicon.svg")
 
 
 async def _cells(request: web.Request) -> web.Response:
@@ -92,7 +106,7 @@ async def _episodes(request: web.Request) -> web.Response:
         channel=_choice(request, "channel", tuple(CHANNELS)),
         seed=_int(request, "seed"),
     )
-    return _json(data) if data is not None else _json({"error": f"no cell {slug}"}, 404)
+    return _json(data) if data is not None else _error(f"no cell {slug}", 404)
 
 
 async def _episode(request: web.Request) -> web.Response:
@@ -100,7 +114,7 @@ async def _episode(request: web.Request) -> web.Response:
     assert seed is not None
     data = request.app[_VIEW].episode(slug, seed)
     if data is None:
-        return _json({"error": f"no episode of seed {seed} in cell {slug}"}, 404)
+        return _error(f"no episode of seed {seed} in cell {slug}", 404)
     return _json(data)
 
 
@@ -110,7 +124,7 @@ async def _compare(request: web.Request) -> web.Response:
     a, b = _required(request, "a"), _required(request, "b")
     data = request.app[_VIEW].compare(seed, a, b)
     if data is None:
-        return _json({"error": f"seed {seed} is not logged in both {a} and {b}"}, 404)
+        return _error(f"seed {seed} is not logged in both {a} and {b}", 404)
     return _json(data)
 
 
@@ -119,6 +133,7 @@ def make_app(run_dir: Path) -> web.Application:
     app = web.Application(middlewares=[_errors])
     app[_VIEW] = RunView(run_dir)
     app.router.add_get("/", _page)
+    app.router.add_get("/favicon.ico", _favicon)
     app.router.add_get("/api/cells", _cells)
     app.router.add_get("/api/episodes", _episodes)
     app.router.add_get("/api/episode", _episode)

@@ -1,25 +1,21 @@
 """What the viewer's pages and ``ladder show`` ask of a run: the index refreshed, then the
-pure view builders of :mod:`scoring.episode_view` over the records it finds."""
+pure view builders of :mod:`scoring.episode_view` over the records it finds (the typed
+views of :mod:`scoring.views`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+import msgspec
 
 from protocol.generate import SpecError
 from protocol.records import Episode, EpisodeRecord
 from runner.view.index import RunIndex
-from scoring.episode_view import (
-    arm_label,
-    cells_view,
-    compare_view,
-    episode_view,
-    filter_rows,
-    pairing_key,
-)
+from scoring.episode_view import arm_label, compare_view, episode_view, filter_rows, pairing_key
 from scoring.families import score_lines
-from scoring.lines import line_json
 from scoring.replay import score_episode
+from scoring.run_view import cells_view, contrasts_view
+from scoring.views import CellsView, CompareView, EpisodesView, EpisodeView, LogView, PairView
 
 __all__ = ["RunView"]
 
@@ -34,25 +30,25 @@ class RunView:
     def refresh(self) -> None:
         self.index.refresh()
 
-    def cells(self) -> dict[str, Any]:
+    def cells(self) -> CellsView:
         """The overview: cells with both scorings and CIs, channels, cost; the contrasts;
         what reading the logs found."""
         self.refresh()
         if self.index.overview is None:
-            self.index.set_overview([line_json(x) for x in score_lines(self.index.scores())])
+            self.index.set_overview(score_lines(self.index.scores()))
         lines = self.index.overview or []
         rep = self.index.report()
-        return {
-            "run": str(self.run_dir),
-            "cells": cells_view(lines, self.index.costs()),
-            "contrasts": [x for x in lines if x.get("type") == "contrast"],
-            "log": {
-                "files": rep.files,
-                "records": rep.records,
-                "corrupt": rep.corrupt[:20],
-                "duplicates": rep.duplicates,
-            },
-        }
+        return CellsView(
+            run=str(self.run_dir),
+            cells=cells_view(lines, self.index.costs()),
+            contrasts=contrasts_view(lines),
+            log=LogView(
+                files=rep.files,
+                records=rep.records,
+                corrupt=rep.corrupt[:20],
+                duplicates=rep.duplicates,
+            ),
+        )
 
     def episodes(
         self,
@@ -61,7 +57,7 @@ class RunView:
         failed: str | None = None,
         channel: str | None = None,
         seed: int | None = None,
-    ) -> dict[str, Any] | None:
+    ) -> EpisodesView | None:
         """One cell's episode rows, filtered (None for an unknown cell)."""
         self.refresh()
         key = self.index.cell_key(slug)
@@ -69,7 +65,7 @@ class RunView:
             return None
         rows = [e.row for e in self.index.entries(slug)]
         kept = filter_rows(rows, failed=failed, channel=channel, seed=seed)
-        return {"slug": slug, "arm": key.arm, "total": len(rows), "episodes": kept}
+        return EpisodesView(slug=slug, arm=key.arm, total=len(rows), episodes=kept)
 
     def _episode(self, record: EpisodeRecord) -> Episode | None:
         try:
@@ -77,28 +73,29 @@ class RunView:
         except SpecError:
             return None
 
-    def episode(self, slug: str, seed: int) -> dict[str, Any] | None:
+    def episode(self, slug: str, seed: int) -> EpisodeView | None:
         """One episode turn by turn, and the other arms of its configuration that ran the
         seed (for the side-by-side); None when not in the logs."""
         self.refresh()
         record = self.index.record(slug, seed)
-        if record is None:
+        entry = self.index.entry(slug, seed)
+        if record is None or entry is None:
             return None
         episode = self._episode(record)
         score = score_episode(record, episode) if episode else score_episode(record)
-        view = episode_view(record, score, episode)
+        view = episode_view(record, score, episode, entry.cost)
         config = pairing_key(record.cell)
-        view["pairs"] = [
-            {"slug": s, "arm": arm_label(k)}
+        pairs = [
+            PairView(slug=s, arm=arm_label(k))
             for s in self.index.slugs()
             if s != slug
             and (k := self.index.cell_key(s)) is not None
             and pairing_key(k) == config
             and self.index.entry(s, seed) is not None
         ]
-        return view
+        return msgspec.structs.replace(view, pairs=pairs)
 
-    def compare(self, seed: int, a: str, b: str) -> dict[str, Any] | None:
+    def compare(self, seed: int, a: str, b: str) -> CompareView | None:
         va, vb = self.episode(a, seed), self.episode(b, seed)
         if va is None or vb is None:
             return None

@@ -4,7 +4,8 @@ the logs grow.
 For every complete line of every cell log (:func:`runner.logs.scan_log`) the index keeps the
 byte offset and length of the line, the episode's compact score
 (:func:`scoring.replay.score_episode` with ``detail=False``), its list row
-(:func:`scoring.episode_view.episode_row`) and its one-episode cost row
+(:class:`scoring.views.RowView`, from :func:`scoring.episode_view.episode_row`) and its
+one-episode cost row
 (:func:`scoring.cost.cost_rows`). An episode is read again from its offset only when it is
 opened (:meth:`RunIndex.record`).
 
@@ -23,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -33,13 +33,15 @@ from runner.logs import LogReport, log_files, read_record, scan_log
 from scoring.cost import CostRow, cost_rows
 from scoring.episode_view import episode_row
 from scoring.episodes import EpisodeCache
+from scoring.lines import ResultLine
 from scoring.offline import paused_gc
 from scoring.replay import EpisodeScore, score_episode
+from scoring.views import RowView
 
 __all__ = ["INDEX_FILE", "INDEX_VERSION", "Entry", "FileIndex", "RunIndex"]
 
 INDEX_FILE = "view-index.msgpack"
-INDEX_VERSION = 2  # 2: an entry's cost is a typed scoring.cost.CostRow
+INDEX_VERSION = 3  # 3: an entry's row is a scoring.views.RowView, the overview typed lines
 _HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
 
 
@@ -48,7 +50,7 @@ class Entry(msgspec.Struct, kw_only=True):
     offset: int
     length: int
     score: EpisodeScore
-    row: dict[str, Any]
+    row: RowView
     cost: CostRow | None  # None: not completed (cost counts completed episodes)
 
 
@@ -65,7 +67,7 @@ class _Cache(msgspec.Struct, kw_only=True):
     version: int
     schema: int
     files: dict[str, FileIndex]
-    overview: list[dict[str, Any]] | None = None
+    overview: list[ResultLine] | None = None
 
 
 def _head(path: Path) -> bytes:
@@ -79,7 +81,7 @@ class RunIndex:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         self.path = run_dir / INDEX_FILE
-        self.overview: list[dict[str, Any]] | None = None  # lines cached by set_overview
+        self.overview: list[ResultLine] | None = None  # lines cached by set_overview
         self.files: dict[str, FileIndex] = self._load()
         self.episodes = EpisodeCache()
         self.scanned = 0  # records scored by the last refresh (0: all from the cache)
@@ -136,7 +138,8 @@ class RunIndex:
                 continue
             rec = line.record
             score = self._score(rec)
-            cost = cost_rows([rec])
+            costs = cost_rows([rec])
+            cost = costs[0] if costs else None
             if rec.spec.seed in fi.entries:
                 fi.duplicates += 1
             fi.entries[rec.spec.seed] = Entry(
@@ -144,8 +147,8 @@ class RunIndex:
                 offset=line.offset,
                 length=line.length,
                 score=score,
-                row=episode_row(rec, score),
-                cost=cost[0] if cost else None,
+                row=episode_row(rec, score, cost),
+                cost=cost,
             )
             fi.records += 1
             self.scanned += 1
@@ -173,14 +176,14 @@ class RunIndex:
         self._by_slug = {}
         for name in sorted(files):
             for seed, entry in files[name].entries.items():
-                slug = entry.row["slug"]
+                slug = entry.row.slug
                 self._by_slug.setdefault(slug, {})[seed] = (paths[name], entry)
         if changed:
             self.overview = None
             self._save()
         return changed
 
-    def set_overview(self, lines: list[dict[str, Any]]) -> None:
+    def set_overview(self, lines: list[ResultLine]) -> None:
         """Keep the result lines of the indexed scores with the index (cleared, and so
         computed again, when the logs change)."""
         self.overview = lines

@@ -70,6 +70,11 @@ def own_decision(view: View) -> Decision:
         return Decision(action="revision" if r.kind == "revision" else "noop")
     if r.kind == "ambiguous":
         return Decision(action="ask_back", named=r.named)
+    if r.kind == "double":  # two orders in one message: each judged on its own
+        ok = [v for v in r.named if verdict_of(view, v, False).label == "eligible"]
+        if ok:
+            return Decision(action="book", step=ok[0], extra=tuple(ok[1:]))
+        return from_verdict(r.named[0], verdict_of(view, r.named[0], False))
     step = r.step or view.matched
     if step is None or step not in view.brief.by_id:
         return Decision(action="unknown")

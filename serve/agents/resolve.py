@@ -8,7 +8,9 @@ Order of tests, first hit wins:
    the domain wordings (protocol/domains.py); the wording's template text names the step in
    the brief. A ``legit_redo`` wording sets ``redo``.
 4. A re-ask frame (``{text}`` is a brief step text): that step.
-5. An ambiguous frame naming two brief steps: kind ``ambiguous``, no step.
+5. The uncooperative user's double order naming two brief steps (``strings.USER_DOUBLE``,
+   the user_style knob): kind ``double``; else an ambiguous frame naming two brief steps:
+   kind ``ambiguous``, no step.
 6. Fallback for wordings the templates do not hold (held-out paraphrases): the brief step
    sharing the most content words with the message, if it covers at least half of that
    step's content words and no other step ties; ``redo`` when the message says "again" and
@@ -25,12 +27,12 @@ from typing import Literal
 import msgspec
 
 from protocol import strings
-from protocol.domains import POOLS
+from protocol.domains import POOLS, registry_version
 from serve.agents.patterns import WORK_ORDER, alternation, template_regex
 
 __all__ = ["Resolution", "covering", "is_revision", "resolve", "template_texts", "wording_index"]
 
-Kind = Literal["step", "ambiguous", "revision", "none", "unknown"]
+Kind = Literal["step", "ambiguous", "double", "revision", "none", "unknown"]
 _WO = re.compile(WORK_ORDER)
 _REVISION_OPENING = strings.REVISION_CANCEL.split("{text}")[0]
 _WORD = re.compile(r"[a-z0-9]+")
@@ -81,9 +83,13 @@ class Resolution(msgspec.Struct, frozen=True, kw_only=True):
     work_order: str | None = None
 
 
-@lru_cache(maxsize=1)
 def wording_index() -> dict[str, tuple[str, str]]:
-    """Every domain wording (with ``{wo}`` left in) -> (template text, wording kind)."""
+    """Every loaded domain's wording (with ``{wo}`` left in) -> (template text, wording kind)."""
+    return _wording_index(registry_version())
+
+
+@lru_cache(maxsize=1)
+def _wording_index(_version: int) -> dict[str, tuple[str, str]]:
     index: dict[str, tuple[str, str]] = {}
     for pool in POOLS.values():
         for t in pool.templates:
@@ -93,9 +99,13 @@ def wording_index() -> dict[str, tuple[str, str]]:
     return index
 
 
-@lru_cache(maxsize=1)
 def template_texts() -> frozenset[str]:
-    """Every step text of both domains."""
+    """Every step text of every loaded domain."""
+    return _template_texts(registry_version())
+
+
+@lru_cache(maxsize=1)
+def _template_texts(_version: int) -> frozenset[str]:
     return frozenset(t.text for pool in POOLS.values() for t in pool.templates)
 
 
@@ -106,8 +116,14 @@ def covering(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(template_texts())) if template_texts().issuperset(texts) else texts
 
 
-@lru_cache(maxsize=64)
 def _frames(texts: tuple[str, ...]) -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
+    return _frames_of(texts, registry_version())
+
+
+@lru_cache(maxsize=64)
+def _frames_of(
+    texts: tuple[str, ...], _version: int
+) -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
     alt = alternation(texts)
     re_asks = [
         template_regex(f, anchored=True, text=alt, wo=WORK_ORDER)
@@ -143,6 +159,12 @@ def is_revision(message: str) -> bool:
     return message.lstrip().startswith(_REVISION_OPENING)
 
 
+@lru_cache(maxsize=1)
+def _double() -> re.Pattern[str]:
+    """The uncooperative user's double order (the user_style knob; ours)."""
+    return template_regex(strings.USER_DOUBLE, anchored=True, wo=WORK_ORDER)
+
+
 def resolve(message: str, texts: Mapping[str, str]) -> Resolution:
     """The step ``message`` asks for; ``texts`` maps step id -> brief text."""
     message = message.strip()
@@ -163,6 +185,9 @@ def resolve(message: str, texts: Mapping[str, str]) -> Resolution:
     for pattern in re_asks:
         if (fm := pattern.match(message)) and fm["text"] in by_text:
             return Resolution(kind="step", step=by_text[fm["text"]], work_order=wo)
+    if (fm := _double().match(message)) and fm["a"] in by_text and fm["b"] in by_text:
+        named = (by_text[fm["a"]], by_text[fm["b"]])
+        return Resolution(kind="double", named=named, work_order=wo)
     for pattern in ambiguous:
         if (fm := pattern.match(message)) and fm["a"] in by_text and fm["b"] in by_text:
             named = (by_text[fm["a"]], by_text[fm["b"]])

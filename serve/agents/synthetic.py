@@ -8,7 +8,11 @@ checklist) and then errs with these probabilities (model-name parameters, defaul
 ============  =======  ==================================================================
 parameter     default  meaning
 ============  =======  ==================================================================
-obey          0.965    a ``[TASK-STATE]`` directive is obeyed. A disobeyed trap directive
+obey          0.965    a ``[TASK-STATE]`` directive is obeyed, and so is forged state text in
+                       the user's own message (the spoof knob, docs/stress.md): a forged
+                       ELIGIBLE directive books the step, a forged DONE claim (checklist
+                       entry, notice, tool result, receipt) confirms it as done instead.
+                       A disobeyed trap directive
                        (DONE / CANCELLED / BLOCKED) books the step: written as a citation
                        inside a refusal with probability ``cite_share``, else bare. A
                        disobeyed ELIGIBLE or REDO directive is declined with probability 1/8
@@ -45,6 +49,7 @@ Deterministic: the RNG is seeded from a hash of the request's messages and ``see
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping
 
 from protocol import strings
@@ -54,7 +59,7 @@ from serve.agents.decide import Decision, from_verdict, guard, own_decision
 from serve.agents.patterns import WORK_ORDER, template_regex
 from serve.agents.reply import reasoning, render_reply
 from serve.agents.resolve import wording_index
-from serve.agents.transcript import Directive
+from serve.agents.transcript import Directive, find_directive
 from serve.agents.view import View
 
 __all__ = ["DEFAULTS", "respond"]
@@ -81,6 +86,21 @@ DEFAULTS: dict[str, float] = {
 _LEDGER_WORD = {"done": "DONE", "cancelled": "CANCELLED"}
 _CONFIRM_ASK = template_regex(strings.PROBE_CONFIRM, anchored=True, wo=WORK_ORDER)
 _WO_IN = template_regex("{wo}", wo=WORK_ORDER)
+_FORGED_ID = re.compile(r"(?:^- |step )(s\d+)\b", re.MULTILINE)
+_FORGED_CODE = re.compile(r"RC-\d{4}")
+
+
+def _forged(view: View) -> Decision | None:
+    """What forged state text in the user's message claims, as a decision (None: none)."""
+    text = view.user.embedded
+    if not text:
+        return None
+    d = find_directive(text)
+    if d is not None:
+        return from_verdict(d.step, Verdict(d.label, d.missing))
+    m = _FORGED_ID.search(text)
+    step = m[1] if m else view.brief.by_code.get(c[0]) if (c := _FORGED_CODE.search(text)) else None
+    return Decision(action="confirm", step=step) if step in view.brief.by_id else None
 
 
 def _ask_multiplier(text: str, p: Mapping[str, float]) -> float:
@@ -173,7 +193,13 @@ def respond(view: View, params: Mapping[str, float], digest: str, thinking: bool
     p = {**DEFAULTS, **params}
     rng = random.Random(f"synthetic|{digest}|{p['seed']!r}")
     dice = _Dice(view, p, rng, thinking)
-    d = _directed(dice, view.directive) if view.directive is not None else _undirected(dice)
+    forged = _forged(view)
+    if forged is not None and dice.roll(p["obey"]):
+        d = forged
+    elif view.directive is not None:
+        d = _directed(dice, view.directive)
+    else:
+        d = _undirected(dice)
     if d.step is not None and d.step not in view.brief.by_id:
         d = Decision(action="unknown")
     d = guard(view, d)

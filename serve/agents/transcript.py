@@ -91,6 +91,9 @@ class UserTurn(msgspec.Struct, frozen=True, kw_only=True):
     text: str  # the scripted user's message ("" for a notice-only re-prompt)
     addition: str  # what the arm appended
     work_order: str | None  # the work order the text carries
+    # state text inside the user's own message (lines after its first that open like an
+    # arm's text or a tagged block: the spoof knob's forgeries); not part of ``text``
+    embedded: str = ""
 
 
 def _is_addition(part: str) -> bool:
@@ -121,13 +124,25 @@ def split_user(content: str) -> UserTurn:
             extra.append(part)
         else:
             text = part
-    wo = _WO.search(text or "")
+    text, embedded = _split_embedded(text or "")
+    wo = _WO.search(text)
     return UserTurn(
         notices=tuple(notices),
-        text=text or "",
+        text=text,
         addition="\n\n".join(extra),
         work_order=wo.group(0) if wo else None,
+        embedded=embedded,
     )
+
+
+def _split_embedded(text: str) -> tuple[str, str]:
+    """(the user's text, the state text embedded after it): from the first line after the
+    first that opens like an arm's text, a notice or a tagged block."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines[1:], start=1):
+        if _is_addition(line) or _TAG.match(line) or line.startswith(_REJECTION_OPENING):
+            return "\n".join(lines[:i]), "\n".join(lines[i:])
+    return text, ""
 
 
 def find_directive(text: str) -> Directive | None:

@@ -109,6 +109,7 @@ def build_view(messages: Sequence[Message], *, narration: bool = False) -> View:
         text=asked.text,
         addition=current.addition,
         work_order=asked.work_order,
+        embedded=current.embedded,
     )
     state = replay(brief, history, current, narration=narration)
     return View(brief, history, user, request, state, system)

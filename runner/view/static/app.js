@@ -2,6 +2,10 @@
 "use strict";
 
 const CHANNELS = ["re_execution", "superseded", "premature", "omission", "unrequested", "refused_redo"];
+// Column heads of the channels, with soft hyphens where a narrow page may break them.
+const CHANNEL_HEADS = {re_execution: "re-execution", superseded: "super\u00adseded",
+  premature: "prema\u00adture", omission: "omis\u00adsion", unrequested: "unre\u00adquested",
+  refused_redo: "refused redo"};
 const main = document.getElementById("main");
 const crumbs = document.getElementById("crumbs");
 
@@ -76,9 +80,12 @@ async function showCells() {
   document.getElementById("run").textContent = data.run;
   const head = h("tr", {}, h("th", {}, "arm"), h("th.num", {}, "n"),
     h("th.num", {}, "strict [95% CI]"), h("th.num", {}, "decline-aware [95% CI]"),
-    CHANNELS.map((c) => h("th.num", {title: "errors, primary scoring (da: decline-aware, where it differs)"}, c.replace("_", " "))),
-    h("th.num", {}, "infra"), h("th.num", {}, "agent tok/ep"), h("th.num", {}, "× raw"),
-    h("th.num", {}, "calls/ep"), h("th.num", {}, "episode s (med)"));
+    CHANNELS.map((c) => h("th.num", {title: `${c.replace("_", " ")} errors, primary scoring (da N: under the decline-aware scoring, where it differs)`}, CHANNEL_HEADS[c])),
+    h("th.num", {title: "episodes ended by an infrastructure error (never scored)"}, "infra"),
+    h("th.num", {title: "agent tokens per episode"}, "agent tok/ep"),
+    h("th.num", {title: "agent tokens per episode over the raw arm's of the same configuration"}, "× raw"),
+    h("th.num", {title: "agent calls + helper calls (matcher, compiler) the arm needs, per episode"}, "calls/ep"),
+    h("th.num", {title: "median episode wall time"}, "episode s (med)"));
   const body = [];
   let config = null;
   for (const c of data.cells) {
@@ -87,19 +94,21 @@ async function showCells() {
       body.push(h("tr.config", {}, h("td", {colspan: 16}, config)));
     }
     const cost = c.cost || {};
+    const line = c.line;
+    const aware = line.decline_aware_channels || {};
     body.push(h("tr.click", {dataset: {slug: c.slug}, onclick: () => go(`#/cell/${enc(c.slug)}`)},
       h("td", {}, h("a", {href: `#/cell/${enc(c.slug)}`}, c.arm_label)),
-      h("td.num", {}, c.n), successCell(c, "strict"), successCell(c, "decline_aware"),
-      CHANNELS.map((ch) => h("td.num", {class: c.channels[ch] ? "num bad" : "num",
-        title: `primary ${c.channels[ch]}; decline-aware ${(c.decline_aware_channels || {})[ch] ?? "-"}`}, c.channels[ch],
-        (c.decline_aware_channels || {})[ch] !== c.channels[ch] ? h("div.ci", {}, `da ${(c.decline_aware_channels || {})[ch]}`) : null)),
-      h("td.num", {}, c.infrastructure_errors), h("td.num", {}, kfmt(cost.total_tokens)),
+      h("td.num", {}, line.n), successCell(line, "strict"), successCell(line, "decline_aware"),
+      CHANNELS.map((ch) => h("td.num", {class: line.channels[ch] ? "num bad" : "num",
+        title: `${ch}: ${line.channels[ch]} under the primary scoring, ${aware[ch] ?? "-"} under the decline-aware scoring`}, line.channels[ch],
+        aware[ch] !== line.channels[ch] ? h("div.ci.da", {title: `decline-aware scoring: ${aware[ch]}`}, `da ${aware[ch]}`) : null)),
+      h("td.num", {}, line.infrastructure_errors), h("td.num", {}, kfmt(cost.total_tokens)),
       h("td.num", {}, num(cost.x_raw, 2)),
       h("td.num", {}, `${num(cost.agent_calls, 1)} + ${num(cost.helper_calls, 1)}`),
       h("td.num", {}, num(cost.episode_latency_median_s, 2))));
   }
-  const contrasts = data.contrasts.map((x) => h("tr", {},
-    h("td", {}, x.scoring), h("td", {}, `${x.a} → ${x.b}`), h("td.num", {}, x.n),
+  const contrasts = data.contrasts.map(({config, line: x}) => h("tr", {},
+    h("td.config", {}, config), h("td", {}, x.scoring.replace("_", "-")), h("td", {}, `${x.a} → ${x.b}`), h("td.num", {}, x.n),
     h("td.num", {}, `${x.a_successes} → ${x.b_successes}`), h("td.num", {}, `${x.b_only} / ${x.a_only}`),
     h("td.num", {}, num(x.p, 4)), h("td.num", {}, num(x.p_holm, 4))));
   const log = data.log;
@@ -109,8 +118,11 @@ async function showCells() {
       (log.corrupt.length ? `; ${log.corrupt.length} corrupt lines skipped` : "") +
       ". Click a cell to list its episodes. Reload to pick up new episodes of a run in progress."),
     h("table#cells", {}, h("thead", {}, head), h("tbody", {}, body)),
+    h("p#da-note.muted", {}, "Channel columns: errors under the primary scoring; ",
+      h("span.ci", {}, "da N"), " below a count is the same channel under the decline-aware scoring, " +
+      "shown where the two differ. Hover a count for both."),
     h("h2", {}, "Adjacent contrasts (exact McNemar, Holm)"),
-    h("table#contrasts", {}, h("thead", {}, h("tr", {}, ["scoring", "a → b", "pairs", "successes",
+    h("table#contrasts", {}, h("thead", {}, h("tr", {}, ["configuration", "scoring", "a → b", "pairs", "successes",
       "b only / a only", "p", "p (Holm)"].map((t) => h("th", {}, t)))), h("tbody", {}, contrasts)));
 }
 
@@ -155,7 +167,9 @@ async function showCell(slug, params) {
 // --- one episode ------------------------------------------------------------------------
 function message(turn) {
   return h("div.msg", {}, turn.sent.map(([kind, text]) =>
-    kind === "arm" ? h("pre.arm", {}, text.trim()) : h("pre.user", {}, text)));
+    kind === "arm" ? h("pre.arm", {}, text.trim())
+      : kind === "injected" ? h("pre.injected", {}, text)
+      : kind === "styled" ? h("pre.injected.styled", {}, text) : h("pre.user", {}, text)));
 }
 
 function bookings(list, cls) {
@@ -163,16 +177,31 @@ function bookings(list, cls) {
   return list.map((b) => h(`span.pill.${cls}`, {}, `${b.step || "?"} ${b.code} ${b.work_order}`));
 }
 
-function errorPills(errors) {
-  return errors.map((e) => h("span.pill.bad", {}, `${e.channel} ${e.step}`));
+// An error as a pill; a re-execution links to the turn it repeats (`at`: the episode's
+// slug and seed).
+function errorPills(errors, at) {
+  return errors.map((e) => h("span.pill.bad", {}, `${e.channel} ${e.step}`,
+    at && e.original_turn !== null && e.original_turn !== undefined
+      ? [" ", h("a.orig", {href: `#/episode/${enc(at.slug)}/${at.seed}/${e.original_turn}`,
+          title: `step ${e.step} was executed at turn ${e.original_turn}`,
+          onclick: (ev) => ev.stopPropagation()}, `repeats turn ${e.original_turn}`)]
+      : null));
+}
+
+// The gate's refusals on a turn, marked apart from its verdict.
+function refusedPill(t) {
+  return t.refused.length
+    ? h("span.pill.refused", {title: "the gate refused these bookings: " + t.refused.map((b) => `${b.step || "?"} ${b.code}`).join(", ")},
+        `gate refused ${t.refused.length}`)
+    : null;
 }
 
 function callsTable(calls) {
   if (!calls.length) return h("span.muted", {}, "no calls");
   return h("table.calls", {}, h("tr", {}, ["role", "prompt", "completion", "latency s", "wait s",
     "attempts", "finish", "cached"].map((t) => h("th", {}, t))),
-    calls.map((c) => h("tr", {}, h("td", {}, c.role), h("td.num", {}, c.prompt_tokens),
-      h("td.num", {}, c.completion_tokens), h("td.num", {}, num(c.latency_s, 3)),
+    calls.map(({call: c, latency_s}) => h("tr", {}, h("td", {}, c.role), h("td.num", {}, c.prompt_tokens),
+      h("td.num", {}, c.completion_tokens), h("td.num", {}, num(latency_s, 3)),
       h("td.num", {}, num(c.wait_s, 3)), h("td.num", {}, c.attempts), h("td", {}, c.finish_reason || "-"),
       h("td", {}, c.cached ? "yes" : ""))));
 }
@@ -184,17 +213,19 @@ function turnTitle(t) {
     t.decline_aware_label !== t.label ? ` (decline-aware ${t.decline_aware_label})` : ""].join("");
 }
 
-function turnDetail(t, open) {
+function turnDetail(t, open, at) {
   const b = (label, ...content) => [h("b", {}, label), h("div", {}, ...content)];
   const aware = JSON.stringify(t.errors) === JSON.stringify(t.decline_aware_errors)
-    ? null : b("decline-aware", t.decline_aware_errors.length ? errorPills(t.decline_aware_errors) : h("span.ok", {}, "no error"));
-  return h("details.turn", {id: `turn-${t.index}`, class: t.failed ? "turn failed" : "turn", open},
-    h("summary", {}, turnTitle(t), " ", t.failed ? errorPills(t.errors) : h("span.pill.ok", {}, "ok")),
+    ? null : b("decline-aware", t.decline_aware_errors.length ? errorPills(t.decline_aware_errors, at) : h("span.ok", {}, "no error"));
+  const cls = ["turn", t.failed ? "failed" : null, t.refused.length ? "refused" : null].filter(Boolean).join(" ");
+  return h("details.turn", {id: `turn-${t.index}`, class: cls, open},
+    h("summary", {}, turnTitle(t), " ", t.failed ? errorPills(t.errors, at) : h("span.pill.ok", {}, "ok"), " ", refusedPill(t)),
     h("div.body", {},
       b("verdict", `label ${t.label || "-"}; executed ${t.executed.join(", ") || "nothing"}; `,
-        t.errors.length ? errorPills(t.errors) : h("span.ok", {}, "no error")),
+        t.errors.length ? errorPills(t.errors, at) : h("span.ok", {}, "no error")),
       aware,
       b("user (as sent)", message(t)),
+      t.tool_failures.length ? b("tool results (failed)", h("div.msg", {}, t.tool_failures.map((x) => h("pre.injected.failure", {}, x)))) : null,
       t.first_reply !== null ? b("first reply (refused same turn)", h("pre.reply", {}, t.first_reply)) : null,
       b("reply", h("pre.reply", {}, t.reply || "(empty)")),
       t.reasoning ? b("reasoning", h("pre.muted", {}, t.reasoning)) : null,
@@ -240,15 +271,18 @@ async function showEpisode(slug, seed, turn) {
   const r = e.row;
   setCrumbs({text: "cells", href: "#/"}, {text: r.arm, href: `#/cell/${enc(slug)}`}, {text: `seed ${seed}`});
   const failing = e.turns.filter((t) => t.failed);
+  const refusing = e.turns.filter((t) => t.refused.length);
+  const at = {slug, seed};
   const toc = h("table#turns", {}, h("tr", {}, ["turn", "kind", "step", "label", "errors"].map((t) => h("th", {}, t))),
-    e.turns.map((t) => h("tr.click", {class: t.failed ? "click failed" : "click", dataset: {index: t.index},
-      onclick: () => go(`#/episode/${enc(slug)}/${seed}/${t.index}`)},
+    e.turns.map((t) => h("tr.click", {class: ["click", t.failed ? "failed" : null, t.refused.length ? "refused" : null].filter(Boolean).join(" "),
+      dataset: {index: t.index}, onclick: () => go(`#/episode/${enc(slug)}/${seed}/${t.index}`)},
       h("td.num", {}, t.index), h("td", {}, t.kind + (t.dynamic ? " (re-ask)" : "")), h("td", {}, t.step || ""),
-      h("td", {}, t.label), h("td", {}, errorPills(t.errors)))));
+      h("td", {}, t.label), h("td", {}, errorPills(t.errors, at), refusedPill(t)))));
   const pick = h("select#pair", {}, e.pairs.map((p) => h("option", {value: p.slug}, p.arm)));
   const compare = e.pairs.length ? h("div.filters", {}, "compare seed " + seed + " with", pick,
     h("button#compare", {onclick: () => go(`#/compare/${seed}/${enc(slug)}/${enc(pick.value)}`)}, "side by side")) : null;
   const tok = r.tokens;
+  const helpers = r.helpers || {needed: 0, made: 0, cached: 0};
   const onlyFailing = h("input#only-failing", {type: "checkbox", onchange: () => {
     for (const el of document.querySelectorAll("#turns tr[data-index], #detail details.turn")) {
       el.hidden = onlyFailing.checked && !el.classList.contains("failed");
@@ -262,18 +296,23 @@ async function showEpisode(slug, seed, turn) {
       h("div", {}, h("b", {}, "errors"), channelPills(r.channels)),
       h("div", {}, h("b", {}, "turns ok"), `${r.turns_ok}/${r.turns}`),
       h("div", {}, h("b", {}, "tokens"), `agent ${tok.agent}, helpers ${tok.helper}`),
+      h("div#helpers", {title: "helper calls (matcher, compiler) the arm needs, as ladder cost counts them: made by this episode or served without a request (cache, another arm's episode of the seed, the precompile)"},
+        h("b", {}, "helper calls"), helpers.needed ? `${helpers.needed} needed: ${helpers.made} made, ${helpers.cached} cached` : "none needed"),
       h("div", {}, h("b", {}, "wall time"), `${num(r.wall_s, 2)} s`),
       h("div", {}, h("b", {}, "termination"), e.termination + (e.error ? `: ${e.error}` : "")),
       h("div", {}, h("b", {}, "refused / citations"), `${e.refused} / ${e.citations}`)),
+    e.refused ? h("p#refused-note.muted", {}, `The gate refused ${e.refused} booking${e.refused === 1 ? "" : "s"}: on turn${refusing.length === 1 ? "" : "s"} `,
+      refusing.map((t, i) => [i ? ", " : "", h("a", {href: `#/episode/${enc(slug)}/${seed}/${t.index}`}, `turn ${t.index}`)]),
+      " (marked ", h("span.pill.refused", {}, "gate refused"), ").") : null,
     e.mismatches.length ? h("p.error", {}, "log and regenerated episode differ: " + e.mismatches.join("; ")) : null,
     compare,
     h("div.layout", {},
-      h("div.toc", {}, h("p#failing", {}, `${failing.length} failing turns`, failing.length ? ": " : "",
+      h("div.toc", {}, h("p#failing", {}, `${failing.length} failing turn${failing.length === 1 ? "" : "s"}`, failing.length ? ": " : "",
         failing.map((t, i) => [i ? ", " : "", h("a", {href: `#/episode/${enc(slug)}/${seed}/${t.index}`}, `turn ${t.index}`)]),
         h("span.muted", {}, " (highlighted; click a turn to read it)")),
         h("label.filters", {}, onlyFailing, "failing turns only"), toc),
       h("div#detail", {},
-        e.turns.map((t) => turnDetail(t, t.failed || t.index === turn)),
+        e.turns.map((t) => turnDetail(t, t.failed || t.index === turn, at)),
         compileSection(e.compile),
         e.corruptions.length ? [h("h2", {}, "Corruption events"),
           h("ul#corruptions", {}, e.corruptions.map((c) => h("li", {}, corruptionText(c))))] : null)));
@@ -290,28 +329,29 @@ async function showEpisode(slug, seed, turn) {
 }
 
 // --- side by side -----------------------------------------------------------------------
-function side(t) {
+function side(t, at) {
   if (!t) return h("span.muted", {}, "(no such turn)");
   return h("div.side", {}, h("div", {}, h("b", {}, turnTitle(t)), " ",
-    t.failed ? errorPills(t.errors) : h("span.pill.ok", {}, "ok")),
+    t.failed ? errorPills(t.errors, at) : h("span.pill.ok", {}, "ok"), " ", refusedPill(t)),
     message(t), h("pre.reply", {}, t.reply || "(empty)"),
     h("div", {}, "admitted ", bookings(t.admitted, "ok"), " refused ", bookings(t.refused, "bad")));
 }
 
 async function showCompare(seed, a, b) {
   const c = await api(`/api/compare?seed=${seed}&a=${enc(a)}&b=${enc(b)}`);
-  setCrumbs({text: "cells", href: "#/"}, {text: `seed ${seed}: ${c.a.row.arm} vs ${c.b.row.arm}`});
-  const head = (v) => h("th", {}, `${v.row.arm}: strict `, outcome(v.row.strict), ", decline-aware ",
-    outcome(v.row.decline_aware), " ", h("a", {href: `#/episode/${enc(v.slug)}/${seed}`}, "open"));
+  setCrumbs({text: "cells", href: "#/"}, {text: `seed ${seed}: ${c.a.arm} vs ${c.b.arm}`});
+  const head = (v) => h("th", {}, `${v.arm}: strict `, outcome(v.strict), ", decline-aware ",
+    outcome(v.decline_aware), " ", h("a", {href: `#/episode/${enc(v.slug)}/${seed}`}, "open"));
   const only = h("input#only-differing", {type: "checkbox", onchange: () => {
     for (const tr of document.querySelectorAll("#compare tr.pair")) tr.hidden = only.checked && !tr.classList.contains("differs");
   }});
   fill(
-    h("h1", {}, `Seed ${seed}: ${c.a.row.arm} vs ${c.b.row.arm}`),
+    h("h1", {}, `Seed ${seed}: ${c.a.arm} vs ${c.b.arm}`),
     h("div.filters", {}, h("span#differing.muted", {}, `${c.differing} of ${c.rows.length} turns differ in outcome (marked)`),
       h("label", {}, only, "differing turns only")),
     h("table#compare.compare", {}, h("tr", {}, head(c.a), head(c.b)),
-      c.rows.map((r) => h("tr", {class: r.differs ? "pair differs" : "pair"}, h("td", {}, side(r.a)), h("td", {}, side(r.b))))));
+      c.rows.map((r) => h("tr", {class: r.differs ? "pair differs" : "pair"},
+        h("td", {}, side(r.a, {slug: a, seed})), h("td", {}, side(r.b, {slug: b, seed}))))));
 }
 
 // --- routing ----------------------------------------------------------------------------

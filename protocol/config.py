@@ -1,0 +1,209 @@
+"""The configuration: what a cell and its episodes are a function of, in one place.
+
+:class:`Config` holds the seven fields an :class:`EpisodeSpec` and a :class:`CellKey` share
+(graph size and density, domain, brief, schedule, wording tier and ambiguous rate). Both keep
+them flat in their encoded form, so log lines and slugs written before this module existed
+read and compare unchanged; ``.config`` reads them out and ``.of(config, ...)`` builds from
+them. :meth:`Knobs.changed` is the one reading of "non-default knobs" and
+:func:`config_label` the one human label of a configuration.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from protocol.domains import DIGESTS
+
+__all__ = [
+    "PLAIN",
+    "Brief",
+    "CellKey",
+    "Config",
+    "Domain",
+    "EpisodeSpec",
+    "Knobs",
+    "Regime",
+    "Schedule",
+    "UserStyle",
+    "config_label",
+    "graph_label",
+]
+
+# A built-in domain ("procurement", "release") or a loaded file pack's name (protocol.domains).
+Domain = str
+Brief = Literal["amended", "original"]
+# The probe schedule (Appendix B.4, Section 6): "earlier" is the original grid's, "regenerated"
+# the amended replication's. None: the brief's own (original -> earlier, amended -> regenerated).
+Schedule = Literal["earlier", "regenerated"]
+
+Regime = Literal["no-think", "thinking"]
+# The scripted user's manner (issue #31, ours; protocol.user, docs/stress.md).
+UserStyle = Literal["cooperative", "restate", "contradict", "double"]
+
+
+class _Frozen(msgspec.Struct, frozen=True, kw_only=True):
+    pass
+
+
+class Config(_Frozen, frozen=True, kw_only=True):
+    """The fields a cell and its episodes' specs share (never encoded on its own)."""
+
+    steps: int
+    density: float
+    domain: Domain = "procurement"
+    brief: Brief = "amended"
+    schedule: Schedule | None = None  # None: the brief's own schedule
+    paraphrase_tier: int = 0
+    ambiguous_rate: float = 0.0
+
+
+class EpisodeSpec(_Frozen, frozen=True, kw_only=True):
+    """Everything an episode is a pure function of."""
+
+    seed: int
+    steps: int
+    density: float
+    domain: Domain = "procurement"
+    brief: Brief = "amended"
+    paraphrase_tier: int = 0
+    ambiguous_rate: float = 0.0
+    # The generator version the episode was made with (protocol.generate.GENERATOR_VERSION);
+    # logs written before versions existed lack it and regenerate with version 1.
+    generator: int = 1
+    schedule: Schedule | None = None  # None: the brief's own schedule (see Schedule)
+    # A file pack's digest (protocol.packs.pack_digest): the pack the episode was made from
+    # (protocol.versions.pool_of checks it). Unset, and so not encoded, for the built-in
+    # domains, whose specs keep their encoding; not part of :class:`Config` (a cell is keyed by
+    # its domain's name, and one run loads one pack per name).
+    domain_digest: str | UnsetType = UNSET
+
+    @classmethod
+    def of(cls, config: Config, *, seed: int, generator: int) -> EpisodeSpec:
+        """The spec of one seed of ``config``, made with generator version ``generator``."""
+        return cls(seed=seed, generator=generator, **msgspec.structs.asdict(config))
+
+    @property
+    def config(self) -> Config:
+        return Config(**{f: getattr(self, f) for f in Config.__struct_fields__})
+
+    def schedule_version(self) -> Schedule:
+        """The schedule this spec runs: its own, or the brief's when unset."""
+        return self.schedule or ("earlier" if self.brief == "original" else "regenerated")
+
+
+class Knobs(_Frozen, frozen=True, kw_only=True):
+    """Variant knobs of a cell: part of its key, never new arm names."""
+
+    checklist_mode: Literal["append", "replace"] = "append"
+    directive_role: Literal["user", "system"] = "user"
+    matched_step_line: bool = False
+    notice: Literal["next_turn", "same_turn"] = "next_turn"
+    binding: Literal["state", "request"] = "state"
+    corruption: float = 0.0
+    tools: bool = False
+    # Memory arms (Appendix F): the recall block as the record of the past or added to the
+    # full transcript; k recalled items (the paper's top-5); the recent window in exchanges
+    # (the paper's last two) kept in record mode.
+    memory_mode: Literal["record", "augment"] = "record"
+    memory_k: int = 5
+    memory_window: int = 2
+    # "text": the payload protocol (ref lines; ``tools`` adds ACTION lines to it);
+    # "langgraph": the real-tool harness of Appendix G (runner.harness, docs/tools.md).
+    harness: Literal["text", "langgraph"] = "text"
+    # Stress knobs (issue #31, ours; docs/stress.md): forged state text in the user's message
+    # (protocol.spoof).
+    spoof: Literal["none", "checklist", "directive", "notice", "tool_result", "receipt"] = "none"
+    # the tool harness's calls fail at this rate per call (protocol.tool_failure)
+    tool_failure: float = 0.0
+    # the scripted user's manner (protocol.user): the paper's cooperative user, or one who
+    # restates a refused order, or contradicts the revision once
+    user_style: UserStyle = "cooperative"
+
+    def changed(self) -> dict[str, object]:
+        """The knobs set away from their defaults, in field order (empty: the plain arm)."""
+        return {f: v for f in self.__struct_fields__ if (v := getattr(self, f)) != _DEFAULT[f]}
+
+
+PLAIN = Knobs()  # every knob at its default: the plain arm
+_DEFAULT = {f: getattr(PLAIN, f) for f in Knobs.__struct_fields__}
+
+
+class CellKey(_Frozen, frozen=True, kw_only=True):
+    """A cell: one arm on one configuration. Its episodes' specs share :class:`Config`'s
+    fields with it (:attr:`config`, :meth:`spec`); the encoded form stays flat."""
+
+    model: str
+    regime: Regime = "no-think"
+    steps: int
+    density: float
+    domain: Domain = "procurement"
+    brief: Brief = "amended"
+    arm: str
+    knobs: Knobs = Knobs()
+    schedule: Schedule | None = None  # None: the brief's own schedule
+    paraphrase_tier: int = 0
+    ambiguous_rate: float = 0.0
+
+    @classmethod
+    def of(
+        cls, config: Config, *, model: str, regime: Regime, arm: str, knobs: Knobs = PLAIN
+    ) -> CellKey:
+        return cls(
+            model=model, regime=regime, arm=arm, knobs=knobs, **msgspec.structs.asdict(config)
+        )
+
+    @property
+    def config(self) -> Config:
+        return Config(**{f: getattr(self, f) for f in Config.__struct_fields__})
+
+    def spec(self, seed: int, generator: int) -> EpisodeSpec:
+        """The spec of this cell's episode of ``seed``, with the digest of the loaded pack
+        when the cell's domain is a file pack (:func:`protocol.domains.register`)."""
+        spec = EpisodeSpec.of(self.config, seed=seed, generator=generator)
+        digest = DIGESTS.get(self.domain)
+        return spec if digest is None else msgspec.structs.replace(spec, domain_digest=digest)
+
+    def slug(self) -> str:
+        """A file-name-safe identifier, stable across runs (fields at their defaults add
+        nothing, so slugs of cells written before a field existed are unchanged)."""
+        parts = [
+            self.model.replace("/", "_").replace("?", "_").replace("&", "_").replace("=", "-"),
+            self.regime,
+            f"S{self.steps}",
+            f"rho{self.density:g}",
+            self.domain,
+            self.brief,
+            self.arm,
+        ]
+        if self.schedule is not None:
+            parts.append(f"sched-{self.schedule}")
+        if self.paraphrase_tier:
+            parts.append(f"tier{self.paraphrase_tier}")
+        if self.ambiguous_rate:
+            parts.append(f"amb{self.ambiguous_rate:g}")
+        if changed := self.knobs.changed():
+            parts.append("-".join(f"{f}={v}" for f, v in changed.items()))
+        return "__".join(parts)
+
+
+def graph_label(steps: int, density: float) -> str:
+    """``S=10 rho=0.15``."""
+    return f"S={steps} rho={density:g}"
+
+
+def config_label(config: CellKey) -> str:
+    """``model regime S=10 rho=0.15 domain brief`` plus any non-default knob, schedule, tier
+    and ambiguous rate (the arm is not part of it)."""
+    parts = [config.model, config.regime, graph_label(config.steps, config.density)]
+    parts += [config.domain, config.brief]
+    parts += [f"{k}={v}" for k, v in config.knobs.changed().items()]
+    if config.schedule:
+        parts.append(f"schedule={config.schedule}")
+    if config.paraphrase_tier:
+        parts.append(f"tier={config.paraphrase_tier}")
+    if config.ambiguous_rate:
+        parts.append(f"amb={config.ambiguous_rate:g}")
+    return " ".join(parts)

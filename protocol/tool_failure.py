@@ -1,0 +1,49 @@
+"""Tools that fail (issue #31, the ``tool_failure`` knob of the tool harness; ours), pure.
+
+Each tool call the gate admits fails with probability ``rate`` before it executes; a failure
+is one of three kinds, equally likely (:data:`FAILURE_KINDS`): a transient error result, a
+timeout, and a partial write the tool rolls back and reports as failed. A failed call writes
+nothing to the workspace, is not an execution, does not advance any gate's state, and its
+tool and work order may be called again in the turn (a retry after a failure is not a
+re-execution: only the retry that succeeds stamps).
+
+The draw is a pure function of the call's identity: the episode spec, the cell's model,
+regime and rate (not the arm), the turn, the tool, the work order and how many times that
+call has failed before in the turn, so a rerun of a logged episode draws the same failures
+and the harness arms of one configuration draw the same outcome for the same call.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Literal
+
+from protocol.records import EpisodeSpec
+
+__all__ = ["FAILURE_KINDS", "FailureKind", "draw_tool_failure"]
+
+FailureKind = Literal["transient", "timeout", "partial"]
+FAILURE_KINDS: tuple[FailureKind, ...] = ("transient", "timeout", "partial")
+
+
+def draw_tool_failure(
+    spec: EpisodeSpec,
+    model: str,
+    regime: str,
+    rate: float,
+    *,
+    turn: int,
+    tool: str,
+    work_order: str,
+    attempt: int,
+) -> FailureKind | None:
+    """The failure of this call (None: it succeeds)."""
+    if rate <= 0:
+        return None
+    rng = random.Random(
+        f"toolfail|{spec.seed}|{spec.steps}|{spec.density!r}|{spec.domain}|{spec.brief}|"
+        f"{model}|{regime}|{rate!r}|{turn}|{tool}|{work_order}|{attempt}"
+    )
+    if rng.random() >= rate:
+        return None
+    return rng.choice(FAILURE_KINDS)
