@@ -20,8 +20,8 @@ from pathlib import Path
 import msgspec
 import orjson
 
-from runner.grid import Grid, GridError, parse_grid, url_problem
-from runner.grid_schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED, GridData
+from runner.grid import Grid, GridError, parse_grid
+from runner.grid_schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED, GridData, url_problem
 from runner.seeds import format_seeds
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags

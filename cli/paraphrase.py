@@ -27,8 +27,7 @@ from cli.flags import OPENAI_API_KEY, OPENAI_BASE_URL
 from protocol.domains import POOLS
 from protocol.paraphrases import check_paraphrases, rewrite_sources
 from runner.client import Endpoint
-from runner.grid import url_problem
-from runner.grid_schema import EMBEDDED, Decoding, ModelConfig
+from runner.grid_schema import EMBEDDED, Decoding, ModelConfig, url_problem
 from runner.rewriter import CallLine, Failure, load_cache, rewrite_all, save_cache
 
 __all__ = ["PAPER_TEMPERATURE", "paraphrase", "run_paraphrase"]

@@ -1,27 +1,8 @@
-"""The compiled state machine's data (Section 3.2, Appendices B.3, D.3): parsing the
-compiler's replies, the ground-truth-free validator, and compile accuracy.
+"""The compiled state machine's data (Section 3.2, Appendices B.3, D.3): the compiled graph
+and revision, the gate's state from them, the ground-truth-free validator, and compile
+accuracy. Parsing the compiler's and matcher's replies is :mod:`protocol.compiled_parse`.
 
 Pure functions over strings and Structs; no I/O.
-
-Parsing decisions (:func:`parse_graph`, :func:`parse_revision`, :func:`find_json_object`)
------------------------------------------------------------------------------------------
-* The reply may wrap its JSON in a code fence (```json ... ```) and surround it with prose.
-  Fenced blocks are tried first, then the whole reply; in each, the first ``{`` at which a
-  JSON object decodes *and has the expected key* (``steps`` for the graph; ``cancel``,
-  ``rewires`` or ``relax`` for the revision) wins. Nothing else is repaired: single quotes,
-  trailing commas or a reply cut off by the budget make the reply malformed.
-* A malformed graph reply compiles to an EMPTY graph with ``error`` set; a malformed revision
-  reply to a revision that changes nothing, with ``error`` set. Compile errors flow into the
-  gate uncorrected (Section 3.2): behind an empty graph every matched step is unknown to the
-  module (no directive) and every booking is refused by the enforcement gate, which the
-  validator's ``malformed`` flag lets the hybrid avoid.
-* Step ids are stripped and lower-cased (``"S3"`` -> ``"s3"``); nothing else is rewritten.
-  ``deps`` may be a list of ids or one comma-separated string; anything else is no deps.
-  ``code`` is kept as written (stripped); a non-string code is the empty code. A step entry
-  that is not an object compiles to a step with no deps and the empty code. ``steps`` may
-  also be a list of objects carrying an ``id``.
-* Revision: ``cancel`` a step id or null; ``rewires`` an object of id -> deps (else none);
-  ``relax`` a two-element list of ids, else none.
 
 Validator (:func:`validate`, Appendix D.3), ground-truth-free: it reads only the compiled
 graph and revision. Flags, each by name in ``Validation.flags``:
@@ -48,10 +29,7 @@ record only: the gate's state never reads it.
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 import msgspec
 
@@ -77,10 +55,6 @@ __all__ = [
     "compile_accuracy",
     "compile_record",
     "compiled_state",
-    "find_json_object",
-    "parse_graph",
-    "parse_match",
-    "parse_revision",
     "revised_state",
     "validate",
 ]
@@ -157,118 +131,6 @@ class CompileAccuracy(msgspec.Struct, frozen=True, kw_only=True):
             and self.relax
             and not self.extra_steps
         )
-
-
-# --- parsing -----------------------------------------------------------------------------
-
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
-_DECODER = json.JSONDecoder()
-_SPLIT = re.compile(r"[\s,;]+")
-
-
-def find_json_object(
-    text: str, wanted: Callable[[dict[str, Any]], bool] = lambda _: True
-) -> dict[str, Any] | None:
-    """The first JSON object in ``text`` that ``wanted`` accepts (fenced blocks first)."""
-    for chunk in [*(m.group(1) for m in _FENCE.finditer(text)), text]:
-        start = chunk.find("{")
-        while start >= 0:
-            try:
-                obj, _ = _DECODER.raw_decode(chunk, start)
-            except json.JSONDecodeError:
-                obj = None
-            if isinstance(obj, dict) and wanted(obj):
-                return obj
-            start = chunk.find("{", start + 1)
-    return None
-
-
-def _norm_id(x: object) -> str | None:
-    return x.strip().lower() if isinstance(x, str) and x.strip() else None
-
-
-def _ids(x: object) -> tuple[str, ...]:
-    if isinstance(x, str):
-        x = [p for p in _SPLIT.split(x) if p]
-    if not isinstance(x, list | tuple):
-        return ()
-    return sort_ids(dict.fromkeys(i for i in map(_norm_id, x) if i is not None))
-
-
-def _step(value: object) -> CompiledStep:
-    if not isinstance(value, dict):
-        return CompiledStep()
-    code = value.get("code")
-    return CompiledStep(
-        deps=_ids(value.get("deps")), code=code.strip() if isinstance(code, str) else ""
-    )
-
-
-def parse_graph(text: str) -> CompiledGraph:
-    """The compiler's graph reply as a :class:`CompiledGraph` (never raises)."""
-    obj = find_json_object(text, lambda o: "steps" in o)
-    if obj is None:
-        return CompiledGraph(steps={}, error="no JSON object with a 'steps' key")
-    raw = obj["steps"]
-    items: Iterable[tuple[object, object]]
-    if isinstance(raw, dict):
-        items = raw.items()
-    elif isinstance(raw, list):
-        items = [(e.get("id"), e) for e in raw if isinstance(e, dict)]
-    else:
-        return CompiledGraph(steps={}, error="'steps' is neither an object nor a list")
-    steps: dict[str, CompiledStep] = {}
-    for key, value in items:
-        v = _norm_id(key)
-        if v is not None and v not in steps:
-            steps[v] = _step(value)
-    if not steps:
-        return CompiledGraph(steps={}, error="'steps' is empty")
-    return CompiledGraph(steps={v: steps[v] for v in sort_ids(steps)})
-
-
-def _relax(x: object) -> tuple[str, str] | None:
-    if isinstance(x, list | tuple) and len(x) == 2:
-        a, b = _norm_id(x[0]), _norm_id(x[1])
-        if a is not None and b is not None:
-            return (a, b)
-    return None
-
-
-def parse_revision(text: str) -> CompiledRevision:
-    """The compiler's revision reply as a :class:`CompiledRevision` (never raises)."""
-    obj = find_json_object(text, lambda o: bool({"cancel", "rewires", "relax"} & o.keys()))
-    if obj is None:
-        return CompiledRevision(error="no JSON object with a 'cancel', 'rewires' or 'relax' key")
-    raw = obj.get("rewires")
-    rewires: dict[str, tuple[str, ...]] = {}
-    if isinstance(raw, dict):
-        for key, deps in raw.items():
-            w = _norm_id(key)
-            if w is not None:
-                rewires[w] = _ids(deps)
-    return CompiledRevision(
-        cancel=_norm_id(obj.get("cancel")), rewires=rewires, relax=_relax(obj.get("relax"))
-    )
-
-
-def parse_match(text: str, step_ids: Iterable[str]) -> tuple[str | None, bool] | None:
-    """The matcher's reply as (step or None, explicit_redo), or None when it is not valid.
-
-    Valid: a JSON object (fences and prose tolerated as for the compiler) whose ``step`` is
-    null or one of ``step_ids`` (case and surrounding spaces ignored) and whose
-    ``explicit_redo`` is a JSON boolean. A step outside the list, a missing key or a string
-    ``"true"`` is invalid: the caller asks once more (Appendix B.2)."""
-    obj = find_json_object(text, lambda o: "step" in o)
-    if obj is None or not isinstance(obj.get("explicit_redo"), bool):
-        return None
-    raw = obj["step"]
-    if raw is None:
-        return None, bool(obj["explicit_redo"])
-    step = _norm_id(raw)
-    if step is None or step not in set(step_ids):
-        return None
-    return step, bool(obj["explicit_redo"])
 
 
 # --- state -------------------------------------------------------------------------------

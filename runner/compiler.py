@@ -48,8 +48,9 @@ import msgspec
 
 from protocol import strings
 from protocol.arms import arm_spec
-from protocol.compiled import CompiledGraph, CompiledRevision, parse_graph
-from protocol.compiled import parse_revision as parse_compiled_revision
+from protocol.compiled import CompiledGraph, CompiledRevision
+from protocol.compiled_parse import parse_graph
+from protocol.compiled_parse import parse_revision as parse_compiled_revision
 from protocol.generate import generate
 from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Role
 from protocol.render import render_revision_prompt

@@ -15,7 +15,6 @@ import os
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import msgspec
 
@@ -41,6 +40,7 @@ from runner.grid_schema import (
     MemorySettings,
     ModelConfig,
     RunConfig,
+    url_problem,
 )
 from runner.packs import resolve_domains
 from runner.paraphrase_cache import ParaphraseCacheError, load_paraphrases
@@ -54,7 +54,6 @@ __all__ = [
     "load_grid",
     "missing_keys",
     "parse_grid",
-    "url_problem",
 ]
 
 
@@ -266,17 +265,6 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
         problems += missing_keys(grid)
     if problems:  # one line per problem, said once however many variants share it
         raise GridError("\n".join(f"{source}: {p}" for p in dict.fromkeys(problems)))
-
-
-def url_problem(url: str) -> str | None:
-    """Why ``url`` cannot be an endpoint's base URL (None when it can)."""
-    if url == EMBEDDED:
-        return None
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        example = f"http://{url.split('://')[-1]}" if "://" not in url or parts.scheme else url
-        return f"base URL {url!r} needs an http:// or https:// scheme and a host (e.g. {example})"
-    return None
 
 
 def missing_keys(grid: Grid) -> list[str]:

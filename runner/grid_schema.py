@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -28,6 +29,7 @@ __all__ = [
     "RunConfig",
     "Variant",
     "Wording",
+    "url_problem",
 ]
 
 EMBEDDED = "embedded"
@@ -191,3 +193,14 @@ class MemorySettings(_Strict):
     embedder: Literal["endpoint"] = "endpoint"
     embed_endpoint: str | None = None  # an [[endpoints]] name; default: the cell model's
     embed_model: str | None = None  # the served embedding model; default: the cell's model
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be an endpoint's base URL (None when it can)."""
+    if url == EMBEDDED:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        example = f"http://{url.split('://')[-1]}" if "://" not in url or parts.scheme else url
+        return f"base URL {url!r} needs an http:// or https:// scheme and a host (e.g. {example})"
+    return None

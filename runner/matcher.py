@@ -2,7 +2,7 @@
 
 One request per turn that is not a filler or the revision (schedule metadata), with
 ``render_matcher_prompt`` by the cell's model in its regime and the matcher budget of that
-regime. A reply that :func:`protocol.compiled.parse_match` rejects is answered once with
+regime. A reply that :func:`protocol.compiled_parse.parse_match` rejects is answered once with
 ``MATCHER_RETRY`` as a follow-up user turn (the bad reply kept as the assistant turn); a
 second bad reply resolves to no step (``None, False``) and is recorded as malformed.
 
@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from protocol import strings
-from protocol.compiled import MATCHER_BYPASS, parse_match
+from protocol.compiled import MATCHER_BYPASS
+from protocol.compiled_parse import parse_match
 from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Turn
 from protocol.render import render_matcher_prompt
 from runner.cache import HelperStats, MatchAnswer, MatcherStore, SingleFlight, digest

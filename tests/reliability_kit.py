@@ -2,7 +2,7 @@
 
 * :func:`grid_data` / :func:`make_grid`: a small grid on the embedded scripted endpoint with
   short timeouts and backoff, so injected faults resolve in milliseconds.
-* :func:`run_inprocess`: ``cli.run.run_async`` (the code path of ``ladder run``) with a
+* :func:`run_inprocess`: ``runner.run.run_async`` (the code path of ``ladder run``) with a
   :class:`serve.config.ServerConfig` carrying fault rates, and the history of every adaptive
   limit it used.
 * :func:`verdicts`: per-(cell, seed) scores of a run directory, via
@@ -152,7 +152,7 @@ async def run_inprocess(
 ) -> tuple[dict[str, Any], str]:
     """``ladder run`` in this event loop against the embedded endpoint with ``server_config``;
     (summary, console text)."""
-    from cli.run import run_async
+    from runner.run import run_async
 
     buf = io.StringIO()
     console = Console(file=buf, width=200, highlight=False)

@@ -11,11 +11,11 @@ import aiohttp
 import pytest
 from rich.console import Console
 
-from cli.run import run_async
 from protocol.records import CellKey, EpisodeSpec
 from runner.affinity import ReplicaChooser, affinity_key, stable_hash
 from runner.grid import GridError, parse_grid
 from runner.logs import read_logs
+from runner.run import run_async
 from serve.app import start_replicas, stop_server
 from serve.config import LatencyConfig, PrefixCacheConfig, ServerConfig
 

@@ -287,7 +287,7 @@ def test_the_breaker_stops_a_run_against_a_failing_endpoint(tmp_path: Path) -> N
     async def go() -> BaseException:
         from rich.console import Console
 
-        from cli.run import run_async
+        from runner.run import run_async
 
         try:
             await run_async(
@@ -315,7 +315,7 @@ def test_no_live_prints_progress_lines(tmp_path: Path) -> None:
 
     from rich.console import Console
 
-    from cli.run import run_async
+    from runner.run import run_async
 
     buf = io.StringIO()
     console = Console(file=buf, width=300)

@@ -38,9 +38,9 @@ GRID = {
 async def _records(tmp: Path) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from cli.run import run_async
     from cli.score import load_records
     from runner.grid import parse_grid
+    from runner.run import run_async
 
     await run_async(parse_grid(GRID), tmp, console=Console(file=io.StringIO()), live=False)
     records, _ = load_records(tmp)
@@ -144,9 +144,9 @@ async def test_the_replay_redraws_a_tool_harness_run(tmp_path: Path) -> None:
     }
     from rich.console import Console
 
-    from cli.run import run_async
     from cli.score import load_records
     from runner.grid import parse_grid
+    from runner.run import run_async
 
     await run_async(parse_grid(grid), tmp_path, console=Console(file=io.StringIO()), live=False)
     recs, _ = load_records(tmp_path)

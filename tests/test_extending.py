@@ -22,7 +22,6 @@ import protocol.arms
 import scoring.analyses
 import scoring.paper_figures
 from cli.report import write_report
-from cli.run import run_async
 from protocol.arms import ARM_TABLE, ArmSpec
 from protocol.generate import generate
 from protocol.probe_history import rebuild_messages
@@ -32,6 +31,7 @@ from runner.arms import ArmSession, registry
 from runner.grid import parse_grid
 from runner.logs import LogReport, read_logs
 from runner.rescore import rescore_dir
+from runner.run import run_async
 from scoring.analyses import ANALYSES
 from scoring.analysis import Analysis, Pair, by_cell, markdown_section
 from scoring.corruption_replay import CorruptionLine

@@ -16,13 +16,10 @@ from protocol.compiled import (
     code_table,
     compile_accuracy,
     compile_record,
-    find_json_object,
-    parse_graph,
-    parse_match,
-    parse_revision,
     revised_state,
     validate,
 )
+from protocol.compiled_parse import find_json_object, parse_graph, parse_match, parse_revision
 from protocol.records import CellKey, CompileRecord, EpisodeRecord, TurnRecord
 from scoring.gate_report import compile_table, matcher_report
 from tests.gates_fakes import graph_json, revision_json

@@ -22,12 +22,12 @@ import orjson
 import pytest
 from rich.console import Console
 
-from cli.run import run_async
 from protocol.records import EpisodeRecord
 from runner.endpoints import open_endpoints
 from runner.grid import parse_grid
 from runner.helpers import Helpers
 from runner.logs import read_logs
+from runner.run import run_async
 from runner.scheduler import RunState, pending_tasks, run_grid
 from scoring.gate_report import compile_table, matcher_report
 from scoring.replay import EpisodeScore, score_episode
@@ -223,7 +223,7 @@ async def test_compile_defects_are_caught_and_the_hybrid_refuses_no_correct_book
 
 
 async def test_gates_through_run_async(tmp_path: Path) -> None:
-    """The command's path: run_async builds Helpers (cli.run._helpers), streams
+    """The command's path: run_async builds Helpers (runner.run), streams
     results; the compile and matcher caches land in OUT/cache and serve a second run."""
     data = _grid("scripted/perfect", GATE_ARMS, [(10, 0.15)], seeds="100-107")
     console = Console(file=io.StringIO())

@@ -14,8 +14,8 @@ import pytest
 from rich.console import Console
 
 from cli.report import write_report
-from cli.run import run_async
 from runner.grid import parse_grid
+from runner.run import run_async
 
 GRIDS = Path(__file__).resolve().parent.parent / "runner" / "grids"
 AGENT = "scripted/synthetic?obey=0.9&fresh=0.35&seed=7"

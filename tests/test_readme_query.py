@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from cli.app import app
 from cli.demo import DEMO_GRID
-from cli.run import run_async
 from runner.grid import load_grid
+from runner.run import run_async
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 cli = CliRunner()

@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 import runner.rescore as rescore_mod
 from cli.app import app
-from cli.run import run_async
 from runner.grid import parse_grid
 from runner.logs import LogReport, log_files, read_logs
 from runner.rescore import rescore_dir
+from runner.run import run_async
 from scoring.episodes import EpisodeCache
 from scoring.lines import CellLine, HelperLine
 from scoring.offline import rescore, score_records

@@ -17,15 +17,15 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-import cli.run as cmd_run
+import runner.run as cmd_run
 from cli.app import app
-from cli.run import run_async
 from protocol.arms import ARM_NAMES
 from protocol.compiled import MATCHER_BYPASS
 from protocol.records import EpisodeRecord, episode_id
 from runner.grid import Grid, parse_grid
 from runner.logs import read_logs
 from runner.results import RESULTS, read_results
+from runner.run import run_async
 from scoring.cells import config_of
 from scoring.cost import CostRow, cost_rows, quantile
 from scoring.flat import CELL_FIELDS

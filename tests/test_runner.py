@@ -11,10 +11,10 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from cli.app import app
-from cli.run import run_async
 from runner.grid import parse_grid
 from runner.logs import read_logs
 from runner.results import read_results
+from runner.run import run_async
 from scoring.lines import line_json
 from scoring.replay import score_episode
 

@@ -315,9 +315,9 @@ async def test_the_corrupted_replay_reproduces_a_real_run(tmp_path: Path) -> Non
 
     from rich.console import Console
 
-    from cli.run import run_async
     from cli.score import load_records
     from runner.grid import parse_grid
+    from runner.run import run_async
     from scoring.analyses import log_analyses
     from scoring.episodes import EpisodeCache
     from scoring.offline import score_records

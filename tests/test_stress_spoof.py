@@ -213,8 +213,8 @@ def _grid(model: str, arms: list[str], variants: list[str], seeds: str) -> dict[
 def _run_grid(tmp: Path, grid: dict[str, Any]) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from cli.run import run_async
     from cli.score import load_records
+    from runner.run import run_async
 
     asyncio.run(run_async(parse_grid(grid), tmp, console=Console(file=io.StringIO()), live=False))
     records, _ = load_records(tmp)

@@ -153,8 +153,8 @@ ARMS = ["raw", "enforce"]
 def _run(tmp: Path, rates: list[float]) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from cli.run import run_async
     from cli.score import load_records
+    from runner.run import run_async
 
     variants = [{"arm": a, "harness": "langgraph", "tool_failure": r} for a in ARMS for r in rates]
     grid = {

@@ -134,8 +134,8 @@ STYLES = ["restate", "contradict", "double"]
 def _run(tmp: Path, model: str) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from cli.run import run_async
     from cli.score import load_records
+    from runner.run import run_async
 
     grid = {
         "run": {

@@ -9,10 +9,10 @@ import msgspec
 import pytest
 from rich.console import Console
 
-from cli.run import run_async
 from protocol.domains import POOLS
 from runner.grid import GridError, parse_grid
 from runner.logs import read_logs
+from runner.run import run_async
 from scoring.episodes import EpisodeCache
 from scoring.replay import score_episode
 

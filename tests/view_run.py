@@ -11,8 +11,8 @@ from typing import Any
 
 from rich.console import Console
 
-from cli.run import run_async
 from runner.grid import parse_grid
+from runner.run import run_async
 
 __all__ = ["DEFECTIVE_COMPILER", "MODEL", "grid_data", "make_run"]
 
