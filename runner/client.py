@@ -209,8 +209,8 @@ class Endpoint:
         """Raise :class:`CallFailed` for a failure retrying cannot fix; otherwise adjust the
         budget (context overflow) or wait out the backoff (transient) before the retry."""
         if isinstance(failure, Fatal):
-            # Reliability fix: a server may echo the API key in its error message
-            # ("Incorrect API key provided: ..."); it must reach no log and no screen.
+            # A server may echo the API key in its error message ("Incorrect API key
+            # provided: ..."); it must reach no log and no screen.
             raise CallFailed("client_error", self._redact(str(failure)), call.attempt) from None
         call.last = str(failure)
         if isinstance(failure, ContextOverflow):

@@ -77,9 +77,9 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
     problems: list[str] = []
     for m in grid.models:
         ep = endpoints[m.endpoint]
-        # Reliability fix: one transient 429 / 5xx / dropped connection at start-up used to
-        # refuse the whole grid; retry those (a 4xx such as an unknown model still fails at
-        # once), with the grid's backoff, never waiting longer than the grid's own timeout.
+        # A transient 429 / 5xx / dropped connection at start-up is retried (a 4xx such as
+        # an unknown model still fails at once), with the grid's backoff, never waiting
+        # longer than the grid's own timeout.
         check = Endpoint(
             ep.base_urls,
             max_in_flight=1,

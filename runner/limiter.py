@@ -42,8 +42,8 @@ class Limiter:
             if fut.done() and not fut.cancelled():
                 self.release()  # granted, then cancelled: hand the slot back
             elif fut in self._waiters:
-                # Reliability fix: a release may already have dropped this cancelled waiter
-                # (``_wake`` pops done futures); removing it again raised ValueError.
+                # A release may already have dropped this cancelled waiter (``_wake`` pops
+                # done futures), so it is removed only if still there.
                 self._waiters.remove(fut)
             raise
 

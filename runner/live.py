@@ -49,8 +49,7 @@ def _ci(ci: tuple[float, float]) -> str:
 
 
 def _num(value: float | None, spec: str = ".2f") -> str:
-    # Reliability fix: a cell whose every episode ended on an infrastructure error has no
-    # rate (None); formatting it crashed the whole run.
+    # A cell whose every episode ended on an infrastructure error has no rate (None).
     return "n/a" if value is None else format(value, spec)
 
 

@@ -101,8 +101,8 @@ async def run_grid(
     results_path = state.out / RESULTS
 
     with LogWriter(state.out) as writer, results_path.open("ab") as results:
-        # Reliability fix: a kill mid-write can leave the last result line torn; end it so
-        # the next line starts clean (one bad line for a reader, not two glued together).
+        # A kill mid-write can leave the last result line torn; end it so the next line
+        # starts clean (one bad line for a reader, not two glued together).
         _repair_tail(results.fileno(), results_path)
 
         def emit(lines: list[ResultLine]) -> None:
