@@ -97,6 +97,8 @@ def _turn(t: TurnView) -> list[Text]:
             out.append(_block("added by the arm", text.strip("\n"), "yellow"))
     if t.first_reply is not None:
         out.append(_block("first reply (refused the same turn)", t.first_reply, "dim"))
+        for notice in t.retry_notices:
+            out.append(_block("notice shown on the retry", notice, "yellow"))
     out.append(_block("reply", t.reply, "cyan"))
     if t.reasoning:
         out.append(_block("reasoning", t.reasoning, "dim"))

@@ -247,6 +247,7 @@ def turn_views(record: EpisodeRecord, score: EpisodeScore) -> list[TurnView]:
                 reply=t.reply,
                 reasoning=t.reasoning,
                 first_reply=t.first_reply,
+                retry_notices=list(t.retry_notices),
                 admitted=list(t.admitted),
                 refused=list(t.refused),
                 matched_step=t.matched_step,

@@ -126,6 +126,7 @@ class TurnView(_View, frozen=True, kw_only=True):
     reply: str
     reasoning: str
     first_reply: str | None
+    retry_notices: list[str] = []  # the notices the same-turn retry showed (D.3)
     admitted: list[Booking]
     refused: list[Booking]
     matched_step: str | None

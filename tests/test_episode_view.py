@@ -366,3 +366,25 @@ def test_sent_parts_put_the_message_back_together(before: str, user: str, after:
     assert "".join(text for _, text in parts) == t.sent_text
     assert ("user", user) in parts
     assert all(text for _, text in parts)
+
+
+def test_the_same_turn_retry_shows_its_notices_in_the_view_and_in_show() -> None:
+    from cli.show import render_episode
+
+    ep, rec, _ = _probe_failure()
+    i = 3
+    notice = "REJECTED: s2 is not eligible yet (OURS test notice)"
+    turns = list(rec.turns)
+    turns[i] = msgspec.structs.replace(
+        turns[i], first_reply="the refused first reply", retry_notices=(notice,)
+    )
+    rec = msgspec.structs.replace(rec, turns=turns)
+    view = episode_view(rec, score_episode(rec, ep), ep)
+    by_index = {t.index: t for t in view.turns}
+    assert by_index[turns[i].index].retry_notices == [notice]
+    assert all(t.retry_notices == [] for k, t in by_index.items() if k != turns[i].index)
+    page = msgspec.json.decode(msgspec.json.encode(view))
+    assert [t["retry_notices"] for t in page["turns"] if t["retry_notices"]] == [[notice]]
+    text = "\n".join(line.plain for line in render_episode(view))
+    assert "notice shown on the retry" in text and notice in text
+    assert text.index("the refused first reply") < text.index(notice)

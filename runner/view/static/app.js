@@ -227,6 +227,7 @@ function turnDetail(t, open, at) {
       b("user (as sent)", message(t)),
       t.tool_failures.length ? b("tool results (failed)", h("div.msg", {}, t.tool_failures.map((x) => h("pre.injected.failure", {}, x)))) : null,
       t.first_reply !== null ? b("first reply (refused same turn)", h("pre.reply", {}, t.first_reply)) : null,
+      t.retry_notices.length ? b("notices shown on the retry", h("div.msg", {}, t.retry_notices.map((x) => h("pre.arm", {}, x)))) : null,
       b("reply", h("pre.reply", {}, t.reply || "(empty)")),
       t.reasoning ? b("reasoning", h("pre.muted", {}, t.reasoning)) : null,
       b("admitted", bookings(t.admitted, "ok")),
