@@ -19,9 +19,8 @@ import msgspec
 import typer
 
 from cli.errors import UsageError
-from cli.score import _read as read_checked
-from cli.score import log_summary
-from runner.logs import LogReport, read_logs
+from cli.score import load_records, log_summary
+from runner.logs import LogReport
 from scoring.analyses import Analyses, analysis_sections, scored_once
 from scoring.corruption_replay import CORRUPTION
 from scoring.lines import ResultLine
@@ -92,12 +91,8 @@ def _figures(
 
 def _scored(logdir: Path) -> tuple[tuple[list[ResultLine], Analyses], LogReport]:
     """The result lines and the analyses of *logdir*'s records, from one scoring pass."""
-
-    def read(report: LogReport) -> tuple[tuple[list[ResultLine], Analyses], int]:
-        records = list(read_logs(logdir, report).values())
-        return scored_once(records), len(records)
-
-    return read_checked(logdir, read)
+    records, report = load_records(logdir)
+    return scored_once(records), report
 
 
 def report(
