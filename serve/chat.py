@@ -8,12 +8,13 @@ from aiohttp import web
 
 from serve.agents import Answer, answer
 from serve.bodies import completion_body, error_body
+from serve.conversation import read_transcript
 from serve.faults import PREFLIGHT_HEADER, Fault, context_error, draw
 from serve.models import BadModelParams, ModelNotFound, ModelSpec, parse_model
 from serve.parse import ChatRequest, RequestError, parse_chat
 from serve.state import SERVER, ServerState
 from serve.stream import stream_completion
-from serve.tokens import count_messages, truncate
+from serve.tokens import truncate
 
 __all__ = ["chat_completions", "error_response", "shape"]
 
@@ -81,7 +82,8 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return error_response(404, str(e))
     except BadModelParams as e:
         return error_response(400, str(e))
-    prompt_tokens = count_messages(req.messages)
+    transcript = read_transcript(req.messages)  # carried from the conversation's last request
+    prompt_tokens = transcript.prompt_tokens
     too_long = context_error(server.config.max_model_len, prompt_tokens, req.max_tokens)
     if too_long is not None:
         return error_response(400, too_long)
@@ -93,8 +95,15 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return await _early_fault(request, fault, server)
     if fault == "hang":
         await asyncio.sleep(server.config.faults.hang_s)
-    digest = req.digest()
-    ans = answer(spec.policy, spec.params, req.messages, digest=digest, thinking=req.thinking)
+    digest = transcript.digest if req.seed is None else req.digest()
+    ans = answer(
+        spec.policy,
+        spec.params,
+        req.messages,
+        digest=digest,
+        thinking=req.thinking,
+        reading=transcript.reading,
+    )
     content, reasoning, finish, completion_tokens = shape(ans, req, fault)
     cached = server.admit(req.messages, content, prompt_tokens)
     uncached = prompt_tokens - cached  # the prefill computed: a cached prefix costs nothing

@@ -2,7 +2,8 @@
 
 ``prompt_tokens`` follows OpenAI's chat accounting: every message costs 3 tokens plus its
 role and content, and the reply is primed with 3 more. Encodings of message contents are
-cached (an episode resends its growing transcript, so most contents repeat).
+cached (an episode resends its growing transcript, so most contents repeat); the endpoint
+carries a conversation's running count from request to request (``serve.conversation``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ __all__ = [
     "count",
     "count_messages",
     "encoding",
+    "message_tokens",
     "truncate",
 ]
 
@@ -38,8 +40,13 @@ def count(text: str) -> int:
     return len(encoding().encode_ordinary(text)) if text else 0
 
 
+def message_tokens(role: str, content: str) -> int:
+    """One message's share of the prompt: its role, its content and the per-message 3."""
+    return PER_MESSAGE + count(role) + count(content)
+
+
 def count_messages(messages: Sequence[tuple[str, str]]) -> int:
-    return sum(PER_MESSAGE + count(r) + count(c) for r, c in messages) + REPLY_PRIMING
+    return sum(message_tokens(r, c) for r, c in messages) + REPLY_PRIMING
 
 
 def truncate(text: str, limit: int) -> tuple[str, int, bool]:

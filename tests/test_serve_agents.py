@@ -15,6 +15,7 @@ import pytest
 
 from protocol import EpisodeSpec, Turn, Verdict
 from serve import start_server, stop_server
+from serve.parse import ChatRequest
 from tests.serve_driver import Outcome, drive
 
 SEEDS = range(100, 164)
@@ -198,31 +199,64 @@ async def test_refusals_read_as_refusals_and_citations_as_citations(endpoint: En
     assert channels <= {"re_execution", "superseded"} and channels  # primary scoring: bookings
 
 
-@pytest.mark.parametrize("arm", ["raw", "enforce"])
+def _seen(view: Any) -> tuple[Any, ...]:
+    """Everything a view holds, comparable."""
+    state = view.state
+    return (
+        view.brief,
+        view.history,
+        view.user,
+        view.request,
+        view.directive,
+        view.checklist,
+        view.matched,
+        view.ledger_shown,
+        view.rejected_now,
+        view.work_order,
+        (state.done, state.cancelled, state.deps, state.authorized),
+    )
+
+
+@pytest.mark.parametrize("arm", ["raw", "checklist", "enforce"])
 async def test_incremental_transcript_reading_equals_reading_it_whole(
     endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch, arm: str
 ) -> None:
-    """The agents read each request's transcript from the record of the previous one plus
-    its last exchange; every state they reach equals a fresh read of the whole transcript."""
-    import serve.agents.replay as replay_mod
-    import serve.agents.view as view_mod
+    """The endpoint reads each request's transcript from what the conversation's previous
+    request carried plus what it adds (serve.conversation); for every request of whole
+    episodes the prompt tokens, the digest and the agent's view equal a count, a hash and a
+    reading of the whole transcript."""
+    import serve.agents as agents_mod
+    import serve.chat as chat_mod
+    import serve.conversation as conversation_mod
+    from serve.agents.view import build_view
+    from serve.tokens import count_messages
 
     checked: list[int] = []
-    differ: list[int] = []  # collected, not raised: the handler would answer 500 instead
+    differ: list[str] = []  # collected, not raised: the handler would answer 500 instead
+    hits0 = conversation_mod._CARRIED.hits
+    read = conversation_mod.read_transcript
 
-    def both(brief: Any, history: Any, current: Any, *, narration: bool = False) -> Any:
-        state = replay_mod.replay(brief, history, current, narration=narration)
-        fresh = replay_mod._Record(brief)
-        fresh.read(history, narration)
-        fresh.refuse(current.notices)
-        fresh.revise(current.text)
-        got = (state.done, state.cancelled, state.deps, state.authorized)
-        want = (fresh.state.done, fresh.state.cancelled, fresh.state.deps, fresh.state.authorized)
-        (checked if got == want else differ).append(len(history))
-        return state
+    def transcript(messages: Any) -> Any:
+        got = read(messages)
+        whole = ChatRequest(model="m", messages=messages, max_tokens=None, thinking=False)
+        if got.prompt_tokens != count_messages(messages):
+            differ.append("prompt tokens")
+        if got.digest != whole.digest():
+            differ.append("digest")
+        return got
 
-    monkeypatch.setattr(view_mod, "replay", both)
+    def both(messages: Any, *, narration: bool = False, kept: Any = None) -> Any:
+        assert kept is not None  # the handler hands the carried reading on
+        view = build_view(messages, narration=narration, kept=kept)
+        if _seen(view) != _seen(build_view(messages, narration=narration)):
+            differ.append(f"view at {len(view.history)} exchanges")
+        checked.append(len(view.history))
+        return view
+
+    monkeypatch.setattr(chat_mod, "read_transcript", transcript)
+    monkeypatch.setattr(agents_mod, "build_view", both)
     kw: dict[str, Any] = {"refuse": 2} if arm == "enforce" else {}
     results = await play(endpoint, specs(range(100, 104)), arm=arm, **kw)
     assert differ == [] and max(checked) >= 40
-    assert arm != "raw" or failures(results) == []  # enforce refuses correct bookings here
+    assert conversation_mod._CARRIED.hits - hits0 >= 100  # the carried path was taken
+    assert arm == "enforce" or failures(results) == []  # enforce refuses correct bookings here

@@ -12,9 +12,9 @@ from serve.agents.gate_answers import helper_answer
 from serve.agents.memory import mem0_answer
 from serve.agents.rewrite import rewrite_answer
 from serve.agents.tool_results import acknowledge, is_tool_results
-from serve.agents.view import Message, build_view
+from serve.agents.view import Message, Reading, build_view
 
-__all__ = ["Answer", "Message", "answer"]
+__all__ = ["Answer", "Message", "Reading", "answer"]
 
 
 def answer(
@@ -24,10 +24,12 @@ def answer(
     *,
     digest: str,
     thinking: bool = False,
+    reading: Reading | None = None,
 ) -> Answer:
     """What ``policy`` replies to ``messages``: a helper answer for a helper prompt (the
     gates' compiler and matcher, mem0's memory extraction, the held-out rewriter), otherwise
-    the agent's turn."""
+    the agent's turn. ``reading``: the transcript read up to the last message, when the
+    caller carries it (``serve.conversation``)."""
     helper = (
         mem0_answer(messages)
         or helper_answer(messages, params, digest)
@@ -41,7 +43,9 @@ def answer(
         )
     # the perfect agent also reads its own narration of a booking (docs/probe.md)
     view = build_view(
-        messages, narration=policy not in ("prerequisites", "always-book", "synthetic")
+        messages,
+        narration=policy not in ("prerequisites", "always-book", "synthetic"),
+        kept=reading,
     )
     if policy == "prerequisites":
         return prerequisites.respond(view)

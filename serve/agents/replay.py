@@ -11,7 +11,6 @@ relaxes. Statuses then follow Section 3.1 (``protocol.state.TaskState``). With
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
@@ -23,7 +22,7 @@ from serve.agents.resolve import is_revision
 from serve.agents.revision import parse_revision
 from serve.agents.transcript import Rejection, UserTurn
 
-__all__ = ["Exchange", "booked", "narrated", "replay"]
+__all__ = ["Exchange", "Record", "booked", "narrated", "replay"]
 
 Exchange = tuple[UserTurn, str]  # a user turn and the agent's reply to it
 BookingKey = tuple[str, str]  # (code or "tool:<name>", work order)
@@ -67,7 +66,10 @@ def narrated(
     return tuple(out)
 
 
-class _Record:
+class Record:
+    """The execution record read from a transcript's exchanges: the task state and the
+    booking keys that hold each executed step."""
+
     def __init__(self, brief: ParsedBrief) -> None:
         self.brief = brief
         self.state = TaskState(brief.deps)
@@ -97,8 +99,8 @@ class _Record:
         rev = parse_revision(text, self.brief.texts)
         self.state.apply_revision(rev.cancel, rev.rewires, rev.relax)
 
-    def copy(self) -> _Record:
-        new = _Record.__new__(_Record)
+    def copy(self) -> Record:
+        new = Record.__new__(Record)
         new.brief = self.brief
         new.state = self.state.copy()
         new.held = {step: set(keys) for step, keys in self.held.items()}
@@ -114,28 +116,6 @@ class _Record:
                 self.admit(narrated(reply, user.work_order, brief))
 
 
-# The record after each transcript read last, by (brief, narration, exchanges): an episode's
-# next request holds the same exchanges plus one, so only that one is read (the per-request
-# cost stays flat as the transcript grows). Exact: the record is a function of that key.
-_PrefixKey = tuple[ParsedBrief, bool, tuple[Exchange, ...]]
-_READ: OrderedDict[_PrefixKey, _Record] = OrderedDict()
-_READ_MAX = 8192  # transcripts kept (episodes in flight, with their helper requests)
-
-
-def _record_after(brief: ParsedBrief, history: Sequence[Exchange], narration: bool) -> _Record:
-    exchanges = tuple(history)
-    record = _READ.pop((brief, narration, exchanges[:-1]), None) if exchanges else None
-    if record is None:
-        record = _Record(brief)
-        record.read(exchanges, narration)
-    else:
-        record.read(exchanges[-1:], narration)
-    _READ[(brief, narration, exchanges)] = record.copy()
-    if len(_READ) > _READ_MAX:
-        _READ.popitem(last=False)
-    return record
-
-
 def replay(
     brief: ParsedBrief,
     history: Sequence[Exchange],
@@ -143,8 +123,10 @@ def replay(
     *,
     narration: bool = False,
 ) -> TaskState:
-    """The state at the start of ``current``'s request (its notices and revision applied)."""
-    record = _record_after(brief, history, narration)
+    """The state at the start of ``current``'s request (its notices and revision applied),
+    read from the whole transcript (``serve.agents.view`` reads it incrementally)."""
+    record = Record(brief)
+    record.read(history, narration)
     record.refuse(current.notices)
     record.revise(current.text)
     return record.state

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from protocol.receipts import parse_ledger
 from protocol.state import TaskState
 from serve.agents.brief import ParsedBrief, parse_brief
-from serve.agents.replay import Exchange, replay
+from serve.agents.replay import Exchange, Record
 from serve.agents.resolve import Resolution, resolve
 from serve.agents.transcript import (
     ChecklistEntry,
@@ -19,7 +19,7 @@ from serve.agents.transcript import (
     split_user,
 )
 
-__all__ = ["Message", "View", "build_view", "conversation"]
+__all__ = ["Message", "Reading", "View", "build_view", "conversation"]
 
 Message = tuple[str, str]  # (role, content)
 
@@ -69,32 +69,89 @@ class View:
 
 def conversation(messages: Sequence[Message]) -> tuple[str, list[Message]]:
     """The system text and the other turns, consecutive same-role messages merged."""
-    system = "\n".join(c for r, c in messages if r in ("system", "developer"))
-    turns: list[Message] = []
+    reading = Reading()
     for role, content in messages:
+        reading.add(role, content)
+    return "\n".join(reading.systems), reading.turns
+
+
+class Reading:
+    """A transcript read message by message: the system texts, the other turns (consecutive
+    same-role messages merged), the exchanges and the user turn still awaiting a reply, and
+    the execution records read from the exchanges, by (brief, narration)."""
+
+    __slots__ = ("history", "pending", "records", "refolded", "systems", "turns")
+
+    def __init__(self) -> None:
+        self.systems: list[str] = []
+        self.turns: list[Message] = []
+        self.history: list[Exchange] = []
+        self.pending: UserTurn | None = None
+        # (exchanges read, record after them); a record is never changed once stored here
+        self.records: dict[tuple[ParsedBrief, bool], tuple[int, Record]] = {}
+        self.refolded = False  # a merge rewrote an earlier exchange: the records are stale
+
+    def copy(self) -> Reading:
+        new = Reading.__new__(Reading)
+        new.systems = list(self.systems)
+        new.turns = list(self.turns)
+        new.history = list(self.history)
+        new.pending = self.pending
+        new.records = dict(self.records)
+        new.refolded = False
+        return new
+
+    def add(self, role: str, content: str) -> None:
         if role in ("system", "developer"):
-            continue
+            self.systems.append(content)
+            return
         role = "assistant" if role == "assistant" else "user"
-        if turns and turns[-1][0] == role:
-            turns[-1] = (role, f"{turns[-1][1]}\n\n{content}")
-        else:
-            turns.append((role, content))
-    return system, turns
+        if self.turns and self.turns[-1][0] == role:  # merged into the last turn: read again
+            self.turns[-1] = (role, f"{self.turns[-1][1]}\n\n{content}")
+            self.history, self.pending, self.records = [], None, {}
+            self.refolded = True
+            for r, c in self.turns:
+                self._step(r, c)
+            return
+        self.turns.append((role, content))
+        self._step(role, content)
 
-
-def build_view(messages: Sequence[Message], *, narration: bool = False) -> View:
-    """What the agent sees; ``narration``: its own narration of a booking counts as one
-    (the perfect agent; :mod:`serve.agents.narration`)."""
-    system, turns = conversation(messages)
-    brief = parse_brief(system)
-    history: list[Exchange] = []
-    pending: UserTurn | None = None
-    for role, content in turns:
+    def _step(self, role: str, content: str) -> None:
         if role == "user":
-            pending = split_user(content)
-        elif pending is not None:
-            history.append((pending, content))
-            pending = None
+            self.pending = split_user(content)
+        elif self.pending is not None:
+            self.history.append((self.pending, content))
+            self.pending = None
+
+    def record(self, brief: ParsedBrief, narration: bool) -> Record:
+        """The execution record after every exchange read so far (a copy, the caller's)."""
+        key = (brief, narration)
+        done, record = self.records.get(key) or (0, Record(brief))
+        if done < len(self.history):
+            record = record.copy()
+            record.read(self.history[done:], narration)
+            self.records[key] = (len(self.history), record)
+        return record.copy()
+
+
+def build_view(
+    messages: Sequence[Message], *, narration: bool = False, kept: Reading | None = None
+) -> View:
+    """What the agent sees; ``narration``: its own narration of a booking counts as one
+    (the perfect agent; :mod:`serve.agents.narration`). ``kept``: the reading of every
+    message but the last, when the caller has it (``serve.conversation`` carries it from
+    the conversation's previous request); read here otherwise."""
+    if kept is None:
+        kept = Reading()
+        for role, content in messages[:-1]:
+            kept.add(role, content)
+    reading = kept.copy()
+    if messages:
+        reading.add(*messages[-1])
+    system = "\n".join(reading.systems)
+    brief = parse_brief(system)
+    history = reading.history
+    pending = reading.pending
     current = (
         pending
         if pending is not None
@@ -111,5 +168,13 @@ def build_view(messages: Sequence[Message], *, narration: bool = False) -> View:
         work_order=asked.work_order,
         embedded=current.embedded,
     )
-    state = replay(brief, history, current, narration=narration)
-    return View(brief, history, user, request, state, system)
+    # the state at the start of the current request (Section 3.1, as serve.agents.replay)
+    if reading.refolded:  # the last message rewrote an exchange the kept reading holds
+        record = Record(brief)
+        record.read(history, narration)
+    else:  # the kept reading's exchanges, then the one the last message may complete
+        record = kept.record(brief, narration)
+        record.read(history[len(kept.history) :], narration)
+    record.refuse(current.notices)
+    record.revise(current.text)
+    return View(brief, history, user, request, record.state, system)
