@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,9 +49,11 @@ async def drive_runner(
     score: bool = True,
     sample_every: float | None = None,
     helpers: Any = None,
+    probe: Callable[[], float] | None = None,
 ) -> RunResult:
     """Run ``grid`` into ``out`` as ``ladder run`` does (streaming scorer included unless
-    ``score`` is false), with no display; optionally sample counters while it runs."""
+    ``score`` is false), with no display; optionally sample counters while it runs
+    (``probe``: one more, sampled last, e.g. the endpoint process's CPU seconds)."""
     async with open_endpoints(grid) as endpoints:
         tasks, _ = pending_tasks(grid, out)
         state = RunState(grid=grid, out=out, endpoints=endpoints)
@@ -75,6 +78,7 @@ async def drive_runner(
                 float(state.progress.done),
                 client_cpu_s(),
                 client_sys_s(),
+                *((probe(),) if probe is not None else ()),
             )
 
         sampler = Sampler(read, every=sample_every or 1.0)

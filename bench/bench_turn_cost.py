@@ -12,6 +12,11 @@ the steps drift apart by a few turns, and an episode's end is per-episode work, 
 turn's), in the same run. The figure is the median ratio over
 repeats; the target is <= 1.3. The streaming scorer is off (it runs once per episode, at its
 end, not per turn); the JSON says how many episodes had ended by the late window's end.
+
+The endpoint's CPU per request in the same windows is an info row: where it grows past the
+client's, the endpoint becomes the bottleneck late, the client waits between responses and
+its CPU per request rises with it (an idle event loop handles fewer responses per wake-up),
+whatever the client does per turn. ``serve.conversation`` keeps it flat enough here.
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ def _ended_by(r: RunResult, requests: float) -> int:
 
 
 def _ms_per_request(r: RunResult, window: tuple[int, int], col: int = 4) -> float:
+    """CPU ms per request in ``window`` (column ``col``: 4 client, 5 client system, 6 the
+    endpoint process)."""
     lo, hi = (w * EPISODES for w in window)
     return 1000.0 * (_at(r.samples, hi, col) - _at(r.samples, lo, col)) / (hi - lo)
 
@@ -60,6 +67,8 @@ def run(quick: bool = False) -> dict[str, Any]:
     late: list[float] = []
     sys_early: list[float] = []
     sys_late: list[float] = []
+    server_early: list[float] = []
+    server_late: list[float] = []
     ended: list[int] = []
     with endpoint_process(server_config(), core=SERVER_CORE) as ep:
         g = grid(
@@ -75,12 +84,14 @@ def run(quick: bool = False) -> dict[str, Any]:
                 await drive_runner(g, out, score=True)
             for _ in range(repeats):
                 with scratch("turns") as out:
-                    r = await drive_runner(g, out, score=False, sample_every=0.01)
+                    r = await drive_runner(g, out, score=False, sample_every=0.01, probe=ep.cpu_s)
                 assert r.infrastructure == 0, "infrastructure errors at zero latency"
                 early.append(_ms_per_request(r, EARLY))
                 late.append(_ms_per_request(r, LATE))
                 sys_early.append(_ms_per_request(r, EARLY, 5))
                 sys_late.append(_ms_per_request(r, LATE, 5))
+                server_early.append(_ms_per_request(r, EARLY, 6))
+                server_late.append(_ms_per_request(r, LATE, 6))
                 ended.append(_ended_by(r, LATE[1] * EPISODES))
 
         run_loop(main)
@@ -99,6 +110,12 @@ def run(quick: bool = False) -> dict[str, Any]:
                 None,
             ),
             row(
+                "endpoint: turn 36-39 / turn 4-7 CPU per request",
+                round(median([b / a for a, b in zip(server_early, server_late, strict=True)]), 3),
+                "info",
+                None,
+            ),
+            row(
                 "turn 36-39 / turn 4-7 client CPU per request",
                 round(ratio, 3),
                 f"<= {TARGET}",
@@ -111,4 +128,6 @@ def run(quick: bool = False) -> dict[str, Any]:
         "late_sys_ms": sys_late,
         "late_ms": late,
         "ratios": ratios,
+        "server_early_ms": server_early,
+        "server_late_ms": server_late,
     }
