@@ -65,20 +65,21 @@ async def _user(g: Any, url: str, client: str, cap: int) -> Any:
 
 
 def _server_bound(quick: bool) -> dict[str, Any]:
-    L = 0.1 if quick else 0.25
+    L = 0.05 if quick else 0.25
     per_arm = 32 if quick else 48
     job_episodes = 1
     cfg = server_config(concurrency=CAP, mode="fixed", seconds=L)
     with endpoint_process(cfg, core=SERVER_CORE) as ep:
         g = grid(ep.url, seeds=f"100-{99 + per_arm}", concurrency=2 * CAP, max_in_flight=CAP)
-        b_arm = per_arm // 2 if quick else per_arm
+        b_arm = per_arm // 4 if quick else per_arm
         g_b = grid(ep.url, seeds=f"100-{99 + b_arm}", concurrency=2 * CAP, max_in_flight=CAP)
 
         async def main() -> dict[str, Any]:
             with scratch("runner") as out:
                 r = await drive_runner(g, out)
-            # quick: AsyncOpenAI on half the grid (it is CPU-bound near 150 requests/s here
-            # either way: its rate does not depend on the grid's size once it is past C)
+            # quick: AsyncOpenAI on a quarter of the grid (it is CPU-bound near 120 requests/s
+            # here, below the 16 / L its 16 episodes could reach: its rate does not depend
+            # on the grid's size)
             b = await _user(g_b, ep.url, "openai", CAP)
             async with aiohttp_agent(ep.url, MODEL, BUDGET, 1) as (agent, count):
                 a = await launcher_job(g, agent, count, job_episodes)
@@ -115,9 +116,11 @@ def _client_bound(quick: bool) -> dict[str, Any]:
     with endpoint_process(server_config(), core=SERVER_CORE) as ep:
         g = grid(ep.url, seeds=seeds, concurrency=CAP, max_in_flight=CAP)
         big = grid(ep.url, seeds=big_seeds, concurrency=CAP, max_in_flight=CAP)
+        # warm-up (imports, pydantic models): one seed is enough for that
+        warm = grid(ep.url, seeds="100", concurrency=CAP, max_in_flight=CAP)
 
         async def main() -> None:
-            await _user(g, ep.url, "openai", CAP)  # warm-up: imports, pydantic models
+            await _user(warm, ep.url, "openai", CAP)
             for _ in range(repeats):
                 with scratch("runner") as out:
                     r = await drive_runner(g, out)

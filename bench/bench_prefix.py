@@ -52,7 +52,7 @@ CACHE_PER_EPISODE = 8_000  # tokens of cache per episode in flight on a replica
 PREFILL_TARGET, MAKESPAN_TARGET = 1.1, 1.05
 ARMS = ("raw", "checklist", "enforce")
 ROUTINGS = ("affinity", "least-in-flight", "round-robin", "random")
-FULL_SEEDS, QUICK_SEEDS = 134, 34  # x 3 arms: 402 or 102 episodes per routing
+FULL_SEEDS, QUICK_SEEDS = 134, 24  # x 3 arms: 402 or 72 episodes per routing
 MAKESPAN_MIN_EPISODES = 400  # the makespan target needs a tail of this many episodes
 
 
