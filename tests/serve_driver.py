@@ -151,3 +151,21 @@ def _status(user: ScriptedUser, b: Booking) -> str:
 def _violates(user: ScriptedUser, b: Booking) -> bool:
     """State-bound enforcement on the realized state at the start of the turn."""
     return b.step is None or user.state.verdict(b.step).label not in ("eligible", "redo")
+
+
+def view_fields(view: Any) -> tuple[Any, ...]:
+    """Everything a scripted agent's view (``serve.agents.view.View``) holds, comparable."""
+    state = view.state
+    return (
+        view.brief,
+        view.history,
+        view.user,
+        view.request,
+        view.directive,
+        view.checklist,
+        view.matched,
+        view.ledger_shown,
+        view.rejected_now,
+        view.work_order,
+        (state.done, state.cancelled, state.deps, state.authorized),
+    )

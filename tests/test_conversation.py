@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from functools import cache
-from typing import Any
 
 import orjson
 import pytest
@@ -24,6 +23,7 @@ from serve.agents.view import build_view
 from serve.conversation import _CARRIED, read_transcript
 from serve.prefix_memo import PrefixMemo
 from serve.tokens import count_messages
+from tests.serve_driver import view_fields
 
 Message = tuple[str, str]
 
@@ -62,22 +62,6 @@ def _message(draw: st.DrawFn) -> Message:
 _MESSAGE = _message()
 
 
-def _seen(view: Any) -> tuple[Any, ...]:
-    s = view.state
-    return (
-        view.brief,
-        view.history,
-        view.user,
-        view.request,
-        view.directive,
-        view.checklist,
-        view.matched,
-        view.ledger_shown,
-        view.rejected_now,
-        (s.done, s.cancelled, s.deps, s.authorized),
-    )
-
-
 def _whole_digest(messages: tuple[Message, ...]) -> str:
     return hashlib.blake2b(orjson.dumps(messages), digest_size=16).hexdigest()
 
@@ -101,9 +85,11 @@ def test_carried_reads_equal_whole_reads(start: list[Message], steps: list[list[
         got = read_transcript(messages)
         assert got.prompt_tokens == count_messages(messages)
         assert got.digest == _whole_digest(messages)
-        assert _seen(build_view(messages, kept=got.reading)) == _seen(build_view(messages))
+        assert view_fields(build_view(messages, kept=got.reading)) == view_fields(
+            build_view(messages)
+        )
         view = build_view(messages, narration=True, kept=got.reading)
-        assert _seen(view) == _seen(build_view(messages, narration=True))
+        assert view_fields(view) == view_fields(build_view(messages, narration=True))
     assert _CARRIED.hits - hits == len(steps)  # every request after the first took a fold
 
 
@@ -167,5 +153,5 @@ def test_a_reply_merged_into_an_earlier_one_is_read_again() -> None:
     got = read_transcript(second)
     assert _CARRIED.hits == hits + 1
     view = build_view(second, kept=got.reading)
-    assert _seen(view) == _seen(build_view(second))
+    assert view_fields(view) == view_fields(build_view(second))
     assert view.state.done  # the merged reply's booking counts

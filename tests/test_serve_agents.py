@@ -16,7 +16,7 @@ import pytest
 from protocol import EpisodeSpec, Turn, Verdict
 from serve import start_server, stop_server
 from serve.parse import ChatRequest
-from tests.serve_driver import Outcome, drive
+from tests.serve_driver import Outcome, drive, view_fields
 
 SEEDS = range(100, 164)
 SIZES = (5, 10, 15, 18)
@@ -199,24 +199,6 @@ async def test_refusals_read_as_refusals_and_citations_as_citations(endpoint: En
     assert channels <= {"re_execution", "superseded"} and channels  # primary scoring: bookings
 
 
-def _seen(view: Any) -> tuple[Any, ...]:
-    """Everything a view holds, comparable."""
-    state = view.state
-    return (
-        view.brief,
-        view.history,
-        view.user,
-        view.request,
-        view.directive,
-        view.checklist,
-        view.matched,
-        view.ledger_shown,
-        view.rejected_now,
-        view.work_order,
-        (state.done, state.cancelled, state.deps, state.authorized),
-    )
-
-
 @pytest.mark.parametrize("arm", ["raw", "checklist", "enforce"])
 async def test_incremental_transcript_reading_equals_reading_it_whole(
     endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch, arm: str
@@ -248,7 +230,7 @@ async def test_incremental_transcript_reading_equals_reading_it_whole(
     def both(messages: Any, *, narration: bool = False, kept: Any = None) -> Any:
         assert kept is not None  # the handler hands the carried reading on
         view = build_view(messages, narration=narration, kept=kept)
-        if _seen(view) != _seen(build_view(messages, narration=narration)):
+        if view_fields(view) != view_fields(build_view(messages, narration=narration)):
             differ.append(f"view at {len(view.history)} exchanges")
         checked.append(len(view.history))
         return view
