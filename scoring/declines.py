@@ -254,14 +254,17 @@ def citation_window(reply: str, ref_start: int, ref_end: int) -> tuple[int, int]
 
 
 # Version 2: self-ledger lines ("LEDGER s3 CANCELLED") are bookkeeping, not prose: they are
-# masked (same length, so offsets hold) before any family is matched.
-_LEDGER_LINE = re.compile(r"(?im)^[^\n]*\bLEDGER\b[^\n]*$")
+# masked (same length, so offsets hold) before any family is matched. The rule is the
+# multiline regex (?im)^[^\n]*\bLEDGER\b[^\n]*$ blanking each match; it is applied line by
+# line (the same lines: \b sees a line's edge as the regex does), without its backtracking.
+_LEDGER_WORD = re.compile(r"(?i)\bLEDGER\b")
 
 
 def mask_ledger(reply: str) -> str:
     if "ledger" not in reply.lower():
         return reply
-    return _LEDGER_LINE.sub(lambda m: " " * len(m.group(0)), reply)
+    lines = reply.split("\n")
+    return "\n".join(" " * len(line) if _LEDGER_WORD.search(line) else line for line in lines)
 
 
 def is_refusal(reply: str) -> bool:

@@ -129,3 +129,70 @@ def test_prefilter_never_hides_a_match_of_its_patterns() -> None:
         for text in samples:
             if any(p.search(text) for p in patterns):
                 assert prefilter.may_match(text), text
+
+
+_RUNS = re.compile(r"\s+")
+_SPACES = "".join(c for c in map(chr, range(0x110000)) if c.isspace())
+
+
+def test_every_character_re_calls_whitespace_str_split_does_too() -> None:
+    """``Prefilter.prepare`` splits with ``str.split``; it equals ``\\s+`` only because both
+    take the same characters for whitespace, all of Unicode checked."""
+    assert _SPACES and all(_RUNS.fullmatch(c) for c in _SPACES)
+    odd = [c for c in map(chr, range(0x110000)) if bool(_RUNS.fullmatch(c)) != c.isspace()]
+    assert odd == []
+
+
+@settings(max_examples=400)
+@given(
+    st.text(
+        alphabet=st.one_of(
+            st.sampled_from([*_SPACES, "a", "B", "ß", "Σ", "ﬁ", ".", "-"]), st.characters()
+        ),
+        max_size=40,
+    )
+)
+def test_prepare_folds_whitespace_runs_as_the_regex_does(text: str) -> None:
+    """The pre-check's text: case-folded, each whitespace run (an outer one too) one space;
+    the same string ``re.sub(r"\\s+", " ", ...)`` gives."""
+    got = Prefilter.prepare(text)
+    if "\u0130" in text or "\u0131" in text:
+        assert got is None
+    else:
+        assert got == _RUNS.sub(" ", text.casefold())
+
+
+_LEDGER_RULE = re.compile(r"(?im)^[^\n]*\bLEDGER\b[^\n]*$")  # the rule, as version 2 states it
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "LEDGER s3 CANCELLED",
+                "ledger",
+                "my ledgers",
+                "x_LEDGER",
+                "LEDGER.",
+                "\r",
+                "Ref RC-0001",
+                " ",
+                "\n",
+                "\n\n",
+                "ok",
+                "Ledger:",
+                "éLEDGER",
+                "LEDGERé",
+                "—LEDGER—",
+            ]
+        ),
+        max_size=12,
+    ).map("".join)
+)
+def test_ledger_lines_are_masked_as_the_multiline_rule_masks_them(reply: str) -> None:
+    """``mask_ledger`` line by line equals the version-2 rule's multiline regex blanking."""
+    from scoring.declines import mask_ledger
+
+    want = _LEDGER_RULE.sub(lambda m: " " * len(m.group(0)), reply)
+    assert mask_ledger(reply) == want and len(want) == len(reply)
