@@ -31,8 +31,9 @@ _Key = tuple[int, Message, Message]
 CUTS = (3, 1, 2)
 
 
-def _key(prefix: tuple[Message, ...]) -> _Key:
-    return (len(prefix), prefix[0], prefix[-1])
+def _key(messages: tuple[Message, ...], n: int) -> _Key:
+    """The dict key of ``messages[:n]`` (without slicing them)."""
+    return (n, messages[0], messages[n - 1])
 
 
 class PrefixMemo(Generic[S]):
@@ -58,7 +59,7 @@ class PrefixMemo(Generic[S]):
             n = len(messages) - cut
             if n < 1:
                 continue
-            key = (n, messages[0], messages[n - 1])
+            key = _key(messages, n)
             found = self._entries.get(key)
             if found is None:
                 continue
@@ -78,7 +79,7 @@ class PrefixMemo(Generic[S]):
         """Remember ``state`` as the fold of ``prefix``; the caller must not change it later."""
         if not prefix:
             return
-        key = _key(prefix)
+        key = _key(prefix, len(prefix))
         found = self._entries.get(key)
         if found is None:
             self._entries[key] = [(prefix, state)]

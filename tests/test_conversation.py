@@ -139,8 +139,8 @@ def test_an_empty_request_reads_as_nothing() -> None:
 
 def test_a_reply_merged_into_an_earlier_one_is_read_again() -> None:
     """A request whose messages put a second assistant message after the last reply the
-    conversation carried: the two merge into one turn (as ``conversation`` merges them), and
-    a booking in the second counts, as it does when the whole transcript is read."""
+    conversation carried: the two merge into one turn, and a booking in the second counts,
+    as it does when the whole transcript is read."""
     real = _episode_messages()
     system, ask, reply = real[0], real[1], real[2]
     assert ask[0] == "user" and reply[0] == "assistant" and "ref " in reply[1]
@@ -154,4 +154,17 @@ def test_a_reply_merged_into_an_earlier_one_is_read_again() -> None:
     assert _CARRIED.hits == hits + 1
     view = build_view(second, kept=got.reading)
     assert view_fields(view) == view_fields(build_view(second))
+    assert view.state.done  # the merged reply's booking counts
+
+
+def test_a_last_message_merged_into_the_carried_reply_is_read_again() -> None:
+    """A request ending in a second assistant message right after the carried reply: the
+    view reads the merged reply, so its booking counts, as in a whole-transcript read."""
+    real = _episode_messages()
+    system, ask, reply = real[0], real[1], real[2]
+    messages = (system, ask, ("assistant", "One moment."), reply)
+    kept = read_transcript(messages).reading
+    assert len(kept.history) == 1  # the carried reading holds the first reply only
+    view = build_view(messages, kept=kept)
+    assert view_fields(view) == view_fields(build_view(messages))
     assert view.state.done  # the merged reply's booking counts

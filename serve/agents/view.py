@@ -19,7 +19,7 @@ from serve.agents.transcript import (
     split_user,
 )
 
-__all__ = ["Message", "Reading", "View", "build_view", "conversation"]
+__all__ = ["Message", "Reading", "View", "build_view"]
 
 Message = tuple[str, str]  # (role, content)
 
@@ -67,20 +67,12 @@ class View:
         self.rejected_now = {n.code for n in user.notices if n.work_order == self.work_order}
 
 
-def conversation(messages: Sequence[Message]) -> tuple[str, list[Message]]:
-    """The system text and the other turns, consecutive same-role messages merged."""
-    reading = Reading()
-    for role, content in messages:
-        reading.add(role, content)
-    return "\n".join(reading.systems), reading.turns
-
-
 class Reading:
     """A transcript read message by message: the system texts, the other turns (consecutive
     same-role messages merged), the exchanges and the user turn still awaiting a reply, and
     the execution records read from the exchanges, by (brief, narration)."""
 
-    __slots__ = ("history", "pending", "records", "refolded", "systems", "turns")
+    __slots__ = ("history", "pending", "records", "systems", "turns")
 
     def __init__(self) -> None:
         self.systems: list[str] = []
@@ -89,7 +81,6 @@ class Reading:
         self.pending: UserTurn | None = None
         # (exchanges read, record after them); a record is never changed once stored here
         self.records: dict[tuple[ParsedBrief, bool], tuple[int, Record]] = {}
-        self.refolded = False  # a merge rewrote an earlier exchange: the records are stale
 
     def copy(self) -> Reading:
         new = Reading.__new__(Reading)
@@ -98,23 +89,24 @@ class Reading:
         new.history = list(self.history)
         new.pending = self.pending
         new.records = dict(self.records)
-        new.refolded = False
         return new
 
-    def add(self, role: str, content: str) -> None:
+    def add(self, role: str, content: str) -> bool:
+        """Read one more message; True when it merged into the last turn, so that every
+        turn was read again (the exchanges read before may have changed)."""
         if role in ("system", "developer"):
             self.systems.append(content)
-            return
+            return False
         role = "assistant" if role == "assistant" else "user"
         if self.turns and self.turns[-1][0] == role:  # merged into the last turn: read again
             self.turns[-1] = (role, f"{self.turns[-1][1]}\n\n{content}")
             self.history, self.pending, self.records = [], None, {}
-            self.refolded = True
             for r, c in self.turns:
                 self._step(r, c)
-            return
+            return True
         self.turns.append((role, content))
         self._step(role, content)
+        return False
 
     def _step(self, role: str, content: str) -> None:
         if role == "user":
@@ -146,8 +138,7 @@ def build_view(
         for role, content in messages[:-1]:
             kept.add(role, content)
     reading = kept.copy()
-    if messages:
-        reading.add(*messages[-1])
+    reread = bool(messages) and reading.add(*messages[-1])
     system = "\n".join(reading.systems)
     brief = parse_brief(system)
     history = reading.history
@@ -169,7 +160,7 @@ def build_view(
         embedded=current.embedded,
     )
     # the state at the start of the current request (Section 3.1, as serve.agents.replay)
-    if reading.refolded:  # the last message rewrote an exchange the kept reading holds
+    if reread:  # the last message rewrote an exchange the kept reading holds
         record = Record(brief)
         record.read(history, narration)
     else:  # the kept reading's exchanges, then the one the last message may complete
