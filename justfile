@@ -26,7 +26,7 @@ bench:
 
 # The slow reliability drills (kill drill, soak).
 drill:
-    .venv/bin/python -m pytest -q -m slow -o addopts=''
+    .venv/bin/python -m pytest -q -m slow -o addopts='--import-mode=importlib'
 
 # Optional: the runner against a real small model (SmolLM2-135M via llama.cpp on loopback).
 e2e-real:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from runner.grid import Grid, parse_grid
+from runner.grid.expand import Grid, parse_grid
 
 __all__ = [
     "CLIENT_CORE",

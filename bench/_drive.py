@@ -1,4 +1,4 @@
-"""Driving a grid through the real runner (``runner.scheduler.run_grid``) and timing it."""
+"""Driving a grid through the real runner (``runner.execution.scheduler.run_grid``) and timing it."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 
 from bench._common import Sampler, client_cpu_s, client_sys_s
-from runner.endpoints import open_endpoints
-from runner.grid import Grid
-from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
+from runner.client.connect import open_endpoints
+from runner.execution.scheduler import RunState, expected_seeds, pending_tasks, run_grid
+from runner.grid.expand import Grid
 
 __all__ = ["RunResult", "drive_runner"]
 
@@ -31,12 +31,12 @@ class RunResult:
     peak_in_flight: int
     samples: list[tuple[float, tuple[float, ...]]] = field(default_factory=list)
     started: float = 0.0
-    helpers: Any = None  # the run's runner.helpers.Helpers, when given
+    helpers: Any = None  # the run's runner.gates.helpers.Helpers, when given
 
 
 def _scorer(grid: Grid) -> Any:
     try:
-        from scoring.stream import StreamingScorer
+        from scoring.results.stream import StreamingScorer
     except ImportError:  # pragma: no cover
         return None
     return StreamingScorer(expected_seeds(grid))

@@ -1,4 +1,4 @@
-"""Per-arm cost: the ``ladder cost`` table (``scoring.cost.cost_rows``) for a synthetic-agent
+"""Per-arm cost: the ``ladder cost`` table (``scoring.analyses.cost.cost_rows``) for a synthetic-agent
 grid of every arm that exists.
 
 The scripted endpoint (its own process) serves the synthetic agent
@@ -18,10 +18,10 @@ from typing import Any
 from bench._common import SERVER_CORE, grid, row, run_loop, scratch
 from bench._drive import drive_runner
 from bench._endpoint import endpoint_process, server_config
-from runner.logs import read_logs
-from scoring.cost import CostRow, cost_rows
-from scoring.cost_table import cost_table
-from scoring.flat import flat_row
+from runner.rundir.logs import read_logs
+from scoring.analyses.cost import CostRow, cost_rows
+from scoring.report.cost_table import cost_table
+from scoring.results.flat import flat_row
 
 __all__ = ["run"]
 
@@ -34,7 +34,7 @@ def _arms() -> tuple[list[str], Any]:
 
     arms = [a for a in ARM_NAMES if a not in MEMORY_ARMS]
     try:
-        from runner.helpers import Helpers
+        from runner.gates.helpers import Helpers
     except ImportError:
         return [a for a in arms if a in ("raw", "checklist")], None
     return arms, Helpers

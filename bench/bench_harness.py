@@ -19,7 +19,7 @@ from typing import Any
 
 from bench._common import CLIENT_CORE, SERVER_CORE, median, row, run_loop, scratch, status_bytes
 from bench._endpoint import endpoint_process, server_config
-from runner.grid import Grid, parse_grid
+from runner.grid.expand import Grid, parse_grid
 
 __all__ = ["run"]
 

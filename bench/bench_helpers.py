@@ -4,7 +4,7 @@ A grid with both gate arms (directive, enforce) and two regimes (the perfect age
 and with per-turn thinking, the no-think model compiling for both, as in the paper's
 Appendix B.3) runs against the scripted endpoint at zero latency. Naive is one matcher call
 per gate-arm turn and one compile (graph + revision request) per gate-arm episode; made is
-what ``runner.helpers.Helpers`` sent (compiles cached by compile model and (seed, S, rho),
+what ``runner.gates.helpers.Helpers`` sent (compiles cached by compile model and (seed, S, rho),
 matcher answers by (model, regime, prompt), both single-flight; filler and revision turns
 bypass the matcher by schedule metadata, as in the paper).
 """
@@ -16,7 +16,7 @@ from typing import Any
 from bench._common import SERVER_CORE, grid, row, run_loop, scratch
 from bench._drive import drive_runner
 from bench._endpoint import endpoint_process, server_config
-from runner.logs import read_logs
+from runner.rundir.logs import read_logs
 
 __all__ = ["run"]
 
@@ -33,11 +33,11 @@ THINKING = {
 
 def run(quick: bool = False) -> dict[str, Any]:
     try:
-        from runner.helpers import Helpers
+        from runner.gates.helpers import Helpers
     except ImportError:
         return {
             "case": "helpers",
-            "rows": [row("helper savings", None, "pending: no runner.helpers", None)],
+            "rows": [row("helper savings", None, "pending: no runner.gates.helpers", None)],
         }
     seeds = "100-107" if quick else "100-131"
     with endpoint_process(server_config(), core=SERVER_CORE) as ep, scratch("helpers") as out:

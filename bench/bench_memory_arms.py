@@ -22,7 +22,7 @@ from typing import Any
 from bench._common import CLIENT_CORE, SERVER_CORE, median, row, run_loop, scratch, status_bytes
 from bench._drive import drive_runner
 from bench._endpoint import endpoint_process, server_config
-from runner.grid import Grid, parse_grid
+from runner.grid.expand import Grid, parse_grid
 
 __all__ = ["run"]
 
@@ -59,7 +59,7 @@ def _grid(url: str, arm: str, mode: str, seeds: str, concurrency: int, steps: in
 
 
 async def _once(g: Grid, prefix: str) -> tuple[float, int, int]:
-    from runner.helpers import Helpers
+    from runner.gates.helpers import Helpers
 
     with scratch(prefix) as out:
         r = await drive_runner(g, out, score=True, helpers=Helpers)

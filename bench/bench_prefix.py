@@ -33,9 +33,9 @@ import aiohttp
 
 from bench._common import client_cpu_s, row, scratch
 from bench._virtual import run_virtual
-from runner.endpoints import open_endpoints
-from runner.grid import Grid, parse_grid
-from runner.scheduler import RunState, expected_seeds, pending_tasks, run_grid
+from runner.client.connect import open_endpoints
+from runner.execution.scheduler import RunState, expected_seeds, pending_tasks, run_grid
+from runner.grid.expand import Grid, parse_grid
 from serve.app import start_replicas, stop_server
 from serve.config import LatencyConfig, PrefixCacheConfig, ServerConfig
 
@@ -95,8 +95,8 @@ def _delta(after: list[dict[str, Any]], before: list[dict[str, Any]], key: str) 
 
 
 async def _drive(routing: str, seeds: str, out: Path) -> dict[str, Any]:
-    from runner.helpers import Helpers
-    from scoring.stream import StreamingScorer
+    from runner.gates.helpers import Helpers
+    from scoring.results.stream import StreamingScorer
 
     concurrency = int(REPLICAS * SLOTS * OVERSUBSCRIBE)
     runners, urls = await start_replicas(_server_config(concurrency), REPLICAS)

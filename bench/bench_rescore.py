@@ -2,7 +2,7 @@
 
 Builds a synthetic log of at least 10,000 episode records (a grid of 2 models x 5 graph
 configurations x 6 arms x 167 seeds = 10,020 records; ``quick``: 8 seeds), written through
-``runner.logs.LogWriter`` to a temporary directory. Replies are written from perfect play with
+``runner.rundir.logs.LogWriter`` to a temporary directory. Replies are written from perfect play with
 injected errors: re-executions of redo probes, citations inside refusals, refused bookings
 (enforce, hybrid) with and without refusal language, stale-work-order re-displays, prose
 around every ref line, LEDGER lines closing every reply of the self-ledger arm; user
@@ -11,8 +11,8 @@ a real run writes.
 
 Timed, best of three with the spread in the JSON (``quick``: once): a bare schema-less
 ``msgspec.json.decode`` of every line of the same files (the floor, and the machine's
-calibration); ``read_logs`` + ``scoring.offline.rescore``; ``ladder score``'s path
-(``runner.rescore.rescore_dir``) on one core and on every core this process may use (the
+calibration); ``read_logs`` + ``scoring.results.offline.rescore``; ``ladder score``'s path
+(``runner.rundir.rescore.rescore_dir``) on one core and on every core this process may use (the
 row names how many). The targets are ratios to the bare decode. Then ``ladder score`` and
 ``ladder report`` run in fresh processes over a 14,040-episode directory (234 seeds; not
 under ``quick``).
@@ -48,10 +48,10 @@ from protocol import (
 )
 from protocol.arms import ARM_NAMES
 from protocol.execution import read_execution
-from runner.logs import LogReport, LogWriter, read_logs
-from runner.rescore import cores, rescore_dir
-from scoring.lines import CellLine, ContrastLine
-from scoring.offline import paused_gc, rescore
+from runner.rundir.logs import LogReport, LogWriter, read_logs
+from runner.rundir.rescore import cores, rescore_dir
+from scoring.results.lines import CellLine, ContrastLine
+from scoring.results.offline import paused_gc, rescore
 
 __all__ = ["run"]
 
@@ -219,7 +219,7 @@ def _cpu() -> float:
 
 def _cli_s(*argv: str) -> float:
     """Seconds one ``ladder`` command takes in a fresh process (start-up included)."""
-    cmd = [sys.executable, "-c", "from cli.app import main; main()", *argv]
+    cmd = [sys.executable, "-c", "from ladder.app import main; main()", *argv]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - t0

@@ -2,7 +2,7 @@
 
 One place for these facts (Sections 3.2, 3.3, 4.2; Appendices D.1, D.3, E.2): the grid checks
 arm names against it, the compile helper reads which arms compile, the scoring reads the
-ladder's rungs and every contrast (:mod:`scoring.families` forms the Holm families from
+ladder's rungs and every contrast (:mod:`scoring.results.families` forms the Holm families from
 them), :mod:`protocol.policy` reads each arm's prompt policy, and :mod:`runner.arms.registry`
 binds each name to its session class. Names are the ones used on the command line and in
 logs. A new arm is one row here plus its session's file (docs/extending.md).

@@ -1,7 +1,7 @@
 """The corruption RNG of the corrupted-state ablation (Section 5, Appendix D.4), pure.
 
 One seeding and one per-turn draw, called by the gate arms (:mod:`runner.arms.gates`) as they
-run and by the Table 12 replay (:mod:`scoring.corruption_replay`) as it re-draws the stream
+run and by the Table 12 replay (:mod:`scoring.analyses.corruption_replay`) as it re-draws the stream
 against a logged episode, so the two cannot drift apart.
 
 * Seeding: from the episode spec (seed, S, density, domain), the cell's model and regime and

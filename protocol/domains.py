@@ -3,7 +3,7 @@
 The built-in packs, procurement and release engineering (paper, Section 4.1, Appendix A),
 are TOML files shipped as package data (``protocol/packs/*.toml``) and read once at import
 through :mod:`importlib.resources` (the only file protocol/ reads: the package's own data,
-like its code). A researcher's pack is read by the caller (``runner.packs``), parsed and
+like its code). A researcher's pack is read by the caller (``runner.grid.packs``), parsed and
 checked by :mod:`protocol.packs`, and :func:`register`-ed: its name then resolves like a
 built-in one, and its digest is what the specs of its episodes record
 (:func:`protocol.versions.pool_of` refuses a spec whose digest differs from the loaded pack's).

@@ -17,7 +17,7 @@ Extraction decisions (:func:`find_refs`)
 * The keyword is the whole word ``ref``: ``reference RC-1234/#W1234``, ``refs ...``,
   ``xref ...`` do NOT count. "Reference" is a prose word ("for reference: ..."), not the
   protocol keyword; ``for reference: ref RC-1234/#W1234`` does count (it is then a matter for
-  decline-aware scoring, :mod:`scoring.declines`).
+  decline-aware scoring, :mod:`scoring.replay.declines`).
 * Between the keyword and the code: one to sixteen characters of spacing, markdown
   (``*``, ``_``, backquote, ``~``), ``:``, ``.``, ``=``, ``#``, quotes, an opening bracket or a
   dash. So ``ref: ``, ``ref. ``, ``**ref** ``, ``` `ref` ``` and ``ref -- `` all work; the

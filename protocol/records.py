@@ -45,7 +45,7 @@ __all__ = [
 
 SCHEMA_VERSION = 2
 # 2: EpisodeRecord.compile is a typed CompileRecord (graph as a list of steps; version-1 logs
-#    stored it keyed by step id, and runner.logs reads them into the new shape).
+#    stored it keyed by step id, and runner.rundir.logs reads them into the new shape).
 
 TurnKind = Literal[
     "ask",
@@ -320,7 +320,7 @@ class EpisodeRecord(msgspec.Struct, frozen=True, kw_only=True, tag="episode"):
     synthetic: bool = False  # produced by the scripted synthetic agent
     # Flat keys for querying a log directly (DuckDB, pandas); set by :func:`with_totals` when
     # the record is made. Empty / zero in logs written before they existed: readers that need
-    # them recompute them from the cell and the turns (scoring.cost, scoring.episode_rows).
+    # them recompute them from the cell and the turns (scoring.analyses.cost, scoring.results.episode_rows).
     slug: str = ""  # the cell's slug (the log file's name)
     episode_id: str = ""  # "<slug>/<seed>": one id per (cell, seed)
     arm: str = ""  # the cell's arm, repeated at the top level

@@ -1,16 +1,23 @@
 """Pure scoring: replay logged episodes against regenerated ground truth, strict and
 decline-aware success, the six error channels, statistics, aggregation by cell and ladder,
-the streaming scorer, and report tables. No model, no I/O (plots: :mod:`scoring.report`).
+the streaming scorer, and report tables. No model, no I/O (plots: :mod:`scoring.report.markdown`).
 """
 
-from scoring.cells import SCORINGS, cell_line, ladder_contrasts
-from scoring.episodes import EpisodeCache
-from scoring.families import score_lines
-from scoring.lines import CellLine, ContrastLine, HelperLine, ResultLine, decode_line, line_json
-from scoring.offline import paused_gc, rescore, score_records
-from scoring.replay import LABELS, EpisodeScore, Scoring, TurnScore, score_episode
-from scoring.stats import holm, mcnemar_exact, wilson
-from scoring.stream import StreamingScorer
+from scoring.replay.episode import LABELS, EpisodeScore, Scoring, TurnScore, score_episode
+from scoring.replay.ground_truth import EpisodeCache
+from scoring.results.cells import SCORINGS, cell_line, ladder_contrasts
+from scoring.results.families import score_lines
+from scoring.results.lines import (
+    CellLine,
+    ContrastLine,
+    HelperLine,
+    ResultLine,
+    decode_line,
+    line_json,
+)
+from scoring.results.offline import paused_gc, rescore, score_records
+from scoring.results.stats import holm, mcnemar_exact, wilson
+from scoring.results.stream import StreamingScorer
 
 __all__ = [
     "LABELS",

@@ -6,8 +6,8 @@ An episode resends its growing transcript every turn. The three are folds over t
 so each is kept for a request's messages but its last (:mod:`serve.prefix_memo`, one lookup
 per request for all three), and the conversation's next request folds only the messages it
 adds: the per-request cost stays flat as the transcript grows. The results equal a count, a
-hash and a reading of the whole transcript (``tests/test_serve_agents.py`` checks every
-request of whole episodes; ``tests/test_conversation.py`` checks random message lists).
+hash and a reading of the whole transcript (``tests/serve/test_agents.py`` checks every
+request of whole episodes; ``tests/serve/test_conversation.py`` checks random message lists).
 """
 
 from __future__ import annotations

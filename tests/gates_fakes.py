@@ -1,6 +1,6 @@
 """Test doubles for the gate tests: an in-process chat endpoint and ground-truth answers.
 
-``FakeChat`` stands where ``runner.client.Endpoint`` stands for ``runner.helpers.Helpers``:
+``FakeChat`` stands where ``runner.client.endpoint.Endpoint`` stands for ``runner.gates.helpers.Helpers``:
 an object with the same ``chat`` coroutine, answering from a handler and counting calls. The
 ground-truth compiler and matcher answers are written from the generator's episode, which
 only a test may read.
@@ -17,7 +17,7 @@ from protocol import strings
 from protocol.records import CallRecord, Episode, EpisodeRecord, Role
 from protocol.state import Error
 from protocol.user import ScriptedUser
-from runner.client import Reply
+from runner.client.endpoint import Reply
 
 Handler = Callable[[Sequence[Mapping[str, str]], str], str]
 

@@ -2,11 +2,11 @@
 
 * :func:`grid_data` / :func:`make_grid`: a small grid on the embedded scripted endpoint with
   short timeouts and backoff, so injected faults resolve in milliseconds.
-* :func:`run_inprocess`: ``runner.run.run_async`` (the code path of ``ladder run``) with a
+* :func:`run_inprocess`: ``runner.execution.run.run_async`` (the code path of ``ladder run``) with a
   :class:`serve.config.ServerConfig` carrying fault rates, and the history of every adaptive
   limit it used.
 * :func:`verdicts`: per-(cell, seed) scores of a run directory, via
-  :func:`scoring.replay.score_episode`, for comparing a faulty run with a fault-free one.
+  :func:`scoring.replay.episode.score_episode`, for comparing a faulty run with a fault-free one.
 * :func:`tree_digest`: a hash of every file under a directory (names and bytes).
 * :func:`ladder`: the ``ladder`` command line in a subprocess.
 """
@@ -27,10 +27,10 @@ import msgspec
 from rich.console import Console
 
 from protocol.records import EpisodeRecord
-from runner.grid import Grid, parse_grid
-from runner.limiter import Limiter
-from runner.logs import LogReport, read_logs
-from scoring.replay import score_episode
+from runner.client.limiter import Limiter
+from runner.grid.expand import Grid, parse_grid
+from runner.rundir.logs import LogReport, read_logs
+from scoring.replay.episode import score_episode
 
 __all__ = [
     "INFRA",
@@ -152,7 +152,7 @@ async def run_inprocess(
 ) -> tuple[dict[str, Any], str]:
     """``ladder run`` in this event loop against the embedded endpoint with ``server_config``;
     (summary, console text)."""
-    from runner.run import run_async
+    from runner.execution.run import run_async
 
     buf = io.StringIO()
     console = Console(file=buf, width=200, highlight=False)
@@ -212,7 +212,7 @@ def tree_digest(root: Path) -> str:
 
 
 def ladder_argv(*args: str) -> list[str]:
-    return [sys.executable, "-c", "from cli.app import main; main()", *args]
+    return [sys.executable, "-c", "from ladder.app import main; main()", *args]
 
 
 def ladder(

@@ -154,7 +154,7 @@ def _violates(user: ScriptedUser, b: Booking) -> bool:
 
 
 def view_fields(view: Any) -> tuple[Any, ...]:
-    """Everything a scripted agent's view (``serve.agents.view.View``) holds, comparable."""
+    """Everything a scripted agent's view (``serve.agents.reading.View``) holds, comparable."""
     state = view.state
     return (
         view.brief,

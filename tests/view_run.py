@@ -11,8 +11,8 @@ from typing import Any
 
 from rich.console import Console
 
-from runner.grid import parse_grid
-from runner.run import run_async
+from runner.execution.run import run_async
+from runner.grid.expand import parse_grid
 
 __all__ = ["DEFECTIVE_COMPILER", "MODEL", "grid_data", "make_run"]
 

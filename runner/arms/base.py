@@ -31,9 +31,9 @@ from protocol.records import (
 )
 from protocol.render import compose_user_message
 from protocol.state import TaskState
-from runner.cache import MatcherOutcome
-from runner.client import CallFailed, Reply
-from runner.helpers import Helpers
+from runner.client.endpoint import CallFailed, Reply
+from runner.gates.cache import MatcherOutcome
+from runner.gates.helpers import Helpers
 
 __all__ = ["Admission", "AgentCall", "ArmSession", "EpisodeContext", "Shaped"]
 

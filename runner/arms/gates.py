@@ -2,7 +2,7 @@
 (Sections 3.2, 3.3; Appendices D.3, D.4, E.2).
 
 The gates own a task state compiled by the compile model from the brief and the revision
-message (:mod:`runner.helpers`, :mod:`protocol.compiled`); it never reads the generator's
+message (:mod:`runner.gates.helpers`, :mod:`protocol.compiled`); it never reads the generator's
 graph (``compile_info.accuracy`` compares with it for the record only). The compiled state
 is a :class:`protocol.state.TaskState` advanced only
 
@@ -52,7 +52,7 @@ refuses any step other than the matched one (every booking when the matcher reso
 and a code it cannot place (status ``not in the plan``, step ``?`` in the notice). Refused
 bookings never reach the realized state; one rejection notice per refused booking is
 prepended to the next user turn (or given the same turn, ``notice="same_turn"``, by
-:mod:`runner.episode`, whose retried reply's refusals reach the next turn).
+:mod:`runner.execution.episode`, whose retried reply's refusals reach the next turn).
 
 Hybrid: enforcement where the validator (Appendix D.3) passes the compiled graph and
 revision, the directive gate (admit everything) where it flags them;
@@ -90,7 +90,7 @@ from protocol.render import (
 from protocol.state import TaskState
 from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
 from runner.arms.registry import register
-from runner.helpers import Compiled, Helpers
+from runner.gates.helpers import Compiled, Helpers
 
 __all__ = [
     "CORRUPT_ON_FILLERS",
@@ -125,7 +125,7 @@ class DirectiveGate(ArmSession):
     def helpers(self) -> Helpers:
         if self.ctx.helpers is None:
             raise RuntimeError(
-                f"the {self.ctx.cell.arm!r} arm needs runner.helpers.Helpers in its context"
+                f"the {self.ctx.cell.arm!r} arm needs runner.gates.helpers.Helpers in its context"
             )
         return self.ctx.helpers
 

@@ -1,7 +1,7 @@
 """Mem0 (the real ``mem0ai`` library) as one episode's memory, every call one of ours.
 
 * The LLM mem0 calls for its memory extraction is :class:`EndpointLLM`: the cell's model on
-  the cell's endpoint through :class:`runner.client.Endpoint` (its limiter, retries and token
+  the cell's endpoint through :class:`runner.client.endpoint.Endpoint` (its limiter, retries and token
   accounting), each call logged as a ``memory`` :class:`~protocol.records.CallRecord`.
 * The embedder is :class:`EndpointEmbedding` over the episode's
   :class:`~runner.memory.embedder.Embedder` (cached by text hash, ``embedding`` records).

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Protocol
 
 from protocol.records import CallRecord, CellKey
-from runner.compiler import ChatEndpoint
-from runner.grid import Grid
+from runner.gates.compiler import ChatEndpoint
+from runner.grid.expand import Grid
 from runner.memory.embedder import EmbeddingsEndpoint
 
 __all__ = ["ChatCall", "MemoryServices"]

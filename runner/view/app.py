@@ -25,7 +25,7 @@ from aiohttp import web
 
 from protocol.state import CHANNELS
 from runner.view.data import RunView
-from scoring.cells import SCORINGS
+from scoring.results.cells import SCORINGS
 
 __all__ = ["LOOPBACK", "STATIC", "make_app", "serve"]
 
@@ -43,7 +43,7 @@ _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def _json(data: msgspec.Struct, status: int = 200) -> web.Response:
-    """A view (:mod:`scoring.views`) as the page reads it."""
+    """A view (:mod:`scoring.view.models`) as the page reads it."""
     return web.Response(body=_ENCODER.encode(data), status=status, content_type="application/json")
 
 

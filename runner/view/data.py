@@ -1,6 +1,6 @@
 """What the viewer's pages and ``ladder show`` ask of a run: the index refreshed, then the
-pure view builders of :mod:`scoring.episode_view` over the records it finds (the typed
-views of :mod:`scoring.views`)."""
+pure view builders of :mod:`scoring.view.episode` over the records it finds (the typed
+views of :mod:`scoring.view.models`)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import msgspec
 from protocol.generate import SpecError
 from protocol.records import Episode, EpisodeRecord
 from runner.view.index import RunIndex
-from scoring.episode_view import arm_label, compare_view, episode_view, filter_rows, pairing_key
-from scoring.families import score_lines
-from scoring.replay import score_episode
-from scoring.run_view import cells_view, contrasts_view
-from scoring.views import CellsView, CompareView, EpisodesView, EpisodeView, LogView, PairView
+from scoring.replay.episode import score_episode
+from scoring.results.families import score_lines
+from scoring.view.episode import arm_label, compare_view, episode_view, filter_rows, pairing_key
+from scoring.view.models import CellsView, CompareView, EpisodesView, EpisodeView, LogView, PairView
+from scoring.view.run import cells_view, contrasts_view
 
 __all__ = ["RunView"]
 

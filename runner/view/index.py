@@ -1,16 +1,16 @@
 """The viewer's index of a run directory: built once, cached in the run directory, grown as
 the logs grow.
 
-For every complete line of every cell log (:func:`runner.logs.scan_log`) the index keeps the
+For every complete line of every cell log (:func:`runner.rundir.logs.scan_log`) the index keeps the
 byte offset and length of the line, the episode's compact score
-(:func:`scoring.replay.score_episode` with ``detail=False``), its list row
-(:class:`scoring.views.RowView`, from :func:`scoring.episode_view.episode_row`) and its
+(:func:`scoring.replay.episode.score_episode` with ``detail=False``), its list row
+(:class:`scoring.view.models.RowView`, from :func:`scoring.view.episode.episode_row`) and its
 one-episode cost row
-(:func:`scoring.cost.cost_rows`). An episode is read again from its offset only when it is
+(:func:`scoring.analyses.cost.cost_rows`). An episode is read again from its offset only when it is
 opened (:meth:`RunIndex.record`).
 
 Cache: ``DIR/view-index.msgpack``, one file, with the run's result lines
-(:func:`scoring.families.score_lines` of the indexed scores) once computed. For each log file it
+(:func:`scoring.results.families.score_lines` of the indexed scores) once computed. For each log file it
 holds the offset after its
 last indexed line and the file's first bytes. On :meth:`RunIndex.refresh` a file that grew
 past that offset (a run in progress) is scanned from there on; a file whose first bytes
@@ -29,19 +29,19 @@ import msgspec
 
 from protocol.generate import SpecError
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
-from runner.logs import LogReport, log_files, read_record, scan_log
-from scoring.cost import CostRow, cost_rows
-from scoring.episode_view import episode_row
-from scoring.episodes import EpisodeCache
-from scoring.lines import ResultLine
-from scoring.offline import paused_gc
-from scoring.replay import EpisodeScore, score_episode
-from scoring.views import RowView
+from runner.rundir.logs import LogReport, log_files, read_record, scan_log
+from scoring.analyses.cost import CostRow, cost_rows
+from scoring.replay.episode import EpisodeScore, score_episode
+from scoring.replay.ground_truth import EpisodeCache
+from scoring.results.lines import ResultLine
+from scoring.results.offline import paused_gc
+from scoring.view.episode import episode_row
+from scoring.view.models import RowView
 
 __all__ = ["INDEX_FILE", "INDEX_VERSION", "Entry", "FileIndex", "RunIndex"]
 
 INDEX_FILE = "view-index.msgpack"
-INDEX_VERSION = 3  # 3: an entry's row is a scoring.views.RowView, the overview typed lines
+INDEX_VERSION = 3  # 3: an entry's row is a scoring.view.models.RowView, the overview typed lines
 _HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
 
 
@@ -224,7 +224,7 @@ class RunIndex:
         return read_record(path, entry.offset, entry.length)
 
     def report(self) -> LogReport:
-        """What reading found, in :class:`runner.logs.LogReport`'s terms (the last partial
+        """What reading found, in :class:`runner.rundir.logs.LogReport`'s terms (the last partial
         line of a file is not counted: it may be an episode being written)."""
         rep = LogReport(files=len(self.files))
         for fi in self.files.values():

@@ -10,9 +10,9 @@ from serve.agents import always_book, perfect, prerequisites, synthetic
 from serve.agents.answer import Answer
 from serve.agents.gate_answers import helper_answer
 from serve.agents.memory import mem0_answer
+from serve.agents.reading import Message, Reading, build_view
 from serve.agents.rewrite import rewrite_answer
 from serve.agents.tool_results import acknowledge, is_tool_results
-from serve.agents.view import Message, Reading, build_view
 
 __all__ = ["Answer", "Message", "Reading", "answer"]
 

@@ -12,8 +12,8 @@ from typing import Literal
 import msgspec
 
 from protocol.state import Verdict
+from serve.agents.reading import View
 from serve.agents.transcript import Directive
-from serve.agents.view import View
 
 __all__ = ["Action", "Decision", "decide", "from_verdict", "guard", "own_decision", "verdict_of"]
 

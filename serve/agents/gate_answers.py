@@ -25,9 +25,9 @@ from protocol import strings
 from serve.agents.answer import Answer
 from serve.agents.brief import parse_brief
 from serve.agents.patterns import STEP_ID, template_regex
+from serve.agents.reading import Message
 from serve.agents.resolve import resolve
 from serve.agents.revision import parse_revision
-from serve.agents.view import Message
 
 __all__ = ["HELPER_PARAMS", "helper_answer"]
 

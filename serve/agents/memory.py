@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import orjson
 
 from serve.agents.answer import Answer
-from serve.agents.view import Message
+from serve.agents.reading import Message
 
 __all__ = ["MEM0_MARKER", "mem0_answer"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from serve.agents.answer import Answer
 from serve.agents.decide import decide
+from serve.agents.reading import View
 from serve.agents.reply import reasoning, render_reply
-from serve.agents.view import View
 
 __all__ = ["respond"]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from protocol.state import TaskState
 from serve.agents.answer import Answer
 from serve.agents.decide import Decision, decide, guard, own_decision
+from serve.agents.reading import View
 from serve.agents.reply import reasoning, render_reply
-from serve.agents.view import View
 
 __all__ = ["chain", "respond"]
 

@@ -124,7 +124,7 @@ def replay(
     narration: bool = False,
 ) -> TaskState:
     """The state at the start of ``current``'s request (its notices and revision applied),
-    read from the whole transcript (``serve.agents.view`` reads it incrementally)."""
+    read from the whole transcript (``serve.agents.reading`` reads it incrementally)."""
     record = Record(brief)
     record.read(history, narration)
     record.refuse(current.notices)

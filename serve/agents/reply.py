@@ -13,7 +13,7 @@ import json
 from protocol import strings
 from serve.agents.decide import Decision
 from serve.agents.narration import BOOK_OPENING, REDO_OPENING
-from serve.agents.view import View
+from serve.agents.reading import View
 
 __all__ = ["booking_line", "ledger_lines", "reasoning", "render_reply"]
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from protocol import strings
 from protocol.paraphrases import content_words
 from serve.agents.answer import Answer
-from serve.agents.view import Message
+from serve.agents.reading import Message
 
 __all__ = ["REWRITE_PARAMS", "rewrite_answer"]
 

@@ -57,10 +57,10 @@ from protocol.state import Verdict
 from serve.agents.answer import Answer
 from serve.agents.decide import Decision, from_verdict, guard, own_decision
 from serve.agents.patterns import WORK_ORDER, template_regex
+from serve.agents.reading import View
 from serve.agents.reply import reasoning, render_reply
 from serve.agents.resolve import wording_index
 from serve.agents.transcript import Directive, find_directive
-from serve.agents.view import View
 
 __all__ = ["DEFAULTS", "respond"]
 

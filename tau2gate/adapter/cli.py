@@ -23,7 +23,12 @@ from typing import Any, NoReturn
 
 import msgspec
 
-from scoring.tau2_paired import EpisodeOutcome, paired_bootstrap, successes_by_task, summarize
+from scoring.analyses.tau2_paired import (
+    EpisodeOutcome,
+    paired_bootstrap,
+    successes_by_task,
+    summarize,
+)
 from tau2gate.adapter._tau2 import Tau2Missing, require_tau2
 from tau2gate.gate import RUNGS, Rung
 from tau2gate.parse import Parsed, parse_rules

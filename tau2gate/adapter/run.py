@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from scoring.tau2_paired import EpisodeOutcome, GoldAction, WriteCall, wrongful_writes
+from scoring.analyses.tau2_paired import EpisodeOutcome, GoldAction, WriteCall, wrongful_writes
 from tau2gate.adapter._tau2 import require_tau2
 from tau2gate.adapter.agent import SCRIPTED_USER, agent_name, register, set_rules
 from tau2gate.facts import WRITE_TOOLS

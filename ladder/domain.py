@@ -1,0 +1,188 @@
+"""``ladder domain check|show|new``: a domain pack file checked, shown, or started.
+
+``check FILE`` runs every rule of :func:`protocol.packs.check_pack` (one problem a line,
+exit 1 when any); ``show NAME|FILE`` prints a pack as the generator sees it (each step's
+phase, brief text, key words and wordings); ``new NAME`` writes a commented skeleton whose
+pool-wide parts are filled and whose 18 step templates the user fills (docs/domains.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ladder.errors import UsageError
+from protocol.domain_types import DomainPool
+from protocol.domains import BUILTIN, PROCUREMENT
+from protocol.packs import (
+    PARAPHRASES,
+    PER_PHASE,
+    PHASES,
+    WORDING_FIELDS,
+    PackError,
+    key_words,
+    pack_digest,
+)
+from runner.grid.packs import is_pack_file, load_run_packs, read_pack
+
+__all__ = ["domain_app", "load_packs_of", "skeleton"]
+
+domain_app = typer.Typer(
+    help="Domain packs: check a pack file, show a pack, or write a new skeleton.",
+    no_args_is_help=True,
+)
+
+
+def load_packs_of(logdir: Path, files: Sequence[Path] = ()) -> None:
+    """Load the domain packs a run directory's logs need (``files`` first, then the run's
+    copies); a :class:`UsageError` for a pack that changed since the run."""
+    try:
+        load_run_packs(logdir, files)
+    except PackError as e:
+        raise UsageError("\n".join(e.problems)) from None
+
+
+@domain_app.command("check")
+def check(file: Annotated[Path, typer.Argument(help="A domain pack (TOML).")]) -> None:
+    """Check a domain pack: every problem on its own line (exit 1 when any)."""
+    try:
+        pool, _ = read_pack(file)
+    except PackError as e:
+        for line in e.problems:
+            typer.echo(line)
+        typer.echo(f"{file}: {len(e.problems)} problems", err=True)
+        raise typer.Exit(1) from None
+    if pool.name in BUILTIN and pool != BUILTIN[pool.name]:
+        typer.echo(
+            f"{file}: name: {pool.name!r} is a built-in domain's; give the pack another name"
+        )
+        raise typer.Exit(1)
+    typer.echo(
+        f"{file}: pack {pool.name!r} passes every check: {len(pool.templates)} templates, "
+        f"{PER_PHASE} per phase 0..{len(PHASES) - 1}, {len(pool.fillers)} fillers; "
+        f"digest {pack_digest(pool)}"
+    )
+
+
+@domain_app.command("show")
+def show(
+    pack: Annotated[str, typer.Argument(help="A built-in domain's name or a pack file.")],
+) -> None:
+    """Print a pack as the generator sees it."""
+    if is_pack_file(pack) or pack not in BUILTIN:
+        try:
+            pool, _ = read_pack(Path(pack))
+        except PackError as e:
+            if not Path(pack).exists():
+                raise UsageError(
+                    f"unknown domain {pack!r}; choose {', '.join(BUILTIN)} or a pack file"
+                ) from None
+            raise UsageError("\n".join(e.problems)) from None
+        origin = f"file {pack}, digest {pack_digest(pool)}"
+    else:
+        pool, origin = BUILTIN[pack], "built-in"
+    typer.echo(describe(pool, origin))
+
+
+def describe(pool: DomainPool, origin: str) -> str:
+    """The pack as text: per phase, each template's slug, brief text, key words, wordings."""
+    out = [f"domain {pool.name} ({origin}): {len(pool.templates)} step templates"]
+    own = {t.slug: key_words(t.text) for t in pool.templates}
+    for t in pool.templates:
+        own[t.slug] = own[t.slug].difference(
+            *(key_words(o.text) for o in pool.templates if o is not t)
+        )
+    for phase in sorted({t.phase for t in pool.templates}):
+        out.append(f"\nphase {phase}")
+        for t in (t for t in pool.templates if t.phase == phase):
+            out.append(f"  {t.slug}: {t.text}")
+            out.append(f"    key words: {', '.join(sorted(own[t.slug])) or '(none)'}")
+            for f in WORDING_FIELDS:
+                out += [f"    {f}[{i}]: {w}" for i, w in enumerate(getattr(t, f))]
+    for f in ("re_asks", "ambiguous", "fillers"):
+        out.append(f"\n{f}")
+        out += [f"  {w}" for w in getattr(pool, f)]
+    return "\n".join(out)
+
+
+@domain_app.command("new")
+def new(
+    name: Annotated[str, typer.Argument(help="The pack's name (lowercase, hyphenated).")],
+    out: Annotated[
+        Path | None, typer.Option(help="Where to write it (default ./NAME.toml).")
+    ] = None,
+) -> None:
+    """Write a commented skeleton: fill its 18 step templates, then `ladder domain check`."""
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name):
+        raise UsageError(f"{name!r}: a pack name is lowercase words joined by hyphens")
+    path = out or Path(f"{name}.toml")
+    if path.exists():
+        raise UsageError(f"{path} exists; choose another --out")
+    path.write_text(skeleton(name), encoding="utf-8")
+    typer.echo(
+        f"wrote {path}: fill the {len(PHASES) * PER_PHASE} [[templates]] (slug, text and "
+        f"{PARAPHRASES} wordings of each of {', '.join(WORDING_FIELDS)}), then run "
+        f"`ladder domain check {path}`"
+    )
+
+
+def _toml(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+_EXAMPLE = PROCUREMENT.templates[0]
+
+
+def skeleton(name: str) -> str:
+    """A pack with the pool-wide parts filled and 18 empty step templates, three per phase."""
+    ex = "\n".join(
+        f"#   {f} = [{', '.join(_toml(w) for w in getattr(_EXAMPLE, f))}]" for f in WORDING_FIELDS
+    )
+    head = f"""# The domain pack {name!r} (docs/domains.md gives every field and rule).
+# Fill the {len(PHASES) * PER_PHASE} [[templates]] below, {PER_PHASE} per phase 0..{len(PHASES) - 1}
+# (phase = rough position in the project: dependencies only run from a lower phase to a
+# higher one). Then: ladder domain check {name}.toml
+#
+# Every wording holds exactly one {{wo}} (the work order, e.g. #W1234), names its step by
+# words of the step's own text that no other step's text uses (its key words; `ladder
+# domain show FILE` lists them), and is used by no other step. Exactly {PARAPHRASES} wordings
+# per list. No RC-dddd or #Wdddd codes anywhere.
+#
+# An example template (the built-in procurement pack's first):
+#   slug = {_toml(_EXAMPLE.slug)}
+#   phase = {_EXAMPLE.phase}
+#   text = {_toml(_EXAMPLE.text)}
+{ex}
+
+name = {_toml(name)}
+
+# Small talk between requests: no work order, no step named.
+fillers = [
+{"".join(f"  {_toml(f)},{chr(10)}" for f in PROCUREMENT.fillers[:12])}]
+
+# Follow-up asks of a deferred step: {{text}} is the step's text, {{wo}} its work order.
+re_asks = [
+{"".join(f"  {_toml(f)},{chr(10)}" for f in PROCUREMENT.re_asks)}]
+
+# Probes naming two steps' texts {{a}} and {{b}} (the agent must ask which one).
+ambiguous = [
+{"".join(f"  {_toml(f)},{chr(10)}" for f in PROCUREMENT.ambiguous)}]
+"""
+    blocks = []
+    for i in range(len(PHASES) * PER_PHASE):
+        empty = ", ".join(['""'] * PARAPHRASES)
+        blocks.append(
+            f'\n[[templates]]\nslug = "{name}-step-{i + 1}"  # unique, lowercase-hyphenated\n'
+            f"phase = {i // PER_PHASE}\n"
+            'text = ""  # the brief\'s line: a lowercase imperative\n'
+            f"asks = [{empty}]  # the ask: a request to do the step\n"
+            f"premature = [{empty}]  # an urgent ask (generators 1-2 only)\n"
+            f"redo_probes = [{empty}]  # a fresh request for a step already done, no reason\n"
+            f"status = [{empty}]  # a question about the step's status\n"
+            f"legit_redo = [{empty}]  # a reasoned, explicit order to do it again\n"
+        )
+    return head + "".join(blocks)

@@ -1,0 +1,165 @@
+"""``ladder generate``: print episodes readably or as JSON lines."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import typer
+from msgspec import UNSET
+
+from ladder.errors import UsageError
+from protocol import EpisodeSpec, ScriptedUser, SpecError
+from protocol import generate as gen
+from protocol.config import graph_label
+from protocol.domains import DIGESTS, POOLS
+from protocol.episode_stats import schedule_figures
+from protocol.generate import GENERATOR_VERSION
+from protocol.packs import PackError
+from protocol.paraphrases import check_paraphrases
+from protocol.records import Episode
+from runner.grid.packs import load_pack_file
+from runner.grid.seeds import parse_seeds
+
+__all__ = ["generate", "render_episode"]
+
+
+def render_episode(ep: Episode) -> str:
+    """A readable episode: brief, graph, revision, and the schedule with perfect labels."""
+    spec = ep.spec
+    out = [
+        f"# episode seed={spec.seed} {graph_label(spec.steps, spec.density)} "
+        f"domain={spec.domain} brief={spec.brief} schedule={spec.schedule_version()} "
+        f"generator={spec.generator}",
+        "",
+        "## brief (system prompt)",
+        ep.brief,
+        "",
+        "## graph",
+    ]
+    for s in ep.steps:
+        deps = ", ".join(s.deps) or "-"
+        out.append(f"  {s.id:>4}  {s.code}  requires: {deps:<16} {s.text}")
+    rev = ep.revision
+    rewires = ", ".join(
+        f"{w} <- [{', '.join(p)}]" if p else f"{w} <- none" for w, p in rev.rewires.items()
+    )
+    relax = f"{rev.relax[0]} drops {rev.relax[1]}" if rev.relax else "-"
+    out += ["", "## revision", f"  cancel {rev.cancel}; rewire {rewires or '-'}; relax {relax}", ""]
+    out.append("## schedule (label under perfect behaviour)")
+    user = ScriptedUser(ep)
+    while (turn := user.next_turn()) is not None:
+        verdict = user.begin(turn)
+        label: str = verdict.label if verdict else "-"
+        if verdict and verdict.missing:
+            label += f" (missing {', '.join(verdict.missing)})"
+        act = [turn.step] if verdict and verdict.label in ("eligible", "redo") and turn.step else []
+        user.finish(turn, verdict, act)
+        wo = turn.work_order or ""
+        out.append(
+            f"  {turn.index:>2} {turn.kind:<14} {turn.step or '':>4} {wo:<7} {label:<28} {turn.text}"
+        )
+    return "\n".join(out)
+
+
+def generate(
+    seed: Annotated[
+        int | None, typer.Option(help="Episode seed (default 100).", show_default=False)
+    ] = None,
+    seeds: Annotated[
+        str | None, typer.Option(help="A seed range such as 100-227 (JSON lines output).")
+    ] = None,
+    steps: Annotated[int, typer.Option("--steps", "-S", help="Graph size S (5..18).")] = 5,
+    density: Annotated[
+        float, typer.Option(help="Extra-edge density rho (0.15 sparse, 0.3 dense).")
+    ] = 0.15,
+    domain: Annotated[str, typer.Option(help="procurement or release.")] = "procurement",
+    domain_file: Annotated[
+        Path | None,
+        typer.Option(help="A domain pack file (docs/domains.md); replaces --domain."),
+    ] = None,
+    brief: Annotated[
+        str, typer.Option(help="amended (states the one-shot rule) or original.")
+    ] = "amended",
+    paraphrase_tier: Annotated[int, typer.Option(help="0 canonical, 1 rotated, 2 held-out.")] = 0,
+    paraphrase_cache: Annotated[
+        Path | None, typer.Option(help="Held-out paraphrase cache (JSON) for tier 2.")
+    ] = None,
+    ambiguous_rate: Annotated[
+        float, typer.Option(help="Rate of ambiguous probes per filler.")
+    ] = 0.0,
+    schedule: Annotated[
+        str | None,
+        typer.Option(
+            help="Probe schedule: earlier (the original grid's) or regenerated (the amended "
+            "replication's); default: the brief's own."
+        ),
+    ] = None,
+    generator: Annotated[
+        int, typer.Option(help="Generator version (older ones reproduce older runs).")
+    ] = GENERATOR_VERSION,
+    json_: Annotated[bool, typer.Option("--json", help="One JSON object per episode.")] = False,
+    summary: Annotated[
+        bool,
+        typer.Option(
+            help="Print the schedule figures of the episodes instead (revision turn, asks "
+            "after it, planned ambiguous probes; docs/protocol.md)."
+        ),
+    ] = False,
+) -> None:
+    """Generate episodes deterministically from their spec and print them."""
+    if seed is not None and seeds is not None:
+        raise UsageError(f"--seed {seed} and --seeds {seeds}: give one (--seeds 1-3 or --seed 1)")
+    try:
+        seed_list = parse_seeds(seeds) if seeds is not None else [100 if seed is None else seed]
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if domain_file is not None:
+        try:
+            domain = load_pack_file(domain_file).name
+        except PackError as e:
+            raise UsageError("\n".join(e.problems)) from None
+    paraphrases = None
+    if paraphrase_cache is not None:
+        try:
+            paraphrases = msgspec.json.decode(paraphrase_cache.read_bytes())
+        except (OSError, msgspec.DecodeError) as e:
+            raise UsageError(f"cannot read paraphrase cache {paraphrase_cache}: {e}") from None
+        if generator >= 3 and domain in POOLS:
+            problems = check_paraphrases(paraphrases, POOLS[domain])
+            if problems:
+                for p in problems[:20]:
+                    typer.echo(f"error: {paraphrase_cache}: {p}", err=True)
+                more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
+                raise UsageError(f"{paraphrase_cache}: {len(problems)} problems{more}")
+    as_json = json_ or seeds is not None
+    out = sys.stdout.buffer
+    episodes: list[Episode] = []
+    for s in seed_list:
+        spec = EpisodeSpec(
+            seed=s,
+            steps=steps,
+            density=density,
+            domain=domain,
+            brief=brief,  # type: ignore[arg-type]
+            paraphrase_tier=paraphrase_tier,
+            ambiguous_rate=ambiguous_rate,
+            generator=generator,
+            schedule=schedule,  # type: ignore[arg-type]
+            domain_digest=DIGESTS.get(domain, UNSET),
+        )
+        try:
+            ep = gen(spec, paraphrases)
+        except SpecError as e:
+            raise UsageError(str(e)) from None
+        if summary:
+            episodes.append(ep)
+        elif as_json:
+            out.write(msgspec.json.encode(ep) + b"\n")
+        else:
+            out.write(render_episode(ep).encode() + b"\n")
+    if summary:
+        out.write(msgspec.json.encode(schedule_figures(episodes)) + b"\n")
+    out.flush()

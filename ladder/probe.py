@@ -1,0 +1,204 @@
+"""``ladder probe RUN_DIR --out PROBE_DIR`` and ``ladder probe --report PROBE_DIR``: the
+trap-turn probe (Appendix A.4, Table 3; docs/probe.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, cast
+
+import anyio
+import msgspec
+import orjson
+import typer
+from rich.console import Console
+from rich.progress import Progress
+
+from ladder.domain import load_packs_of
+from ladder.errors import UsageError
+from protocol.probe import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
+from protocol.records import TurnKind
+from runner.client.endpoint import CallFailed
+from runner.execution.live import progress_columns
+from runner.probe.run import ProbeError, ProbeOptions, ProbeSummary, read_probe, run_probe
+from runner.rundir.logs import NewerSchemaError
+from scoring.analyses.probe import figure_probe, probe_groups, render_probe_groups
+
+__all__ = ["probe"]
+
+
+def _names(raw: str | None, allowed: tuple[str, ...], what: str) -> tuple[str, ...] | None:
+    if raw is None:
+        return None
+    names = tuple(n.strip() for n in raw.split(",") if n.strip())
+    bad = [n for n in names if n not in allowed]
+    if bad or not names:
+        raise UsageError(
+            f"unknown {what} {', '.join(bad) or '(none)'}; choose from {', '.join(allowed)}"
+        )
+    return names
+
+
+def _report(probe_dir: Path, json_: bool, png: Path | None) -> None:
+    if not probe_dir.is_dir():
+        raise UsageError(f"{probe_dir} is not a directory")
+    records = read_probe(probe_dir)
+    if not records:
+        raise UsageError(
+            f"{probe_dir}: no probe records (run `ladder probe RUN_DIR --out {probe_dir}`)"
+        )
+    groups = probe_groups(records)
+    if png is not None:
+        try:
+            fig = figure_probe(groups)
+        except ImportError:
+            raise UsageError(
+                "the PNG needs matplotlib: pip install 'state-ladder[plots]'"
+            ) from None
+        try:
+            fig.savefig(png, dpi=120)
+        except OSError as e:
+            raise UsageError(f"cannot write {png}: {e.strerror or e}") from None
+    if json_:
+        data = {"groups": msgspec.to_builtins(groups)}
+        typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        return
+    typer.echo(render_probe_groups(groups))
+
+
+def probe(
+    run_dir: Annotated[
+        Path | None, typer.Argument(help="A finished run directory (with manifest.json).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="The probe directory (probe.jsonl).")
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Print Table 3's shape for this probe dir.")
+    ] = None,
+    json_: Annotated[bool, typer.Option("--json", help="With --report: JSON.")] = False,
+    png: Annotated[
+        Path | None, typer.Option("--png", help="With --report: also write this PNG figure.")
+    ] = None,
+    arm: Annotated[str, typer.Option("--arm", help="The arm whose trap turns to re-ask.")] = "raw",
+    variants: Annotated[
+        str | None,
+        typer.Option("--variants", help=f"Comma-separated, default all: {', '.join(VARIANTS)}."),
+    ] = None,
+    kinds: Annotated[
+        str | None,
+        typer.Option(
+            "--kinds",
+            help=f"Trap kinds, comma-separated (default redo_probe): {', '.join(TRAP_KINDS)}.",
+        ),
+    ] = None,
+    samples: Annotated[
+        int, typer.Option("--samples", min=0, help="Sampled re-asks per variant and trap.")
+    ] = 8,
+    no_greedy: Annotated[
+        bool, typer.Option("--no-greedy", help="Skip the greedy (temperature 0) re-ask.")
+    ] = False,
+    temperature: Annotated[
+        float | None,
+        typer.Option(
+            "--temperature", min=0.0, help="Sampling temperature (default: the model card's)."
+        ),
+    ] = None,
+    top_p: Annotated[
+        float | None,
+        typer.Option(
+            "--top-p",
+            min=0.0,
+            max=1.0,
+            help="Sampling top_p (default: the model card's; 0: not sent).",
+        ),
+    ] = None,
+    top_k: Annotated[
+        int | None,
+        typer.Option(
+            "--top-k", min=0, help="Sampling top_k (default: the model card's; 0: not sent)."
+        ),
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Only this model's cells.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="At most this many trap turns per model (log order)."),
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Re-asks in flight.")
+    ] = 32,
+) -> None:
+    """Re-ask the trap turns of a run's arm with one thing changed (Appendix A.4): each
+    variant once greedy and --samples times sampled at the model card's settings, scored on
+    the spot with the receipt parser; resumable. Tool-harness episodes are probed too (the
+    "with tools" rows). With --report: the re-execution share per variant (Table 3), one
+    table per model, arm and harness."""
+    if report is not None:
+        if run_dir is not None or out is not None:
+            raise UsageError("--report takes the probe directory alone")
+        _report(report, json_, png)
+        return
+    if run_dir is None or out is None:
+        raise UsageError("give RUN_DIR and --out PROBE_DIR (or --report PROBE_DIR)")
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir} is not a directory")
+    load_packs_of(run_dir)  # the file domain packs the run's episodes regenerate with
+    chosen = _names(variants, VARIANTS, "variant")
+    trap_kinds = _names(kinds, TRAP_KINDS, "trap kind")
+    opts = ProbeOptions(
+        arm=arm,
+        variants=cast(tuple[Variant, ...], chosen or VARIANTS),
+        kinds=cast(tuple[TurnKind, ...], trap_kinds or ("redo_probe",)),
+        samples=samples,
+        greedy=not no_greedy,
+        temperature=temperature,
+        top_p=top_p,
+        top_k=top_k,
+        model=model,
+        limit=limit,
+        concurrency=concurrency,
+    )
+    console = Console(stderr=True)
+
+    async def go() -> ProbeSummary:
+        columns = progress_columns("re-asks", "tally")
+        with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
+            task = bar.add_task("probe", total=None, tally="")
+            made = [0, 0]  # re-asks, re-executions
+
+            def on_plan(summary: ProbeSummary, todo: int) -> None:
+                for name, sm in summary.sampling.items():
+                    extra = "".join(
+                        f", {k} {getattr(sm, k)}"
+                        for k in ("top_p", "top_k", "min_p")
+                        if getattr(sm, k) is not None
+                    )
+                    console.print(
+                        f"{name}: sampled at temperature {sm.temperature}{extra} ({sm.source})"
+                    )
+                console.print(
+                    f"{summary.traps} trap turns, {summary.planned} re-asks planned, "
+                    f"{summary.skipped} already in {out}"
+                )
+                bar.update(task, total=todo)
+
+            def on_record(line: ProbeRecord) -> None:
+                made[0] += 1
+                made[1] += line.reexecuted
+                bar.update(task, advance=1, tally=f"re-executed {made[1]}/{made[0]}")
+
+            return await run_probe(run_dir, out, opts, on_record=on_record, on_plan=on_plan)
+
+    try:
+        summary = anyio.run(go)
+    except (ProbeError, NewerSchemaError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    except CallFailed as e:
+        typer.echo(f"error: {e} (rerun to resume)", err=True)
+        raise typer.Exit(1) from None
+    for v, n in summary.by_variant.items():
+        typer.echo(f"{v}: {n} re-asks, {summary.reexecuted.get(v, 0)} re-executed")
+    typer.echo(
+        f"{summary.traps} trap turns; {summary.asked} re-asks made, {summary.skipped} already "
+        f"in {out}, {summary.not_applicable} variant(s) not applicable; "
+        f"report: ladder probe --report {out}"
+    )

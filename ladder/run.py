@@ -1,0 +1,296 @@
+"""``ladder run``: the grid from a file or the flags, and ``execute``, the command's run:
+the lock, signals, one line and an exit code per failure around :func:`runner.execution.run.run_async`
+(the library path)."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import signal
+import sys
+from contextlib import suppress
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from ladder.errors import UsageError
+from ladder.flags import (
+    FlagError,
+    RunFlags,
+    apply_flags,
+    domain_list,
+    embedded_server,
+    grid_from_flags,
+)
+from runner.client.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
+from runner.execution.run import RunSummary, run_async
+from runner.grid.expand import Grid, GridError, load_grid
+from runner.grid.schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED
+from runner.rundir.lock import RunLocked, run_lock
+from runner.rundir.logs import NewerSchemaError
+from runner.rundir.manifest import ManifestError
+from scoring.report.tables import plural
+from serve.config import ServerConfig
+from serve.options import ScriptedFlags, scripted_options
+
+__all__ = ["execute", "run"]
+
+
+def _event_loop_policy() -> None:
+    try:
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    except ImportError:  # pragma: no cover - uvloop is a dependency off Windows
+        pass
+
+
+def _leaf(e: BaseException) -> BaseException:
+    """The exception that matters inside task groups' exception groups."""
+    while isinstance(e, BaseExceptionGroup):
+        leaves = [_leaf(x) for x in e.exceptions]
+        e = next((x for x in leaves if not isinstance(x, asyncio.CancelledError)), leaves[0])
+    return e
+
+
+def execute(
+    grid: Grid,
+    out: Path,
+    allow_change: bool,
+    live: bool,
+    check: bool = True,
+    *,
+    overrides: dict[str, object] | None = None,
+    server_config: ServerConfig | None = None,
+    breaker_after: int = 0,
+) -> None:
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is not a directory")
+    console = Console(stderr=False, highlight=False, soft_wrap=True)
+    _event_loop_policy()
+    created = not out.exists()
+    terminated: list[int] = []
+
+    async def main() -> RunSummary:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+        def on_sigterm() -> None:  # like Ctrl-C: stop, keep what is logged, exit 130
+            terminated.append(1)
+            if task is not None:
+                task.cancel()
+
+        with suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+        try:
+            with run_lock(out):
+                return await run_async(
+                    grid,
+                    out,
+                    console=console,
+                    live=live,
+                    allow_change=allow_change,
+                    check=check,
+                    overrides=overrides,
+                    server_config=server_config,
+                    breaker_after=breaker_after,
+                )
+        finally:
+            with suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signal.SIGTERM)
+
+    try:
+        summary = asyncio.run(main())
+    except BaseException as raised:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # a run refused before it wrote anything leaves no directory behind
+        _refuse(_leaf(raised), out, console, bool(terminated))
+        raise
+    console.print(
+        f"done: {plural(summary['episodes_run'], 'episode')} run, {summary['already_done']} "
+        "already done, "
+        f"{summary['infrastructure']} ended on infrastructure errors (rerun to retry them); "
+        f"logs in {out}/logs, results in {out}/results.jsonl"
+    )
+    if summary["infrastructure"]:
+        raise typer.Exit(3)
+
+
+def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> None:
+    """Turn a run's failure into one line and its exit code (returns for unknown errors)."""
+    if isinstance(e, (GridError, ManifestError, NewerSchemaError, RunLocked)):
+        raise UsageError(str(e)) from None
+    if isinstance(e, BreakerTripped):
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(3) from None
+    if isinstance(e, OSError) and e.errno == errno.ENOSPC:
+        raise UsageError(
+            f"disk full writing {e.filename or out}: stopped; every episode logged is intact, "
+            "free some space and rerun the same command to resume"
+        ) from None
+    if isinstance(e, OSError):  # an unreadable log or run directory: one line
+        raise UsageError(f"{e.filename or out}: {e.strerror or e}") from None
+    if isinstance(e, KeyboardInterrupt) or (isinstance(e, asyncio.CancelledError) and terminated):
+        what = "terminated (SIGTERM)" if terminated else "interrupted"
+        console.print(f"{what}: rerun the same command to resume; nothing finished is lost")
+        raise typer.Exit(130) from None
+
+
+@scripted_options
+def run(
+    grid_file: Annotated[
+        Path | None, typer.Argument(help="A grid TOML file.", show_default=False)
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Run directory (logs, results, manifest).")] = Path(
+        "runs/latest"
+    ),
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="Model (default scripted/perfect); with GRID_FILE, the grid's models to run "
+            "(comma-separated).",
+            show_default=False,
+        ),
+    ] = None,
+    arms: Annotated[
+        str | None, typer.Option(help="Comma-separated arms (default raw,checklist).")
+    ] = None,
+    steps: Annotated[
+        str | None, typer.Option("--steps", "-S", help="Graph sizes, comma-separated (default 10).")
+    ] = None,
+    density: Annotated[
+        str | None, typer.Option(help="Densities, comma-separated (default 0.15).")
+    ] = None,
+    seeds: Annotated[
+        str | None, typer.Option(help="Seed range, e.g. 100-131 (the default).")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="Run only the first N seeds.", show_default=False)
+    ] = None,
+    domain: Annotated[
+        str | None,
+        typer.Option(help="procurement (default), release and/or pack files, comma-separated."),
+    ] = None,
+    domain_file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="A domain pack file to run (repeatable; docs/domains.md): with --domain, "
+            "added to its domains; else the run's only domains."
+        ),
+    ] = None,
+    brief: Annotated[str | None, typer.Option(help="amended (default) and/or original.")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="OpenAI-compatible base URL (default: $OPENAI_BASE_URL, else the embedded "
+            "scripted endpoint); with GRID_FILE, replaces its models' endpoints' URLs."
+        ),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(help="Environment variable holding the API key (default OPENAI_API_KEY)."),
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Episodes in flight (default 256).", show_default=False)
+    ] = None,
+    max_in_flight: Annotated[
+        int | None,
+        typer.Option(
+            help=f"Requests in flight per endpoint (default {DEFAULT_MAX_IN_FLIGHT}).",
+            show_default=False,
+        ),
+    ] = None,
+    served: Annotated[
+        str | None, typer.Option(help="The served model name, if not the model's.")
+    ] = None,
+    regime: Annotated[str | None, typer.Option(help="no-think (default) or thinking.")] = None,
+    select: Annotated[
+        str | None,
+        typer.Option(
+            help="How the regime is selected: checkpoint (default), request "
+            "(the request body's chat_template_kwargs) or vendor."
+        ),
+    ] = None,
+    extra: Annotated[
+        list[str] | None,
+        typer.Option(help="KEY=JSON merged into every request body (repeatable)."),
+    ] = None,
+    breaker_after: Annotated[
+        int,
+        typer.Option(
+            "--breaker-after",
+            help="Stop (exit 3) after this many consecutive failed calls on one endpoint; "
+            "0 never stops.",
+        ),
+    ] = DEFAULT_BREAKER_AFTER,
+    allow_grid_change: Annotated[
+        bool, typer.Option(help="Resume into a directory holding a different grid.")
+    ] = False,
+    no_live: Annotated[
+        bool, typer.Option("--no-live", help="Plain output: a progress line every 10 s.")
+    ] = False,
+    *,
+    scripted: ScriptedFlags,
+) -> None:
+    """Run a grid (or resume it: rerun the same command after a crash).
+
+    With GRID_FILE, the grid comes from the file and every flag given overrides it;
+    otherwise from the flags, against the embedded scripted endpoint unless --base-url (or
+    OPENAI_BASE_URL) is given. Exit 0 done, 2 refused, 3 infrastructure errors or the
+    breaker, 130 interrupted (rerun to resume).
+    """
+    flags = RunFlags(
+        model=model,
+        arms=arms,
+        steps=steps,
+        density=density,
+        seeds=seeds,
+        limit=limit,
+        domain=domain_list(domain, domain_file or []),
+        brief=brief,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        max_in_flight=max_in_flight,
+        served=served,
+        regime=regime,
+        select=select,
+        extra=extra or [],
+    )
+    console = Console(stderr=False, highlight=False, soft_wrap=True)
+    try:
+        if grid_file:
+            grid, overrides = apply_flags(load_grid(grid_file), flags, source=str(grid_file))
+            notes = []
+            if overrides:
+                shown = ", ".join(f"{k} {v}" for k, v in overrides.items())
+                notes.append(f"overriding {grid_file}: {shown}")
+        else:
+            grid, notes = grid_from_flags(flags)
+            overrides = flags.given()
+        server = embedded_server(grid, scripted)
+    except (GridError, FlagError) as e:
+        raise UsageError(str(e)) from None
+    if breaker_after < 0:
+        raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
+    for line in notes + _endpoint_lines(grid):
+        console.print(line)
+    execute(
+        grid,
+        out,
+        allow_grid_change,
+        live=not no_live and sys.stdout.isatty(),
+        overrides=overrides,
+        server_config=server,
+        breaker_after=breaker_after,
+    )
+
+
+def _endpoint_lines(grid: Grid) -> list[str]:
+    out = []
+    for name in sorted({m.endpoint for m in grid.models}):
+        urls = grid.endpoint(name).urls()
+        where = "the embedded scripted endpoint" if urls == [EMBEDDED] else ", ".join(urls)
+        out.append(f"endpoint {name}: {where}")
+    return out

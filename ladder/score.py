@@ -1,0 +1,186 @@
+"""``ladder score LOGDIR [--json]``: rescore every episode log under a directory offline.
+
+Reads the logs (corrupt and truncated lines are counted and reported, never fatal), scores
+every record with :mod:`scoring` (no model), and prints the ladder tables under both
+scorings, the Table 9-style channel table and a summary of the log lines. ``--json`` prints
+one JSON line per cell and per contrast instead (the summary then goes to stderr);
+``--episodes`` one row (``--json``: one flat ``type: episode`` line) per episode. A log of
+a newer schema, or a directory that cannot be read, ends with one line on stderr and exit
+code 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import orjson
+import typer
+
+from ladder.domain import load_packs_of
+from ladder.errors import UsageError
+from protocol.records import EpisodeRecord
+from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
+from runner.rundir.rescore import rescore_dir
+from scoring.report.episode_table import episode_table
+from scoring.report.tables import channel_table, helper_table, ladder_table
+from scoring.results.episode_rows import EpisodeRow, episode_rows
+from scoring.results.families import DEFAULT_FAMILY, FAMILIES, describe_families
+from scoring.results.flat import flat_row
+from scoring.results.lines import ResultLine, line_json
+from scoring.results.offline import score_records
+
+__all__ = ["episode_results", "load_records", "load_results", "log_summary", "score"]
+
+_MAX_LISTED = 5
+T = TypeVar("T")
+
+
+def _read(
+    logdir: Path, read: Callable[[LogReport], tuple[T, int]], domain_files: Sequence[Path] = ()
+) -> tuple[T, LogReport]:
+    """``read(report)`` -> (what it made, records read) under the checks every reader needs:
+    a :class:`~ladder.errors.UsageError` when the logs cannot be scored. The run's domain packs
+    are loaded first (``domain_files``, then the run directory's copies)."""
+    if not logdir.is_dir():
+        raise UsageError(f"cannot read {logdir}: not a directory")
+    load_packs_of(logdir, domain_files)
+    report = LogReport()
+    try:
+        made, n = read(report)
+    except NewerSchemaError as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        raise UsageError(f"cannot read {logdir}: {e.strerror or e}") from None
+    if report.files == 0:
+        raise UsageError(f"no episode logs (*.jsonl) under {logdir}")
+    if not n:
+        bad = len(report.corrupt) + len(report.truncated)
+        raise UsageError(
+            f"no readable episode record under {logdir} ({bad} corrupt or truncated lines)"
+        )
+    return made, report
+
+
+def load_records(
+    logdir: Path, domain_files: Sequence[Path] = ()
+) -> tuple[list[EpisodeRecord], LogReport]:
+    """Every record under *logdir* (the last of each (cell, seed)), and what reading found."""
+
+    def read(report: LogReport) -> tuple[list[EpisodeRecord], int]:
+        records = list(read_logs(logdir, report).values())
+        return records, len(records)
+
+    return _read(logdir, read, domain_files)
+
+
+def load_results(
+    logdir: Path, jobs: int = 0, family: str = DEFAULT_FAMILY, domain_files: Sequence[Path] = ()
+) -> tuple[list[ResultLine], LogReport]:
+    """The cell, contrast and helpers lines of every log under *logdir*, and what reading
+    found; ``jobs`` processes on a large run (0: every core, 1: this one;
+    :mod:`runner.rundir.rescore`), Holm within each ``family`` (:mod:`scoring.results.families`)."""
+    if family not in FAMILIES:
+        raise UsageError(f"unknown --family {family!r}; choose one of {', '.join(FAMILIES)}")
+    return _read(
+        logdir,
+        lambda report: rescore_dir(logdir, report, jobs=jobs, family=family),
+        domain_files,
+    )
+
+
+def episode_results(
+    logdir: Path, domain_files: Sequence[Path] = ()
+) -> tuple[list[EpisodeRow], LogReport]:
+    """One :class:`EpisodeRow` per record under *logdir* (scored with per-turn detail)."""
+    records, report = load_records(logdir, domain_files)
+    scores = score_records(records, detail=True)
+    return episode_rows(zip(records, scores, strict=True)), report
+
+
+def _print_episodes(logdir: Path, json_: bool, domain_files: Sequence[Path]) -> None:
+    rows, report = episode_results(logdir, domain_files)
+    if json_:
+        for row in rows:
+            typer.echo(orjson.dumps(flat_row("episode", row.cell, row)).decode())
+        typer.echo(log_summary(report), err=True)
+        return
+    typer.echo(episode_table(rows))
+    typer.echo("")
+    typer.echo(log_summary(report))
+
+
+def log_summary(report: LogReport) -> str:
+    """What reading the logs found: records, files, bad lines (the first few listed)."""
+    out = [
+        f"log lines: {report.records} records in {report.files} files; "
+        f"{len(report.corrupt)} corrupt, {len(report.truncated)} truncated (dropped); "
+        f"{report.duplicates} superseded by a later record of the same (cell, seed)"
+    ]
+    for kind, where in (("corrupt", report.corrupt), ("truncated", report.truncated)):
+        out += [f"  {kind}: {w}" for w in where[:_MAX_LISTED]]
+        if len(where) > _MAX_LISTED:
+            out.append(f"  ... {len(where) - _MAX_LISTED} more {kind} lines")
+    return "\n".join(out)
+
+
+def score(
+    logdir: Annotated[Path, typer.Argument(help="A run directory (or its logs/ folder).")],
+    json_: Annotated[
+        bool, typer.Option("--json", help="One JSON line per cell and per contrast.")
+    ] = False,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=0, help="Processes for a large run; 0: every core.")
+    ] = 0,
+    family: Annotated[
+        str,
+        typer.Option(
+            help="Holm family grouping: paper (each table's family as the paper forms it), "
+            "model (each table within a model, both regimes), regime (model and regime) or "
+            "table (every contrast of a table together); docs/scoring.md."
+        ),
+    ] = DEFAULT_FAMILY,
+    episodes: Annotated[
+        bool,
+        typer.Option(
+            "--episodes",
+            help="One row per episode instead (with --json: flat lines of type episode).",
+        ),
+    ] = False,
+    domain_file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="The domain pack a run used (repeatable), in place of the run directory's "
+            "copy under domains/; refused when it is not the pack the run recorded."
+        ),
+    ] = None,
+) -> None:
+    """Rescore every episode log under LOGDIR offline (no model): ladder tables under the
+    primary and decline-aware scorings with Wilson CIs and Holm-adjusted exact McNemar
+    p-values, and the per-channel error table; with --episodes, one row per episode
+    (success under both scorings, the first failing turn and its channel, errors per
+    channel, tokens, calls, wall time, termination)."""
+    files = domain_file or []
+    if episodes:
+        _print_episodes(logdir, json_, files)
+        return
+    lines, report = load_results(logdir, jobs, family, files)
+    if json_:
+        for line in lines:
+            typer.echo(orjson.dumps(line_json(line)).decode())
+        typer.echo(log_summary(report), err=True)
+        return
+    typer.echo(ladder_table(lines, "strict"))
+    typer.echo("")
+    typer.echo(ladder_table(lines, "decline_aware"))
+    typer.echo("")
+    typer.echo(channel_table(lines))
+    typer.echo("")
+    typer.echo(describe_families(lines))
+    typer.echo("")
+    helpers = helper_table(lines)
+    if helpers:
+        typer.echo(helpers)
+        typer.echo("")
+    typer.echo(log_summary(report))

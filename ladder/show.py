@@ -1,0 +1,261 @@
+"""``ladder show DIR [--arm A] [--seed N] [--cell SLUG] [--failed] [--channel C]``: episodes
+turn by turn in the terminal.
+
+The episodes are chosen from the viewer's index (:mod:`runner.view.index`, built once and
+cached in DIR) and drawn from :func:`scoring.view.episode.episode_view`: a header with the
+cell, the strict and decline-aware outcome, tokens and wall time, then every turn with its
+kind and label, the user text as sent with the arm's additions apart, the reply, bookings
+admitted and refused, the verdict and its error channels, the matcher's answer and the
+directive. Failing turns are marked ``!!`` (and red on a terminal). Piped output is plain
+text. ``--limit`` episodes are drawn in full (default 1); the others that match are listed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from ladder.domain import load_packs_of
+from ladder.errors import UsageError
+from protocol.records import Booking
+from protocol.state import CHANNELS
+from runner.rundir.logs import NewerSchemaError
+from runner.view.data import RunView
+from scoring.report.tables import plural
+from scoring.view.episode import filter_rows
+from scoring.view.models import CallView, EpisodeView, ErrorView, RowView, TurnView
+
+__all__ = ["render_episode", "show"]
+
+_LISTED = 20
+_INDENT = "    "
+
+
+def _outcome(v: bool | None) -> Text:
+    if v is None:
+        return Text("not counted", style="yellow")
+    return Text("PASS", style="bold green") if v else Text("FAIL", style="bold red")
+
+
+def _block(label: str, text: str, style: str = "") -> Text:
+    body = "\n".join(_INDENT + "  " + line for line in (text or "(empty)").splitlines())
+    return Text.assemble((f"{_INDENT}{label}:\n", "dim"), (body or _INDENT + "  (empty)", style))
+
+
+def _bookings(items: Sequence[Booking]) -> str:
+    return ", ".join(f"{b.step or '?'} {b.code} {b.work_order}" for b in items) or "none"
+
+
+def _error(e: ErrorView) -> str:
+    repeats = f" (repeats turn {e.original_turn})" if e.original_turn is not None else ""
+    return f"{e.channel} {e.step}{repeats}"
+
+
+def _errors(items: Sequence[ErrorView]) -> str:
+    return ", ".join(map(_error, items)) or "no error"
+
+
+def _calls(calls: Sequence[CallView]) -> str:
+    parts = []
+    for v in calls:
+        c = v.call
+        if c.cached:
+            parts.append(f"{c.role} cached")
+        else:
+            tokens = f"{c.prompt_tokens}+{c.completion_tokens} tok"
+            parts.append(f"{c.role} {tokens} {v.latency_s:.3f} s")
+    return "; ".join(parts) or "none"
+
+
+def _turn(t: TurnView) -> list[Text]:
+    failed = t.failed
+    head = (
+        f"{'!! ' if failed else '-- '}turn {t.index} · {t.kind}"
+        f"{' (re-ask)' if t.dynamic else ''}"
+        f"{' · ' + t.step if t.step else ''}"
+        f"{' · ' + t.work_order if t.work_order else ''}"
+        f" · label {t.label}"
+    )
+    if t.decline_aware_label != t.label:
+        head += f" (decline-aware {t.decline_aware_label})"
+    if t.refused:
+        head += f"  GATE REFUSED {len(t.refused)}"
+    if failed:
+        head += "  FAILED: " + _errors(t.errors)
+    out = [Text(head, style="bold red" if failed else "bold")]
+    for kind, text in t.sent:
+        if kind == "user":
+            out.append(_block("user", text))
+        else:
+            out.append(_block("added by the arm", text.strip("\n"), "yellow"))
+    if t.first_reply is not None:
+        out.append(_block("first reply (refused the same turn)", t.first_reply, "dim"))
+        for notice in t.retry_notices:
+            out.append(_block("notice shown on the retry", notice, "yellow"))
+    out.append(_block("reply", t.reply, "cyan"))
+    if t.reasoning:
+        out.append(_block("reasoning", t.reasoning, "dim"))
+    verdict = f"executed {', '.join(t.executed) or 'nothing'}; {_errors(t.errors)}"
+    if t.decline_aware_errors != t.errors:
+        verdict += f" (decline-aware: {_errors(t.decline_aware_errors)})"
+    matcher = (
+        "not consulted"
+        if t.matched_redo is None
+        else f"step {t.matched_step or 'none'}, explicit redo {'yes' if t.matched_redo else 'no'}"
+    )
+    if t.matcher_outcome:
+        matcher += f" ({t.matcher_outcome})"
+    lines = [
+        f"admitted: {_bookings(t.admitted)}    refused: {_bookings(t.refused)}",
+        f"verdict: {verdict}",
+        f"matcher: {matcher}    directive: {t.directive or 'none'}",
+        f"calls: {_calls(t.calls)}",
+    ]
+    if t.corruptions:
+        lines.append("corruptions: " + ", ".join(f"{e.kind} {e.step}" for e in t.corruptions))
+    out += [
+        Text(_INDENT + line, style="red" if failed and "verdict" in line else "") for line in lines
+    ]
+    return out
+
+
+def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
+    """The lines ``ladder show`` prints for one :func:`scoring.view.episode.episode_view`."""
+    r = view.row
+    tok, helpers = r.tokens, r.helpers
+    out = [
+        Text(f"== {r.arm} · seed {r.seed} · {view.slug}", style="bold"),
+        Text.assemble(
+            "   strict ",
+            _outcome(r.strict),
+            "  decline-aware ",
+            _outcome(r.decline_aware),
+            f"  errors {', '.join(f'{c} {n}' for c, n in r.channels.items()) or 'none'}",
+            f"  turns ok {r.turns_ok}/{r.turns}",
+            f"  refused {r.refused}" if r.refused else "",
+            f"  tokens agent {tok.agent} helper {tok.helper}",
+            f"  helper calls needed {helpers.needed} (made {helpers.made}, cached {helpers.cached})"
+            if helpers.needed
+            else "",
+            f"  wall {r.wall_s:.2f} s  termination {view.termination}",
+        ),
+    ]
+    if view.mismatches:
+        out.append(Text("   log and episode differ: " + "; ".join(view.mismatches), "yellow"))
+    for t in view.turns:
+        if failing_only and not t.failed:
+            continue
+        out += _turn(t)
+    c = view.compile
+    if c is not None:
+        differ = [s.step for s in c.steps if s.deps_differ or s.code_differs]
+        out.append(
+            Text(f"compile: {len(differ)} steps differ from the generator"
+                 + (f" ({', '.join(differ)})" if differ else ""))
+        )  # fmt: skip
+    return out
+
+
+def _matching(
+    rv: RunView,
+    cell: str | None,
+    arm: str | None,
+    failed: bool,
+    channel: str | None,
+    seed: int | None,
+) -> list[RowView]:
+    slugs = rv.index.slugs()
+    if cell is not None:
+        if cell not in slugs:
+            hits = [s for s in slugs if cell in s]
+            if not hits:
+                raise UsageError(f"no cell {cell!r} in the logs (ladder view lists them)")
+            slugs = hits
+        else:
+            slugs = [cell]
+    if arm is not None:
+        arms = sorted({k.arm for s in slugs if (k := rv.index.cell_key(s)) is not None})
+        if arm not in arms:
+            hint = difflib.get_close_matches(arm, arms, n=1)
+            did = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise UsageError(
+                f"--arm: no arm {arm!r} in the logs{did}; their arms: {', '.join(arms)}"
+            )
+    rows: list[RowView] = []
+    for slug in slugs:
+        key = rv.index.cell_key(slug)
+        if arm is not None and (key is None or key.arm != arm):
+            continue
+        entries = (e.row for e in rv.index.entries(slug))
+        rows += filter_rows(
+            entries, failed="strict" if failed else None, channel=channel, seed=seed
+        )
+    return rows
+
+
+def show(
+    logdir: Annotated[Path, typer.Argument(help="A run directory (or its logs/ folder).")],
+    arm: Annotated[str | None, typer.Option("--arm", help="Only this arm's cells.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Only this seed.")] = None,
+    cell: Annotated[
+        str | None, typer.Option("--cell", help="A cell slug (or a part of one).")
+    ] = None,
+    failed: Annotated[
+        bool, typer.Option("--failed", help="Only episodes that fail strict success.")
+    ] = False,
+    channel: Annotated[
+        str | None,
+        typer.Option("--channel", help=f"Only episodes with errors in: {', '.join(CHANNELS)}."),
+    ] = None,
+    failing_turns: Annotated[
+        bool, typer.Option("--failing-turns", help="Draw only the failing turns.")
+    ] = False,
+    limit: Annotated[int, typer.Option("--limit", help="Episodes drawn in full.")] = 1,
+) -> None:
+    """Print episodes of LOGDIR turn by turn: kind and label, the user text as sent (the
+    arm's additions apart), the reply, bookings admitted and refused, the verdict and error
+    channels, the matcher's answer and the directive; failing turns marked. Plain text when
+    piped."""
+    if not logdir.is_dir():
+        raise UsageError(f"cannot read {logdir}: not a directory")
+    load_packs_of(logdir)  # the file domain packs the run's episodes regenerate with
+    if channel is not None and channel not in CHANNELS:
+        raise UsageError(f"--channel must be one of {', '.join(CHANNELS)} (got {channel!r})")
+    if limit < 1:
+        raise UsageError(f"--limit must be at least 1 (got {limit})")
+    rv = RunView(logdir)
+    try:
+        rv.refresh()
+    except NewerSchemaError as e:
+        raise UsageError(str(e)) from None
+    if not rv.index.slugs():
+        raise UsageError(f"no readable episode record under {logdir}")
+    rows = _matching(rv, cell, arm, failed, channel, seed)
+    if not rows:
+        typer.echo("no episode matches", err=True)
+        raise typer.Exit(1)
+    tty = sys.stdout.isatty()
+    console = Console(
+        width=None if tty else 120, no_color=not tty, highlight=False, markup=False, soft_wrap=True
+    )
+    for row in rows[:limit]:
+        view = rv.episode(row.slug, row.seed)
+        assert view is not None
+        for line in render_episode(view, failing_turns):
+            console.print(line)
+        console.print()
+    rest = rows[limit:]
+    if rest:
+        verb = "matches" if len(rest) == 1 else "match"
+        console.print(f"{plural(len(rest), 'more episode')} {verb} (--limit draws more):")
+        for row in rest[:_LISTED]:
+            console.print(f"  {row.slug} seed {row.seed}")
+        if len(rest) > _LISTED:
+            console.print(f"  ... {len(rest) - _LISTED} more")

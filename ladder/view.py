@@ -1,0 +1,77 @@
+"""``ladder view DIR [--port P]``: the run's cells, episodes and turns in a local web page.
+
+Served on loopback only (127.0.0.1) by :mod:`runner.view.app`; the page's files ship in the
+package and nothing is fetched from outside. The index is built on the first request and
+cached in DIR (``view-index.msgpack``); each request indexes what the logs gained since.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ladder.domain import load_packs_of
+from ladder.errors import UsageError
+from runner.rundir.logs import NewerSchemaError, log_files
+
+__all__ = ["view"]
+
+
+def _index(run_dir: Path) -> None:
+    """Build (or grow) the cached index before the first page asks for it."""
+    from runner.view.data import RunView
+
+    t = time.perf_counter()
+    view = RunView(run_dir)
+    view.cells()
+    total = sum(len(view.index.entries(s)) for s in view.index.slugs())
+    typer.echo(
+        f"indexed {total} episodes ({view.index.scanned} read now) in "
+        f"{time.perf_counter() - t:.1f} s; cached in {view.index.path}"
+    )
+
+
+async def _serve(run_dir: Path, port: int) -> None:
+    from runner.view.app import serve
+
+    runner, url = await serve(run_dir, port)
+    typer.echo(f"ladder view: {url}  (Ctrl-C stops)")
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
+def view(
+    logdir: Annotated[Path, typer.Argument(help="A run directory (or its logs/ folder).")],
+    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: any free).")] = 8765,
+) -> None:
+    """Serve a local web page over LOGDIR: the cells with strict and decline-aware success,
+    CIs, channels and cost; each cell's episodes (failed only, by channel, by seed); each
+    episode turn by turn; the same seed under two arms side by side."""
+    if not logdir.is_dir():
+        raise UsageError(f"cannot read {logdir}: not a directory")
+    load_packs_of(logdir)  # the file domain packs the run's episodes regenerate with
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port must be in 0..65535 (got {port})")
+    run_dir = logdir.parent if logdir.name == "logs" else logdir
+    if not log_files(logdir) and not (run_dir / "manifest.json").is_file():
+        raise UsageError(
+            f"{logdir} is not a run directory (no manifest.json, no episode logs); give the "
+            "--out of a `ladder run` or `ladder demo`"
+        )
+    if not log_files(logdir):
+        typer.echo(f"note: no episode logs under {logdir} yet; reload the page when some land")
+    try:
+        _index(logdir)
+        asyncio.run(_serve(logdir, port))
+    except KeyboardInterrupt:
+        pass
+    except NewerSchemaError as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        raise UsageError(f"cannot serve on 127.0.0.1:{port}: {e.strerror or e}") from None

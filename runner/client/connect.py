@@ -1,0 +1,103 @@
+"""Opening a grid's endpoints: remote ones by URL, the embedded scripted one in-process."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+from runner.client.endpoint import CallFailed, Endpoint
+from runner.grid.expand import Grid
+from runner.grid.schema import EMBEDDED
+from serve.config import ServerConfig
+
+__all__ = ["PREFLIGHT_ATTEMPTS", "PREFLIGHT_TIMEOUT_S", "open_endpoints", "preflight"]
+
+PREFLIGHT_TIMEOUT_S = 15.0  # per preflight attempt (OURS)
+PREFLIGHT_ATTEMPTS = 3
+
+
+@asynccontextmanager
+async def open_endpoints(
+    grid: Grid, *, server_config: ServerConfig | None = None, timeout_s: float | None = None
+) -> AsyncIterator[dict[str, Endpoint]]:
+    """Endpoints by name, sessions open; the embedded server runs while the block runs."""
+    names = {m.endpoint for m in grid.models}
+    if grid.memory.embed_endpoint is not None:  # the memory arms' embeddings server
+        names.add(grid.memory.embed_endpoint)
+    out: dict[str, Endpoint] = {}
+    async with AsyncExitStack() as stack:
+        embedded_url: str | None = None
+        for name in sorted(names):
+            cfg = grid.endpoint(name)
+            urls = cfg.urls()
+            if urls == [EMBEDDED]:
+                if embedded_url is None:
+                    embedded_url = await stack.enter_async_context(_embedded(server_config))
+                urls = [embedded_url]
+            key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+            d = grid.decoding
+            ep = Endpoint(
+                urls,
+                api_key=key,
+                max_in_flight=cfg.max_in_flight,
+                adaptive=cfg.adaptive,
+                start_in_flight=cfg.start_in_flight,
+                timeout_s=timeout_s or d.timeout_s,
+                attempts=d.attempts,
+                backoff_s=d.backoff_s,
+                name=name,
+                routing=cfg.routing,
+                replica_slots=cfg.replica_slots,
+            )
+            await stack.enter_async_context(ep)
+            out[name] = ep
+        yield out
+
+
+@asynccontextmanager
+async def _embedded(config: ServerConfig | None) -> AsyncIterator[str]:
+    """The scripted endpoint in this event loop, on an ephemeral loopback port."""
+    from serve.app import start_server, stop_server
+
+    runner, url = await start_server(config)
+    try:
+        yield url
+    finally:
+        await stop_server(runner)
+
+
+async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
+    """One tiny request per model; one clear line per problem (empty when all answer).
+
+    The request carries ``serve.faults.PREFLIGHT_HEADER``: the embedded scripted endpoint's
+    injected faults (``--fault``) shape the run, not the check that it answers."""
+    from serve.faults import PREFLIGHT_HEADER
+
+    problems: list[str] = []
+    for m in grid.models:
+        ep = endpoints[m.endpoint]
+        # A transient 429 / 5xx / dropped connection at start-up is retried (a 4xx such as
+        # an unknown model still fails at once), with the grid's backoff, never waiting
+        # longer than the grid's own timeout.
+        check = Endpoint(
+            ep.base_urls,
+            max_in_flight=1,
+            timeout_s=min(PREFLIGHT_TIMEOUT_S, ep.timeout_s),
+            attempts=min(PREFLIGHT_ATTEMPTS, ep.attempts),
+            backoff_s=ep.backoff_s,
+            name=ep.name,
+        )
+        check._headers = dict(ep._headers)  # same credentials, never printed
+        check._headers[PREFLIGHT_HEADER] = "1"  # the scripted endpoint injects no fault into it
+        try:
+            async with check:
+                await check.chat(
+                    m.served_name(),
+                    [{"role": "user", "content": "ping"}],
+                    max_tokens=1,
+                    extra=m.request_extra(),
+                )
+        except CallFailed as e:
+            problems.append(f"model {m.name!r} on endpoint {ep.name!r} ({ep.base_urls[0]}): {e}")
+    return problems

@@ -1,0 +1,332 @@
+"""The endpoint client: one shared aiohttp session per endpoint, retries, budgets, timing.
+
+Retries (Appendix B.4: request timeout 900 s with up to six attempts): 429, 5xx, dropped
+connections, malformed bodies and timeouts are retried with exponential backoff and full
+jitter (a 429's Retry-After is honoured); other 4xx fail the call. Budgets: a thinking reply
+with empty content is retried with the reply budget doubled, up to 12,000; a context-length
+error halves it, floor 512. ``reasoning_content`` is kept apart from the visible reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import msgspec
+import orjson
+
+from protocol.records import CallRecord, Role, Termination
+from runner.client.affinity import EPISODE, ReplicaChooser, Routing
+from runner.client.call_stats import CallStats
+from runner.client.limiter import Limiter
+from runner.client.transport import AiohttpTransport, Request, Transport, TransportError
+from runner.client.wire import (
+    ContextOverflow,
+    Fatal,
+    JsonObject,
+    Retry,
+    cached_tokens,
+    chat_body,
+    check_status,
+    parse_body,
+)
+
+__all__ = [
+    "BUDGET_CEILING",
+    "BUDGET_FLOOR",
+    "CallFailed",
+    "Endpoint",
+    "Reply",
+]
+
+BUDGET_CEILING = 12_000
+BUDGET_FLOOR = 512
+
+
+class Reply(msgspec.Struct, frozen=True, kw_only=True):
+    content: str
+    reasoning: str
+    call: CallRecord
+
+
+class CallFailed(Exception):
+    """A call that failed for infrastructure reasons; ``termination`` names the reason."""
+
+    def __init__(self, termination: Termination, message: str, attempts: int) -> None:
+        super().__init__(message)
+        self.termination = termination
+        self.attempts = attempts
+
+
+class Endpoint:
+    """One endpoint (a list of replica base URLs sharing one limiter and one transport)."""
+
+    def __init__(
+        self,
+        base_urls: Sequence[str],
+        *,
+        api_key: str | None = None,
+        max_in_flight: int = 64,
+        adaptive: bool = False,
+        start_in_flight: int | None = None,
+        timeout_s: float = 900.0,
+        attempts: int = 6,
+        backoff_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+        name: str = "endpoint",
+        transport: Transport | None = None,
+        routing: Routing = "affinity",
+        replica_slots: int = 0,
+    ) -> None:
+        if not base_urls:
+            raise ValueError("an endpoint needs at least one base URL")
+        self.name = name
+        self.urls = [u.rstrip("/") + "/chat/completions" for u in base_urls]
+        self.base_urls = [u.rstrip("/") for u in base_urls]
+        self._in_flight = [0] * len(self.urls)
+        # Saturation of one replica (runner.client.affinity): its share of the limit unless given.
+        slots = replica_slots or -(-max_in_flight // len(self.urls))
+        self.chooser = ReplicaChooser(routing=routing, slots=slots)
+        self.limiter = Limiter(
+            start_in_flight or max_in_flight if adaptive else max_in_flight,
+            max_limit=max_in_flight,
+            adaptive=adaptive,
+        )
+        self.timeout_s = timeout_s
+        self.attempts = attempts
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
+        self._headers = {"Content-Type": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._given = transport
+        self._transport: Transport | None = transport
+        self.requests = 0
+        self.completion_tokens = 0
+        self.prompt_tokens = 0
+        self.stats = CallStats(endpoint=name)  # counters and the breaker (runner.client.call_stats)
+        self.cached_tokens = 0
+
+    async def __aenter__(self) -> Endpoint:
+        self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def open(self) -> Transport:
+        if self._transport is None:
+            self._transport = AiohttpTransport(
+                limit=self.limiter.max_limit + 8, timeout_s=self.timeout_s
+            )
+        return self._transport
+
+    async def close(self) -> None:
+        if self._transport is not None:
+            await self._transport.close()
+            if self._given is None:  # an owned transport opens afresh on the next call
+                self._transport = None
+
+    def _pick(self, affinity: str | None) -> int:
+        if len(self.urls) == 1:
+            return 0
+        return self.chooser.pick(self._in_flight, affinity)
+
+    async def get(self, path: str) -> tuple[int, bytes]:
+        """A plain GET on the first replica (``/models``, ``/health``)."""
+        resp = await self.open().send(Request("GET", self.base_urls[0] + path))
+        return resp.status, resp.body
+
+    async def chat(
+        self,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        max_tokens: int,
+        role: Role = "agent",
+        thinking: bool = False,
+        extra: Mapping[str, object] | None = None,
+        temperature: float = 0.0,
+        affinity: str | None = None,
+    ) -> Reply:
+        """One chat completion with retries; raises :class:`CallFailed`. ``affinity``: the
+        episode's key (:func:`runner.client.affinity.affinity_key`; default: the running one)."""
+        self.open()
+        call = _Call(budget=max_tokens, affinity=affinity or EPISODE.get())
+        while call.attempt < self.attempts:
+            call.attempt += 1
+            body = chat_body(model, messages, temperature, call.budget, extra)
+            try:
+                data = await self._attempt(body, call)
+            except (Retry, ContextOverflow, Fatal) as failure:
+                if not isinstance(failure, ContextOverflow):  # may trip the breaker
+                    self.stats.failure(self._redact(str(failure)), retry=isinstance(failure, Retry))
+                await self._after_failure(failure, call)
+                continue
+            self.limiter.success()
+            self.stats.succeeded()
+            reply = self._reply(data, call, role)
+            if thinking and not reply.content.strip() and call.budget < BUDGET_CEILING:
+                call.last = "empty content on a thinking reply"
+                call.budget = min(BUDGET_CEILING, call.budget * 2)
+                continue
+            return reply
+        kind: Termination = "timeout" if "timed out" in call.last else "endpoint_error"
+        self.stats.call_failed()
+        raise CallFailed(
+            kind, f"{self.name}: {call.last} (after {call.attempt} attempts)", call.attempt
+        )
+
+    async def _attempt(
+        self,
+        body: bytes,
+        call: _Call,
+        post: Callable[[int, bytes], Awaitable[JsonObject]] | None = None,
+    ) -> JsonObject:
+        """One request (a chat completion, or ``post``'s) under a limiter slot; the slot goes
+        back whatever happens."""
+        t0 = time.perf_counter()
+        await self.limiter.acquire()
+        t1 = time.perf_counter()
+        call.waited += t1 - t0
+        idx = self._pick(call.affinity)
+        self._in_flight[idx] += 1
+        try:
+            return await (post or self._post)(idx, body)
+        except Retry as r:
+            if r.throttled:
+                self.limiter.throttled()  # before the release: wake no one at the old limit
+            raise
+        finally:  # cancellation included
+            call.server += time.perf_counter() - t1
+            self._in_flight[idx] -= 1
+            self.limiter.release()
+
+    async def _after_failure(self, failure: Exception, call: _Call) -> None:
+        """Raise :class:`CallFailed` for a failure retrying cannot fix; otherwise adjust the
+        budget (context overflow) or wait out the backoff (transient) before the retry."""
+        if isinstance(failure, Fatal):
+            # A server may echo the API key in its error message ("Incorrect API key
+            # provided: ..."); it must reach no log and no screen.
+            raise CallFailed("client_error", self._redact(str(failure)), call.attempt) from None
+        call.last = str(failure)
+        if isinstance(failure, ContextOverflow):
+            if call.budget <= BUDGET_FLOOR:
+                raise CallFailed("context_overflow", call.last, call.attempt) from None
+            call.budget = max(BUDGET_FLOOR, call.budget // 2)
+            return
+        delay = failure.delay if isinstance(failure, Retry) else None
+        if delay is None:
+            cap = min(self.backoff_max_s, self.backoff_s * 2 ** (call.attempt - 1))
+            delay = random.uniform(0, cap)
+        if call.attempt < self.attempts:
+            await asyncio.sleep(delay)
+
+    def _reply(self, data: JsonObject, call: _Call, role: Role) -> Reply:
+        """The reply of a successful response, with its call record; counts its tokens."""
+        choice = data["choices"][0]
+        message = choice.get("message") or {}
+        usage = data.get("usage") or {}
+        pt, ct = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        self.requests += 1
+        self.prompt_tokens += pt
+        self.completion_tokens += ct
+        self.cached_tokens += cached_tokens(usage)
+        return Reply(
+            content=message.get("content") or "",
+            reasoning=message.get("reasoning_content") or message.get("reasoning") or "",
+            call=CallRecord(
+                role=role,
+                prompt_tokens=pt,
+                completion_tokens=ct,
+                wait_s=round(call.waited, 6),
+                server_s=round(call.server, 6),
+                attempts=call.attempt,
+                finish_reason=choice.get("finish_reason"),
+                max_tokens=call.budget,
+                cached_tokens=cached_tokens(usage),
+            ),
+        )
+
+    async def embed(
+        self, model: str, inputs: Sequence[str]
+    ) -> tuple[list[list[float]], CallRecord]:
+        """``POST /embeddings`` for a batch of texts, retried as chat calls are: the vectors in
+        input order and the call's record (role ``embedding``); raises :class:`CallFailed`."""
+        self.open()
+        call = _Call(budget=0)
+        body = orjson.dumps({"model": model, "input": list(inputs)})
+        while call.attempt < self.attempts:
+            call.attempt += 1
+            try:
+                data = await self._attempt(body, call, self._post_embeddings)
+            except (Retry, ContextOverflow, Fatal) as failure:
+                await self._after_failure(failure, call)
+                continue
+            self.limiter.success()
+            rows = sorted(data["data"], key=lambda d: int(d.get("index", 0)))
+            tokens = int((data.get("usage") or {}).get("prompt_tokens") or 0)
+            self.requests += 1
+            self.prompt_tokens += tokens
+            record = CallRecord(
+                role="embedding",
+                prompt_tokens=tokens,
+                wait_s=round(call.waited, 6),
+                server_s=round(call.server, 6),
+                attempts=call.attempt,
+            )
+            return [[float(x) for x in d["embedding"]] for d in rows], record
+        kind: Termination = "timeout" if "timed out" in call.last else "endpoint_error"
+        raise CallFailed(
+            kind,
+            f"{self.name}: embeddings: {call.last} (after {call.attempt} attempts)",
+            call.attempt,
+        )
+
+    async def _post_embeddings(self, idx: int, body: bytes) -> JsonObject:
+        url = self.base_urls[idx] + "/embeddings"
+        try:
+            resp = await self.open().send(Request("POST", url, body, self._headers))
+        except TransportError as e:
+            raise Retry(str(e)) from None
+        except TimeoutError:
+            raise Retry("request timed out") from None
+        check_status(resp)
+        try:
+            data = orjson.loads(resp.body)
+            if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+                raise ValueError("no data")
+        except (orjson.JSONDecodeError, ValueError):
+            raise Retry("malformed embeddings body") from None
+        return data
+
+    def _redact(self, text: str) -> str:
+        key = self._headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        return text.replace(key, "[redacted]") if key else text
+
+    async def _post(self, idx: int, body: bytes) -> JsonObject:
+        transport = self.open()
+        request = Request("POST", self.urls[idx], body, self._headers)
+        try:
+            resp = await transport.send(request)
+        except TransportError as e:
+            raise Retry(str(e)) from None
+        except TimeoutError:
+            raise Retry("request timed out") from None
+        check_status(resp)
+        return parse_body(resp.body)
+
+
+@dataclass
+class _Call:
+    """The running state of one chat call across its attempts."""
+
+    budget: int
+    attempt: int = 0
+    waited: float = 0.0
+    server: float = 0.0
+    last: str = ""
+    affinity: str | None = None  # the episode's key (runner.client.affinity)

@@ -1,0 +1,162 @@
+"""One episode, start to finish, with no side effects: ``run_episode(ctx) -> EpisodeRecord``.
+
+The scripted user serves each turn on the realized state; the arm shapes it; the agent
+replies; the arm admits or refuses the bookings; admitted bookings enter the realized state.
+An infrastructure failure ends the episode with that termination reason (never an agent
+failure); the scheduler logs it and a resumed run retries it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import msgspec
+
+from protocol.records import Booking, EpisodeRecord, Turn, TurnRecord
+from protocol.render import compose_user_message
+from protocol.spoof import forgery
+from protocol.user import ScriptedUser
+from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
+from runner.client.endpoint import CallFailed, Reply
+
+__all__ = ["run_episode", "same_turn_notice"]
+
+
+@dataclass
+class _Played:
+    """One turn's outcome after the arm's admission (and a same-turn re-prompt, if any)."""
+
+    reply: Reply
+    admitted: list[Booking]
+    refused: list[Booking]
+    notices: list[str]  # for the next turn
+    first_reply: str | None = None
+    retry_notices: tuple[str, ...] = ()  # what the same-turn retry showed
+
+
+async def same_turn_notice(
+    ctx: EpisodeContext,
+    arm: ArmSession,
+    turn: Turn,
+    shaped: Shaped,
+    messages: list[dict[str, str]],
+    first: Reply,
+    adm: Admission,
+) -> _Played:
+    """The same-turn notice (``notice="same_turn"``, Appendix D.3): the gate re-prompts
+    within the turn with its rejection notices; the visible reply is the one written after
+    the refusal. The retry's user message repeats the turn as the first request carried it
+    (the arm's addition, directive included; a system-role directive stays in the system
+    message) after the notices, and its bookings are judged on the state the first reply's
+    admitted bookings produced. Bookings of both replies count once each (by code and work
+    order); the retried reply's new refusals are noticed on the next turn."""
+    addition = "" if shaped.system_extra else shaped.arm_text
+    retry_msg = compose_user_message(turn.text, notices=adm.notices, addition=addition)
+    messages = [
+        *messages,
+        {"role": "assistant", "content": first.content},
+        {"role": "user", "content": retry_msg},
+    ]
+    reply = await ctx.agent(messages)
+    bookings = arm.read(reply.content, turn).bookings
+    again = arm.admit(turn, shaped, bookings, prior=adm.admitted)
+    admitted, refused = list(adm.admitted), list(adm.refused)
+    seen = {(b.code, b.work_order) for b in admitted + refused}
+    admitted += [b for b in again.admitted if (b.code, b.work_order) not in seen]
+    fresh = [(b, n) for b, n in zip(again.refused, again.notices, strict=True)]
+    fresh = [(b, n) for b, n in fresh if (b.code, b.work_order) not in seen]
+    refused += [b for b, _ in fresh]
+    return _Played(
+        reply,
+        admitted,
+        refused,
+        [n for _, n in fresh],
+        first_reply=first.content,
+        retry_notices=tuple(adm.notices),
+    )
+
+
+async def _play(
+    ctx: EpisodeContext, arm: ArmSession, turn: Turn, shaped: Shaped, messages: list[dict[str, str]]
+) -> tuple[_Played, list[Reply]]:
+    """The agent's reply to ``messages`` and what the arm admits of it."""
+    reply = await ctx.agent(messages)
+    adm = arm.admit(turn, shaped, arm.read(reply.content, turn).bookings)
+    if adm.refused and ctx.cell.knobs.notice == "same_turn":
+        played = await same_turn_notice(ctx, arm, turn, shaped, messages, reply, adm)
+        return played, [reply, played.reply]
+    played = _Played(reply, list(adm.admitted), list(adm.refused), notices=adm.notices)
+    return played, [reply]
+
+
+async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
+    if ctx.cell.knobs.harness == "langgraph":
+        from runner.harness import run_harness_episode  # LangGraph only when a cell needs it
+
+        return await run_harness_episode(ctx)
+    ep = ctx.episode
+    user = ScriptedUser(ep, ctx.cell.knobs.user_style)
+    arm = make_arm(ctx)
+    turns: list[TurnRecord] = []
+    history: list[dict[str, str]] = []
+    notices: list[str] = []
+    started = time.time()
+    t0 = time.perf_counter()
+    failure: CallFailed | None = None
+    try:
+        ctx.calls.clear()
+        await arm.prepare()
+        prepare_calls = list(ctx.calls)
+        system = arm.system_prompt()
+        while (turn := user.next_turn()) is not None:
+            ctx.calls.clear()
+            verdict = user.begin(turn)
+            injected = forgery(ep, turn, verdict, ctx.cell.knobs.spoof)
+            asked = _with_injected(turn, injected)
+            shown, shaped = notices, await arm.shape(asked, user.state, notices)
+            sys_msg = {"role": "system", "content": system + shaped.system_extra}
+            messages = [sys_msg, *arm.context(history), {"role": "user", "content": shaped.sent}]
+            played, replies = await _play(ctx, arm, asked, shaped, messages)
+            calls = [*prepare_calls, *ctx.calls, *(r.call for r in replies)]
+            prepare_calls = []
+            notices = played.notices
+            reply = played.reply
+            history.append({"role": "user", "content": shaped.kept})
+            history.append({"role": "assistant", "content": reply.content})
+            executed = [b.step for b in played.admitted if b.step is not None]
+            user.finish(turn, verdict, executed)
+            arm.observe(turn, played.admitted, reply.content)
+            turns.append(
+                TurnRecord.of(
+                    turn,
+                    sent_text=shaped.sent,
+                    arm_text=shaped.arm_text,
+                    notices=tuple(shown),
+                    reply=reply.content,
+                    reasoning=reply.reasoning,
+                    admitted=tuple(played.admitted),
+                    refused=tuple(_dedupe(played.refused)),
+                    matched_step=shaped.matched_step,
+                    matched_redo=shaped.matched_redo,
+                    matcher_outcome=shaped.matcher_outcome,
+                    directive=shaped.directive,
+                    calls=tuple(calls),
+                    first_reply=played.first_reply,
+                    retry_notices=played.retry_notices,
+                    injected=injected,
+                )
+            )
+    except CallFailed as e:
+        failure = e
+    return arm.episode_record(turns, started, t0, failure)
+
+
+def _with_injected(turn: Turn, injected: str) -> Turn:
+    """The turn as the user's message carries it: the injected text on a new line after the
+    scripted user's (the spoof knob; the turn's record keeps the scripted text)."""
+    return msgspec.structs.replace(turn, text=f"{turn.text}\n{injected}") if injected else turn
+
+
+def _dedupe(bookings: list[Booking]) -> list[Booking]:
+    return list({(b.code, b.work_order): b for b in bookings}.values())

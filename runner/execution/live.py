@@ -1,0 +1,221 @@
+"""The live view of a run: a rich progress display and one line per streamed result.
+
+The display, on any terminal from 80 columns: a first line with the progress bar, episodes
+done / total, elapsed and ETA (labelled; these always fit), then the counters (requests in
+flight / limit, retries, 429s, failed calls counted as the breaker counts them
+(``runner.client.call_stats``), infrastructure episodes, tokens/s), wrapped at the terminal's width,
+then the cells under way on one line, cut at the terminal's edge. With ``--no-live``,
+:func:`progress_lines` prints the same fields as one line at a fixed interval, so a run whose
+every call fails is never silent.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+
+import anyio
+from rich.console import Console, RenderableType
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from protocol.config import graph_label
+from runner.client.endpoint import Endpoint
+from runner.execution.scheduler import RunState
+from scoring.results.lines import CellLine, ContrastLine, ResultLine
+
+__all__ = [
+    "counters",
+    "format_result",
+    "live_view",
+    "preflight_line",
+    "progress_columns",
+    "progress_lines",
+    "status_line",
+]
+
+
+def _ci(ci: tuple[float, float]) -> str:
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def _num(value: float | None, spec: str = ".2f") -> str:
+    # A cell whose every episode ended on an infrastructure error has no rate (None).
+    return "n/a" if value is None else format(value, spec)
+
+
+def format_result(line: ResultLine) -> str:
+    """One human line for a streamed cell or contrast result."""
+    if isinstance(line, ContrastLine):
+        return (
+            f"  contrast {line.a} -> {line.b} ({line.scoring}): "
+            f"n={line.n} discordant {line.a_only}/{line.b_only} "
+            f"p={_num(line.p, '.3g')} holm={_num(line.p_holm, '.3g')}"
+        )
+    c = line.cell
+    knobs = c.knobs.changed()
+    extra = " " + " ".join(f"{k}={v}" for k, v in knobs.items()) if knobs else ""
+    graph = graph_label(c.steps, c.density)
+    head = f"cell {c.model} {c.regime} {graph} {c.domain} {c.brief} {c.arm}{extra}: "
+    if not isinstance(line, CellLine):
+        return head + "helpers"
+    return head + (
+        f"strict {_num(line.strict)} {_ci(line.strict_ci)} "
+        f"decline-aware {_num(line.decline_aware)} {_ci(line.decline_aware_ci)} "
+        f"n={line.n} infra={line.infrastructure_errors}"
+    )
+
+
+def _clock(seconds: float) -> str:
+    s = int(max(0.0, seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def counters(state: RunState) -> str:
+    """Requests in flight / limit, retries, 429s, failed calls (attempts that failed, not
+    429s: what the breaker counts), infrastructure episodes and tokens/s so far."""
+    e = list(state.endpoints.values())
+    flight = sum(x.limiter.in_flight for x in e)
+    limit = sum(x.limiter.limit for x in e)
+    retries = sum(x.stats.retries for x in e)
+    throttled = sum(x.stats.throttled_429 for x in e)
+    failed = sum(x.stats.failed_attempts for x in e)
+    toks = sum(x.completion_tokens + x.prompt_tokens for x in e)
+    rate = toks / max(1e-9, time.perf_counter() - state.progress.started)
+    return (
+        f"requests in flight {flight}/{limit}  retries {retries}  429s {throttled}  "
+        f"failed calls {failed}  infra episodes {state.progress.infrastructure}  "
+        f"tokens/s {rate:,.0f}"
+    )
+
+
+def status_line(state: RunState) -> str:
+    """The ``--no-live`` progress line: the live view's fields (episodes, elapsed, ETA,
+    counters, tokens/s, cells under way) on one line."""
+    p = state.progress
+    elapsed = time.perf_counter() - p.started
+    eta = elapsed / p.done * (p.total - p.done) if p.done else None
+    cells = p.open_cells()
+    return (
+        f"episodes {p.done}/{p.total}  elapsed {_clock(elapsed)}  "
+        f"ETA {_clock(eta) if eta is not None else '?'}  {counters(state)}"
+        + (f"  cells {cells}" if cells else "")
+    )
+
+
+def preflight_line(endpoints: dict[str, Endpoint]) -> str:
+    from runner.client.connect import PREFLIGHT_ATTEMPTS, PREFLIGHT_TIMEOUT_S
+
+    timeout = min([PREFLIGHT_TIMEOUT_S, *(e.timeout_s for e in endpoints.values())])
+    attempts = max([1, *(min(PREFLIGHT_ATTEMPTS, e.attempts) for e in endpoints.values())])
+    return (
+        f"preflight ({', '.join(sorted(endpoints))}): one tiny request per model, "
+        f"timeout {timeout:g} s per attempt, up to {attempts} attempts"
+    )
+
+
+@asynccontextmanager
+async def progress_lines(
+    state: RunState, console: Console, *, every_s: float
+) -> AsyncIterator[None]:
+    """Print :func:`status_line` every ``every_s`` seconds while the block runs (0: never)."""
+    if every_s <= 0:
+        yield
+        return
+
+    async def tick() -> None:
+        while True:
+            await anyio.sleep(every_s)
+            console.print(status_line(state), highlight=False)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(tick)
+        try:
+            yield
+        finally:
+            tg.cancel_scope.cancel()
+
+
+def progress_columns(
+    what: str, *fields: str, bar_width: int | None = 40
+) -> tuple[ProgressColumn, ...]:
+    """A long job's progress columns: ``what`` done of the total with a bar, labelled
+    elapsed time and ETA, then each task field in ``fields``."""
+    return (
+        TextColumn(f"[bold]{what}"),
+        BarColumn(bar_width=bar_width),
+        MofNCompleteColumn(),
+        TextColumn("elapsed"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        *(TextColumn(f"{{task.fields[{f}]}}") for f in fields),
+    )
+
+
+def pack(fields: str, width: int) -> list[str]:
+    """``fields`` (separated by two spaces) in lines of at most ``width`` characters, a
+    field never split unless it alone is wider."""
+    lines: list[str] = []
+    for field_ in fields.split("  "):
+        if lines and len(lines[-1]) + 2 + len(field_) <= width:
+            lines[-1] += "  " + field_
+        else:
+            lines.append(field_)
+    return [x if len(x) <= width else x[: width - 1] + "…" for x in lines]
+
+
+class _RunProgress(Progress):
+    """The bar's line (what, bar, done / total, elapsed, ETA: about 60 columns), then each
+    task's ``stats`` wrapped at the terminal's width and its ``cells`` on one line cut at
+    the terminal's edge (what a narrow terminal loses first)."""
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        yield self.make_tasks_table(self.tasks)
+        live = getattr(self, "live", None)  # absent while Progress.__init__ runs
+        width = max(20, (live.console.width if live is not None else 80) - 1)
+        for task in self.tasks:
+            stats, cells = task.fields.get("stats"), task.fields.get("cells")
+            lines = pack(str(stats), width) if stats else []
+            if cells:
+                lines += pack(f"cells {cells}".replace("  ", "; "), width)[:1]
+            if lines:
+                yield Text("\n".join(lines), no_wrap=True, overflow="crop")
+
+
+@contextmanager
+def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Iterator[None]:
+    """Show progress while the body runs; streamed results print above the bar."""
+
+    def on_result(line: ResultLine) -> None:
+        console.print(format_result(line), highlight=False)
+
+    state.on_result = on_result
+    if not enabled:
+        yield
+        return
+    columns = progress_columns("episodes", bar_width=20)
+    with _RunProgress(*columns, console=console, transient=False, refresh_per_second=4) as bar:
+        task = bar.add_task("run", total=state.progress.total or None, stats="", cells="")
+
+        def on_episode(_: object) -> None:
+            bar.update(
+                task,
+                completed=state.progress.done,
+                total=state.progress.total,
+                stats=counters(state),
+                cells=state.progress.open_cells(),
+            )
+
+        state.on_episode = on_episode
+        yield
+        on_episode(None)

@@ -1,0 +1,154 @@
+"""A run of a grid into a run directory, the library path of ``ladder run``
+(``run_async``): the local checks, the endpoints' preflight, the scheduler with its live
+view, the helpers' summary and the final result lines. ``ladder.run`` adds the command's
+lock, signals and exit codes around it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TypedDict
+
+import anyio
+from rich.console import Console
+
+from protocol.packs import PackError
+from protocol.records import EpisodeRecord
+from runner.client.endpoint import CallFailed
+from runner.execution.scheduler import RunState, expected_seeds, pending_tasks, run_grid
+from runner.gates.helpers import Helpers
+from runner.grid.expand import Grid, GridError, Task
+from runner.grid.packs import keep_packs
+from runner.rundir.logs import LogReport, read_logs
+from runner.rundir.manifest import write_or_check_manifest
+from runner.rundir.results import RESULTS, finalize_results
+from scoring.report.tables import plural
+from scoring.results.stream import StreamingScorer
+from serve.config import ServerConfig
+
+__all__ = ["RunSummary", "run_async"]
+
+
+class RunSummary(TypedDict):
+    """What :func:`run_async` returns."""
+
+    episodes_run: int
+    already_done: int
+    infrastructure: int
+    out: str
+
+
+async def run_async(
+    grid: Grid,
+    out: Path,
+    *,
+    console: Console,
+    live: bool = True,
+    allow_change: bool = False,
+    check: bool = True,
+    server_config: ServerConfig | None = None,
+    overrides: dict[str, object] | None = None,
+    breaker_after: int = 0,
+    progress_every_s: float = 10.0,
+) -> RunSummary:
+    """Run (or resume) ``grid`` into ``out``; returns a summary.
+
+    ``breaker_after``: stop (raise BreakerTripped) after that many consecutive failed calls
+    on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
+    """
+    from runner.client.connect import open_endpoints, preflight
+    from runner.execution.live import live_view, preflight_line, progress_lines
+
+    # The local checks come first (the directory's grid, then its logs), so a directory of
+    # another grid is refused before any endpoint is contacted; the manifest is written only
+    # after the logs were read and the preflight passed, so a refusal (a newer-schema or
+    # unreadable log, an endpoint that does not answer) leaves the directory as it was, and
+    # a first run that never started leaves no manifest to block the corrected grid.
+    write_or_check_manifest(out, grid, allow_change=allow_change, write=False)
+    report = LogReport()
+    tasks, done = pending_tasks(grid, out, report)
+    for bad in report.truncated:
+        console.print(f"[yellow]dropped a truncated log line (a kill mid-write): {bad}")
+    for bad in report.corrupt:
+        console.print(f"[yellow]skipped a corrupt log line: {bad}")
+    scorer = _scorer(grid, done)
+    async with open_endpoints(grid, server_config=server_config) as endpoints:
+        for ep in endpoints.values():
+            ep.stats.breaker_after = breaker_after
+        if check:
+            console.print(preflight_line(endpoints))
+            problems = await preflight(grid, endpoints)
+            if problems:
+                raise GridError("\n".join(problems))
+        try:
+            keep_packs(grid.run.domains, out)  # a copy of every file pack the run uses
+        except PackError as e:
+            raise GridError("\n".join(e.problems)) from None
+        manifest = write_or_check_manifest(
+            out, grid, allow_change=allow_change, overrides=overrides, scripted=server_config
+        )
+        if manifest.added:
+            console.print(f"the grid adds {'; '.join(manifest.added)} to {out}; manifest updated")
+        if manifest.changed:
+            console.print(f"grid changed (--allow-grid-change): {'; '.join(manifest.changed)}")
+        helpers = Helpers(grid, out, endpoints)
+        state = RunState(grid=grid, out=out, endpoints=endpoints, helpers=helpers)
+        state.progress.total = len(tasks)
+        if manifest.resumed:
+            console.print(
+                f"resuming {out}: {plural(len(done), 'episode')} already done, {len(tasks)} to run"
+            )
+        async with anyio.create_task_group() as tg:
+            # Compiles are pipelined with the episodes: the precompile walks the tasks in run
+            # order beside them; an episode that reaches its compile first joins the flight,
+            # and text-arm episodes never wait.
+            tg.start_soon(_precompile, helpers, tasks, console)
+            with live_view(state, console, enabled=live):
+                async with progress_lines(state, console, every_s=0 if live else progress_every_s):
+                    await run_grid(state, tasks, scorer)
+    st = helpers.stats
+    if st.compile_requests or st.matcher_requests:
+        console.print(
+            f"helpers: compiler {st.compile_calls} calls made, {st.compile_saved} saved by "
+            f"the cache; matcher {st.matcher_calls} calls made, {st.matcher_saved} saved "
+            f"({st.matcher_retries} correction requests, {st.matcher_malformed} of them still "
+            f"malformed after it; {st.corrupt} corrupt cache entries dropped)"
+        )
+    final = _finalize(out)
+    if final:
+        console.print(f"final results: {plural(final, 'line')} appended to {out / RESULTS}")
+    return {
+        "episodes_run": state.progress.done,
+        "already_done": len(done),
+        "infrastructure": state.progress.infrastructure,
+        "out": str(out),
+    }
+
+
+def _finalize(out: Path) -> int:
+    """Append the run's final result lines (``ladder score --json`` over ``out``), earlier
+    lines marked superseded; the number of final lines (0 when nothing was logged)."""
+    from scoring.results.offline import paused_gc, rescore
+
+    with paused_gc():
+        records = read_logs(out) if (out / "logs").is_dir() else {}
+        if not records:
+            return 0
+        lines = rescore(records.values())
+    finalize_results(out, lines)
+    return len(lines)
+
+
+async def _precompile(helpers: Helpers, tasks: list[Task], console: Console) -> None:
+    try:
+        await helpers.precompile(tasks)
+    except* CallFailed as failed:
+        # an infrastructure error does not end the run: its episodes compile again
+        n = len(failed.exceptions)
+        console.print(f"[yellow]precompile stopped ({n} failed); episodes compile again")
+
+
+def _scorer(grid: Grid, done: list[EpisodeRecord]) -> StreamingScorer:
+    scorer = StreamingScorer(expected_seeds(grid))
+    for record in done:
+        scorer.add(record)  # already reported by the run that logged them
+    return scorer

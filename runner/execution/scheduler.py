@@ -1,0 +1,155 @@
+"""The grid scheduler: hundreds of episode coroutines on one event loop.
+
+Tasks come from :func:`runner.grid.expand.expand` in run order (configuration by configuration,
+seed by seed, arms of one seed adjacent) and are pulled by a fixed pool of worker coroutines
+(``run.concurrency`` episodes in flight), so cells finish one after another and results
+stream. Requests in flight are bounded per endpoint by its limiter. Each finished episode is
+appended to its cell's log at once; the streaming scorer turns it into result lines.
+
+Resume: (cell, seed) pairs already logged as completed are skipped; episodes logged with an
+infrastructure termination are run again (the reader keeps the last record).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from protocol.config import graph_label
+from protocol.generate import generate
+from protocol.records import CellKey, Episode, EpisodeRecord, EpisodeSpec
+from runner.arms import EpisodeContext, load_arms
+from runner.client.affinity import EPISODE, affinity_key
+from runner.client.endpoint import Endpoint
+from runner.execution.agent import agent_calls
+from runner.execution.episode import run_episode
+from runner.execution.order import TaskOrder
+from runner.gates.helpers import Helpers
+from runner.grid.expand import Grid, Task, expand
+from runner.rundir.logs import LogReport, LogWriter, _repair_tail, read_logs
+from runner.rundir.results import RESULTS, encode_line
+from scoring.results.lines import ResultLine
+from scoring.results.stream import StreamingScorer
+
+__all__ = ["Progress", "RunState", "pending_tasks", "run_grid"]
+
+
+@dataclass
+class Progress:
+    """Live counters the display reads."""
+
+    total: int = 0
+    done: int = 0
+    skipped: int = 0
+    infrastructure: int = 0
+    started: float = field(default_factory=time.perf_counter)
+    per_cell: dict[str, int] = field(default_factory=dict)  # episodes done this run
+    cell_total: dict[str, int] = field(default_factory=dict)  # episodes to run this run
+    cell_label: dict[str, str] = field(default_factory=dict)
+
+    def open_cells(self, limit: int = 3) -> str:
+        """Cells under way (started, not finished): 'label k/n' for the first few."""
+        shown = [
+            f"{self.cell_label[c]} {self.per_cell[c]}/{n}"
+            for c, n in self.cell_total.items()
+            if 0 < self.per_cell.get(c, 0) < n
+        ]
+        more = f" +{len(shown) - limit}" if len(shown) > limit else ""
+        return "  ".join(shown[:limit]) + more
+
+
+@dataclass
+class RunState:
+    grid: Grid
+    out: Path
+    endpoints: dict[str, Endpoint]
+    helpers: Helpers | None = None
+    progress: Progress = field(default_factory=Progress)
+    on_result: Callable[[ResultLine], None] | None = None
+    on_episode: Callable[[EpisodeRecord], None] | None = None
+
+
+def pending_tasks(
+    grid: Grid, out: Path, report: LogReport | None = None
+) -> tuple[list[Task], list[EpisodeRecord]]:
+    """The tasks still to run and the completed records already in ``out``."""
+    existing = read_logs(out, report) if (out / "logs").is_dir() else {}
+    done = {k: r for k, r in existing.items() if r.termination == "completed"}
+    tasks = [t for t in expand(grid) if (t.cell.slug(), t.spec.seed) not in done]
+    return tasks, list(done.values())
+
+
+async def run_grid(
+    state: RunState, tasks: list[Task], scorer: StreamingScorer | None = None
+) -> None:
+    """Run ``tasks``; log each episode as it finishes; stream results."""
+    grid = state.grid
+    load_arms({t.cell.arm for t in tasks})  # the memory arms' libraries, before any episode
+    agents = agent_calls(grid, state.endpoints)
+    episodes: dict[EpisodeSpec, Episode] = {}
+    progress = state.progress
+    progress.total = len(tasks)
+    for t in tasks:
+        slug = t.cell.slug()
+        progress.cell_total[slug] = progress.cell_total.get(slug, 0) + 1
+        progress.cell_label[slug] = f"{t.cell.arm} {graph_label(t.cell.steps, t.cell.density)}"
+    order = TaskOrder(tasks, window=2 * grid.run.concurrency)  # runner.execution.order: LPT tail
+    results_path = state.out / RESULTS
+
+    with LogWriter(state.out) as writer, results_path.open("ab") as results:
+        # A kill mid-write can leave the last result line torn; end it so the next line
+        # starts clean (one bad line for a reader, not two glued together).
+        _repair_tail(results.fileno(), results_path)
+
+        def emit(lines: list[ResultLine]) -> None:
+            for line in lines:  # provisional: the run's end appends the final lines
+                results.write(encode_line(line))
+                results.flush()
+                if state.on_result is not None:
+                    state.on_result(line)
+
+        paraphrases = grid.paraphrases()  # tier 2's held-out cache (None otherwise)
+
+        async def worker() -> None:
+            while (task := order.pop()) is not None:
+                t0 = anyio.current_time()
+                ep = episodes.get(task.spec)
+                if ep is None:
+                    ep = episodes[task.spec] = generate(task.spec, paraphrases)
+                ctx = EpisodeContext(
+                    episode=ep,
+                    cell=task.cell,
+                    agent=agents[task.cell.model],
+                    helpers=state.helpers,
+                )
+                key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.client.affinity
+                try:
+                    record = await run_episode(ctx)
+                finally:
+                    EPISODE.reset(key)
+                order.observe(task, anyio.current_time() - t0)
+                writer.write(record)
+                progress.done += 1
+                slug = task.cell.slug()
+                progress.per_cell[slug] = progress.per_cell.get(slug, 0) + 1
+                if record.termination != "completed":
+                    progress.infrastructure += 1
+                if state.on_episode is not None:
+                    state.on_episode(record)
+                if scorer is not None:
+                    emit(scorer.add(record))
+                if len(episodes) > 4 * grid.run.concurrency:
+                    episodes.clear()  # bounded memory; regenerating is cheap
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(min(grid.run.concurrency, len(tasks))):
+                tg.start_soon(worker)
+
+
+def expected_seeds(grid: Grid) -> dict[CellKey, list[int]]:
+    seeds = grid.seeds()
+    return {c: seeds for c in grid.cells()}

@@ -1,0 +1,152 @@
+"""Comparing the grid a run directory holds with the grid of a new command.
+
+A strict superset (more seeds, more arms or variants, more configurations: models, graphs,
+domains, briefs) is compatible: every episode already logged is one of the new grid's, so
+the run resumes and only the added episodes run. Every other change would mix two grids'
+episodes in one directory and is refused with a readable diff of the two grids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import msgspec
+import orjson
+
+from protocol.config import graph_label
+from protocol.records import CellKey
+from runner.grid.expand import Grid
+from runner.grid.schema import GridData
+from runner.grid.seeds import format_seeds
+
+__all__ = ["GridChange", "compare_grids", "identity"]
+
+# Not part of a grid's identity: how fast it runs, and where its servers are.
+_RUN_FREE = ("concurrency",)
+_ENDPOINT_FREE = ("max_in_flight", "adaptive", "start_in_flight", "base_url", "base_urls")
+# The dimensions a compatible change may grow.
+_GROWABLE = ("seeds", "arms", "variants", "steps", "density", "graphs", "domains", "briefs")
+
+
+def identity(grid_data: GridData) -> GridData:
+    """The part of a grid's builtins the episodes depend on."""
+    data = orjson.loads(orjson.dumps(grid_data))  # a deep copy
+    run = data.get("run", {})
+    for k in _RUN_FREE:
+        run.pop(k, None)
+    if run.get("graphs"):  # explicit graphs replace steps x density (recorded without them)
+        run.pop("steps", None)
+        run.pop("density", None)
+    for e in data.get("endpoints", []):
+        for k in _ENDPOINT_FREE:
+            e.pop(k, None)
+    return dict(data)
+
+
+@dataclass
+class GridChange:
+    added: list[str] = field(default_factory=list)  # "seeds 132-135", "arms hybrid"
+    diff: list[str] = field(default_factory=list)  # every difference, "key: old -> new"
+    compatible: bool = True
+
+    @property
+    def same(self) -> bool:
+        return not self.diff
+
+
+def _flat(value: object, prefix: str = "") -> dict[str, str]:
+    if isinstance(value, dict):
+        out: dict[str, str] = {}
+        for k, v in value.items():
+            out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(x, dict) and "name" in x for x in value)
+    ):
+        out = {}
+        for x in value:
+            out.update(_flat({k: v for k, v in x.items() if k != "name"}, f"{prefix}[{x['name']}]"))
+            out.setdefault(f"{prefix}[{x['name']}]", "present")
+        return out
+    return {prefix: orjson.dumps(value).decode()}
+
+
+def _diff(old: GridData, new: GridData) -> list[str]:
+    a, b = _flat(old), _flat(new)
+    lines = []
+    for k in sorted(a.keys() | b.keys()):
+        if a.get(k) != b.get(k):
+            lines.append(f"{k} {a.get(k, '(none)')} -> {b.get(k, '(none)')}")
+    return lines
+
+
+def _fixed(data: GridData) -> GridData:
+    """What a compatible change must leave exactly as it was (models and endpoints by name
+    are compared one by one: new ones may be added)."""
+    run = {k: v for k, v in data.get("run", {}).items() if k not in _GROWABLE}
+    return {"run": run, "decoding": data.get("decoding")}
+
+
+def _by_name(items: list[GridData]) -> dict[str, GridData]:
+    return {x["name"]: x for x in items}
+
+
+def compare_grids(old_data: GridData, new: Grid) -> GridChange:
+    """How ``new`` differs from the grid whose builtins are ``old_data``."""
+    new_data = identity(msgspec.to_builtins(new))
+    old_id = identity(old_data)
+    change = GridChange(diff=_diff(old_id, new_data))
+    if change.same:
+        return change
+    try:
+        old = msgspec.convert(old_data, Grid)
+    except msgspec.ValidationError:  # a manifest of an older grid format
+        change.compatible = False
+        return change
+    old_models, new_models = _by_name(old_id["models"]), _by_name(new_data["models"])
+    old_eps, new_eps = _by_name(old_id["endpoints"]), _by_name(new_data["endpoints"])
+    change.compatible = (
+        _fixed(old_id) == _fixed(new_data)
+        and all(new_models.get(n) == m for n, m in old_models.items())
+        and all(new_eps.get(n, e) == e for n, e in old_eps.items())
+        and set(old.seeds()) <= set(new.seeds())
+        and set(old.cells()) <= set(new.cells())
+    )
+    if change.compatible:
+        change.added = _added(old, new)
+    return change
+
+
+def _graph(c: CellKey) -> str:
+    return graph_label(c.steps, c.density)
+
+
+def _arm(c: CellKey) -> str:
+    return f"{c.arm} variant" if c.knobs.changed() else c.arm
+
+
+_PARTS: tuple[tuple[str, Callable[[CellKey], str]], ...] = (
+    ("models", lambda c: c.model),
+    ("graphs", _graph),
+    ("domains", lambda c: c.domain),
+    ("briefs", lambda c: c.brief),
+    ("arms", _arm),
+)
+
+
+def _added(old: Grid, new: Grid) -> list[str]:
+    out = []
+    seeds = [s for s in new.seeds() if s not in set(old.seeds())]
+    if seeds:
+        out.append(f"seeds {format_seeds(seeds)}")
+    old_cells, new_cells = set(old.cells()), set(new.cells())
+    for label, part in _PARTS:
+        extra = sorted({part(c) for c in new_cells} - {part(c) for c in old_cells})
+        if extra:
+            out.append(f"{label} {', '.join(extra)}")
+    if not out and new_cells > old_cells:
+        out.append(f"{len(new_cells - old_cells)} cells")
+    return out

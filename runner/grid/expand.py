@@ -1,0 +1,389 @@
+"""The grid file (TOML) and its expansion into cells and ladders.
+
+A grid names endpoints, models (with their regime and how it is selected), the arms, graph
+sizes and densities, domains, briefs, a seed range, variant knobs and decoding. Each
+(model, graph, domain, brief, arm, knobs) is a cell; the arms of one configuration on shared
+seeds form a ladder. Defaults are the paper's (Appendix B.4): temperature 0, reply budgets
+400 / 2,500 tokens, matcher 200 / 2,500, compiler 3,000 / 6,000, timeout 900 s, six attempts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import os
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+from protocol.arms import ARM_NAMES, arm_spec
+from protocol.config import Config, Schedule
+from protocol.domains import POOLS
+from protocol.generate import (
+    GENERATOR_VERSIONS,
+    MAX_STEPS,
+    MIN_STEPS,
+    Paraphrases,
+    SpecError,
+    check_spec,
+)
+from protocol.packs import PackError
+from protocol.records import CellKey, EpisodeSpec, Knobs
+from runner.grid.errors import validation_problem
+from runner.grid.packs import resolve_domains
+from runner.grid.paraphrase_cache import ParaphraseCacheError, load_paraphrases
+from runner.grid.schema import (
+    EMBEDDED,
+    Decoding,
+    EndpointConfig,
+    GridData,
+    MemorySettings,
+    ModelConfig,
+    RunConfig,
+    url_problem,
+)
+from runner.grid.seeds import parse_seeds
+
+__all__ = [
+    "Grid",
+    "GridError",
+    "Task",
+    "expand",
+    "load_grid",
+    "missing_keys",
+    "parse_grid",
+]
+
+
+class GridError(ValueError):
+    """A problem with a grid file; the message is one line for the user."""
+
+
+class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    run: RunConfig = msgspec.field(default_factory=RunConfig)
+    memory: MemorySettings = msgspec.field(default_factory=MemorySettings)
+    endpoints: list[EndpointConfig] = []
+    models: list[ModelConfig] = []
+    decoding: Decoding = msgspec.field(default_factory=Decoding)
+
+    def endpoint(self, name: str) -> EndpointConfig:
+        for e in self.endpoints:
+            if e.name == name:
+                return e
+        if name == EMBEDDED:
+            return EndpointConfig(name=EMBEDDED, base_url=EMBEDDED)
+        raise GridError(f"unknown endpoint {name!r}")
+
+    def model(self, name: str) -> ModelConfig:
+        for m in self.models:
+            if m.name == name:
+                return m
+        raise GridError(f"unknown model {name!r}")
+
+    def graphs(self) -> list[tuple[int, float]]:
+        if self.run.graphs:
+            return [(g.steps, g.density) for g in self.run.graphs]
+        return [(s, d) for s in self.run.steps for d in self.run.density]
+
+    def seeds(self) -> list[int]:
+        return parse_seeds(self.run.seeds)
+
+    def paraphrases(self) -> Paraphrases | None:
+        """The held-out cache tier 2 reads (checked by ``check_grid``), or None."""
+        if self.run.paraphrase_cache is None:
+            return None
+        return load_paraphrases(
+            Path(self.run.paraphrase_cache), self.run.domains, self.run.generator
+        )
+
+    def cells(self) -> list[CellKey]:
+        arms: list[tuple[str, Knobs]] = [(a, Knobs()) for a in self.run.arms]
+        arms += [(v.arm, v.knobs()) for v in self.run.variants]
+        return [
+            CellKey.of(config, model=m.name, regime=m.regime, arm=a, knobs=k)
+            for m in self.models
+            for config in self.configs()
+            for (a, k) in arms
+        ]
+
+    def configs(self) -> list[Config]:
+        """The configurations every model runs, in grid order."""
+        schedules: list[Schedule | None] = [*self.run.schedules] or [None]
+        return [
+            Config(
+                steps=s,
+                density=d,
+                domain=dom,
+                brief=b,
+                schedule=sched,
+                paraphrase_tier=w.paraphrase_tier,
+                ambiguous_rate=w.ambiguous_rate,
+            )
+            for (s, d) in self.graphs()
+            for dom in self.run.domains
+            for b in self.run.briefs
+            for sched in schedules
+            for w in self.run.wording_list()
+        ]
+
+
+class Task(msgspec.Struct, frozen=True, kw_only=True):
+    """One episode to run: a cell and a seed."""
+
+    cell: CellKey
+    spec: EpisodeSpec
+
+
+def expand(grid: Grid) -> Iterator[Task]:
+    """Tasks in run order: configuration by configuration (so cells finish one after another
+    and results stream), seed by seed, with the arms of one seed adjacent (shared helper
+    results, warm prefix caches)."""
+    cells = grid.cells()
+    configs: dict[tuple[str, str, Config], list[CellKey]] = {}
+    for c in cells:
+        configs.setdefault((c.model, c.regime, c.config), []).append(c)
+    for group in configs.values():
+        for seed in grid.seeds():
+            for cell in group:
+                yield Task(cell=cell, spec=cell.spec(seed, grid.run.generator))
+
+
+# --- loading and validation --------------------------------------------------------
+
+
+def parse_grid(
+    data: GridData, *, source: str = "grid", need_keys: bool = True, base: Path | None = None
+) -> Grid:
+    """The grid of ``data``, checked (:func:`check_grid`); ``need_keys=False`` leaves out
+    the check that each endpoint's API-key variable is set (see :func:`missing_keys`). Pack
+    files among its domains (relative to ``base``, the grid file's folder, else the working
+    directory) are loaded and named by their pack."""
+    data = _seeds_as_text(data)
+    run = data.get("run")
+    if isinstance(run, dict) and isinstance(run.get("domains"), list):
+        try:
+            names = resolve_domains([str(d) for d in run["domains"]], base)
+        except PackError as e:
+            raise GridError("\n".join(e.problems)) from None
+        data = {**data, "run": {**run, "domains": names}}
+    try:
+        grid = msgspec.convert(data, Grid)
+    except msgspec.ValidationError as e:
+        raise GridError(f"{source}: {validation_problem(Grid, str(e))}") from None
+    check_grid(grid, source=source, need_keys=need_keys)
+    return grid
+
+
+def _seeds_as_text(data: GridData) -> GridData:
+    """``seeds = 100`` (one seed, an integer in TOML) read as ``seeds = "100"``."""
+    run = data.get("run")
+    if isinstance(run, dict) and type(run.get("seeds")) is int:
+        return {**data, "run": {**run, "seeds": str(run["seeds"])}}
+    return data
+
+
+def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as e:
+        raise GridError(f"cannot read grid {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise GridError(f"cannot read grid {path}: not a UTF-8 text file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise GridError(f"{path}: malformed TOML: {e}") from None
+    return parse_grid(data, source=str(path), need_keys=need_keys, base=path.parent)
+
+
+def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> None:
+    """Every problem a grid can have before a request is sent; raises one GridError
+    (``need_keys=False``: an unset API-key variable is not one; :func:`missing_keys`)."""
+    problems: list[str] = []
+    run = grid.run
+    try:
+        if not grid.seeds():
+            problems.append("the seed range is empty")
+    except ValueError as e:
+        problems.append(str(e))
+    for s, d in grid.graphs():
+        if not MIN_STEPS <= s <= MAX_STEPS:
+            problems.append(f"steps must be between {MIN_STEPS} and {MAX_STEPS} (got {s})")
+        if not 0.0 <= d <= 1.0:
+            problems.append(f"density must be in [0, 1] (got {d})")
+    arms = ARM_NAMES
+    for a in [*run.arms, *(v.arm for v in run.variants)]:
+        if arm_spec(a) is None:
+            hint = difflib.get_close_matches(a, arms, n=1)
+            problems.append(
+                f"unknown arm {a!r}"
+                + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                + f"; arms: {', '.join(arms)}"
+            )
+    problems += _memory_problems(grid)
+    for v in run.variants:
+        if v.harness == "langgraph":
+            problems += _harness_problems(v.arm)
+        if not 0.0 <= v.corruption <= 1.0:
+            problems.append(f"corruption rate must be in [0, 1] (got {v.corruption})")
+        if v.spoof != "none" and v.harness == "langgraph":
+            problems.append("spoof runs on the text protocol, not the tool harness")
+        if not 0.0 <= v.tool_failure <= 1.0:
+            problems.append(f"tool_failure rate must be in [0, 1] (got {v.tool_failure})")
+        if v.tool_failure and v.harness != "langgraph":
+            problems.append('tool_failure needs the tool harness (harness = "langgraph")')
+    if run.concurrency < 1:
+        problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
+    # checked here, not when episodes start: such a grid would crash or silently run nothing
+    problems += _run_problems(grid) + _decoding_problems(grid)
+    if not grid.models:
+        problems.append("no [[models]]: name at least one model")
+    names = [m.name for m in grid.models]
+    for n in {n for n in names if names.count(n) > 1}:
+        problems.append(f"model {n!r} is listed twice")
+    known = {e.name for e in grid.endpoints} | {EMBEDDED}
+    for m in grid.models:
+        if m.endpoint not in known:
+            hint = difflib.get_close_matches(m.endpoint, known, n=1)
+            problems.append(
+                f"model {m.name!r} names unknown endpoint {m.endpoint!r}"
+                + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            )
+        if m.compile_model is not None and m.compile_model not in names:
+            problems.append(f"model {m.name!r}: compile_model {m.compile_model!r} is not a model")
+    for ep in grid.endpoints:
+        if not ep.urls():
+            problems.append(f"endpoint {ep.name!r} has no base_url")
+        problems += [f"endpoint {ep.name!r}: {p}" for p in map(url_problem, ep.urls()) if p]
+        if ep.max_in_flight < 1:
+            problems.append(f"endpoint {ep.name!r}: max_in_flight must be at least 1")
+        if ep.replica_slots < 0:
+            problems.append(f"endpoint {ep.name!r}: replica_slots must be at least 0")
+        if ep.start_in_flight is not None and ep.start_in_flight < 1:
+            problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
+    if need_keys:
+        problems += missing_keys(grid)
+    if problems:  # one line per problem, said once however many variants share it
+        raise GridError("\n".join(f"{source}: {p}" for p in dict.fromkeys(problems)))
+
+
+def missing_keys(grid: Grid) -> list[str]:
+    """One line per endpoint whose API-key environment variable is not set."""
+    return [
+        f"endpoint {ep.name!r}: environment variable {ep.api_key_env} (its API key) is not set"
+        for ep in grid.endpoints
+        if ep.api_key_env and not os.environ.get(ep.api_key_env)
+    ]
+
+
+def _memory_problems(grid: Grid) -> list[str]:
+    """An arm without the libraries of its extra (``ArmSpec.needs``; one line naming the
+    extra), a memory arm's bad k or window, an unknown embedding endpoint."""
+    from runner.memory import MEMORY_ARMS, missing
+
+    run = grid.run
+    arms = dict.fromkeys([*run.arms, *(v.arm for v in run.variants)])
+    used = [a for a in arms if a in MEMORY_ARMS]
+    absent = [m for a in arms if (m := missing(a)) is not None]  # ArmSpec.needs
+    problems = ["; ".join(absent)] if absent else []  # one line for the one extra
+    for v in run.variants:
+        changed = v.knobs().changed()
+        set_here = [f for f in ("memory_mode", "memory_k", "memory_window") if f in changed]
+        if set_here and v.arm not in MEMORY_ARMS:
+            problems.append(
+                f"{', '.join(set_here)} applies to the memory arms only "
+                f"({', '.join(MEMORY_ARMS)}), not {v.arm!r}"
+            )
+        if v.memory_k < 1:
+            problems.append(f"memory_k must be at least 1 (got {v.memory_k})")
+        if v.memory_window < 0:
+            problems.append(f"memory_window must be at least 0 (got {v.memory_window})")
+    name = grid.memory.embed_endpoint
+    if used and name is not None and name not in {e.name for e in grid.endpoints} | {EMBEDDED}:
+        problems.append(f"[memory] embed_endpoint {name!r} is not an endpoint")
+    return problems
+
+
+def _harness_problems(arm: str) -> list[str]:
+    from protocol.arms import HARNESS_ARMS
+
+    problems: list[str] = []
+    if arm not in HARNESS_ARMS:
+        problems.append(f"the tool harness runs the arms {', '.join(HARNESS_ARMS)}; not {arm!r}")
+    if importlib.util.find_spec("langgraph") is None:
+        problems.append("harness = 'langgraph' needs LangGraph: pip install 'state-ladder[tools]'")
+    return problems
+
+
+def _run_problems(grid: Grid) -> list[str]:
+    """A grid with no cells; tiers and rates the generator refuses (its own check)."""
+    problems: list[str] = []
+    run = grid.run
+    for d in run.domains:
+        if d not in POOLS:
+            hint = difflib.get_close_matches(d, list(POOLS), n=1)
+            did = f" (did you mean {hint[0]!r}?)" if hint else ""
+            problems.append(
+                f"[run] domains: unknown value {d!r}{did}; choose from {', '.join(POOLS)} "
+                "or a pack file (./my_domain.toml)"
+            )
+    empty = [k for k in ("arms", "domains", "briefs") if not getattr(run, k)]
+    if run.generator not in GENERATOR_VERSIONS:
+        known = ", ".join(map(str, GENERATOR_VERSIONS))
+        problems.append(f"unknown generator version {run.generator}; choose one of {known}")
+    if run.schedules and run.generator < 3:
+        problems.append("schedules need generator version 3 or later")
+    if run.variants and "arms" in empty:  # variants alone are cells (the tool-harness grid)
+        empty.remove("arms")
+    if not grid.graphs():
+        empty.append("graphs (steps x density)")
+    if empty:
+        problems.append(f"the grid has no cells: empty {', '.join(empty)}")
+    specs = [
+        EpisodeSpec(
+            seed=0,
+            steps=MIN_STEPS,
+            density=0.0,
+            paraphrase_tier=w.paraphrase_tier,
+            ambiguous_rate=w.ambiguous_rate,
+        )
+        for w in run.wording_list()
+    ]
+    paraphrases = None
+    if run.paraphrase_cache is not None:
+        try:
+            paraphrases = load_paraphrases(Path(run.paraphrase_cache), run.domains, run.generator)
+        except ParaphraseCacheError as e:
+            problems += str(e).splitlines()
+            return problems
+    for spec in specs:
+        try:
+            check_spec(spec, paraphrases)
+        except SpecError as e:
+            note = " ([run] paraphrase_cache)" if "cache" in str(e) else ""
+            if str(e) + note not in problems:
+                problems.append(str(e) + note)
+    return problems
+
+
+def _decoding_problems(grid: Grid) -> list[str]:
+    """Attempts, timeout, backoff, and a positive budget for every regime a model uses."""
+    problems: list[str] = []
+    d = grid.decoding
+    if d.attempts < 1:
+        problems.append(f"decoding.attempts must be at least 1 (got {d.attempts})")
+    if not d.timeout_s > 0:
+        problems.append(f"decoding.timeout_s must be positive (got {d.timeout_s})")
+    if not d.backoff_s >= 0:
+        problems.append(f"decoding.backoff_s must be at least 0 (got {d.backoff_s})")
+    if not d.temperature >= 0:
+        problems.append(f"decoding.temperature must be at least 0 (got {d.temperature})")
+    regimes = sorted({m.regime for m in grid.models})
+    for name in ("reply_budget", "matcher_budget", "compiler_budget"):
+        budgets: dict[str, int] = getattr(d, name)
+        for regime in regimes:
+            if regime not in budgets:
+                problems.append(f"decoding.{name} has no entry for the {regime!r} regime")
+            elif budgets[regime] < 1:
+                problems.append(f"decoding.{name}[{regime!r}] must be at least 1")
+    return problems

@@ -1,0 +1,206 @@
+"""The tables of a grid file as msgspec Structs: ``[[endpoints]]``, ``[[models]]``,
+``[decoding]``, ``[run]`` (with its ``[[run.variants]]``, ``[[run.graphs]]`` and
+``[[run.wordings]]``) and ``[memory]``. :mod:`runner.grid.expand` assembles them into a
+:class:`~runner.grid.expand.Grid`, loads and checks it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+from urllib.parse import urlsplit
+
+import msgspec
+
+from protocol.arms import LADDER
+from protocol.config import Brief, Domain, Schedule
+from protocol.generate import GENERATOR_VERSION
+from protocol.records import Knobs, Role
+from runner.client.affinity import Routing
+
+__all__ = [
+    "DEFAULT_MAX_IN_FLIGHT",
+    "EMBEDDED",
+    "ChatKwargs",
+    "Decoding",
+    "EndpointConfig",
+    "GraphConfig",
+    "GridData",
+    "MemorySettings",
+    "ModelConfig",
+    "RunConfig",
+    "Variant",
+    "Wording",
+    "url_problem",
+]
+
+EMBEDDED = "embedded"
+# Requests in flight per endpoint when a grid (or `ladder run`'s flags) gives none (OURS):
+# vLLM-sized for one GPU replica and below the usual vendor rate limits; docs/cli.md.
+DEFAULT_MAX_IN_FLIGHT = 64
+# A grid as builtins (what tomllib reads, what msgspec.to_builtins gives back): untyped
+# until parse_grid checks it into a Grid.
+GridData = dict[str, Any]
+
+
+class _Strict(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class EndpointConfig(_Strict):
+    name: str
+    base_url: str | None = None  # "embedded" for the in-process scripted endpoint
+    base_urls: list[str] = []  # replicas of one server, sharing its load
+    api_key_env: str | None = None  # the environment variable holding the API key
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    adaptive: bool = False
+    start_in_flight: int | None = None
+    routing: Routing = "affinity"  # runner.client.affinity: by episode, or least-in-flight
+    replica_slots: int = 0  # requests in flight that saturate one replica; 0: its share
+
+    def urls(self) -> list[str]:
+        return self.base_urls or ([self.base_url] if self.base_url else [EMBEDDED])
+
+
+class ChatKwargs(TypedDict):
+    """The keyword arguments of ``runner.client.endpoint.Endpoint.chat`` for one model and role."""
+
+    model: str
+    max_tokens: int
+    role: Role
+    thinking: bool
+    extra: dict[str, object]
+    temperature: float
+
+
+class ModelConfig(_Strict):
+    name: str  # the label in cells and logs
+    endpoint: str = EMBEDDED
+    served: str | None = None  # the served model name (defaults to name)
+    regime: Literal["no-think", "thinking"] = "no-think"
+    select: Literal["request", "checkpoint", "vendor"] = "checkpoint"
+    extra: dict[str, object] = {}  # vendor flags, merged into every request body
+    compile_model: str | None = None  # another model's name to compile for this one
+
+    def served_name(self) -> str:
+        return self.served or self.name
+
+    def request_extra(self) -> dict[str, object]:
+        """Body fields selecting the regime: vLLM's chat_template_kwargs for hybrids."""
+        extra = dict(self.extra)
+        if self.select == "request":
+            extra.setdefault("chat_template_kwargs", {"enable_thinking": self.regime == "thinking"})
+        return extra
+
+    def chat_kwargs(self, decoding: Decoding, role: Role) -> ChatKwargs:
+        """The one mapping from (model, decoding, role) to a chat request: the served name,
+        the role's budget in this model's regime, the regime switch and the temperature."""
+        return ChatKwargs(
+            model=self.served_name(),
+            max_tokens=decoding.budget(role)[self.regime],
+            role=role,
+            thinking=self.regime == "thinking",
+            extra=self.request_extra(),
+            temperature=decoding.temperature,
+        )
+
+
+class Decoding(_Strict):
+    temperature: float = 0.0
+    reply_budget: dict[str, int] = msgspec.field(
+        default_factory=lambda: {"no-think": 400, "thinking": 2500}
+    )
+    matcher_budget: dict[str, int] = msgspec.field(
+        default_factory=lambda: {"no-think": 200, "thinking": 2500}
+    )
+    compiler_budget: dict[str, int] = msgspec.field(
+        default_factory=lambda: {"no-think": 3000, "thinking": 6000}
+    )
+    timeout_s: float = 900.0
+    attempts: int = 6
+    backoff_s: float = 1.0
+
+    def budget(self, role: Role) -> dict[str, int]:
+        """The token budgets by regime of the calls made for ``role``."""
+        if role == "matcher":
+            return self.matcher_budget
+        if role in ("compiler", "memory"):  # mem0's extraction writes JSON, as the compiler
+            return self.compiler_budget
+        return self.reply_budget
+
+
+class GraphConfig(_Strict):
+    steps: int
+    density: float
+
+
+class Variant(Knobs, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """An extra cell for one arm with non-default knobs (the knob fields of Knobs)."""
+
+    arm: str
+
+    def knobs(self) -> Knobs:
+        return Knobs(**{f: getattr(self, f) for f in Knobs.__struct_fields__})
+
+
+class Wording(_Strict):
+    """One request-wording condition (Table 4's columns): tier and ambiguous-probe rate."""
+
+    paraphrase_tier: int = 0
+    ambiguous_rate: float = 0.0
+
+
+class RunConfig(_Strict):
+    seeds: str = "100-227"
+    steps: list[int] = msgspec.field(default_factory=lambda: [15])
+    density: list[float] = msgspec.field(default_factory=lambda: [0.3])
+    graphs: list[GraphConfig] = []  # explicit (S, rho) pairs; replaces steps x density
+    domains: list[Domain] = msgspec.field(default_factory=lambda: ["procurement"])
+    briefs: list[Brief] = msgspec.field(default_factory=lambda: ["amended"])
+    arms: list[str] = msgspec.field(default_factory=lambda: list(LADDER))  # the paper's rungs
+    variants: list[Variant] = []
+    concurrency: int = 256  # episodes in flight
+    paraphrase_tier: int = 0
+    paraphrase_cache: str | None = None  # the held-out cache (JSON) tier 2 reads
+    ambiguous_rate: float = 0.0
+    # The compile cache key (runner.gates.compiler): "spec" shares one compile per (compile model,
+    # seed, S, rho, domain) across the briefs, as Appendix B.3 caches it; "brief" keys it by
+    # the brief text too (one compile per brief).
+    compile_cache: Literal["spec", "brief"] = "spec"
+    # The matcher cache key (runner.gates.matcher): "shared" gives the directive, enforcement and
+    # hybrid arms of one seed the same answer per (model, regime, prompt) (ours: the prompt
+    # does not depend on the arm); "arm" keys it by the arm too (one matcher call per arm).
+    matcher_cache: Literal["shared", "arm"] = "shared"
+    # The generator version (protocol.generate.GENERATOR_VERSION); an older one reproduces
+    # episodes of runs made with it.
+    generator: int = GENERATOR_VERSION
+    # Probe schedules (Appendix B.4): "earlier", "regenerated"; empty: each brief's own
+    # (original -> earlier, amended -> regenerated). ["earlier", "regenerated"] with the
+    # original brief runs the original grid and its schedule control side by side.
+    schedules: list[Schedule] = []
+    # Several wording conditions side by side (Table 4: canonical, held-out, held-out with
+    # ambiguous probes), each its own cells; empty: the one of paraphrase_tier /
+    # ambiguous_rate above.
+    wordings: list[Wording] = []
+
+    def wording_list(self) -> list[Wording]:
+        return self.wordings or [
+            Wording(paraphrase_tier=self.paraphrase_tier, ambiguous_rate=self.ambiguous_rate)
+        ]
+
+
+class MemorySettings(_Strict):
+    """The memory arms' embedder (Appendix F): an endpoint's ``/v1/embeddings``."""
+
+    embedder: Literal["endpoint"] = "endpoint"
+    embed_endpoint: str | None = None  # an [[endpoints]] name; default: the cell model's
+    embed_model: str | None = None  # the served embedding model; default: the cell's model
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be an endpoint's base URL (None when it can)."""
+    if url == EMBEDDED:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        example = f"http://{url.split('://')[-1]}" if "://" not in url or parts.scheme else url
+        return f"base URL {url!r} needs an http:// or https:// scheme and a host (e.g. {example})"
+    return None

@@ -1,0 +1,195 @@
+"""The run directory's manifest: the grid, versions, git revision, start time.
+
+A resumed run must run the same grid; a directory holding a different grid is refused unless
+the user says so explicitly (``--allow-grid-change``); a grid that only adds seeds, arms or
+configurations resumes (:mod:`runner.grid.change`). Each run appends its time, pid,
+command-line overrides and the embedded endpoint's latency and fault settings (``scripted``,
+when given) to ``history``. The grid is recorded as it runs: with ``graphs`` given, the
+``steps`` x ``density`` lists it replaces are left out. Secrets never enter the manifest: the
+grid names the environment variable of an API key, never the key.
+
+:func:`write_or_check_manifest` with ``write=False`` only checks, so a run refuses a
+directory of another grid before it contacts any endpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import platform
+import subprocess
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import orjson
+
+from protocol.records import SCHEMA_VERSION
+from runner.gates.cache import write_atomic
+from runner.grid.change import GridChange, compare_grids
+from runner.grid.expand import Grid
+
+__all__ = [
+    "MANIFEST",
+    "ManifestCheck",
+    "ManifestError",
+    "grid_digest",
+    "grid_record",
+    "write_or_check_manifest",
+]
+
+MANIFEST = "manifest.json"
+
+
+class ManifestError(ValueError):
+    pass
+
+
+def grid_digest(grid: Grid) -> str:
+    """A digest of what the episodes depend on (not concurrency or endpoints' caps)."""
+    data = msgspec.to_builtins(grid)
+    data["run"].pop("concurrency", None)
+    data["run"].pop("generator", None)  # checked on its own (manifest "generator_version")
+    for key in ("schedules", "wordings"):  # grids written before these keep their digest
+        if not data["run"].get(key):
+            data["run"].pop(key, None)
+    if data["run"].get("matcher_cache") == "shared":
+        data["run"].pop("matcher_cache")
+    for e in data.get("endpoints", []):
+        for k in ("max_in_flight", "adaptive", "start_in_flight", "base_url", "base_urls"):
+            e.pop(k, None)
+    return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+
+def grid_record(grid: Grid) -> dict[str, Any]:
+    """The grid as the manifest records it: its builtins, without the ``steps`` and
+    ``density`` lists that explicit ``graphs`` replace."""
+    data: dict[str, Any] = msgspec.to_builtins(grid)
+    if data["run"].get("graphs"):
+        data["run"].pop("steps", None)
+        data["run"].pop("density", None)
+    return data
+
+
+def _git_revision() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for pkg in ("state-ladder", "aiohttp", "msgspec", "openai", "tiktoken"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            out[pkg] = metadata.version(pkg)
+    return out
+
+
+@dataclass
+class ManifestCheck:
+    """What checking the manifest found."""
+
+    resumed: bool = False  # the directory held a run of this grid (or one it extends)
+    added: list[str] = field(default_factory=list)  # a compatible superset: what it adds
+    changed: list[str] = field(default_factory=list)  # an allowed change: the diff
+
+
+def _refusal(out: Path, change: GridChange) -> ManifestError:
+    shown = "; ".join(change.diff[:6]) + (" ..." if len(change.diff) > 6 else "")
+    return ManifestError(
+        f"{out} holds a different grid: {shown or 'its digest differs'} (only added seeds, "
+        "arms or configurations resume); use another --out, or --allow-grid-change to "
+        "resume into it anyway"
+    )
+
+
+def write_or_check_manifest(
+    out: Path,
+    grid: Grid,
+    *,
+    allow_change: bool = False,
+    overrides: dict[str, object] | None = None,
+    scripted: object = None,
+    write: bool = True,
+) -> ManifestCheck:
+    """Create ``out/manifest.json`` or check it against ``grid``.
+
+    The same grid resumes; a strict superset resumes and the manifest takes the new grid;
+    any other change raises :class:`ManifestError` with the diff, unless ``allow_change``
+    (the manifest then takes the new grid too, so the next plain rerun is not refused).
+    ``scripted``: the embedded endpoint's ``ServerConfig`` when flags shaped it (recorded in
+    the history entry). ``write=False``: check only, write nothing.
+    """
+    path = out / MANIFEST
+    digest = grid_digest(grid)
+    entry: dict[str, object] = {"time": time.time(), "pid": os.getpid()}
+    if overrides:
+        entry["overrides"] = overrides
+    if scripted is not None:
+        entry["scripted"] = msgspec.to_builtins(scripted)
+    if path.exists():
+        try:
+            old: dict[str, Any] = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError) as e:
+            raise ManifestError(f"{path} is unreadable ({e}); move it away to start over") from None
+        ran = old.get("generator_version", 1)  # manifests before versions: generator 1
+        if ran != grid.run.generator and not allow_change:
+            raise ManifestError(
+                f"{out} was run with generator version {ran} and this grid uses "
+                f"{grid.run.generator}; set [run] generator = {ran} to resume it, or use another --out"
+            )
+        check = ManifestCheck(resumed=True)
+        if old.get("grid_digest") != digest:
+            change = (
+                compare_grids(old["grid"], grid)
+                if isinstance(old.get("grid"), dict)
+                else GridChange(compatible=False)
+            )
+            if not change.compatible and not allow_change:
+                raise _refusal(out, change)
+            check.added = change.added if change.compatible else []
+            check.changed = [] if change.compatible else change.diff
+            old["grid_digest"] = digest
+            old["grid"] = grid_record(grid)
+            entry["grid_change"] = check.added or check.changed or ["digest"]
+        old.setdefault("resumed", []).append(entry["time"])
+        old.setdefault("history", []).append(entry)
+        if write:
+            _atomic_write(path, old)
+        return check
+    if not write:
+        return ManifestCheck()
+    out.mkdir(parents=True, exist_ok=True)
+    _atomic_write(
+        path,
+        {
+            "schema_version": SCHEMA_VERSION,
+            "grid_digest": digest,
+            "generator_version": grid.run.generator,
+            "grid": grid_record(grid),
+            "overrides": overrides or {},
+            "versions": _versions(),
+            "git_revision": _git_revision(),
+            "started": entry["time"],
+            "host": platform.node(),
+            "pid": os.getpid(),
+            "history": [entry],
+        },
+    )
+    return ManifestCheck()
+
+
+def _atomic_write(path: Path, data: dict[str, object]) -> None:
+    write_atomic(path, orjson.dumps(data, option=orjson.OPT_INDENT_2))

@@ -1,0 +1,95 @@
+"""The log analyses beside the ladder tables, listed once for ``ladder report`` (pure).
+
+:data:`ANALYSES` is every report table (:class:`scoring.analyses.base.Analysis`), each declared
+in the module that computes it: Table 11's obedience (:mod:`scoring.analyses.obedience`), Table 10's
+omission attribution (:mod:`scoring.analyses.omission_attribution`), Table 4's extra columns
+(:mod:`scoring.analyses.wording_columns`), Table 12's corruption replay with the receipts-repair
+counterfactual (:mod:`scoring.analyses.corruption_replay`) and the validator-gated hybrid scored
+offline (:mod:`scoring.analyses.hybrid_counterfactual`). :func:`batched_analyses` runs them over
+scored records (per-turn detail), :func:`analysis_sections` renders them as Markdown sections
+in this order, and :meth:`Analyses.json` is the JSON the report writes beside report.md. A
+table whose cells are absent is left out. A new table: docs/extending.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from protocol.records import CellKey, EpisodeRecord
+from scoring.analyses.base import Analyses, Pair, Table
+from scoring.analyses.corruption_replay import CORRUPTION
+from scoring.analyses.gate_report import helper_lines
+from scoring.analyses.hybrid_counterfactual import HYBRID
+from scoring.analyses.obedience import OBEDIENCE
+from scoring.analyses.omission_attribution import OMISSION_ATTRIBUTION
+from scoring.analyses.stress import SPOOF, TOOL_FAILURE, USER_STYLE
+from scoring.analyses.wording_columns import WORDING
+from scoring.replay.ground_truth import EpisodeCache
+from scoring.results.families import DEFAULT_FAMILY, score_lines
+from scoring.results.lines import ResultLine, with_status
+from scoring.results.offline import paused_gc, score_records
+
+__all__ = [
+    "ANALYSES",
+    "Analyses",
+    "analysis_sections",
+    "batched_analyses",
+    "log_analyses",
+    "scored_once",
+]
+
+# The report's tables, in the report's order (and the JSON's).
+ANALYSES: tuple[Table, ...] = (
+    OBEDIENCE,
+    OMISSION_ATTRIBUTION,
+    WORDING,
+    CORRUPTION,
+    HYBRID,
+    *(SPOOF, TOOL_FAILURE, USER_STYLE),  # the stress knobs (#31, ours)
+)
+
+
+def log_analyses(pairs: Iterable[Pair], episodes: EpisodeCache | None = None) -> Analyses:
+    """Every analysis of *pairs* (one batch)."""
+    return batched_analyses([list(pairs)], episodes)
+
+
+def batched_analyses(
+    batches: Iterable[Sequence[Pair]],
+    episodes: EpisodeCache | None = None,
+    analyses: Sequence[Table] | None = None,
+) -> Analyses:
+    """Every analysis over *batches* whose cells do not straddle batches (a run's log files:
+    one cell each), keeping only what each analysis makes of a batch, so a large run
+    streams file by file."""
+    cache = episodes if episodes is not None else EpisodeCache()
+    tables = ANALYSES if analyses is None else analyses
+    collectors = [(a.name, a.collector()) for a in tables]
+    for batch in batches:
+        for _, c in collectors:
+            c.add(batch, cache)
+    return Analyses({name: c.lines() for name, c in collectors})
+
+
+def analysis_sections(a: Analyses, analyses: Sequence[Table] | None = None) -> list[str]:
+    """Markdown lines of the analyses present (empty when none applies)."""
+    return [line for t in (ANALYSES if analyses is None else analyses) for line in t.section(a)]
+
+
+def scored_once(
+    records: Sequence[EpisodeRecord],
+    episodes: EpisodeCache | None = None,
+    family: str = DEFAULT_FAMILY,
+) -> tuple[list[ResultLine], Analyses]:
+    """One scoring pass (per-turn detail) over *records* (a run's, the last of each
+    (cell, seed)) for all a report shows: the cell, contrast and helper lines, as
+    :func:`scoring.results.offline.rescore` gives them, and every analysis, fed one cell at a time."""
+    cache = episodes if episodes is not None else EpisodeCache()
+    scores = score_records(records, cache, detail=True)
+    cells: dict[CellKey, list[Pair]] = {}
+    for pair in zip(records, scores, strict=True):
+        cells.setdefault(pair[0].cell, []).append(pair)
+    analyses = batched_analyses(cells.values(), cache)
+    with paused_gc():
+        lines = score_lines(scores, family) + helper_lines(records)
+    return with_status(lines, "final"), analyses

@@ -1,0 +1,76 @@
+"""Fast, exact front ends to :mod:`scoring.replay.declines` for the rescoring hot path.
+
+:func:`scoring.replay.declines.is_citation` runs about twenty regular expressions per ref (tens of
+microseconds). Most replies contain none of the words those patterns need, so a keyword
+pre-check (:class:`scoring.replay.prefilter.Prefilter`, derived from the two pattern families
+themselves) answers "not a citation" for them without running any pattern; when the
+pre-check passes, the rules of :mod:`scoring.replay.declines` decide, unchanged. The pre-check only
+ever skips texts no pattern can match, so the answers are those of
+:func:`scoring.replay.declines.is_citation` (checked by a test on many replies). Like the families,
+the pre-check reads the reply with its self-ledger lines blanked (``mask_ledger``, imported
+so that the two can never differ on which text is read).
+"""
+
+from __future__ import annotations
+
+from scoring.replay.declines import (
+    DECLINE_ANNOTATIONS,
+    REFUSAL_PHRASES,
+    citation_window,
+    is_citation,
+    is_refusal,
+    mask_ledger,  # the families read the reply with its LEDGER lines blanked; so do we
+)
+from scoring.replay.prefilter import Prefilter
+
+__all__ = ["ANNOTATION_PREFILTER", "REFUSAL_PREFILTER", "ReplyDeclines", "has_refusal_language"]
+
+ANNOTATION_PREFILTER = Prefilter(DECLINE_ANNOTATIONS)
+REFUSAL_PREFILTER = Prefilter(REFUSAL_PHRASES)
+
+
+class ReplyDeclines:
+    """Decline checks on one reply. The reply is prepared for the pre-checks once; the whole-reply refusal
+    verdict is computed once; and when the whole reply cannot hold a decline annotation, no
+    window of it can, so refs need no window at all."""
+
+    __slots__ = ("_annotations", "_folded", "_masked", "_refusal", "reply")
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+        self._masked = mask_ledger(reply)
+        self._folded = Prefilter.prepare(self._masked)
+        self._refusal: bool | None = None
+        self._annotations: bool | None = None
+
+    def _may(self, prefilter: Prefilter) -> bool:
+        return self._folded is None or prefilter.may_match_prepared(self._folded)
+
+    @property
+    def refusal(self) -> bool:
+        """:func:`scoring.replay.declines.is_refusal` of the reply."""
+        if self._refusal is None:
+            self._refusal = self._may(REFUSAL_PREFILTER) and is_refusal(self.reply)
+        return self._refusal
+
+    def is_citation(self, start: int, end: int) -> bool:
+        """:func:`scoring.replay.declines.is_citation` of the ref at ``reply[start:end]``."""
+        if self.refusal:
+            return True
+        if self._annotations is None:
+            self._annotations = self._may(ANNOTATION_PREFILTER)
+        if not self._annotations:
+            return False
+        lo, hi = citation_window(self._masked, start, end)
+        if not ANNOTATION_PREFILTER.may_match(self._masked[lo:hi]):
+            return False
+        return is_citation(self.reply, start, end)
+
+
+def has_refusal_language(reply: str) -> bool:
+    """True when *reply* carries any decline annotation or refusal phrasing anywhere.
+
+    Used for refused bookings whose ref line is not in the visible reply (the same-turn
+    notice): the whole reply is the citation window.
+    """
+    return ReplyDeclines(reply).is_citation(0, len(reply))

@@ -1,0 +1,322 @@
+"""Scoring one logged episode: replay it against its regenerated ground truth.
+
+``score_episode(record)`` regenerates the episode from ``record.spec``, replays every logged
+turn through a fresh :class:`protocol.ScriptedUser` (the one state machine: labels, the six
+error channels and the realized state all come from :mod:`protocol.state`), and returns an
+:class:`EpisodeScore`. No model, no I/O.
+
+Scoring decisions, kept everywhere (tests: ``tests/scoring/replay/test_replay.py``):
+
+1. Executions are re-parsed from the logged text (:mod:`scoring.replay.bookings` lists the parsing
+   rules: current work order, known code, ACTION lines for tool cells, same-turn
+   ``first_reply``, refused bookings removed, one execution per step per turn, citations).
+2. Two scorings. The *primary* scoring counts every booking; the *decline-aware* scoring
+   (Appendix A.2) does not count bookings that are citations. Each scoring has its own
+   realized state: a booking enters the realized state of the scorings that count it as an
+   execution, so labels of later turns follow each scoring's own executions (dynamic ground
+   truth). When no booking of an episode is a citation the two replays are identical and the
+   decline-aware result is the primary one.
+3. The turns replayed are the logged turns, in order, each rebuilt as a protocol ``Turn``
+   (index, kind, step, work order, user text, named steps, dynamic flag). Each scoring replays
+   the same logged turns; a dynamic re-ask that only the decline-aware realized state would
+   have caused is not invented (no reply exists for it).
+4. A turn's label is its verdict at the start of the turn (after the revision on the revision
+   turn): ``eligible``, ``blocked``, ``done``, ``cancelled``, ``redo``, or ``none`` when the
+   turn resolves to no step (fillers, the revision, ambiguous probes).
+5. Strict success: no error in any channel on any turn. Per-turn accuracy: turns without an
+   error over all replayed turns (reported, never used for a claim).
+6. Infrastructure: ``record.termination != "completed"``. Such an episode is replayed for
+   the record but is never a success, and aggregation leaves it out of ``n`` and success counts
+   and reports it as an infrastructure error.
+7. Consistency (:mod:`scoring.replay.consistency`): logged turns are compared with the episode
+   (kind, step, work order, named steps, dynamic flag, position, and the text when the episode
+   was regenerated with its own wording). Differences are reported in ``mismatches`` (at most
+   ``MAX_MISMATCHES`` messages), never raised; a completed episode whose schedule has turns
+   left is a mismatch too. A spec the generator cannot regenerate makes the episode
+   unscorable (``scorable=False``), reported, not raised.
+8. ``admitted_diffs`` counts turns whose re-parsed primary bookings differ from the bookings
+   the log says the world admitted (a parser or rule change since the run).
+9. Tool-harness cells (``knobs.harness == "langgraph"``) are read from their logged tool
+   calls and workspace stamps (:mod:`scoring.replay.harness`) instead of re-parsed ref lines; the
+   replay, labels and channels are the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import msgspec
+
+from protocol.config import UserStyle
+from protocol.generate import SpecError, generate
+from protocol.records import CellKey, Episode, EpisodeRecord, Turn, TurnKind, TurnRecord
+from protocol.state import CHANNELS, Error
+from protocol.user import ScriptedUser
+from scoring.replay.bookings import NOTHING, CodeTables, TurnBookings, read_turn
+from scoring.replay.consistency import MAX_MISMATCHES, ScheduleChecker, planned_mismatches
+from scoring.replay.harness import ToolTable, read_harness_turn
+
+__all__ = [
+    "LABELS",
+    "MAX_MISMATCHES",
+    "EpisodeScore",
+    "Replays",
+    "Scoring",
+    "TurnScore",
+    "score_episode",
+]
+
+LABELS: tuple[str, ...] = ("eligible", "blocked", "done", "cancelled", "redo", "none")
+
+
+class TurnScore(msgspec.Struct, frozen=True, kw_only=True):
+    index: int
+    kind: TurnKind
+    step: str | None
+    label: str  # one of LABELS
+    executed: tuple[str, ...]
+    errors: tuple[Error, ...]
+
+
+class Scoring(msgspec.Struct, frozen=True, kw_only=True):
+    """One scoring's verdict on one episode."""
+
+    success: bool  # strict episode success
+    channels: dict[str, int]  # errors per channel, every channel present
+    labels: dict[str, int]  # turns per label, every label present
+    turns_ok: int  # turns without an error
+    n_turns: int  # turns replayed
+    turns: tuple[TurnScore, ...]  # per-turn detail (empty when scored with detail=False)
+
+    @property
+    def errors(self) -> int:
+        return sum(self.channels.values())
+
+
+class EpisodeScore(msgspec.Struct, frozen=True, kw_only=True):
+    cell: CellKey
+    seed: int
+    termination: str
+    infrastructure: bool
+    scorable: bool
+    primary: Scoring
+    decline_aware: Scoring
+    refused: int  # distinct bookings the gate refused
+    false_completions: int  # refused bookings whose visible reply has no refusal language
+    citations: int  # primary executions the decline-aware scoring reads as citations
+    redisplays: int  # stale-work-order refs
+    unknown: int  # current-work-order refs with an unknown code (or unknown tool)
+    admitted_diffs: int
+    mismatches: tuple[str, ...]
+
+    @property
+    def counted(self) -> bool:
+        """Counted in ``n`` and success counts: scorable and not an infrastructure error."""
+        return self.scorable and not self.infrastructure
+
+
+def _empty_scoring() -> Scoring:
+    return Scoring(
+        success=False,
+        channels=dict.fromkeys(map(str, CHANNELS), 0),
+        labels=dict.fromkeys(LABELS, 0),
+        turns_ok=0,
+        n_turns=0,
+        turns=(),
+    )
+
+
+def _as_turn(t: TurnRecord) -> Turn:
+    return t.as_turn()
+
+
+_Check = Callable[[ScriptedUser, Turn], None]  # called before each turn is begun
+
+
+def _replay(
+    user: ScriptedUser,
+    turns: Sequence[Turn],
+    executed: Sequence[tuple[str, ...]],
+    check: _Check | None,
+    infrastructure: bool,
+    detail: bool,
+) -> Scoring:
+    channels: dict[str, int] = dict.fromkeys(CHANNELS, 0)
+    labels = dict.fromkeys(LABELS, 0)
+    ok = 0
+    scored: list[TurnScore] = []
+    for turn, steps in zip(turns, executed, strict=True):
+        if check is not None:
+            check(user, turn)
+        verdict = user.begin(turn)
+        errors = user.finish(turn, verdict, steps)
+        label = "none" if verdict is None else verdict.label
+        labels[label] += 1
+        for e in errors:
+            channels[e.channel] += 1
+        ok += not errors
+        if detail:
+            scored.append(
+                TurnScore(
+                    index=turn.index,
+                    kind=turn.kind,
+                    step=turn.step,
+                    label=label,
+                    executed=steps,
+                    errors=tuple(errors),
+                )
+            )
+    return Scoring(
+        success=ok == len(turns) and not infrastructure,
+        channels=channels,
+        labels=labels,
+        turns_ok=ok,
+        n_turns=len(turns),
+        turns=tuple(scored),
+    )
+
+
+_ReplayKey = tuple[int, UserStyle, tuple[Turn, ...], tuple[tuple[str, ...], ...], bool, bool]
+
+
+class Replays:
+    """Replays already made, keyed by their inputs: the episode (by identity, checked), the
+    user's style, the turns, the steps each turn executed, the infrastructure flag and the
+    detail flag. A replay with no schedule check is a pure function of those, so the arms
+    and models of a grid that executed the same steps on the same episode share one (strong
+    agents play many episodes perfectly under every arm). Pass one to :func:`score_episode`
+    per batch."""
+
+    __slots__ = ("_done",)
+
+    def __init__(self) -> None:
+        self._done: dict[_ReplayKey, tuple[Episode, Scoring]] = {}
+
+    def replay(
+        self,
+        episode: Episode,
+        style: UserStyle,
+        turns: Sequence[Turn],
+        executed: Sequence[tuple[str, ...]],
+        infrastructure: bool,
+        detail: bool,
+    ) -> Scoring:
+        key = (id(episode), style, tuple(turns), tuple(executed), infrastructure, detail)
+        hit = self._done.get(key)
+        if hit is not None and hit[0] is episode:
+            return hit[1]
+        user = ScriptedUser(episode, style)
+        scoring = _replay(user, turns, executed, None, infrastructure, detail)
+        self._done[key] = (episode, scoring)
+        return scoring
+
+
+def _fresh_replay(
+    episode: Episode,
+    style: UserStyle,
+    turns: Sequence[Turn],
+    executed: Sequence[tuple[str, ...]],
+    infrastructure: bool,
+    detail: bool,
+    replays: Replays | None,
+) -> Scoring:
+    if replays is not None:
+        return replays.replay(episode, style, turns, executed, infrastructure, detail)
+    user = ScriptedUser(episode, style)
+    return _replay(user, turns, executed, None, infrastructure, detail)
+
+
+def _unscorable(record: EpisodeRecord, why: str) -> EpisodeScore:
+    empty = _empty_scoring()
+    return EpisodeScore(
+        cell=record.cell,
+        seed=record.spec.seed,
+        termination=record.termination,
+        infrastructure=record.termination != "completed",
+        scorable=False,
+        primary=empty,
+        decline_aware=empty,
+        refused=0,
+        false_completions=0,
+        citations=0,
+        redisplays=0,
+        unknown=0,
+        admitted_diffs=0,
+        mismatches=(f"cannot regenerate the episode: {why}",),
+    )
+
+
+def _admitted_differs(read: TurnBookings, turn: TurnRecord) -> bool:
+    if not read.booked and not turn.admitted:
+        return False
+    return read.booked != frozenset((b.code, b.work_order) for b in turn.admitted)
+
+
+def score_episode(
+    record: EpisodeRecord,
+    episode: Episode | None = None,
+    *,
+    detail: bool = True,
+    replays: Replays | None = None,
+) -> EpisodeScore:
+    """Score one logged episode (see the module docstring for every rule).
+
+    *episode* is ``protocol.generate(record.spec)``; pass it from a cache
+    (:class:`scoring.replay.ground_truth.EpisodeCache`) when scoring many records, and a
+    :class:`Replays` to share identical replays between them. ``detail=False`` leaves out the
+    per-turn scores (a compact score; aggregation needs none of them).
+    """
+    if episode is None:
+        try:
+            episode = generate(record.spec)
+        except SpecError as e:
+            return _unscorable(record, str(e))
+    tables = CodeTables(episode)
+    tools = record.cell.knobs.tools
+    read: list[TurnBookings]
+    if record.cell.knobs.harness == "langgraph":
+        tool_table = ToolTable(episode)
+        read = [read_harness_turn(t, tool_table) for t in record.turns]
+    else:
+        read = [read_turn(t, tables, tools) for t in record.turns]
+    turns = [_as_turn(t) for t in record.turns]
+    infrastructure = record.termination != "completed"
+    diffs = sum(_admitted_differs(r, t) for r, t in zip(read, record.turns, strict=True))
+    check_text = episode.spec == record.spec
+    style = record.cell.knobs.user_style
+    primary_steps = [r.primary for r in read]
+    # Version 3 serves ambiguous candidates on the realized state: check them turn by turn.
+    served = episode.spec.generator >= 3 and any(t.kind == "ambiguous" for t in episode.turns)
+    if diffs or served or any(t.dynamic for t in turns):
+        checker = ScheduleChecker(check_text)
+        user = ScriptedUser(episode, style)
+        primary = _replay(user, turns, primary_steps, checker, infrastructure, detail)
+        mismatches = checker.finish(user, not infrastructure, len(turns))
+    else:
+        primary = _fresh_replay(
+            episode, style, turns, primary_steps, infrastructure, detail, replays
+        )
+        mismatches = planned_mismatches(episode, turns, not infrastructure, check_text)
+    aware_steps = [r.decline_aware for r in read]
+    booked = [r for r in read if r is not NOTHING]  # the turns with anything to count
+    aware = (
+        primary
+        if aware_steps == primary_steps
+        else _fresh_replay(episode, style, turns, aware_steps, infrastructure, detail, replays)
+    )
+    return EpisodeScore(
+        cell=record.cell,
+        seed=record.spec.seed,
+        termination=record.termination,
+        infrastructure=infrastructure,
+        scorable=True,
+        primary=primary,
+        decline_aware=aware,
+        refused=sum(r.refused for r in booked),
+        false_completions=sum(r.false_completions for r in booked),
+        citations=sum(r.citations for r in booked),
+        redisplays=sum(r.redisplays for r in booked),
+        unknown=sum(r.unknown for r in booked),
+        admitted_diffs=diffs,
+        mismatches=mismatches,
+    )

@@ -1,0 +1,3 @@
+"""The Markdown report, its text tables and the paper's figures."""
+
+__all__: list[str] = []

@@ -1,0 +1,137 @@
+"""The ``ladder cost`` tables: per configuration, Table 7's columns and the latency. Pure.
+
+For each configuration (every cell-key field but the arm, non-default knobs named), one
+table of tokens and calls per episode and one of latency, arms in ladder order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from scoring.analyses.cost import CostRow, HelperSpend, Latency
+from scoring.report.tables import config_label, text_table
+from scoring.results.cells import config_of
+
+__all__ = ["COST_HEADER", "LATENCY_HEADER", "SPEND_HEADER", "cost_table", "spend_table"]
+
+COST_HEADER = (
+    "arm",
+    "n",
+    "prompt k",
+    "compl. k",
+    "total k",
+    "x raw",
+    "cached k",
+    "agent calls",
+    "re-asks",
+    "matcher req (made/cached)",
+    "compiler req (made/cached)",
+    "helper tok k needed (made)",
+    "rejected/128",
+    "memory / embed calls",
+)
+SPEND_HEADER = (
+    "helper",
+    "needed calls",
+    "needed tok k",
+    "spent calls",
+    "spent tok k",
+    "saved by sharing tok k",
+    "spent from",
+)
+LATENCY_HEADER = (
+    "arm",
+    "n",
+    "episode s mean/p50/p95",
+    "agent server s p50/p95/p99",
+    "slot wait s p50/p95/p99",
+    "compl. tok/s",
+)
+
+
+def _k(x: float, digits: int = 1) -> str:
+    return f"{x / 1000:.{digits}f}"
+
+
+def _req(required: float, made: float, cached: float) -> str:
+    return "-" if required == 0 and made == 0 else f"{required:.1f} ({made:.1f}/{cached:.1f})"
+
+
+def _mean_p50_p95(lat: Latency) -> str:
+    return f"{lat.mean:.2f}/{lat.p50:.2f}/{lat.p95:.2f}"
+
+
+def _p50_p95_p99(lat: Latency) -> str:
+    return f"{lat.p50:.3f}/{lat.p95:.3f}/{lat.p99:.3f}"
+
+
+def _cost_cells(r: CostRow) -> list[str]:
+    return [
+        r.cell.arm,
+        str(r.n),
+        _k(r.prompt_tokens),
+        _k(r.completion_tokens, 2),
+        _k(r.total_tokens),
+        "-" if r.x_raw is None else f"{r.x_raw:.2f}",
+        _k(r.cached_tokens),
+        f"{r.agent_calls:.1f}",
+        f"{r.re_asks:.2f}",
+        _req(r.matcher_required, r.matcher_made, r.matcher_cached),
+        _req(r.compiler_required, r.compiler_made, r.compiler_cached),
+        "-"
+        if not (r.helper_tokens or r.helper_tokens_made)
+        else f"{_k(r.helper_tokens, 2)} ({_k(r.helper_tokens_made, 2)})",
+        f"{r.rejected_per_128:.1f}",
+        "-"
+        if not (r.memory_calls or r.embedding_calls)
+        else (f"{r.memory_calls:.1f} / {r.embedding_calls:.1f}"),
+    ]
+
+
+def _latency_cells(r: CostRow) -> list[str]:
+    tps = r.completion_tokens_per_s
+    return [
+        r.cell.arm,
+        str(r.n),
+        _mean_p50_p95(r.wall_s),
+        _p50_p95_p99(r.server_s),
+        _p50_p95_p99(r.wait_s),
+        "-" if tps is None else f"{tps:,.0f}",
+    ]
+
+
+def cost_table(rows: Sequence[CostRow]) -> str:
+    """Every configuration of *rows* (in their order): a heading, then the two tables."""
+    configs: dict[object, list[CostRow]] = {}
+    for r in rows:
+        configs.setdefault(config_of(r.cell), []).append(r)
+    parts: list[str] = []
+    for members in configs.values():
+        label = config_label(members[0].cell)
+        parts += [
+            f"Cost per episode: {label}",
+            text_table(COST_HEADER, [_cost_cells(r) for r in members]),
+            "",
+            text_table(LATENCY_HEADER, [_latency_cells(r) for r in members]),
+            "",
+        ]
+    return "\n".join(parts).rstrip()
+
+
+def spend_table(spend: Sequence[HelperSpend]) -> str:
+    """The grid's helper spend: what every arm needed in all (the per-arm tables' helper
+    columns summed over episodes) against the requests actually made, each once."""
+    rows = [
+        [
+            h.helper,
+            str(h.needed_calls),
+            _k(h.needed_tokens),
+            str(h.spent_calls),
+            _k(h.spent_tokens),
+            _k(h.saved_tokens),
+            h.source,
+        ]
+        for h in spend
+    ]
+    head = "Helper spend for the grid, with sharing (each request once)"
+    return head + "\n" + text_table(SPEND_HEADER, rows)

@@ -1,0 +1,118 @@
+"""Text that fits its figure: titles and labels wrapped to a width, legends in as many
+columns as the figure holds, short configuration labels, and the check that no text of a
+figure reaches past its edges (matplotlib's tight bounding box of every text artist).
+
+Pure (no file is written); matplotlib is imported on first use.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
+    from matplotlib.backend_bases import RendererBase
+    from matplotlib.figure import Figure
+    from matplotlib.legend import Legend
+
+__all__ = ["clipped_texts", "legend_below", "short_labels", "wrap"]
+
+# The mean advance of a character of the default sans-serif font, in ems (a little above
+# DejaVu Sans's, so that a wrapped line stays inside its width)
+_EM_PER_CHAR = 0.62
+_SLACK_PX = 1.0  # antialiasing: a glyph's box may touch the edge by a pixel
+
+
+def wrap(text: str, width_in: float, fontsize: float) -> str:
+    """*text* broken into lines no wider than *width_in* inches at *fontsize* points
+    (at word boundaries, a longer word broken); the lines of *text* are kept."""
+    chars = max(8, int(width_in * 72 / (fontsize * _EM_PER_CHAR)))
+    return "\n".join(
+        textwrap.fill(line, chars, break_on_hyphens=False) if line else line
+        for line in text.split("\n")
+    )
+
+
+def _renderer(fig: Figure) -> RendererBase:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    renderer: RendererBase = canvas.get_renderer()  # type: ignore[no-untyped-call]
+    return renderer
+
+
+def legend_below(
+    fig: Figure,
+    handles: Sequence[Artist],
+    labels: Sequence[str],
+    fontsize: float,
+) -> Legend | None:
+    """A legend under the figure's axes in the most columns (at most one row of all the
+    entries) that fit the figure's width; None without entries."""
+    if not labels:
+        return None
+    renderer = _renderer(fig)
+    width = fig.bbox.width
+    for ncols in range(len(labels), 0, -1):
+        legend = fig.legend(
+            list(handles), list(labels), fontsize=fontsize, ncols=ncols,
+            loc="outside lower center",
+        )  # fmt: skip
+        if ncols == 1 or legend.get_window_extent(renderer).width <= 0.97 * width:
+            return legend
+        legend.remove()
+    return None  # pragma: no cover
+
+
+def clipped_texts(fig: Figure) -> list[str]:
+    """The visible texts of *fig* (titles, labels, ticks, legends, annotations) whose tight
+    bounding box reaches past the figure's edges once drawn; empty when all fit."""
+    from matplotlib.text import Text
+
+    renderer = _renderer(fig)
+    fig.draw(renderer)
+    box = fig.bbox
+    hidden = _undrawn_tick_labels(fig)
+    out = []
+    for t in fig.findobj(Text):
+        assert isinstance(t, Text)
+        if not t.get_visible() or not t.get_text().strip() or id(t) in hidden:
+            continue
+        b = t.get_window_extent(renderer)
+        if (
+            b.x0 < box.x0 - _SLACK_PX
+            or b.y0 < box.y0 - _SLACK_PX
+            or b.x1 > box.x1 + _SLACK_PX
+            or b.y1 > box.y1 + _SLACK_PX
+        ):
+            out.append(t.get_text())
+    return out
+
+
+def _undrawn_tick_labels(fig: Figure) -> set[int]:
+    """The tick labels matplotlib keeps but does not draw: those of ticks outside the
+    axis's view limits."""
+    out: set[int] = set()
+    for ax in fig.get_axes():
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
+                loc = tick.get_loc()
+                if loc is None or not lo - 1e-9 <= loc <= hi + 1e-9:
+                    out |= {id(tick.label1), id(tick.label2)}
+    return out
+
+
+def short_labels(labels: Sequence[str]) -> list[str]:
+    """Configuration labels (space-separated fields, :func:`scoring.report.tables.config_label`)
+    without the fields they all share: ``procurement amended`` / ``release original``
+    for four configurations of one model and graph. One label (or labels that differ in no
+    field) comes back whole."""
+    fields = [label.split() for label in labels]
+    shared = set.intersection(*(set(f) for f in fields)) if fields else set()
+    out = [" ".join(x for x in f if x not in shared) for f in fields]
+    if len(set(out)) < len(out) or not all(out):
+        return list(labels)
+    return out

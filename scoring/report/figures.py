@@ -1,0 +1,371 @@
+"""The paper's figures drawn from the cells present (pure: Figure objects and their data);
+:mod:`scoring.report.paper_figures` lists them for the report.
+
+Each figure is built only when its cells are in the lines, with points (no connecting
+lines) across categorical configurations, Wilson 95% intervals, labelled axes, and the data
+behind every point (:class:`Point`) so that ``ladder report`` writes it as JSON beside the
+PNG. Cells with non-default knobs (variants) and non-canonical wordings are left out of the
+Figure 1 / 4(a) / 4(b) / 6 panels; the corrupted-state panel takes the enforcement cells
+that differ from their configuration only in ``corruption``.
+
+* Figure 1: strict success by rung across the capability points (one series per model and
+  regime, amended brief, S = 15 dense).
+* Figure 4 (amended brief): (a) graph-size axis (x: S and density, one series per arm and
+  model), (b) model axis (x: model and regime at S = 15 dense, one series per arm), (c) the
+  corrupted-state ablation (x: epsilon, the enforcement gate, one series per model and
+  graph).
+* Figure 5(a): the channel decomposition per arm (the decomposition behind Table 9, D.2):
+  one panel per configuration (model, regime, brief, S, density, domain), the arms in ladder
+  order on x, each error channel over its label denominator exactly as Table 9 computes it
+  (:data:`scoring.results.cells.RATES`: re-execution / done, superseded / cancelled, premature /
+  blocked, omission / eligible, refused redo / redo) with its Wilson 95% interval, and below
+  it unrequested executions (no label, hence no rate) as a count per 128 episodes, as Table
+  9's caption gives them, without an interval. A channel whose label never occurred in a cell has
+  no point there.
+* Figure 5(b): the corruption replay's omission attribution per epsilon (counts, stacked
+  bars, one panel per configuration; from :mod:`scoring.analyses.corruption_replay`).
+* Figure 6: the original-brief ladder at S = 15 dense, one series per model and regime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from protocol.arms import LADDER, arm_rank
+from protocol.records import CellKey, Knobs
+from scoring.analyses.corruption_replay import FAILURE_KINDS, CorruptionLine
+from scoring.report.figure_data import (
+    PER_EPISODES,
+    ChannelPoint,
+    ChannelRate,
+    FigureData,
+    OmissionRow,
+    Point,
+    UnrequestedCount,
+)
+from scoring.report.figure_text import legend_below, wrap
+from scoring.results.cells import RATES, cell_sort_key, config_of
+from scoring.results.lines import CellLine
+from scoring.results.stats import wilson
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure, SubFigure
+
+__all__ = [
+    "PER_EPISODES",
+    "ChannelPoint",
+    "ChannelRate",
+    "Drawn",
+    "FigureData",
+    "Point",
+    "UnrequestedCount",
+    "channel_points",
+    "figure4",
+    "figure5a",
+    "figure5b",
+    "rungs_figure",
+]
+
+DENSE = (15, 0.3)
+_CHANNEL_NAMES = {
+    "re_execution": "re-execution / done",
+    "superseded": "superseded / cancelled",
+    "premature": "premature / blocked",
+    "omission": "omission / eligible",
+    "refused_redo": "refused redo / redo",
+}
+
+
+_TITLE_PT = 8
+
+
+def _figure(width: float, height: float) -> Figure:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _canonical(c: CellKey) -> bool:
+    return c.knobs == Knobs() and c.paraphrase_tier == 0 and c.ambiguous_rate == 0.0
+
+
+def _model(c: CellKey) -> str:
+    return f"{c.model} ({c.regime})"
+
+
+def _config(c: CellKey) -> str:
+    """A configuration's panel name (model, regime, graph, brief; domain and schedule when
+    not the default)."""
+    parts = [_model(c), f"S={c.steps} rho={c.density:g}", f"{c.brief} brief"]
+    if c.domain != "procurement":
+        parts.append(c.domain)
+    if c.schedule:
+        parts.append(f"schedule={c.schedule}")
+    return ", ".join(parts)
+
+
+def _panel_title(panel: str, width_in: float) -> str:
+    """A panel's name as its title: the model (and regime) on a line of its own, the rest
+    of the configuration below, each wrapped to the panel's width (never cut)."""
+    model, sep, rest = panel.partition("), ")
+    text = f"{model})\n{rest}" if sep else panel
+    return wrap(text, width_in, _TITLE_PT)
+
+
+def _grid(fig: Figure, n: int, ncols: int) -> list[SubFigure]:
+    """``n`` subfigures of ``fig`` in rows of ``ncols``."""
+    rows = -(-n // ncols)
+    subs = fig.subfigures(rows, ncols, squeeze=False)
+    flat = [subs[i // ncols][i % ncols] for i in range(rows * ncols)]
+    return flat[:n]
+
+
+def channel_points(cells: Sequence[CellLine]) -> list[ChannelPoint]:
+    """Figure 5(a)'s data: per canonical cell, each channel's rate over its label (Table 9's
+    denominators) with its Wilson 95% interval, and the unrequested count per 128 episodes."""
+    out: list[ChannelPoint] = []
+    for c in cells:
+        if not _canonical(c.cell) or c.n == 0:
+            continue
+        panel, arm = _config(c.cell), c.cell.arm
+        for ch, label in RATES:
+            k, n = c.channels[ch], c.labels[label]
+            if n == 0:
+                continue
+            lo, hi = wilson(k, n)
+            out.append(ChannelRate(panel=panel, series=ch, x=arm, y=k / n, lo=lo, hi=hi,
+                                   errors=k, n=n))  # fmt: skip
+        u = c.channels["unrequested"]
+        out.append(UnrequestedCount(panel=panel, series="unrequested", x=arm,
+                                    y=u * PER_EPISODES / c.n, count=u, episodes=c.n))  # fmt: skip
+    return out
+
+
+def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | None:
+    data = channel_points(cells)
+    if not data:
+        return None
+    order: dict[str, CellKey] = {}
+    for c in cells:
+        if _canonical(c.cell) and c.n:
+            order.setdefault(_config(c.cell), config_of(c.cell))
+    panels = sorted(order, key=lambda p: cell_sort_key(order[p]))
+    ncols = min(2, len(panels))
+    panel_width = 6.4
+    fig = _figure(panel_width * ncols, 4.8 * -(-len(panels) // ncols))
+    channels = [ch for ch, _ in RATES]
+    width = 0.8 / len(channels)
+    for sub, panel in zip(_grid(fig, len(panels), ncols), panels, strict=True):
+        rates = [d for d in data if d.panel == panel and isinstance(d, ChannelRate)]
+        unreq = [d for d in data if d.panel == panel and isinstance(d, UnrequestedCount)]
+        xs = sorted({d.x for d in rates + unreq}, key=arm_rank)
+        top, bottom = sub.subplots(2, 1, sharex=True, height_ratios=(3, 1))
+        for j, ch in enumerate(channels):
+            pts = [d for d in rates if d.series == ch]
+            if not pts:
+                continue
+            top.errorbar(
+                [xs.index(d.x) + (j - (len(channels) - 1) / 2) * width for d in pts],
+                [d.y for d in pts],
+                yerr=[[d.y - d.lo for d in pts], [d.hi - d.y for d in pts]],
+                fmt="o", markersize=4, capsize=2, color=f"C{j}", label=_CHANNEL_NAMES[ch],
+            )  # fmt: skip
+        top.set_ylim(-0.02, 1.02)
+        top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
+        top.grid(axis="y", alpha=0.3)
+        top.set_title(_panel_title(panel, panel_width - 0.4), fontsize=_TITLE_PT)
+        bottom.plot([xs.index(d.x) for d in unreq], [d.y for d in unreq], "s",
+                    color="0.3", markersize=5, label=f"unrequested per {PER_EPISODES} episodes")  # fmt: skip
+        peak = max([1.0, *(d.y for d in unreq)]) * 1.15
+        bottom.set_ylim(-0.06 * peak, peak)  # a zero count sits above the axis line
+        bottom.set_ylabel(f"unrequested\nper {PER_EPISODES} ep.", fontsize=8)
+        bottom.grid(axis="y", alpha=0.3)
+        bottom.set_xticks(range(len(xs)), xs, fontsize=7)
+        bottom.set_xlim(-0.6, len(xs) - 0.4)
+        bottom.set_xlabel("arm", fontsize=8)
+        for ax in (top, bottom):
+            ax.tick_params(labelsize=7)
+    from matplotlib.lines import Line2D
+
+    handles = [
+        Line2D([], [], marker="o", linestyle="", color=f"C{j}", label=_CHANNEL_NAMES[ch])
+        for j, ch in enumerate(channels)
+    ]
+    legend_below(fig, handles, [_CHANNEL_NAMES[ch] for ch in channels], 7)
+    fig.suptitle("Channel decomposition per arm (primary scoring)", fontsize=9)
+    return fig, data
+
+
+def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[OmissionRow]]:
+    """Stacked omission attribution per epsilon, one panel per configuration (the cell with
+    its arm blanked and no corruption)."""
+    groups: dict[CellKey, list[CorruptionLine]] = {}
+    for c in corruption:
+        key = config_of(c.cell)
+        key = msgspec.structs.replace(key, knobs=_uncorrupted(key.knobs))
+        groups.setdefault(key, []).append(c)
+    keys = sorted(groups, key=cell_sort_key)
+    ncols = min(2, len(keys))
+    panel_width = 5.2
+    fig = _figure(panel_width * ncols, 3.6 * -(-len(keys) // ncols) + 0.4)
+    rows: list[OmissionRow] = []
+    for sub, key in zip(_grid(fig, len(keys), ncols), keys, strict=True):
+        mine = sorted(groups[key], key=lambda c: (c.epsilon, arm_rank(c.cell.arm)))
+        arms = {c.cell.arm for c in mine}
+        ax = sub.subplots()
+        bottom = [0] * len(mine)
+        for j, kind in enumerate(FAILURE_KINDS):
+            values = [c.omissions[kind] for c in mine]
+            ax.bar(range(len(mine)), values, bottom=bottom, color=f"C{j}", width=0.6,
+                   label=kind.replace("_", " "))  # fmt: skip
+            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+        for i, c in enumerate(mine):
+            ax.annotate(f"n={c.episodes}", (i, bottom[i]), ha="center", va="bottom", fontsize=6,
+                        xytext=(0, 2), textcoords="offset points")  # fmt: skip
+        labels = [f"{c.epsilon:g}" + (f"\n{c.cell.arm}" if len(arms) > 1 else "") for c in mine]
+        ax.set_xticks(range(len(mine)), labels, fontsize=7)
+        ax.set_xlim(-0.6, len(mine) - 0.4)
+        ax.set_ylim(0, max(1, *bottom) * 1.15)
+        ax.set_xlabel("corruption rate epsilon" + (", arm" if len(arms) > 1 else ""), fontsize=8)
+        ax.set_ylabel("omissions (count)", fontsize=8)
+        title = _config(key) + ("" if len(arms) > 1 else f", {next(iter(arms))}")
+        ax.set_title(_panel_title(title, panel_width - 0.4), fontsize=_TITLE_PT)
+        ax.tick_params(labelsize=7)
+        ax.grid(axis="y", alpha=0.3)
+        for c in mine:
+            rows.append({"epsilon": c.epsilon, "arm": c.cell.arm, "model": _model(c.cell),
+                         "panel": _config(key), "episodes": c.episodes, **c.omissions})  # fmt: skip
+    handles, names = fig.axes[0].get_legend_handles_labels()
+    legend_below(fig, handles, names, 7)
+    fig.suptitle("Corruption replay: omissions by the corrupted decision", fontsize=9)
+    return fig, rows
+
+
+def _uncorrupted(knobs: Knobs) -> Knobs:
+    return msgspec.structs.replace(knobs, corruption=0.0)
+
+
+def _points(
+    cells: Sequence[CellLine],
+    keep: Callable[[CellKey], bool],
+    x: Callable[[CellKey], str],
+    series: Callable[[CellKey], str],
+) -> list[Point]:
+    out = []
+    for c in cells:
+        rate = c.rate("strict")
+        if rate is None or not keep(c.cell):
+            continue
+        lo, hi = c.ci("strict")
+        out.append(Point(series=series(c.cell), x=x(c.cell), y=rate, lo=lo, hi=hi, n=c.n))
+    return out
+
+
+def _draw(
+    points: Sequence[Point], ax: Axes, xlabel: str, xs: Sequence[str], width_in: float
+) -> None:
+    """Points with their intervals, series side by side at each x; tick labels and legend
+    entries wrapped to the axes' *width_in* inches."""
+    names = list(dict.fromkeys(p.series for p in points))
+    width = 0.7 / max(1, len(names))
+    for j, name in enumerate(names):
+        mine = [p for p in points if p.series == name]
+        ax.errorbar(
+            [xs.index(p.x) + (j - (len(names) - 1) / 2) * width for p in mine],
+            [p.y for p in mine],
+            yerr=[[p.y - p.lo for p in mine], [p.hi - p.y for p in mine]],
+            fmt="o",
+            capsize=3,
+            label=wrap(name, width_in / 2, 6),
+        )
+    per = max(0.6, width_in / max(1, len(xs)) - 0.1)
+    ax.set_xticks(range(len(xs)), [wrap(x, per, 7) for x in xs], fontsize=7)
+    ax.set_xlim(-0.6, len(xs) - 0.4)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel("strict success (Wilson 95% CI)", fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    if names:
+        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2)
+
+
+SortKey = str | float | tuple[float, ...] | tuple[int, str]
+
+
+def _order(xs: Sequence[str], key: Callable[[str], SortKey]) -> list[str]:
+    return sorted(dict.fromkeys(xs), key=key)
+
+
+def _rung_key(x: str) -> SortKey:
+    return arm_rank(x)
+
+
+# A drawn figure and the data behind its points (written as JSON beside the PNG).
+Drawn = tuple["Figure", FigureData]
+
+
+def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn | None:
+    """Figures 1 and 6: the ladder's rungs at S = 15 dense under ``brief``, one series per
+    model and regime, titled by ``caption`` after its "Figure N: "."""
+    ladder = set(LADDER)
+    pts = _points(
+        cells,
+        lambda c: _canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
+        and c.arm in ladder and c.domain == "procurement",
+        lambda c: c.arm,
+        _model,
+    )  # fmt: skip
+    if not (len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2):
+        return None
+    fig = _figure(6.0, 4.0)
+    ax = fig.add_subplot()
+    _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key), 5.6)
+    ax.set_title(caption.split(": ", 1)[1], fontsize=9)
+    return fig, pts
+
+
+def figure4(cells: Sequence[CellLine]) -> Drawn | None:
+    """Figure 4's panels whose cells are present."""
+    ladder = set(LADDER)
+    size = _points(
+        cells,
+        lambda c: _canonical(c) and c.brief == "amended" and c.arm in ladder,
+        lambda c: f"S={c.steps} rho={c.density:g}",
+        lambda c: f"{c.arm}, {_model(c)}",
+    )
+    models = _points(
+        cells,
+        lambda c: _canonical(c) and c.brief == "amended" and (c.steps, c.density) == DENSE
+        and c.arm in ladder,
+        _model,
+        lambda c: c.arm,
+    )  # fmt: skip
+    eps = _points(
+        cells,
+        lambda c: c.arm == "enforce" and c.brief == "amended"
+        and _uncorrupted(c.knobs) == Knobs()
+        and c.paraphrase_tier == 0 and c.ambiguous_rate == 0.0,
+        lambda c: f"{c.knobs.corruption:g}",
+        lambda c: f"{_model(c)}, S={c.steps} rho={c.density:g}",
+    )  # fmt: skip
+    panels: list[tuple[list[Point], str, Callable[[str], SortKey], str]] = [
+        (size, "graph size", lambda x: tuple(float(v.split("=")[1]) for v in x.split()),
+         "(a) graph-size axis"),
+        (models, "model (regime), S = 15 dense", str, "(b) model axis"),
+        (eps, "corruption rate epsilon", float, "(c) corrupted state, enforcement gate"),
+    ]  # fmt: skip
+    present = [p for p in panels if len({x.x for x in p[0]}) >= 2]
+    if not present:
+        return None
+    fig = _figure(5.0 * len(present), 4.0)
+    data: list[Point] = []
+    for i, (pts, label, key, title) in enumerate(present):
+        ax = fig.add_subplot(1, len(present), i + 1)
+        _draw(pts, ax, label, _order([p.x for p in pts], key), 4.6)
+        ax.set_title(title, fontsize=9)
+        data += [msgspec.structs.replace(p, panel=label) for p in pts]
+    return fig, data

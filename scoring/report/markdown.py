@@ -1,0 +1,226 @@
+"""The Markdown report and its figures, from result lines.
+
+Figures are :class:`matplotlib.figure.Figure` objects built without pyplot (no global state,
+no display; PNG output goes through the Agg canvas); the caller writes them
+(``fig.savefig(path)``).
+
+* :func:`figure_success` (Figure 1 shape): strict success per arm with Wilson 95% intervals
+  under one scoring, the arms as points side by side within each configuration.
+* :func:`figure_channels` (ours, no figure of the paper): errors per episode by channel,
+  stacked, one bar per cell grouped by configuration, variants and non-canonical wordings
+  included. The paper's
+  Figure 5(a), each channel over its label denominator per arm, is
+  :mod:`scoring.report.figures`'s ``figure5a``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from protocol.arms import arm_rank
+from protocol.state import CHANNELS
+from scoring.report.figure_text import legend_below, short_labels, wrap
+from scoring.report.tables import (
+    CHANNEL_HEADER,
+    CONTRAST_HEADER,
+    HELPERS_HEADER,
+    LADDER_HEADER,
+    channel_rows,
+    config_label,
+    contrast_rows,
+    helper_rows,
+    ladder_rows,
+    markdown_table,
+)
+from scoring.results.lines import CellLine, ResultLine
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["figure_channels", "figure_success", "markdown_report"]
+
+
+def _figure(width: float, height: float) -> Figure:
+    """A new figure; matplotlib is imported on first use (keeps ``ladder`` start-up fast)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _cells(lines: Sequence[ResultLine]) -> list[CellLine]:
+    return [x for x in lines if isinstance(x, CellLine)]
+
+
+def _configs(cells: Sequence[CellLine]) -> list[str]:
+    return list(dict.fromkeys(config_label(c.cell) for c in cells))
+
+
+def _arms(cells: Sequence[CellLine]) -> list[str]:
+    return sorted(dict.fromkeys(c.cell.arm for c in cells), key=arm_rank)
+
+
+_SCORING_NAMES = {"strict": "primary scoring", "decline_aware": "decline-aware scoring"}
+
+
+def _config_ticks(configs: Sequence[str], width_in: float, fontsize: float) -> list[str]:
+    """Tick labels for the configurations: ``#k`` (as the report's list numbers them) over
+    what sets configuration k apart from the others, wrapped to its share of the width."""
+    short = short_labels(configs)
+    per = max(0.8, width_in / max(1, len(configs)))
+    return [f"#{k}\n{wrap(s, per, fontsize)}" for k, s in enumerate(short, 1)]
+
+
+def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figure:
+    """Strict success per arm with Wilson intervals under one scoring, arms as points side by
+    side within each configuration (Figure 1 shape; configurations are categories, so no
+    line joins them)."""
+    cells = _cells(lines)
+    configs = _configs(cells)
+    arms = _arms(cells)
+    width_in = max(5.0, 1.6 * len(configs) + 3)
+    fig = _figure(width_in, 4.8)
+    ax = fig.add_subplot()
+    width = 0.8 / max(1, len(arms))
+    for j, arm in enumerate(arms):
+        xs, ys, lo, hi = [], [], [], []
+        for c in cells:
+            rate = c.rate(scoring)
+            if c.cell.arm != arm or rate is None:
+                continue
+            x = configs.index(config_label(c.cell)) + (j - (len(arms) - 1) / 2) * width
+            y = rate
+            xs.append(x)
+            ys.append(y)
+            lo.append(y - c.ci(scoring)[0])
+            hi.append(c.ci(scoring)[1] - y)
+        ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3, label=arm)
+    for k in range(1, len(configs)):
+        ax.axvline(k - 0.5, color="0.85", linewidth=0.8)
+    ax.set_xticks(range(len(configs)), _config_ticks(configs, width_in - 1.2, 7), fontsize=7)
+    ax.set_xlabel("configuration (#k: configuration k as listed in the report)", fontsize=8)
+    ax.set_xlim(-0.6, len(configs) - 0.4)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel("strict success (Wilson 95% CI)", fontsize=9)
+    title = f"Strict success per arm, {_SCORING_NAMES.get(scoring, scoring)}"
+    ax.set_title(wrap(title, width_in - 0.6, 11), fontsize=11)
+    handles, names = ax.get_legend_handles_labels()
+    legend_below(fig, handles, names, 8)
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def figure_channels(lines: Sequence[ResultLine]) -> Figure:
+    """Errors per episode by channel, stacked per cell, the cells grouped by configuration
+    (ours; Figure 5(a) is :func:`scoring.report.paper_figures.paper_figures`'s ``figure5a``)."""
+    cells = _cells(lines)
+    configs = _configs(cells)
+    cells.sort(key=lambda c: configs.index(config_label(c.cell)))  # stable: arms keep order
+    width_in = max(5.0, 0.6 * len(cells) + 2)
+    fig = _figure(width_in, 4.4)
+    ax = fig.add_subplot()
+    bottom = [0.0] * len(cells)
+    for ch in CHANNELS:
+        values = [c.channels[ch] / c.n if c.n else 0.0 for c in cells]
+        ax.bar(range(len(cells)), values, bottom=bottom, label=ch.replace("_", " "))
+        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    ax.set_xticks(range(len(cells)), [c.cell.arm for c in cells], fontsize=7)
+    groups = [configs.index(config_label(c.cell)) for c in cells]
+    spans = [[i for i, g in enumerate(groups) if g == k] for k in range(len(configs))]
+    for span in spans[1:]:
+        ax.axvline(span[0] - 0.5, color="0.6", linewidth=0.8)
+    ax.set_xlim(-0.6, len(cells) - 0.4)
+    ax.set_ylim(0, max([0.1, *bottom]) * 1.08)
+    per = width_in / max(1, len(cells))
+    names = [
+        f"#{k}\n{wrap(s, per * len(span), 7)}"
+        for k, (s, span) in enumerate(zip(short_labels(configs), spans, strict=True), 1)
+    ]
+    groups_axis = ax.secondary_xaxis("bottom")
+    groups_axis.set_xticks([(span[0] + span[-1]) / 2 for span in spans], names, fontsize=7)
+    groups_axis.tick_params(length=0, pad=16)
+    groups_axis.spines["bottom"].set_visible(False)
+    groups_axis.set_xlabel(
+        "arm, grouped by configuration (#k: configuration k as listed in the report)", fontsize=8
+    )
+    ax.set_ylabel("errors per episode", fontsize=9)
+    title = "Errors per episode by channel, every cell (primary scoring; ours, not a paper figure)"
+    ax.set_title(wrap(title, width_in - 0.6, 10), fontsize=10)
+    handles, labels = ax.get_legend_handles_labels()
+    legend_below(fig, handles, labels, 7)
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def markdown_report(
+    lines: Sequence[ResultLine],
+    *,
+    title: str = "state-ladder report",
+    notes: Sequence[str] = (),
+    figures: Sequence[tuple[str, str]] = (),
+    sections: Sequence[str] = (),
+) -> str:
+    """The report: ladder tables under both scorings, contrasts, the channel table, the
+    ``sections`` (Markdown lines: the log analyses of :mod:`scoring.analyses.registry`), the
+    configuration key and the figures (``(caption, relative path)`` pairs)."""
+    cells = _cells(lines)
+    n = sum(c.n for c in cells)
+    infra = sum(c.infrastructure_errors for c in cells)
+    out = [
+        f"# {title}",
+        "",
+        f"{len(cells)} cells, {n} scored episodes, {infra} "
+        "infrastructure errors (excluded from every count).",
+    ]
+    if any(c.cell.model.startswith("scripted/synthetic") for c in cells):
+        out += [
+            "",
+            "> SYNTHETIC: cells of `scripted/synthetic` come from the scripted synthetic agent, "
+            "a test instrument of this tool; they are no claim about any model.",
+        ]
+    out += [f"- {note}" for note in notes]
+    for scoring, name in (("strict", "primary scoring"), ("decline_aware", "decline-aware")):
+        out += [
+            "",
+            f"## Strict success, {name}",
+            "",
+            markdown_table(LADDER_HEADER, ladder_rows(lines, scoring)),
+        ]
+        rows = contrast_rows(lines, scoring)
+        if rows:
+            out += [
+                "",
+                f"Contrasts ({name}): exact McNemar on shared seeds; Holm within each paper "
+                "table's family (`ladder score` lists them; docs/scoring.md).",
+                "",
+                markdown_table(CONTRAST_HEADER, rows),
+            ]
+    out += [
+        "",
+        "## Error channels (Table 9 shape)",
+        "",
+        "Errors over the turns carrying the channel's label; unrequested executions as a "
+        "count; false completions over refused bookings.",
+        "",
+        markdown_table(CHANNEL_HEADER, channel_rows(lines)),
+    ]
+    helpers = helper_rows(lines)
+    if helpers:
+        out += [
+            "",
+            "## Gate helpers (Tables 5 and 11 shapes)",
+            "",
+            "Compile accuracy against the generator graph (flagged: episodes the ground-truth-"
+            "free validator flags); matcher step agreement and explicit-redo precision / recall.",
+            "",
+            markdown_table(HELPERS_HEADER, helpers),
+        ]
+    out += list(sections)
+    configs = _configs(cells)
+    if configs:
+        out += ["", "## Configurations", ""]
+        out += [f"{i}. {c}" for i, c in enumerate(configs, 1)]
+    if figures:
+        out += ["", "## Figures", ""]
+        out += [f"![{caption}]({path})" for caption, path in figures]
+    return "\n".join(out) + "\n"

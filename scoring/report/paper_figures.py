@@ -1,0 +1,95 @@
+"""The paper's figures, listed once for ``ladder report`` (pure: Figure objects and data).
+
+:data:`PAPER_FIGURES` is every figure (:class:`PaperFigure`: its key, its caption, how it is
+drawn from the cells present and the corruption replay's lines, None when they are absent),
+drawn by :mod:`scoring.report.figures`; :func:`paper_figures` draws those whose cells are present,
+in this order. A new figure: docs/extending.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scoring.analyses.corruption_replay import CorruptionLine
+from scoring.report.figures import (
+    PER_EPISODES,
+    Drawn,
+    FigureData,
+    figure4,
+    figure5a,
+    figure5b,
+    rungs_figure,
+)
+from scoring.results.lines import CellLine, ResultLine
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure  # matplotlib (the plots extra) loads on first draw
+
+__all__ = ["PAPER_FIGURES", "Draw", "PaperFigure", "paper_figures"]
+
+# How a figure is drawn from the cell lines present and the corruption replay's lines.
+Draw = Callable[[Sequence[CellLine], Sequence[CorruptionLine]], Drawn | None]
+
+
+@dataclass(frozen=True)
+class PaperFigure:
+    """One figure of the paper."""
+
+    name: str  # the report's ``<stem>-<name>.png`` and its key in ``-figures.json``
+    caption: str
+    draw: Draw
+
+
+_FIGURE1 = (
+    "Figure 1: strict success by rung across the capability points (amended brief, S = 15 dense)"
+)
+_FIGURE6 = "Figure 6: the original-brief ladder at S = 15 dense under both regimes"
+
+# The paper's figures, in the report's order (and the JSON's).
+PAPER_FIGURES: tuple[PaperFigure, ...] = (
+    PaperFigure(
+        name="figure1",
+        caption=_FIGURE1,
+        draw=lambda cells, corruption: rungs_figure(cells, "amended", _FIGURE1),
+    ),
+    PaperFigure(
+        name="figure6",
+        caption=_FIGURE6,
+        draw=lambda cells, corruption: rungs_figure(cells, "original", _FIGURE6),
+    ),
+    PaperFigure(
+        name="figure4",
+        caption="Figure 4: the graph-size axis, the model axis and the corrupted-state ablation "
+        "(panels drawn from the cells present)",
+        draw=lambda cells, corruption: figure4(cells),
+    ),
+    PaperFigure(
+        name="figure5a",
+        caption="Figure 5(a): the channel decomposition per arm: each error channel over its "
+        f"label denominator (Table 9), Wilson 95% CIs; unrequested executions per {PER_EPISODES} "
+        "episodes",
+        draw=lambda cells, corruption: figure5a(cells),
+    ),
+    PaperFigure(
+        name="figure5b",
+        caption="Figure 5(b): the corruption replay, omissions attributed per epsilon",
+        draw=lambda cells, corruption: figure5b(corruption) if corruption else None,
+    ),
+)
+
+
+def paper_figures(
+    lines: Sequence[ResultLine],
+    corruption: Sequence[CorruptionLine] = (),
+    figures: Sequence[PaperFigure] | None = None,
+) -> dict[str, tuple[str, Figure, FigureData]]:
+    """``name -> (caption, Figure, data)`` for every figure whose cells are present."""
+    cells = [x for x in lines if isinstance(x, CellLine)]
+    out: dict[str, tuple[str, Figure, FigureData]] = {}
+    for f in PAPER_FIGURES if figures is None else figures:
+        drawn = f.draw(cells, corruption)
+        if drawn is not None:
+            out[f.name] = (f.caption, *drawn)
+    return out

@@ -1,0 +1,3 @@
+"""Result lines, cells and ladders, Holm families and statistics (pure)."""
+
+__all__: list[str] = []

@@ -1,0 +1,215 @@
+"""Aggregation by cell and by ladder, as JSON-able result lines.
+
+* A *cell* is one arm on one configuration (:class:`protocol.CellKey`: model, regime, S, rho,
+  domain, brief, arm and the variant knobs). Its line counts only episodes that are scorable
+  and not infrastructure errors (``n``); infrastructure errors and unscorable records are
+  reported beside it.
+* A *configuration* is a cell key without its arm, knobs included: a ladder is the arms that
+  share every other field. (A variant run for one arm only, say ``checklist`` with
+  ``checklist_mode=replace``, is its own configuration with no adjacent contrast.)
+* Adjacent contrasts follow the paper's rungs (``protocol.arms.LADDER``: raw, checklist,
+  directive, enforce) between neighbouring rungs that are both present (a missing rung
+  breaks the chain: no raw -> directive when the checklist is absent), in configurations
+  whose knobs are the defaults or ``protocol.arms.PLATFORM_KNOBS`` (a variant run, say
+  ``directive`` and ``enforce`` with ``directive_role=system``, is no ladder); plus the
+  side contrasts the arm table declares within one configuration
+  (``protocol.arms.SIDE_CONTRASTS``: ledger against checklist and directive, hybrid against
+  enforce) when both arms are present; other arms (the memory arms) get cell lines but no
+  contrast. Each contrast pairs the seeds both arms
+  completed without infrastructure error and runs the exact McNemar test on the discordant
+  pairs, once per scoring (``strict``: the primary scoring; ``decline_aware``).
+* Holm: :func:`scoring.results.families.score_lines` adjusts within the paper's families, each named
+  by the table it feeds (:mod:`scoring.results.families`); the streaming scorer adjusts within one
+  ladder.
+* Channel rates (Table 9): errors over the turns carrying the channel's label
+  (:data:`RATES`); unrequested executions have no label and are reported as a count.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+
+import msgspec
+
+from protocol.arms import ARM_NAMES, ARM_TABLE, LADDER, PLATFORM_KNOBS, SIDE_CONTRASTS, arm_rank
+from protocol.records import CellKey, Knobs
+from protocol.state import CHANNELS
+from scoring.replay.episode import LABELS, EpisodeScore, Scoring
+from scoring.results.lines import CellLine, ContrastLine
+from scoring.results.stats import mcnemar_exact, wilson
+
+__all__ = [
+    "RATES",
+    "SCORINGS",
+    "cell_line",
+    "cell_sort_key",
+    "config_of",
+    "group_scores",
+    "is_ladder",
+    "ladder_contrasts",
+    "paired_contrast",
+    "scoring_of",
+]
+
+SCORINGS: tuple[str, ...] = ("strict", "decline_aware")
+RATES: tuple[tuple[str, str], ...] = (
+    ("re_execution", "done"),
+    ("superseded", "cancelled"),
+    ("premature", "blocked"),
+    ("omission", "eligible"),
+    ("refused_redo", "redo"),
+)
+
+
+def config_of(key: CellKey) -> CellKey:
+    """The configuration of a cell: its key with the arm blanked (hashable)."""
+    return msgspec.structs.replace(key, arm="")
+
+
+# model, regime, S, rho, domain, brief, schedule, tier, ambiguous rate, knobs (as text)
+_ConfigOrder = tuple[str, str, int, float, str, str, str, int, float, tuple[str, ...]]
+
+
+def _config_sort(key: CellKey) -> _ConfigOrder:
+    knobs = tuple(str(getattr(key.knobs, f)) for f in Knobs.__struct_fields__)
+    stress = (key.schedule or "", key.paraphrase_tier, key.ambiguous_rate)
+    return (key.model, key.regime, key.steps, key.density, key.domain, key.brief, *stress, knobs)
+
+
+def cell_sort_key(key: CellKey) -> tuple[_ConfigOrder, tuple[int, str]]:
+    """Configurations in a stable order, arms in ladder order within each."""
+    return (_config_sort(key), arm_rank(key.arm))
+
+
+def scoring_of(score: EpisodeScore, scoring: str) -> Scoring:
+    return score.primary if scoring == "strict" else score.decline_aware
+
+
+def _ratio(k: int, n: int) -> float | None:
+    return k / n if n else None
+
+
+def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
+    """The result line of one cell from its episodes' scores (one per seed)."""
+    scores = list(scores)
+    counted = [s for s in scores if s.counted]
+    n = len(counted)
+    success = {name: sum(scoring_of(s, name).success for s in counted) for name in SCORINGS}
+    channels = _sum_dicts((s.primary.channels for s in counted), CHANNELS)
+    labels = _sum_dicts((s.primary.labels for s in counted), LABELS)
+    rates: dict[str, float | int | None] = {
+        ch: _ratio(channels[ch], labels[label]) for ch, label in RATES
+    }
+    rates["unrequested"] = channels["unrequested"]
+    turns = sum(s.primary.n_turns for s in counted)
+    return CellLine(
+        cell=key,
+        slug=key.slug(),
+        n=n,
+        strict_successes=success["strict"],
+        strict=_ratio(success["strict"], n),
+        strict_ci=wilson(success["strict"], n),
+        decline_aware_successes=success["decline_aware"],
+        decline_aware=_ratio(success["decline_aware"], n),
+        decline_aware_ci=wilson(success["decline_aware"], n),
+        infrastructure_errors=sum(s.scorable and s.infrastructure for s in scores),
+        unscorable=sum(not s.scorable for s in scores),
+        mismatched_episodes=sum(bool(s.mismatches) for s in counted),
+        channels=channels,
+        decline_aware_channels=_sum_dicts((s.decline_aware.channels for s in counted), CHANNELS),
+        labels=labels,
+        channel_rates=rates,
+        refused=sum(s.refused for s in counted),
+        false_completions=sum(s.false_completions for s in counted),
+        citations=sum(s.citations for s in counted),
+        redisplays=sum(s.redisplays for s in counted),
+        unknown=sum(s.unknown for s in counted),
+        turn_accuracy=_ratio(sum(s.primary.turns_ok for s in counted), turns),
+        seeds=tuple(sorted(s.seed for s in counted)),
+    )
+
+
+def _sum_dicts(dicts: Iterable[Mapping[str, int]], keys: Iterable[str]) -> dict[str, int]:
+    total = dict.fromkeys(keys, 0)
+    for d in dicts:
+        for k, v in d.items():
+            total[k] = total.get(k, 0) + v
+    return total
+
+
+def paired_contrast(
+    config: CellKey,
+    a: tuple[str, Mapping[int, EpisodeScore]],
+    b: tuple[str, Mapping[int, EpisodeScore]],
+    scoring: str,
+    kind: str = "ladder",
+    table: str | None = None,
+) -> ContrastLine:
+    seeds = sorted(s for s in a[1].keys() & b[1].keys() if a[1][s].counted and b[1][s].counted)
+    wins_a = [scoring_of(a[1][s], scoring).success for s in seeds]
+    wins_b = [scoring_of(b[1][s], scoring).success for s in seeds]
+    b_only = sum(y and not x for x, y in zip(wins_a, wins_b, strict=True))
+    a_only = sum(x and not y for x, y in zip(wins_a, wins_b, strict=True))
+    return ContrastLine(
+        config=config,
+        a=a[0],
+        b=b[0],
+        scoring=scoring,
+        n=len(seeds),
+        a_successes=sum(wins_a),
+        b_successes=sum(wins_b),
+        b_only=b_only,
+        a_only=a_only,
+        p=mcnemar_exact(b_only, a_only),
+        kind=kind,
+        table=table,
+    )
+
+
+def is_ladder(config: CellKey) -> bool:
+    """A configuration whose knobs are the defaults or platform knobs only."""
+    return all(f in PLATFORM_KNOBS for f in config.knobs.changed())
+
+
+_SIDE_TABLE = {
+    (c.reference, a.name): c.table for a in ARM_TABLE for c in a.contrasts if not c.reference_knobs
+}
+
+
+def ladder_contrasts(
+    cells: Mapping[CellKey, Mapping[int, EpisodeScore]],
+) -> list[ContrastLine]:
+    """The adjacent and side contrasts of one configuration's cells (``p_holm`` left None).
+
+    *cells* maps each arm's cell key (one configuration) to its scores by seed.
+    """
+    by_arm = {k.arm: v for k, v in cells.items() if k.arm in ARM_NAMES}
+    if not by_arm:
+        return []
+    config = config_of(next(iter(cells)))
+    if not is_ladder(config):
+        return []
+    pairs: list[tuple[str, str, str, str | None]] = [
+        (a, b, "ladder", None) for a, b in itertools.pairwise(LADDER) if a in by_arm and b in by_arm
+    ]
+    pairs += [
+        (a, b, "side", _SIDE_TABLE[(a, b)])
+        for a, b in SIDE_CONTRASTS
+        if a in by_arm and b in by_arm
+    ]
+    return [
+        paired_contrast(config, (a, by_arm[a]), (b, by_arm[b]), scoring, kind, table)
+        for scoring in SCORINGS
+        for a, b, kind, table in pairs
+    ]
+
+
+def group_scores(
+    scores: Iterable[EpisodeScore],
+) -> dict[CellKey, dict[CellKey, dict[int, EpisodeScore]]]:
+    """configuration -> cell -> seed -> score; a later score of a (cell, seed) wins."""
+    out: dict[CellKey, dict[CellKey, dict[int, EpisodeScore]]] = {}
+    for s in scores:
+        out.setdefault(config_of(s.cell), {}).setdefault(s.cell, {})[s.seed] = s
+    return out

@@ -1,0 +1,76 @@
+"""The streaming scorer: results as cells and ladders complete.
+
+Fed finished episodes one at a time (in any order), :class:`StreamingScorer` scores each one
+(regenerated episodes cached by spec) and returns the result lines that became final:
+
+* a cell line (``type: "cell"``) the moment the cell holds a record for every expected seed;
+  infrastructure-error records count as finished for completeness (they are reported, never
+  successes);
+* the adjacent contrast lines of a configuration the moment every expected cell of that
+  configuration is complete, with Holm over that ladder's contrasts of each scoring (the
+  offline ``ladder score`` adjusts over all contrasts of a scoring instead).
+
+A later record for the same (cell, seed) replaces the earlier one; when it lands in a cell
+that was already complete, the cell line (and, when its ladder is complete, the ladder's
+contrasts) is emitted again with the new numbers: a reader keeps the last line per cell and
+per contrast. Records of cells that are not expected are scored and kept but never complete.
+Cell lines equal :func:`scoring.results.cells.cell_line` over the same records. Scores are kept
+without their per-turn detail (``detail=False``), so a long run stays small.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+from protocol.generate import SpecError
+from protocol.records import CellKey, EpisodeRecord
+from scoring.replay.episode import EpisodeScore, score_episode
+from scoring.replay.ground_truth import EpisodeCache
+from scoring.results.cells import cell_line, config_of, ladder_contrasts
+from scoring.results.families import apply_families
+from scoring.results.lines import ResultLine
+
+__all__ = ["StreamingScorer"]
+
+
+class StreamingScorer:
+    def __init__(
+        self, expected: Mapping[CellKey, Collection[int]], cache: EpisodeCache | None = None
+    ) -> None:
+        self.expected: dict[CellKey, frozenset[int]] = {
+            k: frozenset(v) for k, v in expected.items()
+        }
+        self.cache = cache if cache is not None else EpisodeCache()
+        self.scores: dict[CellKey, dict[int, EpisodeScore]] = {}
+        self._ladders: dict[CellKey, list[CellKey]] = {}
+        for key in self.expected:
+            self._ladders.setdefault(config_of(key), []).append(key)
+
+    def score(self, record: EpisodeRecord) -> EpisodeScore:
+        try:
+            episode = self.cache.get(record.spec)
+        except SpecError:
+            return score_episode(record)  # reports the spec as unscorable
+        return score_episode(record, episode, detail=False)
+
+    def _complete(self, key: CellKey) -> bool:
+        seeds = self.expected.get(key)
+        return seeds is not None and seeds <= self.scores.get(key, {}).keys()
+
+    def add(self, record: EpisodeRecord) -> list[ResultLine]:
+        """Score *record*; the result lines that became final with it (often none)."""
+        key = record.cell
+        self.scores.setdefault(key, {})[record.spec.seed] = self.score(record)
+        if not self._complete(key):
+            return []
+        lines: list[ResultLine] = [cell_line(key, self.scores[key].values())]
+        config = config_of(key)
+        ladder = self._ladders[config]
+        if all(self._complete(k) for k in ladder):
+            contrasts = ladder_contrasts({k: self.scores[k] for k in ladder})
+            apply_families(contrasts)  # within this ladder only (its own contrasts)
+            lines.extend(contrasts)
+        return lines
+
+    def complete_cells(self) -> list[CellKey]:
+        return [k for k in self.expected if self._complete(k)]

@@ -1,0 +1,80 @@
+"""The run's overview for ``ladder view``: its cells (both scorings with CIs, channels and
+cost) and its contrasts, each with its configuration's label, from the result lines
+(:func:`scoring.results.families.score_lines`) and the one-episode cost rows the viewer's index
+keeps. Pure; typed as :mod:`scoring.view.models`.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from scoring.analyses.cost import CostRow
+from scoring.report.tables import config_label
+from scoring.results.lines import CellLine, ContrastLine, ResultLine
+from scoring.view.episode import arm_label, pairing_key
+from scoring.view.models import CellCost, CellView, ContrastView
+
+__all__ = ["cell_cost", "cells_view", "contrasts_view"]
+
+
+def cell_cost(rows: Sequence[CostRow]) -> CellCost:
+    """A cell's cost from the one-episode rows of :func:`scoring.analyses.cost.cost_rows` (one row
+    per completed episode): the per-episode means are the means of the rows; the episode
+    latency median is the median of the episodes' wall times."""
+    if not rows:
+        return CellCost(n=0)
+    return CellCost(
+        n=len(rows),
+        prompt_tokens=statistics.fmean(r.prompt_tokens for r in rows),
+        completion_tokens=statistics.fmean(r.completion_tokens for r in rows),
+        total_tokens=statistics.fmean(r.total_tokens for r in rows),
+        helper_tokens=statistics.fmean(r.helper_tokens for r in rows),
+        agent_calls=statistics.fmean(r.agent_calls for r in rows),
+        helper_calls=statistics.fmean(r.matcher_required + r.compiler_required for r in rows),
+        helper_calls_cached=statistics.fmean(r.matcher_cached + r.compiler_cached for r in rows),
+        episode_latency_median_s=statistics.median(r.wall_s.p50 for r in rows),
+    )
+
+
+def cells_view(
+    lines: Sequence[ResultLine], costs: Mapping[str, Sequence[CostRow]]
+) -> list[CellView]:
+    """The run's cells for the overview: each cell line of :func:`scoring.results.families.score_lines`
+    with its configuration's label and its cost (:func:`cell_cost` over the cell's
+    one-episode cost rows, ``costs`` keyed by slug); ``x_raw`` is the cell's mean agent tokens
+    per episode over the raw cell's of the same configuration, knobs aside (None without one)."""
+    cells = [x for x in lines if isinstance(x, CellLine)]
+    costed = [(line, cell_cost(costs.get(line.slug, ()))) for line in cells]
+    raw = {
+        pairing_key(line.cell): cost.total_tokens
+        for line, cost in costed
+        if line.cell.arm == "raw" and cost.total_tokens
+    }
+    out = []
+    for line, cost in costed:
+        base = raw.get(pairing_key(line.cell))
+        total = cost.total_tokens
+        x_raw = total / base if base and total is not None else None
+        out.append(
+            CellView(
+                slug=line.slug,
+                config=config_label(line.cell),
+                arm_label=arm_label(line.cell),
+                line=line,
+                cost=msgspec.structs.replace(cost, x_raw=x_raw),
+            )
+        )
+    return out
+
+
+def contrasts_view(lines: Sequence[ResultLine]) -> list[ContrastView]:
+    """The contrast lines, each with its configuration's label (one run holds the same
+    contrast in several configurations)."""
+    return [
+        ContrastView(config=config_label(x.config), line=x)
+        for x in lines
+        if isinstance(x, ContrastLine)
+    ]

@@ -1,0 +1,115 @@
+"""protocol.arms: the one arm table, and everything that reads it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from protocol.arms import (
+    ARM_NAMES,
+    ARM_TABLE,
+    LADDER,
+    MEMORY_ARMS,
+    SIDE_CONTRASTS,
+    ArmSpec,
+    arm_rank,
+    arm_spec,
+)
+from runner.arms import registry
+from runner.grid.expand import GridError, parse_grid
+from runner.grid.schema import RunConfig
+
+
+def test_the_table_holds_the_papers_rungs_and_side_contrasts() -> None:
+    assert LADDER == ("raw", "checklist", "directive", "enforce")
+    assert SIDE_CONTRASTS == (
+        ("checklist", "ledger"),
+        ("directive", "ledger"),
+        ("enforce", "hybrid"),
+    )
+    # The ledger's third contrast is against the replace-mode checklist, in Table 16's family.
+    ledger = arm_spec("ledger")
+    assert ledger is not None
+    assert [(c.reference, c.reference_knobs, c.table) for c in ledger.contrasts][2] == (
+        "checklist",
+        (("checklist_mode", "replace"),),
+        "Table 16",
+    )
+    assert {a.name for a in ARM_TABLE if a.compiles} == {"directive", "enforce", "hybrid"}
+    assert {a.name for a in ARM_TABLE if a.matcher} == {"directive", "enforce", "hybrid"}
+    assert len(set(ARM_NAMES)) == len(ARM_NAMES)
+
+
+def test_the_registry_matches_the_table() -> None:
+    assert registry.registered() == ARM_NAMES
+    assert MEMORY_ARMS == ("memory-topk", "mem0") == tuple(a.name for a in ARM_TABLE if a.memory)
+    assert {a.name for a in ARM_TABLE if a.needs == "memory"} == set(MEMORY_ARMS)
+    assert {a.name: a.prompt for a in ARM_TABLE if a.prompt != "text"} == {
+        "ledger": "ledger",
+        "directive": "gate",
+        "enforce": "gate",
+        "hybrid": "gate",
+        "memory-topk": "memory",
+        "mem0": "memory",
+    }
+
+
+def test_the_memory_arms_load_on_first_get() -> None:
+    """The memory arms' modules (faiss, numpy, mem0) are not imported with runner.arms; the
+    first get imports one and checks its class against the ArmSession base."""
+    code = (
+        "import sys, runner.arms as a; "
+        "assert 'runner.arms.mem0' not in sys.modules and 'runner.arms.memory' not in sys.modules; "
+        "cls = a.registry.get('memory-topk'); "
+        "assert issubclass(cls, a.ArmSession) and 'runner.arms.memory' in sys.modules; "
+        "assert 'runner.arms.mem0' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_registration_is_checked() -> None:
+    with pytest.raises(ValueError, match="not in the arm table"):
+        registry.register("nope", lazy="runner.arms.text:RawArm")
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.register("raw", lazy="runner.arms.text:RawArm")
+    with pytest.raises(ValueError, match="not 'module:Object'"):
+        registry.register("raw", lazy="runner.arms.text.RawArm")
+    with pytest.raises(ValueError, match="is not implemented"):
+        registry.get("nope")
+
+
+def test_a_lazy_binding_is_checked_against_the_base_on_first_get(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import protocol.arms
+
+    rows = (ArmSpec(name="odd"), ArmSpec(name="odder"))
+    monkeypatch.setattr(protocol.arms, "ARM_TABLE", (*ARM_TABLE, *rows))
+    monkeypatch.setattr(registry, "_CLASSES", dict(registry._CLASSES))
+    monkeypatch.setattr(registry, "_LAZY", dict(registry._LAZY))
+    registry.register("odd", lazy="protocol.arms:ArmSpec")  # imports fine, is no session
+    assert "odd" in registry.registered()
+    with pytest.raises(TypeError, match="not an ArmSession subclass"):
+        registry.get("odd")
+    with pytest.raises(TypeError, match="not an ArmSession subclass"):
+        registry.register("odder")(ArmSpec)  # type: ignore[type-var]
+
+
+def test_unknown_arms_sort_after_the_table() -> None:
+    assert sorted(["tools", "enforce", "raw"], key=arm_rank) == ["raw", "enforce", "tools"]
+    assert arm_spec("nope") is None
+
+
+def test_the_grid_reads_arm_names_from_the_table() -> None:
+    assert RunConfig().arms == list(LADDER)
+    with pytest.raises(GridError, match="did you mean 'enforce'"):
+        parse_grid({"run": {"arms": ["enforse"]}, "models": [{"name": "m"}]})
+
+
+@pytest.mark.parametrize(
+    "module", ["runner.gates.helpers", "runner.arms", "runner.execution.scheduler"]
+)
+def test_each_runner_module_imports_alone(module: str) -> None:
+    subprocess.run([sys.executable, "-c", f"import {module}"], check=True)

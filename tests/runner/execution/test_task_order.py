@@ -1,0 +1,39 @@
+"""The start order: run order, then longest first over the run's last waves."""
+
+from __future__ import annotations
+
+from protocol.records import CellKey, EpisodeSpec
+from runner.execution.order import TaskOrder
+from runner.grid.expand import Task
+
+
+def _task(arm: str, seed: int) -> Task:
+    return Task(
+        cell=CellKey(model="m", steps=10, density=0.15, arm=arm),
+        spec=EpisodeSpec(seed=seed, steps=10, density=0.15),
+    )
+
+
+def test_run_order_until_the_window_then_longest_cells_first() -> None:
+    tasks = [_task(arm, seed) for seed in range(4) for arm in ("raw", "checklist", "enforce")]
+    order = TaskOrder(tasks, window=6)
+    head = [order.pop() for _ in range(6)]
+    assert head == tasks[:6]
+    for t, seconds in zip(head, (1.0, 3.0, 2.0, 1.0, 3.0, 2.0), strict=True):
+        order.observe(t, seconds)
+    assert len(order) == 6
+    tail = [order.pop() for _ in range(6)]
+    assert [t.cell.arm for t in tail if t] == ["checklist"] * 2 + ["enforce"] * 2 + ["raw"] * 2
+    assert [t.spec.seed for t in tail if t] == [2, 3, 2, 3, 2, 3]  # ties in run order
+    assert order.pop() is None and len(order) == 0
+
+
+def test_a_cell_not_yet_seen_starts_before_measured_ones() -> None:
+    tasks = [_task("raw", 0), _task("raw", 1), _task("checklist", 0)]
+    order = TaskOrder(tasks, window=10)
+    first = order.pop()
+    assert first == tasks[0]
+    order.observe(tasks[0], 5.0)
+    assert order.pop() == tasks[2]  # unseen: assumed long
+    assert order.pop() == tasks[1]
+    assert order.pop() is None

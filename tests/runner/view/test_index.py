@@ -1,0 +1,116 @@
+"""The viewer's index: built once, cached in the run directory, grown with the logs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from runner.rundir.logs import read_logs
+from runner.view.data import RunView
+from runner.view.index import INDEX_FILE, RunIndex
+from scoring.results.offline import score_records
+from tests.view_run import make_run
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_run(tmp_path_factory.mktemp("viewrun"))
+
+
+@pytest.fixture
+def copy(run_dir: Path, tmp_path: Path) -> Path:
+    shutil.copytree(run_dir / "logs", tmp_path / "logs")
+    return tmp_path
+
+
+def test_the_index_holds_every_record_with_its_score_and_offset(copy: Path) -> None:
+    index = RunIndex(copy)
+    assert index.refresh() is True
+    records = read_logs(copy)
+    assert index.scanned == len(records) == 20
+    assert len(index.slugs()) == 5
+    scores = {(s.cell.slug(), s.seed): s for s in score_records(records.values())}
+    for (slug, seed), rec in records.items():
+        entry = index.entry(slug, seed)
+        assert entry is not None and entry.score == scores[(slug, seed)]
+        assert index.record(slug, seed) == rec  # read back from its byte offset
+    assert (copy / INDEX_FILE).is_file()
+
+
+def test_a_second_index_reads_the_cache_and_scores_nothing(copy: Path) -> None:
+    RunIndex(copy).refresh()
+    again = RunIndex(copy)
+    assert again.refresh() is False
+    assert again.scanned == 0 and len(again.scores()) == 20
+
+
+def test_a_grown_log_is_scanned_from_where_the_index_stopped(copy: Path) -> None:
+    first = RunIndex(copy)
+    first.refresh()
+    log = next(p for p in sorted((copy / "logs").glob("*.jsonl")) if p.name.endswith("__raw.jsonl"))
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:2]))  # the run had written two episodes of this cell ...
+    index = RunIndex(copy)
+    index.refresh()
+    slug = log.stem
+    assert index.scanned == 2 and len(index.entries(slug)) == 2
+    with log.open("ab") as f:  # ... then a third and half of a fourth
+        f.write(lines[2])
+        f.write(lines[3][:100])
+    grown = RunIndex(copy)
+    assert grown.refresh() is True
+    assert grown.scanned == 1 and len(grown.entries(slug)) == 3
+    with log.open("ab") as f:  # the fourth is finished
+        f.write(lines[3][100:])
+    done = RunIndex(copy)
+    done.refresh()
+    assert done.scanned == 1 and len(done.entries(slug)) == 4
+    assert done.report().corrupt == []
+
+
+def test_a_replaced_log_is_indexed_again(copy: Path) -> None:
+    RunIndex(copy).refresh()
+    logs = sorted((copy / "logs").glob("*.jsonl"))
+    a, b = logs[0], logs[1]
+    a.write_bytes(b.read_bytes())  # same size or not, the first bytes differ
+    index = RunIndex(copy)
+    index.refresh()
+    assert index.scanned == 4
+    assert b.stem in index.slugs()
+
+
+def test_a_corrupt_line_is_reported_and_skipped(copy: Path) -> None:
+    log = sorted((copy / "logs").glob("*.jsonl"))[0]
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join([lines[0], b"{not json}\n", *lines[1:]]))
+    index = RunIndex(copy)
+    index.refresh()
+    rep = index.report()
+    assert rep.records == 20 and len(rep.corrupt) == 1 and log.name in rep.corrupt[0]
+
+
+def test_a_stale_or_broken_cache_is_rebuilt(copy: Path) -> None:
+    RunIndex(copy).refresh()
+    (copy / INDEX_FILE).write_bytes(b"\x00garbage")
+    index = RunIndex(copy)
+    index.refresh()
+    assert index.scanned == 20
+
+
+def test_a_version_1_log_is_indexed_and_viewed(run_dir: Path, tmp_path: Path) -> None:
+    """A line as schema 1 wrote it (compile graph keyed by step id, corruption events as
+    plain objects) reads through the index into the same episode view."""
+    (slug, seed), rec = next((k, r) for k, r in sorted(read_logs(run_dir).items()) if r.corruptions)
+    data = msgspec.json.decode(msgspec.json.encode(rec))
+    data["schema_version"] = 1
+    data["compile"]["graph"] = {s.pop("id"): s for s in data["compile"]["graph"]}
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / f"{slug}.jsonl").write_bytes(msgspec.json.encode(data) + b"\n")
+    old = RunView(tmp_path).episode(slug, seed)
+    new = RunView(run_dir).episode(slug, seed)
+    assert old is not None and new is not None
+    assert old.compile == new.compile and old.compile is not None and old.compile.steps
+    assert old.turns == new.turns and old.corruptions == new.corruptions

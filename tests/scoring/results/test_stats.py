@@ -1,0 +1,98 @@
+"""Wilson intervals, exact McNemar and Holm against published worked examples."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scoring.results.stats import holm, mcnemar_exact, wilson
+
+
+# Newcombe, R. G. (1998). Two-sided confidence intervals for the single proportion:
+# comparison of seven methods. Statistics in Medicine 17, 857-872. Table II, method 3 (the
+# Wilson (1927) score interval without continuity correction), examples (a)-(d).
+@pytest.mark.parametrize(
+    ("k", "n", "lo", "hi"),
+    [
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0000, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+    ],
+)
+def test_wilson_newcombe_1998_table_ii(k: int, n: int, lo: float, hi: float) -> None:
+    got = wilson(k, n)
+    assert got[0] == pytest.approx(lo, abs=5e-5)
+    assert got[1] == pytest.approx(hi, abs=5e-5)
+
+
+def test_wilson_closed_form_and_edges() -> None:
+    # Wilson (1927): (p + z^2/2n +- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n), z = 1.959964.
+    z, k, n = 1.959963984540054, 60, 128
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    assert wilson(k, n) == pytest.approx((centre - half, centre + half), abs=1e-9)
+    assert wilson(0, 0) == (0.0, 1.0)
+    assert wilson(128, 128)[1] == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        wilson(3, 2)
+
+
+# The exact (conditional) McNemar test is the two-sided binomial test of b in b + c at 1/2.
+# Fagerland, Lydersen & Laake (2013), "The McNemar test for binary matched-pairs data:
+# mid-p and asymptotic are better than exact conditional", BMC Medical Research Methodology
+# 13:91, worked example (airway hyper-responsiveness before/after, Bentur et al. 2009):
+# discordant pairs 1 and 7, exact conditional p = 0.070 (= 2 * 9/256 = 0.0703125).
+def test_mcnemar_fagerland_2013_example() -> None:
+    assert mcnemar_exact(1, 7) == pytest.approx(0.0703125, abs=1e-12)
+    assert mcnemar_exact(7, 1) == pytest.approx(0.0703125, abs=1e-12)
+    assert round(mcnemar_exact(1, 7), 3) == 0.070
+
+
+def test_mcnemar_small_cases_by_hand() -> None:
+    assert mcnemar_exact(0, 0) == 1.0  # no discordant pair: no evidence
+    assert mcnemar_exact(0, 5) == pytest.approx(2 / 32)  # 2 * (1/2)^5
+    assert mcnemar_exact(0, 1) == 1.0
+    assert mcnemar_exact(3, 3) == 1.0
+    with pytest.raises(ValueError):
+        mcnemar_exact(-1, 2)
+
+
+@given(st.integers(0, 60), st.integers(0, 60))
+@settings(max_examples=60, deadline=None)
+def test_mcnemar_matches_doubled_tail(b: int, c: int) -> None:
+    n = b + c
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n if n else 0.5
+    assert mcnemar_exact(b, c) == pytest.approx(min(1.0, 2 * tail), rel=1e-9, abs=1e-12)
+
+
+# Holm (1979), "A simple sequentially rejective multiple test procedure", Scand. J. Statist.
+# 6, 65-70: order the m p-values, compare p_(i) with alpha / (m - i + 1) and stop at the first
+# failure. The adjusted p-value of the i-th smallest is max over j <= i of
+# min(1, (m - j + 1) p_(j)). Worked by hand for p = (0.01, 0.04, 0.03, 0.005), m = 4:
+#   sorted 0.005, 0.01, 0.03, 0.04 -> 4*0.005 = 0.02, 3*0.01 = 0.03, 2*0.03 = 0.06,
+#   1*0.04 = 0.04 -> running max 0.06; in input order (0.03, 0.06, 0.06, 0.02).
+def test_holm_worked_example() -> None:
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+
+
+def test_holm_caps_ties_and_empty() -> None:
+    assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])
+    assert holm([0.05, 0.05, 0.05]) == pytest.approx([0.15, 0.15, 0.15])
+    assert holm([0.05, 0.01]) == pytest.approx([0.05, 0.02])
+    assert holm([]) == []
+
+
+@given(st.lists(st.floats(0, 1), max_size=12))
+@settings(max_examples=80, deadline=None)
+def test_holm_is_monotone_and_bounded(ps: list[float]) -> None:
+    adjusted = holm(ps)
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    seq = [adjusted[i] for i in order]
+    assert seq == sorted(seq)
+    assert all(p <= a <= 1.0 for p, a in zip(ps, adjusted, strict=True))
+    assert all(a <= min(1.0, len(ps) * p) for p, a in zip(ps, adjusted, strict=True))
