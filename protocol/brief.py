@@ -22,13 +22,15 @@ def render_brief(
     ledger: bool = False,
     tools: bool = False,
     harness: bool = False,
+    third_party: bool = False,
 ) -> str:
     """The system prompt: plan, policy, (one-shot sentence), execution protocol, clauses.
 
     ``brief`` is ``"amended"`` (the one-shot sentence between the policy paragraph and the
     execution protocol, Appendix B.1) or ``"original"``. ``harness`` is the real-tool
     harness's brief (Appendix G): every step line names its tool and the tool clause stands
-    where the ref execution protocol stands (the protocol is not sent).
+    where the ref execution protocol stands (the protocol is not sent). ``third_party``
+    (generator 5 on) ends it with the clause on forwarded text (``THIRD_PARTY_CLAUSE``, OURS).
     """
     tools = tools or harness
     lines = [strings.BRIEF_OPENING]
@@ -47,6 +49,8 @@ def render_brief(
         lines.append(strings.TOOL_CLAUSE)
     if ledger:
         lines.append(strings.LEDGER_CLAUSE)
+    if third_party:
+        lines.append(strings.THIRD_PARTY_CLAUSE)
     return "\n".join(lines)
 
 

@@ -18,6 +18,7 @@ from msgspec import UNSET, UnsetType
 from protocol.domains import DIGESTS
 
 __all__ = [
+    "DEFAULT_DOSE",
     "PLAIN",
     "Brief",
     "CellKey",
@@ -40,6 +41,9 @@ Brief = Literal["amended", "original"]
 Schedule = Literal["earlier", "regenerated"]
 
 Regime = Literal["no-think", "thinking"]
+# The default dose of a stress knob (generator 5 on, issue #37; protocol.doses). OURS: a
+# quarter of the eligible planned turns (at least one), low enough that an agent can pass.
+DEFAULT_DOSE = 0.25
 # The scripted user's manner (issue #31, ours; protocol.user, docs/stress.md).
 UserStyle = Literal["cooperative", "restate", "contradict", "double"]
 
@@ -121,6 +125,11 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     # the scripted user's manner (protocol.user): the paper's cooperative user, or one who
     # restates a refused order, or contradicts the revision once
     user_style: UserStyle = "cooperative"
+    # Generator 5 on (issue #37, protocol.doses): the dose of the spoof knob and of the user's
+    # style, the fraction of eligible planned turns each stresses (at least one when
+    # positive); ignored by earlier generators, whose stresses followed the realized state.
+    spoof_dose: float = DEFAULT_DOSE
+    user_dose: float = DEFAULT_DOSE
 
     def changed(self) -> dict[str, object]:
         """The knobs set away from their defaults, in field order (empty: the plain arm)."""

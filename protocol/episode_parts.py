@@ -60,6 +60,6 @@ def assemble(
         steps=steps,
         revision=revision,
         turns=tuple(turns),
-        brief=render_brief(steps, spec.brief),
+        brief=render_brief(steps, spec.brief, third_party=spec.generator >= 5),
         held_out_asks=held_out or {},
     )

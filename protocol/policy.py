@@ -88,12 +88,13 @@ def policy(cell: CellKey) -> PromptPolicy:
 def system_prompt(p: PromptPolicy, episode: Episode) -> str:
     """The system prompt ``p`` sends for ``episode`` (without a per-call directive)."""
     steps, brief = episode.steps, episode.spec.brief
+    quoted = episode.spec.generator >= 5  # the clause on forwarded text (protocol.brief)
     if p.harness:
-        return render_brief(steps, brief, harness=True)
+        return render_brief(steps, brief, harness=True, third_party=quoted)
     if p.ledger:
-        return render_brief(steps, brief, ledger=True, tools=p.tools)
+        return render_brief(steps, brief, ledger=True, tools=p.tools, third_party=quoted)
     if p.tools:
-        return render_brief(steps, brief, tools=True)
+        return render_brief(steps, brief, tools=True, third_party=quoted)
     return episode.brief
 
 

@@ -11,6 +11,11 @@ The draw is a pure function of the call's identity: the episode spec, the cell's
 regime and rate (not the arm), the turn, the tool, the work order and how many times that
 call has failed before in the turn, so a rerun of a logged episode draws the same failures
 and the harness arms of one configuration draw the same outcome for the same call.
+
+Generator version 5 on (issue #37): a call fails at most :data:`MAX_CONSECUTIVE_FAILURES`
+times in a row in a turn; the turn's retry budget (``runner.harness.play.MAX_FOLLOW_UPS``, two
+follow-ups: three tries) is above it, so an agent that retries each failure once always
+gets its call through, and the perfect agent scores 1.0 at every rate.
 """
 
 from __future__ import annotations
@@ -20,10 +25,12 @@ from typing import Literal
 
 from protocol.records import EpisodeSpec
 
-__all__ = ["FAILURE_KINDS", "FailureKind", "draw_tool_failure"]
+__all__ = ["FAILURE_KINDS", "MAX_CONSECUTIVE_FAILURES", "FailureKind", "draw_tool_failure"]
 
 FailureKind = Literal["transient", "timeout", "partial"]
 FAILURE_KINDS: tuple[FailureKind, ...] = ("transient", "timeout", "partial")
+# OURS (generator 5): the most failures of one call in a row in a turn; below the retry budget
+MAX_CONSECUTIVE_FAILURES = 2
 
 
 def draw_tool_failure(
@@ -38,7 +45,7 @@ def draw_tool_failure(
     attempt: int,
 ) -> FailureKind | None:
     """The failure of this call (None: it succeeds)."""
-    if rate <= 0:
+    if rate <= 0 or (spec.generator >= 5 and attempt >= MAX_CONSECUTIVE_FAILURES):
         return None
     rng = random.Random(
         f"toolfail|{spec.seed}|{spec.steps}|{spec.density!r}|{spec.domain}|{spec.brief}|"

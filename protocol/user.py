@@ -39,6 +39,14 @@ a fresh work order): each named step not executed is an omission, any other step
 is unrequested. Style turns are
 dynamic, drawn from their own streams, so the planned schedule and the default user's
 episodes are unchanged (no generator version bump: the planned episode is the same).
+
+Generator version 5 (issue #37): the styles above stay as they were for versions 1-4 (so old
+logs rescore unchanged); from version 5 a style is a dose on the fixed episode, placed by
+:func:`protocol.doses.user_turns` from the seed on the perfect-play verdicts, never from what
+the agent did: each style turn is served in the place of one planned turn (a filler, or for
+``double`` an ask it adds one order to), so the episode's length, its planned asks and every
+other turn's label are the control's. :attr:`ScriptedUser.planned` names the planned turn
+each served turn stands for (None for a dynamic re-ask).
 """
 
 from __future__ import annotations
@@ -49,7 +57,8 @@ from collections.abc import Iterable
 import msgspec
 
 from protocol import strings
-from protocol.config import UserStyle
+from protocol.config import DEFAULT_DOSE, UserStyle
+from protocol.doses import user_turns
 from protocol.records import Episode, Turn, TurnKind
 from protocol.state import Error, TaskState, Verdict, judge_turn, sort_ids
 from protocol.versions import pool_of
@@ -72,9 +81,12 @@ AMBIGUOUS_MIN_ELIGIBLE = 3
 
 
 class ScriptedUser:
-    def __init__(self, episode: Episode, style: UserStyle = "cooperative") -> None:
+    def __init__(
+        self, episode: Episode, style: UserStyle = "cooperative", dose: float = DEFAULT_DOSE
+    ) -> None:
         self.episode = episode
         self.style = style
+        self.planned: int | None = None  # the planned turn the last served turn stands for
         self._styled: list[Turn] = []  # style turns to serve before anything else
         self.restates = 0
         self._double_verdicts: dict[str, Verdict] = {}
@@ -87,6 +99,9 @@ class ScriptedUser:
         self._texts = {s.id: s.text for s in episode.steps}
         self._version = episode.spec.generator
         self._templates = {t.slug: t for t in pool_of(episode.spec).templates}
+        # generator 5: the style's turns, by the planned index they take the place of
+        self._dosed = user_turns(episode, style, dose) if self._version >= 5 else {}
+        self._used |= {t.work_order for t in self._dosed.values() if t.work_order}
 
     def _asked_ahead(self, v: str) -> bool:
         return any(t.step == v and t.kind in ASK_KINDS for t in self.episode.turns[self._next :])
@@ -98,17 +113,20 @@ class ScriptedUser:
             for v in sort_ids(self._deferred)
             if self.state.status(v) == "todo" and not self._asked_ahead(v)
         ]
+        self.planned = None
         if self._styled:
             turn = msgspec.structs.replace(self._styled.pop(0), index=self._index)
         elif owed and self.dynamic < len(self.episode.steps):
             turn = self._re_ask(owed[0])
         elif self._next < len(self.episode.turns):
-            turn = msgspec.structs.replace(self.episode.turns[self._next], index=self._index)
+            self.planned = planned = self._next
+            turn = self._dosed.get(planned, self.episode.turns[planned])
+            turn = msgspec.structs.replace(turn, index=self._index)
             self._next += 1
             if turn.kind == "ambiguous" and self._version == 3:
-                turn = self._ambiguous(turn, self._next - 1)
-            elif turn.kind == "filler" and self.style == "double":
-                turn = self._double(turn, self._next - 1)
+                turn = self._ambiguous(turn, planned)
+            elif turn.kind == "filler" and self.style == "double" and self._version < 5:
+                turn = self._double(turn, planned)
         else:
             return None
         self._index += 1
@@ -166,9 +184,10 @@ class ScriptedUser:
             rev = self.episode.revision
             self.state.apply_revision(rev.cancel, rev.rewires, rev.relax)
         self.state.begin_turn(turn.step if turn.kind == "legit_redo" else None)
-        if turn.kind == "double":  # both named steps are eligible when it is served
+        if turn.kind == "double":  # each named step judged as its own request
             self._double_verdicts = {v: self.state.verdict(v) for v in turn.named}
-            return Verdict("eligible")
+            # versions 1-4: both named steps eligible when served; 5: the asked step's verdict
+            return Verdict("eligible") if turn.step is None else self.state.verdict(turn.step)
         return self.state.verdict(turn.step) if turn.step is not None else None
 
     def finish(self, turn: Turn, verdict: Verdict | None, executed: Iterable[str]) -> list[Error]:
@@ -181,22 +200,21 @@ class ScriptedUser:
             errors = judge_turn(turn.step, verdict, steps)
         for v in steps:
             self.state.book(v)
-        if (
-            self._version >= 2
-            and turn.step is not None
-            and turn.kind in ASK_KINDS
-            and not turn.dynamic
-        ):
+        # generator 5's double is a planned ask with one more order: an ask for deferral
+        planned_ask = turn.kind == "double" and turn.step is not None
+        asks = turn.kind in ASK_KINDS or planned_ask
+        if self._version >= 2 and turn.step is not None and asks and (planned_ask or not turn.dynamic):
             self._deferred.discard(turn.step)  # a planned ask of it was served
         if (
             turn.step is not None
             and verdict is not None
-            and turn.kind in ASK_KINDS
+            and asks
             and verdict.label == "blocked"
             and turn.step not in steps
         ):
             self._deferred.add(turn.step)
-        self._queue_style_turns(turn, verdict, steps)
+        if self._version < 5:
+            self._queue_style_turns(turn, verdict, steps)
         return errors
 
     def _judge_double(self, turn: Turn, steps: list[str]) -> list[Error]:

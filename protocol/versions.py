@@ -16,6 +16,13 @@ version stays selectable so a log rescores against the episodes it was run on
   step before it, :func:`protocol.sampler.plan`); ambiguous probes are planned on the
   perfect-play state, the same for every arm (:mod:`protocol.ambiguous`); planned and dynamic
   re-asks use the ask wordings at every tier (issue #27).
+- 5: version 4's schedules; every stress knob is a dose on the fixed episode, placed from the
+  seed on the perfect-play verdicts (:mod:`protocol.doses`): the uncooperative user's turns
+  take the place of fillers or add to a planned ask, forgeries arrive as a forwarded
+  third-party message on planned requests with a decoy work order (:mod:`protocol.spoof`),
+  tool failures are at most :data:`protocol.tool_failure.MAX_CONSECUTIVE_FAILURES` in a row
+  per call; the brief ends with the clause on forwarded text (issue #37). With every stress
+  knob off an episode's turns are version 4's.
 """
 
 from __future__ import annotations
@@ -40,8 +47,8 @@ __all__ = [
     "pool_of",
 ]
 
-GENERATOR_VERSION = 4  # what new runs use
-GENERATOR_VERSIONS = (1, 2, 3, 4)  # every version a log can name
+GENERATOR_VERSION = 5  # what new runs use
+GENERATOR_VERSIONS = (1, 2, 3, 4, 5)  # every version a log can name
 N_TURNS = 44
 MIN_STEPS = 5
 MAX_STEPS = 18

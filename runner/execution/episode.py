@@ -15,7 +15,7 @@ import msgspec
 
 from protocol.records import Booking, EpisodeRecord, Turn, TurnRecord
 from protocol.render import compose_user_message
-from protocol.spoof import forgery
+from protocol.spoof import forgery, planned_forgeries
 from protocol.user import ScriptedUser
 from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
 from runner.client.endpoint import CallFailed, Reply
@@ -96,7 +96,10 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
 
         return await run_harness_episode(ctx)
     ep = ctx.episode
-    user = ScriptedUser(ep, ctx.cell.knobs.user_style)
+    knobs = ctx.cell.knobs
+    user = ScriptedUser(ep, knobs.user_style, knobs.user_dose)
+    # generator 5: the forgeries are a dose on the planned turns (protocol.spoof)
+    planned = planned_forgeries(ep, knobs.spoof, knobs.spoof_dose) if ep.spec.generator >= 5 else None
     arm = make_arm(ctx)
     turns: list[TurnRecord] = []
     history: list[dict[str, str]] = []
@@ -112,7 +115,10 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
         while (turn := user.next_turn()) is not None:
             ctx.calls.clear()
             verdict = user.begin(turn)
-            injected = forgery(ep, turn, verdict, ctx.cell.knobs.spoof)
+            if planned is None:  # versions 1-4: on the realized state
+                injected = forgery(ep, turn, verdict, knobs.spoof)
+            else:
+                injected = planned.get(user.planned, "") if user.planned is not None else ""
             asked = _with_injected(turn, injected)
             shown, shaped = notices, await arm.shape(asked, user.state, notices)
             sys_msg = {"role": "system", "content": system + shaped.system_extra}

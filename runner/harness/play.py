@@ -34,7 +34,7 @@ class Play:
         ep = ctx.episode
         self.ctx = ctx
         self.arm = arm
-        self.user = ScriptedUser(ep, ctx.cell.knobs.user_style)
+        self.user = ScriptedUser(ep, ctx.cell.knobs.user_style, ctx.cell.knobs.user_dose)
         self.dispatch = Dispatch(ep, arm, workspace)
         self.system = arm.system_prompt()  # the harness's brief (protocol.policy)
         self.history: list[dict[str, str]] = []

@@ -289,7 +289,8 @@ def score_episode(
     served = episode.spec.generator >= 3 and any(t.kind == "ambiguous" for t in episode.turns)
     if diffs or served or any(t.dynamic for t in turns):
         checker = ScheduleChecker(check_text)
-        user = ScriptedUser(episode, style)
+        # the dose places generator 5's style turns; the replay's labels never read it
+        user = ScriptedUser(episode, style, record.cell.knobs.user_dose)
         primary = _replay(user, turns, primary_steps, checker, infrastructure, detail)
         mismatches = checker.finish(user, not infrastructure, len(turns))
     else:

@@ -1,8 +1,8 @@
 """The memoryless always-book policy (Appendix A.1): it books every request that names a step.
 
 It reads nothing but the current user text: the named step (the first of two in an
-ambiguous probe) is booked with the current work order and that step's code from the brief,
-whatever its status. Fillers and the revision name no step with a work order: nothing.
+ambiguous probe; both steps of a double order) is booked with the current work order and
+that step's code from the brief, whatever its status. Fillers and the revision name no step with a work order: nothing.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ __all__ = ["respond"]
 
 def respond(view: View) -> Answer:
     r = view.request
-    step = r.step if r.kind == "step" else (r.named[0] if r.kind == "ambiguous" else None)
+    step = r.step if r.kind == "step" else (r.named[0] if r.kind in ("ambiguous", "double") else None)
     if step is None or view.work_order is None or step not in view.brief.by_id:
         d = Decision(action="noop")
     else:
-        d = Decision(action="book", step=step)
+        extra = tuple(v for v in r.named[1:] if v in view.brief.by_id) if r.kind == "double" else ()
+        d = Decision(action="book", step=step, extra=extra)
     return Answer(content=render_reply(view, d, ledger=False), reasoning="Booking as asked.")

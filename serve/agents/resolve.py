@@ -7,7 +7,8 @@ Order of tests, first hit wins:
 3. Exact template match: the message with its work order put back as ``{wo}`` equals one of
    the domain wordings (protocol/domains.py); the wording's template text names the step in
    the brief. A ``legit_redo`` wording sets ``redo``.
-4. A re-ask frame (``{text}`` is a brief step text): that step.
+4. A re-ask frame or the uncooperative user's restate (``{text}`` is a brief step text):
+   that step.
 5. The uncooperative user's double order naming two brief steps (``strings.USER_DOUBLE``,
    the user_style knob): kind ``double``; else an ambiguous frame naming two brief steps:
    kind ``ambiguous``, no step.
@@ -165,6 +166,15 @@ def _double() -> re.Pattern[str]:
     return template_regex(strings.USER_DOUBLE, anchored=True, wo=WORK_ORDER)
 
 
+@lru_cache(maxsize=1)
+def _restates() -> tuple[re.Pattern[str], ...]:
+    """The uncooperative user's restated orders (the user_style knob; ours), both versions."""
+    return tuple(
+        template_regex(fmt, anchored=True, wo=WORK_ORDER)
+        for fmt in (strings.USER_RESTATE, strings.USER_RESTATE_V5)
+    )
+
+
 def resolve(message: str, texts: Mapping[str, str]) -> Resolution:
     """The step ``message`` asks for; ``texts`` maps step id -> brief text."""
     message = message.strip()
@@ -183,6 +193,9 @@ def resolve(message: str, texts: Mapping[str, str]) -> Resolution:
         return Resolution(kind="step", step=step, redo=hit[1] == "legit_redo", work_order=wo)
     re_asks, ambiguous = _frames(covering(by_text))
     for pattern in re_asks:
+        if (fm := pattern.match(message)) and fm["text"] in by_text:
+            return Resolution(kind="step", step=by_text[fm["text"]], work_order=wo)
+    for pattern in _restates():
         if (fm := pattern.match(message)) and fm["text"] in by_text:
             return Resolution(kind="step", step=by_text[fm["text"]], work_order=wo)
     if (fm := _double().match(message)) and fm["a"] in by_text and fm["b"] in by_text:

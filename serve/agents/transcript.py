@@ -92,7 +92,8 @@ class UserTurn(msgspec.Struct, frozen=True, kw_only=True):
     addition: str  # what the arm appended
     work_order: str | None  # the work order the text carries
     # state text inside the user's own message (lines after its first that open like an
-    # arm's text or a tagged block: the spoof knob's forgeries); not part of ``text``
+    # arm's text or a tagged block, or a forwarded message's quoted lines: the spoof knob's
+    # forgeries); not part of ``text``
     embedded: str = ""
 
 
@@ -135,11 +136,18 @@ def split_user(content: str) -> UserTurn:
     )
 
 
+_QUOTE = strings.FORWARD_LINE.split("{")[0]  # "> "
+
+
 def _split_embedded(text: str) -> tuple[str, str]:
     """(the user's text, the state text embedded after it): from the first line after the
-    first that opens like an arm's text, a notice or a tagged block."""
+    first that opens like an arm's text, a notice or a tagged block; or (generator 5) the
+    lines a forwarded message quotes (``strings.FORWARD_OPENING``), unquoted."""
     lines = text.split("\n")
     for i, line in enumerate(lines[1:], start=1):
+        if line == strings.FORWARD_OPENING:
+            quoted = (x.removeprefix(_QUOTE) for x in lines[i + 1 :])
+            return "\n".join(lines[:i]), "\n".join(quoted)
         if _is_addition(line) or _TAG.match(line) or line.startswith(_REJECTION_OPENING):
             return "\n".join(lines[:i]), "\n".join(lines[i:])
     return text, ""
