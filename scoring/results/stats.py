@@ -7,11 +7,17 @@
   probability 1/2 (``scipy.stats.binomtest``); no discordant pair gives p = 1.
 * :func:`holm`: Holm's (1979) step-down adjusted p-values, made monotone in the order of the
   raw p-values and capped at 1, returned in input order.
+* :func:`clustered_wilson`: a proportion of turns clustered in episodes: Wilson's interval
+  at the effective size ``n / deff``, the design effect ``deff`` (at least 1) the ratio of the
+  cluster-robust variance of the ratio estimator to the binomial variance (Kish 1965; the
+  effective-size Wilson interval of Korn and Graubard 1998).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from statistics import NormalDist
 from typing import Any
 
 
@@ -27,7 +33,7 @@ def preload_stats() -> None:
     import scipy.stats  # noqa: F401
 
 
-__all__ = ["holm", "mcnemar_exact", "preload_stats", "wilson"]
+__all__ = ["clustered_wilson", "holm", "mcnemar_exact", "preload_stats", "wilson"]
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -59,3 +65,27 @@ def holm(pvalues: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * pvalues[i]))
         adjusted[i] = running
     return adjusted
+
+
+def clustered_wilson(
+    clusters: Sequence[tuple[int, int]], confidence: float = 0.95
+) -> tuple[float, float]:
+    """The Wilson interval of ``sum k / sum n`` over clusters ``(k, n)`` (e.g. an episode's
+    turns), at the effective sample size ``n / deff``; one cluster, or p at 0 or 1: deff 1."""
+    if any(not 0 <= k <= n for k, n in clusters):
+        raise ValueError("need 0 <= k <= n in every cluster")
+    n = sum(c[1] for c in clusters)
+    if n == 0:
+        return (0.0, 1.0)
+    p = sum(c[0] for c in clusters) / n
+    m = sum(1 for c in clusters if c[1])
+    deff = 1.0
+    if m > 1 and 0 < p < 1:
+        robust = m / (m - 1) * sum((k - p * size) ** 2 for k, size in clusters) / n**2
+        deff = max(1.0, robust / (p * (1 - p) / n))
+    n_eff = n / deff
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    denom = 1 + z * z / n_eff
+    centre = (p + z * z / (2 * n_eff)) / denom
+    half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))

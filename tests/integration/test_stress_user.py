@@ -131,7 +131,7 @@ ARMS = ["raw", "enforce", "ledger"]
 STYLES = ["restate", "contradict", "double"]
 
 
-def _run(tmp: Path, model: str) -> list[EpisodeRecord]:
+def _run(tmp: Path, model: str, dose: float = 0.25) -> list[EpisodeRecord]:
     from rich.console import Console
 
     from ladder.score import load_records
@@ -142,7 +142,9 @@ def _run(tmp: Path, model: str) -> list[EpisodeRecord]:
             "seeds": "0-2",
             "graphs": [{"steps": 10, "density": 0.3}],
             "arms": ARMS,
-            "variants": [{"arm": a, "user_style": s} for a in ARMS for s in STYLES],
+            "variants": [
+                {"arm": a, "user_style": s, "user_dose": dose} for a in ARMS for s in STYLES
+            ],
         },
         "models": [{"name": model}],
     }
@@ -207,7 +209,7 @@ def test_the_viewer_marks_the_users_style_turns_as_injected(perfect: list[Episod
 
 
 def test_the_synthetic_agent_is_stressed_where_the_style_bites(tmp_path: Path) -> None:
-    records = _run(tmp_path, "scripted/synthetic?fresh=0.5&seed=5")
+    records = _run(tmp_path, "scripted/synthetic?fresh=0.5&seed=5", dose=1.0)
     lines = {
         (x.cell.arm, x.style): x for x in user_style_lines((r, score_episode(r)) for r in records)
     }
