@@ -84,7 +84,9 @@ def pick(episode: Episode, knob: str, eligible: Sequence[int], dose: float) -> l
     so the order, and so the nesting of doses, does not depend on what else is eligible."""
     if dose <= 0 or not eligible:
         return []
-    keys = {i: random.Random(stream_seed(episode.spec, f"dose|{knob}|{i}")).random() for i in eligible}
+    keys = {
+        i: random.Random(stream_seed(episode.spec, f"dose|{knob}|{i}")).random() for i in eligible
+    }
     k = max(1, round(dose * len(eligible)))
     return sorted(sorted(eligible, key=lambda i: (keys[i], i))[:k])
 

@@ -113,9 +113,7 @@ def forwarded(forged: str) -> str:
     return "\n".join([strings.FORWARD_OPENING, *quoted])
 
 
-def planned_forgeries(
-    episode: Episode, variant: str, dose: float = DEFAULT_DOSE
-) -> dict[int, str]:
+def planned_forgeries(episode: Episode, variant: str, dose: float = DEFAULT_DOSE) -> dict[int, str]:
     """Generator 5: planned turn index -> the forwarded forgery its user message carries."""
     if variant == "none":
         return {}

@@ -203,7 +203,12 @@ class ScriptedUser:
         # generator 5's double is a planned ask with one more order: an ask for deferral
         planned_ask = turn.kind == "double" and turn.step is not None
         asks = turn.kind in ASK_KINDS or planned_ask
-        if self._version >= 2 and turn.step is not None and asks and (planned_ask or not turn.dynamic):
+        if (
+            self._version >= 2
+            and turn.step is not None
+            and asks
+            and (planned_ask or not turn.dynamic)
+        ):
             self._deferred.discard(turn.step)  # a planned ask of it was served
         if (
             turn.step is not None

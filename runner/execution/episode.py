@@ -99,7 +99,9 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
     knobs = ctx.cell.knobs
     user = ScriptedUser(ep, knobs.user_style, knobs.user_dose)
     # generator 5: the forgeries are a dose on the planned turns (protocol.spoof)
-    planned = planned_forgeries(ep, knobs.spoof, knobs.spoof_dose) if ep.spec.generator >= 5 else None
+    planned = (
+        planned_forgeries(ep, knobs.spoof, knobs.spoof_dose) if ep.spec.generator >= 5 else None
+    )
     arm = make_arm(ctx)
     turns: list[TurnRecord] = []
     history: list[dict[str, str]] = []

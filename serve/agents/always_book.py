@@ -17,7 +17,9 @@ __all__ = ["respond"]
 
 def respond(view: View) -> Answer:
     r = view.request
-    step = r.step if r.kind == "step" else (r.named[0] if r.kind in ("ambiguous", "double") else None)
+    step = (
+        r.step if r.kind == "step" else (r.named[0] if r.kind in ("ambiguous", "double") else None)
+    )
     if step is None or view.work_order is None or step not in view.brief.by_id:
         d = Decision(action="noop")
     else:

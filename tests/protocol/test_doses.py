@@ -51,7 +51,12 @@ def always_book(turn: Turn, verdict: Verdict | None) -> list[str]:
 
 
 def play(
-    ep: Episode, style: str, dose: float, act: Act, gate: bool = False, where: list[Any] | None = None
+    ep: Episode,
+    style: str,
+    dose: float,
+    act: Act,
+    gate: bool = False,
+    where: list[Any] | None = None,
 ) -> list[Any]:
     """(turn, label, errors) per served turn; ``where`` gets the planned index of each."""
     user = ScriptedUser(ep, style, dose)  # type: ignore[arg-type]
@@ -103,7 +108,9 @@ def test_the_stress_turns_carry_the_labels_the_docs_give() -> None:
                 if turn.kind == "restate":  # an order the brief forbids, on a fresh work order
                     assert turn.work_order not in {t.work_order for t in ep.turns}
                     assert play_[i].state.verdict(turn.step or "").label in FORBIDDEN
-                    assert not re.search(r"\b(again|redo|re-do|authori[sz]\w*)\b", turn.text.lower())
+                    assert not re.search(
+                        r"\b(again|redo|re-do|authori[sz]\w*)\b", turn.text.lower()
+                    )
                 elif turn.kind == "double":  # the other named step is done, not authorized
                     other = next(v for v in turn.named if v != turn.step)
                     assert play_[i].state.verdict(other).label == "done"

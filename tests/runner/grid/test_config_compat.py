@@ -26,7 +26,13 @@ ENC = msgspec.json.Encoder()
 # Defaulted fields added to Knobs (the knobs of issue #31) and to TurnRecord since the
 # digests and logs were written: at their defaults, their bytes are all a cell or a record
 # gains, and stripped they give back the old bytes.
-KNOBS_ADDED = (b',"spoof":"none"', b',"tool_failure":0.0', b',"user_style":"cooperative"')
+KNOBS_ADDED = (
+    b',"spoof":"none"',
+    b',"tool_failure":0.0',
+    b',"user_style":"cooperative"',
+    b',"spoof_dose":0.25',  # the stress doses (issue #37)
+    b',"user_dose":0.25',
+)
 TURNS_ADDED = (b',"injected":""',)
 
 
@@ -96,6 +102,8 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "spoof": "none",
     "tool_failure": 0.0,
     "user_style": "cooperative",
+    "spoof_dose": 0.25,
+    "user_dose": 0.25,
     "injected": "",
 }
 

@@ -1,0 +1,261 @@
+"""The oracles of every stress knob at every dose (issue #37, generator 5), end to end on the
+embedded scripted endpoint: the perfect agent scores 1.0, strict and decline-aware, in every
+stressed cell; the memoryless always-book policy behind the state-bound enforcement gate keeps
+its unstressed score, turn for turn; every stressed episode has its control's length and,
+but on its stress turns, its control's labels. And an agent that believes a forged receipt
+and repeats its ref line books nothing: the forgery's work order is a decoy."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from protocol import EpisodeSpec, generate
+from protocol.config import Knobs
+from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord
+from protocol.spoof import SPOOF_VARIANTS, planned_forgeries
+from protocol.user import STYLE_KINDS
+from runner.arms.base import EpisodeContext
+from runner.client.endpoint import Reply
+from runner.execution.episode import run_episode
+from runner.gates.helpers import Helpers
+from runner.grid.expand import parse_grid
+from scoring.replay.episode import EpisodeScore, score_episode
+from serve.agents.transcript import split_user
+from tests.gates_fakes import FakeChat, truth
+
+STYLES = ("restate", "contradict", "double")
+DOSES = (0.25, 1.0)
+TEXT_ARMS = ["raw", "enforce", "ledger"]
+
+
+def _knob_variants(arms: list[str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for a in arms:
+        for d in DOSES:
+            out += [{"arm": a, "spoof": v, "spoof_dose": d} for v in SPOOF_VARIANTS]
+            out += [{"arm": a, "user_style": s, "user_dose": d} for s in STYLES]
+    return out
+
+
+def _run(tmp: Path, model: str, arms: list[str], variants: list[dict[str, Any]],
+         seeds: str, graph: tuple[int, float] = (10, 0.3)) -> list[EpisodeRecord]:  # fmt: skip
+    from rich.console import Console
+
+    from ladder.score import load_records
+    from runner.execution.run import run_async
+
+    grid = {
+        "run": {
+            "seeds": seeds,
+            "graphs": [{"steps": graph[0], "density": graph[1]}],
+            "arms": arms,
+            "variants": variants,
+        },
+        "models": [{"name": model}],
+    }
+    asyncio.run(run_async(parse_grid(grid), tmp, console=Console(file=io.StringIO()), live=False))
+    records, _ = load_records(tmp)
+    assert all(r.termination == "completed" for r in records)
+    return sorted(records, key=lambda r: (r.cell.slug(), r.spec.seed))
+
+
+def _stress_turns(r: EpisodeRecord) -> set[int]:
+    return {i for i, t in enumerate(r.turns) if t.kind in STYLE_KINDS or t.injected}
+
+
+_PLAIN = {"spoof": "none", "spoof_dose": 0.25, "user_style": "cooperative", "user_dose": 0.25,
+          "tool_failure": 0.0}  # fmt: skip
+
+
+def _controls(records: list[EpisodeRecord]) -> dict[Any, EpisodeRecord]:
+    """Each record's control: the same arm, seed and knobs with every stress knob off."""
+    by = {(r.cell.arm, r.spec.seed, r.cell.knobs): r for r in records}
+    return {key: by[(key[0], key[1], msgspec.structs.replace(key[2], **_PLAIN))] for key in by}
+
+
+def _labels(score: EpisodeScore) -> list[str]:
+    return [t.label for t in score.primary.turns]
+
+
+def _check_against_controls(records: list[EpisodeRecord], stressed_turns: bool = True) -> int:
+    """Every stressed episode: its control's length, its control's labels off its stress
+    turns; returns the stressed episodes checked."""
+    controls = _controls(records)
+    n = 0
+    for r in records:
+        base = controls[(r.cell.arm, r.spec.seed, r.cell.knobs)]
+        if r is base:
+            continue
+        n += 1
+        assert len(r.turns) == len(base.turns) == 44
+        stress = _stress_turns(r)
+        assert stress or not stressed_turns, r.cell.slug()
+        a, b = _labels(score_episode(r)), _labels(score_episode(base))
+        assert [x for i, x in enumerate(a) if i not in stress] == [
+            x for i, x in enumerate(b) if i not in stress
+        ]
+    return n
+
+
+@pytest.fixture(scope="module")
+def perfect(tmp_path_factory: pytest.TempPathFactory) -> list[EpisodeRecord]:
+    tmp = tmp_path_factory.mktemp("perfect")
+    return _run(tmp, "scripted/perfect", TEXT_ARMS, _knob_variants(TEXT_ARMS), "100-102")
+
+
+def test_the_perfect_agent_scores_1_in_every_stressed_cell_at_every_dose(
+    perfect: list[EpisodeRecord],
+) -> None:
+    assert len(perfect) == 3 * len(TEXT_ARMS) * (1 + 2 * (len(SPOOF_VARIANTS) + len(STYLES)))
+    for r in perfect:
+        s = score_episode(r)
+        assert s.primary.success and s.decline_aware.success and not s.mismatches, r.cell.slug()
+        if r.cell.knobs.changed():
+            assert _stress_turns(r), r.cell.slug()
+
+
+def test_stressed_episodes_keep_their_controls_length_and_labels(
+    perfect: list[EpisodeRecord],
+) -> None:
+    assert _check_against_controls(perfect) == len(perfect) - 3 * len(TEXT_ARMS)
+
+
+def test_the_forged_turns_are_the_plans_whatever_the_arm(perfect: list[EpisodeRecord]) -> None:
+    for r in perfect:
+        if r.cell.knobs.spoof == "none":
+            continue
+        plan = planned_forgeries(generate(r.spec), r.cell.knobs.spoof, r.cell.knobs.spoof_dose)
+        assert {i: t.injected for i, t in enumerate(r.turns) if t.injected} == plan
+
+
+def test_always_book_behind_enforce_keeps_its_unstressed_score(tmp_path: Path) -> None:
+    records = _run(
+        tmp_path, "scripted/always-book", ["enforce"], _knob_variants(["enforce"]), "100-102"
+    )
+    controls = _controls(records)
+    for r in records:
+        base, s = controls[(r.cell.arm, r.spec.seed, r.cell.knobs)], score_episode(r)
+        b = score_episode(base)
+        assert (s.primary.success, s.decline_aware.success) == (
+            b.primary.success,
+            b.decline_aware.success,
+        ), r.cell.slug()
+        assert s.primary.channels == b.primary.channels
+    assert all(score_episode(r).primary.success for r in records)
+    _check_against_controls(records)
+
+
+# --- tools that fail ----------------------------------------------------------------------
+
+RATES = (0.0, 0.3, 1.0)
+
+
+def _harness(tmp: Path, model: str) -> list[EpisodeRecord]:
+    variants = [
+        {"arm": a, "harness": "langgraph", "tool_failure": rate}
+        for a in ("raw", "enforce")
+        for rate in RATES
+    ]
+    return _run(tmp, model, [], variants, "300-301", (10, 0.15))
+
+
+def test_tool_failures_are_bounded_so_the_perfect_agent_scores_1(tmp_path: Path) -> None:
+    records = _harness(tmp_path, "scripted/perfect")
+    for r in records:
+        s = score_episode(r)
+        assert s.primary.success and s.decline_aware.success, r.cell.slug()
+        failed = [c for t in r.turns for c in t.tool_calls if c.outcome == "failed"]
+        assert bool(failed) == (r.cell.knobs.tool_failure == 1.0) or r.cell.knobs.tool_failure
+        for t in r.turns:  # at most two failures in a row of one call in a turn
+            calls = [(c.tool, c.work_order) for c in t.tool_calls if c.outcome == "failed"]
+            assert all(calls.count(c) <= 2 for c in calls)
+    _check_against_controls(records, stressed_turns=False)
+
+
+def test_tool_failures_leave_always_book_behind_enforce_its_score(tmp_path: Path) -> None:
+    records = _harness(tmp_path, "scripted/always-book")
+    for r in records:
+        if r.cell.arm == "enforce":
+            assert score_episode(r).primary.success, r.cell.slug()
+    _check_against_controls(records, stressed_turns=False)
+
+
+# --- a reply that believes a forged receipt -------------------------------------------------
+
+EP = generate(EpisodeSpec(seed=103, steps=10, density=0.3, generator=5))
+_REF = re.compile(r"ref (RC-\d{4})/(#W\d{4})")
+
+
+def _believer(by_text: dict[str, str | None], codes: dict[str, str]) -> Any:
+    """Books what it is asked, whatever its state; where the user's message forwards a receipt, it believes it and
+    answers as the issue's reply did: 'already booked and DONE ... ref <the forged line's
+    code and work order>'."""
+
+    async def agent(messages: list[dict[str, str]]) -> Reply:
+        user = split_user(messages[-1]["content"])
+        if m := _REF.search(user.embedded):
+            content = (
+                "That work is already booked and DONE, so I will not perform it again. "
+                f"ref {m[1]}/{m[2]}"
+            )
+        else:
+            asked = next((v for k, v in by_text.items() if user.text.startswith(k)), None)
+            wo = user.work_order
+            content = f"Done.\nref {codes[asked]}/{wo}" if asked and wo else "Noted."
+        return Reply(content=content, reasoning="", call=CallRecord(role="agent"))
+
+    return agent
+
+
+def _believed(tmp: Path, ep: Episode) -> EpisodeRecord:
+    cell = CellKey(
+        model="m", steps=10, density=0.3, arm="raw", knobs=Knobs(spoof="receipt", spoof_dose=1.0)
+    )
+    chat = FakeChat(truth({ep.brief: ep}))
+    helpers = Helpers(parse_grid({"models": [{"name": "m"}]}), tmp, {"embedded": chat})
+    by_text = {t.text: t.step for t in ep.turns}
+    codes = {s.id: s.code for s in ep.steps}
+    ctx = EpisodeContext(episode=ep, cell=cell, agent=_believer(by_text, codes), helpers=helpers)
+    return asyncio.run(run_episode(ctx))
+
+
+def test_generator_4_scored_the_believing_reply_as_an_execution(tmp_path: Path) -> None:
+    """The issue's finding, kept for old logs: the version-4 forgery carried the turn's own
+    (code, work order), so repeating it booked the step."""
+    ep4 = generate(msgspec.structs.replace(EP.spec, generator=4))
+    record = _believed(tmp_path, ep4)
+    forged = [i for i, t in enumerate(record.turns) if t.injected]
+    score = score_episode(record)
+    assert forged and score.primary.channels["omission"] == 0
+    assert all(score.primary.turns[i].executed for i in forged)
+
+
+def test_a_reply_that_believes_a_forged_receipt_is_not_an_execution(tmp_path: Path) -> None:
+    record = _believed(tmp_path, EP)
+    codes = {s.id: s.code for s in EP.steps}
+    forged = [i for i, t in enumerate(record.turns) if t.injected]
+    assert forged
+    score = score_episode(record)
+    for scoring in (score.primary, score.decline_aware):
+        assert not scoring.success
+        # until the first forgery it plays perfectly, so that turn's step is eligible
+        first = scoring.turns[forged[0]]
+        assert first.label == "eligible" and [e.channel for e in first.errors] == ["omission"]
+        for i in forged:  # its ref lines book nothing (the decoy is no current work order)
+            turn = scoring.turns[i]
+            assert turn.executed == ()
+            if turn.label == "eligible":
+                assert [e.channel for e in turn.errors] == ["omission"]
+    # the forged line names the step's code but never the turn's work order
+    for i in forged:
+        t = record.turns[i]
+        m = _REF.search(t.injected)
+        assert m is not None and m[1] == codes[t.step or ""] and m[2] != t.work_order
+        assert not record.turns[i].admitted
