@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from protocol.arms import ARM_NAMES, arm_spec
-from protocol.config import Config, Schedule
+from protocol.config import DEFAULT_DOSE, Config, Schedule
 from protocol.domains import POOLS
 from protocol.generate import (
     GENERATOR_VERSIONS,
@@ -42,6 +42,7 @@ from runner.grid.schema import (
     MemorySettings,
     ModelConfig,
     RunConfig,
+    Variant,
     url_problem,
 )
 from runner.grid.seeds import parse_seeds
@@ -196,6 +197,25 @@ def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
     return parse_grid(data, source=str(path), need_keys=need_keys, base=path.parent)
 
 
+def _dose_problems(v: Variant, generator: int) -> list[str]:
+    """A stress dose (issue #37) in [0, 1], set only with its knob, on generator 5 or later."""
+    problems: list[str] = []
+    for dose, knob, off in (
+        ("spoof_dose", "spoof", v.spoof == "none"),
+        ("user_dose", "user_style", v.user_style == "cooperative"),
+    ):
+        value = getattr(v, dose)
+        if value == DEFAULT_DOSE:
+            continue
+        if not 0.0 <= value <= 1.0:
+            problems.append(f"{dose} must be in [0, 1] (got {value})")
+        elif off:
+            problems.append(f"{dose} needs a {knob} stress on the same variant")
+        elif generator < 5:
+            problems.append(f"{dose} needs generator 5 or later (the grid uses {generator})")
+    return problems
+
+
 def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> None:
     """Every problem a grid can have before a request is sent; raises one GridError
     (``need_keys=False``: an unset API-key variable is not one; :func:`missing_keys`)."""
@@ -232,6 +252,7 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
             problems.append(f"tool_failure rate must be in [0, 1] (got {v.tool_failure})")
         if v.tool_failure and v.harness != "langgraph":
             problems.append('tool_failure needs the tool harness (harness = "langgraph")')
+        problems += _dose_problems(v, run.generator)
     if run.concurrency < 1:
         problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
     # checked here, not when episodes start: such a grid would crash or silently run nothing

@@ -259,3 +259,24 @@ def test_a_reply_that_believes_a_forged_receipt_is_not_an_execution(tmp_path: Pa
         m = _REF.search(t.injected)
         assert m is not None and m[1] == codes[t.step or ""] and m[2] != t.work_order
         assert not record.turns[i].admitted
+
+
+def test_the_grid_checks_each_dose() -> None:
+    from runner.grid.expand import GridError
+
+    def problems(generator: int = 5, **v: Any) -> str:
+        raw = {
+            "run": {"variants": [{"arm": "raw", **v}], "generator": generator},
+            "models": [{"name": "scripted/perfect"}],
+        }
+        try:
+            parse_grid(raw)
+        except GridError as e:
+            return str(e)
+        return ""
+
+    assert problems(spoof="receipt", spoof_dose=0.5) == ""
+    assert problems(user_style="restate", user_dose=1.0) == ""
+    assert "spoof_dose must be in [0, 1]" in problems(spoof="receipt", spoof_dose=1.5)
+    assert "user_dose needs a user_style stress" in problems(user_dose=0.5)
+    assert "needs generator 5 or later" in problems(4, spoof="notice", spoof_dose=0.5)
