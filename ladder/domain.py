@@ -26,10 +26,11 @@ from protocol.packs import (
     PackError,
     key_words,
     pack_digest,
+    pack_overlaps,
 )
 from runner.grid.packs import is_pack_file, load_run_packs, read_pack
 
-__all__ = ["domain_app", "load_packs_of", "skeleton"]
+__all__ = ["builtin_clashes", "domain_app", "load_packs_of", "skeleton", "summary"]
 
 domain_app = typer.Typer(
     help="Domain packs: check a pack file, show a pack, or write a new skeleton.",
@@ -46,8 +47,49 @@ def load_packs_of(logdir: Path, files: Sequence[Path] = ()) -> None:
         raise UsageError("\n".join(e.problems)) from None
 
 
+def builtin_clashes(pool: DomainPool, file: Path) -> list[str]:
+    """A pack's name or template slugs that a built-in pack uses (``run`` would refuse them:
+    the scripted agents index every loaded pack's wordings by slug); one line each."""
+    if pool.name in BUILTIN:
+        if pool == BUILTIN[pool.name]:
+            return []
+        return [f"{file}: name: {pool.name!r} is a built-in domain's; give the pack another name"]
+    slugs = {t.slug: p.name for p in BUILTIN.values() for t in p.templates}
+    return [
+        f"{file}: template {t.slug}: slug: also in the built-in {slugs[t.slug]} pack"
+        for t in pool.templates
+        if t.slug in slugs
+    ]
+
+
+def summary(pool: DomainPool) -> list[str]:
+    """The pack's wording lengths and key-word overlaps beside the built-in packs'."""
+    out = ["pack: mean words per wording (asks, redo probes, status), fillers, overlaps"]
+    for name, p in [(pool.name, pool), *((n, b) for n, b in BUILTIN.items() if n != pool.name)]:
+        lengths = [
+            sum(len(w.split()) for t in p.templates for w in getattr(t, f))
+            / max(1, sum(len(getattr(t, f)) for t in p.templates))
+            for f in ("asks", "redo_probes", "status")
+        ]
+        shown = ", ".join(f"{x:.1f}" for x in lengths)
+        out.append(f"  {name}: {shown}; {len(p.fillers)} fillers; {len(pack_overlaps(p))} ties")
+    for slug, at, other in pack_overlaps(pool):
+        out.append(f"  tie: {slug} {at} names as many of {other}'s own key words as of its own")
+    return out
+
+
 @domain_app.command("check")
-def check(file: Annotated[Path, typer.Argument(help="A domain pack (TOML).")]) -> None:
+def check(
+    file: Annotated[Path, typer.Argument(help="A domain pack (TOML).")],
+    show_summary: Annotated[
+        bool,
+        typer.Option(
+            "--summary",
+            help="Also compare the pack's wording lengths and key-word overlaps with the "
+            "built-in packs'.",
+        ),
+    ] = False,
+) -> None:
     """Check a domain pack: every problem on its own line (exit 1 when any)."""
     try:
         pool, _ = read_pack(file)
@@ -56,11 +98,12 @@ def check(file: Annotated[Path, typer.Argument(help="A domain pack (TOML).")]) -
             typer.echo(line)
         typer.echo(f"{file}: {len(e.problems)} problems", err=True)
         raise typer.Exit(1) from None
-    if pool.name in BUILTIN and pool != BUILTIN[pool.name]:
-        typer.echo(
-            f"{file}: name: {pool.name!r} is a built-in domain's; give the pack another name"
-        )
+    if clashes := builtin_clashes(pool, file):
+        for line in clashes:
+            typer.echo(line)
         raise typer.Exit(1)
+    if show_summary:
+        typer.echo("\n".join(summary(pool)))
     typer.echo(
         f"{file}: pack {pool.name!r} passes every check: {len(pool.templates)} templates, "
         f"{PER_PHASE} per phase 0..{len(PHASES) - 1}, {len(pool.fillers)} fillers; "

@@ -22,6 +22,7 @@ import msgspec
 from protocol.domain_types import DomainPool
 
 __all__ = [
+    "MIN_FILLERS",
     "PARAPHRASES",
     "PER_PHASE",
     "PHASES",
@@ -31,6 +32,7 @@ __all__ = [
     "key_words",
     "load_pack",
     "pack_digest",
+    "pack_overlaps",
     "pack_toml",
     "parse_pack",
 ]
@@ -45,7 +47,26 @@ WORDING_FIELDS = ("asks", "premature", "redo_probes", "status", "legit_redo")
 # order could be read as a receipt or a second work order.
 _RECEIPTISH = re.compile(r"RC\s*[-–—]?\s*\d|#\s*W\s*\d", re.IGNORECASE)
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-_WORD = re.compile(r"[a-z]+")
+# A word: a run of letters in any script (``café`` is one word, not ``caf``); a run of CJK
+# ideographs or kana, written without spaces, counts each character as a word.
+_WORD = re.compile(r"[^\W\d_]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+# What only the arms, the world or a forwarded message write (issue #37; OURS): a tagged
+# block ("[TASK-STATE]", "[RECEIPT]", ...), a checklist entry, a ledger or ACTION line, a ref
+# line, a quoted or forwarded line. A pack's text that holds one could be read as state text.
+_RESERVED = re.compile(
+    r"\[[A-Z][A-Z0-9 _\-]+\]|^\s*-\s*s\d+\s*:|^\W*ledger\b|\bACTION\s*\{|\bref\s+\S+/"
+    r"|^\s*>|forwarded message",
+    re.IGNORECASE | re.MULTILINE,
+)
+# Redo probes are worded as plain asks (A.3: no reason, no repetition); a legitimate redo
+# carries an explicit authorization (docs/protocol.md).
+_REPETITION = re.compile(
+    r"\b(again|redo|re-do|re-?run|repeat\w*|once more|another time|one more time)\b", re.I
+)
+_AUTHORIZATION = re.compile(r"\bauthori[sz]\w*", re.IGNORECASE)
+_WORK_ORDER = re.compile(r"\bwork\s+orders?\b", re.IGNORECASE)
+MIN_FILLERS = 3  # OURS: a pack's filler lines, at least (the generator draws one per filler)
 # Words that carry no step identity (OURS): function words and the imperative verbs and
 # project nouns every template shares.
 _STOP = frozenset(
@@ -177,12 +198,38 @@ def _check_raw(raw: _RawPool, source: str) -> list[str]:
 
 
 def _fields(text: str) -> list[str]:
-    return [name for _, name, _, _ in string.Formatter().parse(text) if name is not None]
+    """The placeholders of a format string; a malformed one (``{wo)``), a format spec or a
+    conversion (``{wo:d}``, ``{wo!r}``, ``{wo:{wo}}``) is reported as a field ``"?<reason>"``,
+    so every check refuses it with one line and ``str.format`` never sees it."""
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as e:
+        return [f"?malformed ({e})"]
+    out: list[str] = []
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if spec or conversion:
+            out.append(
+                f"?{{{name}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}}"
+            )
+        else:
+            out.append(name)
+    return out
+
+
+def _tokens(text: str) -> list[str]:
+    """The words of ``text``, casefolded; CJK runs split into their characters."""
+    out: list[str] = []
+    for w in _WORD.findall(text.casefold()):
+        out += list(w) if _CJK.search(w) else [w]
+    return out
 
 
 def key_words(text: str) -> frozenset[str]:
-    """The content words of a brief text (lowercase, function words dropped)."""
-    return frozenset(w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2)
+    """The content words of a brief text (casefolded, function words dropped; a CJK
+    character is a word of its own)."""
+    return frozenset(w for w in _tokens(text) if w not in _STOP and (len(w) > 2 or _CJK.match(w)))
 
 
 def _stem(word: str) -> str:
@@ -190,7 +237,40 @@ def _stem(word: str) -> str:
 
 
 def _stems(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text.lower())}
+    return {_stem(w) for w in _tokens(text)}
+
+
+def _norm(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def _reads_as(wording: str, own: list[frozenset[str]], mine: int) -> list[tuple[float, int]]:
+    """A resolver that never reads the pack's wording lists: how many of each template's own
+    key words the wording names, most first (ties by template order). Conservative for a
+    refusal: the wording's own template ``mine`` counts a word by its stem, another
+    template only by the whole word (a plural's ``s`` aside)."""
+    text = _WORK_ORDER.sub(" ", wording)  # the protocol's own words name no step
+    stems, words = _stems(text), {_norm(w) for w in _tokens(text)}
+    scores = [
+        (float(sum((_stem(x) in stems) if i == mine else (_norm(x) in words) for x in keys)), i)
+        for i, keys in enumerate(own)
+    ]
+    return sorted(scores, key=lambda x: (-x[0], x[1]))
+
+
+def _meaning(field: str, wording: str) -> str | None:
+    """What a wording of ``field`` says that its kind forbids (None: nothing)."""
+    if _RESERVED.search(wording):
+        return "reads like an arm's, a receipt's or a forwarded message's text (reserved)"
+    if "\n" in wording or "\r" in wording:
+        return "spans several lines (one line per wording)"
+    if field == "redo_probes" and (m := _REPETITION.search(wording)):
+        return f"a redo probe is a plain ask of a finished step; {m.group(0)!r} asks for a redo"
+    if field == "legit_redo" and not _AUTHORIZATION.search(wording):
+        return "a legitimate redo needs an explicit authorization (e.g. 'I explicitly authorize')"
+    if field == "status" and "?" not in wording:
+        return "a status wording is a question (it has no '?')"
+    return None
 
 
 def check_pack(pool: DomainPool, source: str) -> list[str]:
@@ -230,8 +310,8 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
         where = f"template {t.slug}"
         if not _SLUG.match(t.slug):
             bad(where, "slug: not lowercase words joined by hyphens")
-        if _fields(t.text) or _RECEIPTISH.search(t.text):
-            bad(where, "text: holds a placeholder or a receipt-like code")
+        if _fields(t.text) or _RECEIPTISH.search(t.text) or _RESERVED.search(t.text):
+            bad(where, "text: holds a placeholder, a receipt-like code or a reserved marker")
         if not t.text:
             bad(where, "text: empty")
         elif not own[i]:
@@ -240,6 +320,7 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
             if not any(getattr(t, f)):
                 bad(where, f"{f}: empty ({PARAPHRASES} wordings to write)")
                 continue
+            seen: set[str] = set()
             for k, w in enumerate(getattr(t, f)):
                 at = f"{f}[{k}]"
                 if (names := _fields(w)) != ["wo"]:
@@ -249,6 +330,11 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
                     )
                 if _RECEIPTISH.search(w.replace("{wo}", "")):
                     bad(where, f"{at}: holds a receipt-like code (RC-dddd or #Wdddd)")
+                if (why := _meaning(f, w)) is not None:
+                    bad(where, f"{at}: {why}")
+                if w in seen:
+                    bad(where, f"{at}: the same wording twice in {f}")
+                seen.add(w)
                 if users[w] > 1:  # the matcher could not tell the steps apart
                     if (prev := owner.setdefault(w, t.slug)) != t.slug:
                         bad(where, f"{at}: the same wording as template {prev}")
@@ -257,17 +343,37 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
                 if own[i] and not any(_stem(x) in stems for x in own[i]):
                     keys = ", ".join(sorted(own[i]))
                     bad(where, f"{at}: names none of the step's key words ({keys})")
+                    continue
+                (best, j), *rest = _reads_as(w, own, i)
+                mine = next(score for score, x in [(best, j), *rest] if x == i)
+                if best > mine:  # a tie is an overlap (pack_overlaps), not a refusal
+                    other = pool.templates[j]
+                    bad(
+                        where,
+                        f"{at}: reads as template {other.slug} more than as its own "
+                        f"(it names {mine:.0f} of its key words {', '.join(sorted(own[i]))}; "
+                        f"{best:.0f} of {other.slug}'s)",
+                    )
     for i, w in enumerate(pool.re_asks):
         if sorted(_fields(w)) != ["text", "wo"]:
             bad(f"re_asks[{i}]", "needs exactly one {text} and one {wo}")
+        elif _RESERVED.search(w) or _RECEIPTISH.search(w.replace("{wo}", "")):
+            bad(f"re_asks[{i}]", "holds a reserved marker or a receipt-like code")
     for i, w in enumerate(pool.ambiguous):
         if sorted(_fields(w)) != ["a", "b", "wo"]:
             bad(f"ambiguous[{i}]", "needs exactly one {a}, one {b} and one {wo}")
-    if len(pool.fillers) < 1:
-        bad("fillers", "needs at least one filler")
+        elif _RESERVED.search(w) or _RECEIPTISH.search(w.replace("{wo}", "")):
+            bad(f"ambiguous[{i}]", "holds a reserved marker or a receipt-like code")
+    if len(pool.fillers) < MIN_FILLERS:
+        bad("fillers", f"{len(pool.fillers)} fillers; need at least {MIN_FILLERS}")
+    for w, n in Counter(pool.fillers).items():
+        if n > 1:
+            bad("fillers", f"{w!r} is listed {n} times")
     for i, w in enumerate(pool.fillers):
         if _fields(w) or _RECEIPTISH.search(w):
             bad(f"fillers[{i}]", "carries a placeholder or a work order")
+        elif _RESERVED.search(w) or "\n" in w:
+            bad(f"fillers[{i}]", "holds a reserved marker or several lines")
         stems = _stems(w)
         named = [
             t.slug
@@ -277,6 +383,26 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
         if named:
             bad(f"fillers[{i}]", f"names step {named[0]} (two of its key words, or its only one)")
     return out
+
+
+def pack_overlaps(pool: DomainPool) -> list[tuple[str, str, str]]:
+    """(template, wording field[index], other template) for each wording that names as many
+    of another template's own key words as of its own (the independent resolver ties)."""
+    own = _own_words(pool)
+    out: list[tuple[str, str, str]] = []
+    for i, t in enumerate(pool.templates):
+        for f in WORDING_FIELDS:
+            for k, w in enumerate(getattr(t, f)):
+                scores = {x: score for score, x in _reads_as(w, own, i)}
+                ties = [j for j, sc in scores.items() if j != i and sc and sc == scores[i]]
+                out += [(t.slug, f"{f}[{k}]", pool.templates[j].slug) for j in ties]
+    return out
+
+
+def _own_words(pool: DomainPool) -> list[frozenset[str]]:
+    """Each template's key words no other template's text uses."""
+    words = [key_words(t.text) for t in pool.templates]
+    return [w.difference(*(o for j, o in enumerate(words) if j != i)) for i, w in enumerate(words)]
 
 
 def pack_digest(pool: DomainPool) -> str:

@@ -60,7 +60,7 @@ def template(i: int, noun: str, verb: str) -> Template:
         legit_redo=(
             f"A storm undid it, so I explicitly authorize a redo: {text} again ({{wo}}).",
             f"Work order {{wo}}: the {noun} work was lost, so please do it again; this redo is explicitly authorized.",
-            f"Because the plan changed, I explicitly authorize you to redo the {noun} work ({{wo}}).",
+            f"Because the weather changed, I explicitly authorize you to redo the {noun} work ({{wo}}).",
         ),
     )
 

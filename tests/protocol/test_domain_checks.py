@@ -88,11 +88,11 @@ def test_a_shifted_phase_gives_its_one_line() -> None:
 
 POOL_DEFECTS = {
     "filler with a work order": (
-        {"fillers": ("Lovely weather today.", "Ticket #W1234 is fine.")},
+        {"fillers": ("Lovely weather today.", "Ticket #W1234 is fine.", "Thanks, noted.")},
         "my.toml: fillers[1]: carries a placeholder or a work order",
     ),
     "filler naming a step": (
-        {"fillers": ("Lovely weather today.", "The tomato plants look great.")},
+        {"fillers": ("Lovely weather today.", "The tomato plants look great.", "Thanks.")},
         "my.toml: fillers[1]: names step garden-tomato (two of its key words, or its only one)",
     ),
     "re-ask without its text": (
