@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from protocol.records import CellKey, EpisodeRecord
 from scoring.analyses.base import Analyses, Pair, Table
 from scoring.analyses.corruption_replay import CORRUPTION
+from scoring.analyses.doses import DOSE_RESPONSE, INTERACTION
 from scoring.analyses.gate_report import helper_lines
 from scoring.analyses.hybrid_counterfactual import HYBRID
 from scoring.analyses.obedience import OBEDIENCE
@@ -46,6 +47,7 @@ ANALYSES: tuple[Table, ...] = (
     CORRUPTION,
     HYBRID,
     *(SPOOF, TOOL_FAILURE, USER_STYLE),  # the stress knobs (#31, ours)
+    *(DOSE_RESPONSE, INTERACTION),  # their doses and interactions (#37, ours)
 )
 
 

@@ -1,0 +1,111 @@
+"""The dose-response and interaction sections (issue #37; scoring.analyses.doses): each line
+recomputed from the episodes' scores, the bootstrap interval reproducible and honest."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from typing import Any
+
+import msgspec
+import pytest
+
+from protocol.records import EpisodeRecord
+from runner.grid.expand import parse_grid
+from scoring.analyses.doses import (
+    control_of,
+    did_interval,
+    dose_lines,
+    interaction_lines,
+    outcomes,
+    stress_of,
+)
+from scoring.analyses.registry import analysis_sections, log_analyses
+from scoring.replay.episode import score_episode
+
+ARMS = ["raw", "enforce"]
+DOSES = [0.25, 1.0]
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory: pytest.TempPathFactory) -> list[EpisodeRecord]:
+    from rich.console import Console
+
+    from ladder.score import load_records
+    from runner.execution.run import run_async
+
+    tmp = tmp_path_factory.mktemp("doses")
+    variants: list[dict[str, Any]] = [
+        {"arm": a, "user_style": "restate", "user_dose": d} for a in ARMS for d in DOSES
+    ]
+    variants += [{"arm": a, "spoof": "receipt", "spoof_dose": 1.0} for a in ARMS]
+    grid = {
+        "run": {
+            "seeds": "0-7",
+            "graphs": [{"steps": 10, "density": 0.3}],
+            "arms": ARMS,
+            "variants": variants,
+        },
+        "models": [{"name": "scripted/synthetic?fresh=0.5&obey=0.5&seed=2"}],
+    }
+    asyncio.run(run_async(parse_grid(grid), tmp, console=Console(file=io.StringIO()), live=False))
+    recs, _ = load_records(tmp)
+    return recs
+
+
+def test_dose_lines_are_the_cells_strict_success(records: list[EpisodeRecord]) -> None:
+    pairs = [(r, score_episode(r)) for r in records]
+    lines = dose_lines(outcomes(pairs))
+    by = {(x.cell.arm, x.stress, x.dose): x for x in lines}
+    assert set(by) == {(a, "user_style=restate", d) for a in ARMS for d in (0.0, *DOSES)} | {
+        (a, "spoof=receipt", d) for a in ARMS for d in (0.0, 1.0)
+    }
+    for r, s in pairs:
+        stress = stress_of(r.cell) or ("user_style=restate", 0.0)
+        line = by[(r.cell.arm, stress[0], stress[1])]
+        assert line.cell == control_of(r.cell)
+    for (arm, stress, dose), line in by.items():
+        mine = [
+            s.primary.success
+            for r, s in pairs
+            if r.cell.arm == arm
+            and (stress_of(r.cell) == (stress, dose) or (dose == 0 and stress_of(r.cell) is None))
+        ]
+        assert (line.episodes, line.successes) == (len(mine), sum(mine)) == (8, line.successes)
+    raw = by[("raw", "spoof=receipt", 1.0)]
+    assert raw.successes < by[("raw", "spoof=receipt", 0.0)].successes  # the stress bites
+
+
+def test_interactions_are_paired_differences_of_differences(records: list[EpisodeRecord]) -> None:
+    pairs = [(r, score_episode(r)) for r in records]
+    lines = interaction_lines(outcomes(pairs))
+    assert {(x.a.arm, x.b_arm, x.stress, x.dose) for x in lines} == {
+        ("raw", "enforce", "user_style=restate", d) for d in DOSES
+    } | {("raw", "enforce", "spoof=receipt", 1.0)}
+    ok = {(r.cell, r.spec.seed): s.primary.success for r, s in pairs}
+    for x in lines:
+        a_ctl, b_ctl = x.a, msgspec.structs.replace(x.a, arm=x.b_arm)
+        a_str = next(
+            c for c, _ in ok if control_of(c) == a_ctl and stress_of(c) == (x.stress, x.dose)
+        )
+        b_str = next(
+            c for c, _ in ok if control_of(c) == b_ctl and stress_of(c) == (x.stress, x.dose)
+        )
+        d = [
+            (ok[(a_str, s)] - ok[(a_ctl, s)]) - (ok[(b_str, s)] - ok[(b_ctl, s)]) for s in range(8)
+        ]
+        assert x.seeds == 8 and x.did == pytest.approx(sum(d) / 8)
+        assert x.ci[0] <= x.did <= x.ci[1]
+    section = "\n".join(analysis_sections(log_analyses(pairs)))
+    assert "## Dose-response" in section and "## Stress interactions" in section
+    assert "(control)" in section
+
+
+def test_the_bootstrap_interval() -> None:
+    assert did_interval([0.0] * 20, "k") == (0.0, 0.0)
+    assert did_interval([1.0] * 20, "k") == (1.0, 1.0)
+    mixed = [1.0, 0.0, -1.0, 1.0, 1.0, 0.0, 1.0, 0.0] * 4
+    lo, hi = did_interval(mixed, "k")
+    assert lo < sum(mixed) / len(mixed) < hi and (lo, hi) == did_interval(mixed, "k")
+    wide = did_interval(mixed[:8], "k")
+    assert wide[1] - wide[0] > hi - lo  # fewer seeds, a wider interval
