@@ -268,7 +268,7 @@ def interaction_section(lines: tuple[InteractionLine, ...]) -> list[str]:
             "effect a",
             "effect b",
             "difference",
-        ],  # fmt: skip
+        ],
         rows,
     )
 

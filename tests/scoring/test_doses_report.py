@@ -60,7 +60,7 @@ def test_dose_lines_are_the_cells_strict_success(records: list[EpisodeRecord]) -
     assert set(by) == {(a, "user_style=restate", d) for a in ARMS for d in (0.0, *DOSES)} | {
         (a, "spoof=receipt", d) for a in ARMS for d in (0.0, 1.0)
     }
-    for r, s in pairs:
+    for r, _ in pairs:
         stress = stress_of(r.cell) or ("user_style=restate", 0.0)
         line = by[(r.cell.arm, stress[0], stress[1])]
         assert line.cell == control_of(r.cell)
