@@ -36,8 +36,16 @@ from protocol.episode_parts import stream_seed
 from protocol.records import Episode, Turn, TurnKind
 from protocol.state import TaskState, Verdict, sort_ids
 
-__all__ = ["DEFAULT_DOSE", "FORBIDDEN", "RESTATE_WITHIN", "PlannedTurn", "fresh_work_orders", "perfect_play", "pick",
-           "user_turns"]  # fmt: skip
+__all__ = [
+    "DEFAULT_DOSE",
+    "FORBIDDEN",
+    "RESTATE_WITHIN",
+    "PlannedTurn",
+    "fresh_work_orders",
+    "perfect_play",
+    "pick",
+    "user_turns",
+]
 
 FORBIDDEN = ("done", "cancelled", "blocked")  # verdicts of an order the brief forbids
 # OURS: a restate follows its refused order within this many turns (fillers only between)
@@ -185,7 +193,12 @@ def _doubles(episode: Episode, play: list[PlannedTurn], dose: float) -> dict[int
         a, b = (episode.step(v).text for v in named)
         text = strings.USER_DOUBLE.format(a=a, b=b, wo=t.work_order)
         out[i] = Turn(
-            index=i, kind="double", step=t.step, work_order=t.work_order, text=text,
-            named=named, dynamic=True,
-        )  # fmt: skip
+            index=i,
+            kind="double",
+            step=t.step,
+            work_order=t.work_order,
+            text=text,
+            named=named,
+            dynamic=True,
+        )
     return out

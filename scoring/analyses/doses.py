@@ -192,10 +192,13 @@ def did_interval(d: Sequence[float], key: str, resamples: int = BOOTSTRAP) -> tu
     return (float(low), float(high))
 
 
+_Arm = tuple[CellKey, dict[int, bool], dict[int, bool]]  # control cell, stressed, control
+
+
 def interaction_lines(parts: list[Outcome]) -> tuple[InteractionLine, ...]:
     cells = _by_cell(parts)
     # (control configuration less the arm, stress, dose) -> arm -> (stressed, control) seeds
-    groups: dict[tuple[CellKey, str, float], dict[str, tuple[CellKey, dict[int, bool], dict[int, bool]]]] = {}  # fmt: skip
+    groups: dict[tuple[CellKey, str, float], dict[str, _Arm]] = {}
     for cell, seeds in cells.items():
         stress = stress_of(cell)
         control = control_of(cell)
