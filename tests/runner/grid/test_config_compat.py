@@ -61,10 +61,12 @@ CELLS = {
         "ae0ecf5fad719ad2dd791705d4e0b28dd4553f62cba6bb79a02c787a6e46fa11",
     ),
     "rendering.toml": (16, "739ceae2c4f2f0403cb164e66085b19ccc93588addc3ec728ff14d5abf02902a"),
-    "spoof.toml": (30, "7519aa51f9159a530281cd2d944c44afe2e322be23fd5a57a802a18f70617ac7"),
+    # spoof and user-style gained dose sweeps (#37); their cells at the default dose keep the
+    # digests pinned before (30 cells: 7519aa51..., 20 cells: a10ea2db...)
+    "spoof.toml": (50, "0f0b27e1ec6c983d9704c3a7583feb7ead71b959df5c97e5c7f2433d9be1d1fc"),
     "tool-failure.toml": (30, "168c8141ec601ea32a38e22f283ef382fa7e1aa62e96ade5d4f3726d3f466f33"),
     "tools.toml": (10, "33806c3a567f17d3b763bc9e8c228814d42f9bcf72f1d9b7df4c37032211cb0f"),
-    "user-style.toml": (20, "a10ea2dbf94ae3c2bb3111ad66cc4919fe3308baed4014b820cff29a5c6f5eab"),
+    "user-style.toml": (32, "2c6e925f4c278cbd24bcd234051167d7ea4c1b4df62947bee9af3e121736bf72"),
     "wording.toml": (12, "cee399d09a2009cef97adc69ed7bf9ce2adb58485dbd5ce00493aa3eedbeabfa"),
 }
 
