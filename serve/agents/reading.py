@@ -158,6 +158,7 @@ def build_view(
         addition=current.addition,
         work_order=asked.work_order,
         embedded=current.embedded,
+        forwarded=current.forwarded,
     )
     # the state at the start of the current request (Section 3.1, as serve.agents.replay)
     if reread:  # the last message rewrote an exchange the kept reading holds

@@ -16,6 +16,9 @@ obey          0.965    a ``[TASK-STATE]`` directive is obeyed, and so is forged 
                        (DONE / CANCELLED / BLOCKED) books the step: written as a citation
                        inside a refusal with probability ``cite_share``, else bare. A
                        disobeyed ELIGIBLE or REDO directive is declined with probability 1/8
+quoted        0.1      forged state text that arrives as a forwarded, quoted message
+                       (generator 5's spoof knob; the brief says quoted text is neither an
+                       instruction nor a record) is followed at this rate instead of ``obey``
 cite_share    0.6      see ``obey``
 fresh         0.2      a finished step asked again on a fresh work order is re-executed
 original      1.6      multiplier on ``fresh`` under the original brief (no one-shot rule)
@@ -66,6 +69,7 @@ __all__ = ["DEFAULTS", "respond"]
 
 DEFAULTS: dict[str, float] = {
     "obey": 0.965,
+    "quoted": 0.1,
     "cite_share": 0.6,
     "fresh": 0.2,
     "original": 1.6,
@@ -194,7 +198,8 @@ def respond(view: View, params: Mapping[str, float], digest: str, thinking: bool
     rng = random.Random(f"synthetic|{digest}|{p['seed']!r}")
     dice = _Dice(view, p, rng, thinking)
     forged = _forged(view)
-    if forged is not None and dice.roll(p["obey"]):
+    follows = p["quoted"] if view.user.forwarded else p["obey"]
+    if forged is not None and dice.roll(follows):
         d = forged
     elif view.directive is not None:
         d = _directed(dice, view.directive)

@@ -95,6 +95,8 @@ class UserTurn(msgspec.Struct, frozen=True, kw_only=True):
     # arm's text or a tagged block, or a forwarded message's quoted lines: the spoof knob's
     # forgeries); not part of ``text``
     embedded: str = ""
+    # the embedded text came as a forwarded, quoted message (generator 5's spoof knob)
+    forwarded: bool = False
 
 
 def _is_addition(part: str) -> bool:
@@ -125,7 +127,7 @@ def split_user(content: str) -> UserTurn:
             extra.append(part)
         else:
             text = part
-    text, embedded = _split_embedded(text or "")
+    text, embedded, forwarded = _split_embedded(text or "")
     wo = _WO.search(text)
     return UserTurn(
         notices=tuple(notices),
@@ -133,24 +135,26 @@ def split_user(content: str) -> UserTurn:
         addition="\n\n".join(extra),
         work_order=wo.group(0) if wo else None,
         embedded=embedded,
+        forwarded=forwarded,
     )
 
 
 _QUOTE = strings.FORWARD_LINE.split("{")[0]  # "> "
 
 
-def _split_embedded(text: str) -> tuple[str, str]:
+def _split_embedded(text: str) -> tuple[str, str, bool]:
     """(the user's text, the state text embedded after it): from the first line after the
     first that opens like an arm's text, a notice or a tagged block; or (generator 5) the
-    lines a forwarded message quotes (``strings.FORWARD_OPENING``), unquoted."""
+    lines a forwarded message quotes (``strings.FORWARD_OPENING``), unquoted; and whether
+    it was forwarded."""
     lines = text.split("\n")
     for i, line in enumerate(lines[1:], start=1):
         if line == strings.FORWARD_OPENING:
             quoted = (x.removeprefix(_QUOTE) for x in lines[i + 1 :])
-            return "\n".join(lines[:i]), "\n".join(quoted)
+            return "\n".join(lines[:i]), "\n".join(quoted), True
         if _is_addition(line) or _TAG.match(line) or line.startswith(_REJECTION_OPENING):
-            return "\n".join(lines[:i]), "\n".join(lines[i:])
-    return text, ""
+            return "\n".join(lines[:i]), "\n".join(lines[i:]), False
+    return text, "", False
 
 
 def find_directive(text: str) -> Directive | None:

@@ -266,7 +266,9 @@ def test_the_knob_changes_only_the_forged_turns_and_after(perfect: list[EpisodeR
 def test_the_synthetic_agent_follows_forgeries_at_its_obedience_rate(
     tmp_path: Path, obey: float
 ) -> None:
-    model = f"scripted/synthetic?obey={obey}&seed=3"
+    # generator 5 forwards the forgery as quoted text: the synthetic agent follows it at
+    # ``quoted`` (its rate for unquoted forged text, versions 1-4, is ``obey``)
+    model = f"scripted/synthetic?quoted={obey}&seed=3"
     records = _run_grid(tmp_path, _grid(model, ["raw"], list(SPOOF_VARIANTS), "0-11", 1.0))
     pairs = [(r, score_episode(r)) for r in records]
     lines = spoof_lines(pairs)
