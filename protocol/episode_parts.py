@@ -16,8 +16,11 @@ __all__ = ["assemble", "steps_and_revision", "stream_seed"]
 
 def stream_seed(spec: EpisodeSpec, stream: str) -> str:
     """The seed string of one RNG stream (string seeds hash with SHA-512, independent of
-    ``PYTHONHASHSEED``)."""
-    return f"{stream}|{spec.seed}|{spec.steps}|{spec.density!r}|{spec.domain}"
+    ``PYTHONHASHSEED``). From generator 5 (issue #37) no stream reads the domain's name, so
+    two domains' episodes of one seed share graph, revision, schedule, codes and work orders
+    (domains pair by seed; renaming a pack changes nothing)."""
+    domain = "paired" if spec.generator >= 5 else spec.domain
+    return f"{stream}|{spec.seed}|{spec.steps}|{spec.density!r}|{domain}"
 
 
 def steps_and_revision(

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import random
 
+import msgspec
+
 from protocol import sampler
 from protocol.ambiguous import plan_probes
 from protocol.domain_types import DomainPool, Template
@@ -28,6 +30,10 @@ Graph = tuple[list[str], dict[str, Template], dict[str, frozenset[str]]]
 
 def _plan_v3(spec: EpisodeSpec, pool: DomainPool) -> tuple[Graph, sampler.Plan, random.Random]:
     rng = random.Random(stream_seed(spec, "graph-v3"))
+    if spec.generator >= 5:  # templates drawn by phase rank, whatever the pack's file order
+        pool = msgspec.structs.replace(
+            pool, templates=tuple(sorted(pool.templates, key=lambda t: t.phase))
+        )
     want = spec.schedule_version()
     for attempt in range(MAX_ATTEMPTS):
         ids, by_id, deps = sampler.sample_graph(rng, pool, spec.steps, spec.density)

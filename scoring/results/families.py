@@ -20,7 +20,12 @@ default grouping ``paper`` (``docs/scoring.md``, "Holm families"):
   gate), ``Appendix D.3`` (hybrid; same-turn notice), ``Table 12``, ``Table 18``, ``Table 19``
   and the stress knobs' (ours, ``docs/stress.md``) within model;
 - wording contrasts (Table 4: "Holm over the four arms"): one family per configuration and
-  stress; brief and schedule contrasts (``Table 14``) within model.
+  stress; brief and schedule contrasts (``Table 14``) within model;
+- domain contrasts (``Domains``, ours, issue #37): each arm in one domain against itself in
+  another, the rest of the configuration equal, within model. From generator 5 two domains'
+  episodes of a seed share their structure (graph, revision, schedule, codes), so the exact
+  McNemar test pairs like episodes; on versions 1-4 the pairs are independent episodes of
+  one seed (the test stays valid, with less power).
 
 "Within model" joins a model's regimes: the model family is the model's name less a
 ``-thinking`` / ``-no-think`` suffix naming its regime (the shipped grids name the
@@ -171,6 +176,10 @@ def _pairs(cells: Cells) -> list[_Pair]:
                 ):
                     labels = (f"{key.arm}[original]", f"{key.arm}[amended]")
                     out.append(("brief", "Table 14", other, key, *labels))
+        for other in keys:  # domains (issue #37): from generator 5 paired by seed
+            if other.domain < key.domain and _same_but(other, key, "domain"):
+                labels = (f"{key.arm}[{other.domain}]", f"{key.arm}[{key.domain}]")
+                out.append(("domain", "Domains", other, key, *labels))
         if _resolved(key) == "regenerated":
             for other in keys:
                 if _resolved(other) == "earlier" and _same_but(other, key, "schedule"):

@@ -26,9 +26,9 @@ EPISODES = {
     (3, "release"): "2d9a8fab91bad4835a4322ab75b3af61ab05610e1f3a6f864ea14f06bd21e148",
     (4, "procurement"): "5c019037d25be8b38e8f43a7cd2c8bd679bc1c345334552b812ae5774d2883d3",
     (4, "release"): "6d51cd95cd73a52061695252761561ef2fd95e00b42d25390d045cf7935d9879",
-    # generator 5 (issue #37): version 4's turns, the brief's clause on forwarded text
-    (5, "procurement"): "65493e73f3936205f242127bb25959b33943f7ddab4e84767abf121cc551ee2d",
-    (5, "release"): "0fa70c34021bd7169ba558c0ce3e08038c5e613065d4c5448b1f8716e9cad65a",
+    # generator 5 (issue #37): domain-free streams (domains pair by seed), the brief's clause
+    (5, "procurement"): "06c8785a31134253f2117970cb2fb732f5b68467f2a02a9fb037f0df877cc006",
+    (5, "release"): "729801ecb7a0fee9756abe76cab68622d86c8731f44de1c93aea8094d684a2c6",
 }
 
 

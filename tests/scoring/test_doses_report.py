@@ -109,3 +109,41 @@ def test_the_bootstrap_interval() -> None:
     assert lo < sum(mixed) / len(mixed) < hi and (lo, hi) == did_interval(mixed, "k")
     wide = did_interval(mixed[:8], "k")
     assert wide[1] - wide[0] > hi - lo  # fewer seeds, a wider interval
+
+
+def test_two_domains_form_a_paired_contrast(tmp_path: Path) -> None:
+    """Generator 5 pairs domains by seed; the report forms each arm's cross-domain contrast
+    (an exact McNemar on the seeds both ran) in its own Holm family."""
+    from rich.console import Console
+
+    from ladder.score import load_records
+    from runner.execution.run import run_async
+    from scoring.results.lines import ContrastLine
+    from scoring.results.offline import rescore
+
+    grid = {
+        "run": {
+            "seeds": "0-5",
+            "graphs": [{"steps": 10, "density": 0.3}],
+            "domains": ["procurement", "release"],
+            "arms": ["raw", "enforce"],
+        },
+        "models": [{"name": "scripted/synthetic?seed=4"}],
+    }
+    asyncio.run(
+        run_async(parse_grid(grid), tmp_path, console=Console(file=io.StringIO()), live=False)
+    )
+    recs, _ = load_records(tmp_path)
+    by = {(r.cell.domain, r.cell.arm, r.spec.seed): r for r in recs}
+    for (domain, arm, seed), r in by.items():  # the same structure on both sides
+        other = by[("release" if domain == "procurement" else "procurement", arm, seed)]
+        assert [(t.kind, t.step, t.work_order) for t in r.turns if not t.dynamic] == [
+            (t.kind, t.step, t.work_order) for t in other.turns if not t.dynamic
+        ] or any(t.dynamic for t in (*r.turns, *other.turns))
+    lines = [x for x in rescore(recs) if isinstance(x, ContrastLine) and x.kind == "domain"]
+    assert {(x.a, x.b, x.scoring) for x in lines} == {
+        (f"{a}[procurement]", f"{a}[release]", s)
+        for a in ("raw", "enforce")
+        for s in ("strict", "decline_aware")
+    }
+    assert all(x.family.startswith("Domains domain | ") and x.n == 6 for x in lines)
