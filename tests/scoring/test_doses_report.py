@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import io
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
