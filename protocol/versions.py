@@ -21,8 +21,9 @@ version stays selectable so a log rescores against the episodes it was run on
   take the place of fillers or add to a planned ask, forgeries arrive as a forwarded
   third-party message on planned requests with a decoy work order (:mod:`protocol.spoof`),
   tool failures are at most :data:`protocol.tool_failure.MAX_CONSECUTIVE_FAILURES` in a row
-  per call; the brief ends with the clause on forwarded text (issue #37). With every stress
-  knob off an episode's turns are version 4's.
+  per call; the brief ends with the clause on forwarded text; no stream reads the domain's
+  name and templates are drawn by phase rank, so two domains' episodes of a seed share
+  their structure (domains pair by seed; issue #37).
 """
 
 from __future__ import annotations
