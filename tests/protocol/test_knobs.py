@@ -29,9 +29,7 @@ def test_the_variant_families_are_the_papers_and_ours() -> None:
         Variant(knob="memory_mode", table="Table 18"),
         Variant(knob="memory_k", table="Table 18"),
         Variant(knob="memory_window", table="Table 18"),
-        Variant(
-            knob="spoof", table="Stress: forged state", alone=True, with_knobs=("spoof_dose",)
-        ),
+        Variant(knob="spoof", table="Stress: forged state", alone=True, with_knobs=("spoof_dose",)),
         Variant(knob="tool_failure", table="Stress: tool failure", alone=True),
         Variant(
             knob="user_style",
