@@ -110,11 +110,11 @@ def dose_lines(parts: list[Outcome]) -> tuple[DoseLine, ...]:
     cells = _by_cell(parts)
     curves: dict[tuple[CellKey, str], dict[float, dict[int, bool]]] = {}
     for cell, seeds in cells.items():
-        if (stress := stress_of(cell)) is None:
+        if (found := stress_of(cell)) is None:
             continue
         control = control_of(cell)
-        curve = curves.setdefault((control, stress[0]), {})
-        curve[stress[1]] = seeds
+        curve = curves.setdefault((control, found[0]), {})
+        curve[found[1]] = seeds
         if control in cells:
             curve[0.0] = cells[control]
     lines: list[DoseLine] = []
@@ -200,12 +200,12 @@ def interaction_lines(parts: list[Outcome]) -> tuple[InteractionLine, ...]:
     # (control configuration less the arm, stress, dose) -> arm -> (stressed, control) seeds
     groups: dict[tuple[CellKey, str, float], dict[str, _Arm]] = {}
     for cell, seeds in cells.items():
-        stress = stress_of(cell)
+        found = stress_of(cell)
         control = control_of(cell)
-        if stress is None or control not in cells:
+        if found is None or control not in cells:
             continue
         config = msgspec.structs.replace(control, arm="")
-        groups.setdefault((config, *stress), {})[cell.arm] = (control, seeds, cells[control])
+        groups.setdefault((config, *found), {})[cell.arm] = (control, seeds, cells[control])
     lines: list[InteractionLine] = []
     for (_, stress, dose), arms in sorted(
         groups.items(), key=lambda x: (cell_sort_key(x[0][0]), x[0][1], x[0][2])
