@@ -28,6 +28,7 @@ from typing import Any
 import msgspec
 import orjson
 
+from protocol.domains import DIGESTS
 from protocol.records import SCHEMA_VERSION
 from runner.grid.change import GridChange, compare_grids
 from runner.grid.expand import Grid
@@ -164,6 +165,8 @@ def write_or_check_manifest(
             old["grid_digest"] = digest
             old["grid"] = grid_record(grid)
             entry["grid_change"] = check.added or check.changed or ["digest"]
+        if digests := _pack_digests(grid):
+            entry["domain_digests"] = digests
         old.setdefault("resumed", []).append(entry["time"])
         old.setdefault("history", []).append(entry)
         if write:
@@ -178,6 +181,8 @@ def write_or_check_manifest(
             "schema_version": SCHEMA_VERSION,
             "grid_digest": digest,
             "generator_version": grid.run.generator,
+            # each file pack's digest (issue #37): the pack the episodes were made from
+            "domain_digests": _pack_digests(grid),
             "grid": grid_record(grid),
             "overrides": overrides or {},
             "versions": _versions(),
@@ -189,6 +194,11 @@ def write_or_check_manifest(
         },
     )
     return ManifestCheck()
+
+
+def _pack_digests(grid: Grid) -> dict[str, str]:
+    """The digest of each loaded file pack the grid runs (built-in domains have none)."""
+    return {d: DIGESTS[d] for d in grid.run.domains if d in DIGESTS}
 
 
 def _atomic_write(path: Path, data: dict[str, object]) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
+import orjson
 import pytest
 from typer.testing import CliRunner
 
@@ -73,6 +74,9 @@ def test_perfect_agent_scores_one_in_every_arm_on_a_user_pack(tmp_path: Path) ->
         assert score.primary.success and score.decline_aware.success, rec.cell.arm
     # the run directory keeps the pack as it was read, comments and all
     assert (out / PACKS_DIR / f"{NAME}.toml").read_text() == path.read_text()
+    # and its manifest the pack's digest (issue #37)
+    manifest = orjson.loads((out / "manifest.json").read_bytes())
+    assert manifest["domain_digests"] == {NAME: digest}
     # rescoring in a fresh registry loads that copy
     forget(NAME)
     result = CliRunner().invoke(app, ["score", str(out), "--json"])
