@@ -25,6 +25,8 @@ import typer
 from ladder.errors import UsageError
 from ladder.flags import OPENAI_API_KEY, OPENAI_BASE_URL
 from protocol.domains import POOLS
+from protocol.packs import PackError
+from runner.grid.packs import load_pack_file
 from protocol.paraphrases import check_paraphrases, rewrite_sources
 from runner.client.endpoint import Endpoint
 from runner.grid.schema import EMBEDDED, Decoding, ModelConfig, url_problem
@@ -97,6 +99,10 @@ def paraphrase(
     domain: Annotated[
         list[str] | None, typer.Option(help="Domain to rewrite (repeatable; default procurement).")
     ] = None,
+    domain_file: Annotated[
+        list[Path] | None,
+        typer.Option(help="A domain pack file to rewrite (repeatable; docs/domains.md)."),
+    ] = None,
     regime: Annotated[str, typer.Option(help="no-think or thinking.")] = "no-think",
     select: Annotated[
         str, typer.Option(help="How the regime is selected: checkpoint, request, vendor.")
@@ -118,7 +124,13 @@ def paraphrase(
 ) -> None:
     """Rewrite every ask and redo-probe wording three times with a held-out model into a
     tier-2 paraphrase cache (Appendix A.5); resumable."""
-    domains = domain or ["procurement"]
+    packs: list[str] = []
+    for f in domain_file or []:
+        try:
+            packs.append(load_pack_file(f).name)
+        except PackError as e:
+            raise UsageError("\n".join(e.problems)) from None
+    domains = [*(domain or ([] if packs else ["procurement"])), *packs]
     for d in domains:
         if d not in POOLS:
             raise UsageError(f"unknown domain {d!r}; choose from {', '.join(POOLS)}")

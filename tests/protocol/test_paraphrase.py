@@ -125,3 +125,26 @@ def test_bad_input_is_one_line(tmp_path: Path, extra: list[str], message: str) -
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_paraphrase_takes_a_domain_file(tmp_path: Path) -> None:
+    """`ladder paraphrase --domain-file` rewrites a pack's wordings (issue #37)."""
+    from protocol.domains import forget
+    from tests.pack_kit import pack_text
+
+    pack = tmp_path / "garden.toml"
+    pack.write_text(pack_text())
+    out = tmp_path / "cache.json"
+    args = ["paraphrase", "--model", "scripted/perfect", "--base-url", "embedded"]
+    try:
+        result = runner.invoke(app, [*args, "--domain-file", str(pack), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        assert "324 of 324 rewrites" in result.output
+        assert load_paraphrases(out, ["garden"], 3)
+        bad = tmp_path / "bad.toml"
+        bad.write_text(pack_text(fillers=("Only one.",)))
+        result = runner.invoke(app, [*args, "--domain-file", str(bad), "--out", str(out)])
+        assert result.exit_code != 0 and "need at least 3" in result.output
+        assert "Traceback" not in result.output
+    finally:
+        forget("garden")
