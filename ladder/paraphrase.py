@@ -26,9 +26,9 @@ from ladder.errors import UsageError
 from ladder.flags import OPENAI_API_KEY, OPENAI_BASE_URL
 from protocol.domains import POOLS
 from protocol.packs import PackError
-from runner.grid.packs import load_pack_file
 from protocol.paraphrases import check_paraphrases, rewrite_sources
 from runner.client.endpoint import Endpoint
+from runner.grid.packs import load_pack_file
 from runner.grid.schema import EMBEDDED, Decoding, ModelConfig, url_problem
 from runner.paraphrase.rewriter import CallLine, Failure, load_cache, rewrite_all, save_cache
 
