@@ -125,9 +125,9 @@ def paraphrase(
     """Rewrite every ask and redo-probe wording three times with a held-out model into a
     tier-2 paraphrase cache (Appendix A.5); resumable."""
     packs: list[str] = []
-    for f in domain_file or []:
+    for pack_file in domain_file or []:
         try:
-            packs.append(load_pack_file(f).name)
+            packs.append(load_pack_file(pack_file).name)
         except PackError as e:
             raise UsageError("\n".join(e.problems)) from None
     domains = [*(domain or ([] if packs else ["procurement"])), *packs]
