@@ -13,6 +13,7 @@ import msgspec
 from protocol.config import CellKey, Domain, EpisodeSpec, Knobs, Schedule
 
 __all__ = [
+    "NO_REPLY",
     "SCHEMA_VERSION",
     "AccuracyRecord",
     "Booking",
@@ -74,7 +75,12 @@ Termination = Literal[
     "client_error",  # a non-retryable 4xx (e.g. unknown model) ended the episode
     "context_overflow",  # the prompt outgrew the model even at the floor budget
     "cancelled",  # the run was interrupted while the episode was in flight
+    # non-replies (OURS, docs/security.md): neither an agent's omission nor an
+    # infrastructure error; counted in the cell line's no_reply column, run again on resume
+    "content_filter",  # the server's content filter stopped a reply
+    "empty_reply",  # a reply with no content on every attempt
 ]
+NO_REPLY: frozenset[str] = frozenset({"content_filter", "empty_reply"})
 
 
 class _Frozen(msgspec.Struct, frozen=True, kw_only=True):

@@ -78,6 +78,9 @@ class CellLine(msgspec.Struct, frozen=True, kw_only=True, tag="cell", tag_field=
     turn_accuracy: float | None
     seeds: tuple[int, ...]
     status: Status = "provisional"
+    # episodes ended by a non-reply (content filter, empty reply; protocol.records.NO_REPLY):
+    # excluded from n like infrastructure errors, counted apart from them (docs/security.md)
+    no_reply: int = 0
 
     def successes(self, scoring: str) -> int:
         return self.strict_successes if scoring == "strict" else self.decline_aware_successes
