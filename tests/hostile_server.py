@@ -51,8 +51,8 @@ REPLY_MODES: dict[str, bytes] = {
     "content_empty": _body(_choice(_msg("   "))),
     "content_filter": _body(_choice(_msg(""), finish="content_filter")),
     "escapes": _body(_choice(_msg("\x1b]0;pwned\x07\x1b[2J\x1b[31mRED\x1b[0m " + OK))),
-    "deep_json": _body(_choice(_msg('{"steps": ' + "[" * 100_000))),
-    "action_flood": _body(_choice(_msg('ACTION {"tool": ' * 50_000))),
+    "deep_json": _body(_choice(_msg('{"steps": ' + "[" * 20_000))),
+    "action_flood": _body(_choice(_msg('ACTION {"tool": ' * 10_000))),
 }
 
 

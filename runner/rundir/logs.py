@@ -30,6 +30,7 @@ __all__ = [
     "LogReport",
     "LogWriter",
     "NewerSchemaError",
+    "UnreadableRecord",
     "checked_record",
     "decode_record",
     "log_files",
@@ -60,6 +61,10 @@ def decode_record(line: bytes) -> EpisodeRecord:
         return msgspec.convert(data, EpisodeRecord)
 
 
+class UnreadableRecord(ValueError):
+    """A record the log reader would reject: never appended (:meth:`LogWriter.write`)."""
+
+
 class NewerSchemaError(ValueError):
     """A log written by a newer state-ladder than this one."""
 
@@ -86,8 +91,24 @@ class LogWriter:
         return fd
 
     def write(self, record: EpisodeRecord) -> None:
-        _encoder.encode_into(record, self._buf)
-        self._buf.extend(b"\n")
+        """Append ``record``, checked first against the reader's type (decode what is
+        encoded): a record the reader would reject is never appended. One whose turns hold
+        what the reader rejects is written as an infrastructure failure without its turns
+        (termination ``endpoint_error``, the reason in ``error``); one whose cell or spec is
+        unreadable raises :class:`UnreadableRecord` (a run cannot log it at all)."""
+        try:
+            self._encode_checked(record)
+        except UnreadableRecord as e:
+            failed = msgspec.structs.replace(
+                record,
+                turns=(),
+                compile=None,
+                corruptions=(),
+                termination="endpoint_error",
+                error=f"record unreadable by the log reader: {e}"[:300],
+            )
+            self._encode_checked(failed)
+            record = failed
         fd = self._fd(record.cell)
         start = os.fstat(
             fd
@@ -103,6 +124,16 @@ class LogWriter:
             raise OSError(e.errno, e.strerror, str(self._paths[fd])) from None
         finally:
             self._buf.clear()
+
+    def _encode_checked(self, record: EpisodeRecord) -> None:
+        self._buf.clear()
+        _encoder.encode_into(record, self._buf)
+        try:
+            _decoder.decode(self._buf)
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            self._buf.clear()
+            raise UnreadableRecord(str(e)) from None
+        self._buf.extend(b"\n")
 
     def close(self) -> None:
         for fd in self._fds.values():
