@@ -12,6 +12,7 @@ infrastructure termination are run again (the reader keeps the last record).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from runner.execution.episode import run_episode
 from runner.execution.order import TaskOrder
 from runner.gates.helpers import Helpers
 from runner.grid.expand import Grid, Task, expand
+from runner.rundir.files import open_append
 from runner.rundir.logs import LogReport, LogWriter, _repair_tail, read_logs
 from runner.rundir.results import RESULTS, encode_line
 from scoring.results.lines import ResultLine
@@ -100,10 +102,11 @@ async def run_grid(
     order = TaskOrder(tasks, window=2 * grid.run.concurrency)  # runner.execution.order: LPT tail
     results_path = state.out / RESULTS
 
-    with LogWriter(state.out) as writer, results_path.open("ab") as results:
+    # never through a symlink planted at results.jsonl (runner.rundir.files)
+    with LogWriter(state.out) as writer, os.fdopen(open_append(results_path), "ab") as results:
         # A kill mid-write can leave the last result line torn; end it so the next line
         # starts clean (one bad line for a reader, not two glued together).
-        _repair_tail(results.fileno(), results_path)
+        _repair_tail(results.fileno())
 
         def emit(lines: list[ResultLine]) -> None:
             for line in lines:  # provisional: the run's end appends the final lines

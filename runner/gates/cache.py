@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ import msgspec
 import orjson
 
 from protocol.records import CallRecord, MatcherOutcome
+from runner.rundir.files import open_append, replace_file
 
 __all__ = [
     "CompileStore",
@@ -63,14 +63,10 @@ def digest(obj: object) -> str:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file, fsync and ``os.replace``."""
+    """Write ``data`` to ``path`` through a fresh temporary file (``mkstemp``: never through
+    a planted link), fsync and ``os.replace`` (runner.rundir.files.replace_file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    with tmp.open("wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    replace_file(path, data)
 
 
 class SingleFlight(Generic[T]):
@@ -247,7 +243,7 @@ class MatcherStore:
         if shard in self._ragged:  # a killed write left half a line: start a fresh one
             line = b"\n" + line
             self._ragged.discard(shard)
-        with path.open("ab") as f:
+        with os.fdopen(open_append(path), "ab") as f:  # never through a symlink
             f.write(line)
 
 

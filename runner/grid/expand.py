@@ -45,6 +45,7 @@ from runner.grid.schema import (
     url_problem,
 )
 from runner.grid.seeds import parse_seeds
+from runner.rundir.files import read_regular
 
 __all__ = [
     "Grid",
@@ -186,7 +187,7 @@ def _seeds_as_text(data: GridData) -> GridData:
 
 def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_regular(path).decode("utf-8"))  # a regular file, bounded
     except OSError as e:
         raise GridError(f"cannot read grid {path}: {e.strerror or e}") from None
     except UnicodeDecodeError:

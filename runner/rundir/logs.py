@@ -24,6 +24,7 @@ from pathlib import Path
 import msgspec
 
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
+from runner.rundir.files import MAX_LINE_BYTES, is_regular, lines, open_append, open_regular
 
 __all__ = [
     "LOGS",
@@ -84,8 +85,8 @@ class LogWriter:
         fd = self._fds.get(slug)
         if fd is None:
             path = self.dir / f"{slug}.jsonl"
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            _repair_tail(fd, path)
+            fd = open_append(path)  # never through a planted symlink
+            _repair_tail(fd)
             self._fds[slug] = fd
             self._paths[fd] = path
         return fd
@@ -154,15 +155,13 @@ def _write_all(fd: int, view: memoryview) -> None:
         written += os.write(fd, view[written:])
 
 
-def _repair_tail(fd: int, path: Path) -> None:
+def _repair_tail(fd: int) -> None:
     """Terminate a truncated last line (left by a kill) so the next record starts clean."""
     size = os.fstat(fd).st_size
     if size == 0:
         return
-    with path.open("rb") as f:
-        f.seek(size - 1)
-        if f.read(1) != b"\n":
-            os.write(fd, b"\n")
+    if os.pread(fd, 1, size - 1) != b"\n":
+        os.write(fd, b"\n")
 
 
 @dataclass
@@ -176,21 +175,31 @@ class LogReport:
     duplicates: int = 0  # earlier records of a (cell, seed) superseded by a later one
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    last = len(lines) - 1
-    for i, line in enumerate(lines):
-        if line.strip():
-            yield i + 1, line, i == last  # the last piece has no newline: truncated
+def _lines(path: Path, report: LogReport) -> Iterator[tuple[int, bytes, bool]]:
+    """``(line number, line, truncated)`` for each non-blank line, one line in memory at a
+    time; a line over the per-line cap is reported corrupt and skipped."""
+    for lineno, (_, line, complete, _) in enumerate(lines(path), 1):
+        if line is None:
+            report.corrupt.append(f"{path.name}:{lineno}: line over {MAX_LINE_BYTES} bytes")
+        elif line.strip():
+            yield lineno, line, not complete
 
 
 def log_files(run_dir: Path) -> list[Path]:
     """The episode log files under ``run_dir`` (or a logs/ dir itself), sorted."""
     base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
     return [
-        p for p in sorted(base.rglob("*.jsonl")) if p.name not in ("results.jsonl", "helpers.jsonl")
+        p
+        for p in sorted(base.rglob("*.jsonl"))
+        if p.name not in ("results.jsonl", "helpers.jsonl") and is_regular(p)
     ]
+
+
+def planted_files(run_dir: Path) -> list[str]:
+    """The ``*.jsonl`` names under the logs that are not regular files (a symlink, a FIFO, a
+    device): never read as logs, reported."""
+    base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
+    return sorted(str(p) for p in base.rglob("*.jsonl") if not is_regular(p))
 
 
 def checked_record(line: bytes, where: str) -> EpisodeRecord:
@@ -223,7 +232,7 @@ def read_logs(
 def read_log_file(path: Path, report: LogReport, out: dict[tuple[str, int], EpisodeRecord]) -> None:
     """The records of one log file into ``out`` (a later record of a key replaces it)."""
     report.files += 1
-    for lineno, line, truncated in _lines(path):
+    for lineno, line, truncated in _lines(path, report):
         where = f"{path.name}:{lineno}"
         try:
             rec = checked_record(line, where)
@@ -251,28 +260,26 @@ def scan_log(path: Path, start: int = 0) -> tuple[list[LogLine], int]:
     """The complete lines of one log file from byte ``start`` (a line start) on, and the
     offset after the last complete line (where a later scan resumes). A last line without
     its newline (an episode being written, or a kill) is left for the next scan."""
-    with path.open("rb") as f:
-        f.seek(start)
-        data = f.read()
-    end = data.rfind(b"\n") + 1  # 0 when no complete line
     out: list[LogLine] = []
-    pos = 0
-    while pos < end:
-        nl = data.index(b"\n", pos)
-        line = data[pos:nl]
-        if line.strip():
-            where = f"{path.name}@{start + pos}"
+    end = start
+    for offset, line, complete, size in lines(path, start):
+        if not complete:
+            break
+        end = offset + size
+        where = f"{path.name}@{offset}"
+        if line is None:
+            out.append(LogLine(offset, 0, None, f"{where}: line over {MAX_LINE_BYTES} bytes"))
+        elif line.strip():
             try:
-                out.append(LogLine(start + pos, nl - pos, checked_record(line, where)))
+                out.append(LogLine(offset, len(line), checked_record(line, where)))
             except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                out.append(LogLine(start + pos, nl - pos, None, f"{where}: {e}"))
-        pos = nl + 1
-    return out, start + end
+                out.append(LogLine(offset, len(line), None, f"{where}: {e}"))
+    return out, end
 
 
 def read_record(path: Path, offset: int, length: int) -> EpisodeRecord:
     """The record on the line at ``offset`` (as :func:`scan_log` found it)."""
-    with path.open("rb") as f:
+    with os.fdopen(open_regular(path), "rb") as f:
         f.seek(offset)
         line = f.read(length)
     return checked_record(line, f"{path.name}@{offset}")

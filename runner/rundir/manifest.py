@@ -32,6 +32,7 @@ from protocol.records import SCHEMA_VERSION
 from runner.gates.cache import write_atomic
 from runner.grid.change import GridChange, compare_grids
 from runner.grid.expand import Grid
+from runner.rundir.files import read_regular
 
 __all__ = [
     "MANIFEST",
@@ -139,10 +140,12 @@ def write_or_check_manifest(
         entry["overrides"] = overrides
     if scripted is not None:
         entry["scripted"] = msgspec.to_builtins(scripted)
-    if path.exists():
-        try:
-            old: dict[str, Any] = orjson.loads(path.read_bytes())
-        except (OSError, orjson.JSONDecodeError) as e:
+    if path.exists() or path.is_symlink():
+        try:  # a regular file only: a planted link or FIFO is refused in one line
+            old: dict[str, Any] = orjson.loads(read_regular(path, follow=False))
+            if not isinstance(old, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as e:  # orjson.JSONDecodeError is a ValueError
             raise ManifestError(f"{path} is unreadable ({e}); move it away to start over") from None
         ran = old.get("generator_version", 1)  # manifests before versions: generator 1
         if ran != grid.run.generator and not allow_change:

@@ -22,13 +22,13 @@ that cannot be written keeps the index in memory only.
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
 import msgspec
 
 from protocol.generate import SpecError
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
+from runner.rundir.files import replace_file
 from runner.rundir.logs import LogReport, log_files, read_record, scan_log
 from scoring.analyses.cost import CostRow, cost_rows
 from scoring.replay.episode import EpisodeScore, score_episode
@@ -107,13 +107,8 @@ class RunIndex:
                 overview=self.overview,
             )
         )
-        tmp = self.path.with_name(f".{INDEX_FILE}.{os.getpid()}.tmp")
-        try:
-            tmp.write_bytes(data)
-            os.replace(tmp, self.path)
-        except OSError:  # a read-only run directory: the index lives in memory
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        with contextlib.suppress(OSError):  # a read-only run directory: the index in memory
+            replace_file(self.path, data)  # mkstemp + rename: never through a planted link
 
     # --- building -----------------------------------------------------------------------
     def _score(self, record: EpisodeRecord) -> EpisodeScore:
