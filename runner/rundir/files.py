@@ -27,6 +27,7 @@ __all__ = [
     "is_regular",
     "lines",
     "open_append",
+    "planted_entries",
     "open_regular",
     "read_regular",
     "replace_file",
@@ -118,6 +119,24 @@ def lines(
             complete = line.endswith(b"\n")
             yield Line(offset, line[:-1] if complete else line, complete, size)
             offset += size
+
+
+def planted_entries(run_dir: Path) -> list[str]:
+    """The entries of a run directory, its ``logs/`` and ``cache/`` trees that are links or
+    special files (a run reads and writes regular files only), as paths relative to it."""
+    if not run_dir.is_dir():
+        return []
+    found: list[str] = []
+    todo = [run_dir]
+    while todo:
+        folder = todo.pop()
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False):
+                if folder != run_dir or entry.name in ("logs", "cache"):
+                    todo.append(Path(entry.path))
+            elif not entry.is_file(follow_symlinks=False):
+                found.append(str(Path(entry.path).relative_to(run_dir)))
+    return sorted(found)
 
 
 def open_append(path: Path) -> int:

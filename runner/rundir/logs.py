@@ -173,6 +173,7 @@ class LogReport:
     corrupt: list[str] = field(default_factory=list)  # "file:line: reason"
     truncated: list[str] = field(default_factory=list)  # a last line without its newline
     duplicates: int = 0  # earlier records of a (cell, seed) superseded by a later one
+    foreign: list[str] = field(default_factory=list)  # records of another grid, excluded
 
 
 def _lines(path: Path, report: LogReport) -> Iterator[tuple[int, bytes, bool]]:

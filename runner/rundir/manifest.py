@@ -32,7 +32,7 @@ from protocol.records import SCHEMA_VERSION
 from runner.gates.cache import write_atomic
 from runner.grid.change import GridChange, compare_grids
 from runner.grid.expand import Grid
-from runner.rundir.files import read_regular
+from runner.rundir.files import planted_entries, read_regular
 
 __all__ = [
     "MANIFEST",
@@ -133,6 +133,11 @@ def write_or_check_manifest(
     ``scripted``: the embedded endpoint's ``ServerConfig`` when flags shaped it (recorded in
     the history entry). ``write=False``: check only, write nothing.
     """
+    if planted := planted_entries(out):
+        raise ManifestError(
+            f"{out} holds {len(planted)} link(s) or special file(s) where the run writes or "
+            f"reads ({', '.join(planted[:3])}); a run directory may hold regular files only"
+        )
     path = out / MANIFEST
     digest = grid_digest(grid)
     entry: dict[str, object] = {"time": time.time(), "pid": os.getpid()}

@@ -124,3 +124,21 @@ def test_ladder_run_ends_in_exit_0_or_one_line(mode: str, tmp_path: Path) -> Non
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     if (tmp_path / "run" / "logs").is_dir():
         _readable(tmp_path / "run")
+
+
+async def test_records_of_another_grid_are_reported_and_excluded(tmp_path: Path) -> None:
+    from runner.rundir.results import read_results
+
+    grid = parse_grid(grid_data(seeds="100", arms=("raw",)))
+    out = tmp_path / "run"
+    await run_inprocess(grid, out)
+    (record,) = read_logs(out).values()
+    foreign = msgspec.structs.replace(
+        record, spec=msgspec.structs.replace(record.spec, seed=555)
+    )
+    with LogWriter(out) as writer:
+        writer.write(foreign)
+    summary, console = await run_inprocess(grid, out)
+    assert "of another grid" in console and summary["already_done"] == 1
+    cells = [x for x in read_results(out) if hasattr(x, "seeds")]
+    assert cells and all(c.seeds == (100,) for c in cells)  # type: ignore[attr-defined]

@@ -108,3 +108,17 @@ def test_a_huge_seed_range_is_counted_not_listed() -> None:
     assert count_seeds("0-1000000000000") == 10**12 + 1  # instant: never materialised
     with pytest.raises(ValueError, match=f"at most {MAX_SEEDS}"):
         parse_seeds("0-1000000000")
+
+
+def test_a_run_directory_holding_links_is_refused_in_one_line(tmp_path: Path) -> None:
+    from tests.reliability_kit import grid_toml, ladder
+
+    run = tmp_path / "run"
+    outside = _plant(run / "logs")
+    grid_file = tmp_path / "grid.toml"
+    grid_file.write_text(grid_toml(grid_data(seeds="100", arms=("raw",))))
+    done = ladder("run", str(grid_file), "--out", str(run), "--no-live")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "logs/zero.jsonl" in done.stderr and "regular files only" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert outside.read_bytes() == b"secret\n"
