@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from runner.client.endpoint import CallFailed, Endpoint
-from runner.grid.expand import Grid
-from runner.grid.schema import EMBEDDED
+from runner.grid.expand import Grid, GridError, key_problem
+from runner.grid.schema import EMBEDDED, redact_url
 from serve.config import ServerConfig
 
 __all__ = ["PREFLIGHT_ATTEMPTS", "PREFLIGHT_TIMEOUT_S", "open_endpoints", "preflight"]
@@ -36,6 +36,8 @@ async def open_endpoints(
                     embedded_url = await stack.enter_async_context(_embedded(server_config))
                 urls = [embedded_url]
             key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+            if key and (why := key_problem(key)):
+                raise GridError(f"endpoint {name!r}: environment variable {cfg.api_key_env} {why}")
             d = grid.decoding
             ep = Endpoint(
                 urls,
@@ -99,5 +101,6 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
                     extra=m.request_extra(),
                 )
         except CallFailed as e:
-            problems.append(f"model {m.name!r} on endpoint {ep.name!r} ({ep.base_urls[0]}): {e}")
+            where = redact_url(ep.base_urls[0])
+            problems.append(f"model {m.name!r} on endpoint {ep.name!r} ({where}): {e}")
     return problems

@@ -270,11 +270,31 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
 
 def missing_keys(grid: Grid) -> list[str]:
     """One line per endpoint whose API-key environment variable is not set."""
-    return [
-        f"endpoint {ep.name!r}: environment variable {ep.api_key_env} (its API key) is not set"
-        for ep in grid.endpoints
-        if ep.api_key_env and not os.environ.get(ep.api_key_env)
-    ]
+    out: list[str] = []
+    for ep in grid.endpoints:
+        if not ep.api_key_env:
+            continue
+        key = os.environ.get(ep.api_key_env)
+        if not key:
+            out.append(
+                f"endpoint {ep.name!r}: environment variable {ep.api_key_env} (its API key) "
+                "is not set"
+            )
+        elif key_problem(key):
+            out.append(
+                f"endpoint {ep.name!r}: environment variable {ep.api_key_env} {key_problem(key)}"
+            )
+    return out
+
+
+def key_problem(key: str) -> str | None:
+    """Why an API key cannot go in an Authorization header (None when it can): a control
+    character (a pasted newline) would split the header or crash the client."""
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in key):
+        return "holds control characters (a pasted newline?); its API key cannot be sent"
+    if not key.isascii():
+        return "holds non-ASCII characters; its API key cannot be sent in a header"
+    return None
 
 
 def _memory_problems(grid: Grid) -> list[str]:

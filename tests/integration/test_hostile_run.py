@@ -133,9 +133,7 @@ async def test_records_of_another_grid_are_reported_and_excluded(tmp_path: Path)
     out = tmp_path / "run"
     await run_inprocess(grid, out)
     (record,) = read_logs(out).values()
-    foreign = msgspec.structs.replace(
-        record, spec=msgspec.structs.replace(record.spec, seed=555)
-    )
+    foreign = msgspec.structs.replace(record, spec=msgspec.structs.replace(record.spec, seed=555))
     with LogWriter(out) as writer:
         writer.write(foreign)
     summary, console = await run_inprocess(grid, out)
