@@ -21,6 +21,7 @@ import typer
 
 from ladder.errors import UsageError
 from ladder.score import load_records, log_summary
+from protocol.visible import visible
 from runner.rundir.files import replace_file
 from runner.rundir.logs import LOGS, LogReport
 from scoring.analyses.corruption_replay import CORRUPTION
@@ -72,7 +73,8 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
         )
         # every file through mkstemp + rename: a symlink planted in a shared run directory
         # is replaced, never written through (runner.rundir.files)
-        replace_file(out, text.encode("utf-8"))
+        # text from models and logs: escapes shown, never obeyed by a terminal or viewer
+        replace_file(out, visible(text).encode("utf-8"))
         replace_file(out.parent / f"{out.stem}-analyses.json", analyses.json())
         if figures:
             data = {key: {"caption": c, "points": d} for key, (c, _, d) in paper.items()}

@@ -29,6 +29,7 @@ from rich.progress import (
 from rich.text import Text
 
 from protocol.config import graph_label
+from protocol.visible import visible
 from runner.client.endpoint import Endpoint
 from runner.execution.scheduler import RunState
 from scoring.results.lines import CellLine, ContrastLine, ResultLine
@@ -198,7 +199,8 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
     """Show progress while the body runs; streamed results print above the bar."""
 
     def on_result(line: ResultLine) -> None:
-        console.print(format_result(line), highlight=False)
+        # names from a grid or a log: shown, never obeyed (no markup, escapes made visible)
+        console.print(visible(format_result(line), newlines=False), highlight=False, markup=False)
 
     state.on_result = on_result
     if not enabled:

@@ -27,8 +27,8 @@ __all__ = [
     "is_regular",
     "lines",
     "open_append",
-    "planted_entries",
     "open_regular",
+    "planted_entries",
     "read_regular",
     "replace_file",
 ]

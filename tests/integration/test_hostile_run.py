@@ -140,3 +140,24 @@ async def test_records_of_another_grid_are_reported_and_excluded(tmp_path: Path)
     assert "of another grid" in console and summary["already_done"] == 1
     cells = [x for x in read_results(out) if hasattr(x, "seeds")]
     assert cells and all(c.seeds == (100,) for c in cells)  # type: ignore[attr-defined]
+
+
+async def test_model_escapes_are_shown_never_obeyed(tmp_path: Path) -> None:
+    """A reply carrying ESC]0; (window title), ESC[2J and colour codes: `ladder show`, the
+    report and the run's console show them as text."""
+    from typer.testing import CliRunner
+
+    from ladder.app import app
+
+    async with hostile_endpoint() as url:
+        grid = parse_grid(_grid(url("escapes"), arms=("raw",)))
+        _, console = await run_inprocess(grid, tmp_path / "run", check=False)
+    assert "\x1b" not in console
+    shown = CliRunner().invoke(app, ["show", str(tmp_path / "run")])
+    assert shown.exit_code == 0, shown.stdout + shown.stderr
+    assert "\\x1b]0;pwned\\x07\\x1b[2J" in shown.stdout and "\x1b" not in shown.stdout
+    report = CliRunner().invoke(app, ["report", str(tmp_path / "run" / "logs")])
+    assert report.exit_code == 0, report.stdout + report.stderr
+    assert (tmp_path / "run" / "report.md").is_file(), "written beside logs/, not into it"
+    assert not list((tmp_path / "run" / "logs").glob("report*"))
+    assert "\x1b" not in (tmp_path / "run" / "report.md").read_text()
