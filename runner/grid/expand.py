@@ -262,10 +262,35 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
             problems.append(f"endpoint {ep.name!r}: replica_slots must be at least 0")
         if ep.start_in_flight is not None and ep.start_in_flight < 1:
             problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
+    if not problems:
+        problems += slug_collisions(grid)
     if need_keys:
         problems += missing_keys(grid)
     if problems:  # one line per problem, said once however many variants share it
         raise GridError("\n".join(f"{source}: {p}" for p in dict.fromkeys(problems)))
+
+
+def slug_collisions(grid: Grid) -> list[str]:
+    """One line per pair of distinct cells whose slugs coincide (``scripted/perfect`` and
+    ``scripted_perfect``): they would share one log file and one would vanish from the
+    results. Endpoints' names are checked the same way (unique)."""
+    problems: list[str] = []
+    seen: dict[str, CellKey] = {}
+    for cell in grid.cells():
+        slug = cell.slug()
+        first = seen.setdefault(slug, cell)
+        if first != cell:
+            a, b = (
+                (f"model {first.model!r}", f"model {cell.model!r}")
+                if first.model != cell.model
+                else (repr(first), repr(cell))
+            )
+            problems.append(f"{a} and {b} share the log file logs/{slug}.jsonl; rename one")
+    names = [e.name for e in grid.endpoints]
+    problems += [
+        f"endpoint {n!r} is listed twice" for n in dict.fromkeys(names) if names.count(n) > 1
+    ]
+    return list(dict.fromkeys(problems))
 
 
 def missing_keys(grid: Grid) -> list[str]:

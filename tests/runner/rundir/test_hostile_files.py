@@ -122,3 +122,19 @@ def test_a_run_directory_holding_links_is_refused_in_one_line(tmp_path: Path) ->
     assert "logs/zero.jsonl" in done.stderr and "regular files only" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert outside.read_bytes() == b"secret\n"
+
+
+def test_models_whose_slugs_collide_are_refused_naming_both() -> None:
+    data = grid_data(seeds="100", arms=("raw",))
+    data["models"] = [
+        {"name": "scripted/perfect", "endpoint": "embedded"},
+        {"name": "scripted_perfect", "endpoint": "embedded"},
+    ]
+    with pytest.raises(GridError) as refused:
+        parse_grid(data)
+    (line,) = str(refused.value).splitlines()
+    assert "'scripted/perfect'" in line and "'scripted_perfect'" in line and "log file" in line
+    data["models"] = data["models"][:1]
+    data["endpoints"] = data["endpoints"] * 2
+    with pytest.raises(GridError, match="endpoint 'embedded' is listed twice"):
+        parse_grid(data)
