@@ -155,8 +155,8 @@ def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
         ),
     ]
     if view.mismatches:
-        differ = visible("; ".join(view.mismatches), newlines=False)
-        out.append(Text("   log and episode differ: " + differ, "yellow"))
+        mismatches = visible("; ".join(view.mismatches), newlines=False)
+        out.append(Text("   log and episode differ: " + mismatches, "yellow"))
     for t in view.turns:
         if failing_only and not t.failed:
             continue

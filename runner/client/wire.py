@@ -133,8 +133,9 @@ def cached_tokens(usage: Mapping[str, Any]) -> int:
     value = details.get("cached_tokens") if isinstance(details, dict) else None
     if value is None:
         value = usage.get("cached_tokens")
-    ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_TOKEN_COUNT
-    return value if ok else 0
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_TOKEN_COUNT:
+        return value
+    return 0
 
 
 def _is_context_error(status: int, text: str) -> bool:
