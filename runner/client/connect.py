@@ -99,6 +99,7 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
                     [{"role": "user", "content": "ping"}],
                     max_tokens=1,
                     extra=m.request_extra(),
+                    allow_no_reply=True,  # one token may well be an empty reply
                 )
         except CallFailed as e:
             where = redact_url(ep.base_urls[0])

@@ -164,9 +164,11 @@ class Endpoint:
         extra: Mapping[str, object] | None = None,
         temperature: float = 0.0,
         affinity: str | None = None,
+        allow_no_reply: bool = False,
     ) -> Reply:
         """One chat completion with retries; raises :class:`CallFailed`. ``affinity``: the
-        episode's key (:func:`runner.client.affinity.affinity_key`; default: the running one)."""
+        episode's key (:func:`runner.client.affinity.affinity_key`; default: the running one).
+        ``allow_no_reply``: an empty or filtered reply is returned, not retried or failed."""
         self.open()
         call = _Call(budget=max_tokens, affinity=affinity or EPISODE.get())
         while call.attempt < self.attempts:
@@ -183,6 +185,8 @@ class Endpoint:
                 continue
             self.limiter.success()
             self.stats.succeeded()
+            if allow_no_reply:  # a check that the server answers (the preflight's 1 token)
+                return self._reply(got, call, role)
             if got.finish_reason == "content_filter":
                 self.stats.call_failed()
                 raise CallFailed(

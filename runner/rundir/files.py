@@ -12,6 +12,7 @@ over the name (a rename replaces a planted link, never its target).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -42,7 +43,13 @@ _CHUNK = 1 << 20
 
 class NotRegularFile(OSError):
     """A path that is not a regular file (a FIFO, a device, a directory, a link where
-    links are refused), or a file over its cap."""
+    links are refused), or a file over its cap; its message names the path."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(errno.EINVAL, message)
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 def is_regular(path: Path, *, follow: bool = False) -> bool:
@@ -65,7 +72,7 @@ def _open_regular(path: Path, *, follow: bool) -> int:
     try:
         fd = os.open(path, flags)
     except OSError as e:
-        if not follow and e.errno == 40:  # ELOOP: the path is a symlink
+        if not follow and e.errno == errno.ELOOP:  # the path is a symlink
             raise NotRegularFile(f"{path}: a symlink, refused") from None
         raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):

@@ -24,7 +24,7 @@ from pathlib import Path
 import msgspec
 
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
-from runner.rundir.files import MAX_LINE_BYTES, is_regular, lines, open_append, open_regular
+from runner.rundir.files import MAX_LINE_BYTES, lines, open_append, open_regular
 
 __all__ = [
     "LOGS",
@@ -187,20 +187,13 @@ def _lines(path: Path, report: LogReport) -> Iterator[tuple[int, bytes, bool]]:
 
 
 def log_files(run_dir: Path) -> list[Path]:
-    """The episode log files under ``run_dir`` (or a logs/ dir itself), sorted."""
+    """The episode log files under ``run_dir`` (or a logs/ dir itself), sorted. Reading one
+    that is not a regular file (a planted link, a FIFO, a device, a folder) raises
+    :class:`runner.rundir.files.NotRegularFile` naming it: refused in one line, never read."""
     base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
     return [
-        p
-        for p in sorted(base.rglob("*.jsonl"))
-        if p.name not in ("results.jsonl", "helpers.jsonl") and is_regular(p)
+        p for p in sorted(base.rglob("*.jsonl")) if p.name not in ("results.jsonl", "helpers.jsonl")
     ]
-
-
-def planted_files(run_dir: Path) -> list[str]:
-    """The ``*.jsonl`` names under the logs that are not regular files (a symlink, a FIFO, a
-    device): never read as logs, reported."""
-    base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
-    return sorted(str(p) for p in base.rglob("*.jsonl") if not is_regular(p))
 
 
 def checked_record(line: bytes, where: str) -> EpisodeRecord:

@@ -13,7 +13,7 @@ from runner.grid.expand import GridError, load_grid, parse_grid
 from runner.grid.packs import PackError, read_pack
 from runner.grid.seeds import MAX_SEEDS, count_seeds, parse_seeds
 from runner.rundir.files import NotRegularFile, lines, open_append, read_regular, replace_file
-from runner.rundir.logs import LogReport, LogWriter, planted_files, read_logs
+from runner.rundir.logs import LogReport, LogWriter, read_logs
 from tests.reliability_kit import grid_data
 from tests.scoring_records import build, cell, episode, perfect
 
@@ -36,17 +36,14 @@ def _plant(logs: Path) -> Path:
     return outside
 
 
-def test_planted_logs_are_skipped_and_reported(tmp_path: Path) -> None:
+def test_planted_logs_are_refused_naming_them_and_never_read(tmp_path: Path) -> None:
     run = tmp_path / "run"
     outside = _plant(run / "logs")
-    report = LogReport()
-    assert len(read_logs(run, report)) == 1 and not report.corrupt
-    assert report.files == 1
-    assert [Path(p).name for p in planted_files(run)] == [
-        "fifo.jsonl",
-        "outside.jsonl",
-        "zero.jsonl",
-    ]
+    for name in ("fifo.jsonl", "outside.jsonl", "zero.jsonl"):
+        with pytest.raises(NotRegularFile, match=name):
+            read_logs(run, LogReport())  # no hang on the FIFO, no endless read of /dev/zero
+        (run / "logs" / name).unlink()
+    assert len(read_logs(run, LogReport())) == 1
     assert outside.read_bytes() == b"secret\n"
 
 
