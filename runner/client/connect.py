@@ -88,6 +88,7 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
             timeout_s=min(PREFLIGHT_TIMEOUT_S, ep.timeout_s),
             attempts=min(PREFLIGHT_ATTEMPTS, ep.attempts),
             backoff_s=ep.backoff_s,
+            backoff_max_s=min(ep.backoff_max_s, PREFLIGHT_TIMEOUT_S),  # Retry-After too
             name=ep.name,
         )
         check._headers = dict(ep._headers)  # same credentials, never printed
