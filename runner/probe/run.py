@@ -44,7 +44,7 @@ from runner.client.connect import open_endpoints
 from runner.grid.expand import Grid, parse_grid
 from runner.grid.schema import ModelConfig, redact_url
 from runner.probe.model_cards import Sampling, card_sampling
-from runner.rundir.files import read_regular
+from runner.rundir.files import lines, open_append, read_regular, replace_file
 from runner.rundir.logs import read_logs
 from runner.rundir.manifest import MANIFEST
 from scoring.analyses.probe import score_reask
@@ -164,8 +164,8 @@ def read_probe(out: Path) -> list[ProbeRecord]:
     if not path.exists():
         return []
     records: list[ProbeRecord] = []
-    for line in path.read_bytes().split(b"\n"):
-        if not line.strip():
+    for _, line, _, _ in lines(path):  # a regular file, a line at a time (capped)
+        if line is None or not line.strip():
             continue
         try:
             records.append(_DECODER.decode(line))
@@ -252,8 +252,10 @@ def _check_meta(
     meta: dict[str, Any] = {"run_dir": str(run_dir.resolve()), "arm": opts.arm, "sampling": {}}
     if path.exists():
         try:
-            meta = orjson.loads(path.read_bytes())
-        except orjson.JSONDecodeError:
+            meta = orjson.loads(read_regular(path, follow=False))
+            if not isinstance(meta, dict):
+                raise ValueError("not an object")
+        except (OSError, ValueError):  # orjson.JSONDecodeError is a ValueError
             raise ProbeError(f"{path} is unreadable; move it away to start over") from None
         if meta.get("arm") != opts.arm:
             raise ProbeError(
@@ -279,7 +281,7 @@ def _check_meta(
         if all(m in before for m in now):
             return
     meta["sampling"] = {**meta.get("sampling", {}), **now}
-    path.write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2))
+    replace_file(path, orjson.dumps(meta, option=orjson.OPT_INDENT_2))  # never via a link
 
 
 async def run_probe(
@@ -319,9 +321,10 @@ async def run_probe(
     if not jobs:
         return summary
     path = out / PROBE_LOG
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = open_append(path)  # never through a planted link
     try:
-        if os.fstat(fd).st_size and not path.read_bytes().endswith(b"\n"):
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
             os.write(fd, b"\n")  # a kill tore the last line: end it, the reader skips it
         if on_endpoint is not None:
             for line in endpoint_lines(grid):
