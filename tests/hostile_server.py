@@ -81,6 +81,8 @@ HTTP_MODES: dict[str, bytes | None] = {
         "400 Bad Request",
         json.dumps({"error": {"message": "\x1b]0;pwned\x07\x1b[2Jbad model"}}).encode(),
     ),
+    "error_string": _http("400 Bad Request", b'{"error": "no such model"}'),
+    "error_list": _http("404 Not Found", b'{"error": ["x"]}'),
     "gzip_bomb": None,
     "flood": None,
 }

@@ -251,7 +251,8 @@ def read_chat(data: JsonObject) -> ChatReply:
 def _error_message(text: str) -> str:
     try:
         data = orjson.loads(text)
-        msg = data.get("error", {}).get("message") if isinstance(data, dict) else None
+        error = data.get("error") if isinstance(data, dict) else None
+        msg = error.get("message") if isinstance(error, dict) else error
         if isinstance(msg, str):
             return msg
     except orjson.JSONDecodeError:

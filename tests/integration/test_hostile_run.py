@@ -33,6 +33,8 @@ EXPECTED: dict[str, set[str]] = {
     "redirect_file": {"client_error"},
     "redirect_loop": {"client_error"},
     "error_escapes": {"client_error"},
+    "error_string": {"client_error"},
+    "error_list": {"client_error"},
 }
 
 

@@ -19,7 +19,7 @@ REPLIES = {
 }
 NO_REPLY = {"content_null": "empty_reply", "content_empty": "empty_reply"}
 NO_REPLY["content_filter"] = "content_filter"
-CLIENT_ERRORS = {"redirect_file", "redirect_loop", "error_escapes"}
+CLIENT_ERRORS = {"redirect_file", "redirect_loop", "error_escapes", "error_string", "error_list"}
 
 
 @pytest.mark.parametrize("mode", MODES)
