@@ -76,3 +76,19 @@ async def test_retry_after_is_capped_at_the_backoff_maximum() -> None:
 def test_the_reply_cap_grows_with_the_budget() -> None:
     assert reply_cap(0) == 1 << 20
     assert reply_cap(12_000) == (1 << 20) + 2 * 128 * 12_000
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate"])
+async def test_a_compressed_reply_is_inflated(coding: str) -> None:
+    from aiohttp import web
+
+    from tests.fakes import Script, fake_endpoint, ok
+
+    def compressed(body: dict[str, object]) -> web.StreamResponse:
+        resp = ok("squeezed")(body)  # type: ignore[arg-type]
+        resp.enable_compression(web.ContentCoding(coding))  # type: ignore[union-attr]
+        return resp  # type: ignore[return-value]
+
+    async with fake_endpoint(Script(compressed)) as url, Endpoint([url], attempts=1) as ep:
+        reply = await ep.chat("m", MSG, max_tokens=8)
+    assert reply.content == "squeezed"
