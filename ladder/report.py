@@ -6,7 +6,7 @@ per arm with Wilson intervals, Figure 1 shape), ``<stem>-success-decline-aware.p
 ``<stem>-channels.png`` (ours: errors per episode by channel for every cell, variants
 included) in the same folder; a section per log analysis (:data:`scoring.analyses.registry.ANALYSES`,
 each also under its name in ``<stem>-analyses.json``); and each of the paper's figures whose
-cells are present (:data:`scoring.report.paper_figures.PAPER_FIGURES`, ``<stem>-<name>.png``) with its
+cells are present (:data:`scoring.report.paper_figures.FIGURES`, ``<stem>-<name>.png``) with its
 points in ``<stem>-figures.json``. Every record is scored once, for all of it.
 """
 
@@ -22,7 +22,7 @@ import typer
 from ladder.errors import UsageError
 from ladder.score import load_records, log_summary
 from protocol.visible import visible
-from runner.rundir.files import replace_file
+from runner.rundir.files import write_atomic
 from runner.rundir.logs import LOGS, LogReport
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.registry import Analyses, analysis_sections, scored_once
@@ -63,7 +63,7 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
         for name, (_, fig) in figures.items():
             png = io.BytesIO()
             fig.savefig(png, dpi=120, format="png")
-            replace_file(out.parent / name, png.getvalue())
+            write_atomic(out.parent / name, png.getvalue())
         text = markdown_report(
             lines,
             notes=[n.strip() for n in log_summary(log_report).splitlines()]
@@ -74,11 +74,11 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
         # every file through mkstemp + rename: a symlink planted in a shared run directory
         # is replaced, never written through (runner.rundir.files)
         # text from models and logs: escapes shown, never obeyed by a terminal or viewer
-        replace_file(out, visible(text).encode("utf-8"))
-        replace_file(out.parent / f"{out.stem}-analyses.json", analyses.json())
+        write_atomic(out, visible(text).encode("utf-8"))
+        write_atomic(out.parent / f"{out.stem}-analyses.json", analyses.json())
         if figures:
             data = {key: {"caption": c, "points": d} for key, (c, _, d) in paper.items()}
-            replace_file(
+            write_atomic(
                 out.parent / f"{out.stem}-figures.json",
                 msgspec.json.format(msgspec.json.encode(data)),
             )

@@ -12,7 +12,6 @@ infrastructure termination are run again (the reader keeps the last record).
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,8 +30,8 @@ from runner.execution.episode import run_episode
 from runner.execution.order import TaskOrder
 from runner.gates.helpers import Helpers
 from runner.grid.expand import Grid, Task, expand
-from runner.rundir.files import open_append
-from runner.rundir.logs import LogReport, LogWriter, _repair_tail, read_logs
+from runner.rundir.files import JsonlAppender
+from runner.rundir.logs import LogReport, LogWriter, read_logs
 from runner.rundir.results import RESULTS, encode_line
 from scoring.results.lines import ResultLine
 from scoring.results.stream import StreamingScorer
@@ -124,16 +123,12 @@ async def run_grid(
     order = TaskOrder(tasks, window=2 * grid.run.concurrency)  # runner.execution.order: LPT tail
     results_path = state.out / RESULTS
 
-    # never through a symlink planted at results.jsonl (runner.rundir.files)
-    with LogWriter(state.out) as writer, os.fdopen(open_append(results_path), "ab") as results:
-        # A kill mid-write can leave the last result line torn; end it so the next line
-        # starts clean (one bad line for a reader, not two glued together).
-        _repair_tail(results.fileno())
+    # never through a symlink planted at results.jsonl (O_NOFOLLOW: runner.rundir.files)
+    with LogWriter(state.out) as writer, JsonlAppender(results_path) as results:
 
         def emit(lines: list[ResultLine]) -> None:
             for line in lines:  # provisional: the run's end appends the final lines
                 results.write(encode_line(line))
-                results.flush()
                 if state.on_result is not None:
                     state.on_result(line)
 

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -59,7 +58,7 @@ from runner.client.endpoint import Reply
 from runner.gates.cache import CompileStore, HelperStats, SingleFlight, digest
 from runner.grid.expand import Grid, Task
 from runner.grid.schema import ModelConfig
-from runner.rundir.files import open_append
+from runner.rundir.files import JsonlAppender
 
 __all__ = [
     "CACHE_VERSION",
@@ -128,7 +127,7 @@ class HelperLog:
 
     def write(self, line: HelperLogLine) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with os.fdopen(open_append(self.path), "ab") as f:  # never through a symlink
+        with JsonlAppender(self.path, sync=False) as f:  # never through a symlink
             f.write(self._encoder.encode(line) + b"\n")
 
 

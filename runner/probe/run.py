@@ -15,7 +15,6 @@ typed :class:`protocol.probe.ProbeRecord` line to ``OUT/probe.jsonl``; a rerun s
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +43,7 @@ from runner.client.connect import open_endpoints
 from runner.grid.expand import Grid, parse_grid
 from runner.grid.schema import ModelConfig, redact_url
 from runner.probe.model_cards import Sampling, card_sampling
-from runner.rundir.files import lines, open_append, read_regular, replace_file
+from runner.rundir.files import JsonlAppender, lines, read_regular, write_atomic
 from runner.rundir.logs import read_logs
 from runner.rundir.manifest import MANIFEST
 from scoring.analyses.probe import score_reask
@@ -281,7 +280,7 @@ def _check_meta(
         if all(m in before for m in now):
             return
     meta["sampling"] = {**meta.get("sampling", {}), **now}
-    replace_file(path, orjson.dumps(meta, option=orjson.OPT_INDENT_2))  # never via a link
+    write_atomic(path, orjson.dumps(meta, option=orjson.OPT_INDENT_2))  # never via a link
 
 
 async def run_probe(
@@ -321,11 +320,8 @@ async def run_probe(
     if not jobs:
         return summary
     path = out / PROBE_LOG
-    fd = open_append(path)  # never through a planted link
+    out_file = JsonlAppender(path, sync=False)  # a torn last line (a kill) is ended first
     try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            os.write(fd, b"\n")  # a kill tore the last line: end it, the reader skips it
         if on_endpoint is not None:
             for line in endpoint_lines(grid):
                 on_endpoint(line)
@@ -394,7 +390,7 @@ async def run_probe(
                     completion_tokens=reply.call.completion_tokens,
                     synthetic=rec.synthetic,
                 )
-                os.write(fd, _ENCODER.encode(line) + b"\n")  # one append per line
+                out_file.write(_ENCODER.encode(line) + b"\n")  # one append per line
                 summary.asked += 1
                 summary.by_variant[job.variant] = summary.by_variant.get(job.variant, 0) + 1
                 if score.reexecuted:
@@ -406,5 +402,5 @@ async def run_probe(
                 for job in jobs:
                     tg.start_soon(ask, job)
     finally:
-        os.close(fd)
+        out_file.close()
     return summary

@@ -1,12 +1,21 @@
-"""Reading and writing files a hostile directory may hold (docs/security.md).
+"""Crash-safe writes in a run directory: the one JSON-lines appender (logs, results, the
+probe's re-asks, the caches) and the one atomic replace (manifest, final results, cache
+entries).
 
-A run directory may be shared, and a grid, a pack or a log may be planted: a symlink to
-``/dev/zero`` or to a file outside the run, a FIFO that blocks an ``open``, a sparse file of
-gigabytes with no newline. Every read here is of a regular file (opened non-blocking, checked
-with ``fstat`` before a byte is read), bounded in bytes, and a log is read a line at a time
-with a per-line cap. Every write inside a run directory refuses to follow a symlink: appends
-open with ``O_NOFOLLOW``, whole files are written to a fresh ``mkstemp`` file and renamed
-over the name (a rename replaces a planted link, never its target).
+A line is one ``os.write`` of the whole line (retried until written) on an ``O_APPEND``
+descriptor, so a kill -9 leaves at most one torn last line; opening ends a torn line left
+by an earlier kill, so the next line starts clean and a reader loses one line, never two
+glued together. A failed write (a full disk) cuts the partial line back off. The file is
+opened with ``O_NOFOLLOW``: a link planted where the file goes is refused, never written
+through. :func:`write_atomic` writes a new file beside the target (created exclusively, so
+never through a link) and renames it over the target: a kill leaves the old file or the new
+one.
+
+Reading (#36): a run directory may be shared, and a grid, a pack or a log may be planted (a
+symlink to ``/dev/zero`` or to a file outside the run, a FIFO that blocks an ``open``, a
+sparse file of gigabytes with no newline). Every read here is of a regular file (opened
+non-blocking, checked with ``fstat`` before a byte is read), bounded in bytes, and a log is
+read a line at a time with a per-line cap (docs/security.md).
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -23,16 +32,91 @@ from typing import NamedTuple
 __all__ = [
     "MAX_FILE_BYTES",
     "MAX_LINE_BYTES",
+    "JsonlAppender",
     "Line",
     "NotRegularFile",
     "is_regular",
     "lines",
-    "open_append",
     "open_regular",
     "planted_entries",
     "read_regular",
-    "replace_file",
+    "write_atomic",
 ]
+
+_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+
+
+class JsonlAppender:
+    """Appends whole lines to one file; ``with JsonlAppender(path) as out: out.write(line)``."""
+
+    def __init__(self, path: Path, *, sync: bool = True) -> None:
+        self.path = path
+        self._sync = sync  # fsync on close (logs, results); the caches skip it
+        self._fd = os.open(path, _FLAGS, 0o644)
+        try:
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode):  # a FIFO, a device (#36)
+                raise NotRegularFile(f"{path}: not a regular file")
+            self._end_torn_line()
+        except OSError:
+            os.close(self._fd)
+            raise
+
+    def _end_torn_line(self) -> None:
+        size = os.fstat(self._fd).st_size
+        if size and os.pread(self._fd, 1, size - 1) != b"\n":
+            os.write(self._fd, b"\n")
+
+    def write(self, line: bytes | bytearray | memoryview) -> None:
+        """Append ``line`` (which ends with its newline) whole, or not at all."""
+        start = os.fstat(self._fd).st_size  # one writer per file (runner.rundir.lock)
+        try:
+            with memoryview(line) as view:
+                written = 0
+                while written < len(view):
+                    written += os.write(self._fd, view[written:])
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, start)
+            raise OSError(e.errno, e.strerror, str(self.path)) from None
+
+    def close(self) -> None:
+        if self._fd < 0:
+            return
+        try:
+            if self._sync:
+                os.fsync(self._fd)
+        finally:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> JsonlAppender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file, fsync and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        with memoryview(data) as view:
+            written = 0
+            while written < len(view):
+                written += os.write(fd, view[written:])
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    os.close(fd)
+    os.replace(tmp, path)
+
+
+# --- reading (#36) ------------------------------------------------------------
 
 MAX_FILE_BYTES = 64 << 20  # a grid, a pack, a manifest, a cache index
 # A log line: one episode record. A reply is capped at 4 MiB (runner.client.wire.reply_cap),
@@ -144,30 +228,3 @@ def planted_entries(run_dir: Path) -> list[str]:
             elif not entry.is_file(follow_symlinks=False):
                 found.append(str(Path(entry.path).relative_to(run_dir)))
     return sorted(found)
-
-
-def open_append(path: Path) -> int:
-    """A descriptor appending to ``path`` (created 0644; readable, for a tail check), never
-    through a symlink."""
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise NotRegularFile(f"{path}: not a regular file")
-    return fd
-
-
-def replace_file(path: Path, data: bytes) -> None:
-    """Write ``data`` as ``path``: a fresh temporary file in its directory, flushed, renamed
-    over the name. A symlink planted at ``path`` is replaced, its target untouched."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

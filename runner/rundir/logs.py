@@ -7,15 +7,15 @@ Layout of a run directory::
     DIR/results.jsonl           the streamed cell and contrast results
     DIR/cache/                  compile and matcher caches (gate arms)
 
-A write is one ``os.write`` of a whole line on an ``O_APPEND`` descriptor, so a kill -9 leaves
-at most one truncated last line, which the reader drops and reports. Episodes that ended on an
+A write is one ``os.write`` of a whole line on an ``O_APPEND`` descriptor
+(:mod:`runner.rundir.files`), so a kill -9 leaves at most one truncated last line, which
+the reader drops and reports. Episodes that ended on an
 infrastructure failure are logged too (with their termination reason); a resumed run retries
 them, and the reader keeps the last record of each (cell, seed).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,7 +24,7 @@ from pathlib import Path
 import msgspec
 
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
-from runner.rundir.files import MAX_LINE_BYTES, lines, open_append, open_regular
+from runner.rundir.files import MAX_LINE_BYTES, JsonlAppender, lines, open_regular
 
 __all__ = [
     "LOGS",
@@ -71,25 +71,21 @@ class NewerSchemaError(ValueError):
 
 
 class LogWriter:
-    """Appends records to per-cell files; one write and one flush per episode."""
+    """Appends records to per-cell files (:class:`~runner.rundir.files.JsonlAppender`:
+    one write per episode; a disk-full write cut back to the last whole record)."""
 
     def __init__(self, run_dir: Path) -> None:
         self.dir = run_dir / LOGS
         self.dir.mkdir(parents=True, exist_ok=True)
-        self._fds: dict[str, int] = {}
-        self._paths: dict[int, Path] = {}
+        self._files: dict[str, JsonlAppender] = {}
         self._buf = bytearray()
 
-    def _fd(self, cell: CellKey) -> int:
+    def _file(self, cell: CellKey) -> JsonlAppender:
         slug = cell.slug()
-        fd = self._fds.get(slug)
-        if fd is None:
-            path = self.dir / f"{slug}.jsonl"
-            fd = open_append(path)  # never through a planted symlink
-            _repair_tail(fd)
-            self._fds[slug] = fd
-            self._paths[fd] = path
-        return fd
+        out = self._files.get(slug)
+        if out is None:
+            out = self._files[slug] = JsonlAppender(self.dir / f"{slug}.jsonl")
+        return out
 
     def write(self, record: EpisodeRecord) -> None:
         """Append ``record``, checked first against the reader's type (decode what is
@@ -110,19 +106,8 @@ class LogWriter:
             )
             self._encode_checked(failed)
             record = failed
-        fd = self._fd(record.cell)
-        start = os.fstat(
-            fd
-        ).st_size  # one writer per directory (runner.rundir.lock): the line's start
         try:
-            with memoryview(self._buf) as view:
-                _write_all(fd, view)
-        except OSError as e:
-            # Disk full (ENOSPC) or another write error: cut the partial line, so the log
-            # ends on its last whole record and a rerun resumes from there.
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, start)
-            raise OSError(e.errno, e.strerror, str(self._paths[fd])) from None
+            self._file(record.cell).write(self._buf)
         finally:
             self._buf.clear()
 
@@ -137,31 +122,15 @@ class LogWriter:
         self._buf.extend(b"\n")
 
     def close(self) -> None:
-        for fd in self._fds.values():
-            os.fsync(fd)
-            os.close(fd)
-        self._fds.clear()
+        for out in self._files.values():
+            out.close()
+        self._files.clear()
 
     def __enter__(self) -> LogWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _write_all(fd: int, view: memoryview) -> None:
-    written = 0
-    while written < len(view):
-        written += os.write(fd, view[written:])
-
-
-def _repair_tail(fd: int) -> None:
-    """Terminate a truncated last line (left by a kill) so the next record starts clean."""
-    size = os.fstat(fd).st_size
-    if size == 0:
-        return
-    if os.pread(fd, 1, size - 1) != b"\n":
-        os.write(fd, b"\n")
 
 
 @dataclass

@@ -28,7 +28,7 @@ import msgspec
 
 from protocol.generate import SpecError
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
-from runner.rundir.files import replace_file
+from runner.rundir.files import write_atomic
 from runner.rundir.logs import LogReport, log_files, read_record, scan_log
 from scoring.analyses.cost import CostRow, cost_rows
 from scoring.replay.episode import EpisodeScore, score_episode
@@ -108,7 +108,7 @@ class RunIndex:
             )
         )
         with contextlib.suppress(OSError):  # a read-only run directory: the index in memory
-            replace_file(self.path, data)  # mkstemp + rename: never through a planted link
+            write_atomic(self.path, data)  # mkstemp + rename: never through a planted link
 
     # --- building -----------------------------------------------------------------------
     def _score(self, record: EpisodeRecord) -> EpisodeScore:

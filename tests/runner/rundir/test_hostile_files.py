@@ -12,7 +12,7 @@ import pytest
 from runner.grid.expand import GridError, load_grid, parse_grid
 from runner.grid.packs import PackError, read_pack
 from runner.grid.seeds import MAX_SEEDS, count_seeds, parse_seeds
-from runner.rundir.files import NotRegularFile, lines, open_append, read_regular, replace_file
+from runner.rundir.files import JsonlAppender, NotRegularFile, lines, read_regular, write_atomic
 from runner.rundir.logs import LogReport, LogWriter, read_logs
 from tests.reliability_kit import grid_data
 from tests.scoring_records import build, cell, episode, perfect
@@ -64,8 +64,8 @@ def test_writes_never_follow_a_planted_link(tmp_path: Path) -> None:
     link = tmp_path / "results.jsonl"
     link.symlink_to(target)
     with pytest.raises(OSError):
-        open_append(link)
-    replace_file(link, b"new")
+        JsonlAppender(link)
+    write_atomic(link, b"new")
     assert target.read_bytes() == b"keep" and not link.is_symlink()
     assert link.read_bytes() == b"new"
     run = tmp_path / "run"
