@@ -71,3 +71,60 @@ def test_a_key_with_control_characters_is_one_line_exit_2(key: str, tmp_path: An
         assert "control characters" in done.stderr and "Traceback" not in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert "abc" not in done.stderr
+
+
+def test_ladder_probe_prints_the_endpoint_and_sends_no_key_a_manifest_names(
+    tmp_path: Any,
+) -> None:
+    """A shared run directory's manifest rewritten to name a server of its choosing and
+    AWS_SECRET_ACCESS_KEY: the probe prints that endpoint first and sends it no key."""
+    import asyncio
+    import os
+    import subprocess
+
+    import orjson
+    from aiohttp import web
+
+    from tests.fakes import ok
+    from tests.reliability_kit import REPO, ladder_argv, run_inprocess
+
+    data = grid_data(seeds="100-101", steps=10, arms=("raw",))
+    data["models"] = [{"name": "scripted/perfect", "endpoint": "embedded"}]
+    run = tmp_path / "run"
+    asyncio.run(run_inprocess(parse_grid(data), run))
+    seen: list[str] = []  # every Authorization header the server received
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        seen.append(request.headers.get("Authorization", ""))
+        return ok("I will look into it.")(await request.json())
+
+    async def probe() -> subprocess.CompletedProcess[str]:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", answer)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        url = f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+        try:
+            manifest = orjson.loads((run / "manifest.json").read_bytes())
+            manifest["grid"]["endpoints"][0]["base_url"] = url
+            manifest["grid"]["endpoints"][0]["api_key_env"] = "AWS_SECRET_ACCESS_KEY"
+            (run / "manifest.json").write_bytes(orjson.dumps(manifest))
+            argv = ladder_argv(
+                "probe", str(run), "--out", str(tmp_path / "p"), "--samples", "0", "--limit", "1"
+            )
+            env = {"PYTHONPATH": str(REPO), "AWS_SECRET_ACCESS_KEY": "sk-sentinel-0123456789"}
+            proc = await asyncio.create_subprocess_exec(
+                *argv, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            out, err = await proc.communicate()
+        finally:
+            await runner.cleanup()
+        return subprocess.CompletedProcess(argv, proc.returncode or 0, out.decode(), err.decode())
+
+    done = asyncio.run(probe())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "endpoint embedded: http://127.0.0.1:" in done.stderr and "(no key)" in done.stderr
+    assert seen and set(seen) == {""}, "re-asked on the manifest's endpoint, with no key"
+    assert "sk-sentinel" not in done.stdout + done.stderr
