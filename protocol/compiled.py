@@ -24,7 +24,9 @@ never produced (an unreadable reply), so the paper's three flags are reported ap
 ``Validation.paper_flags``.
 
 Accuracy (:func:`compile_accuracy`, Table 5) compares with the generator's episode, for the
-record only: the gate's state never reads it.
+record only: the gate's state never reads it. A revision reply that could not be read
+(``error`` set) agrees in no component (ours): its empty stand-in would otherwise match a
+revision with no rewires or relax and score an unreadable reply as a correct one.
 """
 
 from __future__ import annotations
@@ -221,13 +223,14 @@ def compile_accuracy(
         dep += frozenset(c.deps) == frozenset(s.deps)
         code += normalize_code(c.code) == s.code
     truth = episode.revision
+    read = not revision.malformed  # an unreadable revision agrees with nothing (ours)
     return CompileAccuracy(
         steps=len(episode.steps),
         dep=dep,
         code=code,
-        cancel=revision.cancel == truth.cancel,
-        rewire=_same_rewires(revision.rewires, truth.rewires),
-        relax=revision.relax == truth.relax,
+        cancel=read and revision.cancel == truth.cancel,
+        rewire=read and _same_rewires(revision.rewires, truth.rewires),
+        relax=read and revision.relax == truth.relax,
         extra_steps=len(set(graph.steps) - {s.id for s in episode.steps}),
     )
 

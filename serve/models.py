@@ -16,7 +16,7 @@ Policies (``GET /v1/models`` lists them):
 
 Every chat policy also takes the helper defect rates of :mod:`serve.agents.gate_answers`
 (``matcher_malformed``, ``matcher_wrong``, ``compile_empty_code``, ``compile_cancel_left``,
-``compile_cycle``) and the rewriter's ``rewrite_bad`` (:mod:`serve.agents.rewrite`). Example: ``scripted/synthetic?obey=0.9&fresh=0.35&seed=7``. An unknown
+``compile_cycle``, ``compile_echo``) and the rewriter's ``rewrite_bad`` (:mod:`serve.agents.rewrite`). Example: ``scripted/synthetic?obey=0.9&fresh=0.35&seed=7``. An unknown
 policy is a 404 (as vLLM answers an unknown model); an unknown parameter or a value that is
 not a number in range is a 400.
 """

@@ -102,13 +102,30 @@ class Compiled(msgspec.Struct, frozen=True, kw_only=True):
     calls: tuple[CallRecord, ...] = ()  # the two requests that made it (empty: unknown)
 
 
+def truncated(error: str | None, call: CallRecord | None) -> str | None:
+    """``error`` said as a truncation when its reply was cut by its budget (finish reason
+    ``length``): the reply could not be read because it ends early, not for its content."""
+    if error is None or call is None or call.finish_reason != "length":
+        return error
+    budget = f"{call.max_tokens} tokens" if call.max_tokens else "its budget"
+    return f"truncated: the reply was cut at its budget ({budget}, finish_reason length)"
+
+
 def make_compiled(
     model: str, graph_reply: str, revision_reply: str, calls: Sequence[CallRecord] = ()
 ) -> Compiled:
+    """The parsed compile; a reply that cannot be read because it was cut by its budget
+    says so (``calls``: the graph's request, then the revision's)."""
+    graph = parse_graph(graph_reply)
+    revision = parse_compiled_revision(revision_reply)
+    first = calls[0] if calls else None
+    second = calls[1] if len(calls) > 1 else None
+    graph = msgspec.structs.replace(graph, error=truncated(graph.error, first))
+    revision = msgspec.structs.replace(revision, error=truncated(revision.error, second))
     return Compiled(
         model=model,
-        graph=parse_graph(graph_reply),
-        revision=parse_compiled_revision(revision_reply),
+        graph=graph,
+        revision=revision,
         graph_reply=graph_reply,
         revision_reply=revision_reply,
         calls=tuple(calls),
