@@ -6,6 +6,7 @@ fields only; :data:`SCHEMA_VERSION` rises when a reader must know about a change
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 import msgspec
@@ -13,6 +14,7 @@ import msgspec
 from protocol.config import CellKey, Domain, EpisodeSpec, Knobs, Schedule
 
 __all__ = [
+    "cached_sum",
     "SCHEMA_VERSION",
     "AccuracyRecord",
     "Booking",
@@ -143,7 +145,10 @@ class CallRecord(_Frozen, frozen=True, kw_only=True):
     finish_reason: str | None = None
     cached: bool = False  # served from the helper cache (no request made)
     max_tokens: int = 0
-    cached_tokens: int = 0  # prompt tokens served from the server's prefix cache (usage.prompt_tokens_details.cached_tokens)
+    # prompt tokens served from the server's prefix cache
+    # (usage.prompt_tokens_details.cached_tokens); None: the server did not report them
+    # (logs before #41 wrote 0 for that too)
+    cached_tokens: int | None = 0
     # A helper request made once for several episodes (a compile): tokens kept, counted once
     # in the run's helper log; with cached=True this episode did not make the request.
     shared: bool = False
@@ -327,7 +332,9 @@ class EpisodeRecord(msgspec.Struct, frozen=True, kw_only=True, tag="episode"):
     prompt_tokens: int = 0  # the agent's calls only (as in Table 7)
     completion_tokens: int = 0
     agent_tokens: int = 0  # prompt + completion
-    cached_tokens: int = 0  # agent prompt tokens the server served from its prefix cache
+    # agent prompt tokens the server served from its prefix cache; None: no agent call's
+    # server reported them
+    cached_tokens: int | None = 0
     agent_calls: int = 0  # agent requests (a same-turn notice's retry included)
     helper_calls: int = 0  # matcher and compiler requests made (cache hits not counted)
     helper_cached: int = 0  # matcher and compiler calls served from the helper cache
@@ -341,6 +348,13 @@ class EpisodeRecord(msgspec.Struct, frozen=True, kw_only=True, tag="episode"):
 def episode_id(cell: CellKey, seed: int) -> str:
     """The id of one episode of a cell: ``<slug>/<seed>``."""
     return f"{cell.slug()}/{seed}"
+
+
+def cached_sum(calls: Iterable[CallRecord]) -> int | None:
+    """The cached prompt tokens of ``calls`` that reported them; None when none did (or there
+    are no calls): "not reported", never a 0 the server did not send."""
+    reported = [c.cached_tokens for c in calls if c.cached_tokens is not None]
+    return sum(reported) if reported else None
 
 
 def with_totals(record: EpisodeRecord) -> EpisodeRecord:
@@ -358,7 +372,7 @@ def with_totals(record: EpisodeRecord) -> EpisodeRecord:
         prompt_tokens=prompt,
         completion_tokens=completion,
         agent_tokens=prompt + completion,
-        cached_tokens=sum(c.cached_tokens for c in agent),
+        cached_tokens=cached_sum(agent),
         agent_calls=len(agent),
         helper_calls=len(made),
         helper_cached=len(helper) - len(made),

@@ -186,6 +186,7 @@ class Compiler:
         self.log = HelperLog(out_dir / "helpers.jsonl")
         self._compiled: dict[str, Compiled] = {}
         self._flight: SingleFlight[tuple[Compiled, bool]] = SingleFlight()
+        self._unclaimed: set[str] = set()  # made by the precompile, read by no episode yet
 
     def model_for(self, cell: CellKey) -> ModelConfig:
         """The compile model of ``cell``: its ``compile_model`` or the cell's own model."""
@@ -222,9 +223,22 @@ class Compiler:
         return generate(spec)
 
     async def compile(self, cell: CellKey, episode: Episode) -> tuple[Compiled, list[CallRecord]]:
-        """The compiled graph and revision for ``episode`` and the calls to log with it."""
-        compiled, made = await self._compile(self.model_for(cell), episode)
+        """The compiled graph and revision for ``episode`` and the calls to log with it: as
+        made by the episode whose call made them or, for a compile the precompile made, by
+        the first episode that reads it (so the compile is charged to an arm that read it,
+        and the episodes' made calls sum to the run's spend); as shared everywhere else."""
+        model = self.model_for(cell)
+        compiled, made = await self._compile(model, episode)
+        if not made:
+            made = self._claim(digest(self.key(model, episode))[:40])
         return compiled, list(compiled.calls) if made else shared_calls(compiled.calls)
+
+    def _claim(self, key_digest: str) -> bool:
+        """Whether this reader is the first of a compile the precompile made this run."""
+        if key_digest in self._unclaimed:
+            self._unclaimed.discard(key_digest)
+            return True
+        return False
 
     async def _compile(self, model: ModelConfig, episode: Episode) -> tuple[Compiled, bool]:
         """(the compile, whether this call made its requests)."""
@@ -314,7 +328,9 @@ class Compiler:
             nonlocal count
             for model, ep in pending:
                 count += 1
-                await self._compile(model, ep)
+                _, made = await self._compile(model, ep)
+                if made:
+                    self._unclaimed.add(digest(self.key(model, ep))[:40])
 
         async with anyio.create_task_group() as tg:
             for _ in range(concurrency):

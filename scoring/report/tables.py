@@ -219,7 +219,7 @@ HELPERS_HEADER = (
     "redo P",
     "redo R",
     "matcher calls (cached)",
-    "malformed (corrected)",
+    "answers malformed (corrected)",
 )
 
 
