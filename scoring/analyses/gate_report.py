@@ -41,6 +41,8 @@ __all__ = [
     "flag_inert",
     "gate_activity",
     "helper_lines",
+    "judged",
+    "merged_activity",
     "matcher_report",
 ]
 
@@ -156,9 +158,8 @@ def gate_activity(records: Sequence[EpisodeRecord]) -> GateActivity:
     notice, or refused a booking; or every compile failed (the gate then acts, if at all,
     on a graph it could not read). ``why`` says which, with the counts behind it."""
     compiles = failed = empty = flagged = consulted = malformed = 0
-    directives = notices = arm_turns = 0
+    directives = notices = arm_turns = acted = 0
     errors: dict[str, int] = {}
-    acted = False
     for r in records:
         info = r.compile
         if info is not None:
@@ -175,34 +176,72 @@ def gate_activity(records: Sequence[EpisodeRecord]) -> GateActivity:
             directives += t.directive is not None
             notices += len(t.notices) + len(t.retry_notices)
             arm_turns += bool(t.arm_text)
-            acted = acted or _acted(t)
-    why: list[str] = []
-    if records and not acted:
-        why.append(
-            f"no directive, arm text or rejection notice shown in {_plural(len(records), 'episode')}"
+            acted += _acted(t)
+    return judged(
+        GateActivity(
+            episodes=len(records),
+            compiles=compiles,
+            compile_failed=failed,
+            compile_empty=empty,
+            compile_flagged=flagged,
+            compile_errors=errors,
+            matcher_turns=consulted,
+            matcher_malformed=malformed,
+            directives=directives,
+            notices=notices,
+            arm_turns=arm_turns,
+            acted_turns=acted,
         )
-    if compiles and failed == compiles:
-        why.append(f"{failed}/{compiles} compiles failed")
+    )
+
+
+def judged(g: GateActivity) -> GateActivity:
+    """``g`` with ``inert`` and ``why`` set from its counts (see :func:`gate_activity`)."""
+    why: list[str] = []
+    if g.episodes and not g.acted_turns:
+        shown = _plural(g.episodes, "episode")
+        why.append(f"no directive, arm text or rejection notice shown in {shown}")
+    if g.compiles and g.compile_failed == g.compiles:
+        why.append(f"{g.compile_failed}/{g.compiles} compiles failed")
     inert = bool(why)
     if inert:
-        why += [f"{n}x {e}" for e, n in sorted(errors.items())]
-        if consulted and malformed:
-            why.append(f"{malformed}/{consulted} matcher answers malformed after correction")
-    return GateActivity(
-        episodes=len(records),
-        compiles=compiles,
-        compile_failed=failed,
-        compile_empty=empty,
-        compile_flagged=flagged,
-        compile_errors=errors,
-        matcher_turns=consulted,
-        matcher_malformed=malformed,
-        directives=directives,
-        notices=notices,
-        arm_turns=arm_turns,
-        inert=inert,
-        why="gate inert: " + "; ".join(why) if inert else None,
+        why += [f"{n}x {e}" for e, n in sorted(g.compile_errors.items())]
+        if g.matcher_turns and g.matcher_malformed:
+            why.append(
+                f"{g.matcher_malformed}/{g.matcher_turns} matcher answers malformed after "
+                "correction"
+            )
+    return msgspec.structs.replace(
+        g, inert=inert, why="gate inert: " + "; ".join(why) if inert else None
     )
+
+
+def merged_activity(parts: Iterable[GateActivity]) -> GateActivity:
+    """The activity of a cell from its episodes' (each :func:`gate_activity` of one record):
+    the counts summed, then judged as one."""
+    total: dict[str, int] = {}
+    errors: dict[str, int] = {}
+    for g in parts:
+        for name in _COUNTS:
+            total[name] = total.get(name, 0) + getattr(g, name)
+        for e, n in g.compile_errors.items():
+            errors[e] = errors.get(e, 0) + n
+    return judged(GateActivity(compile_errors=errors, **total))
+
+
+_COUNTS = (
+    "episodes",
+    "compiles",
+    "compile_failed",
+    "compile_empty",
+    "compile_flagged",
+    "matcher_turns",
+    "matcher_malformed",
+    "directives",
+    "notices",
+    "arm_turns",
+    "acted_turns",
+)
 
 
 def flag_inert(lines: Sequence[ResultLine]) -> list[ResultLine]:

@@ -173,6 +173,7 @@ class GateActivity(msgspec.Struct, frozen=True, kw_only=True):
     directives: int = 0  # turns that showed a directive
     notices: int = 0  # rejection notices shown (same-turn retries included)
     arm_turns: int = 0  # turns the arm added text to (directive, checklist line, ...)
+    acted_turns: int = 0  # turns the gate showed anything on or refused a booking
     inert: bool = False
     why: str | None = None
 

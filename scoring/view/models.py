@@ -227,6 +227,7 @@ class CellView(_View, frozen=True, kw_only=True):
     arm_label: str
     line: CellLine
     cost: CellCost
+    gate_inert: str | None = None  # why the cell's gate never gated (None: it did, or no gate)
 
 
 class ContrastView(_View, frozen=True, kw_only=True):

@@ -126,3 +126,21 @@ def test_a_gate_that_acts_is_not_flagged(tmp_path: Path) -> None:
     for h in _helpers(lines).values():
         assert not h.gate.inert and h.gate.why is None and h.gate.directives > 0
     assert all(not c.gate_inert for c in lines if isinstance(c, ContrastLine))
+
+
+def test_the_viewer_and_cost_mark_the_inert_cell(tmp_path: Path) -> None:
+    from runner.view.data import RunView
+
+    out = _run(tmp_path, "scripted/always-book?matcher_malformed=1")
+    view = RunView(out).cells()
+    marks = {c.line.cell.arm: c.gate_inert for c in view.cells}
+    assert marks["directive"] is not None and "matcher answers malformed" in marks["directive"]
+    assert marks["enforce"] is None and marks["raw"] is None
+    flagged = {(c.line.a, c.line.b): c.line.gate_inert for c in view.contrasts}
+    assert flagged[("checklist", "directive")] == ("directive",)
+    assert flagged[("raw", "checklist")] == ()
+    again = RunView(out).cells()  # read back from the index file
+    assert {c.line.cell.arm: c.gate_inert for c in again.cells} == marks
+    text = CliRunner().invoke(app, ["cost", str(out)]).stdout
+    assert "directive [gate inert]" in text
+    assert "  directive: gate inert: no directive" in text
