@@ -44,7 +44,11 @@ from protocol.state import sort_ids
 __all__ = [
     "ECHO_ERROR",
     "REVISION_EXAMPLE_IDS",
-    "find_json_object", "parse_graph", "parse_match", "parse_revision"]
+    "find_json_object",
+    "parse_graph",
+    "parse_match",
+    "parse_revision",
+]
 
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
@@ -93,7 +97,9 @@ ECHO_ERROR = "the reply reproduces the prompt's own example"
 
 
 def _graph_example() -> dict[str, CompiledStep]:
-    m = re.search(r'"(s\d+)": \{"deps": \[\], "code": "(RC-\d{4})"\}', strings.COMPILER_GRAPH_PROMPT)
+    m = re.search(
+        r'"(s\d+)": \{"deps": \[\], "code": "(RC-\d{4})"\}', strings.COMPILER_GRAPH_PROMPT
+    )
     assert m is not None, "the graph prompt's example step"
     return {m.group(1): CompiledStep(deps=(), code=m.group(2))}
 

@@ -14,7 +14,6 @@ import msgspec
 from protocol.config import CellKey, Domain, EpisodeSpec, Knobs, Schedule
 
 __all__ = [
-    "cached_sum",
     "SCHEMA_VERSION",
     "AccuracyRecord",
     "Booking",
@@ -41,6 +40,7 @@ __all__ = [
     "TurnKind",
     "TurnRecord",
     "ValidatorRecord",
+    "cached_sum",
     "episode_id",
     "with_totals",
 ]

@@ -42,8 +42,8 @@ __all__ = [
     "gate_activity",
     "helper_lines",
     "judged",
-    "merged_activity",
     "matcher_report",
+    "merged_activity",
 ]
 
 # Turns on which agreement is measured: every turn that resolves to a scripted step.
@@ -248,9 +248,7 @@ def flag_inert(lines: Sequence[ResultLine]) -> list[ResultLine]:
     """``lines`` with each contrast naming the arms whose gate was inert (``gate_inert``),
     from the helpers lines among them; other lines unchanged."""
     inert = {
-        (config_of(h.cell), h.cell.arm)
-        for h in lines
-        if isinstance(h, HelperLine) and h.gate.inert
+        (config_of(h.cell), h.cell.arm) for h in lines if isinstance(h, HelperLine) and h.gate.inert
     }
     if not inert:
         return list(lines)

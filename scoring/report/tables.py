@@ -120,8 +120,7 @@ def contrast_rows(lines: Iterable[ResultLine], scoring: str = "strict") -> list[
     return [
         [
             config_label(c.config),
-            f"{c.a} -> {c.b}"
-            + (f" [INERT: {', '.join(c.gate_inert)}]" if c.gate_inert else ""),
+            f"{c.a} -> {c.b}" + (f" [INERT: {', '.join(c.gate_inert)}]" if c.gate_inert else ""),
             str(c.n),
             str(c.b_only),
             str(c.a_only),

@@ -58,7 +58,9 @@ def test_cached_tokens_are_not_reported_where_the_server_sends_none(tmp_path: Pa
 
 
 def test_cached_tokens_are_counted_where_the_server_reports_them(tmp_path: Path) -> None:
-    out, _ = _run(tmp_path, "scripted/perfect", ServerConfig(prefix_cache=PrefixCacheConfig(enabled=True)))
+    out, _ = _run(
+        tmp_path, "scripted/perfect", ServerConfig(prefix_cache=PrefixCacheConfig(enabled=True))
+    )
     recs = records(out)
     agent = [c for r in recs.values() for t in r.turns for c in t.calls if c.role == "agent"]
     assert agent and all(c.cached_tokens is not None for c in agent)

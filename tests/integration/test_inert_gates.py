@@ -28,9 +28,7 @@ def _default_loop_policy() -> Iterator[None]:
 
 
 def _run(tmp: Path, model: str, decoding: dict[str, Any] | None = None) -> Path:
-    data = grid_data(
-        seeds="100-101", arms=ARMS, models=[{"name": model, "endpoint": "embedded"}]
-    )
+    data = grid_data(seeds="100-101", arms=ARMS, models=[{"name": model, "endpoint": "embedded"}])
     data["decoding"].update(decoding or {})
     data["decoding"]["timeout_s"] = 30
     out = tmp / "run"
@@ -60,9 +58,7 @@ def test_a_malformed_matcher_leaves_the_directive_gate_inert_and_says_why(
     # the enforcement gate refused bookings on its own state: it acted
     enforce = _helpers(lines)["enforce"].gate
     assert not enforce.inert and enforce.notices > 0
-    flagged = {
-        (c.a, c.b): c.gate_inert for c in lines if isinstance(c, ContrastLine)
-    }
+    flagged = {(c.a, c.b): c.gate_inert for c in lines if isinstance(c, ContrastLine)}
     assert flagged[("checklist", "directive")] == ("directive",)
     assert flagged[("directive", "enforce")] == ("directive",)
     assert flagged[("raw", "checklist")] == ()
