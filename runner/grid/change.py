@@ -41,6 +41,9 @@ def identity(grid_data: GridData) -> GridData:
     for e in data.get("endpoints", []):
         for k in _ENDPOINT_FREE:
             e.pop(k, None)
+    for m in data.get("models", []):  # grids written before brief_role (#41) omit the default
+        if m.get("brief_role") == "system":
+            m.pop("brief_role")
     return dict(data)
 
 

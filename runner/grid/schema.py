@@ -79,6 +79,9 @@ class ModelConfig(_Strict):
     select: Literal["request", "checkpoint", "vendor"] = "checkpoint"
     extra: dict[str, object] = {}  # vendor flags, merged into every request body
     compile_model: str | None = None  # another model's name to compile for this one
+    # where the agent's brief goes: the system message (the paper's), or "user": leading the
+    # first user turn, for a chat template without a system role (runner.execution.brief_check)
+    brief_role: Literal["system", "user"] = "system"
 
     def served_name(self) -> str:
         return self.served or self.name

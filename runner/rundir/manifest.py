@@ -62,6 +62,9 @@ def grid_digest(grid: Grid) -> str:
     for e in data.get("endpoints", []):
         for k in ("max_in_flight", "adaptive", "start_in_flight", "base_url", "base_urls"):
             e.pop(k, None)
+    for m in data.get("models", []):  # grids written before brief_role (#41) keep their digest
+        if m.get("brief_role") == "system":
+            m.pop("brief_role")
     return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
 
 
