@@ -147,6 +147,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                     injected=injected,
                 )
             )
+            ctx.turn_done()
     except CallFailed as e:
         failure = e
     return arm.episode_record(turns, started, t0, failure)

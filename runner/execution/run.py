@@ -57,7 +57,7 @@ async def run_async(
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
     from runner.client.connect import open_endpoints, preflight
-    from runner.execution.live import live_view, preflight_line, progress_lines
+    from runner.execution.live import live_view, preflight_line, progress_lines, refreshing
 
     # The local checks come first (the directory's grid, then its logs), so a directory of
     # another grid is refused before any endpoint is contacted; the manifest is written only
@@ -104,7 +104,10 @@ async def run_async(
             # and text-arm episodes never wait.
             tg.start_soon(_precompile, helpers, tasks, console)
             with live_view(state, console, enabled=live):
-                async with progress_lines(state, console, every_s=0 if live else progress_every_s):
+                async with (
+                    progress_lines(state, console, every_s=0 if live else progress_every_s),
+                    refreshing(state, every_s=1.0),
+                ):
                     await run_grid(state, tasks, scorer)
     st = helpers.stats
     if st.compile_requests or st.matcher_requests:

@@ -170,3 +170,4 @@ class Play:
             )
         )
         self.turn = None
+        self.ctx.turn_done()
