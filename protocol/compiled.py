@@ -43,6 +43,7 @@ from protocol.records import (
     CompileRecord,
     Episode,
     ValidatorRecord,
+    kept_reply,
 )
 from protocol.state import TaskState, sort_ids
 
@@ -247,8 +248,11 @@ def compile_record(
     *,
     enforcing: bool,
     cached: bool,
+    graph_reply: str = "",
+    revision_reply: str = "",
 ) -> CompileRecord:
-    """The typed compile record of one gate episode (graph as a list of steps by id)."""
+    """The typed compile record of one gate episode (graph as a list of steps by id); the raw
+    reply of a component that could not be read is kept, bounded (``kept_reply``)."""
     return CompileRecord(
         model=model,
         graph=tuple(
@@ -259,6 +263,8 @@ def compile_record(
             cancel=revision.cancel, rewires=dict(revision.rewires), relax=revision.relax
         ),
         revision_error=revision.error,
+        graph_reply=kept_reply(graph_reply) if graph.error is not None else None,
+        revision_reply=kept_reply(revision_reply) if revision.error is not None else None,
         validator=ValidatorRecord(passed=validation.passed, **msgspec.structs.asdict(validation)),
         accuracy=AccuracyRecord(exact=accuracy.exact, **msgspec.structs.asdict(accuracy)),
         enforcing=enforcing,

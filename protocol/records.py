@@ -14,6 +14,7 @@ import msgspec
 from protocol.config import CellKey, Domain, EpisodeSpec, Knobs, Schedule
 
 __all__ = [
+    "REPLY_KEEP",
     "SCHEMA_VERSION",
     "AccuracyRecord",
     "Booking",
@@ -42,6 +43,7 @@ __all__ = [
     "ValidatorRecord",
     "cached_sum",
     "episode_id",
+    "kept_reply",
     "with_totals",
 ]
 
@@ -154,6 +156,18 @@ class CallRecord(_Frozen, frozen=True, kw_only=True):
     shared: bool = False
 
 
+REPLY_KEEP = 2_000  # OURS: characters of a raw helper reply a record keeps (#41)
+
+
+def kept_reply(text: str, limit: int = REPLY_KEEP) -> str:
+    """A raw helper reply as a record keeps it: whole up to ``limit`` characters, else its
+    first ``limit`` and a marker saying how much was cut (a reply is untrusted and may be
+    of any size; enough is kept to read why it was malformed)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [cut: {len(text) - limit:,} more characters]"
+
+
 class HelperLogLine(msgspec.Struct, frozen=True, kw_only=True, tag="helper"):
     """One line of ``OUT/helpers.jsonl``: the requests of one compile or one matcher answer,
     made once however many episodes share it (runs before the matcher lines: compiles only)."""
@@ -161,6 +175,8 @@ class HelperLogLine(msgspec.Struct, frozen=True, kw_only=True, tag="helper"):
     kind: Literal["compile", "matcher"]
     key: str  # the cache key's digest
     calls: tuple[CallRecord, ...]
+    # the raw replies of ``calls``, in order, each bounded (kept_reply); () before #41
+    replies: tuple[str, ...] = ()
 
 
 class ToolCall(_Frozen, frozen=True, kw_only=True):
@@ -199,6 +215,9 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     # answered / null / corrected (after the correction request) / malformed (after it);
     # None where no matcher was consulted (and in logs older than this field)
     matcher_outcome: MatcherOutcome | None = None
+    # the matcher's raw replies where they did not parse at first (outcome corrected or
+    # malformed), each bounded (kept_reply): why a malformed answer was malformed
+    matcher_replies: tuple[str, ...] = ()
     directive: str | None = None
     calls: tuple[CallRecord, ...] = ()
     named: tuple[str, ...] = ()
@@ -290,6 +309,10 @@ class CompileRecord(_Frozen, frozen=True, kw_only=True):
     graph_error: str | None = None
     revision: CompiledRevisionRecord = CompiledRevisionRecord()
     revision_error: str | None = None
+    # the raw compiler replies of a component that could not be read (its error set), each
+    # bounded (kept_reply); None where it was read (the run's cache and helpers.jsonl keep all)
+    graph_reply: str | None = None
+    revision_reply: str | None = None
     validator: ValidatorRecord
     accuracy: AccuracyRecord
     enforcing: bool = False  # the gate refused bookings (hybrid: the validator passed)

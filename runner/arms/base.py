@@ -67,6 +67,7 @@ class Shaped:
     matched_step: str | None = None
     matched_redo: bool | None = None
     matcher_outcome: MatcherOutcome | None = None  # None: no matcher call on this turn
+    matcher_replies: tuple[str, ...] = ()  # raw replies of a corrected or malformed answer
     directive: str | None = None
 
 

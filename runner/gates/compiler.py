@@ -52,7 +52,7 @@ from protocol.compiled import CompiledGraph, CompiledRevision
 from protocol.compiled_parse import parse_graph
 from protocol.compiled_parse import parse_revision as parse_compiled_revision
 from protocol.generate import generate
-from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Role
+from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Role, kept_reply
 from protocol.render import render_revision_prompt
 from runner.client.endpoint import Reply
 from runner.gates.cache import CompileStore, HelperStats, SingleFlight, digest
@@ -258,7 +258,11 @@ class Compiler:
             compiled = await self._call(model, episode)
             self._store(key_digest, key, compiled)
             self._compiled[key_digest] = compiled
-            self.log.write(HelperLogLine(kind="compile", key=key_digest, calls=compiled.calls))
+            replies = (kept_reply(compiled.graph_reply), kept_reply(compiled.revision_reply))
+            line = HelperLogLine(
+                kind="compile", key=key_digest, calls=compiled.calls, replies=replies
+            )
+            self.log.write(line)
             return compiled, True
 
         (compiled, made), shared = await self._flight.run(key_digest, fresh)

@@ -140,3 +140,25 @@ def test_the_viewer_and_cost_mark_the_inert_cell(tmp_path: Path) -> None:
     text = CliRunner().invoke(app, ["cost", str(out)]).stdout
     assert "directive [gate inert]" in text
     assert "  directive: gate inert: no directive" in text
+
+
+def test_raw_helper_replies_are_kept_bounded_and_shown(tmp_path: Path) -> None:
+    from protocol.records import REPLY_KEEP, kept_reply
+    from runner.gates.compiler import read_helper_log
+
+    out = _run(tmp_path, "scripted/always-book?matcher_malformed=1&compile_echo=1")
+    recs = [r for r in records(out).values() if r.cell.arm == "directive"]
+    turn = next(t for r in recs for t in r.turns if t.matcher_outcome == "malformed")
+    assert len(turn.matcher_replies) == 2  # the reply and the one after the correction
+    assert all(x.startswith('{"step": ') for x in turn.matcher_replies)
+    info = recs[0].compile
+    assert info is not None and info.graph_reply is None  # read: kept in the cache only
+    assert info.revision_reply is not None and '"sX"' in info.revision_reply
+    ledger, _ = read_helper_log(out / "helpers.jsonl")
+    assert ledger and all(len(x.replies) == len(x.calls) for x in ledger)
+    text = CliRunner().invoke(app, ["show", str(out), "--arm", "directive", "--seed", "100"]).stdout
+    assert "matcher reply after the correction request" in text
+    assert f"compile error (revision): {ECHO_ERROR}" in text and "compiler's revision reply" in text
+    long = "x" * (REPLY_KEEP + 50)
+    assert kept_reply(long) == "x" * REPLY_KEEP + "... [cut: 50 more characters]"
+    assert kept_reply("short") == "short"
