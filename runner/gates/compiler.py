@@ -273,7 +273,7 @@ class Compiler:
 
     async def _call(self, model: ModelConfig, episode: Episode) -> Compiled:
         episode = self._source(episode)
-        endpoint = self.endpoints[model.endpoint]
+        endpoint = self.endpoints[model.endpoint_for("compiler")]
         kwargs = model.chat_kwargs(self.grid.decoding, "compiler")
         graph_msg = episode.brief + "\n\n" + strings.COMPILER_GRAPH_PROMPT
         revision_msg = render_revision_prompt(list(episode.steps), episode.revision.text)

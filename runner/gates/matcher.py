@@ -117,7 +117,7 @@ class Matcher:
         self, model: ModelConfig, prompt: str, ids: list[str]
     ) -> tuple[MatchAnswer, list[CallRecord], tuple[str, ...]]:
         """(the answer, the requests made, their raw replies, each bounded)."""
-        endpoint = self.endpoints[model.endpoint]
+        endpoint = self.endpoints[model.endpoint_for("matcher")]
         kwargs = model.chat_kwargs(self.grid.decoding, "matcher")
         messages = [{"role": "user", "content": prompt}]
         reply = await endpoint.chat(messages=messages, **kwargs)
