@@ -60,6 +60,7 @@ class Recording(Endpoint):
         thinking: bool = False,
         extra: Mapping[str, object] | None = None,
         temperature: float = 0.0,
+        affinity: str | None = None,
     ) -> Reply:
         reply = await super().chat(
             model,
@@ -69,6 +70,7 @@ class Recording(Endpoint):
             thinking=thinking,
             extra=extra,
             temperature=temperature,
+            affinity=affinity,
         )
         slot = (extra or {}).get("id_slot")
         enc = encoding()
@@ -129,7 +131,8 @@ async def _play(grid: Grid, out: Path) -> list[tuple[Role, int | None, list[int]
     """Every request of the grid's episodes, one episode after another, in arrival order."""
     load_arms({"directive"})
     url = grid.endpoints[0].urls()[0]
-    async with Recording([url], max_in_flight=1, name="bench") as ep:
+    ep = Recording([url], max_in_flight=1, name="bench")
+    async with ep:
         helpers = Helpers(grid, out, {"bench": ep})
         model = grid.models[0]
         for task in expand(grid):

@@ -226,7 +226,22 @@ def merged_activity(parts: Iterable[GateActivity]) -> GateActivity:
             total[name] = total.get(name, 0) + getattr(g, name)
         for e, n in g.compile_errors.items():
             errors[e] = errors.get(e, 0) + n
-    return judged(GateActivity(compile_errors=errors, **total))
+    return judged(
+        GateActivity(
+            episodes=total.get("episodes", 0),
+            compiles=total.get("compiles", 0),
+            compile_failed=total.get("compile_failed", 0),
+            compile_empty=total.get("compile_empty", 0),
+            compile_flagged=total.get("compile_flagged", 0),
+            compile_errors=errors,
+            matcher_turns=total.get("matcher_turns", 0),
+            matcher_malformed=total.get("matcher_malformed", 0),
+            directives=total.get("directives", 0),
+            notices=total.get("notices", 0),
+            arm_turns=total.get("arm_turns", 0),
+            acted_turns=total.get("acted_turns", 0),
+        )
+    )
 
 
 _COUNTS = (

@@ -91,5 +91,5 @@ def scored_once(
         cells.setdefault(pair[0].cell, []).append(pair)
     analyses = batched_analyses(cells.values(), cache)
     with paused_gc():
-        lines = flag_inert(score_lines(scores, family) + helper_lines(records))
+        lines = flag_inert([*score_lines(scores, family), *helper_lines(records)])
     return with_status(lines, "final"), analyses

@@ -72,6 +72,6 @@ def rescore(
     records = list(records)
     with paused_gc():
         lines = flag_inert(
-            score_lines(score_records(records, cache), family) + helper_lines(records)
+            [*score_lines(score_records(records, cache), family), *helper_lines(records)]
         )
     return with_status(lines, "final")
