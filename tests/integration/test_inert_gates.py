@@ -64,6 +64,13 @@ def test_a_malformed_matcher_leaves_the_directive_gate_inert_and_says_why(
     assert flagged[("raw", "checklist")] == ()
     text = CliRunner().invoke(app, ["score", str(out), "-j", "1"]).stdout
     assert "directive [gate inert]" in text
+    report = tmp_path / "report.md"
+    result = CliRunner().invoke(app, ["report", str(out), "--out", str(report)])
+    assert result.exit_code == 0, result.output
+    md = report.read_text()
+    assert "> GATE INERT: 1 gate cell never gated" in md and "## Gate activity" in md
+    assert "checklist -> directive [INERT: directive]" in md
+    assert "directive: gate inert: no directive" in md
     assert "checklist -> directive [INERT: directive]" in text
     assert "Gate activity" in text and "INERT" in text
     assert "directive: gate inert: no directive, arm text or rejection notice" in text
