@@ -179,13 +179,13 @@ def ladder_table(lines: Sequence[ResultLine], scoring: str = "strict") -> str:
         ]
     n = len(_inert(lines))
     if n:
-        parts += ["", INERT_NOTE.format(n=plural(n, "cell"))]
+        parts += ["", INERT_NOTE.format(n=plural(n, "gate cell"))]
     return "\n".join(parts)
 
 
 INERT_NOTE = (
-    "[gate inert] / INERT: {n} whose gate never acted; they measure no gate, and a contrast "
-    "with one is no measured null (why: the gate activity table)"
+    "[gate inert] / INERT: {n} never gated: no gate is measured there, and a contrast with "
+    "one is no measured null (why: the gate activity table)"
 )
 
 
