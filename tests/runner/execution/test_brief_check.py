@@ -16,6 +16,7 @@ from ladder.app import app
 from protocol import generate
 from runner.execution.brief_check import CHARS_PER_TOKEN_BOUND, brief_lost, placed
 from runner.grid.expand import parse_grid
+from scoring.replay.episode import score_episode
 from tests.reliability_kit import grid_data, grid_toml, records, run_inprocess
 
 BRIEF = "You are the project assistant. " * 40  # 1,240 characters: at least 155 tokens
@@ -59,7 +60,7 @@ def test_brief_role_user_moves_the_brief_into_the_first_user_turn() -> None:
 def _grid(model: str, **extra: str) -> dict[str, object]:
     data = grid_data(
         seeds="100-101",
-        arms=("raw", "checklist"),
+        arms=("raw", "checklist", "enforce"),
         models=[{"name": model, "endpoint": "embedded", **extra}],
     )
     data["decoding"]["timeout_s"] = 30
@@ -82,18 +83,19 @@ def test_a_dropped_system_message_stops_the_run_with_one_line(tmp_path: Path) ->
 def test_the_brief_in_the_first_user_turn_reaches_a_template_without_system(
     tmp_path: Path,
 ) -> None:
-    """The run goes on, and the prompt the server counted holds the brief. (The scripted
-    agents read their plan from a system message only, so their scores here say nothing.)"""
+    """The run goes on, the prompt the server counted holds the brief, and the perfect agent,
+    which reads the brief at the head of its first user turn, scores 1.0 in every arm."""
     data = _grid("scripted/perfect?drop_system=1", brief_role="user")
     out = tmp_path / "run"
     asyncio.run(run_inprocess(parse_grid(data, source="test"), out))
     recs = records(out).values()
-    assert len(recs) == 4
+    assert len(recs) == 6
     for r in recs:
         assert r.termination == "completed"
         first = r.turns[0].calls[0]
         brief = generate(r.spec).brief
         assert first.prompt_tokens >= len(brief) // CHARS_PER_TOKEN_BOUND  # brief counted
+        assert score_episode(r).primary.success, r.cell.arm
     dropped = _grid("scripted/perfect?drop_system=1")
     with pytest.raises(BaseExceptionGroup):  # the same server without the option: stopped
         asyncio.run(run_inprocess(parse_grid(dropped, source="test"), tmp_path / "other"))
