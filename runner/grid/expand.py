@@ -21,7 +21,10 @@ import msgspec
 from protocol.arms import arm_names, arm_spec, memory_arms
 from protocol.config import Config, Schedule
 from protocol.domains import POOLS
-from protocol.generate import (
+from protocol.knobs import knob_problems
+from protocol.packs import PackError
+from protocol.records import CellKey, EpisodeSpec, Knobs
+from protocol.versions import (
     GENERATOR_VERSIONS,
     MAX_STEPS,
     MIN_STEPS,
@@ -29,9 +32,6 @@ from protocol.generate import (
     SpecError,
     check_spec,
 )
-from protocol.knobs import knob_problems
-from protocol.packs import PackError
-from protocol.records import CellKey, EpisodeSpec, Knobs
 from runner.grid.errors import validation_problem
 from runner.grid.packs import resolve_domains
 from runner.grid.paraphrase_cache import ParaphraseCacheError, load_paraphrases

@@ -12,8 +12,8 @@ import msgspec
 
 from protocol.arms import ladder
 from protocol.config import Brief, Domain, Schedule
-from protocol.generate import GENERATOR_VERSION
 from protocol.records import Knobs, Role
+from protocol.versions import GENERATOR_VERSION
 from runner.client.affinity import Routing
 
 __all__ = [
