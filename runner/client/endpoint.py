@@ -122,6 +122,7 @@ class Endpoint:
         self.prompt_tokens = 0
         self.stats = CallStats(endpoint=name)  # counters and the breaker (runner.client.call_stats)
         self.cached_tokens = 0
+        self.cache_reports = 0  # replies whose usage reported cached tokens
 
     async def __aenter__(self) -> Endpoint:
         self.open()
@@ -266,7 +267,9 @@ class Endpoint:
         self.requests += 1
         self.prompt_tokens += got.prompt_tokens
         self.completion_tokens += got.completion_tokens
-        self.cached_tokens += got.cached_tokens
+        if got.cached_tokens is not None:
+            self.cached_tokens += got.cached_tokens
+            self.cache_reports += 1
         return Reply(
             content=got.content,
             reasoning=got.reasoning,
