@@ -93,6 +93,7 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
             name=ep.name,
         )
         check._headers = dict(ep._headers)  # same credentials, never printed
+        check.allow_no_reply = True  # one token may well be an empty reply
         check._headers[PREFLIGHT_HEADER] = "1"  # the scripted endpoint injects no fault into it
         try:
             async with check:
@@ -101,7 +102,6 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
                     [{"role": "user", "content": "ping"}],
                     max_tokens=1,
                     extra=m.request_extra(),
-                    allow_no_reply=True,  # one token may well be an empty reply
                 )
         except CallFailed as e:
             where = redact_url(ep.base_urls[0])

@@ -122,6 +122,8 @@ class Endpoint:
         self.prompt_tokens = 0
         self.stats = CallStats(endpoint=name)  # counters and the breaker (runner.client.call_stats)
         self.cached_tokens = 0
+        # the preflight's check that a server answers: a one-token reply may be empty
+        self.allow_no_reply = False
         self.cache_reports = 0  # replies whose usage reported cached tokens
 
     async def __aenter__(self) -> Endpoint:
@@ -165,11 +167,10 @@ class Endpoint:
         extra: Mapping[str, object] | None = None,
         temperature: float = 0.0,
         affinity: str | None = None,
-        allow_no_reply: bool = False,
     ) -> Reply:
         """One chat completion with retries; raises :class:`CallFailed`. ``affinity``: the
         episode's key (:func:`runner.client.affinity.affinity_key`; default: the running one).
-        ``allow_no_reply``: an empty or filtered reply is returned, not retried or failed."""
+        With ``self.allow_no_reply`` an empty or filtered reply is returned, not retried."""
         self.open()
         call = _Call(budget=max_tokens, affinity=affinity or EPISODE.get())
         while call.attempt < self.attempts:
@@ -186,7 +187,7 @@ class Endpoint:
                 continue
             self.limiter.success()
             self.stats.succeeded()
-            if allow_no_reply:  # a check that the server answers (the preflight's 1 token)
+            if self.allow_no_reply:  # a check that the server answers (the preflight)
                 return self._reply(got, call, role)
             if got.finish_reason == "content_filter":
                 self.stats.call_failed()
