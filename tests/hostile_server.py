@@ -24,7 +24,7 @@ def _choice(message: Any, finish: Any = "stop", **extra: Any) -> dict[str, Any]:
 
 
 def _body(choice: dict[str, Any], usage: Any = None) -> bytes:
-    usage = {"prompt_tokens": 3, "completion_tokens": 1} if usage is None else usage
+    usage = {"prompt_tokens": 4000, "completion_tokens": 1} if usage is None else usage
     return json.dumps({"id": "x", "choices": [choice], "usage": usage}).encode()
 
 
