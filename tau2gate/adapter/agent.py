@@ -23,7 +23,7 @@ import msgspec
 
 from tau2gate.adapter._tau2 import require_tau2
 from tau2gate.adapter.state import LiveState
-from tau2gate.facts import WRITE_TOOLS
+from tau2gate.domains import get_domain
 from tau2gate.gate import RUNGS, Gate, Rung, rules_shown
 from tau2gate.rules import RuleSet
 from tau2gate.strings import GIVE_UP, HELD_WITH
@@ -66,7 +66,7 @@ def _toolkit(tools: list[Any]) -> Any:
         owner = getattr(getattr(tool, "_func", None), "__self__", None)
         if owner is not None and hasattr(owner, "db"):
             return owner
-    raise RuntimeError("cannot reach the airline database from the agent's tools")
+    raise RuntimeError("cannot reach the domain database from the agent's tools")
 
 
 def _key(call: Any) -> str:
@@ -88,7 +88,7 @@ class _Dispatcher:
         results: dict[str, str] = {}
         violating: list[str] = []
         for call in calls:
-            if call.name not in WRITE_TOOLS:
+            if call.name not in self.gate.domain.write_tools:
                 continue
             verdict = self.gate.check(call.name, call.arguments, self.state)
             key = _key(call)
@@ -216,7 +216,7 @@ def _scripted_user_class() -> type:
         def generate_next_message(self, message: Any, state: Any) -> tuple[Any, Any]:
             opened = any(getattr(m, "role", "") == "user" for m in state.messages)
             state.messages.append(message)
-            text = user_mod.STOP if opened else "Hello, I need help with my reservation."
+            text = user_mod.STOP if opened else get_domain(current_rules().domain).opening
             reply = msg_mod.UserMessage(role="user", content=text)
             state.messages.append(reply)
             return reply, state

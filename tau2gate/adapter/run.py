@@ -1,4 +1,4 @@
-"""Run the rungs on τ²-bench's airline tasks and score them with its own evaluation.
+"""Run the rungs on a τ²-bench domain's tasks and score them with its own evaluation.
 
 Each (rung, task, trial) is one τ²-bench simulation built by its ``build_orchestrator``
 (our registered agent, its user simulator) and scored by its ``run_simulation``; at most
@@ -17,8 +17,9 @@ import msgspec
 
 from scoring.analyses.tau2_paired import EpisodeOutcome, GoldAction, WriteCall, wrongful_writes
 from tau2gate.adapter._tau2 import require_tau2
+from tau2gate.airline import DOMAIN as AIRLINE
 from tau2gate.adapter.agent import SCRIPTED_USER, agent_name, register, set_rules
-from tau2gate.facts import WRITE_TOOLS
+from tau2gate.domains import get_domain
 from tau2gate.gate import Rung
 from tau2gate.rules import RuleSet
 
@@ -43,12 +44,14 @@ def llm_args(endpoint: Endpoint) -> tuple[str, dict[str, Any]]:
     }
 
 
-def executed_writes(messages: Sequence[Any]) -> list[WriteCall]:
+def executed_writes(
+    messages: Sequence[Any], write_tools: Sequence[str] = AIRLINE.write_tools
+) -> list[WriteCall]:
     """The assistant's write calls in a trajectory whose tool result was not an error."""
-    return [call for _, call in _executed(messages)]
+    return [call for _, call in _executed(messages, write_tools)]
 
 
-def _executed(messages: Sequence[Any]) -> list[tuple[str, WriteCall]]:
+def _executed(messages: Sequence[Any], write_tools: Sequence[str]) -> list[tuple[str, WriteCall]]:
     results = {m.id: m for m in messages if getattr(m, "role", None) == "tool"}
     calls: list[tuple[str, WriteCall]] = []
     for m in messages:
@@ -56,12 +59,12 @@ def _executed(messages: Sequence[Any]) -> list[tuple[str, WriteCall]]:
             continue
         for c in m.tool_calls:
             result = results.get(c.id)
-            if c.name in WRITE_TOOLS and result is not None and not result.error:
+            if c.name in write_tools and result is not None and not result.error:
                 calls.append((str(c.id), WriteCall(name=c.name, arguments=dict(c.arguments))))
     return calls
 
 
-def _gold(task: Any) -> list[GoldAction]:
+def _gold(task: Any, write_tools: Sequence[str]) -> list[GoldAction]:
     criteria = task.evaluation_criteria
     return [
         GoldAction(
@@ -70,24 +73,26 @@ def _gold(task: Any) -> list[GoldAction]:
             compare_args=None if a.compare_args is None else tuple(a.compare_args),
         )
         for a in ([] if criteria is None else criteria.actions or [])
-        if a.name in WRITE_TOOLS
+        if a.name in write_tools
     ]
 
 
-def _one(config: Any, task: Any, trial: int, seed: int) -> EpisodeOutcome:
+def _one(
+    config: Any, task: Any, trial: int, seed: int, write_tools: Sequence[str]
+) -> EpisodeOutcome:
     build = require_tau2("tau2.runner.build")
     simulation = require_tau2("tau2.runner.simulation")
     orchestrator = build.build_orchestrator(config, task, seed=seed + trial)
     sim = simulation.run_simulation(orchestrator)
     log = orchestrator.agent.gate_log
     reward = 0.0 if sim.reward_info is None else float(sim.reward_info.reward)
-    executed = _executed(sim.messages or [])
+    executed = _executed(sim.messages or [], write_tools)
     violating = set(log.violating_call_ids)
     return EpisodeOutcome(
         task_id=str(task.id),
         trial=trial,
         reward=reward,
-        wrongful_writes=wrongful_writes([c for _, c in executed], _gold(task)),
+        wrongful_writes=wrongful_writes([c for _, c in executed], _gold(task, write_tools)),
         violating_writes_executed=sum(1 for cid, _ in executed if cid in violating),
         vetoes=log.vetoes,
         notices=log.notices,
@@ -107,13 +112,14 @@ def run_rung(
     max_steps: int = 100,
     seed: int = 300,
 ) -> list[EpisodeOutcome]:
-    """Every (task, trial) of one rung; ``agent=None``: the gold-replay agent, ``user=None``:
-    the scripted user (both without an LLM)."""
+    """Every (task, trial) of one rung in the rules' domain; ``agent=None``: the gold-replay
+    agent, ``user=None``: the scripted user (both without an LLM)."""
     register()
     set_rules(rules)
+    domain = get_domain(rules.domain)
     sim = require_tau2("tau2.data_model.simulation")
     fields: dict[str, Any] = {
-        "domain": "airline",
+        "domain": domain.name,
         "agent": agent_name(rung, gold=agent is None),
         "user": SCRIPTED_USER if user is None else "user_simulator",
         "max_steps": max_steps,
@@ -127,4 +133,8 @@ def run_rung(
     config = sim.TextRunConfig(**fields)
     jobs = [(task, trial) for task in tasks for trial in range(trials)]
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        return list(pool.map(lambda job: _one(config, job[0], job[1], seed), jobs))
+        return list(
+            pool.map(
+                lambda job: _one(config, job[0], job[1], seed, domain.write_tools), jobs
+            )
+        )

@@ -1,7 +1,8 @@
-"""The live τ²-bench airline database as a :class:`tau2gate.facts.AirlineState`.
+"""A live τ²-bench database as a :class:`tau2gate.domain.Tables`.
 
 Records are dumped one at a time as the facts ask for them (the database is read at call
-time, so a database swapped by τ²-bench's ``set_state`` is the one read).
+time, so a database swapped by τ²-bench's ``set_state`` is the one read). Any domain: the
+table is an attribute of the database (``reservations``, ``orders``, ``products``, ...).
 """
 
 from __future__ import annotations
@@ -13,20 +14,12 @@ __all__ = ["LiveState"]
 
 
 class LiveState:
-    """Read-only look-ups into a τ²-bench ``FlightDB`` (``db()`` returns the current one)."""
+    """Read-only look-ups into a τ²-bench database (``db()`` returns the current one)."""
 
     def __init__(self, db: Callable[[], Any]) -> None:
         self._db = db
 
-    def _row(self, table: str, key: str) -> Mapping[str, Any] | None:
-        row = getattr(self._db(), table, {}).get(key)
+    def row(self, table: str, key: str) -> Mapping[str, Any] | None:
+        rows = getattr(self._db(), table, None)
+        row = rows.get(key) if isinstance(rows, dict) else None
         return None if row is None else dict(row.model_dump(mode="json"))
-
-    def reservation(self, reservation_id: str) -> Mapping[str, Any] | None:
-        return self._row("reservations", reservation_id)
-
-    def user(self, user_id: str) -> Mapping[str, Any] | None:
-        return self._row("users", user_id)
-
-    def flight(self, flight_number: str) -> Mapping[str, Any] | None:
-        return self._row("flights", flight_number)
