@@ -92,14 +92,17 @@ def _gold_replay(args: argparse.Namespace) -> int:
     for name, parsed in sets:
         writes = gold_replay(parsed.rules, tasks)
         blocked = [w for w in writes if w.denied_by]
+        rejected = sum(w.tool_rejects for w in blocked)
+        also = f" ({rejected} of them rejected by tau2-bench's own tool too)" if rejected else ""
         print(
             f"gold replay [{args.domain}, {name}]: {len(tasks)} tasks, {len(writes)} gold write actions, "
             f"{len(parsed.rules.rules)} rules ({len(parsed.errors)} compile errors), "
-            f"{len(blocked)} over-blocked"
+            f"{len(blocked)} over-blocked{also}"
         )
         for w in blocked:
+            note = " (the tool rejects it too)" if w.tool_rejects else ""
             print(
-                f"  over-block: task {w.task_id} {w.action_id} {w.tool} by {','.join(w.denied_by)}"
+                f"  over-block: task {w.task_id} {w.action_id} {w.tool} by {','.join(w.denied_by)}{note}"
             )
     return 0
 
@@ -143,7 +146,7 @@ def _rungs(text: str) -> list[Rung]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from tau2gate.adapter.run import Endpoint, run_rung
+    from tau2gate.adapter.run import Endpoint, run_rung, set_judge
     from tau2gate.scripted import AGENT_MODEL, USER_MODEL, ScriptedServer
 
     rungs = _rungs(args.rungs)
@@ -154,6 +157,10 @@ def _run(args: argparse.Namespace) -> int:
         raise _BadInput(
             "give --scripted, --gold, or --base-url with --agent-model and --user-model"
         )
+    if args.judge_model and not args.base_url:
+        raise _BadInput("--judge-model needs --base-url")
+    if args.judge_model:
+        set_judge(Endpoint(base_url=args.base_url, model=args.judge_model, api_key=args.api_key))
     tasks = _tasks(args)
     results: dict[str, list[EpisodeOutcome]] = {}
     with ScriptedServer(args.domain) as server:
@@ -187,6 +194,7 @@ def _run(args: argparse.Namespace) -> int:
                 concurrency=args.concurrency,
                 max_steps=args.max_steps,
                 seed=args.seed,
+                evaluation=args.evaluation,
             )
     _report(results, name, args)
     return 0
@@ -195,7 +203,7 @@ def _run(args: argparse.Namespace) -> int:
 def _report(results: dict[str, list[EpisodeOutcome]], rules: str, args: argparse.Namespace) -> None:
     ks = sorted({1, args.trials})
     print(
-        f"domain: {args.domain}; rules: {rules}; agent: {'gold replay' if args.gold else 'scripted' if args.scripted else args.agent_model}"
+        f"domain: {args.domain}; evaluation: {args.evaluation}; rules: {rules}; agent: {'gold replay' if args.gold else 'scripted' if args.scripted else args.agent_model}"
     )
     print(
         "rung       tasks  pass^1  "
@@ -277,6 +285,18 @@ def _parser() -> _Parser:
     r.add_argument("--concurrency", type=int, default=4)
     r.add_argument("--max-steps", type=int, default=100)
     r.add_argument("--seed", type=int, default=300)
+    r.add_argument(
+        "--evaluation",
+        choices=("all", "env"),
+        default="all",
+        help="tau2-bench evaluation: all (its default; NL assertions need a judge model) or "
+        "env (database and environment assertions only, no model)",
+    )
+    r.add_argument(
+        "--judge-model",
+        help="served model on --base-url that judges tau2-bench's NL assertions "
+        "(default: tau2-bench's own, an OpenAI model)",
+    )
     r.add_argument("--out")
     tasks_opts(r)
     return p

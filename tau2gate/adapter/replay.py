@@ -2,7 +2,9 @@
 
 Each task's environment is set up as τ²-bench sets it up for evaluation (its initial state),
 then its gold actions run in order; before each gold WRITE action the gate judges it in the
-database state it would meet. A gold write the gate denies is an over-block.
+database state it would meet. A gold write the gate denies is an over-block; one whose own
+tool call then fails in τ²-bench (``tool_rejects``: the benchmark's tool refuses it too, so it
+changes nothing) is reported as such.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ class GoldWrite(msgspec.Struct, frozen=True, kw_only=True):
     action_id: str
     tool: str
     denied_by: tuple[str, ...] = ()
+    tool_rejects: bool = False
+    """τ²-bench's own tool raised on this gold action (it changed no state)."""
 
 
 def domain_tasks(domain: str, split: str | None = "base") -> list[Any]:
@@ -64,18 +68,21 @@ def gold_replay(rules: RuleSet, tasks: list[Any]) -> list[GoldWrite]:
         state = LiveState(_db_of(env))
         criteria = task.evaluation_criteria
         for action in [] if criteria is None else criteria.actions or []:
-            if action.name in gate.domain.write_tools and action.requestor == "assistant":
-                verdict = gate.check(action.name, action.arguments, state)
+            judged = action.name in gate.domain.write_tools and action.requestor == "assistant"
+            verdict = gate.check(action.name, action.arguments, state) if judged else None
+            try:
+                env.make_tool_call(action.name, requestor=action.requestor, **action.arguments)
+                rejected = False
+            except Exception:  # a gold action that errors leaves the state as τ²-bench does
+                rejected = True
+            if verdict is not None:
                 out.append(
                     GoldWrite(
                         task_id=str(task.id),
                         action_id=str(action.action_id),
                         tool=action.name,
                         denied_by=verdict.denied_by,
+                        tool_rejects=rejected,
                     )
                 )
-            try:
-                env.make_tool_call(action.name, requestor=action.requestor, **action.arguments)
-            except Exception:  # a gold action that errors leaves the state as τ²-bench does
-                continue
     return out

@@ -5,6 +5,12 @@ Each (rung, task, trial) is one τ²-bench simulation built by its ``build_orche
 ``concurrency`` simulations run at once (threads, as τ²-bench's own runner does). The agent
 and the user simulator reach the grid's OpenAI-compatible endpoint through τ²-bench's LLM
 configuration (litellm): model ``openai/<served name>`` with ``api_base`` the base URL.
+
+Evaluation is τ²-bench's ``evaluate_simulation``: ``all`` (its default: every component in
+the task's reward basis, including the natural-language assertions some retail tasks carry,
+judged by an LLM) or ``env`` (the database and environment assertions only: the check with
+no model). The NL-assertion judge is τ²-bench's ``DEFAULT_LLM_NL_ASSERTIONS`` unless
+:func:`set_judge` points it at an endpoint.
 """
 
 from __future__ import annotations
@@ -23,7 +29,10 @@ from tau2gate.domains import get_domain
 from tau2gate.gate import Rung
 from tau2gate.rules import RuleSet
 
-__all__ = ["Endpoint", "executed_writes", "llm_args", "run_rung"]
+__all__ = ["EVALUATIONS", "Endpoint", "executed_writes", "llm_args", "run_rung", "set_judge"]
+
+EVALUATIONS: tuple[str, ...] = ("all", "env")
+"""τ²-bench evaluation types a run may ask for (``EvaluationType`` values)."""
 
 
 class Endpoint(msgspec.Struct, frozen=True, kw_only=True):
@@ -42,6 +51,15 @@ def llm_args(endpoint: Endpoint) -> tuple[str, dict[str, Any]]:
         "api_key": endpoint.api_key,
         "temperature": endpoint.temperature,
     }
+
+
+def set_judge(endpoint: Endpoint) -> None:
+    """Point τ²-bench's NL-assertion judge at ``endpoint`` (its module-level default model and
+    arguments, read at each evaluation)."""
+    nl = require_tau2("tau2.evaluator.evaluator_nl_assertions")
+    model, args = llm_args(endpoint)
+    nl.DEFAULT_LLM_NL_ASSERTIONS = model
+    nl.DEFAULT_LLM_NL_ASSERTIONS_ARGS = args
 
 
 def executed_writes(
@@ -78,12 +96,13 @@ def _gold(task: Any, write_tools: Sequence[str]) -> list[GoldAction]:
 
 
 def _one(
-    config: Any, task: Any, trial: int, seed: int, write_tools: Sequence[str]
+    config: Any, task: Any, trial: int, seed: int, write_tools: Sequence[str], evaluation: str
 ) -> EpisodeOutcome:
     build = require_tau2("tau2.runner.build")
     simulation = require_tau2("tau2.runner.simulation")
+    kind = require_tau2("tau2.evaluator.evaluator").EvaluationType(evaluation)
     orchestrator = build.build_orchestrator(config, task, seed=seed + trial)
-    sim = simulation.run_simulation(orchestrator)
+    sim = simulation.run_simulation(orchestrator, evaluation_type=kind)
     log = orchestrator.agent.gate_log
     reward = 0.0 if sim.reward_info is None else float(sim.reward_info.reward)
     executed = _executed(sim.messages or [], write_tools)
@@ -111,9 +130,12 @@ def run_rung(
     concurrency: int = 4,
     max_steps: int = 100,
     seed: int = 300,
+    evaluation: str = "all",
 ) -> list[EpisodeOutcome]:
     """Every (task, trial) of one rung in the rules' domain; ``agent=None``: the gold-replay
     agent, ``user=None``: the scripted user (both without an LLM)."""
+    if evaluation not in EVALUATIONS:
+        raise ValueError(f"unknown evaluation {evaluation!r} (one of {', '.join(EVALUATIONS)})")
     register()
     set_rules(rules)
     domain = get_domain(rules.domain)
@@ -135,6 +157,7 @@ def run_rung(
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         return list(
             pool.map(
-                lambda job: _one(config, job[0], job[1], seed, domain.write_tools), jobs
+                lambda job: _one(config, job[0], job[1], seed, domain.write_tools, evaluation),
+                jobs,
             )
         )
