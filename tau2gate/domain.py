@@ -17,7 +17,7 @@ the state cannot decide is ``None``; every comparison with ``None`` is false
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -33,6 +33,7 @@ __all__ = [
     "Tables",
     "Value",
     "message_text",
+    "row_in",
     "row_of",
 ]
 
@@ -54,13 +55,25 @@ def row_of(table: Any, key: Any) -> Mapping[str, Any] | None:
     return row if isinstance(row, Mapping) else None
 
 
-class DictState:
-    """:class:`Tables` over a plain dict ``{table: {key: row}}``."""
+def row_in(rows: Any, key: Any, field: str) -> Mapping[str, Any] | None:
+    """The first row of a list table whose ``field`` equals ``key`` (τ²-bench's telecom
+    database keeps its tables as lists)."""
+    if not isinstance(rows, list | tuple) or not isinstance(key, str):
+        return None
+    return next((r for r in rows if isinstance(r, Mapping) and r.get(field) == key), None)
 
-    def __init__(self, db: Mapping[str, Any]) -> None:
+
+class DictState:
+    """:class:`Tables` over a plain dict ``{table: {key: row}}``; a table in ``keys`` is a
+    list of rows found by that key field instead."""
+
+    def __init__(self, db: Mapping[str, Any], keys: Mapping[str, str] | None = None) -> None:
         self._db = db
+        self._keys = dict(keys or {})
 
     def row(self, table: str, key: str) -> Mapping[str, Any] | None:
+        if table in self._keys:
+            return row_in(self._db.get(table), key, self._keys[table])
         return row_of(self._db.get(table), key)
 
 
@@ -102,6 +115,8 @@ class Domain:
     naive_agent: NaiveAgent
     opening: str
     """What the gold-replay check's scripted user says first (OURS)."""
+    list_keys: Mapping[str, str] = field(default_factory=dict)
+    """Tables the database keeps as lists, with the field that keys their rows."""
 
     def facts_for(self, tool: str) -> dict[str, FactSpec]:
         """The facts a rule on ``tool`` may name."""

@@ -4,12 +4,14 @@ its ``reference.json``) and one entry in :data:`DOMAINS` below (docs/tau2.md).""
 
 from __future__ import annotations
 
-from tau2gate import airline, retail
+from tau2gate import airline, retail, telecom
 from tau2gate.domain import Domain
 
 __all__ = ["DEFAULT", "DOMAINS", "UnknownDomain", "get_domain"]
 
-DOMAINS: dict[str, Domain] = {d.name: d for d in (airline.DOMAIN, retail.DOMAIN)}
+DOMAINS: dict[str, Domain] = {
+    d.name: d for d in (airline.DOMAIN, retail.DOMAIN, telecom.DOMAIN)
+}
 
 DEFAULT = "airline"
 """The domain of every call that names none (the gate's first domain; its results are pinned)."""

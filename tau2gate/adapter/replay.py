@@ -65,13 +65,14 @@ def gold_replay(rules: RuleSet, tasks: list[Any]) -> list[GoldWrite]:
     out: list[GoldWrite] = []
     for task in tasks:
         env = initial_environment(task, gate.domain.name)
-        state = LiveState(_db_of(env))
+        state = LiveState(_db_of(env), gate.domain.list_keys)
         criteria = task.evaluation_criteria
         for action in [] if criteria is None else criteria.actions or []:
             judged = action.name in gate.domain.write_tools and action.requestor == "assistant"
             verdict = gate.check(action.name, action.arguments, state) if judged else None
             try:
                 env.make_tool_call(action.name, requestor=action.requestor, **action.arguments)
+                env.sync_tools()  # as τ²-bench's get_response does after every call
                 rejected = False
             except Exception:  # a gold action that errors leaves the state as τ²-bench does
                 rejected = True

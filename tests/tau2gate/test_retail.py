@@ -234,18 +234,18 @@ def test_the_retail_compile_prompt_lists_every_fact_and_tool_and_asks_for_no_now
 
 
 def test_the_registry_names_each_domain_once_and_refuses_others() -> None:
-    assert set(DOMAINS) == {"airline", "retail"}
+    assert set(DOMAINS) == {"airline", "retail", "telecom"}
     assert get_domain().name == "airline" and get_domain("retail").name == "retail"
-    with pytest.raises(UnknownDomain, match="unknown domain 'telecom' \\(one of airline, retail\\)"):
-        get_domain("telecom")
+    with pytest.raises(UnknownDomain, match="unknown domain 'banking' \\(one of airline, retail, telecom\\)"):
+        get_domain("banking")
 
 
 def test_the_cli_refuses_an_unknown_domain_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     from tau2gate.adapter.cli import main
 
-    assert main(["gold-replay", "--domain", "telecom"]) == 2
+    assert main(["gold-replay", "--domain", "banking"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "unknown domain 'telecom'" in err
+    assert err.count("\n") == 1 and "unknown domain 'banking'" in err
 
 
 def test_the_naive_retail_agent_cancels_without_looking() -> None:
