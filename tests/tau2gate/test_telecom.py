@@ -185,3 +185,13 @@ def test_user_steps_parse_and_skip_what_is_malformed() -> None:
         {"name": s["name"], "arguments": s.get("arguments", {})} for s in steps
     ]
     assert _steps("not json") == [] and _steps('{"name": "x"}') == []
+
+
+def test_docs_give_each_telecom_rule_its_policy_sentence() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "tau2.md").read_text("utf-8")
+    section = text.split("## Telecom")[1].split("\n## ")[0]
+    for rule in reference_rules("telecom").rules.rules:
+        line = next((ln for ln in section.splitlines() if ln.startswith(f"| `{rule.id}`")), "")
+        assert line.count('"') >= 2, f"{rule.id}: no quoted policy sentence in docs/tau2.md"
