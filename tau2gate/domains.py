@@ -9,9 +9,7 @@ from tau2gate.domain import Domain
 
 __all__ = ["DEFAULT", "DOMAINS", "UnknownDomain", "get_domain"]
 
-DOMAINS: dict[str, Domain] = {
-    d.name: d for d in (airline.DOMAIN, retail.DOMAIN, telecom.DOMAIN)
-}
+DOMAINS: dict[str, Domain] = {d.name: d for d in (airline.DOMAIN, retail.DOMAIN, telecom.DOMAIN)}
 
 DEFAULT = "airline"
 """The domain of every call that names none (the gate's first domain; its results are pinned)."""

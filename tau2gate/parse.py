@@ -112,9 +112,7 @@ def parse_document(doc: Any, domain: Domain | str | None = None) -> Parsed:
             continue
         seen.add(rule.id)
         rules.append(rule)
-    return Parsed(
-        rules=RuleSet(rules=tuple(rules), now=now, domain=dom.name), errors=tuple(errors)
-    )
+    return Parsed(rules=RuleSet(rules=tuple(rules), now=now, domain=dom.name), errors=tuple(errors))
 
 
 def _now(value: Any, errors: list[str], *, required: bool) -> datetime | None:

@@ -44,6 +44,8 @@ AGENT_MODEL = "scripted/tau2-naive"
 USER_MODEL = "scripted/tau2-user"
 COMPILE_MODEL = "scripted/tau2-compiler"
 STOP = "###STOP###"
+
+
 def user_reply(messages: Sequence[Mapping[str, Any]]) -> str:
     """The scripted user's next turn (its own past turns arrive with role ``assistant``)."""
     if any(m.get("role") == "assistant" for m in messages):
@@ -101,9 +103,7 @@ class ScriptedServer:
             reply = self.domain.naive_agent(messages)
         elif model.endswith(COMPILE_MODEL):
             reply = {
-                "content": "```json\n"
-                + rules_to_json(reference_rules(self.domain).rules)
-                + "\n```"
+                "content": "```json\n" + rules_to_json(reference_rules(self.domain).rules) + "\n```"
             }
         else:
             return web.json_response({"error": {"message": f"no model {model}"}}, status=404)

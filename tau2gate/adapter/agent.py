@@ -236,7 +236,7 @@ def _scripted_user_class() -> type:
             queue: list[dict[str, Any]] = self.__dict__.setdefault("_steps", [])
             content = getattr(message, "content", None)
             handed = isinstance(content, str) and content.startswith(USER_STEPS)
-            if handed:
+            if isinstance(content, str) and handed:
                 queue.extend(_steps(content[len(USER_STEPS) :]))
             if queue:
                 step = queue.pop(0)
@@ -268,7 +268,8 @@ def _steps(text: str) -> list[dict[str, Any]]:
     return [
         {"name": s["name"], "arguments": s.get("arguments") or {}}
         for s in (raw if isinstance(raw, list) else [])
-        if isinstance(s, dict) and isinstance(s.get("name"), str)
+        if isinstance(s, dict)
+        and isinstance(s.get("name"), str)
         and isinstance(s.get("arguments", {}), dict)
     ]
 

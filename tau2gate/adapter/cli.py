@@ -122,9 +122,7 @@ def _compile(args: argparse.Namespace) -> int:
         )
         reply = client.chat.completions.create(
             model=COMPILE_MODEL if args.scripted else args.model,
-            messages=[
-                {"role": "user", "content": compile_prompt(env.get_policy(), args.domain)}
-            ],
+            messages=[{"role": "user", "content": compile_prompt(env.get_policy(), args.domain)}],
             temperature=0.0,
         )
     text = reply.choices[0].message.content or ""
@@ -239,7 +237,9 @@ def _report(results: dict[str, list[EpisodeOutcome]], rules: str, args: argparse
 
 
 def _parser() -> _Parser:
-    p = _Parser(prog="python -m tau2gate.adapter", description="The tau2-bench gate (airline, retail).")
+    p = _Parser(
+        prog="python -m tau2gate.adapter", description="The tau2-bench gate (airline, retail)."
+    )
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def tasks_opts(q: argparse.ArgumentParser) -> None:

@@ -23,8 +23,8 @@ import msgspec
 
 from scoring.analyses.tau2_paired import EpisodeOutcome, GoldAction, WriteCall, wrongful_writes
 from tau2gate.adapter._tau2 import require_tau2
-from tau2gate.airline import DOMAIN as AIRLINE
 from tau2gate.adapter.agent import SCRIPTED_USER, agent_name, register, set_rules
+from tau2gate.airline import DOMAIN as AIRLINE
 from tau2gate.domains import get_domain
 from tau2gate.gate import Rung
 from tau2gate.rules import RuleSet
@@ -58,8 +58,8 @@ def set_judge(endpoint: Endpoint) -> None:
     arguments, read at each evaluation)."""
     nl = require_tau2("tau2.evaluator.evaluator_nl_assertions")
     model, args = llm_args(endpoint)
-    nl.DEFAULT_LLM_NL_ASSERTIONS = model
-    nl.DEFAULT_LLM_NL_ASSERTIONS_ARGS = args
+    setattr(nl, "DEFAULT_LLM_NL_ASSERTIONS", model)  # noqa: B010 (τ²-bench module globals)
+    setattr(nl, "DEFAULT_LLM_NL_ASSERTIONS_ARGS", args)  # noqa: B010
 
 
 def executed_writes(

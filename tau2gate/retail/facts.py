@@ -85,7 +85,11 @@ class _Ctx:
 
     def pairs(self) -> list[tuple[Mapping[str, Any], str]] | None:
         """``(order item, new item id)`` position by position; ``None`` when undecidable."""
-        items, old, new = self.order_items(), self.item_ids("item_ids"), self.item_ids("new_item_ids")
+        items, old, new = (
+            self.order_items(),
+            self.item_ids("item_ids"),
+            self.item_ids("new_item_ids"),
+        )
         if items is None or old is None or new is None or len(old) != len(new):
             return None
         out = []
@@ -189,8 +193,9 @@ def _price_difference(ctx: _Ctx) -> Value:
     total = 0.0
     for item, new_id in pairs:
         variant = ctx.variant(item, new_id)
-        new, old = _number(None if variant is None else variant.get("price")), _number(
-            item.get("price")
+        new, old = (
+            _number(None if variant is None else variant.get("price")),
+            _number(item.get("price")),
         )
         if new is None or old is None:
             return None
@@ -266,7 +271,10 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _reason,
     ),
     (_spec("args.item_count", "int", _ITEMS, "item ids in the call"), _count("item_ids")),
-    (_spec("args.new_item_count", "int", _SWAP, "new item ids in the call"), _count("new_item_ids")),
+    (
+        _spec("args.new_item_count", "int", _SWAP, "new item ids in the call"),
+        _count("new_item_ids"),
+    ),
     (
         _spec(
             "args.items_in_order",

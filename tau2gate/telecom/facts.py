@@ -68,12 +68,14 @@ class _Ctx:
             self.bills = [b for b in found if b is not None]
 
 
-def _line_field(name: str, kind: type) -> Callable[[_Ctx], Value]:
-    def get(ctx: _Ctx) -> Value:
-        value = None if ctx.line is None else ctx.line.get(name)
-        return value if isinstance(value, kind) else None
+def _line_status(ctx: _Ctx) -> Value:
+    value = None if ctx.line is None else ctx.line.get("status")
+    return value if isinstance(value, str) else None
 
-    return get
+
+def _line_roaming(ctx: _Ctx) -> Value:
+    value = None if ctx.line is None else ctx.line.get("roaming_enabled")
+    return value if isinstance(value, bool) else None
 
 
 def _owns_line(ctx: _Ctx) -> Value:
@@ -129,11 +131,11 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
             _LINE,
             "'Active', 'Suspended', 'Pending Activation' or 'Closed'",
         ),
-        _line_field("status", str),
+        _line_status,
     ),
     (
         _spec("line.roaming_enabled", "bool", _LINE, "roaming is enabled on the line"),
-        _line_field("roaming_enabled", bool),
+        _line_roaming,
     ),
     (
         _spec(

@@ -46,7 +46,12 @@ ADDRESS = {
 # (tool, args, fact, expected value): every retail fact, decided and undecidable.
 FACT_CASES: list[tuple[str, dict[str, Any], str, Value]] = [
     ("cancel_pending_order", {"order_id": PENDING}, "order.status", "pending"),
-    ("modify_pending_order_address", {"order_id": MODIFIED}, "order.status", "pending (item modified)"),
+    (
+        "modify_pending_order_address",
+        {"order_id": MODIFIED},
+        "order.status",
+        "pending (item modified)",
+    ),
     ("cancel_pending_order", {"order_id": "#W9999999"}, "order.status", None),
     ("return_delivered_order_items", {"order_id": DELIVERED}, "order.item_count", 2),
     ("cancel_pending_order", {"order_id": PENDING}, "order.original_payment_source", "credit_card"),
@@ -55,35 +60,175 @@ FACT_CASES: list[tuple[str, dict[str, Any], str, Value]] = [
     ("modify_pending_order_payment", {"order_id": MODIFIED}, "order.original_payment_amount", 20.0),
     ("modify_user_address", {"user_id": "ann_1", **ADDRESS}, "user.known", True),
     ("modify_user_address", {"user_id": "nobody_0", **ADDRESS}, "user.known", False),
-    ("cancel_pending_order", {"order_id": PENDING, "reason": "ordered by mistake"}, "args.reason", "ordered by mistake"),
+    (
+        "cancel_pending_order",
+        {"order_id": PENDING, "reason": "ordered by mistake"},
+        "args.reason",
+        "ordered by mistake",
+    ),
     ("cancel_pending_order", {"order_id": PENDING, "reason": 3}, "args.reason", None),
-    ("return_delivered_order_items", {"order_id": DELIVERED, "item_ids": ["1001", "1001"]}, "args.item_count", 2),
-    ("return_delivered_order_items", {"order_id": DELIVERED, "item_ids": "1001"}, "args.item_count", None),
-    ("exchange_delivered_order_items", _swap(DELIVERED, ["1001"], ["1002", "1004"]), "args.new_item_count", 2),
-    ("return_delivered_order_items", {"order_id": DELIVERED, "item_ids": ["1001", "1001"]}, "args.items_in_order", True),
-    ("return_delivered_order_items", {"order_id": DELIVERED, "item_ids": ["1001"] * 3}, "args.items_in_order", False),
-    ("modify_pending_order_items", _swap(PENDING, ["2002"], ["2001"]), "args.items_in_order", False),
-    ("modify_pending_order_items", _swap(PENDING, ["1001"], ["1002"]), "args.new_items_same_product", True),
-    ("modify_pending_order_items", _swap(PENDING, ["1001"], ["2002"]), "args.new_items_same_product", False),
-    ("modify_pending_order_items", _swap(PENDING, ["1001"], ["1002", "1004"]), "args.new_items_same_product", None),
-    ("modify_pending_order_items", _swap(PENDING, ["9999"], ["1002"]), "args.new_items_same_product", None),
-    ("exchange_delivered_order_items", _swap(DELIVERED, ["1001", "1001"], ["1002", "1004"]), "args.new_items_available", True),
-    ("exchange_delivered_order_items", _swap(DELIVERED, ["1001"], ["1003"]), "args.new_items_available", False),
-    ("exchange_delivered_order_items", _swap(DELIVERED, ["1001"], ["2002"]), "args.new_items_available", False),
-    ("exchange_delivered_order_items", _swap(DELIVERED, ["1001"], ["1002"]), "args.new_items_differ", True),
-    ("exchange_delivered_order_items", _swap(DELIVERED, ["1001", "1001"], ["1002", "1001"]), "args.new_items_differ", False),
-    ("modify_pending_order_items", _swap(PENDING, ["1001", "2001"], ["1004", "2002"]), "args.price_difference", 90.0),
-    ("modify_pending_order_items", _swap(PENDING, ["1001"], ["1002"]), "args.price_difference", 5.0),
-    ("exchange_delivered_order_items", _swap(DELIVERED, ["1001"], ["2002"]), "args.price_difference", None),
-    ("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": "gift_card_1"}, "args.payment_in_profile", True),
-    ("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": "gift_card_9"}, "args.payment_in_profile", False),
-    ("modify_pending_order_payment", {"order_id": "#W9999999", "payment_method_id": "gift_card_1"}, "args.payment_in_profile", None),
-    ("return_delivered_order_items", {"order_id": DELIVERED, "payment_method_id": "paypal_1"}, "args.payment_source", "paypal"),
-    ("return_delivered_order_items", {"order_id": DELIVERED, "payment_method_id": "gift_card_9"}, "args.payment_source", None),
-    ("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": "gift_card_1"}, "args.payment_balance", 50.0),
-    ("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": "paypal_1"}, "args.payment_balance", None),
-    ("return_delivered_order_items", {"order_id": DELIVERED, "payment_method_id": "paypal_1"}, "args.payment_is_original", True),
-    ("return_delivered_order_items", {"order_id": DELIVERED, "payment_method_id": "gift_card_1"}, "args.payment_is_original", False),
+    (
+        "return_delivered_order_items",
+        {"order_id": DELIVERED, "item_ids": ["1001", "1001"]},
+        "args.item_count",
+        2,
+    ),
+    (
+        "return_delivered_order_items",
+        {"order_id": DELIVERED, "item_ids": "1001"},
+        "args.item_count",
+        None,
+    ),
+    (
+        "exchange_delivered_order_items",
+        _swap(DELIVERED, ["1001"], ["1002", "1004"]),
+        "args.new_item_count",
+        2,
+    ),
+    (
+        "return_delivered_order_items",
+        {"order_id": DELIVERED, "item_ids": ["1001", "1001"]},
+        "args.items_in_order",
+        True,
+    ),
+    (
+        "return_delivered_order_items",
+        {"order_id": DELIVERED, "item_ids": ["1001"] * 3},
+        "args.items_in_order",
+        False,
+    ),
+    (
+        "modify_pending_order_items",
+        _swap(PENDING, ["2002"], ["2001"]),
+        "args.items_in_order",
+        False,
+    ),
+    (
+        "modify_pending_order_items",
+        _swap(PENDING, ["1001"], ["1002"]),
+        "args.new_items_same_product",
+        True,
+    ),
+    (
+        "modify_pending_order_items",
+        _swap(PENDING, ["1001"], ["2002"]),
+        "args.new_items_same_product",
+        False,
+    ),
+    (
+        "modify_pending_order_items",
+        _swap(PENDING, ["1001"], ["1002", "1004"]),
+        "args.new_items_same_product",
+        None,
+    ),
+    (
+        "modify_pending_order_items",
+        _swap(PENDING, ["9999"], ["1002"]),
+        "args.new_items_same_product",
+        None,
+    ),
+    (
+        "exchange_delivered_order_items",
+        _swap(DELIVERED, ["1001", "1001"], ["1002", "1004"]),
+        "args.new_items_available",
+        True,
+    ),
+    (
+        "exchange_delivered_order_items",
+        _swap(DELIVERED, ["1001"], ["1003"]),
+        "args.new_items_available",
+        False,
+    ),
+    (
+        "exchange_delivered_order_items",
+        _swap(DELIVERED, ["1001"], ["2002"]),
+        "args.new_items_available",
+        False,
+    ),
+    (
+        "exchange_delivered_order_items",
+        _swap(DELIVERED, ["1001"], ["1002"]),
+        "args.new_items_differ",
+        True,
+    ),
+    (
+        "exchange_delivered_order_items",
+        _swap(DELIVERED, ["1001", "1001"], ["1002", "1001"]),
+        "args.new_items_differ",
+        False,
+    ),
+    (
+        "modify_pending_order_items",
+        _swap(PENDING, ["1001", "2001"], ["1004", "2002"]),
+        "args.price_difference",
+        90.0,
+    ),
+    (
+        "modify_pending_order_items",
+        _swap(PENDING, ["1001"], ["1002"]),
+        "args.price_difference",
+        5.0,
+    ),
+    (
+        "exchange_delivered_order_items",
+        _swap(DELIVERED, ["1001"], ["2002"]),
+        "args.price_difference",
+        None,
+    ),
+    (
+        "modify_pending_order_payment",
+        {"order_id": PENDING, "payment_method_id": "gift_card_1"},
+        "args.payment_in_profile",
+        True,
+    ),
+    (
+        "modify_pending_order_payment",
+        {"order_id": PENDING, "payment_method_id": "gift_card_9"},
+        "args.payment_in_profile",
+        False,
+    ),
+    (
+        "modify_pending_order_payment",
+        {"order_id": "#W9999999", "payment_method_id": "gift_card_1"},
+        "args.payment_in_profile",
+        None,
+    ),
+    (
+        "return_delivered_order_items",
+        {"order_id": DELIVERED, "payment_method_id": "paypal_1"},
+        "args.payment_source",
+        "paypal",
+    ),
+    (
+        "return_delivered_order_items",
+        {"order_id": DELIVERED, "payment_method_id": "gift_card_9"},
+        "args.payment_source",
+        None,
+    ),
+    (
+        "modify_pending_order_payment",
+        {"order_id": PENDING, "payment_method_id": "gift_card_1"},
+        "args.payment_balance",
+        50.0,
+    ),
+    (
+        "modify_pending_order_payment",
+        {"order_id": PENDING, "payment_method_id": "paypal_1"},
+        "args.payment_balance",
+        None,
+    ),
+    (
+        "return_delivered_order_items",
+        {"order_id": DELIVERED, "payment_method_id": "paypal_1"},
+        "args.payment_is_original",
+        True,
+    ),
+    (
+        "return_delivered_order_items",
+        {"order_id": DELIVERED, "payment_method_id": "gift_card_1"},
+        "args.payment_is_original",
+        False,
+    ),
     ("return_delivered_order_items", {"order_id": DELIVERED}, "args.payment_is_original", None),
 ]
 
@@ -114,24 +259,80 @@ DENIED: list[tuple[str, str, dict[str, Any]]] = [
     ("cancel-not-pending", "cancel_pending_order", {"order_id": MODIFIED, "reason": REASON}),
     ("cancel-reason", "cancel_pending_order", {"order_id": PENDING, "reason": "found it cheaper"}),
     ("address-not-pending", "modify_pending_order_address", {"order_id": MODIFIED, **ADDRESS}),
-    ("payment-not-pending", "modify_pending_order_payment", {"order_id": DELIVERED, "payment_method_id": "credit_card_1"}),
-    ("payment-same-method", "modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": "credit_card_1"}),
-    ("payment-not-in-profile", "modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": "gift_card_9"}),
-    ("payment-gift-balance", "modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": "gift_card_1"}),
+    (
+        "payment-not-pending",
+        "modify_pending_order_payment",
+        {"order_id": DELIVERED, "payment_method_id": "credit_card_1"},
+    ),
+    (
+        "payment-same-method",
+        "modify_pending_order_payment",
+        {"order_id": PENDING, "payment_method_id": "credit_card_1"},
+    ),
+    (
+        "payment-not-in-profile",
+        "modify_pending_order_payment",
+        {"order_id": PENDING, "payment_method_id": "gift_card_9"},
+    ),
+    (
+        "payment-gift-balance",
+        "modify_pending_order_payment",
+        {"order_id": PENDING, "payment_method_id": "gift_card_1"},
+    ),
     ("items-not-pending", "modify_pending_order_items", _swap(MODIFIED, ["1002"], ["1001"])),
     ("items-product-change", "modify_pending_order_items", _swap(PENDING, ["1001"], ["2002"])),
     ("items-unavailable", "modify_pending_order_items", _swap(PENDING, ["1001"], ["1003"])),
     ("items-same-option", "modify_pending_order_items", _swap(PENDING, ["1001"], ["1001"])),
-    ("items-payment-not-in-profile", "modify_pending_order_items", _swap(PENDING, ["1001"], ["1002"], "gift_card_9")),
-    ("items-gift-balance", "modify_pending_order_items", _swap(PENDING, ["1001", "2001"], ["1004", "2002"], "gift_card_1")),
-    ("exchange-not-delivered", "exchange_delivered_order_items", _swap(PENDING, ["1001"], ["1002"])),
-    ("exchange-product-change", "exchange_delivered_order_items", _swap(DELIVERED, ["1001"], ["2001"])),
-    ("exchange-unavailable", "exchange_delivered_order_items", _swap(DELIVERED, ["1001"], ["1003"])),
-    ("exchange-same-option", "exchange_delivered_order_items", _swap(DELIVERED, ["1001"], ["1001"])),
-    ("exchange-payment-not-in-profile", "exchange_delivered_order_items", _swap(DELIVERED, ["1001"], ["1002"], "gift_card_9")),
-    ("exchange-gift-balance", "exchange_delivered_order_items", _swap(DELIVERED, ["1001", "1001"], ["1004", "1004"], "gift_card_1")),
-    ("return-not-delivered", "return_delivered_order_items", {"order_id": CANCELLED, "item_ids": ["2001"], "payment_method_id": "gift_card_1"}),
-    ("return-refund-method", "return_delivered_order_items", {"order_id": DELIVERED, "item_ids": ["1001"], "payment_method_id": "credit_card_1"}),
+    (
+        "items-payment-not-in-profile",
+        "modify_pending_order_items",
+        _swap(PENDING, ["1001"], ["1002"], "gift_card_9"),
+    ),
+    (
+        "items-gift-balance",
+        "modify_pending_order_items",
+        _swap(PENDING, ["1001", "2001"], ["1004", "2002"], "gift_card_1"),
+    ),
+    (
+        "exchange-not-delivered",
+        "exchange_delivered_order_items",
+        _swap(PENDING, ["1001"], ["1002"]),
+    ),
+    (
+        "exchange-product-change",
+        "exchange_delivered_order_items",
+        _swap(DELIVERED, ["1001"], ["2001"]),
+    ),
+    (
+        "exchange-unavailable",
+        "exchange_delivered_order_items",
+        _swap(DELIVERED, ["1001"], ["1003"]),
+    ),
+    (
+        "exchange-same-option",
+        "exchange_delivered_order_items",
+        _swap(DELIVERED, ["1001"], ["1001"]),
+    ),
+    (
+        "exchange-payment-not-in-profile",
+        "exchange_delivered_order_items",
+        _swap(DELIVERED, ["1001"], ["1002"], "gift_card_9"),
+    ),
+    (
+        "exchange-gift-balance",
+        "exchange_delivered_order_items",
+        _swap(DELIVERED, ["1001", "1001"], ["1004", "1004"], "gift_card_1"),
+    ),
+    (
+        "return-not-delivered",
+        "return_delivered_order_items",
+        {"order_id": CANCELLED, "item_ids": ["2001"], "payment_method_id": "gift_card_1"},
+    ),
+    (
+        "return-refund-method",
+        "return_delivered_order_items",
+        {"order_id": DELIVERED, "item_ids": ["1001"], "payment_method_id": "credit_card_1"},
+    ),
 ]
 
 # Calls the policy allows: no reference rule may deny them.
@@ -142,10 +343,19 @@ ALLOWED: list[tuple[str, dict[str, Any]]] = [
     ("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": "paypal_1"}),
     ("modify_pending_order_items", _swap(PENDING, ["1001", "2001"], ["1004", "2002"])),
     ("modify_pending_order_items", _swap(PENDING, ["1001"], ["1002"], "gift_card_1")),
-    ("exchange_delivered_order_items", _swap(DELIVERED, ["1001", "1001"], ["1002", "1004"], "paypal_1")),
+    (
+        "exchange_delivered_order_items",
+        _swap(DELIVERED, ["1001", "1001"], ["1002", "1004"], "paypal_1"),
+    ),
     ("exchange_delivered_order_items", _swap(BO_DELIVERED, ["2001"], ["2002"], "gift_card_9")),
-    ("return_delivered_order_items", {"order_id": DELIVERED, "item_ids": ["1001"], "payment_method_id": "paypal_1"}),
-    ("return_delivered_order_items", {"order_id": DELIVERED, "item_ids": ["1001", "1001"], "payment_method_id": "gift_card_1"}),
+    (
+        "return_delivered_order_items",
+        {"order_id": DELIVERED, "item_ids": ["1001"], "payment_method_id": "paypal_1"},
+    ),
+    (
+        "return_delivered_order_items",
+        {"order_id": DELIVERED, "item_ids": ["1001", "1001"], "payment_method_id": "gift_card_1"},
+    ),
     ("modify_user_address", {"user_id": "ann_1", **ADDRESS}),
     ("get_order_details", {"order_id": PROCESSED}),
 ]
@@ -178,7 +388,10 @@ def test_an_item_modified_order_is_refused_every_further_change(gate: Gate) -> N
         ("cancel_pending_order", {"reason": REASON}),
         ("modify_pending_order_address", ADDRESS),
         ("modify_pending_order_payment", {"payment_method_id": "paypal_1"}),
-        ("modify_pending_order_items", {"item_ids": ["1002"], "new_item_ids": ["1001"], "payment_method_id": "paypal_1"}),
+        (
+            "modify_pending_order_items",
+            {"item_ids": ["1002"], "new_item_ids": ["1001"], "payment_method_id": "paypal_1"},
+        ),
     ]:
         assert not gate.check(tool, {"order_id": MODIFIED, **extra}, state()).admitted
 
@@ -206,16 +419,19 @@ def test_the_parser_checks_rules_against_the_retail_vocabulary() -> None:
     assert ok.ok and ok.rules.domain == "retail" and ok.rules.now is None
     airline_tool = parse_rules(doc("cancel_reservation", "args.items_in_order"), "retail")
     assert airline_tool.errors == ("rule 'r': unknown write tool 'cancel_reservation'",)
-    airline_fact = parse_rules(doc("cancel_pending_order", "reservation.any_segment_flown"), "retail")
+    airline_fact = parse_rules(
+        doc("cancel_pending_order", "reservation.any_segment_flown"), "retail"
+    )
     assert airline_fact.errors == ("rule 'r': unknown fact 'reservation.any_segment_flown'",)
     wrong_tool = parse_rules(doc("cancel_pending_order", "args.items_in_order"), "retail")
     assert wrong_tool.errors == (
         "rule 'r': fact 'args.items_in_order' is not defined for cancel_pending_order",
     )
     # the same document in airline: no `now` is an error there, and the tool is unknown
-    assert "'now' is missing: booking ages are undecidable" in parse_rules(
-        doc("return_delivered_order_items", "args.payment_is_original")
-    ).errors
+    assert (
+        "'now' is missing: booking ages are undecidable"
+        in parse_rules(doc("return_delivered_order_items", "args.payment_is_original")).errors
+    )
 
 
 def test_the_retail_reference_rules_round_trip_and_describe() -> None:
@@ -226,7 +442,10 @@ def test_the_retail_reference_rules_round_trip_and_describe() -> None:
 
 def test_the_retail_compile_prompt_lists_every_fact_and_tool_and_asks_for_no_now() -> None:
     prompt = compile_prompt("  RETAIL POLICY  ", "retail")
-    assert "retail customer-service policy" in prompt and "<policy>\nRETAIL POLICY\n</policy>" in prompt
+    assert (
+        "retail customer-service policy" in prompt
+        and "<policy>\nRETAIL POLICY\n</policy>" in prompt
+    )
     assert all(tool in prompt for tool in WRITE_TOOLS)
     assert all(f"- {name} (" in prompt for name in FACTS)
     assert '"now"' not in prompt and "reservation." not in prompt
@@ -236,7 +455,9 @@ def test_the_retail_compile_prompt_lists_every_fact_and_tool_and_asks_for_no_now
 def test_the_registry_names_each_domain_once_and_refuses_others() -> None:
     assert set(DOMAINS) == {"airline", "retail", "telecom"}
     assert get_domain().name == "airline" and get_domain("retail").name == "retail"
-    with pytest.raises(UnknownDomain, match="unknown domain 'banking' \\(one of airline, retail, telecom\\)"):
+    with pytest.raises(
+        UnknownDomain, match="unknown domain 'banking' \\(one of airline, retail, telecom\\)"
+    ):
         get_domain("banking")
 
 
@@ -305,3 +526,30 @@ def test_docs_give_each_retail_rule_its_policy_sentence() -> None:
     for rule in reference_rules("retail").rules.rules:
         line = next((ln for ln in section.splitlines() if ln.startswith(f"| `{rule.id}`")), "")
         assert line.count('"') >= 2, f"{rule.id}: no quoted policy sentence in docs/tau2.md"
+
+
+def test_set_judge_points_tau2_benchs_nl_assertion_judge_at_the_endpoint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tau2gate.adapter import run
+
+    nl = SimpleNamespace(DEFAULT_LLM_NL_ASSERTIONS="gpt-4.1", DEFAULT_LLM_NL_ASSERTIONS_ARGS={})
+    monkeypatch.setattr(run, "require_tau2", lambda module: nl)
+    run.set_judge(run.Endpoint(base_url="http://h:1/v1", model="judge", api_key="k"))
+    assert nl.DEFAULT_LLM_NL_ASSERTIONS == "openai/judge"
+    assert nl.DEFAULT_LLM_NL_ASSERTIONS_ARGS["api_base"] == "http://h:1/v1"
+    with pytest.raises(ValueError, match="unknown evaluation 'db'"):
+        run.run_rung(
+            "none", reference_rules("retail").rules, [], agent=None, user=None, evaluation="db"
+        )
+
+
+def test_the_check_script_refuses_an_unknown_domain_in_one_line(tmp_path: Path) -> None:
+    import subprocess
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "tau2-check.sh"
+    for extra in (["--domain", "banking"], ["--frobnicate"]):
+        done = subprocess.run(
+            ["bash", str(script), str(tmp_path), *extra], capture_output=True, text=True, timeout=30
+        )
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr

@@ -74,8 +74,18 @@ FACT_CASES: list[tuple[str, dict[str, Any], str, Value]] = [
     ("suspend_line", {"customer_id": "C9", "line_id": "L1"}, "customer.owns_line", None),
     ("resume_line", LINE, "customer.has_overdue_bill", True),
     ("resume_line", {"customer_id": "C3", "line_id": "L4"}, "customer.has_overdue_bill", False),
-    ("send_payment_request", {"customer_id": "C2", "bill_id": "B3"}, "customer.has_bill_awaiting_payment", True),
-    ("send_payment_request", {"customer_id": "C1", "bill_id": "B1"}, "customer.has_bill_awaiting_payment", False),
+    (
+        "send_payment_request",
+        {"customer_id": "C2", "bill_id": "B3"},
+        "customer.has_bill_awaiting_payment",
+        True,
+    ),
+    (
+        "send_payment_request",
+        {"customer_id": "C1", "bill_id": "B1"},
+        "customer.has_bill_awaiting_payment",
+        False,
+    ),
     ("send_payment_request", {"customer_id": "C1", "bill_id": "B2"}, "bill.status", "Paid"),
     ("send_payment_request", {"customer_id": "C1", "bill_id": "B9"}, "bill.status", None),
     ("send_payment_request", {"customer_id": "C1", "bill_id": "B1"}, "bill.of_customer", True),
@@ -112,7 +122,11 @@ def gate() -> Gate:
 
 DENIED: list[tuple[str, str, dict[str, Any]]] = [
     ("payment-request-not-overdue", "send_payment_request", {"customer_id": "C1", "bill_id": "B2"}),
-    ("payment-request-one-awaiting", "send_payment_request", {"customer_id": "C2", "bill_id": "B3"}),
+    (
+        "payment-request-one-awaiting",
+        "send_payment_request",
+        {"customer_id": "C2", "bill_id": "B3"},
+    ),
     ("resume-unpaid", "resume_line", LINE),
     ("resume-unpaid", "resume_line", {"customer_id": "C2", "line_id": "L3"}),
     ("resume-contract-ended", "resume_line", {"customer_id": "C1", "line_id": "L2"}),
@@ -180,7 +194,10 @@ def test_the_compile_prompt_asks_for_now_and_the_scripted_agent_never_writes() -
 
 def test_user_steps_parse_and_skip_what_is_malformed() -> None:
     steps = [{"name": "toggle_airplane_mode", "arguments": {}}, {"name": "reboot_device"}]
-    text = USER_STEPS + '[{"name": "toggle_airplane_mode", "arguments": {}}, {"name": "reboot_device"}, 3, {"name": 1}, {"name": "x", "arguments": []}]'
+    text = (
+        USER_STEPS
+        + '[{"name": "toggle_airplane_mode", "arguments": {}}, {"name": "reboot_device"}, 3, {"name": 1}, {"name": "x", "arguments": []}]'
+    )
     assert _steps(text[len(USER_STEPS) :]) == [
         {"name": s["name"], "arguments": s.get("arguments", {})} for s in steps
     ]
