@@ -31,5 +31,5 @@ Write a rule only for what the policy forbids and the facts can decide; a call t
 </policy>"""
 
 # OURS: the scripted naive retail agent's two sentences (tau2gate.retail.scripted).
-DONE = "The cancellation request has been processed: {result}"
-ONLY_CANCEL = "I can only help with cancelling an order; please give its order id."
+DONE = "Your request has been processed: {result}"
+ONLY_CANCEL = "I can only help with cancelling or returning an order; please give its order id."

@@ -480,6 +480,21 @@ def test_the_naive_retail_agent_cancels_without_looking() -> None:
     }
 
 
+def test_the_naive_retail_agent_returns_everything_after_one_read() -> None:
+    asked = [{"role": "user", "content": "I want to return #W0000001."}]
+    assert agent_reply(asked) == {"tool_call": ("get_order_details", {"order_id": PENDING})}
+    read = [*asked, {"role": "tool", "content": json.dumps(DB["orders"][PENDING])}]
+    args = {"order_id": PENDING, "item_ids": ["1001", "2001"], "payment_method_id": "credit_card_1"}
+    assert agent_reply(read) == {"tool_call": ("return_delivered_order_items", args)}
+    # the order it names is pending: the rules refuse the return it attempts
+    parsed = reference_rules("retail")
+    verdict = Gate(parsed.rules).check("return_delivered_order_items", args, state())
+    assert verdict.denied_by == ("return-not-delivered",)
+    done = [*read, {"role": "tool", "content": "Error: Non-delivered order cannot be returned"}]
+    assert "processed" in agent_reply(done)["content"]
+    assert "processed" in agent_reply([*asked, {"role": "tool", "content": "not json"}])["content"]
+
+
 def test_the_scripted_endpoint_serves_the_retail_agent_and_compiler() -> None:
     with ScriptedServer("retail") as server:
         client = OpenAI(base_url=server.base_url, api_key="x")
