@@ -8,28 +8,17 @@ domain-free and imports no τ²-bench; each τ²-bench domain is one subpackage
 :mod:`tau2gate.adapter` imports τ²-bench lazily (``pip install -e '.[tau2]'``).
 """
 
-from tau2gate.domain import DictState, Domain, FactSpec, Tables
-from tau2gate.domains import DOMAINS, get_domain
-from tau2gate.gate import RUNGS, Dispatch, Gate, Rung, Verdict, rules_shown
-from tau2gate.parse import Parsed, describe, parse_rules, rules_to_json
+from tau2gate.domain import DictState
+from tau2gate.domains import get_domain
+from tau2gate.gate import RUNGS, Gate, rules_shown
+from tau2gate.parse import parse_rules, rules_to_json
 from tau2gate.reference import reference_rules
-from tau2gate.rules import Rule, RuleSet, evaluate
+from tau2gate.rules import evaluate
 
 __all__ = [
-    "DOMAINS",
     "RUNGS",
     "DictState",
-    "Dispatch",
-    "Domain",
-    "FactSpec",
     "Gate",
-    "Parsed",
-    "Rule",
-    "RuleSet",
-    "Rung",
-    "Tables",
-    "Verdict",
-    "describe",
     "evaluate",
     "get_domain",
     "parse_rules",

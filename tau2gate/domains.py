@@ -1,15 +1,18 @@
 """The registry of the gate's τ²-bench domains: adding a domain is one subpackage
 (``tau2gate/<name>/`` exporting ``DOMAIN``, a :class:`tau2gate.domain.Domain`, and holding
-its ``reference.json``) and one entry in :data:`DOMAINS` below (docs/tau2.md)."""
+its ``reference.json``) and one line here: its import, and its name in :data:`DOMAINS`
+(docs/tau2.md)."""
 
 from __future__ import annotations
 
-from tau2gate import airline, retail, telecom
+from tau2gate.airline import DOMAIN as AIRLINE
 from tau2gate.domain import Domain
+from tau2gate.retail import DOMAIN as RETAIL
+from tau2gate.telecom import DOMAIN as TELECOM
 
 __all__ = ["DEFAULT", "DOMAINS", "UnknownDomain", "get_domain"]
 
-DOMAINS: dict[str, Domain] = {d.name: d for d in (airline.DOMAIN, retail.DOMAIN, telecom.DOMAIN)}
+DOMAINS: dict[str, Domain] = {d.name: d for d in (AIRLINE, RETAIL, TELECOM)}
 
 DEFAULT = "airline"
 """The domain of every call that names none (the gate's first domain; its results are pinned)."""

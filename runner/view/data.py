@@ -8,8 +8,8 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.generate import SpecError
 from protocol.records import Episode, EpisodeRecord
+from protocol.versions import SpecError
 from runner.view.index import RunIndex
 from scoring.replay.episode import score_episode
 from scoring.results.families import score_lines

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.generate import SpecError
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
+from protocol.versions import SpecError
 from runner.rundir.logs import LogReport, log_files, read_record, scan_log
 from scoring.analyses.cost import CostRow, cost_rows
 from scoring.replay.episode import EpisodeScore, score_episode

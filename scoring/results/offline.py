@@ -12,8 +12,8 @@ import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from protocol.generate import SpecError
 from protocol.records import EpisodeRecord
+from protocol.versions import SpecError
 from scoring.analyses.gate_report import helper_lines
 from scoring.replay.episode import EpisodeScore, Replays, score_episode
 from scoring.replay.ground_truth import EpisodeCache

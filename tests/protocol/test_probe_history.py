@@ -15,17 +15,11 @@ import msgspec
 import pytest
 
 from protocol import EpisodeSpec, generate, strings
-from protocol.arms import MEMORY_ARMS
+from protocol.arms import memory_arms
 from protocol.brief import tool_name
 from protocol.domains import POOLS
-from protocol.probe import (
-    VARIANTS,
-    find_traps,
-    realized_states,
-    rebuild_messages,
-    strip_work_order,
-    variant_messages,
-)
+from protocol.probe import VARIANTS, find_traps, strip_work_order, variant_messages
+from protocol.probe_history import realized_states, rebuild_messages
 from protocol.receipts import find_actions, find_refs
 from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord, Knobs
 from protocol.render import render_checklist, render_directive
@@ -162,7 +156,7 @@ async def test_each_variant_changes_exactly_the_one_thing(
         assert len(traps) == 2
     assert all(t.booked_at is not None for t in traps)
     # (the test agent reads the memory arms' recall block as a request too)
-    assert arm in MEMORY_ARMS or all(t.recorded_rebooked for t in traps)
+    assert arm in memory_arms() or all(t.recorded_rebooked for t in traps)
     for trap in traps:
         t = record.turns[trap.position]
         base = rebuild_messages(record, EP, trap.position)
