@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import msgspec
 
-from protocol.records import Booking, EpisodeRecord, Turn, TurnRecord
+from protocol.askback import Principal
+from protocol.records import Booking, EpisodeRecord, Escalation, Turn, TurnRecord
 from protocol.render import compose_user_message
 from protocol.spoof import forgery
 from protocol.user import ScriptedUser
@@ -33,6 +34,7 @@ class _Played:
     notices: list[str]  # for the next turn
     first_reply: str | None = None
     retry_notices: tuple[str, ...] = ()  # what the same-turn retry showed
+    escalations: tuple[Escalation, ...] = ()  # the escalate knob: both replies' refusals
 
 
 async def same_turn_notice(
@@ -74,6 +76,7 @@ async def same_turn_notice(
         [n for _, n in fresh],
         first_reply=first.content,
         retry_notices=tuple(adm.notices),
+        escalations=(*adm.escalations, *again.escalations),
     )
 
 
@@ -86,7 +89,13 @@ async def _play(
     if adm.refused and ctx.cell.knobs.notice == "same_turn":
         played = await same_turn_notice(ctx, arm, turn, shaped, messages, reply, adm)
         return played, [reply, played.reply]
-    played = _Played(reply, list(adm.admitted), list(adm.refused), notices=adm.notices)
+    played = _Played(
+        reply,
+        list(adm.admitted),
+        list(adm.refused),
+        notices=adm.notices,
+        escalations=tuple(adm.escalations),
+    )
     return played, [reply]
 
 
@@ -114,6 +123,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
             verdict = user.begin(turn)
             injected = forgery(ep, turn, verdict, ctx.cell.knobs.spoof)
             asked = _with_injected(turn, injected)
+            ctx.principal = Principal(ep, turn, user.state)
             shown, shaped = notices, await arm.shape(asked, user.state, notices)
             sys_msg = {"role": "system", "content": system + shaped.system_extra}
             messages = [sys_msg, *arm.context(history), {"role": "user", "content": shaped.sent}]
@@ -145,6 +155,11 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                     first_reply=played.first_reply,
                     retry_notices=played.retry_notices,
                     injected=injected,
+                    question=shaped.question,
+                    answer=shaped.answer,
+                    ask_reason=shaped.ask_reason,
+                    first_match=shaped.first_match,
+                    escalations=played.escalations,
                 )
             )
     except CallFailed as e:

@@ -42,6 +42,7 @@ from runner.grid.schema import (
     MemorySettings,
     ModelConfig,
     RunConfig,
+    Variant,
     url_problem,
 )
 from runner.grid.seeds import parse_seeds
@@ -196,6 +197,28 @@ def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
     return parse_grid(data, source=str(path), need_keys=need_keys, base=path.parent)
 
 
+# the gate arms the ask-back knobs apply to (issue #38); escalate needs a refusing gate
+_ASKBACK_ARMS = ("directive", "enforce", "hybrid")
+_ESCALATE_ARMS = ("enforce", "hybrid")
+
+
+def _askback_problems(v: Variant) -> list[str]:
+    """The show, ask and escalate knobs (issue #38): gate arms, text protocol."""
+    used = [k for k in ("show", "escalate") if getattr(v, k)] + (["ask"] if v.ask != "off" else [])
+    problems: list[str] = []
+    if not used:
+        return problems
+    if v.arm not in _ASKBACK_ARMS:
+        problems.append(f"{', '.join(used)}: the gate arms only (directive, enforce, hybrid)")
+    if v.harness == "langgraph":
+        problems.append(f"{', '.join(used)}: the text protocol only, not the tool harness")
+    if v.escalate and v.arm not in _ESCALATE_ARMS:
+        problems.append("escalate needs a gate that refuses (enforce, hybrid)")
+    if v.show and v.matched_step_line:
+        problems.append("show and matched_step_line both name the step: set one")
+    return problems
+
+
 def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> None:
     """Every problem a grid can have before a request is sent; raises one GridError
     (``need_keys=False``: an unset API-key variable is not one; :func:`missing_keys`)."""
@@ -232,6 +255,7 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
             problems.append(f"tool_failure rate must be in [0, 1] (got {v.tool_failure})")
         if v.tool_failure and v.harness != "langgraph":
             problems.append('tool_failure needs the tool harness (harness = "langgraph")')
+        problems += _askback_problems(v)
     if run.concurrency < 1:
         problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
     # checked here, not when episodes start: such a grid would crash or silently run nothing
