@@ -159,6 +159,12 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(knob="spoof", table="Stress: forged state", alone=True),
     Variant(knob="tool_failure", table="Stress: tool failure", alone=True),
     Variant(knob="user_style", table="Stress: uncooperative user", alone=True),
+    # Ask back and escalation (issue #38, ours; docs/askback.md): each knob's cell against the
+    # same cell with that knob alone off (a cell with two of them: against the cell with the
+    # later one only), Holm-corrected within model over the family's contrasts.
+    Variant(knob="show", table="Ask back and escalation", alone=True),
+    Variant(knob="ask", table="Ask back and escalation", alone=True),
+    Variant(knob="escalate", table="Ask back and escalation", alone=True),
 )
 
 

@@ -229,6 +229,9 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     answer: str | None = None
     ask_reason: str | None = None
     first_match: str | None = None
+    # the matcher calls the ask knob added on this turn (the second reading and the reading of
+    # the answer): the last ``askback_calls`` matcher records of ``calls``
+    askback_calls: int = 0
     # Escalations (the ``escalate`` knob): each refused booking put to the user, in order.
     escalations: tuple[Escalation, ...] = ()
 

@@ -73,6 +73,7 @@ class Shaped:
     answer: str | None = None
     ask_reason: str | None = None
     first_match: str | None = None
+    askback_calls: int = 0  # matcher call records the ask knob added (last in the turn's)
 
 
 @dataclass

@@ -206,6 +206,7 @@ class DirectiveGate(ArmSession):
                 self.ctx.cell, self.episode, turn, reverse=True
             )
             self.ctx.calls.extend(calls)
+            shaped.askback_calls += len(calls)
             second = other.step
         reason = ask_reason(mode, answer.step, answer.malformed, self.gate.deps, second)
         if reason is None:
@@ -218,6 +219,7 @@ class DirectiveGate(ArmSession):
         clarified = msgspec.structs.replace(turn, text=shaped.answer)
         answer, calls = await self.helpers.match(self.ctx.cell, self.episode, clarified)
         self.ctx.calls.extend(calls)
+        shaped.askback_calls += len(calls)
         shaped.matched_step, shaped.matched_redo = answer.step, answer.redo
         shaped.matcher_outcome = answer.outcome
 

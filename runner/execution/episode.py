@@ -159,6 +159,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                     answer=shaped.answer,
                     ask_reason=shaped.ask_reason,
                     first_match=shaped.first_match,
+                    askback_calls=shaped.askback_calls,
                     escalations=played.escalations,
                 )
             )

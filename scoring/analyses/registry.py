@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from protocol.records import CellKey, EpisodeRecord
+from scoring.analyses.askback import ASKBACK
 from scoring.analyses.base import Analyses, Pair, Table
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.gate_report import helper_lines
@@ -46,6 +47,7 @@ ANALYSES: tuple[Table, ...] = (
     CORRUPTION,
     HYBRID,
     *(SPOOF, TOOL_FAILURE, USER_STYLE),  # the stress knobs (#31, ours)
+    ASKBACK,  # ask back and escalation (#38, ours)
 )
 
 
