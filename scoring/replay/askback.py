@@ -8,10 +8,12 @@ Per episode of a cell with ``show``, ``ask`` or ``escalate`` on, read from its l
 * ``recovered``: question turns whose first reading missed the turn's intended step (a
   misroute, no step, a malformed reply) and whose reading after the user's answer names it;
   ``unrecovered``: question turns whose reading after the answer still misses it;
-* ``extra_matcher_calls``, ``extra_tokens`` and ``extra_s``: the matcher requests the ask
-  knob added (the second reading on every routed turn, and the reading of each answer;
-  ``TurnRecord.askback_calls``), their tokens and their time (waiting and at the server),
-  cache hits not counted: the exchange's cost, counted as any helper call is.
+* ``extra_matcher_calls``, ``extra_tokens`` and ``extra_s``: the matcher calls the ask knob
+  needed (the second reading on every routed turn, and the reading of each answer;
+  ``TurnRecord.askback_calls``), made or served from the cache, so the count does not depend
+  on which cell ran first (``ladder cost``'s "required"); their tokens as the arm needs them
+  (a served call keeps the tokens of the request that made it, as ``helper_tokens``); and the
+  seconds the requests this episode made spent waiting and at the server.
 
 The intended step is the turn's step on a request (None on a turn that asks for no step).
 """
@@ -73,10 +75,11 @@ def burden_of(record: EpisodeRecord) -> Burden | None:
         overrides += sum(e.confirmed for e in t.escalations)
         if t.askback_calls:
             matcher = [c for c in t.calls if c.role == "matcher"]
-            made = [c for c in matcher[-t.askback_calls :] if not c.cached]
-            calls += len(made)
-            tokens += sum(c.prompt_tokens + c.completion_tokens for c in made)
-            seconds += sum(c.wait_s + c.server_s for c in made)
+            extra = matcher[-t.askback_calls :]
+            calls += len(extra)
+            needed = [c for c in extra if not c.cached or c.shared]
+            tokens += sum(c.prompt_tokens + c.completion_tokens for c in needed)
+            seconds += sum(c.wait_s + c.server_s for c in extra if not c.cached)
         if t.question is None:
             continue
         questions += 1
