@@ -49,8 +49,8 @@ __all__ = [
     "clarification",
     "confirms",
     "question",
-    "render_exchange",
     "render_escalation",
+    "render_exchange",
     "render_show",
     "requested_steps",
 ]

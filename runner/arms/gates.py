@@ -202,9 +202,7 @@ class DirectiveGate(ArmSession):
             return
         second: str | None = answer.step
         if mode == "second_reading" and answer.step is not None and not answer.malformed:
-            other, calls = await self.helpers.match(
-                self.ctx.cell, self.episode, turn, reverse=True
-            )
+            other, calls = await self.helpers.match(self.ctx.cell, self.episode, turn, reverse=True)
             self.ctx.calls.extend(calls)
             shaped.askback_calls += len(calls)
             second = other.step

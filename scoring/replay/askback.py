@@ -39,9 +39,7 @@ class Burden(msgspec.Struct, frozen=True, kw_only=True):
     extra_s: float = 0.0
 
     def __add__(self, other: Burden) -> Burden:
-        return Burden(
-            **{f: getattr(self, f) + getattr(other, f) for f in Burden.__struct_fields__}
-        )
+        return Burden(**{f: getattr(self, f) + getattr(other, f) for f in Burden.__struct_fields__})
 
     @property
     def asked(self) -> int:

@@ -61,7 +61,9 @@ def test_a_question_is_answered_with_the_intended_steps_wording() -> None:
 
 def test_a_double_order_is_answered_with_both_steps() -> None:
     a, b = EP.steps[0], EP.steps[1]
-    turn = Turn(index=3, kind="double", step=None, work_order="#W1234", text="x", named=(a.id, b.id))
+    turn = Turn(
+        index=3, kind="double", step=None, work_order="#W1234", text="x", named=(a.id, b.id)
+    )
     c = clarification(EP, turn)
     assert c.label == "both"
     assert c.text == f"Both steps: '{a.text}' and '{b.text}' (#W1234)."
@@ -99,7 +101,10 @@ def test_when_the_gate_asks() -> None:
     assert ask_reason("second_reading", "s1", False, known, second="s2") == "disagree"
     assert ask_reason("second_reading", "s1", False, known, second=None) == "disagree"
     assert ask_reason("second_reading", "s1", False, known, second="s1") is None
-    assert question("disagree", {"s1": "a", "s2": "b"}) == "Do you mean 'a' or 'b', or another step of the plan?"
+    assert (
+        question("disagree", {"s1": "a", "s2": "b"})
+        == "Do you mean 'a' or 'b', or another step of the plan?"
+    )
     assert question("unresolved", {}) == strings.ASK_WHICH
     assert render_show("s1", {"s1": "send it"}) == "[GATE READING] I read this as: s1, send it."
     assert render_show(None, {"s1": "send it"}) == strings.SHOW_NONE
