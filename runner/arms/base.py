@@ -64,6 +64,9 @@ class Shaped:
     kept: str  # what stays in the history for later turns
     arm_text: str = ""  # what the arm added
     system_extra: str = ""  # added to the system prompt for this call only
+    # what the arm added to the user message (``arm_text`` less what went to the system prompt;
+    # a same-turn retry repeats it)
+    user_addition: str = ""
     matched_step: str | None = None
     matched_redo: bool | None = None
     matcher_outcome: MatcherOutcome | None = None  # None: no matcher call on this turn

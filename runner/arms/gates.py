@@ -173,19 +173,26 @@ class DirectiveGate(ArmSession):
             gate.begin_turn(step if shaped.matched_redo else None)
         addition, directive = self._addition(shaped.matched_step, state)
         shaped.directive = directive
-        lines = [addition] if addition else []
+        gate_lines = [addition] if addition else []  # what the gate says: show, directive
         if self.knobs.show and turn.kind not in MATCHER_BYPASS and not self.knobs.matched_step_line:
-            lines.insert(0, render_show(shaped.matched_step, self._texts))
+            gate_lines.insert(0, render_show(shaped.matched_step, self._texts))
+        exchange = ""  # the user's own words: stays in the user role whatever the directive's
         if shaped.question is not None and shaped.answer is not None:
-            lines.insert(0, render_exchange(shaped.question, shaped.answer))
+            exchange = render_exchange(shaped.question, shaped.answer)
+        lines = [exchange, *gate_lines] if exchange else gate_lines
         if not lines:
             return shaped
-        addition = "\n".join(lines)
-        shaped.arm_text = addition
+        shaped.arm_text = "\n".join(lines)
         if directive is not None and self.knobs.directive_role == "system":
-            shaped.system_extra = "\n\n" + addition
-            return shaped
-        shaped.sent = compose_user_message(turn.text, notices=list(notices), addition=addition)
+            shaped.system_extra = "\n\n" + "\n".join(gate_lines)
+            if not exchange:
+                return shaped
+            shaped.user_addition = exchange
+        else:
+            shaped.user_addition = shaped.arm_text
+        shaped.sent = compose_user_message(
+            turn.text, notices=list(notices), addition=shaped.user_addition
+        )
         # Appendix E.2's control is the replace-mode checklist: shown on this turn only.
         shaped.kept = self.kept(turn, notices, shaped.sent)
         return shaped

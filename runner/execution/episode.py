@@ -53,7 +53,7 @@ async def same_turn_notice(
     message) after the notices, and its bookings are judged on the state the first reply's
     admitted bookings produced. Bookings of both replies count once each (by code and work
     order); the retried reply's new refusals are noticed on the next turn."""
-    addition = "" if shaped.system_extra else shaped.arm_text
+    addition = shaped.user_addition if shaped.system_extra else shaped.arm_text
     retry_msg = compose_user_message(turn.text, notices=adm.notices, addition=addition)
     messages = [
         *messages,

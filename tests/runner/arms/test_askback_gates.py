@@ -198,3 +198,24 @@ async def test_an_escalation_never_admits_a_violating_booking(tmp_path: Path) ->
     plain, _, _ = await _run(tmp_path / "p", "enforce", policy=book_requested)
     assert [t.admitted for t in plain.turns] == [t.admitted for t in record.turns]
     assert [t.notices for t in plain.turns] == [t.notices for t in record.turns]
+
+
+async def test_a_system_role_directive_leaves_the_exchange_in_the_user_role(
+    tmp_path: Path,
+) -> None:
+    """The user's answer is the user's words: with ``directive_role = "system"`` the reading
+    line and the directive go to the system prompt for that call, the exchange stays in the
+    user message."""
+    knobs = Knobs(ask="unresolved", show=True, directive_role="system")
+    record, seen, _ = await _run(tmp_path, "enforce", knobs=knobs, chat=_forgetful_matcher())
+    asked = [(t, m) for t, m in zip(record.turns, seen, strict=True) if t.question]
+    assert asked
+    for t, messages in asked:
+        exchange = strings.ASK_EXCHANGE.format(question=t.question, answer=t.answer)
+        assert messages[-1]["content"].endswith(f"\n\n{exchange}")
+        assert t.directive is not None and t.directive not in messages[-1]["content"]
+        assert messages[0]["content"].endswith(
+            f"[GATE READING] I read this as: {t.matched_step}, "
+            f"{EP.step(t.matched_step or '').text}.\n{t.directive}"
+        )
+    assert replay_errors(record, EP) == []
