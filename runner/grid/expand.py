@@ -203,15 +203,14 @@ _ESCALATE_ARMS = ("enforce", "hybrid")
 
 
 def _askback_problems(v: Variant) -> list[str]:
-    """The show, ask and escalate knobs (issue #38): gate arms, text protocol."""
+    """The show, ask and escalate knobs (issue #38): the gate arms (text protocol or the
+    tool harness)."""
     used = [k for k in ("show", "escalate") if getattr(v, k)] + (["ask"] if v.ask != "off" else [])
     problems: list[str] = []
     if not used:
         return problems
     if v.arm not in _ASKBACK_ARMS:
         problems.append(f"{', '.join(used)}: the gate arms only (directive, enforce, hybrid)")
-    if v.harness == "langgraph":
-        problems.append(f"{', '.join(used)}: the text protocol only, not the tool harness")
     if v.escalate and v.arm not in _ESCALATE_ARMS:
         problems.append("escalate needs a gate that refuses (enforce, hybrid)")
     if v.show and v.matched_step_line:

@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from protocol.config import Knobs
 from protocol.records import CellKey
 from runner.client.connect import open_endpoints
 from runner.execution.scheduler import RunState, pending_tasks, run_grid
 from runner.gates.helpers import Helpers
-from runner.grid.expand import parse_grid
+from runner.grid.expand import GridError, parse_grid
 from runner.rundir.logs import read_logs
 
 BEFORE = "6b21ce56c59ec6e44d9e1c8841e12c55e12425839fb098ff2faec10d9dc12452"
@@ -91,3 +92,23 @@ def test_the_knobs_default_off_and_leave_slugs_alone() -> None:
         knobs=Knobs(show=True, ask="second_reading", escalate=True),
     )
     assert on.slug().endswith("enforce__show=True-ask=second_reading-escalate=True")
+
+
+@pytest.mark.parametrize(
+    ("variant", "problem"),
+    [
+        ({"arm": "raw", "show": True}, "show: the gate arms only (directive, enforce, hybrid)"),
+        ({"arm": "checklist", "ask": "unresolved"}, "ask: the gate arms only"),
+        ({"arm": "directive", "escalate": True}, "escalate needs a gate that refuses"),
+        (
+            {"arm": "directive", "show": True, "matched_step_line": True},
+            "show and matched_step_line both name the step",
+        ),
+        ({"arm": "enforce", "ask": "sometimes"}, "ask"),
+    ],
+)
+def test_a_grid_with_a_misplaced_knob_says_so(variant: dict[str, Any], problem: str) -> None:
+    data = {"run": {"variants": [variant]}, "models": [{"name": "scripted/perfect"}]}
+    with pytest.raises(GridError) as e:
+        parse_grid(data)
+    assert problem in str(e.value)

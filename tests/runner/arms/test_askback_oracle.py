@@ -211,3 +211,41 @@ async def test_escalate_recovers_refused_correct_bookings(
     assert _check_overrides(escalated) > 0
     assert _success(escalated) > _success(refusing)
     assert _errors(escalated).count("omission") < _errors(refusing).count("omission")
+
+
+async def test_the_tool_harness_gates_ask_and_escalate(tmp_path: Path) -> None:
+    """The harness's gates (Appendix G) with the knobs: the perfect agent stays strict with
+    show and ask, and behind a corrupted enforcement gate always-book's refused correct calls
+    are overridden once each, every override confirmed by the rule."""
+    harness = {"harness": "langgraph"}
+    perfect = [
+        {"arm": "directive", **harness, "show": True, "ask": "second_reading"},
+        {"arm": "enforce", **harness, "show": True, "ask": "unresolved", "escalate": True},
+    ]
+    cells = await run(
+        tmp_path / "p", _grid("scripted/perfect", [], perfect, seeds="300-303", ambiguous_rate=0.15)
+    )
+    for recs in cells.values():
+        assert all(score_episode(r).primary.success for r in recs)
+    assert any(t.question for recs in cells.values() for r in recs for t in r.turns)
+    corrupted = [
+        {"arm": "enforce", **harness, "corruption": 1e-2},
+        {"arm": "enforce", **harness, "corruption": 1e-2, "escalate": True},
+    ]
+    cells = await run(tmp_path / "a", _grid("scripted/always-book", [], corrupted, seeds="100-115"))
+    refusing = _cell(cells, arm="enforce", harness="langgraph", corruption=1e-2)
+    escalated = _cell(cells, arm="enforce", harness="langgraph", corruption=1e-2, escalate=True)
+    overrides = _check_overrides(escalated)
+    assert overrides > 0
+    executed = [
+        c for r in escalated for t in r.turns for c in t.tool_calls if c.outcome == "executed"
+    ]
+    confirmed = {
+        (e.booking.work_order, e.booking.step)
+        for r in escalated
+        for t in r.turns
+        for e in t.escalations
+        if e.confirmed
+    }
+    assert confirmed <= {(c.work_order, c.step) for c in executed}
+    assert _success(escalated) >= _success(refusing)
