@@ -249,3 +249,16 @@ async def test_the_tool_harness_gates_ask_and_escalate(tmp_path: Path) -> None:
     }
     assert confirmed <= {(c.work_order, c.step) for c in executed}
     assert _success(escalated) >= _success(refusing)
+
+
+async def test_show_lets_the_synthetic_agent_notice_misroutes(tmp_path: Path) -> None:
+    """The synthetic agent's ``doubt``: a shown reading that names another step than its own
+    reading of the request sets the directive aside, so misroutes cost fewer omissions."""
+    model = "scripted/synthetic?matcher_wrong=0.1"
+    cells = await run(tmp_path, _grid(model, ["directive"], [{"arm": "directive", "show": True}]))
+    plain = _cell(cells, arm="directive")
+    shown = _cell(cells, arm="directive", show=True)
+    assert _errors(shown).count("omission") < _errors(plain).count("omission") / 2
+    assert _success(shown) > _success(plain)
+    lines = [t.arm_text.split("\n")[0] for r in shown for t in r.turns if t.matcher_outcome]
+    assert lines and all(x.startswith("[GATE READING] I read this as: ") for x in lines)
