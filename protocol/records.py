@@ -6,7 +6,7 @@ fields only; :data:`SCHEMA_VERSION` rises when a reader must know about a change
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypedDict
 
 import msgspec
 
@@ -30,6 +30,7 @@ __all__ = [
     "HelperLogLine",
     "Knobs",
     "MatcherOutcome",
+    "PlayedTurn",
     "Revision",
     "Role",
     "Schedule",
@@ -41,6 +42,7 @@ __all__ = [
     "TurnRecord",
     "ValidatorRecord",
     "episode_id",
+    "scripted_fields",
     "with_totals",
 ]
 
@@ -186,6 +188,32 @@ class Escalation(_Frozen, frozen=True, kw_only=True):
     confirmed: bool
 
 
+class PlayedTurn(TypedDict):
+    """The scripted user's part of a turn's record (:func:`scripted_fields`), typed field by field:
+    ``TurnRecord(**scripted_fields(turn), reply=..., ...)`` is checked like any constructor call."""
+
+    index: int
+    kind: TurnKind
+    step: str | None
+    work_order: str | None
+    user_text: str
+    named: tuple[str, ...]
+    dynamic: bool
+
+
+def scripted_fields(turn: Turn) -> PlayedTurn:
+    """The fields a played ``turn`` gives its record; the run adds the rest."""
+    return PlayedTurn(
+        index=turn.index,
+        kind=turn.kind,
+        step=turn.step,
+        work_order=turn.work_order,
+        user_text=turn.text,
+        named=turn.named,
+        dynamic=turn.dynamic,
+    )
+
+
 class TurnRecord(_Frozen, frozen=True, kw_only=True):
     index: int
     kind: TurnKind
@@ -234,20 +262,6 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     askback_calls: int = 0
     # Escalations (the ``escalate`` knob): each refused booking put to the user, in order.
     escalations: tuple[Escalation, ...] = ()
-
-    @classmethod
-    def of(cls, turn: Turn, **fields: object) -> TurnRecord:
-        """The record of a played ``turn``; ``fields`` are what the run added."""
-        return cls(
-            index=turn.index,
-            kind=turn.kind,
-            step=turn.step,
-            work_order=turn.work_order,
-            user_text=turn.text,
-            named=turn.named,
-            dynamic=turn.dynamic,
-            **fields,  # type: ignore[arg-type]
-        )
 
     def as_turn(self) -> Turn:
         """The scripted user's turn this record played (for replay)."""

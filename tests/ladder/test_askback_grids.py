@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from ladder.report import write_report
-from protocol.arms import VARIANTS
+from protocol.knobs import variants
 from runner.execution.run import run_async
 from runner.grid.expand import check_grid, parse_grid
 
@@ -48,7 +48,7 @@ def _family(out: Path) -> list[dict[str, Any]]:
 
 
 def test_the_family_is_declared_once_per_knob() -> None:
-    declared = {v.knob: v for v in VARIANTS if v.table == FAMILY}
+    declared = {v.knob: v for v in variants() if v.table == FAMILY}
     assert set(declared) == {"show", "ask", "escalate"}
     assert all(v.alone for v in declared.values())
 

@@ -97,9 +97,9 @@ def test_the_knobs_default_off_and_leave_slugs_alone() -> None:
 @pytest.mark.parametrize(
     ("variant", "problem"),
     [
-        ({"arm": "raw", "show": True}, "show: the gate arms only (directive, enforce, hybrid)"),
-        ({"arm": "checklist", "ask": "unresolved"}, "ask: the gate arms only"),
-        ({"arm": "directive", "escalate": True}, "escalate needs a gate that refuses"),
+        ({"arm": "raw", "show": True}, "show applies to the gate arms only"),
+        ({"arm": "checklist", "ask": "unresolved"}, "ask applies to the gate arms only"),
+        ({"arm": "directive", "escalate": True}, "escalate applies to the gates that refuse"),
         (
             {"arm": "directive", "show": True, "matched_step_line": True},
             "show and matched_step_line both name the step",
