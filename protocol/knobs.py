@@ -121,6 +121,7 @@ def _show(knobs: Knobs, arm: str) -> list[str]:
         return ["show and matched_step_line both name the step: set one"]
     return []
 
+
 # Table 16: "each variant against its paper arm (the self-ledger against the replace-mode
 # checklist), Holm-corrected within model over all variant contrasts". The matched-step
 # line runs on the directive arm (it needs the matcher) but is a checklist control (E.2:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from playwright.async_api import Browser, expect
 
 from protocol import strings
@@ -13,6 +14,8 @@ from runner.rundir.logs import read_logs
 from runner.view.app import serve
 from tests.runner.arms.test_askback_oracle import _grid, run
 from tests.runner.view.test_browser import _page, _ready, _shot, browser  # noqa: F401
+
+pytestmark = pytest.mark.browser  # drives Debian's chromium, as test_browser.py
 
 
 async def test_questions_escalations_and_overrides_are_marked(
