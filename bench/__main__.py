@@ -43,6 +43,7 @@ CASES = (
     "prefix",
     "memory_arms",
     "harness",
+    "helper_slot",
 )
 
 

@@ -32,10 +32,10 @@ __all__ = ["NO_PLOTS", "report", "write_report"]
 NO_PLOTS = "the figures need matplotlib: pip install 'state-ladder[plots]'"
 
 
-def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
+def write_report(logdir: Path, out: Path | None = None) -> Path:
     """Write the report of *logdir* to *out* (default ``logdir/report.md``) and its plots next
-    to it; the report's path. Every record is scored once (:func:`scoring.analyses.registry.scored_once`,
-    in this process whatever ``jobs`` says). Problems end as a
+    to it; the report's path. Every record is scored once, in this process
+    (:func:`scoring.analyses.registry.scored_once`). Problems end as a
     :class:`~ladder.errors.UsageError`."""
     (lines, analyses), log_report = _scored(logdir)
     out = out if out is not None else logdir / "report.md"
@@ -100,18 +100,9 @@ def report(
     out: Annotated[
         Path | None, typer.Option("--out", help="Report file (default LOGDIR/report.md).")
     ] = None,
-    jobs: Annotated[
-        int,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=0,
-            help="Accepted as ladder score takes it; the report scores once, in one process.",
-        ),
-    ] = 0,
 ) -> None:
     """Write a Markdown report of LOGDIR's results with PNG plots next to it."""
-    path = write_report(logdir, out, jobs)
+    path = write_report(logdir, out)
     plots = (path.parent / f"{path.stem}-figures.json").is_file()
     typer.echo(
         f"wrote {path} with its plots, {path.stem}-analyses.json and {path.stem}-figures.json"

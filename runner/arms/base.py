@@ -54,6 +54,11 @@ class EpisodeContext:
     # the scripted user as the gate's questions and escalations reach it on the current turn
     # (the ask and escalate knobs; set by the episode runner each turn)
     principal: Principal | None = None
+    on_turn: Callable[[], None] | None = None  # told each time a turn closes (the live view)
+
+    def turn_done(self) -> None:
+        if self.on_turn is not None:
+            self.on_turn()
 
 
 @dataclass
@@ -70,6 +75,7 @@ class Shaped:
     matched_step: str | None = None
     matched_redo: bool | None = None
     matcher_outcome: MatcherOutcome | None = None  # None: no matcher call on this turn
+    matcher_replies: tuple[str, ...] = ()  # raw replies of a corrected or malformed answer
     directive: str | None = None
     # the ask knob: the gate's question, the user's answer, why it asked, the first reading
     question: str | None = None

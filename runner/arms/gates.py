@@ -151,6 +151,8 @@ class DirectiveGate(ArmSession):
             accuracy,
             enforcing=self.enforcing,
             cached=all(c.cached for c in calls),
+            graph_reply=compiled.graph_reply,
+            revision_reply=compiled.revision_reply,
         )
 
     def _enforces(self, validation: Validation) -> bool:
@@ -204,6 +206,7 @@ class DirectiveGate(ArmSession):
         self.ctx.calls.extend(calls)
         shaped.matched_step, shaped.matched_redo = answer.step, answer.redo
         shaped.matcher_outcome = answer.outcome
+        shaped.matcher_replies = answer.replies
         mode = self.knobs.ask
         if mode == "off":
             return
@@ -227,6 +230,7 @@ class DirectiveGate(ArmSession):
         shaped.askback_calls += len(calls)
         shaped.matched_step, shaped.matched_redo = answer.step, answer.redo
         shaped.matcher_outcome = answer.outcome
+        shaped.matcher_replies += answer.replies
 
     @property
     def principal(self) -> Principal:

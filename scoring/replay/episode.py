@@ -48,10 +48,11 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from protocol.config import UserStyle
-from protocol.generate import SpecError, generate
+from protocol.generate import generate
 from protocol.records import CellKey, Episode, EpisodeRecord, Turn, TurnKind, TurnRecord
 from protocol.state import CHANNELS, Error
 from protocol.user import ScriptedUser
+from protocol.versions import SpecError
 from scoring.replay.askback import Burden, burden_of
 from scoring.replay.bookings import NOTHING, CodeTables, TurnBookings, read_turn
 from scoring.replay.consistency import MAX_MISMATCHES, ScheduleChecker, planned_mismatches

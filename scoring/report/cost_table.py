@@ -31,8 +31,8 @@ COST_HEADER = (
     "cached k",
     "agent calls",
     "re-asks",
-    "matcher req (made/cached)",
-    "compiler req (made/cached)",
+    "matcher calls needed (made/cached)",
+    "compiler calls needed (made/cached)",
     "helper tok k needed (made)",
     "rejected/128",
     "memory / embed calls",
@@ -88,13 +88,13 @@ def _p50_p95_p99(lat: Latency) -> str:
 
 def _cost_cells(r: CostRow) -> list[str]:
     return [
-        r.cell.arm,
+        r.cell.arm + (" [gate inert]" if r.gate_inert else ""),
         str(r.n),
         _k(r.prompt_tokens),
         _k(r.completion_tokens, 2),
         _k(r.total_tokens),
         "-" if r.x_raw is None else f"{r.x_raw:.2f}",
-        _k(r.cached_tokens),
+        "not reported" if r.cached_tokens is None else _k(r.cached_tokens),
         f"{r.agent_calls:.1f}",
         f"{r.re_asks:.2f}",
         _req(r.matcher_required, r.matcher_made, r.matcher_cached),
@@ -149,6 +149,7 @@ def cost_table(rows: Sequence[CostRow]) -> str:
         parts += [
             f"Cost per episode: {label}",
             text_table(COST_HEADER, [_cost_cells(r) for r in members]),
+            *(f"  {r.cell.arm}: {r.gate_inert}" for r in members if r.gate_inert),
             "",
             text_table(LATENCY_HEADER, [_latency_cells(r) for r in members]),
             "",

@@ -37,6 +37,8 @@ KNOBS_ADDED = (
 )
 TURNS_ADDED = (
     b',"injected":""',
+    b',"matcher_replies":[]',  # #41
+    b',"graph_reply":null,"revision_reply":null',  # #41, in the compile record
     # the ask-back exchanges (issue #38)
     b',"question":null',
     b',"answer":null',
@@ -123,6 +125,9 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "tool_failure": 0.0,
     "user_style": "cooperative",
     "injected": "",
+    "matcher_replies": [],
+    "graph_reply": None,
+    "revision_reply": None,
     "show": False,
     "ask": "off",
     "escalate": False,
