@@ -35,6 +35,7 @@ from rich.text import Text
 from protocol.config import graph_label
 from runner.client.endpoint import Endpoint
 from runner.execution.scheduler import RunState
+from scoring.replay.askback import burden_text
 from scoring.results.lines import CellLine, ContrastLine, ResultLine
 
 __all__ = [
@@ -79,6 +80,7 @@ def format_result(line: ResultLine) -> str:
         f"strict {_num(line.strict)} {_ci(line.strict_ci)} "
         f"decline-aware {_num(line.decline_aware)} {_ci(line.decline_aware_ci)} "
         f"n={line.n} infra={line.infrastructure_errors}"
+        + (f" | {burden_text(line.askback, line.n)}" if line.askback is not None else "")
     )
 
 

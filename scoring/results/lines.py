@@ -33,6 +33,7 @@ from typing import Literal
 import msgspec
 
 from protocol.records import CellKey
+from scoring.replay.askback import Burden
 
 __all__ = [
     "CellLine",
@@ -79,6 +80,9 @@ class CellLine(msgspec.Struct, frozen=True, kw_only=True, tag="cell", tag_field=
     turn_accuracy: float | None
     seeds: tuple[int, ...]
     status: Status = "provisional"
+    # the user's burden summed over the counted episodes (the ask-back knobs, issue #38;
+    # scoring.replay.askback); None for a cell without them (and in lines older than it)
+    askback: Burden | None = None
 
     def successes(self, scoring: str) -> int:
         return self.strict_successes if scoring == "strict" else self.decline_aware_successes
