@@ -36,6 +36,7 @@ from protocol.config import graph_label
 from protocol.visible import visible
 from runner.client.endpoint import Endpoint
 from runner.execution.scheduler import RunState
+from scoring.replay.askback import burden_text
 from scoring.results.lines import CellLine, ContrastLine, ResultLine
 
 __all__ = [
@@ -81,6 +82,7 @@ def format_result(line: ResultLine) -> str:
         f"decline-aware {_num(line.decline_aware)} {_ci(line.decline_aware_ci)} "
         f"n={line.n} infra={line.infrastructure_errors}"
         + (f" no-reply={line.no_reply}" if line.no_reply else "")
+        + (f" | {burden_text(line.askback, line.n)}" if line.askback is not None else "")
     )
 
 

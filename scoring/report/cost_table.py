@@ -12,7 +12,14 @@ from scoring.analyses.cost import CostRow, HelperSpend, Latency
 from scoring.report.tables import config_label, text_table
 from scoring.results.cells import config_of
 
-__all__ = ["COST_HEADER", "LATENCY_HEADER", "SPEND_HEADER", "cost_table", "spend_table"]
+__all__ = [
+    "BURDEN_HEADER",
+    "COST_HEADER",
+    "LATENCY_HEADER",
+    "SPEND_HEADER",
+    "cost_table",
+    "spend_table",
+]
 
 COST_HEADER = (
     "arm",
@@ -46,6 +53,20 @@ LATENCY_HEADER = (
     "agent server s p50/p95/p99",
     "slot wait s p50/p95/p99",
     "compl. tok/s",
+)
+
+
+BURDEN_HEADER = (
+    "arm",
+    "n",
+    "questions/ep",
+    "escalations/ep",
+    "overrides",
+    "readings recovered",
+    "asks per recovery",
+    "extra matcher calls/ep",
+    "extra tok/ep",
+    "extra s/ep",
 )
 
 
@@ -100,6 +121,23 @@ def _latency_cells(r: CostRow) -> list[str]:
     ]
 
 
+def _burden_cells(r: CostRow) -> list[str]:
+    b, n = r.askback, max(1, r.n)
+    assert b is not None
+    return [
+        r.cell.arm,
+        str(r.n),
+        f"{b.questions / n:.2f}",
+        f"{b.escalations / n:.2f}",
+        str(b.overrides),
+        str(b.recovered),
+        f"{b.asked / b.recoveries:.1f}" if b.recoveries else "-",
+        f"{b.extra_matcher_calls / n:.2f}",
+        f"{b.extra_tokens / n:,.0f}",
+        f"{b.extra_s / n:.3f}",
+    ]
+
+
 def cost_table(rows: Sequence[CostRow]) -> str:
     """Every configuration of *rows* (in their order): a heading, then the two tables."""
     configs: dict[object, list[CostRow]] = {}
@@ -116,6 +154,10 @@ def cost_table(rows: Sequence[CostRow]) -> str:
             text_table(LATENCY_HEADER, [_latency_cells(r) for r in members]),
             "",
         ]
+        asked = [r for r in members if r.askback is not None]
+        if asked:  # the ask-back knobs (issue #38): what the gate asked of the user
+            head = "The user's burden (show / ask / escalate; docs/askback.md)"
+            parts += [head, text_table(BURDEN_HEADER, [_burden_cells(r) for r in asked]), ""]
     return "\n".join(parts).rstrip()
 
 

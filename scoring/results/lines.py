@@ -33,6 +33,7 @@ from typing import Literal
 import msgspec
 
 from protocol.records import CellKey
+from scoring.replay.askback import Burden
 
 __all__ = [
     "CellLine",
@@ -82,6 +83,9 @@ class CellLine(msgspec.Struct, frozen=True, kw_only=True, tag="cell", tag_field=
     # episodes ended by a non-reply (content filter, empty reply; protocol.records.NO_REPLY):
     # excluded from n like infrastructure errors, counted apart from them (docs/security.md)
     no_reply: int = 0
+    # the user's burden summed over the counted episodes (the ask-back knobs, issue #38;
+    # scoring.replay.askback); None for a cell without them (and in lines older than it)
+    askback: Burden | None = None
 
     def successes(self, scoring: str) -> int:
         return self.strict_successes if scoring == "strict" else self.decline_aware_successes
