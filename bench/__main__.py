@@ -43,6 +43,8 @@ CASES = (
     "prefix",
     "memory_arms",
     "harness",
+    "helper_slot",
+    "hostile",
 )
 
 

@@ -19,6 +19,7 @@ from protocol.probe import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
 from protocol.records import TurnKind
 from runner.client.endpoint import CallFailed
 from runner.execution.live import progress_columns
+from runner.grid.expand import GridError, load_grid
 from runner.probe.run import ProbeError, ProbeOptions, ProbeSummary, read_probe, run_probe
 from runner.rundir.logs import NewerSchemaError
 from scoring.analyses.probe import figure_probe, probe_groups, render_probe_groups
@@ -126,12 +127,29 @@ def probe(
     concurrency: Annotated[
         int, typer.Option("--concurrency", min=1, help="Re-asks in flight.")
     ] = 32,
+    grid_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--grid",
+            help="Take the endpoints (URLs and key variables) from this grid file, not from "
+            "the run's manifest.",
+        ),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key-env",
+            help="The environment variable holding the API key (a manifest's is never used).",
+        ),
+    ] = None,
 ) -> None:
     """Re-ask the trap turns of a run's arm with one thing changed (Appendix A.4): each
     variant once greedy and --samples times sampled at the model card's settings, scored on
     the spot with the receipt parser; resumable. Tool-harness episodes are probed too (the
     "with tools" rows). With --report: the re-execution share per variant (Table 3), one
-    table per model, arm and harness."""
+    table per model, arm and harness. The run's manifest is a file another invocation wrote:
+    its endpoints are printed before they are contacted and are sent no key unless --grid or
+    --api-key-env names one (docs/security.md)."""
     if report is not None:
         if run_dir is not None or out is not None:
             raise UsageError("--report takes the probe directory alone")
@@ -142,6 +160,10 @@ def probe(
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir} is not a directory")
     load_packs_of(run_dir)  # the file domain packs the run's episodes regenerate with
+    try:
+        named = load_grid(grid_file) if grid_file is not None else None
+    except GridError as e:
+        raise UsageError(str(e)) from None
     chosen = _names(variants, VARIANTS, "variant")
     trap_kinds = _names(kinds, TRAP_KINDS, "trap kind")
     opts = ProbeOptions(
@@ -186,11 +208,20 @@ def probe(
                 made[1] += line.reexecuted
                 bar.update(task, advance=1, tally=f"re-executed {made[1]}/{made[0]}")
 
-            return await run_probe(run_dir, out, opts, on_record=on_record, on_plan=on_plan)
+            return await run_probe(
+                run_dir,
+                out,
+                opts,
+                on_record=on_record,
+                on_plan=on_plan,
+                endpoints_grid=named,
+                api_key_env=api_key_env,
+                on_endpoint=lambda line: console.print(line, markup=False, highlight=False),
+            )
 
     try:
         summary = anyio.run(go)
-    except (ProbeError, NewerSchemaError, ValueError) as e:
+    except (ProbeError, NewerSchemaError, GridError, ValueError) as e:
         raise UsageError(str(e)) from None
     except CallFailed as e:
         typer.echo(f"error: {e} (rerun to resume)", err=True)

@@ -21,10 +21,16 @@ import typer
 from ladder.domain import load_packs_of
 from ladder.errors import UsageError
 from protocol.records import EpisodeRecord
+from protocol.visible import visible
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from runner.rundir.rescore import rescore_dir
 from scoring.report.episode_table import episode_table
-from scoring.report.tables import channel_table, helper_table, ladder_table
+from scoring.report.tables import (
+    channel_table,
+    gate_activity_table,
+    helper_table,
+    ladder_table,
+)
 from scoring.results.episode_rows import EpisodeRow, episode_rows
 from scoring.results.families import DEFAULT_FAMILY, FAMILIES, describe_families
 from scoring.results.flat import flat_row
@@ -104,11 +110,11 @@ def _print_episodes(logdir: Path, json_: bool, domain_files: Sequence[Path]) -> 
     if json_:
         for row in rows:
             typer.echo(orjson.dumps(flat_row("episode", row.cell, row)).decode())
-        typer.echo(log_summary(report), err=True)
+        typer.echo(visible(log_summary(report)), err=True)
         return
-    typer.echo(episode_table(rows))
+    typer.echo(visible(episode_table(rows)))
     typer.echo("")
-    typer.echo(log_summary(report))
+    typer.echo(visible(log_summary(report)))
 
 
 def log_summary(report: LogReport) -> str:
@@ -169,18 +175,22 @@ def score(
     if json_:
         for line in lines:
             typer.echo(orjson.dumps(line_json(line)).decode())
-        typer.echo(log_summary(report), err=True)
+        typer.echo(visible(log_summary(report)), err=True)
         return
-    typer.echo(ladder_table(lines, "strict"))
+    typer.echo(visible(ladder_table(lines, "strict")))
     typer.echo("")
-    typer.echo(ladder_table(lines, "decline_aware"))
+    typer.echo(visible(ladder_table(lines, "decline_aware")))
     typer.echo("")
-    typer.echo(channel_table(lines))
+    typer.echo(visible(channel_table(lines)))
     typer.echo("")
     typer.echo(describe_families(lines))
     typer.echo("")
     helpers = helper_table(lines)
     if helpers:
-        typer.echo(helpers)
+        typer.echo(visible(helpers))
         typer.echo("")
-    typer.echo(log_summary(report))
+    gates = gate_activity_table(lines)
+    if gates:
+        typer.echo(visible(gates))
+        typer.echo("")
+    typer.echo(visible(log_summary(report)))

@@ -10,9 +10,17 @@ Parsing decisions (:func:`parse_graph`, :func:`parse_revision`, :func:`find_json
   trailing commas or a reply cut off by the budget make the reply malformed.
 * A malformed graph reply compiles to an EMPTY graph with ``error`` set; a malformed revision
   reply to a revision that changes nothing, with ``error`` set. Compile errors flow into the
-  gate uncorrected (Section 3.2): behind an empty graph every matched step is unknown to the
-  module (no directive) and every booking is refused by the enforcement gate, which the
-  validator's ``malformed`` flag lets the hybrid avoid.
+  gate uncorrected (Section 3.2, Appendix B.3): behind an empty graph every matched step is
+  unknown to the module (no directive) and no booking names a compiled step, so the
+  state-bound enforcement gate refuses nothing (it refuses only a step it holds as
+  cancelled, done or blocked) and admits every booking, as the directive gate does; the
+  request-bound gate refuses every booking (a code it cannot place). The gate is then inert,
+  which ``scoring.analyses.gate_report`` reports per cell; the validator's ``malformed``
+  flag lets the hybrid avoid it (docs/protocol.md, "A failed compile").
+* A reply that reproduces the prompt's own example (OURS: a weak model echoes it) is a compile
+  error, not a compile: a graph that is exactly the graph prompt's example step (``s1``, no
+  deps, ``RC-1234``) or a revision naming any of the revision prompt's placeholder ids
+  (``sX``, ``sY``, ``sA``, ``sB``, ``sZ``, ``sD``, which no generated step id can be).
 * Step ids are stripped and lower-cased (``"S3"`` -> ``"s3"``); nothing else is rewritten.
   ``deps`` may be a list of ids or one comma-separated string; anything else is no deps.
   ``code`` is kept as written (stripped); a non-string code is the empty code. A step entry
@@ -29,30 +37,100 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from protocol import strings
 from protocol.compiled import CompiledGraph, CompiledRevision, CompiledStep
 from protocol.state import sort_ids
 
-__all__ = ["find_json_object", "parse_graph", "parse_match", "parse_revision"]
+__all__ = [
+    "ECHO_ERROR",
+    "REVISION_EXAMPLE_IDS",
+    "find_json_object",
+    "parse_graph",
+    "parse_match",
+    "parse_revision",
+]
 
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
 _SPLIT = re.compile(r"[\s,;]+")
 
 
+# Brackets nested deeper than this end the search in a chunk: a graph is three levels deep,
+# and the bound keeps decoding free of recursion and the search linear (docs/security.md).
+MAX_DEPTH = 32
+_SPECIAL = re.compile(r'[{}\[\]"\\]')
+_SPECIAL_CHARS = frozenset('{}[]"\\')
+
+
+def _object_spans(chunk: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of every balanced ``{...}`` in ``chunk`` (end exclusive), in order
+    of start, found in one string-aware pass (quotes count inside brackets only: prose quotes
+    outside any object are text). A closer that matches no opener drops the open brackets;
+    nesting past :data:`MAX_DEPTH` ends the pass."""
+    spans: list[tuple[int, int]] = []
+    stack: list[tuple[str, int]] = []
+    in_string = escaped = False
+    for m in _SPECIAL.finditer(chunk):
+        c, at = m.group(), m.start()
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":  # the next character is escaped: skip it if it is special
+                escaped = chunk[at + 1 : at + 2] in _SPECIAL_CHARS
+            elif c == '"':
+                in_string = False
+            continue
+        if c == '"':
+            in_string = bool(stack)
+        elif c in "{[":
+            if len(stack) >= MAX_DEPTH:
+                break
+            stack.append((c, at))
+        elif c in "}]":
+            want = "{" if c == "}" else "["
+            if not stack or stack[-1][0] != want:
+                stack.clear()
+                continue
+            _, start = stack.pop()
+            if c == "}":
+                spans.append((start, at + 1))
+    spans.sort()
+    return spans
+
+
+def _dicts(value: object) -> list[dict[str, Any]]:
+    """Every object in a decoded value, outer first, in document order (no recursion)."""
+    out: list[dict[str, Any]] = []
+    todo: list[object] = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, dict):
+            out.append(v)
+            todo.extend(reversed(list(v.values())))
+        elif isinstance(v, list):
+            todo.extend(reversed(v))
+    return out
+
+
 def find_json_object(
     text: str, wanted: Callable[[dict[str, Any]], bool] = lambda _: True
 ) -> dict[str, Any] | None:
-    """The first JSON object in ``text`` that ``wanted`` accepts (fenced blocks first)."""
+    """The first JSON object in ``text`` that ``wanted`` accepts (fenced blocks first): the
+    object at the first ``{`` that decodes, or an object nested in one that does, in document
+    order. Linear in ``text`` up to the :data:`MAX_DEPTH` bound; never recursive."""
     for chunk in [*(m.group(1) for m in _FENCE.finditer(text)), text]:
-        start = chunk.find("{")
-        while start >= 0:
+        covered = 0  # objects inside a decoded span were visited with it
+        for start, end in _object_spans(chunk):
+            if start < covered:
+                continue
             try:
-                obj, _ = _DECODER.raw_decode(chunk, start)
-            except json.JSONDecodeError:
-                obj = None
-            if isinstance(obj, dict) and wanted(obj):
-                return obj
-            start = chunk.find("{", start + 1)
+                obj = _DECODER.decode(chunk[start:end])
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            covered = end
+            for found in _dicts(obj):
+                if wanted(found):
+                    return found
     return None
 
 
@@ -77,6 +155,29 @@ def _step(value: object) -> CompiledStep:
     )
 
 
+ECHO_ERROR = "the reply reproduces the prompt's own example"
+
+
+def _graph_example() -> dict[str, CompiledStep]:
+    m = re.search(
+        r'"(s\d+)": \{"deps": \[\], "code": "(RC-\d{4})"\}', strings.COMPILER_GRAPH_PROMPT
+    )
+    assert m is not None, "the graph prompt's example step"
+    return {m.group(1): CompiledStep(deps=(), code=m.group(2))}
+
+
+def _revision_example_ids() -> frozenset[str]:
+    example = strings.COMPILER_REVISION_PROMPT.format(steps="", message="")
+    obj = find_json_object(example, lambda o: "cancel" in o)
+    assert obj is not None, "the revision prompt's example"
+    ids = {obj["cancel"], *obj["rewires"], *(u for d in obj["rewires"].values() for u in d)}
+    return frozenset(i.lower() for i in (*ids, *obj["relax"]))
+
+
+_GRAPH_EXAMPLE = _graph_example()
+REVISION_EXAMPLE_IDS = _revision_example_ids()
+
+
 def parse_graph(text: str) -> CompiledGraph:
     """The compiler's graph reply as a :class:`CompiledGraph` (never raises)."""
     obj = find_json_object(text, lambda o: "steps" in o)
@@ -97,6 +198,8 @@ def parse_graph(text: str) -> CompiledGraph:
             steps[v] = _step(value)
     if not steps:
         return CompiledGraph(steps={}, error="'steps' is empty")
+    if steps == _GRAPH_EXAMPLE:
+        return CompiledGraph(steps={}, error=ECHO_ERROR)
     return CompiledGraph(steps={v: steps[v] for v in sort_ids(steps)})
 
 
@@ -120,9 +223,11 @@ def parse_revision(text: str) -> CompiledRevision:
             w = _norm_id(key)
             if w is not None:
                 rewires[w] = _ids(deps)
-    return CompiledRevision(
-        cancel=_norm_id(obj.get("cancel")), rewires=rewires, relax=_relax(obj.get("relax"))
-    )
+    cancel, relax = _norm_id(obj.get("cancel")), _relax(obj.get("relax"))
+    named = {cancel, *rewires, *(u for d in rewires.values() for u in d), *(relax or ())}
+    if named & REVISION_EXAMPLE_IDS:
+        return CompiledRevision(error=ECHO_ERROR)
+    return CompiledRevision(cancel=cancel, rewires=rewires, relax=relax)
 
 
 def parse_match(text: str, step_ids: Iterable[str]) -> tuple[str | None, bool] | None:

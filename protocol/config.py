@@ -20,6 +20,7 @@ from protocol.domains import DIGESTS
 __all__ = [
     "DEFAULT_DOSE",
     "PLAIN",
+    "AskMode",
     "Brief",
     "CellKey",
     "Config",
@@ -46,6 +47,8 @@ Regime = Literal["no-think", "thinking"]
 DEFAULT_DOSE = 0.25
 # The scripted user's manner (issue #31, ours; protocol.user, docs/stress.md).
 UserStyle = Literal["cooperative", "restate", "contradict", "double"]
+# When the gate asks the user back (issue #38, ours; protocol.askback, docs/askback.md).
+AskMode = Literal["off", "unresolved", "second_reading"]
 
 
 class _Frozen(msgspec.Struct, frozen=True, kw_only=True):
@@ -125,6 +128,13 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     # the scripted user's manner (protocol.user): the paper's cooperative user, or one who
     # restates a refused order, or contradicts the revision once
     user_style: UserStyle = "cooperative"
+    # Ask back and escalation (issue #38, ours; Section 5.5's recommendation, docs/askback.md):
+    # the gate names the step it resolved; asks the user when no step resolves (or, with
+    # "second_reading", when a second matcher reading disagrees); sends a refusal to the user,
+    # whose confirmation admits the booking once. Off: the paper's gates.
+    show: bool = False
+    ask: AskMode = "off"
+    escalate: bool = False
     # Generator 5 on (issue #37, protocol.doses): the dose of the spoof knob and of the user's
     # style, the fraction of eligible planned turns each stresses (at least one when
     # positive); ignored by earlier generators, whose stresses followed the realized state.

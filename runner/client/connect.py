@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from runner.client.endpoint import CallFailed, Endpoint
-from runner.grid.expand import Grid
-from runner.grid.schema import EMBEDDED
+from runner.grid.expand import Grid, GridError, key_problem
+from runner.grid.schema import EMBEDDED, redact_url
 from serve.config import ServerConfig
 
 __all__ = ["PREFLIGHT_ATTEMPTS", "PREFLIGHT_TIMEOUT_S", "open_endpoints", "preflight"]
@@ -23,6 +23,7 @@ async def open_endpoints(
 ) -> AsyncIterator[dict[str, Endpoint]]:
     """Endpoints by name, sessions open; the embedded server runs while the block runs."""
     names = {m.endpoint for m in grid.models}
+    names |= {m.helper_endpoint for m in grid.models if m.helper_endpoint is not None}
     if grid.memory.embed_endpoint is not None:  # the memory arms' embeddings server
         names.add(grid.memory.embed_endpoint)
     out: dict[str, Endpoint] = {}
@@ -36,6 +37,8 @@ async def open_endpoints(
                     embedded_url = await stack.enter_async_context(_embedded(server_config))
                 urls = [embedded_url]
             key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+            if key and (why := key_problem(key)):
+                raise GridError(f"endpoint {name!r}: environment variable {cfg.api_key_env} {why}")
             d = grid.decoding
             ep = Endpoint(
                 urls,
@@ -86,9 +89,11 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
             timeout_s=min(PREFLIGHT_TIMEOUT_S, ep.timeout_s),
             attempts=min(PREFLIGHT_ATTEMPTS, ep.attempts),
             backoff_s=ep.backoff_s,
+            backoff_max_s=min(ep.backoff_max_s, PREFLIGHT_TIMEOUT_S),  # Retry-After too
             name=ep.name,
         )
         check._headers = dict(ep._headers)  # same credentials, never printed
+        check.allow_no_reply = True  # one token may well be an empty reply
         check._headers[PREFLIGHT_HEADER] = "1"  # the scripted endpoint injects no fault into it
         try:
             async with check:
@@ -99,5 +104,6 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
                     extra=m.request_extra(),
                 )
         except CallFailed as e:
-            problems.append(f"model {m.name!r} on endpoint {ep.name!r} ({ep.base_urls[0]}): {e}")
+            where = redact_url(ep.base_urls[0])
+            problems.append(f"model {m.name!r} on endpoint {ep.name!r} ({where}): {e}")
     return problems

@@ -51,16 +51,30 @@ class Progress:
     per_cell: dict[str, int] = field(default_factory=dict)  # episodes done this run
     cell_total: dict[str, int] = field(default_factory=dict)  # episodes to run this run
     cell_label: dict[str, str] = field(default_factory=dict)
+    running: dict[str, int] = field(default_factory=dict)  # episodes in flight per cell
+    # Turns: closed this run, and the run's planned total (each task's planned schedule once
+    # its episode is generated, the first one's length until then, plus the re-asks served)
+    turns_done: int = 0
+    turns_total: int = 0
 
     def open_cells(self, limit: int = 3) -> str:
-        """Cells under way (started, not finished): 'label k/n' for the first few."""
+        """Cells under way (an episode running, or some done and not all): 'label k/n' for
+        the first few, with the episodes running."""
         shown = [
-            f"{self.cell_label[c]} {self.per_cell[c]}/{n}"
+            f"{self.cell_label[c]} {self.per_cell.get(c, 0)}/{n}"
+            + (f" +{self.running[c]} running" if self.running.get(c) else "")
             for c, n in self.cell_total.items()
-            if 0 < self.per_cell.get(c, 0) < n
+            if self.running.get(c) or 0 < self.per_cell.get(c, 0) < n
         ]
         more = f" +{len(shown) - limit}" if len(shown) > limit else ""
         return "  ".join(shown[:limit]) + more
+
+    def eta_s(self) -> float | None:
+        """Seconds left at the rate turns closed so far (None before the first turn)."""
+        if not self.turns_done:
+            return None
+        elapsed = time.perf_counter() - self.started
+        return elapsed / self.turns_done * max(0, self.turns_total - self.turns_done)
 
 
 @dataclass
@@ -72,16 +86,39 @@ class RunState:
     progress: Progress = field(default_factory=Progress)
     on_result: Callable[[ResultLine], None] | None = None
     on_episode: Callable[[EpisodeRecord], None] | None = None
+    on_refresh: Callable[[], None] | None = None  # the live view's redraw, every second
 
 
 def pending_tasks(
     grid: Grid, out: Path, report: LogReport | None = None
 ) -> tuple[list[Task], list[EpisodeRecord]]:
-    """The tasks still to run and the completed records already in ``out``."""
+    """The tasks still to run and the completed records already in ``out``. A record whose
+    cell and spec are not one of this grid's tasks (another grid's line, appended to a log)
+    is excluded and counted in ``report.foreign``."""
     existing = read_logs(out, report) if (out / "logs").is_dir() else {}
-    done = {k: r for k, r in existing.items() if r.termination == "completed"}
-    tasks = [t for t in expand(grid) if (t.cell.slug(), t.spec.seed) not in done]
+    everything = list(expand(grid))
+    own = grid_records(everything, existing, report)
+    done = {k: r for k, r in own.items() if r.termination == "completed"}
+    tasks = [t for t in everything if (t.cell.slug(), t.spec.seed) not in done]
     return tasks, list(done.values())
+
+
+def grid_records(
+    tasks: list[Task],
+    records: dict[tuple[str, int], EpisodeRecord],
+    report: LogReport | None = None,
+) -> dict[tuple[str, int], EpisodeRecord]:
+    """The records of ``records`` that are one of ``tasks`` (same cell, same episode spec);
+    the others are counted in ``report.foreign`` ("slug seed" each)."""
+    want = {(t.cell.slug(), t.spec.seed): t for t in tasks}
+    own: dict[tuple[str, int], EpisodeRecord] = {}
+    for key, rec in records.items():
+        task = want.get(key)
+        if task is not None and task.cell == rec.cell and task.spec == rec.spec:
+            own[key] = rec
+        elif report is not None:
+            report.foreign.append(f"{key[0]} seed {key[1]}")
+    return own
 
 
 async def run_grid(
@@ -94,6 +131,9 @@ async def run_grid(
     episodes: dict[EpisodeSpec, Episode] = {}
     progress = state.progress
     progress.total = len(tasks)
+    paraphrases = grid.paraphrases()  # tier 2's held-out cache (None otherwise)
+    planned = len(generate(tasks[0].spec, paraphrases).turns) if tasks else 0
+    progress.turns_total = planned * len(tasks)
     for t in tasks:
         slug = t.cell.slug()
         progress.cell_total[slug] = progress.cell_total.get(slug, 0) + 1
@@ -101,6 +141,7 @@ async def run_grid(
     order = TaskOrder(tasks, window=2 * grid.run.concurrency)  # runner.execution.order: LPT tail
     results_path = state.out / RESULTS
 
+    # never through a symlink planted at results.jsonl (O_NOFOLLOW: runner.rundir.files)
     with LogWriter(state.out) as writer, JsonlAppender(results_path) as results:
 
         def emit(lines: list[ResultLine]) -> None:
@@ -109,7 +150,8 @@ async def run_grid(
                 if state.on_result is not None:
                     state.on_result(line)
 
-        paraphrases = grid.paraphrases()  # tier 2's held-out cache (None otherwise)
+        def turn_closed() -> None:
+            progress.turns_done += 1
 
         async def worker() -> None:
             while (task := order.pop()) is not None:
@@ -117,21 +159,27 @@ async def run_grid(
                 ep = episodes.get(task.spec)
                 if ep is None:
                     ep = episodes[task.spec] = generate(task.spec, paraphrases)
+                progress.turns_total += len(ep.turns) - planned
+                slug = task.cell.slug()
+                progress.running[slug] = progress.running.get(slug, 0) + 1
                 ctx = EpisodeContext(
                     episode=ep,
                     cell=task.cell,
                     agent=agents[task.cell.model],
                     helpers=state.helpers,
+                    on_turn=turn_closed,
                 )
                 key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.client.affinity
                 try:
                     record = await run_episode(ctx)
                 finally:
                     EPISODE.reset(key)
+                    progress.running[slug] -= 1
                 order.observe(task, anyio.current_time() - t0)
                 writer.write(record)
                 progress.done += 1
-                slug = task.cell.slug()
+                # re-asks served beyond the plan; an episode cut short leaves its rest undone
+                progress.turns_total += len(record.turns) - len(ep.turns)
                 progress.per_cell[slug] = progress.per_cell.get(slug, 0) + 1
                 if record.termination != "completed":
                     progress.infrastructure += 1

@@ -12,8 +12,9 @@ import msgspec
 
 from protocol.arms import ladder
 from protocol.config import Brief, Domain, Schedule
-from protocol.generate import GENERATOR_VERSION
 from protocol.records import Knobs, Role
+from protocol.versions import GENERATOR_VERSION
+from protocol.visible import visible
 from runner.client.affinity import Routing
 
 __all__ = [
@@ -79,6 +80,25 @@ class ModelConfig(_Strict):
     select: Literal["request", "checkpoint", "vendor"] = "checkpoint"
     extra: dict[str, object] = {}  # vendor flags, merged into every request body
     compile_model: str | None = None  # another model's name to compile for this one
+    # where the agent's brief goes: the system message (the paper's), or "user": leading the
+    # first user turn, for a chat template without a system role (runner.execution.brief_check)
+    brief_role: Literal["system", "user"] = "system"
+    # Helpers that do not evict the agent (#41): the compiler's and the matcher's requests go
+    # to this endpoint (another server or replica of the same model) instead of ``endpoint``;
+    # and / or, on a llama.cpp server with several slots (``-np``), each role's requests
+    # carry llama.cpp's ``id_slot`` so helpers never take the agent's slot and its prefix
+    helper_endpoint: str | None = None
+    agent_slot: int | None = None
+    helper_slot: int | None = None
+
+    def endpoint_for(self, role: Role) -> str:
+        """The endpoint a request of ``role`` goes to."""
+        helper = role in ("matcher", "compiler") and self.helper_endpoint is not None
+        return self.helper_endpoint if helper and self.helper_endpoint else self.endpoint
+
+    def slot_for(self, role: Role) -> int | None:
+        """llama.cpp's ``id_slot`` for a request of ``role`` (None: the server picks)."""
+        return self.helper_slot if role in ("matcher", "compiler") else self.agent_slot
 
     def served_name(self) -> str:
         return self.served or self.name
@@ -93,12 +113,16 @@ class ModelConfig(_Strict):
     def chat_kwargs(self, decoding: Decoding, role: Role) -> ChatKwargs:
         """The one mapping from (model, decoding, role) to a chat request: the served name,
         the role's budget in this model's regime, the regime switch and the temperature."""
+        extra = self.request_extra()
+        slot = self.slot_for(role)
+        if slot is not None:
+            extra["id_slot"] = slot
         return ChatKwargs(
             model=self.served_name(),
             max_tokens=decoding.budget(role)[self.regime],
             role=role,
             thinking=self.regime == "thinking",
-            extra=self.request_extra(),
+            extra=extra,
             temperature=decoding.temperature,
         )
 
@@ -199,8 +223,30 @@ def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be an endpoint's base URL (None when it can)."""
     if url == EMBEDDED:
         return None
+    shown = redact_url(url)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        example = f"http://{url.split('://')[-1]}" if "://" not in url or parts.scheme else url
-        return f"base URL {url!r} needs an http:// or https:// scheme and a host (e.g. {example})"
+        bare = shown.split("://")[-1]
+        example = f"http://{bare}" if "://" not in shown or parts.scheme else shown
+        return f"base URL {shown!r} needs an http:// or https:// scheme and a host (e.g. {example})"
+    if "@" in parts.netloc:
+        return (
+            f"base URL {shown!r} carries credentials (user:password@), refused: a URL is "
+            "printed and stored; name the key's environment variable in api_key_env"
+        )
     return None
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any credentials (``user:password@``) shown as ``***@``, and its control
+    characters escaped: the form every printed or stored URL takes."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    host_end = min(
+        (i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest)
+    )
+    netloc = rest[:host_end]
+    if "@" in netloc:
+        rest = "***@" + netloc.rpartition("@")[2] + rest[host_end:]
+    return visible(scheme + sep + rest, newlines=False)

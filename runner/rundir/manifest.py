@@ -32,7 +32,7 @@ from protocol.domains import DIGESTS
 from protocol.records import SCHEMA_VERSION
 from runner.grid.change import GridChange, compare_grids
 from runner.grid.expand import Grid
-from runner.rundir.files import write_atomic
+from runner.rundir.files import planted_entries, read_regular, write_atomic
 
 __all__ = [
     "MANIFEST",
@@ -63,6 +63,13 @@ def grid_digest(grid: Grid) -> str:
     for e in data.get("endpoints", []):
         for k in ("max_in_flight", "adaptive", "start_in_flight", "base_url", "base_urls"):
             e.pop(k, None)
+    for m in data.get("models", []):
+        # grids written before brief_role (#41) omit its default; where the helpers' requests
+        # go (their endpoint, the llama.cpp slots) is no part of a grid's identity
+        if m.get("brief_role") == "system":
+            m.pop("brief_role")
+        for k in ("helper_endpoint", "agent_slot", "helper_slot"):
+            m.pop(k, None)
     return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
 
 
@@ -133,6 +140,11 @@ def write_or_check_manifest(
     ``scripted``: the embedded endpoint's ``ServerConfig`` when flags shaped it (recorded in
     the history entry). ``write=False``: check only, write nothing.
     """
+    if planted := planted_entries(out):
+        raise ManifestError(
+            f"{out} holds {len(planted)} link(s) or special file(s) where the run writes or "
+            f"reads ({', '.join(planted[:3])}); a run directory may hold regular files only"
+        )
     path = out / MANIFEST
     digest = grid_digest(grid)
     entry: dict[str, object] = {"time": time.time(), "pid": os.getpid()}
@@ -140,10 +152,12 @@ def write_or_check_manifest(
         entry["overrides"] = overrides
     if scripted is not None:
         entry["scripted"] = msgspec.to_builtins(scripted)
-    if path.exists():
-        try:
-            old: dict[str, Any] = orjson.loads(path.read_bytes())
-        except (OSError, orjson.JSONDecodeError) as e:
+    if path.exists() or path.is_symlink():
+        try:  # a regular file only: a planted link or FIFO is refused in one line
+            old: dict[str, Any] = orjson.loads(read_regular(path, follow=False))
+            if not isinstance(old, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as e:  # orjson.JSONDecodeError is a ValueError
             raise ManifestError(f"{path} is unreadable ({e}); move it away to start over") from None
         ran = old.get("generator_version", 1)  # manifests before versions: generator 1
         if ran != grid.run.generator and not allow_change:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.generate import SpecError
 from protocol.records import Episode, EpisodeRecord
+from protocol.versions import SpecError
 from runner.view.index import RunIndex
 from scoring.replay.episode import score_episode
 from scoring.results.families import score_lines
@@ -38,10 +38,11 @@ class RunView:
             self.index.set_overview(score_lines(self.index.scores()))
         lines = self.index.overview or []
         rep = self.index.report()
+        cells = cells_view(lines, self.index.costs(), self.index.gates())
         return CellsView(
             run=str(self.run_dir),
-            cells=cells_view(lines, self.index.costs()),
-            contrasts=contrasts_view(lines),
+            cells=cells,
+            contrasts=contrasts_view(lines, cells),
             log=LogView(
                 files=rep.files,
                 records=rep.records,

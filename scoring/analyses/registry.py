@@ -17,10 +17,11 @@ from collections.abc import Iterable, Sequence
 
 from protocol.records import CellKey, EpisodeRecord
 from protocol.registry import Registry
+from scoring.analyses.askback import ASKBACK
 from scoring.analyses.base import Analyses, Pair, Table
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.doses import DOSE_RESPONSE, INTERACTION
-from scoring.analyses.gate_report import helper_lines
+from scoring.analyses.gate_report import flag_inert, helper_lines
 from scoring.analyses.hybrid_counterfactual import HYBRID
 from scoring.analyses.obedience import OBEDIENCE
 from scoring.analyses.omission_attribution import OMISSION_ATTRIBUTION
@@ -54,7 +55,8 @@ for _table in (
     CORRUPTION,
     HYBRID,
     *(SPOOF, TOOL_FAILURE, USER_STYLE),  # the stress knobs (#31, ours)
-    *(DOSE_RESPONSE, INTERACTION),  # their doses and interactions (#37, ours)
+    ASKBACK,  # ask back and escalation (#38, ours)
+    *(DOSE_RESPONSE, INTERACTION),  # the stress doses and interactions (#37, ours)
 ):
     ANALYSES.add(_table.name, _table)
 
@@ -102,5 +104,5 @@ def scored_once(
         cells.setdefault(pair[0].cell, []).append(pair)
     analyses = batched_analyses(cells.values(), cache)
     with paused_gc():
-        lines = score_lines(scores, family) + helper_lines(records)
+        lines = flag_inert([*score_lines(scores, family), *helper_lines(records)])
     return with_status(lines, "final"), analyses

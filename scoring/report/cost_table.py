@@ -12,7 +12,14 @@ from scoring.analyses.cost import CostRow, HelperSpend, Latency
 from scoring.report.tables import config_label, text_table
 from scoring.results.cells import config_of
 
-__all__ = ["COST_HEADER", "LATENCY_HEADER", "SPEND_HEADER", "cost_table", "spend_table"]
+__all__ = [
+    "BURDEN_HEADER",
+    "COST_HEADER",
+    "LATENCY_HEADER",
+    "SPEND_HEADER",
+    "cost_table",
+    "spend_table",
+]
 
 COST_HEADER = (
     "arm",
@@ -24,8 +31,8 @@ COST_HEADER = (
     "cached k",
     "agent calls",
     "re-asks",
-    "matcher req (made/cached)",
-    "compiler req (made/cached)",
+    "matcher calls needed (made/cached)",
+    "compiler calls needed (made/cached)",
     "helper tok k needed (made)",
     "rejected/128",
     "memory / embed calls",
@@ -49,6 +56,20 @@ LATENCY_HEADER = (
 )
 
 
+BURDEN_HEADER = (
+    "arm",
+    "n",
+    "questions/ep",
+    "escalations/ep",
+    "overrides",
+    "readings recovered",
+    "asks per recovery",
+    "extra matcher calls/ep",
+    "extra tok/ep",
+    "extra s/ep",
+)
+
+
 def _k(x: float, digits: int = 1) -> str:
     return f"{x / 1000:.{digits}f}"
 
@@ -67,13 +88,13 @@ def _p50_p95_p99(lat: Latency) -> str:
 
 def _cost_cells(r: CostRow) -> list[str]:
     return [
-        r.cell.arm,
+        r.cell.arm + (" [gate inert]" if r.gate_inert else ""),
         str(r.n),
         _k(r.prompt_tokens),
         _k(r.completion_tokens, 2),
         _k(r.total_tokens),
         "-" if r.x_raw is None else f"{r.x_raw:.2f}",
-        _k(r.cached_tokens),
+        "not reported" if r.cached_tokens is None else _k(r.cached_tokens),
         f"{r.agent_calls:.1f}",
         f"{r.re_asks:.2f}",
         _req(r.matcher_required, r.matcher_made, r.matcher_cached),
@@ -100,6 +121,23 @@ def _latency_cells(r: CostRow) -> list[str]:
     ]
 
 
+def _burden_cells(r: CostRow) -> list[str]:
+    b, n = r.askback, max(1, r.n)
+    assert b is not None
+    return [
+        r.cell.arm,
+        str(r.n),
+        f"{b.questions / n:.2f}",
+        f"{b.escalations / n:.2f}",
+        str(b.overrides),
+        str(b.recovered),
+        f"{b.asked / b.recoveries:.1f}" if b.recoveries else "-",
+        f"{b.extra_matcher_calls / n:.2f}",
+        f"{b.extra_tokens / n:,.0f}",
+        f"{b.extra_s / n:.3f}",
+    ]
+
+
 def cost_table(rows: Sequence[CostRow]) -> str:
     """Every configuration of *rows* (in their order): a heading, then the two tables."""
     configs: dict[object, list[CostRow]] = {}
@@ -111,10 +149,15 @@ def cost_table(rows: Sequence[CostRow]) -> str:
         parts += [
             f"Cost per episode: {label}",
             text_table(COST_HEADER, [_cost_cells(r) for r in members]),
+            *(f"  {r.cell.arm}: {r.gate_inert}" for r in members if r.gate_inert),
             "",
             text_table(LATENCY_HEADER, [_latency_cells(r) for r in members]),
             "",
         ]
+        asked = [r for r in members if r.askback is not None]
+        if asked:  # the ask-back knobs (issue #38): what the gate asked of the user
+            head = "The user's burden (show / ask / escalate; docs/askback.md)"
+            parts += [head, text_table(BURDEN_HEADER, [_burden_cells(r) for r in asked]), ""]
     return "\n".join(parts).rstrip()
 
 

@@ -24,14 +24,19 @@ from scoring.report.figure_text import legend_below, short_labels, wrap
 from scoring.report.tables import (
     CHANNEL_HEADER,
     CONTRAST_HEADER,
+    GATE_HEADER,
     HELPERS_HEADER,
+    INERT_TITLE,
     LADDER_HEADER,
     channel_rows,
     config_label,
     contrast_rows,
+    gate_activity_rows,
     helper_rows,
+    inert_lines,
     ladder_rows,
     markdown_table,
+    plural,
 )
 from scoring.results.lines import CellLine, ResultLine
 
@@ -166,11 +171,13 @@ def markdown_report(
     cells = _cells(lines)
     n = sum(c.n for c in cells)
     infra = sum(c.infrastructure_errors for c in cells)
+    no_reply = sum(c.no_reply for c in cells)
+    also = f" and {no_reply} non-replies (content filter, empty reply)" if no_reply else ""
     out = [
         f"# {title}",
         "",
         f"{len(cells)} cells, {n} scored episodes, {infra} "
-        "infrastructure errors (excluded from every count).",
+        f"infrastructure errors{also} (excluded from every count).",
     ]
     if any(c.cell.model.startswith("scripted/synthetic") for c in cells):
         out += [
@@ -179,6 +186,13 @@ def markdown_report(
             "a test instrument of this tool; they are no claim about any model.",
         ]
     out += [f"- {note}" for note in notes]
+    inert_count = len(inert_lines(lines))
+    if inert_count:
+        out += [
+            "",
+            f"> GATE INERT: {plural(inert_count, 'gate cell')} never gated (see Gate "
+            "activity); their successes and contrasts measure no gate.",
+        ]
     for scoring, name in (("strict", "primary scoring"), ("decline_aware", "decline-aware")):
         out += [
             "",
@@ -215,6 +229,22 @@ def markdown_report(
             "",
             markdown_table(HELPERS_HEADER, helpers),
         ]
+    gates = gate_activity_rows(lines)
+    if gates:
+        out += [
+            "",
+            "## Gate activity",
+            "",
+            "Whether each gate gated: compiles failed / empty / validator-flagged, matcher "
+            "answers malformed after the correction request (of turns consulted), directives "
+            "and rejection notices shown. A cell whose gate never acted (or whose every compile "
+            "failed) is INERT: it measures no gate, and its contrasts are marked INERT.",
+            "",
+            markdown_table(GATE_HEADER, gates),
+        ]
+        inert = inert_lines(lines)
+        if inert:
+            out += ["", INERT_TITLE, "", *(f"- {x}" for x in inert)]
     out += list(sections)
     configs = _configs(cells)
     if configs:

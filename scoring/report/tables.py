@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from protocol.config import config_label
+from protocol.records import CellKey
 from scoring.results.cells import RATES
 from scoring.results.lines import CellLine, ContrastLine, HelperLine, ResultLine
 
@@ -28,6 +29,9 @@ __all__ = [
     "channel_table",
     "config_label",
     "contrast_rows",
+    "gate_activity_rows",
+    "gate_activity_table",
+    "inert_lines",
     "ladder_rows",
     "ladder_table",
     "markdown_table",
@@ -76,14 +80,33 @@ def _p(x: float | None) -> str:
     return f"{x:.2g}" if x < 0.001 else f"{x:.3f}"
 
 
+def _inert(lines: Iterable[ResultLine]) -> dict[CellKey, str]:
+    """cell key -> why its gate was inert, from the helpers lines among ``lines``."""
+    return {
+        h.cell: h.gate.why or "gate inert"
+        for h in lines
+        if isinstance(h, HelperLine) and h.gate.inert
+    }
+
+
+INERT_MARK = " [gate inert]"
+
+
+def inert_lines(lines: Iterable[ResultLine]) -> list[str]:
+    """One line per gate cell whose gate was inert: its configuration, arm and why."""
+    return [f"{config_label(k)} {k.arm}: {why}" for k, why in _inert(lines).items()]
+
+
 def ladder_rows(lines: Iterable[ResultLine], scoring: str = "strict") -> list[list[str]]:
+    lines = list(lines)
+    inert = _inert(lines)
     rows = []
     for c in _cells(lines):
         lo, hi = c.ci(scoring)
         rows.append(
             [
                 config_label(c.cell),
-                c.cell.arm,
+                c.cell.arm + (INERT_MARK if c.cell in inert else ""),
                 f"{c.successes(scoring)}/{c.n}",
                 _rate(c.rate(scoring)),
                 f"[{lo:.2f}, {hi:.2f}]",
@@ -97,7 +120,7 @@ def contrast_rows(lines: Iterable[ResultLine], scoring: str = "strict") -> list[
     return [
         [
             config_label(c.config),
-            f"{c.a} -> {c.b}",
+            f"{c.a} -> {c.b}" + (f" [INERT: {', '.join(c.gate_inert)}]" if c.gate_inert else ""),
             str(c.n),
             str(c.b_only),
             str(c.a_only),
@@ -154,7 +177,22 @@ def ladder_table(lines: Sequence[ResultLine], scoring: str = "strict") -> str:
             f"Adjacent contrasts, {_TITLES[scoring]} (exact McNemar on shared seeds, Holm)",
             text_table(CONTRAST_HEADER, contrasts),
         ]
+    n = len(_inert(lines))
+    if n:
+        parts += ["", INERT_NOTE.format(n=plural(n, "gate cell"))]
     return "\n".join(parts)
+
+
+INERT_NOTE = (
+    "[gate inert] / INERT: {n} never gated: no gate is measured there, and a contrast with "
+    "one is no measured null (why: the gate activity table)"
+)
+
+
+INERT_TITLE = (
+    "Gates that did not gate (their cells measure no gate; a contrast marked INERT is no "
+    "measured null):"
+)
 
 
 def channel_table(lines: Sequence[ResultLine]) -> str:
@@ -180,7 +218,7 @@ HELPERS_HEADER = (
     "redo P",
     "redo R",
     "matcher calls (cached)",
-    "malformed (corrected)",
+    "answers malformed (corrected)",
 )
 
 
@@ -226,3 +264,58 @@ def helper_table(lines: Sequence[ResultLine]) -> str:
         "recall (Table 11 shape)"
     )
     return "\n".join([title, text_table(HELPERS_HEADER, rows)])
+
+
+GATE_HEADER = (
+    "configuration",
+    "arm",
+    "episodes",
+    "compiles failed",
+    "empty",
+    "flagged",
+    "matcher malformed",
+    "directives",
+    "notices",
+    "gate",
+)
+
+
+def gate_activity_rows(lines: Iterable[ResultLine]) -> list[list[str]]:
+    """Per gate cell: compiles failed / empty / validator-flagged (of compiles), matcher
+    answers malformed after correction (of turns consulted), directives and rejection
+    notices shown, and whether the gate acted (``inert``) or not."""
+    rows = []
+    for h in (x for x in lines if isinstance(x, HelperLine)):
+        g = h.gate
+        rows.append(
+            [
+                config_label(h.cell),
+                h.cell.arm,
+                str(g.episodes),
+                f"{g.compile_failed}/{g.compiles}",
+                f"{g.compile_empty}/{g.compiles}",
+                f"{g.compile_flagged}/{g.compiles}",
+                f"{g.matcher_malformed}/{g.matcher_turns}",
+                str(g.directives),
+                str(g.notices),
+                "INERT" if g.inert else ("-" if not g.episodes else "acted"),
+            ]
+        )
+    return rows
+
+
+def gate_activity_table(lines: Sequence[ResultLine]) -> str:
+    """Whether each gate cell's gate gated, then one line per inert cell saying why."""
+    rows = gate_activity_rows(lines)
+    if not rows:
+        return ""
+    title = (
+        "Gate activity: compiles failed / empty / validator-flagged, matcher answers "
+        "malformed after correction (of turns consulted), directives and rejection notices "
+        "shown"
+    )
+    out = [title, text_table(GATE_HEADER, rows)]
+    inert = inert_lines(lines)
+    if inert:
+        out += [INERT_TITLE, *(f"  {x}" for x in inert)]
+    return "\n".join(out)

@@ -34,8 +34,9 @@ import msgspec
 
 from protocol.arms import arm_names, arm_rank, ladder, side_contrasts
 from protocol.knobs import platform_knobs
-from protocol.records import CellKey, Knobs
+from protocol.records import NO_REPLY, CellKey, Knobs
 from protocol.state import CHANNELS
+from scoring.replay.askback import Burden
 from scoring.replay.episode import LABELS, EpisodeScore, Scoring
 from scoring.results.lines import CellLine, ContrastLine
 from scoring.results.stats import mcnemar_exact, wilson
@@ -114,7 +115,10 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         decline_aware_successes=success["decline_aware"],
         decline_aware=_ratio(success["decline_aware"], n),
         decline_aware_ci=wilson(success["decline_aware"], n),
-        infrastructure_errors=sum(s.scorable and s.infrastructure for s in scores),
+        infrastructure_errors=sum(
+            s.scorable and s.infrastructure and s.termination not in NO_REPLY for s in scores
+        ),
+        no_reply=sum(s.termination in NO_REPLY for s in scores),
         unscorable=sum(not s.scorable for s in scores),
         mismatched_episodes=sum(bool(s.mismatches) for s in counted),
         channels=channels,
@@ -128,7 +132,14 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         unknown=sum(s.unknown for s in counted),
         turn_accuracy=_ratio(sum(s.primary.turns_ok for s in counted), turns),
         seeds=tuple(sorted(s.seed for s in counted)),
+        askback=_burden(counted),
     )
+
+
+def _burden(counted: list[EpisodeScore]) -> Burden | None:
+    """The cell's ask-back burden, summed over its counted episodes (None: knobs off)."""
+    parts = [s.burden for s in counted if s.burden is not None]
+    return sum(parts[1:], parts[0]) if parts else None
 
 
 def _sum_dicts(dicts: Iterable[Mapping[str, int]], keys: Iterable[str]) -> dict[str, int]:

@@ -38,6 +38,7 @@ __all__ = [
     "EpisodeView",
     "EpisodesView",
     "ErrorView",
+    "EscalationView",
     "HelperCalls",
     "LogView",
     "PairView",
@@ -106,6 +107,18 @@ class CallView(_View, frozen=True, kw_only=True):
     latency_s: float  # slot wait and server time
 
 
+class EscalationView(_View, frozen=True, kw_only=True):
+    """A refused booking the gate put to the user (the escalate knob): the gate's words, the
+    user's answer; ``override``: confirmed, the booking admitted once."""
+
+    booking: Booking
+    status: str
+    step: str | None
+    text: str
+    answer: str
+    override: bool
+
+
 class TurnView(_View, frozen=True, kw_only=True):
     index: int
     kind: str
@@ -132,12 +145,20 @@ class TurnView(_View, frozen=True, kw_only=True):
     matched_step: str | None
     matched_redo: bool | None
     matcher_outcome: str | None
+    matcher_replies: list[str] = []  # raw replies of a corrected or malformed answer (bounded)
     directive: str | None
     calls: list[CallView]
     corruptions: list[CorruptionEvent]
     # the results of the tool calls that failed (the tool_failure knob), as the agent read
     # them: text the stress knob injected
     tool_failures: list[str] = []
+    # ask back and escalation (issue #38): the gate's question, the user's answer, why the
+    # gate asked and its first reading; each refusal put to the user and the user's answer
+    question: str | None = None
+    answer: str | None = None
+    ask_reason: str | None = None
+    first_match: str | None = None
+    escalations: list[EscalationView] = []
 
 
 class CompileStepView(_View, frozen=True, kw_only=True):
@@ -167,6 +188,8 @@ class CompileView(_View, frozen=True, kw_only=True):
     accuracy: AccuracyRecord
     enforcing: bool
     cached: bool
+    graph_reply: str | None = None  # the raw reply of a graph that could not be read (bounded)
+    revision_reply: str | None = None  # likewise for the revision
 
 
 class PairView(_View, frozen=True, kw_only=True):
@@ -227,6 +250,7 @@ class CellView(_View, frozen=True, kw_only=True):
     arm_label: str
     line: CellLine
     cost: CellCost
+    gate_inert: str | None = None  # why the cell's gate never gated (None: it did, or no gate)
 
 
 class ContrastView(_View, frozen=True, kw_only=True):

@@ -8,10 +8,12 @@
 
 Defect rates (model-name parameters, default 0; one seeded draw per request, Appendix D.3):
 ``matcher_malformed`` (not valid JSON), ``matcher_wrong`` (another listed step),
+``matcher_none`` (no step where one resolves: the no-resolve rate, issue #38),
 ``compile_empty_code`` (one completion code empty, a prerequisite's where there is one),
 ``compile_cancel_left`` (the cancelled step left in a rewired prerequisite list),
 ``compile_cycle`` (a rewire that closes a two-step cycle; in the revision answer, as the
-paper traces it).
+paper traces it), ``compile_echo`` (OURS: the revision answer is the revision prompt's own
+example, as a weak model echoes it).
 """
 
 from __future__ import annotations
@@ -34,10 +36,14 @@ __all__ = ["HELPER_PARAMS", "helper_answer"]
 HELPER_PARAMS = (
     "matcher_malformed",
     "matcher_wrong",
+    "matcher_none",
     "compile_empty_code",
     "compile_cancel_left",
     "compile_cycle",
+    "compile_echo",
 )
+_REVISION_EXAMPLE = strings.COMPILER_REVISION_PROMPT.format(steps="", message="")
+_ECHO = _REVISION_EXAMPLE[_REVISION_EXAMPLE.index('{"cancel"') :].split("} ", 1)[0] + "}"
 
 _MATCHER_OPENING = strings.MATCHER_PROMPT.split("{steps}")[0]
 _MATCHER_MID = strings.MATCHER_PROMPT.split("{steps}")[1].split("{message}")[0]
@@ -70,6 +76,8 @@ def _matcher(prompt: str, rng: random.Random, p: Mapping[str, float]) -> str:
     if rng.random() < p.get("matcher_wrong", 0.0):
         others = [v for v in texts if v != step]
         step = rng.choice(others) if others else step
+    if step is not None and p.get("matcher_none", 0.0) and rng.random() < p["matcher_none"]:
+        step = None
     return orjson.dumps({"step": step, "explicit_redo": bool(r.redo and step)}).decode()
 
 
@@ -85,6 +93,9 @@ def _graph(text: str, rng: random.Random, p: Mapping[str, float]) -> str:
 
 def _revision(prompt: str, rng: random.Random, p: Mapping[str, float]) -> str:
     block, message = _between(prompt, _REVISION_OPENING, _REVISION_MID, _REVISION_TAIL)
+    # drawn only when set, so the other defects' draws stay those of earlier versions
+    if p.get("compile_echo") and rng.random() < p["compile_echo"]:
+        return _ECHO
     texts = _step_list(block)
     rev = parse_revision(message, texts)
     rewires = {w: list(deps) for w, deps in rev.rewires.items()}

@@ -97,7 +97,8 @@ async function showCells() {
     const line = c.line;
     const aware = line.decline_aware_channels || {};
     body.push(h("tr.click", {dataset: {slug: c.slug}, onclick: () => go(`#/cell/${enc(c.slug)}`)},
-      h("td", {}, h("a", {href: `#/cell/${enc(c.slug)}`}, c.arm_label)),
+      h("td", {}, h("a", {href: `#/cell/${enc(c.slug)}`}, c.arm_label),
+        c.gate_inert ? h("div.ci.inert", {title: c.gate_inert}, "gate inert") : null),
       h("td.num", {}, line.n), successCell(line, "strict"), successCell(line, "decline_aware"),
       CHANNELS.map((ch) => h("td.num", {class: line.channels[ch] ? "num bad" : "num",
         title: `${ch}: ${line.channels[ch]} under the primary scoring, ${aware[ch] ?? "-"} under the decline-aware scoring`}, line.channels[ch],
@@ -108,7 +109,9 @@ async function showCells() {
       h("td.num", {}, num(cost.episode_latency_median_s, 2))));
   }
   const contrasts = data.contrasts.map(({config, line: x}) => h("tr", {},
-    h("td.config", {}, config), h("td", {}, x.scoring.replace("_", "-")), h("td", {}, `${x.a} → ${x.b}`), h("td.num", {}, x.n),
+    h("td.config", {}, config), h("td", {}, x.scoring.replace("_", "-")), h("td", {}, `${x.a} → ${x.b}`,
+      (x.gate_inert || []).length ? h("div.ci.inert", {title: "no measured null: the gate of " +
+        x.gate_inert.join(", ") + " never gated"}, `INERT: ${x.gate_inert.join(", ")}`) : null), h("td.num", {}, x.n),
     h("td.num", {}, `${x.a_successes} → ${x.b_successes}`), h("td.num", {}, `${x.b_only} / ${x.a_only}`),
     h("td.num", {}, num(x.p, 4)), h("td.num", {}, num(x.p_holm, 4))));
   const log = data.log;
@@ -118,6 +121,8 @@ async function showCells() {
       (log.corrupt.length ? `; ${log.corrupt.length} corrupt lines skipped` : "") +
       ". Click a cell to list its episodes. Reload to pick up new episodes of a run in progress."),
     h("table#cells", {}, h("thead", {}, head), h("tbody", {}, body)),
+    ...data.cells.filter((c) => c.gate_inert).map((c) =>
+      h("p.inert", {}, `${c.config} ${c.arm_label}: ${c.gate_inert}`)),
     h("p#da-note.muted", {}, "Channel columns: errors under the primary scoring; ",
       h("span.ci", {}, "da N"), " below a count is the same channel under the decline-aware scoring, " +
       "shown where the two differ. Hover a count for both."),
@@ -196,6 +201,15 @@ function refusedPill(t) {
     : null;
 }
 
+function askbackPills(t) {
+  // the ask-back knobs (issue #38): a question asked back, escalations and overrides
+  const esc = t.escalations || [];
+  const overrides = esc.filter((e) => e.override).length;
+  return [t.question ? [" ", h("span.pill.askback", {}, "asked back")] : null,
+    overrides ? [" ", h("span.pill.ok", {}, `override ${overrides}`)] : null,
+    esc.length - overrides ? [" ", h("span.pill.bad", {}, `escalation refused ${esc.length - overrides}`)] : null];
+}
+
 function callsTable(calls) {
   if (!calls.length) return h("span.muted", {}, "no calls");
   return h("table.calls", {}, h("tr", {}, ["role", "prompt", "completion", "latency s", "wait s",
@@ -219,13 +233,18 @@ function turnDetail(t, open, at) {
     ? null : b("decline-aware", t.decline_aware_errors.length ? errorPills(t.decline_aware_errors, at) : h("span.ok", {}, "no error"));
   const cls = ["turn", t.failed ? "failed" : null, t.refused.length ? "refused" : null].filter(Boolean).join(" ");
   return h("details.turn", {id: `turn-${t.index}`, class: cls, open},
-    h("summary", {}, turnTitle(t), " ", t.failed ? errorPills(t.errors, at) : h("span.pill.ok", {}, "ok"), " ", refusedPill(t)),
+    h("summary", {}, turnTitle(t), " ", t.failed ? errorPills(t.errors, at) : h("span.pill.ok", {}, "ok"), " ", refusedPill(t), askbackPills(t)),
     h("div.body", {},
       b("verdict", `label ${t.label || "-"}; executed ${t.executed.join(", ") || "nothing"}; `,
         t.errors.length ? errorPills(t.errors, at) : h("span.ok", {}, "no error")),
       aware,
       b("user (as sent)", message(t)),
       t.tool_failures.length ? b("tool results (failed)", h("div.msg", {}, t.tool_failures.map((x) => h("pre.injected.failure", {}, x)))) : null,
+      t.question !== null && t.question !== undefined ? b(`gate asked back (${t.ask_reason}; first reading ${t.first_match || "none"})`,
+        h("div.msg", {}, h("pre.arm.askback", {}, t.question), h("pre.user.askback", {}, t.answer || ""))) : null,
+      (t.escalations || []).length ? b("escalations", (t.escalations || []).map((e) => h("div.msg", {},
+        h("pre.arm.askback", {}, e.text), h("pre.user.askback", {}, e.answer),
+        h(e.override ? "span.pill.ok" : "span.pill.bad", {}, e.override ? "override: admitted once" : "refused by the user")))) : null,
       t.first_reply !== null ? b("first reply (refused same turn)", h("pre.reply", {}, t.first_reply)) : null,
       t.retry_notices.length ? b("notices shown on the retry", h("div.msg", {}, t.retry_notices.map((x) => h("pre.arm", {}, x)))) : null,
       b("reply", h("pre.reply", {}, t.reply || "(empty)")),
