@@ -56,7 +56,8 @@ def test_show_prints_a_failed_episode_turn_by_turn_as_plain_text(run_dir: Path) 
     first = rec.turns[failing[0].index]
     for line in first.reply.splitlines():
         assert f"      {line}" in out
-    assert "more episodes match" in out  # the other failed raw episodes are listed
+    # the other failed raw episodes are listed ("1 more episode matches" or "N more ... match")
+    assert "more episode" in out and f"seed {seed}\n" not in out.split("more episode")[1]
 
 
 def test_show_draws_arm_additions_apart_and_the_matcher_and_directive(run_dir: Path) -> None:
