@@ -173,12 +173,49 @@ class Endpoint:
         With ``self.allow_no_reply`` an empty or filtered reply is returned, not retried."""
         self.open()
         call = _Call(budget=max_tokens, affinity=affinity or EPISODE.get())
+
+        async def once() -> ChatReply:
+            body = chat_body(model, messages, temperature, call.budget, extra)
+            post = functools.partial(self._post, max_bytes=reply_cap(call.budget))
+            return await self._attempt(body, call, post)
+
+        async def usable(got: ChatReply) -> bool:
+            if self.allow_no_reply:  # a check that the server answers (the preflight)
+                return True
+            if got.finish_reason == "content_filter":
+                self.stats.call_failed()
+                raise CallFailed(
+                    "content_filter",
+                    f"{self.name}: the server's content filter stopped the reply",
+                    call.attempt,
+                )
+            if got.content.strip():
+                return True
+            if thinking and call.budget < BUDGET_CEILING:
+                call.last = "empty content on a thinking reply"
+                call.budget = min(BUDGET_CEILING, call.budget * 2)
+                return False
+            call.last, call.empty = "empty reply", True
+            await self._backoff(call, None)
+            return False
+
+        return self._reply(await self._retried(call, once, usable), call, role)
+
+    async def _retried(
+        self,
+        call: _Call,
+        once: Callable[[], Awaitable[_T]],
+        usable: Callable[[_T], Awaitable[bool]] | None = None,
+        what: str = "",
+    ) -> _T:
+        """The one retry loop of every endpoint call (chat, embeddings): ``once`` is one
+        attempt; a failure feeds the counters and the breaker and is retried after its
+        backoff, or raised as :class:`CallFailed` when retrying cannot fix it; ``usable``
+        may refuse a successful response (an empty reply) and ask for another attempt."""
         while call.attempt < self.attempts:
             call.attempt += 1
-            body = chat_body(model, messages, temperature, call.budget, extra)
             try:
-                post = functools.partial(self._post, max_bytes=reply_cap(call.budget))
-                got = await self._attempt(body, call, post)
+                got = await once()
             except (Retry, ContextOverflow, Fatal) as failure:
                 if not isinstance(failure, ContextOverflow):  # may trip the breaker
                     self.stats.failure(self._redact(str(failure)), retry=isinstance(failure, Retry))
@@ -187,30 +224,14 @@ class Endpoint:
                 continue
             self.limiter.success()
             self.stats.succeeded()
-            if self.allow_no_reply:  # a check that the server answers (the preflight)
-                return self._reply(got, call, role)
-            if got.finish_reason == "content_filter":
-                self.stats.call_failed()
-                raise CallFailed(
-                    "content_filter",
-                    f"{self.name}: the server's content filter stopped the reply",
-                    call.attempt,
-                )
-            if not got.content.strip():
-                if thinking and call.budget < BUDGET_CEILING:
-                    call.last = "empty content on a thinking reply"
-                    call.budget = min(BUDGET_CEILING, call.budget * 2)
-                    continue
-                call.last, call.empty = "empty reply", True
-                await self._backoff(call, None)
-                continue
-            return self._reply(got, call, role)
+            if usable is None or await usable(got):
+                return got
         kind: Termination = "timeout" if "timed out" in call.last else "endpoint_error"
         if call.empty:
             kind = "empty_reply"
         self.stats.call_failed()
         raise CallFailed(
-            kind, f"{self.name}: {call.last} (after {call.attempt} attempts)", call.attempt
+            kind, f"{self.name}: {what}{call.last} (after {call.attempt} attempts)", call.attempt
         )
 
     async def _attempt(
@@ -290,36 +311,27 @@ class Endpoint:
     async def embed(
         self, model: str, inputs: Sequence[str]
     ) -> tuple[list[list[float]], CallRecord]:
-        """``POST /embeddings`` for a batch of texts, retried as chat calls are: the vectors in
-        input order and the call's record (role ``embedding``); raises :class:`CallFailed`."""
+        """``POST /embeddings`` for a batch of texts, through the same retry loop as chat
+        calls (its failures feed the breaker too): the vectors in input order and the call's
+        record (role ``embedding``); raises :class:`CallFailed`."""
         self.open()
         call = _Call(budget=0)
         body = orjson.dumps({"model": model, "input": list(inputs)})
-        while call.attempt < self.attempts:
-            call.attempt += 1
-            try:
-                data = await self._attempt(body, call, self._post_embeddings)
-            except (Retry, ContextOverflow, Fatal) as failure:
-                await self._after_failure(failure, call)
-                continue
-            self.limiter.success()
-            vectors, tokens = data
-            self.requests += 1
-            self.prompt_tokens += tokens
-            record = CallRecord(
-                role="embedding",
-                prompt_tokens=tokens,
-                wait_s=round(call.waited, 6),
-                server_s=round(call.server, 6),
-                attempts=call.attempt,
-            )
-            return vectors, record
-        kind: Termination = "timeout" if "timed out" in call.last else "endpoint_error"
-        raise CallFailed(
-            kind,
-            f"{self.name}: embeddings: {call.last} (after {call.attempt} attempts)",
-            call.attempt,
+
+        async def once() -> tuple[list[list[float]], int]:
+            return await self._attempt(body, call, self._post_embeddings)
+
+        vectors, tokens = await self._retried(call, once, what="embeddings: ")
+        self.requests += 1
+        self.prompt_tokens += tokens
+        record = CallRecord(
+            role="embedding",
+            prompt_tokens=tokens,
+            wait_s=round(call.waited, 6),
+            server_s=round(call.server, 6),
+            attempts=call.attempt,
         )
+        return vectors, record
 
     async def _post_embeddings(self, idx: int, body: bytes) -> tuple[list[list[float]], int]:
         url = self.base_urls[idx] + "/embeddings"
