@@ -31,6 +31,7 @@ from runner.grid.schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED
 from runner.rundir.lock import RunLocked, run_lock
 from runner.rundir.logs import NewerSchemaError
 from runner.rundir.manifest import ManifestError
+from scoring.report.markdown import synthetic_warning
 from scoring.report.tables import plural
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags, scripted_options
@@ -274,7 +275,8 @@ def run(
         raise UsageError(str(e)) from None
     if breaker_after < 0:
         raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
-    for line in notes + _endpoint_lines(grid):
+    warning = " ".join(synthetic_warning(grid.cells())).strip().removeprefix("> ")
+    for line in notes + _endpoint_lines(grid) + ([warning] if warning else []):
         console.print(line)
     execute(
         grid,

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from protocol import policy
+from protocol.config import is_synthetic
 from protocol.execution import read_execution
 from protocol.receipts import Receipts
 from protocol.records import (
@@ -107,7 +108,7 @@ class ArmSession:
                 wall_s=round(time.perf_counter() - t0, 6),
                 compile=self.compile_info,
                 corruptions=tuple(self.corruptions),
-                synthetic=cell.model.startswith("scripted/synthetic"),
+                synthetic=is_synthetic(cell),
             )
         )
 

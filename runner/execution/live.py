@@ -28,7 +28,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from protocol.config import graph_label
+from protocol.config import graph_label, model_label
 from runner.client.endpoint import Endpoint
 from runner.execution.scheduler import RunState
 from scoring.results.lines import CellLine, ContrastLine, ResultLine
@@ -65,7 +65,7 @@ def format_result(line: ResultLine) -> str:
     knobs = c.knobs.changed()
     extra = " " + " ".join(f"{k}={v}" for k, v in knobs.items()) if knobs else ""
     graph = graph_label(c.steps, c.density)
-    head = f"cell {c.model} {c.regime} {graph} {c.domain} {c.brief} {c.arm}{extra}: "
+    head = f"cell {model_label(c)} {c.regime} {graph} {c.domain} {c.brief} {c.arm}{extra}: "
     if not isinstance(line, CellLine):
         return head + "helpers"
     return head + (

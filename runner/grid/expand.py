@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from protocol.arms import ARM_NAMES, arm_spec
-from protocol.config import Config, Schedule
+from protocol.config import Config, Schedule, scripted_served_by
 from protocol.domains import POOLS
 from protocol.generate import (
     GENERATOR_VERSIONS,
@@ -102,7 +102,14 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         arms: list[tuple[str, Knobs]] = [(a, Knobs()) for a in self.run.arms]
         arms += [(v.arm, v.knobs()) for v in self.run.variants]
         return [
-            CellKey.of(config, model=m.name, regime=m.regime, arm=a, knobs=k)
+            CellKey.of(
+                config,
+                model=m.name,
+                regime=m.regime,
+                arm=a,
+                knobs=k,
+                served_by=scripted_served_by(m.name, m.served_name()),
+            )
             for m in self.models
             for config in self.configs()
             for (a, k) in arms

@@ -12,7 +12,9 @@ from protocol.generate import SpecError
 from protocol.records import Episode, EpisodeRecord
 from runner.view.index import RunIndex
 from scoring.replay.episode import score_episode
+from scoring.report.markdown import synthetic_warning
 from scoring.results.families import score_lines
+from scoring.results.lines import CellLine
 from scoring.view.episode import arm_label, compare_view, episode_view, filter_rows, pairing_key
 from scoring.view.models import CellsView, CompareView, EpisodesView, EpisodeView, LogView, PairView
 from scoring.view.run import cells_view, contrasts_view
@@ -38,8 +40,10 @@ class RunView:
             self.index.set_overview(score_lines(self.index.scores()))
         lines = self.index.overview or []
         rep = self.index.report()
+        warning = synthetic_warning(line.cell for line in lines if isinstance(line, CellLine))
         return CellsView(
             run=str(self.run_dir),
+            synthetic=" ".join(warning).strip().removeprefix("> "),
             cells=cells_view(lines, self.index.costs()),
             contrasts=contrasts_view(lines),
             log=LogView(

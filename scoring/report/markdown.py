@@ -15,10 +15,11 @@ no display; PNG output goes through the Agg canvas); the caller writes them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from protocol.arms import arm_rank
+from protocol.config import CellKey, is_synthetic, model_label
 from protocol.state import CHANNELS
 from scoring.report.figure_text import legend_below, short_labels, wrap
 from scoring.report.tables import (
@@ -38,7 +39,7 @@ from scoring.results.lines import CellLine, ResultLine
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["figure_channels", "figure_success", "markdown_report"]
+__all__ = ["figure_channels", "figure_success", "markdown_report", "synthetic_warning"]
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -46,6 +47,20 @@ def _figure(width: float, height: float) -> Figure:
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), layout="constrained")
+
+
+def synthetic_warning(keys: Iterable[CellKey]) -> list[str]:
+    """The report's SYNTHETIC block (a blank line first) when any cell's agent is the
+    scripted synthetic agent, naming the models as the tables label them; else nothing."""
+    names = sorted({model_label(k) for k in keys if is_synthetic(k)})
+    if not names:
+        return []
+    shown = ", ".join(f"`{n}`" for n in names)
+    return [
+        "",
+        f"> SYNTHETIC: cells of {shown} come from the scripted synthetic agent, a test "
+        "instrument of this tool; they are no claim about any model.",
+    ]
 
 
 def _cells(lines: Sequence[ResultLine]) -> list[CellLine]:
@@ -172,12 +187,7 @@ def markdown_report(
         f"{len(cells)} cells, {n} scored episodes, {infra} "
         "infrastructure errors (excluded from every count).",
     ]
-    if any(c.cell.model.startswith("scripted/synthetic") for c in cells):
-        out += [
-            "",
-            "> SYNTHETIC: cells of `scripted/synthetic` come from the scripted synthetic agent, "
-            "a test instrument of this tool; they are no claim about any model.",
-        ]
+    out += synthetic_warning(c.cell for c in cells)
     out += [f"- {note}" for note in notes]
     for scoring, name in (("strict", "primary scoring"), ("decline_aware", "decline-aware")):
         out += [

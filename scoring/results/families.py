@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import msgspec
 
 from protocol.arms import ARM_TABLE, PLATFORM_KNOBS, VARIANTS
+from protocol.config import config_label, model_label
 from protocol.records import CellKey, Knobs
 from scoring.replay.episode import EpisodeScore
 from scoring.results.cells import (
@@ -75,11 +76,14 @@ _WHOLE_SCORING = "Table 8"
 
 
 def model_family(key: CellKey) -> str:
-    """The model's name less a suffix naming its regime."""
+    """The model's name less a suffix naming its regime (with the scripted model that served
+    it, :func:`protocol.config.model_label`)."""
+    name = key.model
     for suffix in (f"-{key.regime}", "-thinking", "-no-think"):
-        if key.model.endswith(suffix):
-            return key.model[: -len(suffix)]
-    return key.model
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return model_label(msgspec.structs.replace(key, model=name))
 
 
 def _resolved(key: CellKey) -> str:
@@ -213,7 +217,7 @@ def _family_id(line: ContrastLine, family: str) -> str:
     if family == "table":
         return f"{name} | every model"
     if family == "regime":
-        return f"{name} | {config.model} {config.regime}"
+        return f"{name} | {model_label(config)} {config.regime}"
     return f"{name} | {model_family(config)}"
 
 
@@ -240,7 +244,8 @@ def describe_families(lines: Iterable[ResultLine], scoring: str = "strict") -> s
     for name, contrasts in members.items():
         n = len(contrasts)
         out.append(f"  {name}: {n} contrast{'' if n == 1 else 's'}")
-        out += [f"    {c.config.slug()}: {c.a} -> {c.b}" for c in contrasts]
+        # the configuration's label (its slug has no arm and ended in "__", #40)
+        out += [f"    {config_label(c.config)}: {c.a} -> {c.b}" for c in contrasts]
     return "\n".join(out)
 
 

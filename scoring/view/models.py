@@ -246,3 +246,5 @@ class CellsView(_View, frozen=True, kw_only=True):
     cells: list[CellView]
     contrasts: list[ContrastView]
     log: LogView
+    # The report's SYNTHETIC warning (scoring.report.markdown.synthetic_warning), "" if none.
+    synthetic: str = ""

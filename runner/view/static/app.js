@@ -114,6 +114,7 @@ async function showCells() {
   const log = data.log;
   fill(
     h("h1", {}, "Cells"),
+    data.synthetic ? h("p.warn#synthetic", {}, data.synthetic) : null,
     h("p.muted", {}, `${log.records} episodes in ${log.files} log files` +
       (log.corrupt.length ? `; ${log.corrupt.length} corrupt lines skipped` : "") +
       ". Click a cell to list its episodes. Reload to pick up new episodes of a run in progress."),

@@ -28,10 +28,11 @@ ENC = msgspec.json.Encoder()
 # gains, and stripped they give back the old bytes.
 KNOBS_ADDED = (b',"spoof":"none"', b',"tool_failure":0.0', b',"user_style":"cooperative"')
 TURNS_ADDED = (b',"injected":""',)
+CELL_ADDED = (b',"served_by":""',)  # honest labels (#40): "" unless a scripted model serves
 
 
 def _old(encoded: bytes) -> bytes:
-    for added in (b',"retry_notices":[]', *KNOBS_ADDED, *TURNS_ADDED):
+    for added in (b',"retry_notices":[]', *KNOBS_ADDED, *TURNS_ADDED, *CELL_ADDED):
         encoded = encoded.replace(added, b"")
     return encoded
 
@@ -97,6 +98,7 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "tool_failure": 0.0,
     "user_style": "cooperative",
     "injected": "",
+    "served_by": "",
 }
 
 
