@@ -112,7 +112,12 @@ def execute(
         f"done: {plural(summary['episodes_run'], 'episode')} run, {summary['already_done']} "
         "already done, "
         f"{summary['infrastructure']} ended on infrastructure errors (rerun to retry them); "
-        f"logs in {out}/logs, results in {out}/results.jsonl"
+        + (
+            f"{summary['model_failures']} outgrew the model's context (counted as failures); "
+            if summary["model_failures"]
+            else ""
+        )
+        + f"logs in {out}/logs, results in {out}/results.jsonl"
     )
     if summary["infrastructure"]:
         raise typer.Exit(3)

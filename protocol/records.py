@@ -33,6 +33,7 @@ __all__ = [
     "Role",
     "Schedule",
     "Step",
+    "MODEL_FAILURES",
     "Termination",
     "ToolCall",
     "Turn",
@@ -75,6 +76,11 @@ Termination = Literal[
     "context_overflow",  # the prompt outgrew the model even at the floor budget
     "cancelled",  # the run was interrupted while the episode was in flight
 ]
+# Terminations that are the model's failure on its arm, not the infrastructure's (#40): the
+# episode counts in n as a failure under both scorings and a resume never reruns it. A prompt
+# that outgrew the model's context cannot succeed on a rerun, and leaving it out of n would
+# drop exactly the longest episodes of the arms that grow the prompt most.
+MODEL_FAILURES: tuple[Termination, ...] = ("context_overflow",)
 
 
 class _Frozen(msgspec.Struct, frozen=True, kw_only=True):

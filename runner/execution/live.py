@@ -72,6 +72,7 @@ def format_result(line: ResultLine) -> str:
         f"strict {_num(line.strict)} {_ci(line.strict_ci)} "
         f"decline-aware {_num(line.decline_aware)} {_ci(line.decline_aware_ci)} "
         f"n={line.n} infra={line.infrastructure_errors}"
+        + (f" overflow={line.context_overflows}" if line.context_overflows else "")
     )
 
 

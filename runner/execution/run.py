@@ -34,6 +34,7 @@ class RunSummary(TypedDict):
     episodes_run: int
     already_done: int
     infrastructure: int
+    model_failures: int  # context overflows: counted as failures, never retried (#40)
     out: str
 
 
@@ -120,6 +121,7 @@ async def run_async(
         "episodes_run": state.progress.done,
         "already_done": len(done),
         "infrastructure": state.progress.infrastructure,
+        "model_failures": state.progress.model_failures,
         "out": str(out),
     }
 

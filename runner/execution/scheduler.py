@@ -6,8 +6,10 @@ seed by seed, arms of one seed adjacent) and are pulled by a fixed pool of worke
 stream. Requests in flight are bounded per endpoint by its limiter. Each finished episode is
 appended to its cell's log at once; the streaming scorer turns it into result lines.
 
-Resume: (cell, seed) pairs already logged as completed are skipped; episodes logged with an
-infrastructure termination are run again (the reader keeps the last record).
+Resume: (cell, seed) pairs already logged as completed, or as the model's failure (a context
+overflow, :data:`protocol.records.MODEL_FAILURES`: it cannot succeed on a rerun), are skipped;
+episodes logged with an infrastructure termination are run again (the reader keeps the last
+record).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import anyio
 
 from protocol.config import graph_label
 from protocol.generate import generate
-from protocol.records import CellKey, Episode, EpisodeRecord, EpisodeSpec
+from protocol.records import MODEL_FAILURES, CellKey, Episode, EpisodeRecord, EpisodeSpec
 from runner.arms import EpisodeContext, load_arms
 from runner.client.affinity import EPISODE, affinity_key
 from runner.client.endpoint import Endpoint
@@ -35,7 +37,9 @@ from runner.rundir.results import RESULTS, encode_line
 from scoring.results.lines import ResultLine
 from scoring.results.stream import StreamingScorer
 
-__all__ = ["Progress", "RunState", "pending_tasks", "run_grid"]
+__all__ = ["FINISHED", "Progress", "RunState", "pending_tasks", "run_grid"]
+
+FINISHED = ("completed", *MODEL_FAILURES)  # what a resume never reruns
 
 
 @dataclass
@@ -46,6 +50,7 @@ class Progress:
     done: int = 0
     skipped: int = 0
     infrastructure: int = 0
+    model_failures: int = 0  # episodes ended on a context overflow (counted, never retried)
     started: float = field(default_factory=time.perf_counter)
     per_cell: dict[str, int] = field(default_factory=dict)  # episodes done this run
     cell_total: dict[str, int] = field(default_factory=dict)  # episodes to run this run
@@ -78,7 +83,7 @@ def pending_tasks(
 ) -> tuple[list[Task], list[EpisodeRecord]]:
     """The tasks still to run and the completed records already in ``out``."""
     existing = read_logs(out, report) if (out / "logs").is_dir() else {}
-    done = {k: r for k, r in existing.items() if r.termination == "completed"}
+    done = {k: r for k, r in existing.items() if r.termination in FINISHED}
     tasks = [t for t in expand(grid) if (t.cell.slug(), t.spec.seed) not in done]
     return tasks, list(done.values())
 
@@ -136,7 +141,9 @@ async def run_grid(
                 progress.done += 1
                 slug = task.cell.slug()
                 progress.per_cell[slug] = progress.per_cell.get(slug, 0) + 1
-                if record.termination != "completed":
+                if record.termination in MODEL_FAILURES:
+                    progress.model_failures += 1
+                elif record.termination != "completed":
                     progress.infrastructure += 1
                 if state.on_episode is not None:
                     state.on_episode(record)

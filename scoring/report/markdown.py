@@ -181,11 +181,18 @@ def markdown_report(
     cells = _cells(lines)
     n = sum(c.n for c in cells)
     infra = sum(c.infrastructure_errors for c in cells)
+    overflow = sum(c.context_overflows for c in cells)
     out = [
         f"# {title}",
         "",
         f"{len(cells)} cells, {n} scored episodes, {infra} "
-        "infrastructure errors (excluded from every count).",
+        "infrastructure errors (excluded from every count)."
+        + (
+            f" {overflow} episodes outgrew the model's context: counted in n as failures "
+            "(the overflow column)."
+            if overflow
+            else ""
+        ),
     ]
     out += synthetic_warning(c.cell for c in cells)
     out += [f"- {note}" for note in notes]

@@ -37,7 +37,8 @@ __all__ = [
 
 _TITLES = {"strict": "primary scoring", "decline_aware": "decline-aware scoring"}
 
-LADDER_HEADER = ("configuration", "arm", "k/n", "rate", "95% CI", "infra")
+# overflow: episodes in n that outgrew the model's context (failures, #40); infra: left out of n
+LADDER_HEADER = ("configuration", "arm", "k/n", "rate", "95% CI", "overflow", "infra")
 CONTRAST_HEADER = ("configuration", "contrast", "n", "b only", "a only", "p", "Holm p")
 CHANNEL_HEADER = (
     "configuration",
@@ -87,6 +88,7 @@ def ladder_rows(lines: Iterable[ResultLine], scoring: str = "strict") -> list[li
                 f"{c.successes(scoring)}/{c.n}",
                 _rate(c.rate(scoring)),
                 f"[{lo:.2f}, {hi:.2f}]",
+                str(c.context_overflows),
                 str(c.infrastructure_errors),
             ]
         )

@@ -127,6 +127,7 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         unknown=sum(s.unknown for s in counted),
         turn_accuracy=_ratio(sum(s.primary.turns_ok for s in counted), turns),
         seeds=tuple(sorted(s.seed for s in counted)),
+        context_overflows=sum(s.model_failure for s in counted),
     )
 
 

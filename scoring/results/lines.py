@@ -78,6 +78,9 @@ class CellLine(msgspec.Struct, frozen=True, kw_only=True, tag="cell", tag_field=
     turn_accuracy: float | None
     seeds: tuple[int, ...]
     status: Status = "provisional"
+    # Episodes in n that ended on the model's failure (a context overflow, #40): failures
+    # under both scorings; 0 on lines older than the field.
+    context_overflows: int = 0
 
     def successes(self, scoring: str) -> int:
         return self.strict_successes if scoring == "strict" else self.decline_aware_successes

@@ -81,6 +81,7 @@ async function showCells() {
   const head = h("tr", {}, h("th", {}, "arm"), h("th.num", {}, "n"),
     h("th.num", {}, "strict [95% CI]"), h("th.num", {}, "decline-aware [95% CI]"),
     CHANNELS.map((c) => h("th.num", {title: `${c.replace("_", " ")} errors, primary scoring (da N: under the decline-aware scoring, where it differs)`}, CHANNEL_HEADS[c])),
+    h("th.num", {title: "episodes that outgrew the model's context: counted in n as failures"}, "overflow"),
     h("th.num", {title: "episodes ended by an infrastructure error (never scored)"}, "infra"),
     h("th.num", {title: "agent tokens per episode"}, "agent tok/ep"),
     h("th.num", {title: "agent tokens per episode over the raw arm's of the same configuration"}, "× raw"),
@@ -91,7 +92,7 @@ async function showCells() {
   for (const c of data.cells) {
     if (c.config !== config) {
       config = c.config;
-      body.push(h("tr.config", {}, h("td", {colspan: 16}, config)));
+      body.push(h("tr.config", {}, h("td", {colspan: 17}, config)));
     }
     const cost = c.cost || {};
     const line = c.line;
@@ -102,6 +103,7 @@ async function showCells() {
       CHANNELS.map((ch) => h("td.num", {class: line.channels[ch] ? "num bad" : "num",
         title: `${ch}: ${line.channels[ch]} under the primary scoring, ${aware[ch] ?? "-"} under the decline-aware scoring`}, line.channels[ch],
         aware[ch] !== line.channels[ch] ? h("div.ci.da", {title: `decline-aware scoring: ${aware[ch]}`}, `da ${aware[ch]}`) : null)),
+      h("td.num", {}, line.context_overflows ?? 0),
       h("td.num", {}, line.infrastructure_errors), h("td.num", {}, kfmt(cost.total_tokens)),
       h("td.num", {}, num(cost.x_raw, 2)),
       h("td.num", {}, `${num(cost.agent_calls, 1)} + ${num(cost.helper_calls, 1)}`),
