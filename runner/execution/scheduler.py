@@ -3,8 +3,10 @@
 Tasks come from :func:`runner.grid.expand.expand` in run order (configuration by configuration,
 seed by seed, arms of one seed adjacent) and are pulled by a fixed pool of worker coroutines
 (``run.concurrency`` episodes in flight), so cells finish one after another and results
-stream. Requests in flight are bounded per endpoint by its limiter. Each finished episode is
-appended to its cell's log at once; the streaming scorer turns it into result lines.
+stream. Requests in flight are bounded per endpoint by its limiter, which serves the oldest
+episode's request first (:mod:`runner.client.limiter`), so episodes finish steadily. Each
+finished episode is appended to its cell's log at once; the streaming scorer turns it into
+result lines.
 
 Resume: (cell, seed) pairs already logged as completed, or as the model's failure (a context
 overflow, :data:`protocol.records.MODEL_FAILURES`: it cannot succeed on a rerun), are skipped;
@@ -14,6 +16,7 @@ record).
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +30,7 @@ from protocol.records import MODEL_FAILURES, CellKey, Episode, EpisodeRecord, Ep
 from runner.arms import EpisodeContext, load_arms
 from runner.client.affinity import EPISODE, affinity_key
 from runner.client.endpoint import Endpoint
+from runner.client.limiter import EPISODE_AGE
 from runner.execution.agent import agent_calls
 from runner.execution.episode import run_episode
 from runner.execution.order import TaskOrder
@@ -118,6 +122,7 @@ async def run_grid(
                     state.on_result(line)
 
         paraphrases = grid.paraphrases()  # tier 2's held-out cache (None otherwise)
+        started = itertools.count()  # episodes' start numbers (runner.client.limiter)
 
         async def worker() -> None:
             while (task := order.pop()) is not None:
@@ -132,9 +137,11 @@ async def run_grid(
                     helpers=state.helpers,
                 )
                 key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.client.affinity
+                age = EPISODE_AGE.set(next(started))  # the limiter serves the oldest first
                 try:
                     record = await run_episode(ctx)
                 finally:
+                    EPISODE_AGE.reset(age)
                     EPISODE.reset(key)
                 order.observe(task, anyio.current_time() - t0)
                 writer.write(record)
