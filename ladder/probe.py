@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from ladder.domain import load_packs_of
-from ladder.errors import UsageError
+from ladder.errors import UsageError, leaf
 from protocol.probe import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
 from protocol.records import TurnKind
 from runner.client.endpoint import CallFailed
@@ -126,6 +126,10 @@ def probe(
     concurrency: Annotated[
         int, typer.Option("--concurrency", min=1, help="Re-asks in flight.")
     ] = 32,
+    no_live: Annotated[
+        bool,
+        typer.Option("--no-live", help="Plain output: a progress line every tenth of the re-asks."),
+    ] = False,
 ) -> None:
     """Re-ask the trap turns of a run's arm with one thing changed (Appendix A.4): each
     variant once greedy and --samples times sampled at the model card's settings, scored on
@@ -157,11 +161,12 @@ def probe(
         limit=limit,
         concurrency=concurrency,
     )
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True, highlight=False)
+    live = console.is_terminal and not no_live
 
     async def go() -> ProbeSummary:
         columns = progress_columns("re-asks", "tally")
-        with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
+        with Progress(*columns, console=console, disable=not live) as bar:
             task = bar.add_task("probe", total=None, tally="")
             made = [0, 0]  # re-asks, re-executions
 
@@ -185,16 +190,32 @@ def probe(
                 made[0] += 1
                 made[1] += line.reexecuted
                 bar.update(task, advance=1, tally=f"re-executed {made[1]}/{made[0]}")
+                total = bar.tasks[0].total or 0
+                if not live and total and made[0] * 10 // total > (made[0] - 1) * 10 // total:
+                    console.print(f"re-asks {made[0]}/{total:g}, re-executed {made[1]}")
 
-            return await run_probe(run_dir, out, opts, on_record=on_record, on_plan=on_plan)
+            return await run_probe(
+                run_dir,
+                out,
+                opts,
+                on_record=on_record,
+                on_plan=on_plan,
+                on_line=lambda line: console.print(line, highlight=False),
+            )
 
     try:
         summary = anyio.run(go)
-    except (ProbeError, NewerSchemaError, ValueError) as e:
-        raise UsageError(str(e)) from None
-    except CallFailed as e:
-        typer.echo(f"error: {e} (rerun to resume)", err=True)
-        raise typer.Exit(1) from None
+    except BaseException as raised:  # a task group's exception group: its leaf, one line
+        e = leaf(raised)
+        if isinstance(e, (ProbeError, NewerSchemaError, ValueError)):
+            raise UsageError(str(e)) from None
+        if isinstance(e, CallFailed):
+            typer.echo(f"error: {e} (rerun to resume)", err=True)
+            raise typer.Exit(1) from None
+        if isinstance(e, KeyboardInterrupt):
+            typer.echo("interrupted: rerun the same command to resume", err=True)
+            raise typer.Exit(130) from None
+        raise
     for v, n in summary.by_variant.items():
         typer.echo(f"{v}: {n} re-asks, {summary.reexecuted.get(v, 0)} re-executed")
     typer.echo(

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from ladder.errors import UsageError
+from ladder.errors import UsageError, leaf
 from ladder.flags import (
     FlagError,
     RunFlags,
@@ -46,14 +46,6 @@ def _event_loop_policy() -> None:
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     except ImportError:  # pragma: no cover - uvloop is a dependency off Windows
         pass
-
-
-def _leaf(e: BaseException) -> BaseException:
-    """The exception that matters inside task groups' exception groups."""
-    while isinstance(e, BaseExceptionGroup):
-        leaves = [_leaf(x) for x in e.exceptions]
-        e = next((x for x in leaves if not isinstance(x, asyncio.CancelledError)), leaves[0])
-    return e
 
 
 def execute(
@@ -106,7 +98,7 @@ def execute(
     except BaseException as raised:
         if created and out.is_dir() and not any(out.iterdir()):
             out.rmdir()  # a run refused before it wrote anything leaves no directory behind
-        _refuse(_leaf(raised), out, console, bool(terminated))
+        _refuse(leaf(raised), out, console, bool(terminated))
         raise
     console.print(
         f"done: {plural(summary['episodes_run'], 'episode')} run, {summary['already_done']} "

@@ -40,7 +40,8 @@ from protocol.probe import (
 from protocol.records import Episode, EpisodeRecord, EpisodeSpec, TurnKind
 from protocol.state import TaskState
 from runner.client.affinity import affinity_key
-from runner.client.connect import open_endpoints
+from runner.client.connect import open_endpoints, preflight
+from runner.client.endpoint import Endpoint
 from runner.grid.expand import Grid, parse_grid
 from runner.grid.schema import ModelConfig
 from runner.probe.model_cards import Sampling, card_sampling
@@ -248,6 +249,25 @@ def _check_meta(
     path.write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2))
 
 
+async def _preflight(
+    grid: Grid,
+    endpoints: dict[str, Endpoint],
+    models: set[str],
+    on_line: Callable[[str], None] | None,
+) -> None:
+    from runner.execution.live import preflight_line
+
+    probed = msgspec.structs.replace(grid, models=[m for m in grid.models if m.name in models])
+    used = {m.endpoint for m in probed.models}
+    if on_line is not None:
+        for name in sorted(used):
+            on_line(f"endpoint {name}: {', '.join(endpoints[name].base_urls)}")
+        on_line(preflight_line({k: v for k, v in endpoints.items() if k in used}))
+    problems = await preflight(probed, endpoints)
+    if problems:
+        raise ProbeError("; ".join(problems))
+
+
 async def run_probe(
     run_dir: Path,
     out: Path,
@@ -256,9 +276,13 @@ async def run_probe(
     on_record: Callable[[ProbeRecord], None] | None = None,
     on_plan: Callable[[ProbeSummary, int], None] | None = None,
     server_config: ServerConfig | None = None,
+    on_line: Callable[[str], None] | None = None,
+    check: bool = True,
 ) -> ProbeSummary:
     """Re-ask every trap turn of ``opts.arm`` in ``run_dir`` under each variant; append the
-    scored replies to ``out/probe.jsonl``."""
+    scored replies to ``out/probe.jsonl``. With ``check``, the probed models' endpoints get
+    the run's preflight first (one tiny request each; ``on_line`` hears its line) and a
+    model that does not answer is a :class:`ProbeError` before any re-ask."""
     grid = load_run_grid(run_dir)
     records = _selected(run_dir, grid, opts)
     episodes = _episodes(records, grid)
@@ -286,6 +310,8 @@ async def run_probe(
         if os.fstat(fd).st_size and not path.read_bytes().endswith(b"\n"):
             os.write(fd, b"\n")  # a kill tore the last line: end it, the reader skips it
         async with open_endpoints(grid, server_config=server_config) as endpoints:
+            if check:
+                await _preflight(grid, endpoints, {r.cell.model for r in records}, on_line)
             limit = anyio.CapacityLimiter(opts.concurrency)
 
             async def ask(job: _Job) -> None:
