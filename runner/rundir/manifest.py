@@ -107,7 +107,7 @@ class ManifestCheck:
 
 
 def _refusal(out: Path, change: GridChange) -> ManifestError:
-    shown = "; ".join(change.diff[:6]) + (" ..." if len(change.diff) > 6 else "")
+    shown = "; ".join(change.diff)  # every difference, what a user changed first (#40)
     return ManifestError(
         f"{out} holds a different grid: {shown or 'its digest differs'} (only added seeds, "
         "arms or configurations resume); use another --out, or --allow-grid-change to "
