@@ -1,6 +1,6 @@
 """``ladder report LOGDIR [--out FILE]``: a Markdown report with PNG plots next to it.
 
-Writes FILE (default ``LOGDIR/report.md``) with the ladder tables under both scorings, the
+Writes FILE (default ``LOGDIR/report.md``; for a run's ``logs/`` folder, the run directory's) with the ladder tables under both scorings, the
 contrasts, the channel table and the log summary, plus ``<stem>-success.png`` (strict success
 per arm with Wilson intervals, Figure 1 shape), ``<stem>-success-decline-aware.png`` and
 ``<stem>-channels.png`` (ours: errors per episode by channel for every cell, variants
@@ -27,9 +27,17 @@ from scoring.report.markdown import figure_channels, figure_success, markdown_re
 from scoring.report.paper_figures import paper_figures
 from scoring.results.lines import ResultLine
 
-__all__ = ["NO_PLOTS", "report", "write_report"]
+__all__ = ["NO_PLOTS", "report", "run_home", "write_report"]
 
 NO_PLOTS = "the figures need matplotlib: pip install 'state-ladder[plots]'"
+
+
+def run_home(logdir: Path) -> Path:
+    """Where a report of *logdir* goes by default: the run directory, also when *logdir* is
+    its ``logs/`` folder (a report and its PNGs never land among the logs, #40)."""
+    if logdir.name == "logs" and (logdir.parent / "manifest.json").is_file():
+        return logdir.parent
+    return logdir
 
 
 def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
@@ -38,7 +46,7 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
     in this process whatever ``jobs`` says). Problems end as a
     :class:`~ladder.errors.UsageError`."""
     (lines, analyses), log_report = _scored(logdir)
-    out = out if out is not None else logdir / "report.md"
+    out = out if out is not None else run_home(logdir) / "report.md"
     try:
         figures, paper = _figures(lines, analyses, out.stem)
     except ImportError:  # a plain install: the report without figures, and one line why
