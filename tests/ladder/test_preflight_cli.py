@@ -74,3 +74,12 @@ def test_paraphrase_on_a_wrong_port_is_one_line(tmp_path: Path) -> None:
     assert lines[0] == f"endpoint rewriter: {DEAD}" and lines[1].startswith("preflight")
     assert lines[2].startswith("error: the rewriter endpoint did not answer:") and DEAD in lines[2]
     assert len(lines) == 3
+
+
+def test_a_finished_run_reruns_without_its_server(finished: Path) -> None:
+    """Nothing left to run needs no server: no preflight, exit 0 (#40, item 9)."""
+    args = ["run", "--model", "scripted/synthetic", "--arms", "raw", "--seeds", "100-101"]
+    result = CliRunner().invoke(app, [*args, "--base-url", DEAD, "--out", str(finished)])
+    assert result.exit_code == 0, result.output
+    assert "preflight" not in result.output, result.output
+    assert "0 episodes run, 2 already done" in result.output
