@@ -99,6 +99,7 @@ def _version(value: bool) -> None:
 app = typer.Typer(
     name="ladder",
     cls=OneLineErrors,
+    rich_markup_mode=None,  # click's plain help: paragraphs rewrapped to the terminal, no <bool> (#40)
     help=(
         "state-ladder: measure how strongly task state should influence an LLM agent.\n\n"
         "Generate episodes, serve the scripted endpoint, run a grid of arms against "

@@ -28,6 +28,7 @@ from protocol.packs import (
     pack_digest,
 )
 from runner.grid.packs import is_pack_file, load_run_packs, read_pack
+from scoring.report.tables import plural
 
 __all__ = ["domain_app", "load_packs_of", "skeleton"]
 
@@ -48,13 +49,16 @@ def load_packs_of(logdir: Path, files: Sequence[Path] = ()) -> None:
 
 @domain_app.command("check")
 def check(file: Annotated[Path, typer.Argument(help="A domain pack (TOML).")]) -> None:
-    """Check a domain pack: every problem on its own line (exit 1 when any)."""
+    """Check a domain pack: every problem on its own line (exit 1 when any; 2 when the file
+    cannot be read)."""
+    if not file.is_file():  # nothing to check: a usage error, one line (#40)
+        raise UsageError(f"cannot read domain pack {file}: no such file")
     try:
         pool, _ = read_pack(file)
     except PackError as e:
         for line in e.problems:
             typer.echo(line)
-        typer.echo(f"{file}: {len(e.problems)} problems", err=True)
+        typer.echo(f"error: {file}: {plural(len(e.problems), 'problem')}", err=True)
         raise typer.Exit(1) from None
     if pool.name in BUILTIN and pool != BUILTIN[pool.name]:
         typer.echo(

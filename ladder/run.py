@@ -223,7 +223,10 @@ def run(
         ),
     ] = DEFAULT_BREAKER_AFTER,
     allow_grid_change: Annotated[
-        bool, typer.Option(help="Resume into a directory holding a different grid.")
+        bool,
+        typer.Option(
+            "--allow-grid-change", help="Resume into a directory holding a different grid."
+        ),
     ] = False,
     no_live: Annotated[
         bool, typer.Option("--no-live", help="Plain output: a progress line every 10 s.")
