@@ -327,3 +327,28 @@ async def test_the_contrasts_name_their_configuration(browser: Browser, tmp_path
             assert r.status == 200 and "svg" in r.content_type
     finally:
         await runner.cleanup()
+
+
+async def test_at_1280_px_the_turn_lists_error_badges_are_whole(
+    run_dir: Path, browser: Browser
+) -> None:
+    """#40, item 9: the turn list's error badges were cut at 1280 px (the list's column
+    scrolled sideways); they wrap inside it now."""
+    records = read_logs(run_dir)
+
+    def pills(r: object) -> int:
+        score = score_episode(r)  # type: ignore[arg-type]
+        return max((len(t.errors) for t in score.primary.turns), default=0)
+
+    (slug, seed), _ = max(sorted(records.items()), key=lambda kv: pills(kv[1]))
+    runner, url = await serve(run_dir, 0)
+    try:
+        page = await _page(browser, 1280)
+        await page.goto(f"{url}#/episode/{slug}/{seed}")
+        await _ready(page, f"#/episode/{slug}/{seed}")
+        toc = page.locator(".layout > .toc")
+        overflow = await toc.evaluate("e => e.scrollWidth - e.clientWidth")
+        assert overflow <= 0, f"the turn list runs {overflow} px past its column"
+        await _fits(page, "#turns")
+    finally:
+        await runner.cleanup()
