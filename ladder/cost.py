@@ -14,6 +14,7 @@ from runner.gates.compiler import read_helper_log
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from scoring.analyses.cost import cost_rows, helper_spend
 from scoring.report.cost_table import cost_table, spend_table
+from scoring.report.tables import Labels
 from scoring.results.flat import flat_row
 
 __all__ = ["cost"]
@@ -31,6 +32,14 @@ def cost(
             "--spend",
             help="Only the grid's helper spend (with --json: one line per helper, type "
             "helper_spend).",
+        ),
+    ] = False,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help="One wide table per configuration, named in full (default: by number, "
+            "with a legend; 80 columns).",
         ),
     ] = False,
 ) -> None:
@@ -70,9 +79,10 @@ def cost(
             typer.echo(orjson.dumps(flat_row("cost", r.cell, r)).decode())
         return
     if not spend_only:
-        typer.echo(cost_table(rows) + ("\n" if spend else ""))
+        labels = Labels((r.cell for r in rows), wide=wide)
+        typer.echo(cost_table(rows, labels) + ("\n" if spend else ""))
     if spend:
-        typer.echo(spend_table(spend))
+        typer.echo(spend_table(spend, wide=wide))
     skipped = [
         f"{n} {what}"
         for n, what in (

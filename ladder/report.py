@@ -58,7 +58,7 @@ def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
             fig.savefig(out.parent / name, dpi=120)
         text = markdown_report(
             lines,
-            notes=[n.strip() for n in log_summary(log_report).splitlines()]
+            notes=[n.strip() for n in log_summary(log_report, width=0).splitlines()]
             + ([] if figures else [f"No figures: {NO_PLOTS}."]),
             figures=[(caption, name) for name, (caption, _) in figures.items()],
             sections=analysis_sections(analyses),

@@ -12,6 +12,7 @@ code 2.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import textwrap
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -24,7 +25,7 @@ from protocol.records import EpisodeRecord
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from runner.rundir.rescore import rescore_dir
 from scoring.report.episode_table import episode_table
-from scoring.report.tables import channel_table, helper_table, ladder_table
+from scoring.report.tables import Labels, channel_table, helper_table, ladder_table
 from scoring.results.episode_rows import EpisodeRow, episode_rows
 from scoring.results.families import DEFAULT_FAMILY, FAMILIES, describe_families
 from scoring.results.flat import flat_row
@@ -111,13 +112,15 @@ def _print_episodes(logdir: Path, json_: bool, domain_files: Sequence[Path]) -> 
     typer.echo(log_summary(report))
 
 
-def log_summary(report: LogReport) -> str:
-    """What reading the logs found: records, files, bad lines (the first few listed)."""
-    out = [
+def log_summary(report: LogReport, width: int = 80) -> str:
+    """What reading the logs found: records, files, bad lines (the first few listed); the
+    first line wrapped to ``width`` (0: one line)."""
+    head = (
         f"log lines: {report.records} records in {report.files} files; "
         f"{len(report.corrupt)} corrupt, {len(report.truncated)} truncated (dropped); "
         f"{report.duplicates} superseded by a later record of the same (cell, seed)"
-    ]
+    )
+    out = textwrap.wrap(head, width) if width else [head]
     for kind, where in (("corrupt", report.corrupt), ("truncated", report.truncated)):
         out += [f"  {kind}: {w}" for w in where[:_MAX_LISTED]]
         if len(where) > _MAX_LISTED:
@@ -155,6 +158,14 @@ def score(
             "copy under domains/; refused when it is not the pack the run recorded."
         ),
     ] = None,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help="Name each configuration in full in every row (default: by number, "
+            "with a legend; 80 columns).",
+        ),
+    ] = False,
 ) -> None:
     """Rescore every episode log under LOGDIR offline (no model): ladder tables under the
     primary and decline-aware scorings with Wilson CIs and Holm-adjusted exact McNemar
@@ -171,15 +182,22 @@ def score(
             typer.echo(orjson.dumps(line_json(line)).decode())
         typer.echo(log_summary(report), err=True)
         return
-    typer.echo(ladder_table(lines, "strict"))
+    labels = Labels.of(lines, wide=wide)
+    if legend := labels.legend():
+        typer.echo(legend)
+        typer.echo("")
+    typer.echo(ladder_table(lines, "strict", labels))
     typer.echo("")
-    typer.echo(ladder_table(lines, "decline_aware"))
+    typer.echo(ladder_table(lines, "decline_aware", labels))
     typer.echo("")
-    typer.echo(channel_table(lines))
+    typer.echo(channel_table(lines, labels))
     typer.echo("")
-    typer.echo(describe_families(lines))
+    families = describe_families(lines, label=labels).splitlines()
+    for line in families:  # 80 columns: a long family name wraps under itself
+        indent = " " * (len(line) - len(line.lstrip()) + 4)
+        typer.echo("\n".join(textwrap.wrap(line, 80, subsequent_indent=indent)))
     typer.echo("")
-    helpers = helper_table(lines)
+    helpers = helper_table(lines, labels)
     if helpers:
         typer.echo(helpers)
         typer.echo("")

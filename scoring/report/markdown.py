@@ -27,6 +27,7 @@ from scoring.report.tables import (
     CONTRAST_HEADER,
     HELPERS_HEADER,
     LADDER_HEADER,
+    Labels,
     channel_rows,
     config_label,
     contrast_rows,
@@ -63,12 +64,18 @@ def synthetic_warning(keys: Iterable[CellKey]) -> list[str]:
     ]
 
 
+def _numbered(header: Sequence[str]) -> tuple[str, ...]:
+    """A table's header with its first column the configuration's number (the list above)."""
+    return ("cfg", *header[1:])
+
+
 def _cells(lines: Sequence[ResultLine]) -> list[CellLine]:
     return [x for x in lines if isinstance(x, CellLine)]
 
 
 def _configs(cells: Sequence[CellLine]) -> list[str]:
-    return list(dict.fromkeys(config_label(c.cell) for c in cells))
+    """The configurations in the order the tables number them (:class:`Labels`)."""
+    return list(Labels(c.cell for c in cells).numbers)
 
 
 def _arms(cells: Sequence[CellLine]) -> list[str]:
@@ -196,21 +203,25 @@ def markdown_report(
     ]
     out += synthetic_warning(c.cell for c in cells)
     out += [f"- {note}" for note in notes]
+    labels = Labels.of(lines)  # tables name configurations by number (#40)
+    if labels.numbers:
+        out += ["", "## Configurations", ""]
+        out += [f"{i}. {c}" for c, i in labels.numbers.items()]
     for scoring, name in (("strict", "primary scoring"), ("decline_aware", "decline-aware")):
         out += [
             "",
             f"## Strict success, {name}",
             "",
-            markdown_table(LADDER_HEADER, ladder_rows(lines, scoring)),
+            markdown_table(_numbered(LADDER_HEADER), ladder_rows(lines, scoring, labels)),
         ]
-        rows = contrast_rows(lines, scoring)
+        rows = contrast_rows(lines, scoring, labels)
         if rows:
             out += [
                 "",
                 f"Contrasts ({name}): exact McNemar on shared seeds; Holm within each paper "
                 "table's family (`ladder score` lists them; docs/scoring.md).",
                 "",
-                markdown_table(CONTRAST_HEADER, rows),
+                markdown_table(_numbered(CONTRAST_HEADER), rows),
             ]
     out += [
         "",
@@ -219,9 +230,9 @@ def markdown_report(
         "Errors over the turns carrying the channel's label; unrequested executions as a "
         "count; false completions over refused bookings.",
         "",
-        markdown_table(CHANNEL_HEADER, channel_rows(lines)),
+        markdown_table(_numbered(CHANNEL_HEADER), channel_rows(lines, labels)),
     ]
-    helpers = helper_rows(lines)
+    helpers = helper_rows(lines, labels)
     if helpers:
         out += [
             "",
@@ -230,13 +241,9 @@ def markdown_report(
             "Compile accuracy against the generator graph (flagged: episodes the ground-truth-"
             "free validator flags); matcher step agreement and explicit-redo precision / recall.",
             "",
-            markdown_table(HELPERS_HEADER, helpers),
+            markdown_table(_numbered(HELPERS_HEADER), helpers),
         ]
     out += list(sections)
-    configs = _configs(cells)
-    if configs:
-        out += ["", "## Configurations", ""]
-        out += [f"{i}. {c}" for i, c in enumerate(configs, 1)]
     if figures:
         out += ["", "## Figures", ""]
         out += [f"![{caption}]({path})" for caption, path in figures]

@@ -16,12 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from protocol.config import config_label
-from scoring.results.cells import RATES
+import textwrap
+
+from protocol.config import CellKey, config_label
+from scoring.results.cells import RATES, config_of, ladder_sort_key
 from scoring.results.lines import CellLine, ContrastLine, HelperLine, ResultLine
 
 __all__ = [
+    "WIDE",
     "CHANNEL_HEADER",
+    "Labels",
     "CONTRAST_HEADER",
     "LADDER_HEADER",
     "channel_rows",
@@ -54,6 +58,53 @@ CHANNEL_HEADER = (
 )
 
 
+class Labels:
+    """How a table names a configuration (#40): by number, ``#k``, with a legend that spells
+    each out (80 columns), or in full (``wide``, the long form). Numbers follow the ladder
+    order of the configurations' cells (:func:`scoring.results.cells.ladder_sort_key`)."""
+
+    def __init__(self, keys: Iterable[CellKey] = (), *, wide: bool = False) -> None:
+        self.wide = wide
+        configs = sorted({config_of(k) for k in keys}, key=ladder_sort_key)
+        self.numbers: dict[str, int] = {}
+        for c in configs:
+            self.numbers.setdefault(config_label(c), len(self.numbers) + 1)
+
+    @classmethod
+    def of(cls, lines: Iterable[ResultLine], *, wide: bool = False) -> Labels:
+        keys = [x.config if isinstance(x, ContrastLine) else x.cell for x in lines]
+        return cls(keys, wide=wide)
+
+    def __call__(self, key: CellKey) -> str:
+        label = config_label(key)
+        if self.wide or label not in self.numbers:
+            return label
+        return f"#{self.numbers[label]}"
+
+    @property
+    def header(self) -> str:
+        return "configuration" if self.wide else "cfg"
+
+    def order(self, key: CellKey) -> tuple[int, tuple[object, ...]]:
+        """A row's place: its configuration's number, then the ladder."""
+        return (self.numbers.get(config_label(key), 0), ladder_sort_key(key))
+
+    def legend(self, width: int = 80) -> str:
+        """``Configurations:`` then ``#k  label`` per line, wrapped to ``width``; "" when wide."""
+        if self.wide or not self.numbers:
+            return ""
+        out = ["Configurations:"]
+        for label, k in self.numbers.items():
+            head = f"  #{k:<3} "
+            out += textwrap.wrap(
+                label, width, initial_indent=head, subsequent_indent=" " * len(head)
+            )
+        return "\n".join(out)
+
+
+WIDE = Labels(wide=True)  # every configuration in full (the tables' long form)
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``n`` and ``word`` in the number ``n`` takes: "1 line", "2 lines", "0 lines"."""
     return f"{n} {word if n == 1 else (many or word + 's')}"
@@ -77,13 +128,20 @@ def _p(x: float | None) -> str:
     return f"{x:.2g}" if x < 0.001 else f"{x:.3f}"
 
 
-def ladder_rows(lines: Iterable[ResultLine], scoring: str = "strict") -> list[list[str]]:
+def _header(header: Sequence[str], labels: Labels) -> tuple[str, ...]:
+    return (labels.header, *header[1:])
+
+
+def ladder_rows(
+    lines: Iterable[ResultLine], scoring: str = "strict", labels: Labels = WIDE
+) -> list[list[str]]:
+    """Cells in ladder order (:meth:`Labels.order`), each configuration by ``labels``."""
     rows = []
-    for c in _cells(lines):
+    for c in sorted(_cells(lines), key=lambda c: labels.order(c.cell)):
         lo, hi = c.ci(scoring)
         rows.append(
             [
-                config_label(c.cell),
+                labels(c.cell),
                 c.cell.arm,
                 f"{c.successes(scoring)}/{c.n}",
                 _rate(c.rate(scoring)),
@@ -95,10 +153,12 @@ def ladder_rows(lines: Iterable[ResultLine], scoring: str = "strict") -> list[li
     return rows
 
 
-def contrast_rows(lines: Iterable[ResultLine], scoring: str = "strict") -> list[list[str]]:
+def contrast_rows(
+    lines: Iterable[ResultLine], scoring: str = "strict", labels: Labels = WIDE
+) -> list[list[str]]:
     return [
         [
-            config_label(c.config),
+            labels(c.config),
             f"{c.a} -> {c.b}",
             str(c.n),
             str(c.b_only),
@@ -106,7 +166,7 @@ def contrast_rows(lines: Iterable[ResultLine], scoring: str = "strict") -> list[
             _p(c.p),
             _p(c.p_holm),
         ]
-        for c in _contrasts(lines, scoring)
+        for c in sorted(_contrasts(lines, scoring), key=lambda c: labels.order(c.config))
     ]
 
 
@@ -114,10 +174,10 @@ def _over(k: int, n: int) -> str:
     return f"{k}/{n}" if n == 0 else f"{k / n:.3f} ({k}/{n})"
 
 
-def channel_rows(lines: Iterable[ResultLine]) -> list[list[str]]:
+def channel_rows(lines: Iterable[ResultLine], labels: Labels = WIDE) -> list[list[str]]:
     rows = []
-    for c in _cells(lines):
-        row = [config_label(c.cell), c.cell.arm, _rate(c.strict)]
+    for c in sorted(_cells(lines), key=lambda c: labels.order(c.cell)):
+        row = [labels(c.cell), c.cell.arm, _rate(c.strict)]
         row += [_over(c.channels[ch], c.labels[label]) for ch, label in RATES]
         row.append(str(c.channels["unrequested"]))
         row.append(f"{c.false_completions}/{c.refused}" if c.refused else "-")
@@ -145,27 +205,53 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(out)
 
 
-def ladder_table(lines: Sequence[ResultLine], scoring: str = "strict") -> str:
+def ladder_table(
+    lines: Sequence[ResultLine], scoring: str = "strict", labels: Labels = WIDE
+) -> str:
     """Success per cell under *scoring*, then the adjacent contrasts of that scoring."""
     title = f"Strict success, {_TITLES[scoring]} (Wilson 95% CI)"
-    parts = [title, text_table(LADDER_HEADER, ladder_rows(lines, scoring))]
-    contrasts = contrast_rows(lines, scoring)
+    rows = ladder_rows(lines, scoring, labels)
+    parts = [title, text_table(_header(LADDER_HEADER, labels), rows)]
+    contrasts = contrast_rows(lines, scoring, labels)
     if contrasts:
         parts += [
             "",
-            f"Adjacent contrasts, {_TITLES[scoring]} (exact McNemar on shared seeds, Holm)",
-            text_table(CONTRAST_HEADER, contrasts),
+            f"Adjacent contrasts, {_TITLES[scoring]} (exact McNemar, Holm)",
+            text_table(_header(CONTRAST_HEADER, labels), contrasts),
         ]
     return "\n".join(parts)
 
 
-def channel_table(lines: Sequence[ResultLine]) -> str:
-    """Table 9 shape: each channel over its label denominator, primary scoring."""
+# The channel table at 80 columns: each channel's errors / labelled turns, short heads.
+NARROW_CHANNEL_HEADER = (
+    "cfg", "arm", "strict", "re-ex", "super", "prem", "omit", "redo", "unreq", "false",
+)  # fmt: skip
+
+
+def channel_table(lines: Sequence[ResultLine], labels: Labels = WIDE) -> str:
+    """Table 9 shape: each channel over its label denominator, primary scoring (at 80
+    columns, ``errors/turns`` under short heads; ``labels.wide``: rates with counts)."""
+    if labels.wide:
+        title = (
+            "Error channels, primary scoring (errors / turns with that label; unrequested "
+            "as a count; false completions / refused bookings)"
+        )
+        return "\n".join([title, text_table(CHANNEL_HEADER, channel_rows(lines, labels))])
+    rows = []
+    for c in sorted(_cells(lines), key=lambda c: labels.order(c.cell)):
+        row = [labels(c.cell), c.cell.arm, _rate(c.strict)]
+        row += [f"{c.channels[ch]}/{c.labels[label]}" for ch, label in RATES]
+        row.append(str(c.channels["unrequested"]))
+        row.append(f"{c.false_completions}/{c.refused}" if c.refused else "-")
+        rows.append(row)
     title = (
-        "Error channels, primary scoring (errors / turns with that label; unrequested as a "
-        "count; false completions / refused bookings)"
+        "Error channels, primary scoring: errors / turns with the label (re-ex: "
+        "re-executions / done, super: superseded / cancelled, prem: premature / blocked, "
+        "omit: omissions / eligible, redo: refused redos / redo); unreq: unrequested, a "
+        "count; false: false completions / refused bookings"
     )
-    return "\n".join([title, text_table(CHANNEL_HEADER, channel_rows(lines))])
+    head = textwrap.wrap(title, 80, break_on_hyphens=False)
+    return "\n".join([*head, text_table(NARROW_CHANNEL_HEADER, rows)])
 
 
 HELPERS_HEADER = (
@@ -186,13 +272,14 @@ HELPERS_HEADER = (
 )
 
 
-def helper_rows(lines: Iterable[ResultLine]) -> list[list[str]]:
+def helper_rows(lines: Iterable[ResultLine], labels: Labels = WIDE) -> list[list[str]]:
     rows = []
-    for h in (x for x in lines if isinstance(x, HelperLine)):
+    helpers = [x for x in lines if isinstance(x, HelperLine)]
+    for h in sorted(helpers, key=lambda h: labels.order(h.cell)):
         c, m = h.compile, h.matcher
         rows.append(
             [
-                config_label(h.cell),
+                labels(h.cell),
                 h.cell.arm,
                 str(c.n),
                 _rate(c.dep),
@@ -217,9 +304,9 @@ def _outcomes(outcomes: Mapping[str, int]) -> str:
     return f"{outcomes.get('malformed', 0)} ({outcomes.get('corrected', 0)})"
 
 
-def helper_table(lines: Sequence[ResultLine]) -> str:
+def helper_table(lines: Sequence[ResultLine], labels: Labels = WIDE) -> str:
     """Tables 5 and 11 shapes: compile accuracy and matcher agreement per gate cell."""
-    rows = helper_rows(lines)
+    rows = helper_rows(lines, labels)
     if not rows:
         return ""
     title = (
@@ -227,4 +314,21 @@ def helper_table(lines: Sequence[ResultLine]) -> str:
         "episodes the validator flags) and matcher agreement / explicit-redo precision and "
         "recall (Table 11 shape)"
     )
-    return "\n".join([title, text_table(HELPERS_HEADER, rows)])
+    if labels.wide:
+        return "\n".join([title, text_table(_header(HELPERS_HEADER, labels), rows)])
+    # at 80 columns: the compile columns, then the matcher's, each a table
+    head = list(_header(HELPERS_HEADER, labels))
+    head[9], head[12], head[13] = "agree", "calls (cached)", "malformed (fixed)"
+    compile_cols, matcher_cols = [0, 1, *range(2, 9)], [0, 1, *range(9, 14)]
+    return "\n".join(
+        [
+            *textwrap.wrap(title, 80),
+            text_table(
+                [head[i] for i in compile_cols], [[r[i] for i in compile_cols] for r in rows]
+            ),
+            "",
+            text_table(
+                [head[i] for i in matcher_cols], [[r[i] for i in matcher_cols] for r in rows]
+            ),
+        ]
+    )

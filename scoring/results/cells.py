@@ -47,6 +47,7 @@ __all__ = [
     "config_of",
     "group_scores",
     "is_ladder",
+    "ladder_sort_key",
     "ladder_contrasts",
     "paired_contrast",
     "scoring_of",
@@ -80,6 +81,15 @@ def _config_sort(key: CellKey) -> _ConfigOrder:
 def cell_sort_key(key: CellKey) -> tuple[_ConfigOrder, tuple[int, str]]:
     """Configurations in a stable order, arms in ladder order within each."""
     return (_config_sort(key), arm_rank(key.arm))
+
+
+def ladder_sort_key(key: CellKey) -> tuple[_ConfigOrder, tuple[int, str], tuple[str, ...]]:
+    """Cells in ladder order (#40): the configuration without its knobs, then the arm's rung
+    (raw, checklist, directive, enforce, ...), then the knobs (a plain arm before its
+    variants), so ``enforce binding=request`` follows ``enforce``, not the whole table."""
+    plain = msgspec.structs.replace(key, knobs=Knobs())
+    knobs = tuple(f"{k}={v}" for k, v in key.knobs.changed().items())
+    return (_config_sort(plain), arm_rank(key.arm), knobs)
 
 
 def scoring_of(score: EpisodeScore, scoring: str) -> Scoring:

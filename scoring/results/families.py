@@ -32,7 +32,7 @@ contrast of a table in the run together).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
@@ -234,8 +234,13 @@ def apply_families(contrasts: Sequence[ContrastLine], family: str = DEFAULT_FAMI
             c.p_holm = adjusted
 
 
-def describe_families(lines: Iterable[ResultLine], scoring: str = "strict") -> str:
-    """Each Holm family of one scoring: its name, size and members."""
+def describe_families(
+    lines: Iterable[ResultLine],
+    scoring: str = "strict",
+    label: Callable[[CellKey], str] = config_label,
+) -> str:
+    """Each Holm family of one scoring: its name, size and members (each configuration as
+    ``label`` names it: by number at 80 columns)."""
     members: dict[str, list[ContrastLine]] = {}
     for c in lines:
         if isinstance(c, ContrastLine) and c.scoring == scoring and c.family is not None:
@@ -245,7 +250,7 @@ def describe_families(lines: Iterable[ResultLine], scoring: str = "strict") -> s
         n = len(contrasts)
         out.append(f"  {name}: {n} contrast{'' if n == 1 else 's'}")
         # the configuration's label (its slug has no arm and ended in "__", #40)
-        out += [f"    {config_label(c.config)}: {c.a} -> {c.b}" for c in contrasts]
+        out += [f"    {label(c.config)}: {c.a} -> {c.b}" for c in contrasts]
     return "\n".join(out)
 
 

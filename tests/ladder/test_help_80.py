@@ -44,7 +44,10 @@ def test_help_fits_80_columns(command: list[str]) -> None:
         rows = paragraph.splitlines()
         assert all(len(x) >= 60 for x in rows[:-1]), rows
 
+
 def test_run_help_names_the_flags_whole() -> None:
     result = CliRunner().invoke(app, ["run", "-h"], env={"COLUMNS": "80"}, terminal_width=80)
-    assert "  --allow-grid-change " in result.output and "--no-allow-grid-change" not in result.output
+    assert (
+        "  --allow-grid-change " in result.output and "--no-allow-grid-change" not in result.output
+    )
     assert "  --no-live " in result.output
