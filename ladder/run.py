@@ -214,6 +214,22 @@ def run(
         list[str] | None,
         typer.Option(help="KEY=JSON merged into every request body (repeatable)."),
     ] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option(help="Sampling temperature (default: the grid's, 0).", show_default=False),
+    ] = None,
+    top_p: Annotated[
+        float | None,
+        typer.Option(help="Sampling top_p, sent in every request (default: not sent)."),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="The agent's reply budget in tokens, every regime (default 400 no-think, "
+            "2500 thinking).",
+            show_default=False,
+        ),
+    ] = None,
     breaker_after: Annotated[
         int,
         typer.Option(
@@ -258,6 +274,9 @@ def run(
         regime=regime,
         select=select,
         extra=extra or [],
+        temperature=temperature,
+        top_p=top_p,
+        max_tokens=max_tokens,
     )
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     try:

@@ -385,6 +385,8 @@ def _decoding_problems(grid: Grid) -> list[str]:
         problems.append(f"decoding.backoff_s must be at least 0 (got {d.backoff_s})")
     if not d.temperature >= 0:
         problems.append(f"decoding.temperature must be at least 0 (got {d.temperature})")
+    if d.top_p is not None and not 0 < d.top_p <= 1:
+        problems.append(f"decoding.top_p must be in (0, 1] (got {d.top_p})")
     regimes = sorted({m.regime for m in grid.models})
     for name in ("reply_budget", "matcher_budget", "compiler_budget"):
         budgets: dict[str, int] = getattr(d, name)

@@ -98,13 +98,15 @@ class ModelConfig(_Strict):
             max_tokens=decoding.budget(role)[self.regime],
             role=role,
             thinking=self.regime == "thinking",
-            extra=self.request_extra(),
+            extra=self.request_extra()
+            | ({} if decoding.top_p is None else {"top_p": decoding.top_p}),
             temperature=decoding.temperature,
         )
 
 
 class Decoding(_Strict):
     temperature: float = 0.0
+    top_p: float | None = None  # sent as the body's top_p when set (--top-p, #40)
     reply_budget: dict[str, int] = msgspec.field(
         default_factory=lambda: {"no-think": 400, "thinking": 2500}
     )

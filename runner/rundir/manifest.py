@@ -57,6 +57,8 @@ def grid_digest(grid: Grid) -> str:
     for key in ("schedules", "wordings"):  # grids written before these keep their digest
         if not data["run"].get(key):
             data["run"].pop(key, None)
+    if data.get("decoding", {}).get("top_p", 0) is None:  # grids before --top-p (#40)
+        data["decoding"].pop("top_p")
     if data["run"].get("matcher_cache") == "shared":
         data["run"].pop("matcher_cache")
     for e in data.get("endpoints", []):
