@@ -18,6 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from ladder import (
+    compare,
     cost,
     demo,
     generate,
@@ -136,6 +137,7 @@ for _name, _fn in (
     ("demo", demo.demo),
     ("cost", cost.cost),
     ("score", score.score),
+    ("compare", compare.compare),
     ("report", report.report),
     ("paraphrase", paraphrase.paraphrase),
     ("show", show.show),

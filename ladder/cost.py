@@ -10,6 +10,7 @@ import orjson
 import typer
 
 from ladder.errors import UsageError
+from ladder.filters import ArmOption, CellOption, ModelOption, cell_filter
 from runner.gates.compiler import read_helper_log
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from scoring.analyses.cost import cost_rows, helper_spend
@@ -42,6 +43,9 @@ def cost(
             "with a legend; 80 columns).",
         ),
     ] = False,
+    arm: ArmOption = None,
+    model: ModelOption = None,
+    cell: CellOption = None,
 ) -> None:
     """Per configuration and arm (Table 7 shape): prompt, completion and total agent tokens
     per episode, the total as a multiple of the raw arm, prefix-cached prompt tokens, agent
@@ -59,7 +63,8 @@ def cost(
         raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"cannot read {logdir}: {e.strerror or e}") from None
-    rows = cost_rows(records.values())
+    keep = cell_filter(arm, model, cell)
+    rows = cost_rows(keep.records(records.values()))
     if not rows:
         raise UsageError(f"no completed episode under {logdir}")
     run_dir = logdir.parent if logdir.name == "logs" else logdir

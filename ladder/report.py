@@ -19,6 +19,7 @@ import msgspec
 import typer
 
 from ladder.errors import UsageError
+from ladder.filters import ArmOption, CellFilter, CellOption, ModelOption, cell_filter
 from ladder.score import load_records, log_summary
 from runner.rundir.logs import LogReport
 from scoring.analyses.corruption_replay import CORRUPTION
@@ -40,12 +41,14 @@ def run_home(logdir: Path) -> Path:
     return logdir
 
 
-def write_report(logdir: Path, out: Path | None = None, jobs: int = 0) -> Path:
+def write_report(
+    logdir: Path, out: Path | None = None, jobs: int = 0, keep: CellFilter | None = None
+) -> Path:
     """Write the report of *logdir* to *out* (default ``logdir/report.md``) and its plots next
     to it; the report's path. Every record is scored once (:func:`scoring.analyses.registry.scored_once`,
     in this process whatever ``jobs`` says). Problems end as a
     :class:`~ladder.errors.UsageError`."""
-    (lines, analyses), log_report = _scored(logdir)
+    (lines, analyses), log_report = _scored(logdir, keep or CellFilter())
     out = out if out is not None else run_home(logdir) / "report.md"
     try:
         figures, paper = _figures(lines, analyses, out.stem)
@@ -97,9 +100,14 @@ def _figures(
     return figures, paper
 
 
-def _scored(logdir: Path) -> tuple[tuple[list[ResultLine], Analyses], LogReport]:
-    """The result lines and the analyses of *logdir*'s records, from one scoring pass."""
+def _scored(logdir: Path, keep: CellFilter) -> tuple[tuple[list[ResultLine], Analyses], LogReport]:
+    """The result lines and the analyses of *logdir*'s records (those ``keep`` keeps), from
+    one scoring pass."""
     records, report = load_records(logdir)
+    if keep.active:
+        records = keep.records(records)
+        if not records:
+            raise UsageError(f"no episode under {logdir} matches --arm / --model / --cell")
     return scored_once(records), report
 
 
@@ -117,9 +125,12 @@ def report(
             help="Accepted as ladder score takes it; the report scores once, in one process.",
         ),
     ] = 0,
+    arm: ArmOption = None,
+    model: ModelOption = None,
+    cell: CellOption = None,
 ) -> None:
     """Write a Markdown report of LOGDIR's results with PNG plots next to it."""
-    path = write_report(logdir, out, jobs)
+    path = write_report(logdir, out, jobs, cell_filter(arm, model, cell))
     plots = (path.parent / f"{path.stem}-figures.json").is_file()
     typer.echo(
         f"wrote {path} with its plots, {path.stem}-analyses.json and {path.stem}-figures.json"

@@ -11,16 +11,18 @@ code 2.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 import textwrap
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, TypeVar
 
+import msgspec
 import orjson
 import typer
 
 from ladder.domain import load_packs_of
 from ladder.errors import UsageError
+from ladder.filters import ArmOption, CellFilter, CellOption, ModelOption, cell_filter
 from protocol.records import EpisodeRecord
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from runner.rundir.rescore import rescore_dir
@@ -30,9 +32,16 @@ from scoring.results.episode_rows import EpisodeRow, episode_rows
 from scoring.results.families import DEFAULT_FAMILY, FAMILIES, describe_families
 from scoring.results.flat import flat_row
 from scoring.results.lines import ResultLine, line_json
-from scoring.results.offline import score_records
+from scoring.results.offline import rescore, score_records
 
-__all__ = ["episode_results", "load_records", "load_results", "log_summary", "score"]
+__all__ = [
+    "episode_results",
+    "load_records",
+    "load_results",
+    "log_summary",
+    "run_records",
+    "score",
+]
 
 _MAX_LISTED = 5
 T = TypeVar("T")
@@ -128,8 +137,42 @@ def log_summary(report: LogReport, width: int = 80) -> str:
     return "\n".join(out)
 
 
+def run_records(
+    logdirs: Sequence[Path], keep: CellFilter, domain_files: Sequence[Path] = ()
+) -> tuple[list[EpisodeRecord], LogReport]:
+    """The records of one run or several (#40), those ``keep`` keeps; with several runs each
+    record's model is prefixed with its run (``runs/a: qwen3-235b``), so the same cell of two
+    runs is two rows of one table, never merged."""
+    records: list[EpisodeRecord] = []
+    total = LogReport()
+    for d in logdirs:
+        mine, report = load_records(d, domain_files)
+        if len(logdirs) > 1:
+            mine = [
+                msgspec.structs.replace(
+                    r, cell=msgspec.structs.replace(r.cell, model=f"{d}: {r.cell.model}")
+                )
+                for r in mine
+            ]
+        records += keep.records(mine)
+        total.files += report.files
+        total.records += report.records
+        total.duplicates += report.duplicates
+        total.corrupt += report.corrupt
+        total.truncated += report.truncated
+    if not records:
+        raise UsageError("no episode matches --arm / --model / --cell")
+    return records, total
+
+
 def score(
-    logdir: Annotated[Path, typer.Argument(help="A run directory (or its logs/ folder).")],
+    logdirs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="A run directory (or its logs/ folder); several: one table of them all.",
+            metavar="LOGDIR...",
+        ),
+    ],
     json_: Annotated[
         bool, typer.Option("--json", help="One JSON line per cell and per contrast.")
     ] = False,
@@ -166,6 +209,9 @@ def score(
             "with a legend; 80 columns).",
         ),
     ] = False,
+    arm: ArmOption = None,
+    model: ModelOption = None,
+    cell: CellOption = None,
 ) -> None:
     """Rescore every episode log under LOGDIR offline (no model): ladder tables under the
     primary and decline-aware scorings with Wilson CIs and Holm-adjusted exact McNemar
@@ -173,10 +219,19 @@ def score(
     (success under both scorings, the first failing turn and its channel, errors per
     channel, tokens, calls, wall time, termination)."""
     files = domain_file or []
+    keep = cell_filter(arm, model, cell)
     if episodes:
-        _print_episodes(logdir, json_, files)
+        if len(logdirs) > 1 or keep.active:
+            raise UsageError("--episodes reads one run directory, without filters")
+        _print_episodes(logdirs[0], json_, files)
         return
-    lines, report = load_results(logdir, jobs, family, files)
+    if len(logdirs) == 1 and not keep.active:
+        lines, report = load_results(logdirs[0], jobs, family, files)
+    else:
+        if family not in FAMILIES:
+            raise UsageError(f"unknown --family {family!r}; choose one of {', '.join(FAMILIES)}")
+        records, report = run_records(logdirs, keep, files)
+        lines = rescore(records, family=family)
     if json_:
         for line in lines:
             typer.echo(orjson.dumps(line_json(line)).decode())
