@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
+import orjson
 import typer
 
 from ladder.errors import UsageError
@@ -24,13 +25,23 @@ from ladder.score import load_records, log_summary
 from runner.rundir.logs import LogReport
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.registry import Analyses, analysis_sections, scored_once
+from scoring.report.details import run_details
 from scoring.report.markdown import figure_channels, figure_success, markdown_report
 from scoring.report.paper_figures import paper_figures
 from scoring.results.lines import ResultLine
 
-__all__ = ["NO_PLOTS", "report", "run_home", "write_report"]
+__all__ = ["NO_PLOTS", "read_manifest", "report", "run_home", "write_report"]
 
 NO_PLOTS = "the figures need matplotlib: pip install 'state-ladder[plots]'"
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """The run's ``manifest.json`` builtins; {} when there is none or it cannot be read."""
+    try:
+        data = orjson.loads((run_dir / "manifest.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def run_home(logdir: Path) -> Path:
@@ -65,6 +76,7 @@ def write_report(
             + ([] if figures else [f"No figures: {NO_PLOTS}."]),
             figures=[(caption, name) for name, (caption, _) in figures.items()],
             sections=analysis_sections(analyses),
+            details=run_details(read_manifest(run_home(logdir))),
         )
         out.write_text(text, encoding="utf-8")
         (out.parent / f"{out.stem}-analyses.json").write_bytes(analyses.json())

@@ -7,11 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
+import orjson
 
 from protocol.generate import SpecError
 from protocol.records import Episode, EpisodeRecord
+from runner.rundir.manifest import MANIFEST
 from runner.view.index import RunIndex
 from scoring.replay.episode import score_episode
+from scoring.report.details import run_details
 from scoring.report.markdown import synthetic_warning
 from scoring.results.families import score_lines
 from scoring.results.lines import CellLine
@@ -44,6 +47,7 @@ class RunView:
         return CellsView(
             run=str(self.run_dir),
             synthetic=" ".join(warning).strip().removeprefix("> "),
+            details=run_details(self._manifest()),
             cells=cells_view(lines, self.index.costs()),
             contrasts=contrasts_view(lines),
             log=LogView(
@@ -53,6 +57,15 @@ class RunView:
                 duplicates=rep.duplicates,
             ),
         )
+
+    def _manifest(self) -> dict[str, object]:
+        """The run's manifest builtins ({} when absent or unreadable)."""
+        root = self.run_dir.parent if self.run_dir.name == "logs" else self.run_dir
+        try:
+            data = orjson.loads((root / MANIFEST).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return {}
+        return data if isinstance(data, dict) else {}
 
     def episodes(
         self,

@@ -181,8 +181,10 @@ def markdown_report(
     notes: Sequence[str] = (),
     figures: Sequence[tuple[str, str]] = (),
     sections: Sequence[str] = (),
+    details: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The report: ladder tables under both scorings, contrasts, the channel table, the
+    """The report (with ``details``, the run's, :func:`scoring.report.details.run_details`,
+    first): ladder tables under both scorings, contrasts, the channel table, the
     ``sections`` (Markdown lines: the log analyses of :mod:`scoring.analyses.registry`), the
     configuration key and the figures (``(caption, relative path)`` pairs)."""
     cells = _cells(lines)
@@ -203,6 +205,9 @@ def markdown_report(
     ]
     out += synthetic_warning(c.cell for c in cells)
     out += [f"- {note}" for note in notes]
+    if details:  # the run's details (#40), from its manifest
+        out += ["", "## Run details", ""]
+        out += [f"- {name}: `{value.replace('`', chr(39))}`" for name, value in details]
     labels = Labels.of(lines)  # tables name configurations by number (#40)
     if labels.numbers:
         out += ["", "## Configurations", ""]

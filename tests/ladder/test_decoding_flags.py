@@ -47,6 +47,15 @@ def test_a_run_records_them_and_sends_them(tmp_path: Path) -> None:
     record = orjson.loads(log.read_bytes().splitlines()[0])
     calls = [c for t in record["turns"] for c in t["calls"] if c["role"] == "agent"]
     assert calls and all(c["max_tokens"] == 321 for c in calls)
+    # the report's run details say so (#40, item 8)
+    assert CliRunner().invoke(app, ["report", str(out)]).exit_code == 0
+    report = (out / "report.md").read_text()
+    assert "## Run details" in report
+    assert (
+        "- decoding: `temperature 0.5; top_p 0.8; reply budget no-think 321, thinking 321`"
+        in report
+    )
+    assert "- git revision: `" in report or "- generator: `" in report
 
 
 @pytest.mark.parametrize(

@@ -116,7 +116,10 @@ async function showCells() {
   const log = data.log;
   fill(
     h("h1", {}, "Cells"),
-    data.synthetic ? h("p.warn#synthetic", {}, data.synthetic) : null,
+    data.synthetic ? h("p#synthetic.warn", {}, data.synthetic) : null,
+    (data.details || []).length ? h("details#details", {}, h("summary", {}, "Run details"),
+      h("table.details", {}, h("tbody", {}, data.details.map(([k, v]) =>
+        h("tr", {}, h("th", {}, k), h("td", {}, v)))))) : null,
     h("p.muted", {}, `${log.records} episodes in ${log.files} log files` +
       (log.corrupt.length ? `; ${log.corrupt.length} corrupt lines skipped` : "") +
       ". Click a cell to list its episodes. Reload to pick up new episodes of a run in progress."),

@@ -352,3 +352,25 @@ async def test_at_1280_px_the_turn_lists_error_badges_are_whole(
         await _fits(page, "#turns")
     finally:
         await runner.cleanup()
+
+
+async def test_the_header_carries_the_synthetic_warning_and_the_run_details(
+    run_dir: Path, browser: Browser
+) -> None:
+    """#40, items 1 and 8: the cells page says the agent is synthetic and shows the run's
+    details from its manifest (models, decoding, seeds, git revision, ...)."""
+    runner, url = await serve(run_dir, 0)
+    try:
+        page = await _page(browser, 1280)
+        await page.goto(url)
+        await _ready(page, "#/")
+        await expect(page.locator("#synthetic")).to_contain_text("SYNTHETIC")
+        await expect(page.locator("#synthetic")).to_contain_text("scripted synthetic agent")
+        details = page.locator("#details")
+        await details.locator("summary").click()
+        for field in ("model", "decoding", "seeds", "generator", "started"):
+            await expect(details.locator("th", has_text=field).first).to_be_visible()
+        await expect(details).to_contain_text("temperature")
+        await _fits(page, "#details")
+    finally:
+        await runner.cleanup()
