@@ -78,7 +78,10 @@ class ModelConfig(_Strict):
     regime: Literal["no-think", "thinking"] = "no-think"
     select: Literal["request", "checkpoint", "vendor"] = "checkpoint"
     extra: dict[str, object] = {}  # vendor flags, merged into every request body
-    compile_model: str | None = None  # another model's name to compile for this one
+    compile_model: str | None = None
+    # The model's context in tokens, for `ladder validate`'s overflow warning (#40); None:
+    # the server's model card tells (vLLM's /models max_model_len), else unknown.
+    context: int | None = None  # another model's name to compile for this one
 
     def served_name(self) -> str:
         return self.served or self.name

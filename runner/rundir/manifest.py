@@ -59,6 +59,9 @@ def grid_digest(grid: Grid) -> str:
             data["run"].pop(key, None)
     if data.get("decoding", {}).get("top_p", 0) is None:  # grids before --top-p (#40)
         data["decoding"].pop("top_p")
+    for m in data.get("models", []):  # grids before a model's context (#40)
+        if m.get("context", 0) is None:
+            m.pop("context")
     if data["run"].get("matcher_cache") == "shared":
         data["run"].pop("matcher_cache")
     for e in data.get("endpoints", []):
