@@ -6,9 +6,13 @@ install:
     .venv/bin/pip install -q --upgrade pip
     .venv/bin/pip install -q -e '.[dev]'
 
-# The README's test command.
+# The README's test command (every core: pytest-xdist).
 test:
     .venv/bin/python -m pytest -q
+
+# The pure packages alone (protocol, scoring, the layering checks): under a minute.
+test-fast:
+    .venv/bin/python -m pytest -q tests/protocol tests/scoring tests/architecture
 
 # ruff and mypy (strict on the packages).
 lint:

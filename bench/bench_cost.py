@@ -30,9 +30,9 @@ MODEL = "scripted/synthetic?obey=0.9&fresh=0.35&seed=7"
 
 def _arms() -> tuple[list[str], Any]:
     """Arms that run here: the text arms always, the gate arms once their helpers exist."""
-    from protocol.arms import ARM_NAMES, MEMORY_ARMS
+    from protocol.arms import arm_names, memory_arms
 
-    arms = [a for a in ARM_NAMES if a not in MEMORY_ARMS]
+    arms = [a for a in arm_names() if a not in memory_arms()]
     try:
         from runner.gates.helpers import Helpers
     except ImportError:

@@ -46,7 +46,7 @@ from protocol import (
     Verdict,
     generate,
 )
-from protocol.arms import ARM_NAMES
+from protocol.arms import arm_names
 from protocol.execution import read_execution
 from runner.rundir.logs import LogReport, LogWriter, read_logs
 from runner.rundir.rescore import cores, rescore_dir
@@ -74,7 +74,7 @@ ERRORS = {
     "enforce": {"refuse": 0.3, "refuse_silent": 0.3},
     "hybrid": {"refuse": 0.2},
 }
-ARMS = tuple(a for a in ARM_NAMES if a in ERRORS)  # the six arms the synthetic log plays
+ARMS = tuple(a for a in arm_names() if a in ERRORS)  # the six arms the synthetic log plays
 
 
 # Each model words its replies its own way (no two records of a grid share a reply).

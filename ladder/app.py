@@ -33,6 +33,7 @@ from ladder import (
 )
 from ladder.domain import domain_app
 from ladder.errors import USAGE_EXIT, UsageError
+from runner.plugins import load_plugins
 from serve.cli import serve_app
 
 __all__ = ["app", "main"]
@@ -120,6 +121,8 @@ def _root(
     ),
 ) -> None:
     """state-ladder: measure how strongly task state should influence an LLM agent."""
+    for problem in load_plugins():  # other packages' arms, tables, figures (entry points)
+        typer.echo(f"warning: {problem}", err=True)
 
 
 def short_help(fn: Callable[..., object]) -> str:

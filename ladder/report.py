@@ -6,7 +6,7 @@ per arm with Wilson intervals, Figure 1 shape), ``<stem>-success-decline-aware.p
 ``<stem>-channels.png`` (ours: errors per episode by channel for every cell, variants
 included) in the same folder; a section per log analysis (:data:`scoring.analyses.registry.ANALYSES`,
 each also under its name in ``<stem>-analyses.json``); and each of the paper's figures whose
-cells are present (:data:`scoring.report.paper_figures.PAPER_FIGURES`, ``<stem>-<name>.png``) with its
+cells are present (:data:`scoring.report.paper_figures.FIGURES`, ``<stem>-<name>.png``) with its
 points in ``<stem>-figures.json``. Every record is scored once, for all of it.
 """
 

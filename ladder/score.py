@@ -247,10 +247,10 @@ def score(
     typer.echo("")
     typer.echo(channel_table(lines, labels))
     typer.echo("")
-    families = describe_families(lines, label=labels).splitlines()
-    for line in families:  # 80 columns: a long family name wraps under itself
-        indent = " " * (len(line) - len(line.lstrip()) + 4)
-        typer.echo("\n".join(textwrap.wrap(line, 80, subsequent_indent=indent)))
+    for text in describe_families(lines, label=labels).splitlines():
+        # 80 columns: a long family name wraps under itself
+        indent = " " * (len(text) - len(text.lstrip()) + 4)
+        typer.echo("\n".join(textwrap.wrap(text, 80, subsequent_indent=indent)))
     typer.echo("")
     helpers = helper_table(lines, labels)
     if helpers:

@@ -10,34 +10,34 @@ logs. A new arm is one row here plus its session's file (docs/extending.md).
 Contrasts, each with the paper table whose Holm family it joins:
 
 - ladder: adjacent rungs (``rung``) of one configuration, both present; a configuration is a
-  ladder only when its knobs are the defaults or :data:`PLATFORM_KNOBS` (the tool harness and
+  ladder only when its knobs are the defaults or :func:`protocol.knobs.platform_knobs` (the tool harness and
   the tools knob run every rung on another surface);
 - side: an off-ladder arm against the arms in its ``contrasts``;
-- variant: a cell whose knobs move a :data:`VARIANTS` knob, against its paper arm (the same
+- variant: a cell whose knobs move a knob with a variant family
+  (:func:`protocol.knobs.variants`), against its paper arm (the same
   arm with that knob at its default, or the variant's ``reference`` arm).
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 
+from protocol.registry import Registry
+
 __all__ = [
-    "ARM_NAMES",
-    "ARM_TABLE",
-    "HARNESS_ARMS",
-    "LADDER",
-    "MEMORY_ARMS",
-    "PLATFORM_KNOBS",
-    "SIDE_CONTRASTS",
-    "VARIANTS",
+    "ARMS",
     "ArmSpec",
     "Contrast",
     "PromptKind",
     "Variant",
+    "arm_names",
     "arm_rank",
     "arm_spec",
+    "arm_table",
+    "harness_arms",
+    "ladder",
+    "memory_arms",
+    "side_contrasts",
 ]
 
 
@@ -62,8 +62,14 @@ class Variant(msgspec.Struct, frozen=True, kw_only=True):
     alone: bool = False
 
 
-# The prompt policies of protocol.policy: the system prompt, what the history keeps, the window.
-PromptKind = Literal["text", "ledger", "gate", "memory"]
+def _check_arm_name(name: str) -> None:
+    if not name or not all(c.isalnum() or c in "-_" for c in name):
+        raise ValueError(f"arm name {name!r}: letters, digits, '-' and '_' only")
+
+
+# The prompt policy of protocol.policy (the system prompt, what the history keeps, the
+# window), by its name in protocol.policy.POLICIES: "text", "ledger", "gate", "memory".
+PromptKind = str
 
 
 class ArmSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -79,10 +85,13 @@ class ArmSpec(msgspec.Struct, frozen=True, kw_only=True):
     prompt: PromptKind = "text"  # its prompt policy (protocol.policy)
     needs: str | None = None  # the optional extra (pyproject.toml) its session imports
     imports: tuple[str, ...] = ()  # the extra's libraries it imports (checked before a run)
+    # "module:Class" of its session (an arm another package adds: docs/extending.md); the
+    # built-in arms register their sessions in runner.arms
+    session: str | None = None
 
 
 # In display order: tables and reports list arms this way.
-ARM_TABLE: tuple[ArmSpec, ...] = (
+_BUILT_IN: tuple[ArmSpec, ...] = (
     ArmSpec(name="raw", rung=0, harness=True),
     ArmSpec(name="checklist", rung=1, harness=True),
     # Section 5.2: the self-ledger against the checklist and below the directive gate (Holm
@@ -124,51 +133,56 @@ ARM_TABLE: tuple[ArmSpec, ...] = (
     ),
 )
 
-ARM_NAMES: tuple[str, ...] = tuple(a.name for a in ARM_TABLE)
-MEMORY_ARMS: tuple[str, ...] = tuple(a.name for a in ARM_TABLE if a.memory)
-# The arms of the real-tool harness (Section 5.4, Table 19).
-HARNESS_ARMS: tuple[str, ...] = tuple(a.name for a in ARM_TABLE if a.harness)
-# The paper's rungs in order: adjacent contrasts run along these (Section 4.2, Appendix D.1).
-LADDER: tuple[str, ...] = tuple(
-    a.name for a in sorted((a for a in ARM_TABLE if a.rung is not None), key=lambda a: a.rung or 0)
+ARMS: Registry[ArmSpec] = Registry(
+    "arm", lambda o: isinstance(o, ArmSpec), group="state_ladder.arms", check_name=_check_arm_name
 )
-# (reference arm, arm) of every side contrast within one configuration (reference knobs
-# unset), in table order.
-SIDE_CONTRASTS: tuple[tuple[str, str], ...] = tuple(
-    (c.reference, a.name) for a in ARM_TABLE for c in a.contrasts if not c.reference_knobs
-)
-# Knobs that put the whole ladder on another surface: a configuration with them is a ladder.
-PLATFORM_KNOBS: tuple[str, ...] = ("harness", "tools")
-# Knob variants and the family each joins. Table 16: "each variant against its paper arm
-# (the self-ledger against the replace-mode checklist), Holm-corrected within model over all
-# variant contrasts". The matched-step line runs on the directive arm (it needs the matcher)
-# but is a checklist control (E.2: it "adds to the replace-mode checklist" a line "with no
-# status instruction"): its paper arm is the checklist (docs/scoring.md, "Holm families").
-VARIANTS: tuple[Variant, ...] = (
-    Variant(knob="checklist_mode", table="Table 16"),
-    Variant(knob="matched_step_line", table="Table 16", reference="checklist"),
-    Variant(knob="directive_role", table="Table 16"),
-    Variant(knob="notice", table="Appendix D.3"),
-    Variant(knob="corruption", table="Table 12"),
-    Variant(knob="binding", table="Table 19"),
-    Variant(knob="memory_mode", table="Table 18"),
-    Variant(knob="memory_k", table="Table 18"),
-    Variant(knob="memory_window", table="Table 18"),
-    # The stress knobs (issue #31, ours; docs/stress.md): each variant against its plain arm,
-    # Holm-corrected within model over the stress family's contrasts.
-    Variant(knob="spoof", table="Stress: forged state", alone=True),
-    Variant(knob="tool_failure", table="Stress: tool failure", alone=True),
-    Variant(knob="user_style", table="Stress: uncooperative user", alone=True),
-)
+for _row in _BUILT_IN:
+    ARMS.add(_row.name, _row)
+
+
+def arm_table() -> tuple[ArmSpec, ...]:
+    """Every arm's row, in display order (the built-in table, then rows added later)."""
+    return ARMS.entries()
+
+
+def arm_names() -> tuple[str, ...]:
+    return ARMS.names()
+
+
+def memory_arms() -> tuple[str, ...]:
+    """The retrieval memory baselines (Appendix F)."""
+    return tuple(a.name for a in arm_table() if a.memory)
+
+
+def harness_arms() -> tuple[str, ...]:
+    """The arms of the real-tool harness (Section 5.4, Table 19)."""
+    return tuple(a.name for a in arm_table() if a.harness)
+
+
+def ladder() -> tuple[str, ...]:
+    """The paper's rungs in order: adjacent contrasts run along these (Section 4.2, D.1)."""
+    on = [a for a in arm_table() if a.rung is not None]
+    return tuple(a.name for a in sorted(on, key=lambda a: a.rung or 0))
+
+
+def side_contrasts() -> tuple[tuple[str, str, str], ...]:
+    """(reference arm, arm, table) of every side contrast within one configuration
+    (reference knobs unset), in table order."""
+    return tuple(
+        (c.reference, a.name, c.table)
+        for a in arm_table()
+        for c in a.contrasts
+        if not c.reference_knobs
+    )
 
 
 def arm_spec(name: str) -> ArmSpec | None:
     """The table's entry for ``name``, or None for an arm the table does not hold (read from
-    the table on each call, so a test's toy row is seen everywhere)."""
-    return next((a for a in ARM_TABLE if a.name == name), None)
+    the registry on each call, so a row added later is seen everywhere)."""
+    return ARMS.find(name)
 
 
 def arm_rank(name: str) -> tuple[int, str]:
     """A sort key: arms of the table in display order, any other arm after them by name."""
-    names = [a.name for a in ARM_TABLE]
+    names = ARMS.names()
     return (names.index(name), "") if name in names else (len(names), name)

@@ -27,12 +27,13 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from protocol.arms import PromptKind, arm_spec
+from protocol.arms import arm_spec
 from protocol.brief import render_brief
 from protocol.records import CellKey, Episode, Knobs
+from protocol.registry import Registry
 from protocol.render import compose_user_message
 
-__all__ = ["PromptPolicy", "keep", "policy", "system_prompt", "window"]
+__all__ = ["POLICIES", "PolicyRule", "PromptPolicy", "keep", "policy", "system_prompt", "window"]
 
 Messages = list[dict[str, str]]
 
@@ -67,19 +68,20 @@ def _memory(knobs: Knobs) -> PromptPolicy:
     return PromptPolicy(tools=knobs.tools, keeps_plain=True, window=window)
 
 
-_POLICIES: dict[PromptKind, Callable[[Knobs], PromptPolicy]] = {
-    "text": _text,
-    "ledger": _ledger,
-    "gate": _gate,
-    "memory": _memory,
-}
+PolicyRule = Callable[[Knobs], PromptPolicy]
+
+# Prompt kinds by name (``ArmSpec.prompt``); another package adds one through the
+# ``state_ladder.policies`` entry points (docs/extending.md).
+POLICIES: Registry[PolicyRule] = Registry("prompt policy", callable, group="state_ladder.policies")
+for _kind, _rule in (("text", _text), ("ledger", _ledger), ("gate", _gate), ("memory", _memory)):
+    POLICIES.add(_kind, _rule)
 
 
 def policy(cell: CellKey) -> PromptPolicy:
     """The prompt policy of ``cell``'s arm on its knobs (an arm the table does not hold:
     the text arms')."""
     spec = arm_spec(cell.arm)
-    found = _POLICIES[spec.prompt if spec is not None else "text"](cell.knobs)
+    found = POLICIES.get(spec.prompt if spec is not None else "text")(cell.knobs)
     if cell.knobs.harness != "text":
         return msgspec.structs.replace(found, harness=True)
     return found

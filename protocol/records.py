@@ -6,13 +6,14 @@ fields only; :data:`SCHEMA_VERSION` rises when a reader must know about a change
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypedDict
 
 import msgspec
 
 from protocol.config import CellKey, Domain, EpisodeSpec, Knobs, Schedule
 
 __all__ = [
+    "MODEL_FAILURES",
     "SCHEMA_VERSION",
     "AccuracyRecord",
     "Booking",
@@ -29,11 +30,11 @@ __all__ = [
     "HelperLogLine",
     "Knobs",
     "MatcherOutcome",
+    "PlayedTurn",
     "Revision",
     "Role",
     "Schedule",
     "Step",
-    "MODEL_FAILURES",
     "Termination",
     "ToolCall",
     "Turn",
@@ -41,6 +42,7 @@ __all__ = [
     "TurnRecord",
     "ValidatorRecord",
     "episode_id",
+    "scripted_fields",
     "with_totals",
 ]
 
@@ -180,6 +182,32 @@ class ToolCall(_Frozen, frozen=True, kw_only=True):
     named: str | None = None
 
 
+class PlayedTurn(TypedDict):
+    """The scripted user's part of a turn's record (:func:`scripted_fields`), typed field by field:
+    ``TurnRecord(**scripted_fields(turn), reply=..., ...)`` is checked like any constructor call."""
+
+    index: int
+    kind: TurnKind
+    step: str | None
+    work_order: str | None
+    user_text: str
+    named: tuple[str, ...]
+    dynamic: bool
+
+
+def scripted_fields(turn: Turn) -> PlayedTurn:
+    """The fields a played ``turn`` gives its record; the run adds the rest."""
+    return PlayedTurn(
+        index=turn.index,
+        kind=turn.kind,
+        step=turn.step,
+        work_order=turn.work_order,
+        user_text=turn.text,
+        named=turn.named,
+        dynamic=turn.dynamic,
+    )
+
+
 class TurnRecord(_Frozen, frozen=True, kw_only=True):
     index: int
     kind: TurnKind
@@ -216,20 +244,6 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     # Text the stress knobs injected into the user's message (the spoof knob's forgery, in
     # ``sent_text`` after the user's text; protocol.spoof); "" when none.
     injected: str = ""
-
-    @classmethod
-    def of(cls, turn: Turn, **fields: object) -> TurnRecord:
-        """The record of a played ``turn``; ``fields`` are what the run added."""
-        return cls(
-            index=turn.index,
-            kind=turn.kind,
-            step=turn.step,
-            work_order=turn.work_order,
-            user_text=turn.text,
-            named=turn.named,
-            dynamic=turn.dynamic,
-            **fields,  # type: ignore[arg-type]
-        )
 
     def as_turn(self) -> Turn:
         """The scripted user's turn this record played (for replay)."""

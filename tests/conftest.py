@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
 
 from protocol import Episode, ScriptedUser, Turn, Verdict
 
@@ -22,3 +25,18 @@ def play_perfect(ep: Episode) -> Iterator[tuple[Turn, Verdict | None, list[str],
         act = perfect_actions(turn, verdict)
         errors = user.finish(turn, verdict, act)
         yield turn, verdict, act, list(errors)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark by place and by what a module uses: tests/integration/ runs whole grids across
+    layers; the browser test drives chromium; a module that imports subprocess starts
+    processes (``-m 'not integration and not browser and not process'``: the in-process rest)."""
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None and "subprocess" in vars(module):
+            item.add_marker(pytest.mark.process)
+        parts = Path(str(item.path)).parts
+        if "integration" in parts:
+            item.add_marker(pytest.mark.integration)
+        if item.path.name == "test_browser.py":
+            item.add_marker(pytest.mark.browser)

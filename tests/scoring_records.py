@@ -28,6 +28,7 @@ from protocol import (
 )
 from protocol.brief import tool_name
 from protocol.execution import read_execution
+from protocol.records import scripted_fields
 
 __all__ = [
     "Act",
@@ -139,8 +140,8 @@ def build(
         admitted = tuple(b for b in found.values() if b not in refused)
         user.finish(turn, verdict, [b.step for b in admitted if b.step is not None])
         turns.append(
-            TurnRecord.of(
-                turn,
+            TurnRecord(
+                **scripted_fields(turn),
                 sent_text=turn.text,
                 reply=act.reply,
                 admitted=admitted,

@@ -101,9 +101,7 @@ def check_status(resp: Response) -> None:
         text = resp.body.decode(errors="replace")[:300]
         if _is_context_error(status, text):
             # the server's own words kept (its token counts: the prompt, the context), #40
-            raise ContextOverflow(
-                f"HTTP {status}: context length exceeded: {_error_message(text)}"
-            )
+            raise ContextOverflow(f"HTTP {status}: context length exceeded: {_error_message(text)}")
         raise Fatal(f"HTTP {status}: {_error_message(text)}")
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from protocol.records import Booking, EpisodeRecord, Turn, TurnRecord
+from protocol.records import Booking, EpisodeRecord, Turn, TurnRecord, scripted_fields
 from protocol.render import compose_user_message
 from protocol.spoof import forgery
 from protocol.user import ScriptedUser
@@ -128,8 +128,8 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
             user.finish(turn, verdict, executed)
             arm.observe(turn, played.admitted, reply.content)
             turns.append(
-                TurnRecord.of(
-                    turn,
+                TurnRecord(
+                    **scripted_fields(turn),
                     sent_text=shaped.sent,
                     arm_text=shaped.arm_text,
                     notices=tuple(shown),

@@ -36,7 +36,8 @@ from runner.execution.episode import run_episode
 from runner.execution.order import TaskOrder
 from runner.gates.helpers import Helpers
 from runner.grid.expand import Grid, Task, expand
-from runner.rundir.logs import LogReport, LogWriter, _repair_tail, read_logs
+from runner.rundir.files import JsonlAppender
+from runner.rundir.logs import LogReport, LogWriter, read_logs
 from runner.rundir.results import RESULTS, encode_line
 from scoring.results.lines import ResultLine
 from scoring.results.stream import StreamingScorer
@@ -109,15 +110,11 @@ async def run_grid(
     order = TaskOrder(tasks, window=2 * grid.run.concurrency)  # runner.execution.order: LPT tail
     results_path = state.out / RESULTS
 
-    with LogWriter(state.out) as writer, results_path.open("ab") as results:
-        # A kill mid-write can leave the last result line torn; end it so the next line
-        # starts clean (one bad line for a reader, not two glued together).
-        _repair_tail(results.fileno(), results_path)
+    with LogWriter(state.out) as writer, JsonlAppender(results_path) as results:
 
         def emit(lines: list[ResultLine]) -> None:
             for line in lines:  # provisional: the run's end appends the final lines
                 results.write(encode_line(line))
-                results.flush()
                 if state.on_result is not None:
                     state.on_result(line)
 

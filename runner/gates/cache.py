@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +21,7 @@ import msgspec
 import orjson
 
 from protocol.records import CallRecord, MatcherOutcome
+from runner.rundir.files import JsonlAppender, write_atomic
 
 __all__ = [
     "CompileStore",
@@ -32,7 +31,6 @@ __all__ = [
     "MatcherStore",
     "SingleFlight",
     "digest",
-    "write_atomic",
 ]
 
 T = TypeVar("T")
@@ -60,17 +58,6 @@ class HelperStats:
 def digest(obj: object) -> str:
     """SHA-256 of the canonical JSON of ``obj`` (sorted keys)."""
     return hashlib.sha256(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)).hexdigest()
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file, fsync and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    with tmp.open("wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 class SingleFlight(Generic[T]):
@@ -184,7 +171,6 @@ class MatcherStore:
         self.calls: dict[str, tuple[CallRecord, ...]] = {}
         self.on_disk: set[str] = set()  # keys read back from disk
         self._shards: set[str] = set()  # shards read from disk
-        self._ragged: set[str] = set()  # shards whose last line lacks its newline
 
     def _shard(self, key: str) -> Path:
         return self.dir / f"{key[:2]}.jsonl"
@@ -205,8 +191,6 @@ class MatcherStore:
             data = path.read_bytes()
         except FileNotFoundError:
             return
-        if data and not data.endswith(b"\n"):
-            self._ragged.add(shard)
         for line in data.splitlines():
             try:
                 row = orjson.loads(line)
@@ -241,13 +225,9 @@ class MatcherStore:
             row["calls"] = msgspec.to_builtins(calls)
         row["c"] = digest(_body(row))[:16]
         line = orjson.dumps(row) + b"\n"
-        shard = key[:2]
         path = self._shard(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        if shard in self._ragged:  # a killed write left half a line: start a fresh one
-            line = b"\n" + line
-            self._ragged.discard(shard)
-        with path.open("ab") as f:
+        with JsonlAppender(path, sync=False) as f:  # a torn last line (a kill) is ended first
             f.write(line)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.arms import ARM_NAMES, arm_spec
+from protocol.arms import arm_names, arm_spec, memory_arms
 from protocol.config import Config, Schedule, scripted_served_by
 from protocol.domains import POOLS
 from protocol.generate import (
@@ -29,6 +29,7 @@ from protocol.generate import (
     SpecError,
     check_spec,
 )
+from protocol.knobs import knob_problems
 from protocol.packs import PackError
 from protocol.records import CellKey, EpisodeSpec, Knobs
 from runner.grid.errors import validation_problem
@@ -45,6 +46,7 @@ from runner.grid.schema import (
     url_problem,
 )
 from runner.grid.seeds import parse_seeds
+from runner.plugins import load_plugins
 
 __all__ = [
     "Grid",
@@ -206,6 +208,7 @@ def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
 def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> None:
     """Every problem a grid can have before a request is sent; raises one GridError
     (``need_keys=False``: an unset API-key variable is not one; :func:`missing_keys`)."""
+    load_plugins()  # arms another package adds (entry points); ladder prints what it refused
     problems: list[str] = []
     run = grid.run
     try:
@@ -218,7 +221,7 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
             problems.append(f"steps must be between {MIN_STEPS} and {MAX_STEPS} (got {s})")
         if not 0.0 <= d <= 1.0:
             problems.append(f"density must be in [0, 1] (got {d})")
-    arms = ARM_NAMES
+    arms = arm_names()
     for a in [*run.arms, *(v.arm for v in run.variants)]:
         if arm_spec(a) is None:
             hint = difflib.get_close_matches(a, arms, n=1)
@@ -228,17 +231,11 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
                 + f"; arms: {', '.join(arms)}"
             )
     problems += _memory_problems(grid)
-    for v in run.variants:
-        if v.harness == "langgraph":
-            problems += _harness_problems(v.arm)
-        if not 0.0 <= v.corruption <= 1.0:
-            problems.append(f"corruption rate must be in [0, 1] (got {v.corruption})")
-        if v.spoof != "none" and v.harness == "langgraph":
-            problems.append("spoof runs on the text protocol, not the tool harness")
-        if not 0.0 <= v.tool_failure <= 1.0:
-            problems.append(f"tool_failure rate must be in [0, 1] (got {v.tool_failure})")
-        if v.tool_failure and v.harness != "langgraph":
-            problems.append('tool_failure needs the tool harness (harness = "langgraph")')
+    for v in run.variants:  # each knob's own check (protocol.knobs)
+        if arm_spec(v.arm) is not None:
+            problems += knob_problems(v.knobs(), v.arm)
+        if v.harness == "langgraph" and importlib.util.find_spec("langgraph") is None:
+            problems.append(LANGGRAPH_MISSING)
     if run.concurrency < 1:
         problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
     # checked here, not when episodes start: such a grid would crash or silently run nothing
@@ -286,40 +283,21 @@ def missing_keys(grid: Grid) -> list[str]:
 def _memory_problems(grid: Grid) -> list[str]:
     """An arm without the libraries of its extra (``ArmSpec.needs``; one line naming the
     extra), a memory arm's bad k or window, an unknown embedding endpoint."""
-    from runner.memory import MEMORY_ARMS, missing
+    from runner.memory import missing
 
     run = grid.run
     arms = dict.fromkeys([*run.arms, *(v.arm for v in run.variants)])
-    used = [a for a in arms if a in MEMORY_ARMS]
+    memory = memory_arms()
+    used = [a for a in arms if a in memory]
     absent = [m for a in arms if (m := missing(a)) is not None]  # ArmSpec.needs
     problems = ["; ".join(absent)] if absent else []  # one line for the one extra
-    for v in run.variants:
-        changed = v.knobs().changed()
-        set_here = [f for f in ("memory_mode", "memory_k", "memory_window") if f in changed]
-        if set_here and v.arm not in MEMORY_ARMS:
-            problems.append(
-                f"{', '.join(set_here)} applies to the memory arms only "
-                f"({', '.join(MEMORY_ARMS)}), not {v.arm!r}"
-            )
-        if v.memory_k < 1:
-            problems.append(f"memory_k must be at least 1 (got {v.memory_k})")
-        if v.memory_window < 0:
-            problems.append(f"memory_window must be at least 0 (got {v.memory_window})")
     name = grid.memory.embed_endpoint
     if used and name is not None and name not in {e.name for e in grid.endpoints} | {EMBEDDED}:
         problems.append(f"[memory] embed_endpoint {name!r} is not an endpoint")
     return problems
 
 
-def _harness_problems(arm: str) -> list[str]:
-    from protocol.arms import HARNESS_ARMS
-
-    problems: list[str] = []
-    if arm not in HARNESS_ARMS:
-        problems.append(f"the tool harness runs the arms {', '.join(HARNESS_ARMS)}; not {arm!r}")
-    if importlib.util.find_spec("langgraph") is None:
-        problems.append("harness = 'langgraph' needs LangGraph: pip install 'state-ladder[tools]'")
-    return problems
+LANGGRAPH_MISSING = "harness = 'langgraph' needs LangGraph: pip install 'state-ladder[tools]'"
 
 
 def _run_problems(grid: Grid) -> list[str]:

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from protocol.arms import LADDER
+from protocol.arms import ladder
 from protocol.config import Brief, Domain, Schedule
 from protocol.generate import GENERATOR_VERSION
 from protocol.records import Knobs, Role
@@ -160,7 +160,7 @@ class RunConfig(_Strict):
     graphs: list[GraphConfig] = []  # explicit (S, rho) pairs; replaces steps x density
     domains: list[Domain] = msgspec.field(default_factory=lambda: ["procurement"])
     briefs: list[Brief] = msgspec.field(default_factory=lambda: ["amended"])
-    arms: list[str] = msgspec.field(default_factory=lambda: list(LADDER))  # the paper's rungs
+    arms: list[str] = msgspec.field(default_factory=lambda: list(ladder()))  # the paper's rungs
     variants: list[Variant] = []
     concurrency: int = 256  # episodes in flight
     paraphrase_tier: int = 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from protocol.arms import HARNESS_ARMS
+from protocol.arms import harness_arms
 from protocol.records import EpisodeRecord
 from runner.arms import EpisodeContext, make_arm
 from runner.client.endpoint import CallFailed
@@ -19,7 +19,7 @@ from runner.harness.graph import run_graph
 from runner.harness.play import Play
 from runner.harness.workspace import Workspace, stamp_text
 
-__all__ = ["HARNESS_ARMS", "WorkspaceMismatch", "run_harness_episode"]
+__all__ = ["WorkspaceMismatch", "run_harness_episode"]
 
 
 class WorkspaceMismatch(RuntimeError):
@@ -27,9 +27,9 @@ class WorkspaceMismatch(RuntimeError):
 
 
 async def run_harness_episode(ctx: EpisodeContext) -> EpisodeRecord:
-    if ctx.cell.arm not in HARNESS_ARMS:
+    if ctx.cell.arm not in harness_arms():
         raise ValueError(
-            f"the tool harness runs the arms {', '.join(HARNESS_ARMS)}, not {ctx.cell.arm!r}"
+            f"the tool harness runs the arms {', '.join(harness_arms())}, not {ctx.cell.arm!r}"
         )
     arm = make_arm(ctx)
     started = time.time()

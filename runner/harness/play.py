@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Literal
 
 from protocol.receipts import Action, find_actions
-from protocol.records import Booking, CallRecord, ToolCall, Turn, TurnRecord
+from protocol.records import Booking, CallRecord, ToolCall, Turn, TurnRecord, scripted_fields
 from protocol.state import Verdict
 from protocol.user import ScriptedUser
 from runner.arms.base import ArmSession, EpisodeContext, Shaped
@@ -151,8 +151,8 @@ class Play:
         self.user.finish(turn, self.verdict, executed)
         shaped = self.shaped
         self.turns.append(
-            TurnRecord.of(
-                turn,
+            TurnRecord(
+                **scripted_fields(turn),
                 sent_text=shaped.sent,
                 arm_text=shaped.arm_text,
                 notices=self.shown,

@@ -10,14 +10,14 @@ import importlib.util
 import os
 import tempfile
 
-from protocol.arms import MEMORY_ARMS, arm_spec
+from protocol.arms import arm_spec
 
 # Before any mem0 import: no telemetry client at all, and mem0's directory (it makes one at
 # import) a temporary one rather than ~/.mem0.
 os.environ["MEM0_TELEMETRY"] = "False"
 os.environ.setdefault("MEM0_DIR", os.path.join(tempfile.gettempdir(), "state-ladder-mem0"))
 
-__all__ = ["MEMORY_ARMS", "missing"]
+__all__ = ["missing"]
 
 
 def missing(arm: str) -> str | None:

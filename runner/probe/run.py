@@ -15,7 +15,6 @@ typed :class:`protocol.probe.ProbeRecord` line to ``OUT/probe.jsonl``; a rerun s
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +44,7 @@ from runner.client.endpoint import Endpoint
 from runner.grid.expand import Grid, parse_grid
 from runner.grid.schema import ModelConfig
 from runner.probe.model_cards import Sampling, card_sampling
+from runner.rundir.files import JsonlAppender
 from runner.rundir.logs import read_logs
 from runner.rundir.manifest import MANIFEST
 from scoring.analyses.probe import score_reask
@@ -305,10 +305,8 @@ async def run_probe(
     if not jobs:
         return summary
     path = out / PROBE_LOG
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    out_file = JsonlAppender(path, sync=False)  # a torn last line (a kill) is ended first
     try:
-        if os.fstat(fd).st_size and not path.read_bytes().endswith(b"\n"):
-            os.write(fd, b"\n")  # a kill tore the last line: end it, the reader skips it
         async with open_endpoints(grid, server_config=server_config) as endpoints:
             if check:
                 await _preflight(grid, endpoints, {r.cell.model for r in records}, on_line)
@@ -376,7 +374,7 @@ async def run_probe(
                     completion_tokens=reply.call.completion_tokens,
                     synthetic=rec.synthetic,
                 )
-                os.write(fd, _ENCODER.encode(line) + b"\n")  # one append per line
+                out_file.write(_ENCODER.encode(line) + b"\n")  # one append per line
                 summary.asked += 1
                 summary.by_variant[job.variant] = summary.by_variant.get(job.variant, 0) + 1
                 if score.reexecuted:
@@ -388,5 +386,5 @@ async def run_probe(
                 for job in jobs:
                     tg.start_soon(ask, job)
     finally:
-        os.close(fd)
+        out_file.close()
     return summary

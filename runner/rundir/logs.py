@@ -7,16 +7,15 @@ Layout of a run directory::
     DIR/results.jsonl           the streamed cell and contrast results
     DIR/cache/                  compile and matcher caches (gate arms)
 
-A write is one ``os.write`` of a whole line on an ``O_APPEND`` descriptor, so a kill -9 leaves
-at most one truncated last line, which the reader drops and reports. Episodes that ended on an
+A write is one ``os.write`` of a whole line on an ``O_APPEND`` descriptor
+(:mod:`runner.rundir.files`), so a kill -9 leaves at most one truncated last line, which
+the reader drops and reports. Episodes that ended on an
 infrastructure failure are logged too (with their termination reason); a resumed run retries
 them, and the reader keeps the last record of each (cell, seed).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import msgspec
 
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
+from runner.rundir.files import JsonlAppender
 
 __all__ = [
     "LOGS",
@@ -65,73 +65,40 @@ class NewerSchemaError(ValueError):
 
 
 class LogWriter:
-    """Appends records to per-cell files; one write and one flush per episode."""
+    """Appends records to per-cell files (:class:`~runner.rundir.files.JsonlAppender`:
+    one write per episode; a disk-full write cut back to the last whole record)."""
 
     def __init__(self, run_dir: Path) -> None:
         self.dir = run_dir / LOGS
         self.dir.mkdir(parents=True, exist_ok=True)
-        self._fds: dict[str, int] = {}
-        self._paths: dict[int, Path] = {}
+        self._files: dict[str, JsonlAppender] = {}
         self._buf = bytearray()
 
-    def _fd(self, cell: CellKey) -> int:
+    def _file(self, cell: CellKey) -> JsonlAppender:
         slug = cell.slug()
-        fd = self._fds.get(slug)
-        if fd is None:
-            path = self.dir / f"{slug}.jsonl"
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            _repair_tail(fd, path)
-            self._fds[slug] = fd
-            self._paths[fd] = path
-        return fd
+        out = self._files.get(slug)
+        if out is None:
+            out = self._files[slug] = JsonlAppender(self.dir / f"{slug}.jsonl")
+        return out
 
     def write(self, record: EpisodeRecord) -> None:
         _encoder.encode_into(record, self._buf)
         self._buf.extend(b"\n")
-        fd = self._fd(record.cell)
-        start = os.fstat(
-            fd
-        ).st_size  # one writer per directory (runner.rundir.lock): the line's start
         try:
-            with memoryview(self._buf) as view:
-                _write_all(fd, view)
-        except OSError as e:
-            # Disk full (ENOSPC) or another write error: cut the partial line, so the log
-            # ends on its last whole record and a rerun resumes from there.
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, start)
-            raise OSError(e.errno, e.strerror, str(self._paths[fd])) from None
+            self._file(record.cell).write(self._buf)
         finally:
             self._buf.clear()
 
     def close(self) -> None:
-        for fd in self._fds.values():
-            os.fsync(fd)
-            os.close(fd)
-        self._fds.clear()
+        for out in self._files.values():
+            out.close()
+        self._files.clear()
 
     def __enter__(self) -> LogWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _write_all(fd: int, view: memoryview) -> None:
-    written = 0
-    while written < len(view):
-        written += os.write(fd, view[written:])
-
-
-def _repair_tail(fd: int, path: Path) -> None:
-    """Terminate a truncated last line (left by a kill) so the next record starts clean."""
-    size = os.fstat(fd).st_size
-    if size == 0:
-        return
-    with path.open("rb") as f:
-        f.seek(size - 1)
-        if f.read(1) != b"\n":
-            os.write(fd, b"\n")
 
 
 @dataclass

@@ -29,9 +29,9 @@ import msgspec
 import orjson
 
 from protocol.records import SCHEMA_VERSION
-from runner.gates.cache import write_atomic
 from runner.grid.change import GridChange, compare_grids
 from runner.grid.expand import Grid
+from runner.rundir.files import write_atomic
 
 __all__ = [
     "MANIFEST",

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from protocol.records import CellKey, EpisodeRecord
+from protocol.registry import Registry
 from scoring.analyses.base import Analyses, Pair, Table
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.gate_report import helper_lines
@@ -38,15 +39,22 @@ __all__ = [
     "scored_once",
 ]
 
-# The report's tables, in the report's order (and the JSON's).
-ANALYSES: tuple[Table, ...] = (
+# The report's tables, in the report's order (and the JSON's); another package adds one
+# through the ``state_ladder.analyses`` entry points (docs/extending.md).
+ANALYSES: Registry[Table] = Registry(
+    "analysis",
+    lambda o: all(hasattr(o, a) for a in ("name", "collector", "section")),
+    group="state_ladder.analyses",
+)
+for _table in (
     OBEDIENCE,
     OMISSION_ATTRIBUTION,
     WORDING,
     CORRUPTION,
     HYBRID,
     *(SPOOF, TOOL_FAILURE, USER_STYLE),  # the stress knobs (#31, ours)
-)
+):
+    ANALYSES.add(_table.name, _table)
 
 
 def log_analyses(pairs: Iterable[Pair], episodes: EpisodeCache | None = None) -> Analyses:
@@ -63,7 +71,7 @@ def batched_analyses(
     one cell each), keeping only what each analysis makes of a batch, so a large run
     streams file by file."""
     cache = episodes if episodes is not None else EpisodeCache()
-    tables = ANALYSES if analyses is None else analyses
+    tables = ANALYSES.entries() if analyses is None else analyses
     collectors = [(a.name, a.collector()) for a in tables]
     for batch in batches:
         for _, c in collectors:
@@ -73,7 +81,8 @@ def batched_analyses(
 
 def analysis_sections(a: Analyses, analyses: Sequence[Table] | None = None) -> list[str]:
     """Markdown lines of the analyses present (empty when none applies)."""
-    return [line for t in (ANALYSES if analyses is None else analyses) for line in t.section(a)]
+    tables = ANALYSES.entries() if analyses is None else analyses
+    return [line for t in tables for line in t.section(a)]
 
 
 def scored_once(

@@ -42,8 +42,10 @@ def _models(grid: Mapping[str, Any]) -> list[str]:
 
 def run_details(manifest: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The details of the run whose ``manifest.json`` builtins are *manifest*."""
-    grid = manifest.get("grid") if isinstance(manifest.get("grid"), dict) else {}
-    run = grid.get("run") if isinstance(grid.get("run"), dict) else {}
+    raw_grid = manifest.get("grid")
+    grid: Mapping[str, Any] = raw_grid if isinstance(raw_grid, dict) else {}
+    raw_run = grid.get("run")
+    run: Mapping[str, Any] = raw_run if isinstance(raw_run, dict) else {}
     out: list[tuple[str, str]] = [("model", m) for m in _models(grid)]
     decoding = grid.get("decoding")
     if isinstance(decoding, dict):

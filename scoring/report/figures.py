@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from protocol.arms import LADDER, arm_rank
+from protocol.arms import arm_rank, ladder
 from protocol.config import model_label
 from protocol.records import CellKey, Knobs
 from scoring.analyses.corruption_replay import FAILURE_KINDS, CorruptionLine
@@ -312,11 +312,11 @@ Drawn = tuple["Figure", FigureData]
 def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn | None:
     """Figures 1 and 6: the ladder's rungs at S = 15 dense under ``brief``, one series per
     model and regime, titled by ``caption`` after its "Figure N: "."""
-    ladder = set(LADDER)
+    rungs = set(ladder())
     pts = _points(
         cells,
         lambda c: _canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
-        and c.arm in ladder and c.domain == "procurement",
+        and c.arm in rungs and c.domain == "procurement",
         lambda c: c.arm,
         _model,
     )  # fmt: skip
@@ -331,17 +331,17 @@ def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn |
 
 def figure4(cells: Sequence[CellLine]) -> Drawn | None:
     """Figure 4's panels whose cells are present."""
-    ladder = set(LADDER)
+    rungs = set(ladder())
     size = _points(
         cells,
-        lambda c: _canonical(c) and c.brief == "amended" and c.arm in ladder,
+        lambda c: _canonical(c) and c.brief == "amended" and c.arm in rungs,
         lambda c: f"S={c.steps} rho={c.density:g}",
         lambda c: f"{c.arm}, {_model(c)}",
     )
     models = _points(
         cells,
         lambda c: _canonical(c) and c.brief == "amended" and (c.steps, c.density) == DENSE
-        and c.arm in ladder,
+        and c.arm in rungs,
         _model,
         lambda c: c.arm,
     )  # fmt: skip

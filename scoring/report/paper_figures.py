@@ -1,6 +1,6 @@
 """The paper's figures, listed once for ``ladder report`` (pure: Figure objects and data).
 
-:data:`PAPER_FIGURES` is every figure (:class:`PaperFigure`: its key, its caption, how it is
+:data:`FIGURES` is every figure (:class:`PaperFigure`: its key, its caption, how it is
 drawn from the cells present and the corruption replay's lines, None when they are absent),
 drawn by :mod:`scoring.report.figures`; :func:`paper_figures` draws those whose cells are present,
 in this order. A new figure: docs/extending.md.
@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from protocol.registry import Registry
 from scoring.analyses.corruption_replay import CorruptionLine
 from scoring.report.figures import (
     PER_EPISODES,
@@ -27,7 +28,7 @@ from scoring.results.lines import CellLine, ResultLine
 if TYPE_CHECKING:
     from matplotlib.figure import Figure  # matplotlib (the plots extra) loads on first draw
 
-__all__ = ["PAPER_FIGURES", "Draw", "PaperFigure", "paper_figures"]
+__all__ = ["FIGURES", "Draw", "PaperFigure", "paper_figures"]
 
 # How a figure is drawn from the cell lines present and the corruption replay's lines.
 Draw = Callable[[Sequence[CellLine], Sequence[CorruptionLine]], Drawn | None]
@@ -47,8 +48,12 @@ _FIGURE1 = (
 )
 _FIGURE6 = "Figure 6: the original-brief ladder at S = 15 dense under both regimes"
 
-# The paper's figures, in the report's order (and the JSON's).
-PAPER_FIGURES: tuple[PaperFigure, ...] = (
+# The paper's figures, in the report's order (and the JSON's); another package adds one
+# through the ``state_ladder.figures`` entry points (docs/extending.md).
+FIGURES: Registry[PaperFigure] = Registry(
+    "figure", lambda o: isinstance(o, PaperFigure), group="state_ladder.figures"
+)
+for _figure in (
     PaperFigure(
         name="figure1",
         caption=_FIGURE1,
@@ -77,7 +82,8 @@ PAPER_FIGURES: tuple[PaperFigure, ...] = (
         caption="Figure 5(b): the corruption replay, omissions attributed per epsilon",
         draw=lambda cells, corruption: figure5b(corruption) if corruption else None,
     ),
-)
+):
+    FIGURES.add(_figure.name, _figure)
 
 
 def paper_figures(
@@ -88,7 +94,7 @@ def paper_figures(
     """``name -> (caption, Figure, data)`` for every figure whose cells are present."""
     cells = [x for x in lines if isinstance(x, CellLine)]
     out: dict[str, tuple[str, Figure, FigureData]] = {}
-    for f in PAPER_FIGURES if figures is None else figures:
+    for f in FIGURES.entries() if figures is None else figures:
         drawn = f.draw(cells, corruption)
         if drawn is not None:
             out[f.name] = (f.caption, *drawn)

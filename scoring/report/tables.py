@@ -14,20 +14,19 @@ later print the same tables.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-
 import textwrap
+from collections.abc import Iterable, Mapping, Sequence
 
 from protocol.config import CellKey, config_label
 from scoring.results.cells import RATES, config_of, ladder_sort_key
 from scoring.results.lines import CellLine, ContrastLine, HelperLine, ResultLine
 
 __all__ = [
-    "WIDE",
     "CHANNEL_HEADER",
-    "Labels",
     "CONTRAST_HEADER",
     "LADDER_HEADER",
+    "WIDE",
+    "Labels",
     "channel_rows",
     "channel_table",
     "config_label",

@@ -7,13 +7,13 @@
 * A *configuration* is a cell key without its arm, knobs included: a ladder is the arms that
   share every other field. (A variant run for one arm only, say ``checklist`` with
   ``checklist_mode=replace``, is its own configuration with no adjacent contrast.)
-* Adjacent contrasts follow the paper's rungs (``protocol.arms.LADDER``: raw, checklist,
+* Adjacent contrasts follow the paper's rungs (``protocol.arms.ladder()``: raw, checklist,
   directive, enforce) between neighbouring rungs that are both present (a missing rung
   breaks the chain: no raw -> directive when the checklist is absent), in configurations
-  whose knobs are the defaults or ``protocol.arms.PLATFORM_KNOBS`` (a variant run, say
+  whose knobs are the defaults or ``protocol.knobs.platform_knobs()`` (a variant run, say
   ``directive`` and ``enforce`` with ``directive_role=system``, is no ladder); plus the
   side contrasts the arm table declares within one configuration
-  (``protocol.arms.SIDE_CONTRASTS``: ledger against checklist and directive, hybrid against
+  (``protocol.arms.side_contrasts()``: ledger against checklist and directive, hybrid against
   enforce) when both arms are present; other arms (the memory arms) get cell lines but no
   contrast. Each contrast pairs the seeds both arms
   completed without infrastructure error and runs the exact McNemar test on the discordant
@@ -32,7 +32,8 @@ from collections.abc import Iterable, Mapping
 
 import msgspec
 
-from protocol.arms import ARM_NAMES, ARM_TABLE, LADDER, PLATFORM_KNOBS, SIDE_CONTRASTS, arm_rank
+from protocol.arms import arm_names, arm_rank, ladder, side_contrasts
+from protocol.knobs import platform_knobs
 from protocol.records import CellKey, Knobs
 from protocol.state import CHANNELS
 from scoring.replay.episode import LABELS, EpisodeScore, Scoring
@@ -47,8 +48,8 @@ __all__ = [
     "config_of",
     "group_scores",
     "is_ladder",
-    "ladder_sort_key",
     "ladder_contrasts",
+    "ladder_sort_key",
     "paired_contrast",
     "scoring_of",
 ]
@@ -180,12 +181,8 @@ def paired_contrast(
 
 def is_ladder(config: CellKey) -> bool:
     """A configuration whose knobs are the defaults or platform knobs only."""
-    return all(f in PLATFORM_KNOBS for f in config.knobs.changed())
-
-
-_SIDE_TABLE = {
-    (c.reference, a.name): c.table for a in ARM_TABLE for c in a.contrasts if not c.reference_knobs
-}
+    platform = platform_knobs()
+    return all(f in platform for f in config.knobs.changed())
 
 
 def ladder_contrasts(
@@ -195,19 +192,20 @@ def ladder_contrasts(
 
     *cells* maps each arm's cell key (one configuration) to its scores by seed.
     """
-    by_arm = {k.arm: v for k, v in cells.items() if k.arm in ARM_NAMES}
+    known = arm_names()
+    by_arm = {k.arm: v for k, v in cells.items() if k.arm in known}
     if not by_arm:
         return []
     config = config_of(next(iter(cells)))
     if not is_ladder(config):
         return []
     pairs: list[tuple[str, str, str, str | None]] = [
-        (a, b, "ladder", None) for a, b in itertools.pairwise(LADDER) if a in by_arm and b in by_arm
+        (a, b, "ladder", None)
+        for a, b in itertools.pairwise(ladder())
+        if a in by_arm and b in by_arm
     ]
     pairs += [
-        (a, b, "side", _SIDE_TABLE[(a, b)])
-        for a, b in SIDE_CONTRASTS
-        if a in by_arm and b in by_arm
+        (a, b, "side", table) for a, b, table in side_contrasts() if a in by_arm and b in by_arm
     ]
     return [
         paired_contrast(config, (a, by_arm[a]), (b, by_arm[b]), scoring, kind, table)

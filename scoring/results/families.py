@@ -36,8 +36,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
-from protocol.arms import ARM_TABLE, PLATFORM_KNOBS, VARIANTS
+from protocol.arms import arm_spec
 from protocol.config import config_label, model_label
+from protocol.knobs import platform_knobs, variants
 from protocol.records import CellKey, Knobs
 from scoring.replay.episode import EpisodeScore
 from scoring.results.cells import (
@@ -113,7 +114,7 @@ def _variant(key: CellKey) -> tuple[str, CellKey] | None:
     kept, the arm replaced where the variant names its paper arm; a stress knob's variant
     (``Variant.alone``) against the same cell with that knob alone reset."""
     changed = key.knobs.changed()
-    moved = [v for v in VARIANTS if v.knob in changed]
+    moved = [v for v in variants() if v.knob in changed]
     if not moved:
         return None
     for v in moved:
@@ -122,14 +123,14 @@ def _variant(key: CellKey) -> tuple[str, CellKey] | None:
             return v.table, msgspec.structs.replace(
                 key, knobs=msgspec.structs.replace(key.knobs, **reset)
             )
-    kept = {f: getattr(key.knobs, f) for f in PLATFORM_KNOBS}
+    kept = {f: getattr(key.knobs, f) for f in platform_knobs()}
     arm = next((v.reference for v in moved if v.reference is not None), key.arm)
     return moved[0].table, msgspec.structs.replace(key, arm=arm, knobs=Knobs(**kept))
 
 
 def _side_pairs(key: CellKey, has: set[CellKey]) -> list[_Pair]:
     """Side contrasts against a reference with knobs of its own (the replace-mode checklist)."""
-    spec = next((a for a in ARM_TABLE if a.name == key.arm), None)
+    spec = arm_spec(key.arm)
     if spec is None or key.knobs.changed():
         return []
     out: list[_Pair] = []

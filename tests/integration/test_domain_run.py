@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ladder.app import app
-from protocol.arms import ARM_NAMES, HARNESS_ARMS, MEMORY_ARMS
+from protocol.arms import arm_names, harness_arms, memory_arms
 from protocol.domains import DIGESTS, forget
 from protocol.packs import pack_digest, parse_pack
 from runner.grid.expand import GridError, parse_grid
@@ -42,18 +42,18 @@ def _data(domains: list[str], seeds: str = "100-101") -> dict[str, object]:
     """Every arm: the text arms, the memory arms in augment mode (in record mode the perfect
     agent, which reads its transcript only, fails by design: tests/runner/arms/test_memory_arms.py) and
     the real-tool harness's arms."""
-    text = [a for a in ARM_NAMES if a not in MEMORY_ARMS]
+    text = [a for a in arm_names() if a not in memory_arms()]
     data = grid_data(seeds=seeds, steps=8, arms=text, timeout_s=60.0)
     data["models"] = [{"name": "scripted/perfect", "endpoint": "embedded"}]
     data["run"]["domains"] = domains  # type: ignore[index]
     data["run"]["variants"] = [  # type: ignore[index]
-        *({"arm": a, "memory_mode": "augment"} for a in MEMORY_ARMS),
-        *({"arm": a, "harness": "langgraph"} for a in HARNESS_ARMS),
+        *({"arm": a, "memory_mode": "augment"} for a in memory_arms()),
+        *({"arm": a, "harness": "langgraph"} for a in harness_arms()),
     ]
     return data
 
 
-N_CELLS = len(ARM_NAMES) + len(HARNESS_ARMS)
+N_CELLS = len(arm_names()) + len(harness_arms())
 
 
 def test_perfect_agent_scores_one_in_every_arm_on_a_user_pack(tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_perfect_agent_scores_one_in_every_arm_on_a_user_pack(tmp_path: Path) ->
     summary, _ = asyncio.run(run_inprocess(grid, out))
     assert summary["infrastructure"] == 0 and summary["episodes_run"] == N_CELLS
     recs = list(records(out).values())
-    assert {r.cell.arm for r in recs} == set(ARM_NAMES)
+    assert {r.cell.arm for r in recs} == set(arm_names())
     digest = pack_digest(pool())
     for rec in recs:
         assert (rec.spec.domain, rec.spec.domain_digest) == (NAME, digest)

@@ -4,7 +4,7 @@ A new arm is one session class plus one row of the arm table (both here, in the 
 nowhere else): it runs end to end on the embedded scripted endpoint, is scored, and its
 requests rebuild from the log. A new table is one Analysis plus one entry of
 ``scoring.analyses.registry.ANALYSES``, a new figure one PaperFigure plus one entry of
-``scoring.report.paper_figures.PAPER_FIGURES``: both join ``ladder report``, which is otherwise unchanged."""
+``scoring.report.paper_figures.FIGURES``: both join ``ladder report``, which is otherwise unchanged."""
 
 from __future__ import annotations
 
@@ -19,10 +19,8 @@ import pytest
 from rich.console import Console
 
 import protocol.arms
-import scoring.analyses.registry
-import scoring.report.paper_figures
 from ladder.report import write_report
-from protocol.arms import ARM_TABLE, ArmSpec
+from protocol.arms import ARMS, ArmSpec
 from protocol.generate import generate
 from protocol.probe_history import rebuild_messages
 from protocol.records import CellKey, Turn
@@ -37,7 +35,7 @@ from scoring.analyses.corruption_replay import CorruptionLine
 from scoring.analyses.registry import ANALYSES
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.report.figures import Drawn, Point
-from scoring.report.paper_figures import PAPER_FIGURES, PaperFigure
+from scoring.report.paper_figures import FIGURES, PaperFigure
 from scoring.report.tables import config_label
 from scoring.results.lines import CellLine
 
@@ -54,12 +52,15 @@ class ReminderArm(ArmSession):
 
 
 @pytest.fixture
-def toy_arm(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def toy_arm() -> Iterator[str]:
     """The recipe: one row in the arm table, one registration (undone after the test)."""
-    monkeypatch.setattr(protocol.arms, "ARM_TABLE", (*ARM_TABLE, ArmSpec(name="reminder")))
-    monkeypatch.setattr(registry, "_CLASSES", dict(registry._CLASSES))
+    ARMS.add("reminder", ArmSpec(name="reminder"))
     registry.register("reminder")(ReminderArm)
-    yield "reminder"
+    try:
+        yield "reminder"
+    finally:
+        registry.SESSIONS.remove("reminder")
+        ARMS.remove("reminder")
 
 
 def _grid(arms: list[str]) -> dict[str, object]:
@@ -107,13 +108,13 @@ def test_the_toy_arm_row_is_seen_by_the_tables_readers(toy_arm: str) -> None:
     from protocol.policy import policy
 
     assert protocol.arms.arm_spec(toy_arm) == ArmSpec(name=toy_arm)
-    assert protocol.arms.arm_rank(toy_arm) == (len(ARM_TABLE), "")
+    assert protocol.arms.arm_rank(toy_arm) == (len(ARMS) - 1, "")
     cell = CellKey(model="m", steps=5, density=0.3, arm=toy_arm)
     assert policy(cell) == policy(msgspec.structs.replace(cell, arm="raw"))
     assert registry.get(toy_arm) is ReminderArm
 
 
-# --- a new table: one Analysis (one file) plus one entry in scoring.analyses.registry.ANALYSES -------
+# --- a new table: one Analysis (one file) plus one registration in scoring.analyses.registry.ANALYSES -------
 
 
 class TurnsLine(msgspec.Struct, frozen=True, kw_only=True, tag="turns"):
@@ -158,10 +159,13 @@ def test_a_toy_table_and_figure_join_the_report(
     grid = parse_grid(_grid(["raw", "checklist"]))
     asyncio.run(run_async(grid, run, console=Console(file=io.StringIO()), live=False))
     before = write_report(run, tmp_path / "before" / "report.md").read_text()
-    monkeypatch.setattr(scoring.analyses.registry, "ANALYSES", (*ANALYSES, TURNS))
-    monkeypatch.setattr(scoring.report.paper_figures, "PAPER_FIGURES", (*PAPER_FIGURES, PaperFigure(
-        name="arms", caption="Toy: episodes per arm", draw=_arms_drawn)))  # fmt: skip
-    after = write_report(run, tmp_path / "after" / "report.md").read_text()
+    ANALYSES.add(TURNS.name, TURNS)
+    FIGURES.add("arms", PaperFigure(name="arms", caption="Toy: episodes per arm", draw=_arms_drawn))
+    try:
+        after = write_report(run, tmp_path / "after" / "report.md").read_text()
+    finally:
+        ANALYSES.remove(TURNS.name)
+        FIGURES.remove("arms")
     section = "\n## Turns per cell (toy)\n\nTurns played.\n\n| arm | configuration | episodes |"
     assert section in after and section not in before
     toy = after[after.index("\n## Turns per cell") : after.index("\n## Configurations")]

@@ -15,7 +15,7 @@ import msgspec
 import pytest
 
 from protocol import strings
-from protocol.arms import ARM_NAMES, MEMORY_ARMS
+from protocol.arms import arm_names, memory_arms
 from protocol.generate import generate
 from protocol.records import CallRecord, CellKey, Episode, EpisodeSpec, Turn
 from protocol.user import ScriptedUser
@@ -96,7 +96,7 @@ async def _noted(messages: list[dict[str, str]]) -> Reply:
 SPEC = EpisodeSpec(seed=100, steps=5, density=0.3)
 
 
-@pytest.mark.parametrize("arm", sorted(a for a in ARM_NAMES if a not in MEMORY_ARMS))
+@pytest.mark.parametrize("arm", sorted(a for a in arm_names() if a not in memory_arms()))
 async def test_imitated_lines_in_user_turns_book_nothing(arm: str, tmp_path: Path) -> None:
     grid = make_grid(seeds="100", steps=5, arms=(arm,))
     episode = _imitating(generate(SPEC))

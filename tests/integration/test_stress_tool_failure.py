@@ -104,10 +104,10 @@ def test_a_failed_call_changes_nothing_and_its_retry_is_no_re_execution(
     done, _ = d.execute(turn, again, booking2)
     assert done.receipt is not None and ws.executions(tool) == 1
     assert arm.gate.status(pre.id) == "done"
-    from protocol.records import TurnRecord
+    from protocol.records import TurnRecord, scripted_fields
 
-    record = TurnRecord.of(
-        turn,
+    record = TurnRecord(
+        **scripted_fields(turn),
         reply=f'ACTION {{"tool": "{tool}", "work_order": "#W1234"}}',
         follow_ups=(f'ACTION {{"tool": "{tool}", "work_order": "#W1234"}}',),
         tool_calls=(failed, done),

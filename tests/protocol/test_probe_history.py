@@ -15,7 +15,7 @@ import msgspec
 import pytest
 
 from protocol import EpisodeSpec, generate, strings
-from protocol.arms import MEMORY_ARMS
+from protocol.arms import memory_arms
 from protocol.brief import tool_name
 from protocol.domains import POOLS
 from protocol.probe import (
@@ -162,7 +162,7 @@ async def test_each_variant_changes_exactly_the_one_thing(
         assert len(traps) == 2
     assert all(t.booked_at is not None for t in traps)
     # (the test agent reads the memory arms' recall block as a request too)
-    assert arm in MEMORY_ARMS or all(t.recorded_rebooked for t in traps)
+    assert arm in memory_arms() or all(t.recorded_rebooked for t in traps)
     for trap in traps:
         t = record.turns[trap.position]
         base = rebuild_messages(record, EP, trap.position)

@@ -8,26 +8,28 @@ import sys
 import pytest
 
 from protocol.arms import (
-    ARM_NAMES,
-    ARM_TABLE,
-    LADDER,
-    MEMORY_ARMS,
-    SIDE_CONTRASTS,
+    ARMS,
     ArmSpec,
+    arm_names,
     arm_rank,
     arm_spec,
+    arm_table,
+    ladder,
+    memory_arms,
+    side_contrasts,
 )
+from protocol.registry import RegistryError
 from runner.arms import registry
 from runner.grid.expand import GridError, parse_grid
 from runner.grid.schema import RunConfig
 
 
 def test_the_table_holds_the_papers_rungs_and_side_contrasts() -> None:
-    assert LADDER == ("raw", "checklist", "directive", "enforce")
-    assert SIDE_CONTRASTS == (
-        ("checklist", "ledger"),
-        ("directive", "ledger"),
-        ("enforce", "hybrid"),
+    assert ladder() == ("raw", "checklist", "directive", "enforce")
+    assert side_contrasts() == (
+        ("checklist", "ledger", "Section 5.2"),
+        ("directive", "ledger", "Section 5.2"),
+        ("enforce", "hybrid", "Appendix D.3"),
     )
     # The ledger's third contrast is against the replace-mode checklist, in Table 16's family.
     ledger = arm_spec("ledger")
@@ -37,16 +39,16 @@ def test_the_table_holds_the_papers_rungs_and_side_contrasts() -> None:
         (("checklist_mode", "replace"),),
         "Table 16",
     )
-    assert {a.name for a in ARM_TABLE if a.compiles} == {"directive", "enforce", "hybrid"}
-    assert {a.name for a in ARM_TABLE if a.matcher} == {"directive", "enforce", "hybrid"}
-    assert len(set(ARM_NAMES)) == len(ARM_NAMES)
+    assert {a.name for a in arm_table() if a.compiles} == {"directive", "enforce", "hybrid"}
+    assert {a.name for a in arm_table() if a.matcher} == {"directive", "enforce", "hybrid"}
+    assert len(set(arm_names())) == len(arm_names())
 
 
 def test_the_registry_matches_the_table() -> None:
-    assert registry.registered() == ARM_NAMES
-    assert MEMORY_ARMS == ("memory-topk", "mem0") == tuple(a.name for a in ARM_TABLE if a.memory)
-    assert {a.name for a in ARM_TABLE if a.needs == "memory"} == set(MEMORY_ARMS)
-    assert {a.name: a.prompt for a in ARM_TABLE if a.prompt != "text"} == {
+    assert registry.registered() == arm_names()
+    assert memory_arms() == ("memory-topk", "mem0")
+    assert {a.name for a in arm_table() if a.needs == "memory"} == set(memory_arms())
+    assert {a.name: a.prompt for a in arm_table() if a.prompt != "text"} == {
         "ledger": "ledger",
         "directive": "gate",
         "enforce": "gate",
@@ -80,21 +82,34 @@ def test_a_registration_is_checked() -> None:
         registry.get("nope")
 
 
-def test_a_lazy_binding_is_checked_against_the_base_on_first_get(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import protocol.arms
+def test_a_lazy_binding_is_checked_against_the_base_on_first_get() -> None:
+    for row in (ArmSpec(name="odd"), ArmSpec(name="odder")):
+        ARMS.add(row.name, row)
+    try:
+        registry.register("odd", lazy="protocol.arms:ArmSpec")  # imports fine, is no session
+        assert "odd" in registry.registered()
+        with pytest.raises(RegistryError, match="is not a valid arm session"):
+            registry.get("odd")
+        with pytest.raises(RegistryError, match="is not a valid arm session"):
+            registry.register("odder")(ArmSpec)  # type: ignore[type-var]
+    finally:
+        registry.SESSIONS.remove("odd")
+        ARMS.remove("odd")
+        ARMS.remove("odder")
+    assert "odd" not in arm_names() and "odd" not in registry.registered()
 
-    rows = (ArmSpec(name="odd"), ArmSpec(name="odder"))
-    monkeypatch.setattr(protocol.arms, "ARM_TABLE", (*ARM_TABLE, *rows))
-    monkeypatch.setattr(registry, "_CLASSES", dict(registry._CLASSES))
-    monkeypatch.setattr(registry, "_LAZY", dict(registry._LAZY))
-    registry.register("odd", lazy="protocol.arms:ArmSpec")  # imports fine, is no session
-    assert "odd" in registry.registered()
-    with pytest.raises(TypeError, match="not an ArmSession subclass"):
-        registry.get("odd")
-    with pytest.raises(TypeError, match="not an ArmSession subclass"):
-        registry.register("odder")(ArmSpec)  # type: ignore[type-var]
+
+def test_a_row_added_later_is_seen_by_every_reader() -> None:
+    """No name list is frozen at import: a row added after every module loaded is read by
+    the grid check, the scoring's arm list and the ladder's sort."""
+    ARMS.add("toy", ArmSpec(name="toy", session="runner.arms.text:RawArm"))
+    try:
+        assert "toy" in arm_names() and arm_rank("toy") == (len(arm_names()) - 1, "")
+        assert registry.get("toy").__name__ == "RawArm"  # bound from its row's session
+        parse_grid({"run": {"arms": ["toy"]}, "models": [{"name": "m"}]})
+    finally:
+        registry.SESSIONS.remove("toy")
+        ARMS.remove("toy")
 
 
 def test_unknown_arms_sort_after_the_table() -> None:
@@ -103,7 +118,7 @@ def test_unknown_arms_sort_after_the_table() -> None:
 
 
 def test_the_grid_reads_arm_names_from_the_table() -> None:
-    assert RunConfig().arms == list(LADDER)
+    assert RunConfig().arms == list(ladder())
     with pytest.raises(GridError, match="did you mean 'enforce'"):
         parse_grid({"run": {"arms": ["enforse"]}, "models": [{"name": "m"}]})
 

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 import runner.execution.run as cmd_run
 from ladder.app import app
-from protocol.arms import ARM_NAMES
+from protocol.arms import arm_names
 from protocol.compiled import MATCHER_BYPASS
 from protocol.records import EpisodeRecord, episode_id
 from runner.execution.run import run_async
@@ -101,7 +101,7 @@ def test_cost_rows_of_a_two_domain_two_brief_grid_are_distinct_and_complete(
     for r in rows:
         configs.setdefault(config_of(r.cell), []).append(r.cell.arm)
     assert len(configs) == 4
-    assert all(arms == [a for a in ARM_NAMES if a in ARMS] for arms in configs.values())
+    assert all(arms == [a for a in arm_names() if a in ARMS] for arms in configs.values())
     assert all(r.x_raw is not None for r in rows)
     assert [r.x_raw for r in rows if r.cell.arm == "raw"] == [1.0] * 4
 

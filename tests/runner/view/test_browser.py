@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -27,15 +26,16 @@ CHROMIUM = "/usr/bin/chromium"
 
 
 def _chromium() -> str:
-    """Debian's chromium, installed from the distribution's packages by the test set-up when
-    it is missing (as root, the way .ci/run does it); nothing is downloaded at run time."""
-    found = shutil.which("chromium")
-    if found is None and shutil.which("apt-get") and os.geteuid() == 0:
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-qq"], check=False, env=env)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=False, env=env)
-        found = shutil.which("chromium")
-    return found or CHROMIUM
+    """Debian's chromium (``.ci/run`` installs it; a test never installs a package). Missing,
+    the browser tests skip with the command that installs it, except under CI (``CI`` set),
+    where a missing browser fails them."""
+    found = shutil.which("chromium") or (CHROMIUM if Path(CHROMIUM).exists() else None)
+    if found is None:
+        why = "Debian's chromium is missing: apt-get install chromium (.ci/run does)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    return found
 
 
 SHOTS = Path(__file__).parent.parent.parent / "artifacts" / "view"
@@ -49,7 +49,6 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
     chromium = _chromium()
-    assert Path(chromium).exists(), "install Debian's chromium: apt-get install chromium"
     async with async_playwright() as p:
         b = await p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         try:

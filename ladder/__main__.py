@@ -1,0 +1,5 @@
+"""``python -m ladder``: the ``ladder`` command."""
+
+from ladder.app import main
+
+main()

@@ -1,0 +1,188 @@
+"""Every knob of a cell, declared once: a :class:`KnobSpec` per field of
+:class:`protocol.config.Knobs` (pure).
+
+The field itself (its type and default) is the ``Knobs`` Struct's, so logs, slugs and grid
+files read it as before; its :class:`KnobSpec` says the rest: what it varies, the arms it
+applies to, which values are valid, the Holm family its variant contrasts join (and
+against what), whether it puts the whole ladder on another surface, and the report section
+it feeds. The grid check (:func:`knob_problems`), the Holm families (:func:`variants`,
+:func:`platform_knobs`) and the docs read them from :data:`KNOBS`, and a test holds the
+registry to the Struct's fields. A new knob: one field, one module with its ``KnobSpec``,
+one registration below (docs/extending.md, "A new knob").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from protocol.arms import ArmSpec, Variant, arm_spec, arm_table, harness_arms
+from protocol.config import Knobs
+from protocol.registry import Registry
+
+__all__ = [
+    "KNOBS",
+    "KnobSpec",
+    "knob_problems",
+    "knob_spec",
+    "platform_knobs",
+    "rate_check",
+    "variants",
+]
+
+Check = Callable[[Knobs, str], list[str]]  # (a cell's knobs, its arm) -> problems, one line each
+
+
+def _no_problem(knobs: Knobs, arm: str) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class KnobSpec:
+    """One knob of a cell (its field, type and default are :class:`Knobs`')."""
+
+    field: str
+    label: str  # what it varies, one line (docs, ``ladder validate``)
+    check: Check = _no_problem  # its value's problems on an arm (the grid check)
+    # the arms it applies to (None: every arm), and how a message names them
+    applies: Callable[[ArmSpec], bool] | None = None
+    scope: str = ""
+    # its variant contrast: the Holm family it joins (None: no contrast of its own), the
+    # paper arm it is contrasted with (None: the same arm), and whether the reference is
+    # the same cell with only this knob reset (the stress knobs) or the plain arm
+    family: str | None = None
+    reference: str | None = None
+    alone: bool = False
+    platform: bool = False  # it puts the whole ladder on another surface (still a ladder)
+    section: str | None = None  # the report section (an analysis's name) it feeds
+
+
+def rate_check(field: str, what: str) -> Check:
+    """A rate knob's check: ``what must be in [0, 1] (got x)``."""
+
+    def check(knobs: Knobs, arm: str) -> list[str]:
+        value = getattr(knobs, field)
+        return [] if 0.0 <= value <= 1.0 else [f"{what} must be in [0, 1] (got {value})"]
+
+    return check
+
+
+def _is_memory(a: ArmSpec) -> bool:
+    return a.memory
+
+
+def _memory_k(knobs: Knobs, arm: str) -> list[str]:
+    k = knobs.memory_k
+    return [] if k >= 1 else [f"memory_k must be at least 1 (got {k})"]
+
+
+def _memory_window(knobs: Knobs, arm: str) -> list[str]:
+    w = knobs.memory_window
+    return [] if w >= 0 else [f"memory_window must be at least 0 (got {w})"]
+
+
+def _harness(knobs: Knobs, arm: str) -> list[str]:
+    if knobs.harness != "langgraph" or arm in harness_arms():
+        return []
+    return [f"the tool harness runs the arms {', '.join(harness_arms())}; not {arm!r}"]
+
+
+def _spoof(knobs: Knobs, arm: str) -> list[str]:
+    if knobs.spoof != "none" and knobs.harness == "langgraph":
+        return ["spoof runs on the text protocol, not the tool harness"]
+    return []
+
+
+def _tool_failure(knobs: Knobs, arm: str) -> list[str]:
+    problems = rate_check("tool_failure", "tool_failure rate")(knobs, arm)
+    if knobs.tool_failure and knobs.harness != "langgraph":
+        problems.append('tool_failure needs the tool harness (harness = "langgraph")')
+    return problems
+
+
+_MEMORY_ARMS = "the memory arms"
+
+# Table 16: "each variant against its paper arm (the self-ledger against the replace-mode
+# checklist), Holm-corrected within model over all variant contrasts". The matched-step
+# line runs on the directive arm (it needs the matcher) but is a checklist control (E.2:
+# it "adds to the replace-mode checklist" a line "with no status instruction"): its paper
+# arm is the checklist (docs/scoring.md, "Holm families").
+KNOBS: Registry[KnobSpec] = Registry(
+    "knob", lambda o: isinstance(o, KnobSpec), group="state_ladder.knobs"
+)
+for _knob in (
+    KnobSpec(field="checklist_mode", label="the checklist appended or replacing the message",
+             family="Table 16"),
+    KnobSpec(field="directive_role", label="the directive as a user or a system message",
+             family="Table 16"),
+    KnobSpec(field="matched_step_line", label="the matched-step line without status (E.2)",
+             family="Table 16", reference="checklist"),
+    KnobSpec(field="notice", label="the rejection notice on the next turn or the same turn",
+             family="Appendix D.3"),
+    KnobSpec(field="binding", label="enforcement bound to the task state or the request",
+             family="Table 19"),
+    KnobSpec(field="corruption", label="the rate of corrupted task state (Table 12)",
+             check=rate_check("corruption", "corruption rate"), family="Table 12"),
+    KnobSpec(field="tools", label="ACTION lines beside the ref protocol", platform=True),
+    KnobSpec(field="memory_mode", label="the recall block as the record or added to it",
+             family="Table 18", applies=_is_memory, scope=_MEMORY_ARMS),
+    KnobSpec(field="memory_k", label="items recalled (the paper's top-5)", check=_memory_k,
+             family="Table 18", applies=_is_memory, scope=_MEMORY_ARMS),
+    KnobSpec(field="memory_window", label="exchanges kept in record mode",
+             check=_memory_window, family="Table 18", applies=_is_memory, scope=_MEMORY_ARMS),
+    KnobSpec(field="harness", label="the text protocol or the real-tool harness (Appendix G)",
+             check=_harness, platform=True),
+    # The stress knobs (issue #31, ours; docs/stress.md): each variant against its plain arm,
+    # Holm-corrected within model over the stress family's contrasts.
+    KnobSpec(field="spoof", label="forged state text in the user's message (ours)",
+             check=_spoof, family="Stress: forged state", alone=True, section="spoof"),
+    KnobSpec(field="tool_failure", label="tool calls that fail at a rate per call (ours)",
+             check=_tool_failure, family="Stress: tool failure", alone=True,
+             section="tool_failure"),
+    KnobSpec(field="user_style", label="the scripted user's manner (ours)",
+             family="Stress: uncooperative user", alone=True, section="user_style"),
+):  # fmt: skip
+    KNOBS.add(_knob.field, _knob)
+
+
+def knob_spec(field: str) -> KnobSpec:
+    return KNOBS.get(field)
+
+
+def variants() -> tuple[Variant, ...]:
+    """Every knob with a variant contrast, in declaration order."""
+    return tuple(
+        Variant(knob=k.field, table=k.family, reference=k.reference, alone=k.alone)
+        for k in KNOBS.entries()
+        if k.family is not None
+    )
+
+
+def platform_knobs() -> tuple[str, ...]:
+    """Knobs that put the whole ladder on another surface: a configuration with them is a
+    ladder."""
+    return tuple(k.field for k in KNOBS.entries() if k.platform)
+
+
+def knob_problems(knobs: Knobs, arm: str) -> list[str]:
+    """Every problem of a cell's knobs on ``arm``, one line each: a knob set on an arm it
+    does not apply to (one line per scope), then each knob's own check."""
+    spec = arm_spec(arm)
+    changed = knobs.changed()
+    misplaced: dict[str, list[str]] = {}
+    by_scope: dict[str, KnobSpec] = {}
+    for k in KNOBS.entries():
+        applies = k.applies
+        if k.field in changed and applies is not None and spec is not None and not applies(spec):
+            misplaced.setdefault(k.scope, []).append(k.field)
+            by_scope[k.scope] = k
+    problems = []
+    for scope, fields in misplaced.items():
+        applies = by_scope[scope].applies
+        names = [a.name for a in arm_table() if applies is not None and applies(a)]
+        problems.append(
+            f"{', '.join(fields)} applies to {scope} only ({', '.join(names)}), not {arm!r}"
+        )
+    for k in KNOBS.entries():
+        problems += k.check(knobs, arm)
+    return problems

@@ -1,0 +1,66 @@
+"""protocol.knobs: every knob declared once, and what reads the declarations."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from protocol.arms import Variant
+from protocol.config import Knobs
+from protocol.knobs import KNOBS, knob_problems, platform_knobs, variants
+from scoring.analyses.registry import ANALYSES
+
+
+def test_every_field_of_the_record_has_one_declaration() -> None:
+    assert KNOBS.names() == Knobs.__struct_fields__
+    assert all(k.label for k in KNOBS.entries())
+
+
+def test_the_variant_families_are_the_papers_and_ours() -> None:
+    """Pinned: the Holm family each knob's variant contrast joins (Table 16, D.3, 12, 18,
+    19; the stress families, ours)."""
+    assert variants() == (
+        Variant(knob="checklist_mode", table="Table 16"),
+        Variant(knob="directive_role", table="Table 16"),
+        Variant(knob="matched_step_line", table="Table 16", reference="checklist"),
+        Variant(knob="notice", table="Appendix D.3"),
+        Variant(knob="binding", table="Table 19"),
+        Variant(knob="corruption", table="Table 12"),
+        Variant(knob="memory_mode", table="Table 18"),
+        Variant(knob="memory_k", table="Table 18"),
+        Variant(knob="memory_window", table="Table 18"),
+        Variant(knob="spoof", table="Stress: forged state", alone=True),
+        Variant(knob="tool_failure", table="Stress: tool failure", alone=True),
+        Variant(knob="user_style", table="Stress: uncooperative user", alone=True),
+    )
+    assert set(platform_knobs()) == {"tools", "harness"}
+
+
+def test_a_section_names_a_report_analysis() -> None:
+    sections = [k.section for k in KNOBS.entries() if k.section is not None]
+    assert sections and all(s in ANALYSES for s in sections)
+
+
+@pytest.mark.parametrize(
+    ("knobs", "arm", "problem"),
+    [
+        ({"memory_k": 3, "memory_mode": "augment"}, "raw",
+         "memory_mode, memory_k applies to the memory arms only (memory-topk, mem0), not 'raw'"),
+        ({"memory_k": 0}, "memory-topk", "memory_k must be at least 1 (got 0)"),
+        ({"memory_window": -1}, "mem0", "memory_window must be at least 0 (got -1)"),
+        ({"corruption": 1.5}, "enforce", "corruption rate must be in [0, 1] (got 1.5)"),
+        ({"tool_failure": 0.2}, "raw", 'tool_failure needs the tool harness (harness = "langgraph")'),
+        ({"harness": "langgraph", "spoof": "receipt"}, "raw",
+         "spoof runs on the text protocol, not the tool harness"),
+        ({"harness": "langgraph"}, "ledger", "the tool harness runs the arms"),
+    ],
+)  # fmt: skip
+def test_each_knob_checks_its_own_values(knobs: dict[str, object], arm: str, problem: str) -> None:
+    found = knob_problems(msgspec.convert(knobs, Knobs), arm)
+    assert any(p.startswith(problem) for p in found), found
+
+
+def test_the_plain_knobs_have_no_problem_on_any_arm() -> None:
+    from protocol.arms import arm_names
+
+    assert all(knob_problems(Knobs(), a) == [] for a in arm_names())
