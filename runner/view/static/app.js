@@ -35,8 +35,11 @@ function fill(...children) {
   main.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
 }
 
+// Several runs in one view (#40): the page's ?run=i picks one; every API call names it.
+const RUN = Number(new URLSearchParams(location.search).get("run") || 0);
+
 async function api(path) {
-  const r = await fetch(path, {cache: "no-store"});
+  const r = await fetch(path + (path.includes("?") ? "&" : "?") + `run=${RUN}`, {cache: "no-store"});
   const data = await r.json();
   if (!r.ok) throw new Error(data.error || r.statusText);
   return data;
@@ -78,10 +81,16 @@ async function showCells() {
   setCrumbs({text: "cells"});
   const data = await api("/api/cells");
   document.getElementById("run").textContent = data.run;
+  const runs = (await api("/api/runs")).runs;
+  if (runs.length > 1) {  // a picker of the runs this view holds
+    const pick = h("select#runs", {onchange: () => { location.search = `?run=${pick.value}`; }},
+      runs.map((r, i) => h("option", {value: i, selected: i === RUN}, r)));
+    document.getElementById("run").replaceChildren(pick);
+  }
   const head = h("tr", {}, h("th", {}, "arm"), h("th.num", {}, "n"),
     h("th.num", {}, "strict [95% CI]"), h("th.num", {}, "decline-aware [95% CI]"),
     CHANNELS.map((c) => h("th.num", {title: `${c.replace("_", " ")} errors, primary scoring (da N: under the decline-aware scoring, where it differs)`}, CHANNEL_HEADS[c])),
-    h("th.num", {title: "episodes that outgrew the model's context: counted in n as failures"}, "overflow"),
+    h("th.num", {title: "context overflows: episodes that outgrew the model's context, counted in n as failures"}, "ctx"),
     h("th.num", {title: "episodes ended by an infrastructure error (never scored)"}, "infra"),
     h("th.num", {title: "agent tokens per episode"}, "agent tok/ep"),
     h("th.num", {title: "agent tokens per episode over the raw arm's of the same configuration"}, "× raw"),

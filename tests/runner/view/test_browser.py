@@ -373,3 +373,32 @@ async def test_the_header_carries_the_synthetic_warning_and_the_run_details(
         await _fits(page, "#details")
     finally:
         await runner.cleanup()
+
+
+async def test_several_runs_in_one_view(run_dir: Path, browser: Browser, tmp_path: Path) -> None:
+    """#40, item 7: ``ladder view runs/a runs/b``: one page, a picker of the runs; the cells
+    and episodes shown are the picked run's."""
+    other = tmp_path / "other"
+    await _in_thread(make_run, other, "100-101", "scripted/perfect", ["raw"])
+    runner, url = await serve([run_dir, other], 0)
+    try:
+        page = await _page(browser, 1280)
+        await page.goto(url)
+        await _ready(page, "#/")
+        picker = page.locator("#runs")
+        await expect(picker.locator("option")).to_have_count(2)
+        first = await page.locator("#cells tbody tr.click").count()
+        await picker.select_option("1")
+        await page.wait_for_url(re.compile(r"\?run=1"))
+        await _ready(page, "#/")
+        await expect(page.locator("#runs")).to_have_value("1")
+        rows = page.locator("#cells tbody tr.click")
+        await expect(rows).to_have_count(1)  # the other run: one raw cell
+        assert first > 1
+        await expect(page.locator("#cells tr.config")).to_contain_text("scripted/perfect")
+        await rows.first.click()
+        await expect(page.locator("#main")).to_contain_text("seed")
+        async with aiohttp.ClientSession() as http, http.get(url + "api/cells?run=2") as r:
+            assert r.status == 400  # no third run: one line, no traceback
+    finally:
+        await runner.cleanup()
