@@ -55,8 +55,9 @@ def test_the_label_names_the_scripted_model() -> None:
 def test_live_lines_score_report_and_json_say_so(run_dir: tuple[Path, str]) -> None:
     out, output = run_dir
     assert "SYNTHETIC:" in output
-    cells = [x for x in output.splitlines() if x.startswith("cell ")]
-    assert cells and all(x.startswith(f"cell {HONEST} ") for x in cells)
+    # the streamed lines name configurations by number; the legend spells them out
+    legend = output.split("Configurations:\n", 1)[1]
+    assert legend.startswith(f"  #1   {HONEST} no-think")
     score = CliRunner().invoke(app, ["score", str(out)])
     assert score.exit_code == 0, score.output
     rows = [x for x in score.output.splitlines() if "procurement" in x]
