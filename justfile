@@ -32,9 +32,10 @@ bench:
 drill:
     .venv/bin/python -m pytest -q -m slow -o addopts='--import-mode=importlib'
 
-# Optional: the runner against a real small model (SmolLM2-135M via llama.cpp on loopback).
-e2e-real:
-    bash scripts/e2e-real.sh
+# Optional: the runner against a real small model via llama.cpp on loopback:
+# smollm2 (SmolLM2-135M-Instruct) or gemma3 (Gemma 3 270M base; scripts/e2e-real.sh).
+e2e-real MODEL="smollm2":
+    bash scripts/e2e-real.sh {{MODEL}}
 
 # Optional: the tau2-bench airline gate check against a local tau2-bench checkout (own venv).
 tau2-check TAU2_DIR:

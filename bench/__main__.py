@@ -44,6 +44,7 @@ CASES = (
     "queue",
     "memory_arms",
     "harness",
+    "helper_slot",
 )
 
 

@@ -16,10 +16,10 @@ from protocol import generate as gen
 from protocol.config import graph_label
 from protocol.domains import DIGESTS, POOLS
 from protocol.episode_stats import schedule_figures
-from protocol.generate import GENERATOR_VERSION
 from protocol.packs import PackError
 from protocol.paraphrases import check_paraphrases
 from protocol.records import Episode
+from protocol.versions import GENERATOR_VERSION
 from runner.grid.packs import load_pack_file
 from runner.grid.seeds import parse_seeds
 

@@ -52,12 +52,10 @@ def run_home(logdir: Path) -> Path:
     return logdir
 
 
-def write_report(
-    logdir: Path, out: Path | None = None, jobs: int = 0, keep: CellFilter | None = None
-) -> Path:
+def write_report(logdir: Path, out: Path | None = None, keep: CellFilter | None = None) -> Path:
     """Write the report of *logdir* to *out* (default ``logdir/report.md``) and its plots next
-    to it; the report's path. Every record is scored once (:func:`scoring.analyses.registry.scored_once`,
-    in this process whatever ``jobs`` says). Problems end as a
+    to it; the report's path. Every record is scored once, in this process
+    (:func:`scoring.analyses.registry.scored_once`). Problems end as a
     :class:`~ladder.errors.UsageError`."""
     (lines, analyses), log_report = _scored(logdir, keep or CellFilter())
     out = out if out is not None else run_home(logdir) / "report.md"
@@ -128,21 +126,12 @@ def report(
     out: Annotated[
         Path | None, typer.Option("--out", help="Report file (default LOGDIR/report.md).")
     ] = None,
-    jobs: Annotated[
-        int,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=0,
-            help="Accepted as ladder score takes it; the report scores once, in one process.",
-        ),
-    ] = 0,
     arm: ArmOption = None,
     model: ModelOption = None,
     cell: CellOption = None,
 ) -> None:
     """Write a Markdown report of LOGDIR's results with PNG plots next to it."""
-    path = write_report(logdir, out, jobs, cell_filter(arm, model, cell))
+    path = write_report(logdir, out, cell_filter(arm, model, cell))
     plots = (path.parent / f"{path.stem}-figures.json").is_file()
     typer.echo(
         f"wrote {path} with its plots, {path.stem}-analyses.json and {path.stem}-figures.json"

@@ -25,6 +25,7 @@ from ladder.flags import (
     grid_from_flags,
 )
 from runner.client.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
+from runner.execution.brief_check import BriefLost
 from runner.execution.run import RunSummary, run_async
 from runner.grid.expand import Grid, GridError, load_grid
 from runner.grid.schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED
@@ -119,7 +120,7 @@ def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> 
     """Turn a run's failure into one line and its exit code (returns for unknown errors)."""
     if isinstance(e, (GridError, ManifestError, NewerSchemaError, RunLocked)):
         raise UsageError(str(e)) from None
-    if isinstance(e, BreakerTripped):
+    if isinstance(e, BreakerTripped | BriefLost):
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(3) from None
     if isinstance(e, OSError) and e.errno == errno.ENOSPC:

@@ -27,7 +27,13 @@ from protocol.records import EpisodeRecord
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from runner.rundir.rescore import rescore_dir
 from scoring.report.episode_table import episode_table
-from scoring.report.tables import Labels, channel_table, helper_table, ladder_table
+from scoring.report.tables import (
+    Labels,
+    channel_table,
+    gate_activity_table,
+    helper_table,
+    ladder_table,
+)
 from scoring.results.episode_rows import EpisodeRow, episode_rows
 from scoring.results.families import DEFAULT_FAMILY, FAMILIES, describe_families
 from scoring.results.flat import flat_row
@@ -255,5 +261,9 @@ def score(
     helpers = helper_table(lines, labels)
     if helpers:
         typer.echo(helpers)
+        typer.echo("")
+    gates = gate_activity_table(lines, labels)
+    if gates:
+        typer.echo(gates)
         typer.echo("")
     typer.echo(log_summary(report))

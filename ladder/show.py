@@ -123,6 +123,9 @@ def _turn(t: TurnView) -> list[Text]:
     out += [
         Text(_INDENT + line, style="red" if failed and "verdict" in line else "") for line in lines
     ]
+    for i, raw in enumerate(t.matcher_replies):
+        label = "matcher reply" if i == 0 else "matcher reply after the correction request"
+        out.append(_block(label, raw, "dim"))
     return out
 
 
@@ -160,6 +163,14 @@ def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
             Text(f"compile: {len(differ)} steps differ from the generator"
                  + (f" ({', '.join(differ)})" if differ else ""))
         )  # fmt: skip
+        for what, error, raw in (
+            ("graph", c.graph_error, c.graph_reply),
+            ("revision", c.revision_error, c.revision_reply),
+        ):
+            if error is not None:
+                out.append(Text(f"compile error ({what}): {error}", style="red"))
+            if raw is not None:
+                out.append(_block(f"compiler's {what} reply", raw, "dim"))
     return out
 
 

@@ -3,16 +3,8 @@
 No I/O and no event loop here; everything is a function of its inputs.
 """
 
-from protocol.generate import (
-    GENERATOR_VERSION,
-    N_TURNS,
-    TRAP_BUDGET,
-    SpecError,
-    check_spec,
-    generate,
-)
+from protocol.generate import generate
 from protocol.records import (
-    SCHEMA_VERSION,
     Booking,
     CallRecord,
     CellKey,
@@ -20,19 +12,16 @@ from protocol.records import (
     EpisodeRecord,
     EpisodeSpec,
     Knobs,
-    Revision,
-    Step,
     Turn,
     TurnRecord,
 )
-from protocol.state import CHANNELS, Error, TaskState, Verdict, judge_turn
+from protocol.state import CHANNELS, TaskState, Verdict, judge_turn
 from protocol.user import ScriptedUser
+from protocol.versions import N_TURNS, TRAP_BUDGET, SpecError
 
 __all__ = [
     "CHANNELS",
-    "GENERATOR_VERSION",
     "N_TURNS",
-    "SCHEMA_VERSION",
     "TRAP_BUDGET",
     "Booking",
     "CallRecord",
@@ -40,17 +29,13 @@ __all__ = [
     "Episode",
     "EpisodeRecord",
     "EpisodeSpec",
-    "Error",
     "Knobs",
-    "Revision",
     "ScriptedUser",
     "SpecError",
-    "Step",
     "TaskState",
     "Turn",
     "TurnRecord",
     "Verdict",
-    "check_spec",
     "generate",
     "judge_turn",
 ]

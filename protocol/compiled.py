@@ -24,7 +24,9 @@ never produced (an unreadable reply), so the paper's three flags are reported ap
 ``Validation.paper_flags``.
 
 Accuracy (:func:`compile_accuracy`, Table 5) compares with the generator's episode, for the
-record only: the gate's state never reads it.
+record only: the gate's state never reads it. A revision reply that could not be read
+(``error`` set) agrees in no component (ours): its empty stand-in would otherwise match a
+revision with no rewires or relax and score an unreadable reply as a correct one.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from protocol.records import (
     CompileRecord,
     Episode,
     ValidatorRecord,
+    kept_reply,
 )
 from protocol.state import TaskState, sort_ids
 
@@ -221,13 +224,14 @@ def compile_accuracy(
         dep += frozenset(c.deps) == frozenset(s.deps)
         code += normalize_code(c.code) == s.code
     truth = episode.revision
+    read = not revision.malformed  # an unreadable revision agrees with nothing (ours)
     return CompileAccuracy(
         steps=len(episode.steps),
         dep=dep,
         code=code,
-        cancel=revision.cancel == truth.cancel,
-        rewire=_same_rewires(revision.rewires, truth.rewires),
-        relax=revision.relax == truth.relax,
+        cancel=read and revision.cancel == truth.cancel,
+        rewire=read and _same_rewires(revision.rewires, truth.rewires),
+        relax=read and revision.relax == truth.relax,
         extra_steps=len(set(graph.steps) - {s.id for s in episode.steps}),
     )
 
@@ -244,8 +248,11 @@ def compile_record(
     *,
     enforcing: bool,
     cached: bool,
+    graph_reply: str = "",
+    revision_reply: str = "",
 ) -> CompileRecord:
-    """The typed compile record of one gate episode (graph as a list of steps by id)."""
+    """The typed compile record of one gate episode (graph as a list of steps by id); the raw
+    reply of a component that could not be read is kept, bounded (``kept_reply``)."""
     return CompileRecord(
         model=model,
         graph=tuple(
@@ -256,6 +263,8 @@ def compile_record(
             cancel=revision.cancel, rewires=dict(revision.rewires), relax=revision.relax
         ),
         revision_error=revision.error,
+        graph_reply=kept_reply(graph_reply) if graph.error is not None else None,
+        revision_reply=kept_reply(revision_reply) if revision.error is not None else None,
         validator=ValidatorRecord(passed=validation.passed, **msgspec.structs.asdict(validation)),
         accuracy=AccuracyRecord(exact=accuracy.exact, **msgspec.structs.asdict(accuracy)),
         enforcing=enforcing,

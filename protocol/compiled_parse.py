@@ -10,9 +10,17 @@ Parsing decisions (:func:`parse_graph`, :func:`parse_revision`, :func:`find_json
   trailing commas or a reply cut off by the budget make the reply malformed.
 * A malformed graph reply compiles to an EMPTY graph with ``error`` set; a malformed revision
   reply to a revision that changes nothing, with ``error`` set. Compile errors flow into the
-  gate uncorrected (Section 3.2): behind an empty graph every matched step is unknown to the
-  module (no directive) and every booking is refused by the enforcement gate, which the
-  validator's ``malformed`` flag lets the hybrid avoid.
+  gate uncorrected (Section 3.2, Appendix B.3): behind an empty graph every matched step is
+  unknown to the module (no directive) and no booking names a compiled step, so the
+  state-bound enforcement gate refuses nothing (it refuses only a step it holds as
+  cancelled, done or blocked) and admits every booking, as the directive gate does; the
+  request-bound gate refuses every booking (a code it cannot place). The gate is then inert,
+  which ``scoring.analyses.gate_report`` reports per cell; the validator's ``malformed``
+  flag lets the hybrid avoid it (docs/protocol.md, "A failed compile").
+* A reply that reproduces the prompt's own example (OURS: a weak model echoes it) is a compile
+  error, not a compile: a graph that is exactly the graph prompt's example step (``s1``, no
+  deps, ``RC-1234``) or a revision naming any of the revision prompt's placeholder ids
+  (``sX``, ``sY``, ``sA``, ``sB``, ``sZ``, ``sD``, which no generated step id can be).
 * Step ids are stripped and lower-cased (``"S3"`` -> ``"s3"``); nothing else is rewritten.
   ``deps`` may be a list of ids or one comma-separated string; anything else is no deps.
   ``code`` is kept as written (stripped); a non-string code is the empty code. A step entry
@@ -29,10 +37,18 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from protocol import strings
 from protocol.compiled import CompiledGraph, CompiledRevision, CompiledStep
 from protocol.state import sort_ids
 
-__all__ = ["find_json_object", "parse_graph", "parse_match", "parse_revision"]
+__all__ = [
+    "ECHO_ERROR",
+    "REVISION_EXAMPLE_IDS",
+    "find_json_object",
+    "parse_graph",
+    "parse_match",
+    "parse_revision",
+]
 
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
@@ -77,6 +93,29 @@ def _step(value: object) -> CompiledStep:
     )
 
 
+ECHO_ERROR = "the reply reproduces the prompt's own example"
+
+
+def _graph_example() -> dict[str, CompiledStep]:
+    m = re.search(
+        r'"(s\d+)": \{"deps": \[\], "code": "(RC-\d{4})"\}', strings.COMPILER_GRAPH_PROMPT
+    )
+    assert m is not None, "the graph prompt's example step"
+    return {m.group(1): CompiledStep(deps=(), code=m.group(2))}
+
+
+def _revision_example_ids() -> frozenset[str]:
+    example = strings.COMPILER_REVISION_PROMPT.format(steps="", message="")
+    obj = find_json_object(example, lambda o: "cancel" in o)
+    assert obj is not None, "the revision prompt's example"
+    ids = {obj["cancel"], *obj["rewires"], *(u for d in obj["rewires"].values() for u in d)}
+    return frozenset(i.lower() for i in (*ids, *obj["relax"]))
+
+
+_GRAPH_EXAMPLE = _graph_example()
+REVISION_EXAMPLE_IDS = _revision_example_ids()
+
+
 def parse_graph(text: str) -> CompiledGraph:
     """The compiler's graph reply as a :class:`CompiledGraph` (never raises)."""
     obj = find_json_object(text, lambda o: "steps" in o)
@@ -97,6 +136,8 @@ def parse_graph(text: str) -> CompiledGraph:
             steps[v] = _step(value)
     if not steps:
         return CompiledGraph(steps={}, error="'steps' is empty")
+    if steps == _GRAPH_EXAMPLE:
+        return CompiledGraph(steps={}, error=ECHO_ERROR)
     return CompiledGraph(steps={v: steps[v] for v in sort_ids(steps)})
 
 
@@ -120,9 +161,11 @@ def parse_revision(text: str) -> CompiledRevision:
             w = _norm_id(key)
             if w is not None:
                 rewires[w] = _ids(deps)
-    return CompiledRevision(
-        cancel=_norm_id(obj.get("cancel")), rewires=rewires, relax=_relax(obj.get("relax"))
-    )
+    cancel, relax = _norm_id(obj.get("cancel")), _relax(obj.get("relax"))
+    named = {cancel, *rewires, *(u for d in rewires.values() for u in d), *(relax or ())}
+    if named & REVISION_EXAMPLE_IDS:
+        return CompiledRevision(error=ECHO_ERROR)
+    return CompiledRevision(cancel=cancel, rewires=rewires, relax=relax)
 
 
 def parse_match(text: str, step_ids: Iterable[str]) -> tuple[str | None, bool] | None:

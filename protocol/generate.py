@@ -12,27 +12,11 @@ from protocol.episode_v1 import generate_v1
 from protocol.episode_v3 import generate_v3
 from protocol.records import Episode, EpisodeSpec
 from protocol.versions import (
-    GENERATOR_VERSION,
-    GENERATOR_VERSIONS,
-    MAX_STEPS,
-    MIN_STEPS,
-    N_TURNS,
-    TRAP_BUDGET,
     Paraphrases,
-    SpecError,
     check_spec,
 )
 
 __all__ = [
-    "GENERATOR_VERSION",
-    "GENERATOR_VERSIONS",
-    "MAX_STEPS",
-    "MIN_STEPS",
-    "N_TURNS",
-    "TRAP_BUDGET",
-    "Paraphrases",
-    "SpecError",
-    "check_spec",
     "generate",
 ]
 

@@ -3,8 +3,7 @@ messages the agent saw before each, and the variants that change one thing about
 
 Pure functions over an :class:`~protocol.records.EpisodeRecord` and the episode it ran
 (``protocol.generate(record.spec, paraphrases)``); no I/O. The messages the agent saw before
-a trap turn are rebuilt by :func:`protocol.probe_history.rebuild_messages` (re-exported
-here), byte for byte as the runner sent them. Variants (:data:`VARIANTS`) each change exactly
+a trap turn are rebuilt by :func:`protocol.probe_history.rebuild_messages`, byte for byte as the runner sent them. Variants (:data:`VARIANTS`) each change exactly
 one thing: the form of the request, where the task state is shown, or the agent's own
 earlier booking line (docs/probe.md gives each reading and what is ours).
 """
@@ -25,7 +24,6 @@ from protocol.probe_history import (
     is_harness,
     realized_states,
     rebuild_messages,
-    system_prompt,
 )
 from protocol.receipts import find_actions, find_refs, normalize_work_order
 from protocol.records import Episode, EpisodeRecord, TurnKind, TurnRecord
@@ -37,18 +35,12 @@ __all__ = [
     "TRAP_KINDS",
     "VARIANTS",
     "Decoding",
-    "Messages",
     "ProbeRecord",
     "TrapTurn",
     "Variant",
     "booked_step",
-    "books_with_actions",
     "find_traps",
-    "is_harness",
-    "realized_states",
-    "rebuild_messages",
     "strip_work_order",
-    "system_prompt",
     "variant_messages",
 ]
 

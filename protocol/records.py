@@ -6,6 +6,7 @@ fields only; :data:`SCHEMA_VERSION` rises when a reader must know about a change
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal, TypedDict
 
 import msgspec
@@ -14,6 +15,7 @@ from protocol.config import CellKey, Domain, EpisodeSpec, Knobs, Schedule
 
 __all__ = [
     "MODEL_FAILURES",
+    "REPLY_KEEP",
     "SCHEMA_VERSION",
     "AccuracyRecord",
     "Booking",
@@ -41,7 +43,9 @@ __all__ = [
     "TurnKind",
     "TurnRecord",
     "ValidatorRecord",
+    "cached_sum",
     "episode_id",
+    "kept_reply",
     "scripted_fields",
     "with_totals",
 ]
@@ -151,10 +155,25 @@ class CallRecord(_Frozen, frozen=True, kw_only=True):
     finish_reason: str | None = None
     cached: bool = False  # served from the helper cache (no request made)
     max_tokens: int = 0
-    cached_tokens: int = 0  # prompt tokens served from the server's prefix cache (usage.prompt_tokens_details.cached_tokens)
+    # prompt tokens served from the server's prefix cache
+    # (usage.prompt_tokens_details.cached_tokens); None: the server did not report them
+    # (logs before #41 wrote 0 for that too)
+    cached_tokens: int | None = 0
     # A helper request made once for several episodes (a compile): tokens kept, counted once
     # in the run's helper log; with cached=True this episode did not make the request.
     shared: bool = False
+
+
+REPLY_KEEP = 2_000  # OURS: characters of a raw helper reply a record keeps (#41)
+
+
+def kept_reply(text: str, limit: int = REPLY_KEEP) -> str:
+    """A raw helper reply as a record keeps it: whole up to ``limit`` characters, else its
+    first ``limit`` and a marker saying how much was cut (a reply is untrusted and may be
+    of any size; enough is kept to read why it was malformed)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [cut: {len(text) - limit:,} more characters]"
 
 
 class HelperLogLine(msgspec.Struct, frozen=True, kw_only=True, tag="helper"):
@@ -164,6 +183,8 @@ class HelperLogLine(msgspec.Struct, frozen=True, kw_only=True, tag="helper"):
     kind: Literal["compile", "matcher"]
     key: str  # the cache key's digest
     calls: tuple[CallRecord, ...]
+    # the raw replies of ``calls``, in order, each bounded (kept_reply); () before #41
+    replies: tuple[str, ...] = ()
 
 
 class ToolCall(_Frozen, frozen=True, kw_only=True):
@@ -228,6 +249,9 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     # answered / null / corrected (after the correction request) / malformed (after it);
     # None where no matcher was consulted (and in logs older than this field)
     matcher_outcome: MatcherOutcome | None = None
+    # the matcher's raw replies where they did not parse at first (outcome corrected or
+    # malformed), each bounded (kept_reply): why a malformed answer was malformed
+    matcher_replies: tuple[str, ...] = ()
     directive: str | None = None
     calls: tuple[CallRecord, ...] = ()
     named: tuple[str, ...] = ()
@@ -305,6 +329,10 @@ class CompileRecord(_Frozen, frozen=True, kw_only=True):
     graph_error: str | None = None
     revision: CompiledRevisionRecord = CompiledRevisionRecord()
     revision_error: str | None = None
+    # the raw compiler replies of a component that could not be read (its error set), each
+    # bounded (kept_reply); None where it was read (the run's cache and helpers.jsonl keep all)
+    graph_reply: str | None = None
+    revision_reply: str | None = None
     validator: ValidatorRecord
     accuracy: AccuracyRecord
     enforcing: bool = False  # the gate refused bookings (hybrid: the validator passed)
@@ -347,7 +375,9 @@ class EpisodeRecord(msgspec.Struct, frozen=True, kw_only=True, tag="episode"):
     prompt_tokens: int = 0  # the agent's calls only (as in Table 7)
     completion_tokens: int = 0
     agent_tokens: int = 0  # prompt + completion
-    cached_tokens: int = 0  # agent prompt tokens the server served from its prefix cache
+    # agent prompt tokens the server served from its prefix cache; None: no agent call's
+    # server reported them
+    cached_tokens: int | None = 0
     agent_calls: int = 0  # agent requests (a same-turn notice's retry included)
     helper_calls: int = 0  # matcher and compiler requests made (cache hits not counted)
     helper_cached: int = 0  # matcher and compiler calls served from the helper cache
@@ -361,6 +391,13 @@ class EpisodeRecord(msgspec.Struct, frozen=True, kw_only=True, tag="episode"):
 def episode_id(cell: CellKey, seed: int) -> str:
     """The id of one episode of a cell: ``<slug>/<seed>``."""
     return f"{cell.slug()}/{seed}"
+
+
+def cached_sum(calls: Iterable[CallRecord]) -> int | None:
+    """The cached prompt tokens of ``calls`` that reported them; None when none did (or there
+    are no calls): "not reported", never a 0 the server did not send."""
+    reported = [c.cached_tokens for c in calls if c.cached_tokens is not None]
+    return sum(reported) if reported else None
 
 
 def with_totals(record: EpisodeRecord) -> EpisodeRecord:
@@ -378,7 +415,7 @@ def with_totals(record: EpisodeRecord) -> EpisodeRecord:
         prompt_tokens=prompt,
         completion_tokens=completion,
         agent_tokens=prompt + completion,
-        cached_tokens=sum(c.cached_tokens for c in agent),
+        cached_tokens=cached_sum(agent),
         agent_calls=len(agent),
         helper_calls=len(made),
         helper_cached=len(helper) - len(made),

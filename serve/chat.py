@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import msgspec
 from aiohttp import web
 
 from serve.agents import Answer, answer
@@ -82,6 +83,10 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return error_response(404, str(e))
     except BadModelParams as e:
         return error_response(400, str(e))
+    if spec.params.get("drop_system"):  # a chat template without a system role
+        req = msgspec.structs.replace(
+            req, messages=tuple(m for m in req.messages if m[0] != "system")
+        )
     transcript = read_transcript(req.messages)  # carried from the conversation's last request
     prompt_tokens = transcript.prompt_tokens
     too_long = context_error(server.config.max_model_len, prompt_tokens, req.max_tokens)

@@ -16,7 +16,9 @@ Policies (``GET /v1/models`` lists them):
 
 Every chat policy also takes the helper defect rates of :mod:`serve.agents.gate_answers`
 (``matcher_malformed``, ``matcher_wrong``, ``compile_empty_code``, ``compile_cancel_left``,
-``compile_cycle``) and the rewriter's ``rewrite_bad`` (:mod:`serve.agents.rewrite`). Example: ``scripted/synthetic?obey=0.9&fresh=0.35&seed=7``. An unknown
+``compile_cycle``, ``compile_echo``), the rewriter's ``rewrite_bad`` (:mod:`serve.agents.rewrite`)
+and ``drop_system`` (1: every system message is dropped before the request is counted or
+answered, as a chat template without a system role does). Example: ``scripted/synthetic?obey=0.9&fresh=0.35&seed=7``. An unknown
 policy is a 404 (as vLLM answers an unknown model); an unknown parameter or a value that is
 not a number in range is a 400.
 """
@@ -43,7 +45,10 @@ __all__ = [
 ]
 
 PREFIX = "scripted/"
-_HELPERS = frozenset(HELPER_PARAMS) | REWRITE_PARAMS
+# OURS: the chat template's behaviour; drop_system=1 drops every system message before the
+# request is counted or answered, as a template without a system role does (#41)
+TEMPLATE_PARAMS = frozenset({"drop_system"})
+_HELPERS = frozenset(HELPER_PARAMS) | REWRITE_PARAMS | TEMPLATE_PARAMS
 BASE_MODELS: dict[str, frozenset[str]] = {
     "perfect": _HELPERS,
     "always-book": _HELPERS,

@@ -37,7 +37,7 @@ class ServerState:
         """The request's cached prompt tokens (0 without a prefix cache); stores its blocks."""
         if self.prefix is None and self.oracle is None:
             return 0
-        cache = self.prefix or self.oracle
+        cache = self.prefix if self.prefix is not None else self.oracle  # an empty one is falsy
         assert cache is not None
         hashes = block_hashes(stream(messages, reply), cache.block_size)
         if self.oracle is not None:

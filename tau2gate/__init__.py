@@ -6,27 +6,19 @@ The core (:mod:`~tau2gate.facts`, :mod:`~tau2gate.rules`, :mod:`~tau2gate.parse`
 :mod:`tau2gate.adapter` imports τ²-bench lazily (``pip install -e '.[tau2]'``).
 """
 
-from tau2gate.facts import FACTS, WRITE_TOOLS, AirlineState, DictState, compute_facts
-from tau2gate.gate import RUNGS, Dispatch, Gate, Rung, Verdict, rules_shown
-from tau2gate.parse import Parsed, describe, parse_rules, rules_to_json
+from tau2gate.facts import FACTS, WRITE_TOOLS, DictState, compute_facts
+from tau2gate.gate import RUNGS, Gate, rules_shown
+from tau2gate.parse import parse_rules, rules_to_json
 from tau2gate.reference import reference_rules
-from tau2gate.rules import Rule, RuleSet, evaluate
+from tau2gate.rules import evaluate
 
 __all__ = [
     "FACTS",
     "RUNGS",
     "WRITE_TOOLS",
-    "AirlineState",
     "DictState",
-    "Dispatch",
     "Gate",
-    "Parsed",
-    "Rule",
-    "RuleSet",
-    "Rung",
-    "Verdict",
     "compute_facts",
-    "describe",
     "evaluate",
     "parse_rules",
     "reference_rules",

@@ -50,6 +50,11 @@ class EpisodeContext:
     agent: AgentCall
     helpers: Helpers | None = None  # the compiler and the matcher, for the gate arms
     calls: list[CallRecord] = field(default_factory=list)  # helper calls of the current turn
+    on_turn: Callable[[], None] | None = None  # told each time a turn closes (the live view)
+
+    def turn_done(self) -> None:
+        if self.on_turn is not None:
+            self.on_turn()
 
 
 @dataclass
@@ -63,6 +68,7 @@ class Shaped:
     matched_step: str | None = None
     matched_redo: bool | None = None
     matcher_outcome: MatcherOutcome | None = None  # None: no matcher call on this turn
+    matcher_replies: tuple[str, ...] = ()  # raw replies of a corrected or malformed answer
     directive: str | None = None
 
 

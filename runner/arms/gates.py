@@ -147,6 +147,8 @@ class DirectiveGate(ArmSession):
             accuracy,
             enforcing=self.enforcing,
             cached=all(c.cached for c in calls),
+            graph_reply=compiled.graph_reply,
+            revision_reply=compiled.revision_reply,
         )
 
     def _enforces(self, validation: Validation) -> bool:
@@ -163,12 +165,14 @@ class DirectiveGate(ArmSession):
         step: str | None = None
         redo: bool | None = None
         outcome = None
+        replies: tuple[str, ...] = ()
         if turn.kind in MATCHER_BYPASS:
             gate.begin_turn(None)
         else:
             answer, calls = await self.helpers.match(self.ctx.cell, self.episode, turn)
             self.ctx.calls.extend(calls)
             step, redo, outcome = answer.step, answer.redo, answer.outcome
+            replies = answer.replies
             gate.begin_turn(step if redo else None)
         addition, directive = self._addition(step, state)
         shaped = Shaped(
@@ -177,6 +181,7 @@ class DirectiveGate(ArmSession):
             matched_step=step,
             matched_redo=redo,
             matcher_outcome=outcome,
+            matcher_replies=replies,
             directive=directive,
         )
         if not addition:

@@ -23,6 +23,7 @@ async def open_endpoints(
 ) -> AsyncIterator[dict[str, Endpoint]]:
     """Endpoints by name, sessions open; the embedded server runs while the block runs."""
     names = {m.endpoint for m in grid.models}
+    names |= {m.helper_endpoint for m in grid.models if m.helper_endpoint is not None}
     if grid.memory.embed_endpoint is not None:  # the memory arms' embeddings server
         names.add(grid.memory.embed_endpoint)
     out: dict[str, Endpoint] = {}

@@ -109,6 +109,7 @@ class Endpoint:
         self.prompt_tokens = 0
         self.stats = CallStats(endpoint=name)  # counters and the breaker (runner.client.call_stats)
         self.cached_tokens = 0
+        self.cache_reports = 0  # replies whose usage reported cached tokens
 
     async def __aenter__(self) -> Endpoint:
         self.open()
@@ -236,7 +237,10 @@ class Endpoint:
         self.requests += 1
         self.prompt_tokens += pt
         self.completion_tokens += ct
-        self.cached_tokens += cached_tokens(usage)
+        cached = cached_tokens(usage)
+        if cached is not None:
+            self.cached_tokens += cached
+            self.cache_reports += 1
         return Reply(
             content=message.get("content") or "",
             reasoning=message.get("reasoning_content") or message.get("reasoning") or "",
@@ -249,7 +253,7 @@ class Endpoint:
                 attempts=call.attempt,
                 finish_reason=choice.get("finish_reason"),
                 max_tokens=call.budget,
-                cached_tokens=cached_tokens(usage),
+                cached_tokens=cached,
             ),
         )
 

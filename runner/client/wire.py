@@ -67,15 +67,18 @@ def chat_body(
     return orjson.dumps(body)
 
 
-def cached_tokens(usage: Mapping[str, Any]) -> int:
+def cached_tokens(usage: Mapping[str, Any]) -> int | None:
     """Prompt tokens the server's prefix cache served, as vLLM (``--enable-prompt-tokens-
     details``), SGLang (``--enable-cache-report``) and OpenAI report them:
     ``usage.prompt_tokens_details.cached_tokens``; a bare ``usage.cached_tokens`` is read
-    too. 0 where the server says nothing."""
+    too. None where the server says nothing (not reported, which is not 0: llama.cpp reuses
+    most of a prompt and reports none of it, #41); a value that is no count reads as 0."""
     details = usage.get("prompt_tokens_details")
     value = details.get("cached_tokens") if isinstance(details, dict) else None
     if value is None:
         value = usage.get("cached_tokens")
+    if value is None:
+        return None
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from runner.arms import AgentCall
 from runner.client.endpoint import Endpoint, Reply
+from runner.execution.brief_check import BriefLost, brief_lost, brief_text, placed
 from runner.grid.expand import Grid
 from runner.grid.schema import ModelConfig
 
@@ -13,11 +14,24 @@ __all__ = ["agent_call", "agent_calls"]
 
 
 def agent_call(endpoint: Endpoint, model: ModelConfig, grid: Grid) -> AgentCall:
-    """``messages -> Reply`` for ``model`` as the agent (its reply budget and regime)."""
+    """``messages -> Reply`` for ``model`` as the agent (its reply budget and regime), the
+    brief placed as the model's ``brief_role`` says; the first reply is checked for the
+    brief (:mod:`runner.execution.brief_check`: raises :class:`BriefLost`, which stops the
+    run)."""
     kwargs = model.chat_kwargs(grid.decoding, "agent")
+    checked = False
 
     async def call(messages: list[dict[str, str]]) -> Reply:
-        return await endpoint.chat(messages=messages, **kwargs)
+        nonlocal checked
+        brief = brief_text(messages)
+        sent = placed(messages, model.brief_role)
+        reply = await endpoint.chat(messages=sent, **kwargs)
+        if not checked:
+            checked = True
+            lost = brief_lost(model.name, sent, reply.call.prompt_tokens, brief)
+            if lost is not None:
+                raise BriefLost(lost)
+        return reply
 
     return call
 

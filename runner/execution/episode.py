@@ -140,6 +140,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                     matched_step=shaped.matched_step,
                     matched_redo=shaped.matched_redo,
                     matcher_outcome=shaped.matcher_outcome,
+                    matcher_replies=shaped.matcher_replies,
                     directive=shaped.directive,
                     calls=tuple(calls),
                     first_reply=played.first_reply,
@@ -147,6 +148,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                     injected=injected,
                 )
             )
+            ctx.turn_done()
     except CallFailed as e:
         failure = e
     return arm.episode_record(turns, started, t0, failure)

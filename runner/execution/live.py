@@ -2,9 +2,13 @@
 
 The display, on any terminal from 80 columns: a first line with the progress bar, episodes
 done / total, elapsed and ETA (labelled; these always fit), then the counters (requests in
-flight / limit, retries, 429s, failed calls counted as the breaker counts them
-(``runner.client.call_stats``), infrastructure episodes, tokens/s), wrapped at the terminal's width,
-then the cells under way on one line, cut at the terminal's edge. With ``--no-live``,
+flight / limit, requests made, turns closed / planned, retries, 429s, failed calls counted as
+the breaker counts them (``runner.client.call_stats``), infrastructure episodes, tokens/s
+generated and prefilled apart), wrapped at the terminal's width, then the cells under way on
+one line, cut at the terminal's edge. It is redrawn every second (:func:`refreshing`) from
+the endpoints' per-call counters and the turns closed, not only when an episode ends (on a
+slow model episodes end minutes apart), and its ETA is the rate of turns closed so far
+applied to the turns left. With ``--no-live``,
 :func:`progress_lines` prints the same fields as one line at a fixed interval, so a run whose
 every call fails is never silent.
 """
@@ -38,12 +42,15 @@ from scoring.results.lines import CellLine, ContrastLine, ResultLine
 
 __all__ = [
     "counters",
+    "eta",
     "format_result",
     "live_view",
     "preflight_line",
     "progress_columns",
     "progress_lines",
+    "refreshing",
     "status_line",
+    "tokens_per_s",
 ]
 
 
@@ -146,22 +153,47 @@ def _clock(seconds: float) -> str:
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
-def counters(state: RunState) -> str:
-    """Requests in flight / limit, retries, 429s, failed calls (attempts that failed, not
-    429s: what the breaker counts), infrastructure episodes and tokens/s so far."""
+def tokens_per_s(state: RunState) -> str:
+    """Tokens per second so far, generated and prompt apart (a prompt's tokens are mostly
+    re-read from the server's prefix cache, never generated): prefilled (prompt less cached)
+    where the server reports cached tokens, else the prompt tokens marked as such."""
     e = list(state.endpoints.values())
+    elapsed = max(1e-9, time.perf_counter() - state.progress.started)
+    generated = sum(x.completion_tokens for x in e) / elapsed
+    prompt = sum(x.prompt_tokens for x in e)
+    if any(x.cache_reports for x in e):
+        prefilled = (prompt - sum(x.cached_tokens for x in e)) / elapsed
+        return f"tokens/s generated {generated:,.0f} prefilled {prefilled:,.0f}"
+    return (
+        f"tokens/s generated {generated:,.0f} prompt {prompt / elapsed:,.0f} (cache not reported)"
+    )
+
+
+def counters(state: RunState) -> str:
+    """Requests made and in flight / limit, turns done / planned, retries, 429s, failed
+    calls (attempts that failed, not 429s: what the breaker counts), infrastructure
+    episodes and tokens/s so far: read from the endpoints' per-call counters, so they move
+    with every call, not only when an episode ends."""
+    e = list(state.endpoints.values())
+    p = state.progress
     flight = sum(x.limiter.in_flight for x in e)
     limit = sum(x.limiter.limit for x in e)
     retries = sum(x.stats.retries for x in e)
     throttled = sum(x.stats.throttled_429 for x in e)
     failed = sum(x.stats.failed_attempts for x in e)
-    toks = sum(x.completion_tokens + x.prompt_tokens for x in e)
-    rate = toks / max(1e-9, time.perf_counter() - state.progress.started)
+    requests = sum(x.requests for x in e)
     return (
-        f"requests in flight {flight}/{limit}  retries {retries}  429s {throttled}  "
-        f"failed calls {failed}  infra episodes {state.progress.infrastructure}  "
-        f"tokens/s {rate:,.0f}"
+        f"requests in flight {flight}/{limit}  requests {requests:,}  "
+        f"turns {p.turns_done:,}/{p.turns_total:,}  retries {retries}  429s {throttled}  "
+        f"failed calls {failed}  infra episodes {p.infrastructure}  {tokens_per_s(state)}"
     )
+
+
+def eta(state: RunState) -> str:
+    """The time left at the rate turns closed so far (episodes end minutes apart on a slow
+    model; turns close every few seconds), ``-:--:--`` before the first turn."""
+    left = state.progress.eta_s()
+    return _clock(left) if left is not None else "-:--:--"
 
 
 def status_line(state: RunState) -> str:
@@ -169,13 +201,30 @@ def status_line(state: RunState) -> str:
     counters, tokens/s, cells under way) on one line."""
     p = state.progress
     elapsed = time.perf_counter() - p.started
-    eta = elapsed / p.done * (p.total - p.done) if p.done else None
     cells = p.open_cells()
     return (
         f"episodes {p.done}/{p.total}  elapsed {_clock(elapsed)}  "
-        f"ETA {_clock(eta) if eta is not None else '?'}  {counters(state)}"
-        + (f"  cells {cells}" if cells else "")
+        f"ETA {eta(state)}  {counters(state)}" + (f"  cells {cells}" if cells else "")
     )
+
+
+@asynccontextmanager
+async def refreshing(state: RunState, *, every_s: float = 1.0) -> AsyncIterator[None]:
+    """Call the live view's redraw (``state.on_refresh``) every ``every_s`` seconds while
+    the block runs, so its counters, cells and ETA follow the calls, not the episodes."""
+
+    async def tick() -> None:
+        while True:
+            await anyio.sleep(every_s)
+            if state.on_refresh is not None:
+                state.on_refresh()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(tick)
+        try:
+            yield
+        finally:
+            tg.cancel_scope.cancel()
 
 
 def preflight_line(endpoints: dict[str, Endpoint]) -> str:
@@ -276,22 +325,33 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
         finally:
             ordered.close()
         return
-    columns = progress_columns("episodes", bar_width=20)
+    columns = (
+        TextColumn("[bold]episodes"),
+        BarColumn(bar_width=20),
+        MofNCompleteColumn(),
+        TextColumn("elapsed"),
+        TimeElapsedColumn(),
+        TextColumn("ETA {task.fields[eta]}"),  # from turns done (rich's would use episodes)
+    )
     with _RunProgress(*columns, console=console, transient=False, refresh_per_second=4) as bar:
-        task = bar.add_task("run", total=state.progress.total or None, stats="", cells="")
+        task = bar.add_task(
+            "run", total=state.progress.total or None, stats="", cells="", eta="-:--:--"
+        )
 
-        def on_episode(_: object) -> None:
+        def update() -> None:
             bar.update(
                 task,
                 completed=state.progress.done,
                 total=state.progress.total,
                 stats=counters(state),
                 cells=state.progress.open_cells(),
+                eta=eta(state),
             )
 
-        state.on_episode = on_episode
+        state.on_episode = lambda _: update()
+        state.on_refresh = update
         try:
             yield
         finally:
             ordered.close()
-        on_episode(None)
+        update()

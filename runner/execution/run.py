@@ -15,6 +15,7 @@ from protocol.packs import PackError
 from protocol.records import EpisodeRecord
 from runner.client.endpoint import CallFailed
 from runner.execution.scheduler import RunState, expected_seeds, pending_tasks, run_grid
+from runner.gates.cache import HelperStats
 from runner.gates.helpers import Helpers
 from runner.grid.expand import Grid, GridError, Task
 from runner.grid.packs import keep_packs
@@ -25,7 +26,7 @@ from scoring.report.tables import plural
 from scoring.results.stream import StreamingScorer
 from serve.config import ServerConfig
 
-__all__ = ["RunSummary", "run_async"]
+__all__ = ["RunSummary", "helper_summary", "run_async"]
 
 
 class RunSummary(TypedDict):
@@ -57,7 +58,7 @@ async def run_async(
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
     from runner.client.connect import open_endpoints, preflight
-    from runner.execution.live import live_view, preflight_line, progress_lines
+    from runner.execution.live import live_view, preflight_line, progress_lines, refreshing
 
     # The local checks come first (the directory's grid, then its logs), so a directory of
     # another grid is refused before any endpoint is contacted; the manifest is written only
@@ -108,16 +109,14 @@ async def run_async(
             # and text-arm episodes never wait.
             tg.start_soon(_precompile, helpers, tasks, console)
             with live_view(state, console, enabled=live):
-                async with progress_lines(state, console, every_s=0 if live else progress_every_s):
+                async with (
+                    progress_lines(state, console, every_s=0 if live else progress_every_s),
+                    refreshing(state, every_s=1.0),
+                ):
                     await run_grid(state, tasks, scorer)
     st = helpers.stats
     if st.compile_requests or st.matcher_requests:
-        console.print(
-            f"helpers: compiler {st.compile_calls} calls made, {st.compile_saved} saved by "
-            f"the cache; matcher {st.matcher_calls} calls made, {st.matcher_saved} saved "
-            f"({st.matcher_retries} correction requests, {st.matcher_malformed} of them still "
-            f"malformed after it; {st.corrupt} corrupt cache entries dropped)"
-        )
+        console.print(helper_summary(st), highlight=False)
     final = _finalize(out)
     if final:
         console.print(f"final results: {plural(final, 'line')} appended to {out / RESULTS}")
@@ -128,6 +127,22 @@ async def run_async(
         "model_failures": state.progress.model_failures,
         "out": str(out),
     }
+
+
+def helper_summary(st: HelperStats) -> str:
+    """The helpers' end-of-run line: for each helper what was needed and what was made, each
+    count with its unit (a compile is two calls; a matcher answer one call, two when its
+    reply was malformed and the correction request followed)."""
+    made = st.compile_calls // 2
+    return (
+        f"helpers: compiler {plural(st.compile_requests, 'compile')} looked up, {made} made "
+        f"({plural(st.compile_calls, 'call')}), {st.compile_saved} served by the cache; "
+        f"matcher {plural(st.matcher_requests, 'answer')} needed, "
+        f"{st.matcher_requests - st.matcher_saved} made ({plural(st.matcher_calls, 'call')}: "
+        f"{st.matcher_retries} correction requests, {st.matcher_malformed} answers still "
+        f"malformed after it), {st.matcher_saved} served by the cache; "
+        f"{st.corrupt} corrupt cache entries dropped"
+    )
 
 
 def _finalize(out: Path) -> int:

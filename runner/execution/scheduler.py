@@ -60,16 +60,30 @@ class Progress:
     per_cell: dict[str, int] = field(default_factory=dict)  # episodes done this run
     cell_total: dict[str, int] = field(default_factory=dict)  # episodes to run this run
     cell_label: dict[str, str] = field(default_factory=dict)
+    running: dict[str, int] = field(default_factory=dict)  # episodes in flight per cell
+    # Turns: closed this run, and the run's planned total (each task's planned schedule once
+    # its episode is generated, the first one's length until then, plus the re-asks served)
+    turns_done: int = 0
+    turns_total: int = 0
 
     def open_cells(self, limit: int = 3) -> str:
-        """Cells under way (started, not finished): 'label k/n' for the first few."""
+        """Cells under way (an episode running, or some done and not all): 'label k/n' for
+        the first few, with the episodes running."""
         shown = [
-            f"{self.cell_label[c]} {self.per_cell[c]}/{n}"
+            f"{self.cell_label[c]} {self.per_cell.get(c, 0)}/{n}"
+            + (f" +{self.running[c]} running" if self.running.get(c) else "")
             for c, n in self.cell_total.items()
-            if 0 < self.per_cell.get(c, 0) < n
+            if self.running.get(c) or 0 < self.per_cell.get(c, 0) < n
         ]
         more = f" +{len(shown) - limit}" if len(shown) > limit else ""
         return "  ".join(shown[:limit]) + more
+
+    def eta_s(self) -> float | None:
+        """Seconds left at the rate turns closed so far (None before the first turn)."""
+        if not self.turns_done:
+            return None
+        elapsed = time.perf_counter() - self.started
+        return elapsed / self.turns_done * max(0, self.turns_total - self.turns_done)
 
 
 @dataclass
@@ -81,6 +95,7 @@ class RunState:
     progress: Progress = field(default_factory=Progress)
     on_result: Callable[[ResultLine], None] | None = None
     on_episode: Callable[[EpisodeRecord], None] | None = None
+    on_refresh: Callable[[], None] | None = None  # the live view's redraw, every second
 
 
 def pending_tasks(
@@ -103,6 +118,9 @@ async def run_grid(
     episodes: dict[EpisodeSpec, Episode] = {}
     progress = state.progress
     progress.total = len(tasks)
+    paraphrases = grid.paraphrases()  # tier 2's held-out cache (None otherwise)
+    planned = len(generate(tasks[0].spec, paraphrases).turns) if tasks else 0
+    progress.turns_total = planned * len(tasks)
     for t in tasks:
         slug = t.cell.slug()
         progress.cell_total[slug] = progress.cell_total.get(slug, 0) + 1
@@ -118,8 +136,10 @@ async def run_grid(
                 if state.on_result is not None:
                     state.on_result(line)
 
-        paraphrases = grid.paraphrases()  # tier 2's held-out cache (None otherwise)
         started = itertools.count()  # episodes' start numbers (runner.client.limiter)
+
+        def turn_closed() -> None:
+            progress.turns_done += 1
 
         async def worker() -> None:
             while (task := order.pop()) is not None:
@@ -127,11 +147,15 @@ async def run_grid(
                 ep = episodes.get(task.spec)
                 if ep is None:
                     ep = episodes[task.spec] = generate(task.spec, paraphrases)
+                progress.turns_total += len(ep.turns) - planned
+                slug = task.cell.slug()
+                progress.running[slug] = progress.running.get(slug, 0) + 1
                 ctx = EpisodeContext(
                     episode=ep,
                     cell=task.cell,
                     agent=agents[task.cell.model],
                     helpers=state.helpers,
+                    on_turn=turn_closed,
                 )
                 key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.client.affinity
                 age = EPISODE_AGE.set(next(started))  # the limiter serves the oldest first
@@ -140,10 +164,12 @@ async def run_grid(
                 finally:
                     EPISODE_AGE.reset(age)
                     EPISODE.reset(key)
+                    progress.running[slug] -= 1
                 order.observe(task, anyio.current_time() - t0)
                 writer.write(record)
                 progress.done += 1
-                slug = task.cell.slug()
+                # re-asks served beyond the plan; an episode cut short leaves its rest undone
+                progress.turns_total += len(record.turns) - len(ep.turns)
                 progress.per_cell[slug] = progress.per_cell.get(slug, 0) + 1
                 if record.termination in MODEL_FAILURES:
                     progress.model_failures += 1

@@ -147,6 +147,7 @@ class MatchAnswer(msgspec.Struct, frozen=True):
     redo: bool
     malformed: bool = False  # still unparseable after the correction request
     corrected: bool = False  # parsed only after the correction request
+    replies: tuple[str, ...] = ()  # corrected or malformed: the raw replies, bounded (#41)
 
     @property
     def outcome(self) -> MatcherOutcome:
@@ -201,6 +202,7 @@ class MatcherStore:
                     bool(row["redo"]),
                     bool(row["malformed"]),
                     bool(row.get("corrected", False)),
+                    tuple(str(x) for x in row.get("replies", ())),
                 )
                 calls = msgspec.convert(row.get("calls", []), tuple[CallRecord, ...])
             except (ValueError, KeyError, TypeError, msgspec.ValidationError):
@@ -223,6 +225,8 @@ class MatcherStore:
             row["corrected"] = True
         if calls:
             row["calls"] = msgspec.to_builtins(calls)
+        if answer.replies:
+            row["replies"] = list(answer.replies)
         row["c"] = digest(_body(row))[:16]
         line = orjson.dumps(row) + b"\n"
         path = self._shard(key)
@@ -235,5 +239,5 @@ def _body(row: Mapping[str, object]) -> list[object]:
     """What a matcher line's checksum covers (``corrected`` and ``calls`` only where written:
     lines of older runs keep their checksums)."""
     body = [row["k"], row["step"], row["redo"], row["malformed"]]
-    body += [row[k] for k in ("corrected", "calls") if k in row]
+    body += [row[k] for k in ("corrected", "calls", "replies") if k in row]
     return body

@@ -52,7 +52,7 @@ from protocol.compiled import CompiledGraph, CompiledRevision
 from protocol.compiled_parse import parse_graph
 from protocol.compiled_parse import parse_revision as parse_compiled_revision
 from protocol.generate import generate
-from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Role
+from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Role, kept_reply
 from protocol.render import render_revision_prompt
 from runner.client.endpoint import Reply
 from runner.gates.cache import CompileStore, HelperStats, SingleFlight, digest
@@ -102,13 +102,30 @@ class Compiled(msgspec.Struct, frozen=True, kw_only=True):
     calls: tuple[CallRecord, ...] = ()  # the two requests that made it (empty: unknown)
 
 
+def truncated(error: str | None, call: CallRecord | None) -> str | None:
+    """``error`` said as a truncation when its reply was cut by its budget (finish reason
+    ``length``): the reply could not be read because it ends early, not for its content."""
+    if error is None or call is None or call.finish_reason != "length":
+        return error
+    budget = f"{call.max_tokens} tokens" if call.max_tokens else "its budget"
+    return f"truncated: the reply was cut at its budget ({budget}, finish_reason length)"
+
+
 def make_compiled(
     model: str, graph_reply: str, revision_reply: str, calls: Sequence[CallRecord] = ()
 ) -> Compiled:
+    """The parsed compile; a reply that cannot be read because it was cut by its budget
+    says so (``calls``: the graph's request, then the revision's)."""
+    graph = parse_graph(graph_reply)
+    revision = parse_compiled_revision(revision_reply)
+    first = calls[0] if calls else None
+    second = calls[1] if len(calls) > 1 else None
+    graph = msgspec.structs.replace(graph, error=truncated(graph.error, first))
+    revision = msgspec.structs.replace(revision, error=truncated(revision.error, second))
     return Compiled(
         model=model,
-        graph=parse_graph(graph_reply),
-        revision=parse_compiled_revision(revision_reply),
+        graph=graph,
+        revision=revision,
         graph_reply=graph_reply,
         revision_reply=revision_reply,
         calls=tuple(calls),
@@ -169,6 +186,7 @@ class Compiler:
         self.log = HelperLog(out_dir / "helpers.jsonl")
         self._compiled: dict[str, Compiled] = {}
         self._flight: SingleFlight[tuple[Compiled, bool]] = SingleFlight()
+        self._unclaimed: set[str] = set()  # made by the precompile, read by no episode yet
 
     def model_for(self, cell: CellKey) -> ModelConfig:
         """The compile model of ``cell``: its ``compile_model`` or the cell's own model."""
@@ -205,9 +223,22 @@ class Compiler:
         return generate(spec)
 
     async def compile(self, cell: CellKey, episode: Episode) -> tuple[Compiled, list[CallRecord]]:
-        """The compiled graph and revision for ``episode`` and the calls to log with it."""
-        compiled, made = await self._compile(self.model_for(cell), episode)
+        """The compiled graph and revision for ``episode`` and the calls to log with it: as
+        made by the episode whose call made them or, for a compile the precompile made, by
+        the first episode that reads it (so the compile is charged to an arm that read it,
+        and the episodes' made calls sum to the run's spend); as shared everywhere else."""
+        model = self.model_for(cell)
+        compiled, made = await self._compile(model, episode)
+        if not made:
+            made = self._claim(digest(self.key(model, episode))[:40])
         return compiled, list(compiled.calls) if made else shared_calls(compiled.calls)
+
+    def _claim(self, key_digest: str) -> bool:
+        """Whether this reader is the first of a compile the precompile made this run."""
+        if key_digest in self._unclaimed:
+            self._unclaimed.discard(key_digest)
+            return True
+        return False
 
     async def _compile(self, model: ModelConfig, episode: Episode) -> tuple[Compiled, bool]:
         """(the compile, whether this call made its requests)."""
@@ -227,7 +258,11 @@ class Compiler:
             compiled = await self._call(model, episode)
             self._store(key_digest, key, compiled)
             self._compiled[key_digest] = compiled
-            self.log.write(HelperLogLine(kind="compile", key=key_digest, calls=compiled.calls))
+            replies = (kept_reply(compiled.graph_reply), kept_reply(compiled.revision_reply))
+            line = HelperLogLine(
+                kind="compile", key=key_digest, calls=compiled.calls, replies=replies
+            )
+            self.log.write(line)
             return compiled, True
 
         (compiled, made), shared = await self._flight.run(key_digest, fresh)
@@ -238,7 +273,7 @@ class Compiler:
 
     async def _call(self, model: ModelConfig, episode: Episode) -> Compiled:
         episode = self._source(episode)
-        endpoint = self.endpoints[model.endpoint]
+        endpoint = self.endpoints[model.endpoint_for("compiler")]
         kwargs = model.chat_kwargs(self.grid.decoding, "compiler")
         graph_msg = episode.brief + "\n\n" + strings.COMPILER_GRAPH_PROMPT
         revision_msg = render_revision_prompt(list(episode.steps), episode.revision.text)
@@ -297,7 +332,9 @@ class Compiler:
             nonlocal count
             for model, ep in pending:
                 count += 1
-                await self._compile(model, ep)
+                _, made = await self._compile(model, ep)
+                if made:
+                    self._unclaimed.add(digest(self.key(model, ep))[:40])
 
         async with anyio.create_task_group() as tg:
             for _ in range(concurrency):

@@ -27,7 +27,7 @@ from pathlib import Path
 from protocol import strings
 from protocol.compiled import MATCHER_BYPASS
 from protocol.compiled_parse import parse_match
-from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Turn
+from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Turn, kept_reply
 from protocol.render import render_matcher_prompt
 from runner.gates.cache import HelperStats, MatchAnswer, MatcherStore, SingleFlight, digest
 from runner.gates.compiler import CACHE_VERSION, ChatEndpoint, HelperLog, shared_calls
@@ -101,9 +101,10 @@ class Matcher:
             found = self.store.answers.get(key)
             if found is not None:
                 return found, []
-            answer, records = await self._call(model, prompt, ids)
+            answer, records, raw = await self._call(model, prompt, ids)
             self.store.store(key, answer, tuple(records))
-            self.log.write(HelperLogLine(kind="matcher", key=key, calls=tuple(records)))
+            line = HelperLogLine(kind="matcher", key=key, calls=tuple(records), replies=raw)
+            self.log.write(line)
             return answer, records
 
         (answer, records), shared = await self._flight.run(key, fresh)
@@ -114,8 +115,9 @@ class Matcher:
 
     async def _call(
         self, model: ModelConfig, prompt: str, ids: list[str]
-    ) -> tuple[MatchAnswer, list[CallRecord]]:
-        endpoint = self.endpoints[model.endpoint]
+    ) -> tuple[MatchAnswer, list[CallRecord], tuple[str, ...]]:
+        """(the answer, the requests made, their raw replies, each bounded)."""
+        endpoint = self.endpoints[model.endpoint_for("matcher")]
         kwargs = model.chat_kwargs(self.grid.decoding, "matcher")
         messages = [{"role": "user", "content": prompt}]
         reply = await endpoint.chat(messages=messages, **kwargs)
@@ -123,17 +125,19 @@ class Matcher:
         records = [reply.call]
         parsed = parse_match(reply.content, ids)
         if parsed is not None:
-            return MatchAnswer(parsed[0], parsed[1]), records
+            return MatchAnswer(parsed[0], parsed[1]), records, (kept_reply(reply.content),)
         self.stats.matcher_retries += 1
         messages += [
             {"role": "assistant", "content": reply.content},
             {"role": "user", "content": strings.MATCHER_RETRY},
         ]
+        first = reply.content
         reply = await endpoint.chat(messages=messages, **kwargs)
         self.stats.matcher_calls += 1
         records.append(reply.call)
+        replies = (kept_reply(first), kept_reply(reply.content))
         parsed = parse_match(reply.content, ids)
         if parsed is None:
             self.stats.matcher_malformed += 1
-            return MatchAnswer(None, False, malformed=True), records
-        return MatchAnswer(parsed[0], parsed[1], corrected=True), records
+            return MatchAnswer(None, False, malformed=True, replies=replies), records, replies
+        return MatchAnswer(parsed[0], parsed[1], corrected=True, replies=replies), records, replies

@@ -41,6 +41,13 @@ def identity(grid_data: GridData) -> GridData:
     for e in data.get("endpoints", []):
         for k in _ENDPOINT_FREE:
             e.pop(k, None)
+    for m in data.get("models", []):
+        # grids written before brief_role (#41) omit its default; where the helpers' requests
+        # go (their endpoint, the llama.cpp slots) is no part of a grid's identity
+        if m.get("brief_role") == "system":
+            m.pop("brief_role")
+        for k in ("helper_endpoint", "agent_slot", "helper_slot"):
+            m.pop(k, None)
     return dict(data)
 
 

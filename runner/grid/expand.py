@@ -21,7 +21,10 @@ import msgspec
 from protocol.arms import arm_names, arm_spec, memory_arms
 from protocol.config import Config, Schedule, scripted_served_by
 from protocol.domains import POOLS
-from protocol.generate import (
+from protocol.knobs import knob_problems
+from protocol.packs import PackError
+from protocol.records import CellKey, EpisodeSpec, Knobs
+from protocol.versions import (
     GENERATOR_VERSIONS,
     MAX_STEPS,
     MIN_STEPS,
@@ -29,9 +32,6 @@ from protocol.generate import (
     SpecError,
     check_spec,
 )
-from protocol.knobs import knob_problems
-from protocol.packs import PackError
-from protocol.records import CellKey, EpisodeSpec, Knobs
 from runner.grid.errors import validation_problem
 from runner.grid.packs import resolve_domains
 from runner.grid.paraphrase_cache import ParaphraseCacheError, load_paraphrases
@@ -253,6 +253,13 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
                 f"model {m.name!r} names unknown endpoint {m.endpoint!r}"
                 + (f" (did you mean {hint[0]!r}?)" if hint else "")
             )
+        if m.helper_endpoint is not None and m.helper_endpoint not in known:
+            problems.append(
+                f"model {m.name!r}: helper_endpoint {m.helper_endpoint!r} is not an endpoint"
+            )
+        for what, slot in (("agent_slot", m.agent_slot), ("helper_slot", m.helper_slot)):
+            if slot is not None and slot < 0:
+                problems.append(f"model {m.name!r}: {what} must be at least 0 (got {slot})")
         if m.compile_model is not None and m.compile_model not in names:
             problems.append(f"model {m.name!r}: compile_model {m.compile_model!r} is not a model")
     for ep in grid.endpoints:

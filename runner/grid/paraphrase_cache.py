@@ -13,8 +13,8 @@ from pathlib import Path
 import msgspec
 
 from protocol.domains import POOLS
-from protocol.generate import Paraphrases
 from protocol.paraphrases import check_paraphrases
+from protocol.versions import Paraphrases
 
 __all__ = ["ParaphraseCacheError", "load_paraphrases"]
 

@@ -12,8 +12,8 @@ import msgspec
 
 from protocol.arms import ladder
 from protocol.config import Brief, Domain, Schedule
-from protocol.generate import GENERATOR_VERSION
 from protocol.records import Knobs, Role
+from protocol.versions import GENERATOR_VERSION
 from runner.client.affinity import Routing
 
 __all__ = [
@@ -78,10 +78,29 @@ class ModelConfig(_Strict):
     regime: Literal["no-think", "thinking"] = "no-think"
     select: Literal["request", "checkpoint", "vendor"] = "checkpoint"
     extra: dict[str, object] = {}  # vendor flags, merged into every request body
-    compile_model: str | None = None
+    compile_model: str | None = None  # another model's name to compile for this one
     # The model's context in tokens, for `ladder validate`'s overflow warning (#40); None:
     # the server's model card tells (vLLM's /models max_model_len), else unknown.
-    context: int | None = None  # another model's name to compile for this one
+    context: int | None = None
+    # where the agent's brief goes: the system message (the paper's), or "user": leading the
+    # first user turn, for a chat template without a system role (runner.execution.brief_check)
+    brief_role: Literal["system", "user"] = "system"
+    # Helpers that do not evict the agent (#41): the compiler's and the matcher's requests go
+    # to this endpoint (another server or replica of the same model) instead of ``endpoint``;
+    # and / or, on a llama.cpp server with several slots (``-np``), each role's requests
+    # carry llama.cpp's ``id_slot`` so helpers never take the agent's slot and its prefix
+    helper_endpoint: str | None = None
+    agent_slot: int | None = None
+    helper_slot: int | None = None
+
+    def endpoint_for(self, role: Role) -> str:
+        """The endpoint a request of ``role`` goes to."""
+        helper = role in ("matcher", "compiler") and self.helper_endpoint is not None
+        return self.helper_endpoint if helper and self.helper_endpoint else self.endpoint
+
+    def slot_for(self, role: Role) -> int | None:
+        """llama.cpp's ``id_slot`` for a request of ``role`` (None: the server picks)."""
+        return self.helper_slot if role in ("matcher", "compiler") else self.agent_slot
 
     def served_name(self) -> str:
         return self.served or self.name
@@ -96,13 +115,18 @@ class ModelConfig(_Strict):
     def chat_kwargs(self, decoding: Decoding, role: Role) -> ChatKwargs:
         """The one mapping from (model, decoding, role) to a chat request: the served name,
         the role's budget in this model's regime, the regime switch and the temperature."""
+        extra = self.request_extra()
+        slot = self.slot_for(role)
+        if slot is not None:
+            extra["id_slot"] = slot
+        if decoding.top_p is not None:  # --top-p (#40)
+            extra["top_p"] = decoding.top_p
         return ChatKwargs(
             model=self.served_name(),
             max_tokens=decoding.budget(role)[self.regime],
             role=role,
             thinking=self.regime == "thinking",
-            extra=self.request_extra()
-            | ({} if decoding.top_p is None else {"top_p": decoding.top_p}),
+            extra=extra,
             temperature=decoding.temperature,
         )
 

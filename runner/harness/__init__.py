@@ -8,6 +8,8 @@ Needs the ``tools`` extra (``pip install 'state-ladder[tools]'``).
 
 from __future__ import annotations
 
-from runner.harness.episode import WorkspaceMismatch, run_harness_episode
+from runner.harness.episode import run_harness_episode
 
-__all__ = ["WorkspaceMismatch", "run_harness_episode"]
+__all__ = [
+    "run_harness_episode",
+]

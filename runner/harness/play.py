@@ -163,6 +163,7 @@ class Play:
                 matched_step=shaped.matched_step,
                 matched_redo=shaped.matched_redo,
                 matcher_outcome=shaped.matcher_outcome,
+                matcher_replies=shaped.matcher_replies,
                 directive=shaped.directive,
                 calls=tuple(self.calls),
                 follow_ups=tuple(self.replies[1:]),
@@ -170,3 +171,4 @@ class Play:
             )
         )
         self.turn = None
+        self.ctx.turn_done()

@@ -31,11 +31,10 @@ from protocol.probe import (
     ProbeRecord,
     TrapTurn,
     Variant,
-    books_with_actions,
     find_traps,
-    realized_states,
     variant_messages,
 )
+from protocol.probe_history import books_with_actions, realized_states
 from protocol.records import Episode, EpisodeRecord, EpisodeSpec, TurnKind
 from protocol.state import TaskState
 from runner.client.affinity import affinity_key

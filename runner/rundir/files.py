@@ -47,9 +47,7 @@ class JsonlAppender:
         start = os.fstat(self._fd).st_size  # one writer per file (runner.rundir.lock)
         try:
             with memoryview(line) as view:
-                written = 0
-                while written < len(view):
-                    written += os.write(self._fd, view[written:])
+                _write_all(self._fd, view)
         except OSError as e:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, start)
@@ -72,6 +70,13 @@ class JsonlAppender:
         self.close()
 
 
+def _write_all(fd: int, view: memoryview) -> None:
+    """Write all of ``view`` (``os.write`` may write less than asked)."""
+    written = 0
+    while written < len(view):
+        written += os.write(fd, view[written:])
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file, fsync and ``os.replace``."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,9 +84,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
         with memoryview(data) as view:
-            written = 0
-            while written < len(view):
-                written += os.write(fd, view[written:])
+            _write_all(fd, view)
         os.fsync(fd)
     except BaseException:
         os.close(fd)

@@ -67,6 +67,13 @@ def grid_digest(grid: Grid) -> str:
     for e in data.get("endpoints", []):
         for k in ("max_in_flight", "adaptive", "start_in_flight", "base_url", "base_urls"):
             e.pop(k, None)
+    for m in data.get("models", []):
+        # grids written before brief_role (#41) omit its default; where the helpers' requests
+        # go (their endpoint, the llama.cpp slots) is no part of a grid's identity
+        if m.get("brief_role") == "system":
+            m.pop("brief_role")
+        for k in ("helper_endpoint", "agent_slot", "helper_slot"):
+            m.pop(k, None)
     return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from protocol.records import CellKey, EpisodeRecord
 from runner.grid.packs import loaded_texts, register_texts
 from runner.rundir.logs import LogReport, NewerSchemaError, log_files, read_log_file, read_logs
-from scoring.analyses.gate_report import helper_lines
+from scoring.analyses.gate_report import flag_inert, helper_lines
 from scoring.replay.episode import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
@@ -128,6 +128,7 @@ def _merge(
     helpers = sorted((h for part in parts for h in part.helpers), key=lambda h: cell_sort_key(h[0]))
     with paused_gc():
         lines = score_lines((scores[k] for k in order), family) + [line for _, line in helpers]
+        lines = flag_inert(lines)
     return with_status(lines, "final")  # as scoring.results.offline.rescore marks them
 
 

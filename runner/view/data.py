@@ -9,8 +9,8 @@ from pathlib import Path
 import msgspec
 import orjson
 
-from protocol.generate import SpecError
 from protocol.records import Episode, EpisodeRecord
+from protocol.versions import SpecError
 from runner.rundir.manifest import MANIFEST
 from runner.view.index import RunIndex
 from scoring.replay.episode import score_episode
@@ -43,13 +43,14 @@ class RunView:
             self.index.set_overview(score_lines(self.index.scores()))
         lines = self.index.overview or []
         rep = self.index.report()
+        cells = cells_view(lines, self.index.costs(), self.index.gates())
         warning = synthetic_warning(line.cell for line in lines if isinstance(line, CellLine))
         return CellsView(
             run=str(self.run_dir),
             synthetic=" ".join(warning).strip().removeprefix("> "),
             details=run_details(self._manifest()),
-            cells=cells_view(lines, self.index.costs()),
-            contrasts=contrasts_view(lines),
+            cells=cells,
+            contrasts=contrasts_view(lines, cells),
             log=LogView(
                 files=rep.files,
                 records=rep.records,

@@ -27,13 +27,14 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.generate import SpecError
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
+from protocol.versions import SpecError
 from runner.rundir.logs import LogReport, log_files, read_record, scan_log
 from scoring.analyses.cost import CostRow, cost_rows
+from scoring.analyses.gate_report import gate_activity, merged_activity
 from scoring.replay.episode import EpisodeScore, score_episode
 from scoring.replay.ground_truth import EpisodeCache
-from scoring.results.lines import ResultLine
+from scoring.results.lines import GateActivity, ResultLine
 from scoring.results.offline import paused_gc
 from scoring.view.episode import episode_row
 from scoring.view.models import RowView
@@ -41,7 +42,7 @@ from scoring.view.models import RowView
 __all__ = ["INDEX_FILE", "INDEX_VERSION", "Entry", "FileIndex", "RunIndex"]
 
 INDEX_FILE = "view-index.msgpack"
-INDEX_VERSION = 3  # 3: an entry's row is a scoring.view.models.RowView, the overview typed lines
+INDEX_VERSION = 4  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity
 _HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
 
 
@@ -52,6 +53,7 @@ class Entry(msgspec.Struct, kw_only=True):
     score: EpisodeScore
     row: RowView
     cost: CostRow | None  # None: not completed (cost counts completed episodes)
+    gate: GateActivity | None = None  # a completed gate episode's (None: no gate, not completed)
 
 
 class FileIndex(msgspec.Struct, kw_only=True):
@@ -73,6 +75,14 @@ class _Cache(msgspec.Struct, kw_only=True):
 def _head(path: Path) -> bytes:
     with path.open("rb") as f:
         return f.read(_HEAD)
+
+
+def _gate(record: EpisodeRecord) -> GateActivity | None:
+    """A completed gate episode's gate activity (what the overview's inert mark merges)."""
+    gated = record.compile is not None or any(t.matcher_outcome for t in record.turns)
+    if record.termination != "completed" or not gated:
+        return None
+    return gate_activity([record])
 
 
 class RunIndex:
@@ -149,6 +159,7 @@ class RunIndex:
                 score=score,
                 row=episode_row(rec, score, cost),
                 cost=cost,
+                gate=_gate(rec),
             )
             fi.records += 1
             self.scanned += 1
@@ -210,6 +221,15 @@ class RunIndex:
             slug: [e.cost for _, e in cell.values() if e.cost is not None]
             for slug, cell in self._by_slug.items()
         }
+
+    def gates(self) -> dict[str, GateActivity]:
+        """Each gate cell's activity, merged over its completed episodes (by slug)."""
+        out: dict[str, GateActivity] = {}
+        for slug, cell in self._by_slug.items():
+            parts = [e.gate for _, e in cell.values() if e.gate is not None]
+            if parts:
+                out[slug] = merged_activity(parts)
+        return out
 
     def cell_key(self, slug: str) -> CellKey | None:
         cell = self._by_slug.get(slug)

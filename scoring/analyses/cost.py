@@ -5,14 +5,18 @@ key), over the episodes that completed (an infrastructure failure has no full co
 
 * Agent tokens per episode (prompt, completion, total: the agent's calls only, as in
   Table 7), the prompt tokens the server served from its prefix cache (``cached_tokens``,
-  0 where the server does not report them), and the total as a multiple of the raw arm of the
+  None, "not reported", where no agent call's usage carried them: llama.cpp reuses most of
+  a prompt and reports none of it), and the total as a multiple of the raw arm of the
   same configuration (``x_raw``; a variant cell, whose knobs the raw arm does not run, is
   compared with the raw cell of the same configuration at default knobs; None without one).
 * Agent calls per episode (one per scripted turn, a re-ask turn and a same-turn notice's
   retry included) and the re-ask turns apart.
-* Helper calls each arm REQUIRES per episode, matcher and compiler apart: the matcher one per
-  turn it consulted (Table 7: one per non-filler, non-revision turn), the compiler two per
-  compile (graph and revision). A call another cell's episode made for the same key (the
+* Helper calls each arm REQUIRES per episode, matcher and compiler apart, in one unit, calls:
+  the matcher's calls behind each turn it consulted (Table 7: one per non-filler,
+  non-revision turn; a malformed reply's correction request is one more, made or served:
+  a served answer's records are those of every request that made it), the compiler two per
+  compile (graph and revision); the matcher's answers (turns consulted) are
+  ``matcher_answers``. A call another cell's episode made for the same key (the
   directive, enforcement and hybrid arms of one seed share every matcher answer and the
   compile) is still required by this arm; it is counted once as required and then as *made*
   (a request this episode sent; a malformed matcher reply's correction request counts as one
@@ -40,6 +44,7 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from protocol.records import CallRecord, CellKey, EpisodeRecord, HelperLogLine, Knobs
+from scoring.analyses.gate_report import gate_activity
 from scoring.results.cells import cell_sort_key, config_of
 
 __all__ = ["CostRow", "HelperSpend", "Latency", "cost_rows", "helper_spend", "quantile"]
@@ -65,12 +70,14 @@ class CostRow(msgspec.Struct, frozen=True, kw_only=True):
     prompt_tokens: float
     completion_tokens: float
     total_tokens: float
-    cached_tokens: float  # of prompt_tokens, served from the server's prefix cache
-    uncached_tokens: float  # prompt_tokens - cached_tokens
+    # of prompt_tokens, served from the server's prefix cache; None: not reported by the
+    # server (no agent call's usage carried it), never shown as 0
+    cached_tokens: float | None
+    uncached_tokens: float | None  # prompt_tokens - cached_tokens (None: not reported)
     x_raw: float | None  # total_tokens / the raw arm's of the same configuration
     agent_calls: float
     re_asks: float  # re-ask turns (the scripted user's dynamic turns)
-    matcher_required: float
+    matcher_required: float  # matcher calls the arm needs: made + served (one unit: calls)
     matcher_made: float
     matcher_cached: float
     compiler_required: float
@@ -83,6 +90,12 @@ class CostRow(msgspec.Struct, frozen=True, kw_only=True):
     memory_calls: float = 0.0
     embedding_calls: float = 0.0
     helper_tokens_made: float = 0.0  # of helper_tokens, those of requests these episodes sent
+    # turns the arm consulted the matcher on (answers needed); matcher_required counts the
+    # calls behind them, a malformed reply's correction request included
+    matcher_answers: float = 0.0
+    # why the cell's gate was inert (scoring.analyses.gate_report.gate_activity), None when
+    # it acted or the arm has no gate: its cost buys no gate
+    gate_inert: str | None = None
     wall_s: Latency  # episode wall time
     server_s: Latency  # per agent call, at the server (all attempts)
     wait_s: Latency  # per agent call, waiting for a slot under the concurrency cap
@@ -121,9 +134,10 @@ class _Tally:
                 "prompt",
                 "completion",
                 "cached_tokens",
+                "cache_reported",
                 "agent_calls",
                 "re_asks",
-                "matcher_required",
+                "matcher_answers",
                 "matcher_made",
                 "matcher_cached",
                 "compiler_made",
@@ -149,7 +163,7 @@ class _Tally:
         for turn in record.turns:
             k["re_asks"] += turn.dynamic
             k["rejected"] += len(turn.refused)
-            k["matcher_required"] += any(c.role == "matcher" for c in turn.calls)
+            k["matcher_answers"] += any(c.role == "matcher" for c in turn.calls)
             for call in turn.calls:
                 self._call(call)
 
@@ -159,7 +173,9 @@ class _Tally:
             k["agent_calls"] += 1
             k["prompt"] += c.prompt_tokens
             k["completion"] += c.completion_tokens
-            k["cached_tokens"] += c.cached_tokens
+            if c.cached_tokens is not None:
+                k["cached_tokens"] += c.cached_tokens
+                k["cache_reported"] += 1
             self.server.append(c.server_s)
             self.wait.append(c.wait_s)
             return
@@ -180,12 +196,13 @@ class _Tally:
             prompt_tokens=k["prompt"] / n,
             completion_tokens=k["completion"] / n,
             total_tokens=(k["prompt"] + k["completion"]) / n,
-            cached_tokens=k["cached_tokens"] / n,
-            uncached_tokens=(k["prompt"] - k["cached_tokens"]) / n,
+            cached_tokens=k["cached_tokens"] / n if k["cache_reported"] else None,
+            uncached_tokens=(k["prompt"] - k["cached_tokens"]) / n if k["cache_reported"] else None,
             x_raw=None,
             agent_calls=k["agent_calls"] / n,
             re_asks=k["re_asks"] / n,
-            matcher_required=k["matcher_required"] / n,
+            matcher_required=(k["matcher_made"] + k["matcher_cached"]) / n,
+            matcher_answers=k["matcher_answers"] / n,
             matcher_made=k["matcher_made"] / n,
             matcher_cached=k["matcher_cached"] / n,
             compiler_required=(k["compiler_made"] + k["compiler_cached"]) / n,
@@ -207,16 +224,31 @@ def cost_rows(records: Iterable[EpisodeRecord]) -> list[CostRow]:
     """One row per cell with a completed episode: configurations in a stable order, arms in
     ladder order within each (see the module docstring for every column)."""
     tallies: dict[CellKey, _Tally] = {}
+    gated: dict[CellKey, list[EpisodeRecord]] = {}
     for record in records:
         if record.termination == "completed":
             tallies.setdefault(record.cell, _Tally()).add(record)
-    rows = [tallies[c].row(c) for c in sorted(tallies, key=cell_sort_key)]
+            gated.setdefault(record.cell, []).append(record)
+    rows = [
+        msgspec.structs.replace(tallies[c].row(c), gate_inert=_inert(gated[c]))
+        for c in sorted(tallies, key=cell_sort_key)
+    ]
     raw = {config_of(r.cell): r.total_tokens for r in rows if r.cell.arm == "raw"}
     out = []
     for r in rows:
         base = raw.get(config_of(r.cell)) or raw.get(_default_knobs(config_of(r.cell)))
         out.append(msgspec.structs.replace(r, x_raw=r.total_tokens / base) if base else r)
     return out
+
+
+def _inert(records: Sequence[EpisodeRecord]) -> str | None:
+    """Why a gate cell's gate was inert (None: it acted, or the cell has no gate)."""
+    if not any(
+        r.compile is not None or any(t.matcher_outcome is not None for t in r.turns)
+        for r in records
+    ):
+        return None
+    return gate_activity(records).why
 
 
 def _default_knobs(config: CellKey) -> CellKey:

@@ -10,17 +10,41 @@
   malformed) from ``TurnRecord.matcher_outcome``. Table 4's agreement is over "ask,
   premature, and redo turns" (the turns tier 2 rewrites: asks and re-asks, premature asks,
   redo probes; :data:`REWRITTEN_KINDS`), reported as ``rewritten_agreement``.
+* :func:`gate_activity`: whether the gate did anything (compiles failed / empty / flagged,
+  matcher answers malformed after correction, directives and notices shown); a cell whose
+  gate never acted, or whose every compile failed, is ``inert`` with a line saying why.
+  :func:`flag_inert` marks the contrasts an inert cell takes part in (``gate_inert``), so a
+  report prints them as unmeasured, never as plain nulls (docs/results.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from protocol.records import CellKey, EpisodeRecord
-from scoring.results.cells import cell_sort_key
-from scoring.results.lines import CompileSummary, HelperLine, MatcherSummary
+import msgspec
 
-__all__ = ["MATCHED_KINDS", "REWRITTEN_KINDS", "compile_table", "helper_lines", "matcher_report"]
+from protocol.records import CellKey, EpisodeRecord, TurnRecord
+from scoring.results.cells import cell_sort_key, config_of
+from scoring.results.lines import (
+    CompileSummary,
+    ContrastLine,
+    GateActivity,
+    HelperLine,
+    MatcherSummary,
+    ResultLine,
+)
+
+__all__ = [
+    "MATCHED_KINDS",
+    "REWRITTEN_KINDS",
+    "compile_table",
+    "flag_inert",
+    "gate_activity",
+    "helper_lines",
+    "judged",
+    "matcher_report",
+    "merged_activity",
+]
 
 # Turns on which agreement is measured: every turn that resolves to a scripted step.
 MATCHED_KINDS = frozenset(
@@ -118,6 +142,141 @@ def matcher_report(records: Iterable[EpisodeRecord]) -> MatcherSummary:
     )
 
 
+def _acted(t: TurnRecord) -> bool:
+    """The gate showed the agent something on this turn, or refused one of its bookings."""
+    return bool(t.directive or t.arm_text or t.notices or t.retry_notices or t.refused)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def gate_activity(records: Sequence[EpisodeRecord]) -> GateActivity:
+    """What a gate cell's gate did over ``records`` (completed episodes of one cell).
+
+    Inert: no turn of any episode showed a directive (or any arm text) or a rejection
+    notice, or refused a booking; or every compile failed (the gate then acts, if at all,
+    on a graph it could not read). ``why`` says which, with the counts behind it."""
+    compiles = failed = empty = flagged = consulted = malformed = 0
+    directives = notices = arm_turns = acted = 0
+    errors: dict[str, int] = {}
+    for r in records:
+        info = r.compile
+        if info is not None:
+            compiles += 1
+            failed += info.graph_error is not None or info.revision_error is not None
+            empty += not info.graph
+            flagged += not info.validator.passed
+            for e in (info.graph_error, info.revision_error):
+                if e is not None:
+                    errors[e] = errors.get(e, 0) + 1
+        for t in r.turns:
+            consulted += t.matcher_outcome is not None
+            malformed += t.matcher_outcome == "malformed"
+            directives += t.directive is not None
+            notices += len(t.notices) + len(t.retry_notices)
+            arm_turns += bool(t.arm_text)
+            acted += _acted(t)
+    return judged(
+        GateActivity(
+            episodes=len(records),
+            compiles=compiles,
+            compile_failed=failed,
+            compile_empty=empty,
+            compile_flagged=flagged,
+            compile_errors=errors,
+            matcher_turns=consulted,
+            matcher_malformed=malformed,
+            directives=directives,
+            notices=notices,
+            arm_turns=arm_turns,
+            acted_turns=acted,
+        )
+    )
+
+
+def judged(g: GateActivity) -> GateActivity:
+    """``g`` with ``inert`` and ``why`` set from its counts (see :func:`gate_activity`)."""
+    why: list[str] = []
+    if g.episodes and not g.acted_turns:
+        shown = _plural(g.episodes, "episode")
+        why.append(f"no directive, arm text or rejection notice shown in {shown}")
+    if g.compiles and g.compile_failed == g.compiles:
+        why.append(f"{g.compile_failed}/{g.compiles} compiles failed")
+    inert = bool(why)
+    if inert:
+        why += [f"{n}x {e}" for e, n in sorted(g.compile_errors.items())]
+        if g.matcher_turns and g.matcher_malformed:
+            why.append(
+                f"{g.matcher_malformed}/{g.matcher_turns} matcher answers malformed after "
+                "correction"
+            )
+    return msgspec.structs.replace(
+        g, inert=inert, why="gate inert: " + "; ".join(why) if inert else None
+    )
+
+
+def merged_activity(parts: Iterable[GateActivity]) -> GateActivity:
+    """The activity of a cell from its episodes' (each :func:`gate_activity` of one record):
+    the counts summed, then judged as one."""
+    total: dict[str, int] = {}
+    errors: dict[str, int] = {}
+    for g in parts:
+        for name in _COUNTS:
+            total[name] = total.get(name, 0) + getattr(g, name)
+        for e, n in g.compile_errors.items():
+            errors[e] = errors.get(e, 0) + n
+    return judged(
+        GateActivity(
+            episodes=total.get("episodes", 0),
+            compiles=total.get("compiles", 0),
+            compile_failed=total.get("compile_failed", 0),
+            compile_empty=total.get("compile_empty", 0),
+            compile_flagged=total.get("compile_flagged", 0),
+            compile_errors=errors,
+            matcher_turns=total.get("matcher_turns", 0),
+            matcher_malformed=total.get("matcher_malformed", 0),
+            directives=total.get("directives", 0),
+            notices=total.get("notices", 0),
+            arm_turns=total.get("arm_turns", 0),
+            acted_turns=total.get("acted_turns", 0),
+        )
+    )
+
+
+_COUNTS = (
+    "episodes",
+    "compiles",
+    "compile_failed",
+    "compile_empty",
+    "compile_flagged",
+    "matcher_turns",
+    "matcher_malformed",
+    "directives",
+    "notices",
+    "arm_turns",
+    "acted_turns",
+)
+
+
+def flag_inert(lines: Sequence[ResultLine]) -> list[ResultLine]:
+    """``lines`` with each contrast naming the arms whose gate was inert (``gate_inert``),
+    from the helpers lines among them; other lines unchanged."""
+    inert = {
+        (config_of(h.cell), h.cell.arm) for h in lines if isinstance(h, HelperLine) and h.gate.inert
+    }
+    if not inert:
+        return list(lines)
+    out: list[ResultLine] = []
+    for x in lines:
+        if isinstance(x, ContrastLine):
+            arms = tuple(a for a in (x.a, x.b) if (x.config, a) in inert)
+            if arms:
+                x = msgspec.structs.replace(x, gate_inert=arms)
+        out.append(x)
+    return out
+
+
 def helper_lines(records: Iterable[EpisodeRecord]) -> list[HelperLine]:
     """One ``type: "helpers"`` line per gate cell (a cell whose episodes compiled or ran
     the matcher): compile accuracy (Table 5 shape) and matcher agreement (Table 11 shape)."""
@@ -132,5 +291,6 @@ def helper_lines(records: Iterable[EpisodeRecord]) -> list[HelperLine]:
         matcher = matcher_report(recs)
         if compiled.n == 0 and matcher.turns == 0:
             continue
-        out.append(HelperLine(cell=key, compile=compiled, matcher=matcher))
+        gate = gate_activity(recs)
+        out.append(HelperLine(cell=key, compile=compiled, matcher=matcher, gate=gate))
     return out

@@ -19,7 +19,7 @@ from protocol.records import CellKey, EpisodeRecord
 from protocol.registry import Registry
 from scoring.analyses.base import Analyses, Pair, Table
 from scoring.analyses.corruption_replay import CORRUPTION
-from scoring.analyses.gate_report import helper_lines
+from scoring.analyses.gate_report import flag_inert, helper_lines
 from scoring.analyses.hybrid_counterfactual import HYBRID
 from scoring.analyses.obedience import OBEDIENCE
 from scoring.analyses.omission_attribution import OMISSION_ATTRIBUTION
@@ -100,5 +100,5 @@ def scored_once(
         cells.setdefault(pair[0].cell, []).append(pair)
     analyses = batched_analyses(cells.values(), cache)
     with paused_gc():
-        lines = score_lines(scores, family) + helper_lines(records)
+        lines = flag_inert([*score_lines(scores, family), *helper_lines(records)])
     return with_status(lines, "final"), analyses

@@ -50,7 +50,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from protocol.config import UserStyle
-from protocol.generate import SpecError, generate
+from protocol.generate import generate
 from protocol.records import (
     MODEL_FAILURES,
     CellKey,
@@ -62,6 +62,7 @@ from protocol.records import (
 )
 from protocol.state import CHANNELS, Error
 from protocol.user import ScriptedUser
+from protocol.versions import SpecError
 from scoring.replay.bookings import NOTHING, CodeTables, TurnBookings, read_turn
 from scoring.replay.consistency import MAX_MISMATCHES, ScheduleChecker, planned_mismatches
 from scoring.replay.harness import ToolTable, read_harness_turn

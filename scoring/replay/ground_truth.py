@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import msgspec
 
-from protocol.generate import Paraphrases, generate
+from protocol.generate import generate
 from protocol.records import Episode, EpisodeSpec
+from protocol.versions import Paraphrases
 
 __all__ = ["EpisodeCache"]
 

@@ -24,8 +24,8 @@ COST_HEADER = (
     "cached k",
     "agent calls",
     "re-asks",
-    "matcher req (made/cached)",
-    "compiler req (made/cached)",
+    "matcher calls needed (made/cached)",
+    "compiler calls needed (made/cached)",
     "helper tok k needed (made)",
     "rejected/128",
     "memory / embed calls",
@@ -67,13 +67,13 @@ def _p50_p95_p99(lat: Latency) -> str:
 
 def _cost_cells(r: CostRow) -> list[str]:
     return [
-        r.cell.arm,
+        r.cell.arm + (" [gate inert]" if r.gate_inert else ""),
         str(r.n),
         _k(r.prompt_tokens),
         _k(r.completion_tokens, 2),
         _k(r.total_tokens),
         "-" if r.x_raw is None else f"{r.x_raw:.2f}",
-        _k(r.cached_tokens),
+        "not reported" if r.cached_tokens is None else _k(r.cached_tokens),
         f"{r.agent_calls:.1f}",
         f"{r.re_asks:.2f}",
         _req(r.matcher_required, r.matcher_made, r.matcher_cached),
@@ -139,6 +139,8 @@ def cost_table(rows: Sequence[CostRow], labels: Labels = WIDE) -> str:
         parts.append(f"Cost per episode: {labels(members[0].cell)}")
         cost = [_cost_cells(r) for r in members]
         parts += _tables(COST_HEADER, cost, _COST_GROUPS, labels.wide)
+        if inert := [f"  {r.cell.arm}: {r.gate_inert}" for r in members if r.gate_inert]:
+            parts[-1:-1] = inert  # under the cost tables, before their blank line
         latency = [_latency_cells(r) for r in members]
         parts += _tables(LATENCY_HEADER, latency, _LATENCY_GROUPS, labels.wide)
     return "\n".join(parts).rstrip()

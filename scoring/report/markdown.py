@@ -25,15 +25,20 @@ from scoring.report.figure_text import legend_below, short_labels, wrap
 from scoring.report.tables import (
     CHANNEL_HEADER,
     CONTRAST_HEADER,
+    GATE_HEADER,
     HELPERS_HEADER,
+    INERT_TITLE,
     LADDER_HEADER,
     Labels,
     channel_rows,
     config_label,
     contrast_rows,
+    gate_activity_rows,
     helper_rows,
+    inert_lines,
     ladder_rows,
     markdown_table,
+    plural,
 )
 from scoring.results.lines import CellLine, ResultLine
 
@@ -205,6 +210,13 @@ def markdown_report(
     ]
     out += synthetic_warning(c.cell for c in cells)
     out += [f"- {note}" for note in notes]
+    inert_count = len(inert_lines(lines))
+    if inert_count:
+        out += [
+            "",
+            f"> GATE INERT: {plural(inert_count, 'gate cell')} never gated (see Gate "
+            "activity); their successes and contrasts measure no gate.",
+        ]
     if details:  # the run's details (#40), from its manifest
         out += ["", "## Run details", ""]
         out += [f"- {name}: `{value.replace('`', chr(39))}`" for name, value in details]
@@ -248,6 +260,22 @@ def markdown_report(
             "",
             markdown_table(_numbered(HELPERS_HEADER), helpers),
         ]
+    gates = gate_activity_rows(lines, labels)
+    if gates:
+        out += [
+            "",
+            "## Gate activity",
+            "",
+            "Whether each gate gated: compiles failed / empty / validator-flagged, matcher "
+            "answers malformed after the correction request (of turns consulted), directives "
+            "and rejection notices shown. A cell whose gate never acted (or whose every compile "
+            "failed) is INERT: it measures no gate, and its contrasts are marked INERT.",
+            "",
+            markdown_table(_numbered(GATE_HEADER), gates),
+        ]
+        inert = inert_lines(lines)
+        if inert:
+            out += ["", INERT_TITLE, "", *(f"- {x}" for x in inert)]
     out += list(sections)
     if figures:
         out += ["", "## Figures", ""]

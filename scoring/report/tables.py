@@ -17,7 +17,8 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 
-from protocol.config import CellKey, config_label
+from protocol.config import config_label
+from protocol.records import CellKey
 from scoring.results.cells import RATES, config_of, ladder_sort_key
 from scoring.results.lines import CellLine, ContrastLine, HelperLine, ResultLine
 
@@ -31,6 +32,9 @@ __all__ = [
     "channel_table",
     "config_label",
     "contrast_rows",
+    "gate_activity_rows",
+    "gate_activity_table",
+    "inert_lines",
     "ladder_rows",
     "ladder_table",
     "markdown_table",
@@ -127,6 +131,23 @@ def _p(x: float | None) -> str:
     return f"{x:.2g}" if x < 0.001 else f"{x:.3f}"
 
 
+def _inert(lines: Iterable[ResultLine]) -> dict[CellKey, str]:
+    """cell key -> why its gate was inert, from the helpers lines among ``lines``."""
+    return {
+        h.cell: h.gate.why or "gate inert"
+        for h in lines
+        if isinstance(h, HelperLine) and h.gate.inert
+    }
+
+
+INERT_MARK = " [gate inert]"
+
+
+def inert_lines(lines: Iterable[ResultLine]) -> list[str]:
+    """One line per gate cell whose gate was inert: its configuration, arm and why."""
+    return [f"{config_label(k)} {k.arm}: {why}" for k, why in _inert(lines).items()]
+
+
 def _header(header: Sequence[str], labels: Labels) -> tuple[str, ...]:
     return (labels.header, *header[1:])
 
@@ -135,13 +156,15 @@ def ladder_rows(
     lines: Iterable[ResultLine], scoring: str = "strict", labels: Labels = WIDE
 ) -> list[list[str]]:
     """Cells in ladder order (:meth:`Labels.order`), each configuration by ``labels``."""
+    lines = list(lines)
+    inert = _inert(lines)
     rows = []
     for c in sorted(_cells(lines), key=lambda c: labels.order(c.cell)):
         lo, hi = c.ci(scoring)
         rows.append(
             [
                 labels(c.cell),
-                c.cell.arm,
+                c.cell.arm + (INERT_MARK if c.cell in inert else ""),
                 f"{c.successes(scoring)}/{c.n}",
                 _rate(c.rate(scoring)),
                 f"[{lo:.2f}, {hi:.2f}]",
@@ -158,7 +181,7 @@ def contrast_rows(
     return [
         [
             labels(c.config),
-            f"{c.a} -> {c.b}",
+            f"{c.a} -> {c.b}" + (f" [INERT: {', '.join(c.gate_inert)}]" if c.gate_inert else ""),
             str(c.n),
             str(c.b_only),
             str(c.a_only),
@@ -218,7 +241,22 @@ def ladder_table(
             f"Adjacent contrasts, {_TITLES[scoring]} (exact McNemar, Holm)",
             text_table(_header(CONTRAST_HEADER, labels), contrasts),
         ]
+    n = len(_inert(lines))
+    if n:
+        parts += ["", INERT_NOTE.format(n=plural(n, "gate cell"))]
     return "\n".join(parts)
+
+
+INERT_NOTE = (
+    "[gate inert] / INERT: {n} never gated: no gate is measured there, and a contrast with "
+    "one is no measured null (why: the gate activity table)"
+)
+
+
+INERT_TITLE = (
+    "Gates that did not gate (their cells measure no gate; a contrast marked INERT is no "
+    "measured null):"
+)
 
 
 # The channel table at 80 columns: each channel's errors / labelled turns, short heads.
@@ -267,7 +305,7 @@ HELPERS_HEADER = (
     "redo P",
     "redo R",
     "matcher calls (cached)",
-    "malformed (corrected)",
+    "answers malformed (corrected)",
 )
 
 
@@ -331,3 +369,69 @@ def helper_table(lines: Sequence[ResultLine], labels: Labels = WIDE) -> str:
             ),
         ]
     )
+
+
+GATE_HEADER = (
+    "configuration",
+    "arm",
+    "episodes",
+    "compiles failed",
+    "empty",
+    "flagged",
+    "matcher malformed",
+    "directives",
+    "notices",
+    "gate",
+)
+
+
+def gate_activity_rows(lines: Iterable[ResultLine], labels: Labels = WIDE) -> list[list[str]]:
+    """Per gate cell: compiles failed / empty / validator-flagged (of compiles), matcher
+    answers malformed after correction (of turns consulted), directives and rejection
+    notices shown, and whether the gate acted (``inert``) or not."""
+    rows = []
+    helpers = [x for x in lines if isinstance(x, HelperLine)]
+    for h in sorted(helpers, key=lambda h: labels.order(h.cell)):
+        g = h.gate
+        rows.append(
+            [
+                labels(h.cell),
+                h.cell.arm,
+                str(g.episodes),
+                f"{g.compile_failed}/{g.compiles}",
+                f"{g.compile_empty}/{g.compiles}",
+                f"{g.compile_flagged}/{g.compiles}",
+                f"{g.matcher_malformed}/{g.matcher_turns}",
+                str(g.directives),
+                str(g.notices),
+                "INERT" if g.inert else ("-" if not g.episodes else "acted"),
+            ]
+        )
+    return rows
+
+
+# The gate activity table at 80 columns (#40): short heads.
+NARROW_GATE_HEADER = (
+    "cfg", "arm", "eps", "cmp fail", "empty", "flagged", "m.malf", "dirs", "notices", "gate",
+)  # fmt: skip
+
+
+def gate_activity_table(lines: Sequence[ResultLine], labels: Labels = WIDE) -> str:
+    """Whether each gate cell's gate gated, then one line per inert cell saying why."""
+    rows = gate_activity_rows(lines, labels)
+    if not rows:
+        return ""
+    title = (
+        "Gate activity: compiles failed / empty / validator-flagged, matcher answers "
+        "malformed after correction (of turns consulted), directives and rejection notices "
+        "shown"
+    )
+    if labels.wide:
+        out = [title, text_table(GATE_HEADER, rows)]
+    else:
+        head = textwrap.wrap(title + " (cmp: compiles, m.malf: matcher malformed)", 80)
+        out = [*head, text_table(NARROW_GATE_HEADER, rows)]
+    inert = inert_lines(lines)
+    if inert:
+        out += [INERT_TITLE, *(f"  {x}" for x in inert)]
+    return "\n".join(out)

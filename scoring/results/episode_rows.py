@@ -51,7 +51,7 @@ class EpisodeRow(msgspec.Struct, frozen=True, kw_only=True):
     prompt_tokens: int  # the agent's calls
     completion_tokens: int
     agent_tokens: int
-    cached_tokens: int
+    cached_tokens: int | None  # None: the server did not report them
     agent_calls: int
     re_asks: int
     helper_calls: int  # helper requests made

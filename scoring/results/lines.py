@@ -38,6 +38,7 @@ __all__ = [
     "CellLine",
     "CompileSummary",
     "ContrastLine",
+    "GateActivity",
     "HelperLine",
     "MatcherSummary",
     "ResultLine",
@@ -115,6 +116,9 @@ class ContrastLine(msgspec.Struct, kw_only=True, tag="contrast", tag_field="type
     # None on ladder lines (the family names its table) and on lines older than the field.
     table: str | None = None
     wording_of: str | None = None  # wording contrasts: the canonical configuration and stress
+    # The arms of the contrast whose gate was inert (GateActivity.inert): the contrast then
+    # measures no gate and is flagged, never printed as a plain null; () when both acted.
+    gate_inert: tuple[str, ...] = ()
 
 
 class CompileSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -155,11 +159,34 @@ class MatcherSummary(msgspec.Struct, frozen=True, kw_only=True):
     outcomes: dict[str, int] = {}
 
 
+class GateActivity(msgspec.Struct, frozen=True, kw_only=True):
+    """Whether a gate cell's gate did anything (``scoring.analyses.gate_report``): its
+    compiles that failed, were empty or were flagged, its matcher answers still malformed
+    after the correction request, the directives and rejection notices it showed; ``inert``
+    when it never acted (or acted only on failed compiles), ``why`` the one line saying so."""
+
+    episodes: int = 0
+    compiles: int = 0
+    compile_failed: int = 0  # the graph or the revision reply could not be read
+    compile_empty: int = 0  # no step compiled
+    compile_flagged: int = 0  # the validator flagged the compile
+    compile_errors: dict[str, int] = {}  # each error, how many compiles ended on it
+    matcher_turns: int = 0  # turns the matcher was consulted on
+    matcher_malformed: int = 0  # still malformed after the correction request
+    directives: int = 0  # turns that showed a directive
+    notices: int = 0  # rejection notices shown (same-turn retries included)
+    arm_turns: int = 0  # turns the arm added text to (directive, checklist line, ...)
+    acted_turns: int = 0  # turns the gate showed anything on or refused a booking
+    inert: bool = False
+    why: str | None = None
+
+
 class HelperLine(msgspec.Struct, frozen=True, kw_only=True, tag="helpers", tag_field="type"):
     cell: CellKey
     compile: CompileSummary
     matcher: MatcherSummary
     status: Status = "provisional"
+    gate: GateActivity = GateActivity()  # episodes 0 in lines older than the field
 
 
 ResultLine = CellLine | ContrastLine | HelperLine

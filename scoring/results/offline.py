@@ -12,9 +12,9 @@ import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from protocol.generate import SpecError
 from protocol.records import EpisodeRecord
-from scoring.analyses.gate_report import helper_lines
+from protocol.versions import SpecError
+from scoring.analyses.gate_report import flag_inert, helper_lines
 from scoring.replay.episode import EpisodeScore, Replays, score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.families import DEFAULT_FAMILY, score_lines
@@ -71,5 +71,7 @@ def rescore(
     matcher agreement); all ``final``."""
     records = list(records)
     with paused_gc():
-        lines = score_lines(score_records(records, cache), family) + helper_lines(records)
+        lines = flag_inert(
+            [*score_lines(score_records(records, cache), family), *helper_lines(records)]
+        )
     return with_status(lines, "final")

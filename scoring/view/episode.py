@@ -253,6 +253,7 @@ def turn_views(record: EpisodeRecord, score: EpisodeScore) -> list[TurnView]:
                 matched_step=t.matched_step,
                 matched_redo=t.matched_redo,
                 matcher_outcome=t.matcher_outcome,
+                matcher_replies=list(t.matcher_replies),
                 directive=t.directive,
                 calls=[CallView(call=c, latency_s=c.wait_s + c.server_s) for c in t.calls],
                 corruptions=events.get(t.index, []),
@@ -309,6 +310,8 @@ def compile_view(record: EpisodeRecord, episode: Episode | None) -> CompileView 
         accuracy=info.accuracy,
         enforcing=info.enforcing,
         cached=info.cached,
+        graph_reply=info.graph_reply,
+        revision_reply=info.revision_reply,
     )
 
 

@@ -132,6 +132,7 @@ class TurnView(_View, frozen=True, kw_only=True):
     matched_step: str | None
     matched_redo: bool | None
     matcher_outcome: str | None
+    matcher_replies: list[str] = []  # raw replies of a corrected or malformed answer (bounded)
     directive: str | None
     calls: list[CallView]
     corruptions: list[CorruptionEvent]
@@ -167,6 +168,8 @@ class CompileView(_View, frozen=True, kw_only=True):
     accuracy: AccuracyRecord
     enforcing: bool
     cached: bool
+    graph_reply: str | None = None  # the raw reply of a graph that could not be read (bounded)
+    revision_reply: str | None = None  # likewise for the revision
 
 
 class PairView(_View, frozen=True, kw_only=True):
@@ -227,6 +230,7 @@ class CellView(_View, frozen=True, kw_only=True):
     arm_label: str
     line: CellLine
     cost: CellCost
+    gate_inert: str | None = None  # why the cell's gate never gated (None: it did, or no gate)
 
 
 class ContrastView(_View, frozen=True, kw_only=True):

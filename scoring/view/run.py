@@ -13,7 +13,8 @@ import msgspec
 
 from scoring.analyses.cost import CostRow
 from scoring.report.tables import config_label
-from scoring.results.lines import CellLine, ContrastLine, ResultLine
+from scoring.results.cells import config_of
+from scoring.results.lines import CellLine, ContrastLine, GateActivity, ResultLine
 from scoring.view.episode import arm_label, pairing_key
 from scoring.view.models import CellCost, CellView, ContrastView
 
@@ -40,11 +41,14 @@ def cell_cost(rows: Sequence[CostRow]) -> CellCost:
 
 
 def cells_view(
-    lines: Sequence[ResultLine], costs: Mapping[str, Sequence[CostRow]]
+    lines: Sequence[ResultLine],
+    costs: Mapping[str, Sequence[CostRow]],
+    gates: Mapping[str, GateActivity] | None = None,
 ) -> list[CellView]:
     """The run's cells for the overview: each cell line of :func:`scoring.results.families.score_lines`
     with its configuration's label and its cost (:func:`cell_cost` over the cell's
-    one-episode cost rows, ``costs`` keyed by slug); ``x_raw`` is the cell's mean agent tokens
+    one-episode cost rows, ``costs`` keyed by slug) and, for a gate cell whose gate never
+    gated, why (``gates``: each gate cell's activity by slug); ``x_raw`` is the cell's mean agent tokens
     per episode over the raw cell's of the same configuration, knobs aside (None without one)."""
     cells = [x for x in lines if isinstance(x, CellLine)]
     costed = [(line, cell_cost(costs.get(line.slug, ()))) for line in cells]
@@ -65,16 +69,25 @@ def cells_view(
                 arm_label=arm_label(line.cell),
                 line=line,
                 cost=msgspec.structs.replace(cost, x_raw=x_raw),
+                gate_inert=(gates or {}).get(line.slug, GateActivity()).why,
             )
         )
     return out
 
 
-def contrasts_view(lines: Sequence[ResultLine]) -> list[ContrastView]:
+def contrasts_view(
+    lines: Sequence[ResultLine], inert: Sequence[CellView] = ()
+) -> list[ContrastView]:
     """The contrast lines, each with its configuration's label (one run holds the same
-    contrast in several configurations)."""
-    return [
-        ContrastView(config=config_label(x.config), line=x)
-        for x in lines
-        if isinstance(x, ContrastLine)
-    ]
+    contrast in several configurations), each naming the arms whose gate was inert
+    (``inert``: the overview's cells, their ``gate_inert`` set where so)."""
+    flagged = {(config_of(c.line.cell), c.line.cell.arm) for c in inert if c.gate_inert}
+    out = []
+    for x in lines:
+        if not isinstance(x, ContrastLine):
+            continue
+        arms = tuple(a for a in (x.a, x.b) if (x.config, a) in flagged)
+        if arms:
+            x = msgspec.structs.replace(x, gate_inert=arms)
+        out.append(ContrastView(config=config_label(x.config), line=x))
+    return out

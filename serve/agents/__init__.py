@@ -14,7 +14,11 @@ from serve.agents.reading import Message, Reading, build_view
 from serve.agents.rewrite import rewrite_answer
 from serve.agents.tool_results import acknowledge, is_tool_results
 
-__all__ = ["Answer", "Message", "Reading", "answer"]
+__all__ = [
+    "Answer",
+    "Reading",
+    "answer",
+]
 
 
 def answer(

@@ -11,7 +11,8 @@ Defect rates (model-name parameters, default 0; one seeded draw per request, App
 ``compile_empty_code`` (one completion code empty, a prerequisite's where there is one),
 ``compile_cancel_left`` (the cancelled step left in a rewired prerequisite list),
 ``compile_cycle`` (a rewire that closes a two-step cycle; in the revision answer, as the
-paper traces it).
+paper traces it), ``compile_echo`` (OURS: the revision answer is the revision prompt's own
+example, as a weak model echoes it).
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ HELPER_PARAMS = (
     "compile_empty_code",
     "compile_cancel_left",
     "compile_cycle",
+    "compile_echo",
 )
+_REVISION_EXAMPLE = strings.COMPILER_REVISION_PROMPT.format(steps="", message="")
+_ECHO = _REVISION_EXAMPLE[_REVISION_EXAMPLE.index('{"cancel"') :].split("} ", 1)[0] + "}"
 
 _MATCHER_OPENING = strings.MATCHER_PROMPT.split("{steps}")[0]
 _MATCHER_MID = strings.MATCHER_PROMPT.split("{steps}")[1].split("{message}")[0]
@@ -85,6 +89,9 @@ def _graph(text: str, rng: random.Random, p: Mapping[str, float]) -> str:
 
 def _revision(prompt: str, rng: random.Random, p: Mapping[str, float]) -> str:
     block, message = _between(prompt, _REVISION_OPENING, _REVISION_MID, _REVISION_TAIL)
+    # drawn only when set, so the other defects' draws stay those of earlier versions
+    if p.get("compile_echo") and rng.random() < p["compile_echo"]:
+        return _ECHO
     texts = _step_list(block)
     rev = parse_revision(message, texts)
     rewires = {w: list(deps) for w, deps in rev.rewires.items()}

@@ -98,6 +98,8 @@ class Reading:
             self.systems.append(content)
             return False
         role = "assistant" if role == "assistant" else "user"
+        if role == "user" and not self.turns and not self.systems:
+            content = self._brief_in_user_turn(content)
         if self.turns and self.turns[-1][0] == role:  # merged into the last turn: read again
             self.turns[-1] = (role, f"{self.turns[-1][1]}\n\n{content}")
             self.history, self.pending, self.records = [], None, {}
@@ -107,6 +109,17 @@ class Reading:
         self.turns.append((role, content))
         self._step(role, content)
         return False
+
+    def _brief_in_user_turn(self, content: str) -> str:
+        """A first user turn that opens with the brief (a grid's ``brief_role = "user"``,
+        for a template without a system role): the brief, up to its first blank line, is
+        read as the system text it stands for, and the rest as the turn. A brief holds no
+        blank line; its step lines (with completion codes) tell it from any other text."""
+        head, sep, rest = content.partition("\n\n")
+        if sep and parse_brief(head).steps:
+            self.systems.append(head)
+            return rest
+        return content
 
     def _step(self, role: str, content: str) -> None:
         if role == "user":

@@ -11,8 +11,9 @@ import pytest
 
 from protocol.config import EpisodeSpec
 from protocol.domains import BUILTIN, builtin_text
-from protocol.generate import GENERATOR_VERSIONS, generate
+from protocol.generate import generate
 from protocol.packs import check_pack, pack_toml, parse_pack
+from protocol.versions import GENERATOR_VERSIONS
 
 ENC = msgspec.json.Encoder()
 

@@ -8,7 +8,7 @@ import json
 import msgspec
 import pytest
 
-from protocol import EpisodeSpec, generate
+from protocol import EpisodeSpec, generate, strings
 from protocol.compiled import (
     CompiledGraph,
     CompiledRevision,
@@ -19,7 +19,13 @@ from protocol.compiled import (
     revised_state,
     validate,
 )
-from protocol.compiled_parse import find_json_object, parse_graph, parse_match, parse_revision
+from protocol.compiled_parse import (
+    ECHO_ERROR,
+    find_json_object,
+    parse_graph,
+    parse_match,
+    parse_revision,
+)
 from protocol.records import CellKey, CompileRecord, EpisodeRecord, TurnRecord
 from scoring.analyses.gate_report import compile_table, matcher_report
 from tests.gates_fakes import graph_json, revision_json
@@ -50,8 +56,22 @@ def test_graph_tolerates_shapes() -> None:
     assert g.steps["s2"] == CompiledStep(deps=("s1", "s3"), code="RC-1111")
     assert g.steps["s1"] == CompiledStep(deps=(), code="")
     assert g.steps["s3"] == CompiledStep()
-    listed = parse_graph('{"steps": [{"id": "s1", "deps": [], "code": "RC-1234"}]}')
-    assert listed.steps == {"s1": CompiledStep(code="RC-1234")}
+    listed = parse_graph('{"steps": [{"id": "s1", "deps": [], "code": "RC-5678"}]}')
+    assert listed.steps == {"s1": CompiledStep(code="RC-5678")}
+
+
+def test_a_reply_that_echoes_the_prompt_example_is_a_compile_error() -> None:
+    """Issue #41: a weak model echoes the prompt's example; that is no compile."""
+    example = strings.COMPILER_REVISION_PROMPT.format(steps="", message="")
+    echoed = parse_revision(example[example.index('{"cancel"') :])
+    assert echoed.malformed and echoed.error == ECHO_ERROR and echoed.cancel is None
+    lowered = parse_revision('{"cancel":"sx","rewires":{"sy":["sa","sb"]},"relax":null}')
+    assert lowered.error == ECHO_ERROR  # Gemma 3 270M's reply, ids lower-cased
+    assert parse_revision('{"cancel":"s2","rewires":{"s4":["s1"]},"relax":null}').error is None
+    graph = parse_graph('{"steps": {"s1": {"deps": [], "code": "RC-1234"}}}')
+    assert graph.error == ECHO_ERROR and graph.steps == {}
+    two = parse_graph('{"steps": {"s1": {"deps": [], "code": "RC-1234"}, "s2": {"deps": ["s1"]}}}')
+    assert two.error is None and len(two.steps) == 2
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,8 @@ import pytest
 
 from protocol import EpisodeSpec, ScriptedUser, SpecError, generate
 from protocol.domains import POOLS
-from protocol.generate import GENERATOR_VERSION, TRAP_BUDGET
 from protocol.user import AMBIGUOUS_MIN_ELIGIBLE
+from protocol.versions import GENERATOR_VERSION, TRAP_BUDGET
 from serve import start_server, stop_server
 from tests.conftest import play_perfect
 from tests.serve_driver import drive

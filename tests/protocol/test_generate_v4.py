@@ -13,7 +13,7 @@ from protocol import EpisodeSpec, ScriptedUser, generate
 from protocol.ambiguous import PLANNED_MIN_ELIGIBLE
 from protocol.domains import POOLS
 from protocol.episode_stats import ScheduleFigures, schedule_figures
-from protocol.generate import GENERATOR_VERSION, GENERATOR_VERSIONS
+from protocol.versions import GENERATOR_VERSION, GENERATOR_VERSIONS
 from tests.conftest import play_perfect
 from tests.protocol.test_generate_v3 import _cache
 

@@ -18,14 +18,8 @@ from protocol import EpisodeSpec, generate, strings
 from protocol.arms import memory_arms
 from protocol.brief import tool_name
 from protocol.domains import POOLS
-from protocol.probe import (
-    VARIANTS,
-    find_traps,
-    realized_states,
-    rebuild_messages,
-    strip_work_order,
-    variant_messages,
-)
+from protocol.probe import VARIANTS, find_traps, strip_work_order, variant_messages
+from protocol.probe_history import realized_states, rebuild_messages
 from protocol.receipts import find_actions, find_refs
 from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord, Knobs
 from protocol.render import render_checklist, render_directive

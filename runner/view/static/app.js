@@ -107,7 +107,8 @@ async function showCells() {
     const line = c.line;
     const aware = line.decline_aware_channels || {};
     body.push(h("tr.click", {dataset: {slug: c.slug}, onclick: () => go(`#/cell/${enc(c.slug)}`)},
-      h("td", {}, h("a", {href: `#/cell/${enc(c.slug)}`}, c.arm_label)),
+      h("td", {}, h("a", {href: `#/cell/${enc(c.slug)}`}, c.arm_label),
+        c.gate_inert ? h("div.ci.inert", {title: c.gate_inert}, "gate inert") : null),
       h("td.num", {}, line.n), successCell(line, "strict"), successCell(line, "decline_aware"),
       CHANNELS.map((ch) => h("td.num", {class: line.channels[ch] ? "num bad" : "num",
         title: `${ch}: ${line.channels[ch]} under the primary scoring, ${aware[ch] ?? "-"} under the decline-aware scoring`}, line.channels[ch],
@@ -119,7 +120,9 @@ async function showCells() {
       h("td.num", {}, num(cost.episode_latency_median_s, 2))));
   }
   const contrasts = data.contrasts.map(({config, line: x}) => h("tr", {},
-    h("td.config", {}, config), h("td", {}, x.scoring.replace("_", "-")), h("td", {}, `${x.a} → ${x.b}`), h("td.num", {}, x.n),
+    h("td.config", {}, config), h("td", {}, x.scoring.replace("_", "-")), h("td", {}, `${x.a} → ${x.b}`,
+      (x.gate_inert || []).length ? h("div.ci.inert", {title: "no measured null: the gate of " +
+        x.gate_inert.join(", ") + " never gated"}, `INERT: ${x.gate_inert.join(", ")}`) : null), h("td.num", {}, x.n),
     h("td.num", {}, `${x.a_successes} → ${x.b_successes}`), h("td.num", {}, `${x.b_only} / ${x.a_only}`),
     h("td.num", {}, num(x.p, 4)), h("td.num", {}, num(x.p_holm, 4))));
   const log = data.log;
@@ -133,6 +136,8 @@ async function showCells() {
       (log.corrupt.length ? `; ${log.corrupt.length} corrupt lines skipped` : "") +
       ". Click a cell to list its episodes. Reload to pick up new episodes of a run in progress."),
     h("table#cells", {}, h("thead", {}, head), h("tbody", {}, body)),
+    ...data.cells.filter((c) => c.gate_inert).map((c) =>
+      h("p.inert", {}, `${c.config} ${c.arm_label}: ${c.gate_inert}`)),
     h("p#da-note.muted", {}, "Channel columns: errors under the primary scoring; ",
       h("span.ci", {}, "da N"), " below a count is the same channel under the decline-aware scoring, " +
       "shown where the two differ. Hover a count for both."),

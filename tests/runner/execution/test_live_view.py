@@ -71,10 +71,11 @@ def test_the_live_view_keeps_progress_at_every_width(columns: int, tmp_path: Pat
         assert FRAME.match(frame), (columns, frame)
         assert len(frame) <= columns, frame
     assert FRAME.match(frames[-1]).groups()[:2] == ("4", "4")  # type: ignore[union-attr]
-    stats = [x for x in lines if x.startswith(("requests in flight", "tokens/s", "cells "))]
+    fields = ("requests ", "turns ", "retries ", "429s ", "failed calls ", "infra ")
+    stats = [x for x in lines if x.startswith((*fields, "tokens/s", "cells "))]
     assert all(len(x) <= columns for x in stats), stats
     assert any("tokens/s " in x for x in stats) and any("failed calls " in x for x in stats)
-    if columns >= 120:  # the counters fit on one line
+    if columns >= 200:  # the counters fit on one line
         assert any("requests in flight" in x and "tokens/s" in x for x in stats)
     else:  # they wrap, a field never split
         assert any(x.startswith("tokens/s ") for x in stats), stats
@@ -136,11 +137,41 @@ def test_the_live_view_labels_its_numbers_on_a_fixed_width_console(tmp_path: Pat
     lines = [x for x in CSI.sub("", buf.getvalue()).splitlines() if x.strip()]
     last = max(i for i, x in enumerate(lines) if x.startswith("episodes "))
     assert FRAME.match(lines[last]) and "3/8" in lines[last], lines
-    assert (
-        lines[last + 1].startswith("requests in flight 0/8")
-        and "failed calls 28" in lines[last + 1]
-    )
-    assert lines[last + 2].startswith("tokens/s ")  # wrapped at 80 columns
+    assert lines[last + 1].startswith("requests in flight 0/8  requests 0  turns 0/0")
     assert "retries 30" in lines[last + 1] and "429s 2" in lines[last + 1]
+    assert lines[last + 2].startswith("failed calls 28")  # wrapped at 80 columns
+    assert lines[last + 3].startswith("tokens/s generated ")
     assert lines[-1].startswith("cells raw S=5 rho=0.3 3/4") and "enforce" not in lines[-1]
     assert all(len(x) <= 80 for x in lines), lines
+
+
+def test_the_live_view_refreshes_while_no_episode_ends(tmp_path: Path) -> None:
+    """Issue #41: one episode of 44 turns, 80 ms a call: while it runs (no episode has
+    ended) the frames' requests, turns and ETA move, refreshed every second from calls."""
+    argv = ladder_argv(
+        "run", "--seeds", "100", "--arms", "raw", "-S", "5", "--concurrency", "1",
+        "--latency", "fixed", "--latency-s", "0.08", "--out", str(tmp_path / "r"),
+    )  # fmt: skip
+    text = _on_pty(argv, 200)
+    lines = [x for x in re.split(r"[\r\n]", text) if x.strip()]
+    running: list[tuple[str, str]] = []  # (frame, its counters) while 0 of 1 episodes done
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith("episodes ") and " 0/1 " in line:
+            running.append((line, lines[i + 1]))
+    requests = {re.search(r"requests (\d+)", c).group(1) for _, c in running if "requests " in c}  # type: ignore[union-attr]
+    turns = {re.search(r"turns (\d+)/", c).group(1) for _, c in running if "turns " in c}  # type: ignore[union-attr]
+    assert len(requests) >= 2 and len(turns) >= 2, running
+    assert any(not f.rstrip().endswith("-:--:--") for f, _ in running), running  # an ETA
+    assert any("tokens/s generated " in c for _, c in running)
+    assert any("cells raw S=5 rho=0.15 0/1 +1 running" in x for x in lines), lines[-5:]
+
+
+def test_tokens_per_second_split_generated_and_prefilled(tmp_path: Path) -> None:
+    from runner.execution.live import tokens_per_s
+
+    state = _state(tmp_path)  # 900 prompt, 100 completion tokens, no cache report
+    unreported = tokens_per_s(state)
+    assert unreported.startswith("tokens/s generated ") and "(cache not reported)" in unreported
+    ep = state.endpoints["e"]
+    ep.cached_tokens, ep.cache_reports = 900, 3  # every prompt token came from the cache
+    assert tokens_per_s(state).endswith(" prefilled 0")

@@ -259,8 +259,14 @@ async def test_precompile_compiles_each_key_once(tmp_path: Path) -> None:
     assert n == 4  # 4 seeds x 2 models x 3 arms: raw needs none, the rest share by seed
     assert chat.count("compiler") == 8
     assert len(list((tmp_path / "cache" / "compile").glob("*.json"))) == 4
+    # the first episode to read a precompiled compile is charged its two calls (#41: the
+    # compile charged to an arm that read it), every later reader is served them
     _, calls = await h.compile(CELL, EP)
-    assert chat.count("compiler") == 8 and all(c.cached and c.shared for c in calls)
+    assert chat.count("compiler") == 8 and len(calls) == 2
+    assert not any(c.cached or c.shared for c in calls)
+    _, again = await h.compile(CELL, EP)
+    assert chat.count("compiler") == 8 and all(c.cached and c.shared for c in again)
+    assert [c.prompt_tokens for c in again] == [c.prompt_tokens for c in calls]
     # the precompile's requests are in the run's helper log once, with their tokens
     log = [json.loads(x) for x in (tmp_path / "helpers.jsonl").read_text().splitlines()]
     assert len(log) == 4 and all(len(x["calls"]) == 2 for x in log)

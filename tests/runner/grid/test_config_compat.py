@@ -27,7 +27,11 @@ ENC = msgspec.json.Encoder()
 # digests and logs were written: at their defaults, their bytes are all a cell or a record
 # gains, and stripped they give back the old bytes.
 KNOBS_ADDED = (b',"spoof":"none"', b',"tool_failure":0.0', b',"user_style":"cooperative"')
-TURNS_ADDED = (b',"injected":""',)
+TURNS_ADDED = (
+    b',"injected":""',
+    b',"matcher_replies":[]',  # #41
+    b',"graph_reply":null,"revision_reply":null',  # #41, in the compile record
+)
 CELL_ADDED = (b',"served_by":""',)  # honest labels (#40): "" unless a scripted model serves
 
 
@@ -99,6 +103,9 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "user_style": "cooperative",
     "injected": "",
     "served_by": "",
+    "matcher_replies": [],
+    "graph_reply": None,
+    "revision_reply": None,
 }
 
 
