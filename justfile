@@ -37,6 +37,7 @@ drill:
 e2e-real MODEL="smollm2":
     bash scripts/e2e-real.sh {{MODEL}}
 
-# Optional: the tau2-bench airline gate check against a local tau2-bench checkout (own venv).
-tau2-check TAU2_DIR:
-    bash scripts/tau2-check.sh {{TAU2_DIR}}
+# Optional: the tau2-bench gate check against a local tau2-bench checkout (own venv);
+# `just tau2-check DIR --domain retail` (airline, retail or telecom; default airline).
+tau2-check TAU2_DIR *ARGS:
+    bash scripts/tau2-check.sh {{TAU2_DIR}} {{ARGS}}

@@ -87,6 +87,12 @@ def _turn(t: TurnView) -> list[Text]:
         head += f" (decline-aware {t.decline_aware_label})"
     if t.refused:
         head += f"  GATE REFUSED {len(t.refused)}"
+    if t.question is not None:
+        head += "  ASKED BACK"
+    if overrides := sum(e.override for e in t.escalations):
+        head += f"  OVERRIDE {overrides}"
+    if refused_esc := sum(not e.override for e in t.escalations):
+        head += f"  ESCALATION REFUSED {refused_esc}"
     if failed:
         head += "  FAILED: " + _errors(t.errors)
     out = [Text(head, style="bold red" if failed else "bold")]
@@ -95,6 +101,10 @@ def _turn(t: TurnView) -> list[Text]:
             out.append(_block("user", text))
         else:
             out.append(_block("added by the arm", text.strip("\n"), "yellow"))
+    if t.question is not None:  # the ask knob: the exchange the turn continued with
+        why = f"gate asked back ({t.ask_reason}; first reading {t.first_match or 'none'})"
+        out.append(_block(why, t.question, "magenta"))
+        out.append(_block("user answered", t.answer or "", "magenta"))
     if t.first_reply is not None:
         out.append(_block("first reply (refused the same turn)", t.first_reply, "dim"))
         for notice in t.retry_notices:
@@ -120,6 +130,9 @@ def _turn(t: TurnView) -> list[Text]:
     ]
     if t.corruptions:
         lines.append("corruptions: " + ", ".join(f"{e.kind} {e.step}" for e in t.corruptions))
+    for e in t.escalations:  # the escalate knob: each refusal put to the user
+        mark = "OVERRIDE (admitted once)" if e.override else "refused by the user"
+        lines.append(f"escalation: {e.text} -> {e.answer} [{mark}]")
     out += [
         Text(_INDENT + line, style="red" if failed and "verdict" in line else "") for line in lines
     ]

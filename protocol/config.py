@@ -19,6 +19,7 @@ from protocol.domains import DIGESTS
 
 __all__ = [
     "PLAIN",
+    "AskMode",
     "Brief",
     "CellKey",
     "Config",
@@ -45,6 +46,8 @@ Schedule = Literal["earlier", "regenerated"]
 Regime = Literal["no-think", "thinking"]
 # The scripted user's manner (issue #31, ours; protocol.user, docs/stress.md).
 UserStyle = Literal["cooperative", "restate", "contradict", "double"]
+# When the gate asks the user back (issue #38, ours; protocol.askback, docs/askback.md).
+AskMode = Literal["off", "unresolved", "second_reading"]
 
 
 class _Frozen(msgspec.Struct, frozen=True, kw_only=True):
@@ -124,6 +127,13 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     # the scripted user's manner (protocol.user): the paper's cooperative user, or one who
     # restates a refused order, or contradicts the revision once
     user_style: UserStyle = "cooperative"
+    # Ask back and escalation (issue #38, ours; Section 5.5's recommendation, docs/askback.md):
+    # the gate names the step it resolved; asks the user when no step resolves (or, with
+    # "second_reading", when a second matcher reading disagrees); sends a refusal to the user,
+    # whose confirmation admits the booking once. Off: the paper's gates.
+    show: bool = False
+    ask: AskMode = "off"
+    escalate: bool = False
 
     def changed(self) -> dict[str, object]:
         """The knobs set away from their defaults, in field order (empty: the plain arm)."""

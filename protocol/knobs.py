@@ -101,6 +101,26 @@ def _tool_failure(knobs: Knobs, arm: str) -> list[str]:
 
 
 _MEMORY_ARMS = "the memory arms"
+_ASKBACK = "Ask back and escalation"
+_GATE_ARMS = "the gate arms"
+_REFUSING = "the gates that refuse"
+
+
+def _is_gate(a: ArmSpec) -> bool:
+    """The gates that consult the matcher (directive, enforce, hybrid)."""
+    return a.matcher
+
+
+def _refuses(a: ArmSpec) -> bool:
+    """The gates whose bookings can be refused (state- or request-bound enforcement)."""
+    return a.name in ("enforce", "hybrid")
+
+
+def _show(knobs: Knobs, arm: str) -> list[str]:
+    if knobs.show and knobs.matched_step_line:
+        return ["show and matched_step_line both name the step: set one"]
+    return []
+
 
 # Table 16: "each variant against its paper arm (the self-ledger against the replace-mode
 # checklist), Holm-corrected within model over all variant contrasts". The matched-step
@@ -141,6 +161,17 @@ for _knob in (
              section="tool_failure"),
     KnobSpec(field="user_style", label="the scripted user's manner (ours)",
              family="Stress: uncooperative user", alone=True, section="user_style"),
+    # Ask back and escalation (issue #38, ours; protocol.askback, docs/askback.md): each
+    # knob's cell against the same cell with that knob alone off (a cell with two of them:
+    # against the cell with the later one only), Holm within model over the family.
+    KnobSpec(field="show", label="the gate names the step it resolved (ours)",
+             check=_show, applies=_is_gate, scope=_GATE_ARMS, family=_ASKBACK, alone=True,
+             section="askback"),
+    KnobSpec(field="ask", label="the gate asks the user back on a reading it distrusts (ours)",
+             applies=_is_gate, scope=_GATE_ARMS, family=_ASKBACK, alone=True,
+             section="askback"),
+    KnobSpec(field="escalate", label="the gate's refusals go to the user, who may override (ours)",
+             applies=_refuses, scope=_REFUSING, family=_ASKBACK, alone=True, section="askback"),
 ):  # fmt: skip
     KNOBS.add(_knob.field, _knob)
 

@@ -29,6 +29,7 @@ __all__ = [
     "Episode",
     "EpisodeRecord",
     "EpisodeSpec",
+    "Escalation",
     "HelperLogLine",
     "Knobs",
     "MatcherOutcome",
@@ -203,6 +204,17 @@ class ToolCall(_Frozen, frozen=True, kw_only=True):
     named: str | None = None
 
 
+class Escalation(_Frozen, frozen=True, kw_only=True):
+    """A refused booking the gate put to the user (the ``escalate`` knob; protocol.askback):
+    ``confirmed`` is an override, the booking admitted once (it is in the turn's ``admitted``);
+    otherwise it stays refused (in ``refused``)."""
+
+    booking: Booking
+    status: str  # why the gate refused it (cancelled, done, blocked, not requested, ...)
+    step: str | None  # the compiled step the gate named
+    confirmed: bool
+
+
 class PlayedTurn(TypedDict):
     """The scripted user's part of a turn's record (:func:`scripted_fields`), typed field by field:
     ``TurnRecord(**scripted_fields(turn), reply=..., ...)`` is checked like any constructor call."""
@@ -268,6 +280,18 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     # Text the stress knobs injected into the user's message (the spoof knob's forgery, in
     # ``sent_text`` after the user's text; protocol.spoof); "" when none.
     injected: str = ""
+    # Ask back (the ``ask`` knob; protocol.askback): the gate's clarifying question, the
+    # user's answer, why the gate asked, and the matcher's first reading (``matched_step`` is
+    # the reading after the answer); None when the gate did not ask.
+    question: str | None = None
+    answer: str | None = None
+    ask_reason: str | None = None
+    first_match: str | None = None
+    # the matcher calls the ask knob added on this turn (the second reading and the reading of
+    # the answer): the last ``askback_calls`` matcher records of ``calls``
+    askback_calls: int = 0
+    # Escalations (the ``escalate`` knob): each refused booking put to the user, in order.
+    escalations: tuple[Escalation, ...] = ()
 
     def as_turn(self) -> Turn:
         """The scripted user's turn this record played (for replay)."""

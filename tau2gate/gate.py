@@ -23,7 +23,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from tau2gate.facts import WRITE_TOOLS, AirlineState, compute_facts
+from tau2gate.domain import Domain, Tables
+from tau2gate.domains import get_domain
 from tau2gate.parse import describe
 from tau2gate.rules import RuleSet, fact_names, firing
 from tau2gate.strings import ADVISORY_NOTICE, RULES_SHOWN, VETO
@@ -56,22 +57,24 @@ class Dispatch(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Gate:
-    """Deny rules over the WRITE tools, evaluated at dispatch against the database."""
+    """Deny rules over a domain's WRITE tools, evaluated at dispatch against the database
+    (the domain is the rule set's, :attr:`RuleSet.domain`)."""
 
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
-        self._by_tool = {tool: rules.for_tool(tool) for tool in WRITE_TOOLS}
+        self.domain: Domain = get_domain(rules.domain)
+        self._by_tool = {tool: rules.for_tool(tool) for tool in self.domain.write_tools}
         self._facts = {
             tool: sorted(set().union(*(fact_names(r.deny_when) for r in rs)))
             for tool, rs in self._by_tool.items()
         }
 
-    def check(self, tool: str, args: Mapping[str, Any], state: AirlineState) -> Verdict:
+    def check(self, tool: str, args: Mapping[str, Any], state: Tables) -> Verdict:
         """The verdict on ``tool(**args)`` in the current database state."""
         rules = self._by_tool.get(tool, ())
         if not rules:
             return Verdict(tool=tool)
-        facts = compute_facts(tool, args, state, self.rules.now, self._facts[tool])
+        facts = self.domain.compute(tool, args, state, self.rules.now, self._facts[tool])
         hits = firing(rules, facts)
         return Verdict(
             tool=tool,

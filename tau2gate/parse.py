@@ -29,7 +29,8 @@ from typing import Any, cast
 
 import msgspec
 
-from tau2gate.facts import FACTS, WRITE_TOOLS, FactType
+from tau2gate.domain import Domain, FactType
+from tau2gate.domains import get_domain
 from tau2gate.rules import (
     OPS,
     AllOf,
@@ -74,21 +75,27 @@ def _first_object(text: str) -> Any:
     raise RuleError("no JSON object in the compile output")
 
 
-def parse_rules(text: str) -> Parsed:
-    """Parse compiled rules; invalid rules are dropped with an error, never fixed."""
+def parse_rules(text: str, domain: Domain | str | None = None) -> Parsed:
+    """Parse compiled rules for ``domain`` (default airline); invalid rules are dropped with
+    an error, never fixed."""
+    dom = get_domain(domain)
     try:
         doc = _first_object(text)
     except RuleError as exc:
-        return Parsed(rules=RuleSet(rules=()), errors=(str(exc),))
-    return parse_document(doc)
+        return Parsed(rules=RuleSet(rules=(), domain=dom.name), errors=(str(exc),))
+    return parse_document(doc, dom)
 
 
-def parse_document(doc: Any) -> Parsed:
+def parse_document(doc: Any, domain: Domain | str | None = None) -> Parsed:
     """:func:`parse_rules` on already-decoded JSON."""
+    dom = get_domain(domain)
     if not isinstance(doc, dict):
-        return Parsed(rules=RuleSet(rules=()), errors=("the rule document is not an object",))
+        return Parsed(
+            rules=RuleSet(rules=(), domain=dom.name),
+            errors=("the rule document is not an object",),
+        )
     errors: list[str] = []
-    now = _now(doc.get("now"), errors)
+    now = _now(doc.get("now"), errors, required=dom.needs_now)
     raw = doc.get("rules")
     if not isinstance(raw, list):
         errors.append("'rules' is not a list")
@@ -97,7 +104,7 @@ def parse_document(doc: Any) -> Parsed:
     seen: set[str] = set()
     for index, item in enumerate(raw):
         try:
-            rule = _rule(item, index)
+            rule = _rule(item, index, dom)
             if rule.id in seen:
                 raise RuleError(f"rule {rule.id!r}: duplicate id")
         except RuleError as exc:
@@ -105,12 +112,13 @@ def parse_document(doc: Any) -> Parsed:
             continue
         seen.add(rule.id)
         rules.append(rule)
-    return Parsed(rules=RuleSet(rules=tuple(rules), now=now), errors=tuple(errors))
+    return Parsed(rules=RuleSet(rules=tuple(rules), now=now, domain=dom.name), errors=tuple(errors))
 
 
-def _now(value: Any, errors: list[str]) -> datetime | None:
+def _now(value: Any, errors: list[str], *, required: bool) -> datetime | None:
     if value is None:
-        errors.append("'now' is missing: booking ages are undecidable")
+        if required:
+            errors.append("'now' is missing: booking ages are undecidable")
         return None
     try:
         return datetime.fromisoformat(str(value)).replace(tzinfo=None)
@@ -119,7 +127,7 @@ def _now(value: Any, errors: list[str]) -> datetime | None:
         return None
 
 
-def _rule(item: Any, index: int) -> Rule:
+def _rule(item: Any, index: int, dom: Domain) -> Rule:
     if not isinstance(item, dict):
         raise RuleError(f"rule #{index}: not an object")
     rid = item.get("id")
@@ -127,7 +135,7 @@ def _rule(item: Any, index: int) -> Rule:
     if not isinstance(rid, str) or not rid:
         raise RuleError(f"rule {name}: 'id' must be a non-empty string")
     tool = item.get("tool")
-    if tool not in WRITE_TOOLS:
+    if tool not in dom.write_tools:
         raise RuleError(f"rule {name}: unknown write tool {tool!r}")
     message = item.get("message", "")
     if not isinstance(message, str):
@@ -136,13 +144,13 @@ def _rule(item: Any, index: int) -> Rule:
     if unknown:
         raise RuleError(f"rule {name}: unknown keys {sorted(unknown)}")
     try:
-        pred = _pred(item.get("deny_when"), cast(str, tool))
+        pred = _pred(item.get("deny_when"), cast(str, tool), dom)
     except RuleError as exc:
         raise RuleError(f"rule {name}: {exc}") from None
     return Rule(id=rid, tool=cast(str, tool), deny_when=pred, message=message)
 
 
-def _pred(node: Any, tool: str) -> Predicate:
+def _pred(node: Any, tool: str, dom: Domain) -> Predicate:
     if not isinstance(node, dict) or not node:
         raise RuleError(f"a predicate must be a non-empty object, got {node!r}")
     keys = set(node)
@@ -151,27 +159,27 @@ def _pred(node: Any, tool: str) -> Predicate:
         items = node[key]
         if not isinstance(items, list) or not items:
             raise RuleError(f"'{key}' needs a non-empty list")
-        preds = tuple(_pred(p, tool) for p in items)
+        preds = tuple(_pred(p, tool, dom) for p in items)
         return AllOf(items=preds) if key == "all" else AnyOf(items=preds)
     if keys == {"not"}:
-        return Not(item=_pred(node["not"], tool))
+        return Not(item=_pred(node["not"], tool, dom))
     if "fact" in keys and keys <= {"fact", "op", "value"}:
-        return _compare(node, tool)
+        return _compare(node, tool, dom)
     raise RuleError(f"unknown predicate keys {sorted(keys)}")
 
 
-def _fact_type(name: Any, tool: str) -> FactType:
-    if not isinstance(name, str) or name not in FACTS:
+def _fact_type(name: Any, tool: str, dom: Domain) -> FactType:
+    if not isinstance(name, str) or name not in dom.facts:
         raise RuleError(f"unknown fact {name!r}")
-    spec = FACTS[name]
+    spec = dom.facts[name]
     if tool not in spec.tools:
         raise RuleError(f"fact {name!r} is not defined for {tool}")
     return spec.type
 
 
-def _compare(node: dict[str, Any], tool: str) -> Compare:
+def _compare(node: dict[str, Any], tool: str, dom: Domain) -> Compare:
     fact = node["fact"]
-    kind = _fact_type(fact, tool)
+    kind = _fact_type(fact, tool, dom)
     if "op" not in node and "value" not in node:
         if kind != "bool":
             raise RuleError(f"fact {fact!r} is {kind}: a bare fact must be bool")
@@ -183,15 +191,15 @@ def _compare(node: dict[str, Any], tool: str) -> Compare:
         raise RuleError(f"comparison on {fact!r} has no 'value'")
     if op in ("lt", "le", "gt", "ge") and kind not in ("int", "float"):
         raise RuleError(f"op {op!r} needs a number fact, {fact!r} is {kind}")
-    value = _value(node["value"], cast(Op, op), kind, tool)
+    value = _value(node["value"], cast(Op, op), kind, tool, dom)
     return Compare(fact=fact, op=cast(Op, op), value=value)
 
 
-def _value(raw: Any, op: Op, kind: FactType, tool: str) -> Literal_ | FactRef:
+def _value(raw: Any, op: Op, kind: FactType, tool: str, dom: Domain) -> Literal_ | FactRef:
     if isinstance(raw, dict):
         if set(raw) != {"fact"} or op in ("in", "not_in"):
             raise RuleError(f"bad right-hand side {raw!r}")
-        other = _fact_type(raw["fact"], tool)
+        other = _fact_type(raw["fact"], tool, dom)
         if not _same_kind(kind, other):
             raise RuleError(f"cannot compare a {kind} fact with {raw['fact']!r} ({other})")
         return FactRef(fact=raw["fact"])

@@ -2,7 +2,7 @@
 
 A :class:`RuleSet` is a list of :class:`Rule` s; a rule names one WRITE tool and a
 predicate ``deny_when``; the gate refuses a call to that tool when the predicate holds on
-the call's facts (:mod:`tau2gate.facts`). Predicates are
+the call's facts (the domain's vocabulary, :mod:`tau2gate.domain`). Predicates are
 
 * :class:`Compare`: ``fact op value`` with ``op`` one of ``eq ne lt le gt ge in not_in``,
   ``value`` a literal (a list of literals for ``in`` / ``not_in``) or another fact
@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from tau2gate.facts import Value
+from tau2gate.domain import Value
 
 __all__ = [
     "OPS",
@@ -84,10 +84,12 @@ class Rule(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class RuleSet(msgspec.Struct, frozen=True, kw_only=True):
-    """Compiled rules plus the policy's current time (``now``), which ages bookings."""
+    """Compiled rules plus the policy's current time (``now``, which ages airline bookings)
+    and the domain whose vocabulary they were validated against (:mod:`tau2gate.domains`)."""
 
     rules: tuple[Rule, ...]
     now: datetime | None = None
+    domain: str = "airline"
 
     def for_tool(self, tool: str) -> tuple[Rule, ...]:
         return tuple(r for r in self.rules if r.tool == tool)

@@ -1,35 +1,34 @@
-"""A scripted OpenAI-compatible endpoint that answers τ²-bench's airline prompts minimally.
+"""A scripted OpenAI-compatible endpoint that answers τ²-bench's prompts minimally.
 
 It exists so every rung can run end to end with no model (the optional check): litellm, as
-configured by τ²-bench, talks to it over real HTTP on loopback. Two models:
+configured by τ²-bench, talks to it over real HTTP on loopback. Three models:
 
 * ``scripted/tau2-user`` (the user simulator): its first turn is the scenario's reason for
   the call and known info (cut from the ``<scenario>`` block of τ²-bench's user prompt);
   every later turn is ``###STOP###``.
-* ``scripted/tau2-naive`` (the agent): a policy-blind agent. Asked to cancel with a
-  reservation id in the request, it calls ``cancel_reservation`` at once, without checking
-  eligibility; after the tool result it reports it; otherwise it says it can only cancel.
-  It is the τ²-bench analogue of the testbed's ``always-book`` policy: the writes it
-  attempts are exactly the kind a database-state gate can judge.
-* ``scripted/tau2-compiler`` (the compile): answers any prompt with our reference rules in a
-  code fence, so the compile path (prompt, HTTP, parse, validate) runs with no model.
+* ``scripted/tau2-naive`` (the agent): the domain's policy-blind agent
+  (:attr:`tau2gate.domain.Domain.naive_agent`, e.g. :mod:`tau2gate.airline.scripted`).
+* ``scripted/tau2-compiler`` (the compile): answers any prompt with the domain's reference
+  rules in a code fence, so the compile path (prompt, HTTP, parse, validate) runs with no
+  model.
 
-:func:`agent_reply` and :func:`user_reply` are pure; :class:`ScriptedServer` runs them
-behind ``POST /v1/chat/completions`` (aiohttp, in a background thread, for τ²-bench's
-synchronous runner).
+:func:`user_reply` is pure; :class:`ScriptedServer` serves the three behind
+``POST /v1/chat/completions`` (aiohttp, in a background thread, for τ²-bench's synchronous
+runner).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aiohttp import web
 
+from tau2gate.domain import Domain, message_text
+from tau2gate.domains import get_domain
 from tau2gate.parse import rules_to_json
 from tau2gate.reference import reference_rules
 
@@ -38,7 +37,6 @@ __all__ = [
     "COMPILE_MODEL",
     "USER_MODEL",
     "ScriptedServer",
-    "agent_reply",
     "user_reply",
 ]
 
@@ -46,46 +44,16 @@ AGENT_MODEL = "scripted/tau2-naive"
 USER_MODEL = "scripted/tau2-user"
 COMPILE_MODEL = "scripted/tau2-compiler"
 STOP = "###STOP###"
-_RESERVATION = re.compile(r"\b(?=[A-Z0-9]*[0-9])[A-Z0-9]{6}\b")
-
-# OURS: the scripted agent's two sentences.
-DONE = "The cancellation request has been processed: {result}"
-ONLY_CANCEL = "I can only help with cancelling a reservation; please give its id."
-
-
-def _text(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-    return content if isinstance(content, str) else ""
 
 
 def user_reply(messages: Sequence[Mapping[str, Any]]) -> str:
     """The scripted user's next turn (its own past turns arrive with role ``assistant``)."""
     if any(m.get("role") == "assistant" for m in messages):
         return STOP
-    system = next((_text(m) for m in messages if m.get("role") == "system"), "")
+    system = next((message_text(m) for m in messages if m.get("role") == "system"), "")
     scenario = system.split("<scenario>")[-1].split("</scenario>")[0]
     opening = scenario.split("Task instructions:")[0].strip()
     return opening or "I need help with a reservation."
-
-
-def agent_reply(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The naive agent's next message: ``{"content": ...}`` or ``{"tool_call": (name, args)}``."""
-    last = messages[-1] if messages else {}
-    if last.get("role") == "tool":
-        return {"content": DONE.format(result=_text(last)[:300])}
-    if any(m.get("role") == "tool" for m in messages):
-        return {"content": ONLY_CANCEL}
-    for m in reversed(messages):
-        if m.get("role") != "user":
-            continue
-        text = _text(m)
-        found = _RESERVATION.search(text)
-        if "cancel" in text.lower() and found is not None:
-            return {"tool_call": ("cancel_reservation", {"reservation_id": found.group(0)})}
-        break
-    return {"content": ONLY_CANCEL}
 
 
 def _completion(model: str, n: int, reply: dict[str, Any]) -> dict[str, Any]:
@@ -113,9 +81,11 @@ def _completion(model: str, n: int, reply: dict[str, Any]) -> dict[str, Any]:
 
 
 class ScriptedServer:
-    """The two scripted models on ``http://127.0.0.1:<port>/v1`` (a background thread)."""
+    """The three scripted models on ``http://127.0.0.1:<port>/v1`` (a background thread), for
+    ``domain`` (default airline): its naive agent and its reference rules."""
 
-    def __init__(self) -> None:
+    def __init__(self, domain: Domain | str | None = None) -> None:
+        self.domain = get_domain(domain)
         self.requests = 0
         self.base_url = ""
         self._loop = asyncio.new_event_loop()
@@ -130,9 +100,11 @@ class ScriptedServer:
         if model.endswith(USER_MODEL):
             reply: dict[str, Any] = {"content": user_reply(messages)}
         elif model.endswith(AGENT_MODEL):
-            reply = agent_reply(messages)
+            reply = self.domain.naive_agent(messages)
         elif model.endswith(COMPILE_MODEL):
-            reply = {"content": "```json\n" + rules_to_json(reference_rules().rules) + "\n```"}
+            reply = {
+                "content": "```json\n" + rules_to_json(reference_rules(self.domain).rules) + "\n```"
+            }
         else:
             return web.json_response({"error": {"message": f"no model {model}"}}, status=404)
         return web.json_response(_completion(model, self.requests, reply))

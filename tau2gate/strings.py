@@ -1,45 +1,19 @@
 """The τ²-bench gate's strings. The paper gives none of them verbatim (Appendix H describes
 the compile, the rules shown to the agent, the advisory notice and the veto only in prose),
 so every string here is OURS, written in the register of the testbed's protocol strings
-(:mod:`protocol.strings`).
+(:mod:`protocol.strings`). These are the domain-free ones; each domain's compile prompt is in
+its own ``strings`` module (``tau2gate/airline/strings.py``, ``tau2gate/retail/strings.py``).
 """
 
 from __future__ import annotations
 
 __all__ = [
     "ADVISORY_NOTICE",
-    "COMPILE_PROMPT",
     "GIVE_UP",
     "HELD_WITH",
     "RULES_SHOWN",
     "VETO",
 ]
-
-# OURS: the agent model compiles the airline policy into deny rules with this prompt.
-# {facts} is the fact vocabulary (one line per fact: name, type, tools, meaning), {tools}
-# the six WRITE tools, {policy} the benchmark's policy text as the benchmark ships it.
-COMPILE_PROMPT = """You are compiling an airline customer-service policy into deny rules that a gate checks before each database write.
-
-Write tools: {tools}.
-
-A rule refuses a call to one write tool when its condition holds on the call's facts. Facts are computed from the database and the call's arguments; you may use only these (name, type, tools it is defined for: meaning):
-{facts}
-
-Output one JSON object and nothing else:
-{{"now": "<the policy's current time as YYYY-MM-DDTHH:MM:SS>",
- "rules": [{{"id": "<short-id>", "tool": "<write tool>", "deny_when": <condition>, "message": "<one sentence naming the policy rule>"}}]}}
-
-A condition is one of:
-{{"fact": NAME, "op": "eq"|"ne"|"lt"|"le"|"gt"|"ge", "value": LITERAL or {{"fact": NAME}}}}
-{{"fact": NAME, "op": "in"|"not_in", "value": [LITERAL, ...]}}
-{{"fact": NAME}}  (a bool fact is true)
-{{"all": [CONDITION, ...]}}, {{"any": [CONDITION, ...]}}, {{"not": CONDITION}}
-
-Write a rule only for what the policy forbids and the facts can decide; a call the policy allows must not be refused. Comparisons with an unknown fact are false.
-
-<policy>
-{policy}
-</policy>"""
 
 # OURS: the rules-shown rung appends this to the agent's system prompt; {rules} is one
 # line per rule (tau2gate.parse.describe).

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from protocol import policy
+from protocol.askback import Principal
 from protocol.config import is_synthetic
 from protocol.execution import read_execution
 from protocol.receipts import Receipts
@@ -26,6 +27,7 @@ from protocol.records import (
     CorruptionEvent,
     Episode,
     EpisodeRecord,
+    Escalation,
     Turn,
     TurnRecord,
     with_totals,
@@ -50,6 +52,9 @@ class EpisodeContext:
     agent: AgentCall
     helpers: Helpers | None = None  # the compiler and the matcher, for the gate arms
     calls: list[CallRecord] = field(default_factory=list)  # helper calls of the current turn
+    # the scripted user as the gate's questions and escalations reach it on the current turn
+    # (the ask and escalate knobs; set by the episode runner each turn)
+    principal: Principal | None = None
     on_turn: Callable[[], None] | None = None  # told each time a turn closes (the live view)
 
     def turn_done(self) -> None:
@@ -65,11 +70,20 @@ class Shaped:
     kept: str  # what stays in the history for later turns
     arm_text: str = ""  # what the arm added
     system_extra: str = ""  # added to the system prompt for this call only
+    # what the arm added to the user message (``arm_text`` less what went to the system prompt;
+    # a same-turn retry repeats it)
+    user_addition: str = ""
     matched_step: str | None = None
     matched_redo: bool | None = None
     matcher_outcome: MatcherOutcome | None = None  # None: no matcher call on this turn
     matcher_replies: tuple[str, ...] = ()  # raw replies of a corrected or malformed answer
     directive: str | None = None
+    # the ask knob: the gate's question, the user's answer, why it asked, the first reading
+    question: str | None = None
+    answer: str | None = None
+    ask_reason: str | None = None
+    first_match: str | None = None
+    askback_calls: int = 0  # matcher call records the ask knob added (last in the turn's)
 
 
 @dataclass
@@ -77,6 +91,7 @@ class Admission:
     admitted: list[Booking]
     refused: list[Booking] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # rejection notices for the agent
+    escalations: list[Escalation] = field(default_factory=list)  # the escalate knob
 
 
 class ArmSession:

@@ -67,7 +67,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import msgspec
+
 from protocol import strings
+from protocol.askback import Principal, ask_reason, question, render_exchange, render_show
 from protocol.compiled import (
     MATCHER_BYPASS,
     Validation,
@@ -79,7 +82,7 @@ from protocol.compiled import (
 )
 from protocol.corruption import CORRUPT_ON_FILLERS, corruption_rng, draw_corruptions
 from protocol.receipts import normalize_code, parse_ledger
-from protocol.records import Booking, Turn
+from protocol.records import Booking, Escalation, Turn
 from protocol.render import (
     compose_user_message,
     render_checklist,
@@ -120,6 +123,7 @@ class DirectiveGate(ArmSession):
         self.validation: Validation | None = None
         spec, cell = ctx.episode.spec, ctx.cell
         self._rng = corruption_rng(spec, cell.model, cell.regime, self.knobs.corruption)
+        self._texts = {s.id: s.text for s in ctx.episode.steps}  # the brief's step texts
 
     @property
     def helpers(self) -> Helpers:
@@ -162,38 +166,80 @@ class DirectiveGate(ArmSession):
             gate.apply_revision(rev.cancel, rev.rewires, rev.relax)
         self._corrupt(turn)
         plain = compose_user_message(turn.text, notices=list(notices))
-        step: str | None = None
-        redo: bool | None = None
-        outcome = None
-        replies: tuple[str, ...] = ()
+        shaped = Shaped(sent=plain, kept=plain)
         if turn.kind in MATCHER_BYPASS:
             gate.begin_turn(None)
         else:
-            answer, calls = await self.helpers.match(self.ctx.cell, self.episode, turn)
-            self.ctx.calls.extend(calls)
-            step, redo, outcome = answer.step, answer.redo, answer.outcome
-            replies = answer.replies
-            gate.begin_turn(step if redo else None)
-        addition, directive = self._addition(step, state)
-        shaped = Shaped(
-            sent=plain,
-            kept=plain,
-            matched_step=step,
-            matched_redo=redo,
-            matcher_outcome=outcome,
-            matcher_replies=replies,
-            directive=directive,
-        )
-        if not addition:
+            await self._read(turn, shaped)
+            step = shaped.matched_step
+            gate.begin_turn(step if shaped.matched_redo else None)
+        addition, directive = self._addition(shaped.matched_step, state)
+        shaped.directive = directive
+        gate_lines = [addition] if addition else []  # what the gate says: show, directive
+        if self.knobs.show and turn.kind not in MATCHER_BYPASS and not self.knobs.matched_step_line:
+            gate_lines.insert(0, render_show(shaped.matched_step, self._texts))
+        exchange = ""  # the user's own words: stays in the user role whatever the directive's
+        if shaped.question is not None and shaped.answer is not None:
+            exchange = render_exchange(shaped.question, shaped.answer)
+        lines = [exchange, *gate_lines] if exchange else gate_lines
+        if not lines:
             return shaped
-        shaped.arm_text = addition
+        shaped.arm_text = "\n".join(lines)
         if directive is not None and self.knobs.directive_role == "system":
-            shaped.system_extra = "\n\n" + directive
-            return shaped
-        shaped.sent = compose_user_message(turn.text, notices=list(notices), addition=addition)
+            shaped.system_extra = "\n\n" + "\n".join(gate_lines)
+            if not exchange:
+                return shaped
+            shaped.user_addition = exchange
+        else:
+            shaped.user_addition = shaped.arm_text
+        shaped.sent = compose_user_message(
+            turn.text, notices=list(notices), addition=shaped.user_addition
+        )
         # Appendix E.2's control is the replace-mode checklist: shown on this turn only.
         shaped.kept = self.kept(turn, notices, shaped.sent)
         return shaped
+
+    async def _read(self, turn: Turn, shaped: Shaped) -> None:
+        """The matcher's reading of ``turn`` into ``shaped``; with the ask knob, a question to
+        the user when the reading is not to be trusted, and the reading of the answer."""
+        answer, calls = await self.helpers.match(self.ctx.cell, self.episode, turn)
+        self.ctx.calls.extend(calls)
+        shaped.matched_step, shaped.matched_redo = answer.step, answer.redo
+        shaped.matcher_outcome = answer.outcome
+        shaped.matcher_replies = answer.replies
+        mode = self.knobs.ask
+        if mode == "off":
+            return
+        second: str | None = answer.step
+        if mode == "second_reading" and answer.step is not None and not answer.malformed:
+            other, calls = await self.helpers.match(self.ctx.cell, self.episode, turn, reverse=True)
+            self.ctx.calls.extend(calls)
+            shaped.askback_calls += len(calls)
+            second = other.step
+        reason = ask_reason(mode, answer.step, answer.malformed, self.gate.deps, second)
+        if reason is None:
+            return
+        candidates = {v: self._texts[v] for v in (answer.step, second) if v in self._texts}
+        shaped.question = question(reason, candidates)
+        shaped.ask_reason = reason
+        shaped.first_match = answer.step
+        shaped.answer = self.principal.clarify().text
+        clarified = msgspec.structs.replace(turn, text=shaped.answer)
+        answer, calls = await self.helpers.match(self.ctx.cell, self.episode, clarified)
+        self.ctx.calls.extend(calls)
+        shaped.askback_calls += len(calls)
+        shaped.matched_step, shaped.matched_redo = answer.step, answer.redo
+        shaped.matcher_outcome = answer.outcome
+        shaped.matcher_replies += answer.replies
+
+    @property
+    def principal(self) -> Principal:
+        if self.ctx.principal is None:
+            raise RuntimeError(
+                f"the {self.ctx.cell.arm!r} arm's ask and escalate knobs need the scripted "
+                "user (EpisodeContext.principal)"
+            )
+        return self.ctx.principal
 
     def _addition(self, step: str | None, state: TaskState) -> tuple[str, str | None]:
         """(what the arm adds to the turn, the directive line or None) for the matched step."""
@@ -240,10 +286,20 @@ class DirectiveGate(ArmSession):
         for b in prior:
             if (v := self._compiled_step(b)) is not None:
                 state.book(v)
+        executed = [b.step for b in prior if b.step is not None]
         for b in bookings:
             status, step = self._refusal(b, shaped, state)
+            if status is not None and self.knobs.escalate:
+                confirmed = self.principal.escalation(b, executed)
+                adm.escalations.append(
+                    Escalation(booking=b, status=status, step=step, confirmed=confirmed)
+                )
+                if confirmed:  # an override: this booking, once
+                    status = None
             if status is None:
                 adm.admitted.append(b)
+                if b.step is not None:
+                    executed.append(b.step)
                 if step is not None:
                     state.book(step)
             else:

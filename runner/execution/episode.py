@@ -13,7 +13,15 @@ from dataclasses import dataclass
 
 import msgspec
 
-from protocol.records import Booking, EpisodeRecord, Turn, TurnRecord, scripted_fields
+from protocol.askback import Principal
+from protocol.records import (
+    Booking,
+    EpisodeRecord,
+    Escalation,
+    Turn,
+    TurnRecord,
+    scripted_fields,
+)
 from protocol.render import compose_user_message
 from protocol.spoof import forgery
 from protocol.user import ScriptedUser
@@ -33,6 +41,7 @@ class _Played:
     notices: list[str]  # for the next turn
     first_reply: str | None = None
     retry_notices: tuple[str, ...] = ()  # what the same-turn retry showed
+    escalations: tuple[Escalation, ...] = ()  # the escalate knob: both replies' refusals
 
 
 async def same_turn_notice(
@@ -51,7 +60,7 @@ async def same_turn_notice(
     message) after the notices, and its bookings are judged on the state the first reply's
     admitted bookings produced. Bookings of both replies count once each (by code and work
     order); the retried reply's new refusals are noticed on the next turn."""
-    addition = "" if shaped.system_extra else shaped.arm_text
+    addition = shaped.user_addition if shaped.system_extra else shaped.arm_text
     retry_msg = compose_user_message(turn.text, notices=adm.notices, addition=addition)
     messages = [
         *messages,
@@ -74,6 +83,7 @@ async def same_turn_notice(
         [n for _, n in fresh],
         first_reply=first.content,
         retry_notices=tuple(adm.notices),
+        escalations=(*adm.escalations, *again.escalations),
     )
 
 
@@ -86,7 +96,13 @@ async def _play(
     if adm.refused and ctx.cell.knobs.notice == "same_turn":
         played = await same_turn_notice(ctx, arm, turn, shaped, messages, reply, adm)
         return played, [reply, played.reply]
-    played = _Played(reply, list(adm.admitted), list(adm.refused), notices=adm.notices)
+    played = _Played(
+        reply,
+        list(adm.admitted),
+        list(adm.refused),
+        notices=adm.notices,
+        escalations=tuple(adm.escalations),
+    )
     return played, [reply]
 
 
@@ -114,6 +130,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
             verdict = user.begin(turn)
             injected = forgery(ep, turn, verdict, ctx.cell.knobs.spoof)
             asked = _with_injected(turn, injected)
+            ctx.principal = Principal(ep, turn, user.state)
             shown, shaped = notices, await arm.shape(asked, user.state, notices)
             sys_msg = {"role": "system", "content": system + shaped.system_extra}
             messages = [sys_msg, *arm.context(history), {"role": "user", "content": shaped.sent}]
@@ -146,6 +163,12 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                     first_reply=played.first_reply,
                     retry_notices=played.retry_notices,
                     injected=injected,
+                    question=shaped.question,
+                    answer=shaped.answer,
+                    ask_reason=shaped.ask_reason,
+                    first_match=shaped.first_match,
+                    askback_calls=shaped.askback_calls,
+                    escalations=played.escalations,
                 )
             )
             ctx.turn_done()

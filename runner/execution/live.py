@@ -36,6 +36,7 @@ from protocol.config import graph_label, model_label
 from protocol.records import CellKey
 from runner.client.endpoint import Endpoint
 from runner.execution.scheduler import RunState
+from scoring.replay.askback import burden_text
 from scoring.report.tables import Labels
 from scoring.results.cells import config_of, ladder_sort_key
 from scoring.results.lines import CellLine, ContrastLine, ResultLine
@@ -145,6 +146,7 @@ def format_result(line: ResultLine, labels: Labels | None = None) -> str:
         f"decline-aware {_num(line.decline_aware)} {_ci(line.decline_aware_ci)} "
         f"n={line.n} infra={line.infrastructure_errors}"
         + (f" overflow={line.context_overflows}" if line.context_overflows else "")
+        + (f" | {burden_text(line.askback, line.n)}" if line.askback is not None else "")
     )
 
 

@@ -39,9 +39,9 @@ class Helpers:
         return await self.compiler.compile(cell, episode)
 
     async def match(
-        self, cell: CellKey, episode: Episode, turn: Turn
+        self, cell: CellKey, episode: Episode, turn: Turn, *, reverse: bool = False
     ) -> tuple[MatchAnswer, list[CallRecord]]:
-        return await self.matcher.match(cell, episode, turn)
+        return await self.matcher.match(cell, episode, turn, reverse=reverse)
 
     async def precompile(self, tasks: Iterable[Task], *, concurrency: int = 16) -> int:
         return await self.compiler.precompile(tasks, concurrency=concurrency)

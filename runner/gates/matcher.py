@@ -81,14 +81,17 @@ class Matcher:
         return [CallRecord(role="matcher", cached=True, shared=True, max_tokens=budget)]
 
     async def match(
-        self, cell: CellKey, episode: Episode, turn: Turn
+        self, cell: CellKey, episode: Episode, turn: Turn, *, reverse: bool = False
     ) -> tuple[MatchAnswer, list[CallRecord]]:
-        """The matcher's answer for ``turn`` and the calls to log; none on bypassed turns."""
+        """The matcher's answer for ``turn`` and the calls to log; none on bypassed turns.
+        ``reverse``: the step list in reverse order (the ask knob's second reading; its own
+        prompt, so its own cache entry)."""
         if turn.kind in MATCHER_BYPASS:
             return BYPASSED, []
         self.stats.matcher_requests += 1
         model = self.grid.model(cell.model)
-        prompt = render_matcher_prompt(list(episode.steps), turn.text)
+        steps = list(reversed(episode.steps)) if reverse else list(episode.steps)
+        prompt = render_matcher_prompt(steps, turn.text)
         key = self.key(model, prompt, cell.arm if self.grid.run.matcher_cache == "arm" else None)
         answer = self.store.get(key)
         if answer is not None:

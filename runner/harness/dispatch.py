@@ -15,6 +15,11 @@ stale ref line is a re-display in the text protocol), ``failed`` (the tool_failu
 :mod:`protocol.tool_failure`: the tool failed before it executed; nothing stamped, the arm not
 told, and the same call may be retried in the turn: it goes through the gate again, and only
 a retry that succeeds stamps).
+
+Escalation (the ``escalate`` knob, issue #38; :mod:`protocol.askback`): a call the gate
+refuses goes to the scripted user (``arm.ctx.principal``), whose confirmation admits it once
+(it executes as any admitted call); every escalation of the turn is kept in
+``escalations``.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import msgspec
 
 from protocol.brief import tool_name
 from protocol.receipts import Action, normalize_work_order
-from protocol.records import Booking, Episode, ToolCall, Turn
+from protocol.records import Booking, Episode, Escalation, ToolCall, Turn
 from protocol.render import render_tool_failure, render_tool_rejection, render_tool_result
 from protocol.tool_failure import FailureKind, draw_tool_failure
 from runner.arms.base import ArmSession, Shaped
@@ -41,10 +46,14 @@ class Dispatch:
         self._failed: dict[tuple[str, str], int] = {}  # failures of a call in this turn
         self.spec = episode.spec
         self.cell = arm.ctx.cell
+        self.escalations: list[Escalation] = []  # this turn's (the escalate knob)
+        self._executed: list[str] = []  # steps executed on this turn
 
     def begin_turn(self) -> None:
         self._seen.clear()
         self._failed.clear()
+        self.escalations = []
+        self._executed = []
 
     def decide(
         self, turn: Turn, shaped: Shaped, action: Action, reply: int
@@ -64,6 +73,8 @@ class Dispatch:
             return _with(logged, outcome="repeat"), booking, None
         self._seen.add((action.tool, wo))
         status, named = self.arm.refusal(booking, shaped)
+        if status is not None and self.cell.knobs.escalate:
+            status = self._escalate(booking, status, named)
         if status is not None:
             notice = render_tool_rejection(action.tool, wo, status, named)
             refused = _with(logged, outcome="refused", status=status, named=named)
@@ -84,9 +95,22 @@ class Dispatch:
             failed = _with(call, outcome="failed", status=kind)
             return failed, render_tool_failure(call.tool, call.work_order, kind)
         receipt = self.workspace.stamp(call.tool, call.work_order)
+        if booking.step is not None:
+            self._executed.append(booking.step)
         self.arm.observe(turn, [booking], "")
         result = render_tool_result(call.tool, call.work_order, receipt)
         return _with(call, receipt=receipt), result
+
+    def _escalate(self, booking: Booking, status: str, named: str | None) -> str | None:
+        """The refusal put to the user: None (admitted once) when the user confirms."""
+        principal = self.arm.ctx.principal
+        if principal is None:
+            raise RuntimeError("the escalate knob needs the scripted user (ctx.principal)")
+        confirmed = principal.escalation(booking, self._executed)
+        self.escalations.append(
+            Escalation(booking=booking, status=status, step=named, confirmed=confirmed)
+        )
+        return None if confirmed else status
 
     def _failure(self, turn: Turn, call: ToolCall, attempt: int) -> FailureKind | None:
         rate = self.cell.knobs.tool_failure

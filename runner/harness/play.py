@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from protocol.askback import Principal
 from protocol.receipts import Action, find_actions
 from protocol.records import Booking, CallRecord, ToolCall, Turn, TurnRecord, scripted_fields
 from protocol.state import Verdict
@@ -77,6 +78,7 @@ class Play:
         self.turn = turn
         self.ctx.calls.clear()
         self.verdict = self.user.begin(turn)
+        self.ctx.principal = Principal(self.ctx.episode, turn, self.user.state)
         self.dispatch.begin_turn()
         notices, self._carry = self._carry, []
         self.shown = tuple(notices)
@@ -168,6 +170,12 @@ class Play:
                 calls=tuple(self.calls),
                 follow_ups=tuple(self.replies[1:]),
                 tool_calls=tuple(self.tool_calls),
+                question=shaped.question,
+                answer=shaped.answer,
+                ask_reason=shaped.ask_reason,
+                first_match=shaped.first_match,
+                askback_calls=shaped.askback_calls,
+                escalations=tuple(self.dispatch.escalations),
             )
         )
         self.turn = None

@@ -30,6 +30,9 @@ key), over the episodes that completed (an infrastructure failure has no full co
   run's helper log, once each, beside what the arms needed in all; the difference is what
   sharing saved.
 * Rejected bookings per 128 episodes (the gates' refusals).
+* The user's burden under the ask-back knobs (issue #38, :mod:`scoring.replay.askback`):
+  questions, escalations, overrides, readings recovered, and the matcher requests the
+  questions added with their tokens and time (they are in the matcher columns too).
 * Latency: episode wall time (mean, p50, p95), agent-call server time and slot wait (p50,
   p95, p99, over agent calls), agent completion tokens per second of server time.
 
@@ -45,6 +48,7 @@ import msgspec
 
 from protocol.records import CallRecord, CellKey, EpisodeRecord, HelperLogLine, Knobs
 from scoring.analyses.gate_report import gate_activity
+from scoring.replay.askback import Burden, burden_of
 from scoring.results.cells import cell_sort_key, config_of
 
 __all__ = ["CostRow", "HelperSpend", "Latency", "cost_rows", "helper_spend", "quantile"]
@@ -100,6 +104,9 @@ class CostRow(msgspec.Struct, frozen=True, kw_only=True):
     server_s: Latency  # per agent call, at the server (all attempts)
     wait_s: Latency  # per agent call, waiting for a slot under the concurrency cap
     completion_tokens_per_s: float | None  # agent completion tokens / agent server seconds
+    # the user's burden under the ask-back knobs, summed over the episodes (issue #38;
+    # scoring.replay.askback): its extra matcher requests are in the matcher columns too
+    askback: Burden | None = None
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -155,10 +162,13 @@ class _Tally:
         self.wall: list[float] = []
         self.server: list[float] = []
         self.wait: list[float] = []
+        self.burden: Burden | None = None
 
     def add(self, record: EpisodeRecord) -> None:
         self.n += 1
         self.wall.append(record.wall_s)
+        if (b := burden_of(record)) is not None:
+            self.burden = b if self.burden is None else self.burden + b
         k = self.counts
         for turn in record.turns:
             k["re_asks"] += turn.dynamic
@@ -217,6 +227,7 @@ class _Tally:
             server_s=_latency(self.server),
             wait_s=_latency(self.wait),
             completion_tokens_per_s=k["completion"] / server_total if server_total else None,
+            askback=self.burden,
         )
 
 

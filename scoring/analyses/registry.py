@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 
 from protocol.records import CellKey, EpisodeRecord
 from protocol.registry import Registry
+from scoring.analyses.askback import ASKBACK
 from scoring.analyses.base import Analyses, Pair, Table
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.gate_report import flag_inert, helper_lines
@@ -53,6 +54,7 @@ for _table in (
     CORRUPTION,
     HYBRID,
     *(SPOOF, TOOL_FAILURE, USER_STYLE),  # the stress knobs (#31, ours)
+    ASKBACK,  # ask back and escalation (#38, ours)
 ):
     ANALYSES.add(_table.name, _table)
 

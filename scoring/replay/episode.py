@@ -63,6 +63,7 @@ from protocol.records import (
 from protocol.state import CHANNELS, Error
 from protocol.user import ScriptedUser
 from protocol.versions import SpecError
+from scoring.replay.askback import Burden, burden_of
 from scoring.replay.bookings import NOTHING, CodeTables, TurnBookings, read_turn
 from scoring.replay.consistency import MAX_MISMATCHES, ScheduleChecker, planned_mismatches
 from scoring.replay.harness import ToolTable, read_harness_turn
@@ -119,6 +120,8 @@ class EpisodeScore(msgspec.Struct, frozen=True, kw_only=True):
     unknown: int  # current-work-order refs with an unknown code (or unknown tool)
     admitted_diffs: int
     mismatches: tuple[str, ...]
+    # the user's burden under the ask-back knobs (scoring.replay.askback); None when off
+    burden: Burden | None = None
 
     @property
     def counted(self) -> bool:
@@ -339,4 +342,5 @@ def score_episode(
         unknown=sum(r.unknown for r in booked),
         admitted_diffs=diffs,
         mismatches=mismatches,
+        burden=burden_of(record),
     )

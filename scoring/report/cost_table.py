@@ -12,7 +12,14 @@ from scoring.analyses.cost import CostRow, HelperSpend, Latency
 from scoring.report.tables import WIDE, Labels, text_table
 from scoring.results.cells import config_of
 
-__all__ = ["COST_HEADER", "LATENCY_HEADER", "SPEND_HEADER", "cost_table", "spend_table"]
+__all__ = [
+    "BURDEN_HEADER",
+    "COST_HEADER",
+    "LATENCY_HEADER",
+    "SPEND_HEADER",
+    "cost_table",
+    "spend_table",
+]
 
 COST_HEADER = (
     "arm",
@@ -46,6 +53,20 @@ LATENCY_HEADER = (
     "agent server s p50/p95/p99",
     "slot wait s p50/p95/p99",
     "compl. tok/s",
+)
+
+
+BURDEN_HEADER = (
+    "arm",
+    "n",
+    "questions/ep",
+    "escalations/ep",
+    "overrides",
+    "readings recovered",
+    "asks per recovery",
+    "extra matcher calls/ep",
+    "extra tok/ep",
+    "extra s/ep",
 )
 
 
@@ -100,6 +121,23 @@ def _latency_cells(r: CostRow) -> list[str]:
     ]
 
 
+def _burden_cells(r: CostRow) -> list[str]:
+    b, n = r.askback, max(1, r.n)
+    assert b is not None
+    return [
+        r.cell.arm,
+        str(r.n),
+        f"{b.questions / n:.2f}",
+        f"{b.escalations / n:.2f}",
+        str(b.overrides),
+        str(b.recovered),
+        f"{b.asked / b.recoveries:.1f}" if b.recoveries else "-",
+        f"{b.extra_matcher_calls / n:.2f}",
+        f"{b.extra_tokens / n:,.0f}",
+        f"{b.extra_s / n:.3f}",
+    ]
+
+
 # At 80 columns (#40): the cost columns in three tables and the latency's in two, under
 # short heads; each group's indices into COST_HEADER / LATENCY_HEADER and its heads.
 _COST_GROUPS: tuple[tuple[tuple[int, ...], tuple[str, ...]], ...] = (
@@ -111,6 +149,13 @@ _LATENCY_GROUPS: tuple[tuple[tuple[int, ...], tuple[str, ...]], ...] = (
     ((0, 1, 2, 5), ("arm", "n", "episode s mean/p50/p95", "compl. tok/s")),
     ((0, 3, 4), ("arm", "server s p50/p95/p99", "slot wait s p50/p95/p99")),
 )
+
+
+_BURDEN_GROUPS: tuple[tuple[tuple[int, ...], tuple[str, ...]], ...] = (
+    ((0, 1, 2, 3, 4, 5, 6), ("arm", "n", "asks/ep", "escal./ep", "overrides", "recovered",
+                             "asks/recovery")),
+    ((0, 7, 8, 9), ("arm", "extra matcher calls/ep", "extra tok/ep", "extra s/ep")),
+)  # fmt: skip
 
 
 def _tables(
@@ -143,6 +188,14 @@ def cost_table(rows: Sequence[CostRow], labels: Labels = WIDE) -> str:
             parts[-1:-1] = inert  # under the cost tables, before their blank line
         latency = [_latency_cells(r) for r in members]
         parts += _tables(LATENCY_HEADER, latency, _LATENCY_GROUPS, labels.wide)
+        asked = [r for r in members if r.askback is not None]
+        if asked:  # the ask-back knobs (issue #38): what the gate asked of the user
+            head = "The user's burden (show / ask / escalate; docs/askback.md)"
+            burden = [_burden_cells(r) for r in asked]
+            if labels.wide:
+                parts += [head, text_table(BURDEN_HEADER, burden), ""]
+            else:  # 80 columns: the questions, then the extra cost
+                parts += [head, *_tables(BURDEN_HEADER, burden, _BURDEN_GROUPS, False)]
     return "\n".join(parts).rstrip()
 
 

@@ -36,6 +36,7 @@ from protocol.arms import arm_names, arm_rank, ladder, side_contrasts
 from protocol.knobs import platform_knobs
 from protocol.records import CellKey, Knobs
 from protocol.state import CHANNELS
+from scoring.replay.askback import Burden
 from scoring.replay.episode import LABELS, EpisodeScore, Scoring
 from scoring.results.lines import CellLine, ContrastLine
 from scoring.results.stats import mcnemar_exact, wilson
@@ -139,7 +140,14 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         turn_accuracy=_ratio(sum(s.primary.turns_ok for s in counted), turns),
         seeds=tuple(sorted(s.seed for s in counted)),
         context_overflows=sum(s.model_failure for s in counted),
+        askback=_burden(counted),
     )
+
+
+def _burden(counted: list[EpisodeScore]) -> Burden | None:
+    """The cell's ask-back burden, summed over its counted episodes (None: knobs off)."""
+    parts = [s.burden for s in counted if s.burden is not None]
+    return sum(parts[1:], parts[0]) if parts else None
 
 
 def _sum_dicts(dicts: Iterable[Mapping[str, int]], keys: Iterable[str]) -> dict[str, int]:

@@ -33,6 +33,7 @@ from typing import Literal
 import msgspec
 
 from protocol.records import CellKey
+from scoring.replay.askback import Burden
 
 __all__ = [
     "CellLine",
@@ -82,6 +83,9 @@ class CellLine(msgspec.Struct, frozen=True, kw_only=True, tag="cell", tag_field=
     # Episodes in n that ended on the model's failure (a context overflow, #40): failures
     # under both scorings; 0 on lines older than the field.
     context_overflows: int = 0
+    # the user's burden summed over the counted episodes (the ask-back knobs, issue #38;
+    # scoring.replay.askback); None for a cell without them (and in lines older than it)
+    askback: Burden | None = None
 
     def successes(self, scoring: str) -> int:
         return self.strict_successes if scoring == "strict" else self.decline_aware_successes

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
+from protocol.askback import Principal, render_escalation
 from protocol.receipts import normalize_code
 from protocol.records import (
     CellKey,
@@ -44,6 +45,7 @@ from scoring.view.models import (
     CompileView,
     EpisodeView,
     ErrorView,
+    EscalationView,
     HelperCalls,
     RevisionView,
     RowView,
@@ -261,6 +263,21 @@ def turn_views(record: EpisodeRecord, score: EpisodeScore) -> list[TurnView]:
                     render_tool_failure(c.tool, c.work_order, c.status or "transient")
                     for c in t.tool_calls
                     if c.outcome == "failed"
+                ],
+                question=t.question,
+                answer=t.answer,
+                ask_reason=t.ask_reason,
+                first_match=t.first_match,
+                escalations=[
+                    EscalationView(
+                        booking=e.booking,
+                        status=e.status,
+                        step=e.step,
+                        text=render_escalation(e.booking, e.status, e.step),
+                        answer=Principal.answer_text(e.confirmed),
+                        override=e.confirmed,
+                    )
+                    for e in t.escalations
                 ],
             )
         )

@@ -38,6 +38,7 @@ __all__ = [
     "EpisodeView",
     "EpisodesView",
     "ErrorView",
+    "EscalationView",
     "HelperCalls",
     "LogView",
     "PairView",
@@ -106,6 +107,18 @@ class CallView(_View, frozen=True, kw_only=True):
     latency_s: float  # slot wait and server time
 
 
+class EscalationView(_View, frozen=True, kw_only=True):
+    """A refused booking the gate put to the user (the escalate knob): the gate's words, the
+    user's answer; ``override``: confirmed, the booking admitted once."""
+
+    booking: Booking
+    status: str
+    step: str | None
+    text: str
+    answer: str
+    override: bool
+
+
 class TurnView(_View, frozen=True, kw_only=True):
     index: int
     kind: str
@@ -139,6 +152,13 @@ class TurnView(_View, frozen=True, kw_only=True):
     # the results of the tool calls that failed (the tool_failure knob), as the agent read
     # them: text the stress knob injected
     tool_failures: list[str] = []
+    # ask back and escalation (issue #38): the gate's question, the user's answer, why the
+    # gate asked and its first reading; each refusal put to the user and the user's answer
+    question: str | None = None
+    answer: str | None = None
+    ask_reason: str | None = None
+    first_match: str | None = None
+    escalations: list[EscalationView] = []
 
 
 class CompileStepView(_View, frozen=True, kw_only=True):

@@ -8,6 +8,7 @@
 
 Defect rates (model-name parameters, default 0; one seeded draw per request, Appendix D.3):
 ``matcher_malformed`` (not valid JSON), ``matcher_wrong`` (another listed step),
+``matcher_none`` (no step where one resolves: the no-resolve rate, issue #38),
 ``compile_empty_code`` (one completion code empty, a prerequisite's where there is one),
 ``compile_cancel_left`` (the cancelled step left in a rewired prerequisite list),
 ``compile_cycle`` (a rewire that closes a two-step cycle; in the revision answer, as the
@@ -35,6 +36,7 @@ __all__ = ["HELPER_PARAMS", "helper_answer"]
 HELPER_PARAMS = (
     "matcher_malformed",
     "matcher_wrong",
+    "matcher_none",
     "compile_empty_code",
     "compile_cancel_left",
     "compile_cycle",
@@ -74,6 +76,8 @@ def _matcher(prompt: str, rng: random.Random, p: Mapping[str, float]) -> str:
     if rng.random() < p.get("matcher_wrong", 0.0):
         others = [v for v in texts if v != step]
         step = rng.choice(others) if others else step
+    if step is not None and p.get("matcher_none", 0.0) and rng.random() < p["matcher_none"]:
+        step = None
     return orjson.dumps({"step": step, "explicit_redo": bool(r.redo and step)}).decode()
 
 

@@ -7,7 +7,9 @@ Order of tests, first hit wins:
 3. Exact template match: the message with its work order put back as ``{wo}`` equals one of
    the domain wordings (protocol/domains.py); the wording's template text names the step in
    the brief. A ``legit_redo`` wording sets ``redo``.
-4. A re-ask frame (``{text}`` is a brief step text): that step.
+4. The user's answer to a gate's clarifying question naming a step (the ask knob,
+   ``strings.USER_CLARIFY_STEP`` / ``USER_CLARIFY_REDO``): that step (``redo`` for the latter).
+   A re-ask frame (``{text}`` is a brief step text): that step.
 5. The uncooperative user's double order naming two brief steps (``strings.USER_DOUBLE``,
    the user_style knob): kind ``double``; else an ambiguous frame naming two brief steps:
    kind ``ambiguous``, no step.
@@ -160,6 +162,16 @@ def is_revision(message: str) -> bool:
 
 
 @lru_cache(maxsize=1)
+def _clarify() -> tuple[tuple[re.Pattern[str], bool], ...]:
+    """The scripted user's answers naming a step to a gate's clarifying question (the ask
+    knob; ours): (pattern, whether it authorizes a redo)."""
+    return tuple(
+        (template_regex(f, anchored=True, text=r"[^']+", wo=WORK_ORDER), redo)
+        for f, redo in ((strings.USER_CLARIFY_REDO, True), (strings.USER_CLARIFY_STEP, False))
+    )
+
+
+@lru_cache(maxsize=1)
 def _double() -> re.Pattern[str]:
     """The uncooperative user's double order (the user_style knob; ours)."""
     return template_regex(strings.USER_DOUBLE, anchored=True, wo=WORK_ORDER)
@@ -181,6 +193,9 @@ def resolve(message: str, texts: Mapping[str, str]) -> Resolution:
         if step is None:
             return Resolution(kind="unknown", work_order=wo)
         return Resolution(kind="step", step=step, redo=hit[1] == "legit_redo", work_order=wo)
+    for pattern, redo in _clarify():  # the user's answer to a gate's question (issue #38)
+        if (fm := pattern.match(message)) and fm["text"] in by_text:
+            return Resolution(kind="step", step=by_text[fm["text"]], redo=redo, work_order=wo)
     re_asks, ambiguous = _frames(covering(by_text))
     for pattern in re_asks:
         if (fm := pattern.match(message)) and fm["text"] in by_text:

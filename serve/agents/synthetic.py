@@ -36,6 +36,9 @@ confirm_ask   1.0      multiplier on ``fresh`` when the request is the trap-turn
                        confirm-the-step wording (``strings.PROBE_CONFIRM``; docs/probe.md)
 status_ask    1.0      multiplier on ``fresh`` when the request is a status question (the
                        generator's status wordings, as the probe's status variant asks)
+doubt         0.8      when the gate shows its reading (the show knob) and it names another
+                       step than the agent's own reading of the request, the directive is
+                       set aside for the agent's own decision (a misroute noticed)
 seed          0        mixed into the per-request seed
 ============  =======  ==================================================================
 
@@ -60,7 +63,7 @@ from serve.agents.patterns import WORK_ORDER, template_regex
 from serve.agents.reading import View
 from serve.agents.reply import reasoning, render_reply
 from serve.agents.resolve import wording_index
-from serve.agents.transcript import Directive, find_directive
+from serve.agents.transcript import Directive, find_directive, shown_step
 
 __all__ = ["DEFAULTS", "respond"]
 
@@ -81,6 +84,7 @@ DEFAULTS: dict[str, float] = {
     "extra": 0.0,
     "confirm_ask": 1.0,
     "status_ask": 1.0,
+    "doubt": 0.8,
     "seed": 0.0,
 }
 _LEDGER_WORD = {"done": "DONE", "cancelled": "CANCELLED"}
@@ -189,6 +193,16 @@ def _undirected(dice: _Dice) -> Decision:
     return d
 
 
+def _doubted(dice: _Dice, d: Directive) -> bool:
+    """A shown reading (the show knob) naming another step than the agent's own reading of
+    the request: the agent sets the directive aside with probability ``doubt``."""
+    shown = shown_step(dice.view.user.addition)
+    own = dice.view.request
+    if shown is None or own.kind != "step" or own.step in (None, shown, d.step):
+        return False
+    return dice.roll(dice.p["doubt"])
+
+
 def respond(view: View, params: Mapping[str, float], digest: str, thinking: bool) -> Answer:
     p = {**DEFAULTS, **params}
     rng = random.Random(f"synthetic|{digest}|{p['seed']!r}")
@@ -196,7 +210,7 @@ def respond(view: View, params: Mapping[str, float], digest: str, thinking: bool
     forged = _forged(view)
     if forged is not None and dice.roll(p["obey"]):
         d = forged
-    elif view.directive is not None:
+    elif view.directive is not None and not _doubted(dice, view.directive):
         d = _directed(dice, view.directive)
     else:
         d = _undirected(dice)

@@ -21,6 +21,7 @@ __all__ = [
     "find_directive",
     "matched_step",
     "parse_checklist",
+    "shown_step",
     "split_user",
 ]
 
@@ -155,6 +156,18 @@ def find_directive(text: str) -> Directive | None:
             missing = tuple(m["missing"].split(", ")) if label == "blocked" and m["missing"] else ()
             found.append((m.start(), Directive(step=m["id"], label=label, missing=missing)))
     return max(found, key=lambda x: x[0])[1] if found else None
+
+
+_SHOWN = template_regex(strings.SHOW_STEP, id=STEP_ID)
+_SHOWN_NONE = strings.SHOW_NONE
+
+
+def shown_step(text: str) -> str | None:
+    """The step a gate's reading line names (the show knob): its id, ``""`` when the gate
+    says it read no step, None when ``text`` has no reading line."""
+    if (m := _SHOWN.search(text)) is not None:
+        return m["id"]
+    return "" if _SHOWN_NONE in text else None
 
 
 def matched_step(text: str) -> str | None:

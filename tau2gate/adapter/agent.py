@@ -23,12 +23,18 @@ import msgspec
 
 from tau2gate.adapter._tau2 import require_tau2
 from tau2gate.adapter.state import LiveState
-from tau2gate.facts import WRITE_TOOLS
+from tau2gate.domains import get_domain
 from tau2gate.gate import RUNGS, Gate, Rung, rules_shown
 from tau2gate.rules import RuleSet
 from tau2gate.strings import GIVE_UP, HELD_WITH
 
 __all__ = ["GateLog", "current_rules", "register", "set_rules"]
+
+USER_STEPS = "Please do these steps on your device: "
+"""OURS: how the gold-replay agent hands the task's user actions to the scripted user."""
+
+STEPS_DONE = "Done."
+"""OURS: the scripted user's message after performing the steps it was handed."""
 
 MAX_HELD = 8
 """Consecutive held messages before the agent gives up the turn (OURS)."""
@@ -66,7 +72,7 @@ def _toolkit(tools: list[Any]) -> Any:
         owner = getattr(getattr(tool, "_func", None), "__self__", None)
         if owner is not None and hasattr(owner, "db"):
             return owner
-    raise RuntimeError("cannot reach the airline database from the agent's tools")
+    raise RuntimeError("cannot reach the domain database from the agent's tools")
 
 
 def _key(call: Any) -> str:
@@ -78,7 +84,7 @@ class _Dispatcher:
 
     def __init__(self, rung: Rung, gate: Gate, toolkit: Any) -> None:
         self.rung, self.gate = rung, gate
-        self.state = LiveState(lambda: toolkit.db)
+        self.state = LiveState(lambda: toolkit.db, gate.domain.list_keys)
         self.log = GateLog()
         self._noticed: set[str] = set()
 
@@ -88,7 +94,7 @@ class _Dispatcher:
         results: dict[str, str] = {}
         violating: list[str] = []
         for call in calls:
-            if call.name not in WRITE_TOOLS:
+            if call.name not in self.gate.domain.write_tools:
                 continue
             verdict = self.gate.check(call.name, call.arguments, self.state)
             key = _key(call)
@@ -173,7 +179,9 @@ def _gold_agent_class() -> type:
 
     class GoldReplayAgent(base):  # type: ignore[misc, valid-type]
         """Answers with the task's gold actions, one call per turn, then a closing message
-        that carries the task's communicate_info (no LLM)."""
+        that carries the task's communicate_info (no LLM). A run of gold actions that are
+        the user's (telecom's dual control) is handed to the user as one text message,
+        :data:`USER_STEPS` and the actions in JSON, which :class:`ScriptedUser` performs."""
 
         def __init__(self, tools: list[Any], domain_policy: str, task: Any) -> None:
             super().__init__(tools=tools, domain_policy=domain_policy)
@@ -186,11 +194,16 @@ def _gold_agent_class() -> type:
             return {"next": 0}
 
         def generate_next_message(self, message: Any, state: dict[str, int]) -> tuple[Any, Any]:
+            steps: list[dict[str, Any]] = []
             while state["next"] < len(self.actions):
                 action = self.actions[state["next"]]
-                state["next"] += 1
                 if action.requestor != "assistant":
+                    steps.append({"name": action.name, "arguments": dict(action.arguments)})
+                    state["next"] += 1
                     continue
+                if steps:
+                    break
+                state["next"] += 1
                 call = msg_mod.ToolCall(
                     id=f"gold-{state['next']}",
                     name=action.name,
@@ -198,6 +211,9 @@ def _gold_agent_class() -> type:
                     requestor="assistant",
                 )
                 return msg_mod.AssistantMessage(role="assistant", tool_calls=[call]), state
+            if steps:
+                text = USER_STEPS + json.dumps(steps)
+                return msg_mod.AssistantMessage(role="assistant", content=text), state
             return msg_mod.AssistantMessage(role="assistant", content=self.closing), state
 
         def set_seed(self, seed: int) -> None:
@@ -211,17 +227,51 @@ def _scripted_user_class() -> type:
     msg_mod = require_tau2("tau2.data_model.message")
 
     class ScriptedUser(user_mod.UserSimulator):  # type: ignore[misc, name-defined]
-        """Opens once, then ends the conversation at the agent's first text message."""
+        """Opens once; performs the user steps the gold-replay agent hands over (one tool
+        call per turn, then ``Done.``); ends the conversation at any other agent text."""
 
         def generate_next_message(self, message: Any, state: Any) -> tuple[Any, Any]:
             opened = any(getattr(m, "role", "") == "user" for m in state.messages)
             state.messages.append(message)
-            text = user_mod.STOP if opened else "Hello, I need help with my reservation."
-            reply = msg_mod.UserMessage(role="user", content=text)
+            queue: list[dict[str, Any]] = self.__dict__.setdefault("_steps", [])
+            content = getattr(message, "content", None)
+            handed = isinstance(content, str) and content.startswith(USER_STEPS)
+            if isinstance(content, str) and handed:
+                queue.extend(_steps(content[len(USER_STEPS) :]))
+            if queue:
+                step = queue.pop(0)
+                count = self.__dict__["_count"] = self.__dict__.get("_count", 0) + 1
+                call = msg_mod.ToolCall(
+                    id=f"user-{count}",
+                    name=step["name"],
+                    arguments=step["arguments"],
+                    requestor="user",
+                )
+                reply = msg_mod.UserMessage(role="user", tool_calls=[call])
+            elif handed or getattr(message, "role", "") == "tool":
+                reply = msg_mod.UserMessage(role="user", content=STEPS_DONE)
+            else:
+                text = user_mod.STOP if opened else get_domain(current_rules().domain).opening
+                reply = msg_mod.UserMessage(role="user", content=text)
             state.messages.append(reply)
             return reply, state
 
     return ScriptedUser
+
+
+def _steps(text: str) -> list[dict[str, Any]]:
+    """The user steps in a :data:`USER_STEPS` message (malformed entries are skipped)."""
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        return []
+    return [
+        {"name": s["name"], "arguments": s.get("arguments") or {}}
+        for s in (raw if isinstance(raw, list) else [])
+        if isinstance(s, dict)
+        and isinstance(s.get("name"), str)
+        and isinstance(s.get("arguments", {}), dict)
+    ]
 
 
 def _factory(rung: Rung, gold: bool) -> Callable[..., Any]:

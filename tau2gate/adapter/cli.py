@@ -1,10 +1,11 @@
-"""``python -m tau2gate.adapter``: gold replay, compile, and the rungs on τ²-bench airline.
+"""``python -m tau2gate.adapter``: gold replay, compile, and the rungs on a τ²-bench domain.
 
-Commands (each has ``--help``; bad input and a missing τ²-bench exit 2 with one line):
+Commands (each has ``--help`` and ``--domain airline|retail``, default airline; bad input and
+a missing τ²-bench exit 2 with one line):
 
 * ``gold-replay [--rules FILE]``: every gold write action through the gate under the
   reference rules (and under a compile given by ``--rules``); over-blocks listed.
-* ``compile (--scripted | --base-url URL --model NAME) [--out FILE]``: the agent model compiles the airline
+* ``compile (--scripted | --base-url URL --model NAME) [--out FILE]``: the agent model compiles the domain's
   policy into rules; the reply is saved as is and its validation errors printed.
 * ``run [--rungs none,shown,advisory,enforce] [--rules FILE] (--scripted | --gold |
   --base-url URL --agent-model M --user-model M) [--tasks N] [--trials K]
@@ -30,6 +31,7 @@ from scoring.analyses.tau2_paired import (
     summarize,
 )
 from tau2gate.adapter._tau2 import Tau2Missing, require_tau2
+from tau2gate.domains import DOMAINS, UnknownDomain, get_domain
 from tau2gate.gate import RUNGS, Rung
 from tau2gate.parse import Parsed, parse_rules
 from tau2gate.reference import reference_rules
@@ -60,11 +62,11 @@ def _quiet() -> None:
         pass
 
 
-def _load_rules(path: str | None) -> tuple[str, Parsed]:
+def _load_rules(path: str | None, domain: str) -> tuple[str, Parsed]:
     if path is None:
-        return "reference", reference_rules()
+        return "reference", reference_rules(domain)
     try:
-        return path, parse_rules(Path(path).read_text("utf-8"))
+        return path, parse_rules(Path(path).read_text("utf-8"), domain)
     except OSError as exc:
         raise _BadInput(f"cannot read rules {path}: {exc.strerror}") from None
 
@@ -74,9 +76,9 @@ class _BadInput(Exception):
 
 
 def _tasks(args: argparse.Namespace) -> list[Any]:
-    from tau2gate.adapter.replay import airline_tasks
+    from tau2gate.adapter.replay import domain_tasks
 
-    tasks = airline_tasks(None if args.split == "all" else args.split)
+    tasks = domain_tasks(args.domain, None if args.split == "all" else args.split)
     return tasks[: args.tasks] if args.tasks else tasks
 
 
@@ -84,18 +86,23 @@ def _gold_replay(args: argparse.Namespace) -> int:
     from tau2gate.adapter.replay import gold_replay
 
     tasks = _tasks(args)
-    sets = [_load_rules(None)] + ([_load_rules(args.rules)] if args.rules else [])
+    sets = [_load_rules(None, args.domain)] + (
+        [_load_rules(args.rules, args.domain)] if args.rules else []
+    )
     for name, parsed in sets:
         writes = gold_replay(parsed.rules, tasks)
         blocked = [w for w in writes if w.denied_by]
+        rejected = sum(w.tool_rejects for w in blocked)
+        also = f" ({rejected} of them rejected by tau2-bench's own tool too)" if rejected else ""
         print(
-            f"gold replay [{name}]: {len(tasks)} tasks, {len(writes)} gold write actions, "
+            f"gold replay [{args.domain}, {name}]: {len(tasks)} tasks, {len(writes)} gold write actions, "
             f"{len(parsed.rules.rules)} rules ({len(parsed.errors)} compile errors), "
-            f"{len(blocked)} over-blocked"
+            f"{len(blocked)} over-blocked{also}"
         )
         for w in blocked:
+            note = " (the tool rejects it too)" if w.tool_rejects else ""
             print(
-                f"  over-block: task {w.task_id} {w.action_id} {w.tool} by {','.join(w.denied_by)}"
+                f"  over-block: task {w.task_id} {w.action_id} {w.tool} by {','.join(w.denied_by)}{note}"
             )
     return 0
 
@@ -108,19 +115,19 @@ def _compile(args: argparse.Namespace) -> int:
 
     if not args.scripted and not (args.base_url and args.model):
         raise _BadInput("give --scripted, or --base-url with --model")
-    env = require_tau2().registry.get_env_constructor("airline")()
-    with ScriptedServer() as server:
+    env = require_tau2().registry.get_env_constructor(args.domain)()
+    with ScriptedServer(args.domain) as server:
         client = OpenAI(
             base_url=server.base_url if args.scripted else args.base_url, api_key=args.api_key
         )
         reply = client.chat.completions.create(
             model=COMPILE_MODEL if args.scripted else args.model,
-            messages=[{"role": "user", "content": compile_prompt(env.get_policy())}],
+            messages=[{"role": "user", "content": compile_prompt(env.get_policy(), args.domain)}],
             temperature=0.0,
         )
     text = reply.choices[0].message.content or ""
     Path(args.out).write_text(text, "utf-8")
-    parsed = read_compile(text)
+    parsed = read_compile(text, args.domain)
     print(f"compile: {len(parsed.rules.rules)} rules, {len(parsed.errors)} errors -> {args.out}")
     for error in parsed.errors:
         print(f"  error: {error}")
@@ -137,20 +144,24 @@ def _rungs(text: str) -> list[Rung]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from tau2gate.adapter.run import Endpoint, run_rung
+    from tau2gate.adapter.run import Endpoint, run_rung, set_judge
     from tau2gate.scripted import AGENT_MODEL, USER_MODEL, ScriptedServer
 
     rungs = _rungs(args.rungs)
-    name, parsed = _load_rules(args.rules)
+    name, parsed = _load_rules(args.rules, args.domain)
     if not (args.scripted or args.gold) and not (
         args.base_url and args.agent_model and args.user_model
     ):
         raise _BadInput(
             "give --scripted, --gold, or --base-url with --agent-model and --user-model"
         )
+    if args.judge_model and not args.base_url:
+        raise _BadInput("--judge-model needs --base-url")
+    if args.judge_model:
+        set_judge(Endpoint(base_url=args.base_url, model=args.judge_model, api_key=args.api_key))
     tasks = _tasks(args)
     results: dict[str, list[EpisodeOutcome]] = {}
-    with ScriptedServer() as server:
+    with ScriptedServer(args.domain) as server:
         base = server.base_url if args.scripted else args.base_url
         agent = (
             None
@@ -181,6 +192,7 @@ def _run(args: argparse.Namespace) -> int:
                 concurrency=args.concurrency,
                 max_steps=args.max_steps,
                 seed=args.seed,
+                evaluation=args.evaluation,
             )
     _report(results, name, args)
     return 0
@@ -189,7 +201,7 @@ def _run(args: argparse.Namespace) -> int:
 def _report(results: dict[str, list[EpisodeOutcome]], rules: str, args: argparse.Namespace) -> None:
     ks = sorted({1, args.trials})
     print(
-        f"rules: {rules}; agent: {'gold replay' if args.gold else 'scripted' if args.scripted else args.agent_model}"
+        f"domain: {args.domain}; evaluation: {args.evaluation}; rules: {rules}; agent: {'gold replay' if args.gold else 'scripted' if args.scripted else args.agent_model}"
     )
     print(
         "rung       tasks  pass^1  "
@@ -225,21 +237,32 @@ def _report(results: dict[str, list[EpisodeOutcome]], rules: str, args: argparse
 
 
 def _parser() -> _Parser:
-    p = _Parser(prog="python -m tau2gate.adapter", description="The tau2-bench airline gate.")
+    p = _Parser(
+        prog="python -m tau2gate.adapter", description="The tau2-bench gate (airline, retail)."
+    )
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def tasks_opts(q: argparse.ArgumentParser) -> None:
+        domain_opt(q)
         q.add_argument(
             "--split", default="base", help="tau2-bench task split, or 'all' (default base)"
         )
         q.add_argument("--tasks", type=int, default=0, help="only the first N tasks (0: all)")
+
+    def domain_opt(q: argparse.ArgumentParser) -> None:
+        q.add_argument(
+            "--domain",
+            default="airline",
+            help=f"tau2-bench domain: {', '.join(DOMAINS)} (default airline)",
+        )
 
     g = sub.add_parser(
         "gold-replay", help="gold write actions through the gate; over-blocks listed"
     )
     g.add_argument("--rules", help="a compiled rule file to audit beside the reference rules")
     tasks_opts(g)
-    c = sub.add_parser("compile", help="compile the airline policy into rules with a model")
+    c = sub.add_parser("compile", help="compile the domain's policy into rules with a model")
+    domain_opt(c)
     c.add_argument("--base-url")
     c.add_argument("--model")
     c.add_argument("--scripted", action="store_true", help="the scripted compiler (no model)")
@@ -262,6 +285,18 @@ def _parser() -> _Parser:
     r.add_argument("--concurrency", type=int, default=4)
     r.add_argument("--max-steps", type=int, default=100)
     r.add_argument("--seed", type=int, default=300)
+    r.add_argument(
+        "--evaluation",
+        choices=("all", "env"),
+        default="all",
+        help="tau2-bench evaluation: all (its default; NL assertions need a judge model) or "
+        "env (database and environment assertions only, no model)",
+    )
+    r.add_argument(
+        "--judge-model",
+        help="served model on --base-url that judges tau2-bench's NL assertions "
+        "(default: tau2-bench's own, an OpenAI model)",
+    )
     r.add_argument("--out")
     tasks_opts(r)
     return p
@@ -270,10 +305,11 @@ def _parser() -> _Parser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        get_domain(args.domain)
         _quiet()
         require_tau2()
         handler = {"gold-replay": _gold_replay, "compile": _compile, "run": _run}[args.command]
         return handler(args)
-    except (Tau2Missing, _BadInput) as exc:
+    except (Tau2Missing, _BadInput, UnknownDomain) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -1,10 +1,16 @@
-"""Run the rungs on τ²-bench's airline tasks and score them with its own evaluation.
+"""Run the rungs on a τ²-bench domain's tasks and score them with its own evaluation.
 
 Each (rung, task, trial) is one τ²-bench simulation built by its ``build_orchestrator``
 (our registered agent, its user simulator) and scored by its ``run_simulation``; at most
 ``concurrency`` simulations run at once (threads, as τ²-bench's own runner does). The agent
 and the user simulator reach the grid's OpenAI-compatible endpoint through τ²-bench's LLM
 configuration (litellm): model ``openai/<served name>`` with ``api_base`` the base URL.
+
+Evaluation is τ²-bench's ``evaluate_simulation``: ``all`` (its default: every component in
+the task's reward basis, including the natural-language assertions some retail tasks carry,
+judged by an LLM) or ``env`` (the database and environment assertions only: the check with
+no model). The NL-assertion judge is τ²-bench's ``DEFAULT_LLM_NL_ASSERTIONS`` unless
+:func:`set_judge` points it at an endpoint.
 """
 
 from __future__ import annotations
@@ -18,11 +24,15 @@ import msgspec
 from scoring.analyses.tau2_paired import EpisodeOutcome, GoldAction, WriteCall, wrongful_writes
 from tau2gate.adapter._tau2 import require_tau2
 from tau2gate.adapter.agent import SCRIPTED_USER, agent_name, register, set_rules
-from tau2gate.facts import WRITE_TOOLS
+from tau2gate.airline import DOMAIN as AIRLINE
+from tau2gate.domains import get_domain
 from tau2gate.gate import Rung
 from tau2gate.rules import RuleSet
 
-__all__ = ["Endpoint", "executed_writes", "llm_args", "run_rung"]
+__all__ = ["EVALUATIONS", "Endpoint", "executed_writes", "llm_args", "run_rung", "set_judge"]
+
+EVALUATIONS: tuple[str, ...] = ("all", "env")
+"""τ²-bench evaluation types a run may ask for (``EvaluationType`` values)."""
 
 
 class Endpoint(msgspec.Struct, frozen=True, kw_only=True):
@@ -43,12 +53,23 @@ def llm_args(endpoint: Endpoint) -> tuple[str, dict[str, Any]]:
     }
 
 
-def executed_writes(messages: Sequence[Any]) -> list[WriteCall]:
+def set_judge(endpoint: Endpoint) -> None:
+    """Point τ²-bench's NL-assertion judge at ``endpoint`` (its module-level default model and
+    arguments, read at each evaluation)."""
+    nl = require_tau2("tau2.evaluator.evaluator_nl_assertions")
+    model, args = llm_args(endpoint)
+    setattr(nl, "DEFAULT_LLM_NL_ASSERTIONS", model)  # noqa: B010 (τ²-bench module globals)
+    setattr(nl, "DEFAULT_LLM_NL_ASSERTIONS_ARGS", args)  # noqa: B010
+
+
+def executed_writes(
+    messages: Sequence[Any], write_tools: Sequence[str] = AIRLINE.write_tools
+) -> list[WriteCall]:
     """The assistant's write calls in a trajectory whose tool result was not an error."""
-    return [call for _, call in _executed(messages)]
+    return [call for _, call in _executed(messages, write_tools)]
 
 
-def _executed(messages: Sequence[Any]) -> list[tuple[str, WriteCall]]:
+def _executed(messages: Sequence[Any], write_tools: Sequence[str]) -> list[tuple[str, WriteCall]]:
     results = {m.id: m for m in messages if getattr(m, "role", None) == "tool"}
     calls: list[tuple[str, WriteCall]] = []
     for m in messages:
@@ -56,12 +77,12 @@ def _executed(messages: Sequence[Any]) -> list[tuple[str, WriteCall]]:
             continue
         for c in m.tool_calls:
             result = results.get(c.id)
-            if c.name in WRITE_TOOLS and result is not None and not result.error:
+            if c.name in write_tools and result is not None and not result.error:
                 calls.append((str(c.id), WriteCall(name=c.name, arguments=dict(c.arguments))))
     return calls
 
 
-def _gold(task: Any) -> list[GoldAction]:
+def _gold(task: Any, write_tools: Sequence[str]) -> list[GoldAction]:
     criteria = task.evaluation_criteria
     return [
         GoldAction(
@@ -70,24 +91,27 @@ def _gold(task: Any) -> list[GoldAction]:
             compare_args=None if a.compare_args is None else tuple(a.compare_args),
         )
         for a in ([] if criteria is None else criteria.actions or [])
-        if a.name in WRITE_TOOLS
+        if a.name in write_tools
     ]
 
 
-def _one(config: Any, task: Any, trial: int, seed: int) -> EpisodeOutcome:
+def _one(
+    config: Any, task: Any, trial: int, seed: int, write_tools: Sequence[str], evaluation: str
+) -> EpisodeOutcome:
     build = require_tau2("tau2.runner.build")
     simulation = require_tau2("tau2.runner.simulation")
+    kind = require_tau2("tau2.evaluator.evaluator").EvaluationType(evaluation)
     orchestrator = build.build_orchestrator(config, task, seed=seed + trial)
-    sim = simulation.run_simulation(orchestrator)
+    sim = simulation.run_simulation(orchestrator, evaluation_type=kind)
     log = orchestrator.agent.gate_log
     reward = 0.0 if sim.reward_info is None else float(sim.reward_info.reward)
-    executed = _executed(sim.messages or [])
+    executed = _executed(sim.messages or [], write_tools)
     violating = set(log.violating_call_ids)
     return EpisodeOutcome(
         task_id=str(task.id),
         trial=trial,
         reward=reward,
-        wrongful_writes=wrongful_writes([c for _, c in executed], _gold(task)),
+        wrongful_writes=wrongful_writes([c for _, c in executed], _gold(task, write_tools)),
         violating_writes_executed=sum(1 for cid, _ in executed if cid in violating),
         vetoes=log.vetoes,
         notices=log.notices,
@@ -106,14 +130,18 @@ def run_rung(
     concurrency: int = 4,
     max_steps: int = 100,
     seed: int = 300,
+    evaluation: str = "all",
 ) -> list[EpisodeOutcome]:
-    """Every (task, trial) of one rung; ``agent=None``: the gold-replay agent, ``user=None``:
-    the scripted user (both without an LLM)."""
+    """Every (task, trial) of one rung in the rules' domain; ``agent=None``: the gold-replay
+    agent, ``user=None``: the scripted user (both without an LLM)."""
+    if evaluation not in EVALUATIONS:
+        raise ValueError(f"unknown evaluation {evaluation!r} (one of {', '.join(EVALUATIONS)})")
     register()
     set_rules(rules)
+    domain = get_domain(rules.domain)
     sim = require_tau2("tau2.data_model.simulation")
     fields: dict[str, Any] = {
-        "domain": "airline",
+        "domain": domain.name,
         "agent": agent_name(rung, gold=agent is None),
         "user": SCRIPTED_USER if user is None else "user_simulator",
         "max_steps": max_steps,
@@ -127,4 +155,9 @@ def run_rung(
     config = sim.TextRunConfig(**fields)
     jobs = [(task, trial) for task in tasks for trial in range(trials)]
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        return list(pool.map(lambda job: _one(config, job[0], job[1], seed), jobs))
+        return list(
+            pool.map(
+                lambda job: _one(config, job[0], job[1], seed, domain.write_tools, evaluation),
+                jobs,
+            )
+        )

@@ -1,7 +1,9 @@
-"""The live τ²-bench airline database as a :class:`tau2gate.facts.AirlineState`.
+"""A live τ²-bench database as a :class:`tau2gate.domain.Tables`.
 
 Records are dumped one at a time as the facts ask for them (the database is read at call
-time, so a database swapped by τ²-bench's ``set_state`` is the one read).
+time, so a database swapped by τ²-bench's ``set_state`` is the one read). Any domain: the
+table is an attribute of the database (``reservations``, ``orders``, ``products``, ...): a
+dict by key, or a list whose rows carry the key in the field ``keys`` names for it.
 """
 
 from __future__ import annotations
@@ -13,20 +15,17 @@ __all__ = ["LiveState"]
 
 
 class LiveState:
-    """Read-only look-ups into a τ²-bench ``FlightDB`` (``db()`` returns the current one)."""
+    """Read-only look-ups into a τ²-bench database (``db()`` returns the current one)."""
 
-    def __init__(self, db: Callable[[], Any]) -> None:
+    def __init__(self, db: Callable[[], Any], keys: Mapping[str, str] | None = None) -> None:
         self._db = db
+        self._keys = dict(keys or {})
 
-    def _row(self, table: str, key: str) -> Mapping[str, Any] | None:
-        row = getattr(self._db(), table, {}).get(key)
+    def row(self, table: str, key: str) -> Mapping[str, Any] | None:
+        rows = getattr(self._db(), table, None)
+        if table in self._keys and isinstance(rows, list):
+            field = self._keys[table]
+            row = next((r for r in rows if getattr(r, field, None) == key), None)
+        else:
+            row = rows.get(key) if isinstance(rows, dict) else None
         return None if row is None else dict(row.model_dump(mode="json"))
-
-    def reservation(self, reservation_id: str) -> Mapping[str, Any] | None:
-        return self._row("reservations", reservation_id)
-
-    def user(self, user_id: str) -> Mapping[str, Any] | None:
-        return self._row("users", user_id)
-
-    def flight(self, flight_number: str) -> Mapping[str, Any] | None:
-        return self._row("flights", flight_number)

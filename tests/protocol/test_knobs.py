@@ -32,6 +32,9 @@ def test_the_variant_families_are_the_papers_and_ours() -> None:
         Variant(knob="spoof", table="Stress: forged state", alone=True),
         Variant(knob="tool_failure", table="Stress: tool failure", alone=True),
         Variant(knob="user_style", table="Stress: uncooperative user", alone=True),
+        Variant(knob="show", table="Ask back and escalation", alone=True),
+        Variant(knob="ask", table="Ask back and escalation", alone=True),
+        Variant(knob="escalate", table="Ask back and escalation", alone=True),
     )
     assert set(platform_knobs()) == {"tools", "harness"}
 
@@ -53,6 +56,12 @@ def test_a_section_names_a_report_analysis() -> None:
         ({"harness": "langgraph", "spoof": "receipt"}, "raw",
          "spoof runs on the text protocol, not the tool harness"),
         ({"harness": "langgraph"}, "ledger", "the tool harness runs the arms"),
+        ({"show": True, "ask": "unresolved"}, "raw",
+         "show, ask applies to the gate arms only (directive, enforce, hybrid), not 'raw'"),
+        ({"escalate": True}, "directive",
+         "escalate applies to the gates that refuse only (enforce, hybrid), not 'directive'"),
+        ({"show": True, "matched_step_line": True}, "directive",
+         "show and matched_step_line both name the step: set one"),
     ],
 )  # fmt: skip
 def test_each_knob_checks_its_own_values(knobs: dict[str, object], arm: str, problem: str) -> None:

@@ -18,13 +18,12 @@ from tau2gate.adapter import _tau2
 from tau2gate.adapter._tau2 import Tau2Missing, require_tau2
 from tau2gate.adapter.agent import _Dispatcher
 from tau2gate.adapter.cli import main
+from tau2gate.airline.scripted import ONLY_CANCEL, agent_reply
 from tau2gate.scripted import (
     AGENT_MODEL,
-    ONLY_CANCEL,
     STOP,
     USER_MODEL,
     ScriptedServer,
-    agent_reply,
     user_reply,
 )
 from tests.tau2gate_fixtures import DB, NOW

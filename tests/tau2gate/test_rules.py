@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tau2gate import FACTS, WRITE_TOOLS, compute_facts, evaluate, parse_rules, rules_to_json
+from tau2gate import evaluate, parse_rules, rules_to_json
+from tau2gate.airline import FACTS, WRITE_TOOLS, compute_facts, facts_for
 from tau2gate.compile import compile_prompt, read_compile
-from tau2gate.facts import facts_for
 from tau2gate.rules import AllOf, AnyOf, Compare, FactRef, Not, Rule, RuleSet
 from tests.tau2gate_fixtures import NOW, state
 

@@ -216,6 +216,15 @@ function refusedPill(t) {
     : null;
 }
 
+function askbackPills(t) {
+  // the ask-back knobs (issue #38): a question asked back, escalations and overrides
+  const esc = t.escalations || [];
+  const overrides = esc.filter((e) => e.override).length;
+  return [t.question ? [" ", h("span.pill.askback", {}, "asked back")] : null,
+    overrides ? [" ", h("span.pill.ok", {}, `override ${overrides}`)] : null,
+    esc.length - overrides ? [" ", h("span.pill.bad", {}, `escalation refused ${esc.length - overrides}`)] : null];
+}
+
 function callsTable(calls) {
   if (!calls.length) return h("span.muted", {}, "no calls");
   return h("table.calls", {}, h("tr", {}, ["role", "prompt", "completion", "latency s", "wait s",
@@ -239,13 +248,18 @@ function turnDetail(t, open, at) {
     ? null : b("decline-aware", t.decline_aware_errors.length ? errorPills(t.decline_aware_errors, at) : h("span.ok", {}, "no error"));
   const cls = ["turn", t.failed ? "failed" : null, t.refused.length ? "refused" : null].filter(Boolean).join(" ");
   return h("details.turn", {id: `turn-${t.index}`, class: cls, open},
-    h("summary", {}, turnTitle(t), " ", t.failed ? errorPills(t.errors, at) : h("span.pill.ok", {}, "ok"), " ", refusedPill(t)),
+    h("summary", {}, turnTitle(t), " ", t.failed ? errorPills(t.errors, at) : h("span.pill.ok", {}, "ok"), " ", refusedPill(t), askbackPills(t)),
     h("div.body", {},
       b("verdict", `label ${t.label || "-"}; executed ${t.executed.join(", ") || "nothing"}; `,
         t.errors.length ? errorPills(t.errors, at) : h("span.ok", {}, "no error")),
       aware,
       b("user (as sent)", message(t)),
       t.tool_failures.length ? b("tool results (failed)", h("div.msg", {}, t.tool_failures.map((x) => h("pre.injected.failure", {}, x)))) : null,
+      t.question !== null && t.question !== undefined ? b(`gate asked back (${t.ask_reason}; first reading ${t.first_match || "none"})`,
+        h("div.msg", {}, h("pre.arm.askback", {}, t.question), h("pre.user.askback", {}, t.answer || ""))) : null,
+      (t.escalations || []).length ? b("escalations", (t.escalations || []).map((e) => h("div.msg", {},
+        h("pre.arm.askback", {}, e.text), h("pre.user.askback", {}, e.answer),
+        h(e.override ? "span.pill.ok" : "span.pill.bad", {}, e.override ? "override: admitted once" : "refused by the user")))) : null,
       t.first_reply !== null ? b("first reply (refused same turn)", h("pre.reply", {}, t.first_reply)) : null,
       t.retry_notices.length ? b("notices shown on the retry", h("div.msg", {}, t.retry_notices.map((x) => h("pre.arm", {}, x)))) : null,
       b("reply", h("pre.reply", {}, t.reply || "(empty)")),

@@ -26,11 +26,26 @@ ENC = msgspec.json.Encoder()
 # Defaulted fields added to Knobs (the knobs of issue #31) and to TurnRecord since the
 # digests and logs were written: at their defaults, their bytes are all a cell or a record
 # gains, and stripped they give back the old bytes.
-KNOBS_ADDED = (b',"spoof":"none"', b',"tool_failure":0.0', b',"user_style":"cooperative"')
+KNOBS_ADDED = (
+    b',"spoof":"none"',
+    b',"tool_failure":0.0',
+    b',"user_style":"cooperative"',
+    # the ask-back knobs (issue #38)
+    b',"show":false',
+    b',"ask":"off"',
+    b',"escalate":false',
+)
 TURNS_ADDED = (
     b',"injected":""',
     b',"matcher_replies":[]',  # #41
     b',"graph_reply":null,"revision_reply":null',  # #41, in the compile record
+    # the ask-back exchanges (issue #38)
+    b',"question":null',
+    b',"answer":null',
+    b',"ask_reason":null',
+    b',"first_match":null',
+    b',"askback_calls":0',
+    b',"escalations":[]',
 )
 CELL_ADDED = (b',"served_by":""',)  # honest labels (#40): "" unless a scripted model serves
 
@@ -43,6 +58,15 @@ def _old(encoded: bytes) -> bytes:
 
 # grid file -> (cells, digest of each cell's slug, JSON and configuration label)
 CELLS = {
+    # the ask-back grids (issue #38)
+    "askback-escalate.toml": (
+        20,
+        "73f9f67c54fde5ab605532e88d7e58ab79cc8709405716ee6a26678e55fe1966",
+    ),
+    "askback-wording.toml": (
+        30,
+        "2dcda63edbae43239d66ef255effefc84bd841034302cf025ef5644be3bbe56d",
+    ),
     "corruption.toml": (4, "e1b993627f808ad06a27dee95579974f0e8cf76fe6da7a2005f8c4fa52204792"),
     "deepseek-v4-pro.toml": (
         32,
@@ -106,6 +130,15 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "matcher_replies": [],
     "graph_reply": None,
     "revision_reply": None,
+    "show": False,
+    "ask": "off",
+    "escalate": False,
+    "question": None,
+    "answer": None,
+    "ask_reason": None,
+    "first_match": None,
+    "askback_calls": 0,
+    "escalations": [],
 }
 
 

@@ -5,10 +5,8 @@ here from the database state and the call's arguments at dispatch time. Each fac
 the write tools it is defined for; the validator (:mod:`tau2gate.parse`) refuses a rule that
 names a fact outside its tool's vocabulary or compares it with a value of the wrong type.
 
-The database is read through :class:`AirlineState`, three look-ups that return plain
-mappings shaped like τ²-bench's airline records (``reservations``, ``users``, ``flights``).
-:class:`DictState` serves a plain dict of that shape (our test fixtures); the adapter serves
-the live τ²-bench database. A fact the state cannot decide (an unknown reservation, a
+The database is read through :class:`tau2gate.domain.Tables` (tables ``reservations``,
+``users``, ``flights``, rows shaped like τ²-bench's airline records). A fact the state cannot decide (an unknown reservation, a
 missing timestamp, a flight number not in the database) is ``None``; every comparison with
 ``None`` is false (:mod:`tau2gate.rules`).
 
@@ -21,24 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol, cast
+from typing import Any, cast
 
-import msgspec
+from tau2gate.domain import FactSpec, FactType, Tables, Value, row_of
 
 __all__ = [
     "FACTS",
     "WRITE_TOOLS",
-    "AirlineState",
-    "DictState",
-    "FactSpec",
-    "FactType",
-    "Value",
     "compute_facts",
     "facts_for",
 ]
-
-Value = bool | int | float | str | None
-FactType = Literal["bool", "int", "float", "str"]
 
 WRITE_TOOLS: tuple[str, ...] = (
     "book_reservation",
@@ -58,65 +48,25 @@ _RESERVATION_TOOLS = (
 )
 _USER_TOOLS = ("book_reservation", "send_certificate")
 
-
-class AirlineState(Protocol):
-    """Read access to the airline database, one record at a time."""
-
-    def reservation(self, reservation_id: str) -> Mapping[str, Any] | None: ...
-
-    def user(self, user_id: str) -> Mapping[str, Any] | None: ...
-
-    def flight(self, flight_number: str) -> Mapping[str, Any] | None: ...
-
-
-class DictState:
-    """:class:`AirlineState` over a plain dict ``{"reservations", "users", "flights"}``."""
-
-    def __init__(self, db: Mapping[str, Any]) -> None:
-        self._db = db
-
-    def reservation(self, reservation_id: str) -> Mapping[str, Any] | None:
-        return _get(self._db.get("reservations"), reservation_id)
-
-    def user(self, user_id: str) -> Mapping[str, Any] | None:
-        return _get(self._db.get("users"), user_id)
-
-    def flight(self, flight_number: str) -> Mapping[str, Any] | None:
-        return _get(self._db.get("flights"), flight_number)
-
-
-def _get(table: Any, key: str) -> Mapping[str, Any] | None:
-    if not isinstance(table, Mapping) or not isinstance(key, str):
-        return None
-    row = table.get(key)
-    return row if isinstance(row, Mapping) else None
-
-
-class FactSpec(msgspec.Struct, frozen=True, kw_only=True):
-    """One fact: its name, type, the tools it is defined for, and what it means."""
-
-    name: str
-    type: FactType
-    tools: tuple[str, ...]
-    doc: str
+_get = row_of
 
 
 class _Ctx:
     """What one call's facts are computed from (looked up once per call)."""
 
     def __init__(
-        self, tool: str, args: Mapping[str, Any], state: AirlineState, now: datetime | None
+        self, tool: str, args: Mapping[str, Any], state: Tables, now: datetime | None
     ) -> None:
         self.tool = tool
         self.args = args
         self.state = state
         self.now = now
         rid = args.get("reservation_id")
-        self.reservation = state.reservation(rid) if isinstance(rid, str) else None
+        self.reservation = state.row("reservations", rid) if isinstance(rid, str) else None
         uid = args.get("user_id")
         if not isinstance(uid, str) and self.reservation is not None:
             uid = self.reservation.get("user_id")
-        self.user = state.user(uid) if isinstance(uid, str) else None
+        self.user = state.row("users", uid) if isinstance(uid, str) else None
 
     def segment_statuses(self) -> list[str | None]:
         if self.reservation is None:
@@ -128,11 +78,11 @@ def _seq(value: Any) -> Sequence[Any]:
     return value if isinstance(value, list | tuple) else ()
 
 
-def _flight_status(state: AirlineState, segment: Any) -> str | None:
+def _flight_status(state: Tables, segment: Any) -> str | None:
     if not isinstance(segment, Mapping):
         return None
     number, date = segment.get("flight_number"), segment.get("date")
-    flight = state.flight(number) if isinstance(number, str) else None
+    flight = state.row("flights", number) if isinstance(number, str) else None
     if flight is None or not isinstance(date, str):
         return None
     day = _get(flight.get("dates"), date)
@@ -190,7 +140,7 @@ def _membership(ctx: _Ctx) -> Value:
 def _user_reservations(ctx: _Ctx) -> list[Mapping[str, Any]] | None:
     if ctx.user is None:
         return None
-    found = (ctx.state.reservation(r) for r in _seq(ctx.user.get("reservations")))
+    found = (ctx.state.row("reservations", r) for r in _seq(ctx.user.get("reservations")))
     return [r for r in found if r is not None]
 
 
@@ -295,7 +245,7 @@ def _route_changed(ctx: _Ctx) -> Value:
     keys = _arg_flight_keys(ctx)
     if keys is None or ctx.reservation is None or not keys:
         return None
-    legs = [ctx.state.flight(n) if isinstance(n, str) else None for n, _ in keys]
+    legs = [ctx.state.row("flights", n) if isinstance(n, str) else None for n, _ in keys]
     if any(leg is None for leg in legs):
         return None
     ends = [(leg.get("origin"), leg.get("destination")) for leg in legs if leg is not None]
@@ -521,7 +471,7 @@ def facts_for(tool: str) -> dict[str, FactSpec]:
 def compute_facts(
     tool: str,
     args: Mapping[str, Any],
-    state: AirlineState,
+    state: Tables,
     now: datetime | None,
     names: Sequence[str] | None = None,
 ) -> dict[str, Value]:
