@@ -45,6 +45,7 @@ CASES = (
     "memory_arms",
     "harness",
     "helper_slot",
+    "hostile",
 )
 
 

@@ -21,7 +21,7 @@ import msgspec
 import orjson
 
 from runner.grid.expand import Grid, GridError, parse_grid
-from runner.grid.schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED, GridData, url_problem
+from runner.grid.schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED, GridData, redact_url, url_problem
 from runner.grid.seeds import format_seeds
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags
@@ -163,7 +163,7 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
     base_url = flags.base_url
     if base_url is None and env.get(OPENAI_BASE_URL):
         base_url = env[OPENAI_BASE_URL]
-        notes.append(f"endpoint {base_url} (from {OPENAI_BASE_URL})")
+        notes.append(f"endpoint {redact_url(base_url)} (from {OPENAI_BASE_URL})")
     base_url = base_url or EMBEDDED
     _check_url("--base-url" if flags.base_url else OPENAI_BASE_URL, base_url)
     endpoint: GridData = {

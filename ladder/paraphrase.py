@@ -29,7 +29,7 @@ from protocol.paraphrases import check_paraphrases, rewrite_sources
 from runner.client.connect import ping
 from runner.client.endpoint import Endpoint
 from runner.execution.live import preflight_line
-from runner.grid.schema import EMBEDDED, Decoding, ModelConfig, url_problem
+from runner.grid.schema import EMBEDDED, Decoding, ModelConfig, redact_url, url_problem
 from runner.paraphrase.rewriter import (
     Cache,
     CallLine,
@@ -159,7 +159,7 @@ def paraphrase(
         raise UsageError(f"--temperature must be at least 0 (got {temperature})")
     if base_url is None and os.environ.get(OPENAI_BASE_URL):  # as `ladder run` reads it
         base_url = os.environ[OPENAI_BASE_URL]
-        typer.echo(f"endpoint {base_url} (from {OPENAI_BASE_URL})")
+        typer.echo(f"endpoint {redact_url(base_url)} (from {OPENAI_BASE_URL})")
     base_url = base_url or DEFAULT_BASE_URL
     if (problem := url_problem(base_url)) is not None:
         raise UsageError(problem)
@@ -191,7 +191,7 @@ def paraphrase(
         raise UsageError(str(e)) from None
     if n == 0 and failures and all("the call failed" in f.problems[0] for f in failures):
         why = failures[0].problems[0].split(": ", 1)[1]  # nothing answered: one line
-        raise UsageError(f"the rewriter endpoint {base_url} did not answer: {why}")
+        raise UsageError(f"the rewriter endpoint {redact_url(base_url)} did not answer: {why}")
     for f in failures:
         typer.echo(f"failed: {'; '.join(f.problems)}", err=True)
     total = sum(len(rewrite_sources(POOLS[d])) for d in domains) * 3

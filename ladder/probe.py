@@ -19,6 +19,7 @@ from protocol.probe import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
 from protocol.records import TurnKind
 from runner.client.endpoint import CallFailed
 from runner.execution.live import progress_columns
+from runner.grid.expand import GridError, load_grid
 from runner.probe.run import ProbeError, ProbeOptions, ProbeSummary, read_probe, run_probe
 from runner.rundir.logs import NewerSchemaError
 from scoring.analyses.probe import figure_probe, probe_groups, render_probe_groups
@@ -126,6 +127,21 @@ def probe(
     concurrency: Annotated[
         int, typer.Option("--concurrency", min=1, help="Re-asks in flight.")
     ] = 32,
+    grid_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--grid",
+            help="Take the endpoints (URLs and key variables) from this grid file, not from "
+            "the run's manifest.",
+        ),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key-env",
+            help="The environment variable holding the API key (a manifest's is never used).",
+        ),
+    ] = None,
     no_live: Annotated[
         bool,
         typer.Option("--no-live", help="Plain output: a progress line every tenth of the re-asks."),
@@ -135,7 +151,9 @@ def probe(
     variant once greedy and --samples times sampled at the model card's settings, scored on
     the spot with the receipt parser; resumable. Tool-harness episodes are probed too (the
     "with tools" rows). With --report: the re-execution share per variant (Table 3), one
-    table per model, arm and harness."""
+    table per model, arm and harness. The run's manifest is a file another invocation wrote:
+    its endpoints are printed before they are contacted and are sent no key unless --grid or
+    --api-key-env names one (docs/security.md)."""
     if report is not None:
         if run_dir is not None or out is not None:
             raise UsageError("--report takes the probe directory alone")
@@ -146,6 +164,10 @@ def probe(
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir} is not a directory")
     load_packs_of(run_dir)  # the file domain packs the run's episodes regenerate with
+    try:
+        named = load_grid(grid_file) if grid_file is not None else None
+    except GridError as e:
+        raise UsageError(str(e)) from None
     chosen = _names(variants, VARIANTS, "variant")
     trap_kinds = _names(kinds, TRAP_KINDS, "trap kind")
     opts = ProbeOptions(
@@ -200,19 +222,22 @@ def probe(
                 opts,
                 on_record=on_record,
                 on_plan=on_plan,
-                on_line=lambda line: console.print(line, highlight=False),
+                endpoints_grid=named,
+                api_key_env=api_key_env,
+                on_endpoint=lambda line: console.print(line, markup=False, highlight=False),
+                on_line=lambda line: console.print(line, markup=False, highlight=False),
             )
 
     try:
         summary = anyio.run(go)
     except BaseException as raised:  # a task group's exception group: its leaf, one line
-        e = leaf(raised)
-        if isinstance(e, (ProbeError, NewerSchemaError, ValueError)):
-            raise UsageError(str(e)) from None
-        if isinstance(e, CallFailed):
-            typer.echo(f"error: {e} (rerun to resume)", err=True)
+        why = leaf(raised)
+        if isinstance(why, (ProbeError, NewerSchemaError, GridError, ValueError)):
+            raise UsageError(str(why)) from None
+        if isinstance(why, CallFailed):
+            typer.echo(f"error: {why} (rerun to resume)", err=True)
             raise typer.Exit(1) from None
-        if isinstance(e, KeyboardInterrupt):
+        if isinstance(why, KeyboardInterrupt):
             typer.echo("interrupted: rerun the same command to resume", err=True)
             raise typer.Exit(130) from None
         raise

@@ -1,6 +1,6 @@
 """``ladder report LOGDIR [--out FILE]``: a Markdown report with PNG plots next to it.
 
-Writes FILE (default ``LOGDIR/report.md``; for a run's ``logs/`` folder, the run directory's) with the ladder tables under both scorings, the
+Writes FILE (default ``report.md`` of the run directory, never inside ``logs/``) with the ladder tables under both scorings, the
 contrasts, the channel table and the log summary, plus ``<stem>-success.png`` (strict success
 per arm with Wilson intervals, Figure 1 shape), ``<stem>-success-decline-aware.png`` and
 ``<stem>-channels.png`` (ours: errors per episode by channel for every cell, variants
@@ -12,6 +12,7 @@ points in ``<stem>-figures.json``. Every record is scored once, for all of it.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,7 +23,9 @@ import typer
 from ladder.errors import UsageError
 from ladder.filters import ArmOption, CellFilter, CellOption, ModelOption, cell_filter
 from ladder.score import load_records, log_summary
-from runner.rundir.logs import LogReport
+from protocol.visible import visible
+from runner.rundir.files import write_atomic
+from runner.rundir.logs import LOGS, LogReport
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.registry import Analyses, analysis_sections, scored_once
 from scoring.report.details import run_details
@@ -30,7 +33,7 @@ from scoring.report.markdown import figure_channels, figure_success, markdown_re
 from scoring.report.paper_figures import paper_figures
 from scoring.results.lines import ResultLine
 
-__all__ = ["NO_PLOTS", "read_manifest", "report", "run_home", "write_report"]
+__all__ = ["NO_PLOTS", "read_manifest", "report", "report_path", "write_report"]
 
 NO_PLOTS = "the figures need matplotlib: pip install 'state-ladder[plots]'"
 
@@ -44,12 +47,15 @@ def read_manifest(run_dir: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def run_home(logdir: Path) -> Path:
-    """Where a report of *logdir* goes by default: the run directory, also when *logdir* is
-    its ``logs/`` folder (a report and its PNGs never land among the logs, #40)."""
-    if logdir.name == "logs" and (logdir.parent / "manifest.json").is_file():
-        return logdir.parent
-    return logdir
+def report_path(logdir: Path, out: Path | None) -> Path:
+    """Where the report goes: ``out``, or ``report.md`` of the run directory (the parent of
+    a ``logs/`` directory given); never inside ``logs/`` (its files are read as logs)."""
+    if out is None:
+        run_dir = logdir.parent if logdir.name == LOGS else logdir
+        return run_dir / "report.md"
+    if out.resolve().parent.name == LOGS:
+        raise UsageError(f"--out {out}: the report is not written into a logs/ directory")
+    return out
 
 
 def write_report(logdir: Path, out: Path | None = None, keep: CellFilter | None = None) -> Path:
@@ -58,7 +64,7 @@ def write_report(logdir: Path, out: Path | None = None, keep: CellFilter | None 
     (:func:`scoring.analyses.registry.scored_once`). Problems end as a
     :class:`~ladder.errors.UsageError`."""
     (lines, analyses), log_report = _scored(logdir, keep or CellFilter())
-    out = out if out is not None else run_home(logdir) / "report.md"
+    out = report_path(logdir, out)
     try:
         figures, paper = _figures(lines, analyses, out.stem)
     except ImportError:  # a plain install: the report without figures, and one line why
@@ -67,21 +73,27 @@ def write_report(logdir: Path, out: Path | None = None, keep: CellFilter | None 
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         for name, (_, fig) in figures.items():
-            fig.savefig(out.parent / name, dpi=120)
+            png = io.BytesIO()
+            fig.savefig(png, dpi=120, format="png")
+            write_atomic(out.parent / name, png.getvalue())
         text = markdown_report(
             lines,
             notes=[n.strip() for n in log_summary(log_report, width=0).splitlines()]
             + ([] if figures else [f"No figures: {NO_PLOTS}."]),
             figures=[(caption, name) for name, (caption, _) in figures.items()],
             sections=analysis_sections(analyses),
-            details=run_details(read_manifest(run_home(logdir))),
+            details=run_details(read_manifest(logdir.parent if logdir.name == LOGS else logdir)),
         )
-        out.write_text(text, encoding="utf-8")
-        (out.parent / f"{out.stem}-analyses.json").write_bytes(analyses.json())
+        # every file through mkstemp + rename: a symlink planted in a shared run directory
+        # is replaced, never written through (runner.rundir.files)
+        # text from models and logs: escapes shown, never obeyed by a terminal or viewer
+        write_atomic(out, visible(text).encode("utf-8"))
+        write_atomic(out.parent / f"{out.stem}-analyses.json", analyses.json())
         if figures:
             data = {key: {"caption": c, "points": d} for key, (c, _, d) in paper.items()}
-            (out.parent / f"{out.stem}-figures.json").write_bytes(
-                msgspec.json.format(msgspec.json.encode(data))
+            write_atomic(
+                out.parent / f"{out.stem}-figures.json",
+                msgspec.json.format(msgspec.json.encode(data)),
             )
     except OSError as e:
         raise UsageError(f"cannot write the report: {e}") from None

@@ -24,6 +24,7 @@ from ladder.domain import load_packs_of
 from ladder.errors import UsageError
 from ladder.filters import ArmOption, CellFilter, CellOption, ModelOption, cell_filter
 from protocol.records import EpisodeRecord
+from protocol.visible import visible
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from runner.rundir.rescore import rescore_dir
 from scoring.report.episode_table import episode_table
@@ -120,11 +121,11 @@ def _print_episodes(logdir: Path, json_: bool, domain_files: Sequence[Path]) -> 
     if json_:
         for row in rows:
             typer.echo(orjson.dumps(flat_row("episode", row.cell, row)).decode())
-        typer.echo(log_summary(report), err=True)
+        typer.echo(visible(log_summary(report)), err=True)
         return
-    typer.echo(episode_table(rows))
+    typer.echo(visible(episode_table(rows)))
     typer.echo("")
-    typer.echo(log_summary(report))
+    typer.echo(visible(log_summary(report)))
 
 
 def log_summary(report: LogReport, width: int = 80) -> str:
@@ -241,17 +242,17 @@ def score(
     if json_:
         for line in lines:
             typer.echo(orjson.dumps(line_json(line)).decode())
-        typer.echo(log_summary(report), err=True)
+        typer.echo(visible(log_summary(report)), err=True)
         return
     labels = Labels.of(lines, wide=wide)
     if legend := labels.legend():
-        typer.echo(legend)
+        typer.echo(visible(legend))
         typer.echo("")
-    typer.echo(ladder_table(lines, "strict", labels))
+    typer.echo(visible(ladder_table(lines, "strict", labels)))
     typer.echo("")
-    typer.echo(ladder_table(lines, "decline_aware", labels))
+    typer.echo(visible(ladder_table(lines, "decline_aware", labels)))
     typer.echo("")
-    typer.echo(channel_table(lines, labels))
+    typer.echo(visible(channel_table(lines, labels)))
     typer.echo("")
     for text in describe_families(lines, label=labels).splitlines():
         # 80 columns: a long family name wraps under itself
@@ -260,10 +261,10 @@ def score(
     typer.echo("")
     helpers = helper_table(lines, labels)
     if helpers:
-        typer.echo(helpers)
+        typer.echo(visible(helpers))
         typer.echo("")
     gates = gate_activity_table(lines, labels)
     if gates:
-        typer.echo(gates)
+        typer.echo(visible(gates))
         typer.echo("")
-    typer.echo(log_summary(report))
+    typer.echo(visible(log_summary(report)))

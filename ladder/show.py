@@ -26,6 +26,7 @@ from ladder.domain import load_packs_of
 from ladder.errors import UsageError
 from protocol.records import Booking
 from protocol.state import CHANNELS
+from protocol.visible import visible
 from runner.rundir.logs import NewerSchemaError
 from runner.view.data import RunView
 from scoring.report.tables import plural
@@ -45,7 +46,9 @@ def _outcome(v: bool | None) -> Text:
 
 
 def _block(label: str, text: str, style: str = "") -> Text:
-    body = "\n".join(_INDENT + "  " + line for line in (text or "(empty)").splitlines())
+    # model and server text: shown, never obeyed (escapes rendered visibly; protocol.visible)
+    lines = visible(text or "(empty)").splitlines()
+    body = "\n".join(_INDENT + "  " + line for line in lines)
     return Text.assemble((f"{_INDENT}{label}:\n", "dim"), (body or _INDENT + "  (empty)", style))
 
 
@@ -95,7 +98,7 @@ def _turn(t: TurnView) -> list[Text]:
         head += f"  ESCALATION REFUSED {refused_esc}"
     if failed:
         head += "  FAILED: " + _errors(t.errors)
-    out = [Text(head, style="bold red" if failed else "bold")]
+    out = [Text(visible(head, newlines=False), style="bold red" if failed else "bold")]
     for kind, text in t.sent:
         if kind == "user":
             out.append(_block("user", text))
@@ -134,7 +137,11 @@ def _turn(t: TurnView) -> list[Text]:
         mark = "OVERRIDE (admitted once)" if e.override else "refused by the user"
         lines.append(f"escalation: {e.text} -> {e.answer} [{mark}]")
     out += [
-        Text(_INDENT + line, style="red" if failed and "verdict" in line else "") for line in lines
+        Text(
+            _INDENT + visible(line, newlines=False),
+            style="red" if failed and "verdict" in line else "",
+        )
+        for line in lines
     ]
     for i, raw in enumerate(t.matcher_replies):
         label = "matcher reply" if i == 0 else "matcher reply after the correction request"
@@ -147,7 +154,7 @@ def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
     r = view.row
     tok, helpers = r.tokens, r.helpers
     out = [
-        Text(f"== {r.arm} · seed {r.seed} · {view.slug}", style="bold"),
+        Text(visible(f"== {r.arm} · seed {r.seed} · {view.slug}", newlines=False), style="bold"),
         Text.assemble(
             "   strict ",
             _outcome(r.strict),
@@ -160,11 +167,12 @@ def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
             f"  helper calls needed {helpers.needed} (made {helpers.made}, cached {helpers.cached})"
             if helpers.needed
             else "",
-            f"  wall {r.wall_s:.2f} s  termination {view.termination}",
+            f"  wall {r.wall_s:.2f} s  termination {visible(view.termination)}",
         ),
     ]
     if view.mismatches:
-        out.append(Text("   log and episode differ: " + "; ".join(view.mismatches), "yellow"))
+        mismatches = visible("; ".join(view.mismatches), newlines=False)
+        out.append(Text("   log and episode differ: " + mismatches, "yellow"))
     for t in view.turns:
         if failing_only and not t.failed:
             continue
@@ -280,6 +288,6 @@ def show(
         verb = "matches" if len(rest) == 1 else "match"
         console.print(f"{plural(len(rest), 'more episode')} {verb} (--limit draws more):")
         for row in rest[:_LISTED]:
-            console.print(f"  {row.slug} seed {row.seed}")
+            console.print(visible(f"  {row.slug} seed {row.seed}", newlines=False))
         if len(rest) > _LISTED:
             console.print(f"  ... {len(rest) - _LISTED} more")

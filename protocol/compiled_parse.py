@@ -55,20 +55,82 @@ _DECODER = json.JSONDecoder()
 _SPLIT = re.compile(r"[\s,;]+")
 
 
+# Brackets nested deeper than this end the search in a chunk: a graph is three levels deep,
+# and the bound keeps decoding free of recursion and the search linear (docs/security.md).
+MAX_DEPTH = 32
+_SPECIAL = re.compile(r'[{}\[\]"\\]')
+_SPECIAL_CHARS = frozenset('{}[]"\\')
+
+
+def _object_spans(chunk: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of every balanced ``{...}`` in ``chunk`` (end exclusive), in order
+    of start, found in one string-aware pass (quotes count inside brackets only: prose quotes
+    outside any object are text). A closer that matches no opener drops the open brackets;
+    nesting past :data:`MAX_DEPTH` ends the pass."""
+    spans: list[tuple[int, int]] = []
+    stack: list[tuple[str, int]] = []
+    in_string = escaped = False
+    for m in _SPECIAL.finditer(chunk):
+        c, at = m.group(), m.start()
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":  # the next character is escaped: skip it if it is special
+                escaped = chunk[at + 1 : at + 2] in _SPECIAL_CHARS
+            elif c == '"':
+                in_string = False
+            continue
+        if c == '"':
+            in_string = bool(stack)
+        elif c in "{[":
+            if len(stack) >= MAX_DEPTH:
+                break
+            stack.append((c, at))
+        elif c in "}]":
+            want = "{" if c == "}" else "["
+            if not stack or stack[-1][0] != want:
+                stack.clear()
+                continue
+            _, start = stack.pop()
+            if c == "}":
+                spans.append((start, at + 1))
+    spans.sort()
+    return spans
+
+
+def _dicts(value: object) -> list[dict[str, Any]]:
+    """Every object in a decoded value, outer first, in document order (no recursion)."""
+    out: list[dict[str, Any]] = []
+    todo: list[object] = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, dict):
+            out.append(v)
+            todo.extend(reversed(list(v.values())))
+        elif isinstance(v, list):
+            todo.extend(reversed(v))
+    return out
+
+
 def find_json_object(
     text: str, wanted: Callable[[dict[str, Any]], bool] = lambda _: True
 ) -> dict[str, Any] | None:
-    """The first JSON object in ``text`` that ``wanted`` accepts (fenced blocks first)."""
+    """The first JSON object in ``text`` that ``wanted`` accepts (fenced blocks first): the
+    object at the first ``{`` that decodes, or an object nested in one that does, in document
+    order. Linear in ``text`` up to the :data:`MAX_DEPTH` bound; never recursive."""
     for chunk in [*(m.group(1) for m in _FENCE.finditer(text)), text]:
-        start = chunk.find("{")
-        while start >= 0:
+        covered = 0  # objects inside a decoded span were visited with it
+        for start, end in _object_spans(chunk):
+            if start < covered:
+                continue
             try:
-                obj, _ = _DECODER.raw_decode(chunk, start)
-            except json.JSONDecodeError:
-                obj = None
-            if isinstance(obj, dict) and wanted(obj):
-                return obj
-            start = chunk.find("{", start + 1)
+                obj = _DECODER.decode(chunk[start:end])
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            covered = end
+            for found in _dicts(obj):
+                if wanted(found):
+                    return found
     return None
 
 

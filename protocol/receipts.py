@@ -283,15 +283,23 @@ def parse_ledger(text: str) -> dict[str, str]:
 # --- tool actions ------------------------------------------------------------------------
 
 
+# An ACTION's JSON payload is read from at most this many characters after its brace (and
+# never past its line): a payload is two short strings, and the bound keeps find_actions
+# linear in the reply however many ACTION words a hostile reply repeats (docs/security.md).
+MAX_ACTION_CHARS = 4096
+
+
 def _action_at(text: str, m: re.Match[str]) -> Action | None:
     brace = m.end()
-    eol = text.find("\n", brace)
-    line = text[: len(text) if eol < 0 else eol]
+    window = brace + MAX_ACTION_CHARS
+    eol = text.find("\n", brace, window)
+    line = text[brace : window if eol < 0 else eol]
     try:
-        obj, end = _JSON.raw_decode(line, brace)
+        obj, end = _JSON.raw_decode(line)
         payload = msgspec.convert(obj, _ActionPayload)
-    except (ValueError, msgspec.ValidationError):
+    except (ValueError, RecursionError, msgspec.ValidationError):
         return None
+    end += brace
     tool = payload.tool.strip()
     if not tool:
         return None

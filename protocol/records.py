@@ -15,6 +15,7 @@ from protocol.config import CellKey, Domain, EpisodeSpec, Knobs, Schedule
 
 __all__ = [
     "MODEL_FAILURES",
+    "NO_REPLY",
     "REPLY_KEEP",
     "SCHEMA_VERSION",
     "AccuracyRecord",
@@ -82,12 +83,17 @@ Termination = Literal[
     "client_error",  # a non-retryable 4xx (e.g. unknown model) ended the episode
     "context_overflow",  # the prompt outgrew the model even at the floor budget
     "cancelled",  # the run was interrupted while the episode was in flight
+    # non-replies (OURS, docs/security.md): neither an agent's omission nor an
+    # infrastructure error; counted in the cell line's no_reply column, run again on resume
+    "content_filter",  # the server's content filter stopped a reply
+    "empty_reply",  # a reply with no content on every attempt
 ]
 # Terminations that are the model's failure on its arm, not the infrastructure's (#40): the
 # episode counts in n as a failure under both scorings and a resume never reruns it. A prompt
 # that outgrew the model's context cannot succeed on a rerun, and leaving it out of n would
 # drop exactly the longest episodes of the arms that grow the prompt most.
 MODEL_FAILURES: tuple[Termination, ...] = ("context_overflow",)
+NO_REPLY: frozenset[str] = frozenset({"content_filter", "empty_reply"})
 
 
 class _Frozen(msgspec.Struct, frozen=True, kw_only=True):

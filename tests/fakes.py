@@ -31,6 +31,16 @@ def ok(content: str = "ok", reasoning: str | None = None, pt: int = 3, ct: int =
     return answer
 
 
+def vectors(n: int = 2, dim: int = 3, pt: int = 5) -> Handler:
+    """An embeddings answer: ``n`` vectors of ``dim`` (listed in reverse index order)."""
+
+    def answer(body: dict[str, Any]) -> web.Response:
+        rows = [{"index": i, "embedding": [float(i)] * dim} for i in reversed(range(n))]
+        return web.json_response({"data": rows, "usage": {"prompt_tokens": pt}})
+
+    return answer
+
+
 def status(code: int, text: str = "", headers: dict[str, str] | None = None) -> Handler:
     def answer(body: dict[str, Any]) -> web.Response:
         return web.Response(status=code, text=text or f"{code}", headers=headers)
@@ -62,6 +72,7 @@ async def fake_endpoint(script: Script) -> AsyncIterator[str]:
         return await script(request)
 
     app.router.add_post("/v1/chat/completions", handle)
+    app.router.add_post("/v1/embeddings", handle)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -48,7 +48,16 @@ __all__ = [
 ]
 
 REPO = Path(__file__).resolve().parent.parent
-INFRA = ("endpoint_error", "timeout", "client_error", "context_overflow", "cancelled")
+# every termination that is not "completed": infrastructure errors and non-replies (#36)
+INFRA = (
+    "endpoint_error",
+    "timeout",
+    "client_error",
+    "context_overflow",
+    "cancelled",
+    "content_filter",
+    "empty_reply",
+)
 SYNTHETIC = "scripted/synthetic?obey=0.9&fresh=0.35&seed=7"
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from protocol.visible import one_line
+
 __all__ = ["DEFAULT_BREAKER_AFTER", "BreakerTripped", "CallStats"]
 
 DEFAULT_BREAKER_AFTER = 32  # OURS: ~0.2**32 by chance at a 20 % fault rate
@@ -42,7 +44,7 @@ class CallStats:
             return
         self.failed_attempts += 1
         self.consecutive += 1
-        self.last_error = error
+        self.last_error = one_line(error)  # server text: shown, never obeyed
         if self.breaker_after and self.consecutive >= self.breaker_after:
             raise BreakerTripped(
                 f"endpoint {self.endpoint!r}: {self.consecutive} calls in a row failed (last: "

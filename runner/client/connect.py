@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from runner.client.endpoint import CallFailed, Endpoint
-from runner.grid.expand import Grid
-from runner.grid.schema import EMBEDDED, ModelConfig
+from runner.grid.expand import Grid, GridError, key_problem
+from runner.grid.schema import EMBEDDED, ModelConfig, redact_url
 from serve.config import ServerConfig
 
 __all__ = ["PREFLIGHT_ATTEMPTS", "PREFLIGHT_TIMEOUT_S", "open_endpoints", "ping", "preflight"]
@@ -37,6 +37,8 @@ async def open_endpoints(
                     embedded_url = await stack.enter_async_context(_embedded(server_config))
                 urls = [embedded_url]
             key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+            if key and (why := key_problem(key)):
+                raise GridError(f"endpoint {name!r}: environment variable {cfg.api_key_env} {why}")
             d = grid.decoding
             ep = Endpoint(
                 urls,
@@ -94,9 +96,11 @@ async def ping(ep: Endpoint, m: ModelConfig) -> str | None:
         timeout_s=min(PREFLIGHT_TIMEOUT_S, ep.timeout_s),
         attempts=min(PREFLIGHT_ATTEMPTS, ep.attempts),
         backoff_s=ep.backoff_s,
+        backoff_max_s=min(ep.backoff_max_s, PREFLIGHT_TIMEOUT_S),  # Retry-After too
         name=ep.name,
     )
     check._headers = dict(ep._headers)  # same credentials, never printed
+    check.allow_no_reply = True  # one token may well be an empty reply
     check._headers[PREFLIGHT_HEADER] = "1"  # the scripted endpoint injects no fault into it
     try:
         async with check:
@@ -107,5 +111,6 @@ async def ping(ep: Endpoint, m: ModelConfig) -> str | None:
                 extra=m.request_extra(),
             )
     except CallFailed as e:
-        return f"model {m.name!r} on endpoint {ep.name!r} ({ep.base_urls[0]}): {e}"
+        where = redact_url(ep.base_urls[0])
+        return f"model {m.name!r} on endpoint {ep.name!r} ({where}): {e}"
     return None

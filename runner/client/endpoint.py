@@ -5,15 +5,25 @@ connections, malformed bodies and timeouts are retried with exponential backoff 
 jitter (a 429's Retry-After is honoured); other 4xx fail the call. Budgets: a thinking reply
 with empty content is retried with the reply budget doubled, up to 12,000; a context-length
 error halves it, floor 512. ``reasoning_content`` is kept apart from the visible reply.
+
+Hostile replies (docs/security.md): a body is shape-checked once (:func:`runner.client.wire.
+read_chat`) and a malformed one is retried like a 5xx; a 429's Retry-After is capped at the
+backoff maximum; a redirect is not followed (a client error naming the location). Non-replies
+are neither an agent's omission nor an infrastructure error: ``finish_reason:
+"content_filter"`` ends the call at once (termination ``content_filter``: the same prompt is
+filtered again), an empty reply is retried and, empty on every attempt, ends it as
+``empty_reply``; both are counted in the cell line's ``no_reply`` column.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import msgspec
 import orjson
@@ -24,14 +34,16 @@ from runner.client.call_stats import CallStats
 from runner.client.limiter import Limiter
 from runner.client.transport import AiohttpTransport, Request, Transport, TransportError
 from runner.client.wire import (
+    MAX_TOKEN_COUNT,
+    ChatReply,
     ContextOverflow,
     Fatal,
-    JsonObject,
     Retry,
-    cached_tokens,
     chat_body,
     check_status,
     parse_body,
+    read_chat,
+    reply_cap,
 )
 
 __all__ = [
@@ -44,6 +56,7 @@ __all__ = [
 
 BUDGET_CEILING = 12_000
 BUDGET_FLOOR = 512
+_T = TypeVar("_T")
 
 
 class Reply(msgspec.Struct, frozen=True, kw_only=True):
@@ -109,6 +122,8 @@ class Endpoint:
         self.prompt_tokens = 0
         self.stats = CallStats(endpoint=name)  # counters and the breaker (runner.client.call_stats)
         self.cached_tokens = 0
+        # the preflight's check that a server answers: a one-token reply may be empty
+        self.allow_no_reply = False
         self.cache_reports = 0  # replies whose usage reported cached tokens
 
     async def __aenter__(self) -> Endpoint:
@@ -154,39 +169,77 @@ class Endpoint:
         affinity: str | None = None,
     ) -> Reply:
         """One chat completion with retries; raises :class:`CallFailed`. ``affinity``: the
-        episode's key (:func:`runner.client.affinity.affinity_key`; default: the running one)."""
+        episode's key (:func:`runner.client.affinity.affinity_key`; default: the running one).
+        With ``self.allow_no_reply`` an empty or filtered reply is returned, not retried."""
         self.open()
         call = _Call(budget=max_tokens, affinity=affinity or EPISODE.get())
+
+        async def once() -> ChatReply:
+            body = chat_body(model, messages, temperature, call.budget, extra)
+            post = functools.partial(self._post, max_bytes=reply_cap(call.budget))
+            return await self._attempt(body, call, post)
+
+        async def usable(got: ChatReply) -> bool:
+            if self.allow_no_reply:  # a check that the server answers (the preflight)
+                return True
+            if got.finish_reason == "content_filter":
+                self.stats.call_failed()
+                raise CallFailed(
+                    "content_filter",
+                    f"{self.name}: the server's content filter stopped the reply",
+                    call.attempt,
+                )
+            if got.content.strip():
+                return True
+            if thinking and call.budget < BUDGET_CEILING:
+                call.last = "empty content on a thinking reply"
+                call.budget = min(BUDGET_CEILING, call.budget * 2)
+                return False
+            call.last, call.empty = "empty reply", True
+            await self._backoff(call, None)
+            return False
+
+        return self._reply(await self._retried(call, once, usable), call, role)
+
+    async def _retried(
+        self,
+        call: _Call,
+        once: Callable[[], Awaitable[_T]],
+        usable: Callable[[_T], Awaitable[bool]] | None = None,
+        what: str = "",
+    ) -> _T:
+        """The one retry loop of every endpoint call (chat, embeddings): ``once`` is one
+        attempt; a failure feeds the counters and the breaker and is retried after its
+        backoff, or raised as :class:`CallFailed` when retrying cannot fix it; ``usable``
+        may refuse a successful response (an empty reply) and ask for another attempt."""
         while call.attempt < self.attempts:
             call.attempt += 1
-            body = chat_body(model, messages, temperature, call.budget, extra)
             try:
-                data = await self._attempt(body, call)
+                got = await once()
             except (Retry, ContextOverflow, Fatal) as failure:
                 if not isinstance(failure, ContextOverflow):  # may trip the breaker
                     self.stats.failure(self._redact(str(failure)), retry=isinstance(failure, Retry))
+                call.empty = False
                 await self._after_failure(failure, call)
                 continue
             self.limiter.success()
             self.stats.succeeded()
-            reply = self._reply(data, call, role)
-            if thinking and not reply.content.strip() and call.budget < BUDGET_CEILING:
-                call.last = "empty content on a thinking reply"
-                call.budget = min(BUDGET_CEILING, call.budget * 2)
-                continue
-            return reply
+            if usable is None or await usable(got):
+                return got
         kind: Termination = "timeout" if "timed out" in call.last else "endpoint_error"
+        if call.empty:
+            kind = "empty_reply"
         self.stats.call_failed()
         raise CallFailed(
-            kind, f"{self.name}: {call.last} (after {call.attempt} attempts)", call.attempt
+            kind, f"{self.name}: {what}{call.last} (after {call.attempt} attempts)", call.attempt
         )
 
     async def _attempt(
         self,
         body: bytes,
         call: _Call,
-        post: Callable[[int, bytes], Awaitable[JsonObject]] | None = None,
-    ) -> JsonObject:
+        post: Callable[[int, bytes], Awaitable[_T]],
+    ) -> _T:
         """One request (a chat completion, or ``post``'s) under a limiter slot; the slot goes
         back whatever happens."""
         t0 = time.perf_counter()
@@ -196,7 +249,7 @@ class Endpoint:
         idx = self._pick(call.affinity)
         self._in_flight[idx] += 1
         try:
-            return await (post or self._post)(idx, body)
+            return await post(idx, body)
         except Retry as r:
             if r.throttled:
                 self.limiter.throttled()  # before the release: wake no one at the old limit
@@ -221,78 +274,68 @@ class Endpoint:
                 ) from None
             call.budget = max(BUDGET_FLOOR, call.budget // 2)
             return
-        delay = failure.delay if isinstance(failure, Retry) else None
+        await self._backoff(call, failure.delay if isinstance(failure, Retry) else None)
+
+    async def _backoff(self, call: _Call, delay: float | None) -> None:
+        """Wait before the next attempt: the server's Retry-After (capped at the backoff
+        maximum: a hostile or broken header cannot hang the run) or exponential backoff with
+        full jitter; no wait after the last attempt."""
         if delay is None:
             cap = min(self.backoff_max_s, self.backoff_s * 2 ** (call.attempt - 1))
             delay = random.uniform(0, cap)
         if call.attempt < self.attempts:
-            await asyncio.sleep(delay)
+            await asyncio.sleep(min(delay, self.backoff_max_s))
 
-    def _reply(self, data: JsonObject, call: _Call, role: Role) -> Reply:
+    def _reply(self, got: ChatReply, call: _Call, role: Role) -> Reply:
         """The reply of a successful response, with its call record; counts its tokens."""
-        choice = data["choices"][0]
-        message = choice.get("message") or {}
-        usage = data.get("usage") or {}
-        pt, ct = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
         self.requests += 1
-        self.prompt_tokens += pt
-        self.completion_tokens += ct
-        cached = cached_tokens(usage)
-        if cached is not None:
-            self.cached_tokens += cached
+        self.prompt_tokens += got.prompt_tokens
+        self.completion_tokens += got.completion_tokens
+        if got.cached_tokens is not None:
+            self.cached_tokens += got.cached_tokens
             self.cache_reports += 1
         return Reply(
-            content=message.get("content") or "",
-            reasoning=message.get("reasoning_content") or message.get("reasoning") or "",
+            content=got.content,
+            reasoning=got.reasoning,
             call=CallRecord(
                 role=role,
-                prompt_tokens=pt,
-                completion_tokens=ct,
+                prompt_tokens=got.prompt_tokens,
+                completion_tokens=got.completion_tokens,
                 wait_s=round(call.waited, 6),
                 server_s=round(call.server, 6),
                 attempts=call.attempt,
-                finish_reason=choice.get("finish_reason"),
+                finish_reason=got.finish_reason,
                 max_tokens=call.budget,
-                cached_tokens=cached,
+                cached_tokens=got.cached_tokens,
             ),
         )
 
     async def embed(
         self, model: str, inputs: Sequence[str]
     ) -> tuple[list[list[float]], CallRecord]:
-        """``POST /embeddings`` for a batch of texts, retried as chat calls are: the vectors in
-        input order and the call's record (role ``embedding``); raises :class:`CallFailed`."""
+        """``POST /embeddings`` for a batch of texts, through the same retry loop as chat
+        calls (its failures feed the breaker too): the vectors in input order and the call's
+        record (role ``embedding``); raises :class:`CallFailed`."""
         self.open()
         call = _Call(budget=0)
         body = orjson.dumps({"model": model, "input": list(inputs)})
-        while call.attempt < self.attempts:
-            call.attempt += 1
-            try:
-                data = await self._attempt(body, call, self._post_embeddings)
-            except (Retry, ContextOverflow, Fatal) as failure:
-                await self._after_failure(failure, call)
-                continue
-            self.limiter.success()
-            rows = sorted(data["data"], key=lambda d: int(d.get("index", 0)))
-            tokens = int((data.get("usage") or {}).get("prompt_tokens") or 0)
-            self.requests += 1
-            self.prompt_tokens += tokens
-            record = CallRecord(
-                role="embedding",
-                prompt_tokens=tokens,
-                wait_s=round(call.waited, 6),
-                server_s=round(call.server, 6),
-                attempts=call.attempt,
-            )
-            return [[float(x) for x in d["embedding"]] for d in rows], record
-        kind: Termination = "timeout" if "timed out" in call.last else "endpoint_error"
-        raise CallFailed(
-            kind,
-            f"{self.name}: embeddings: {call.last} (after {call.attempt} attempts)",
-            call.attempt,
-        )
 
-    async def _post_embeddings(self, idx: int, body: bytes) -> JsonObject:
+        async def once() -> tuple[list[list[float]], int]:
+            return await self._attempt(body, call, self._post_embeddings)
+
+        vectors, tokens = await self._retried(call, once, what="embeddings: ")
+        self.requests += 1
+        self.prompt_tokens += tokens
+        record = CallRecord(
+            role="embedding",
+            prompt_tokens=tokens,
+            wait_s=round(call.waited, 6),
+            server_s=round(call.server, 6),
+            attempts=call.attempt,
+        )
+        return vectors, record
+
+    async def _post_embeddings(self, idx: int, body: bytes) -> tuple[list[list[float]], int]:
         url = self.base_urls[idx] + "/embeddings"
         try:
             resp = await self.open().send(Request("POST", url, body, self._headers))
@@ -302,20 +345,20 @@ class Endpoint:
             raise Retry("request timed out") from None
         check_status(resp)
         try:
-            data = orjson.loads(resp.body)
-            if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-                raise ValueError("no data")
-        except (orjson.JSONDecodeError, ValueError):
+            data = msgspec.json.decode(resp.body, type=_Embeddings)
+        except msgspec.DecodeError:  # ValidationError included
             raise Retry("malformed embeddings body") from None
-        return data
+        rows = sorted(data.data, key=lambda d: d.index)
+        tokens = data.usage.prompt_tokens if data.usage else 0
+        return [d.embedding for d in rows], min(max(tokens, 0), MAX_TOKEN_COUNT)
 
     def _redact(self, text: str) -> str:
         key = self._headers.get("Authorization", "").removeprefix("Bearer ").strip()
         return text.replace(key, "[redacted]") if key else text
 
-    async def _post(self, idx: int, body: bytes) -> JsonObject:
+    async def _post(self, idx: int, body: bytes, *, max_bytes: int) -> ChatReply:
         transport = self.open()
-        request = Request("POST", self.urls[idx], body, self._headers)
+        request = Request("POST", self.urls[idx], body, self._headers, max_bytes)
         try:
             resp = await transport.send(request)
         except TransportError as e:
@@ -323,7 +366,23 @@ class Endpoint:
         except TimeoutError:
             raise Retry("request timed out") from None
         check_status(resp)
-        return parse_body(resp.body)
+        return read_chat(parse_body(resp.body))
+
+
+class _Vector(msgspec.Struct, frozen=True):
+    embedding: list[float]
+    index: int = 0
+
+
+class _EmbeddingUsage(msgspec.Struct, frozen=True):
+    prompt_tokens: int = 0
+
+
+class _Embeddings(msgspec.Struct, frozen=True):
+    """An embeddings body, typed: anything else is malformed (retried)."""
+
+    data: list[_Vector]
+    usage: _EmbeddingUsage | None = None
 
 
 @dataclass
@@ -335,4 +394,7 @@ class _Call:
     waited: float = 0.0
     server: float = 0.0
     last: str = ""
-    affinity: str | None = None  # the episode's key (runner.client.affinity)
+    affinity: str | None = None
+    empty: bool = (
+        False  # the last attempt's reply was empty  # the episode's key (runner.client.affinity)
+    )

@@ -5,17 +5,28 @@
 client tests need no server; the loopback tests that exercise real sockets stay.
 
 A transport returns every HTTP status as a :class:`Response`; it raises
-:class:`TransportError` for a connection that failed or dropped and :class:`TimeoutError` for
-a request that ran past its timeout (both retried by the client).
+:class:`TransportError` for a connection that failed or dropped, for a reply it could not
+parse as HTTP (aiohttp's whole ``ClientError`` family: a bad status line, an oversize header,
+a broken chunk, a bad ``Content-Length``) and for a body over the request's byte cap, and
+:class:`TimeoutError` for a request that ran past its timeout (both retried by the client).
+Redirects are never followed: a 3xx comes back as a :class:`Response` (the client refuses
+it, naming the location).
+
+Bounds (docs/security.md): the body is read in chunks and cut off past ``Request.max_bytes``,
+both as sent and after decompression: the transport asks for ``gzip``/``deflate`` only and
+decompresses itself with an output cap, so a small compressed bomb cannot expand past the
+cap.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import aiohttp
+from aiohttp import http_exceptions
 
 __all__ = [
     "AiohttpTransport",
@@ -24,7 +35,12 @@ __all__ = [
     "Response",
     "Transport",
     "TransportError",
+    "read_capped",
 ]
+
+# A body cap for requests that do not name one (GET /models, /health): 4 MiB.
+DEFAULT_MAX_BYTES = 4 << 20
+_CHUNK = 1 << 16
 
 
 class TransportError(Exception):
@@ -37,6 +53,7 @@ class Request:
     url: str
     body: bytes = b""
     headers: Mapping[str, str] = field(default_factory=dict)
+    max_bytes: int = DEFAULT_MAX_BYTES  # the reply's cap, as sent and decompressed
 
 
 @dataclass(frozen=True)
@@ -72,18 +89,61 @@ class AiohttpTransport:
 
     async def send(self, request: Request) -> Response:
         session = self._open()
+        headers = {**request.headers, "Accept-Encoding": "gzip, deflate"}
         try:
             async with session.request(
-                request.method, request.url, data=request.body or None, headers=request.headers
+                request.method,
+                request.url,
+                data=request.body or None,
+                headers=headers,
+                allow_redirects=False,
+                auto_decompress=False,
             ) as resp:
-                return Response(resp.status, await resp.read(), dict(resp.headers))
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
+                encoding = resp.headers.get("Content-Encoding", "identity")
+                body = await read_capped(resp.content, encoding, request.max_bytes)
+                return Response(resp.status, body, dict(resp.headers))
+        except (aiohttp.ClientError, http_exceptions.HttpProcessingError, ValueError) as e:
+            # ValueError: what aiohttp raises for a URL or a header value it cannot use.
             raise TransportError(f"connection error: {type(e).__name__}") from None
 
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+async def read_capped(stream: aiohttp.StreamReader, encoding: str, cap: int) -> bytes:
+    """The body of ``stream`` decoded from ``encoding`` (identity, gzip or deflate), at most
+    ``cap`` bytes as sent and as decoded; :class:`TransportError` past either, or for an
+    encoding it did not ask for or cannot decode."""
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        inflate = None
+    elif encoding in ("gzip", "x-gzip", "deflate"):
+        inflate = zlib.decompressobj(47 if encoding != "deflate" else 15)
+    else:
+        raise TransportError(f"unsupported Content-Encoding {encoding[:40]!r}")
+    out = bytearray()
+    sent = 0
+    try:
+        while chunk := await stream.read(_CHUNK):
+            sent += len(chunk)
+            if sent > cap:
+                raise TransportError(f"reply over {cap} bytes")
+            if inflate is None:
+                out += chunk
+                continue
+            room = cap + 1 - len(out)
+            out += inflate.decompress(chunk, room)
+            if len(out) > cap or inflate.unconsumed_tail:
+                raise TransportError(f"reply over {cap} bytes decompressed")
+        if inflate is not None:
+            out += inflate.flush(cap + 1 - len(out))
+            if len(out) > cap:
+                raise TransportError(f"reply over {cap} bytes decompressed")
+    except zlib.error:
+        raise TransportError(f"broken {encoding} body") from None
+    return bytes(out)
 
 
 Handler = Callable[[Request], Awaitable[Response] | Response]

@@ -1,17 +1,32 @@
 """What goes over the wire for a chat call: the request body, and a response read into a
 retry, a failure or a parsed body (the endpoint client, :mod:`runner.client.endpoint`, sends and
-retries)."""
+retries).
+
+A reply body is read in ONE place, :func:`read_chat`, into a typed :class:`ChatReply` before
+anything else looks at it (docs/security.md). Accepted shapes: ``message.content`` a string,
+null, or a list of text parts (``{"type": "text", "text": ...}`` or bare strings, joined: a
+real OpenAI-compatible variant); ``reasoning_content`` / ``reasoning`` a string or null;
+``finish_reason`` a short string or null; ``usage`` an object or null whose token counts are
+integers in ``0..10**9``. Anything else (a message that is a string, a completions-style
+``text`` choice, a number as content, a ``finish_reason`` object, string counts) is a
+malformed body: retried, then an infrastructure error with a one-line reason.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import msgspec
 import orjson
 
+from protocol.visible import one_line
 from runner.client.transport import Response
 
 __all__ = [
+    "MAX_TOKEN_COUNT",
+    "ChatReply",
     "ContextOverflow",
     "Fatal",
     "JsonObject",
@@ -20,12 +35,26 @@ __all__ = [
     "chat_body",
     "check_status",
     "parse_body",
+    "read_chat",
+    "redirect_target",
+    "reply_cap",
+    "retry_after",
 ]
 
 # A decoded JSON object: orjson's output, the library boundary (its values are whatever the
 # server's JSON holds).
 JsonObject = dict[str, Any]
 Message = Mapping[str, str]
+
+MAX_TOKEN_COUNT = 10**9  # a usage count above this is absurd: the body is malformed
+_MAX_FINISH = 64  # characters of a finish_reason
+
+# The byte cap of a chat reply, as sent and decompressed (runner.client.transport): a fixed
+# allowance for the JSON envelope and usage, plus a generous 128 bytes per token of the reply
+# budget for each of the visible reply and the reasoning. 12,000 tokens (the budget ceiling)
+# allow 4 MiB; 64 requests in flight at most 256 MiB.
+REPLY_BASE_BYTES = 1 << 20
+REPLY_BYTES_PER_TOKEN = 128
 
 _CONTEXT_WORDS = ("context length", "context_length", "context window", "maximum context")
 
@@ -44,7 +73,35 @@ class ContextOverflow(Exception):
 
 
 class Fatal(Exception):
-    """A failure retrying cannot fix (a 4xx other than 408, 409, 429)."""
+    """A failure retrying cannot fix (a 4xx other than 408, 409, 429, or a redirect)."""
+
+
+class ChatReply(msgspec.Struct, frozen=True, kw_only=True):
+    """A chat completion's body, shape-checked (:func:`read_chat`)."""
+
+    content: str
+    reasoning: str
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int | None  # None: the server did not report them
+
+
+def reply_cap(max_tokens: int) -> int:
+    """The byte cap of a reply under a budget of ``max_tokens`` (see REPLY_BASE_BYTES)."""
+    return REPLY_BASE_BYTES + 2 * REPLY_BYTES_PER_TOKEN * max(0, max_tokens)
+
+
+def retry_after(value: str | None, cap: float) -> float | None:
+    """A Retry-After header's seconds, at most ``cap`` (None: absent or not a number of
+    seconds; an HTTP date is ignored and the backoff used)."""
+    if not value or not value.strip().replace(".", "", 1).isdigit():
+        return None
+    try:
+        delay = float(value)
+    except ValueError:
+        return None
+    return min(delay, cap) if math.isfinite(delay) else cap
 
 
 def chat_body(
@@ -79,7 +136,9 @@ def cached_tokens(usage: Mapping[str, Any]) -> int | None:
         value = usage.get("cached_tokens")
     if value is None:
         return None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_TOKEN_COUNT:
+        return value
+    return 0
 
 
 def _is_context_error(status: int, text: str) -> bool:
@@ -93,9 +152,10 @@ def check_status(resp: Response) -> None:
     response; nothing for a success."""
     status = resp.status
     if status == 429:
-        after = resp.headers.get("Retry-After")
-        delay = float(after) if after and after.replace(".", "", 1).isdigit() else None
+        delay = retry_after(resp.headers.get("Retry-After"), math.inf)
         raise Retry("429 Too Many Requests", delay, throttled=True)
+    if 300 <= status < 400:
+        raise Fatal(f"HTTP {status}: redirect to {redirect_target(resp)} not followed")
     if status >= 500 or status in (408, 409):
         # 408 / 409 (a proxy's timeout, a conflict) are transient: retried like 5xx, as the
         # openai client does.
@@ -104,8 +164,10 @@ def check_status(resp: Response) -> None:
         text = resp.body.decode(errors="replace")[:300]
         if _is_context_error(status, text):
             # the server's own words kept (its token counts: the prompt, the context), #40
-            raise ContextOverflow(f"HTTP {status}: context length exceeded: {_error_message(text)}")
-        raise Fatal(f"HTTP {status}: {_error_message(text)}")
+            raise ContextOverflow(
+                f"HTTP {status}: context length exceeded: {one_line(_error_message(text))}"
+            )
+        raise Fatal(f"HTTP {status}: {one_line(_error_message(text))}")
 
 
 def parse_body(raw: bytes) -> JsonObject:
@@ -123,10 +185,80 @@ def parse_body(raw: bytes) -> JsonObject:
     return data
 
 
+def redirect_target(resp: Response) -> str:
+    """A redirect's Location, cut to 200 characters and shown as a literal (repr)."""
+    where = resp.headers.get("Location", "")
+    return repr(one_line(where, 200)) if where else "(no Location)"
+
+
+def _malformed(why: str) -> Retry:
+    return Retry(f"malformed response body: {why}")
+
+
+def _text(value: object, what: str) -> str:
+    """A string field that may be null; list-of-text-parts allowed for content only."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if what == "content" and isinstance(value, list):
+        parts: list[str] = []
+        for part in value:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            else:
+                raise _malformed("a content part without text")
+        return "".join(parts)
+    raise _malformed(f"{what} is a {type(value).__name__}")
+
+
+def _count(usage: Mapping[str, Any], key: str) -> int:
+    value = usage.get(key)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _malformed(f"usage.{key} is a {type(value).__name__}")
+    if not 0 <= value <= MAX_TOKEN_COUNT:
+        raise _malformed(f"usage.{key} out of range")
+    return value
+
+
+def read_chat(data: JsonObject) -> ChatReply:
+    """The typed reply of a chat completion body (:func:`parse_body`'s output); :class:`Retry`
+    naming what is malformed. The one place a reply's shape is checked."""
+    choice = data["choices"][0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        got = "a completions-style 'text' choice" if "text" in choice else "no message object"
+        raise _malformed(got)
+    finish = choice.get("finish_reason")
+    if finish is not None and (not isinstance(finish, str) or len(finish) > _MAX_FINISH):
+        raise _malformed("finish_reason is not a short string")
+    usage = data.get("usage")
+    if usage is None:
+        usage = {}
+    if not isinstance(usage, dict):
+        raise _malformed(f"usage is a {type(usage).__name__}")
+    reasoning = message.get("reasoning_content")
+    if reasoning is None:
+        reasoning = message.get("reasoning")
+    return ChatReply(
+        content=_text(message.get("content"), "content"),
+        reasoning=_text(reasoning, "reasoning_content"),
+        finish_reason=finish,
+        prompt_tokens=_count(usage, "prompt_tokens"),
+        completion_tokens=_count(usage, "completion_tokens"),
+        cached_tokens=cached_tokens(usage),
+    )
+
+
 def _error_message(text: str) -> str:
     try:
         data = orjson.loads(text)
-        msg = data.get("error", {}).get("message") if isinstance(data, dict) else None
+        error = data.get("error") if isinstance(data, dict) else None
+        msg = error.get("message") if isinstance(error, dict) else error
         if isinstance(msg, str):
             return msg
     except orjson.JSONDecodeError:

@@ -34,6 +34,7 @@ from rich.text import Text
 
 from protocol.config import graph_label, model_label
 from protocol.records import CellKey
+from protocol.visible import visible
 from runner.client.endpoint import Endpoint
 from runner.execution.scheduler import RunState
 from scoring.replay.askback import burden_text
@@ -146,6 +147,7 @@ def format_result(line: ResultLine, labels: Labels | None = None) -> str:
         f"decline-aware {_num(line.decline_aware)} {_ci(line.decline_aware_ci)} "
         f"n={line.n} infra={line.infrastructure_errors}"
         + (f" overflow={line.context_overflows}" if line.context_overflows else "")
+        + (f" no-reply={line.no_reply}" if line.no_reply else "")
         + (f" | {burden_text(line.askback, line.n)}" if line.askback is not None else "")
     )
 
@@ -315,11 +317,15 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
 
     cells = state.grid.cells()
     labels = Labels(cells)
+
+    def show(text: str) -> None:
+        # names from a grid or a log: shown, never obeyed (no markup, escapes made visible)
+        console.print(visible(text, newlines=False), highlight=False, markup=False)
+
     if legend := labels.legend():  # the numbers the streamed lines use (#40)
-        console.print(legend, highlight=False)
-    ordered = _InLadderOrder(
-        cells, lambda line: console.print(format_result(line, labels), highlight=False)
-    )
+        for row in legend.splitlines():
+            show(row)
+    ordered = _InLadderOrder(cells, lambda line: show(format_result(line, labels)))
     state.on_result = ordered.add
     if not enabled:
         try:

@@ -13,11 +13,18 @@ from rich.console import Console
 
 from protocol.packs import PackError
 from protocol.records import EpisodeRecord
+from protocol.visible import visible
 from runner.client.endpoint import CallFailed
-from runner.execution.scheduler import RunState, expected_seeds, pending_tasks, run_grid
+from runner.execution.scheduler import (
+    RunState,
+    expected_seeds,
+    grid_records,
+    pending_tasks,
+    run_grid,
+)
 from runner.gates.cache import HelperStats
 from runner.gates.helpers import Helpers
-from runner.grid.expand import Grid, GridError, Task
+from runner.grid.expand import Grid, GridError, Task, expand
 from runner.grid.packs import keep_packs
 from runner.rundir.logs import LogReport, read_logs
 from runner.rundir.manifest import write_or_check_manifest
@@ -70,6 +77,11 @@ async def run_async(
     tasks, done = pending_tasks(grid, out, report)
     for bad in report.truncated:
         console.print(f"[yellow]dropped a truncated log line (a kill mid-write): {bad}")
+    if report.foreign:
+        console.print(
+            f"[yellow]{plural(len(report.foreign), 'log record')} of another grid "
+            "ignored (neither done nor scored)"
+        )
     for bad in report.corrupt:
         console.print(f"[yellow]skipped a corrupt log line: {bad}")
     scorer = _scorer(grid, done)
@@ -117,7 +129,7 @@ async def run_async(
     st = helpers.stats
     if st.compile_requests or st.matcher_requests:
         console.print(helper_summary(st), highlight=False)
-    final = _finalize(out)
+    final = _finalize(out, grid, console)
     if final:
         console.print(f"final results: {plural(final, 'line')} appended to {out / RESULTS}")
     return {
@@ -145,13 +157,21 @@ def helper_summary(st: HelperStats) -> str:
     )
 
 
-def _finalize(out: Path) -> int:
-    """Append the run's final result lines (``ladder score --json`` over ``out``), earlier
-    lines marked superseded; the number of final lines (0 when nothing was logged)."""
+def _finalize(out: Path, grid: Grid, console: Console) -> int:
+    """Append the run's final result lines (``ladder score --json`` over ``out``'s records
+    of this grid), earlier lines marked superseded; the number of final lines (0 when
+    nothing was logged). Records of another grid are excluded and reported."""
     from scoring.results.offline import paused_gc, rescore
 
     with paused_gc():
-        records = read_logs(out) if (out / "logs").is_dir() else {}
+        report = LogReport()
+        everything = read_logs(out, report) if (out / "logs").is_dir() else {}
+        records = grid_records(list(expand(grid)), everything, report)
+        if report.foreign:
+            console.print(
+                f"[yellow]excluded {plural(len(report.foreign), 'record')} of another grid "
+                f"from the results (first: {visible(report.foreign[0], newlines=False)})"
+            )
         if not records:
             return 0
         lines = rescore(records.values())

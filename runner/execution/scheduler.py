@@ -101,11 +101,33 @@ class RunState:
 def pending_tasks(
     grid: Grid, out: Path, report: LogReport | None = None
 ) -> tuple[list[Task], list[EpisodeRecord]]:
-    """The tasks still to run and the completed records already in ``out``."""
+    """The tasks still to run and the completed records already in ``out``. A record whose
+    cell and spec are not one of this grid's tasks (another grid's line, appended to a log)
+    is excluded and counted in ``report.foreign``."""
     existing = read_logs(out, report) if (out / "logs").is_dir() else {}
-    done = {k: r for k, r in existing.items() if r.termination in FINISHED}
-    tasks = [t for t in expand(grid) if (t.cell.slug(), t.spec.seed) not in done]
+    everything = list(expand(grid))
+    own = grid_records(everything, existing, report)
+    done = {k: r for k, r in own.items() if r.termination in FINISHED}
+    tasks = [t for t in everything if (t.cell.slug(), t.spec.seed) not in done]
     return tasks, list(done.values())
+
+
+def grid_records(
+    tasks: list[Task],
+    records: dict[tuple[str, int], EpisodeRecord],
+    report: LogReport | None = None,
+) -> dict[tuple[str, int], EpisodeRecord]:
+    """The records of ``records`` that are one of ``tasks`` (same cell, same episode spec);
+    the others are counted in ``report.foreign`` ("slug seed" each)."""
+    want = {(t.cell.slug(), t.spec.seed): t for t in tasks}
+    own: dict[tuple[str, int], EpisodeRecord] = {}
+    for key, rec in records.items():
+        task = want.get(key)
+        if task is not None and task.cell == rec.cell and task.spec == rec.spec:
+            own[key] = rec
+        elif report is not None:
+            report.foreign.append(f"{key[0]} seed {key[1]}")
+    return own
 
 
 async def run_grid(
@@ -128,6 +150,7 @@ async def run_grid(
     order = TaskOrder(tasks, window=2 * grid.run.concurrency)  # runner.execution.order: LPT tail
     results_path = state.out / RESULTS
 
+    # never through a symlink planted at results.jsonl (O_NOFOLLOW: runner.rundir.files)
     with LogWriter(state.out) as writer, JsonlAppender(results_path) as results:
 
         def emit(lines: list[ResultLine]) -> None:

@@ -58,6 +58,7 @@ from runner.client.endpoint import Reply
 from runner.gates.cache import CompileStore, HelperStats, SingleFlight, digest
 from runner.grid.expand import Grid, Task
 from runner.grid.schema import ModelConfig
+from runner.rundir.files import JsonlAppender
 
 __all__ = [
     "CACHE_VERSION",
@@ -143,7 +144,7 @@ class HelperLog:
 
     def write(self, line: HelperLogLine) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("ab") as f:
+        with JsonlAppender(self.path, sync=False) as f:  # never through a symlink
             f.write(self._encoder.encode(line) + b"\n")
 
 

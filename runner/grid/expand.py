@@ -47,6 +47,7 @@ from runner.grid.schema import (
 )
 from runner.grid.seeds import parse_seeds
 from runner.plugins import load_plugins
+from runner.rundir.files import read_regular
 
 __all__ = [
     "Grid",
@@ -195,7 +196,7 @@ def _seeds_as_text(data: GridData) -> GridData:
 
 def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_regular(path).decode("utf-8"))  # a regular file, bounded
     except OSError as e:
         raise GridError(f"cannot read grid {path}: {e.strerror or e}") from None
     except UnicodeDecodeError:
@@ -272,19 +273,64 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
             problems.append(f"endpoint {ep.name!r}: replica_slots must be at least 0")
         if ep.start_in_flight is not None and ep.start_in_flight < 1:
             problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
+    if not problems:
+        problems += slug_collisions(grid)
     if need_keys:
         problems += missing_keys(grid)
     if problems:  # one line per problem, said once however many variants share it
         raise GridError("\n".join(f"{source}: {p}" for p in dict.fromkeys(problems)))
 
 
+def slug_collisions(grid: Grid) -> list[str]:
+    """One line per pair of distinct cells whose slugs coincide (``scripted/perfect`` and
+    ``scripted_perfect``): they would share one log file and one would vanish from the
+    results. Endpoints' names are checked the same way (unique)."""
+    problems: list[str] = []
+    seen: dict[str, CellKey] = {}
+    for cell in grid.cells():
+        slug = cell.slug()
+        first = seen.setdefault(slug, cell)
+        if first != cell:
+            a, b = (
+                (f"model {first.model!r}", f"model {cell.model!r}")
+                if first.model != cell.model
+                else (repr(first), repr(cell))
+            )
+            problems.append(f"{a} and {b} share the log file logs/{slug}.jsonl; rename one")
+    names = [e.name for e in grid.endpoints]
+    problems += [
+        f"endpoint {n!r} is listed twice" for n in dict.fromkeys(names) if names.count(n) > 1
+    ]
+    return list(dict.fromkeys(problems))
+
+
 def missing_keys(grid: Grid) -> list[str]:
     """One line per endpoint whose API-key environment variable is not set."""
-    return [
-        f"endpoint {ep.name!r}: environment variable {ep.api_key_env} (its API key) is not set"
-        for ep in grid.endpoints
-        if ep.api_key_env and not os.environ.get(ep.api_key_env)
-    ]
+    out: list[str] = []
+    for ep in grid.endpoints:
+        if not ep.api_key_env:
+            continue
+        key = os.environ.get(ep.api_key_env)
+        if not key:
+            out.append(
+                f"endpoint {ep.name!r}: environment variable {ep.api_key_env} (its API key) "
+                "is not set"
+            )
+        elif key_problem(key):
+            out.append(
+                f"endpoint {ep.name!r}: environment variable {ep.api_key_env} {key_problem(key)}"
+            )
+    return out
+
+
+def key_problem(key: str) -> str | None:
+    """Why an API key cannot go in an Authorization header (None when it can): a control
+    character (a pasted newline) would split the header or crash the client."""
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in key):
+        return "holds control characters (a pasted newline?); its API key cannot be sent"
+    if not key.isascii():
+        return "holds non-ASCII characters; its API key cannot be sent in a header"
+    return None
 
 
 def _memory_problems(grid: Grid) -> list[str]:

@@ -21,6 +21,7 @@ from protocol.domain_types import DomainPool
 from protocol.domains import DIGESTS, POOLS, register
 from protocol.packs import PackError, pack_digest, pack_toml, parse_pack
 from protocol.versions import SpecError, pool_of
+from runner.rundir.files import lines, read_regular
 from runner.rundir.logs import decode_record, log_files
 
 __all__ = [
@@ -48,7 +49,7 @@ def read_pack(path: Path) -> tuple[DomainPool, str]:
     """The checked pool of the pack file ``path`` and its text; :class:`PackError` (one line
     per problem) when it cannot be read or fails a check."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path).decode("utf-8")  # a regular file, bounded
     except OSError as e:
         raise PackError([f"cannot read domain pack {path}: {e.strerror or e}"]) from None
     except UnicodeDecodeError:
@@ -146,8 +147,9 @@ def load_run_packs(run_dir: Path, files: Sequence[Path] = ()) -> None:
 
 def _first_spec(log: Path) -> EpisodeSpec | None:
     try:
-        with log.open("rb") as f:
-            line = f.readline()
-        return decode_record(line).spec
+        first = next(lines(log), None)  # a regular file's first line, capped
+        if first is None or first.text is None:
+            return None
+        return decode_record(first.text).spec
     except (OSError, msgspec.DecodeError):  # the log reader reports it
         return None

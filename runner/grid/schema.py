@@ -14,6 +14,7 @@ from protocol.arms import ladder
 from protocol.config import Brief, Domain, Schedule
 from protocol.records import Knobs, Role
 from protocol.versions import GENERATOR_VERSION
+from protocol.visible import visible
 from runner.client.affinity import Routing
 
 __all__ = [
@@ -228,8 +229,30 @@ def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be an endpoint's base URL (None when it can)."""
     if url == EMBEDDED:
         return None
+    shown = redact_url(url)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        example = f"http://{url.split('://')[-1]}" if "://" not in url or parts.scheme else url
-        return f"base URL {url!r} needs an http:// or https:// scheme and a host (e.g. {example})"
+        bare = shown.split("://")[-1]
+        example = f"http://{bare}" if "://" not in shown or parts.scheme else shown
+        return f"base URL {shown!r} needs an http:// or https:// scheme and a host (e.g. {example})"
+    if "@" in parts.netloc:
+        return (
+            f"base URL {shown!r} carries credentials (user:password@), refused: a URL is "
+            "printed and stored; name the key's environment variable in api_key_env"
+        )
     return None
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any credentials (``user:password@``) shown as ``***@``, and its control
+    characters escaped: the form every printed or stored URL takes."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    host_end = min(
+        (i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest)
+    )
+    netloc = rest[:host_end]
+    if "@" in netloc:
+        rest = "***@" + netloc.rpartition("@")[2] + rest[host_end:]
+    return visible(scheme + sep + rest, newlines=False)

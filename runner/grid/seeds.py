@@ -2,30 +2,46 @@
 
 from __future__ import annotations
 
-__all__ = ["format_seeds", "parse_seeds"]
+__all__ = ["MAX_SEED", "MAX_SEEDS", "count_seeds", "format_seeds", "parse_seeds"]
 
 
-def parse_seeds(text: str) -> list[int]:
-    """``"100-227"`` -> [100, ..., 227]; comma-separated items; raises ValueError clearly."""
-    seeds: list[int] = []
+MAX_SEED = 2**63 - 1  # seeds are logged as signed 64-bit integers
+MAX_SEEDS = 1_000_000  # seeds in one grid: 7,800 times the paper's 128 (docs/security.md)
+
+
+def _ranges(text: str) -> list[range]:
+    """The ranges of ``text``, checked (bounds, order) without expanding them."""
+    out: list[range] = []
     for item in text.split(","):
         item = item.strip()
         lo, sep, hi = item.partition("-")
         try:
-            if sep:
-                a, b = int(lo), int(hi)
-                if b < a:
-                    raise ValueError
-                seeds.extend(range(a, b + 1))
-            else:
-                seeds.append(int(item))
+            a, b = (int(lo), int(hi)) if sep else (int(item), int(item))
+            if b < a or len(lo) > 20 or len(hi) > 20:
+                raise ValueError
         except ValueError:
             raise ValueError(
-                f"malformed seed range {text!r}: use N, N-M (N <= M) or a comma-separated list"
+                f"malformed seed range {text[:80]!r}: use N, N-M (N <= M) or a comma-separated list"
             ) from None
-    if any(s < 0 for s in seeds):
-        raise ValueError(f"malformed seed range {text!r}: seeds are non-negative")
-    return list(dict.fromkeys(seeds))
+        if a < 0 or b > MAX_SEED:
+            raise ValueError(f"malformed seed range {text[:80]!r}: seeds lie in 0..2^63-1")
+        out.append(range(a, b + 1))
+    return out
+
+
+def count_seeds(text: str) -> int:
+    """How many seeds ``text`` names (repeats counted), without listing them."""
+    return sum(len(r) for r in _ranges(text))
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"100-227"`` -> [100, ..., 227]; comma-separated items; raises ValueError clearly
+    (a seed outside 0..2^63-1, more than :data:`MAX_SEEDS` seeds: counted before listing)."""
+    ranges = _ranges(text)
+    n = sum(len(r) for r in ranges)
+    if n > MAX_SEEDS:
+        raise ValueError(f"seed range {text[:80]!r} names {n} seeds; at most {MAX_SEEDS}")
+    return list(dict.fromkeys(s for r in ranges for s in r))
 
 
 def format_seeds(seeds: list[int]) -> str:

@@ -41,9 +41,9 @@ from runner.client.affinity import affinity_key
 from runner.client.connect import open_endpoints, preflight
 from runner.client.endpoint import Endpoint
 from runner.grid.expand import Grid, parse_grid
-from runner.grid.schema import ModelConfig
+from runner.grid.schema import ModelConfig, redact_url
 from runner.probe.model_cards import Sampling, card_sampling
-from runner.rundir.files import JsonlAppender
+from runner.rundir.files import JsonlAppender, lines, read_regular, write_atomic
 from runner.rundir.logs import read_logs
 from runner.rundir.manifest import MANIFEST
 from scoring.analyses.probe import score_reask
@@ -113,14 +113,47 @@ def sampling_for(model: ModelConfig, opts: ProbeOptions) -> Sampling:
     )
 
 
+def trusted_endpoints(grid: Grid, named: Grid | None, api_key_env: str | None) -> Grid:
+    """``grid`` (read back from a run's manifest, a file this command did not write) with
+    endpoints a user named: a manifest may name any server and any environment variable, so
+    its ``api_key_env`` is never used. ``named`` (a grid file given with ``--grid``): its
+    endpoints replace the manifest's, keys included; ``api_key_env`` (``--api-key-env``):
+    the key variable of every endpoint. Neither: the manifest's endpoints, sent no key."""
+    endpoints = [msgspec.structs.replace(e, api_key_env=None) for e in grid.endpoints]
+    if named is not None:
+        mine = {e.name: e for e in named.endpoints}
+        missing = [e.name for e in endpoints if e.name not in mine]
+        if missing:
+            raise ProbeError(
+                f"--grid names no endpoint {', '.join(map(repr, missing))} of the run's grid"
+            )
+        endpoints = [mine[e.name] for e in endpoints]
+    if api_key_env is not None:
+        endpoints = [msgspec.structs.replace(e, api_key_env=api_key_env) for e in endpoints]
+    return msgspec.structs.replace(grid, endpoints=endpoints)
+
+
+def endpoint_lines(grid: Grid) -> list[str]:
+    """One line per endpoint the models use: its name, URL(s) (credentials redacted) and
+    the key variable, as printed before any of them is contacted."""
+    used = {m.endpoint for m in grid.models}
+    out = []
+    for e in grid.endpoints:
+        if e.name in used:
+            key = f"key from ${e.api_key_env}" if e.api_key_env else "no key"
+            urls = ", ".join(redact_url(u) for u in e.urls())
+            out.append(f"endpoint {e.name}: {urls} ({key})")
+    return out
+
+
 def load_run_grid(run_dir: Path) -> Grid:
     path = run_dir / MANIFEST
     if not path.is_file():
         raise ProbeError(f"{run_dir}: no {MANIFEST} (not a run directory)")
-    try:
-        data = orjson.loads(path.read_bytes())
-        return parse_grid(data["grid"], source=str(path))
-    except (orjson.JSONDecodeError, KeyError, TypeError) as e:
+    try:  # the manifest's key variables are not needed: they are never used
+        data = orjson.loads(read_regular(path, follow=False))
+        return parse_grid(data["grid"], source=str(path), need_keys=False)
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as e:
         raise ProbeError(f"{path}: unreadable manifest ({e})") from None
 
 
@@ -130,8 +163,8 @@ def read_probe(out: Path) -> list[ProbeRecord]:
     if not path.exists():
         return []
     records: list[ProbeRecord] = []
-    for line in path.read_bytes().split(b"\n"):
-        if not line.strip():
+    for _, line, _, _ in lines(path):  # a regular file, a line at a time (capped)
+        if line is None or not line.strip():
             continue
         try:
             records.append(_DECODER.decode(line))
@@ -218,8 +251,10 @@ def _check_meta(
     meta: dict[str, Any] = {"run_dir": str(run_dir.resolve()), "arm": opts.arm, "sampling": {}}
     if path.exists():
         try:
-            meta = orjson.loads(path.read_bytes())
-        except orjson.JSONDecodeError:
+            meta = orjson.loads(read_regular(path, follow=False))
+            if not isinstance(meta, dict):
+                raise ValueError("not an object")
+        except (OSError, ValueError):  # orjson.JSONDecodeError is a ValueError
             raise ProbeError(f"{path} is unreadable; move it away to start over") from None
         if meta.get("arm") != opts.arm:
             raise ProbeError(
@@ -245,7 +280,7 @@ def _check_meta(
         if all(m in before for m in now):
             return
     meta["sampling"] = {**meta.get("sampling", {}), **now}
-    path.write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2))
+    write_atomic(path, orjson.dumps(meta, option=orjson.OPT_INDENT_2))  # never via a link
 
 
 async def _preflight(
@@ -258,9 +293,7 @@ async def _preflight(
 
     probed = msgspec.structs.replace(grid, models=[m for m in grid.models if m.name in models])
     used = {m.endpoint for m in probed.models}
-    if on_line is not None:
-        for name in sorted(used):
-            on_line(f"endpoint {name}: {', '.join(endpoints[name].base_urls)}")
+    if on_line is not None:  # the endpoints were named already (on_endpoint)
         on_line(preflight_line({k: v for k, v in endpoints.items() if k in used}))
     problems = await preflight(probed, endpoints)
     if problems:
@@ -275,14 +308,19 @@ async def run_probe(
     on_record: Callable[[ProbeRecord], None] | None = None,
     on_plan: Callable[[ProbeSummary, int], None] | None = None,
     server_config: ServerConfig | None = None,
+    endpoints_grid: Grid | None = None,
+    api_key_env: str | None = None,
+    on_endpoint: Callable[[str], None] | None = None,
     on_line: Callable[[str], None] | None = None,
     check: bool = True,
 ) -> ProbeSummary:
     """Re-ask every trap turn of ``opts.arm`` in ``run_dir`` under each variant; append the
-    scored replies to ``out/probe.jsonl``. With ``check``, the probed models' endpoints get
-    the run's preflight first (one tiny request each; ``on_line`` hears its line) and a
-    model that does not answer is a :class:`ProbeError` before any re-ask."""
-    grid = load_run_grid(run_dir)
+    scored replies to ``out/probe.jsonl``. Endpoints and their keys: see
+    :func:`trusted_endpoints`; ``on_endpoint`` hears each one before it is contacted. With
+    ``check``, the probed models' endpoints get the run's preflight first (one tiny request
+    each; ``on_line`` hears its line) and a model that does not answer is a
+    :class:`ProbeError` before any re-ask (#40)."""
+    grid = trusted_endpoints(load_run_grid(run_dir), endpoints_grid, api_key_env)
     records = _selected(run_dir, grid, opts)
     episodes = _episodes(records, grid)
     summary = ProbeSummary()
@@ -306,6 +344,9 @@ async def run_probe(
     path = out / PROBE_LOG
     out_file = JsonlAppender(path, sync=False)  # a torn last line (a kill) is ended first
     try:
+        if on_endpoint is not None:
+            for line in endpoint_lines(grid):
+                on_endpoint(line)
         async with open_endpoints(grid, server_config=server_config) as endpoints:
             if check:
                 await _preflight(grid, endpoints, {r.cell.model for r in records}, on_line)

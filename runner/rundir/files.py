@@ -10,16 +10,38 @@ opened with ``O_NOFOLLOW``: a link planted where the file goes is refused, never
 through. :func:`write_atomic` writes a new file beside the target (created exclusively, so
 never through a link) and renames it over the target: a kill leaves the old file or the new
 one.
+
+Reading (#36): a run directory may be shared, and a grid, a pack or a log may be planted (a
+symlink to ``/dev/zero`` or to a file outside the run, a FIFO that blocks an ``open``, a
+sparse file of gigabytes with no newline). Every read here is of a regular file (opened
+non-blocking, checked with ``fstat`` before a byte is read), bounded in bytes, and a log is
+read a line at a time with a per-line cap (docs/security.md).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
-__all__ = ["JsonlAppender", "write_atomic"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_LINE_BYTES",
+    "JsonlAppender",
+    "Line",
+    "NotRegularFile",
+    "is_regular",
+    "lines",
+    "open_regular",
+    "planted_entries",
+    "read_regular",
+    "write_atomic",
+]
 
 _FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
 
@@ -32,6 +54,8 @@ class JsonlAppender:
         self._sync = sync  # fsync on close (logs, results); the caches skip it
         self._fd = os.open(path, _FLAGS, 0o644)
         try:
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode):  # a FIFO, a device (#36)
+                raise NotRegularFile(f"{path}: not a regular file")
             self._end_torn_line()
         except OSError:
             os.close(self._fd)
@@ -93,3 +117,117 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
     os.close(fd)
     os.replace(tmp, path)
+
+
+# --- reading (#36) ------------------------------------------------------------
+
+MAX_FILE_BYTES = 64 << 20  # a grid, a pack, a manifest, a cache index
+# A log line: one episode record. A reply is capped at 4 MiB (runner.client.wire.reply_cap),
+# and a record holds an episode's replies; 256 MiB is far above any real record.
+MAX_LINE_BYTES = 256 << 20
+_CHUNK = 1 << 20
+
+
+class NotRegularFile(OSError):
+    """A path that is not a regular file (a FIFO, a device, a directory, a link where
+    links are refused), or a file over its cap; its message names the path."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(errno.EINVAL, message)
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def is_regular(path: Path, *, follow: bool = False) -> bool:
+    """Whether ``path`` is a regular file (``follow=False``: and not a symlink)."""
+    try:
+        st = path.stat() if follow else path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode)
+
+
+def open_regular(path: Path, *, follow: bool = False) -> int:
+    """A read descriptor on the regular file ``path`` (:class:`NotRegularFile` otherwise);
+    the open never blocks on a FIFO."""
+    return _open_regular(path, follow=follow)
+
+
+def _open_regular(path: Path, *, follow: bool) -> int:
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if not follow and e.errno == errno.ELOOP:  # the path is a symlink
+            raise NotRegularFile(f"{path}: a symlink, refused") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegularFile(f"{path}: not a regular file")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def read_regular(path: Path, *, cap: int = MAX_FILE_BYTES, follow: bool = True) -> bytes:
+    """The bytes of the regular file ``path``; :class:`NotRegularFile` for anything else
+    (``follow=False``: a symlink too) or a file over ``cap`` bytes."""
+    fd = _open_regular(path, follow=follow)
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise NotRegularFile(f"{path}: over {cap} bytes")
+    return data
+
+
+class Line(NamedTuple):
+    offset: int  # of the line's first byte
+    text: bytes | None  # without the newline; None: over the cap (skipped, never held)
+    complete: bool  # False: a last line without its newline
+    size: int  # bytes the line takes, newline included
+
+
+def lines(
+    path: Path, start: int = 0, *, cap: int = MAX_LINE_BYTES, follow: bool = False
+) -> Iterator[Line]:
+    """Each :class:`Line` of the regular file ``path`` from byte ``start`` (a line start).
+    Memory: one line, at most ``cap`` bytes."""
+    fd = _open_regular(path, follow=follow)
+    with os.fdopen(fd, "rb") as f:
+        f.seek(start)
+        offset = start
+        while True:
+            line = f.readline(cap + 1)
+            if not line:
+                return
+            size = len(line)
+            if size > cap and not line.endswith(b"\n"):
+                while True:  # skip the rest of an oversize line, a chunk at a time
+                    more = f.readline(_CHUNK)
+                    size += len(more)
+                    if not more or more.endswith(b"\n"):
+                        break
+                yield Line(offset, None, True, size)
+                offset += size
+                continue
+            complete = line.endswith(b"\n")
+            yield Line(offset, line[:-1] if complete else line, complete, size)
+            offset += size
+
+
+def planted_entries(run_dir: Path) -> list[str]:
+    """The entries of a run directory, its ``logs/`` and ``cache/`` trees that are links or
+    special files (a run reads and writes regular files only), as paths relative to it."""
+    if not run_dir.is_dir():
+        return []
+    found: list[str] = []
+    todo = [run_dir]
+    while todo:
+        folder = todo.pop()
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False):
+                if folder != run_dir or entry.name in ("logs", "cache"):
+                    todo.append(Path(entry.path))
+            elif not entry.is_file(follow_symlinks=False):
+                found.append(str(Path(entry.path).relative_to(run_dir)))
+    return sorted(found)

@@ -16,6 +16,7 @@ them, and the reader keeps the last record of each (cell, seed).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,13 +24,14 @@ from pathlib import Path
 import msgspec
 
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
-from runner.rundir.files import JsonlAppender
+from runner.rundir.files import MAX_LINE_BYTES, JsonlAppender, lines, open_regular
 
 __all__ = [
     "LOGS",
     "LogReport",
     "LogWriter",
     "NewerSchemaError",
+    "UnreadableRecord",
     "checked_record",
     "decode_record",
     "log_files",
@@ -60,6 +62,10 @@ def decode_record(line: bytes) -> EpisodeRecord:
         return msgspec.convert(data, EpisodeRecord)
 
 
+class UnreadableRecord(ValueError):
+    """A record the log reader would reject: never appended (:meth:`LogWriter.write`)."""
+
+
 class NewerSchemaError(ValueError):
     """A log written by a newer state-ladder than this one."""
 
@@ -82,12 +88,38 @@ class LogWriter:
         return out
 
     def write(self, record: EpisodeRecord) -> None:
-        _encoder.encode_into(record, self._buf)
-        self._buf.extend(b"\n")
+        """Append ``record``, checked first against the reader's type (decode what is
+        encoded): a record the reader would reject is never appended. One whose turns hold
+        what the reader rejects is written as an infrastructure failure without its turns
+        (termination ``endpoint_error``, the reason in ``error``); one whose cell or spec is
+        unreadable raises :class:`UnreadableRecord` (a run cannot log it at all)."""
+        try:
+            self._encode_checked(record)
+        except UnreadableRecord as e:
+            failed = msgspec.structs.replace(
+                record,
+                turns=(),
+                compile=None,
+                corruptions=(),
+                termination="endpoint_error",
+                error=f"record unreadable by the log reader: {e}"[:300],
+            )
+            self._encode_checked(failed)
+            record = failed
         try:
             self._file(record.cell).write(self._buf)
         finally:
             self._buf.clear()
+
+    def _encode_checked(self, record: EpisodeRecord) -> None:
+        self._buf.clear()
+        _encoder.encode_into(record, self._buf)
+        try:
+            _decoder.decode(self._buf)
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            self._buf.clear()
+            raise UnreadableRecord(str(e)) from None
+        self._buf.extend(b"\n")
 
     def close(self) -> None:
         for out in self._files.values():
@@ -110,19 +142,23 @@ class LogReport:
     corrupt: list[str] = field(default_factory=list)  # "file:line: reason"
     truncated: list[str] = field(default_factory=list)  # a last line without its newline
     duplicates: int = 0  # earlier records of a (cell, seed) superseded by a later one
+    foreign: list[str] = field(default_factory=list)  # records of another grid, excluded
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    last = len(lines) - 1
-    for i, line in enumerate(lines):
-        if line.strip():
-            yield i + 1, line, i == last  # the last piece has no newline: truncated
+def _lines(path: Path, report: LogReport) -> Iterator[tuple[int, bytes, bool]]:
+    """``(line number, line, truncated)`` for each non-blank line, one line in memory at a
+    time; a line over the per-line cap is reported corrupt and skipped."""
+    for lineno, (_, line, complete, _) in enumerate(lines(path), 1):
+        if line is None:
+            report.corrupt.append(f"{path.name}:{lineno}: line over {MAX_LINE_BYTES} bytes")
+        elif line.strip():
+            yield lineno, line, not complete
 
 
 def log_files(run_dir: Path) -> list[Path]:
-    """The episode log files under ``run_dir`` (or a logs/ dir itself), sorted."""
+    """The episode log files under ``run_dir`` (or a logs/ dir itself), sorted. Reading one
+    that is not a regular file (a planted link, a FIFO, a device, a folder) raises
+    :class:`runner.rundir.files.NotRegularFile` naming it: refused in one line, never read."""
     base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
     return [
         p for p in sorted(base.rglob("*.jsonl")) if p.name not in ("results.jsonl", "helpers.jsonl")
@@ -159,7 +195,7 @@ def read_logs(
 def read_log_file(path: Path, report: LogReport, out: dict[tuple[str, int], EpisodeRecord]) -> None:
     """The records of one log file into ``out`` (a later record of a key replaces it)."""
     report.files += 1
-    for lineno, line, truncated in _lines(path):
+    for lineno, line, truncated in _lines(path, report):
         where = f"{path.name}:{lineno}"
         try:
             rec = checked_record(line, where)
@@ -187,28 +223,26 @@ def scan_log(path: Path, start: int = 0) -> tuple[list[LogLine], int]:
     """The complete lines of one log file from byte ``start`` (a line start) on, and the
     offset after the last complete line (where a later scan resumes). A last line without
     its newline (an episode being written, or a kill) is left for the next scan."""
-    with path.open("rb") as f:
-        f.seek(start)
-        data = f.read()
-    end = data.rfind(b"\n") + 1  # 0 when no complete line
     out: list[LogLine] = []
-    pos = 0
-    while pos < end:
-        nl = data.index(b"\n", pos)
-        line = data[pos:nl]
-        if line.strip():
-            where = f"{path.name}@{start + pos}"
+    end = start
+    for offset, line, complete, size in lines(path, start):
+        if not complete:
+            break
+        end = offset + size
+        where = f"{path.name}@{offset}"
+        if line is None:
+            out.append(LogLine(offset, 0, None, f"{where}: line over {MAX_LINE_BYTES} bytes"))
+        elif line.strip():
             try:
-                out.append(LogLine(start + pos, nl - pos, checked_record(line, where)))
+                out.append(LogLine(offset, len(line), checked_record(line, where)))
             except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                out.append(LogLine(start + pos, nl - pos, None, f"{where}: {e}"))
-        pos = nl + 1
-    return out, start + end
+                out.append(LogLine(offset, len(line), None, f"{where}: {e}"))
+    return out, end
 
 
 def read_record(path: Path, offset: int, length: int) -> EpisodeRecord:
     """The record on the line at ``offset`` (as :func:`scan_log` found it)."""
-    with path.open("rb") as f:
+    with os.fdopen(open_regular(path), "rb") as f:
         f.seek(offset)
         line = f.read(length)
     return checked_record(line, f"{path.name}@{offset}")

@@ -31,7 +31,7 @@ import orjson
 from protocol.records import SCHEMA_VERSION
 from runner.grid.change import GridChange, compare_grids
 from runner.grid.expand import Grid
-from runner.rundir.files import write_atomic
+from runner.rundir.files import planted_entries, read_regular, write_atomic
 
 __all__ = [
     "MANIFEST",
@@ -144,6 +144,11 @@ def write_or_check_manifest(
     ``scripted``: the embedded endpoint's ``ServerConfig`` when flags shaped it (recorded in
     the history entry). ``write=False``: check only, write nothing.
     """
+    if planted := planted_entries(out):
+        raise ManifestError(
+            f"{out} holds {len(planted)} link(s) or special file(s) where the run writes or "
+            f"reads ({', '.join(planted[:3])}); a run directory may hold regular files only"
+        )
     path = out / MANIFEST
     digest = grid_digest(grid)
     entry: dict[str, object] = {"time": time.time(), "pid": os.getpid()}
@@ -151,10 +156,12 @@ def write_or_check_manifest(
         entry["overrides"] = overrides
     if scripted is not None:
         entry["scripted"] = msgspec.to_builtins(scripted)
-    if path.exists():
-        try:
-            old: dict[str, Any] = orjson.loads(path.read_bytes())
-        except (OSError, orjson.JSONDecodeError) as e:
+    if path.exists() or path.is_symlink():
+        try:  # a regular file only: a planted link or FIFO is refused in one line
+            old: dict[str, Any] = orjson.loads(read_regular(path, follow=False))
+            if not isinstance(old, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as e:  # orjson.JSONDecodeError is a ValueError
             raise ManifestError(f"{path} is unreadable ({e}); move it away to start over") from None
         ran = old.get("generator_version", 1)  # manifests before versions: generator 1
         if ran != grid.run.generator and not allow_change:

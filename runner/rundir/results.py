@@ -22,7 +22,7 @@ from pathlib import Path
 import msgspec
 import orjson
 
-from runner.rundir.files import write_atomic
+from runner.rundir.files import MAX_LINE_BYTES, NotRegularFile, read_regular, write_atomic
 from scoring.results.lines import ResultLine, current_lines, decode_line, line_json, with_status
 
 __all__ = ["RESULTS", "encode_line", "finalize_results", "read_results"]
@@ -38,9 +38,12 @@ def encode_line(line: ResultLine) -> bytes:
 def _read(path: Path) -> tuple[list[ResultLine], list[bytes]]:
     """The readable lines of *path* and every raw line (in order)."""
     try:
-        raw = [x for x in path.read_bytes().split(b"\n") if x.strip()]
+        data = read_regular(path, cap=MAX_LINE_BYTES, follow=False)
     except FileNotFoundError:
         return [], []
+    except NotRegularFile:  # a planted link or FIFO: nothing of it is read (nor kept)
+        return [], []
+    raw = [x for x in data.split(b"\n") if x.strip()]
     lines: list[ResultLine] = []
     for x in raw:
         try:

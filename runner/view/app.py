@@ -86,12 +86,42 @@ def _required(request: web.Request, name: str) -> str:
     return raw
 
 
+# The page loads its own script, style and icon and fetches its own API: nothing else runs
+# (model-written text is inserted as text; this is the second wall).
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+
+
+def _host_name(host: str) -> str:
+    """The name of a Host header without its port (``[::1]:8080`` -> ``[::1]``)."""
+    if host.startswith("["):
+        return host.partition("]")[0] + "]"
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
 @web.middleware
 async def _errors(request: web.Request, handler: _Handler) -> web.StreamResponse:
-    try:
-        response = await handler(request)
-    except _BadRequest as e:
-        return _error(str(e), 400)
+    # DNS rebinding: a page of another site whose name resolves to 127.0.0.1 sends its own
+    # name as Host; only loopback names are answered.
+    if _host_name(request.headers.get("Host", "").lower()) not in LOOPBACK_NAMES:
+        response: web.StreamResponse = _error("this viewer answers loopback names only", 403)
+    else:
+        try:
+            response = await handler(request)
+        except _BadRequest as e:
+            response = _error(str(e), 400)
+        except web.HTTPException as e:  # 404 and the like carry the headers too
+            e.headers.update(_SECURITY_HEADERS)
+            raise
+    response.headers.update(_SECURITY_HEADERS)
     return response
 
 

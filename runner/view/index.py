@@ -22,13 +22,13 @@ that cannot be written keeps the index in memory only.
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
 import msgspec
 
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
 from protocol.versions import SpecError
+from runner.rundir.files import write_atomic
 from runner.rundir.logs import LogReport, log_files, read_record, scan_log
 from scoring.analyses.cost import CostRow, cost_rows
 from scoring.analyses.gate_report import gate_activity, merged_activity
@@ -117,13 +117,8 @@ class RunIndex:
                 overview=self.overview,
             )
         )
-        tmp = self.path.with_name(f".{INDEX_FILE}.{os.getpid()}.tmp")
-        try:
-            tmp.write_bytes(data)
-            os.replace(tmp, self.path)
-        except OSError:  # a read-only run directory: the index lives in memory
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        with contextlib.suppress(OSError):  # a read-only run directory: the index in memory
+            write_atomic(self.path, data)  # mkstemp + rename: never through a planted link
 
     # --- building -----------------------------------------------------------------------
     def _score(self, record: EpisodeRecord) -> EpisodeScore:

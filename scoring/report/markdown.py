@@ -196,11 +196,13 @@ def markdown_report(
     n = sum(c.n for c in cells)
     infra = sum(c.infrastructure_errors for c in cells)
     overflow = sum(c.context_overflows for c in cells)
+    no_reply = sum(c.no_reply for c in cells)
+    also = f" and {no_reply} non-replies (content filter, empty reply)" if no_reply else ""
     out = [
         f"# {title}",
         "",
         f"{len(cells)} cells, {n} scored episodes, {infra} "
-        "infrastructure errors (excluded from every count)."
+        f"infrastructure errors{also} (excluded from every count)."
         + (
             f" {overflow} episodes outgrew the model's context: counted in n as failures "
             "(the overflow column)."

@@ -34,7 +34,7 @@ import msgspec
 
 from protocol.arms import arm_names, arm_rank, ladder, side_contrasts
 from protocol.knobs import platform_knobs
-from protocol.records import CellKey, Knobs
+from protocol.records import NO_REPLY, CellKey, Knobs
 from protocol.state import CHANNELS
 from scoring.replay.askback import Burden
 from scoring.replay.episode import LABELS, EpisodeScore, Scoring
@@ -125,7 +125,10 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         decline_aware_successes=success["decline_aware"],
         decline_aware=_ratio(success["decline_aware"], n),
         decline_aware_ci=wilson(success["decline_aware"], n),
-        infrastructure_errors=sum(s.scorable and s.infrastructure for s in scores),
+        infrastructure_errors=sum(
+            s.scorable and s.infrastructure and s.termination not in NO_REPLY for s in scores
+        ),
+        no_reply=sum(s.termination in NO_REPLY for s in scores),
         unscorable=sum(not s.scorable for s in scores),
         mismatched_episodes=sum(bool(s.mismatches) for s in counted),
         channels=channels,

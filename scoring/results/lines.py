@@ -83,6 +83,9 @@ class CellLine(msgspec.Struct, frozen=True, kw_only=True, tag="cell", tag_field=
     # Episodes in n that ended on the model's failure (a context overflow, #40): failures
     # under both scorings; 0 on lines older than the field.
     context_overflows: int = 0
+    # episodes ended by a non-reply (content filter, empty reply; protocol.records.NO_REPLY):
+    # excluded from n like infrastructure errors, counted apart from them (docs/security.md)
+    no_reply: int = 0
     # the user's burden summed over the counted episodes (the ask-back knobs, issue #38;
     # scoring.replay.askback); None for a cell without them (and in lines older than it)
     askback: Burden | None = None

@@ -80,8 +80,9 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> Records:
 
 
 def _at_ceiling(rec: EpisodeRecord) -> bool:
-    """A thinking reply still empty at the 12,000-token ceiling: the client keeps it as the
-    model's answer (a model that reasons past every budget), so it is scored, not retried."""
+    """A thinking reply still empty at the 12,000-token ceiling (from logs written before
+    #36, when the client kept it as the model's answer; now it is retried and, empty on every
+    attempt, ends the episode as ``empty_reply``)."""
     return any(
         not t.reply and any(c.role == "agent" and c.max_tokens == 12_000 for c in t.calls)
         for t in rec.turns

@@ -165,3 +165,21 @@ async def test_a_call_cancelled_in_flight_returns_its_slot() -> None:
         assert ep.limiter.in_flight == 0 and ep._in_flight == [0]
         reply = await asyncio.wait_for(ep.chat("m", MSG, max_tokens=5), 2)
     assert reply.content == "after"
+
+
+async def test_embeddings_take_the_chat_calls_retry_loop_and_feed_the_breaker() -> None:
+    """One retry loop for every endpoint call: an embeddings call is retried, counted and
+    trips the breaker as a chat call does (it used to do neither)."""
+    from runner.client.call_stats import BreakerTripped
+    from tests.fakes import vectors
+
+    script = Script(status(500), vectors(n=2))
+    async with fake_endpoint(script) as url, _endpoint(url) as ep:
+        got, record = await ep.embed("e", ["a", "b"])
+    assert got == [[0.0] * 3, [1.0] * 3] and record.attempts == 2 and record.prompt_tokens == 5
+    assert ep.stats.retries == 1 and ep.stats.failed_attempts == 1 and ep.stats.consecutive == 0
+    script = Script(status(500), status(500), status(500))
+    async with fake_endpoint(script) as url, _endpoint(url) as ep:
+        ep.stats.breaker_after = 2
+        with pytest.raises(BreakerTripped, match="2 calls in a row failed"):
+            await ep.embed("e", ["a"])

@@ -111,7 +111,9 @@ def test_a_cell_split_over_two_files_falls_back_to_the_serial_rule(
     assert spy.merged == [False]
 
 
-def test_score_and_report_take_jobs(run_dir: Path, tmp_path: Path) -> None:
+def test_score_takes_jobs_and_report_refuses_the_flag_it_ignored(
+    run_dir: Path, tmp_path: Path
+) -> None:
     cli = CliRunner()
     one = cli.invoke(app, ["score", str(run_dir), "--json", "--jobs", "1"])
     every = cli.invoke(app, ["score", str(run_dir), "--json"])
@@ -119,6 +121,8 @@ def test_score_and_report_take_jobs(run_dir: Path, tmp_path: Path) -> None:
     bad = cli.invoke(app, ["score", str(run_dir), "--jobs", "-1"])
     assert bad.exit_code == 2
     rep = cli.invoke(app, ["report", str(run_dir), "--out", str(tmp_path / "r.md"), "-j", "2"])
+    assert rep.exit_code == 2 and not (tmp_path / "r.md").exists()  # it scored in one process
+    rep = cli.invoke(app, ["report", str(run_dir), "--out", str(tmp_path / "r.md")])
     assert rep.exit_code == 0 and (tmp_path / "r.md").is_file()
 
 

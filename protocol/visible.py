@@ -1,0 +1,36 @@
+"""Text from a model or a server, made safe to show on a terminal or in a report (OURS).
+
+A reply, an error message or a log line may carry terminal escape sequences (``ESC]0;``
+retitles the window, ``ESC[2J`` clears the screen, colour codes repaint a verdict): shown,
+never obeyed. :func:`visible` renders every control character (C0 but tab and, where kept,
+newline; DEL; C1; the bidirectional overrides that reorder a line) as a visible escape such
+as ``\\x1b`` or ``\\u202e``, in one linear pass. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["one_line", "visible"]
+
+_BIDI = "\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+_CONTROL_OR_NEWLINE = re.compile(f"[\x00-\x08\x0a-\x1f\x7f-\x9f{_BIDI}]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def visible(text: str, *, newlines: bool = True) -> str:
+    """``text`` with its control characters shown as escapes (newlines kept when
+    ``newlines``, tabs always)."""
+    pattern = _CONTROL if newlines else _CONTROL_OR_NEWLINE
+    return pattern.sub(_escape, text)
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one visible line of at most ``limit`` characters (an error message)."""
+    out = visible(text[: limit * 2], newlines=False)
+    return out if len(out) <= limit else out[: limit - 3] + "..."
