@@ -51,8 +51,8 @@ def test_probe_against_a_dead_endpoint_is_one_line(finished: Path, tmp_path: Pat
     lines = result.output.splitlines()
     errors = [x for x in lines if x.startswith("error:")]
     assert len(errors) == 1 and DEAD in errors[0] and "Traceback" not in result.output
-    assert any(x == f"endpoint cli: {DEAD}" for x in lines)
-    assert lines.index(f"endpoint cli: {DEAD}") < lines.index(errors[0])
+    named = [i for i, x in enumerate(lines) if x.startswith(f"endpoint cli: {DEAD}")]
+    assert named and named[0] < lines.index(errors[0])
     assert any(x.startswith("preflight (cli)") for x in lines)
     log = tmp_path / "p" / "probe.jsonl"
     assert not log.exists() or not log.read_bytes()  # no re-ask was made
