@@ -41,6 +41,7 @@ CASES = (
     "turn_cost",
     "view",
     "prefix",
+    "queue",
     "memory_arms",
     "harness",
     "helper_slot",

@@ -18,6 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from ladder import (
+    compare,
     cost,
     demo,
     generate,
@@ -100,6 +101,7 @@ def _version(value: bool) -> None:
 app = typer.Typer(
     name="ladder",
     cls=OneLineErrors,
+    rich_markup_mode=None,  # click's plain help: paragraphs rewrapped to the terminal, no <bool> (#40)
     help=(
         "state-ladder: measure how strongly task state should influence an LLM agent.\n\n"
         "Generate episodes, serve the scripted endpoint, run a grid of arms against "
@@ -138,6 +140,7 @@ for _name, _fn in (
     ("demo", demo.demo),
     ("cost", cost.cost),
     ("score", score.score),
+    ("compare", compare.compare),
     ("report", report.report),
     ("paraphrase", paraphrase.paraphrase),
     ("show", show.show),

@@ -10,10 +10,12 @@ import orjson
 import typer
 
 from ladder.errors import UsageError
+from ladder.filters import ArmOption, CellOption, ModelOption, cell_filter
 from runner.gates.compiler import read_helper_log
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from scoring.analyses.cost import cost_rows, helper_spend
 from scoring.report.cost_table import cost_table, spend_table
+from scoring.report.tables import Labels
 from scoring.results.flat import flat_row
 
 __all__ = ["cost"]
@@ -33,6 +35,17 @@ def cost(
             "helper_spend).",
         ),
     ] = False,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help="One wide table per configuration, named in full (default: by number, "
+            "with a legend; 80 columns).",
+        ),
+    ] = False,
+    arm: ArmOption = None,
+    model: ModelOption = None,
+    cell: CellOption = None,
 ) -> None:
     """Per configuration and arm (Table 7 shape): prompt, completion and total agent tokens
     per episode, the total as a multiple of the raw arm, prefix-cached prompt tokens, agent
@@ -50,7 +63,8 @@ def cost(
         raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"cannot read {logdir}: {e.strerror or e}") from None
-    rows = cost_rows(records.values())
+    keep = cell_filter(arm, model, cell)
+    rows = cost_rows(keep.records(records.values()))
     if not rows:
         raise UsageError(f"no completed episode under {logdir}")
     run_dir = logdir.parent if logdir.name == "logs" else logdir
@@ -70,9 +84,10 @@ def cost(
             typer.echo(orjson.dumps(flat_row("cost", r.cell, r)).decode())
         return
     if not spend_only:
-        typer.echo(cost_table(rows) + ("\n" if spend else ""))
+        labels = Labels((r.cell for r in rows), wide=wide)
+        typer.echo(cost_table(rows, labels) + ("\n" if spend else ""))
     if spend:
-        typer.echo(spend_table(spend))
+        typer.echo(spend_table(spend, wide=wide))
     skipped = [
         f"{n} {what}"
         for n, what in (

@@ -29,6 +29,7 @@ from protocol.packs import (
     pack_overlaps,
 )
 from runner.grid.packs import is_pack_file, load_run_packs, read_pack
+from scoring.report.tables import plural
 
 __all__ = ["builtin_clashes", "domain_app", "load_packs_of", "skeleton", "summary"]
 
@@ -90,13 +91,16 @@ def check(
         ),
     ] = False,
 ) -> None:
-    """Check a domain pack: every problem on its own line (exit 1 when any)."""
+    """Check a domain pack: every problem on its own line (exit 1 when any; 2 when the file
+    cannot be read)."""
+    if not file.is_file():  # nothing to check: a usage error, one line (#40)
+        raise UsageError(f"cannot read domain pack {file}: no such file")
     try:
         pool, _ = read_pack(file)
     except PackError as e:
         for line in e.problems:
             typer.echo(line)
-        typer.echo(f"{file}: {len(e.problems)} problems", err=True)
+        typer.echo(f"error: {file}: {plural(len(e.problems), 'problem')}", err=True)
         raise typer.Exit(1) from None
     if clashes := builtin_clashes(pool, file):
         for line in clashes:

@@ -3,7 +3,9 @@ and the root (:class:`ladder.app.OneLineErrors`) prints ``error: msg`` on stderr
 
 from __future__ import annotations
 
-__all__ = ["USAGE_EXIT", "UsageError"]
+import asyncio
+
+__all__ = ["USAGE_EXIT", "UsageError", "leaf"]
 
 USAGE_EXIT = 2
 
@@ -14,3 +16,12 @@ class UsageError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+def leaf(e: BaseException) -> BaseException:
+    """The exception that matters inside task groups' exception groups (a cancellation only
+    when nothing else is there)."""
+    while isinstance(e, BaseExceptionGroup):
+        leaves = [leaf(x) for x in e.exceptions]
+        e = next((x for x in leaves if not isinstance(x, asyncio.CancelledError)), leaves[0])
+    return e

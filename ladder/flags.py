@@ -65,6 +65,9 @@ class RunFlags:
     regime: str | None = None
     select: str | None = None
     extra: list[str] = field(default_factory=list)
+    temperature: float | None = None  # decoding (#40): the grid's [decoding] overridden
+    top_p: float | None = None
+    max_tokens: int | None = None  # the agent's reply budget, every regime
 
     def given(self) -> dict[str, object]:
         """``--flag`` -> value of every flag given (the overrides to print and record)."""
@@ -198,6 +201,7 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
         "endpoints": [endpoint],
         "models": [model],
     }
+    _decoding(data, flags)
     grid = parse_grid(data, source="command line")
     limited = _limit(flags, grid.seeds())
     if limited is not None:
@@ -239,6 +243,7 @@ def apply_flags(grid: Grid, flags: RunFlags, *, source: str) -> tuple[Grid, dict
         run["concurrency"] = flags.concurrency
     data["models"] = _models(data["models"], flags)
     data["endpoints"] = _endpoints(data, flags)
+    _decoding(data, flags)
     try:
         new = parse_grid(data, source=f"{source} with the command line's flags")
     except GridError as e:
@@ -247,6 +252,19 @@ def apply_flags(grid: Grid, flags: RunFlags, *, source: str) -> tuple[Grid, dict
     if limited is not None:
         new = _with_seeds(new, limited)
     return new, given
+
+
+def _decoding(data: GridData, flags: RunFlags) -> None:
+    """--temperature, --top-p and --max-tokens into the grid's [decoding] (#40)."""
+    decoding: GridData = data.setdefault("decoding", {})
+    if flags.temperature is not None:
+        decoding["temperature"] = flags.temperature
+    if flags.top_p is not None:
+        decoding["top_p"] = flags.top_p
+    if flags.max_tokens is not None:
+        if flags.max_tokens < 1:
+            raise FlagError(f"--max-tokens must be at least 1 (got {flags.max_tokens})")
+        decoding["reply_budget"] = {"no-think": flags.max_tokens, "thinking": flags.max_tokens}
 
 
 def _models(models: list[GridData], flags: RunFlags) -> list[GridData]:

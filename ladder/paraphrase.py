@@ -27,15 +27,28 @@ from ladder.flags import OPENAI_API_KEY, OPENAI_BASE_URL
 from protocol.domains import POOLS
 from protocol.packs import PackError
 from protocol.paraphrases import check_paraphrases, rewrite_sources
+from runner.client.connect import ping
 from runner.client.endpoint import Endpoint
+from runner.execution.live import preflight_line
 from runner.grid.packs import load_pack_file
 from runner.grid.schema import EMBEDDED, Decoding, ModelConfig, redact_url, url_problem
-from runner.paraphrase.rewriter import CallLine, Failure, load_cache, rewrite_all, save_cache
+from runner.paraphrase.rewriter import (
+    Cache,
+    CallLine,
+    Failure,
+    load_cache,
+    rewrite_all,
+    save_cache,
+)
 
 __all__ = ["PAPER_TEMPERATURE", "paraphrase", "run_paraphrase"]
 
 PAPER_TEMPERATURE = 0.7  # Appendix A.5
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # vLLM's default address (OURS)
+
+
+class Unanswered(Exception):
+    """The rewriter's endpoint failed its preflight (the message is one line)."""
 
 
 async def run_paraphrase(
@@ -67,7 +80,23 @@ async def run_paraphrase(
             name="rewriter",
         )
         await stack.enter_async_context(endpoint)
+        # the endpoint and a preflight first: a wrong port is one line in seconds (#40)
+        typer.echo(
+            f"endpoint rewriter: {url if base_url != EMBEDDED else 'the embedded scripted endpoint'}"
+        )
+        typer.echo(preflight_line({"rewriter": endpoint}))
+        if (problem := await ping(endpoint, model)) is not None:
+            raise Unanswered(problem)
         log = stack.enter_context(calls.open("ab"))
+        total = len(sources) * 3
+        shown = [sum(len(g) for e in cache.values() for gs in e.values() for g in gs) * 10 // total]
+
+        def saved(c: Cache) -> None:
+            save_cache(out, c)
+            n = sum(len(g) for e in c.values() for gs in e.values() for g in gs)
+            if n * 10 // total > shown[0]:  # a progress line every tenth
+                shown[0] = n * 10 // total
+                typer.echo(f"rewrites {n}/{total}")
 
         def write(line: CallLine) -> None:
             log.write(msgspec.json.encode(line) + b"\n")
@@ -79,7 +108,7 @@ async def run_paraphrase(
             sources,
             cache,
             attempts=attempts,
-            save=lambda c: save_cache(out, c),
+            save=saved,
             log=write,
         )
     return sum(len(g) for e in done.values() for gs in e.values() for g in gs), failures
@@ -168,6 +197,8 @@ def paraphrase(
                 base_url, api_key, config, decoding, domains, out, attempts, max_in_flight
             )
         )
+    except Unanswered as e:
+        raise UsageError(f"the rewriter endpoint did not answer: {e}") from None
     except (ValueError, OSError) as e:
         raise UsageError(str(e)) from None
     if n == 0 and failures and all("the call failed" in f.problems[0] for f in failures):

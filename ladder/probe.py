@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from ladder.domain import load_packs_of
-from ladder.errors import UsageError
+from ladder.errors import UsageError, leaf
 from protocol.probe import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
 from protocol.records import TurnKind
 from runner.client.endpoint import CallFailed
@@ -142,6 +142,10 @@ def probe(
             help="The environment variable holding the API key (a manifest's is never used).",
         ),
     ] = None,
+    no_live: Annotated[
+        bool,
+        typer.Option("--no-live", help="Plain output: a progress line every tenth of the re-asks."),
+    ] = False,
 ) -> None:
     """Re-ask the trap turns of a run's arm with one thing changed (Appendix A.4): each
     variant once greedy and --samples times sampled at the model card's settings, scored on
@@ -179,11 +183,12 @@ def probe(
         limit=limit,
         concurrency=concurrency,
     )
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True, highlight=False)
+    live = console.is_terminal and not no_live
 
     async def go() -> ProbeSummary:
         columns = progress_columns("re-asks", "tally")
-        with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
+        with Progress(*columns, console=console, disable=not live) as bar:
             task = bar.add_task("probe", total=None, tally="")
             made = [0, 0]  # re-asks, re-executions
 
@@ -207,6 +212,9 @@ def probe(
                 made[0] += 1
                 made[1] += line.reexecuted
                 bar.update(task, advance=1, tally=f"re-executed {made[1]}/{made[0]}")
+                total = bar.tasks[0].total or 0
+                if not live and total and made[0] * 10 // total > (made[0] - 1) * 10 // total:
+                    console.print(f"re-asks {made[0]}/{total:g}, re-executed {made[1]}")
 
             return await run_probe(
                 run_dir,
@@ -217,15 +225,22 @@ def probe(
                 endpoints_grid=named,
                 api_key_env=api_key_env,
                 on_endpoint=lambda line: console.print(line, markup=False, highlight=False),
+                on_line=lambda line: console.print(line, markup=False, highlight=False),
             )
 
     try:
         summary = anyio.run(go)
-    except (ProbeError, NewerSchemaError, GridError, ValueError) as e:
-        raise UsageError(str(e)) from None
-    except CallFailed as e:
-        typer.echo(f"error: {e} (rerun to resume)", err=True)
-        raise typer.Exit(1) from None
+    except BaseException as raised:  # a task group's exception group: its leaf, one line
+        why = leaf(raised)
+        if isinstance(why, (ProbeError, NewerSchemaError, GridError, ValueError)):
+            raise UsageError(str(why)) from None
+        if isinstance(why, CallFailed):
+            typer.echo(f"error: {why} (rerun to resume)", err=True)
+            raise typer.Exit(1) from None
+        if isinstance(why, KeyboardInterrupt):
+            typer.echo("interrupted: rerun the same command to resume", err=True)
+            raise typer.Exit(130) from None
+        raise
     for v, n in summary.by_variant.items():
         typer.echo(f"{v}: {n} re-asks, {summary.reexecuted.get(v, 0)} re-executed")
     typer.echo(

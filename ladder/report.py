@@ -17,22 +17,34 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
+import orjson
 import typer
 
 from ladder.errors import UsageError
+from ladder.filters import ArmOption, CellFilter, CellOption, ModelOption, cell_filter
 from ladder.score import load_records, log_summary
 from protocol.visible import visible
 from runner.rundir.files import write_atomic
 from runner.rundir.logs import LOGS, LogReport
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.registry import Analyses, analysis_sections, scored_once
+from scoring.report.details import run_details
 from scoring.report.markdown import figure_channels, figure_success, markdown_report
 from scoring.report.paper_figures import paper_figures
 from scoring.results.lines import ResultLine
 
-__all__ = ["NO_PLOTS", "report", "write_report"]
+__all__ = ["NO_PLOTS", "read_manifest", "report", "report_path", "write_report"]
 
 NO_PLOTS = "the figures need matplotlib: pip install 'state-ladder[plots]'"
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """The run's ``manifest.json`` builtins; {} when there is none or it cannot be read."""
+    try:
+        data = orjson.loads((run_dir / "manifest.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def report_path(logdir: Path, out: Path | None) -> Path:
@@ -46,12 +58,12 @@ def report_path(logdir: Path, out: Path | None) -> Path:
     return out
 
 
-def write_report(logdir: Path, out: Path | None = None) -> Path:
+def write_report(logdir: Path, out: Path | None = None, keep: CellFilter | None = None) -> Path:
     """Write the report of *logdir* to *out* (default ``logdir/report.md``) and its plots next
     to it; the report's path. Every record is scored once, in this process
     (:func:`scoring.analyses.registry.scored_once`). Problems end as a
     :class:`~ladder.errors.UsageError`."""
-    (lines, analyses), log_report = _scored(logdir)
+    (lines, analyses), log_report = _scored(logdir, keep or CellFilter())
     out = report_path(logdir, out)
     try:
         figures, paper = _figures(lines, analyses, out.stem)
@@ -66,10 +78,11 @@ def write_report(logdir: Path, out: Path | None = None) -> Path:
             write_atomic(out.parent / name, png.getvalue())
         text = markdown_report(
             lines,
-            notes=[n.strip() for n in log_summary(log_report).splitlines()]
+            notes=[n.strip() for n in log_summary(log_report, width=0).splitlines()]
             + ([] if figures else [f"No figures: {NO_PLOTS}."]),
             figures=[(caption, name) for name, (caption, _) in figures.items()],
             sections=analysis_sections(analyses),
+            details=run_details(read_manifest(logdir.parent if logdir.name == LOGS else logdir)),
         )
         # every file through mkstemp + rename: a symlink planted in a shared run directory
         # is replaced, never written through (runner.rundir.files)
@@ -109,9 +122,14 @@ def _figures(
     return figures, paper
 
 
-def _scored(logdir: Path) -> tuple[tuple[list[ResultLine], Analyses], LogReport]:
-    """The result lines and the analyses of *logdir*'s records, from one scoring pass."""
+def _scored(logdir: Path, keep: CellFilter) -> tuple[tuple[list[ResultLine], Analyses], LogReport]:
+    """The result lines and the analyses of *logdir*'s records (those ``keep`` keeps), from
+    one scoring pass."""
     records, report = load_records(logdir)
+    if keep.active:
+        records = keep.records(records)
+        if not records:
+            raise UsageError(f"no episode under {logdir} matches --arm / --model / --cell")
     return scored_once(records), report
 
 
@@ -120,9 +138,12 @@ def report(
     out: Annotated[
         Path | None, typer.Option("--out", help="Report file (default LOGDIR/report.md).")
     ] = None,
+    arm: ArmOption = None,
+    model: ModelOption = None,
+    cell: CellOption = None,
 ) -> None:
     """Write a Markdown report of LOGDIR's results with PNG plots next to it."""
-    path = write_report(logdir, out)
+    path = write_report(logdir, out, cell_filter(arm, model, cell))
     plots = (path.parent / f"{path.stem}-figures.json").is_file()
     typer.echo(
         f"wrote {path} with its plots, {path.stem}-analyses.json and {path.stem}-figures.json"

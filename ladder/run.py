@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from ladder.errors import UsageError
+from ladder.errors import UsageError, leaf
 from ladder.flags import (
     FlagError,
     RunFlags,
@@ -32,6 +32,7 @@ from runner.grid.schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED
 from runner.rundir.lock import RunLocked, run_lock
 from runner.rundir.logs import NewerSchemaError
 from runner.rundir.manifest import ManifestError
+from scoring.report.markdown import synthetic_warning
 from scoring.report.tables import plural
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags, scripted_options
@@ -46,14 +47,6 @@ def _event_loop_policy() -> None:
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     except ImportError:  # pragma: no cover - uvloop is a dependency off Windows
         pass
-
-
-def _leaf(e: BaseException) -> BaseException:
-    """The exception that matters inside task groups' exception groups."""
-    while isinstance(e, BaseExceptionGroup):
-        leaves = [_leaf(x) for x in e.exceptions]
-        e = next((x for x in leaves if not isinstance(x, asyncio.CancelledError)), leaves[0])
-    return e
 
 
 def execute(
@@ -106,13 +99,18 @@ def execute(
     except BaseException as raised:
         if created and out.is_dir() and not any(out.iterdir()):
             out.rmdir()  # a run refused before it wrote anything leaves no directory behind
-        _refuse(_leaf(raised), out, console, bool(terminated))
+        _refuse(leaf(raised), out, console, bool(terminated))
         raise
     console.print(
         f"done: {plural(summary['episodes_run'], 'episode')} run, {summary['already_done']} "
         "already done, "
         f"{summary['infrastructure']} ended on infrastructure errors (rerun to retry them); "
-        f"logs in {out}/logs, results in {out}/results.jsonl"
+        + (
+            f"{summary['model_failures']} outgrew the model's context (counted as failures); "
+            if summary["model_failures"]
+            else ""
+        )
+        + f"logs in {out}/logs, results in {out}/results.jsonl"
     )
     if summary["infrastructure"]:
         raise typer.Exit(3)
@@ -217,6 +215,22 @@ def run(
         list[str] | None,
         typer.Option(help="KEY=JSON merged into every request body (repeatable)."),
     ] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option(help="Sampling temperature (default: the grid's, 0).", show_default=False),
+    ] = None,
+    top_p: Annotated[
+        float | None,
+        typer.Option(help="Sampling top_p, sent in every request (default: not sent)."),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="The agent's reply budget in tokens, every regime (default 400 no-think, "
+            "2500 thinking).",
+            show_default=False,
+        ),
+    ] = None,
     breaker_after: Annotated[
         int,
         typer.Option(
@@ -226,7 +240,10 @@ def run(
         ),
     ] = DEFAULT_BREAKER_AFTER,
     allow_grid_change: Annotated[
-        bool, typer.Option(help="Resume into a directory holding a different grid.")
+        bool,
+        typer.Option(
+            "--allow-grid-change", help="Resume into a directory holding a different grid."
+        ),
     ] = False,
     no_live: Annotated[
         bool, typer.Option("--no-live", help="Plain output: a progress line every 10 s.")
@@ -258,6 +275,9 @@ def run(
         regime=regime,
         select=select,
         extra=extra or [],
+        temperature=temperature,
+        top_p=top_p,
+        max_tokens=max_tokens,
     )
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     try:
@@ -275,7 +295,8 @@ def run(
         raise UsageError(str(e)) from None
     if breaker_after < 0:
         raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
-    for line in notes + _endpoint_lines(grid):
+    warning = " ".join(synthetic_warning(grid.cells())).strip().removeprefix("> ")
+    for line in notes + _endpoint_lines(grid) + ([warning] if warning else []):
         console.print(line)
     execute(
         grid,

@@ -11,21 +11,25 @@ code 2.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, TypeVar
 
+import msgspec
 import orjson
 import typer
 
 from ladder.domain import load_packs_of
 from ladder.errors import UsageError
+from ladder.filters import ArmOption, CellFilter, CellOption, ModelOption, cell_filter
 from protocol.records import EpisodeRecord
 from protocol.visible import visible
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from runner.rundir.rescore import rescore_dir
 from scoring.report.episode_table import episode_table
 from scoring.report.tables import (
+    Labels,
     channel_table,
     gate_activity_table,
     helper_table,
@@ -35,9 +39,16 @@ from scoring.results.episode_rows import EpisodeRow, episode_rows
 from scoring.results.families import DEFAULT_FAMILY, FAMILIES, describe_families
 from scoring.results.flat import flat_row
 from scoring.results.lines import ResultLine, line_json
-from scoring.results.offline import score_records
+from scoring.results.offline import rescore, score_records
 
-__all__ = ["episode_results", "load_records", "load_results", "log_summary", "score"]
+__all__ = [
+    "episode_results",
+    "load_records",
+    "load_results",
+    "log_summary",
+    "run_records",
+    "score",
+]
 
 _MAX_LISTED = 5
 T = TypeVar("T")
@@ -117,13 +128,15 @@ def _print_episodes(logdir: Path, json_: bool, domain_files: Sequence[Path]) -> 
     typer.echo(visible(log_summary(report)))
 
 
-def log_summary(report: LogReport) -> str:
-    """What reading the logs found: records, files, bad lines (the first few listed)."""
-    out = [
+def log_summary(report: LogReport, width: int = 80) -> str:
+    """What reading the logs found: records, files, bad lines (the first few listed); the
+    first line wrapped to ``width`` (0: one line)."""
+    head = (
         f"log lines: {report.records} records in {report.files} files; "
         f"{len(report.corrupt)} corrupt, {len(report.truncated)} truncated (dropped); "
         f"{report.duplicates} superseded by a later record of the same (cell, seed)"
-    ]
+    )
+    out = textwrap.wrap(head, width) if width else [head]
     for kind, where in (("corrupt", report.corrupt), ("truncated", report.truncated)):
         out += [f"  {kind}: {w}" for w in where[:_MAX_LISTED]]
         if len(where) > _MAX_LISTED:
@@ -131,8 +144,42 @@ def log_summary(report: LogReport) -> str:
     return "\n".join(out)
 
 
+def run_records(
+    logdirs: Sequence[Path], keep: CellFilter, domain_files: Sequence[Path] = ()
+) -> tuple[list[EpisodeRecord], LogReport]:
+    """The records of one run or several (#40), those ``keep`` keeps; with several runs each
+    record's model is prefixed with its run (``runs/a: qwen3-235b``), so the same cell of two
+    runs is two rows of one table, never merged."""
+    records: list[EpisodeRecord] = []
+    total = LogReport()
+    for d in logdirs:
+        mine, report = load_records(d, domain_files)
+        if len(logdirs) > 1:
+            mine = [
+                msgspec.structs.replace(
+                    r, cell=msgspec.structs.replace(r.cell, model=f"{d}: {r.cell.model}")
+                )
+                for r in mine
+            ]
+        records += keep.records(mine)
+        total.files += report.files
+        total.records += report.records
+        total.duplicates += report.duplicates
+        total.corrupt += report.corrupt
+        total.truncated += report.truncated
+    if not records:
+        raise UsageError("no episode matches --arm / --model / --cell")
+    return records, total
+
+
 def score(
-    logdir: Annotated[Path, typer.Argument(help="A run directory (or its logs/ folder).")],
+    logdirs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="A run directory (or its logs/ folder); several: one table of them all.",
+            metavar="LOGDIR...",
+        ),
+    ],
     json_: Annotated[
         bool, typer.Option("--json", help="One JSON line per cell and per contrast.")
     ] = False,
@@ -161,6 +208,17 @@ def score(
             "copy under domains/; refused when it is not the pack the run recorded."
         ),
     ] = None,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help="Name each configuration in full in every row (default: by number, "
+            "with a legend; 80 columns).",
+        ),
+    ] = False,
+    arm: ArmOption = None,
+    model: ModelOption = None,
+    cell: CellOption = None,
 ) -> None:
     """Rescore every episode log under LOGDIR offline (no model): ladder tables under the
     primary and decline-aware scorings with Wilson CIs and Holm-adjusted exact McNemar
@@ -168,28 +226,44 @@ def score(
     (success under both scorings, the first failing turn and its channel, errors per
     channel, tokens, calls, wall time, termination)."""
     files = domain_file or []
+    keep = cell_filter(arm, model, cell)
     if episodes:
-        _print_episodes(logdir, json_, files)
+        if len(logdirs) > 1 or keep.active:
+            raise UsageError("--episodes reads one run directory, without filters")
+        _print_episodes(logdirs[0], json_, files)
         return
-    lines, report = load_results(logdir, jobs, family, files)
+    if len(logdirs) == 1 and not keep.active:
+        lines, report = load_results(logdirs[0], jobs, family, files)
+    else:
+        if family not in FAMILIES:
+            raise UsageError(f"unknown --family {family!r}; choose one of {', '.join(FAMILIES)}")
+        records, report = run_records(logdirs, keep, files)
+        lines = rescore(records, family=family)
     if json_:
         for line in lines:
             typer.echo(orjson.dumps(line_json(line)).decode())
         typer.echo(visible(log_summary(report)), err=True)
         return
-    typer.echo(visible(ladder_table(lines, "strict")))
+    labels = Labels.of(lines, wide=wide)
+    if legend := labels.legend():
+        typer.echo(visible(legend))
+        typer.echo("")
+    typer.echo(visible(ladder_table(lines, "strict", labels)))
     typer.echo("")
-    typer.echo(visible(ladder_table(lines, "decline_aware")))
+    typer.echo(visible(ladder_table(lines, "decline_aware", labels)))
     typer.echo("")
-    typer.echo(visible(channel_table(lines)))
+    typer.echo(visible(channel_table(lines, labels)))
     typer.echo("")
-    typer.echo(describe_families(lines))
+    for text in describe_families(lines, label=labels).splitlines():
+        # 80 columns: a long family name wraps under itself
+        indent = " " * (len(text) - len(text.lstrip()) + 4)
+        typer.echo("\n".join(textwrap.wrap(text, 80, subsequent_indent=indent)))
     typer.echo("")
-    helpers = helper_table(lines)
+    helpers = helper_table(lines, labels)
     if helpers:
         typer.echo(visible(helpers))
         typer.echo("")
-    gates = gate_activity_table(lines)
+    gates = gate_activity_table(lines, labels)
     if gates:
         typer.echo(visible(gates))
         typer.echo("")

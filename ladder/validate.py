@@ -1,25 +1,108 @@
-"""``ladder validate``: a grid file checked, then one tiny request to each endpoint and model."""
+"""``ladder validate``: a grid file checked, then one tiny request to each endpoint and model;
+with ``--estimate`` (or ``--rate``) the grid's requests and tokens per model before any call
+(:mod:`runner.execution.estimate`) and a warning for an arm whose largest prompt outgrows a
+model's context (the grid's ``context``, else the server's model card)."""
 
 from __future__ import annotations
 
 import asyncio
+import textwrap
 from pathlib import Path
 from typing import Annotated
 
+import orjson
 import typer
 
 from ladder.errors import UsageError
-from runner.grid.expand import GridError, load_grid, missing_keys
+from protocol.arms import arm_rank
+from runner.grid.expand import Grid, GridError, load_grid, missing_keys
 from scoring.report.tables import plural
 
 __all__ = ["validate"]
 
 
+def _m(n: int) -> str:
+    return f"{n / 1e6:.2f}M" if n >= 1e6 else f"{n:,}"
+
+
+async def _contexts(grid: Grid) -> dict[str, int]:
+    """Each model's context from its server's model card (vLLM's ``/models`` lists
+    ``max_model_len``); models the card does not cover are left out."""
+    from runner.client.connect import open_endpoints
+
+    out: dict[str, int] = {}
+    async with open_endpoints(grid) as endpoints:
+        for m in grid.models:
+            try:
+                status, body = await endpoints[m.endpoint].get("/models")
+                data = orjson.loads(body) if status == 200 else {}
+            except (OSError, TimeoutError, orjson.JSONDecodeError, ValueError):
+                continue
+            cards = data.get("data") if isinstance(data, dict) else None
+            for card in cards if isinstance(cards, list) else []:
+                if not isinstance(card, dict) or card.get("id") != m.served_name():
+                    continue
+                n = card.get("max_model_len")
+                if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                    out[m.name] = n
+    return out
+
+
+def _estimate(grid: Grid, rate: float | None, contexts: dict[str, int]) -> list[str]:
+    """The estimate's lines, then a warning per (model, arm) whose prompt outgrows it."""
+    from runner.execution.estimate import estimate_grid
+
+    _, models = asyncio.run(estimate_grid(grid))
+    lines = ["estimate (one seed per cell on the perfect agent: a lower bound):"]
+    warnings = []
+    for est in models:
+        tokens = est.prompt_tokens + est.completion_tokens
+        hours = f"; at {rate:g} tokens/s: {tokens / rate / 3600:.2f} GPU hours" if rate else ""
+        lines.append(
+            f"  {est.model}: {plural(est.episodes, 'episode')}, {_m(est.requests)} requests, "
+            f"{_m(est.prompt_tokens)} prompt and {_m(est.completion_tokens)} completion "
+            f"tokens{hours}"
+        )
+        arms = sorted(est.largest_prompt.items(), key=lambda kv: arm_rank(kv[0]))
+        shown = ", ".join(f"{arm} {n:,}" for arm, n in arms)
+        lines.append(f"    largest prompt per arm: {shown} tokens")
+        model = grid.model(est.model)
+        context = model.context or contexts.get(est.model)
+        reply = grid.decoding.reply_budget.get(model.regime, 0)
+        for arm, n in arms:
+            if context and n + min(reply, 512) > context:
+                warnings.append(
+                    f"warning: model {est.model!r}: arm {arm}'s largest prompt (~{n:,} tokens "
+                    f"and a reply) outgrows its context of {context:,}; those episodes will "
+                    "end on context_overflow, counted as failures"
+                )
+    return lines + warnings
+
+
 def validate(
     grid_file: Annotated[Path, typer.Argument(help="A grid TOML file.")],
     offline: Annotated[bool, typer.Option(help="Check the file only; send no request.")] = False,
+    estimate: Annotated[
+        bool,
+        typer.Option(
+            "--estimate",
+            help="Also estimate requests and tokens per model (one seed per cell run on the "
+            "embedded perfect agent) and warn when an arm's prompt outgrows a model's context.",
+        ),
+    ] = False,
+    rate: Annotated[
+        float | None,
+        typer.Option(
+            "--rate",
+            metavar="TOKENS/S",
+            help="With the estimate (implied): GPU hours at this many tokens per second.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Check a grid file, then send one tiny request to each endpoint and model."""
+    if rate is not None and not rate > 0:
+        raise UsageError(f"--rate must be positive (got {rate})")
     try:
         grid = load_grid(grid_file, need_keys=not offline)
     except GridError as e:
@@ -29,19 +112,25 @@ def validate(
     n_cells = len(grid.cells())
     n_episodes = n_cells * len(grid.seeds())
     typer.echo(f"{grid_file}: {plural(n_cells, 'cell')}, {plural(n_episodes, 'episode')}")
-    if offline:
-        return
-    from runner.client.connect import open_endpoints, preflight
-    from runner.execution.live import preflight_line
+    contexts: dict[str, int] = {}
+    if not offline:
+        from runner.client.connect import open_endpoints, preflight
+        from runner.execution.live import preflight_line
 
-    async def check() -> list[str]:
-        async with open_endpoints(grid) as endpoints:
-            typer.echo(preflight_line(endpoints))
-            return await preflight(grid, endpoints)
+        async def check() -> list[str]:
+            async with open_endpoints(grid) as endpoints:
+                typer.echo(preflight_line(endpoints))
+                return await preflight(grid, endpoints)
 
-    problems = asyncio.run(check())
-    for p in problems:
-        typer.echo(f"error: {p}", err=True)
-    if problems:
-        raise typer.Exit(2)
-    typer.echo("every endpoint and model answered")
+        problems = asyncio.run(check())
+        for p in problems:
+            typer.echo(f"error: {p}", err=True)
+        if problems:
+            raise typer.Exit(2)
+        typer.echo("every endpoint and model answered")
+        if estimate or rate is not None:
+            contexts = asyncio.run(_contexts(grid))
+    if estimate or rate is not None:
+        for line in _estimate(grid, rate, contexts):  # 80 columns
+            indent = " " * (len(line) - len(line.lstrip()) + 2)
+            typer.echo("\n".join(textwrap.wrap(line, 80, subsequent_indent=indent)))

@@ -35,10 +35,10 @@ def _index(run_dir: Path) -> None:
     )
 
 
-async def _serve(run_dir: Path, port: int) -> None:
+async def _serve(run_dirs: list[Path], port: int) -> None:
     from runner.view.app import serve
 
-    runner, url = await serve(run_dir, port)
+    runner, url = await serve(run_dirs, port)
     typer.echo(f"ladder view: {url}  (Ctrl-C stops)")
     try:
         await asyncio.Event().wait()
@@ -47,28 +47,36 @@ async def _serve(run_dir: Path, port: int) -> None:
 
 
 def view(
-    logdir: Annotated[Path, typer.Argument(help="A run directory (or its logs/ folder).")],
+    logdirs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="A run directory (or its logs/ folder); several: one page, a picker.",
+            metavar="LOGDIR...",
+        ),
+    ],
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: any free).")] = 8765,
 ) -> None:
     """Serve a local web page over LOGDIR: the cells with strict and decline-aware success,
     CIs, channels and cost; each cell's episodes (failed only, by channel, by seed); each
     episode turn by turn; the same seed under two arms side by side."""
-    if not logdir.is_dir():
-        raise UsageError(f"cannot read {logdir}: not a directory")
-    load_packs_of(logdir)  # the file domain packs the run's episodes regenerate with
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be in 0..65535 (got {port})")
-    run_dir = logdir.parent if logdir.name == "logs" else logdir
-    if not log_files(logdir) and not (run_dir / "manifest.json").is_file():
-        raise UsageError(
-            f"{logdir} is not a run directory (no manifest.json, no episode logs); give the "
-            "--out of a `ladder run` or `ladder demo`"
-        )
-    if not log_files(logdir):
-        typer.echo(f"note: no episode logs under {logdir} yet; reload the page when some land")
+    for logdir in logdirs:
+        if not logdir.is_dir():
+            raise UsageError(f"cannot read {logdir}: not a directory")
+        load_packs_of(logdir)  # the file domain packs the run's episodes regenerate with
+        run_dir = logdir.parent if logdir.name == "logs" else logdir
+        if not log_files(logdir) and not (run_dir / "manifest.json").is_file():
+            raise UsageError(
+                f"{logdir} is not a run directory (no manifest.json, no episode logs); give "
+                "the --out of a `ladder run` or `ladder demo`"
+            )
+        if not log_files(logdir):
+            typer.echo(f"note: no episode logs under {logdir} yet; reload the page when some land")
     try:
-        _index(logdir)
-        asyncio.run(_serve(logdir, port))
+        for logdir in logdirs:
+            _index(logdir)
+        asyncio.run(_serve(logdirs, port))
     except KeyboardInterrupt:
         pass
     except NewerSchemaError as e:

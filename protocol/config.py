@@ -32,6 +32,9 @@ __all__ = [
     "UserStyle",
     "config_label",
     "graph_label",
+    "is_synthetic",
+    "model_label",
+    "scripted_served_by",
 ]
 
 # A built-in domain ("procurement", "release") or a loaded file pack's name (protocol.domains).
@@ -165,13 +168,29 @@ class CellKey(_Frozen, frozen=True, kw_only=True):
     schedule: Schedule | None = None  # None: the brief's own schedule
     paraphrase_tier: int = 0
     ambiguous_rate: float = 0.0
+    # Honest labels (#40, OURS): the scripted model that served this cell's agent when it is
+    # not the model named (``--served scripted/synthetic`` on a ``qwen3-235b`` cell); "" for a
+    # real model. Not in the slug (log file names stay), shown by :func:`model_label`.
+    served_by: str = ""
 
     @classmethod
     def of(
-        cls, config: Config, *, model: str, regime: Regime, arm: str, knobs: Knobs = PLAIN
+        cls,
+        config: Config,
+        *,
+        model: str,
+        regime: Regime,
+        arm: str,
+        knobs: Knobs = PLAIN,
+        served_by: str = "",
     ) -> CellKey:
         return cls(
-            model=model, regime=regime, arm=arm, knobs=knobs, **msgspec.structs.asdict(config)
+            model=model,
+            regime=regime,
+            arm=arm,
+            knobs=knobs,
+            served_by=served_by,
+            **msgspec.structs.asdict(config),
         )
 
     @property
@@ -213,10 +232,33 @@ def graph_label(steps: int, density: float) -> str:
     return f"S={steps} rho={density:g}"
 
 
+SCRIPTED = "scripted/"  # the scripted endpoint's model names (serve.models)
+
+
+def scripted_served_by(model: str, served: str) -> str:
+    """What a cell's ``served_by`` holds: the served name when it is a scripted model and not
+    the model's own name, else ""."""
+    return served if served.startswith(SCRIPTED) and served != model else ""
+
+
+def model_label(key: CellKey) -> str:
+    """The model as every label shows it: ``qwen3-235b <- scripted/synthetic`` when a scripted
+    model served the agent under another name (its parameters after ``?`` left to the
+    JSON line's ``served_by``), else the model's name."""
+    if not key.served_by:
+        return key.model
+    return f"{key.model} <- {key.served_by.split('?', 1)[0]}"
+
+
+def is_synthetic(key: CellKey) -> bool:
+    """Whether the cell's agent is the scripted synthetic agent (by its name or served name)."""
+    return (key.served_by or key.model).startswith(SCRIPTED + "synthetic")
+
+
 def config_label(config: CellKey) -> str:
     """``model regime S=10 rho=0.15 domain brief`` plus any non-default knob, schedule, tier
-    and ambiguous rate (the arm is not part of it)."""
-    parts = [config.model, config.regime, graph_label(config.steps, config.density)]
+    and ambiguous rate (the arm is not part of it); the model as :func:`model_label` shows it."""
+    parts = [model_label(config), config.regime, graph_label(config.steps, config.density)]
     parts += [config.domain, config.brief]
     parts += [f"{k}={v}" for k, v in config.knobs.changed().items()]
     if config.schedule:

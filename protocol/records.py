@@ -14,6 +14,7 @@ import msgspec
 from protocol.config import CellKey, Domain, EpisodeSpec, Knobs, Schedule
 
 __all__ = [
+    "MODEL_FAILURES",
     "NO_REPLY",
     "REPLY_KEEP",
     "SCHEMA_VERSION",
@@ -87,6 +88,11 @@ Termination = Literal[
     "content_filter",  # the server's content filter stopped a reply
     "empty_reply",  # a reply with no content on every attempt
 ]
+# Terminations that are the model's failure on its arm, not the infrastructure's (#40): the
+# episode counts in n as a failure under both scorings and a resume never reruns it. A prompt
+# that outgrew the model's context cannot succeed on a rerun, and leaving it out of n would
+# drop exactly the longest episodes of the arms that grow the prompt most.
+MODEL_FAILURES: tuple[Termination, ...] = ("context_overflow",)
 NO_REPLY: frozenset[str] = frozenset({"content_filter", "empty_reply"})
 
 

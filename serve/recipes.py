@@ -20,7 +20,8 @@ serving scripts; those values here are OURS, chosen for 8 x H200-class nodes (14
   ``deepseek_r1`` for the Thinking-2507 checkpoint); none for the Instruct-2507 checkpoint,
   which never thinks. Quantization is read from the FP8 checkpoints' own config, so no
   ``--quantization`` flag. ``--enable-prefix-caching`` because every turn resends the
-  growing transcript.
+  growing transcript; ``--enable-prompt-tokens-details`` so each reply reports its cached
+  prompt tokens (logged per call).
 * DeepSeek V4 Pro's API model id and thinking switch are the vendor's to define; the values
   below are assumptions to check against the vendor's documentation.
 
@@ -80,7 +81,9 @@ class Recipe(msgspec.Struct, frozen=True, kw_only=True):
     # What a request adds to its body to select each regime (per-request selection only).
     regime_body: dict[str, dict[str, object]] = {}
     base_url: str | None = None  # vendor APIs
-    extra_args: tuple[str, ...] = ("--enable-prefix-caching",)
+    # --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens, which the
+    # per-call cached-token accounting reads (CallRecord.cached_tokens; #40)
+    extra_args: tuple[str, ...] = ("--enable-prefix-caching", "--enable-prompt-tokens-details")
     ours: tuple[str, ...] = ()  # the choices made here, not stated by the paper
 
     def decoding(self, regime: Regime) -> Decoding:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from protocol import policy
 from protocol.askback import Principal
+from protocol.config import is_synthetic
 from protocol.execution import read_execution
 from protocol.receipts import Receipts
 from protocol.records import (
@@ -128,7 +129,7 @@ class ArmSession:
                 wall_s=round(time.perf_counter() - t0, 6),
                 compile=self.compile_info,
                 corruptions=tuple(self.corruptions),
-                synthetic=cell.model.startswith("scripted/synthetic"),
+                synthetic=is_synthetic(cell),
             )
         )
 

@@ -8,10 +8,10 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 from runner.client.endpoint import CallFailed, Endpoint
 from runner.grid.expand import Grid, GridError, key_problem
-from runner.grid.schema import EMBEDDED, redact_url
+from runner.grid.schema import EMBEDDED, ModelConfig, redact_url
 from serve.config import ServerConfig
 
-__all__ = ["PREFLIGHT_ATTEMPTS", "PREFLIGHT_TIMEOUT_S", "open_endpoints", "preflight"]
+__all__ = ["PREFLIGHT_ATTEMPTS", "PREFLIGHT_TIMEOUT_S", "open_endpoints", "ping", "preflight"]
 
 PREFLIGHT_TIMEOUT_S = 15.0  # per preflight attempt (OURS)
 PREFLIGHT_ATTEMPTS = 3
@@ -75,35 +75,42 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
 
     The request carries ``serve.faults.PREFLIGHT_HEADER``: the embedded scripted endpoint's
     injected faults (``--fault``) shape the run, not the check that it answers."""
-    from serve.faults import PREFLIGHT_HEADER
-
     problems: list[str] = []
     for m in grid.models:
-        ep = endpoints[m.endpoint]
-        # A transient 429 / 5xx / dropped connection at start-up is retried (a 4xx such as
-        # an unknown model still fails at once), with the grid's backoff, never waiting
-        # longer than the grid's own timeout.
-        check = Endpoint(
-            ep.base_urls,
-            max_in_flight=1,
-            timeout_s=min(PREFLIGHT_TIMEOUT_S, ep.timeout_s),
-            attempts=min(PREFLIGHT_ATTEMPTS, ep.attempts),
-            backoff_s=ep.backoff_s,
-            backoff_max_s=min(ep.backoff_max_s, PREFLIGHT_TIMEOUT_S),  # Retry-After too
-            name=ep.name,
-        )
-        check._headers = dict(ep._headers)  # same credentials, never printed
-        check.allow_no_reply = True  # one token may well be an empty reply
-        check._headers[PREFLIGHT_HEADER] = "1"  # the scripted endpoint injects no fault into it
-        try:
-            async with check:
-                await check.chat(
-                    m.served_name(),
-                    [{"role": "user", "content": "ping"}],
-                    max_tokens=1,
-                    extra=m.request_extra(),
-                )
-        except CallFailed as e:
-            where = redact_url(ep.base_urls[0])
-            problems.append(f"model {m.name!r} on endpoint {ep.name!r} ({where}): {e}")
+        problem = await ping(endpoints[m.endpoint], m)
+        if problem is not None:
+            problems.append(problem)
     return problems
+
+
+async def ping(ep: Endpoint, m: ModelConfig) -> str | None:
+    """The preflight of one model on its endpoint: None when it answers, else one line."""
+    from serve.faults import PREFLIGHT_HEADER
+
+    # A transient 429 / 5xx / dropped connection at start-up is retried (a 4xx such as
+    # an unknown model still fails at once), with the grid's backoff, never waiting
+    # longer than the grid's own timeout.
+    check = Endpoint(
+        ep.base_urls,
+        max_in_flight=1,
+        timeout_s=min(PREFLIGHT_TIMEOUT_S, ep.timeout_s),
+        attempts=min(PREFLIGHT_ATTEMPTS, ep.attempts),
+        backoff_s=ep.backoff_s,
+        backoff_max_s=min(ep.backoff_max_s, PREFLIGHT_TIMEOUT_S),  # Retry-After too
+        name=ep.name,
+    )
+    check._headers = dict(ep._headers)  # same credentials, never printed
+    check.allow_no_reply = True  # one token may well be an empty reply
+    check._headers[PREFLIGHT_HEADER] = "1"  # the scripted endpoint injects no fault into it
+    try:
+        async with check:
+            await check.chat(
+                m.served_name(),
+                [{"role": "user", "content": "ping"}],
+                max_tokens=1,
+                extra=m.request_extra(),
+            )
+    except CallFailed as e:
+        where = redact_url(ep.base_urls[0])
+        return f"model {m.name!r} on endpoint {ep.name!r} ({where}): {e}"
+    return None

@@ -269,7 +269,9 @@ class Endpoint:
         call.last = str(failure)
         if isinstance(failure, ContextOverflow):
             if call.budget <= BUDGET_FLOOR:
-                raise CallFailed("context_overflow", call.last, call.attempt) from None
+                raise CallFailed(
+                    "context_overflow", self._redact(call.last), call.attempt
+                ) from None
             call.budget = max(BUDGET_FLOOR, call.budget // 2)
             return
         await self._backoff(call, failure.delay if isinstance(failure, Retry) else None)

@@ -163,7 +163,10 @@ def check_status(resp: Response) -> None:
     if status >= 400:
         text = resp.body.decode(errors="replace")[:300]
         if _is_context_error(status, text):
-            raise ContextOverflow(f"HTTP {status}: context length exceeded")
+            # the server's own words kept (its token counts: the prompt, the context), #40
+            raise ContextOverflow(
+                f"HTTP {status}: context length exceeded: {one_line(_error_message(text))}"
+            )
         raise Fatal(f"HTTP {status}: {one_line(_error_message(text))}")
 
 

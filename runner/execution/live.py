@@ -16,7 +16,7 @@ every call fails is never silent.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
 import anyio
@@ -32,11 +32,14 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from protocol.config import graph_label
+from protocol.config import graph_label, model_label
+from protocol.records import CellKey
 from protocol.visible import visible
 from runner.client.endpoint import Endpoint
 from runner.execution.scheduler import RunState
 from scoring.replay.askback import burden_text
+from scoring.report.tables import Labels
+from scoring.results.cells import config_of, ladder_sort_key
 from scoring.results.lines import CellLine, ContrastLine, ResultLine
 
 __all__ = [
@@ -62,8 +65,70 @@ def _num(value: float | None, spec: str = ".2f") -> str:
     return "n/a" if value is None else format(value, spec)
 
 
-def format_result(line: ResultLine) -> str:
-    """One human line for a streamed cell or contrast result."""
+def _short(line: ResultLine, labels: Labels) -> str:
+    """A streamed line within 80 columns: the configuration by its number (#40)."""
+    if isinstance(line, ContrastLine):
+        scoring = "strict" if line.scoring == "strict" else "da"
+        return (
+            f"  {labels(line.config)} {line.a} -> {line.b} ({scoring}): n={line.n} "
+            f"disc {line.a_only}/{line.b_only} p={_num(line.p, '.2g')} "
+            f"holm={_num(line.p_holm, '.2g')}"
+        )
+    head = f"{labels(line.cell)} {line.cell.arm}: "
+    if not isinstance(line, CellLine):
+        return head + "helpers"
+    return head + (
+        f"strict {_num(line.strict)} {_ci(line.strict_ci)} "
+        f"da {_num(line.decline_aware)} {_ci(line.decline_aware_ci)} n={line.n}"
+        + (f" infra={line.infrastructure_errors}" if line.infrastructure_errors else "")
+        + (f" overflow={line.context_overflows}" if line.context_overflows else "")
+    )
+
+
+class _InLadderOrder:
+    """Streamed lines held per configuration until each of its cells has a line, then
+    printed in ladder order (cells by rung, then the contrasts); later lines of a printed
+    configuration, and whatever is held when the run ends, print as they come (#40)."""
+
+    def __init__(self, cells: list[CellKey], emit: Callable[[ResultLine], None]) -> None:
+        self.expected: dict[CellKey, set[CellKey]] = {}
+        for c in cells:
+            self.expected.setdefault(config_of(c), set()).add(c)
+        self.held: dict[CellKey, list[ResultLine]] = {}
+        self.done: set[CellKey] = set()
+        self.emit = emit
+
+    def add(self, line: ResultLine) -> None:
+        config = line.config if isinstance(line, ContrastLine) else config_of(line.cell)
+        if config in self.done or config not in self.expected:
+            self.emit(line)
+            return
+        held = self.held.setdefault(config, [])
+        held.append(line)
+        have = {x.cell for x in held if isinstance(x, CellLine)}
+        if self.expected[config] <= have:
+            self.flush(config)
+
+    def flush(self, config: CellKey) -> None:
+        held = self.held.pop(config, [])
+        self.done.add(config)
+        cells = {x.cell: x for x in held if isinstance(x, CellLine)}  # the last of each
+        rest = [x for x in held if not isinstance(x, CellLine)]
+        for key in sorted(cells, key=ladder_sort_key):
+            self.emit(cells[key])
+        for x in rest:
+            self.emit(x)
+
+    def close(self) -> None:
+        for config in list(self.held):
+            self.flush(config)
+
+
+def format_result(line: ResultLine, labels: Labels | None = None) -> str:
+    """One human line for a streamed cell or contrast result (with ``labels``: within 80
+    columns, the configuration by its number)."""
+    if labels is not None:
+        return _short(line, labels)
     if isinstance(line, ContrastLine):
         return (
             f"  contrast {line.a} -> {line.b} ({line.scoring}): "
@@ -74,13 +139,14 @@ def format_result(line: ResultLine) -> str:
     knobs = c.knobs.changed()
     extra = " " + " ".join(f"{k}={v}" for k, v in knobs.items()) if knobs else ""
     graph = graph_label(c.steps, c.density)
-    head = f"cell {c.model} {c.regime} {graph} {c.domain} {c.brief} {c.arm}{extra}: "
+    head = f"cell {model_label(c)} {c.regime} {graph} {c.domain} {c.brief} {c.arm}{extra}: "
     if not isinstance(line, CellLine):
         return head + "helpers"
     return head + (
         f"strict {_num(line.strict)} {_ci(line.strict_ci)} "
         f"decline-aware {_num(line.decline_aware)} {_ci(line.decline_aware_ci)} "
         f"n={line.n} infra={line.infrastructure_errors}"
+        + (f" overflow={line.context_overflows}" if line.context_overflows else "")
         + (f" no-reply={line.no_reply}" if line.no_reply else "")
         + (f" | {burden_text(line.askback, line.n)}" if line.askback is not None else "")
     )
@@ -249,13 +315,23 @@ class _RunProgress(Progress):
 def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Iterator[None]:
     """Show progress while the body runs; streamed results print above the bar."""
 
-    def on_result(line: ResultLine) -> None:
-        # names from a grid or a log: shown, never obeyed (no markup, escapes made visible)
-        console.print(visible(format_result(line), newlines=False), highlight=False, markup=False)
+    cells = state.grid.cells()
+    labels = Labels(cells)
 
-    state.on_result = on_result
+    def show(text: str) -> None:
+        # names from a grid or a log: shown, never obeyed (no markup, escapes made visible)
+        console.print(visible(text, newlines=False), highlight=False, markup=False)
+
+    if legend := labels.legend():  # the numbers the streamed lines use (#40)
+        for row in legend.splitlines():
+            show(row)
+    ordered = _InLadderOrder(cells, lambda line: show(format_result(line, labels)))
+    state.on_result = ordered.add
     if not enabled:
-        yield
+        try:
+            yield
+        finally:
+            ordered.close()
         return
     columns = (
         TextColumn("[bold]episodes"),
@@ -282,5 +358,8 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
 
         state.on_episode = lambda _: update()
         state.on_refresh = update
-        yield
+        try:
+            yield
+        finally:
+            ordered.close()
         update()

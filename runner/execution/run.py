@@ -42,6 +42,7 @@ class RunSummary(TypedDict):
     episodes_run: int
     already_done: int
     infrastructure: int
+    model_failures: int  # context overflows: counted as failures, never retried (#40)
     out: str
 
 
@@ -84,10 +85,14 @@ async def run_async(
     for bad in report.corrupt:
         console.print(f"[yellow]skipped a corrupt log line: {bad}")
     scorer = _scorer(grid, done)
+    try:  # a changed pack is refused before any endpoint is contacted (#40)
+        keep_packs(grid.run.domains, out, write=False)
+    except PackError as e:
+        raise GridError("\n".join(e.problems)) from None
     async with open_endpoints(grid, server_config=server_config) as endpoints:
         for ep in endpoints.values():
             ep.stats.breaker_after = breaker_after
-        if check:
+        if check and tasks:  # nothing left to run needs no server (#40)
             console.print(preflight_line(endpoints))
             problems = await preflight(grid, endpoints)
             if problems:
@@ -131,6 +136,7 @@ async def run_async(
         "episodes_run": state.progress.done,
         "already_done": len(done),
         "infrastructure": state.progress.infrastructure,
+        "model_failures": state.progress.model_failures,
         "out": str(out),
     }
 

@@ -3,15 +3,20 @@
 Tasks come from :func:`runner.grid.expand.expand` in run order (configuration by configuration,
 seed by seed, arms of one seed adjacent) and are pulled by a fixed pool of worker coroutines
 (``run.concurrency`` episodes in flight), so cells finish one after another and results
-stream. Requests in flight are bounded per endpoint by its limiter. Each finished episode is
-appended to its cell's log at once; the streaming scorer turns it into result lines.
+stream. Requests in flight are bounded per endpoint by its limiter, which serves the oldest
+episode's request first (:mod:`runner.client.limiter`), so episodes finish steadily. Each
+finished episode is appended to its cell's log at once; the streaming scorer turns it into
+result lines.
 
-Resume: (cell, seed) pairs already logged as completed are skipped; episodes logged with an
-infrastructure termination are run again (the reader keeps the last record).
+Resume: (cell, seed) pairs already logged as completed, or as the model's failure (a context
+overflow, :data:`protocol.records.MODEL_FAILURES`: it cannot succeed on a rerun), are skipped;
+episodes logged with an infrastructure termination are run again (the reader keeps the last
+record).
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,10 +26,11 @@ import anyio
 
 from protocol.config import graph_label
 from protocol.generate import generate
-from protocol.records import CellKey, Episode, EpisodeRecord, EpisodeSpec
+from protocol.records import MODEL_FAILURES, CellKey, Episode, EpisodeRecord, EpisodeSpec
 from runner.arms import EpisodeContext, load_arms
 from runner.client.affinity import EPISODE, affinity_key
 from runner.client.endpoint import Endpoint
+from runner.client.limiter import EPISODE_AGE
 from runner.execution.agent import agent_calls
 from runner.execution.episode import run_episode
 from runner.execution.order import TaskOrder
@@ -36,7 +42,9 @@ from runner.rundir.results import RESULTS, encode_line
 from scoring.results.lines import ResultLine
 from scoring.results.stream import StreamingScorer
 
-__all__ = ["Progress", "RunState", "pending_tasks", "run_grid"]
+__all__ = ["FINISHED", "Progress", "RunState", "pending_tasks", "run_grid"]
+
+FINISHED = ("completed", *MODEL_FAILURES)  # what a resume never reruns
 
 
 @dataclass
@@ -47,6 +55,7 @@ class Progress:
     done: int = 0
     skipped: int = 0
     infrastructure: int = 0
+    model_failures: int = 0  # episodes ended on a context overflow (counted, never retried)
     started: float = field(default_factory=time.perf_counter)
     per_cell: dict[str, int] = field(default_factory=dict)  # episodes done this run
     cell_total: dict[str, int] = field(default_factory=dict)  # episodes to run this run
@@ -98,7 +107,7 @@ def pending_tasks(
     existing = read_logs(out, report) if (out / "logs").is_dir() else {}
     everything = list(expand(grid))
     own = grid_records(everything, existing, report)
-    done = {k: r for k, r in own.items() if r.termination == "completed"}
+    done = {k: r for k, r in own.items() if r.termination in FINISHED}
     tasks = [t for t in everything if (t.cell.slug(), t.spec.seed) not in done]
     return tasks, list(done.values())
 
@@ -150,6 +159,8 @@ async def run_grid(
                 if state.on_result is not None:
                     state.on_result(line)
 
+        started = itertools.count()  # episodes' start numbers (runner.client.limiter)
+
         def turn_closed() -> None:
             progress.turns_done += 1
 
@@ -170,9 +181,11 @@ async def run_grid(
                     on_turn=turn_closed,
                 )
                 key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.client.affinity
+                age = EPISODE_AGE.set(next(started))  # the limiter serves the oldest first
                 try:
                     record = await run_episode(ctx)
                 finally:
+                    EPISODE_AGE.reset(age)
                     EPISODE.reset(key)
                     progress.running[slug] -= 1
                 order.observe(task, anyio.current_time() - t0)
@@ -181,7 +194,9 @@ async def run_grid(
                 # re-asks served beyond the plan; an episode cut short leaves its rest undone
                 progress.turns_total += len(record.turns) - len(ep.turns)
                 progress.per_cell[slug] = progress.per_cell.get(slug, 0) + 1
-                if record.termination != "completed":
+                if record.termination in MODEL_FAILURES:
+                    progress.model_failures += 1
+                elif record.termination != "completed":
                     progress.infrastructure += 1
                 if state.on_episode is not None:
                     state.on_episode(record)

@@ -81,13 +81,46 @@ def _flat(value: object, prefix: str = "") -> dict[str, str]:
     return {prefix: orjson.dumps(value).decode()}
 
 
+# What a user changes on the command line or in the grid's [run] table, in the order the
+# refusal names them (#40): models, arms, seeds, graphs, domains, briefs, then every other
+# [run] field (the knobs), then decoding, then anything else (endpoints, memory).
+_USER_FIRST = (
+    "models",
+    "run.arms",
+    "run.variants",
+    "run.seeds",
+    "run.steps",
+    "run.density",
+    "run.graphs",
+    "run.domains",
+    "run.briefs",
+    "run.",
+    "decoding",
+)
+
+
+def _rank(key: str) -> int:
+    return next((i for i, p in enumerate(_USER_FIRST) if key.startswith(p)), len(_USER_FIRST))
+
+
 def _diff(old: GridData, new: GridData) -> list[str]:
+    """Every difference, ``key old -> new``: what a user changes first (:data:`_USER_FIRST`)."""
     a, b = _flat(old), _flat(new)
     lines = []
-    for k in sorted(a.keys() | b.keys()):
+    for k in sorted(a.keys() | b.keys(), key=lambda k: (_rank(k), k)):
         if a.get(k) != b.get(k):
             lines.append(f"{k} {a.get(k, '(none)')} -> {b.get(k, '(none)')}")
     return lines
+
+
+def _with_defaults(data: GridData) -> GridData:
+    """A manifest's grid with the fields added since it was written at their defaults, so a
+    new field is no difference (``endpoints[cli].replica_slots (none) -> 0`` was noise);
+    the builtins as they were when they no longer decode as a grid."""
+    try:
+        return dict(msgspec.to_builtins(msgspec.convert(data, Grid)))
+    except msgspec.ValidationError:
+        return data
 
 
 def _fixed(data: GridData) -> GridData:
@@ -104,7 +137,7 @@ def _by_name(items: list[GridData]) -> dict[str, GridData]:
 def compare_grids(old_data: GridData, new: Grid) -> GridChange:
     """How ``new`` differs from the grid whose builtins are ``old_data``."""
     new_data = identity(msgspec.to_builtins(new))
-    old_id = identity(old_data)
+    old_id = identity(_with_defaults(old_data))
     change = GridChange(diff=_diff(old_id, new_data))
     if change.same:
         return change

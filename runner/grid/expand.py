@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from protocol.arms import arm_names, arm_spec, memory_arms
-from protocol.config import DEFAULT_DOSE, Config, Schedule
+from protocol.config import DEFAULT_DOSE, Config, Schedule, scripted_served_by
 from protocol.domains import POOLS
 from protocol.knobs import knob_problems
 from protocol.packs import PackError
@@ -106,7 +106,14 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         arms: list[tuple[str, Knobs]] = [(a, Knobs()) for a in self.run.arms]
         arms += [(v.arm, v.knobs()) for v in self.run.variants]
         return [
-            CellKey.of(config, model=m.name, regime=m.regime, arm=a, knobs=k)
+            CellKey.of(
+                config,
+                model=m.name,
+                regime=m.regime,
+                arm=a,
+                knobs=k,
+                served_by=scripted_served_by(m.name, m.served_name()),
+            )
             for m in self.models
             for config in self.configs()
             for (a, k) in arms
@@ -421,6 +428,8 @@ def _decoding_problems(grid: Grid) -> list[str]:
         problems.append(f"decoding.backoff_s must be at least 0 (got {d.backoff_s})")
     if not d.temperature >= 0:
         problems.append(f"decoding.temperature must be at least 0 (got {d.temperature})")
+    if d.top_p is not None and not 0 < d.top_p <= 1:
+        problems.append(f"decoding.top_p must be in (0, 1] (got {d.top_p})")
     regimes = sorted({m.regime for m in grid.models})
     for name in ("reply_budget", "matcher_budget", "compiler_budget"):
         budgets: dict[str, int] = getattr(d, name)

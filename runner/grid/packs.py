@@ -96,9 +96,10 @@ def resolve_domains(entries: Sequence[str], base: Path | None = None) -> list[st
     return out
 
 
-def keep_packs(domains: Iterable[str], run_dir: Path) -> None:
+def keep_packs(domains: Iterable[str], run_dir: Path, *, write: bool = True) -> None:
     """Copy every file pack among ``domains`` into ``run_dir/domains/``; a copy already there
-    must hold the same pack (a resumed run keeps its packs)."""
+    must hold the same pack (a resumed run keeps its packs). ``write=False``: the check
+    alone (a run checks its packs before any endpoint is contacted)."""
     for name in dict.fromkeys(domains):
         if name not in DIGESTS:
             continue
@@ -114,8 +115,9 @@ def keep_packs(domains: Iterable[str], run_dir: Path) -> None:
                     ]
                 )
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(loaded_texts()[name], encoding="utf-8")
+        if write:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(loaded_texts()[name], encoding="utf-8")
 
 
 def load_run_packs(run_dir: Path, files: Sequence[Path] = ()) -> None:

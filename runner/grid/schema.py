@@ -80,6 +80,9 @@ class ModelConfig(_Strict):
     select: Literal["request", "checkpoint", "vendor"] = "checkpoint"
     extra: dict[str, object] = {}  # vendor flags, merged into every request body
     compile_model: str | None = None  # another model's name to compile for this one
+    # The model's context in tokens, for `ladder validate`'s overflow warning (#40); None:
+    # the server's model card tells (vLLM's /models max_model_len), else unknown.
+    context: int | None = None
     # where the agent's brief goes: the system message (the paper's), or "user": leading the
     # first user turn, for a chat template without a system role (runner.execution.brief_check)
     brief_role: Literal["system", "user"] = "system"
@@ -117,6 +120,8 @@ class ModelConfig(_Strict):
         slot = self.slot_for(role)
         if slot is not None:
             extra["id_slot"] = slot
+        if decoding.top_p is not None:  # --top-p (#40)
+            extra["top_p"] = decoding.top_p
         return ChatKwargs(
             model=self.served_name(),
             max_tokens=decoding.budget(role)[self.regime],
@@ -129,6 +134,7 @@ class ModelConfig(_Strict):
 
 class Decoding(_Strict):
     temperature: float = 0.0
+    top_p: float | None = None  # sent as the body's top_p when set (--top-p, #40)
     reply_budget: dict[str, int] = msgspec.field(
         default_factory=lambda: {"no-think": 400, "thinking": 2500}
     )

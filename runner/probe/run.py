@@ -38,7 +38,8 @@ from protocol.probe_history import books_with_actions, realized_states
 from protocol.records import Episode, EpisodeRecord, EpisodeSpec, TurnKind
 from protocol.state import TaskState
 from runner.client.affinity import affinity_key
-from runner.client.connect import open_endpoints
+from runner.client.connect import open_endpoints, preflight
+from runner.client.endpoint import Endpoint
 from runner.grid.expand import Grid, parse_grid
 from runner.grid.schema import ModelConfig, redact_url
 from runner.probe.model_cards import Sampling, card_sampling
@@ -282,6 +283,23 @@ def _check_meta(
     write_atomic(path, orjson.dumps(meta, option=orjson.OPT_INDENT_2))  # never via a link
 
 
+async def _preflight(
+    grid: Grid,
+    endpoints: dict[str, Endpoint],
+    models: set[str],
+    on_line: Callable[[str], None] | None,
+) -> None:
+    from runner.execution.live import preflight_line
+
+    probed = msgspec.structs.replace(grid, models=[m for m in grid.models if m.name in models])
+    used = {m.endpoint for m in probed.models}
+    if on_line is not None:  # the endpoints were named already (on_endpoint)
+        on_line(preflight_line({k: v for k, v in endpoints.items() if k in used}))
+    problems = await preflight(probed, endpoints)
+    if problems:
+        raise ProbeError("; ".join(problems))
+
+
 async def run_probe(
     run_dir: Path,
     out: Path,
@@ -293,10 +311,15 @@ async def run_probe(
     endpoints_grid: Grid | None = None,
     api_key_env: str | None = None,
     on_endpoint: Callable[[str], None] | None = None,
+    on_line: Callable[[str], None] | None = None,
+    check: bool = True,
 ) -> ProbeSummary:
     """Re-ask every trap turn of ``opts.arm`` in ``run_dir`` under each variant; append the
     scored replies to ``out/probe.jsonl``. Endpoints and their keys: see
-    :func:`trusted_endpoints`; ``on_endpoint`` hears each one before it is contacted."""
+    :func:`trusted_endpoints`; ``on_endpoint`` hears each one before it is contacted. With
+    ``check``, the probed models' endpoints get the run's preflight first (one tiny request
+    each; ``on_line`` hears its line) and a model that does not answer is a
+    :class:`ProbeError` before any re-ask (#40)."""
     grid = trusted_endpoints(load_run_grid(run_dir), endpoints_grid, api_key_env)
     records = _selected(run_dir, grid, opts)
     episodes = _episodes(records, grid)
@@ -325,6 +348,8 @@ async def run_probe(
             for line in endpoint_lines(grid):
                 on_endpoint(line)
         async with open_endpoints(grid, server_config=server_config) as endpoints:
+            if check:
+                await _preflight(grid, endpoints, {r.cell.model for r in records}, on_line)
             limit = anyio.CapacityLimiter(opts.concurrency)
 
             async def ask(job: _Job) -> None:

@@ -58,6 +58,11 @@ def grid_digest(grid: Grid) -> str:
     for key in ("schedules", "wordings"):  # grids written before these keep their digest
         if not data["run"].get(key):
             data["run"].pop(key, None)
+    if data.get("decoding", {}).get("top_p", 0) is None:  # grids before --top-p (#40)
+        data["decoding"].pop("top_p")
+    for m in data.get("models", []):  # grids before a model's context (#40)
+        if m.get("context", 0) is None:
+            m.pop("context")
     if data["run"].get("matcher_cache") == "shared":
         data["run"].pop("matcher_cache")
     for e in data.get("endpoints", []):
@@ -115,7 +120,7 @@ class ManifestCheck:
 
 
 def _refusal(out: Path, change: GridChange) -> ManifestError:
-    shown = "; ".join(change.diff[:6]) + (" ..." if len(change.diff) > 6 else "")
+    shown = "; ".join(change.diff)  # every difference, what a user changed first (#40)
     return ManifestError(
         f"{out} holds a different grid: {shown or 'its digest differs'} (only added seeds, "
         "arms or configurations resume); use another --out, or --allow-grid-change to "

@@ -17,7 +17,7 @@ Bad parameters answer 400, an unknown cell or seed 404, each with ``{"error": ..
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import msgspec
@@ -31,7 +31,16 @@ __all__ = ["LOOPBACK", "STATIC", "make_app", "serve"]
 
 STATIC = Path(__file__).parent / "static"
 LOOPBACK = "127.0.0.1"
-_VIEW: web.AppKey[RunView] = web.AppKey("view", RunView)
+_VIEWS: web.AppKey[list[RunView]] = web.AppKey("views", list)
+
+
+def _view(request: web.Request) -> RunView:
+    """The run a request names (``?run=i``, 0 by default; #40: several runs in one view)."""
+    views = request.app[_VIEWS]
+    i = _int(request, "run") or 0
+    if not 0 <= i < len(views):
+        raise _BadRequest(f"no run {i} (this view holds {len(views)})")
+    return views[i]
 
 
 class _BadRequest(ValueError):
@@ -125,12 +134,12 @@ async def _favicon(request: web.Request) -> web.FileResponse:
 
 
 async def _cells(request: web.Request) -> web.Response:
-    return _json(request.app[_VIEW].cells())
+    return _json(_view(request).cells())
 
 
 async def _episodes(request: web.Request) -> web.Response:
     slug = _required(request, "cell")
-    data = request.app[_VIEW].episodes(
+    data = _view(request).episodes(
         slug,
         failed=_choice(request, "failed", SCORINGS),
         channel=_choice(request, "channel", tuple(CHANNELS)),
@@ -142,7 +151,7 @@ async def _episodes(request: web.Request) -> web.Response:
 async def _episode(request: web.Request) -> web.Response:
     slug, seed = _required(request, "cell"), _int(request, "seed", required=True)
     assert seed is not None
-    data = request.app[_VIEW].episode(slug, seed)
+    data = _view(request).episode(slug, seed)
     if data is None:
         return _error(f"no episode of seed {seed} in cell {slug}", 404)
     return _json(data)
@@ -152,17 +161,25 @@ async def _compare(request: web.Request) -> web.Response:
     seed = _int(request, "seed", required=True)
     assert seed is not None
     a, b = _required(request, "a"), _required(request, "b")
-    data = request.app[_VIEW].compare(seed, a, b)
+    data = _view(request).compare(seed, a, b)
     if data is None:
         return _error(f"seed {seed} is not logged in both {a} and {b}", 404)
     return _json(data)
 
 
-def make_app(run_dir: Path) -> web.Application:
-    """The viewer's application over one run directory (the index is built on first use)."""
+async def _runs(request: web.Request) -> web.Response:
+    runs = [str(v.run_dir) for v in request.app[_VIEWS]]
+    return web.json_response({"runs": runs})
+
+
+def make_app(run_dir: Path | Sequence[Path]) -> web.Application:
+    """The viewer's application over one run directory or several (each picked by the
+    page's ``?run=i``; the index is built on first use)."""
+    dirs = [run_dir] if isinstance(run_dir, Path) else list(run_dir)
     app = web.Application(middlewares=[_errors])
-    app[_VIEW] = RunView(run_dir)
+    app[_VIEWS] = [RunView(d) for d in dirs]
     app.router.add_get("/", _page)
+    app.router.add_get("/api/runs", _runs)
     app.router.add_get("/favicon.ico", _favicon)
     app.router.add_get("/api/cells", _cells)
     app.router.add_get("/api/episodes", _episodes)
@@ -172,7 +189,7 @@ def make_app(run_dir: Path) -> web.Application:
     return app
 
 
-async def serve(run_dir: Path, port: int) -> tuple[web.AppRunner, str]:
+async def serve(run_dir: Path | Sequence[Path], port: int) -> tuple[web.AppRunner, str]:
     """Start the viewer on loopback; returns the runner (to clean up) and the page's URL."""
     runner = web.AppRunner(make_app(run_dir), access_log=None)
     await runner.setup()

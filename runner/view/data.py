@@ -7,12 +7,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
+import orjson
 
 from protocol.records import Episode, EpisodeRecord
 from protocol.versions import SpecError
+from runner.rundir.manifest import MANIFEST
 from runner.view.index import RunIndex
 from scoring.replay.episode import score_episode
+from scoring.report.details import run_details
+from scoring.report.markdown import synthetic_warning
 from scoring.results.families import score_lines
+from scoring.results.lines import CellLine
 from scoring.view.episode import arm_label, compare_view, episode_view, filter_rows, pairing_key
 from scoring.view.models import CellsView, CompareView, EpisodesView, EpisodeView, LogView, PairView
 from scoring.view.run import cells_view, contrasts_view
@@ -39,8 +44,11 @@ class RunView:
         lines = self.index.overview or []
         rep = self.index.report()
         cells = cells_view(lines, self.index.costs(), self.index.gates())
+        warning = synthetic_warning(line.cell for line in lines if isinstance(line, CellLine))
         return CellsView(
             run=str(self.run_dir),
+            synthetic=" ".join(warning).strip().removeprefix("> "),
+            details=run_details(self._manifest()),
             cells=cells,
             contrasts=contrasts_view(lines, cells),
             log=LogView(
@@ -50,6 +58,15 @@ class RunView:
                 duplicates=rep.duplicates,
             ),
         )
+
+    def _manifest(self) -> dict[str, object]:
+        """The run's manifest builtins ({} when absent or unreadable)."""
+        root = self.run_dir.parent if self.run_dir.name == "logs" else self.run_dir
+        try:
+            data = orjson.loads((root / MANIFEST).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return {}
+        return data if isinstance(data, dict) else {}
 
     def episodes(
         self,

@@ -25,9 +25,11 @@ Scoring decisions, kept everywhere (tests: ``tests/scoring/replay/test_replay.py
    turn resolves to no step (fillers, the revision, ambiguous probes).
 5. Strict success: no error in any channel on any turn. Per-turn accuracy: turns without an
    error over all replayed turns (reported, never used for a claim).
-6. Infrastructure: ``record.termination != "completed"``. Such an episode is replayed for
-   the record but is never a success, and aggregation leaves it out of ``n`` and success counts
-   and reports it as an infrastructure error.
+6. Infrastructure: ``record.termination`` neither ``completed`` nor one of
+   :data:`protocol.records.MODEL_FAILURES`. Such an episode is replayed for the record but is
+   never a success, and aggregation leaves it out of ``n`` and success counts and reports it
+   as an infrastructure error. A model failure (``context_overflow``, #40) is counted: in
+   ``n``, never a success under either scoring, and reported in its own column.
 7. Consistency (:mod:`scoring.replay.consistency`): logged turns are compared with the episode
    (kind, step, work order, named steps, dynamic flag, position, and the text when the episode
    was regenerated with its own wording). Differences are reported in ``mismatches`` (at most
@@ -49,7 +51,15 @@ import msgspec
 
 from protocol.config import UserStyle
 from protocol.generate import generate
-from protocol.records import CellKey, Episode, EpisodeRecord, Turn, TurnKind, TurnRecord
+from protocol.records import (
+    MODEL_FAILURES,
+    CellKey,
+    Episode,
+    EpisodeRecord,
+    Turn,
+    TurnKind,
+    TurnRecord,
+)
 from protocol.state import CHANNELS, Error
 from protocol.user import ScriptedUser
 from protocol.versions import SpecError
@@ -117,6 +127,11 @@ class EpisodeScore(msgspec.Struct, frozen=True, kw_only=True):
     def counted(self) -> bool:
         """Counted in ``n`` and success counts: scorable and not an infrastructure error."""
         return self.scorable and not self.infrastructure
+
+    @property
+    def model_failure(self) -> bool:
+        """Ended on the model's failure (a context overflow): counted, never a success."""
+        return self.termination in MODEL_FAILURES
 
 
 def _empty_scoring() -> Scoring:
@@ -230,13 +245,17 @@ def _fresh_replay(
     return _replay(user, turns, executed, None, infrastructure, detail)
 
 
+def _is_infrastructure(termination: str) -> bool:
+    return termination != "completed" and termination not in MODEL_FAILURES
+
+
 def _unscorable(record: EpisodeRecord, why: str) -> EpisodeScore:
     empty = _empty_scoring()
     return EpisodeScore(
         cell=record.cell,
         seed=record.spec.seed,
         termination=record.termination,
-        infrastructure=record.termination != "completed",
+        infrastructure=_is_infrastructure(record.termination),
         scorable=False,
         primary=empty,
         decline_aware=empty,
@@ -284,7 +303,9 @@ def score_episode(
     else:
         read = [read_turn(t, tables, tools) for t in record.turns]
     turns = [_as_turn(t) for t in record.turns]
-    infrastructure = record.termination != "completed"
+    # ended: no success (infrastructure or the model's failure); completed: ran to the end
+    ended = record.termination != "completed"
+    infrastructure = _is_infrastructure(record.termination)
     diffs = sum(_admitted_differs(r, t) for r, t in zip(read, record.turns, strict=True))
     check_text = episode.spec == record.spec
     style = record.cell.knobs.user_style
@@ -295,19 +316,17 @@ def score_episode(
         checker = ScheduleChecker(check_text)
         # the dose places generator 5's style turns; the replay's labels never read it
         user = ScriptedUser(episode, style, record.cell.knobs.user_dose)
-        primary = _replay(user, turns, primary_steps, checker, infrastructure, detail)
-        mismatches = checker.finish(user, not infrastructure, len(turns))
+        primary = _replay(user, turns, primary_steps, checker, ended, detail)
+        mismatches = checker.finish(user, not ended, len(turns))
     else:
-        primary = _fresh_replay(
-            episode, style, turns, primary_steps, infrastructure, detail, replays
-        )
-        mismatches = planned_mismatches(episode, turns, not infrastructure, check_text)
+        primary = _fresh_replay(episode, style, turns, primary_steps, ended, detail, replays)
+        mismatches = planned_mismatches(episode, turns, not ended, check_text)
     aware_steps = [r.decline_aware for r in read]
     booked = [r for r in read if r is not NOTHING]  # the turns with anything to count
     aware = (
         primary
         if aware_steps == primary_steps
-        else _fresh_replay(episode, style, turns, aware_steps, infrastructure, detail, replays)
+        else _fresh_replay(episode, style, turns, aware_steps, ended, detail, replays)
     )
     return EpisodeScore(
         cell=record.cell,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scoring.analyses.cost import CostRow, HelperSpend, Latency
-from scoring.report.tables import config_label, text_table
+from scoring.report.tables import WIDE, Labels, text_table
 from scoring.results.cells import config_of
 
 __all__ = [
@@ -138,30 +138,71 @@ def _burden_cells(r: CostRow) -> list[str]:
     ]
 
 
-def cost_table(rows: Sequence[CostRow]) -> str:
-    """Every configuration of *rows* (in their order): a heading, then the two tables."""
+# At 80 columns (#40): the cost columns in three tables and the latency's in two, under
+# short heads; each group's indices into COST_HEADER / LATENCY_HEADER and its heads.
+_COST_GROUPS: tuple[tuple[tuple[int, ...], tuple[str, ...]], ...] = (
+    ((0, 1, 2, 3, 4, 5, 6), ("arm", "n", "prompt k", "compl. k", "total k", "x raw", "cached k")),
+    ((0, 7, 8, 12, 13), ("arm", "agent calls", "re-asks", "rejected/128", "memory / embed")),
+    ((0, 9, 10, 11), ("arm", "matcher (made/cached)", "compiler (made/cached)", "helper k (made)")),
+)
+_LATENCY_GROUPS: tuple[tuple[tuple[int, ...], tuple[str, ...]], ...] = (
+    ((0, 1, 2, 5), ("arm", "n", "episode s mean/p50/p95", "compl. tok/s")),
+    ((0, 3, 4), ("arm", "server s p50/p95/p99", "slot wait s p50/p95/p99")),
+)
+
+
+_BURDEN_GROUPS: tuple[tuple[tuple[int, ...], tuple[str, ...]], ...] = (
+    ((0, 1, 2, 3, 4, 5, 6), ("arm", "n", "asks/ep", "escal./ep", "overrides", "recovered",
+                             "asks/recovery")),
+    ((0, 7, 8, 9), ("arm", "extra matcher calls/ep", "extra tok/ep", "extra s/ep")),
+)  # fmt: skip
+
+
+def _tables(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    groups: Sequence[tuple[tuple[int, ...], tuple[str, ...]]],
+    wide: bool,
+) -> list[str]:
+    if wide:
+        return [text_table(header, rows), ""]
+    out: list[str] = []
+    for cols, heads in groups:
+        out += [text_table(heads, [[r[i] for i in cols] for r in rows]), ""]
+    return out
+
+
+def cost_table(rows: Sequence[CostRow], labels: Labels = WIDE) -> str:
+    """Every configuration of *rows* (in the ladder's order): a heading, then the tables
+    (``labels`` numbered: within 80 columns, with their legend first)."""
     configs: dict[object, list[CostRow]] = {}
-    for r in rows:
+    for r in sorted(rows, key=lambda r: labels.order(r.cell)):
         configs.setdefault(config_of(r.cell), []).append(r)
-    parts: list[str] = []
+    legend = labels.legend()
+    parts: list[str] = [legend, ""] if legend else []
     for members in configs.values():
-        label = config_label(members[0].cell)
-        parts += [
-            f"Cost per episode: {label}",
-            text_table(COST_HEADER, [_cost_cells(r) for r in members]),
-            *(f"  {r.cell.arm}: {r.gate_inert}" for r in members if r.gate_inert),
-            "",
-            text_table(LATENCY_HEADER, [_latency_cells(r) for r in members]),
-            "",
-        ]
+        parts.append(f"Cost per episode: {labels(members[0].cell)}")
+        cost = [_cost_cells(r) for r in members]
+        parts += _tables(COST_HEADER, cost, _COST_GROUPS, labels.wide)
+        if inert := [f"  {r.cell.arm}: {r.gate_inert}" for r in members if r.gate_inert]:
+            parts[-1:-1] = inert  # under the cost tables, before their blank line
+        latency = [_latency_cells(r) for r in members]
+        parts += _tables(LATENCY_HEADER, latency, _LATENCY_GROUPS, labels.wide)
         asked = [r for r in members if r.askback is not None]
         if asked:  # the ask-back knobs (issue #38): what the gate asked of the user
             head = "The user's burden (show / ask / escalate; docs/askback.md)"
-            parts += [head, text_table(BURDEN_HEADER, [_burden_cells(r) for r in asked]), ""]
+            burden = [_burden_cells(r) for r in asked]
+            if labels.wide:
+                parts += [head, text_table(BURDEN_HEADER, burden), ""]
+            else:  # 80 columns: the questions, then the extra cost
+                parts += [head, *_tables(BURDEN_HEADER, burden, _BURDEN_GROUPS, False)]
     return "\n".join(parts).rstrip()
 
 
-def spend_table(spend: Sequence[HelperSpend]) -> str:
+_NARROW_SPEND = ("helper", "needed", "needed k", "spent", "spent k", "saved k", "from")
+
+
+def spend_table(spend: Sequence[HelperSpend], wide: bool = True) -> str:
     """The grid's helper spend: what every arm needed in all (the per-arm tables' helper
     columns summed over episodes) against the requests actually made, each once."""
     rows = [
@@ -177,4 +218,6 @@ def spend_table(spend: Sequence[HelperSpend]) -> str:
         for h in spend
     ]
     head = "Helper spend for the grid, with sharing (each request once)"
+    if not wide:  # 80 columns: calls and tokens (k) needed, spent, saved by sharing
+        return head + "\n" + text_table(_NARROW_SPEND, rows)
     return head + "\n" + text_table(SPEND_HEADER, rows)

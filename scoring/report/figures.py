@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from protocol.arms import arm_rank, ladder
+from protocol.config import model_label
 from protocol.records import CellKey, Knobs
 from scoring.analyses.corruption_replay import FAILURE_KINDS, CorruptionLine
 from scoring.report.figure_data import (
@@ -94,7 +95,7 @@ def _canonical(c: CellKey) -> bool:
 
 
 def _model(c: CellKey) -> str:
-    return f"{c.model} ({c.regime})"
+    return f"{model_label(c)} ({c.regime})"
 
 
 def _config(c: CellKey) -> str:

@@ -15,10 +15,11 @@ no display; PNG output goes through the Agg canvas); the caller writes them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from protocol.arms import arm_rank
+from protocol.config import CellKey, is_synthetic, model_label
 from protocol.state import CHANNELS
 from scoring.report.figure_text import legend_below, short_labels, wrap
 from scoring.report.tables import (
@@ -28,6 +29,7 @@ from scoring.report.tables import (
     HELPERS_HEADER,
     INERT_TITLE,
     LADDER_HEADER,
+    Labels,
     channel_rows,
     config_label,
     contrast_rows,
@@ -43,7 +45,7 @@ from scoring.results.lines import CellLine, ResultLine
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["figure_channels", "figure_success", "markdown_report"]
+__all__ = ["figure_channels", "figure_success", "markdown_report", "synthetic_warning"]
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -53,12 +55,32 @@ def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
+def synthetic_warning(keys: Iterable[CellKey]) -> list[str]:
+    """The report's SYNTHETIC block (a blank line first) when any cell's agent is the
+    scripted synthetic agent, naming the models as the tables label them; else nothing."""
+    names = sorted({model_label(k) for k in keys if is_synthetic(k)})
+    if not names:
+        return []
+    shown = ", ".join(f"`{n}`" for n in names)
+    return [
+        "",
+        f"> SYNTHETIC: cells of {shown} come from the scripted synthetic agent, a test "
+        "instrument of this tool; they are no claim about any model.",
+    ]
+
+
+def _numbered(header: Sequence[str]) -> tuple[str, ...]:
+    """A table's header with its first column the configuration's number (the list above)."""
+    return ("cfg", *header[1:])
+
+
 def _cells(lines: Sequence[ResultLine]) -> list[CellLine]:
     return [x for x in lines if isinstance(x, CellLine)]
 
 
 def _configs(cells: Sequence[CellLine]) -> list[str]:
-    return list(dict.fromkeys(config_label(c.cell) for c in cells))
+    """The configurations in the order the tables number them (:class:`Labels`)."""
+    return list(Labels(c.cell for c in cells).numbers)
 
 
 def _arms(cells: Sequence[CellLine]) -> list[str]:
@@ -164,27 +186,31 @@ def markdown_report(
     notes: Sequence[str] = (),
     figures: Sequence[tuple[str, str]] = (),
     sections: Sequence[str] = (),
+    details: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The report: ladder tables under both scorings, contrasts, the channel table, the
+    """The report (with ``details``, the run's, :func:`scoring.report.details.run_details`,
+    first): ladder tables under both scorings, contrasts, the channel table, the
     ``sections`` (Markdown lines: the log analyses of :mod:`scoring.analyses.registry`), the
     configuration key and the figures (``(caption, relative path)`` pairs)."""
     cells = _cells(lines)
     n = sum(c.n for c in cells)
     infra = sum(c.infrastructure_errors for c in cells)
+    overflow = sum(c.context_overflows for c in cells)
     no_reply = sum(c.no_reply for c in cells)
     also = f" and {no_reply} non-replies (content filter, empty reply)" if no_reply else ""
     out = [
         f"# {title}",
         "",
         f"{len(cells)} cells, {n} scored episodes, {infra} "
-        f"infrastructure errors{also} (excluded from every count).",
+        f"infrastructure errors{also} (excluded from every count)."
+        + (
+            f" {overflow} episodes outgrew the model's context: counted in n as failures "
+            "(the overflow column)."
+            if overflow
+            else ""
+        ),
     ]
-    if any(c.cell.model.startswith("scripted/synthetic") for c in cells):
-        out += [
-            "",
-            "> SYNTHETIC: cells of `scripted/synthetic` come from the scripted synthetic agent, "
-            "a test instrument of this tool; they are no claim about any model.",
-        ]
+    out += synthetic_warning(c.cell for c in cells)
     out += [f"- {note}" for note in notes]
     inert_count = len(inert_lines(lines))
     if inert_count:
@@ -193,21 +219,28 @@ def markdown_report(
             f"> GATE INERT: {plural(inert_count, 'gate cell')} never gated (see Gate "
             "activity); their successes and contrasts measure no gate.",
         ]
+    if details:  # the run's details (#40), from its manifest
+        out += ["", "## Run details", ""]
+        out += [f"- {name}: `{value.replace('`', chr(39))}`" for name, value in details]
+    labels = Labels.of(lines)  # tables name configurations by number (#40)
+    if labels.numbers:
+        out += ["", "## Configurations", ""]
+        out += [f"{i}. {c}" for c, i in labels.numbers.items()]
     for scoring, name in (("strict", "primary scoring"), ("decline_aware", "decline-aware")):
         out += [
             "",
             f"## Strict success, {name}",
             "",
-            markdown_table(LADDER_HEADER, ladder_rows(lines, scoring)),
+            markdown_table(_numbered(LADDER_HEADER), ladder_rows(lines, scoring, labels)),
         ]
-        rows = contrast_rows(lines, scoring)
+        rows = contrast_rows(lines, scoring, labels)
         if rows:
             out += [
                 "",
                 f"Contrasts ({name}): exact McNemar on shared seeds; Holm within each paper "
                 "table's family (`ladder score` lists them; docs/scoring.md).",
                 "",
-                markdown_table(CONTRAST_HEADER, rows),
+                markdown_table(_numbered(CONTRAST_HEADER), rows),
             ]
     out += [
         "",
@@ -216,9 +249,9 @@ def markdown_report(
         "Errors over the turns carrying the channel's label; unrequested executions as a "
         "count; false completions over refused bookings.",
         "",
-        markdown_table(CHANNEL_HEADER, channel_rows(lines)),
+        markdown_table(_numbered(CHANNEL_HEADER), channel_rows(lines, labels)),
     ]
-    helpers = helper_rows(lines)
+    helpers = helper_rows(lines, labels)
     if helpers:
         out += [
             "",
@@ -227,9 +260,9 @@ def markdown_report(
             "Compile accuracy against the generator graph (flagged: episodes the ground-truth-"
             "free validator flags); matcher step agreement and explicit-redo precision / recall.",
             "",
-            markdown_table(HELPERS_HEADER, helpers),
+            markdown_table(_numbered(HELPERS_HEADER), helpers),
         ]
-    gates = gate_activity_rows(lines)
+    gates = gate_activity_rows(lines, labels)
     if gates:
         out += [
             "",
@@ -240,16 +273,12 @@ def markdown_report(
             "and rejection notices shown. A cell whose gate never acted (or whose every compile "
             "failed) is INERT: it measures no gate, and its contrasts are marked INERT.",
             "",
-            markdown_table(GATE_HEADER, gates),
+            markdown_table(_numbered(GATE_HEADER), gates),
         ]
         inert = inert_lines(lines)
         if inert:
             out += ["", INERT_TITLE, "", *(f"- {x}" for x in inert)]
     out += list(sections)
-    configs = _configs(cells)
-    if configs:
-        out += ["", "## Configurations", ""]
-        out += [f"{i}. {c}" for i, c in enumerate(configs, 1)]
     if figures:
         out += ["", "## Figures", ""]
         out += [f"![{caption}]({path})" for caption, path in figures]

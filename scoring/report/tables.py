@@ -14,17 +14,20 @@ later print the same tables.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 
 from protocol.config import config_label
 from protocol.records import CellKey
-from scoring.results.cells import RATES
+from scoring.results.cells import RATES, config_of, ladder_sort_key
 from scoring.results.lines import CellLine, ContrastLine, HelperLine, ResultLine
 
 __all__ = [
     "CHANNEL_HEADER",
     "CONTRAST_HEADER",
     "LADDER_HEADER",
+    "WIDE",
+    "Labels",
     "channel_rows",
     "channel_table",
     "config_label",
@@ -41,7 +44,8 @@ __all__ = [
 
 _TITLES = {"strict": "primary scoring", "decline_aware": "decline-aware scoring"}
 
-LADDER_HEADER = ("configuration", "arm", "k/n", "rate", "95% CI", "infra")
+# overflow: episodes in n that outgrew the model's context (failures, #40); infra: left out of n
+LADDER_HEADER = ("configuration", "arm", "k/n", "rate", "95% CI", "overflow", "infra")
 CONTRAST_HEADER = ("configuration", "contrast", "n", "b only", "a only", "p", "Holm p")
 CHANNEL_HEADER = (
     "configuration",
@@ -55,6 +59,53 @@ CHANNEL_HEADER = (
     "unrequested",
     "false compl.",
 )
+
+
+class Labels:
+    """How a table names a configuration (#40): by number, ``#k``, with a legend that spells
+    each out (80 columns), or in full (``wide``, the long form). Numbers follow the ladder
+    order of the configurations' cells (:func:`scoring.results.cells.ladder_sort_key`)."""
+
+    def __init__(self, keys: Iterable[CellKey] = (), *, wide: bool = False) -> None:
+        self.wide = wide
+        configs = sorted({config_of(k) for k in keys}, key=ladder_sort_key)
+        self.numbers: dict[str, int] = {}
+        for c in configs:
+            self.numbers.setdefault(config_label(c), len(self.numbers) + 1)
+
+    @classmethod
+    def of(cls, lines: Iterable[ResultLine], *, wide: bool = False) -> Labels:
+        keys = [x.config if isinstance(x, ContrastLine) else x.cell for x in lines]
+        return cls(keys, wide=wide)
+
+    def __call__(self, key: CellKey) -> str:
+        label = config_label(key)
+        if self.wide or label not in self.numbers:
+            return label
+        return f"#{self.numbers[label]}"
+
+    @property
+    def header(self) -> str:
+        return "configuration" if self.wide else "cfg"
+
+    def order(self, key: CellKey) -> tuple[int, tuple[object, ...]]:
+        """A row's place: its configuration's number, then the ladder."""
+        return (self.numbers.get(config_label(key), 0), ladder_sort_key(key))
+
+    def legend(self, width: int = 80) -> str:
+        """``Configurations:`` then ``#k  label`` per line, wrapped to ``width``; "" when wide."""
+        if self.wide or not self.numbers:
+            return ""
+        out = ["Configurations:"]
+        for label, k in self.numbers.items():
+            head = f"  #{k:<3} "
+            out += textwrap.wrap(
+                label, width, initial_indent=head, subsequent_indent=" " * len(head)
+            )
+        return "\n".join(out)
+
+
+WIDE = Labels(wide=True)  # every configuration in full (the tables' long form)
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -97,29 +148,39 @@ def inert_lines(lines: Iterable[ResultLine]) -> list[str]:
     return [f"{config_label(k)} {k.arm}: {why}" for k, why in _inert(lines).items()]
 
 
-def ladder_rows(lines: Iterable[ResultLine], scoring: str = "strict") -> list[list[str]]:
+def _header(header: Sequence[str], labels: Labels) -> tuple[str, ...]:
+    return (labels.header, *header[1:])
+
+
+def ladder_rows(
+    lines: Iterable[ResultLine], scoring: str = "strict", labels: Labels = WIDE
+) -> list[list[str]]:
+    """Cells in ladder order (:meth:`Labels.order`), each configuration by ``labels``."""
     lines = list(lines)
     inert = _inert(lines)
     rows = []
-    for c in _cells(lines):
+    for c in sorted(_cells(lines), key=lambda c: labels.order(c.cell)):
         lo, hi = c.ci(scoring)
         rows.append(
             [
-                config_label(c.cell),
+                labels(c.cell),
                 c.cell.arm + (INERT_MARK if c.cell in inert else ""),
                 f"{c.successes(scoring)}/{c.n}",
                 _rate(c.rate(scoring)),
                 f"[{lo:.2f}, {hi:.2f}]",
+                str(c.context_overflows),
                 str(c.infrastructure_errors),
             ]
         )
     return rows
 
 
-def contrast_rows(lines: Iterable[ResultLine], scoring: str = "strict") -> list[list[str]]:
+def contrast_rows(
+    lines: Iterable[ResultLine], scoring: str = "strict", labels: Labels = WIDE
+) -> list[list[str]]:
     return [
         [
-            config_label(c.config),
+            labels(c.config),
             f"{c.a} -> {c.b}" + (f" [INERT: {', '.join(c.gate_inert)}]" if c.gate_inert else ""),
             str(c.n),
             str(c.b_only),
@@ -127,7 +188,7 @@ def contrast_rows(lines: Iterable[ResultLine], scoring: str = "strict") -> list[
             _p(c.p),
             _p(c.p_holm),
         ]
-        for c in _contrasts(lines, scoring)
+        for c in sorted(_contrasts(lines, scoring), key=lambda c: labels.order(c.config))
     ]
 
 
@@ -135,10 +196,10 @@ def _over(k: int, n: int) -> str:
     return f"{k}/{n}" if n == 0 else f"{k / n:.3f} ({k}/{n})"
 
 
-def channel_rows(lines: Iterable[ResultLine]) -> list[list[str]]:
+def channel_rows(lines: Iterable[ResultLine], labels: Labels = WIDE) -> list[list[str]]:
     rows = []
-    for c in _cells(lines):
-        row = [config_label(c.cell), c.cell.arm, _rate(c.strict)]
+    for c in sorted(_cells(lines), key=lambda c: labels.order(c.cell)):
+        row = [labels(c.cell), c.cell.arm, _rate(c.strict)]
         row += [_over(c.channels[ch], c.labels[label]) for ch, label in RATES]
         row.append(str(c.channels["unrequested"]))
         row.append(f"{c.false_completions}/{c.refused}" if c.refused else "-")
@@ -166,16 +227,19 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(out)
 
 
-def ladder_table(lines: Sequence[ResultLine], scoring: str = "strict") -> str:
+def ladder_table(
+    lines: Sequence[ResultLine], scoring: str = "strict", labels: Labels = WIDE
+) -> str:
     """Success per cell under *scoring*, then the adjacent contrasts of that scoring."""
     title = f"Strict success, {_TITLES[scoring]} (Wilson 95% CI)"
-    parts = [title, text_table(LADDER_HEADER, ladder_rows(lines, scoring))]
-    contrasts = contrast_rows(lines, scoring)
+    rows = ladder_rows(lines, scoring, labels)
+    parts = [title, text_table(_header(LADDER_HEADER, labels), rows)]
+    contrasts = contrast_rows(lines, scoring, labels)
     if contrasts:
         parts += [
             "",
-            f"Adjacent contrasts, {_TITLES[scoring]} (exact McNemar on shared seeds, Holm)",
-            text_table(CONTRAST_HEADER, contrasts),
+            f"Adjacent contrasts, {_TITLES[scoring]} (exact McNemar, Holm)",
+            text_table(_header(CONTRAST_HEADER, labels), contrasts),
         ]
     n = len(_inert(lines))
     if n:
@@ -195,13 +259,36 @@ INERT_TITLE = (
 )
 
 
-def channel_table(lines: Sequence[ResultLine]) -> str:
-    """Table 9 shape: each channel over its label denominator, primary scoring."""
+# The channel table at 80 columns: each channel's errors / labelled turns, short heads.
+NARROW_CHANNEL_HEADER = (
+    "cfg", "arm", "strict", "re-ex", "super", "prem", "omit", "redo", "unreq", "false",
+)  # fmt: skip
+
+
+def channel_table(lines: Sequence[ResultLine], labels: Labels = WIDE) -> str:
+    """Table 9 shape: each channel over its label denominator, primary scoring (at 80
+    columns, ``errors/turns`` under short heads; ``labels.wide``: rates with counts)."""
+    if labels.wide:
+        title = (
+            "Error channels, primary scoring (errors / turns with that label; unrequested "
+            "as a count; false completions / refused bookings)"
+        )
+        return "\n".join([title, text_table(CHANNEL_HEADER, channel_rows(lines, labels))])
+    rows = []
+    for c in sorted(_cells(lines), key=lambda c: labels.order(c.cell)):
+        row = [labels(c.cell), c.cell.arm, _rate(c.strict)]
+        row += [f"{c.channels[ch]}/{c.labels[label]}" for ch, label in RATES]
+        row.append(str(c.channels["unrequested"]))
+        row.append(f"{c.false_completions}/{c.refused}" if c.refused else "-")
+        rows.append(row)
     title = (
-        "Error channels, primary scoring (errors / turns with that label; unrequested as a "
-        "count; false completions / refused bookings)"
+        "Error channels, primary scoring: errors / turns with the label (re-ex: "
+        "re-executions / done, super: superseded / cancelled, prem: premature / blocked, "
+        "omit: omissions / eligible, redo: refused redos / redo); unreq: unrequested, a "
+        "count; false: false completions / refused bookings"
     )
-    return "\n".join([title, text_table(CHANNEL_HEADER, channel_rows(lines))])
+    head = textwrap.wrap(title, 80, break_on_hyphens=False)
+    return "\n".join([*head, text_table(NARROW_CHANNEL_HEADER, rows)])
 
 
 HELPERS_HEADER = (
@@ -222,13 +309,14 @@ HELPERS_HEADER = (
 )
 
 
-def helper_rows(lines: Iterable[ResultLine]) -> list[list[str]]:
+def helper_rows(lines: Iterable[ResultLine], labels: Labels = WIDE) -> list[list[str]]:
     rows = []
-    for h in (x for x in lines if isinstance(x, HelperLine)):
+    helpers = [x for x in lines if isinstance(x, HelperLine)]
+    for h in sorted(helpers, key=lambda h: labels.order(h.cell)):
         c, m = h.compile, h.matcher
         rows.append(
             [
-                config_label(h.cell),
+                labels(h.cell),
                 h.cell.arm,
                 str(c.n),
                 _rate(c.dep),
@@ -253,9 +341,9 @@ def _outcomes(outcomes: Mapping[str, int]) -> str:
     return f"{outcomes.get('malformed', 0)} ({outcomes.get('corrected', 0)})"
 
 
-def helper_table(lines: Sequence[ResultLine]) -> str:
+def helper_table(lines: Sequence[ResultLine], labels: Labels = WIDE) -> str:
     """Tables 5 and 11 shapes: compile accuracy and matcher agreement per gate cell."""
-    rows = helper_rows(lines)
+    rows = helper_rows(lines, labels)
     if not rows:
         return ""
     title = (
@@ -263,7 +351,24 @@ def helper_table(lines: Sequence[ResultLine]) -> str:
         "episodes the validator flags) and matcher agreement / explicit-redo precision and "
         "recall (Table 11 shape)"
     )
-    return "\n".join([title, text_table(HELPERS_HEADER, rows)])
+    if labels.wide:
+        return "\n".join([title, text_table(_header(HELPERS_HEADER, labels), rows)])
+    # at 80 columns: the compile columns, then the matcher's, each a table
+    head = list(_header(HELPERS_HEADER, labels))
+    head[9], head[12], head[13] = "agree", "calls (cached)", "malformed (fixed)"
+    compile_cols, matcher_cols = [0, 1, *range(2, 9)], [0, 1, *range(9, 14)]
+    return "\n".join(
+        [
+            *textwrap.wrap(title, 80),
+            text_table(
+                [head[i] for i in compile_cols], [[r[i] for i in compile_cols] for r in rows]
+            ),
+            "",
+            text_table(
+                [head[i] for i in matcher_cols], [[r[i] for i in matcher_cols] for r in rows]
+            ),
+        ]
+    )
 
 
 GATE_HEADER = (
@@ -280,16 +385,17 @@ GATE_HEADER = (
 )
 
 
-def gate_activity_rows(lines: Iterable[ResultLine]) -> list[list[str]]:
+def gate_activity_rows(lines: Iterable[ResultLine], labels: Labels = WIDE) -> list[list[str]]:
     """Per gate cell: compiles failed / empty / validator-flagged (of compiles), matcher
     answers malformed after correction (of turns consulted), directives and rejection
     notices shown, and whether the gate acted (``inert``) or not."""
     rows = []
-    for h in (x for x in lines if isinstance(x, HelperLine)):
+    helpers = [x for x in lines if isinstance(x, HelperLine)]
+    for h in sorted(helpers, key=lambda h: labels.order(h.cell)):
         g = h.gate
         rows.append(
             [
-                config_label(h.cell),
+                labels(h.cell),
                 h.cell.arm,
                 str(g.episodes),
                 f"{g.compile_failed}/{g.compiles}",
@@ -304,9 +410,15 @@ def gate_activity_rows(lines: Iterable[ResultLine]) -> list[list[str]]:
     return rows
 
 
-def gate_activity_table(lines: Sequence[ResultLine]) -> str:
+# The gate activity table at 80 columns (#40): short heads.
+NARROW_GATE_HEADER = (
+    "cfg", "arm", "eps", "cmp fail", "empty", "flagged", "m.malf", "dirs", "notices", "gate",
+)  # fmt: skip
+
+
+def gate_activity_table(lines: Sequence[ResultLine], labels: Labels = WIDE) -> str:
     """Whether each gate cell's gate gated, then one line per inert cell saying why."""
-    rows = gate_activity_rows(lines)
+    rows = gate_activity_rows(lines, labels)
     if not rows:
         return ""
     title = (
@@ -314,7 +426,11 @@ def gate_activity_table(lines: Sequence[ResultLine]) -> str:
         "malformed after correction (of turns consulted), directives and rejection notices "
         "shown"
     )
-    out = [title, text_table(GATE_HEADER, rows)]
+    if labels.wide:
+        out = [title, text_table(GATE_HEADER, rows)]
+    else:
+        head = textwrap.wrap(title + " (cmp: compiles, m.malf: matcher malformed)", 80)
+        out = [*head, text_table(NARROW_GATE_HEADER, rows)]
     inert = inert_lines(lines)
     if inert:
         out += [INERT_TITLE, *(f"  {x}" for x in inert)]

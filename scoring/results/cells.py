@@ -50,6 +50,7 @@ __all__ = [
     "group_scores",
     "is_ladder",
     "ladder_contrasts",
+    "ladder_sort_key",
     "paired_contrast",
     "scoring_of",
 ]
@@ -82,6 +83,15 @@ def _config_sort(key: CellKey) -> _ConfigOrder:
 def cell_sort_key(key: CellKey) -> tuple[_ConfigOrder, tuple[int, str]]:
     """Configurations in a stable order, arms in ladder order within each."""
     return (_config_sort(key), arm_rank(key.arm))
+
+
+def ladder_sort_key(key: CellKey) -> tuple[_ConfigOrder, tuple[int, str], tuple[str, ...]]:
+    """Cells in ladder order (#40): the configuration without its knobs, then the arm's rung
+    (raw, checklist, directive, enforce, ...), then the knobs (a plain arm before its
+    variants), so ``enforce binding=request`` follows ``enforce``, not the whole table."""
+    plain = msgspec.structs.replace(key, knobs=Knobs())
+    knobs = tuple(f"{k}={v}" for k, v in key.knobs.changed().items())
+    return (_config_sort(plain), arm_rank(key.arm), knobs)
 
 
 def scoring_of(score: EpisodeScore, scoring: str) -> Scoring:
@@ -132,6 +142,7 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         unknown=sum(s.unknown for s in counted),
         turn_accuracy=_ratio(sum(s.primary.turns_ok for s in counted), turns),
         seeds=tuple(sorted(s.seed for s in counted)),
+        context_overflows=sum(s.model_failure for s in counted),
         askback=_burden(counted),
     )
 

@@ -37,11 +37,12 @@ contrast of a table in the run together).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
 from protocol.arms import arm_spec
+from protocol.config import config_label, model_label
 from protocol.knobs import platform_knobs, variants
 from protocol.records import CellKey, Knobs
 from scoring.replay.episode import EpisodeScore
@@ -81,11 +82,14 @@ _WHOLE_SCORING = "Table 8"
 
 
 def model_family(key: CellKey) -> str:
-    """The model's name less a suffix naming its regime."""
+    """The model's name less a suffix naming its regime (with the scripted model that served
+    it, :func:`protocol.config.model_label`)."""
+    name = key.model
     for suffix in (f"-{key.regime}", "-thinking", "-no-think"):
-        if key.model.endswith(suffix):
-            return key.model[: -len(suffix)]
-    return key.model
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return model_label(msgspec.structs.replace(key, model=name))
 
 
 def _resolved(key: CellKey) -> str:
@@ -223,7 +227,7 @@ def _family_id(line: ContrastLine, family: str) -> str:
     if family == "table":
         return f"{name} | every model"
     if family == "regime":
-        return f"{name} | {config.model} {config.regime}"
+        return f"{name} | {model_label(config)} {config.regime}"
     return f"{name} | {model_family(config)}"
 
 
@@ -240,8 +244,13 @@ def apply_families(contrasts: Sequence[ContrastLine], family: str = DEFAULT_FAMI
             c.p_holm = adjusted
 
 
-def describe_families(lines: Iterable[ResultLine], scoring: str = "strict") -> str:
-    """Each Holm family of one scoring: its name, size and members."""
+def describe_families(
+    lines: Iterable[ResultLine],
+    scoring: str = "strict",
+    label: Callable[[CellKey], str] = config_label,
+) -> str:
+    """Each Holm family of one scoring: its name, size and members (each configuration as
+    ``label`` names it: by number at 80 columns)."""
     members: dict[str, list[ContrastLine]] = {}
     for c in lines:
         if isinstance(c, ContrastLine) and c.scoring == scoring and c.family is not None:
@@ -250,7 +259,8 @@ def describe_families(lines: Iterable[ResultLine], scoring: str = "strict") -> s
     for name, contrasts in members.items():
         n = len(contrasts)
         out.append(f"  {name}: {n} contrast{'' if n == 1 else 's'}")
-        out += [f"    {c.config.slug()}: {c.a} -> {c.b}" for c in contrasts]
+        # the configuration's label (its slug has no arm and ended in "__", #40)
+        out += [f"    {label(c.config)}: {c.a} -> {c.b}" for c in contrasts]
     return "\n".join(out)
 
 

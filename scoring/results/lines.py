@@ -80,6 +80,9 @@ class CellLine(msgspec.Struct, frozen=True, kw_only=True, tag="cell", tag_field=
     turn_accuracy: float | None
     seeds: tuple[int, ...]
     status: Status = "provisional"
+    # Episodes in n that ended on the model's failure (a context overflow, #40): failures
+    # under both scorings; 0 on lines older than the field.
+    context_overflows: int = 0
     # episodes ended by a non-reply (content filter, empty reply; protocol.records.NO_REPLY):
     # excluded from n like infrastructure errors, counted apart from them (docs/security.md)
     no_reply: int = 0

@@ -270,3 +270,7 @@ class CellsView(_View, frozen=True, kw_only=True):
     cells: list[CellView]
     contrasts: list[ContrastView]
     log: LogView
+    # The report's SYNTHETIC warning (scoring.report.markdown.synthetic_warning), "" if none.
+    synthetic: str = ""
+    # The run's details from its manifest (scoring.report.details.run_details), #40.
+    details: list[tuple[str, str]] = []

@@ -170,6 +170,12 @@ def test_run_and_generate_take_a_domain_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, [*argv, "--out", str(out), "--no-live"])
     assert result.exit_code == 2 and "domain pack 'garden' changed since" in result.stderr
     assert sorted(p.name for p in out.rglob("*")) == before
+    # ... before any endpoint is contacted: a dead server is not what the refusal names (#40)
+    forget(NAME)
+    dead = ["--base-url", "http://127.0.0.1:9/v1"]
+    result = CliRunner().invoke(app, [*argv, *dead, "--out", str(out), "--no-live"])
+    assert result.exit_code == 2 and "domain pack 'garden' changed since" in result.stderr
+    assert "preflight" not in result.output
     forget(NAME)
     path.write_text(pack_text())
     result = CliRunner().invoke(app, ["generate", "--domain-file", str(path), "--json"])

@@ -82,3 +82,14 @@ def test_the_pandas_snippet_equals_ladder_cost_and_ladder_score(demo_dir: Path) 
     for arm, (tokens, strict) in expected.items():
         assert per_arm.loc[arm, "agent_tokens"] == pytest.approx(tokens, rel=1e-12)
         assert per_arm.loc[arm, "strict"] == pytest.approx(strict, rel=1e-12)
+
+
+def test_the_readmes_failing_turns_example_shows_a_failing_turn(demo_dir: Path) -> None:
+    """``ladder show runs/demo ... --seed N --failing-turns`` in the README reads a failed
+    episode of the demo (#40, item 9: it showed a passing one)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    (line,) = [x for x in readme.splitlines() if "--failing-turns" in x and "ladder show" in x]
+    args = line.split("#")[0].split()[1:]  # show runs/demo --arm raw --seed 104 --failing-turns
+    result = cli.invoke(app, [str(demo_dir) if a == "runs/demo" else a for a in args])
+    assert result.exit_code == 0, result.output
+    assert "strict FAIL" in result.output and "FAILED:" in result.output, result.output[:2000]

@@ -19,7 +19,7 @@ import orjson
 import pytest
 from aiohttp import web
 
-from protocol.records import EpisodeRecord
+from protocol.records import MODEL_FAILURES, EpisodeRecord
 from runner.client.endpoint import Endpoint
 from runner.client.limiter import Limiter
 from serve.config import FaultConfig, ServerConfig
@@ -92,11 +92,14 @@ def _at_ceiling(rec: EpisodeRecord) -> bool:
 def _check_run(summary: dict[str, Any], recs: Records, baseline: Records) -> tuple[int, int]:
     """The invariants of every faulty run; (completed, infrastructure) counts."""
     assert recs.keys() == baseline.keys(), "every (cell, seed) is logged"
-    infra = [r for r in recs.values() if r.termination != "completed"]
-    for r in infra:
+    ended = [r for r in recs.values() if r.termination != "completed"]
+    for r in ended:
         assert r.termination in INFRA
         assert r.attempts >= 1 and r.error, (r.termination, r.error, r.attempts)
+    # a context overflow is the model's failure (#40): counted apart, never retried
+    infra = [r for r in ended if r.termination not in MODEL_FAILURES]
     assert summary["infrastructure"] == len(infra)
+    assert summary["model_failures"] == len(ended) - len(infra)
     assert summary["episodes_run"] == len(recs)
     faulty, clean = verdicts(recs), verdicts(baseline)
     for key, scored in faulty.items():
@@ -194,7 +197,7 @@ def test_context_length_errors(baseline: Records, tmp_path: Path) -> None:
     summary, recs = _run(_grid(), tmp_path, config, check=False)
     completed, infra = _check_run(summary, recs, baseline)
     overflow = [r for r in recs.values() if r.termination == "context_overflow"]
-    assert overflow and infra == len(overflow)
+    assert overflow and infra == 0 and summary["model_failures"] == len(overflow)
     assert all("context length" in (r.error or "") for r in overflow)
     halved = {
         c.max_tokens

@@ -77,7 +77,10 @@ async def test_askback_wording_grid(tmp_path: Path) -> None:
     assert sum(x["burden"]["questions"] for x in lines) > 0
     family = _family(tmp_path / "askback-wording")
     assert len(family) == 24 * 2  # each knob cell against one reference, both scorings
-    assert {x["family"] for x in family} == {f"{FAMILY} contrasts | qwen3-235b"}
+    # a scripted agent serves qwen3-235b here: the family's name says so (#40)
+    assert {x["family"] for x in family} == {
+        f"{FAMILY} contrasts | qwen3-235b <- scripted/synthetic"
+    }
     assert {x["a"] for x in family} == {
         "directive",
         "enforce",

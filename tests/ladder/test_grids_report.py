@@ -63,7 +63,11 @@ async def test_model_axis_rendering_and_release_grids(
     _, figures = await _report("deepseek-v4-pro", tmp_path, seeds="100")
     assert "figure6" in figures and "figure1" in figures
     models = {p["series"] for p in figures["figure1"]["points"]}
-    assert models == {"deepseek-v4-pro (no-think)", "deepseek-v4-pro-thinking (thinking)"}
+    # served by the scripted synthetic agent here: the legend says so (#40)
+    assert models == {
+        "deepseek-v4-pro <- scripted/synthetic (no-think)",
+        "deepseek-v4-pro-thinking <- scripted/synthetic (thinking)",
+    }
     text, _ = await _report("rendering", tmp_path, seeds="100")
     assert "directive_role=system" in text and "matched_step_line=True" in text
     text, _ = await _report("release", tmp_path, seeds="100")

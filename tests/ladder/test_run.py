@@ -277,7 +277,7 @@ def test_the_breaker_stops_a_run_against_a_failing_endpoint(tmp_path: Path) -> N
     """Every call answered 503: after 8 failed calls in a row the run stops with one line,
     long before every episode has spent its attempts (the preflight is skipped here: it
     would refuse this endpoint first)."""
-    from ladder.run import _leaf
+    from ladder.errors import leaf as _leaf
     from runner.client.call_stats import BreakerTripped
     from serve.config import FaultConfig, ServerConfig
 
@@ -392,7 +392,8 @@ def test_a_tripped_breaker_ends_the_command_with_exit_3_and_one_line(
     import typer
     from rich.console import Console
 
-    from ladder.run import _leaf, _refuse
+    from ladder.errors import leaf as _leaf
+    from ladder.run import _refuse
     from runner.client.call_stats import BreakerTripped, CallStats
 
     stats = CallStats(endpoint="e", breaker_after=2)

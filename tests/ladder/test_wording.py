@@ -31,18 +31,18 @@ def test_one_episode_run_is_said_in_the_singular(tmp_path: object) -> None:
 
 
 def _panel_entries(text: str, panel: str) -> dict[str, list[str]]:
-    """The rows of a rich help panel: name -> its description's wrapped lines."""
-    inside = text.split(f"─ {panel} ", 1)[1].split("╰", 1)[0]
+    """The rows of a help section (click's plain help, #40): name -> its description's
+    wrapped lines."""
+    inside = text.split(f"\n{panel}:\n", 1)[1].split("\n\n", 1)[0]
     entries: dict[str, list[str]] = {}
     name = ""
-    for row in inside.splitlines()[1:]:
-        body = row.strip().strip("│").rstrip()
-        m = re.match(r" (\S+)\s+(.*)$", body)
-        if m and not body.startswith("      "):
+    for row in inside.splitlines():
+        m = re.match(r"  (\S+)\s+(.*)$", row)
+        if m and not row.startswith("   "):
             name = m.group(1)
             entries[name] = [m.group(2).strip()]
-        elif name and body.strip():
-            entries[name].append(body.strip())
+        elif name and row.strip():
+            entries[name].append(row.strip())
     return entries
 
 

@@ -20,13 +20,14 @@ def test_vllm_commands() -> None:
     assert dry_run("qwen3-235b-no-think") == (
         "vllm serve Qwen/Qwen3-235B-A22B-Instruct-2507-FP8 "
         "--served-model-name qwen3-235b-a22b-instruct-2507 --tensor-parallel-size 4 "
-        "--max-model-len 32768 --host 127.0.0.1 --port 8000 --enable-prefix-caching"
+        "--max-model-len 32768 --host 127.0.0.1 --port 8000 --enable-prefix-caching "
+        "--enable-prompt-tokens-details"
     )
     assert dry_run("qwen3-235b-thinking", "--port", "8123") == (
         "vllm serve Qwen/Qwen3-235B-A22B-Thinking-2507-FP8 "
         "--served-model-name qwen3-235b-a22b-thinking-2507 --tensor-parallel-size 4 "
         "--max-model-len 65536 --host 127.0.0.1 --port 8123 --reasoning-parser qwen3 "
-        "--enable-prefix-caching"
+        "--enable-prefix-caching --enable-prompt-tokens-details"
     )
     hybrid = dry_run("qwen3.6-35b", "--host", "0.0.0.0")
     assert hybrid.startswith("vllm serve Qwen/Qwen3.6-35B-A3B-FP8 ")

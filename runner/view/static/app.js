@@ -35,8 +35,11 @@ function fill(...children) {
   main.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
 }
 
+// Several runs in one view (#40): the page's ?run=i picks one; every API call names it.
+const RUN = Number(new URLSearchParams(location.search).get("run") || 0);
+
 async function api(path) {
-  const r = await fetch(path, {cache: "no-store"});
+  const r = await fetch(path + (path.includes("?") ? "&" : "?") + `run=${RUN}`, {cache: "no-store"});
   const data = await r.json();
   if (!r.ok) throw new Error(data.error || r.statusText);
   return data;
@@ -78,9 +81,16 @@ async function showCells() {
   setCrumbs({text: "cells"});
   const data = await api("/api/cells");
   document.getElementById("run").textContent = data.run;
+  const runs = (await api("/api/runs")).runs;
+  if (runs.length > 1) {  // a picker of the runs this view holds
+    const pick = h("select#runs", {onchange: () => { location.search = `?run=${pick.value}`; }},
+      runs.map((r, i) => h("option", {value: i, selected: i === RUN}, r)));
+    document.getElementById("run").replaceChildren(pick);
+  }
   const head = h("tr", {}, h("th", {}, "arm"), h("th.num", {}, "n"),
     h("th.num", {}, "strict [95% CI]"), h("th.num", {}, "decline-aware [95% CI]"),
     CHANNELS.map((c) => h("th.num", {title: `${c.replace("_", " ")} errors, primary scoring (da N: under the decline-aware scoring, where it differs)`}, CHANNEL_HEADS[c])),
+    h("th.num", {title: "context overflows: episodes that outgrew the model's context, counted in n as failures"}, "ctx"),
     h("th.num", {title: "episodes ended by an infrastructure error (never scored)"}, "infra"),
     h("th.num", {title: "agent tokens per episode"}, "agent tok/ep"),
     h("th.num", {title: "agent tokens per episode over the raw arm's of the same configuration"}, "× raw"),
@@ -91,7 +101,7 @@ async function showCells() {
   for (const c of data.cells) {
     if (c.config !== config) {
       config = c.config;
-      body.push(h("tr.config", {}, h("td", {colspan: 16}, config)));
+      body.push(h("tr.config", {}, h("td", {colspan: 17}, config)));
     }
     const cost = c.cost || {};
     const line = c.line;
@@ -103,6 +113,7 @@ async function showCells() {
       CHANNELS.map((ch) => h("td.num", {class: line.channels[ch] ? "num bad" : "num",
         title: `${ch}: ${line.channels[ch]} under the primary scoring, ${aware[ch] ?? "-"} under the decline-aware scoring`}, line.channels[ch],
         aware[ch] !== line.channels[ch] ? h("div.ci.da", {title: `decline-aware scoring: ${aware[ch]}`}, `da ${aware[ch]}`) : null)),
+      h("td.num", {}, line.context_overflows ?? 0),
       h("td.num", {}, line.infrastructure_errors), h("td.num", {}, kfmt(cost.total_tokens)),
       h("td.num", {}, num(cost.x_raw, 2)),
       h("td.num", {}, `${num(cost.agent_calls, 1)} + ${num(cost.helper_calls, 1)}`),
@@ -117,6 +128,10 @@ async function showCells() {
   const log = data.log;
   fill(
     h("h1", {}, "Cells"),
+    data.synthetic ? h("p#synthetic.warn", {}, data.synthetic) : null,
+    (data.details || []).length ? h("details#details", {}, h("summary", {}, "Run details"),
+      h("table.details", {}, h("tbody", {}, data.details.map(([k, v]) =>
+        h("tr", {}, h("th", {}, k), h("td", {}, v)))))) : null,
     h("p.muted", {}, `${log.records} episodes in ${log.files} log files` +
       (log.corrupt.length ? `; ${log.corrupt.length} corrupt lines skipped` : "") +
       ". Click a cell to list its episodes. Reload to pick up new episodes of a run in progress."),

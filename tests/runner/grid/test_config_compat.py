@@ -49,10 +49,11 @@ TURNS_ADDED = (
     b',"askback_calls":0',
     b',"escalations":[]',
 )
+CELL_ADDED = (b',"served_by":""',)  # honest labels (#40): "" unless a scripted model serves
 
 
 def _old(encoded: bytes) -> bytes:
-    for added in (b',"retry_notices":[]', *KNOBS_ADDED, *TURNS_ADDED):
+    for added in (b',"retry_notices":[]', *KNOBS_ADDED, *TURNS_ADDED, *CELL_ADDED):
         encoded = encoded.replace(added, b"")
     return encoded
 
@@ -131,6 +132,7 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "spoof_dose": 0.25,
     "user_dose": 0.25,
     "injected": "",
+    "served_by": "",
     "matcher_replies": [],
     "graph_reply": None,
     "revision_reply": None,

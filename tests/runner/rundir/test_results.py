@@ -115,7 +115,7 @@ def test_cost_rows_of_a_two_domain_two_brief_grid_are_distinct_and_complete(
     assert lines[0]["wall_s_p95"] >= lines[0]["wall_s_p50"] > 0  # flat: no nested objects
     assert not any(isinstance(v, dict | list) for x in lines for v in x.values())
 
-    text = cli.invoke(app, ["cost", str(run_dir)]).stdout
+    text = cli.invoke(app, ["cost", str(run_dir), "--wide"]).stdout  # headings in full
     headings = [x for x in text.splitlines() if x.startswith("Cost per episode:")]
     assert len(headings) == len(set(headings)) == 4
     for domain in ("procurement", "release"):

@@ -326,3 +326,79 @@ async def test_the_contrasts_name_their_configuration(browser: Browser, tmp_path
             assert r.status == 200 and "svg" in r.content_type
     finally:
         await runner.cleanup()
+
+
+async def test_at_1280_px_the_turn_lists_error_badges_are_whole(
+    run_dir: Path, browser: Browser
+) -> None:
+    """#40, item 9: the turn list's error badges were cut at 1280 px (the list's column
+    scrolled sideways); they wrap inside it now."""
+    records = read_logs(run_dir)
+
+    def pills(r: object) -> int:
+        score = score_episode(r)  # type: ignore[arg-type]
+        return max((len(t.errors) for t in score.primary.turns), default=0)
+
+    (slug, seed), _ = max(sorted(records.items()), key=lambda kv: pills(kv[1]))
+    runner, url = await serve(run_dir, 0)
+    try:
+        page = await _page(browser, 1280)
+        await page.goto(f"{url}#/episode/{slug}/{seed}")
+        await _ready(page, f"#/episode/{slug}/{seed}")
+        toc = page.locator(".layout > .toc")
+        overflow = await toc.evaluate("e => e.scrollWidth - e.clientWidth")
+        assert overflow <= 0, f"the turn list runs {overflow} px past its column"
+        await _fits(page, "#turns")
+    finally:
+        await runner.cleanup()
+
+
+async def test_the_header_carries_the_synthetic_warning_and_the_run_details(
+    run_dir: Path, browser: Browser
+) -> None:
+    """#40, items 1 and 8: the cells page says the agent is synthetic and shows the run's
+    details from its manifest (models, decoding, seeds, git revision, ...)."""
+    runner, url = await serve(run_dir, 0)
+    try:
+        page = await _page(browser, 1280)
+        await page.goto(url)
+        await _ready(page, "#/")
+        await expect(page.locator("#synthetic")).to_contain_text("SYNTHETIC")
+        await expect(page.locator("#synthetic")).to_contain_text("scripted synthetic agent")
+        details = page.locator("#details")
+        await details.locator("summary").click()
+        for field in ("model", "decoding", "seeds", "generator", "started"):
+            await expect(details.locator("th", has_text=field).first).to_be_visible()
+        await expect(details).to_contain_text("temperature")
+        await _fits(page, "#details")
+    finally:
+        await runner.cleanup()
+
+
+async def test_several_runs_in_one_view(run_dir: Path, browser: Browser, tmp_path: Path) -> None:
+    """#40, item 7: ``ladder view runs/a runs/b``: one page, a picker of the runs; the cells
+    and episodes shown are the picked run's."""
+    other = tmp_path / "other"
+    await _in_thread(make_run, other, "100-101", "scripted/perfect", ["raw"])
+    runner, url = await serve([run_dir, other], 0)
+    try:
+        page = await _page(browser, 1280)
+        await page.goto(url)
+        await _ready(page, "#/")
+        picker = page.locator("#runs")
+        await expect(picker.locator("option")).to_have_count(2)
+        first = await page.locator("#cells tbody tr.click").count()
+        await picker.select_option("1")
+        await page.wait_for_url(re.compile(r"\?run=1"))
+        await _ready(page, "#/")
+        await expect(page.locator("#runs")).to_have_value("1")
+        rows = page.locator("#cells tbody tr.click")
+        await expect(rows).to_have_count(1)  # the other run: one raw cell
+        assert first > 1
+        await expect(page.locator("#cells tr.config")).to_contain_text("scripted/perfect")
+        await rows.first.click()
+        await expect(page.locator("#main")).to_contain_text("seed")
+        async with aiohttp.ClientSession() as http, http.get(url + "api/cells?run=2") as r:
+            assert r.status == 400  # no third run: one line, no traceback
+    finally:
+        await runner.cleanup()

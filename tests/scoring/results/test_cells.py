@@ -88,7 +88,7 @@ def test_cell_lines(lines: list[ResultLine]) -> None:
     assert written["cell"] == {
         "arm": "enforce", "model": "scripted/golden", "regime": "no-think", "steps": 5,
         "density": 0.15, "domain": "procurement", "brief": "amended",
-        "schedule": None, "paraphrase_tier": 0, "ambiguous_rate": 0.0,
+        "schedule": None, "paraphrase_tier": 0, "ambiguous_rate": 0.0, "served_by": "",
         **msgspec.structs.asdict(enforce_key().knobs),
         "knobs": msgspec.structs.asdict(enforce_key().knobs),
     }  # fmt: skip
