@@ -61,7 +61,7 @@ def load_pack_file(path: Path) -> DomainPool:
     """Read, check and register the pack file ``path``; its pool."""
     pool, text = read_pack(path)
     if register(pool) is not None:
-        _TEXTS.setdefault(pool.name, text)
+        _TEXTS[pool.name] = text  # the text as last read (a pack forgotten and read again)
     return pool
 
 

@@ -36,6 +36,8 @@ def _grid(model: str) -> dict[str, Any]:
             "graphs": [{"steps": 10, "density": 0.15}],
             "arms": ["directive", "enforce", "hybrid"],
             "ambiguous_rate": 0.15,
+            # the digest was taken on generator 4's episodes, before the knobs existed
+            "generator": 4,
             "variants": [
                 {"arm": "enforce", "corruption": 1e-2},
                 {"arm": "enforce", "notice": "same_turn"},
