@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -68,6 +69,8 @@ class RunFlags:
     temperature: float | None = None  # decoding (#40): the grid's [decoding] overridden
     top_p: float | None = None
     max_tokens: int | None = None  # the agent's reply budget, every regime
+    # --set TABLE.KEY=VALUE: any grid field, a TOML value (applied after the named flags)
+    sets: list[str] = field(default_factory=list)
 
     def given(self) -> dict[str, object]:
         """``--flag`` -> value of every flag given (the overrides to print and record)."""
@@ -75,7 +78,8 @@ class RunFlags:
         for f in fields(self):
             value = getattr(self, f.name)
             if value is not None and value != []:
-                out["--" + f.name.replace("_", "-")] = value
+                flag = "set" if f.name == "sets" else f.name.replace("_", "-")
+                out["--" + flag] = value
         return out
 
 
@@ -202,6 +206,7 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
         "models": [model],
     }
     _decoding(data, flags)
+    apply_sets(data, flags.sets)
     grid = parse_grid(data, source="command line")
     limited = _limit(flags, grid.seeds())
     if limited is not None:
@@ -244,6 +249,7 @@ def apply_flags(grid: Grid, flags: RunFlags, *, source: str) -> tuple[Grid, dict
     data["models"] = _models(data["models"], flags)
     data["endpoints"] = _endpoints(data, flags)
     _decoding(data, flags)
+    apply_sets(data, flags.sets)
     try:
         new = parse_grid(data, source=f"{source} with the command line's flags")
     except GridError as e:
@@ -252,6 +258,40 @@ def apply_flags(grid: Grid, flags: RunFlags, *, source: str) -> tuple[Grid, dict
     if limited is not None:
         new = _with_seeds(new, limited)
     return new, given
+
+
+def apply_sets(data: GridData, sets: list[str]) -> None:
+    """Each ``--set PATH=VALUE`` into the grid's data: PATH names a table and its key
+    (``run.seeds``, ``decoding.temperature``; an array of tables by index: ``models.0.served``)
+    and VALUE is a TOML value (a bare word is a string). The grid check then reads the result
+    as it reads a file, so a wrong key or value is the same one line."""
+    for item in sets:
+        path, sep, text = item.partition("=")
+        keys = [k.strip() for k in path.split(".")]
+        if not sep or len(keys) < 2 or not all(keys):
+            raise FlagError(f"--set {item!r}: expected TABLE.KEY=VALUE (e.g. run.seeds=100-103)")
+        try:
+            value: object = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text.strip()  # a bare word: a string
+        node: object = data
+        for i, key in enumerate(keys[:-1]):
+            node = _step_into(node, key, keys[: i + 1], item)
+        if not isinstance(node, dict):
+            raise FlagError(f"--set {item!r}: {'.'.join(keys[:-1])} is not a table")
+        node[keys[-1]] = value
+
+
+def _step_into(node: object, key: str, where: list[str], item: str) -> object:
+    if isinstance(node, list):
+        if not key.isdigit() or int(key) >= len(node):
+            raise FlagError(
+                f"--set {item!r}: {'.'.join(where)}: no such entry ({len(node)} listed)"
+            )
+        return node[int(key)]
+    if not isinstance(node, dict):
+        raise FlagError(f"--set {item!r}: {'.'.join(where[:-1])} is not a table")
+    return node.setdefault(key, {})
 
 
 def _decoding(data: GridData, flags: RunFlags) -> None:

@@ -215,6 +215,15 @@ def run(
         list[str] | None,
         typer.Option(help="KEY=JSON merged into every request body (repeatable)."),
     ] = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Any grid field, TABLE.KEY=VALUE with a TOML value, e.g. --set "
+            "run.seeds=100-103 --set decoding.temperature=0.7 (repeatable; applied after the "
+            "named flags).",
+        ),
+    ] = None,
     temperature: Annotated[
         float | None,
         typer.Option(help="Sampling temperature (default: the grid's, 0).", show_default=False),
@@ -278,6 +287,7 @@ def run(
         temperature=temperature,
         top_p=top_p,
         max_tokens=max_tokens,
+        sets=sets or [],
     )
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     try:
