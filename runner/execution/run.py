@@ -5,6 +5,7 @@ lock, signals and exit codes around it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypedDict
 
@@ -15,6 +16,7 @@ from protocol.packs import PackError
 from protocol.records import EpisodeRecord
 from protocol.visible import visible
 from runner.client.endpoint import CallFailed
+from runner.execution.observer import Observers, RunObserver
 from runner.execution.scheduler import (
     RunState,
     expected_seeds,
@@ -58,8 +60,12 @@ async def run_async(
     overrides: dict[str, object] | None = None,
     breaker_after: int = 0,
     progress_every_s: float = 10.0,
+    observers: Sequence[RunObserver] = (),
 ) -> RunSummary:
     """Run (or resume) ``grid`` into ``out``; returns a summary.
+
+    ``observers`` (:class:`~runner.execution.observer.RunObserver`) hear every notice the
+    run prints, every streamed result line and every finished episode's record.
 
     ``breaker_after``: stop (raise BreakerTripped) after that many consecutive failed calls
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
@@ -72,18 +78,25 @@ async def run_async(
     # after the logs were read and the preflight passed, so a refusal (a newer-schema or
     # unreadable log, an endpoint that does not answer) leaves the directory as it was, and
     # a first run that never started leaves no manifest to block the corrected grid.
+    hooks = Observers(observers)
+
+    def notice(text: str, style: str = "") -> None:
+        console.print(f"[{style}]{text}" if style else text)
+        hooks.notice(text)
+
     write_or_check_manifest(out, grid, allow_change=allow_change, write=False)
     report = LogReport()
     tasks, done = pending_tasks(grid, out, report)
     for bad in report.truncated:
-        console.print(f"[yellow]dropped a truncated log line (a kill mid-write): {bad}")
+        notice(f"dropped a truncated log line (a kill mid-write): {bad}", "yellow")
     if report.foreign:
-        console.print(
-            f"[yellow]{plural(len(report.foreign), 'log record')} of another grid "
-            "ignored (neither done nor scored)"
+        notice(
+            f"{plural(len(report.foreign), 'log record')} of another grid "
+            "ignored (neither done nor scored)",
+            "yellow",
         )
     for bad in report.corrupt:
-        console.print(f"[yellow]skipped a corrupt log line: {bad}")
+        notice(f"skipped a corrupt log line: {bad}", "yellow")
     scorer = _scorer(grid, done)
     try:  # a changed pack is refused before any endpoint is contacted (#40)
         keep_packs(grid.run.domains, out, write=False)
@@ -93,7 +106,7 @@ async def run_async(
         for ep in endpoints.values():
             ep.stats.breaker_after = breaker_after
         if check and tasks:  # nothing left to run needs no server (#40)
-            console.print(preflight_line(endpoints))
+            notice(preflight_line(endpoints))
             problems = await preflight(grid, endpoints)
             if problems:
                 raise GridError("\n".join(problems))
@@ -105,14 +118,14 @@ async def run_async(
             out, grid, allow_change=allow_change, overrides=overrides, scripted=server_config
         )
         if manifest.added:
-            console.print(f"the grid adds {'; '.join(manifest.added)} to {out}; manifest updated")
+            notice(f"the grid adds {'; '.join(manifest.added)} to {out}; manifest updated")
         if manifest.changed:
-            console.print(f"grid changed (--allow-grid-change): {'; '.join(manifest.changed)}")
+            notice(f"grid changed (--allow-grid-change): {'; '.join(manifest.changed)}")
         helpers = Helpers(grid, out, endpoints)
-        state = RunState(grid=grid, out=out, endpoints=endpoints, helpers=helpers)
+        state = RunState(grid=grid, out=out, endpoints=endpoints, helpers=helpers, observers=hooks)
         state.progress.total = len(tasks)
         if manifest.resumed:
-            console.print(
+            notice(
                 f"resuming {out}: {plural(len(done), 'episode')} already done, {len(tasks)} to run"
             )
         async with anyio.create_task_group() as tg:
@@ -129,9 +142,10 @@ async def run_async(
     st = helpers.stats
     if st.compile_requests or st.matcher_requests:
         console.print(helper_summary(st), highlight=False)
+        hooks.notice(helper_summary(st))
     final = _finalize(out, grid, console)
     if final:
-        console.print(f"final results: {plural(final, 'line')} appended to {out / RESULTS}")
+        notice(f"final results: {plural(final, 'line')} appended to {out / RESULTS}")
     return {
         "episodes_run": state.progress.done,
         "already_done": len(done),

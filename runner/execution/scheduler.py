@@ -33,6 +33,7 @@ from runner.client.endpoint import Endpoint
 from runner.client.limiter import EPISODE_AGE
 from runner.execution.agent import agent_calls
 from runner.execution.episode import run_episode
+from runner.execution.observer import Observers
 from runner.execution.order import TaskOrder
 from runner.gates.helpers import Helpers
 from runner.grid.expand import Grid, Task, expand
@@ -96,6 +97,7 @@ class RunState:
     on_result: Callable[[ResultLine], None] | None = None
     on_episode: Callable[[EpisodeRecord], None] | None = None
     on_refresh: Callable[[], None] | None = None  # the live view's redraw, every second
+    observers: Observers = field(default_factory=Observers)  # a library caller's hooks
 
 
 def pending_tasks(
@@ -158,6 +160,7 @@ async def run_grid(
                 results.write(encode_line(line))
                 if state.on_result is not None:
                     state.on_result(line)
+                state.observers.result(line)
 
         started = itertools.count()  # episodes' start numbers (runner.client.limiter)
 
@@ -200,6 +203,7 @@ async def run_grid(
                     progress.infrastructure += 1
                 if state.on_episode is not None:
                     state.on_episode(record)
+                state.observers.episode_end(record)
                 if scorer is not None:
                     emit(scorer.add(record))
                 if len(episodes) > 4 * grid.run.concurrency:
