@@ -34,6 +34,7 @@ from ladder import (
 from ladder.domain import domain_app
 from ladder.errors import USAGE_EXIT, UsageError
 from runner.plugins import load_plugins
+from runner.rundir.records import RunDirError
 from serve.cli import serve_app
 
 __all__ = ["app", "main"]
@@ -68,6 +69,9 @@ class OneLineErrors(TyperGroup):
             rv = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except UsageError as e:
             typer.echo(f"error: {e.message}", err=True)
+            sys.exit(USAGE_EXIT)
+        except RunDirError as e:  # a library call's one-line refusal (runner.rundir.records)
+            typer.echo(f"error: {e}", err=True)
             sys.exit(USAGE_EXIT)
         except _EXC.NoArgsIsHelpError as e:
             typer.echo(e.format_message(), err=True)

@@ -11,7 +11,7 @@ import typer
 
 from ladder.errors import UsageError
 from ladder.filters import ArmOption, CellOption, ModelOption, cell_filter
-from ladder.score import load_records
+from runner.rundir.records import load_records
 from scoring.report.tables import Labels, text_table
 from scoring.results.compare import CompareError, compare_runs
 from scoring.results.lines import line_json

@@ -44,7 +44,7 @@ def demo(
         breaker_after=DEFAULT_BREAKER_AFTER,
     )
     try:
-        from ladder.report import write_report
+        from runner.rundir.report import write_report
     except ImportError:  # pragma: no cover
         return
     path = write_report(out)

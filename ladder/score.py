@@ -12,7 +12,7 @@ code 2.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -20,12 +20,12 @@ import msgspec
 import orjson
 import typer
 
-from ladder.domain import load_packs_of
 from ladder.errors import UsageError
 from ladder.filters import ArmOption, CellFilter, CellOption, ModelOption, cell_filter
 from protocol.records import EpisodeRecord
 from protocol.visible import visible
-from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
+from runner.rundir.logs import LogReport
+from runner.rundir.records import load_records, log_summary, read_run
 from runner.rundir.rescore import rescore_dir
 from scoring.report.episode_table import episode_table
 from scoring.report.tables import (
@@ -43,53 +43,12 @@ from scoring.results.offline import rescore, score_records
 
 __all__ = [
     "episode_results",
-    "load_records",
     "load_results",
-    "log_summary",
     "run_records",
     "score",
 ]
 
-_MAX_LISTED = 5
 T = TypeVar("T")
-
-
-def _read(
-    logdir: Path, read: Callable[[LogReport], tuple[T, int]], domain_files: Sequence[Path] = ()
-) -> tuple[T, LogReport]:
-    """``read(report)`` -> (what it made, records read) under the checks every reader needs:
-    a :class:`~ladder.errors.UsageError` when the logs cannot be scored. The run's domain packs
-    are loaded first (``domain_files``, then the run directory's copies)."""
-    if not logdir.is_dir():
-        raise UsageError(f"cannot read {logdir}: not a directory")
-    load_packs_of(logdir, domain_files)
-    report = LogReport()
-    try:
-        made, n = read(report)
-    except NewerSchemaError as e:
-        raise UsageError(str(e)) from None
-    except OSError as e:
-        raise UsageError(f"cannot read {logdir}: {e.strerror or e}") from None
-    if report.files == 0:
-        raise UsageError(f"no episode logs (*.jsonl) under {logdir}")
-    if not n:
-        bad = len(report.corrupt) + len(report.truncated)
-        raise UsageError(
-            f"no readable episode record under {logdir} ({bad} corrupt or truncated lines)"
-        )
-    return made, report
-
-
-def load_records(
-    logdir: Path, domain_files: Sequence[Path] = ()
-) -> tuple[list[EpisodeRecord], LogReport]:
-    """Every record under *logdir* (the last of each (cell, seed)), and what reading found."""
-
-    def read(report: LogReport) -> tuple[list[EpisodeRecord], int]:
-        records = list(read_logs(logdir, report).values())
-        return records, len(records)
-
-    return _read(logdir, read, domain_files)
 
 
 def load_results(
@@ -100,7 +59,7 @@ def load_results(
     :mod:`runner.rundir.rescore`), Holm within each ``family`` (:mod:`scoring.results.families`)."""
     if family not in FAMILIES:
         raise UsageError(f"unknown --family {family!r}; choose one of {', '.join(FAMILIES)}")
-    return _read(
+    return read_run(
         logdir,
         lambda report: rescore_dir(logdir, report, jobs=jobs, family=family),
         domain_files,
@@ -126,22 +85,6 @@ def _print_episodes(logdir: Path, json_: bool, domain_files: Sequence[Path]) -> 
     typer.echo(visible(episode_table(rows)))
     typer.echo("")
     typer.echo(visible(log_summary(report)))
-
-
-def log_summary(report: LogReport, width: int = 80) -> str:
-    """What reading the logs found: records, files, bad lines (the first few listed); the
-    first line wrapped to ``width`` (0: one line)."""
-    head = (
-        f"log lines: {report.records} records in {report.files} files; "
-        f"{len(report.corrupt)} corrupt, {len(report.truncated)} truncated (dropped); "
-        f"{report.duplicates} superseded by a later record of the same (cell, seed)"
-    )
-    out = textwrap.wrap(head, width) if width else [head]
-    for kind, where in (("corrupt", report.corrupt), ("truncated", report.truncated)):
-        out += [f"  {kind}: {w}" for w in where[:_MAX_LISTED]]
-        if len(where) > _MAX_LISTED:
-            out.append(f"  ... {len(where) - _MAX_LISTED} more {kind} lines")
-    return "\n".join(out)
 
 
 def run_records(

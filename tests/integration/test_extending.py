@@ -19,7 +19,6 @@ import pytest
 from rich.console import Console
 
 import protocol.arms
-from ladder.report import write_report
 from protocol.arms import ARMS, ArmSpec
 from protocol.generate import generate
 from protocol.probe_history import rebuild_messages
@@ -29,6 +28,7 @@ from runner.arms import ArmSession, registry
 from runner.execution.run import run_async
 from runner.grid.expand import parse_grid
 from runner.rundir.logs import LogReport, read_logs
+from runner.rundir.report import write_report
 from runner.rundir.rescore import rescore_dir
 from scoring.analyses.base import Analysis, Pair, by_cell, markdown_section
 from scoring.analyses.corruption_replay import CorruptionLine

@@ -48,8 +48,8 @@ def _run(tmp: Path, model: str, arms: list[str], variants: list[dict[str, Any]],
          seeds: str, graph: tuple[int, float] = (10, 0.3)) -> list[EpisodeRecord]:  # fmt: skip
     from rich.console import Console
 
-    from ladder.score import load_records
     from runner.execution.run import run_async
+    from runner.rundir.records import load_records
 
     grid = {
         "run": {

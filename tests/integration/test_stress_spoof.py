@@ -217,8 +217,8 @@ def _grid(
 def _run_grid(tmp: Path, grid: dict[str, Any]) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from ladder.score import load_records
     from runner.execution.run import run_async
+    from runner.rundir.records import load_records
 
     asyncio.run(run_async(parse_grid(grid), tmp, console=Console(file=io.StringIO()), live=False))
     records, _ = load_records(tmp)

@@ -153,8 +153,8 @@ ARMS = ["raw", "enforce"]
 def _run(tmp: Path, rates: list[float]) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from ladder.score import load_records
     from runner.execution.run import run_async
+    from runner.rundir.records import load_records
 
     variants = [{"arm": a, "harness": "langgraph", "tool_failure": r} for a in ARMS for r in rates]
     grid = {

@@ -134,8 +134,8 @@ STYLES = ["restate", "contradict", "double"]
 def _run(tmp: Path, model: str, dose: float = 0.25) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from ladder.score import load_records
     from runner.execution.run import run_async
+    from runner.rundir.records import load_records
 
     grid = {
         "run": {

@@ -11,10 +11,10 @@ from typing import Any
 
 from rich.console import Console
 
-from ladder.report import write_report
 from protocol.knobs import variants
 from runner.execution.run import run_async
 from runner.grid.expand import check_grid, parse_grid
+from runner.rundir.report import write_report
 
 GRIDS = Path(__file__).resolve().parent.parent.parent / "runner" / "grids"
 FAMILY = "Ask back and escalation"

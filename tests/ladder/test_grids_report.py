@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from ladder.report import write_report
 from runner.execution.run import run_async
 from runner.grid.expand import parse_grid
+from runner.rundir.report import write_report
 
 GRIDS = Path(__file__).resolve().parent.parent.parent / "runner" / "grids"
 AGENT = "scripted/synthetic?obey=0.9&fresh=0.35&seed=7"

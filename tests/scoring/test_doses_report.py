@@ -32,8 +32,8 @@ DOSES = [0.25, 1.0]
 def records(tmp_path_factory: pytest.TempPathFactory) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from ladder.score import load_records
     from runner.execution.run import run_async
+    from runner.rundir.records import load_records
 
     tmp = tmp_path_factory.mktemp("doses")
     variants: list[dict[str, Any]] = [
@@ -117,8 +117,8 @@ def test_two_domains_form_a_paired_contrast(tmp_path: Path) -> None:
     (an exact McNemar on the seeds both ran) in its own Holm family."""
     from rich.console import Console
 
-    from ladder.score import load_records
     from runner.execution.run import run_async
+    from runner.rundir.records import load_records
     from scoring.results.lines import ContrastLine
     from scoring.results.offline import rescore
 

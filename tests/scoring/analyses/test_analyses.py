@@ -315,9 +315,9 @@ async def test_the_corrupted_replay_reproduces_a_real_run(tmp_path: Path) -> Non
 
     from rich.console import Console
 
-    from ladder.score import load_records
     from runner.execution.run import run_async
     from runner.grid.expand import parse_grid
+    from runner.rundir.records import load_records
     from scoring.analyses.registry import log_analyses
     from scoring.replay.ground_truth import EpisodeCache
     from scoring.results.offline import score_records
@@ -367,7 +367,7 @@ async def test_the_corrupted_replay_reproduces_a_real_run(tmp_path: Path) -> Non
     assert {x.cell.arm for x in plain} == {"directive", "enforce"}
     assert all(x.trap_n > 0 and x.episodes == 8 for x in plain)
     # the report draws the figures these cells allow, each with its points as JSON
-    from ladder.report import write_report
+    from runner.rundir.report import write_report
 
     report = write_report(tmp_path)
     figures = json.loads((tmp_path / "report-figures.json").read_text())

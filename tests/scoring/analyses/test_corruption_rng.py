@@ -43,9 +43,9 @@ GRID = {
 async def _records(tmp: Path) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from ladder.score import load_records
     from runner.execution.run import run_async
     from runner.grid.expand import parse_grid
+    from runner.rundir.records import load_records
 
     await run_async(parse_grid(GRID), tmp, console=Console(file=io.StringIO()), live=False)
     records, _ = load_records(tmp)
@@ -149,9 +149,9 @@ async def test_the_replay_redraws_a_tool_harness_run(tmp_path: Path) -> None:
     }
     from rich.console import Console
 
-    from ladder.score import load_records
     from runner.execution.run import run_async
     from runner.grid.expand import parse_grid
+    from runner.rundir.records import load_records
 
     await run_async(parse_grid(grid), tmp_path, console=Console(file=io.StringIO()), live=False)
     recs, _ = load_records(tmp_path)
