@@ -47,5 +47,5 @@ def demo(
         from runner.rundir.report import write_report
     except ImportError:  # pragma: no cover
         return
-    path = write_report(out)
+    path = write_report(out, say=typer.echo)  # a missing plots extra is one line
     typer.echo(f"report: {path}")
