@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import msgspec
 
@@ -27,16 +27,20 @@ __all__ = [
     "DictState",
     "Domain",
     "FactSpec",
+    "FactTable",
     "FactType",
     "FactsFn",
     "NaiveAgent",
     "Tables",
     "Value",
+    "fact",
+    "facts_of",
     "message_text",
     "row_in",
     "row_of",
 ]
 
+C = TypeVar("C")
 Value = bool | int | float | str | None
 FactType = Literal["bool", "int", "float", "str"]
 
@@ -86,6 +90,33 @@ class FactSpec(msgspec.Struct, frozen=True, kw_only=True):
     doc: str
 
 
+def fact(name: str, kind: FactType, tools: tuple[str, ...], doc: str) -> FactSpec:
+    """A fact's spec (each domain's table is a list of these beside their functions)."""
+    return FactSpec(name=name, type=kind, tools=tools, doc=doc)
+
+
+def facts_of(facts: Mapping[str, FactSpec], tool: str) -> dict[str, FactSpec]:
+    """The facts a rule on ``tool`` may name."""
+    return {name: spec for name, spec in facts.items() if tool in spec.tools}
+
+
+class FactTable(Generic[C]):
+    """A domain's facts, each with the function that computes it from the domain's own
+    context of one call (``C``): the vocabulary and its evaluation, written once."""
+
+    def __init__(self, rows: Sequence[tuple[FactSpec, Callable[[C], Value]]]) -> None:
+        self.facts: dict[str, FactSpec] = {spec.name: spec for spec, _ in rows}
+        self._compute = {spec.name: fn for spec, fn in rows}
+
+    def facts_for(self, tool: str) -> dict[str, FactSpec]:
+        return facts_of(self.facts, tool)
+
+    def compute(self, tool: str, ctx: C, names: Sequence[str] | None) -> dict[str, Value]:
+        """The facts of one call (``names`` only, or all of the tool's)."""
+        wanted = names if names is not None else tuple(self.facts_for(tool))
+        return {n: self._compute[n](ctx) for n in wanted if tool in self.facts[n].tools}
+
+
 FactsFn = Callable[
     [str, Mapping[str, Any], Tables, datetime | None, Sequence[str] | None], dict[str, Value]
 ]
@@ -120,7 +151,7 @@ class Domain:
 
     def facts_for(self, tool: str) -> dict[str, FactSpec]:
         """The facts a rule on ``tool`` may name."""
-        return {name: spec for name, spec in self.facts.items() if tool in spec.tools}
+        return facts_of(self.facts, tool)
 
 
 def message_text(message: Mapping[str, Any]) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from tau2gate.domain import FactSpec, FactType, Tables, Value, row_of
+from tau2gate.domain import FactSpec, FactTable, Tables, Value, fact, row_of
 
 __all__ = [
     "FACTS",
@@ -261,39 +261,35 @@ def _route_changed(ctx: _Ctx) -> Value:
     return not kept
 
 
-def _spec(name: str, kind: FactType, tools: tuple[str, ...], doc: str) -> FactSpec:
-    return FactSpec(name=name, type=kind, tools=tools, doc=doc)
-
-
 _R, _U = _RESERVATION_TOOLS, _USER_TOOLS
 _INT = int
 _NUM = (int, float)
 
 _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
-    (_spec("reservation.cabin", "str", _R, "the reservation's cabin class"), _res_field("cabin")),
+    (fact("reservation.cabin", "str", _R, "the reservation's cabin class"), _res_field("cabin")),
     (
-        _spec("reservation.insurance", "str", _R, "'yes' or 'no': travel insurance bought"),
+        fact("reservation.insurance", "str", _R, "'yes' or 'no': travel insurance bought"),
         _res_field("insurance"),
     ),
     (
-        _spec("reservation.flight_type", "str", _R, "'one_way' or 'round_trip'"),
+        fact("reservation.flight_type", "str", _R, "'one_way' or 'round_trip'"),
         _res_field("flight_type"),
     ),
-    (_spec("reservation.status", "str", _R, "'active' or 'cancelled'"), _res_status),
+    (fact("reservation.status", "str", _R, "'active' or 'cancelled'"), _res_status),
     (
-        _spec("reservation.passenger_count", "int", _R, "passengers on the reservation"),
+        fact("reservation.passenger_count", "int", _R, "passengers on the reservation"),
         _res_passengers,
     ),
     (
-        _spec("reservation.total_baggages", "int", _R, "checked bags on the reservation"),
+        fact("reservation.total_baggages", "int", _R, "checked bags on the reservation"),
         _res_field("total_baggages"),
     ),
     (
-        _spec("reservation.nonfree_baggages", "int", _R, "paid checked bags on it"),
+        fact("reservation.nonfree_baggages", "int", _R, "paid checked bags on it"),
         _res_field("nonfree_baggages"),
     ),
     (
-        _spec(
+        fact(
             "reservation.hours_since_booking",
             "float",
             _R,
@@ -302,11 +298,11 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _hours_since_booking,
     ),
     (
-        _spec("reservation.any_segment_flown", "bool", _R, "a segment is landed or flying"),
+        fact("reservation.any_segment_flown", "bool", _R, "a segment is landed or flying"),
         lambda ctx: _any_status(ctx, {"landed", "flying"}),
     ),
     (
-        _spec(
+        fact(
             "reservation.any_segment_cancelled",
             "bool",
             _R,
@@ -315,11 +311,11 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         lambda ctx: _any_status(ctx, {"cancelled"}),
     ),
     (
-        _spec("reservation.any_segment_delayed", "bool", _R, "a segment is delayed"),
+        fact("reservation.any_segment_delayed", "bool", _R, "a segment is delayed"),
         lambda ctx: _any_status(ctx, {"delayed"}),
     ),
     (
-        _spec(
+        fact(
             "user.membership",
             "str",
             (*_R, *_U),
@@ -328,7 +324,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _membership,
     ),
     (
-        _spec(
+        fact(
             "user.any_insured_reservation",
             "bool",
             ("send_certificate",),
@@ -337,7 +333,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _user_any(lambda r: r.get("insurance") == "yes"),
     ),
     (
-        _spec(
+        fact(
             "user.any_business_reservation",
             "bool",
             ("send_certificate",),
@@ -346,7 +342,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _user_any(lambda r: r.get("cabin") == "business"),
     ),
     (
-        _spec(
+        fact(
             "args.cabin",
             "str",
             ("book_reservation", "update_reservation_flights"),
@@ -355,15 +351,15 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _arg("cabin", str),
     ),
     (
-        _spec("args.insurance", "str", ("book_reservation",), "the insurance the call asks for"),
+        fact("args.insurance", "str", ("book_reservation",), "the insurance the call asks for"),
         _arg("insurance", str),
     ),
     (
-        _spec("args.flight_type", "str", ("book_reservation",), "the trip type of the booking"),
+        fact("args.flight_type", "str", ("book_reservation",), "the trip type of the booking"),
         _arg("flight_type", str),
     ),
     (
-        _spec(
+        fact(
             "args.passenger_count",
             "int",
             ("book_reservation", "update_reservation_passengers"),
@@ -372,7 +368,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _arg_len("passengers"),
     ),
     (
-        _spec(
+        fact(
             "args.total_baggages",
             "int",
             ("book_reservation", "update_reservation_baggages"),
@@ -381,7 +377,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _arg("total_baggages", _INT),
     ),
     (
-        _spec(
+        fact(
             "args.nonfree_baggages",
             "int",
             ("book_reservation", "update_reservation_baggages"),
@@ -390,7 +386,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _arg("nonfree_baggages", _INT),
     ),
     (
-        _spec(
+        fact(
             "args.certificate_count",
             "int",
             ("book_reservation",),
@@ -399,15 +395,15 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _book_count("certificate"),
     ),
     (
-        _spec("args.credit_card_count", "int", ("book_reservation",), "credit cards used"),
+        fact("args.credit_card_count", "int", ("book_reservation",), "credit cards used"),
         _book_count("credit_card"),
     ),
     (
-        _spec("args.gift_card_count", "int", ("book_reservation",), "gift cards used"),
+        fact("args.gift_card_count", "int", ("book_reservation",), "gift cards used"),
         _book_count("gift_card"),
     ),
     (
-        _spec(
+        fact(
             "args.payments_in_profile",
             "bool",
             ("book_reservation",),
@@ -416,7 +412,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _payments_in_profile,
     ),
     (
-        _spec(
+        fact(
             "args.payment_source",
             "str",
             ("update_reservation_baggages", "update_reservation_flights"),
@@ -425,7 +421,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _arg_payment_source,
     ),
     (
-        _spec(
+        fact(
             "args.flights_changed",
             "bool",
             ("update_reservation_flights",),
@@ -434,7 +430,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _flights_changed,
     ),
     (
-        _spec(
+        fact(
             "args.cabin_changed",
             "bool",
             ("update_reservation_flights",),
@@ -443,7 +439,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _cabin_changed,
     ),
     (
-        _spec(
+        fact(
             "args.route_changed",
             "bool",
             ("update_reservation_flights",),
@@ -452,20 +448,15 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _route_changed,
     ),
     (
-        _spec("args.amount", "float", ("send_certificate",), "the certificate's amount"),
+        fact("args.amount", "float", ("send_certificate",), "the certificate's amount"),
         _arg("amount", _NUM),
     ),
 )
 
-FACTS: dict[str, FactSpec] = {spec.name: spec for spec, _ in _TABLE}
+_FACTS: FactTable[_Ctx] = FactTable(_TABLE)
+FACTS = _FACTS.facts
 """Every fact by name."""
-
-_COMPUTE: dict[str, Callable[[_Ctx], Value]] = {spec.name: fn for spec, fn in _TABLE}
-
-
-def facts_for(tool: str) -> dict[str, FactSpec]:
-    """The facts a rule on ``tool`` may name."""
-    return {name: spec for name, spec in FACTS.items() if tool in spec.tools}
+facts_for = _FACTS.facts_for
 
 
 def compute_facts(
@@ -477,5 +468,4 @@ def compute_facts(
 ) -> dict[str, Value]:
     """The facts of one call (``names`` only, or all of the tool's), ``None`` where undecidable."""
     ctx = _Ctx(tool, args, state, now)
-    wanted = names if names is not None else tuple(facts_for(tool))
-    return {name: _COMPUTE[name](ctx) for name in wanted if tool in FACTS[name].tools}
+    return _FACTS.compute(tool, ctx, names)

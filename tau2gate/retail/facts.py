@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from tau2gate.domain import FactSpec, FactType, Tables, Value, row_of
+from tau2gate.domain import FactSpec, FactTable, Tables, Value, fact, row_of
 
 __all__ = ["FACTS", "WRITE_TOOLS", "compute_facts", "facts_for"]
 
@@ -228,13 +228,9 @@ def _payment_is_original(ctx: _Ctx) -> Value:
     return pid == first.get("payment_method_id")
 
 
-def _spec(name: str, kind: FactType, tools: tuple[str, ...], doc: str) -> FactSpec:
-    return FactSpec(name=name, type=kind, tools=tools, doc=doc)
-
-
 _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
     (
-        _spec(
+        fact(
             "order.status",
             "str",
             _ORDER,
@@ -243,9 +239,9 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         ),
         _order_status,
     ),
-    (_spec("order.item_count", "int", _ORDER, "items in the order"), _order_item_count),
+    (fact("order.item_count", "int", _ORDER, "items in the order"), _order_item_count),
     (
-        _spec(
+        fact(
             "order.original_payment_source",
             "str",
             _ORDER,
@@ -254,7 +250,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _original_payment_source,
     ),
     (
-        _spec(
+        fact(
             "order.original_payment_amount",
             "float",
             _ORDER,
@@ -263,20 +259,20 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _original_payment_amount,
     ),
     (
-        _spec("user.known", "bool", ("modify_user_address",), "the call's user_id is a user"),
+        fact("user.known", "bool", ("modify_user_address",), "the call's user_id is a user"),
         _user_known,
     ),
     (
-        _spec("args.reason", "str", ("cancel_pending_order",), "the cancellation reason given"),
+        fact("args.reason", "str", ("cancel_pending_order",), "the cancellation reason given"),
         _reason,
     ),
-    (_spec("args.item_count", "int", _ITEMS, "item ids in the call"), _count("item_ids")),
+    (fact("args.item_count", "int", _ITEMS, "item ids in the call"), _count("item_ids")),
     (
-        _spec("args.new_item_count", "int", _SWAP, "new item ids in the call"),
+        fact("args.new_item_count", "int", _SWAP, "new item ids in the call"),
         _count("new_item_ids"),
     ),
     (
-        _spec(
+        fact(
             "args.items_in_order",
             "bool",
             _ITEMS,
@@ -285,7 +281,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _items_in_order,
     ),
     (
-        _spec(
+        fact(
             "args.new_items_same_product",
             "bool",
             _SWAP,
@@ -294,7 +290,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _all_pairs(_same_product),
     ),
     (
-        _spec(
+        fact(
             "args.new_items_available",
             "bool",
             _SWAP,
@@ -303,7 +299,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _all_pairs(_available),
     ),
     (
-        _spec(
+        fact(
             "args.new_items_differ",
             "bool",
             _SWAP,
@@ -312,7 +308,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _all_pairs(_differ),
     ),
     (
-        _spec(
+        fact(
             "args.price_difference",
             "float",
             _SWAP,
@@ -321,7 +317,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _price_difference,
     ),
     (
-        _spec(
+        fact(
             "args.payment_in_profile",
             "bool",
             _PAY,
@@ -330,7 +326,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _payment_in_profile,
     ),
     (
-        _spec(
+        fact(
             "args.payment_source",
             "str",
             _PAY,
@@ -339,7 +335,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _payment_source,
     ),
     (
-        _spec(
+        fact(
             "args.payment_balance",
             "float",
             _PAY,
@@ -348,7 +344,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _payment_balance,
     ),
     (
-        _spec(
+        fact(
             "args.payment_is_original",
             "bool",
             _PAY,
@@ -358,15 +354,10 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
     ),
 )
 
-FACTS: dict[str, FactSpec] = {spec.name: spec for spec, _ in _TABLE}
+_FACTS: FactTable[_Ctx] = FactTable(_TABLE)
+FACTS = _FACTS.facts
 """Every retail fact by name."""
-
-_COMPUTE: dict[str, Callable[[_Ctx], Value]] = {spec.name: fn for spec, fn in _TABLE}
-
-
-def facts_for(tool: str) -> dict[str, FactSpec]:
-    """The facts a rule on ``tool`` may name."""
-    return {name: spec for name, spec in FACTS.items() if tool in spec.tools}
+facts_for = _FACTS.facts_for
 
 
 def compute_facts(
@@ -379,5 +370,4 @@ def compute_facts(
     """The facts of one call (``names`` only, or all of the tool's), ``None`` where
     undecidable; ``now`` is unused (no retail fact reads the time)."""
     ctx = _Ctx(tool, args, state)
-    wanted = names if names is not None else tuple(facts_for(tool))
-    return {name: _COMPUTE[name](ctx) for name in wanted if tool in FACTS[name].tools}
+    return _FACTS.compute(tool, ctx, names)

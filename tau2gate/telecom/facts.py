@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
-from tau2gate.domain import FactSpec, FactType, Tables, Value
+from tau2gate.domain import FactSpec, FactTable, Tables, Value, fact
 
 __all__ = ["FACTS", "LIST_KEYS", "WRITE_TOOLS", "compute_facts", "facts_for"]
 
@@ -119,13 +119,9 @@ def _gb_amount(ctx: _Ctx) -> Value:
     return float(value)
 
 
-def _spec(name: str, kind: FactType, tools: tuple[str, ...], doc: str) -> FactSpec:
-    return FactSpec(name=name, type=kind, tools=tools, doc=doc)
-
-
 _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
     (
-        _spec(
+        fact(
             "line.status",
             "str",
             _LINE,
@@ -134,11 +130,11 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _line_status,
     ),
     (
-        _spec("line.roaming_enabled", "bool", _LINE, "roaming is enabled on the line"),
+        fact("line.roaming_enabled", "bool", _LINE, "roaming is enabled on the line"),
         _line_roaming,
     ),
     (
-        _spec(
+        fact(
             "line.contract_ended",
             "bool",
             _LINE,
@@ -147,15 +143,15 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _contract_ended,
     ),
     (
-        _spec("customer.owns_line", "bool", _LINE, "line_id is one of the customer's lines"),
+        fact("customer.owns_line", "bool", _LINE, "line_id is one of the customer's lines"),
         _owns_line,
     ),
     (
-        _spec("customer.has_overdue_bill", "bool", _ALL, "a bill of the customer is Overdue"),
+        fact("customer.has_overdue_bill", "bool", _ALL, "a bill of the customer is Overdue"),
         _any_bill(OVERDUE),
     ),
     (
-        _spec(
+        fact(
             "customer.has_bill_awaiting_payment",
             "bool",
             _ALL,
@@ -164,7 +160,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _any_bill(AWAITING),
     ),
     (
-        _spec(
+        fact(
             "bill.status",
             "str",
             ("send_payment_request",),
@@ -173,7 +169,7 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _bill_status,
     ),
     (
-        _spec(
+        fact(
             "bill.of_customer",
             "bool",
             ("send_payment_request",),
@@ -182,20 +178,15 @@ _TABLE: tuple[tuple[FactSpec, Callable[[_Ctx], Value]], ...] = (
         _bill_of_customer,
     ),
     (
-        _spec("args.gb_amount", "float", ("refuel_data",), "the data to refuel, in GB"),
+        fact("args.gb_amount", "float", ("refuel_data",), "the data to refuel, in GB"),
         _gb_amount,
     ),
 )
 
-FACTS: dict[str, FactSpec] = {spec.name: spec for spec, _ in _TABLE}
+_FACTS: FactTable[_Ctx] = FactTable(_TABLE)
+FACTS = _FACTS.facts
 """Every telecom fact by name."""
-
-_COMPUTE: dict[str, Callable[[_Ctx], Value]] = {spec.name: fn for spec, fn in _TABLE}
-
-
-def facts_for(tool: str) -> dict[str, FactSpec]:
-    """The facts a rule on ``tool`` may name."""
-    return {name: spec for name, spec in FACTS.items() if tool in spec.tools}
+facts_for = _FACTS.facts_for
 
 
 def compute_facts(
@@ -208,5 +199,4 @@ def compute_facts(
     """The facts of one call (``names`` only, or all of the tool's), ``None`` where
     undecidable."""
     ctx = _Ctx(tool, args, state, now)
-    wanted = names if names is not None else tuple(facts_for(tool))
-    return {name: _COMPUTE[name](ctx) for name in wanted if tool in FACTS[name].tools}
+    return _FACTS.compute(tool, ctx, names)
