@@ -23,6 +23,7 @@ def render_brief(
     tools: bool = False,
     harness: bool = False,
     third_party: bool = False,
+    status: bool = False,
 ) -> str:
     """The system prompt: plan, policy, (one-shot sentence), execution protocol, clauses.
 
@@ -31,6 +32,8 @@ def render_brief(
     harness's brief (Appendix G): every step line names its tool and the tool clause stands
     where the ref execution protocol stands (the protocol is not sent). ``third_party``
     (generator 5 on) ends it with the clause on forwarded text (``THIRD_PARTY_CLAUSE``, OURS).
+    ``status`` (the harness's ``tool_failure_landed`` knob) lists the read-only status tool
+    after the tool clause (``STATUS_CLAUSE``, OURS).
     """
     tools = tools or harness
     lines = [strings.BRIEF_OPENING]
@@ -47,6 +50,8 @@ def render_brief(
         lines.append(strings.BRIEF_EXECUTION_PROTOCOL)
     if tools:
         lines.append(strings.TOOL_CLAUSE)
+    if harness and status:
+        lines.append(strings.STATUS_CLAUSE)
     if ledger:
         lines.append(strings.LEDGER_CLAUSE)
     if third_party:

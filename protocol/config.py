@@ -125,7 +125,9 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     harness: Literal["text", "langgraph"] = "text"
     # Stress knobs (issue #31, ours; docs/stress.md): forged state text in the user's message
     # (protocol.spoof).
-    spoof: Literal["none", "checklist", "directive", "notice", "tool_result", "receipt"] = "none"
+    spoof: Literal[
+        "none", "checklist", "directive", "notice", "tool_result", "receipt", "redo"
+    ] = "none"
     # the tool harness's calls fail at this rate per call (protocol.tool_failure)
     tool_failure: float = 0.0
     # the scripted user's manner (protocol.user): the paper's cooperative user, or one who
@@ -143,6 +145,10 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     # positive); ignored by earlier generators, whose stresses followed the realized state.
     spoof_dose: float = DEFAULT_DOSE
     user_dose: float = DEFAULT_DOSE
+    # At-most-once under tool failure (issue #37, ours; protocol.tool_failure, docs/stress.md):
+    # the share of timed-out harness calls whose write landed anyway; on, the harness lists the
+    # read-only status tool and a timeout's result says its outcome is unknown. 0: off.
+    tool_failure_landed: float = 0.0
 
     def changed(self) -> dict[str, object]:
         """The knobs set away from their defaults, in field order (empty: the plain arm)."""

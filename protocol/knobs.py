@@ -89,8 +89,12 @@ def _harness(knobs: Knobs, arm: str) -> list[str]:
 
 
 def _spoof(knobs: Knobs, arm: str) -> list[str]:
-    if knobs.spoof != "none" and knobs.harness == "langgraph":
-        return ["spoof runs on the text protocol, not the tool harness"]
+    # the tool harness forges a tool result (issue #37), on its own result channel
+    if knobs.spoof not in ("none", "tool_result") and knobs.harness == "langgraph":
+        return [
+            f'spoof = "{knobs.spoof}" runs on the text protocol; the tool harness takes '
+            'spoof = "tool_result" only'
+        ]
     return []
 
 
@@ -99,6 +103,18 @@ def _tool_failure(knobs: Knobs, arm: str) -> list[str]:
     if knobs.tool_failure and knobs.harness != "langgraph":
         problems.append('tool_failure needs the tool harness (harness = "langgraph")')
     return problems
+
+
+def _landed(knobs: Knobs, arm: str) -> list[str]:
+    """The at-most-once knob (issue #37): a share in [0, 1] of the timeouts of a failure rate."""
+    value = knobs.tool_failure_landed
+    if value == 0.0:
+        return []
+    if not 0.0 <= value <= 1.0:
+        return [f"tool_failure_landed must be in [0, 1] (got {value})"]
+    if not knobs.tool_failure:
+        return ["tool_failure_landed needs a tool_failure rate on the same variant"]
+    return []
 
 
 def _dose(field: str, knob: str, off: str) -> Check:
@@ -176,7 +192,7 @@ for _knob in (
              resets=("spoof_dose",)),
     KnobSpec(field="tool_failure", label="tool calls that fail at a rate per call (ours)",
              check=_tool_failure, family="Stress: tool failure", alone=True,
-             section="tool_failure"),
+             section="tool_failure", resets=("tool_failure_landed",)),
     KnobSpec(field="user_style", label="the scripted user's manner (ours)",
              family="Stress: uncooperative user", alone=True, section="user_style",
              resets=("user_dose",)),
@@ -198,6 +214,11 @@ for _knob in (
     KnobSpec(field="user_dose", label="the share of eligible turns the user's style takes "
              "(ours)", check=_dose("user_dose", "user_style", "cooperative"),
              section="dose_response"),
+    # At-most-once under tool failure (issue #37; protocol.tool_failure, docs/stress.md): part
+    # of the tool_failure stress (its contrast's reference resets it with the rate).
+    KnobSpec(field="tool_failure_landed", label="the share of timed-out tool calls whose "
+             "write landed; lists the read-only status tool (ours)", check=_landed,
+             section="tool_failure"),
 ):  # fmt: skip
     KNOBS.add(_knob.field, _knob)
 

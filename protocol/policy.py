@@ -44,6 +44,7 @@ class PromptPolicy(msgspec.Struct, frozen=True, kw_only=True):
     ledger: bool = False  # the brief carries the self-ledger's clause
     tools: bool = False  # the brief names each step's tool (the tools knob)
     harness: bool = False  # the tool harness's brief
+    status: bool = False  # the harness's brief lists the status tool (tool_failure_landed)
     keeps_plain: bool = False  # the history keeps each user message without the addition
     window: int | None = None  # exchanges of the history sent (None: all of them)
 
@@ -83,7 +84,8 @@ def policy(cell: CellKey) -> PromptPolicy:
     spec = arm_spec(cell.arm)
     found = POLICIES.get(spec.prompt if spec is not None else "text")(cell.knobs)
     if cell.knobs.harness != "text":
-        return msgspec.structs.replace(found, harness=True)
+        status = cell.knobs.tool_failure_landed > 0
+        return msgspec.structs.replace(found, harness=True, status=status)
     return found
 
 
@@ -92,7 +94,7 @@ def system_prompt(p: PromptPolicy, episode: Episode) -> str:
     steps, brief = episode.steps, episode.spec.brief
     quoted = episode.spec.generator >= 5  # the clause on forwarded text (protocol.brief)
     if p.harness:
-        return render_brief(steps, brief, harness=True, third_party=quoted)
+        return render_brief(steps, brief, harness=True, third_party=quoted, status=p.status)
     if p.ledger:
         return render_brief(steps, brief, ledger=True, tools=p.tools, third_party=quoted)
     if p.tools:

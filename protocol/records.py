@@ -201,9 +201,11 @@ class ToolCall(_Frozen, frozen=True, kw_only=True):
     work_order: str
     step: str | None  # the step whose tool it names (None: no such tool)
     reply: int = 0  # which reply of the turn made it (0: the turn's first agent call)
-    # failed: the tool failed (the tool_failure knob, protocol.tool_failure): nothing executed
-    outcome: Literal["executed", "refused", "repeat", "stale", "failed"] = "executed"
-    receipt: str | None = None  # the workspace stamp an executed call wrote
+    # failed: the tool failed (the tool_failure knob, protocol.tool_failure): nothing executed,
+    # but for a ``landed`` failure (a timeout whose write landed), which carries its receipt;
+    # status: a call of the read-only status tool (the tool_failure_landed knob)
+    outcome: Literal["executed", "refused", "repeat", "stale", "failed", "status"] = "executed"
+    receipt: str | None = None  # the workspace stamp an executed (or landed) call wrote
     status: str | None = None  # why the gate refused it, or the failure kind of a failed call
     # the step the refusal notice named (the compiled graph's step for the code; logs before
     # this field: None, read as ``step``)

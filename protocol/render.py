@@ -17,7 +17,9 @@ __all__ = [
     "render_recall",
     "render_rejection",
     "render_revision_prompt",
+    "render_status",
     "render_step_list",
+    "render_tool_failure",
     "render_tool_rejection",
     "render_tool_result",
 ]
@@ -72,10 +74,22 @@ def render_tool_result(tool: str, work_order: str, receipt: str) -> str:
     return strings.TOOL_RESULT.format(tool=tool, work_order=work_order, receipt=receipt)
 
 
-def render_tool_failure(tool: str, work_order: str, kind: str) -> str:
-    """What a failed tool call returns to the agent (the tool_failure knob; OURS)."""
+def render_tool_failure(tool: str, work_order: str, kind: str, unknown: bool = False) -> str:
+    """What a failed tool call returns to the agent (the tool_failure knob; OURS). A timeout
+    under the tool_failure_landed knob (``unknown``), landed or not, says its outcome is
+    unknown."""
+    if kind == "landed" or (unknown and kind == "timeout"):
+        return strings.TOOL_TIMEOUT_UNKNOWN.format(tool=tool, work_order=work_order)
     reason = strings.TOOL_FAILURE_REASONS[kind]
     return strings.TOOL_FAILED.format(tool=tool, work_order=work_order, reason=reason)
+
+
+def render_status(work_order: str, tools: Sequence[str]) -> str:
+    """What the harness's read-only status tool returns (the tool_failure_landed knob; OURS):
+    the tools whose write the workspace holds for ``work_order``, in order, or none."""
+    if not tools:
+        return strings.STATUS_NONE.format(work_order=work_order)
+    return strings.STATUS_HOLDS.format(work_order=work_order, tools=", ".join(tools))
 
 
 def render_tool_rejection(tool: str, work_order: str, status: str, step: str | None) -> str:

@@ -16,6 +16,15 @@ Generator version 5 on (issue #37): a call fails at most :data:`MAX_CONSECUTIVE_
 times in a row in a turn; the turn's retry budget (``runner.harness.play.MAX_FOLLOW_UPS``, two
 follow-ups: three tries) is above it, so an agent that retries each failure once always
 gets its call through, and the perfect agent scores 1.0 at every rate.
+
+At-most-once (issue #37, the ``tool_failure_landed`` knob; ours, off by default): a timeout
+whose write landed. With ``landed`` above 0, a failure drawn as a ``timeout`` draws once more,
+from the same stream, and with probability ``landed`` is a :data:`LANDED` failure: the tool
+wrote its stamp, but the call reports the same timeout as one that wrote nothing (its outcome
+unknown to the caller). Which calls fail, and their kinds but for the landed ones, are those
+of the cell with the knob off (the extra draw comes last and only when the knob is on), so a
+landed cell differs from its control only on the timeouts that landed. A landed failure counts
+toward :data:`MAX_CONSECUTIVE_FAILURES` like any failure.
 """
 
 from __future__ import annotations
@@ -25,10 +34,18 @@ from typing import Literal
 
 from protocol.records import EpisodeSpec
 
-__all__ = ["FAILURE_KINDS", "MAX_CONSECUTIVE_FAILURES", "FailureKind", "draw_tool_failure"]
+__all__ = [
+    "FAILURE_KINDS",
+    "LANDED",
+    "MAX_CONSECUTIVE_FAILURES",
+    "FailureKind",
+    "draw_tool_failure",
+]
 
-FailureKind = Literal["transient", "timeout", "partial"]
+FailureKind = Literal["transient", "timeout", "partial", "landed"]
+# the kinds drawn, equally likely; ``landed`` is a timeout's second draw (the knob)
 FAILURE_KINDS: tuple[FailureKind, ...] = ("transient", "timeout", "partial")
+LANDED: FailureKind = "landed"  # OURS: a timeout whose write landed
 # OURS (generator 5): the most failures of one call in a row in a turn; below the retry budget
 MAX_CONSECUTIVE_FAILURES = 2
 
@@ -43,8 +60,10 @@ def draw_tool_failure(
     tool: str,
     work_order: str,
     attempt: int,
+    landed: float = 0.0,
 ) -> FailureKind | None:
-    """The failure of this call (None: it succeeds)."""
+    """The failure of this call (None: it succeeds); ``landed``: the share of timeouts
+    whose write landed (the ``tool_failure_landed`` knob; 0 draws as before it existed)."""
     if rate <= 0 or (spec.generator >= 5 and attempt >= MAX_CONSECUTIVE_FAILURES):
         return None
     rng = random.Random(
@@ -53,4 +72,7 @@ def draw_tool_failure(
     )
     if rng.random() >= rate:
         return None
-    return rng.choice(FAILURE_KINDS)
+    kind = rng.choice(FAILURE_KINDS)
+    if kind == "timeout" and landed > 0 and rng.random() < landed:
+        return LANDED
+    return kind

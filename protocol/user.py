@@ -192,12 +192,21 @@ class ScriptedUser:
 
     def finish(self, turn: Turn, verdict: Verdict | None, executed: Iterable[str]) -> list[Error]:
         """Close ``turn`` with the steps it executed; its errors. The bookings enter the
-        realized state (dynamic ground truth)."""
+        realized state (dynamic ground truth). A step listed more than once was written more
+        than once in the turn (the tool harness's landed timeouts, issue #37): each write
+        after its first is a re-execution (the first made the step done)."""
+        executed = list(executed)
         steps = list(dict.fromkeys(executed))
         if turn.kind == "double":
             errors = self._judge_double(turn, steps)
         else:
             errors = judge_turn(turn.step, verdict, steps)
+        if len(executed) > len(steps):
+            seen: set[str] = set()
+            for v in executed:
+                if v in seen:
+                    errors.append(Error("re_execution", v))
+                seen.add(v)
         for v in steps:
             self.state.book(v)
         # generator 5's double is a planned ask with one more order: an ask for deferral

@@ -263,10 +263,16 @@ class DirectiveGate(ArmSession):
         return self.codes.get(code) if code is not None else None
 
     def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
+        """The compiled state advances on each admitted booking. An authorized redo authorizes
+        one execution: the step's authorization is spent once it ran (issue #37; it matters
+        only on the tool harness, where the arm is told of each call at once and a timeout
+        whose write landed can be retried in the same turn; the text protocol tells the arm
+        after the turn, and the next turn resets it)."""
         for b in admitted:
             v = self._compiled_step(b)
             if v is not None:
                 self.gate.book(v)
+                self.gate.authorized.discard(v)
 
     def admit(
         self,

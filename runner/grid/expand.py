@@ -207,14 +207,32 @@ def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
     return parse_grid(data, source=str(path), need_keys=need_keys, base=path.parent)
 
 
+# What needs generator 5 or later (issue #37): the doses set away from their default, the
+# at-most-once knob (its bounded failures), and the forgeries generator 5 added (the redo
+# authorization; a forged tool result on the tool harness).
+_V5_DEFAULTS: dict[str, object] = {
+    "spoof_dose": DEFAULT_DOSE,
+    "user_dose": DEFAULT_DOSE,
+    "tool_failure_landed": 0.0,
+}
+
+
 def _dose_problems(v: Variant, generator: int) -> list[str]:
-    """A stress dose (issue #37) set away from its default needs generator 5 or later (its
-    range and its knob: :mod:`protocol.knobs`)."""
-    return [
-        f"{dose} needs generator 5 or later (the grid uses {generator})"
-        for dose in ("spoof_dose", "user_dose")
-        if getattr(v, dose) != DEFAULT_DOSE and generator < 5
+    """A stress dose (issue #37) set away from its default, and the generator-5 stresses,
+    need generator 5 or later (their range and their knob: :mod:`protocol.knobs`)."""
+    if generator >= 5:
+        return []
+    problems = [
+        f"{knob} needs generator 5 or later (the grid uses {generator})"
+        for knob, default in _V5_DEFAULTS.items()
+        if getattr(v, knob) != default
     ]
+    if v.spoof == "redo" or (v.spoof != "none" and v.harness == "langgraph"):
+        problems.append(
+            f'spoof = "{v.spoof}" on this surface needs generator 5 or later '
+            f"(the grid uses {generator})"
+        )
+    return problems
 
 
 def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> None:

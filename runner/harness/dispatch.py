@@ -16,6 +16,20 @@ stale ref line is a re-display in the text protocol), ``failed`` (the tool_failu
 told, and the same call may be retried in the turn: it goes through the gate again, and only
 a retry that succeeds stamps).
 
+At-most-once (the ``tool_failure_landed`` knob, issue #37; OURS): a ``landed`` failure is a
+timeout whose write landed: the workspace holds its stamp (the log keeps the receipt, and the
+scorer counts it as an execution), the agent reads the same "outcome unknown" timeout as for
+one that wrote nothing, and the arm is not told at once: the gate saw a failed call, so its
+state and the workspace disagree. With the knob on, the harness lists a read-only status
+tool (``strings.STATUS_TOOL``): a call of it is answered from the workspace
+(:meth:`Workspace.writes`), goes through no gate, executes nothing, never fails, and is
+logged with outcome ``status``. The gate does what a careful agent does: before it judges
+the next call (and before the next turn is shaped) it reads the same status for every call
+that timed out and tells the arm (``observe``) of each write that landed
+(:meth:`Dispatch.reconcile`); so enforcement refuses a retry of a landed write as a step
+already done, and a gate that cannot refuse lets it through, a duplicate write the scorer
+counts as a re-execution (docs/stress.md, "At-most-once").
+
 Escalation (the ``escalate`` knob, issue #38; :mod:`protocol.askback`): a call the gate
 refuses goes to the scripted user (``arm.ctx.principal``), whose confirmation admits it once
 (it executes as any admitted call); every escalation of the turn is kept in
@@ -26,11 +40,17 @@ from __future__ import annotations
 
 import msgspec
 
+from protocol import strings
 from protocol.brief import tool_name
 from protocol.receipts import Action, normalize_work_order
 from protocol.records import Booking, Episode, Escalation, ToolCall, Turn
-from protocol.render import render_tool_failure, render_tool_rejection, render_tool_result
-from protocol.tool_failure import FailureKind, draw_tool_failure
+from protocol.render import (
+    render_status,
+    render_tool_failure,
+    render_tool_rejection,
+    render_tool_result,
+)
+from protocol.tool_failure import LANDED, FailureKind, draw_tool_failure
 from runner.arms.base import ArmSession, Shaped
 from runner.harness.workspace import Workspace
 
@@ -48,8 +68,12 @@ class Dispatch:
         self.cell = arm.ctx.cell
         self.escalations: list[Escalation] = []  # this turn's (the escalate knob)
         self._executed: list[str] = []  # steps executed on this turn
+        # the at-most-once knob: the status tool is listed; timed-out calls not yet reconciled
+        self.status_tool = self.cell.knobs.tool_failure_landed > 0
+        self._unresolved: list[tuple[Turn, ToolCall, Booking]] = []
 
     def begin_turn(self) -> None:
+        self.reconcile()
         self._seen.clear()
         self._failed.clear()
         self.escalations = []
@@ -60,7 +84,11 @@ class Dispatch:
     ) -> tuple[ToolCall, Booking | None, str | None]:
         """The gate: (the logged call, its booking unless stale, the refusal notice or None).
         A call the gate admits comes back with outcome ``executed`` and no receipt yet: the
-        executor (:meth:`execute`) stamps it."""
+        executor (:meth:`execute`) stamps it. A call of the status tool (when listed) comes
+        back with outcome ``status`` and its result in place of a notice."""
+        if self.status_tool and action.tool == strings.STATUS_TOOL:
+            return self._status(action, reply)
+        self.reconcile()
         step = self.tools.get(action.tool)
         wo = normalize_work_order(action.work_order) or action.work_order
         logged = ToolCall(
@@ -89,17 +117,45 @@ class Dispatch:
         kind = self._failure(turn, call, self._failed.get(key, 0))
         if kind is not None:
             self._failed[key] = self._failed.get(key, 0) + 1
-            self._seen.discard(key)  # a retry is judged again, and is no re-execution
+            self._seen.discard(key)  # a retry is judged again (see reconcile)
             if kind == "partial":
                 self.workspace.partial_write(call.tool, call.work_order)
             failed = _with(call, outcome="failed", status=kind)
-            return failed, render_tool_failure(call.tool, call.work_order, kind)
+            if kind == LANDED:  # the write landed; the caller hears a timeout
+                receipt = self.workspace.stamp(call.tool, call.work_order)
+                failed = _with(failed, receipt=receipt)
+                if booking.step is not None:
+                    self._executed.append(booking.step)
+            if kind in ("timeout", LANDED) and self.status_tool:
+                self._unresolved.append((turn, failed, booking))
+            result = render_tool_failure(call.tool, call.work_order, kind, self.status_tool)
+            return failed, result
         receipt = self.workspace.stamp(call.tool, call.work_order)
         if booking.step is not None:
             self._executed.append(booking.step)
         self.arm.observe(turn, [booking], "")
         result = render_tool_result(call.tool, call.work_order, receipt)
         return _with(call, receipt=receipt), result
+
+    def reconcile(self) -> None:
+        """The gate reads the status of every call that timed out since it last looked and
+        advances on each write that landed (``observe``), as a careful agent would before a
+        retry: after it, the gate's state and the workspace agree again."""
+        pending, self._unresolved = self._unresolved, []
+        for turn, call, booking in pending:
+            if call.tool in self.workspace.writes(call.work_order):
+                self.arm.observe(turn, [booking], "")
+
+    def _status(self, action: Action, reply: int) -> tuple[ToolCall, None, str]:
+        """The read-only status tool: the tools whose write the workspace holds for the
+        work order asked (none for a text that is no work order). No gate, no failure."""
+        wo = normalize_work_order(action.work_order)
+        tools = self.workspace.writes(wo) if wo is not None else []
+        logged = ToolCall(
+            tool=action.tool, work_order=wo or action.work_order, step=None, reply=reply,
+            outcome="status",
+        )  # fmt: skip
+        return logged, None, render_status(wo or action.work_order, tools)
 
     def _escalate(self, booking: Booking, status: str, named: str | None) -> str | None:
         """The refusal put to the user: None (admitted once) when the user confirms."""
@@ -123,6 +179,7 @@ class Dispatch:
             tool=call.tool,
             work_order=call.work_order,
             attempt=attempt,
+            landed=self.cell.knobs.tool_failure_landed,
         )
 
 

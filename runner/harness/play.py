@@ -21,11 +21,20 @@ from runner.arms.base import ArmSession, EpisodeContext, Shaped
 from runner.harness.dispatch import Dispatch
 from runner.harness.workspace import Workspace
 
-__all__ = ["MAX_FOLLOW_UPS", "Play"]
+__all__ = ["MAX_FOLLOW_UPS", "STATUS_FOLLOW_UPS", "Play", "follow_ups"]
 
 # OURS: agent calls after tool results within one turn (the paper does not say); a reply with
 # no new call ends the turn first. Results a turn could not deliver lead the next user turn.
 MAX_FOLLOW_UPS = 2
+# OURS (issue #37): with the status tool listed (the tool_failure_landed knob), a careful agent
+# asks the status after each of a call's two timeouts before it retries: book, status, retry,
+# status, retry is four follow-ups. Off, the limit is MAX_FOLLOW_UPS, as before the knob.
+STATUS_FOLLOW_UPS = 4
+
+
+def follow_ups(status_tool: bool) -> int:
+    """The turn's follow-up limit: :data:`STATUS_FOLLOW_UPS` with the status tool listed."""
+    return STATUS_FOLLOW_UPS if status_tool else MAX_FOLLOW_UPS
 
 Next = Literal["user", "agent", "parse", "gate", "tool", "end"]
 
@@ -37,6 +46,7 @@ class Play:
         self.arm = arm
         self.user = ScriptedUser(ep, ctx.cell.knobs.user_style, ctx.cell.knobs.user_dose)
         self.dispatch = Dispatch(ep, arm, workspace)
+        self.follow_ups = follow_ups(self.dispatch.status_tool)
         self.system = arm.system_prompt()  # the harness's brief (protocol.policy)
         self.history: list[dict[str, str]] = []
         self.turns: list[TurnRecord] = []
@@ -119,6 +129,8 @@ class Play:
         if call.outcome == "refused" and booking is not None:
             self.refused.append(booking)
             self.results.append(notice or "")
+        elif call.outcome == "status" and notice is not None:
+            self.results.append(notice)  # the read-only status tool's result
         return self._after_calls()
 
     async def on_tool(self) -> Next:
@@ -127,19 +139,20 @@ class Play:
         self._pending = None
         call, result = self.dispatch.execute(self.turn, call, booking)
         self.tool_calls.append(call)
-        if call.outcome == "executed":  # a failed call executed nothing
+        # a failed call executed nothing, but for a timeout whose write landed
+        if call.outcome == "executed" or call.receipt is not None:
             self.admitted.append(booking)
         self.results.append(result)
         return self._after_calls()
 
     def _after_calls(self) -> Next:
         """The next call of the reply; else the agent again with the results (at most
-        ``MAX_FOLLOW_UPS`` times a turn); else the next user turn (this one closes)."""
+        ``follow_ups`` times a turn); else the next user turn (this one closes)."""
         if self.queue:
             return "gate"
         if not self.results:
             return "user"
-        if len(self.replies) - 1 >= MAX_FOLLOW_UPS:
+        if len(self.replies) - 1 >= self.follow_ups:
             self._carry, self.results = self.results, []
             return "user"
         return "agent"

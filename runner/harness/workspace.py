@@ -4,7 +4,9 @@ Each step's tool, when the harness executes it, writes one stamp file holding th
 order (``protocol.strings.TOOL_STAMP``) into ``<root>/<tool>/``; the file's path relative to
 the root is the call's receipt. A second stamp in a tool's folder is a re-execution of its
 step. A tool that fails (the tool_failure knob) leaves no stamp: a partial write is rolled
-back (:meth:`Workspace.partial_write`). The directory is removed when the episode ends (also when it is
+back (:meth:`Workspace.partial_write`); a timeout whose write landed (the tool_failure_landed
+knob) leaves its stamp, and :meth:`Workspace.writes` reads the stamps of a work order (the
+read-only status tool). The directory is removed when the episode ends (also when it is
 cancelled); the stamps read back from disk before that are what the log's receipts must
 match (:meth:`Workspace.receipts`).
 """
@@ -68,6 +70,14 @@ class Workspace:
             p.relative_to(self.root).as_posix(): p.read_text(encoding="utf-8")
             for p in sorted(self.root.glob("*/*.stamp"))
         }
+
+    def writes(self, work_order: str) -> list[str]:
+        """The tools whose stamp the workspace holds for ``work_order``, in tool order: what
+        the read-only status tool reports (the tool_failure_landed knob). Reads only."""
+        digits = work_order.lstrip("#")
+        return sorted(
+            {p.parent.name for p in self.root.glob(f"*/*-{digits}.stamp") if digits.isalnum()}
+        )
 
     def executions(self, tool: str) -> int:
         """How many times ``tool`` has been executed (stamps in its folder)."""

@@ -55,7 +55,9 @@ class CodeTables:
 
 
 class TurnBookings(msgspec.Struct, frozen=True, kw_only=True):
-    primary: tuple[str, ...]  # distinct steps executed, first appearance first
+    # distinct steps executed, first appearance first; on the tool harness a step written
+    # again in the turn after a landed timeout follows once per extra write (a duplicate)
+    primary: tuple[str, ...]
     decline_aware: tuple[str, ...]
     booked: frozenset[tuple[str, str]]  # (code, work order) executed under primary
     citations: int  # primary executions that decline-aware reads as citations

@@ -42,9 +42,10 @@ def answer(
     if helper is not None:
         return msgspec.structs.replace(helper, synthetic=policy == "synthetic")
     if messages and messages[-1][0] == "user" and is_tool_results(messages[-1][1]):
-        return msgspec.structs.replace(
-            acknowledge(messages[-1][1]), synthetic=policy == "synthetic"
-        )
+        # the perfect agent asks the status tool before it retries a timeout (issue #37)
+        careful = policy not in ("prerequisites", "always-book", "synthetic")
+        answered = acknowledge(messages[-1][1], messages[:-1], careful=careful)
+        return msgspec.structs.replace(answered, synthetic=policy == "synthetic")
     # the perfect agent also reads its own narration of a booking (docs/probe.md)
     view = build_view(
         messages,

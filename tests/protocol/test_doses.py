@@ -256,13 +256,18 @@ def test_older_versions_ignore_the_dose() -> None:
     assert Knobs().spoof_dose == Knobs().user_dose == DEFAULT_DOSE == 0.25
 
 
+# The spoof variants version 5 was made with (issue #37 added ``redo`` later, a new variant
+# that changes none of these plans).
+V5_VARIANTS = ("checklist", "directive", "notice", "tool_result", "receipt")
+
+
 def _digest() -> str:
     d = hashlib.sha256()
     for ep in EPISODES[::3]:
         d.update(msgspec.json.encode(ep))
         for style in STYLES:
             d.update(msgspec.json.encode(sorted(user_turns(ep, style, 0.5).items())))  # type: ignore[arg-type]
-        for variant in SPOOF_VARIANTS:
+        for variant in V5_VARIANTS:
             d.update(msgspec.json.encode(sorted(planned_forgeries(ep, variant, 0.5).items())))
     return d.hexdigest()
 
@@ -273,3 +278,45 @@ PINNED_V5 = "bb9579332c511839b1fffc30293b524442037ed06e6ba2f460c9df3ae4fe84f2"
 
 def test_version_5_is_pinned() -> None:
     assert _digest() == PINNED_V5
+
+
+# Computed before the at-most-once knob existed (issue #37): the tool failures drawn for a
+# grid of calls, versions 4 and 5, rates 0.1, 0.3 and 1.
+PINNED_FAILURES = "a6cfe4dd84e798307df6e6fb631ae82ceb5c77ea79e975e1e36adefe1e6b1a4e"
+
+
+def _failure_draws(**kw: Any) -> list[str | None]:
+    out: list[str | None] = []
+    for gen in (4, 5):
+        spec = EpisodeSpec(seed=300, steps=10, density=0.15, generator=gen)
+        for rate in (0.1, 0.3, 1.0):
+            for t in range(40):
+                for a in range(3):
+                    out.append(
+                        draw_tool_failure(
+                            spec, "m", "no-think", rate, turn=t, tool="x", work_order="#W1",
+                            attempt=a, **kw,
+                        )
+                    )  # fmt: skip
+    return out
+
+
+def test_the_failure_draws_are_unchanged_with_the_landed_knob_off() -> None:
+    d = hashlib.sha256()
+    for kind in _failure_draws():
+        d.update(repr(kind).encode())
+    assert d.hexdigest() == PINNED_FAILURES
+
+
+@pytest.mark.parametrize("landed", [0.5, 1.0])
+def test_landed_turns_only_timeouts_into_landed_writes(landed: float) -> None:
+    """The landed knob changes no call's fate but a timeout's: the same calls fail, with the
+    same kinds, but for some timeouts (all at 1.0) that landed."""
+    off, on = _failure_draws(), _failure_draws(landed=landed)
+    assert len(off) == len(on)
+    changed = [(a, b) for a, b in zip(off, on, strict=True) if a != b]
+    assert changed and all(a == "timeout" and b == "landed" for a, b in changed)
+    if landed == 1.0:
+        assert "timeout" not in on
+    else:
+        assert "timeout" in on

@@ -30,7 +30,12 @@ def test_the_variant_families_are_the_papers_and_ours() -> None:
         Variant(knob="memory_k", table="Table 18"),
         Variant(knob="memory_window", table="Table 18"),
         Variant(knob="spoof", table="Stress: forged state", alone=True, with_knobs=("spoof_dose",)),
-        Variant(knob="tool_failure", table="Stress: tool failure", alone=True),
+        Variant(
+            knob="tool_failure",
+            table="Stress: tool failure",
+            alone=True,
+            with_knobs=("tool_failure_landed",),
+        ),
         Variant(
             knob="user_style",
             table="Stress: uncooperative user",
@@ -59,7 +64,12 @@ def test_a_section_names_a_report_analysis() -> None:
         ({"corruption": 1.5}, "enforce", "corruption rate must be in [0, 1] (got 1.5)"),
         ({"tool_failure": 0.2}, "raw", 'tool_failure needs the tool harness (harness = "langgraph")'),
         ({"harness": "langgraph", "spoof": "receipt"}, "raw",
-         "spoof runs on the text protocol, not the tool harness"),
+         'spoof = "receipt" runs on the text protocol; the tool harness takes '
+         'spoof = "tool_result" only'),
+        ({"harness": "langgraph", "tool_failure": 0.1, "tool_failure_landed": 1.5}, "raw",
+         "tool_failure_landed must be in [0, 1] (got 1.5)"),
+        ({"harness": "langgraph", "tool_failure_landed": 0.5}, "raw",
+         "tool_failure_landed needs a tool_failure rate on the same variant"),
         ({"harness": "langgraph"}, "ledger", "the tool harness runs the arms"),
         ({"show": True, "ask": "unresolved"}, "raw",
          "show, ask applies to the gate arms only (directive, enforce, hybrid), not 'raw'"),
@@ -72,6 +82,12 @@ def test_a_section_names_a_report_analysis() -> None:
 def test_each_knob_checks_its_own_values(knobs: dict[str, object], arm: str, problem: str) -> None:
     found = knob_problems(msgspec.convert(knobs, Knobs), arm)
     assert any(p.startswith(problem) for p in found), found
+
+
+def test_the_harness_takes_a_forged_tool_result_and_landed_timeouts() -> None:
+    ok = {"harness": "langgraph", "spoof": "tool_result", "tool_failure": 0.3,
+          "tool_failure_landed": 0.5}  # fmt: skip
+    assert knob_problems(msgspec.convert(ok, Knobs), "enforce") == []
 
 
 def test_the_plain_knobs_have_no_problem_on_any_arm() -> None:
