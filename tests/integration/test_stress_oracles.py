@@ -18,7 +18,7 @@ import pytest
 
 from protocol import EpisodeSpec, generate
 from protocol.config import Knobs
-from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord
+from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord, ToolCall
 from protocol.spoof import SPOOF_VARIANTS, planned_forgeries
 from protocol.user import STYLE_KINDS
 from runner.arms.base import EpisodeContext
@@ -71,7 +71,7 @@ def _stress_turns(r: EpisodeRecord) -> set[int]:
 
 
 _PLAIN = {"spoof": "none", "spoof_dose": 0.25, "user_style": "cooperative", "user_dose": 0.25,
-          "tool_failure": 0.0}  # fmt: skip
+          "tool_failure": 0.0, "tool_failure_landed": 0.0}  # fmt: skip
 
 
 def _controls(records: list[EpisodeRecord]) -> dict[Any, EpisodeRecord]:
@@ -184,6 +184,78 @@ def test_tool_failures_leave_always_book_behind_enforce_its_score(tmp_path: Path
     for r in records:
         if r.cell.arm == "enforce":
             assert score_episode(r).primary.success, r.cell.slug()
+    _check_against_controls(records, stressed_turns=False)
+
+
+# --- at-most-once: timeouts whose write landed ---------------------------------------------
+
+LANDED = ((0.0, 0.0), (0.3, 0.5), (1.0, 1.0))  # (rate, share of timeouts that landed)
+
+
+def _landed(tmp: Path, model: str) -> list[EpisodeRecord]:
+    variants = [
+        {"arm": a, "harness": "langgraph", "tool_failure": rate, "tool_failure_landed": landed}
+        for a in ("raw", "enforce")
+        for rate, landed in LANDED
+    ]
+    return _run(tmp, model, [], variants, "300-302", (10, 0.15))
+
+
+def _calls(r: EpisodeRecord) -> list[tuple[int, ToolCall]]:
+    return [(i, c) for i, t in enumerate(r.turns) for c in t.tool_calls]
+
+
+def test_the_perfect_agent_checks_status_after_a_timeout_and_scores_1(tmp_path: Path) -> None:
+    records = _landed(tmp_path, "scripted/perfect")
+    landed = 0
+    for r in records:
+        s = score_episode(r)
+        assert s.primary.success and s.decline_aware.success and not s.mismatches, r.cell.slug()
+        calls = _calls(r)
+        writes = [(i, c.tool) for i, c in calls if c.receipt is not None]
+        assert len(writes) == len(set(writes))  # no duplicate write, ever
+        for i, c in calls:  # every timeout is followed by a status question, in the turn
+            if c.status in ("timeout", "landed") and r.cell.knobs.tool_failure_landed:
+                after = r.turns[i].tool_calls[r.turns[i].tool_calls.index(c) + 1 :]
+                assert any(x.outcome == "status" and x.work_order == c.work_order for x in after)
+        landed += sum(c.status == "landed" for _, c in calls)
+        if not r.cell.knobs.tool_failure_landed:  # the knob off: no status tool, as before
+            assert all(c.outcome != "status" for _, c in calls)
+    assert landed >= 6  # the stress is there
+    _check_against_controls(records, stressed_turns=False)
+
+
+def test_enforcement_refuses_the_retry_of_a_landed_write(tmp_path: Path) -> None:
+    """Always-book retries every failed call blindly. Behind the state-bound gate, which
+    reads the status of a timed-out call before it judges the next, the retry of a landed
+    write is refused as a step already done, so always-book keeps its unstressed score,
+    channel for channel; on raw the same retry executes: a duplicate write, a re-execution."""
+    records = _landed(tmp_path, "scripted/always-book")
+    controls = _controls(records)
+    retried = {"raw": 0, "enforce": 0}
+    for r in records:
+        s, b = score_episode(r), score_episode(controls[(r.cell.arm, r.spec.seed, r.cell.knobs)])
+        calls = _calls(r)
+        for n, (i, c) in enumerate(calls):
+            if c.status != "landed":
+                continue
+            retries = [
+                x for j, x in calls[n + 1 :] if j == i and (x.tool, x.work_order) == (c.tool, c.work_order)
+            ]  # fmt: skip
+            assert retries  # always-book retries it
+            retried[r.cell.arm] += 1
+            if r.cell.arm == "enforce":  # refused at once, on the reconciled state
+                assert retries[0].outcome == "refused" and retries[0].status == "done"
+            else:  # a later try writes again (a try may fail first)
+                assert any(x.receipt is not None for x in retries)
+        if r.cell.arm == "enforce":
+            assert s.primary.success and b.primary.success, r.cell.slug()
+            assert s.decline_aware.success == b.decline_aware.success
+            assert s.primary.channels == b.primary.channels
+        else:
+            dup = s.primary.channels["re_execution"] - b.primary.channels["re_execution"]
+            assert dup == sum(c.status == "landed" for _, c in calls), r.cell.slug()
+    assert retried["raw"] > 0 and retried["enforce"] > 0
     _check_against_controls(records, stressed_turns=False)
 
 
