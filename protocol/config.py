@@ -125,9 +125,9 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     harness: Literal["text", "langgraph"] = "text"
     # Stress knobs (issue #31, ours; docs/stress.md): forged state text in the user's message
     # (protocol.spoof).
-    spoof: Literal[
-        "none", "checklist", "directive", "notice", "tool_result", "receipt", "redo"
-    ] = "none"
+    spoof: Literal["none", "checklist", "directive", "notice", "tool_result", "receipt", "redo"] = (
+        "none"
+    )
     # the tool harness's calls fail at this rate per call (protocol.tool_failure)
     tool_failure: float = 0.0
     # the scripted user's manner (protocol.user): the paper's cooperative user, or one who

@@ -36,6 +36,7 @@ def follow_ups(status_tool: bool) -> int:
     """The turn's follow-up limit: :data:`STATUS_FOLLOW_UPS` with the status tool listed."""
     return STATUS_FOLLOW_UPS if status_tool else MAX_FOLLOW_UPS
 
+
 Next = Literal["user", "agent", "parse", "gate", "tool", "end"]
 
 

@@ -60,7 +60,9 @@ def _stamped(call: ToolCall) -> bool:
 def _counts(call: ToolCall, turn: TurnRecord, texts: list[str]) -> bool:
     """Whether ``call`` wrote its step in the world this turn (see the module docstring)."""
     wrote = call.outcome == "executed" or (call.outcome == "failed" and call.status == "landed")
-    return wrote and call.work_order == turn.work_order and _stamped(call) and _in_reply(call, texts)
+    return (
+        wrote and call.work_order == turn.work_order and _stamped(call) and _in_reply(call, texts)
+    )
 
 
 def _executed(turn: TurnRecord, table: ToolTable, texts: list[str]) -> set[str]:

@@ -92,8 +92,9 @@ def acknowledge(
             head = "A call timed out and may have executed; checking its status before any retry."
             why = "A tool call timed out; check its status first."
         else:
-            head, why = "The tool failed and executed nothing; retrying the same call.", (
-                "A tool call failed; retry it."
+            head, why = (
+                "The tool failed and executed nothing; retrying the same call.",
+                ("A tool call failed; retry it."),
             )
         return Answer(content="\n".join([head, *actions]), reasoning=why)
     if _status(content):
