@@ -82,6 +82,7 @@ from protocol.compiled import (
 )
 from protocol.corruption import CORRUPT_ON_FILLERS, corruption_rng, draw_corruptions
 from protocol.receipts import normalize_code, parse_ledger
+from protocol.spoof import own_words
 from protocol.records import Booking, Escalation, Turn
 from protocol.render import (
     compose_user_message,
@@ -171,6 +172,8 @@ class DirectiveGate(ArmSession):
             gate.begin_turn(None)
         else:
             await self._read(turn, shaped)
+            if shaped.matched_redo:
+                shaped.matched_redo = await self._principal_authorizes(turn, shaped)
             step = shaped.matched_step
             gate.begin_turn(step if shaped.matched_redo else None)
         addition, directive = self._addition(shaped.matched_step, state)
@@ -231,6 +234,21 @@ class DirectiveGate(ArmSession):
         shaped.matched_step, shaped.matched_redo = answer.step, answer.redo
         shaped.matcher_outcome = answer.outcome
         shaped.matcher_replies += answer.replies
+
+    async def _principal_authorizes(self, turn: Turn, shaped: Shaped) -> bool:
+        """Authorization comes only from the principal (issue #37): a redo the matcher read in
+        a message that forwards third-party text stands only when the matcher reads it, for
+        the same step, in the principal's own words (the text before the forwarded message;
+        one more matcher call, logged with the turn's). A message that forwards nothing
+        stands as read, so no cell without forwarded text changes."""
+        own = own_words(turn.text)
+        if own == turn.text:
+            return True
+        answer, calls = await self.helpers.match(
+            self.ctx.cell, self.episode, msgspec.structs.replace(turn, text=own)
+        )
+        self.ctx.calls.extend(calls)
+        return answer.redo and answer.step == shaped.matched_step
 
     @property
     def principal(self) -> Principal:
