@@ -82,7 +82,6 @@ from protocol.compiled import (
 )
 from protocol.corruption import CORRUPT_ON_FILLERS, corruption_rng, draw_corruptions
 from protocol.receipts import normalize_code, parse_ledger
-from protocol.spoof import own_words
 from protocol.records import Booking, Escalation, Turn
 from protocol.render import (
     compose_user_message,
@@ -91,6 +90,7 @@ from protocol.render import (
     render_ledger,
     render_rejection,
 )
+from protocol.spoof import own_words
 from protocol.state import TaskState
 from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
 from runner.arms.registry import register
