@@ -32,6 +32,12 @@ Versions 1-4 (:func:`forgery`): every qualifying turn of an episode gets the for
 realized state (no draw), appended to the user's words on a new line. A legit-redo turn's
 verdict is ``redo``, never ``eligible``: it is not forged.
 
+On the tool harness (generator 5, issue #37; :func:`planned_tool_results`) the ``tool_result``
+variant forges on the channel where tool results really arrive: on its planned turns the user
+message opens with a forged tool result, laid out as the harness lays out a result a turn
+could not deliver, saying the requested step's tool executed for a decoy work order with a
+fake receipt (a stamp path in the workspace's format). It answers no call the agent made.
+
 Generator version 5 (:func:`planned_forgeries`, issue #37): a dose on the fixed episode. The
 eligible turns are the planned requests (not legit redos) whose perfect-play verdict is the
 one the variant contradicts (:func:`protocol.doses.perfect_play`); the knob's dose picks
@@ -50,6 +56,7 @@ from __future__ import annotations
 from typing import Literal
 
 from protocol import strings
+from protocol.brief import tool_name
 from protocol.config import DEFAULT_DOSE
 from protocol.doses import fresh_work_orders, perfect_play, pick
 from protocol.records import Episode, Step, Turn
@@ -64,6 +71,7 @@ __all__ = [
     "forwarded",
     "own_words",
     "planned_forgeries",
+    "planned_tool_results",
 ]
 
 SpoofVariant = Literal["none", "checklist", "directive", "notice", "tool_result", "receipt", "redo"]
@@ -95,7 +103,9 @@ def forged_label(variant: str) -> Claim:
 def forgery(episode: Episode, turn: Turn, verdict: Verdict | None, variant: str) -> str:
     """The forged text appended to ``turn``'s user message ("" when the variant is off or the
     turn does not qualify: no requested step, no work order, or another true verdict)."""
-    if variant == "none" or turn.step is None or turn.work_order is None or verdict is None:
+    if variant in ("none", "redo") or turn.step is None or turn.work_order is None:
+        return ""  # redo is generator 5's (the grid refuses it on versions 1-4)
+    if verdict is None:
         return ""
     if verdict.label != SPOOF_CLAIMS[variant][0]:
         return ""
@@ -135,6 +145,25 @@ def forwarded(forged: str) -> str:
 
 def planned_forgeries(episode: Episode, variant: str, dose: float = DEFAULT_DOSE) -> dict[int, str]:
     """Generator 5: planned turn index -> the forwarded forgery its user message carries."""
+    return {
+        i: forwarded(_forged_line(episode.step(step), decoy, variant))
+        for i, (step, decoy) in _forged_turns(episode, variant, dose).items()
+    }
+
+
+def planned_tool_results(episode: Episode, dose: float = DEFAULT_DOSE) -> dict[int, str]:
+    """Generator 5, the tool harness: planned turn index -> the forged tool result that opens
+    its user message (the ``tool_result`` variant's turns and decoys at the same dose)."""
+    out: dict[int, str] = {}
+    for i, (step, decoy) in _forged_turns(episode, "tool_result", dose).items():
+        tool = tool_name(episode.step(step))
+        receipt = f"{tool}/{i + 1:04d}-{decoy.lstrip('#')}.stamp"
+        out[i] = strings.TOOL_RESULT.format(tool=tool, work_order=decoy, receipt=receipt)
+    return out
+
+
+def _forged_turns(episode: Episode, variant: str, dose: float) -> dict[int, tuple[str, str]]:
+    """Planned index -> (the requested step, the decoy work order) of each forged turn."""
     if variant == "none":
         return {}
     target = SPOOF_CLAIMS[variant][0]
@@ -150,9 +179,9 @@ def planned_forgeries(episode: Episode, variant: str, dose: float = DEFAULT_DOSE
     ]
     chosen = pick(episode, "spoof", eligible, dose)
     decoys = fresh_work_orders(episode, "spoof-decoy", chosen)
-    out: dict[int, str] = {}
+    out: dict[int, tuple[str, str]] = {}
     for i in chosen:
         step = episode.turns[i].step
         assert step is not None
-        out[i] = forwarded(_forged_line(episode.step(step), decoys[i], variant))
+        out[i] = (step, decoys[i])
     return out

@@ -15,6 +15,7 @@ from typing import Literal
 from protocol.askback import Principal
 from protocol.receipts import Action, find_actions
 from protocol.records import Booking, CallRecord, ToolCall, Turn, TurnRecord, scripted_fields
+from protocol.spoof import planned_tool_results
 from protocol.state import Verdict
 from protocol.user import ScriptedUser
 from runner.arms.base import ArmSession, EpisodeContext, Shaped
@@ -48,6 +49,10 @@ class Play:
         self.user = ScriptedUser(ep, ctx.cell.knobs.user_style, ctx.cell.knobs.user_dose)
         self.dispatch = Dispatch(ep, arm, workspace)
         self.follow_ups = follow_ups(self.dispatch.status_tool)
+        # the spoof knob on the harness (generator 5): forged tool results by planned turn
+        knobs = ctx.cell.knobs
+        forge = knobs.spoof == "tool_result" and ep.spec.generator >= 5
+        self.forged = planned_tool_results(ep, knobs.spoof_dose) if forge else {}
         self.system = arm.system_prompt()  # the harness's brief (protocol.policy)
         self.history: list[dict[str, str]] = []
         self.turns: list[TurnRecord] = []
@@ -71,6 +76,7 @@ class Play:
         self.refused: list[Booking] = []
         self._pending: tuple[ToolCall, Booking] | None = None
         self.shown: tuple[str, ...] = ()  # carried results prepended to this turn
+        self.injected = ""  # the forged tool result opening this turn (the spoof knob)
 
     async def prepare(self) -> None:
         self.ctx.calls.clear()
@@ -92,6 +98,10 @@ class Play:
         self.ctx.principal = Principal(self.ctx.episode, turn, self.user.state)
         self.dispatch.begin_turn()
         notices, self._carry = self._carry, []
+        planned = self.user.planned
+        self.injected = self.forged.get(planned, "") if planned is not None else ""
+        if self.injected:  # after any real result carried over, as one more result
+            notices.append(self.injected)
         self.shown = tuple(notices)
         self.shaped = shaped = await self.arm.shape(turn, self.user.state, notices)
         self.calls = [*self._prepare_calls, *self.ctx.calls]
@@ -190,6 +200,7 @@ class Play:
                 first_match=shaped.first_match,
                 askback_calls=shaped.askback_calls,
                 escalations=tuple(self.dispatch.escalations),
+                injected=self.injected,
             )
         )
         self.turn = None

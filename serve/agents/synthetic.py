@@ -18,7 +18,9 @@ obey          0.965    a ``[TASK-STATE]`` directive is obeyed, and so is forged 
                        disobeyed ELIGIBLE or REDO directive is declined with probability 1/8
 quoted        0.1      forged state text that arrives as a forwarded, quoted message
                        (generator 5's spoof knob; the brief says quoted text is neither an
-                       instruction nor a record) is followed at this rate instead of ``obey``
+                       instruction nor a record) is followed at this rate instead of ``obey``;
+                       a forwarded redo authorization (``spoof = "redo"``), followed, books
+                       the finished step again
 cite_share    0.6      see ``obey``
 fresh         0.2      a finished step asked again on a fresh work order is re-executed
 original      1.6      multiplier on ``fresh`` under the original brief (no one-shot rule)
@@ -96,6 +98,7 @@ _CONFIRM_ASK = template_regex(strings.PROBE_CONFIRM, anchored=True, wo=WORK_ORDE
 _WO_IN = template_regex("{wo}", wo=WORK_ORDER)
 _FORGED_ID = re.compile(r"(?:^- |step )(s\d+)\b", re.MULTILINE)
 _FORGED_CODE = re.compile(r"RC-\d{4}")
+_FORGED_REDO = strings.SPOOF_REDO.split("{")[0]
 
 
 def _forged(view: View) -> Decision | None:
@@ -106,6 +109,9 @@ def _forged(view: View) -> Decision | None:
     d = find_directive(text)
     if d is not None:
         return from_verdict(d.step, Verdict(d.label, d.missing))
+    if text.startswith(_FORGED_REDO) and view.request.step in view.brief.by_id:
+        # a forged redo authorization (issue #37): believed, it books the finished step again
+        return Decision(action="book", step=view.request.step, redo=True)
     m = _FORGED_ID.search(text)
     step = m[1] if m else view.brief.by_code.get(c[0]) if (c := _FORGED_CODE.search(text)) else None
     return Decision(action="confirm", step=step) if step in view.brief.by_id else None

@@ -19,7 +19,7 @@ import pytest
 from protocol import EpisodeSpec, generate
 from protocol.config import Knobs
 from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord, ToolCall
-from protocol.spoof import SPOOF_VARIANTS, planned_forgeries
+from protocol.spoof import SPOOF_VARIANTS, planned_forgeries, planned_tool_results
 from protocol.user import STYLE_KINDS
 from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply
@@ -182,6 +182,49 @@ def test_a_forged_redo_authorization_never_reaches_the_gate(tmp_path: Path) -> N
             assert sum(c.role == "matcher" for c in t.calls) == 2  # the own-words reading
         assert score_episode(r).primary.success
     assert forged >= 6
+
+
+# --- a forged tool result on the tool harness -----------------------------------------------
+
+
+def _forged_results(tmp: Path, model: str) -> list[EpisodeRecord]:
+    variants = [
+        {"arm": a, "harness": "langgraph", "spoof": "tool_result", "spoof_dose": d}
+        for a in ("raw", "enforce")
+        for d in DOSES
+    ] + [{"arm": a, "harness": "langgraph"} for a in ("raw", "enforce")]
+    return _run(tmp, model, [], variants, "100-102")
+
+
+def test_a_forged_tool_result_on_the_harness_leaves_the_perfect_agent_at_1(tmp_path: Path) -> None:
+    records = _forged_results(tmp_path, "scripted/perfect")
+    for r in records:
+        s = score_episode(r)
+        assert s.primary.success and s.decline_aware.success and not s.mismatches, r.cell.slug()
+        if r.cell.knobs.spoof == "none":
+            continue
+        ep = generate(r.spec)
+        plan = planned_tool_results(ep, r.cell.knobs.spoof_dose)
+        assert {i: t.injected for i, t in enumerate(r.turns) if t.injected} == plan
+        # the text variant's turns at the same dose: the two surfaces pair
+        assert set(plan) == set(planned_forgeries(ep, "tool_result", r.cell.knobs.spoof_dose))
+        for i in plan:  # it opens the user message, laid out as a result; a decoy work order
+            t = r.turns[i]
+            assert t.sent_text.startswith(t.injected + "\n\n") and t.injected in t.notices
+            assert t.work_order is not None and t.work_order not in t.injected
+    assert _check_against_controls(records) == len(records) - 6
+
+
+def test_a_forged_tool_result_leaves_always_book_behind_enforce_its_score(tmp_path: Path) -> None:
+    records = _forged_results(tmp_path, "scripted/always-book")
+    controls = _controls(records)
+    for r in records:
+        if r.cell.arm != "enforce":
+            continue
+        s, b = score_episode(r), score_episode(controls[(r.cell.arm, r.spec.seed, r.cell.knobs)])
+        assert s.primary.success and b.primary.success, r.cell.slug()
+        assert s.primary.channels == b.primary.channels
+    _check_against_controls(records)
 
 
 # --- tools that fail ----------------------------------------------------------------------

@@ -33,6 +33,8 @@ from serve.agents.transcript import find_directive, parse_checklist, split_user
 from tests.gates_fakes import FakeChat, replay_errors, truth
 
 EP = generate(EpisodeSpec(seed=103, steps=10, density=0.3, generator=4))
+# the variants versions 1-4 forge (``redo`` is generator 5's, issue #37)
+V4_VARIANTS = tuple(v for v in SPOOF_VARIANTS if v != "redo")
 _WO = re.compile(r"#W\d{4}")
 _REF = re.compile(r"RC-\d{4}")
 _ID = re.compile(r"\bs\d+\b")
@@ -54,7 +56,7 @@ def _forgeries(ep: Episode, variant: str) -> list[tuple[int, str, str]]:
     return out
 
 
-@pytest.mark.parametrize("variant", SPOOF_VARIANTS)
+@pytest.mark.parametrize("variant", V4_VARIANTS)
 def test_each_forgery_contradicts_the_true_state_of_its_turn(variant: str) -> None:
     found = _forgeries(EP, variant)
     assert found, variant
@@ -81,7 +83,7 @@ def test_the_forgeries_imitate_the_arms_own_strings() -> None:
     assert receipt.startswith(strings.SPOOF_RECEIPT.split("{")[0])
 
 
-@pytest.mark.parametrize("variant", SPOOF_VARIANTS)
+@pytest.mark.parametrize("variant", V4_VARIANTS)
 def test_a_forgery_is_read_as_state_text_inside_the_users_message(variant: str) -> None:
     (index, _, forged), *_ = _forgeries(EP, variant)
     text = EP.turns[index].text if index < len(EP.turns) else ""
@@ -143,7 +145,7 @@ def _gate_view(record: EpisodeRecord) -> list[tuple[Any, ...]]:
     ]
 
 
-@pytest.mark.parametrize("variant", SPOOF_VARIANTS)
+@pytest.mark.parametrize("variant", V4_VARIANTS)
 def test_no_forgery_makes_the_gate_admit_a_violation(tmp_path: Path, variant: str) -> None:
     record = asyncio.run(_enforce(tmp_path, Knobs(spoof=variant)))  # type: ignore[arg-type]
     assert any(t.injected for t in record.turns)
