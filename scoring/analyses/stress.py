@@ -152,21 +152,24 @@ class ToolFailureLine(msgspec.Struct, frozen=True, kw_only=True, tag="tool_failu
     calls: int  # tool calls that reached the tool (executed or failed)
     failed: int
     recovered: int  # failed calls a later call of the same tool and work order executed
+    # the at-most-once knob (issue #37): failed calls whose write landed (timeouts that wrote)
+    landed: int = 0
 
 
-def _failures(turn: TurnRecord) -> tuple[int, int, int]:
-    """(calls that reached the tool, failed, recovered) on one harness turn."""
+def _failures(turn: TurnRecord) -> tuple[int, int, int, int]:
+    """(calls that reached the tool, failed, recovered, landed) on one harness turn."""
     reached = [c for c in turn.tool_calls if c.outcome in ("executed", "failed")]
-    failed = recovered = 0
+    failed = recovered = landed = 0
     for i, c in enumerate(reached):
         if c.outcome != "failed":
             continue
         failed += 1
+        landed += c.status == "landed"
         recovered += any(
             (d.tool, d.work_order, d.outcome) == (c.tool, c.work_order, "executed")
             for d in reached[i + 1 :]
         )
-    return len(reached), failed, recovered
+    return len(reached), failed, recovered, landed
 
 
 def tool_failure_lines(
@@ -180,7 +183,7 @@ def tool_failure_lines(
         cell = record.cell
         if cell.knobs.harness != "langgraph" or not score.counted:
             continue
-        a = acc.setdefault(cell, [0, 0, 0, 0, 0])
+        a = acc.setdefault(cell, [0, 0, 0, 0, 0, 0])
         ch = channels.setdefault(cell, dict.fromkeys(score.primary.channels, 0))
         a[0] += 1
         a[1] += score.primary.success
@@ -200,8 +203,9 @@ def tool_failure_lines(
             calls=calls,
             failed=failed,
             recovered=recovered,
+            landed=landed,
         )
-        for cell, (n, k, calls, failed, recovered) in acc.items()
+        for cell, (n, k, calls, failed, recovered, landed) in acc.items()
     ]
 
 
@@ -215,25 +219,36 @@ def stressed(lines: Iterable[ToolFailureLine]) -> list[ToolFailureLine]:
 
 def _base(cell: CellKey) -> CellKey:
     return msgspec.structs.replace(
-        cell, knobs=msgspec.structs.replace(cell.knobs, tool_failure=0.0)
+        cell, knobs=msgspec.structs.replace(cell.knobs, tool_failure=0.0, tool_failure_landed=0.0)
     )
+
+
+def _landed_share(x: ToolFailureLine) -> float:
+    return x.cell.knobs.tool_failure_landed
 
 
 def tool_failure_section(lines: Iterable[ToolFailureLine]) -> list[str]:
     """The Markdown section of the tool-failure cells (empty when there are none)."""
-    lines = sorted(lines, key=lambda x: (config_label(_base(x.cell)), x.cell.arm, x.rate))
+    lines = sorted(
+        lines,
+        key=lambda x: (config_label(_base(x.cell)), x.cell.arm, x.rate, _landed_share(x)),
+    )
     names = list(lines[0].channels) if lines else []
-    header = ["arm", "rate", "configuration", "strict success", *names, "calls failed",
-              "recovered by a retry"]  # fmt: skip
+    landed = any(_landed_share(x) for x in lines)  # the at-most-once columns, when run
+    header = ["arm", "rate", *(["landed"] if landed else []), "configuration", "strict success",
+              *names, "calls failed", "recovered by a retry",
+              *(["writes landed"] if landed else [])]  # fmt: skip
     rows = [
         [
             x.cell.arm,
             f"{x.rate:g}",
+            *([f"{_landed_share(x):g}"] if landed else []),
             config_label(_base(x.cell)),
             f"{x.successes}/{x.episodes} [{x.success_ci[0]:.3f}, {x.success_ci[1]:.3f}]",
             *(str(x.channels.get(c, 0)) for c in names),
             f"{x.failed}/{x.calls}",
             f"{x.recovered}/{x.failed}",
+            *([str(x.landed)] if landed else []),
         ]
         for x in lines
     ]
@@ -243,6 +258,11 @@ def tool_failure_section(lines: Iterable[ToolFailureLine]) -> list[str]:
         "channel per rate. A failed call executes nothing; an eligible request whose every "
         "call failed is an omission, whatever the agent reports."
     )
+    if landed:
+        text += (
+            " With `landed` set, that share of timeouts wrote anyway (the caller cannot tell):"
+            " a retry of such a write that reached the tool is a re-execution."
+        )
     return _section("Tools that fail (tool_failure knob; ours, docs/stress.md)", text, header, rows)
 
 

@@ -260,7 +260,12 @@ def turn_views(record: EpisodeRecord, score: EpisodeScore) -> list[TurnView]:
                 calls=[CallView(call=c, latency_s=c.wait_s + c.server_s) for c in t.calls],
                 corruptions=events.get(t.index, []),
                 tool_failures=[
-                    render_tool_failure(c.tool, c.work_order, c.status or "transient")
+                    render_tool_failure(
+                        c.tool,
+                        c.work_order,
+                        c.status or "transient",
+                        record.cell.knobs.tool_failure_landed > 0,
+                    )
                     for c in t.tool_calls
                     if c.outcome == "failed"
                 ],

@@ -332,6 +332,13 @@ def test_enforcement_refuses_the_retry_of_a_landed_write(tmp_path: Path) -> None
             assert dup == sum(c.status == "landed" for _, c in calls), r.cell.slug()
     assert retried["raw"] > 0 and retried["enforce"] > 0
     _check_against_controls(records, stressed_turns=False)
+    # the report's "Tools that fail" counts the landed writes in columns of their own
+    from scoring.analyses.stress import stressed, tool_failure_lines, tool_failure_section
+
+    lines = tool_failure_lines((r, score_episode(r)) for r in records)
+    assert sum(x.landed for x in lines) == sum(retried.values())
+    section = "\n".join(tool_failure_section(stressed(lines)))
+    assert "| writes landed |" in section and "| landed |" in section
 
 
 # --- a reply that believes a forged receipt -------------------------------------------------
