@@ -36,6 +36,7 @@ KNOBS_ADDED = (
     b',"escalate":false',
     b',"spoof_dose":0.25',  # the stress doses (issue #37)
     b',"user_dose":0.25',
+    b',"tool_failure_landed":0.0',  # at-most-once (issue #37)
 )
 TURNS_ADDED = (
     b',"injected":""',
@@ -131,6 +132,7 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "user_style": "cooperative",
     "spoof_dose": 0.25,
     "user_dose": 0.25,
+    "tool_failure_landed": 0.0,
     "injected": "",
     "served_by": "",
     "matcher_replies": [],
