@@ -112,7 +112,7 @@ def test_the_status_tool_reads_only_work_orders() -> None:
         turn = EPISODE.turns[0]
         for hostile in ("*", "../..", "#W*"):
             call, _, text = d.decide(turn, Shaped(sent="", kept=""), _act("get_status", hostile), 0)  # fmt: skip
-            assert call.outcome == "status" and "holds no write" in text
+            assert call.outcome == "status" and text is not None and "holds no write" in text
 
 
 def test_without_the_knob_get_status_is_no_tool() -> None:
