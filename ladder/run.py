@@ -33,7 +33,7 @@ from runner.rundir.lock import RunLocked, run_lock
 from runner.rundir.logs import NewerSchemaError
 from runner.rundir.manifest import ManifestError
 from scoring.report.markdown import synthetic_warning
-from scoring.report.tables import plural
+from scoring.util import plural
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags, scripted_options
 
