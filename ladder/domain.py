@@ -30,7 +30,7 @@ from protocol.packs import (
     pack_overlaps,
 )
 from runner.grid.packs import is_pack_file, load_run_packs, read_pack
-from scoring.report.tables import plural
+from scoring.util import plural
 
 __all__ = ["builtin_clashes", "domain_app", "load_packs_of", "skeleton", "summary"]
 

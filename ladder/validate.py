@@ -16,7 +16,7 @@ import typer
 from ladder.errors import UsageError
 from protocol.arms import arm_rank
 from runner.grid.expand import Grid, GridError, load_grid, missing_keys
-from scoring.report.tables import plural
+from scoring.util import plural
 
 __all__ = ["validate"]
 

@@ -31,8 +31,8 @@ from runner.grid.packs import keep_packs
 from runner.rundir.logs import LogReport, read_logs
 from runner.rundir.manifest import write_or_check_manifest
 from runner.rundir.results import RESULTS, finalize_results
-from scoring.report.tables import plural
 from scoring.results.stream import StreamingScorer
+from scoring.util import paused_gc, plural
 from serve.config import ServerConfig
 
 __all__ = ["RunSummary", "helper_summary", "run_async"]
@@ -175,7 +175,7 @@ def _finalize(out: Path, grid: Grid, console: Console) -> int:
     """Append the run's final result lines (``ladder score --json`` over ``out``'s records
     of this grid), earlier lines marked superseded; the number of final lines (0 when
     nothing was logged). Records of another grid are excluded and reported."""
-    from scoring.results.offline import paused_gc, rescore
+    from scoring.results.offline import rescore
 
     with paused_gc():
         report = LogReport()

@@ -28,8 +28,9 @@ from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 from scoring.results.families import DEFAULT_FAMILY, score_lines
 from scoring.results.lines import HelperLine, ResultLine, with_status
-from scoring.results.offline import paused_gc, rescore, score_records
+from scoring.results.offline import rescore, score_records
 from scoring.results.stats import preload_stats
+from scoring.util import paused_gc
 
 __all__ = ["MIN_PARALLEL_BYTES", "cores", "rescore_dir"]
 

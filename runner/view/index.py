@@ -35,7 +35,7 @@ from scoring.analyses.gate_report import gate_activity, merged_activity
 from scoring.replay.episode import EpisodeScore, score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.lines import GateActivity, ResultLine
-from scoring.results.offline import paused_gc
+from scoring.util import paused_gc
 from scoring.view.episode import episode_row
 from scoring.view.models import RowView
 

@@ -30,7 +30,8 @@ from scoring.analyses.wording_columns import WORDING
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.families import DEFAULT_FAMILY, score_lines
 from scoring.results.lines import ResultLine, with_status
-from scoring.results.offline import paused_gc, score_records
+from scoring.results.offline import score_records
+from scoring.util import paused_gc
 
 __all__ = [
     "ANALYSES",

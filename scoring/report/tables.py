@@ -21,6 +21,7 @@ from protocol.config import config_label
 from protocol.records import CellKey
 from scoring.results.cells import RATES, config_of, ladder_sort_key
 from scoring.results.lines import CellLine, ContrastLine, HelperLine, ResultLine
+from scoring.util import plural
 
 __all__ = [
     "CHANNEL_HEADER",
@@ -38,7 +39,6 @@ __all__ = [
     "ladder_rows",
     "ladder_table",
     "markdown_table",
-    "plural",
     "text_table",
 ]
 
@@ -106,11 +106,6 @@ class Labels:
 
 
 WIDE = Labels(wide=True)  # every configuration in full (the tables' long form)
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``n`` and ``word`` in the number ``n`` takes: "1 line", "2 lines", "0 lines"."""
-    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def _cells(lines: Iterable[ResultLine]) -> list[CellLine]:
