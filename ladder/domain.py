@@ -29,7 +29,8 @@ from protocol.packs import (
     pack_digest,
     pack_overlaps,
 )
-from runner.grid.packs import is_pack_file, load_run_packs, read_pack
+from runner.grid.packs import is_pack_file, read_pack
+from runner.rundir.packs import load_run_packs
 from scoring.util import plural
 
 __all__ = ["builtin_clashes", "domain_app", "load_packs_of", "skeleton", "summary"]

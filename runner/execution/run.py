@@ -27,9 +27,9 @@ from runner.execution.scheduler import (
 from runner.gates.cache import HelperStats
 from runner.gates.helpers import Helpers
 from runner.grid.expand import Grid, GridError, Task, expand
-from runner.grid.packs import keep_packs
 from runner.rundir.logs import LogReport, read_logs
 from runner.rundir.manifest import write_or_check_manifest
+from runner.rundir.packs import keep_packs
 from runner.rundir.results import RESULTS, finalize_results
 from scoring.results.stream import StreamingScorer
 from scoring.util import paused_gc, plural
@@ -70,7 +70,7 @@ async def run_async(
     ``breaker_after``: stop (raise BreakerTripped) after that many consecutive failed calls
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
-    from runner.client.connect import open_endpoints, preflight
+    from runner.execution.connect import open_endpoints, preflight
     from runner.execution.live import live_view, preflight_line, progress_lines, refreshing
 
     # The local checks come first (the directory's grid, then its logs), so a directory of

@@ -19,8 +19,8 @@ import msgspec
 from protocol.records import CellKey, EpisodeRecord
 from scoring.replay.episode import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
-from scoring.report.tables import markdown_table
 from scoring.results.cells import cell_sort_key
+from scoring.util import markdown_table
 
 __all__ = [
     "Analyses",

@@ -21,10 +21,9 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
-from protocol.config import DEFAULT_DOSE
+from protocol.config import DEFAULT_DOSE, config_label
 from protocol.records import CellKey
 from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
-from scoring.report.tables import config_label
 from scoring.results.cells import cell_sort_key
 from scoring.results.stats import wilson
 

@@ -21,7 +21,6 @@ from scoring.analyses.askback import ASKBACK
 from scoring.analyses.base import Analyses, Pair, Table
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.doses import DOSE_RESPONSE, INTERACTION
-from scoring.analyses.gate_report import flag_inert, helper_lines
 from scoring.analyses.hybrid_counterfactual import HYBRID
 from scoring.analyses.obedience import OBEDIENCE
 from scoring.analyses.omission_attribution import OMISSION_ATTRIBUTION
@@ -29,6 +28,7 @@ from scoring.analyses.stress import SPOOF, TOOL_FAILURE, USER_STYLE
 from scoring.analyses.wording_columns import WORDING
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.families import DEFAULT_FAMILY, score_lines
+from scoring.results.gate_report import flag_inert, helper_lines
 from scoring.results.lines import ResultLine, with_status
 from scoring.results.offline import score_records
 from scoring.util import paused_gc

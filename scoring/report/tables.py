@@ -31,14 +31,12 @@ __all__ = [
     "Labels",
     "channel_rows",
     "channel_table",
-    "config_label",
     "contrast_rows",
     "gate_activity_rows",
     "gate_activity_table",
     "inert_lines",
     "ladder_rows",
     "ladder_table",
-    "markdown_table",
     "text_table",
 ]
 
@@ -214,12 +212,6 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         return "  ".join(out).rstrip()
 
     return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, rows)])
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def ladder_table(

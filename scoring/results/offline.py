@@ -7,10 +7,10 @@ from collections.abc import Iterable
 
 from protocol.records import EpisodeRecord
 from protocol.versions import SpecError
-from scoring.analyses.gate_report import flag_inert, helper_lines
 from scoring.replay.episode import EpisodeScore, Replays, score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.families import DEFAULT_FAMILY, score_lines
+from scoring.results.gate_report import flag_inert, helper_lines
 from scoring.results.lines import ResultLine, with_status
 from scoring.util import paused_gc
 

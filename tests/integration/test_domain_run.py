@@ -19,7 +19,7 @@ from protocol.arms import arm_names, harness_arms, memory_arms
 from protocol.domains import DIGESTS, forget
 from protocol.packs import pack_digest, parse_pack
 from runner.grid.expand import GridError, parse_grid
-from runner.grid.packs import PACKS_DIR
+from runner.rundir.packs import PACKS_DIR
 from scoring.replay.episode import score_episode
 from tests.pack_kit import pack_text, pool
 from tests.reliability_kit import grid_data, records, run_inprocess
