@@ -57,10 +57,13 @@ _WORD = re.compile(r"[^\W\d_]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 # What only the arms, the world or a forwarded message write (issue #37; OURS): a tagged
 # block ("[TASK-STATE]", "[RECEIPT]", ...), a checklist entry, a ledger or ACTION line, a ref
-# line, a quoted or forwarded line. A pack's text that holds one could be read as state text.
+# line, a quoted or forwarded line. A pack's text that holds one could be read as state text;
+# a line opening "Forwarded" is where the brief's clause says third-party text begins (the
+# scripted agents read it so: serve/agents/transcript.py), so a wording that opens so would
+# read as no request of the user's.
 _RESERVED = re.compile(
     r"\[[A-Z][A-Z0-9 _\-]+\]|^\s*-\s*s\d+\s*:|^\W*ledger\b|\bACTION\s*\{|\bref\s+\S+/"
-    r"|^\s*>|forwarded message",
+    r"|^\s*>|forwarded message|^[\s\-]*forwarded\b",
     re.IGNORECASE | re.MULTILINE,
 )
 # Redo probes are worded as plain asks (A.3: no reason, no repetition); a legitimate redo
