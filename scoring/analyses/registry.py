@@ -79,8 +79,9 @@ def batched_analyses(
     tables = ANALYSES.entries() if analyses is None else analyses
     collectors = [(a.name, a.collector()) for a in tables]
     for batch in batches:
+        shared: dict[object, Sequence[object]] = {}  # one compute per batch, however many read it
         for _, c in collectors:
-            c.add(batch, cache)
+            c.add(batch, cache, shared)
     return Analyses({name: c.lines() for name, c in collectors})
 
 

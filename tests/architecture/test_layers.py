@@ -24,17 +24,20 @@ ALLOWED: dict[str, frozenset[str]] = {
 INSTALLED = ("protocol", "scoring", "serve", "runner", "tau2gate", "ladder")
 
 
+def imported_modules(path: Path) -> list[str]:
+    """Every module one file imports (absolute imports), at any depth of the file."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+    return found
+
+
 def imported_layers(path: Path) -> set[str]:
     """The top-level packages of ours that one file imports, at any depth of the file."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-        found.update(n.split(".")[0] for n in names if n.split(".")[0] in LAYERS)
-    return found
+    return {n.split(".")[0] for n in imported_modules(path) if n.split(".")[0] in LAYERS}
 
 
 def violations(layer: str) -> list[str]:
@@ -101,16 +104,10 @@ def subpackage_edges() -> dict[str, set[str]]:
             here = subpackage_of(".".join(rel.parts))
             if here is None:
                 continue
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                names: list[str] = []
-                if isinstance(node, ast.Import):
-                    names = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                    names = [node.module]
-                for name in names:
-                    there = subpackage_of(name)
-                    if there and there != here:
-                        edges.setdefault(here, set()).add(there)
+            for name in imported_modules(path):
+                there = subpackage_of(name)
+                if there and there != here:
+                    edges.setdefault(here, set()).add(there)
     return edges
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.files import JsonlAppender, write_atomic
 from runner import files
+from runner.files import JsonlAppender, write_atomic
 
 
 def test_a_torn_last_line_is_ended_before_the_next(tmp_path: Path) -> None:
