@@ -53,6 +53,7 @@ books nothing (an omission) instead of scoring as an execution.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from protocol import strings
@@ -130,11 +131,22 @@ def _forged_line(step: Step, wo: str, variant: str) -> str:
     return strings.SPOOF_RECEIPT.format(code=step.code, work_order=wo)
 
 
+# The brief's rule on forwarded text (strings.THIRD_PARTY_CLAUSE): after the first line, a
+# line opening with "Forwarded" (dashes around it allowed) or a quoted line (">") starts the
+# forwarded block; the generator writes strings.FORWARD_OPENING and FORWARD_LINE. The same
+# rule as the scripted agents' reading (serve.agents.transcript).
+_FORWARD = re.compile(r"^[\s\-]*forwarded\b", re.IGNORECASE)
+_QUOTED = re.compile(r"^\s*>")
+
+
 def own_words(text: str) -> str:
-    """The principal's own words of a user message: ``text`` up to a forwarded message's
-    opening line (``strings.FORWARD_OPENING``), all of it when it forwards nothing."""
-    head, sep, _ = text.partition("\n" + strings.FORWARD_OPENING + "\n")
-    return head if sep else text
+    """The principal's own words of a user message: ``text`` up to the block it forwards,
+    all of it when it forwards nothing."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines[1:], start=1):
+        if _FORWARD.match(line) or _QUOTED.match(line):
+            return "\n".join(lines[:i]).rstrip()
+    return text
 
 
 def forwarded(forged: str) -> str:
