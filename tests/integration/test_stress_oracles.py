@@ -482,3 +482,15 @@ def test_the_grid_checks_each_dose() -> None:
     assert "spoof_dose must be in [0, 1]" in problems(spoof="receipt", spoof_dose=1.5)
     assert "user_dose needs a user_style stress" in problems(user_dose=0.5)
     assert "needs generator 5 or later" in problems(4, spoof="notice", spoof_dose=0.5)
+    # the stresses issue #37 added later to generator 5
+    assert problems(spoof="redo") == ""
+    assert 'spoof = "redo" on this surface needs generator 5' in problems(4, spoof="redo")
+    harness = {"harness": "langgraph", "tool_failure": 0.3}
+    assert problems(**harness, tool_failure_landed=0.5, spoof="tool_result") == ""
+    assert "tool_failure_landed needs generator 5" in problems(
+        4, **harness, tool_failure_landed=0.5
+    )
+    assert 'spoof = "tool_result" on this surface needs generator 5' in problems(
+        4, harness="langgraph", spoof="tool_result"
+    )
+    assert 'takes spoof = "tool_result" only' in problems(harness="langgraph", spoof="redo")
