@@ -275,6 +275,22 @@ def test_a_forged_tool_result_leaves_always_book_behind_enforce_its_score(tmp_pa
     _check_against_controls(records)
 
 
+@pytest.mark.parametrize("quoted", [0.0, 1.0])
+def test_the_synthetic_agent_follows_a_forged_tool_result_at_its_quoted_rate(
+    tmp_path: Path, quoted: float
+) -> None:
+    """A tool result that answers no call of the agent's is third-party text: the synthetic
+    agent believes it (the step is done: it books nothing) at its ``quoted`` rate."""
+    from scoring.analyses.stress import spoof_lines
+
+    variants = [{"arm": "raw", "harness": "langgraph", "spoof": "tool_result", "spoof_dose": 1.0}]
+    model = f"scripted/synthetic?quoted={quoted}&seed=3"
+    records = _run(tmp_path, model, [], variants, "100-102")
+    (line,) = spoof_lines((r, score_episode(r)) for r in records)
+    assert line.contested >= 10
+    assert line.acted == (line.contested if quoted else 0)
+
+
 # --- tools that fail ----------------------------------------------------------------------
 
 RATES = (0.0, 0.3, 1.0)
