@@ -15,6 +15,7 @@ every call fails is never silent.
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -45,6 +46,8 @@ from scoring.results.lines import CellLine, ContrastLine, ResultLine
 __all__ = [
     "counters",
     "eta",
+    "WIDTH",
+    "fit",
     "format_result",
     "live_view",
     "preflight_line",
@@ -54,6 +57,9 @@ __all__ = [
     "status_line",
     "tokens_per_s",
 ]
+
+
+WIDTH = 80  # the columns every line a run prints outside the live view fits in (#40)
 
 
 def _ci(ci: tuple[float, float]) -> str:
@@ -200,15 +206,29 @@ def eta(state: RunState) -> str:
     return _clock(left) if left is not None else "-:--:--"
 
 
-def status_line(state: RunState) -> str:
-    """The ``--no-live`` progress line: the live view's fields (episodes, elapsed, ETA,
-    counters, tokens/s, cells under way) on one line."""
+def status_line(state: RunState, width: int = WIDTH) -> str:
+    """The ``--no-live`` progress lines: the live view's fields (episodes, elapsed, ETA,
+    counters, tokens/s, cells under way), packed into lines of at most ``width`` columns
+    (a field never split; the cells under way on their own line, cut at the edge)."""
     p = state.progress
     elapsed = time.perf_counter() - p.started
     cells = p.open_cells()
-    return (
-        f"episodes {p.done}/{p.total}  elapsed {_clock(elapsed)}  "
-        f"ETA {eta(state)}  {counters(state)}" + (f"  cells {cells}" if cells else "")
+    fields = f"episodes {p.done}/{p.total}  elapsed {_clock(elapsed)}  ETA {eta(state)}"
+    lines = pack(f"{fields}  {counters(state)}", width)
+    if cells:
+        lines += pack(f"cells {cells}".replace("  ", "; "), width)[:1]
+    return "\n".join(lines)
+
+
+def fit(text: str, width: int = WIDTH) -> str:
+    """``text`` wrapped at spaces into lines of at most ``width`` columns, the lines after
+    the first indented two spaces (a word wider than the line, a long path, stays whole):
+    how every notice of a run prints (#40)."""
+    return "\n".join(
+        textwrap.wrap(
+            text, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+        )
+        or [""]
     )
 
 
@@ -238,7 +258,7 @@ def preflight_line(endpoints: dict[str, Endpoint]) -> str:
     attempts = max([1, *(min(PREFLIGHT_ATTEMPTS, e.attempts) for e in endpoints.values())])
     return (
         f"preflight ({', '.join(sorted(endpoints))}): one tiny request per model, "
-        f"timeout {timeout:g} s per attempt, up to {attempts} attempts"
+        f"{timeout:g} s timeout, up to {attempts} attempts"
     )
 
 
