@@ -44,9 +44,9 @@ from scoring.results.cells import config_of, ladder_sort_key
 from scoring.results.lines import CellLine, ContrastLine, ResultLine
 
 __all__ = [
+    "WIDTH",
     "counters",
     "eta",
-    "WIDTH",
     "fit",
     "format_result",
     "live_view",

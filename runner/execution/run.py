@@ -185,6 +185,7 @@ def _finalize(out: Path, grid: Grid, console: Console) -> int:
     """Append the run's final result lines (``ladder score --json`` over ``out``'s records
     of this grid), earlier lines marked superseded; the number of final lines (0 when
     nothing was logged). Records of another grid are excluded and reported."""
+    from runner.execution.live import fit
     from scoring.results.offline import paused_gc, rescore
 
     with paused_gc():
