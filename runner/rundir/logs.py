@@ -25,6 +25,7 @@ import msgspec
 
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
 from runner.rundir.files import MAX_LINE_BYTES, JsonlAppender, lines, open_regular
+from runner.rundir.served import label_record, served_for_log
 
 __all__ = [
     "LOGS",
@@ -193,12 +194,15 @@ def read_logs(
 
 
 def read_log_file(path: Path, report: LogReport, out: dict[tuple[str, int], EpisodeRecord]) -> None:
-    """The records of one log file into ``out`` (a later record of a key replaces it)."""
+    """The records of one log file into ``out`` (a later record of a key replaces it),
+    labelled from the run's manifest where they predate ``served_by``
+    (:mod:`runner.rundir.served`)."""
     report.files += 1
+    served = served_for_log(path)
     for lineno, line, truncated in _lines(path, report):
         where = f"{path.name}:{lineno}"
         try:
-            rec = checked_record(line, where)
+            rec = label_record(checked_record(line, where), served)
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
             (report.truncated if truncated else report.corrupt).append(f"{where}: {e}")
             continue
@@ -225,6 +229,7 @@ def scan_log(path: Path, start: int = 0) -> tuple[list[LogLine], int]:
     its newline (an episode being written, or a kill) is left for the next scan."""
     out: list[LogLine] = []
     end = start
+    served = served_for_log(path)
     for offset, line, complete, size in lines(path, start):
         if not complete:
             break
@@ -234,7 +239,8 @@ def scan_log(path: Path, start: int = 0) -> tuple[list[LogLine], int]:
             out.append(LogLine(offset, 0, None, f"{where}: line over {MAX_LINE_BYTES} bytes"))
         elif line.strip():
             try:
-                out.append(LogLine(offset, len(line), checked_record(line, where)))
+                rec = label_record(checked_record(line, where), served)
+                out.append(LogLine(offset, len(line), rec))
             except (msgspec.DecodeError, msgspec.ValidationError) as e:
                 out.append(LogLine(offset, len(line), None, f"{where}: {e}"))
     return out, end
@@ -245,4 +251,4 @@ def read_record(path: Path, offset: int, length: int) -> EpisodeRecord:
     with os.fdopen(open_regular(path), "rb") as f:
         f.seek(offset)
         line = f.read(length)
-    return checked_record(line, f"{path.name}@{offset}")
+    return label_record(checked_record(line, f"{path.name}@{offset}"), served_for_log(path))
