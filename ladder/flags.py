@@ -69,6 +69,7 @@ class RunFlags:
     temperature: float | None = None  # decoding (#40): the grid's [decoding] overridden
     top_p: float | None = None
     max_tokens: int | None = None  # the agent's reply budget, every regime
+    trials: int | None = None  # --trials K (#40): each seed run K times
     # --set TABLE.KEY=VALUE: any grid field, a TOML value (applied after the named flags)
     sets: list[str] = field(default_factory=list)
 
@@ -201,6 +202,7 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
             "briefs": _items("--brief", _or(flags.brief, "amended")),
             "arms": _items("--arms", _or(flags.arms, "raw,checklist")),
             "concurrency": flags.concurrency if flags.concurrency is not None else 256,
+            **({"trials": flags.trials} if flags.trials is not None else {}),
         },
         "endpoints": [endpoint],
         "models": [model],
@@ -246,6 +248,8 @@ def apply_flags(grid: Grid, flags: RunFlags, *, source: str) -> tuple[Grid, dict
         run["briefs"] = _items("--brief", flags.brief)
     if flags.concurrency is not None:
         run["concurrency"] = flags.concurrency
+    if flags.trials is not None:
+        run["trials"] = flags.trials
     data["models"] = _models(data["models"], flags)
     data["endpoints"] = _endpoints(data, flags)
     _decoding(data, flags)

@@ -28,7 +28,7 @@ from runner.client.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.execution.brief_check import BriefLost
 from runner.execution.live import fit
 from runner.execution.run import RunSummary, run_async
-from runner.grid.expand import Grid, GridError, load_grid
+from runner.grid.expand import Grid, GridError, load_grid, trial_warnings
 from runner.grid.schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED
 from runner.rundir.lock import RunLocked, run_lock
 from runner.rundir.logs import NewerSchemaError
@@ -244,6 +244,15 @@ def run(
             show_default=False,
         ),
     ] = None,
+    trials: Annotated[
+        int | None,
+        typer.Option(
+            help="Run each seed of each cell K times at the grid's temperature, scored per "
+            "trial and as pass^k (default 1; docs/trials.md).",
+            metavar="K",
+            show_default=False,
+        ),
+    ] = None,
     breaker_after: Annotated[
         int,
         typer.Option(
@@ -291,6 +300,7 @@ def run(
         temperature=temperature,
         top_p=top_p,
         max_tokens=max_tokens,
+        trials=trials,
         sets=sets or [],
     )
     console = Console(stderr=False, highlight=False, soft_wrap=True)
@@ -310,7 +320,8 @@ def run(
     if breaker_after < 0:
         raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
     warning = " ".join(synthetic_warning(grid.cells())).strip().removeprefix("> ")
-    for line in notes + _endpoint_lines(grid) + ([warning] if warning else []):
+    warnings = ([warning] if warning else []) + trial_warnings(grid)
+    for line in notes + _endpoint_lines(grid) + warnings:
         console.print(fit(line))  # within 80 columns (#40)
     execute(
         grid,

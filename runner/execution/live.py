@@ -83,12 +83,18 @@ def _short(line: ResultLine, labels: Labels) -> str:
     head = f"{labels(line.cell)} {line.cell.arm}: "
     if not isinstance(line, CellLine):
         return head + "helpers"
-    return head + (
+    text = head + (
         f"strict {_num(line.strict)} {_ci(line.strict_ci)} "
         f"da {_num(line.decline_aware)} {_ci(line.decline_aware_ci)} n={line.n}"
         + (f" infra={line.infrastructure_errors}" if line.infrastructure_errors else "")
         + (f" overflow={line.context_overflows}" if line.context_overflows else "")
     )
+    if line.trials > 1:  # repeated trials (#40): pass^K under both scorings, own line
+        k = line.trials
+        hats = [line.pass_k.get(s, ())[k - 1:] for s in ("strict", "decline_aware")]
+        shown = "/".join(_num(h[0]) if h else "n/a" for h in hats)
+        text += f"\n    pass^{k} strict/da {shown} (trials {k})"
+    return text
 
 
 class _InLadderOrder:

@@ -19,10 +19,10 @@ from runner.client.endpoint import CallFailed
 from runner.execution.observer import Observers, RunObserver
 from runner.execution.scheduler import (
     RunState,
-    expected_seeds,
     grid_records,
     pending_tasks,
     run_grid,
+    streaming_scorer,
 )
 from runner.gates.cache import HelperStats
 from runner.gates.helpers import Helpers
@@ -219,7 +219,7 @@ async def _precompile(helpers: Helpers, tasks: list[Task], console: Console) -> 
 
 
 def _scorer(grid: Grid, done: list[EpisodeRecord]) -> StreamingScorer:
-    scorer = StreamingScorer(expected_seeds(grid))
+    scorer = streaming_scorer(grid)
     for record in done:
         scorer.add(record)  # already reported by the run that logged them
     return scorer

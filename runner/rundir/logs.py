@@ -11,7 +11,7 @@ A write is one ``os.write`` of a whole line on an ``O_APPEND`` descriptor
 (:mod:`runner.rundir.files`), so a kill -9 leaves at most one truncated last line, which
 the reader drops and reports. Episodes that ended on an
 infrastructure failure are logged too (with their termination reason); a resumed run retries
-them, and the reader keeps the last record of each (cell, seed).
+them, and the reader keeps the last record of each (cell, seed, trial).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
+from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord, log_key
 from runner.rundir.files import MAX_LINE_BYTES, JsonlAppender, lines, open_regular
 from runner.rundir.served import label_record, served_for_log
 
@@ -181,7 +181,9 @@ def checked_record(line: bytes, where: str) -> EpisodeRecord:
 def read_logs(
     run_dir: Path, report: LogReport | None = None
 ) -> dict[tuple[str, int], EpisodeRecord]:
-    """Every (cell slug, seed) -> its last record under ``run_dir`` (or a logs/ dir itself).
+    """Every (cell slug, seed) -> its last record under ``run_dir`` (or a logs/ dir itself);
+    a trial after the first of repeated trials is keyed by its trial's slug
+    (:func:`protocol.records.log_key`: ``<slug>#t<k>``).
 
     Corrupt lines are counted in ``report``, never raised. A record of a newer schema
     version raises :class:`NewerSchemaError`: scoring it with older rules would be wrong.
@@ -206,7 +208,7 @@ def read_log_file(path: Path, report: LogReport, out: dict[tuple[str, int], Epis
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
             (report.truncated if truncated else report.corrupt).append(f"{where}: {e}")
             continue
-        key = (rec.cell.slug(), rec.spec.seed)
+        key = log_key(rec)
         if key in out:
             report.duplicates += 1
         out[key] = rec

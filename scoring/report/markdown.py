@@ -29,6 +29,7 @@ from scoring.report.tables import (
     HELPERS_HEADER,
     INERT_TITLE,
     LADDER_HEADER,
+    PASS_K_NOTE,
     Labels,
     channel_rows,
     config_label,
@@ -38,6 +39,8 @@ from scoring.report.tables import (
     inert_lines,
     ladder_rows,
     markdown_table,
+    pass_k_header,
+    pass_k_rows,
     plural,
 )
 from scoring.results.lines import CellLine, ResultLine
@@ -241,6 +244,14 @@ def markdown_report(
                 "table's family (`ladder score` lists them; docs/scoring.md).",
                 "",
                 markdown_table(_numbered(CONTRAST_HEADER), rows),
+            ]
+        tried = pass_k_rows(lines, scoring, labels)
+        if tried:  # repeated trials (--trials K, #40)
+            out += [
+                "",
+                f"pass^k ({name}): {PASS_K_NOTE.split(': ', 1)[1]}.",
+                "",
+                markdown_table(_numbered(pass_k_header(lines, labels)), tried),
             ]
     out += [
         "",
