@@ -91,7 +91,7 @@ def _short(line: ResultLine, labels: Labels) -> str:
     )
     if line.trials > 1:  # repeated trials (#40): pass^K under both scorings, own line
         k = line.trials
-        hats = [line.pass_k.get(s, ())[k - 1:] for s in ("strict", "decline_aware")]
+        hats = [line.pass_k.get(s, ())[k - 1 :] for s in ("strict", "decline_aware")]
         shown = "/".join(_num(h[0]) if h else "n/a" for h in hats)
         text += f"\n    pass^{k} strict/da {shown} (trials {k})"
     return text

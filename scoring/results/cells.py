@@ -163,9 +163,7 @@ def _by_seed(scores: Iterable[EpisodeScore], scoring: str) -> dict[int, list[boo
 
 def _pass_k(counted: list[EpisodeScore], trials: int) -> dict[str, tuple[float | None, ...]]:
     """pass^1 .. pass^trials of the counted episodes, per scoring."""
-    return {
-        name: pass_hats(list(_by_seed(counted, name).values()), trials) for name in SCORINGS
-    }
+    return {name: pass_hats(list(_by_seed(counted, name).values()), trials) for name in SCORINGS}
 
 
 def _burden(counted: list[EpisodeScore]) -> Burden | None:

@@ -1,0 +1,147 @@
+"""Repeated trials (``--trials K``, ``run.trials``; #40): each seed of each cell runs K times,
+trial 0 keyed, named and requested exactly as a run without trials; resume per trial; pass^k
+in the cell lines; contrasts pair seeds (each seed's majority of trials)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from typer.testing import CliRunner
+
+from ladder.app import app
+from protocol.records import EpisodeRecord, episode_id, log_key
+from runner.execution.agent import trial_seed
+from runner.grid.expand import Grid, GridError, expand, parse_grid, trial_warnings
+from runner.rundir.manifest import grid_digest
+from runner.rundir.records import load_records
+from scoring.results.lines import CellLine, ContrastLine
+from scoring.results.offline import rescore
+from tests.reliability_kit import SYNTHETIC, grid_data, run_inprocess
+
+ARMS = ("raw", "checklist", "directive", "enforce")
+
+
+def _grid(trials: int, model: str = SYNTHETIC, temperature: float = 0.7) -> Grid:
+    data: dict[str, Any] = grid_data(seeds="100-103", arms=ARMS)
+    data["models"] = [{"name": model, "endpoint": "embedded"}]
+    data["run"]["trials"] = trials
+    data["decoding"]["temperature"] = temperature
+    return parse_grid(data)
+
+
+def _run(grid: Grid, out: Path) -> dict[str, Any]:
+    summary, _ = asyncio.run(run_inprocess(grid, out, check=False))
+    return summary
+
+
+def _records(out: Path) -> list[EpisodeRecord]:
+    records, _ = load_records(out)
+    return records
+
+
+def test_trial_0_keeps_todays_keys_and_ids() -> None:
+    one, three = list(expand(_grid(1))), list(expand(_grid(3)))
+    assert len(three) == 3 * len(one)
+    assert [t.key() for t in one] == [(t.cell.slug(), t.spec.seed) for t in one]
+    assert [t.key() for t in three if t.trial == 0] == [t.key() for t in one]
+    slug = one[0].cell.slug()
+    assert {t.key()[0] for t in three if t.cell == one[0].cell} == {
+        slug,
+        f"{slug}#t1",
+        f"{slug}#t2",
+    }
+    assert episode_id(one[0].cell, 100) == f"{slug}/100"
+    assert episode_id(one[0].cell, 100, 2) == f"{slug}/100/t2"
+    # trial 0 sends what a run without trials sends; trial k the sampling seed k
+    assert trial_seed(0) == {} and trial_seed(2) == {"seed": 2}
+    # a grid of one trial digests as a grid written before the field
+    data: dict[str, Any] = grid_data(seeds="100-103", arms=ARMS)
+    assert grid_digest(parse_grid(data)) == grid_digest(_grid(1, temperature=0.0))
+
+
+def test_trials_below_one_are_refused_and_temperature_0_warns() -> None:
+    with pytest.raises(GridError, match="trials must be at least 1"):
+        _grid(0)
+    assert trial_warnings(_grid(2, temperature=0.0))
+    assert not trial_warnings(_grid(2)) and not trial_warnings(_grid(1, temperature=0.0))
+    refused = CliRunner().invoke(app, ["run", "--trials", "0", "--seeds", "100"])
+    assert refused.exit_code == 2 and "trials must be at least 1" in refused.output
+
+
+def test_a_synthetic_run_with_two_trials_at_temperature(tmp_path: Path) -> None:
+    out = tmp_path / "k2"
+    summary = _run(_grid(2), out)
+    assert summary["episodes_run"] == 4 * 4 * 2 and summary["infrastructure"] == 0
+    records = _records(out)
+    assert sorted({r.trial for r in records}) == [0, 1] and len(records) == 32
+    # the log files are those of a run without trials
+    once = tmp_path / "k1"
+    _run(_grid(1), once)
+    assert sorted(p.name for p in (out / "logs").iterdir()) == sorted(
+        p.name for p in (once / "logs").iterdir()
+    )
+    # trial 0 is the run without trials, episode for episode
+    first = {log_key(r): [t.reply for t in r.turns] for r in _records(once)}
+    assert {log_key(r): [t.reply for t in r.turns] for r in records if r.trial == 0} == first
+    # the trials sample apart: some episode's replies differ between its two trials
+    by = {(r.cell, r.seed, r.trial): [t.reply for t in r.turns] for r in records}
+    assert any(by[(c, s, 0)] != by[(c, s, 1)] for c, s, t in by if t == 1)
+    lines = rescore(records)
+    cells = [x for x in lines if isinstance(x, CellLine)]
+    assert cells and all(c.n == 8 and c.trials == 2 for c in cells)
+    for c in cells:
+        for scoring in ("strict", "decline_aware"):
+            hats = c.pass_k[scoring]
+            assert len(hats) == 2 and hats[0] == pytest.approx(c.rate(scoring))
+    # contrasts pair seeds (each seed's majority), never seed x trial pairs
+    contrasts = [x for x in lines if isinstance(x, ContrastLine)]
+    assert contrasts and all(x.n == 4 for x in contrasts)
+    # a run of one trial has no pass^k
+    assert all(
+        c.trials == 1 and c.pass_k == {} for c in rescore(_records(once)) if isinstance(c, CellLine)
+    )
+
+
+def test_the_perfect_agent_passes_every_trial(tmp_path: Path) -> None:
+    out = tmp_path / "perfect"
+    _run(_grid(3, model="scripted/perfect"), out)
+    cells = [x for x in rescore(_records(out)) if isinstance(x, CellLine)]
+    assert len(cells) == 4
+    for c in cells:
+        assert c.trials == 3 and c.n == 12
+        assert c.pass_k == {"strict": (1.0, 1.0, 1.0), "decline_aware": (1.0, 1.0, 1.0)}
+
+
+def test_resume_reruns_only_the_missing_trials(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    _run(_grid(2), out)
+    log = sorted((out / "logs").iterdir())[0]
+    lines = log.read_bytes().splitlines()
+    dec = msgspec.json.Decoder(EpisodeRecord)
+    # a crash after trial 0 of seed 100: its trial 1 and everything after lost
+    cut = next(i for i, x in enumerate(lines) if (r := dec.decode(x)).seed == 100 and r.trial == 1)
+    log.write_bytes(b"\n".join(lines[:cut]) + b"\n")
+    lost = len(lines) - cut
+    again = _run(_grid(2), out)
+    assert again["episodes_run"] == lost and again["already_done"] == 32 - lost
+    counts: dict[tuple[str, int], int] = {}  # every line of every log, by (cell, seed, trial)
+    for path in (out / "logs").iterdir():
+        for raw in path.read_bytes().splitlines():
+            key = log_key(dec.decode(raw))
+            counts[key] = counts.get(key, 0) + 1
+    assert len(counts) == 32 and all(v == 1 for v in counts.values()), counts
+
+
+def test_growing_trials_runs_only_the_new_ones(tmp_path: Path) -> None:
+    out = tmp_path / "grow"
+    _run(_grid(1), out)
+    before = {p.name: p.read_bytes() for p in (out / "logs").iterdir()}
+    grown = _run(_grid(3), out)
+    assert grown["already_done"] == 16 and grown["episodes_run"] == 32
+    for p in (out / "logs").iterdir():  # trial 0's lines untouched, the new trials appended
+        assert p.read_bytes().startswith(before[p.name])
+    assert sorted({r.trial for r in _records(out)}) == [0, 1, 2]
