@@ -264,7 +264,7 @@ def preflight_line(endpoints: dict[str, Endpoint]) -> str:
     attempts = max([1, *(min(PREFLIGHT_ATTEMPTS, e.attempts) for e in endpoints.values())])
     return (
         f"preflight ({', '.join(sorted(endpoints))}): one tiny request per model, "
-        f"{timeout:g} s timeout, up to {attempts} attempts"
+        f"timeout {timeout:g} s, up to {attempts} attempts"
     )
 
 
