@@ -18,6 +18,7 @@ from runner.execution.agent import trial_seed
 from runner.grid.expand import Grid, GridError, expand, parse_grid, trial_warnings
 from runner.rundir.manifest import grid_digest
 from runner.rundir.records import load_records
+from runner.view.data import RunView
 from scoring.results.lines import CellLine, ContrastLine
 from scoring.results.offline import rescore
 from tests.reliability_kit import SYNTHETIC, grid_data, run_inprocess
@@ -100,6 +101,13 @@ def test_a_synthetic_run_with_two_trials_at_temperature(tmp_path: Path) -> None:
     # contrasts pair seeds (each seed's majority), never seed x trial pairs
     contrasts = [x for x in lines if isinstance(x, ContrastLine)]
     assert contrasts and all(x.n == 4 for x in contrasts)
+    # the viewer's overview counts every trial; its episode list shows trial 0 of each seed
+    view = RunView(out)
+    shown = view.cells().cells
+    assert shown and all(c.line.n == 8 and c.line.trials == 2 for c in shown)
+    slug = shown[0].slug
+    listed = view.episodes(slug)
+    assert listed is not None and listed.total == 4
     # a run of one trial has no pass^k
     assert all(
         c.trials == 1 and c.pass_k == {} for c in rescore(_records(once)) if isinstance(c, CellLine)
