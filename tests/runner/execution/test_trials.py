@@ -73,6 +73,22 @@ def test_trials_below_one_are_refused_and_temperature_0_warns() -> None:
     assert refused.exit_code == 2 and "trials must be at least 1" in refused.output
 
 
+def test_validate_counts_trials_refuses_zero_and_warns_at_temperature_0(tmp_path: Path) -> None:
+    grid = tmp_path / "g.toml"
+    base = '[[models]]\nname = "scripted/perfect"\n[run]\nseeds = "100-101"\narms = ["raw"]\n'
+    grid.write_text(base + "trials = 3\n")
+    checked = CliRunner().invoke(app, ["validate", str(grid), "--offline"])
+    assert checked.exit_code == 0, checked.output
+    assert "1 cell, 6 episodes" in checked.output
+    assert "warning: 3 trials per seed at temperature 0" in checked.output
+    grid.write_text(base + "trials = 3\n[decoding]\ntemperature = 0.7\n")
+    warm = CliRunner().invoke(app, ["validate", str(grid), "--offline"])
+    assert warm.exit_code == 0 and "warning" not in warm.output, warm.output
+    grid.write_text(base + "trials = 0\n")
+    zero = CliRunner().invoke(app, ["validate", str(grid), "--offline"])
+    assert zero.exit_code == 2 and "trials must be at least 1" in zero.output
+
+
 def test_a_synthetic_run_with_two_trials_at_temperature(tmp_path: Path) -> None:
     out = tmp_path / "k2"
     summary = _run(_grid(2), out)
