@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 
 from bench._common import Sampler, client_cpu_s, client_sys_s
-from runner.client.connect import open_endpoints
+from runner.execution.connect import open_endpoints
 from runner.execution.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from runner.grid.expand import Grid
 

@@ -33,7 +33,7 @@ import aiohttp
 
 from bench._common import client_cpu_s, row, scratch
 from bench._virtual import run_virtual
-from runner.client.connect import open_endpoints
+from runner.execution.connect import open_endpoints
 from runner.execution.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from runner.grid.expand import Grid, parse_grid
 from serve.app import start_replicas, stop_server

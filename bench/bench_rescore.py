@@ -51,7 +51,8 @@ from protocol.execution import read_execution
 from runner.rundir.logs import LogReport, LogWriter, read_logs
 from runner.rundir.rescore import cores, rescore_dir
 from scoring.results.lines import CellLine, ContrastLine
-from scoring.results.offline import paused_gc, rescore
+from scoring.results.offline import rescore
+from scoring.util import paused_gc
 
 __all__ = ["run"]
 

@@ -19,6 +19,7 @@ from ladder.errors import UsageError
 from protocol.domain_types import DomainPool
 from protocol.domains import BUILTIN, PROCUREMENT
 from protocol.packs import (
+    LEGACY_WORDINGS,
     PARAPHRASES,
     PER_PHASE,
     PHASES,
@@ -28,8 +29,9 @@ from protocol.packs import (
     pack_digest,
     pack_overlaps,
 )
-from runner.grid.packs import is_pack_file, load_run_packs, read_pack
-from scoring.report.tables import plural
+from runner.grid.packs import is_pack_file, read_pack
+from runner.rundir.packs import load_run_packs
+from scoring.util import plural
 
 __all__ = ["builtin_clashes", "domain_app", "load_packs_of", "skeleton", "summary"]
 
@@ -172,7 +174,7 @@ def new(
     path.write_text(skeleton(name), encoding="utf-8")
     typer.echo(
         f"wrote {path}: fill the {len(PHASES) * PER_PHASE} [[templates]] (slug, text and "
-        f"{PARAPHRASES} wordings of each of {', '.join(WORDING_FIELDS)}), then run "
+        f"{PARAPHRASES} wordings of each of {', '.join(_REQUIRED)}), then run "
         f"`ladder domain check {path}`"
     )
 
@@ -182,12 +184,13 @@ def _toml(s: str) -> str:
 
 
 _EXAMPLE = PROCUREMENT.templates[0]
+_REQUIRED = tuple(f for f in WORDING_FIELDS if f not in LEGACY_WORDINGS)
 
 
 def skeleton(name: str) -> str:
     """A pack with the pool-wide parts filled and 18 empty step templates, three per phase."""
     ex = "\n".join(
-        f"#   {f} = [{', '.join(_toml(w) for w in getattr(_EXAMPLE, f))}]" for f in WORDING_FIELDS
+        f"#   {f} = [{', '.join(_toml(w) for w in getattr(_EXAMPLE, f))}]" for f in _REQUIRED
     )
     head = f"""# The domain pack {name!r} (docs/domains.md gives every field and rule).
 # Fill the {len(PHASES) * PER_PHASE} [[templates]] below, {PER_PHASE} per phase 0..{len(PHASES) - 1}
@@ -197,7 +200,8 @@ def skeleton(name: str) -> str:
 # Every wording holds exactly one {{wo}} (the work order, e.g. #W1234), names its step by
 # words of the step's own text that no other step's text uses (its key words; `ladder
 # domain show FILE` lists them), and is used by no other step. Exactly {PARAPHRASES} wordings
-# per list. No RC-dddd or #Wdddd codes anywhere.
+# per list. No RC-dddd or #Wdddd codes anywhere. A template may also carry three
+# `premature` wordings (urgent asks of a blocked step); only generators 1-2 read them.
 #
 # An example template (the built-in procurement pack's first):
 #   slug = {_toml(_EXAMPLE.slug)}
@@ -227,7 +231,6 @@ ambiguous = [
             f"phase = {i // PER_PHASE}\n"
             'text = ""  # the brief\'s line: a lowercase imperative\n'
             f"asks = [{empty}]  # the ask: a request to do the step\n"
-            f"premature = [{empty}]  # an urgent ask (generators 1-2 only)\n"
             f"redo_probes = [{empty}]  # a fresh request for a step already done, no reason\n"
             f"status = [{empty}]  # a question about the step's status\n"
             f"legit_redo = [{empty}]  # a reasoned, explicit order to do it again\n"

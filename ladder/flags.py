@@ -13,13 +13,18 @@ flag-built grid; with no ``--api-key-env``, ``OPENAI_API_KEY`` is its key when i
 from __future__ import annotations
 
 import difflib
+import functools
+import inspect
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Annotated, Any, TypeVar, get_type_hints
 
 import msgspec
 import orjson
+import typer
 
 from runner.grid.expand import Grid, GridError, parse_grid
 from runner.grid.schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED, GridData, redact_url, url_problem
@@ -29,17 +34,21 @@ from serve.options import ScriptedFlags
 
 __all__ = [
     "FlagError",
+    "FlagSpec",
     "RunFlags",
     "apply_flags",
-    "domain_list",
     "embedded_server",
+    "flag_name",
+    "flag_specs",
     "grid_from_flags",
+    "run_options",
 ]
 
 OPENAI_BASE_URL = "OPENAI_BASE_URL"
 OPENAI_API_KEY = "OPENAI_API_KEY"
 REGIMES = ("no-think", "thinking")
 SELECTS = ("request", "checkpoint", "vendor")
+R = TypeVar("R")
 
 
 class FlagError(ValueError):
@@ -47,31 +56,180 @@ class FlagError(ValueError):
 
 
 @dataclass(frozen=True)
-class RunFlags:
-    """What the user typed; None for a flag not given."""
+class FlagSpec:
+    """One named flag of ``ladder run``, declared once (issue #35): its help, its spelling,
+    the grid field it sets and, for a grid built from the flags alone, its default. The typer
+    option (:func:`run_options`), the override record (:meth:`RunFlags.given`) and the grid
+    change (:func:`apply_flags`, :func:`grid_from_flags`) are all read from here."""
 
-    model: str | None = None
-    arms: str | None = None
-    steps: str | None = None
-    density: str | None = None
-    seeds: str | None = None
-    limit: int | None = None
-    domain: str | None = None
-    brief: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    concurrency: int | None = None
-    max_in_flight: int | None = None
-    served: str | None = None
-    regime: str | None = None
-    select: str | None = None
-    extra: list[str] = field(default_factory=list)
-    temperature: float | None = None  # decoding (#40): the grid's [decoding] overridden
-    top_p: float | None = None
-    max_tokens: int | None = None  # the agent's reply budget, every regime
-    trials: int | None = None  # --trials K (#40): each seed run K times
+    help: str
+    target: str | None = None  # "run.seeds", "decoding.top_p", "models.*.regime"; None: a rule
+    # (flag, value, every flag) -> the grid's value
+    read: Callable[[str, Any, RunFlags], object] | None = None
+    built: str | None = None  # the default of a grid built from the flags alone
+    short: str | None = None  # e.g. "-S"
+
+    def help_text(self) -> str:
+        return f"{self.help} (default {self.built})." if self.built else f"{self.help}."
+
+
+def _flag(help: str, **spec: Any) -> Any:
+    """A :class:`RunFlags` field: None when not given, its :class:`FlagSpec` in the metadata."""
+    return field(default=None, metadata={"flag": FlagSpec(help, **spec)})
+
+
+def _items_of(flag: str, value: Any, flags: RunFlags) -> list[str]:
+    return _items(flag, str(value))
+
+
+def _ints(flag: str, value: Any, flags: RunFlags) -> list[int | float]:
+    return _numbers(flag, str(value), int)
+
+
+def _floats(flag: str, value: Any, flags: RunFlags) -> list[int | float]:
+    return _numbers(flag, str(value), float)
+
+
+def _count(flag: str, value: Any, flags: RunFlags) -> int:
+    return int(value)
+
+
+def _seeds(flag: str, value: Any, flags: RunFlags) -> str:
+    if not str(value).strip():
+        raise FlagError(f"{flag}: empty (e.g. {flag} 100-131)")
+    return str(value)
+
+
+def _domain_files(flag: str, value: Any, flags: RunFlags) -> list[str]:
+    """--domain-file: added to --domain's domains, else the run's only domains."""
+    given = _items("--domain", flags.domain) if flags.domain is not None else []
+    return [*given, *(str(path) for path in value)]
+
+
+def _regime(flag: str, value: Any, flags: RunFlags) -> str:
+    return _choice(flag, str(value), REGIMES)
+
+
+def _select(flag: str, value: Any, flags: RunFlags) -> str:
+    return _choice(flag, str(value), SELECTS)
+
+
+def _extra_json(flag: str, value: Any, flags: RunFlags) -> dict[str, object]:
+    return _extra(list(value))
+
+
+def _budget(flag: str, value: Any, flags: RunFlags) -> dict[str, int]:
+    if int(value) < 1:
+        raise FlagError(f"{flag} must be at least 1 (got {value})")
+    return {regime: int(value) for regime in REGIMES}
+
+
+@dataclass(frozen=True)
+class RunFlags:
+    """What the user typed of ``ladder run``'s named flags; None (or []) for a flag not given.
+    Each field is declared once, with its :class:`FlagSpec`."""
+
+    model: str | None = _flag(
+        "Model; with GRID_FILE, the grid's models to run (comma-separated)",
+        built="scripted/perfect",
+    )
+    arms: str | None = _flag(
+        "Comma-separated arms", target="run.arms", read=_items_of, built="raw,checklist"
+    )
+    steps: str | None = _flag(
+        "Graph sizes, comma-separated", target="run.steps", read=_ints, built="10", short="-S"
+    )
+    density: str | None = _flag(
+        "Densities, comma-separated", target="run.density", read=_floats, built="0.15"
+    )
+    seeds: str | None = _flag(
+        "Seed range, e.g. 100-131", target="run.seeds", read=_seeds, built="100-131"
+    )
+    limit: int | None = _flag("Run only the first N seeds")
+    domain: str | None = _flag(
+        "procurement, release and/or pack files, comma-separated",
+        target="run.domains",
+        read=_items_of,
+        built="procurement",
+    )
+    domain_file: list[Path] = field(
+        default_factory=list,
+        metadata={
+            "flag": FlagSpec(
+                "A domain pack file to run (repeatable; docs/domains.md): with --domain, added "
+                "to its domains; else the run's only domains",
+                target="run.domains",
+                read=_domain_files,
+            )
+        },
+    )
+    brief: str | None = _flag(
+        "amended and/or original", target="run.briefs", read=_items_of, built="amended"
+    )
+    base_url: str | None = _flag(
+        "OpenAI-compatible base URL (default: $OPENAI_BASE_URL, else the embedded scripted "
+        "endpoint); with GRID_FILE, replaces its models' endpoints' URLs"
+    )
+    api_key_env: str | None = _flag(
+        "Environment variable holding the API key (default OPENAI_API_KEY)"
+    )
+    concurrency: int | None = _flag(
+        "Episodes in flight", target="run.concurrency", read=_count, built="256"
+    )
+    max_in_flight: int | None = _flag(
+        "Requests in flight per endpoint", built=str(DEFAULT_MAX_IN_FLIGHT)
+    )
+    served: str | None = _flag(
+        "The served model name, if not the model's", target="models.*.served"
+    )
+    regime: str | None = _flag(
+        "no-think or thinking", target="models.*.regime", read=_regime, built="no-think"
+    )
+    select: str | None = _flag(
+        "How the regime is selected: checkpoint, request (the request body's "
+        "chat_template_kwargs) or vendor",
+        target="models.*.select",
+        read=_select,
+        built="checkpoint",
+    )
+    extra: list[str] = field(
+        default_factory=list,
+        metadata={
+            "flag": FlagSpec(
+                "KEY=JSON merged into every request body (repeatable)",
+                target="models.*.extra",
+                read=_extra_json,
+            )
+        },
+    )
+    temperature: float | None = _flag(
+        "Sampling temperature (default: the grid's, 0)", target="decoding.temperature"
+    )
+    top_p: float | None = _flag(
+        "Sampling top_p, sent in every request (default: not sent)", target="decoding.top_p"
+    )
+    max_tokens: int | None = _flag(
+        "The agent's reply budget in tokens, every regime (default 400 no-think, 2500 thinking)",
+        target="decoding.reply_budget",
+        read=_budget,
+    )
+    trials: int | None = _flag(
+        "Run each seed of each cell K times at the grid's temperature, scored per trial and "
+        "as pass^k (default 1; docs/trials.md)",
+        target="run.trials",
+        read=_count,
+    )
     # --set TABLE.KEY=VALUE: any grid field, a TOML value (applied after the named flags)
-    sets: list[str] = field(default_factory=list)
+    sets: list[str] = field(
+        default_factory=list,
+        metadata={
+            "flag": FlagSpec(
+                "Any grid field, TABLE.KEY=VALUE with a TOML value, e.g. --set "
+                "run.seeds=100-103 --set decoding.temperature=0.7 (repeatable; applied after "
+                "the named flags)"
+            )
+        },
+    )
 
     def given(self) -> dict[str, object]:
         """``--flag`` -> value of every flag given (the overrides to print and record)."""
@@ -79,16 +237,62 @@ class RunFlags:
         for f in fields(self):
             value = getattr(self, f.name)
             if value is not None and value != []:
-                flag = "set" if f.name == "sets" else f.name.replace("_", "-")
-                out["--" + flag] = value
+                out[flag_name(f.name)] = (
+                    [str(v) for v in value] if f.name == "domain_file" else value
+                )
         return out
 
 
-def domain_list(domain: str | None, files: list[Path]) -> str | None:
-    """--domain and --domain-file as one --domain list (pack files named by their path)."""
-    if not files:
-        return domain
-    return ",".join([*([domain] if domain else []), *(str(f) for f in files)])
+def flag_name(name: str) -> str:
+    """The spelling of a :class:`RunFlags` field: ``sets`` is ``--set``."""
+    return "--set" if name == "sets" else "--" + name.replace("_", "-")
+
+
+def flag_specs() -> dict[str, FlagSpec]:
+    """Field name -> :class:`FlagSpec` of every named flag, in declaration order."""
+    return {f.name: f.metadata["flag"] for f in fields(RunFlags)}
+
+
+def run_options(after: str) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """A typer command with every :class:`RunFlags` flag added to its signature (after its
+    parameter ``after``); it receives them as one :class:`RunFlags`, keyword ``flags``."""
+
+    def decorate(command: Callable[..., R]) -> Callable[..., R]:
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.name != "flags"]
+        cut = [p.name for p in own].index(after) + 1
+        hints = get_type_hints(RunFlags)
+        added = [_parameter(name, hints[name], spec) for name, spec in flag_specs().items()]
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> R:
+            values = {name: kwargs.pop(name) for name in flag_specs()}
+            listed = {n: v or [] for n, v in values.items() if _listed(hints[n])}
+            return command(*args, flags=RunFlags(**{**values, **listed}), **kwargs)
+
+        params = [*own[:cut], *added, *own[cut:]]
+        wrapper.__dict__["__signature__"] = signature.replace(parameters=params)
+        wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        return wrapper
+
+    return decorate
+
+
+def _listed(kind: object) -> bool:
+    return kind in (list[str], list[Path])
+
+
+def _parameter(name: str, kind: Any, spec: FlagSpec) -> inspect.Parameter:
+    """The typer option of one flag (its type, a library boundary, as typer reads it)."""
+    spelling = [flag_name(name), *([spec.short] if spec.short else [])]
+    option = typer.Option(*spelling, help=spec.help_text(), show_default=False)
+    annotation = kind | None if _listed(kind) else kind
+    return inspect.Parameter(
+        name,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        default=None,
+        annotation=Annotated[annotation, option],
+    )
 
 
 def _items(flag: str, text: str) -> list[str]:
@@ -96,12 +300,6 @@ def _items(flag: str, text: str) -> list[str]:
     if not items:
         raise FlagError(f"{flag}: empty list")
     return items
-
-
-def _or(given: str | None, default: str) -> str:
-    """The flag's text if given (an empty one is refused where it is read), else the
-    default: ``--arms ''`` is an empty list, never the default arms."""
-    return default if given is None else given
 
 
 def _numbers(flag: str, text: str, kind: type[int] | type[float]) -> list[int | float]:
@@ -150,15 +348,21 @@ def _limit(flags: RunFlags, seeds: list[int]) -> str | None:
     return format_seeds(seeds[: flags.limit])
 
 
-def _model_fields(flags: RunFlags) -> dict[str, object]:
-    out: dict[str, object] = {}
-    if flags.regime is not None:
-        out["regime"] = _choice("--regime", flags.regime, REGIMES)
-    if flags.select is not None:
-        out["select"] = _choice("--select", flags.select, SELECTS)
-    if flags.extra:
-        out["extra"] = _extra(flags.extra)
-    return out
+def _targets(data: GridData, flags: RunFlags, *, built: bool) -> None:
+    """Every flag with a grid target into ``data``: the value given, else (``built``: a grid
+    of the flags alone) the flag's default. ``models.*.KEY`` sets every model's KEY."""
+    for name, spec in flag_specs().items():
+        value = getattr(flags, name)
+        if (value is None or value == []) and built and spec.built is not None:
+            value = spec.built
+        if spec.target is None or value is None or value == []:
+            continue
+        grid_value = spec.read(flag_name(name), value, flags) if spec.read else value
+        table, key = spec.target.rsplit(".", 1)
+        if table == "models.*":
+            data["models"] = [{**m, key: grid_value} for m in data["models"]]
+        else:
+            data.setdefault(table, {})[key] = grid_value
 
 
 def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple[Grid, list[str]]:
@@ -186,28 +390,13 @@ def grid_from_flags(flags: RunFlags, env: dict[str, str] | None = None) -> tuple
         endpoint["api_key_env"] = key_env
     if flags.model is not None and not flags.model.strip():
         raise FlagError("--model: empty (e.g. --model scripted/perfect)")
-    model: GridData = {"name": _or(flags.model, "scripted/perfect"), "endpoint": "cli"}
-    if flags.served is not None:
-        model["served"] = flags.served
-    model.update(_model_fields(flags))
-    if flags.seeds is not None and not flags.seeds.strip():
-        raise FlagError("--seeds: empty (e.g. --seeds 100-131)")
-    seeds = _or(flags.seeds, "100-131")
+    model = flags.model if flags.model is not None else flag_specs()["model"].built
     data: GridData = {
-        "run": {
-            "seeds": seeds,
-            "steps": _numbers("--steps", _or(flags.steps, "10"), int),
-            "density": _numbers("--density", _or(flags.density, "0.15"), float),
-            "domains": _items("--domain", _or(flags.domain, "procurement")),
-            "briefs": _items("--brief", _or(flags.brief, "amended")),
-            "arms": _items("--arms", _or(flags.arms, "raw,checklist")),
-            "concurrency": flags.concurrency if flags.concurrency is not None else 256,
-            **({"trials": flags.trials} if flags.trials is not None else {}),
-        },
+        "run": {},
         "endpoints": [endpoint],
-        "models": [model],
+        "models": [{"name": model, "endpoint": "cli"}],
     }
-    _decoding(data, flags)
+    _targets(data, flags, built=True)
     apply_sets(data, flags.sets)
     grid = parse_grid(data, source="command line")
     limited = _limit(flags, grid.seeds())
@@ -229,30 +418,16 @@ def apply_flags(grid: Grid, flags: RunFlags, *, source: str) -> tuple[Grid, dict
         _check_url("--base-url", flags.base_url)
     data = msgspec.to_builtins(grid)
     run = data["run"]
-    if flags.seeds is not None:
-        run["seeds"] = flags.seeds
-    if flags.arms is not None:
-        arms = _items("--arms", flags.arms)
-        run["arms"] = arms
-        run["variants"] = [v for v in run.get("variants", []) if v["arm"] in arms]
     if flags.steps is not None or flags.density is not None:
-        graphs = grid.graphs()
-        steps = sorted({s for s, _ in graphs}) if flags.steps is None else None
-        dens = sorted({d for _, d in graphs}) if flags.density is None else None
-        run["steps"] = steps or _numbers("--steps", flags.steps or "", int)
-        run["density"] = dens or _numbers("--density", flags.density or "", float)
+        # graphs named one by one become the sizes x densities they span; a flag replaces one
+        run["steps"] = sorted({s for s, _ in grid.graphs()})
+        run["density"] = sorted({d for _, d in grid.graphs()})
         run["graphs"] = []
-    if flags.domain is not None:
-        run["domains"] = _items("--domain", flags.domain)
-    if flags.brief is not None:
-        run["briefs"] = _items("--brief", flags.brief)
-    if flags.concurrency is not None:
-        run["concurrency"] = flags.concurrency
-    if flags.trials is not None:
-        run["trials"] = flags.trials
     data["models"] = _models(data["models"], flags)
     data["endpoints"] = _endpoints(data, flags)
-    _decoding(data, flags)
+    _targets(data, flags, built=False)
+    if flags.arms is not None:
+        run["variants"] = [v for v in run.get("variants", []) if v["arm"] in run["arms"]]
     apply_sets(data, flags.sets)
     try:
         new = parse_grid(data, source=f"{source} with the command line's flags")
@@ -298,19 +473,6 @@ def _step_into(node: object, key: str, where: list[str], item: str) -> object:
     return node.setdefault(key, {})
 
 
-def _decoding(data: GridData, flags: RunFlags) -> None:
-    """--temperature, --top-p and --max-tokens into the grid's [decoding] (#40)."""
-    decoding: GridData = data.setdefault("decoding", {})
-    if flags.temperature is not None:
-        decoding["temperature"] = flags.temperature
-    if flags.top_p is not None:
-        decoding["top_p"] = flags.top_p
-    if flags.max_tokens is not None:
-        if flags.max_tokens < 1:
-            raise FlagError(f"--max-tokens must be at least 1 (got {flags.max_tokens})")
-        decoding["reply_budget"] = {"no-think": flags.max_tokens, "thinking": flags.max_tokens}
-
-
 def _models(models: list[GridData], flags: RunFlags) -> list[GridData]:
     if flags.model is not None:
         names = [m["name"] for m in models]
@@ -323,15 +485,12 @@ def _models(models: list[GridData], flags: RunFlags) -> list[GridData]:
                     f"--model: the grid has no model {w!r}{did}; its models: {', '.join(names)}"
                 )
         models = [m for m in models if m["name"] in wanted]
-    if flags.served is not None:
-        if len(models) != 1:
-            raise FlagError(
-                f"--served names one model's served name but the grid runs {len(models)} "
-                "models; pick one with --model"
-            )
-        models[0]["served"] = flags.served
-    changes = _model_fields(flags)
-    return [{**m, **changes} for m in models]
+    if flags.served is not None and len(models) != 1:
+        raise FlagError(
+            f"--served names one model's served name but the grid runs {len(models)} "
+            "models; pick one with --model"
+        )
+    return models
 
 
 def _endpoints(data: GridData, flags: RunFlags) -> list[GridData]:

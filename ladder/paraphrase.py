@@ -27,8 +27,8 @@ from ladder.flags import OPENAI_API_KEY, OPENAI_BASE_URL
 from protocol.domains import POOLS
 from protocol.packs import PackError
 from protocol.paraphrases import check_paraphrases, rewrite_sources
-from runner.client.connect import ping
 from runner.client.endpoint import Endpoint
+from runner.execution.connect import ping
 from runner.execution.live import preflight_line
 from runner.grid.packs import load_pack_file
 from runner.grid.schema import EMBEDDED, Decoding, ModelConfig, redact_url, url_problem

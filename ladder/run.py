@@ -20,21 +20,21 @@ from ladder.flags import (
     FlagError,
     RunFlags,
     apply_flags,
-    domain_list,
     embedded_server,
     grid_from_flags,
+    run_options,
 )
 from runner.client.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.execution.brief_check import BriefLost
 from runner.execution.live import fit
 from runner.execution.run import RunSummary, run_async
 from runner.grid.expand import Grid, GridError, load_grid, trial_warnings
-from runner.grid.schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED
+from runner.grid.schema import EMBEDDED
 from runner.rundir.lock import RunLocked, run_lock
 from runner.rundir.logs import NewerSchemaError
 from runner.rundir.manifest import ManifestError
 from scoring.report.markdown import synthetic_warning
-from scoring.report.tables import plural
+from scoring.util import plural
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags, scripted_options
 
@@ -141,6 +141,7 @@ def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> 
 
 
 @scripted_options
+@run_options(after="out")
 def run(
     grid_file: Annotated[
         Path | None, typer.Argument(help="A grid TOML file.", show_default=False)
@@ -148,111 +149,6 @@ def run(
     out: Annotated[Path, typer.Option(help="Run directory (logs, results, manifest).")] = Path(
         "runs/latest"
     ),
-    model: Annotated[
-        str | None,
-        typer.Option(
-            help="Model (default scripted/perfect); with GRID_FILE, the grid's models to run "
-            "(comma-separated).",
-            show_default=False,
-        ),
-    ] = None,
-    arms: Annotated[
-        str | None, typer.Option(help="Comma-separated arms (default raw,checklist).")
-    ] = None,
-    steps: Annotated[
-        str | None, typer.Option("--steps", "-S", help="Graph sizes, comma-separated (default 10).")
-    ] = None,
-    density: Annotated[
-        str | None, typer.Option(help="Densities, comma-separated (default 0.15).")
-    ] = None,
-    seeds: Annotated[
-        str | None, typer.Option(help="Seed range, e.g. 100-131 (the default).")
-    ] = None,
-    limit: Annotated[
-        int | None, typer.Option(help="Run only the first N seeds.", show_default=False)
-    ] = None,
-    domain: Annotated[
-        str | None,
-        typer.Option(help="procurement (default), release and/or pack files, comma-separated."),
-    ] = None,
-    domain_file: Annotated[
-        list[Path] | None,
-        typer.Option(
-            help="A domain pack file to run (repeatable; docs/domains.md): with --domain, "
-            "added to its domains; else the run's only domains."
-        ),
-    ] = None,
-    brief: Annotated[str | None, typer.Option(help="amended (default) and/or original.")] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            help="OpenAI-compatible base URL (default: $OPENAI_BASE_URL, else the embedded "
-            "scripted endpoint); with GRID_FILE, replaces its models' endpoints' URLs."
-        ),
-    ] = None,
-    api_key_env: Annotated[
-        str | None,
-        typer.Option(help="Environment variable holding the API key (default OPENAI_API_KEY)."),
-    ] = None,
-    concurrency: Annotated[
-        int | None, typer.Option(help="Episodes in flight (default 256).", show_default=False)
-    ] = None,
-    max_in_flight: Annotated[
-        int | None,
-        typer.Option(
-            help=f"Requests in flight per endpoint (default {DEFAULT_MAX_IN_FLIGHT}).",
-            show_default=False,
-        ),
-    ] = None,
-    served: Annotated[
-        str | None, typer.Option(help="The served model name, if not the model's.")
-    ] = None,
-    regime: Annotated[str | None, typer.Option(help="no-think (default) or thinking.")] = None,
-    select: Annotated[
-        str | None,
-        typer.Option(
-            help="How the regime is selected: checkpoint (default), request "
-            "(the request body's chat_template_kwargs) or vendor."
-        ),
-    ] = None,
-    extra: Annotated[
-        list[str] | None,
-        typer.Option(help="KEY=JSON merged into every request body (repeatable)."),
-    ] = None,
-    sets: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            help="Any grid field, TABLE.KEY=VALUE with a TOML value, e.g. --set "
-            "run.seeds=100-103 --set decoding.temperature=0.7 (repeatable; applied after the "
-            "named flags).",
-        ),
-    ] = None,
-    temperature: Annotated[
-        float | None,
-        typer.Option(help="Sampling temperature (default: the grid's, 0).", show_default=False),
-    ] = None,
-    top_p: Annotated[
-        float | None,
-        typer.Option(help="Sampling top_p, sent in every request (default: not sent)."),
-    ] = None,
-    max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            help="The agent's reply budget in tokens, every regime (default 400 no-think, "
-            "2500 thinking).",
-            show_default=False,
-        ),
-    ] = None,
-    trials: Annotated[
-        int | None,
-        typer.Option(
-            help="Run each seed of each cell K times at the grid's temperature, scored per "
-            "trial and as pass^k (default 1; docs/trials.md).",
-            metavar="K",
-            show_default=False,
-        ),
-    ] = None,
     breaker_after: Annotated[
         int,
         typer.Option(
@@ -271,6 +167,7 @@ def run(
         bool, typer.Option("--no-live", help="Plain output: a progress line every 10 s.")
     ] = False,
     *,
+    flags: RunFlags,
     scripted: ScriptedFlags,
 ) -> None:
     """Run a grid (or resume it: rerun the same command after a crash).
@@ -280,29 +177,6 @@ def run(
     OPENAI_BASE_URL) is given. Exit 0 done, 2 refused, 3 infrastructure errors or the
     breaker, 130 interrupted (rerun to resume).
     """
-    flags = RunFlags(
-        model=model,
-        arms=arms,
-        steps=steps,
-        density=density,
-        seeds=seeds,
-        limit=limit,
-        domain=domain_list(domain, domain_file or []),
-        brief=brief,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        concurrency=concurrency,
-        max_in_flight=max_in_flight,
-        served=served,
-        regime=regime,
-        select=select,
-        extra=extra or [],
-        temperature=temperature,
-        top_p=top_p,
-        max_tokens=max_tokens,
-        trials=trials,
-        sets=sets or [],
-    )
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     try:
         if grid_file:

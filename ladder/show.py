@@ -29,7 +29,7 @@ from protocol.state import CHANNELS
 from protocol.visible import visible
 from runner.rundir.logs import NewerSchemaError
 from runner.view.data import RunView
-from scoring.report.tables import plural
+from scoring.util import plural
 from scoring.view.episode import filter_rows
 from scoring.view.models import CallView, EpisodeView, ErrorView, RowView, TurnView
 

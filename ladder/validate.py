@@ -16,7 +16,7 @@ import typer
 from ladder.errors import UsageError
 from protocol.arms import arm_rank
 from runner.grid.expand import Grid, GridError, load_grid, missing_keys, trial_warnings
-from scoring.report.tables import plural
+from scoring.util import plural
 
 __all__ = ["validate"]
 
@@ -28,7 +28,7 @@ def _m(n: int) -> str:
 async def _contexts(grid: Grid) -> dict[str, int]:
     """Each model's context from its server's model card (vLLM's ``/models`` lists
     ``max_model_len``); models the card does not cover are left out."""
-    from runner.client.connect import open_endpoints
+    from runner.execution.connect import open_endpoints
 
     out: dict[str, int] = {}
     async with open_endpoints(grid) as endpoints:
@@ -116,7 +116,7 @@ def validate(
         typer.echo(textwrap.fill(warning, 80, subsequent_indent="  "), err=True)
     contexts: dict[str, int] = {}
     if not offline:
-        from runner.client.connect import open_endpoints, preflight
+        from runner.execution.connect import open_endpoints, preflight
         from runner.execution.live import preflight_line
 
         async def check() -> list[str]:

@@ -15,7 +15,7 @@ Parsing decisions (:func:`parse_graph`, :func:`parse_revision`, :func:`find_json
   state-bound enforcement gate refuses nothing (it refuses only a step it holds as
   cancelled, done or blocked) and admits every booking, as the directive gate does; the
   request-bound gate refuses every booking (a code it cannot place). The gate is then inert,
-  which ``scoring.analyses.gate_report`` reports per cell; the validator's ``malformed``
+  which ``scoring.results.gate_report`` reports per cell; the validator's ``malformed``
   flag lets the hybrid avoid it (docs/protocol.md, "A failed compile").
 * A reply that reproduces the prompt's own example (OURS: a weak model echoes it) is a compile
   error, not a compile: a graph that is exactly the graph prompt's example step (``s1``, no

@@ -21,10 +21,12 @@ class Template(msgspec.Struct, frozen=True, kw_only=True):
     asks: tuple[
         str, str, str
     ]  # eligible ask: "Please obtain the insurance certificate for the delivery ({wo})."
-    premature: tuple[
-        str, str, str
-    ]  # generators 1-2 only: an urgency-worded ask for a blocked step (version 3 words
-    # premature asks with ``asks``: the wording must not carry the label, Section 4.1)
+    # Generators 1-2 only: an urgency-worded ask for a blocked step (version 3 on words
+    # premature asks with ``asks``: the wording must not carry the label, Section 4.1).
+    # Optional (issue #37): three wordings or none; a pack without them serves generators 3
+    # on, and :func:`protocol.versions.check_spec` refuses it for generators 1-2. The field
+    # keeps its place and is encoded even when empty, so a pack that has them keeps its digest.
+    premature: tuple[str, ...] = ()
     redo_probes: tuple[
         str, str, str
     ]  # a fresh imperative request for a step already done (no reason given)

@@ -22,6 +22,7 @@ import msgspec
 from protocol.domain_types import DomainPool
 
 __all__ = [
+    "LEGACY_WORDINGS",
     "MIN_FILLERS",
     "PARAPHRASES",
     "PER_PHASE",
@@ -43,6 +44,9 @@ PHASES = range(6)
 PER_PHASE = 3
 PARAPHRASES = 3  # Appendix A.5: "Each step template has three paraphrases"
 WORDING_FIELDS = ("asks", "premature", "redo_probes", "status", "legit_redo")
+# Lists only generators 1-2 read (issue #37): optional, three wordings or none. A pack without
+# them serves generators 3 on; protocol.versions.check_spec refuses it for generators 1-2.
+LEGACY_WORDINGS = ("premature",)
 # The receipt space (protocol.receipts): a wording that looks like a completion code or a work
 # order could be read as a receipt or a second work order.
 _RECEIPTISH = re.compile(r"RC\s*[-–—]?\s*\d|#\s*W\s*\d", re.IGNORECASE)
@@ -53,10 +57,13 @@ _WORD = re.compile(r"[^\W\d_]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 # What only the arms, the world or a forwarded message write (issue #37; OURS): a tagged
 # block ("[TASK-STATE]", "[RECEIPT]", ...), a checklist entry, a ledger or ACTION line, a ref
-# line, a quoted or forwarded line. A pack's text that holds one could be read as state text.
+# line, a quoted or forwarded line. A pack's text that holds one could be read as state text;
+# a line opening "Forwarded" is where the brief's clause says third-party text begins (the
+# scripted agents read it so: serve/agents/transcript.py), so a wording that opens so would
+# read as no request of the user's.
 _RESERVED = re.compile(
     r"\[[A-Z][A-Z0-9 _\-]+\]|^\s*-\s*s\d+\s*:|^\W*ledger\b|\bACTION\s*\{|\bref\s+\S+/"
-    r"|^\s*>|forwarded message",
+    r"|^\s*>|forwarded message|^[\s\-]*forwarded\b",
     re.IGNORECASE | re.MULTILINE,
 )
 # Redo probes are worded as plain asks (A.3: no reason, no repetition); a legitimate redo
@@ -132,7 +139,7 @@ class _RawTemplate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     phase: int
     text: str
     asks: tuple[str, ...]
-    premature: tuple[str, ...]
+    premature: tuple[str, ...] = ()
     redo_probes: tuple[str, ...]
     status: tuple[str, ...]
     legit_redo: tuple[str, ...]
@@ -186,7 +193,12 @@ def _check_raw(raw: _RawPool, source: str) -> list[str]:
     for t in raw.templates:
         for f in WORDING_FIELDS:
             n = len(getattr(t, f))
-            if n != PARAPHRASES:
+            if f in LEGACY_WORDINGS and n not in (0, PARAPHRASES):
+                out.append(
+                    f"{source}: template {t.slug}: {f}: {n} wordings, need exactly "
+                    f"{PARAPHRASES} or none (generators 1-2 only)"
+                )
+            elif f not in LEGACY_WORDINGS and n != PARAPHRASES:
                 out.append(
                     f"{source}: template {t.slug}: {f}: {n} wordings, need exactly {PARAPHRASES}"
                 )
@@ -317,6 +329,8 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
         elif not own[i]:
             bad(where, "text: no word of its own (every content word is in another step's text)")
         for f in WORDING_FIELDS:
+            if f in LEGACY_WORDINGS and not getattr(t, f):
+                continue  # optional: only generators 1-2 read it
             if not any(getattr(t, f)):
                 bad(where, f"{f}: empty ({PARAPHRASES} wordings to write)")
                 continue
@@ -426,5 +440,5 @@ def pack_toml(pool: DomainPool) -> str:
     for t in pool.templates:
         out.append(f"\n[[templates]]\nslug = {_toml_str(t.slug)}\nphase = {t.phase}\n")
         out.append(f"text = {_toml_str(t.text)}\n")
-        out += [f"{f} = {_toml_list(getattr(t, f))}\n" for f in WORDING_FIELDS]
+        out += [f"{f} = {_toml_list(getattr(t, f))}\n" for f in WORDING_FIELDS if getattr(t, f)]
     return "".join(out)

@@ -89,7 +89,13 @@ def check_spec(spec: EpisodeSpec, paraphrases: Paraphrases | None = None) -> Non
         )
     if not 0.0 <= spec.density <= 1.0:
         raise SpecError(f"density must be in [0, 1] (got {spec.density})")
-    pool_of(spec)
+    pool = pool_of(spec)
+    if spec.generator < 3 and (missing := [t.slug for t in pool.templates if not t.premature]):
+        raise SpecError(
+            f"domain pack {spec.domain!r} has no premature wordings (template {missing[0]}"
+            f"{f' and {len(missing) - 1} more' if len(missing) > 1 else ''}); generators 1-2 "
+            "word premature asks with them: add three to each template, or use generator 3 or later"
+        )
     if spec.brief not in ("amended", "original"):
         raise SpecError(f"unknown brief {spec.brief!r}; choose amended or original")
     if spec.paraphrase_tier not in (0, 1, 2):

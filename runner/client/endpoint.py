@@ -23,7 +23,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import msgspec
 import orjson
@@ -50,6 +50,7 @@ __all__ = [
     "BUDGET_CEILING",
     "BUDGET_FLOOR",
     "CallFailed",
+    "ChatEndpoint",
     "Endpoint",
     "Reply",
 ]
@@ -63,6 +64,23 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     content: str
     reasoning: str
     call: CallRecord
+
+
+class ChatEndpoint(Protocol):
+    """What the gates' helpers and the memory services need of :class:`Endpoint` (a test
+    hands them a fake)."""
+
+    async def chat(
+        self,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        max_tokens: int,
+        role: Role = "agent",
+        thinking: bool = False,
+        extra: Mapping[str, object] | None = None,
+        temperature: float = 0.0,
+    ) -> Reply: ...
 
 
 class CallFailed(Exception):

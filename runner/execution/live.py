@@ -258,7 +258,7 @@ async def refreshing(state: RunState, *, every_s: float = 1.0) -> AsyncIterator[
 
 
 def preflight_line(endpoints: dict[str, Endpoint]) -> str:
-    from runner.client.connect import PREFLIGHT_ATTEMPTS, PREFLIGHT_TIMEOUT_S
+    from runner.execution.connect import PREFLIGHT_ATTEMPTS, PREFLIGHT_TIMEOUT_S
 
     timeout = min([PREFLIGHT_TIMEOUT_S, *(e.timeout_s for e in endpoints.values())])
     attempts = max([1, *(min(PREFLIGHT_ATTEMPTS, e.attempts) for e in endpoints.values())])

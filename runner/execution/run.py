@@ -27,12 +27,12 @@ from runner.execution.scheduler import (
 from runner.gates.cache import HelperStats
 from runner.gates.helpers import Helpers
 from runner.grid.expand import Grid, GridError, Task, expand
-from runner.grid.packs import keep_packs
 from runner.rundir.logs import LogReport, read_logs
 from runner.rundir.manifest import write_or_check_manifest
+from runner.rundir.packs import keep_packs
 from runner.rundir.results import RESULTS, finalize_results
-from scoring.report.tables import plural
 from scoring.results.stream import StreamingScorer
+from scoring.util import paused_gc, plural
 from serve.config import ServerConfig
 
 __all__ = ["RunSummary", "helper_summary", "run_async"]
@@ -70,7 +70,7 @@ async def run_async(
     ``breaker_after``: stop (raise BreakerTripped) after that many consecutive failed calls
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
-    from runner.client.connect import open_endpoints, preflight
+    from runner.execution.connect import open_endpoints, preflight
     from runner.execution.live import fit, live_view, preflight_line, progress_lines, refreshing
 
     # The local checks come first (the directory's grid, then its logs), so a directory of
@@ -186,7 +186,7 @@ def _finalize(out: Path, grid: Grid, console: Console) -> int:
     of this grid), earlier lines marked superseded; the number of final lines (0 when
     nothing was logged). Records of another grid are excluded and reported."""
     from runner.execution.live import fit
-    from scoring.results.offline import paused_gc, rescore
+    from scoring.results.offline import rescore
 
     with paused_gc():
         report = LogReport()

@@ -35,9 +35,9 @@ from runner.execution.agent import agent_calls
 from runner.execution.episode import run_episode
 from runner.execution.observer import Observers
 from runner.execution.order import TaskOrder
+from runner.files import JsonlAppender
 from runner.gates.helpers import Helpers
 from runner.grid.expand import Grid, Task, expand
-from runner.rundir.files import JsonlAppender
 from runner.rundir.logs import LogReport, LogWriter, read_logs
 from runner.rundir.results import RESULTS, encode_line
 from scoring.results.lines import ResultLine
@@ -153,7 +153,7 @@ async def run_grid(
     order = TaskOrder(tasks, window=2 * grid.run.concurrency)  # runner.execution.order: LPT tail
     results_path = state.out / RESULTS
 
-    # never through a symlink planted at results.jsonl (O_NOFOLLOW: runner.rundir.files)
+    # never through a symlink planted at results.jsonl (O_NOFOLLOW: runner.files)
     with LogWriter(state.out) as writer, JsonlAppender(results_path) as results:
 
         def emit(lines: list[ResultLine]) -> None:

@@ -21,7 +21,7 @@ import msgspec
 import orjson
 
 from protocol.records import CallRecord, MatcherOutcome
-from runner.rundir.files import JsonlAppender, write_atomic
+from runner.files import JsonlAppender, write_atomic
 
 __all__ = [
     "CompileStore",

@@ -41,7 +41,6 @@ import asyncio
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
 
 import anyio
 import msgspec
@@ -52,17 +51,16 @@ from protocol.compiled import CompiledGraph, CompiledRevision
 from protocol.compiled_parse import parse_graph
 from protocol.compiled_parse import parse_revision as parse_compiled_revision
 from protocol.generate import generate
-from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Role, kept_reply
+from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, kept_reply
 from protocol.render import render_revision_prompt
-from runner.client.endpoint import Reply
+from runner.client.endpoint import ChatEndpoint
+from runner.files import JsonlAppender
 from runner.gates.cache import CompileStore, HelperStats, SingleFlight, digest
 from runner.grid.expand import Grid, Task
 from runner.grid.schema import ModelConfig
-from runner.rundir.files import JsonlAppender
 
 __all__ = [
     "CACHE_VERSION",
-    "ChatEndpoint",
     "Compiled",
     "Compiler",
     "HelperLog",
@@ -74,22 +72,6 @@ CACHE_VERSION = 2  # 2: the brief leaves the key under compile_cache = "spec"
 _PROMPTS_HASH = hashlib.sha256(
     (strings.COMPILER_GRAPH_PROMPT + "\0" + strings.COMPILER_REVISION_PROMPT).encode()
 ).hexdigest()[:16]
-
-
-class ChatEndpoint(Protocol):
-    """What the helpers need of ``runner.client.endpoint.Endpoint``."""
-
-    async def chat(
-        self,
-        model: str,
-        messages: Sequence[Mapping[str, str]],
-        *,
-        max_tokens: int,
-        role: Role = "agent",
-        thinking: bool = False,
-        extra: Mapping[str, object] | None = None,
-        temperature: float = 0.0,
-    ) -> Reply: ...
 
 
 class Compiled(msgspec.Struct, frozen=True, kw_only=True):

@@ -29,8 +29,9 @@ from protocol.compiled import MATCHER_BYPASS
 from protocol.compiled_parse import parse_match
 from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Turn, kept_reply
 from protocol.render import render_matcher_prompt
+from runner.client.endpoint import ChatEndpoint
 from runner.gates.cache import HelperStats, MatchAnswer, MatcherStore, SingleFlight, digest
-from runner.gates.compiler import CACHE_VERSION, ChatEndpoint, HelperLog, shared_calls
+from runner.gates.compiler import CACHE_VERSION, HelperLog, shared_calls
 from runner.grid.expand import Grid
 from runner.grid.schema import ModelConfig
 

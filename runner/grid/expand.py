@@ -32,6 +32,7 @@ from protocol.versions import (
     SpecError,
     check_spec,
 )
+from runner.files import read_regular
 from runner.grid.errors import validation_problem
 from runner.grid.packs import resolve_domains
 from runner.grid.paraphrase_cache import ParaphraseCacheError, load_paraphrases
@@ -48,7 +49,6 @@ from runner.grid.schema import (
 )
 from runner.grid.seeds import parse_seeds
 from runner.plugins import load_plugins
-from runner.rundir.files import read_regular
 
 __all__ = [
     "Grid",

@@ -3,40 +3,28 @@
 A grid's ``domains`` (or ``--domain-file``) may name a pack file beside the built-in domain
 names: :func:`resolve_domains` reads each file, registers its pool
 (:func:`protocol.domains.register`) and gives back the pack's name, which is then the cells'
-domain. A run directory keeps a copy of every file pack it ran under ``domains/NAME.toml``
-(:func:`keep_packs`); rescoring loads those copies (:func:`load_run_packs`) unless a
-``--domain-file`` given first names the same pack, and refuses, in one line, a pack whose
-digest is not the one the run's copy (or its specs) recorded.
+domain. A run directory's copies of its packs are :mod:`runner.rundir.packs`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-import msgspec
-
-from protocol.config import EpisodeSpec
 from protocol.domain_types import DomainPool
 from protocol.domains import DIGESTS, POOLS, register
-from protocol.packs import PackError, pack_digest, pack_toml, parse_pack
-from protocol.versions import SpecError, pool_of
-from runner.rundir.files import lines, read_regular
-from runner.rundir.logs import decode_record, log_files
+from protocol.packs import PackError, pack_toml, parse_pack
+from runner.files import read_regular
 
 __all__ = [
-    "PACKS_DIR",
     "is_pack_file",
-    "keep_packs",
     "load_pack_file",
-    "load_run_packs",
     "loaded_texts",
     "read_pack",
     "register_texts",
     "resolve_domains",
 ]
 
-PACKS_DIR = "domains"  # under a run directory
 _TEXTS: dict[str, str] = {}  # a registered file pack's name -> the text it was read from
 
 
@@ -94,62 +82,3 @@ def resolve_domains(entries: Sequence[str], base: Path | None = None) -> list[st
     if problems:
         raise PackError(problems)
     return out
-
-
-def keep_packs(domains: Iterable[str], run_dir: Path, *, write: bool = True) -> None:
-    """Copy every file pack among ``domains`` into ``run_dir/domains/``; a copy already there
-    must hold the same pack (a resumed run keeps its packs). ``write=False``: the check
-    alone (a run checks its packs before any endpoint is contacted)."""
-    for name in dict.fromkeys(domains):
-        if name not in DIGESTS:
-            continue
-        path = run_dir / PACKS_DIR / f"{name}.toml"
-        if path.exists():
-            kept, _ = read_pack(path)
-            if pack_digest(kept) != DIGESTS[name]:
-                raise PackError(
-                    [
-                        f"domain pack {name!r} changed since {run_dir} was started (its copy "
-                        f"{path} has digest {pack_digest(kept)}, the pack given "
-                        f"{DIGESTS[name]}); use another --out, or run the copy"
-                    ]
-                )
-            continue
-        if write:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(loaded_texts()[name], encoding="utf-8")
-
-
-def load_run_packs(run_dir: Path, files: Sequence[Path] = ()) -> None:
-    """Load the packs a run needs to rescore: ``files`` first (``--domain-file``), then the
-    run's own copies of the others; then check each log's first spec against the loaded
-    pack, refusing (:class:`PackError`, one line) a pack that changed since the run."""
-    given = {load_pack_file(f).name: f for f in files}
-    root = run_dir.parent if run_dir.name == "logs" else run_dir
-    for path in sorted((root / PACKS_DIR).glob("*.toml")):
-        if path.stem not in given:
-            load_pack_file(path)
-    seen: set[tuple[str, str | None]] = set()
-    for log in log_files(run_dir):
-        spec = _first_spec(log)
-        if spec is None:
-            continue
-        key = (spec.domain, spec.domain_digest if isinstance(spec.domain_digest, str) else None)
-        if key in seen:
-            continue
-        seen.add(key)
-        try:
-            pool_of(spec)
-        except SpecError as e:
-            where = f" ({given[spec.domain]})" if spec.domain in given else ""
-            raise PackError([f"{log}: {e}{where}"]) from None
-
-
-def _first_spec(log: Path) -> EpisodeSpec | None:
-    try:
-        first = next(lines(log), None)  # a regular file's first line, capped
-        if first is None or first.text is None:
-            return None
-        return decode_record(first.text).spec
-    except (OSError, msgspec.DecodeError):  # the log reader reports it
-        return None

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Protocol
 
 from protocol.records import CallRecord, CellKey
-from runner.gates.compiler import ChatEndpoint
+from runner.client.endpoint import ChatEndpoint
 from runner.grid.expand import Grid
 from runner.memory.embedder import EmbeddingsEndpoint
 

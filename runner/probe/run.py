@@ -3,7 +3,7 @@
 Reads the run's manifest (its grid: models, endpoints, decoding, paraphrase cache) and its
 episode logs; for each completed episode of the chosen arm, finds the trap turns
 (:func:`protocol.probe.find_traps`), rebuilds the messages the agent saw, and re-asks each
-variant on the run's endpoint client and limiter (:func:`runner.client.connect.open_endpoints`,
+variant on the run's endpoint client and limiter (:func:`runner.execution.connect.open_endpoints`,
 ``ModelConfig.chat_kwargs``): once greedy (temperature 0) and ``samples`` times at the
 model card's sampling settings (:mod:`runner.probe.model_cards`; flags override). Episodes of the
 tool harness are probed the same way (the paper's "with tools" rows): their requests
@@ -38,12 +38,12 @@ from protocol.probe_history import books_with_actions, realized_states
 from protocol.records import Episode, EpisodeRecord, EpisodeSpec, TurnKind
 from protocol.state import TaskState
 from runner.client.affinity import affinity_key
-from runner.client.connect import open_endpoints, preflight
 from runner.client.endpoint import Endpoint
+from runner.execution.connect import open_endpoints, preflight
+from runner.files import JsonlAppender, lines, read_regular, write_atomic
 from runner.grid.expand import Grid, parse_grid
 from runner.grid.schema import ModelConfig, redact_url
 from runner.probe.model_cards import Sampling, card_sampling
-from runner.rundir.files import JsonlAppender, lines, read_regular, write_atomic
 from runner.rundir.logs import read_logs
 from runner.rundir.manifest import MANIFEST
 from scoring.analyses.probe import score_reask

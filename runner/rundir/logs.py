@@ -8,7 +8,7 @@ Layout of a run directory::
     DIR/cache/                  compile and matcher caches (gate arms)
 
 A write is one ``os.write`` of a whole line on an ``O_APPEND`` descriptor
-(:mod:`runner.rundir.files`), so a kill -9 leaves at most one truncated last line, which
+(:mod:`runner.files`), so a kill -9 leaves at most one truncated last line, which
 the reader drops and reports. Episodes that ended on an
 infrastructure failure are logged too (with their termination reason); a resumed run retries
 them, and the reader keeps the last record of each (cell, seed, trial).
@@ -24,7 +24,7 @@ from pathlib import Path
 import msgspec
 
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord, log_key
-from runner.rundir.files import MAX_LINE_BYTES, JsonlAppender, lines, open_regular
+from runner.files import MAX_LINE_BYTES, JsonlAppender, lines, open_regular
 from runner.rundir.served import label_record, served_for_log
 
 __all__ = [
@@ -72,7 +72,7 @@ class NewerSchemaError(ValueError):
 
 
 class LogWriter:
-    """Appends records to per-cell files (:class:`~runner.rundir.files.JsonlAppender`:
+    """Appends records to per-cell files (:class:`~runner.files.JsonlAppender`:
     one write per episode; a disk-full write cut back to the last whole record)."""
 
     def __init__(self, run_dir: Path) -> None:
@@ -159,7 +159,7 @@ def _lines(path: Path, report: LogReport) -> Iterator[tuple[int, bytes, bool]]:
 def log_files(run_dir: Path) -> list[Path]:
     """The episode log files under ``run_dir`` (or a logs/ dir itself), sorted. Reading one
     that is not a regular file (a planted link, a FIFO, a device, a folder) raises
-    :class:`runner.rundir.files.NotRegularFile` naming it: refused in one line, never read."""
+    :class:`runner.files.NotRegularFile` naming it: refused in one line, never read."""
     base = run_dir / LOGS if (run_dir / LOGS).is_dir() else run_dir
     return [
         p for p in sorted(base.rglob("*.jsonl")) if p.name not in ("results.jsonl", "helpers.jsonl")

@@ -30,9 +30,9 @@ import orjson
 
 from protocol.domains import DIGESTS
 from protocol.records import SCHEMA_VERSION
+from runner.files import planted_entries, read_regular, write_atomic
 from runner.grid.change import GridChange, compare_grids
 from runner.grid.expand import Grid
-from runner.rundir.files import planted_entries, read_regular, write_atomic
 
 __all__ = [
     "MANIFEST",

@@ -15,8 +15,8 @@ from typing import TypeVar
 
 from protocol.packs import PackError
 from protocol.records import EpisodeRecord
-from runner.grid.packs import load_run_packs
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
+from runner.rundir.packs import load_run_packs
 
 __all__ = ["RunDirError", "load_records", "log_summary", "read_run"]
 

@@ -16,7 +16,7 @@ import orjson
 
 from protocol.records import EpisodeRecord
 from protocol.visible import visible
-from runner.rundir.files import write_atomic
+from runner.files import write_atomic
 from runner.rundir.logs import LOGS, LogReport
 from runner.rundir.records import RunDirError, load_records, log_summary
 from scoring.analyses.corruption_replay import CORRUPTION
@@ -86,7 +86,7 @@ def write_report(
             details=run_details(read_manifest(logdir.parent if logdir.name == LOGS else logdir)),
         )
         # every file through mkstemp + rename: a symlink planted in a shared run directory
-        # is replaced, never written through (runner.rundir.files)
+        # is replaced, never written through (runner.files)
         # text from models and logs: escapes shown, never obeyed by a terminal or viewer
         write_atomic(out, visible(text).encode("utf-8"))
         write_atomic(out.parent / f"{out.stem}-analyses.json", analyses.json())

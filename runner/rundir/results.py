@@ -22,7 +22,7 @@ from pathlib import Path
 import msgspec
 import orjson
 
-from runner.rundir.files import MAX_LINE_BYTES, NotRegularFile, read_regular, write_atomic
+from runner.files import MAX_LINE_BYTES, NotRegularFile, read_regular, write_atomic
 from scoring.results.lines import ResultLine, current_lines, decode_line, line_json, with_status
 
 __all__ = ["RESULTS", "encode_line", "finalize_results", "read_results"]

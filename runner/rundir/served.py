@@ -21,7 +21,7 @@ import orjson
 
 from protocol.config import scripted_served_by
 from protocol.records import EpisodeRecord
-from runner.rundir.files import read_regular
+from runner.files import read_regular
 
 __all__ = ["label_record", "manifest_served", "served_for_log"]
 

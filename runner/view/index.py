@@ -28,14 +28,14 @@ import msgspec
 
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
 from protocol.versions import SpecError
-from runner.rundir.files import write_atomic
+from runner.files import write_atomic
 from runner.rundir.logs import LogReport, log_files, read_record, scan_log
 from scoring.analyses.cost import CostRow, cost_rows
-from scoring.analyses.gate_report import gate_activity, merged_activity
 from scoring.replay.episode import EpisodeScore, score_episode
 from scoring.replay.ground_truth import EpisodeCache
+from scoring.results.gate_report import gate_activity, merged_activity
 from scoring.results.lines import GateActivity, ResultLine
-from scoring.results.offline import paused_gc
+from scoring.util import paused_gc
 from scoring.view.episode import episode_row
 from scoring.view.models import RowView
 

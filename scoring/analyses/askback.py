@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 import msgspec
 
+from protocol.config import config_label
 from protocol.records import CellKey, Knobs
 from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
 from scoring.replay.askback import Burden, askback_on
-from scoring.report.tables import config_label
 from scoring.results.cells import cell_sort_key
 from scoring.results.stats import mcnemar_exact, wilson
 

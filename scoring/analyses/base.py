@@ -19,8 +19,8 @@ import msgspec
 from protocol.records import CellKey, EpisodeRecord
 from scoring.replay.episode import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
-from scoring.report.tables import markdown_table
 from scoring.results.cells import cell_sort_key
+from scoring.util import markdown_table
 
 __all__ = [
     "Analyses",
@@ -65,7 +65,12 @@ def by_cell(parts: list[C]) -> tuple[C, ...]:
 class Collector(Protocol):
     """One analysis's parts over one report's scoring pass, batch by batch."""
 
-    def add(self, batch: Sequence[Pair], cache: EpisodeCache) -> None: ...
+    def add(
+        self,
+        batch: Sequence[Pair],
+        cache: EpisodeCache,
+        shared: dict[object, Sequence[object]] | None = None,
+    ) -> None: ...
     def lines(self) -> tuple[msgspec.Struct, ...]: ...
 
 
@@ -103,8 +108,22 @@ class _Collector(Generic[P, L]):
         self.analysis = analysis
         self.parts: list[P] = []
 
-    def add(self, batch: Sequence[Pair], cache: EpisodeCache) -> None:
-        self.parts += self.analysis.compute(batch, cache)
+    def add(
+        self,
+        batch: Sequence[Pair],
+        cache: EpisodeCache,
+        shared: dict[object, Sequence[object]] | None = None,
+    ) -> None:
+        """Add what the analysis makes of ``batch``; analyses sharing one ``compute`` (the
+        dose-response and the interaction tables both read a batch's outcomes) compute it
+        once per batch through ``shared``, the batch's memo keyed by the compute."""
+        compute = self.analysis.compute
+        if shared is None:
+            self.parts += compute(batch, cache)
+            return
+        if compute not in shared:
+            shared[compute] = compute(batch, cache)
+        self.parts += cast(Sequence[P], shared[compute])
 
     def lines(self) -> tuple[L, ...]:
         return self.analysis.finish(self.parts)

@@ -40,6 +40,7 @@ from typing import Literal
 import msgspec
 
 from protocol.compiled import CompiledGraph, CompiledStep, code_table
+from protocol.config import config_label
 from protocol.corruption import corruption_rng, draw_corruptions
 from protocol.receipts import normalize_code
 from protocol.records import CellKey, CompileRecord, CorruptionEvent, EpisodeRecord, TurnRecord
@@ -49,7 +50,6 @@ from scoring.analyses.base import Analysis, by_cell, markdown_section
 from scoring.replay.directive_kinds import parse_directive
 from scoring.replay.episode import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
-from scoring.report.tables import config_label
 from scoring.results.cells import cell_sort_key
 
 __all__ = [

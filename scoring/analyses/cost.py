@@ -47,9 +47,9 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from protocol.records import CallRecord, CellKey, EpisodeRecord, HelperLogLine, Knobs
-from scoring.analyses.gate_report import gate_activity
 from scoring.replay.askback import Burden, burden_of
 from scoring.results.cells import cell_sort_key, config_of
+from scoring.results.gate_report import gate_activity
 
 __all__ = ["CostRow", "HelperSpend", "Latency", "cost_rows", "helper_spend", "quantile"]
 
@@ -97,7 +97,7 @@ class CostRow(msgspec.Struct, frozen=True, kw_only=True):
     # turns the arm consulted the matcher on (answers needed); matcher_required counts the
     # calls behind them, a malformed reply's correction request included
     matcher_answers: float = 0.0
-    # why the cell's gate was inert (scoring.analyses.gate_report.gate_activity), None when
+    # why the cell's gate was inert (scoring.results.gate_report.gate_activity), None when
     # it acted or the arm has no gate: its cost buys no gate
     gate_inert: str | None = None
     wall_s: Latency  # episode wall time

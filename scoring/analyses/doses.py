@@ -21,10 +21,9 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
-from protocol.config import DEFAULT_DOSE
+from protocol.config import DEFAULT_DOSE, config_label
 from protocol.records import CellKey
 from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
-from scoring.report.tables import config_label
 from scoring.results.cells import cell_sort_key
 from scoring.results.stats import wilson
 
@@ -276,17 +275,19 @@ def interaction_section(lines: tuple[InteractionLine, ...]) -> list[str]:
     )
 
 
+_OUTCOMES = uncached(outcomes)  # one compute: both tables read a batch's outcomes once
+
 DOSE_RESPONSE: Analysis[Outcome, DoseLine] = Analysis(
     name="dose_response",
     table="Stress: dose-response",
-    compute=uncached(outcomes),
+    compute=_OUTCOMES,
     finish=dose_lines,
     markdown=dose_section,
 )
 INTERACTION: Analysis[Outcome, InteractionLine] = Analysis(
     name="stress_interaction",
     table="Stress: interactions",
-    compute=uncached(outcomes),
+    compute=_OUTCOMES,
     finish=interaction_lines,
     markdown=interaction_section,
 )

@@ -18,11 +18,11 @@ from collections.abc import Iterable
 
 import msgspec
 
+from protocol.config import config_label
 from protocol.records import CellKey, EpisodeRecord
 from scoring.analyses.base import Analysis, markdown_section
 from scoring.replay.episode import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
-from scoring.report.tables import config_label
 from scoring.results.cells import cell_sort_key
 
 __all__ = [

@@ -36,13 +36,13 @@ from collections.abc import Iterable
 
 import msgspec
 
+from protocol.config import config_label
 from protocol.receipts import find_refs
 from protocol.records import CellKey, CompileRecord, Episode, EpisodeRecord, TurnRecord
 from scoring.analyses.base import Analysis, by_cell, markdown_section
 from scoring.replay.directive_kinds import ParsedDirective, parse_directive
 from scoring.replay.episode import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
-from scoring.report.tables import config_label
 from scoring.results.cells import cell_sort_key
 
 __all__ = [

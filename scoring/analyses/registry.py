@@ -21,7 +21,6 @@ from scoring.analyses.askback import ASKBACK
 from scoring.analyses.base import Analyses, Pair, Table
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.doses import DOSE_RESPONSE, INTERACTION
-from scoring.analyses.gate_report import flag_inert, helper_lines
 from scoring.analyses.hybrid_counterfactual import HYBRID
 from scoring.analyses.obedience import OBEDIENCE
 from scoring.analyses.omission_attribution import OMISSION_ATTRIBUTION
@@ -29,8 +28,10 @@ from scoring.analyses.stress import SPOOF, TOOL_FAILURE, USER_STYLE
 from scoring.analyses.wording_columns import WORDING
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.families import DEFAULT_FAMILY, score_lines
+from scoring.results.gate_report import flag_inert, helper_lines
 from scoring.results.lines import ResultLine, with_status
-from scoring.results.offline import paused_gc, score_records
+from scoring.results.offline import score_records
+from scoring.util import paused_gc
 
 __all__ = [
     "ANALYSES",
@@ -79,9 +80,10 @@ def batched_analyses(
     tables = ANALYSES.entries() if analyses is None else analyses
     collectors = [(a.name, a.collector()) for a in tables]
     for batch in batches:
-        first = [p for p in batch if p[0].trial == 0]
+        first = [p for p in batch if p[0].trial == 0]  # trial 0 of each seed (#40)
+        shared: dict[object, Sequence[object]] = {}  # one compute per batch, however many read it
         for _, c in collectors:
-            c.add(first, cache)
+            c.add(first, cache, shared)
     return Analyses({name: c.lines() for name, c in collectors})
 
 

@@ -25,13 +25,14 @@ from collections.abc import Collection, Iterable
 
 import msgspec
 
+from protocol.config import config_label
 from protocol.records import CellKey, EpisodeRecord, TurnRecord
 from protocol.spoof import SPOOF_CLAIMS, forged_label
 from protocol.user import STYLE_KINDS
 from scoring.analyses.base import Analysis, by_cell, uncached
 from scoring.replay.episode import EpisodeScore
-from scoring.report.tables import config_label, markdown_table
 from scoring.results.stats import clustered_wilson, wilson
+from scoring.util import markdown_table
 
 __all__ = [
     "SPOOF",

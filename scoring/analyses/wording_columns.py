@@ -12,7 +12,7 @@
   a re-display, not a booking).
 
 * ``agreement``: matcher agreement over the ask, premature and redo-probe turns (the turns
-  tier 2 rewrites, ``scoring.analyses.gate_report.REWRITTEN_KINDS``) on which the matcher ran, as the
+  tier 2 rewrites, ``scoring.results.gate_report.REWRITTEN_KINDS``) on which the matcher ran, as the
   helpers table's ``rewritten_agreement``; None where no matcher ran (text arms).
 
 Only counted episodes enter; every cell gets a line.
@@ -24,12 +24,12 @@ from collections.abc import Iterable
 
 import msgspec
 
+from protocol.config import config_label
 from protocol.records import CellKey, EpisodeRecord
 from scoring.analyses.base import Analysis, by_cell, markdown_section, uncached
-from scoring.analyses.gate_report import REWRITTEN_KINDS
 from scoring.replay.episode import EpisodeScore
-from scoring.report.tables import config_label
 from scoring.results.cells import cell_sort_key
+from scoring.results.gate_report import REWRITTEN_KINDS
 
 __all__ = ["WORDING", "WordingLine", "wording_lines"]
 

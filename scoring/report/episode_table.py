@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scoring.report.tables import config_label, text_table
+from protocol.config import config_label
+from scoring.report.tables import text_table
 from scoring.results.cells import config_of
 from scoring.results.episode_rows import EpisodeRow
 

@@ -106,7 +106,7 @@ def _undrawn_tick_labels(fig: Figure) -> set[int]:
 
 
 def short_labels(labels: Sequence[str]) -> list[str]:
-    """Configuration labels (space-separated fields, :func:`scoring.report.tables.config_label`)
+    """Configuration labels (space-separated fields, :func:`protocol.config.config_label`)
     without the fields they all share: ``procurement amended`` / ``release original``
     for four configurations of one model and graph. One label (or labels that differ in no
     field) comes back whole."""

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from protocol.arms import arm_rank
-from protocol.config import CellKey, is_synthetic, model_label
+from protocol.config import CellKey, config_label, is_synthetic, model_label
 from protocol.state import CHANNELS
 from scoring.report.figure_text import legend_below, short_labels, wrap
 from scoring.report.tables import (
@@ -32,18 +32,16 @@ from scoring.report.tables import (
     PASS_K_NOTE,
     Labels,
     channel_rows,
-    config_label,
     contrast_rows,
     gate_activity_rows,
     helper_rows,
     inert_lines,
     ladder_rows,
-    markdown_table,
     pass_k_header,
     pass_k_rows,
-    plural,
 )
 from scoring.results.lines import CellLine, ResultLine
+from scoring.util import markdown_table, plural
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

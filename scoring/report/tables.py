@@ -21,6 +21,7 @@ from protocol.config import config_label
 from protocol.records import CellKey
 from scoring.results.cells import RATES, config_of, ladder_sort_key
 from scoring.results.lines import CellLine, ContrastLine, HelperLine, ResultLine
+from scoring.util import plural
 
 __all__ = [
     "CHANNEL_HEADER",
@@ -31,17 +32,14 @@ __all__ = [
     "Labels",
     "channel_rows",
     "channel_table",
-    "config_label",
     "contrast_rows",
     "gate_activity_rows",
     "gate_activity_table",
     "inert_lines",
     "ladder_rows",
     "ladder_table",
-    "markdown_table",
     "pass_k_header",
     "pass_k_rows",
-    "plural",
     "text_table",
 ]
 
@@ -109,11 +107,6 @@ class Labels:
 
 
 WIDE = Labels(wide=True)  # every configuration in full (the tables' long form)
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``n`` and ``word`` in the number ``n`` takes: "1 line", "2 lines", "0 lines"."""
-    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def _cells(lines: Iterable[ResultLine]) -> list[CellLine]:
@@ -257,12 +250,6 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         return "  ".join(out).rstrip()
 
     return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, rows)])
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def ladder_table(

@@ -172,7 +172,7 @@ class MatcherSummary(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class GateActivity(msgspec.Struct, frozen=True, kw_only=True):
-    """Whether a gate cell's gate did anything (``scoring.analyses.gate_report``): its
+    """Whether a gate cell's gate did anything (``scoring.results.gate_report``): its
     compiles that failed, were empty or were flagged, its matcher answers still malformed
     after the correction request, the directives and rejection notices it showed; ``inert``
     when it never acted (or acted only on failed compiles), ``why`` the one line saying so."""

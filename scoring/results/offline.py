@@ -1,38 +1,20 @@
-"""Offline rescoring: every record of a run, scored with one episode cache.
-
-Loading and scoring a grid builds millions of small objects that never form cycles; the
-cyclic garbage collector would walk all of them again and again (more than doubling the time
-to read a 10,000-episode log). :func:`paused_gc` pauses it around such bulk work; reference
-counting still frees everything as usual.
-"""
+"""Offline rescoring: every record of a run, scored with one episode cache (under
+:func:`scoring.util.paused_gc` where the caller reads many records)."""
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 
 from protocol.records import EpisodeRecord
 from protocol.versions import SpecError
-from scoring.analyses.gate_report import flag_inert, helper_lines
 from scoring.replay.episode import EpisodeScore, Replays, score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.families import DEFAULT_FAMILY, score_lines
+from scoring.results.gate_report import flag_inert, helper_lines
 from scoring.results.lines import ResultLine, with_status
+from scoring.util import paused_gc
 
-__all__ = ["paused_gc", "rescore", "score_records"]
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the block (restored afterwards)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+__all__ = ["rescore", "score_records"]
 
 
 def score_records(

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
+from protocol.config import config_label
 from scoring.analyses.cost import CostRow
-from scoring.report.tables import config_label
 from scoring.results.cells import config_of
 from scoring.results.lines import CellLine, ContrastLine, GateActivity, ResultLine
 from scoring.view.episode import arm_label, pairing_key

@@ -2,7 +2,8 @@
 
 * Matcher: the last user message opens with the matcher prompt (or is the matcher's
   correction request, answered for the matcher prompt before it): ``{"step", "explicit_redo"}``
-  from the same resolver the agents use.
+  from the same resolver the agents use, on the user's own words (a forwarded block, quoted
+  under a "Forwarded" line, is information, not a request: the brief's rule; issue #37).
 * Compiler graph: a message ends with the graph prompt: ``{"steps": {...}}`` from the brief.
 * Compiler revision: the revision prompt: ``{"cancel", "rewires", "relax"}`` from the message.
 
@@ -30,6 +31,7 @@ from serve.agents.patterns import STEP_ID, template_regex
 from serve.agents.reading import Message
 from serve.agents.resolve import resolve
 from serve.agents.revision import parse_revision
+from serve.agents.transcript import own_words
 
 __all__ = ["HELPER_PARAMS", "helper_answer"]
 
@@ -69,7 +71,7 @@ def _between(text: str, start: str, mid: str, tail: str) -> tuple[str, str]:
 def _matcher(prompt: str, rng: random.Random, p: Mapping[str, float]) -> str:
     block, message = _between(prompt, _MATCHER_OPENING, _MATCHER_MID, _MATCHER_TAIL)
     texts = _step_list(block)
-    r = resolve(message, texts)
+    r = resolve(own_words(message), texts)  # a forwarded block is no request (the brief)
     step = r.step if r.kind == "step" else None
     if rng.random() < p.get("matcher_malformed", 0.0):
         return f'{{"step": "{step}", "explicit_redo": '  # truncated: not JSON

@@ -1,6 +1,13 @@
 """Reading a user turn the way the arms lay it out (``protocol.render.compose_user_message``):
 rejection notices, a blank line, the user's text, a blank line, the arm's addition
-(checklist, ``[TASK-STATE]`` directive, ``[MATCHED STEP]`` line, ledger)."""
+(checklist, ``[TASK-STATE]`` directive, ``[MATCHED STEP]`` line, ledger).
+
+Forwarded text is read by the brief's rule (``strings.THIRD_PARTY_CLAUSE``: "quoted with '> '
+under a 'Forwarded' line"), not by the exact words the generator writes (issue #37, the
+offline layout check, ``tests/serve/test_layout_blind.py``): a line that opens with
+"Forwarded" (dashes around it allowed) or with ``>`` starts the forwarded block, whatever
+its opening says, with or without a blank line before it; its quoted lines are third-party
+text, never the user's request and never the arm's addition."""
 
 from __future__ import annotations
 
@@ -20,6 +27,7 @@ __all__ = [
     "UserTurn",
     "find_directive",
     "matched_step",
+    "own_words",
     "parse_checklist",
     "shown_step",
     "split_user",
@@ -114,7 +122,10 @@ def split_user(content: str) -> UserTurn:
     text: str | None = None
     for part in content.split("\n\n"):
         if text is not None:
-            extra.append(part)
+            if not extra and _opens_forward(part.split("\n", 1)[0]):
+                text += "\n" + part  # a forwarded block after a blank line is still the user's
+            else:
+                extra.append(part)
         elif part.startswith(_REJECTION_OPENING):
             for m in _REJECTION.finditer(part):
                 step = m["id"] if m["id"] != "?" else None
@@ -140,22 +151,38 @@ def split_user(content: str) -> UserTurn:
     )
 
 
-_QUOTE = strings.FORWARD_LINE.split("{")[0]  # "> "
+# The brief's rule on forwarded text (strings.THIRD_PARTY_CLAUSE; the generator writes
+# strings.FORWARD_OPENING and strings.FORWARD_LINE): a "Forwarded" line, or a quoted line.
+_FORWARD = re.compile(r"^[\s\-]*forwarded\b", re.IGNORECASE)
+_QUOTED = re.compile(r"^\s*>")
+_QUOTE_MARK = re.compile(r"^\s*> ?")
+
+
+def _opens_forward(line: str) -> bool:
+    return bool(_FORWARD.match(line) or _QUOTED.match(line))
 
 
 def _split_embedded(text: str) -> tuple[str, str, bool]:
     """(the user's text, the state text embedded after it): from the first line after the
-    first that opens like an arm's text, a notice or a tagged block; or (generator 5) the
-    lines a forwarded message quotes (``strings.FORWARD_OPENING``), unquoted; and whether
-    it was forwarded."""
+    first that opens like an arm's text, a notice or a tagged block; or (generator 5) from
+    the first that opens a forwarded block (a "Forwarded" line or a quoted line), its quoted
+    lines unquoted; and whether it was forwarded."""
     lines = text.split("\n")
     for i, line in enumerate(lines[1:], start=1):
-        if line == strings.FORWARD_OPENING:
-            quoted = (x.removeprefix(_QUOTE) for x in lines[i + 1 :])
-            return "\n".join(lines[:i]), "\n".join(quoted), True
+        if _opens_forward(line):
+            start = i if _QUOTED.match(line) else i + 1
+            quoted = (_QUOTE_MARK.sub("", x) for x in lines[start:] if x.strip())
+            return "\n".join(lines[:i]).rstrip(), "\n".join(quoted), True
         if _is_addition(line) or _TAG.match(line) or line.startswith(_REJECTION_OPENING):
             return "\n".join(lines[:i]), "\n".join(lines[i:]), False
     return text, "", False
+
+
+def own_words(text: str) -> str:
+    """A user message less the block it forwards (the brief: quoted text is information,
+    only the user's own words are requests); ``text`` itself when it forwards nothing."""
+    own, _, forwarded = _split_embedded(text)
+    return own if forwarded else text
 
 
 def find_directive(text: str) -> Directive | None:

@@ -24,17 +24,20 @@ ALLOWED: dict[str, frozenset[str]] = {
 INSTALLED = ("protocol", "scoring", "serve", "runner", "tau2gate", "ladder")
 
 
+def imported_modules(path: Path) -> list[str]:
+    """Every module one file imports (absolute imports), at any depth of the file."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+    return found
+
+
 def imported_layers(path: Path) -> set[str]:
     """The top-level packages of ours that one file imports, at any depth of the file."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-        found.update(n.split(".")[0] for n in names if n.split(".")[0] in LAYERS)
-    return found
+    return {n.split(".")[0] for n in imported_modules(path) if n.split(".")[0] in LAYERS}
 
 
 def violations(layer: str) -> list[str]:
@@ -82,3 +85,60 @@ def test_no_generic_name_is_installed() -> None:
     conf = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     include = conf["tool"]["setuptools"]["packages"]["find"]["include"]
     assert sorted(p.rstrip("*") for p in include) == sorted(INSTALLED)
+
+
+def subpackage_of(module: str) -> str | None:
+    """``runner.client.endpoint`` -> ``runner.client``; None outside a subpackage."""
+    parts = module.split(".")
+    if parts[0] not in INSTALLED or len(parts) < 3:
+        return None
+    return ".".join(parts[:2])
+
+
+def subpackage_edges() -> dict[str, set[str]]:
+    """Subpackage -> the other subpackages its modules import (at any depth of a file)."""
+    edges: dict[str, set[str]] = {}
+    for top in INSTALLED:
+        for path in sorted((REPO / top).rglob("*.py")):
+            rel = path.relative_to(REPO).with_suffix("")
+            here = subpackage_of(".".join(rel.parts))
+            if here is None:
+                continue
+            for name in imported_modules(path):
+                there = subpackage_of(name)
+                if there and there != here:
+                    edges.setdefault(here, set()).add(there)
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Each cycle found by a depth-first walk (as the path that closes it)."""
+    found: list[list[str]] = []
+    state: dict[str, int] = {}  # 1 on the path, 2 done
+
+    def walk(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                found.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                walk(nxt, [*path, nxt])
+        state[node] = 2
+
+    for start in sorted(edges):
+        if start not in state:
+            walk(start, [start])
+    return found
+
+
+def test_no_two_subpackages_import_each_other() -> None:
+    """Concepts inside a layer form no cycle either (runner.client knows no grid; the gate
+    report's helper lines are results, which the analyses read)."""
+    assert cycles(subpackage_edges()) == []
+
+
+def test_the_cycle_finder_sees_a_cycle() -> None:
+    edges = {"a.x": {"a.y"}, "a.y": {"a.z"}, "a.z": {"a.x"}, "a.w": {"a.x"}}
+    assert cycles(edges) == [["a.x", "a.y", "a.z", "a.x"]]
+    assert subpackage_of("runner.client.endpoint") == "runner.client"
+    assert subpackage_of("runner.plugins") is None

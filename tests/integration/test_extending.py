@@ -20,6 +20,7 @@ from rich.console import Console
 
 import protocol.arms
 from protocol.arms import ARMS, ArmSpec
+from protocol.config import config_label
 from protocol.generate import generate
 from protocol.probe_history import rebuild_messages
 from protocol.records import CellKey, Turn
@@ -36,7 +37,6 @@ from scoring.analyses.registry import ANALYSES
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.report.figures import Drawn, Point
 from scoring.report.paper_figures import FIGURES, PaperFigure
-from scoring.report.tables import config_label
 from scoring.results.lines import CellLine
 
 # OURS: the toy arm's whole contribution, a reminder of how many steps remain.

@@ -20,8 +20,8 @@ from protocol.generate import generate
 from protocol.records import CallRecord, CellKey, Episode, EpisodeSpec, Turn
 from protocol.user import ScriptedUser
 from runner.arms import EpisodeContext, make_arm
-from runner.client.connect import open_endpoints
 from runner.client.endpoint import Reply
+from runner.execution.connect import open_endpoints
 from runner.execution.episode import run_episode
 from runner.gates.helpers import Helpers
 from scoring.replay.episode import score_episode

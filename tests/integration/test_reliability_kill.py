@@ -25,7 +25,7 @@ import orjson
 import pytest
 
 from protocol.generate import generate
-from runner.client.connect import open_endpoints
+from runner.execution.connect import open_endpoints
 from runner.gates.helpers import Helpers
 from runner.grid.expand import expand
 from runner.rundir.logs import LogReport, read_logs

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import runner.rundir.files
+import runner.files
 from ladder.app import app
 from runner.rundir.lock import run_lock
 from tests.integration.test_reliability_input import OUT_OF_RANGE, UNKNOWN_KEYS, _merge
@@ -181,7 +181,7 @@ def test_a_full_disk_stops_cleanly_and_the_rerun_resumes(tmp_path: Path, monkeyp
     grid = tmp_path / "grid.toml"
     grid.write_text(grid_toml(grid_data(seeds="100-105", steps=5, arms=("raw", "checklist"))))
     clean = _clean_run(tmp_path, grid)
-    real: Callable[[int, memoryview], None] = runner.rundir.files._write_all
+    real: Callable[[int, memoryview], None] = runner.files._write_all
     calls = [0]
 
     def filling(fd: int, view: memoryview) -> None:
@@ -193,7 +193,7 @@ def test_a_full_disk_stops_cleanly_and_the_rerun_resumes(tmp_path: Path, monkeyp
             raise OSError(errno.ENOSPC, "No space left on device")
         real(fd, view)
 
-    monkeypatch.setattr(runner.rundir.files, "_write_all", filling)
+    monkeypatch.setattr(runner.files, "_write_all", filling)
     out = tmp_path / "run"
     full = CliRunner().invoke(app, ["run", str(grid), "--out", str(out), "--no-live"])
     asyncio.set_event_loop_policy(None)
@@ -204,7 +204,7 @@ def test_a_full_disk_stops_cleanly_and_the_rerun_resumes(tmp_path: Path, monkeyp
     for log in (out / "logs").glob("*.jsonl"):
         assert log.read_bytes().endswith(b"\n"), "no torn line left behind"
     assert sum(raw_completed_counts(out).values()) == 3, "the records logged before are intact"
-    monkeypatch.setattr(runner.rundir.files, "_write_all", real)
+    monkeypatch.setattr(runner.files, "_write_all", real)
     again = CliRunner().invoke(app, ["run", str(grid), "--out", str(out), "--no-live"])
     assert again.exit_code == 0, again.stderr
     assert "3 already done" in again.stdout

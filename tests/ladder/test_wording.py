@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ladder.app import app, short_help
-from scoring.report.tables import plural
+from scoring.util import plural
 from tests.reliability_kit import ladder
 
 COMMANDS = ("generate", "run", "validate", "demo", "cost", "score", "report", "paraphrase",

@@ -47,6 +47,10 @@ MISTAKES = {
         {"asks": (*SOIL, "> test the soil work ({wo}).")},
         "asks[2]: reads like an arm's",
     ),
+    "a wording that opens as forwarded text": (
+        {"asks": (*SOIL, "Forwarded from the gardener: test the soil work ({wo}).")},
+        "asks[2]: reads like an arm's",
+    ),
     "a malformed placeholder": (
         {"asks": (*SOIL, "Test the soil work ({wo).")},
         'asks[2]: needs exactly one {wo} and no other placeholder, has ["?malformed (expected',

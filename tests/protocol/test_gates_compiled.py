@@ -1,5 +1,5 @@
 """protocol.compiled: parsing the compiler's replies, the validator, compile accuracy, and
-scoring.analyses.gate_report: Table 5 and Table 11 aggregates."""
+scoring.results.gate_report: Table 5 and Table 11 aggregates."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from protocol.compiled_parse import (
     parse_revision,
 )
 from protocol.records import CellKey, CompileRecord, EpisodeRecord, TurnRecord
-from scoring.analyses.gate_report import compile_table, matcher_report
+from scoring.results.gate_report import compile_table, matcher_report
 from tests.gates_fakes import graph_json, revision_json
 
 EP = generate(EpisodeSpec(seed=100, steps=10, density=0.3))

@@ -19,7 +19,7 @@ import pytest
 
 from protocol.config import Knobs
 from protocol.records import CellKey
-from runner.client.connect import open_endpoints
+from runner.execution.connect import open_endpoints
 from runner.execution.scheduler import RunState, pending_tasks, run_grid
 from runner.gates.helpers import Helpers
 from runner.grid.expand import GridError, parse_grid

@@ -21,7 +21,7 @@ import pytest
 
 from protocol import strings
 from protocol.records import EpisodeRecord
-from runner.client.connect import open_endpoints
+from runner.execution.connect import open_endpoints
 from runner.execution.scheduler import RunState, pending_tasks, run_grid
 from runner.gates.helpers import Helpers
 from runner.grid.expand import parse_grid

@@ -23,14 +23,14 @@ import pytest
 from rich.console import Console
 
 from protocol.records import EpisodeRecord
-from runner.client.connect import open_endpoints
+from runner.execution.connect import open_endpoints
 from runner.execution.run import run_async
 from runner.execution.scheduler import RunState, pending_tasks, run_grid
 from runner.gates.helpers import Helpers
 from runner.grid.expand import parse_grid
 from runner.rundir.logs import read_logs
-from scoring.analyses.gate_report import compile_table, matcher_report
 from scoring.replay.episode import EpisodeScore, score_episode
+from scoring.results.gate_report import compile_table, matcher_report
 
 SEEDS = "100-163"
 GATE_ARMS = ["directive", "enforce", "hybrid", "ledger"]

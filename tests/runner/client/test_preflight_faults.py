@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.client.connect import open_endpoints, preflight
+from runner.execution.connect import open_endpoints, preflight
 from runner.rundir.logs import read_logs
 from serve.config import FaultConfig, ServerConfig
 from serve.faults import draw

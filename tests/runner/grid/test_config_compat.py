@@ -12,10 +12,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from protocol.config import CellKey, EpisodeSpec, Knobs
+from protocol.config import CellKey, EpisodeSpec, Knobs, config_label
 from protocol.records import EpisodeRecord
 from runner.grid.expand import Grid
-from scoring.report.tables import config_label
 from scoring.results.cells import config_of
 from scoring.results.lines import ContrastLine, line_json
 from scoring.results.offline import rescore

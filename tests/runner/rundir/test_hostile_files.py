@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from runner.files import JsonlAppender, NotRegularFile, lines, read_regular, write_atomic
 from runner.grid.expand import GridError, load_grid, parse_grid
 from runner.grid.packs import PackError, read_pack
 from runner.grid.seeds import MAX_SEEDS, count_seeds, parse_seeds
-from runner.rundir.files import JsonlAppender, NotRegularFile, lines, read_regular, write_atomic
 from runner.rundir.logs import LogReport, LogWriter, read_logs
 from tests.reliability_kit import grid_data
 from tests.scoring_records import build, cell, episode, perfect

@@ -7,17 +7,17 @@ import io
 import pytest
 from matplotlib.figure import Figure
 
+from protocol.config import config_label
 from protocol.records import CellKey, Knobs
 from scoring.report.markdown import figure_channels, figure_success, markdown_report
 from scoring.report.tables import (
     channel_table,
-    config_label,
     ladder_table,
-    markdown_table,
     text_table,
 )
 from scoring.results.families import score_lines
 from scoring.results.lines import ResultLine
+from scoring.util import markdown_table
 from tests.scoring_records import Act, build, cell, episode, perfect, ref_line
 
 

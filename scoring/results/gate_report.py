@@ -33,6 +33,7 @@ from scoring.results.lines import (
     MatcherSummary,
     ResultLine,
 )
+from scoring.util import plural
 
 __all__ = [
     "MATCHED_KINDS",
@@ -147,10 +148,6 @@ def _acted(t: TurnRecord) -> bool:
     return bool(t.directive or t.arm_text or t.notices or t.retry_notices or t.refused)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def gate_activity(records: Sequence[EpisodeRecord]) -> GateActivity:
     """What a gate cell's gate did over ``records`` (completed episodes of one cell).
 
@@ -199,7 +196,7 @@ def judged(g: GateActivity) -> GateActivity:
     """``g`` with ``inert`` and ``why`` set from its counts (see :func:`gate_activity`)."""
     why: list[str] = []
     if g.episodes and not g.acted_turns:
-        shown = _plural(g.episodes, "episode")
+        shown = plural(g.episodes, "episode")
         why.append(f"no directive, arm text or rejection notice shown in {shown}")
     if g.compiles and g.compile_failed == g.compiles:
         why.append(f"{g.compile_failed}/{g.compiles} compiles failed")

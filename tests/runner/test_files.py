@@ -1,4 +1,4 @@
-"""runner.rundir.files: the one crash-safe appender and the one atomic replace."""
+"""runner.files: the one crash-safe appender and the one atomic replace."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.rundir import files
-from runner.rundir.files import JsonlAppender, write_atomic
+from runner import files
+from runner.files import JsonlAppender, write_atomic
 
 
 def test_a_torn_last_line_is_ended_before_the_next(tmp_path: Path) -> None:
