@@ -351,7 +351,11 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
     if legend := labels.legend():  # the numbers the streamed lines use (#40)
         for row in legend.splitlines():
             show(row)
-    ordered = _InLadderOrder(cells, lambda line: show(format_result(line, labels)))
+    def show_result(line: ResultLine) -> None:
+        for row in format_result(line, labels).split("\n"):  # a trials line: two rows
+            show(row)
+
+    ordered = _InLadderOrder(cells, show_result)
     state.on_result = ordered.add
     if not enabled:
         try:

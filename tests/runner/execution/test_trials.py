@@ -91,7 +91,9 @@ def test_validate_counts_trials_refuses_zero_and_warns_at_temperature_0(tmp_path
 
 def test_a_synthetic_run_with_two_trials_at_temperature(tmp_path: Path) -> None:
     out = tmp_path / "k2"
-    summary = _run(_grid(2), out)
+    summary, text = asyncio.run(run_inprocess(_grid(2), out, check=False))
+    streamed = [x for x in text.splitlines() if x.startswith("    pass^2 strict/da ")]
+    assert len(streamed) == 4 and all(len(x) <= 80 for x in streamed), text
     assert summary["episodes_run"] == 4 * 4 * 2 and summary["infrastructure"] == 0
     records = _records(out)
     assert sorted({r.trial for r in records}) == [0, 1] and len(records) == 32
@@ -124,6 +126,14 @@ def test_a_synthetic_run_with_two_trials_at_temperature(tmp_path: Path) -> None:
     slug = shown[0].slug
     listed = view.episodes(slug)
     assert listed is not None and listed.total == 4
+    # ladder score: a pass^k table under each scoring, within 80 columns
+    score = CliRunner().invoke(app, ["score", str(out)])
+    assert score.exit_code == 0, score.output
+    for title in ("pass^k, primary scoring", "pass^k, decline-aware scoring"):
+        assert title in score.output
+    table = score.output.split("pass^k, primary scoring\n", 1)[1].splitlines()
+    assert table[0].split() == ["cfg", "arm", "trials", "pass^1", "pass^2"]
+    assert all(len(x) <= 80 for x in score.output.splitlines())
     # a run of one trial has no pass^k
     assert all(
         c.trials == 1 and c.pass_k == {} for c in rescore(_records(once)) if isinstance(c, CellLine)
