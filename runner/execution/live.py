@@ -351,6 +351,7 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
     if legend := labels.legend():  # the numbers the streamed lines use (#40)
         for row in legend.splitlines():
             show(row)
+
     def show_result(line: ResultLine) -> None:
         for row in format_result(line, labels).split("\n"):  # a trials line: two rows
             show(row)
