@@ -43,7 +43,7 @@ __all__ = ["INDEX_FILE", "INDEX_VERSION", "Entry", "FileIndex", "RunIndex"]
 
 INDEX_FILE = "view-index.msgpack"
 INDEX_VERSION = 5  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity;
-# 5: records of old scripted runs labelled from the manifest (#40)
+# 5: records of old scripted runs labelled from the manifest, entries by (seed, trial) (#40)
 _HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
 
 

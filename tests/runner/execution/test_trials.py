@@ -20,7 +20,8 @@ from runner.rundir.manifest import grid_digest
 from runner.rundir.records import load_records
 from runner.view.data import RunView
 from scoring.results.lines import CellLine, ContrastLine
-from scoring.results.offline import rescore
+from scoring.results.compare import compare_runs
+from scoring.results.offline import rescore, score_records
 from tests.reliability_kit import SYNTHETIC, grid_data, run_inprocess
 
 ARMS = ("raw", "checklist", "directive", "enforce")
@@ -134,6 +135,10 @@ def test_a_synthetic_run_with_two_trials_at_temperature(tmp_path: Path) -> None:
     table = score.output.split("pass^k, primary scoring\n", 1)[1].splitlines()
     assert table[0].split() == ["cfg", "arm", "trials", "pass^1", "pass^2"]
     assert all(len(x) <= 80 for x in score.output.splitlines())
+    # ladder compare pairs seeds too: 2 trials' majority against 1 trial, n = the seeds
+    k2, k1 = score_records(records), score_records(_records(once))
+    compared = compare_runs(k2, k1)
+    assert compared and all(x.n == 4 for x in compared)
     # a run of one trial has no pass^k
     assert all(
         c.trials == 1 and c.pass_k == {} for c in rescore(_records(once)) if isinstance(c, CellLine)
