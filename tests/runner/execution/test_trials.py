@@ -19,8 +19,8 @@ from runner.grid.expand import Grid, GridError, expand, parse_grid, trial_warnin
 from runner.rundir.manifest import grid_digest
 from runner.rundir.records import load_records
 from runner.view.data import RunView
-from scoring.results.lines import CellLine, ContrastLine
 from scoring.results.compare import compare_runs
+from scoring.results.lines import CellLine, ContrastLine
 from scoring.results.offline import rescore, score_records
 from tests.reliability_kit import SYNTHETIC, grid_data, run_inprocess
 
