@@ -6,7 +6,8 @@ model answered (the grid's ``[[models]] served``). Every reader of a run directo
 report, compare, cost, the viewer, a resume) labels such records from the manifest through
 :func:`label_record`, so they read ``qwen3-235b <- scripted/synthetic`` as a run made today
 does. A record that carries ``served_by`` keeps it; a manifest that is absent, unreadable or
-hostile labels nothing.
+hostile labels nothing, and a model whose served name a grid change (``--allow-grid-change``)
+changed is left unlabelled (its older records may have been served by the earlier name).
 """
 
 from __future__ import annotations
@@ -50,16 +51,31 @@ def _served(path: str, _mtime: int, _size: int) -> tuple[tuple[str, str], ...]:
         return ()
     grid = data.get("grid") if isinstance(data, dict) else None
     models = grid.get("models") if isinstance(grid, dict) else None
+    changed = _served_changed(data.get("history") if isinstance(data, dict) else None)
     out: list[tuple[str, str]] = []
     for m in models if isinstance(models, list) else []:
         if not isinstance(m, dict):
             continue
         name, served = m.get("name"), m.get("served")
+        if name in changed:
+            continue  # served by another name before (--allow-grid-change): ambiguous
         if isinstance(name, str) and isinstance(served, str):
             by = scripted_served_by(name, served)
             if by:
                 out.append((name, by))
     return tuple(out)
+
+
+def _served_changed(history: object) -> set[str]:
+    """The models whose served name a grid change (``--allow-grid-change``) changed: the
+    manifest names only the last, so an unlabelled record of theirs may be of either."""
+    out: set[str] = set()
+    for entry in history if isinstance(history, list) else []:
+        changes = entry.get("grid_change") if isinstance(entry, dict) else None
+        for line in changes if isinstance(changes, list) else []:
+            if isinstance(line, str) and line.startswith("models[") and "].served " in line:
+                out.add(line[len("models[") : line.index("].served ")])
+    return out
 
 
 def served_for_log(path: Path) -> dict[str, str]:

@@ -120,6 +120,16 @@ def test_a_missing_or_planted_manifest_labels_nothing(tmp_path: Path) -> None:
     real = {"grid": {"models": [{"name": "qwen3-235b", "served": "Qwen/Qwen3-235B"}, 7]}}
     (tmp_path / "manifest.json").write_bytes(orjson.dumps(real))
     assert manifest_served(tmp_path) == {}  # a real served name is no scripted label
+    # a served name changed by --allow-grid-change: which served an old record is unknown
+    changed = {
+        "grid": {"models": [{"name": "qwen3-235b", "served": SERVED}]},
+        "history": [{"grid_change": [f'models[qwen3-235b].served null -> "{SERVED}"']}],
+    }
+    (tmp_path / "manifest.json").write_bytes(orjson.dumps(changed))
+    assert manifest_served(tmp_path) == {}
+    changed["history"] = [{"grid_change": ["seeds 104-105"]}]  # a grown grid: labelled
+    (tmp_path / "manifest.json").write_bytes(orjson.dumps(changed))
+    assert manifest_served(tmp_path) == {"qwen3-235b": SERVED}
 
 
 def test_a_labelled_record_keeps_its_label(runs: tuple[Path, Path]) -> None:
