@@ -214,8 +214,8 @@ class RunFlags:
         read=_budget,
     )
     trials: int | None = _flag(
-        "Run each seed of each cell K times at the grid's temperature, scored per trial and "
-        "as pass^k (default 1; docs/trials.md)",
+        "Run each seed of each cell this many times at the grid's temperature, scored per trial "
+        "and as pass^k (default 1; docs/trials.md)",
         target="run.trials",
         read=_count,
     )
