@@ -169,6 +169,9 @@ def expand(grid: Grid) -> Iterator[Task]:
                     yield Task(cell=cell, spec=spec, trial=trial)
 
 
+MAX_TRIALS = 1_000  # OURS: trials per seed (a hostile grid's count is bounded; docs/trials.md)
+
+
 def trial_warnings(grid: Grid) -> list[str]:
     """Why ``run.trials`` may not do what it is for: repeated trials at temperature 0 on a
     deterministic server give the same reply K times (#40)."""
@@ -273,6 +276,8 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
         problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
     if run.trials < 1:
         problems.append(f"trials must be at least 1 (got {run.trials})")
+    elif run.trials > MAX_TRIALS:
+        problems.append(f"trials must be at most {MAX_TRIALS} (got {run.trials})")
     # checked here, not when episodes start: such a grid would crash or silently run nothing
     problems += _run_problems(grid) + _decoding_problems(grid)
     if not grid.models:

@@ -68,6 +68,8 @@ def test_trial_0_keeps_todays_keys_and_ids() -> None:
 def test_trials_below_one_are_refused_and_temperature_0_warns() -> None:
     with pytest.raises(GridError, match="trials must be at least 1"):
         _grid(0)
+    with pytest.raises(GridError, match="trials must be at most 1000"):
+        _grid(1001)
     assert trial_warnings(_grid(2, temperature=0.0))
     assert not trial_warnings(_grid(2)) and not trial_warnings(_grid(1, temperature=0.0))
     refused = CliRunner().invoke(app, ["run", "--trials", "0", "--seeds", "100"])
