@@ -11,7 +11,7 @@ import typer
 
 from ladder.errors import UsageError
 from ladder.filters import ArmOption, CellOption, ModelOption, cell_filter
-from runner.gates.compiler import read_helper_log
+from runner.gates.base import read_helper_log
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from scoring.analyses.cost import cost_rows, helper_spend
 from scoring.report.cost_table import cost_table, spend_table

@@ -213,6 +213,12 @@ class RunFlags:
         target="decoding.reply_budget",
         read=_budget,
     )
+    trials: int | None = _flag(
+        "Run each seed of each cell this many times at the grid's temperature, scored per trial "
+        "and as pass^k (default 1; docs/trials.md)",
+        target="run.trials",
+        read=_count,
+    )
     # --set TABLE.KEY=VALUE: any grid field, a TOML value (applied after the named flags)
     sets: list[str] = field(
         default_factory=list,

@@ -26,8 +26,9 @@ from ladder.flags import (
 )
 from runner.client.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.execution.brief_check import BriefLost
+from runner.execution.live import fit
 from runner.execution.run import RunSummary, run_async
-from runner.grid.expand import Grid, GridError, load_grid
+from runner.grid.expand import Grid, GridError, load_grid, trial_warnings
 from runner.grid.schema import EMBEDDED
 from runner.rundir.lock import RunLocked, run_lock
 from runner.rundir.logs import NewerSchemaError
@@ -102,15 +103,18 @@ def execute(
         _refuse(leaf(raised), out, console, bool(terminated))
         raise
     console.print(
-        f"done: {plural(summary['episodes_run'], 'episode')} run, {summary['already_done']} "
-        "already done, "
-        f"{summary['infrastructure']} ended on infrastructure errors (rerun to retry them); "
-        + (
-            f"{summary['model_failures']} outgrew the model's context (counted as failures); "
-            if summary["model_failures"]
-            else ""
+        fit(
+            f"done: {plural(summary['episodes_run'], 'episode')} run, "
+            f"{summary['already_done']} already done, "
+            f"{summary['infrastructure']} ended on infrastructure errors (rerun to retry "
+            "them); "
+            + (
+                f"{summary['model_failures']} outgrew the model's context (counted as failures); "
+                if summary["model_failures"]
+                else ""
+            )
+            + f"logs in {out}/logs, results in {out}/results.jsonl"
         )
-        + f"logs in {out}/logs, results in {out}/results.jsonl"
     )
     if summary["infrastructure"]:
         raise typer.Exit(3)
@@ -132,7 +136,7 @@ def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> 
         raise UsageError(f"{e.filename or out}: {e.strerror or e}") from None
     if isinstance(e, KeyboardInterrupt) or (isinstance(e, asyncio.CancelledError) and terminated):
         what = "terminated (SIGTERM)" if terminated else "interrupted"
-        console.print(f"{what}: rerun the same command to resume; nothing finished is lost")
+        console.print(fit(f"{what}: rerun the same command to resume; nothing finished is lost"))
         raise typer.Exit(130) from None
 
 
@@ -190,8 +194,9 @@ def run(
     if breaker_after < 0:
         raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
     warning = " ".join(synthetic_warning(grid.cells())).strip().removeprefix("> ")
-    for line in notes + _endpoint_lines(grid) + ([warning] if warning else []):
-        console.print(line)
+    warnings = ([warning] if warning else []) + trial_warnings(grid)
+    for line in notes + _endpoint_lines(grid) + warnings:
+        console.print(fit(line))  # within 80 columns (#40)
     execute(
         grid,
         out,

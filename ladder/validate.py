@@ -15,7 +15,7 @@ import typer
 
 from ladder.errors import UsageError
 from protocol.arms import arm_rank
-from runner.grid.expand import Grid, GridError, load_grid, missing_keys
+from runner.grid.expand import Grid, GridError, load_grid, missing_keys, trial_warnings
 from scoring.util import plural
 
 __all__ = ["validate"]
@@ -110,8 +110,10 @@ def validate(
     for missing in missing_keys(grid) if offline else []:  # nothing is sent: a warning
         typer.echo(f"warning: {grid_file}: {missing}", err=True)
     n_cells = len(grid.cells())
-    n_episodes = n_cells * len(grid.seeds())
+    n_episodes = n_cells * len(grid.seeds()) * grid.run.trials
     typer.echo(f"{grid_file}: {plural(n_cells, 'cell')}, {plural(n_episodes, 'episode')}")
+    for warning in trial_warnings(grid):  # trials at temperature 0 (#40)
+        typer.echo(textwrap.fill(warning, 80, subsequent_indent="  "), err=True)
     contexts: dict[str, int] = {}
     if not offline:
         from runner.execution.connect import open_endpoints, preflight

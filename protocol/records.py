@@ -48,7 +48,9 @@ __all__ = [
     "cached_sum",
     "episode_id",
     "kept_reply",
+    "log_key",
     "scripted_fields",
+    "trial_slug",
     "with_totals",
 ]
 
@@ -414,15 +416,31 @@ class EpisodeRecord(msgspec.Struct, frozen=True, kw_only=True, tag="episode"):
     helper_calls: int = 0  # matcher and compiler requests made (cache hits not counted)
     helper_cached: int = 0  # matcher and compiler calls served from the helper cache
     helper_tokens: int = 0  # prompt + completion of the helper requests made
+    # Repeated trials (--trials K, #40): which run of this (cell, seed) the record is, 0..K-1;
+    # 0 in every log written without repeated trials (and before the field).
+    trial: int = 0
 
     @property
     def seed(self) -> int:
         return self.spec.seed
 
 
-def episode_id(cell: CellKey, seed: int) -> str:
-    """The id of one episode of a cell: ``<slug>/<seed>``."""
-    return f"{cell.slug()}/{seed}"
+def trial_slug(slug: str, trial: int) -> str:
+    """The log key's name for trial ``trial`` of the cell ``slug``: the slug itself for trial
+    0 (so a run without --trials keys, resumes and rescores as before), ``<slug>#t<k>``
+    for trial k."""
+    return slug if trial == 0 else f"{slug}#t{trial}"
+
+
+def log_key(record: EpisodeRecord) -> tuple[str, int]:
+    """What a log reader keys a record by (the last record of a key wins): (cell slug, seed),
+    the slug naming the trial after the first (:func:`trial_slug`)."""
+    return (trial_slug(record.cell.slug(), record.trial), record.spec.seed)
+
+
+def episode_id(cell: CellKey, seed: int, trial: int = 0) -> str:
+    """The id of one episode of a cell: ``<slug>/<seed>``, and ``/t<k>`` for trial k > 0."""
+    return f"{cell.slug()}/{seed}" + (f"/t{trial}" if trial else "")
 
 
 def cached_sum(calls: Iterable[CallRecord]) -> int | None:
@@ -442,7 +460,7 @@ def with_totals(record: EpisodeRecord) -> EpisodeRecord:
     return msgspec.structs.replace(
         record,
         slug=record.cell.slug(),
-        episode_id=episode_id(record.cell, record.spec.seed),
+        episode_id=episode_id(record.cell, record.spec.seed, record.trial),
         arm=record.cell.arm,
         prompt_tokens=prompt,
         completion_tokens=completion,

@@ -56,6 +56,7 @@ class EpisodeContext:
     # (the ask and escalate knobs; set by the episode runner each turn)
     principal: Principal | None = None
     on_turn: Callable[[], None] | None = None  # told each time a turn closes (the live view)
+    trial: int = 0  # which trial of its (cell, seed) the episode is (--trials, #40)
 
     def turn_done(self) -> None:
         if self.on_turn is not None:
@@ -130,6 +131,7 @@ class ArmSession:
                 compile=self.compile_info,
                 corruptions=tuple(self.corruptions),
                 synthetic=is_synthetic(cell),
+                trial=self.ctx.trial,
             )
         )
 

@@ -10,15 +10,16 @@ from runner.execution.brief_check import BriefLost, brief_lost, brief_text, plac
 from runner.grid.expand import Grid
 from runner.grid.schema import ModelConfig
 
-__all__ = ["agent_call", "agent_calls"]
+__all__ = ["agent_call", "agent_calls", "trial_seed"]
 
 
-def agent_call(endpoint: Endpoint, model: ModelConfig, grid: Grid) -> AgentCall:
+def agent_call(endpoint: Endpoint, model: ModelConfig, grid: Grid, trial: int = 0) -> AgentCall:
     """``messages -> Reply`` for ``model`` as the agent (its reply budget and regime), the
     brief placed as the model's ``brief_role`` says; the first reply is checked for the
     brief (:mod:`runner.execution.brief_check`: raises :class:`BriefLost`, which stops the
-    run)."""
+    run). Trial k > 0 of repeated trials sends the sampling seed k (:func:`trial_seed`)."""
     kwargs = model.chat_kwargs(grid.decoding, "agent")
+    kwargs["extra"].update(trial_seed(trial))
     checked = False
 
     async def call(messages: list[dict[str, str]]) -> Reply:
@@ -36,6 +37,17 @@ def agent_call(endpoint: Endpoint, model: ModelConfig, grid: Grid) -> AgentCall:
     return call
 
 
-def agent_calls(grid: Grid, endpoints: Mapping[str, Endpoint]) -> dict[str, AgentCall]:
-    """The agent call of every model of ``grid``, by model name."""
-    return {m.name: agent_call(endpoints[m.endpoint], m, grid) for m in grid.models}
+def agent_calls(
+    grid: Grid, endpoints: Mapping[str, Endpoint], trial: int = 0
+) -> dict[str, AgentCall]:
+    """The agent call of every model of ``grid`` in trial ``trial``, by model name."""
+    return {m.name: agent_call(endpoints[m.endpoint], m, grid, trial) for m in grid.models}
+
+
+def trial_seed(trial: int) -> dict[str, object]:
+    """The request body fields of trial ``trial`` (--trials, #40): none for trial 0 (its
+    requests are those of a run without trials, so a run grown from 1 to K trials keeps its
+    first), else the OpenAI ``seed`` field, ``trial``: a server that honours it samples each
+    trial apart and reproducibly (the embedded endpoint mixes it into its draws; vLLM seeds
+    the request's sampler); one that ignores it samples as it would anyway."""
+    return {"seed": trial} if trial else {}

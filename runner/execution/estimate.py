@@ -68,6 +68,7 @@ def _sample(grid: Grid) -> Grid:
     """The grid's cells on one seed, one perfect model on the embedded endpoint."""
     data = msgspec.to_builtins(grid)
     data["run"]["seeds"] = str(grid.seeds()[0])
+    data["run"]["trials"] = 1  # one trial sampled; the estimate counts the grid's trials
     data["endpoints"] = [{"name": "estimate", "base_url": EMBEDDED, "max_in_flight": 64}]
     data["models"] = [{"name": PERFECT, "endpoint": "estimate"}]
     data["memory"] = {}
@@ -83,7 +84,7 @@ async def estimate_grid(grid: Grid) -> tuple[list[CellEstimate], list[ModelEstim
         out = Path(tmp) / "run"
         await run_async(sample, out, console=Console(file=io.StringIO()), live=False)
         cells = [_cell(r) for r in read_logs(out).values()]
-    seeds = len(grid.seeds())
+    seeds = len(grid.seeds()) * grid.run.trials  # every trial of a seed is one episode
     models = []
     for m in grid.models:
         est = ModelEstimate(model=m.name)

@@ -15,6 +15,7 @@ every call fails is never silent.
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -43,8 +44,10 @@ from scoring.results.cells import config_of, ladder_sort_key
 from scoring.results.lines import CellLine, ContrastLine, ResultLine
 
 __all__ = [
+    "WIDTH",
     "counters",
     "eta",
+    "fit",
     "format_result",
     "live_view",
     "preflight_line",
@@ -54,6 +57,9 @@ __all__ = [
     "status_line",
     "tokens_per_s",
 ]
+
+
+WIDTH = 80  # the columns every line a run prints outside the live view fits in (#40)
 
 
 def _ci(ci: tuple[float, float]) -> str:
@@ -77,12 +83,18 @@ def _short(line: ResultLine, labels: Labels) -> str:
     head = f"{labels(line.cell)} {line.cell.arm}: "
     if not isinstance(line, CellLine):
         return head + "helpers"
-    return head + (
+    text = head + (
         f"strict {_num(line.strict)} {_ci(line.strict_ci)} "
         f"da {_num(line.decline_aware)} {_ci(line.decline_aware_ci)} n={line.n}"
         + (f" infra={line.infrastructure_errors}" if line.infrastructure_errors else "")
         + (f" overflow={line.context_overflows}" if line.context_overflows else "")
     )
+    if line.trials > 1:  # repeated trials (#40): pass^K under both scorings, own line
+        k = line.trials
+        hats = [line.pass_k.get(s, ())[k - 1 :] for s in ("strict", "decline_aware")]
+        shown = "/".join(_num(h[0]) if h else "n/a" for h in hats)
+        text += f"\n    pass^{k} strict/da {shown} (trials {k})"
+    return text
 
 
 class _InLadderOrder:
@@ -200,15 +212,29 @@ def eta(state: RunState) -> str:
     return _clock(left) if left is not None else "-:--:--"
 
 
-def status_line(state: RunState) -> str:
-    """The ``--no-live`` progress line: the live view's fields (episodes, elapsed, ETA,
-    counters, tokens/s, cells under way) on one line."""
+def status_line(state: RunState, width: int = WIDTH) -> str:
+    """The ``--no-live`` progress lines: the live view's fields (episodes, elapsed, ETA,
+    counters, tokens/s, cells under way), packed into lines of at most ``width`` columns
+    (a field never split; the cells under way on their own line, cut at the edge)."""
     p = state.progress
     elapsed = time.perf_counter() - p.started
     cells = p.open_cells()
-    return (
-        f"episodes {p.done}/{p.total}  elapsed {_clock(elapsed)}  "
-        f"ETA {eta(state)}  {counters(state)}" + (f"  cells {cells}" if cells else "")
+    fields = f"episodes {p.done}/{p.total}  elapsed {_clock(elapsed)}  ETA {eta(state)}"
+    lines = pack(f"{fields}  {counters(state)}", width)
+    if cells:
+        lines += pack(f"cells {cells}".replace("  ", "; "), width)[:1]
+    return "\n".join(lines)
+
+
+def fit(text: str, width: int = WIDTH) -> str:
+    """``text`` wrapped at spaces into lines of at most ``width`` columns, the lines after
+    the first indented two spaces (a word wider than the line, a long path, stays whole):
+    how every notice of a run prints (#40)."""
+    return "\n".join(
+        textwrap.wrap(
+            text, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+        )
+        or [""]
     )
 
 
@@ -238,7 +264,7 @@ def preflight_line(endpoints: dict[str, Endpoint]) -> str:
     attempts = max([1, *(min(PREFLIGHT_ATTEMPTS, e.attempts) for e in endpoints.values())])
     return (
         f"preflight ({', '.join(sorted(endpoints))}): one tiny request per model, "
-        f"timeout {timeout:g} s per attempt, up to {attempts} attempts"
+        f"timeout {timeout:g} s, up to {attempts} attempts"
     )
 
 
@@ -325,7 +351,12 @@ def live_view(state: RunState, console: Console, *, enabled: bool = True) -> Ite
     if legend := labels.legend():  # the numbers the streamed lines use (#40)
         for row in legend.splitlines():
             show(row)
-    ordered = _InLadderOrder(cells, lambda line: show(format_result(line, labels)))
+
+    def show_result(line: ResultLine) -> None:
+        for row in format_result(line, labels).split("\n"):  # a trials line: two rows
+            show(row)
+
+    ordered = _InLadderOrder(cells, show_result)
     state.on_result = ordered.add
     if not enabled:
         try:

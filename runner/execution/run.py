@@ -19,10 +19,10 @@ from runner.client.endpoint import CallFailed
 from runner.execution.observer import Observers, RunObserver
 from runner.execution.scheduler import (
     RunState,
-    expected_seeds,
     grid_records,
     pending_tasks,
     run_grid,
+    streaming_scorer,
 )
 from runner.gates.cache import HelperStats
 from runner.gates.helpers import Helpers
@@ -71,7 +71,7 @@ async def run_async(
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
     from runner.execution.connect import open_endpoints, preflight
-    from runner.execution.live import live_view, preflight_line, progress_lines, refreshing
+    from runner.execution.live import fit, live_view, preflight_line, progress_lines, refreshing
 
     # The local checks come first (the directory's grid, then its logs), so a directory of
     # another grid is refused before any endpoint is contacted; the manifest is written only
@@ -81,7 +81,8 @@ async def run_async(
     hooks = Observers(observers)
 
     def notice(text: str, style: str = "") -> None:
-        console.print(f"[{style}]{text}" if style else text)
+        shown = fit(text)  # within 80 columns (#40)
+        console.print(f"[{style}]{shown}" if style else shown)
         hooks.notice(text)
 
     write_or_check_manifest(out, grid, allow_change=allow_change, write=False)
@@ -141,7 +142,7 @@ async def run_async(
                     await run_grid(state, tasks, scorer)
     st = helpers.stats
     if st.compile_requests or st.matcher_requests:
-        console.print(helper_summary(st), highlight=False)
+        console.print(helper_summary(st, width=80), highlight=False)
         hooks.notice(helper_summary(st))
     final = _finalize(out, grid, console)
     if final:
@@ -155,19 +156,28 @@ async def run_async(
     }
 
 
-def helper_summary(st: HelperStats) -> str:
+def helper_summary(st: HelperStats, width: int = 0) -> str:
     """The helpers' end-of-run line: for each helper what was needed and what was made, each
     count with its unit (a compile is two calls; a matcher answer one call, two when its
-    reply was malformed and the correction request followed)."""
+    reply was malformed and the correction request followed). With ``width``: one line per
+    helper, each wrapped to ``width`` columns (#40); 0: one line."""
+    from runner.execution.live import fit
+
     made = st.compile_calls // 2
-    return (
+    parts = (
         f"helpers: compiler {plural(st.compile_requests, 'compile')} looked up, {made} made "
-        f"({plural(st.compile_calls, 'call')}), {st.compile_saved} served by the cache; "
+        f"({plural(st.compile_calls, 'call')}), {st.compile_saved} served by the cache;",
         f"matcher {plural(st.matcher_requests, 'answer')} needed, "
         f"{st.matcher_requests - st.matcher_saved} made ({plural(st.matcher_calls, 'call')}: "
         f"{st.matcher_retries} correction requests, {st.matcher_malformed} answers still "
-        f"malformed after it), {st.matcher_saved} served by the cache; "
-        f"{st.corrupt} corrupt cache entries dropped"
+        f"malformed after it), {st.matcher_saved} served by the cache;",
+        f"{st.corrupt} corrupt cache entries dropped",
+    )
+    if not width:
+        return " ".join(parts)
+    head, rest = parts[0].split(" ", 1)
+    return "\n".join(
+        [head, *(fit("  " + p, width).replace("\n", "\n  ") for p in (rest, *parts[1:]))]
     )
 
 
@@ -175,6 +185,7 @@ def _finalize(out: Path, grid: Grid, console: Console) -> int:
     """Append the run's final result lines (``ladder score --json`` over ``out``'s records
     of this grid), earlier lines marked superseded; the number of final lines (0 when
     nothing was logged). Records of another grid are excluded and reported."""
+    from runner.execution.live import fit
     from scoring.results.offline import rescore
 
     with paused_gc():
@@ -183,8 +194,11 @@ def _finalize(out: Path, grid: Grid, console: Console) -> int:
         records = grid_records(list(expand(grid)), everything, report)
         if report.foreign:
             console.print(
-                f"[yellow]excluded {plural(len(report.foreign), 'record')} of another grid "
-                f"from the results (first: {visible(report.foreign[0], newlines=False)})"
+                "[yellow]"
+                + fit(
+                    f"excluded {plural(len(report.foreign), 'record')} of another grid "
+                    f"from the results (first: {visible(report.foreign[0], newlines=False)})"
+                )
             )
         if not records:
             return 0
@@ -197,13 +211,15 @@ async def _precompile(helpers: Helpers, tasks: list[Task], console: Console) -> 
     try:
         await helpers.precompile(tasks)
     except* CallFailed as failed:
+        from runner.execution.live import fit
+
         # an infrastructure error does not end the run: its episodes compile again
         n = len(failed.exceptions)
-        console.print(f"[yellow]precompile stopped ({n} failed); episodes compile again")
+        console.print(f"[yellow]{fit(f'precompile stopped ({n} failed); episodes compile again')}")
 
 
 def _scorer(grid: Grid, done: list[EpisodeRecord]) -> StreamingScorer:
-    scorer = StreamingScorer(expected_seeds(grid))
+    scorer = streaming_scorer(grid)
     for record in done:
         scorer.add(record)  # already reported by the run that logged them
     return scorer

@@ -8,7 +8,7 @@ episode's request first (:mod:`runner.client.limiter`), so episodes finish stead
 finished episode is appended to its cell's log at once; the streaming scorer turns it into
 result lines.
 
-Resume: (cell, seed) pairs already logged as completed, or as the model's failure (a context
+Resume: (cell, seed, trial) episodes already logged as completed, or as the model's failure (a context
 overflow, :data:`protocol.records.MODEL_FAILURES`: it cannot succeed on a rerun), are skipped;
 episodes logged with an infrastructure termination are run again (the reader keeps the last
 record).
@@ -43,7 +43,7 @@ from runner.rundir.results import RESULTS, encode_line
 from scoring.results.lines import ResultLine
 from scoring.results.stream import StreamingScorer
 
-__all__ = ["FINISHED", "Progress", "RunState", "pending_tasks", "run_grid"]
+__all__ = ["FINISHED", "Progress", "RunState", "pending_tasks", "run_grid", "streaming_scorer"]
 
 FINISHED = ("completed", *MODEL_FAILURES)  # what a resume never reruns
 
@@ -110,7 +110,7 @@ def pending_tasks(
     everything = list(expand(grid))
     own = grid_records(everything, existing, report)
     done = {k: r for k, r in own.items() if r.termination in FINISHED}
-    tasks = [t for t in everything if (t.cell.slug(), t.spec.seed) not in done]
+    tasks = [t for t in everything if t.key() not in done]
     return tasks, list(done.values())
 
 
@@ -119,9 +119,10 @@ def grid_records(
     records: dict[tuple[str, int], EpisodeRecord],
     report: LogReport | None = None,
 ) -> dict[tuple[str, int], EpisodeRecord]:
-    """The records of ``records`` that are one of ``tasks`` (same cell, same episode spec);
-    the others are counted in ``report.foreign`` ("slug seed" each)."""
-    want = {(t.cell.slug(), t.spec.seed): t for t in tasks}
+    """The records of ``records`` that are one of ``tasks`` (same cell, same episode spec,
+    same trial: the key names it); the others are counted in ``report.foreign`` ("slug
+    seed" each)."""
+    want = {t.key(): t for t in tasks}
     own: dict[tuple[str, int], EpisodeRecord] = {}
     for key, rec in records.items():
         task = want.get(key)
@@ -138,7 +139,7 @@ async def run_grid(
     """Run ``tasks``; log each episode as it finishes; stream results."""
     grid = state.grid
     load_arms({t.cell.arm for t in tasks})  # the memory arms' libraries, before any episode
-    agents = agent_calls(grid, state.endpoints)
+    agents = {0: agent_calls(grid, state.endpoints)}  # by trial: trial k sends seed k
     episodes: dict[EpisodeSpec, Episode] = {}
     progress = state.progress
     progress.total = len(tasks)
@@ -176,12 +177,15 @@ async def run_grid(
                 progress.turns_total += len(ep.turns) - planned
                 slug = task.cell.slug()
                 progress.running[slug] = progress.running.get(slug, 0) + 1
+                if task.trial not in agents:
+                    agents[task.trial] = agent_calls(grid, state.endpoints, task.trial)
                 ctx = EpisodeContext(
                     episode=ep,
                     cell=task.cell,
-                    agent=agents[task.cell.model],
+                    agent=agents[task.trial][task.cell.model],
                     helpers=state.helpers,
                     on_turn=turn_closed,
+                    trial=task.trial,
                 )
                 key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.client.affinity
                 age = EPISODE_AGE.set(next(started))  # the limiter serves the oldest first
@@ -217,3 +221,8 @@ async def run_grid(
 def expected_seeds(grid: Grid) -> dict[CellKey, list[int]]:
     seeds = grid.seeds()
     return {c: seeds for c in grid.cells()}
+
+
+def streaming_scorer(grid: Grid) -> StreamingScorer:
+    """The streaming scorer of ``grid``'s run: every cell, seed and trial expected."""
+    return StreamingScorer(expected_seeds(grid), trials=grid.run.trials)

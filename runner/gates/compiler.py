@@ -54,7 +54,7 @@ from protocol.generate import generate
 from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, kept_reply
 from protocol.render import render_revision_prompt
 from runner.client.endpoint import ChatEndpoint
-from runner.files import JsonlAppender
+from runner.gates.base import Helper, shared_calls
 from runner.gates.cache import CompileStore, HelperStats, SingleFlight, digest
 from runner.grid.expand import Grid, Task
 from runner.grid.schema import ModelConfig
@@ -63,9 +63,6 @@ __all__ = [
     "CACHE_VERSION",
     "Compiled",
     "Compiler",
-    "HelperLog",
-    "read_helper_log",
-    "shared_calls",
 ]
 
 CACHE_VERSION = 2  # 2: the brief leaves the key under compile_cache = "spec"
@@ -115,44 +112,7 @@ def make_compiled(
     )
 
 
-class HelperLog:
-    """``OUT/helpers.jsonl``: every helper request the run made, once, with its tokens (a
-    ``compile`` line per compile, a ``matcher`` line per matcher answer); the grid's actual
-    helper spend, however many episodes shared each."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._encoder = msgspec.json.Encoder()
-
-    def write(self, line: HelperLogLine) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with JsonlAppender(self.path, sync=False) as f:  # never through a symlink
-            f.write(self._encoder.encode(line) + b"\n")
-
-
-def read_helper_log(path: Path) -> tuple[list[HelperLogLine], int]:
-    """The lines of a helper log (none when it does not exist) and how many were unreadable
-    (a kill mid-write leaves at most the last one cut)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return [], 0
-    decoder = msgspec.json.Decoder(HelperLogLine)
-    lines, bad = [], 0
-    for raw in data.splitlines():
-        try:
-            lines.append(decoder.decode(raw))
-        except msgspec.DecodeError:
-            bad += 1
-    return lines, bad
-
-
-def shared_calls(calls: Sequence[CallRecord]) -> list[CallRecord]:
-    """``calls`` as logged by an episode that did not make them (tokens kept)."""
-    return [msgspec.structs.replace(c, cached=True, shared=True) for c in calls]
-
-
-class Compiler:
+class Compiler(Helper):
     """Compiles for the gate arms of one run (see the module docstring)."""
 
     def __init__(
@@ -162,11 +122,8 @@ class Compiler:
         endpoints: Mapping[str, ChatEndpoint],
         stats: HelperStats,
     ) -> None:
-        self.grid = grid
-        self.endpoints = endpoints
-        self.stats = stats
+        super().__init__(grid, out_dir, endpoints, stats)
         self.store = CompileStore(out_dir / "cache" / "compile", stats)
-        self.log = HelperLog(out_dir / "helpers.jsonl")
         self._compiled: dict[str, Compiled] = {}
         self._flight: SingleFlight[tuple[Compiled, bool]] = SingleFlight()
         self._unclaimed: set[str] = set()  # made by the precompile, read by no episode yet

@@ -30,8 +30,9 @@ from protocol.compiled_parse import parse_match
 from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Turn, kept_reply
 from protocol.render import render_matcher_prompt
 from runner.client.endpoint import ChatEndpoint
+from runner.gates.base import Helper, shared_calls
 from runner.gates.cache import HelperStats, MatchAnswer, MatcherStore, SingleFlight, digest
-from runner.gates.compiler import CACHE_VERSION, HelperLog, shared_calls
+from runner.gates.compiler import CACHE_VERSION
 from runner.grid.expand import Grid
 from runner.grid.schema import ModelConfig
 
@@ -43,7 +44,7 @@ _MATCHER_HASH = hashlib.sha256(
 BYPASSED = MatchAnswer(None, False)  # a filler or the revision: no matcher call
 
 
-class Matcher:
+class Matcher(Helper):
     """Matcher answers for the gate arms of one run (see the module docstring)."""
 
     def __init__(
@@ -53,11 +54,8 @@ class Matcher:
         endpoints: Mapping[str, ChatEndpoint],
         stats: HelperStats,
     ) -> None:
-        self.grid = grid
-        self.endpoints = endpoints
-        self.stats = stats
+        super().__init__(grid, out_dir, endpoints, stats)
         self.store = MatcherStore(out_dir / "cache" / "matcher", stats)
-        self.log = HelperLog(out_dir / "helpers.jsonl")
         self._flight: SingleFlight[tuple[MatchAnswer, list[CallRecord]]] = SingleFlight()
 
     def key(self, model: ModelConfig, prompt: str, arm: str | None = None) -> str:

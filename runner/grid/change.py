@@ -1,7 +1,7 @@
 """Comparing the grid a run directory holds with the grid of a new command.
 
 A strict superset (more seeds, more arms or variants, more configurations: models, graphs,
-domains, briefs) is compatible: every episode already logged is one of the new grid's, so
+domains, briefs; more trials per seed) is compatible: every episode already logged is one of the new grid's, so
 the run resumes and only the added episodes run. Every other change would mix two grids'
 episodes in one directory and is refused with a readable diff of the two grids.
 """
@@ -26,7 +26,9 @@ __all__ = ["GridChange", "compare_grids", "identity"]
 _RUN_FREE = ("concurrency",)
 _ENDPOINT_FREE = ("max_in_flight", "adaptive", "start_in_flight", "base_url", "base_urls")
 # The dimensions a compatible change may grow.
-_GROWABLE = ("seeds", "arms", "variants", "steps", "density", "graphs", "domains", "briefs")
+_GROWABLE = (
+    "seeds", "arms", "variants", "steps", "density", "graphs", "domains", "briefs", "trials",
+)  # fmt: skip
 
 
 def identity(grid_data: GridData) -> GridData:
@@ -154,6 +156,7 @@ def compare_grids(old_data: GridData, new: Grid) -> GridChange:
         and all(new_eps.get(n, e) == e for n, e in old_eps.items())
         and set(old.seeds()) <= set(new.seeds())
         and set(old.cells()) <= set(new.cells())
+        and old.run.trials <= new.run.trials  # more trials per seed: only new trials run
     )
     if change.compatible:
         change.added = _added(old, new)
@@ -182,6 +185,8 @@ def _added(old: Grid, new: Grid) -> list[str]:
     seeds = [s for s in new.seeds() if s not in set(old.seeds())]
     if seeds:
         out.append(f"seeds {format_seeds(seeds)}")
+    if new.run.trials > old.run.trials:
+        out.append(f"trials {old.run.trials} -> {new.run.trials} per seed")
     old_cells, new_cells = set(old.cells()), set(new.cells())
     for label, part in _PARTS:
         extra = sorted({part(c) for c in new_cells} - {part(c) for c in old_cells})

@@ -23,7 +23,7 @@ from protocol.config import DEFAULT_DOSE, Config, Schedule, scripted_served_by
 from protocol.domains import POOLS
 from protocol.knobs import knob_problems
 from protocol.packs import PackError
-from protocol.records import CellKey, EpisodeSpec, Knobs
+from protocol.records import CellKey, EpisodeSpec, Knobs, trial_slug
 from protocol.versions import (
     GENERATOR_VERSIONS,
     MAX_STEPS,
@@ -58,6 +58,7 @@ __all__ = [
     "load_grid",
     "missing_keys",
     "parse_grid",
+    "trial_warnings",
 ]
 
 
@@ -141,24 +142,46 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class Task(msgspec.Struct, frozen=True, kw_only=True):
-    """One episode to run: a cell and a seed."""
+    """One episode to run: a cell, a seed and which trial of it (``run.trials``)."""
 
     cell: CellKey
     spec: EpisodeSpec
+    trial: int = 0
+
+    def key(self) -> tuple[str, int]:
+        """The key its record is logged under (:func:`protocol.records.log_key`)."""
+        return (trial_slug(self.cell.slug(), self.trial), self.spec.seed)
 
 
 def expand(grid: Grid) -> Iterator[Task]:
     """Tasks in run order: configuration by configuration (so cells finish one after another
-    and results stream), seed by seed, with the arms of one seed adjacent (shared helper
-    results, warm prefix caches)."""
+    and results stream), seed by seed, trial by trial (``run.trials``), with the arms of one
+    seed and trial adjacent (shared helper results, warm prefix caches)."""
     cells = grid.cells()
     configs: dict[tuple[str, str, Config], list[CellKey]] = {}
     for c in cells:
         configs.setdefault((c.model, c.regime, c.config), []).append(c)
     for group in configs.values():
         for seed in grid.seeds():
-            for cell in group:
-                yield Task(cell=cell, spec=cell.spec(seed, grid.run.generator))
+            for trial in range(grid.run.trials):
+                for cell in group:
+                    spec = cell.spec(seed, grid.run.generator)
+                    yield Task(cell=cell, spec=spec, trial=trial)
+
+
+MAX_TRIALS = 1_000  # OURS: trials per seed (a hostile grid's count is bounded; docs/trials.md)
+
+
+def trial_warnings(grid: Grid) -> list[str]:
+    """Why ``run.trials`` may not do what it is for: repeated trials at temperature 0 on a
+    deterministic server give the same reply K times (#40)."""
+    if grid.run.trials > 1 and grid.decoding.temperature == 0:
+        return [
+            f"warning: {grid.run.trials} trials per seed at temperature 0: a deterministic "
+            "server replies the same in every trial (pass^k then equals the success rate); "
+            "set --temperature (docs/trials.md)"
+        ]
+    return []
 
 
 # --- loading and validation --------------------------------------------------------
@@ -269,6 +292,10 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
         problems += _dose_problems(v, run.generator)
     if run.concurrency < 1:
         problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
+    if run.trials < 1:
+        problems.append(f"trials must be at least 1 (got {run.trials})")
+    elif run.trials > MAX_TRIALS:
+        problems.append(f"trials must be at most {MAX_TRIALS} (got {run.trials})")
     # checked here, not when episodes start: such a grid would crash or silently run nothing
     problems += _run_problems(grid) + _decoding_problems(grid)
     if not grid.models:

@@ -188,6 +188,9 @@ class RunConfig(_Strict):
     arms: list[str] = msgspec.field(default_factory=lambda: list(ladder()))  # the paper's rungs
     variants: list[Variant] = []
     concurrency: int = 256  # episodes in flight
+    # Repeated trials (--trials K, #40): each seed of each cell runs K times at the grid's
+    # temperature, scored per trial and as pass^k (scoring.results.trials); 1: once, as before.
+    trials: int = 1
     paraphrase_tier: int = 0
     paraphrase_cache: str | None = None  # the held-out cache (JSON) tier 2 reads
     ambiguous_rate: float = 0.0

@@ -11,7 +11,7 @@ A write is one ``os.write`` of a whole line on an ``O_APPEND`` descriptor
 (:mod:`runner.files`), so a kill -9 leaves at most one truncated last line, which
 the reader drops and reports. Episodes that ended on an
 infrastructure failure are logged too (with their termination reason); a resumed run retries
-them, and the reader keeps the last record of each (cell, seed).
+them, and the reader keeps the last record of each (cell, seed, trial).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
+from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord, log_key
 from runner.files import MAX_LINE_BYTES, JsonlAppender, lines, open_regular
+from runner.rundir.served import label_record, served_for_log
 
 __all__ = [
     "LOGS",
@@ -180,7 +181,9 @@ def checked_record(line: bytes, where: str) -> EpisodeRecord:
 def read_logs(
     run_dir: Path, report: LogReport | None = None
 ) -> dict[tuple[str, int], EpisodeRecord]:
-    """Every (cell slug, seed) -> its last record under ``run_dir`` (or a logs/ dir itself).
+    """Every (cell slug, seed) -> its last record under ``run_dir`` (or a logs/ dir itself);
+    a trial after the first of repeated trials is keyed by its trial's slug
+    (:func:`protocol.records.log_key`: ``<slug>#t<k>``).
 
     Corrupt lines are counted in ``report``, never raised. A record of a newer schema
     version raises :class:`NewerSchemaError`: scoring it with older rules would be wrong.
@@ -193,16 +196,19 @@ def read_logs(
 
 
 def read_log_file(path: Path, report: LogReport, out: dict[tuple[str, int], EpisodeRecord]) -> None:
-    """The records of one log file into ``out`` (a later record of a key replaces it)."""
+    """The records of one log file into ``out`` (a later record of a key replaces it),
+    labelled from the run's manifest where they predate ``served_by``
+    (:mod:`runner.rundir.served`)."""
     report.files += 1
+    served = served_for_log(path)
     for lineno, line, truncated in _lines(path, report):
         where = f"{path.name}:{lineno}"
         try:
-            rec = checked_record(line, where)
+            rec = label_record(checked_record(line, where), served)
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
             (report.truncated if truncated else report.corrupt).append(f"{where}: {e}")
             continue
-        key = (rec.cell.slug(), rec.spec.seed)
+        key = log_key(rec)
         if key in out:
             report.duplicates += 1
         out[key] = rec
@@ -225,6 +231,7 @@ def scan_log(path: Path, start: int = 0) -> tuple[list[LogLine], int]:
     its newline (an episode being written, or a kill) is left for the next scan."""
     out: list[LogLine] = []
     end = start
+    served = served_for_log(path)
     for offset, line, complete, size in lines(path, start):
         if not complete:
             break
@@ -234,7 +241,8 @@ def scan_log(path: Path, start: int = 0) -> tuple[list[LogLine], int]:
             out.append(LogLine(offset, 0, None, f"{where}: line over {MAX_LINE_BYTES} bytes"))
         elif line.strip():
             try:
-                out.append(LogLine(offset, len(line), checked_record(line, where)))
+                rec = label_record(checked_record(line, where), served)
+                out.append(LogLine(offset, len(line), rec))
             except (msgspec.DecodeError, msgspec.ValidationError) as e:
                 out.append(LogLine(offset, len(line), None, f"{where}: {e}"))
     return out, end
@@ -245,4 +253,4 @@ def read_record(path: Path, offset: int, length: int) -> EpisodeRecord:
     with os.fdopen(open_regular(path), "rb") as f:
         f.seek(offset)
         line = f.read(length)
-    return checked_record(line, f"{path.name}@{offset}")
+    return label_record(checked_record(line, f"{path.name}@{offset}"), served_for_log(path))

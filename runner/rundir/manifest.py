@@ -58,6 +58,8 @@ def grid_digest(grid: Grid) -> str:
     for key in ("schedules", "wordings"):  # grids written before these keep their digest
         if not data["run"].get(key):
             data["run"].pop(key, None)
+    if data["run"].get("trials") == 1:  # grids before --trials (#40) keep their digest
+        data["run"].pop("trials", None)
     if data.get("decoding", {}).get("top_p", 0) is None:  # grids before --top-p (#40)
         data["decoding"].pop("top_p")
     for m in data.get("models", []):  # grids before a model's context (#40)

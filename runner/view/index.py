@@ -42,7 +42,8 @@ from scoring.view.models import RowView
 __all__ = ["INDEX_FILE", "INDEX_VERSION", "Entry", "FileIndex", "RunIndex"]
 
 INDEX_FILE = "view-index.msgpack"
-INDEX_VERSION = 4  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity
+INDEX_VERSION = 5  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity;
+# 5: records of old scripted runs labelled from the manifest, entries by (seed, trial) (#40)
 _HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
 
 
@@ -54,12 +55,14 @@ class Entry(msgspec.Struct, kw_only=True):
     row: RowView
     cost: CostRow | None  # None: not completed (cost counts completed episodes)
     gate: GateActivity | None = None  # a completed gate episode's (None: no gate, not completed)
+    trial: int = 0  # which trial of its seed (--trials, #40)
 
 
 class FileIndex(msgspec.Struct, kw_only=True):
     indexed_to: int = 0
     head: bytes = b""
-    entries: dict[int, Entry] = {}  # seed -> its last record in this file
+    # "<seed>" (trial 0) or "<seed>/t<k>" (trial k, --trials) -> its last record in this file
+    entries: dict[str, Entry] = {}
     records: int = 0
     duplicates: int = 0
     corrupt: list[str] = []
@@ -95,7 +98,8 @@ class RunIndex:
         self.files: dict[str, FileIndex] = self._load()
         self.episodes = EpisodeCache()
         self.scanned = 0  # records scored by the last refresh (0: all from the cache)
-        self._by_slug: dict[str, dict[int, tuple[Path, Entry]]] = {}
+        # slug -> (seed, trial) -> where the record lies and its entry
+        self._by_slug: dict[str, dict[tuple[int, int], tuple[Path, Entry]]] = {}
 
     # --- the cache file ---------------------------------------------------------------
     def _load(self) -> dict[str, FileIndex]:
@@ -145,9 +149,10 @@ class RunIndex:
             score = self._score(rec)
             costs = cost_rows([rec])
             cost = costs[0] if costs else None
-            if rec.spec.seed in fi.entries:
+            key = f"{rec.spec.seed}" + (f"/t{rec.trial}" if rec.trial else "")
+            if key in fi.entries:
                 fi.duplicates += 1
-            fi.entries[rec.spec.seed] = Entry(
+            fi.entries[key] = Entry(
                 seed=rec.spec.seed,
                 offset=line.offset,
                 length=line.length,
@@ -155,6 +160,7 @@ class RunIndex:
                 row=episode_row(rec, score, cost),
                 cost=cost,
                 gate=_gate(rec),
+                trial=rec.trial,
             )
             fi.records += 1
             self.scanned += 1
@@ -181,9 +187,10 @@ class RunIndex:
         self.files = files
         self._by_slug = {}
         for name in sorted(files):
-            for seed, entry in files[name].entries.items():
+            for entry in files[name].entries.values():
                 slug = entry.row.slug
-                self._by_slug.setdefault(slug, {})[seed] = (paths[name], entry)
+                unit = (entry.seed, entry.trial)
+                self._by_slug.setdefault(slug, {})[unit] = (paths[name], entry)
         if changed:
             self.overview = None
             self._save()
@@ -200,12 +207,13 @@ class RunIndex:
         return sorted(self._by_slug)
 
     def entries(self, slug: str) -> list[Entry]:
-        """The cell's episodes in seed order (empty for an unknown slug)."""
+        """The cell's episodes in seed order (empty for an unknown slug); with repeated
+        trials, trial 0 of each seed (the scores, costs and gates count every trial)."""
         cell = self._by_slug.get(slug, {})
-        return [cell[s][1] for s in sorted(cell)]
+        return [cell[u][1] for u in sorted(cell) if u[1] == 0]
 
     def entry(self, slug: str, seed: int) -> Entry | None:
-        hit = self._by_slug.get(slug, {}).get(seed)
+        hit = self._by_slug.get(slug, {}).get((seed, 0))
         return hit[1] if hit else None
 
     def scores(self) -> list[EpisodeScore]:
@@ -231,8 +239,8 @@ class RunIndex:
         return next(iter(cell.values()))[1].score.cell if cell else None
 
     def record(self, slug: str, seed: int) -> EpisodeRecord | None:
-        """The episode's record, read from its offset (None when not indexed)."""
-        hit = self._by_slug.get(slug, {}).get(seed)
+        """The episode's record, read from its offset (None when not indexed); trial 0."""
+        hit = self._by_slug.get(slug, {}).get((seed, 0))
         if hit is None:
             return None
         path, entry = hit

@@ -74,14 +74,16 @@ def batched_analyses(
 ) -> Analyses:
     """Every analysis over *batches* whose cells do not straddle batches (a run's log files:
     one cell each), keeping only what each analysis makes of a batch, so a large run
-    streams file by file."""
+    streams file by file. The analyses pair episodes by seed: with repeated trials
+    (--trials, #40) they read trial 0 of each seed, the episode a run without trials has."""
     cache = episodes if episodes is not None else EpisodeCache()
     tables = ANALYSES.entries() if analyses is None else analyses
     collectors = [(a.name, a.collector()) for a in tables]
     for batch in batches:
+        first = [p for p in batch if p[0].trial == 0]  # trial 0 of each seed (#40)
         shared: dict[object, Sequence[object]] = {}  # one compute per batch, however many read it
         for _, c in collectors:
-            c.add(batch, cache, shared)
+            c.add(first, cache, shared)
     return Analyses({name: c.lines() for name, c in collectors})
 
 

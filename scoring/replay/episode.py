@@ -122,6 +122,12 @@ class EpisodeScore(msgspec.Struct, frozen=True, kw_only=True):
     mismatches: tuple[str, ...]
     # the user's burden under the ask-back knobs (scoring.replay.askback); None when off
     burden: Burden | None = None
+    trial: int = 0  # which trial of its seed (--trials, #40); 0 without repeated trials
+
+    @property
+    def unit(self) -> tuple[int, int]:
+        """(seed, trial): the episode's place in its cell."""
+        return (self.seed, self.trial)
 
     @property
     def counted(self) -> bool:
@@ -254,6 +260,7 @@ def _unscorable(record: EpisodeRecord, why: str) -> EpisodeScore:
     return EpisodeScore(
         cell=record.cell,
         seed=record.spec.seed,
+        trial=record.trial,
         termination=record.termination,
         infrastructure=_is_infrastructure(record.termination),
         scorable=False,
@@ -331,6 +338,7 @@ def score_episode(
     return EpisodeScore(
         cell=record.cell,
         seed=record.spec.seed,
+        trial=record.trial,
         termination=record.termination,
         infrastructure=infrastructure,
         scorable=True,

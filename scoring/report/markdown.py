@@ -29,6 +29,7 @@ from scoring.report.tables import (
     HELPERS_HEADER,
     INERT_TITLE,
     LADDER_HEADER,
+    PASS_K_NOTE,
     Labels,
     channel_rows,
     contrast_rows,
@@ -36,6 +37,8 @@ from scoring.report.tables import (
     helper_rows,
     inert_lines,
     ladder_rows,
+    pass_k_header,
+    pass_k_rows,
 )
 from scoring.results.lines import CellLine, ResultLine
 from scoring.util import markdown_table, plural
@@ -239,6 +242,14 @@ def markdown_report(
                 "table's family (`ladder score` lists them; docs/scoring.md).",
                 "",
                 markdown_table(_numbered(CONTRAST_HEADER), rows),
+            ]
+        tried = pass_k_rows(lines, scoring, labels)
+        if tried:  # repeated trials (--trials K, #40)
+            out += [
+                "",
+                f"pass^k ({name}): {PASS_K_NOTE.split(': ', 1)[1]}.",
+                "",
+                markdown_table(_numbered(pass_k_header(lines, labels)), tried),
             ]
     out += [
         "",

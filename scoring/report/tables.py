@@ -27,6 +27,7 @@ __all__ = [
     "CHANNEL_HEADER",
     "CONTRAST_HEADER",
     "LADDER_HEADER",
+    "PASS_K_NOTE",
     "WIDE",
     "Labels",
     "channel_rows",
@@ -37,6 +38,8 @@ __all__ = [
     "inert_lines",
     "ladder_rows",
     "ladder_table",
+    "pass_k_header",
+    "pass_k_rows",
     "text_table",
 ]
 
@@ -185,6 +188,41 @@ def contrast_rows(
     ]
 
 
+def _tried(lines: Iterable[ResultLine]) -> list[CellLine]:
+    """The cells run with repeated trials (--trials K > 1)."""
+    return [c for c in _cells(lines) if c.trials > 1]
+
+
+def pass_k_header(lines: Iterable[ResultLine], labels: Labels = WIDE) -> tuple[str, ...]:
+    """The pass^k table's header: configuration, arm, trials per seed, pass^1 .. pass^K (K
+    the most trials of a cell); () when no cell has repeated trials."""
+    most = max((c.trials for c in _tried(lines)), default=0)
+    if not most:
+        return ()
+    return (labels.header, "arm", "trials", *(f"pass^{k}" for k in range(1, most + 1)))
+
+
+def pass_k_rows(
+    lines: Iterable[ResultLine], scoring: str = "strict", labels: Labels = WIDE
+) -> list[list[str]]:
+    """pass^k per cell run with repeated trials under *scoring* (scoring.results.trials),
+    cells in ladder order; "-" where no seed had k counted trials."""
+    cells = sorted(_tried(lines), key=lambda c: labels.order(c.cell))
+    most = max((c.trials for c in cells), default=0)
+    rows = []
+    for c in cells:
+        hats = c.pass_k.get(scoring, ())
+        shown = [_rate(hats[k]) if k < len(hats) else "-" for k in range(most)]
+        rows.append([labels(c.cell), c.cell.arm, str(c.trials), *shown])
+    return rows
+
+
+PASS_K_NOTE = (
+    "pass^k: the chance that k trials of one seed all succeed (tau-bench's estimate, "
+    "C(c,k)/C(n,k) per seed, averaged over seeds; docs/trials.md)"
+)
+
+
 def _over(k: int, n: int) -> str:
     return f"{k}/{n}" if n == 0 else f"{k / n:.3f} ({k}/{n})"
 
@@ -227,6 +265,14 @@ def ladder_table(
             "",
             f"Adjacent contrasts, {_TITLES[scoring]} (exact McNemar, Holm)",
             text_table(_header(CONTRAST_HEADER, labels), contrasts),
+        ]
+    tried = pass_k_rows(lines, scoring, labels)
+    if tried:  # repeated trials (--trials K, #40)
+        parts += [
+            "",
+            f"pass^k, {_TITLES[scoring]}",
+            text_table(pass_k_header(lines, labels), tried),
+            textwrap.fill(PASS_K_NOTE + "; contrasts pair each seed's majority of trials", 80),
         ]
     n = len(_inert(lines))
     if n:

@@ -17,7 +17,8 @@
   enforce) when both arms are present; other arms (the memory arms) get cell lines but no
   contrast. Each contrast pairs the seeds both arms
   completed without infrastructure error and runs the exact McNemar test on the discordant
-  pairs, once per scoring (``strict``: the primary scoring; ``decline_aware``).
+  pairs, once per scoring (with repeated trials a seed's outcome is its trials' majority,
+  :mod:`scoring.results.trials`) (``strict``: the primary scoring; ``decline_aware``).
 * Holm: :func:`scoring.results.families.score_lines` adjusts within the paper's families, each named
   by the table it feeds (:mod:`scoring.results.families`); the streaming scorer adjusts within one
   ladder.
@@ -40,6 +41,7 @@ from scoring.replay.askback import Burden
 from scoring.replay.episode import LABELS, EpisodeScore, Scoring
 from scoring.results.lines import CellLine, ContrastLine
 from scoring.results.stats import mcnemar_exact, wilson
+from scoring.results.trials import Unit, majority, pass_hats
 
 __all__ = [
     "RATES",
@@ -103,10 +105,12 @@ def _ratio(k: int, n: int) -> float | None:
 
 
 def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
-    """The result line of one cell from its episodes' scores (one per seed)."""
+    """The result line of one cell from its episodes' scores (one per seed and trial: n
+    counts every trial; with repeated trials, pass^k besides, :mod:`scoring.results.trials`)."""
     scores = list(scores)
     counted = [s for s in scores if s.counted]
     n = len(counted)
+    trials = len({s.trial for s in scores}) if scores else 1
     success = {name: sum(scoring_of(s, name).success for s in counted) for name in SCORINGS}
     channels = _sum_dicts((s.primary.channels for s in counted), CHANNELS)
     labels = _sum_dicts((s.primary.labels for s in counted), LABELS)
@@ -141,10 +145,25 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         redisplays=sum(s.redisplays for s in counted),
         unknown=sum(s.unknown for s in counted),
         turn_accuracy=_ratio(sum(s.primary.turns_ok for s in counted), turns),
-        seeds=tuple(sorted(s.seed for s in counted)),
+        seeds=tuple(sorted({s.seed for s in counted})),
         context_overflows=sum(s.model_failure for s in counted),
         askback=_burden(counted),
+        trials=trials,
+        pass_k=_pass_k(counted, trials) if trials > 1 else {},
     )
+
+
+def _by_seed(scores: Iterable[EpisodeScore], scoring: str) -> dict[int, list[bool]]:
+    """Each seed's outcomes under ``scoring``, one per given score (its trials)."""
+    out: dict[int, list[bool]] = {}
+    for s in scores:
+        out.setdefault(s.seed, []).append(scoring_of(s, scoring).success)
+    return out
+
+
+def _pass_k(counted: list[EpisodeScore], trials: int) -> dict[str, tuple[float | None, ...]]:
+    """pass^1 .. pass^trials of the counted episodes, per scoring."""
+    return {name: pass_hats(list(_by_seed(counted, name).values()), trials) for name in SCORINGS}
 
 
 def _burden(counted: list[EpisodeScore]) -> Burden | None:
@@ -163,15 +182,20 @@ def _sum_dicts(dicts: Iterable[Mapping[str, int]], keys: Iterable[str]) -> dict[
 
 def paired_contrast(
     config: CellKey,
-    a: tuple[str, Mapping[int, EpisodeScore]],
-    b: tuple[str, Mapping[int, EpisodeScore]],
+    a: tuple[str, Mapping[Unit, EpisodeScore]],
+    b: tuple[str, Mapping[Unit, EpisodeScore]],
     scoring: str,
     kind: str = "ladder",
     table: str | None = None,
 ) -> ContrastLine:
-    seeds = sorted(s for s in a[1].keys() & b[1].keys() if a[1][s].counted and b[1][s].counted)
-    wins_a = [scoring_of(a[1][s], scoring).success for s in seeds]
-    wins_b = [scoring_of(b[1][s], scoring).success for s in seeds]
+    """The exact McNemar test of ``b`` against ``a`` over the seeds both counted: a seed's
+    outcome is its one episode's, or with repeated trials the majority of its counted
+    trials (:func:`scoring.results.trials.majority`; docs/trials.md)."""
+    by_a = _by_seed((s for s in a[1].values() if s.counted), scoring)
+    by_b = _by_seed((s for s in b[1].values() if s.counted), scoring)
+    seeds = sorted(by_a.keys() & by_b.keys())
+    wins_a = [majority(by_a[s]) for s in seeds]
+    wins_b = [majority(by_b[s]) for s in seeds]
     b_only = sum(y and not x for x, y in zip(wins_a, wins_b, strict=True))
     a_only = sum(x and not y for x, y in zip(wins_a, wins_b, strict=True))
     return ContrastLine(
@@ -197,11 +221,11 @@ def is_ladder(config: CellKey) -> bool:
 
 
 def ladder_contrasts(
-    cells: Mapping[CellKey, Mapping[int, EpisodeScore]],
+    cells: Mapping[CellKey, Mapping[Unit, EpisodeScore]],
 ) -> list[ContrastLine]:
     """The adjacent and side contrasts of one configuration's cells (``p_holm`` left None).
 
-    *cells* maps each arm's cell key (one configuration) to its scores by seed.
+    *cells* maps each arm's cell key (one configuration) to its scores by (seed, trial).
     """
     known = arm_names()
     by_arm = {k.arm: v for k, v in cells.items() if k.arm in known}
@@ -227,9 +251,10 @@ def ladder_contrasts(
 
 def group_scores(
     scores: Iterable[EpisodeScore],
-) -> dict[CellKey, dict[CellKey, dict[int, EpisodeScore]]]:
-    """configuration -> cell -> seed -> score; a later score of a (cell, seed) wins."""
-    out: dict[CellKey, dict[CellKey, dict[int, EpisodeScore]]] = {}
+) -> dict[CellKey, dict[CellKey, dict[Unit, EpisodeScore]]]:
+    """configuration -> cell -> (seed, trial) -> score; a later score of a (cell, seed,
+    trial) wins."""
+    out: dict[CellKey, dict[CellKey, dict[Unit, EpisodeScore]]] = {}
     for s in scores:
-        out.setdefault(config_of(s.cell), {}).setdefault(s.cell, {})[s.seed] = s
+        out.setdefault(config_of(s.cell), {}).setdefault(s.cell, {})[s.unit] = s
     return out

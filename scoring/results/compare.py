@@ -18,6 +18,7 @@ from scoring.replay.episode import EpisodeScore
 from scoring.results.cells import SCORINGS, ladder_sort_key, paired_contrast
 from scoring.results.lines import ContrastLine
 from scoring.results.stats import holm
+from scoring.results.trials import Unit
 
 __all__ = ["CompareError", "compare_runs"]
 
@@ -48,10 +49,10 @@ def compare_runs(a: Sequence[EpisodeScore], b: Sequence[EpisodeScore]) -> list[C
             return cell
         return msgspec.structs.replace(cell, model=rename, served_by="")
 
-    runs: list[dict[CellKey, dict[int, EpisodeScore]]] = [{}, {}]
+    runs: list[dict[CellKey, dict[Unit, EpisodeScore]]] = [{}, {}]
     for side, scores in zip(runs, (a, b), strict=True):
-        for s in scores:
-            side.setdefault(key(s.cell), {})[s.seed] = s
+        for s in scores:  # paired by seed (with trials: each seed's majority)
+            side.setdefault(key(s.cell), {})[s.unit] = s
     shared = sorted(runs[0].keys() & runs[1].keys(), key=ladder_sort_key)
     if not shared:
         raise CompareError("the runs share no cell (configuration and arm)")

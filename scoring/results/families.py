@@ -57,6 +57,7 @@ from scoring.results.cells import (
 )
 from scoring.results.lines import ContrastLine, ResultLine
 from scoring.results.stats import holm
+from scoring.results.trials import Unit
 
 __all__ = [
     "DEFAULT_FAMILY",
@@ -72,7 +73,7 @@ __all__ = [
 FAMILIES: tuple[str, ...] = ("paper", "model", "regime", "table")
 DEFAULT_FAMILY = "paper"
 
-Cells = Mapping[CellKey, Mapping[int, EpisodeScore]]
+Cells = Mapping[CellKey, Mapping[Unit, EpisodeScore]]
 _Pair = tuple[str, str, CellKey, CellKey, str, str]  # kind, table, ref, key, labels
 
 # The ladder table whose paper family spans every configuration of the scoring (D.1); every
@@ -270,7 +271,7 @@ def score_lines(scores: Iterable[EpisodeScore], family: str = DEFAULT_FAMILY) ->
     grouped = group_scores(scores)
     cells: list[ResultLine] = []
     contrasts: list[ContrastLine] = []
-    every: dict[CellKey, Mapping[int, EpisodeScore]] = {}
+    every: dict[CellKey, Mapping[Unit, EpisodeScore]] = {}
     for config in sorted(grouped, key=lambda c: cell_sort_key(c)):
         members = grouped[config]
         for key in sorted(members, key=cell_sort_key):

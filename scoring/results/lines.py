@@ -89,6 +89,11 @@ class CellLine(msgspec.Struct, frozen=True, kw_only=True, tag="cell", tag_field=
     # the user's burden summed over the counted episodes (the ask-back knobs, issue #38;
     # scoring.replay.askback); None for a cell without them (and in lines older than it)
     askback: Burden | None = None
+    # Repeated trials (--trials K, #40): the trials per seed, and per scoring ("strict",
+    # "decline_aware") pass^1 .. pass^K (scoring.results.trials; None where no seed has k
+    # counted trials); {} with one trial (and on lines older than the fields).
+    trials: int = 1
+    pass_k: dict[str, tuple[float | None, ...]] = {}
 
     def successes(self, scoring: str) -> int:
         return self.strict_successes if scoring == "strict" else self.decline_aware_successes

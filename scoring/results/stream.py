@@ -3,14 +3,15 @@
 Fed finished episodes one at a time (in any order), :class:`StreamingScorer` scores each one
 (regenerated episodes cached by spec) and returns the result lines that became final:
 
-* a cell line (``type: "cell"``) the moment the cell holds a record for every expected seed;
+* a cell line (``type: "cell"``) the moment the cell holds a record for every expected seed
+  (and trial, ``--trials``);
   infrastructure-error records count as finished for completeness (they are reported, never
   successes);
 * the adjacent contrast lines of a configuration the moment every expected cell of that
   configuration is complete, with Holm over that ladder's contrasts of each scoring (the
   offline ``ladder score`` adjusts over all contrasts of a scoring instead).
 
-A later record for the same (cell, seed) replaces the earlier one; when it lands in a cell
+A later record for the same (cell, seed, trial) replaces the earlier one; when it lands in a cell
 that was already complete, the cell line (and, when its ladder is complete, the ladder's
 contrasts) is emitted again with the new numbers: a reader keeps the last line per cell and
 per contrast. Records of cells that are not expected are scored and kept but never complete.
@@ -29,19 +30,26 @@ from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_line, config_of, ladder_contrasts
 from scoring.results.families import apply_families
 from scoring.results.lines import ResultLine
+from scoring.results.trials import Unit
 
 __all__ = ["StreamingScorer"]
 
 
 class StreamingScorer:
+    """``expected``: each cell's seeds, each run ``trials`` times (trials 0..trials-1)."""
+
     def __init__(
-        self, expected: Mapping[CellKey, Collection[int]], cache: EpisodeCache | None = None
+        self,
+        expected: Mapping[CellKey, Collection[int]],
+        cache: EpisodeCache | None = None,
+        *,
+        trials: int = 1,
     ) -> None:
-        self.expected: dict[CellKey, frozenset[int]] = {
-            k: frozenset(v) for k, v in expected.items()
+        self.expected: dict[CellKey, frozenset[Unit]] = {
+            k: frozenset((s, t) for s in v for t in range(trials)) for k, v in expected.items()
         }
         self.cache = cache if cache is not None else EpisodeCache()
-        self.scores: dict[CellKey, dict[int, EpisodeScore]] = {}
+        self.scores: dict[CellKey, dict[Unit, EpisodeScore]] = {}
         self._ladders: dict[CellKey, list[CellKey]] = {}
         for key in self.expected:
             self._ladders.setdefault(config_of(key), []).append(key)
@@ -60,7 +68,8 @@ class StreamingScorer:
     def add(self, record: EpisodeRecord) -> list[ResultLine]:
         """Score *record*; the result lines that became final with it (often none)."""
         key = record.cell
-        self.scores.setdefault(key, {})[record.spec.seed] = self.score(record)
+        score = self.score(record)
+        self.scores.setdefault(key, {})[score.unit] = score
         if not self._complete(key):
             return []
         lines: list[ResultLine] = [cell_line(key, self.scores[key].values())]

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from ladder.app import app
 from runner.client.wire import cached_tokens
-from runner.gates.compiler import read_helper_log
+from runner.gates.base import read_helper_log
 from runner.grid.expand import parse_grid
 from scoring.analyses.cost import cost_rows
 from serve.config import PrefixCacheConfig, ServerConfig

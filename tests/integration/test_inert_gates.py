@@ -151,7 +151,7 @@ def test_the_viewer_and_cost_mark_the_inert_cell(tmp_path: Path) -> None:
 
 def test_raw_helper_replies_are_kept_bounded_and_shown(tmp_path: Path) -> None:
     from protocol.records import REPLY_KEEP, kept_reply
-    from runner.gates.compiler import read_helper_log
+    from runner.gates.base import read_helper_log
 
     out = _run(tmp_path, "scripted/always-book?matcher_malformed=1&compile_echo=1")
     recs = [r for r in records(out).values() if r.cell.arm == "directive"]

@@ -335,8 +335,16 @@ def test_no_live_prints_progress_lines(tmp_path: Path) -> None:
     )
     text = buf.getvalue()
     assert "preflight (embedded): " in text and "timeout 0.4 s" in text
-    lines = [x for x in text.splitlines() if x.startswith("episodes ")]
-    assert lines, text
+    rows = text.splitlines()
+    # each progress report: its "episodes" line and the lines its fields wrap onto (80
+    # columns, #40), through the tokens/s field
+    starts = [i for i, x in enumerate(rows) if x.startswith("episodes ")]
+    assert starts, text
+    lines = []
+    for i in starts:
+        end = next(j for j in range(i, len(rows)) if "tokens/s " in rows[j])
+        assert end - i <= 3 and all(len(x) <= 80 for x in rows[i : end + 1])
+        lines.append("  ".join(rows[i : end + 1]))
     assert all("elapsed " in x and "ETA " in x and "requests in flight " in x for x in lines)
     assert all("retries " in x and "429s " in x and "failed calls " in x for x in lines)
 

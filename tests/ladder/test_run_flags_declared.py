@@ -33,6 +33,7 @@ SAMPLES: dict[str, tuple[Any, str, object]] = {  # a value as typer hands it (An
     "temperature": (0.5, "decoding.temperature", 0.5),
     "top_p": (0.9, "decoding.top_p", 0.9),
     "max_tokens": (300, "decoding.reply_budget", {"no-think": 300, "thinking": 300}),
+    "trials": (3, "run.trials", 3),  # repeated trials (#40)
 }
 
 

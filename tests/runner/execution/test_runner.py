@@ -92,7 +92,7 @@ async def test_replace_mode_checklist_shows_only_the_current_turn(tmp_path: Path
 
 
 async def test_512_concurrent_episodes_never_exceed_the_cap(tmp_path: Path) -> None:
-    from runner.client import connect as eps
+    from runner.execution import connect as eps
 
     peaks: list[int] = []
     original = eps.open_endpoints

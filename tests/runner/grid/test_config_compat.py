@@ -50,10 +50,11 @@ TURNS_ADDED = (
     b',"escalations":[]',
 )
 CELL_ADDED = (b',"served_by":""',)  # honest labels (#40): "" unless a scripted model serves
+RECORD_ADDED = (b',"trial":0',)  # repeated trials (#40): 0 unless --trials K > 1
 
 
 def _old(encoded: bytes) -> bytes:
-    for added in (b',"retry_notices":[]', *KNOBS_ADDED, *TURNS_ADDED, *CELL_ADDED):
+    for added in (b',"retry_notices":[]', *KNOBS_ADDED, *TURNS_ADDED, *CELL_ADDED, *RECORD_ADDED):
         encoded = encoded.replace(added, b"")
     return encoded
 
@@ -148,6 +149,7 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "first_match": None,
     "askback_calls": 0,
     "escalations": [],
+    "trial": 0,
 }
 
 
