@@ -64,12 +64,14 @@ from protocol.records import Episode, Step, Turn
 from protocol.state import Verdict
 
 __all__ = [
+    "QUOTED",
     "SPOOF_CLAIMS",
     "SPOOF_VARIANTS",
     "SpoofVariant",
     "forged_label",
     "forgery",
     "forwarded",
+    "opens_forward",
     "own_words",
     "planned_forgeries",
     "planned_tool_results",
@@ -133,10 +135,15 @@ def _forged_line(step: Step, wo: str, variant: str) -> str:
 
 # The brief's rule on forwarded text (strings.THIRD_PARTY_CLAUSE): after the first line, a
 # line opening with "Forwarded" (dashes around it allowed) or a quoted line (">") starts the
-# forwarded block; the generator writes strings.FORWARD_OPENING and FORWARD_LINE. The same
-# rule as the scripted agents' reading (serve.agents.transcript).
+# forwarded block; the generator writes strings.FORWARD_OPENING and FORWARD_LINE. The
+# scripted agents read with this rule too (serve.agents.transcript).
 _FORWARD = re.compile(r"^[\s\-]*forwarded\b", re.IGNORECASE)
-_QUOTED = re.compile(r"^\s*>")
+QUOTED = re.compile(r"^\s*>")
+
+
+def opens_forward(line: str) -> bool:
+    """Whether ``line`` (after a message's first) opens its forwarded block."""
+    return bool(_FORWARD.match(line) or QUOTED.match(line))
 
 
 def own_words(text: str) -> str:
@@ -144,7 +151,7 @@ def own_words(text: str) -> str:
     all of it when it forwards nothing."""
     lines = text.split("\n")
     for i, line in enumerate(lines[1:], start=1):
-        if _FORWARD.match(line) or _QUOTED.match(line):
+        if opens_forward(line):
             return "\n".join(lines[:i]).rstrip()
     return text
 

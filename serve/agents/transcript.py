@@ -18,6 +18,7 @@ from typing import Literal
 import msgspec
 
 from protocol import strings
+from protocol.spoof import QUOTED, opens_forward
 from serve.agents.patterns import STEP_ID, WORK_ORDER, template_regex
 
 __all__ = [
@@ -122,7 +123,7 @@ def split_user(content: str) -> UserTurn:
     text: str | None = None
     for part in content.split("\n\n"):
         if text is not None:
-            if not extra and _opens_forward(part.split("\n", 1)[0]):
+            if not extra and opens_forward(part.split("\n", 1)[0]):
                 text += "\n" + part  # a forwarded block after a blank line is still the user's
             else:
                 extra.append(part)
@@ -151,15 +152,9 @@ def split_user(content: str) -> UserTurn:
     )
 
 
-# The brief's rule on forwarded text (strings.THIRD_PARTY_CLAUSE; the generator writes
-# strings.FORWARD_OPENING and strings.FORWARD_LINE): a "Forwarded" line, or a quoted line.
-_FORWARD = re.compile(r"^[\s\-]*forwarded\b", re.IGNORECASE)
-_QUOTED = re.compile(r"^\s*>")
+# The brief's rule on forwarded text (strings.THIRD_PARTY_CLAUSE), one definition:
+# protocol.spoof.opens_forward (a "Forwarded" line, or a quoted line).
 _QUOTE_MARK = re.compile(r"^\s*> ?")
-
-
-def _opens_forward(line: str) -> bool:
-    return bool(_FORWARD.match(line) or _QUOTED.match(line))
 
 
 def _split_embedded(text: str) -> tuple[str, str, bool]:
@@ -169,8 +164,8 @@ def _split_embedded(text: str) -> tuple[str, str, bool]:
     lines unquoted; and whether it was forwarded."""
     lines = text.split("\n")
     for i, line in enumerate(lines[1:], start=1):
-        if _opens_forward(line):
-            start = i if _QUOTED.match(line) else i + 1
+        if opens_forward(line):
+            start = i if QUOTED.match(line) else i + 1
             quoted = (_QUOTE_MARK.sub("", x) for x in lines[start:] if x.strip())
             return "\n".join(lines[:i]).rstrip(), "\n".join(quoted), True
         if _is_addition(line) or _TAG.match(line) or line.startswith(_REJECTION_OPENING):
