@@ -40,7 +40,7 @@ from protocol.state import CHANNELS
 from scoring.replay.askback import Burden
 from scoring.replay.episode import LABELS, EpisodeScore, Scoring
 from scoring.results.lines import CellLine, ContrastLine
-from scoring.results.stats import mcnemar_exact, wilson
+from scoring.results.stats import clustered_wilson, mcnemar_exact, wilson
 from scoring.results.trials import Unit, majority, pass_hats
 
 __all__ = [
@@ -125,10 +125,10 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         n=n,
         strict_successes=success["strict"],
         strict=_ratio(success["strict"], n),
-        strict_ci=wilson(success["strict"], n),
+        strict_ci=_interval(counted, "strict", trials),
         decline_aware_successes=success["decline_aware"],
         decline_aware=_ratio(success["decline_aware"], n),
-        decline_aware_ci=wilson(success["decline_aware"], n),
+        decline_aware_ci=_interval(counted, "decline_aware", trials),
         infrastructure_errors=sum(
             s.scorable and s.infrastructure and s.termination not in NO_REPLY for s in scores
         ),
@@ -151,6 +151,16 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         trials=trials,
         pass_k=_pass_k(counted, trials) if trials > 1 else {},
     )
+
+
+def _interval(counted: list[EpisodeScore], scoring: str, trials: int) -> tuple[float, float]:
+    """The 95% interval of the cell's success rate: Wilson's over its episodes with one trial
+    per seed; with repeated trials, clustered by seed (a seed's trials are not independent:
+    :func:`scoring.results.stats.clustered_wilson`, its design effect at least 1)."""
+    if trials <= 1:
+        return wilson(sum(scoring_of(s, scoring).success for s in counted), len(counted))
+    clusters = [(sum(o), len(o)) for o in _by_seed(counted, scoring).values()]
+    return clustered_wilson(clusters)
 
 
 def _by_seed(scores: Iterable[EpisodeScore], scoring: str) -> dict[int, list[bool]]:

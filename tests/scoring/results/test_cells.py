@@ -8,6 +8,7 @@ import msgspec
 import pytest
 
 from protocol import CellKey, EpisodeRecord, Turn
+from scoring.replay.episode import EpisodeScore, Scoring
 from scoring.results.cells import cell_line
 from scoring.results.families import score_lines
 from scoring.results.lines import CellLine, ContrastLine, ResultLine, decode_line, line_json
@@ -253,3 +254,38 @@ def test_variant_arms_are_contrasted_with_their_reference_not_inside_the_ladder(
     gapped = [r for r in records if r.cell.arm != "checklist"]
     assert ("raw", "directive") not in set(_contrasts(rescore(gapped), "strict"))
     assert ("directive", "enforce") in set(_contrasts(rescore(gapped), "strict"))
+
+
+def _scored(seed: int, trial: int, success: bool) -> EpisodeScore:
+    verdict = Scoring(success=success, channels={}, labels={}, turns_ok=0, n_turns=0, turns=())
+    return EpisodeScore(
+        cell=cell("raw", episode(seed=0, steps=5).spec),
+        seed=seed,
+        termination="completed",
+        infrastructure=False,
+        scorable=True,
+        primary=verdict,
+        decline_aware=verdict,
+        refused=0,
+        false_completions=0,
+        citations=0,
+        redisplays=0,
+        unknown=0,
+        admitted_diffs=0,
+        mismatches=(),
+        trial=trial,
+    )
+
+
+def test_with_trials_the_interval_is_clustered_by_seed() -> None:
+    """A seed's trials are not independent (#40): 8 seeds, 4 trials each, every trial of a
+    seed alike, give the interval of about 8 episodes, not of 32; one trial, plain Wilson."""
+    alike = [_scored(s, t, s < 4) for s in range(8) for t in range(4)]
+    line = cell_line(alike[0].cell, alike)
+    assert line.n == 32 and line.strict_successes == 16 and line.trials == 4
+    naive, of_seeds = wilson(16, 32), wilson(4, 8)
+    width = line.strict_ci[1] - line.strict_ci[0]
+    assert width > naive[1] - naive[0]
+    assert width == pytest.approx(of_seeds[1] - of_seeds[0], abs=0.03)
+    one = [_scored(s, 0, s < 4) for s in range(8)]
+    assert cell_line(one[0].cell, one).strict_ci == wilson(4, 8)
