@@ -154,7 +154,7 @@ def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
     r = view.row
     tok, helpers = r.tokens, r.helpers
     out = [
-        Text(visible(f"== {r.arm} · seed {r.seed} · {view.slug}", newlines=False), style="bold"),
+        Text(visible(f"== {r.arm} · {_unit(r)} · {view.slug}", newlines=False), style="bold"),
         Text.assemble(
             "   strict ",
             _outcome(r.strict),
@@ -195,6 +195,11 @@ def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
     return out
 
 
+def _unit(row: RowView) -> str:
+    """``seed N``, with its trial when the run repeats trials (--trials)."""
+    return f"seed {row.seed}" + (f" trial {row.trial}" if row.trial else "")
+
+
 def _matching(
     rv: RunView,
     cell: str | None,
@@ -202,6 +207,7 @@ def _matching(
     failed: bool,
     channel: str | None,
     seed: int | None,
+    trial: int | None = None,
 ) -> list[RowView]:
     slugs = rv.index.slugs()
     if cell is not None:
@@ -227,7 +233,7 @@ def _matching(
             continue
         entries = (e.row for e in rv.index.entries(slug))
         rows += filter_rows(
-            entries, failed="strict" if failed else None, channel=channel, seed=seed
+            entries, failed="strict" if failed else None, channel=channel, seed=seed, trial=trial
         )
     return rows
 
@@ -236,6 +242,10 @@ def show(
     logdir: Annotated[Path, typer.Argument(help="A run directory (or its logs/ folder).")],
     arm: Annotated[str | None, typer.Option("--arm", help="Only this arm's cells.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Only this seed.")] = None,
+    trial: Annotated[
+        int | None,
+        typer.Option("--trial", help="Only this trial of each seed (--trials; 0 is the first)."),
+    ] = None,
     cell: Annotated[
         str | None, typer.Option("--cell", help="A cell slug (or a part of one).")
     ] = None,
@@ -262,6 +272,8 @@ def show(
         raise UsageError(f"--channel must be one of {', '.join(CHANNELS)} (got {channel!r})")
     if limit < 1:
         raise UsageError(f"--limit must be at least 1 (got {limit})")
+    if trial is not None and trial < 0:
+        raise UsageError(f"--trial must be at least 0 (got {trial})")
     rv = RunView(logdir)
     try:
         rv.refresh()
@@ -269,7 +281,7 @@ def show(
         raise UsageError(str(e)) from None
     if not rv.index.slugs():
         raise UsageError(f"no readable episode record under {logdir}")
-    rows = _matching(rv, cell, arm, failed, channel, seed)
+    rows = _matching(rv, cell, arm, failed, channel, seed, trial)
     if not rows:
         typer.echo("no episode matches", err=True)
         raise typer.Exit(1)
@@ -278,7 +290,7 @@ def show(
         width=None if tty else 120, no_color=not tty, highlight=False, markup=False, soft_wrap=True
     )
     for row in rows[:limit]:
-        view = rv.episode(row.slug, row.seed)
+        view = rv.episode(row.slug, row.seed, row.trial)
         assert view is not None
         for line in render_episode(view, failing_turns):
             console.print(line)
@@ -288,6 +300,6 @@ def show(
         verb = "matches" if len(rest) == 1 else "match"
         console.print(f"{plural(len(rest), 'more episode')} {verb} (--limit draws more):")
         for row in rest[:_LISTED]:
-            console.print(visible(f"  {row.slug} seed {row.seed}", newlines=False))
+            console.print(visible(f"  {row.slug} {_unit(row)}", newlines=False))
         if len(rest) > _LISTED:
             console.print(f"  ... {len(rest) - _LISTED} more")

@@ -6,10 +6,12 @@ Routes (all GET):
 * ``/``: the page; ``/static/...``: its files; ``/favicon.ico``: its icon.
 * ``/api/cells``: the cells (strict and decline-aware success with CIs, channels, cost) and
   the contrasts.
-* ``/api/episodes?cell=SLUG[&failed=strict|decline_aware][&channel=C][&seed=N]``: a cell's
-  episodes.
-* ``/api/episode?cell=SLUG&seed=N``: one episode turn by turn.
-* ``/api/compare?seed=N&a=SLUG&b=SLUG``: the same seed under two cells, side by side.
+* ``/api/episodes?cell=SLUG[&failed=strict|decline_aware][&channel=C][&seed=N][&trial=K]``:
+  a cell's episodes (every trial of each seed, --trials).
+* ``/api/episode?cell=SLUG&seed=N[&trial=K]``: one episode turn by turn (trial K of the
+  seed, --trials; 0 by default).
+* ``/api/compare?seed=N&a=SLUG&b=SLUG[&trial=K]``: the same seed (and trial) under two
+  cells, side by side.
 
 Every request refreshes the index first (new episodes of a run in progress appear on reload).
 Bad parameters answer 400, an unknown cell or seed 404, each with ``{"error": ...}``.
@@ -144,16 +146,30 @@ async def _episodes(request: web.Request) -> web.Response:
         failed=_choice(request, "failed", SCORINGS),
         channel=_choice(request, "channel", tuple(CHANNELS)),
         seed=_int(request, "seed"),
+        trial=_int(request, "trial"),
     )
     return _json(data) if data is not None else _error(f"no cell {slug}", 404)
+
+
+def _trial(request: web.Request) -> int:
+    """The ``trial`` parameter (0 when absent): which trial of the seed (--trials)."""
+    trial = _int(request, "trial") or 0
+    if trial < 0:
+        raise _BadRequest(f"trial must be at least 0 (got {trial})")
+    return trial
+
+
+def _unit(seed: int, trial: int) -> str:
+    return f"seed {seed}" + (f" trial {trial}" if trial else "")
 
 
 async def _episode(request: web.Request) -> web.Response:
     slug, seed = _required(request, "cell"), _int(request, "seed", required=True)
     assert seed is not None
-    data = _view(request).episode(slug, seed)
+    trial = _trial(request)
+    data = _view(request).episode(slug, seed, trial)
     if data is None:
-        return _error(f"no episode of seed {seed} in cell {slug}", 404)
+        return _error(f"no episode of {_unit(seed, trial)} in cell {slug}", 404)
     return _json(data)
 
 
@@ -161,9 +177,10 @@ async def _compare(request: web.Request) -> web.Response:
     seed = _int(request, "seed", required=True)
     assert seed is not None
     a, b = _required(request, "a"), _required(request, "b")
-    data = _view(request).compare(seed, a, b)
+    trial = _trial(request)
+    data = _view(request).compare(seed, a, b, trial)
     if data is None:
-        return _error(f"seed {seed} is not logged in both {a} and {b}", 404)
+        return _error(f"{_unit(seed, trial)} is not logged in both {a} and {b}", 404)
     return _json(data)
 
 

@@ -75,6 +75,7 @@ class RunView:
         failed: str | None = None,
         channel: str | None = None,
         seed: int | None = None,
+        trial: int | None = None,
     ) -> EpisodesView | None:
         """One cell's episode rows, filtered (None for an unknown cell)."""
         self.refresh()
@@ -82,7 +83,7 @@ class RunView:
         if key is None:
             return None
         rows = [e.row for e in self.index.entries(slug)]
-        kept = filter_rows(rows, failed=failed, channel=channel, seed=seed)
+        kept = filter_rows(rows, failed=failed, channel=channel, seed=seed, trial=trial)
         return EpisodesView(slug=slug, arm=key.arm, total=len(rows), episodes=kept)
 
     def _episode(self, record: EpisodeRecord) -> Episode | None:
@@ -91,12 +92,12 @@ class RunView:
         except SpecError:
             return None
 
-    def episode(self, slug: str, seed: int) -> EpisodeView | None:
+    def episode(self, slug: str, seed: int, trial: int = 0) -> EpisodeView | None:
         """One episode turn by turn, and the other arms of its configuration that ran the
-        seed (for the side-by-side); None when not in the logs."""
+        seed's trial (for the side-by-side); None when not in the logs."""
         self.refresh()
-        record = self.index.record(slug, seed)
-        entry = self.index.entry(slug, seed)
+        record = self.index.record(slug, seed, trial)
+        entry = self.index.entry(slug, seed, trial)
         if record is None or entry is None:
             return None
         episode = self._episode(record)
@@ -109,12 +110,12 @@ class RunView:
             if s != slug
             and (k := self.index.cell_key(s)) is not None
             and pairing_key(k) == config
-            and self.index.entry(s, seed) is not None
+            and self.index.entry(s, seed, trial) is not None
         ]
         return msgspec.structs.replace(view, pairs=pairs)
 
-    def compare(self, seed: int, a: str, b: str) -> CompareView | None:
-        va, vb = self.episode(a, seed), self.episode(b, seed)
+    def compare(self, seed: int, a: str, b: str, trial: int = 0) -> CompareView | None:
+        va, vb = self.episode(a, seed, trial), self.episode(b, seed, trial)
         if va is None or vb is None:
             return None
         return compare_view(va, vb)

@@ -42,8 +42,9 @@ from scoring.view.models import RowView
 __all__ = ["INDEX_FILE", "INDEX_VERSION", "Entry", "FileIndex", "RunIndex"]
 
 INDEX_FILE = "view-index.msgpack"
-INDEX_VERSION = 5  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity;
-# 5: records of old scripted runs labelled from the manifest, entries by (seed, trial) (#40)
+INDEX_VERSION = 6  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity;
+# 5: records of old scripted runs labelled from the manifest, entries by (seed, trial) (#40);
+# 6: a row names its trial
 _HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
 
 
@@ -207,13 +208,13 @@ class RunIndex:
         return sorted(self._by_slug)
 
     def entries(self, slug: str) -> list[Entry]:
-        """The cell's episodes in seed order (empty for an unknown slug); with repeated
-        trials, trial 0 of each seed (the scores, costs and gates count every trial)."""
+        """The cell's episodes in seed order, each seed's trials in trial order (empty for an
+        unknown slug)."""
         cell = self._by_slug.get(slug, {})
-        return [cell[u][1] for u in sorted(cell) if u[1] == 0]
+        return [cell[u][1] for u in sorted(cell)]
 
-    def entry(self, slug: str, seed: int) -> Entry | None:
-        hit = self._by_slug.get(slug, {}).get((seed, 0))
+    def entry(self, slug: str, seed: int, trial: int = 0) -> Entry | None:
+        hit = self._by_slug.get(slug, {}).get((seed, trial))
         return hit[1] if hit else None
 
     def scores(self) -> list[EpisodeScore]:
@@ -238,9 +239,9 @@ class RunIndex:
         cell = self._by_slug.get(slug)
         return next(iter(cell.values()))[1].score.cell if cell else None
 
-    def record(self, slug: str, seed: int) -> EpisodeRecord | None:
-        """The episode's record, read from its offset (None when not indexed); trial 0."""
-        hit = self._by_slug.get(slug, {}).get((seed, 0))
+    def record(self, slug: str, seed: int, trial: int = 0) -> EpisodeRecord | None:
+        """The episode's record, read from its offset (None when not indexed)."""
+        hit = self._by_slug.get(slug, {}).get((seed, trial))
         if hit is None:
             return None
         path, entry = hit

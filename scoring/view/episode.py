@@ -128,6 +128,7 @@ def episode_row(record: EpisodeRecord, score: EpisodeScore, cost: CostRow | None
         slug=record.cell.slug(),
         arm=arm_label(record.cell),
         seed=record.spec.seed,
+        trial=record.trial,
         termination=record.termination,
         counted=score.counted,
         strict=_outcome(score, score.primary),
@@ -151,10 +152,12 @@ def filter_rows(
     failed: str | None = None,
     channel: str | None = None,
     seed: int | None = None,
+    trial: int | None = None,
 ) -> list[RowView]:
     """Rows kept by the list's filters. ``failed`` names a scoring (``strict`` or
     ``decline_aware``): only episodes that are not a success under it (infrastructure errors
-    included); ``channel``: episodes with an error in that channel (primary scoring)."""
+    included); ``channel``: episodes with an error in that channel (primary scoring);
+    ``seed``, ``trial``: that seed's, that trial's."""
     out = []
     for r in rows:
         if failed and (r.strict if failed == "strict" else r.decline_aware) is True:
@@ -162,6 +165,8 @@ def filter_rows(
         if channel and not r.channels.get(channel):
             continue
         if seed is not None and r.seed != seed:
+            continue
+        if trial is not None and r.trial != trial:
             continue
         out.append(r)
     return out

@@ -72,6 +72,7 @@ class RowView(_View, frozen=True, kw_only=True):
     slug: str
     arm: str  # the arm with its non-default knobs
     seed: int
+    trial: int = 0  # which trial of its seed (--trials); 0 without repeated trials
     termination: str
     counted: bool
     strict: bool | None  # None: not counted (infrastructure error, unscorable)

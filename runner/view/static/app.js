@@ -166,9 +166,9 @@ async function showCell(slug, params) {
     CHANNELS.map((c) => h("option", {value: c, selected: params.get("channel") === c}, c)));
   const seed = h("input#f-seed", {type: "number", placeholder: "seed", value: params.get("seed") || "", onchange: update, style: "width: 7em"});
   const rows = data.episodes.map((e) => h("tr.click", {
-    class: e.strict === true ? "click" : "click failed", dataset: {seed: e.seed},
-    onclick: () => go(`#/episode/${enc(slug)}/${e.seed}`)},
-    h("td", {}, h("a", {href: `#/episode/${enc(slug)}/${e.seed}`}, `seed ${e.seed}`)),
+    class: e.strict === true ? "click" : "click failed", dataset: {seed: e.seed, trial: e.trial || 0},
+    onclick: () => go(epHref(slug, e.seed, e.trial))},
+    h("td", {}, h("a", {href: epHref(slug, e.seed, e.trial)}, unitText(e.seed, e.trial))),
     h("td", {}, outcome(e.strict)), h("td", {}, outcome(e.decline_aware)),
     h("td", {}, channelPills(e.channels)), h("td.num", {}, `${e.turns_ok}/${e.turns}`),
     h("td.num", {}, e.refused), h("td.num", {}, e.corruptions),
@@ -185,6 +185,12 @@ async function showCell(slug, params) {
 }
 
 // --- one episode ------------------------------------------------------------------------
+// An episode's address: trial K of a seed (--trials) rides as ?trial=K, none for trial 0.
+function epHref(slug, seed, trial, turn) {
+  return `#/episode/${enc(slug)}/${seed}` + (turn === undefined || turn === null ? "" : `/${turn}`) + (trial ? `?trial=${trial}` : "");
+}
+function unitText(seed, trial) { return `seed ${seed}` + (trial ? ` · trial ${trial}` : ""); }
+
 function message(turn) {
   return h("div.msg", {}, turn.sent.map(([kind, text]) =>
     kind === "arm" ? h("pre.arm", {}, text.trim())
@@ -202,7 +208,7 @@ function bookings(list, cls) {
 function errorPills(errors, at) {
   return errors.map((e) => h("span.pill.bad", {}, `${e.channel} ${e.step}`,
     at && e.original_turn !== null && e.original_turn !== undefined
-      ? [" ", h("a.orig", {href: `#/episode/${enc(at.slug)}/${at.seed}/${e.original_turn}`,
+      ? [" ", h("a.orig", {href: epHref(at.slug, at.seed, at.trial, e.original_turn),
           title: `step ${e.step} was executed at turn ${e.original_turn}`,
           onclick: (ev) => ev.stopPropagation()}, `repeats turn ${e.original_turn}`)]
       : null));
@@ -301,21 +307,21 @@ function compileSection(c) {
         h("td", {class: rev(c.generator_revision) !== rev(c.revision) ? "diff" : null}, rev(c.revision))))];
 }
 
-async function showEpisode(slug, seed, turn) {
-  const e = await api(`/api/episode?cell=${enc(slug)}&seed=${seed}`);
+async function showEpisode(slug, seed, turn, trial) {
+  const e = await api(`/api/episode?cell=${enc(slug)}&seed=${seed}` + (trial ? `&trial=${trial}` : ""));
   const r = e.row;
-  setCrumbs({text: "cells", href: "#/"}, {text: r.arm, href: `#/cell/${enc(slug)}`}, {text: `seed ${seed}`});
+  setCrumbs({text: "cells", href: "#/"}, {text: r.arm, href: `#/cell/${enc(slug)}`}, {text: unitText(seed, trial)});
   const failing = e.turns.filter((t) => t.failed);
   const refusing = e.turns.filter((t) => t.refused.length);
-  const at = {slug, seed};
+  const at = {slug, seed, trial};
   const toc = h("table#turns", {}, h("tr", {}, ["turn", "kind", "step", "label", "errors"].map((t) => h("th", {}, t))),
     e.turns.map((t) => h("tr.click", {class: ["click", t.failed ? "failed" : null, t.refused.length ? "refused" : null].filter(Boolean).join(" "),
-      dataset: {index: t.index}, onclick: () => go(`#/episode/${enc(slug)}/${seed}/${t.index}`)},
+      dataset: {index: t.index}, onclick: () => go(epHref(slug, seed, trial, t.index))},
       h("td.num", {}, t.index), h("td", {}, t.kind + (t.dynamic ? " (re-ask)" : "")), h("td", {}, t.step || ""),
       h("td", {}, t.label), h("td", {}, errorPills(t.errors, at), refusedPill(t)))));
   const pick = h("select#pair", {}, e.pairs.map((p) => h("option", {value: p.slug}, p.arm)));
-  const compare = e.pairs.length ? h("div.filters", {}, "compare seed " + seed + " with", pick,
-    h("button#compare", {onclick: () => go(`#/compare/${seed}/${enc(slug)}/${enc(pick.value)}`)}, "side by side")) : null;
+  const compare = e.pairs.length ? h("div.filters", {}, `compare ${unitText(seed, trial)} with`, pick,
+    h("button#compare", {onclick: () => go(`#/compare/${seed}/${enc(slug)}/${enc(pick.value)}` + (trial ? `?trial=${trial}` : ""))}, "side by side")) : null;
   const tok = r.tokens;
   const helpers = r.helpers || {needed: 0, made: 0, cached: 0};
   const onlyFailing = h("input#only-failing", {type: "checkbox", onchange: () => {
@@ -324,7 +330,7 @@ async function showEpisode(slug, seed, turn) {
     }
   }});
   fill(
-    h("h1", {}, `${r.arm} · seed ${seed}`), h("p.muted", {}, `${e.slug}${e.synthetic ? " · synthetic agent" : ""}`),
+    h("h1", {}, `${r.arm} · ${unitText(seed, trial)}`), h("p.muted", {}, `${e.slug}${e.synthetic ? " · synthetic agent" : ""}`),
     h("div#header.summary", {},
       h("div", {}, h("b", {}, "strict"), outcome(r.strict)),
       h("div", {}, h("b", {}, "decline-aware"), outcome(r.decline_aware)),
@@ -337,13 +343,13 @@ async function showEpisode(slug, seed, turn) {
       h("div", {}, h("b", {}, "termination"), e.termination + (e.error ? `: ${e.error}` : "")),
       h("div", {}, h("b", {}, "refused / citations"), `${e.refused} / ${e.citations}`)),
     e.refused ? h("p#refused-note.muted", {}, `The gate refused ${e.refused} booking${e.refused === 1 ? "" : "s"}: on turn${refusing.length === 1 ? "" : "s"} `,
-      refusing.map((t, i) => [i ? ", " : "", h("a", {href: `#/episode/${enc(slug)}/${seed}/${t.index}`}, `turn ${t.index}`)]),
+      refusing.map((t, i) => [i ? ", " : "", h("a", {href: epHref(slug, seed, trial, t.index)}, `turn ${t.index}`)]),
       " (marked ", h("span.pill.refused", {}, "gate refused"), ").") : null,
     e.mismatches.length ? h("p.error", {}, "log and regenerated episode differ: " + e.mismatches.join("; ")) : null,
     compare,
     h("div.layout", {},
       h("div.toc", {}, h("p#failing", {}, `${failing.length} failing turn${failing.length === 1 ? "" : "s"}`, failing.length ? ": " : "",
-        failing.map((t, i) => [i ? ", " : "", h("a", {href: `#/episode/${enc(slug)}/${seed}/${t.index}`}, `turn ${t.index}`)]),
+        failing.map((t, i) => [i ? ", " : "", h("a", {href: epHref(slug, seed, trial, t.index)}, `turn ${t.index}`)]),
         h("span.muted", {}, " (highlighted; click a turn to read it)")),
         h("label.filters", {}, onlyFailing, "failing turns only"), toc),
       h("div#detail", {},
@@ -372,21 +378,21 @@ function side(t, at) {
     h("div", {}, "admitted ", bookings(t.admitted, "ok"), " refused ", bookings(t.refused, "bad")));
 }
 
-async function showCompare(seed, a, b) {
-  const c = await api(`/api/compare?seed=${seed}&a=${enc(a)}&b=${enc(b)}`);
-  setCrumbs({text: "cells", href: "#/"}, {text: `seed ${seed}: ${c.a.arm} vs ${c.b.arm}`});
+async function showCompare(seed, a, b, trial) {
+  const c = await api(`/api/compare?seed=${seed}&a=${enc(a)}&b=${enc(b)}` + (trial ? `&trial=${trial}` : ""));
+  setCrumbs({text: "cells", href: "#/"}, {text: `${unitText(seed, trial)}: ${c.a.arm} vs ${c.b.arm}`});
   const head = (v) => h("th", {}, `${v.arm}: strict `, outcome(v.strict), ", decline-aware ",
-    outcome(v.decline_aware), " ", h("a", {href: `#/episode/${enc(v.slug)}/${seed}`}, "open"));
+    outcome(v.decline_aware), " ", h("a", {href: epHref(v.slug, seed, trial)}, "open"));
   const only = h("input#only-differing", {type: "checkbox", onchange: () => {
     for (const tr of document.querySelectorAll("#compare tr.pair")) tr.hidden = only.checked && !tr.classList.contains("differs");
   }});
   fill(
-    h("h1", {}, `Seed ${seed}: ${c.a.arm} vs ${c.b.arm}`),
+    h("h1", {}, `Seed ${seed}${trial ? ` · trial ${trial}` : ""}: ${c.a.arm} vs ${c.b.arm}`),
     h("div.filters", {}, h("span#differing.muted", {}, `${c.differing} of ${c.rows.length} turns differ in outcome (marked)`),
       h("label", {}, only, "differing turns only")),
     h("table#compare.compare", {}, h("tr", {}, head(c.a), head(c.b)),
       c.rows.map((r) => h("tr", {class: r.differs ? "pair differs" : "pair"},
-        h("td", {}, side(r.a, {slug: a, seed})), h("td", {}, side(r.b, {slug: b, seed}))))));
+        h("td", {}, side(r.a, {slug: a, seed, trial})), h("td", {}, side(r.b, {slug: b, seed, trial}))))));
 }
 
 // --- routing ----------------------------------------------------------------------------
@@ -398,8 +404,8 @@ async function route() {
   const params = new URLSearchParams(query || "");
   try {
     if (parts[0] === "cell") await showCell(parts[1], params);
-    else if (parts[0] === "episode") await showEpisode(parts[1], Number(parts[2]), parts[3] === undefined ? null : Number(parts[3]));
-    else if (parts[0] === "compare") await showCompare(Number(parts[1]), parts[2], parts[3]);
+    else if (parts[0] === "episode") await showEpisode(parts[1], Number(parts[2]), parts[3] === undefined ? null : Number(parts[3]), Number(params.get("trial") || 0));
+    else if (parts[0] === "compare") await showCompare(Number(parts[1]), parts[2], parts[3], Number(params.get("trial") || 0));
     else await showCells();
     if (parts[0] !== "episode" || parts[3] === undefined) window.scrollTo(0, 0);
   } catch (err) {

@@ -122,13 +122,29 @@ def test_a_synthetic_run_with_two_trials_at_temperature(tmp_path: Path) -> None:
     # contrasts pair seeds (each seed's majority), never seed x trial pairs
     contrasts = [x for x in lines if isinstance(x, ContrastLine)]
     assert contrasts and all(x.n == 4 for x in contrasts)
-    # the viewer's overview counts every trial; its episode list shows trial 0 of each seed
+    # the viewer's overview counts every trial; its episode list and pages hold every trial
     view = RunView(out)
     shown = view.cells().cells
     assert shown and all(c.line.n == 8 and c.line.trials == 2 for c in shown)
     slug = shown[0].slug
     listed = view.episodes(slug)
-    assert listed is not None and listed.total == 4
+    assert listed is not None and listed.total == 8
+    assert [(e.seed, e.trial) for e in listed.episodes] == [
+        (s, t) for s in range(100, 104) for t in (0, 1)
+    ]
+    seconds = view.episodes(slug, trial=1)
+    assert seconds is not None and [e.seed for e in seconds.episodes] == [100, 101, 102, 103]
+    for trial in (0, 1):
+        page = view.episode(slug, 101, trial)
+        assert page is not None and page.row.trial == trial
+        assert [t.reply for t in page.turns] == by[(page.cell, 101, trial)]
+        assert len(page.pairs) == 3  # the other arms' same seed and trial
+    assert view.episode(slug, 101, 2) is None
+    shown_trial = CliRunner().invoke(
+        app, ["show", str(out), "--cell", slug, "--seed", "101", "--trial", "1"]
+    )
+    assert shown_trial.exit_code == 0, shown_trial.output
+    assert "seed 101 trial 1" in shown_trial.output.splitlines()[0]
     # ladder score: a pass^k table under each scoring, within 80 columns
     score = CliRunner().invoke(app, ["score", str(out)])
     assert score.exit_code == 0, score.output

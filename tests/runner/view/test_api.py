@@ -40,6 +40,7 @@ async def test_api_answers_cells_episodes_and_bad_requests(run_dir: Path) -> Non
             assert status == 200 and [e["seed"] for e in eps["episodes"]] == [100, 101]
             status, ep = await get(f"/api/episode?cell={slug}&seed={seed}")
             assert status == 200 and len(ep["turns"]) == len(rec.turns)
+            assert (await get(f"/api/episode?cell={slug}&seed={seed}&trial=0"))[1] == ep
             assert ep["row"]["strict"] == score_episode(rec).primary.success
             assert {p["arm"] for p in ep["pairs"]} == {
                 "checklist", "directive", "enforce", "enforce (corruption=0.02)"
@@ -51,6 +52,9 @@ async def test_api_answers_cells_episodes_and_bad_requests(run_dir: Path) -> Non
                 (f"/api/episodes?cell={slug}&channel=nope", 400, "channel must be one of"),
                 ("/api/episodes?cell=nosuch", 404, "no cell nosuch"),
                 (f"/api/episode?cell={slug}&seed=999", 404, "no episode of seed 999"),
+                (f"/api/episode?cell={slug}&seed={seed}&trial=-1", 400, "trial must be at least 0"),
+                (f"/api/episode?cell={slug}&seed={seed}&trial=x", 400, "trial must be an integer"),
+                (f"/api/episode?cell={slug}&seed={seed}&trial=3", 404, f"seed {seed} trial 3"),
                 (f"/api/compare?seed=100&a={slug}&b=nosuch", 404, "not logged in both"),
             ]:
                 status, body = await get(path)

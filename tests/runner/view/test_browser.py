@@ -6,6 +6,7 @@ while the page is open. A screenshot of each view goes to tests/artifacts/view/ 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -400,5 +401,36 @@ async def test_several_runs_in_one_view(run_dir: Path, browser: Browser, tmp_pat
         await expect(page.locator("#main")).to_contain_text("seed")
         async with aiohttp.ClientSession() as http, http.get(url + "api/cells?run=2") as r:
             assert r.status == 400  # no third run: one line, no traceback
+    finally:
+        await runner.cleanup()
+
+
+async def test_each_trial_of_a_seed_has_its_page(browser: Browser, tmp_path: Path) -> None:
+    """#40, --trials: a cell's list holds every trial of each seed; trial 1's row opens trial
+    1's page, whose side by side is trial 1 under another arm."""
+    from typer.testing import CliRunner
+
+    from ladder.app import app
+
+    out = tmp_path / "k2"
+    args = ["run", "--model", "scripted/synthetic", "--arms", "raw,enforce", "-S", "5"]
+    args += ["--seeds", "100-101", "--trials", "2", "--temperature", "0.7", "--no-live"]
+    done = await asyncio.to_thread(CliRunner().invoke, app, [*args, "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    runner, url = await serve(out, 0)
+    try:
+        page = await _page(browser)
+        await page.goto(url)
+        await _ready(page, "#/")
+        await page.locator("#cells a", has_text="raw").first.click()
+        rows = page.locator("#episodes tbody tr")
+        await expect(rows).to_have_count(4)
+        await expect(rows.nth(1)).to_contain_text("seed 100 · trial 1")
+        await page.locator('#episodes tr[data-seed="100"][data-trial="1"]').click()
+        await page.wait_for_url(re.compile(r"#/episode/.+/100\?trial=1$"))
+        await expect(page.locator("h1")).to_contain_text("seed 100 · trial 1")
+        await page.locator("#compare").click()
+        await page.wait_for_url(re.compile(r"#/compare/100/.+\?trial=1$"))
+        await expect(page.locator("h1")).to_contain_text("Seed 100 · trial 1: raw vs enforce")
     finally:
         await runner.cleanup()
