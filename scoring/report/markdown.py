@@ -46,7 +46,13 @@ from scoring.util import markdown_table, plural
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["figure_channels", "figure_success", "markdown_report", "synthetic_warning"]
+__all__ = [
+    "figure_channels",
+    "figure_success",
+    "markdown_report",
+    "numbered_sections",
+    "synthetic_warning",
+]
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -73,6 +79,47 @@ def synthetic_warning(keys: Iterable[CellKey]) -> list[str]:
 def _numbered(header: Sequence[str]) -> tuple[str, ...]:
     """A table's header with its first column the configuration's number (the list above)."""
     return ("cfg", *header[1:])
+
+
+def numbered_sections(sections: Sequence[str], labels: Labels) -> list[str]:
+    """The analyses' Markdown with every table cell that spells out a listed configuration
+    replaced by its number, ``#k`` (#40: the report's tables name configurations as its list
+    numbers them); a column whose every row was replaced is headed ``cfg``. Text outside
+    tables, and cells naming no listed configuration, are kept as they are."""
+    out = "\n".join(sections).split("\n") if sections else []
+    if labels.wide or not labels.numbers:
+        return out
+    start = None
+    for i in range(len(out) + 1):
+        row = i < len(out) and out[i].startswith("|") and out[i].endswith("|")
+        if row and start is None:
+            start = i
+        elif not row and start is not None:
+            out[start:i] = _numbered_table(out[start:i], labels.numbers)
+            start = None
+    return out
+
+
+def _numbered_table(rows: list[str], numbers: dict[str, int]) -> list[str]:
+    shaped = len(rows) >= 3 and rows[1].startswith("|-")
+    if not shaped or not all(
+        r.startswith("| ") and r.endswith(" |") for i, r in enumerate(rows) if i != 1
+    ):
+        return rows  # not a table as markdown_table writes one: left alone
+    cells = [r[2:-2].split(" | ") for r in rows]
+    if any(len(c) != len(cells[0]) for i, c in enumerate(cells) if i != 1):
+        return rows
+    body = cells[2:]
+    for col in range(len(cells[0])):
+        hits = [r[col] in numbers for r in body]
+        if not any(hits):
+            continue
+        for r in body:
+            if r[col] in numbers:
+                r[col] = f"#{numbers[r[col]]}"
+        if all(hits):
+            cells[0][col] = "cfg"
+    return [rows[1] if i == 1 else "| " + " | ".join(c) + " |" for i, c in enumerate(cells)]
 
 
 def _cells(lines: Sequence[ResultLine]) -> list[CellLine]:
@@ -287,7 +334,7 @@ def markdown_report(
         inert = inert_lines(lines)
         if inert:
             out += ["", INERT_TITLE, "", *(f"- {x}" for x in inert)]
-    out += list(sections)
+    out += numbered_sections(sections, labels)
     if figures:
         out += ["", "## Figures", ""]
         out += [f"![{caption}]({path})" for caption, path in figures]
