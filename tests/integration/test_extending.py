@@ -166,7 +166,7 @@ def test_a_toy_table_and_figure_join_the_report(
     finally:
         ANALYSES.remove(TURNS.name)
         FIGURES.remove("arms")
-    section = "\n## Turns per cell (toy)\n\nTurns played.\n\n| arm | cfg | episodes |"  # numbered (#40)
+    section = "\n## Turns per cell (toy)\n\nTurns played.\n\n| arm | cfg | episodes |"
     assert section in after and section not in before
     # the configurations are listed first (#40); the figures follow the sections
     toy = after[after.index("\n## Turns per cell") : after.index("\n## Figures")]
