@@ -61,7 +61,7 @@ class Script:
         result = self.handlers.pop(0)(body)
         if asyncio.iscoroutine(result):
             result = await result
-        return result  # type: ignore[no-any-return]
+        return result
 
 
 @asynccontextmanager

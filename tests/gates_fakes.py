@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from protocol import strings
 from protocol.records import CallRecord, Episode, EpisodeRecord, Role
@@ -40,7 +39,7 @@ class FakeChat:
         max_tokens: int,
         role: Role = "agent",
         thinking: bool = False,
-        extra: Mapping[str, Any] | None = None,
+        extra: Mapping[str, object] | None = None,
         temperature: float = 0.0,
     ) -> Reply:
         self.calls.append((role, [dict(m) for m in messages]))
@@ -54,6 +53,12 @@ class FakeChat:
                 role=role, prompt_tokens=10, completion_tokens=5, max_tokens=max_tokens
             ),
         )
+
+    async def embed(
+        self, model: str, inputs: Sequence[str]
+    ) -> tuple[list[list[float]], CallRecord]:
+        """The embeddings half of ``MemoryEndpoint``: a chat-only fake serves none."""
+        raise AssertionError("FakeChat serves no embeddings")
 
     def count(self, role: str) -> int:
         return sum(r == role for r, _ in self.calls)

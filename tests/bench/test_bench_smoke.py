@@ -79,7 +79,7 @@ def test_each_case_prints_as_it_finishes_and_affinity_is_restored(
 
     def checking(quick: bool = False) -> dict[str, object]:
         seen["cores"] = os.sched_getaffinity(0)
-        seen["lines"] = out.read_text().splitlines()  # type: ignore[attr-defined]
+        seen["lines"] = out.read_text().splitlines()
         seen["stdout"] = capsys.readouterr().out
         return {"case": "second", "rows": []}
 
@@ -92,4 +92,4 @@ def test_each_case_prints_as_it_finishes_and_affinity_is_restored(
     assert seen["cores"] == cores  # the first case's pinning was undone
     assert len(seen["lines"]) == 1  # type: ignore[arg-type]  # its JSON line was already there
     assert "machine calibration" in str(seen["stdout"]) and "first" in str(seen["stdout"])
-    assert len(out.read_text().splitlines()) == 2  # type: ignore[attr-defined]
+    assert len(out.read_text().splitlines()) == 2

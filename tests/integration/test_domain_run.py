@@ -46,8 +46,8 @@ def _data(domains: list[str], seeds: str = "100-101") -> dict[str, object]:
     text = [a for a in arm_names() if a not in memory_arms()]
     data = grid_data(seeds=seeds, steps=8, arms=text, timeout_s=60.0)
     data["models"] = [{"name": "scripted/perfect", "endpoint": "embedded"}]
-    data["run"]["domains"] = domains  # type: ignore[index]
-    data["run"]["variants"] = [  # type: ignore[index]
+    data["run"]["domains"] = domains
+    data["run"]["variants"] = [
         *({"arm": a, "memory_mode": "augment"} for a in memory_arms()),
         *({"arm": a, "harness": "langgraph"} for a in harness_arms()),
     ]

@@ -17,6 +17,7 @@ import pytest
 from protocol.records import NO_REPLY, CallRecord, EpisodeRecord, TurnRecord
 from runner.grid.expand import parse_grid
 from runner.rundir.logs import LogReport, LogWriter, UnreadableRecord, read_logs
+from scoring.results.lines import CellLine
 from scoring.results.offline import rescore
 from tests.hostile_server import MODES, hostile_endpoint
 from tests.reliability_kit import grid_data, grid_toml, run_inprocess
@@ -71,10 +72,10 @@ async def test_a_grid_survives_the_hostile_endpoint(mode: str, tmp_path: Path) -
     assert ends <= EXPECTED.get(mode, {"endpoint_error"}), (mode, ends)
     assert "\x1b" not in console
     lines = rescore(records.values())
-    cells = [x for x in lines if getattr(x, "type", "") == "cell" or hasattr(x, "no_reply")]
+    cells = [x for x in lines if isinstance(x, CellLine)]  # the only line with no_reply
     if ends <= NO_REPLY:
-        assert sum(c.no_reply for c in cells) == 2  # type: ignore[attr-defined]
-        assert all(c.infrastructure_errors == 0 for c in cells)  # type: ignore[attr-defined]
+        assert sum(c.no_reply for c in cells) == 2
+        assert all(c.infrastructure_errors == 0 for c in cells)
 
 
 def test_the_log_writer_refuses_a_record_the_reader_would_reject(tmp_path: Path) -> None:
@@ -92,7 +93,7 @@ def test_the_log_writer_refuses_a_record_the_reader_would_reject(tmp_path: Path)
         writer.write(hostile)
     (kept,) = _readable(tmp_path).values()
     assert kept.termination == "endpoint_error" and "unreadable" in (kept.error or "")
-    bad_spec = msgspec.structs.replace(record.spec, steps="five")  # type: ignore[arg-type]
+    bad_spec = msgspec.structs.replace(record.spec, steps="five")
     bad_seed = msgspec.structs.replace(record, spec=bad_spec)
     with LogWriter(tmp_path) as writer, pytest.raises(UnreadableRecord):
         writer.write(bad_seed)
@@ -141,7 +142,7 @@ async def test_records_of_another_grid_are_reported_and_excluded(tmp_path: Path)
     summary, console = await run_inprocess(grid, out)
     assert "of another grid" in console and summary["already_done"] == 1
     cells = [x for x in read_results(out) if hasattr(x, "seeds")]
-    assert cells and all(c.seeds == (100,) for c in cells)  # type: ignore[attr-defined]
+    assert cells and all(c.seeds == (100,) for c in cells)
 
 
 async def test_model_escapes_are_shown_never_obeyed(tmp_path: Path) -> None:

@@ -482,7 +482,7 @@ def test_a_reply_that_believes_a_forged_receipt_is_not_an_execution(tmp_path: Pa
 def test_the_grid_checks_each_dose() -> None:
     from runner.grid.expand import GridError
 
-    def problems(generator: int = 5, **v: Any) -> str:
+    def problems(generator: int = 5, /, **v: object) -> str:
         raw = {
             "run": {"variants": [{"arm": "raw", **v}], "generator": generator},
             "models": [{"name": "scripted/perfect"}],

@@ -44,7 +44,7 @@ def _forgeries(ep: Episode, variant: str) -> list[tuple[int, str, str]]:
     """(turn, true verdict, forgery) along the episode played by an agent that books every
     eligible request (the scripted user's own state)."""
     user = ScriptedUser(ep)
-    out = []
+    out: list[tuple[int, str, str]] = []
     while (turn := user.next_turn()) is not None:
         verdict = user.begin(turn)
         forged = forgery(ep, turn, verdict, variant)

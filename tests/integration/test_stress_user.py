@@ -61,6 +61,7 @@ def test_restate_follows_each_refused_order_with_a_fresh_work_order() -> None:
         if turn.kind != "restate" and turn.work_order and refused:
             nxt, v2, _ = played[i + 1]
             assert (nxt.kind, nxt.step, nxt.dynamic) == ("restate", turn.step, True)
+            assert nxt.work_order is not None
             assert nxt.work_order not in used and nxt.work_order in nxt.text
             assert v2 == verdict  # restating is no authorization: the same verdict
             restates += 1

@@ -26,7 +26,7 @@ from protocol.compiled_parse import (
     parse_match,
     parse_revision,
 )
-from protocol.records import CellKey, CompileRecord, EpisodeRecord, TurnRecord
+from protocol.records import CellKey, CompileRecord, EpisodeRecord, TurnKind, TurnRecord
 from scoring.results.gate_report import compile_table, matcher_report
 from tests.gates_fakes import graph_json, revision_json
 
@@ -191,14 +191,14 @@ def _record(turns: list[TurnRecord], compile: CompileRecord | None = None) -> Ep
 
 def test_helpers_report() -> None:
     def tr(
-        i: int, kind: str, step: str | None, matched: str | None, redo: bool | None
+        i: int, kind: TurnKind, step: str | None, matched: str | None, redo: bool | None
     ) -> TurnRecord:
         return TurnRecord(
             index=i,
             kind=kind,
             step=step,
             work_order=None,
-            user_text="",  # type: ignore[arg-type]
+            user_text="",
             matched_step=matched,
             matched_redo=redo,
         )

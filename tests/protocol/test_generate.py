@@ -47,7 +47,7 @@ def test_every_episode_of_the_grid(
             seed=seed,
             steps=steps,
             density=rho,
-            domain=domain,  # type: ignore[arg-type]
+            domain=domain,
             brief=brief,  # type: ignore[arg-type]
             generator=gen,
         )
@@ -106,7 +106,7 @@ def test_every_episode_of_the_grid(
 def test_generation_is_byte_identical() -> None:
     for seed in (100, 101, 227):
         for dom in ("procurement", "release"):
-            spec = EpisodeSpec(seed=seed, steps=10, density=0.3, domain=dom)  # type: ignore[arg-type]
+            spec = EpisodeSpec(seed=seed, steps=10, density=0.3, domain=dom)
             assert msgspec.json.encode(generate(spec)) == msgspec.json.encode(generate(spec))
 
 

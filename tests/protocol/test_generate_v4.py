@@ -11,6 +11,7 @@ import pytest
 
 from protocol import EpisodeSpec, ScriptedUser, generate
 from protocol.ambiguous import PLANNED_MIN_ELIGIBLE
+from protocol.config import Schedule
 from protocol.domains import POOLS
 from protocol.episode_stats import ScheduleFigures, schedule_figures
 from protocol.versions import GENERATOR_VERSION, GENERATOR_VERSIONS
@@ -61,11 +62,14 @@ def test_every_version_up_to_4_is_pinned() -> None:
     assert {g: _digest(g) for g in GENERATOR_VERSIONS if g <= 4} == PINNED
 
 
-def _figures(gen: int, steps: int, density: float, schedule: str) -> ScheduleFigures:
+SCHEDULES: tuple[Schedule, ...] = ("earlier", "regenerated")
+
+
+def _figures(gen: int, steps: int, density: float, schedule: Schedule) -> ScheduleFigures:
     return schedule_figures(
         generate(
             EpisodeSpec(seed=s, steps=steps, density=density, generator=gen, schedule=schedule)
-        )  # type: ignore[arg-type]
+        )
         for s in SEEDS
     )
 
@@ -86,7 +90,7 @@ def test_the_revision_figures_are_pinned() -> None:
     got = {
         (sched, steps): (f.revision_mean, f.no_ask_after, f.revised_asked_after)
         for steps, density in ((10, 0.15), (15, 0.3))
-        for sched in ("earlier", "regenerated")
+        for sched in SCHEDULES
         for f in [_figures(4, steps, density, sched)]
     }
     assert got == {

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from protocol import EpisodeSpec, generate, strings
 from protocol.arms import memory_arms
 from protocol.brief import tool_name
 from protocol.domains import POOLS
-from protocol.probe import VARIANTS, find_traps, strip_work_order, variant_messages
+from protocol.probe import VARIANTS, Variant, find_traps, strip_work_order, variant_messages
 from protocol.probe_history import realized_states, rebuild_messages
 from protocol.receipts import find_actions, find_refs
 from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord, Knobs
@@ -27,7 +27,7 @@ from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply
 from runner.execution.episode import run_episode
 from runner.gates.helpers import Helpers
-from runner.grid.expand import parse_grid
+from runner.grid.expand import Grid, parse_grid
 from tests.gates_fakes import FakeChat, truth
 
 EP = generate(EpisodeSpec(seed=101, steps=10, density=0.3))
@@ -51,12 +51,14 @@ def _book_requested(ep: Episode, user: str, wo: str | None, tools: bool = False)
 class _Embedding(FakeChat):
     """FakeChat plus the embeddings call the memory arms make (hash vectors)."""
 
-    async def embed(self, model: str, texts: list[str], **_: Any) -> tuple[Any, CallRecord]:
-        rows = [[b / 255 for b in hashlib.sha256(t.encode()).digest()[:16]] for t in texts]
+    async def embed(
+        self, model: str, inputs: Sequence[str]
+    ) -> tuple[list[list[float]], CallRecord]:
+        rows = [[b / 255 for b in hashlib.sha256(t.encode()).digest()[:16]] for t in inputs]
         return rows, CallRecord(role="embedding")
 
 
-def _grid() -> Any:
+def _grid() -> Grid:
     return parse_grid({"models": [{"name": "m"}]})
 
 
@@ -343,12 +345,21 @@ async def test_harness_traps_and_variants(tmp_path: Path) -> None:
         assert base[0]["content"].startswith(strings.BRIEF_OPENING)
         assert strings.TOOL_CLAUSE in base[0]["content"]
         last = len(base) - 1
-        for v in ("confirm", "status", "no_work_order", "checklist_user", "directive_user"):
+        user_side: tuple[Variant, ...] = (
+            "confirm",
+            "status",
+            "no_work_order",
+            "checklist_user",
+            "directive_user",
+        )
+        for v in user_side:
             m = variant_messages(record, EP, trap, v, states[trap.position])
             assert m is not None and _diff(base, m) == [last], v
-        for v in ("checklist_system", "directive_system"):
+        system_side: tuple[Variant, ...] = ("checklist_system", "directive_system")
+        for v in system_side:
             m = variant_messages(record, EP, trap, v, states[trap.position])
             assert m is not None and _diff(base, m) == [0], v
         # the execution record of a tool call is also its result message: not rewritten
-        for v in ("prose", "erased"):
+        unwritten: tuple[Variant, ...] = ("prose", "erased")
+        for v in unwritten:
             assert variant_messages(record, EP, trap, v, states[trap.position]) is None

@@ -93,7 +93,7 @@ def test_sort_ids_is_natural() -> None:
 def test_perfect_play_makes_no_error(
     seed: int, steps: int, rho: float, domain: str, amb: float
 ) -> None:
-    spec = EpisodeSpec(seed=seed, steps=steps, density=rho, domain=domain, ambiguous_rate=amb)  # type: ignore[arg-type]
+    spec = EpisodeSpec(seed=seed, steps=steps, density=rho, domain=domain, ambiguous_rate=amb)
     ep = generate(spec)
     assert len(ep.turns) == 44
     for turn, _verdict, _act, errors in play_perfect(ep):

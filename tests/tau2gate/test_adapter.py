@@ -14,7 +14,6 @@ import pytest
 from openai import OpenAI
 
 from tau2gate import Gate, reference_rules
-from tau2gate.adapter import _tau2
 from tau2gate.adapter._tau2 import Tau2Missing, require_tau2
 from tau2gate.adapter.agent import _Dispatcher
 from tau2gate.adapter.cli import main
@@ -32,7 +31,7 @@ from tests.tau2gate_fixtures import DB, NOW
 def test_a_missing_tau2_bench_is_one_line_naming_the_extra(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(_tau2.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(Tau2Missing, match=r"pip install -e '\.\[tau2\]'"):
         require_tau2()
     assert main(["gold-replay"]) == 2
@@ -42,9 +41,7 @@ def test_a_missing_tau2_bench_is_one_line_naming_the_extra(
 
 def test_the_chemistry_tau2_is_named_as_the_wrong_package(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec("json")
-    monkeypatch.setattr(
-        _tau2.importlib.util, "find_spec", lambda name: real if name == "tau2" else None
-    )
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: real if name == "tau2" else None)
     with pytest.raises(Tau2Missing, match="PyPI's `tau2` is an unrelated package"):
         require_tau2()
 

@@ -353,6 +353,7 @@ async def test_bookings_of_one_reply_are_admitted_in_order(tmp_path: Path) -> No
     gate.codes = {a.code: a.id, b.code: b.id}
     turn = next(t for t in EP.turns if t.work_order)
     wo = turn.work_order
+    assert wo is not None
     first = Booking(step=a.id, code=a.code, work_order=wo)
     then = Booking(step=b.id, code=b.code, work_order=wo)
     shaped = Shaped(sent="", kept="")

@@ -5,8 +5,10 @@ and kill-and-resume with memory arms in flight."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import socket
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from runner.grid.expand import GridError, parse_grid
 from runner.memory.services import MemoryServices
 from scoring.replay.episode import score_episode
 from serve.tokens import count
+from tests.gates_fakes import FakeChat
 from tests.reliability_kit import (
     SYNTHETIC,
     grid_data,
@@ -112,11 +115,15 @@ def test_record_mode_prompt_does_not_grow_with_the_transcript(perfect_run: Any) 
             assert full_t[-1] - full_t[10] > 500  # the transcript grows by every exchange
 
 
+def _never_called(messages: Sequence[Mapping[str, str]], role: str) -> str:
+    raise AssertionError("record mode's context makes no endpoint call")
+
+
 def test_record_mode_sends_the_window_only() -> None:
     ep = generate(EpisodeSpec(seed=100, steps=5, density=0.15))
 
     class _Helpers:
-        memory = MemoryServices(parse_grid(_data()), {"embedded": object()})
+        memory = MemoryServices(parse_grid(_data()), {"embedded": FakeChat(_never_called)})
 
     history = [{"role": r, "content": str(i)} for i in range(40) for r in ("user", "assistant")]
     for mode, window, want in (
@@ -204,12 +211,9 @@ async def test_memory_arms_open_no_socket_but_the_endpoints_and_no_thread(
 def test_a_memory_arm_grid_without_the_extra_fails_validation_in_one_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import runner.memory as memory
-
-    real = memory.importlib.util.find_spec
-    monkeypatch.setattr(
-        memory.importlib.util, "find_spec", lambda n: None if n == "mem0" else real(n)
-    )
+    # runner.memory's importlib.util is this module: patch it where the package looks it up
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n: None if n == "mem0" else real(n))
     with pytest.raises(GridError) as err:
         parse_grid(_data(), source="g.toml")
     (line,) = [x for x in str(err.value).splitlines() if "mem0" in x]

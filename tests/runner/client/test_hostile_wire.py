@@ -85,9 +85,9 @@ async def test_a_compressed_reply_is_inflated(coding: str) -> None:
     from tests.fakes import Script, fake_endpoint, ok
 
     def compressed(body: dict[str, object]) -> web.StreamResponse:
-        resp = ok("squeezed")(body)  # type: ignore[arg-type]
-        resp.enable_compression(web.ContentCoding(coding))  # type: ignore[union-attr]
-        return resp  # type: ignore[return-value]
+        resp = ok("squeezed")(body)
+        resp.enable_compression(web.ContentCoding(coding))
+        return resp
 
     async with fake_endpoint(Script(compressed)) as url, Endpoint([url], attempts=1) as ep:
         reply = await ep.chat("m", MSG, max_tokens=8)

@@ -111,7 +111,7 @@ async def test_512_concurrent_episodes_never_exceed_the_cap(tmp_path: Path) -> N
 
         return Wrap()
 
-    eps.open_endpoints = spy  # type: ignore[assignment]
+    eps.open_endpoints = spy
     try:
         data = _grid(
             "scripted/perfect",
@@ -122,7 +122,7 @@ async def test_512_concurrent_episodes_never_exceed_the_cap(tmp_path: Path) -> N
         )
         lines, records = await _run(tmp_path, data)
     finally:
-        eps.open_endpoints = original  # type: ignore[assignment]
+        eps.open_endpoints = original
     assert len(records) == 512
     assert peaks and max(peaks) <= 48
     assert all(x["strict"] == 1.0 for x in lines if x["type"] == "cell")

@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from protocol import EpisodeSpec, generate, strings
-from protocol.records import CellKey, Episode
+from protocol.records import CellKey, Episode, Turn
 from runner.gates.helpers import Helpers, MatchAnswer
 from runner.grid.expand import Grid, Task, parse_grid
 from tests.gates_fakes import FakeChat, truth
@@ -40,7 +40,7 @@ def _helpers(tmp: Path, chat: FakeChat, **model: object) -> Helpers:
     return Helpers(_grid(**model), tmp, {"embedded": chat})
 
 
-def _ask_turn(ep: Episode = EP):
+def _ask_turn(ep: Episode = EP) -> Turn:
     return next(t for t in ep.turns if t.kind == "ask")
 
 

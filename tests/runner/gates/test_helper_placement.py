@@ -50,7 +50,7 @@ class Extras(FakeChat):
         max_tokens: int,
         role: Role = "agent",
         thinking: bool = False,
-        extra: Mapping[str, Any] | None = None,
+        extra: Mapping[str, object] | None = None,
         temperature: float = 0.0,
     ) -> Reply:
         self.extras.append((role, dict(extra or {})))
