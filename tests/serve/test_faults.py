@@ -9,11 +9,13 @@ import aiohttp
 import openai
 import orjson
 import pytest
+from openai import NOT_GIVEN, NotGiven, Omit, omit
 
 from serve import FaultConfig, ServerConfig, start_server, stop_server
+from tests.sdk_messages import sdk_messages
 
 MESSAGES = [{"role": "user", "content": "Thanks, that's helpful so far."}]
-THINK = {"chat_template_kwargs": {"enable_thinking": True}}
+THINK: dict[str, object] = {"chat_template_kwargs": {"enable_thinking": True}}
 
 
 @asynccontextmanager
@@ -32,11 +34,20 @@ def faulty(**rates: float) -> ServerConfig:
     return ServerConfig(faults=FaultConfig(**rates))
 
 
-async def ask(client: openai.AsyncOpenAI, **extra: object) -> openai.types.chat.ChatCompletion:
+async def ask(
+    client: openai.AsyncOpenAI,
+    *,
+    timeout: float | NotGiven = NOT_GIVEN,
+    max_tokens: int | Omit = omit,
+    extra_body: dict[str, object] | None = None,
+) -> openai.types.chat.ChatCompletion:
+    """One non-streamed request; each keyword left out is left out of the request."""
     return await client.chat.completions.create(
         model="scripted/perfect",
-        messages=MESSAGES,
-        **extra,
+        messages=sdk_messages(MESSAGES),
+        timeout=timeout,
+        max_tokens=max_tokens,
+        extra_body=extra_body,
     )
 
 

@@ -11,6 +11,7 @@ import pytest
 from protocol import EpisodeSpec, ScriptedUser, TaskState, generate, strings
 from protocol.render import render_matcher_prompt, render_revision_prompt
 from serve import start_server, stop_server
+from tests.sdk_messages import sdk_messages
 
 SPECS = [
     EpisodeSpec(seed=s, steps=n, density=0.15, domain=d, ambiguous_rate=0.3)
@@ -29,7 +30,7 @@ async def client() -> AsyncIterator[openai.AsyncOpenAI]:
 
 
 async def ask(client: openai.AsyncOpenAI, model: str, messages: list[dict[str, str]]) -> str:
-    r = await client.chat.completions.create(model=model, messages=messages)
+    r = await client.chat.completions.create(model=model, messages=sdk_messages(messages))
     return r.choices[0].message.content or ""
 
 
@@ -135,5 +136,7 @@ async def test_helper_answers_of_the_synthetic_agent_are_labelled(
 ) -> None:
     ep = generate(EpisodeSpec(seed=100, steps=5, density=0.15))
     msgs = [{"role": "user", "content": f"{ep.brief}\n\n{strings.COMPILER_GRAPH_PROMPT}"}]
-    r = await client.chat.completions.create(model="scripted/synthetic", messages=msgs)
+    r = await client.chat.completions.create(
+        model="scripted/synthetic", messages=sdk_messages(msgs)
+    )
     assert r.system_fingerprint == "synthetic"

@@ -11,6 +11,7 @@ import pytest
 from serve import ServerConfig, start_server, stop_server
 from serve.config import FaultConfig
 from serve.stream import pieces
+from tests.sdk_messages import sdk_messages
 
 MESSAGES = [
     {"role": "system", "content": "You are my project agent."},
@@ -27,10 +28,12 @@ async def client() -> AsyncIterator[openai.AsyncOpenAI]:
 
 
 async def test_the_openai_sdk_streams_the_same_text(client: openai.AsyncOpenAI) -> None:
-    plain = await client.chat.completions.create(model="scripted/perfect", messages=MESSAGES)
+    plain = await client.chat.completions.create(
+        model="scripted/perfect", messages=sdk_messages(MESSAGES)
+    )
     stream = await client.chat.completions.create(
         model="scripted/perfect",
-        messages=MESSAGES,
+        messages=sdk_messages(MESSAGES),
         stream=True,
         stream_options={"include_usage": True},
     )
@@ -56,12 +59,14 @@ async def test_the_openai_sdk_streams_the_same_text(client: openai.AsyncOpenAI) 
 async def test_thinking_streams_reasoning_under_both_field_names(
     client: openai.AsyncOpenAI,
 ) -> None:
-    kw = {"extra_body": {"chat_template_kwargs": {"enable_thinking": True}}}
-    plain = await client.chat.completions.create(model="scripted/perfect", messages=MESSAGES, **kw)
+    think: dict[str, object] = {"chat_template_kwargs": {"enable_thinking": True}}
+    plain = await client.chat.completions.create(
+        model="scripted/perfect", messages=sdk_messages(MESSAGES), extra_body=think
+    )
     message = plain.choices[0].message.model_dump()
     assert message["reasoning_content"] and message["reasoning"] == message["reasoning_content"]
     stream = await client.chat.completions.create(
-        model="scripted/perfect", messages=MESSAGES, stream=True, **kw
+        model="scripted/perfect", messages=sdk_messages(MESSAGES), stream=True, extra_body=think
     )
     reasoning: list[str] = []
     also: list[str] = []
@@ -75,7 +80,9 @@ async def test_thinking_streams_reasoning_under_both_field_names(
 
 async def test_n_above_one_is_refused_saying_so(client: openai.AsyncOpenAI) -> None:
     with pytest.raises(openai.BadRequestError, match="n=3 is not supported"):
-        await client.chat.completions.create(model="scripted/perfect", messages=MESSAGES, n=3)
+        await client.chat.completions.create(
+            model="scripted/perfect", messages=sdk_messages(MESSAGES), n=3
+        )
 
 
 async def test_a_malformed_stream_is_cut_before_its_finish() -> None:
@@ -84,7 +91,7 @@ async def test_a_malformed_stream_is_cut_before_its_finish() -> None:
     try:
         async with openai.AsyncOpenAI(base_url=url, api_key="none", max_retries=0) as c:
             stream = await c.chat.completions.create(
-                model="scripted/perfect", messages=MESSAGES, stream=True
+                model="scripted/perfect", messages=sdk_messages(MESSAGES), stream=True
             )
             finishes = [ch.finish_reason async for chunk in stream for ch in chunk.choices]
     finally:
