@@ -83,7 +83,7 @@ def pool(name: str = "garden") -> DomainPool:
     )
 
 
-def pack_text(base: DomainPool | None = None, at: str | None = None, **changes: object) -> str:
+def pack_text(base: DomainPool | None = None, /, at: str | None = None, **changes: object) -> str:
     """The pack's TOML with ``changes`` applied to the template of slug ``at`` (or to the pool)."""
     p = base or pool()
     if at is None:

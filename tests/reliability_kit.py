@@ -28,9 +28,11 @@ from rich.console import Console
 
 from protocol.records import EpisodeRecord
 from runner.client.limiter import Limiter
+from runner.execution.run import RunSummary, run_async
 from runner.grid.expand import Grid, parse_grid
 from runner.rundir.logs import LogReport, read_logs
 from scoring.replay.episode import score_episode
+from serve import ServerConfig
 
 __all__ = [
     "INFRA",
@@ -157,12 +159,10 @@ class LimitHistory:
 
 
 async def run_inprocess(
-    grid: Grid, out: Path, server_config: Any = None, *, check: bool = True
-) -> tuple[dict[str, Any], str]:
+    grid: Grid, out: Path, server_config: ServerConfig | None = None, *, check: bool = True
+) -> tuple[RunSummary, str]:
     """``ladder run`` in this event loop against the embedded endpoint with ``server_config``;
     (summary, console text)."""
-    from runner.execution.run import run_async
-
     buf = io.StringIO()
     console = Console(file=buf, width=200, highlight=False)
     summary = await run_async(

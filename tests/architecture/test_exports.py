@@ -28,11 +28,18 @@ def _inits() -> list[str]:
 def _exported(package: str) -> list[str]:
     init = REPO.joinpath(*package.split("."), "__init__.py")
     for node in ast.parse(init.read_text(encoding="utf-8")).body:
-        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        if not isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            continue
+        target = node.targets[0] if isinstance(node, ast.Assign) else node.target
         if isinstance(target, ast.Name) and target.id == "__all__":
             value = node.value
             assert isinstance(value, ast.List | ast.Tuple)
-            return [e.value for e in value.elts if isinstance(e, ast.Constant)]
+            names: list[str] = []
+            for e in value.elts:
+                if isinstance(e, ast.Constant):
+                    assert isinstance(e.value, str), e.value
+                    names.append(e.value)
+            return names
     return []
 
 

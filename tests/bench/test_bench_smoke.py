@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ def test_case_module_exposes_run(case: str) -> None:
 
 
 def test_table_prints_rows_and_single_figure_results() -> None:
-    results = [
+    results: list[dict[str, Any]] = [
         {"case": "a", "rows": [{"figure": "f", "value": 0.97, "target": ">= 0.95", "holds": True}]},
         {
             "case": "rescore",

@@ -22,6 +22,8 @@ from aiohttp import web
 from protocol.records import MODEL_FAILURES, EpisodeRecord
 from runner.client.endpoint import Endpoint
 from runner.client.limiter import Limiter
+from runner.execution.run import RunSummary
+from runner.grid.expand import Grid
 from serve.config import FaultConfig, ServerConfig
 from serve.faults import draw
 from tests.fakes import Script, fake_endpoint, ok, status
@@ -63,8 +65,8 @@ def _server(faults: FaultConfig | None = None, **kw: Any) -> ServerConfig:
 
 
 def _run(
-    grid: Any, out: Path, config: ServerConfig, check: bool = True
-) -> tuple[dict[str, Any], Records]:
+    grid: Grid, out: Path, config: ServerConfig, check: bool = True
+) -> tuple[RunSummary, Records]:
     summary, _ = asyncio.run(run_inprocess(grid, out, config, check=check))
     return summary, records(out)
 
@@ -89,7 +91,7 @@ def _at_ceiling(rec: EpisodeRecord) -> bool:
     )
 
 
-def _check_run(summary: dict[str, Any], recs: Records, baseline: Records) -> tuple[int, int]:
+def _check_run(summary: RunSummary, recs: Records, baseline: Records) -> tuple[int, int]:
     """The invariants of every faulty run; (completed, infrastructure) counts."""
     assert recs.keys() == baseline.keys(), "every (cell, seed) is logged"
     ended = [r for r in recs.values() if r.termination != "completed"]

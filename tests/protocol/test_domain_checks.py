@@ -22,7 +22,7 @@ def test_the_test_pack_is_clean() -> None:
     assert parse_pack(pack_text(), SRC) == pool()
 
 
-TEMPLATE_DEFECTS = {
+TEMPLATE_DEFECTS: dict[str, tuple[dict[str, object], str]] = {
     "two paraphrases": (
         {"asks": ("Please test the soil work ({wo}).", "Soil work {wo}.")},
         "my.toml: template garden-soil: asks: 2 wordings, need exactly 3",
@@ -86,7 +86,7 @@ def test_a_shifted_phase_gives_its_one_line() -> None:
     ]
 
 
-POOL_DEFECTS = {
+POOL_DEFECTS: dict[str, tuple[dict[str, object], str]] = {
     "filler with a work order": (
         {"fillers": ("Lovely weather today.", "Ticket #W1234 is fine.", "Thanks, noted.")},
         "my.toml: fillers[1]: carries a placeholder or a work order",
@@ -117,7 +117,7 @@ POOL_DEFECTS = {
 @pytest.mark.parametrize("kind", sorted(POOL_DEFECTS))
 def test_a_pool_defect_gives_its_one_line(kind: str) -> None:
     changes, line = POOL_DEFECTS[kind]
-    assert _problems(pack_text(**changes)) == [line]
+    assert _problems(pack_text(at=None, **changes)) == [line]  # at=None: the pool itself
 
 
 def test_several_defects_give_one_line_each() -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from runner import files
 from runner.files import JsonlAppender, write_atomic
 
 
@@ -48,7 +47,7 @@ def test_a_failed_write_is_cut_back_to_the_last_whole_line(
             return real(fd, bytes(data)[:3])  # a short write, then the disk is full
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(files.os, "write", half_then_full)
+    monkeypatch.setattr(os, "write", half_then_full)  # runner.files's os is this module
     with pytest.raises(OSError, match="No space left") as e:
         out.write(b'{"b":2}\n')
     assert e.value.filename == str(path)

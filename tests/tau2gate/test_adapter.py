@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
@@ -125,7 +126,11 @@ def test_scripted_policies() -> None:
     assert user_reply([{"role": "assistant", "content": first}]) == STOP
     asked = [{"role": "assistant", "content": "Hi"}, {"role": "user", "content": first}]
     assert agent_reply(asked) == {"tool_call": ("cancel_reservation", {"reservation_id": "EHGLP3"})}
-    told = [*asked, {"role": "assistant", "content": None}, {"role": "tool", "content": "ok"}]
+    told: list[Mapping[str, str | None]] = [
+        *asked,
+        {"role": "assistant", "content": None},
+        {"role": "tool", "content": "ok"},
+    ]
     assert "processed" in agent_reply(told)["content"]
     assert agent_reply([{"role": "user", "content": "change my flight ABC123"}]) == {
         "content": ONLY_CANCEL

@@ -75,7 +75,10 @@ def _legs(*pairs: tuple[str, str]) -> list[dict[str, str]]:
 def test_flight_changes(gate: Gate) -> None:
     same = _legs(("T100", "2030-01-10"))
     other = _legs(("T300", "2030-01-10"), ("T400", "2030-01-10"))  # AAA -> CCC -> BBB
-    check = lambda **a: _denied(gate, "update_reservation_flights", **a)  # noqa: E731
+
+    def check(**a: object) -> tuple[str, ...]:
+        return _denied(gate, "update_reservation_flights", **a)
+
     assert check(reservation_id="BASIC1", cabin="economy", flights=same, payment_id="x") == ()
     assert check(
         reservation_id="BASIC1", cabin="basic_economy", flights=other, payment_id="credit_card_1"
@@ -102,14 +105,16 @@ def test_flight_changes(gate: Gate) -> None:
 
 
 def test_round_trip_route_keeps_origin_and_destination(gate: Gate) -> None:
-    check = lambda flights: _denied(  # noqa: E731
-        gate,
-        "update_reservation_flights",
-        reservation_id="RT0001",
-        cabin="economy",
-        flights=flights,
-        payment_id="gift_card_9",
-    )
+    def check(flights: list[dict[str, str]]) -> tuple[str, ...]:
+        return _denied(
+            gate,
+            "update_reservation_flights",
+            reservation_id="RT0001",
+            cabin="economy",
+            flights=flights,
+            payment_id="gift_card_9",
+        )
+
     assert (
         check(_legs(("T300", "2030-01-10"), ("T400", "2030-01-10"), ("T200", "2030-01-12"))) == ()
     )
@@ -117,14 +122,16 @@ def test_round_trip_route_keeps_origin_and_destination(gate: Gate) -> None:
 
 
 def test_baggage_passengers_booking_and_compensation(gate: Gate) -> None:
-    bags = lambda t, n: _denied(  # noqa: E731
-        gate,
-        "update_reservation_baggages",
-        reservation_id="RT0001",
-        total_baggages=t,
-        nonfree_baggages=n,
-        payment_id="gift_card_9",
-    )
+    def bags(t: int, n: int) -> tuple[str, ...]:
+        return _denied(
+            gate,
+            "update_reservation_baggages",
+            reservation_id="RT0001",
+            total_baggages=t,
+            nonfree_baggages=n,
+            payment_id="gift_card_9",
+        )
+
     assert bags(4, 2) == ()
     assert bags(2, 1) == ("bags-removed",)
     assert bags(3, 0) == ("paid-bags-removed",)
@@ -152,7 +159,10 @@ def test_baggage_passengers_booking_and_compensation(gate: Gate) -> None:
     assert book(["gift_card_1"] * 4) == ("book-gift-cards",)
     assert book(["gift_card_7"]) == ("book-payment-profile",)
     assert book(["credit_card_1"], passengers=6) == ("book-passengers",)
-    cert = lambda uid: _denied(gate, "send_certificate", user_id=uid, amount=100)  # noqa: E731
+
+    def cert(uid: str) -> tuple[str, ...]:
+        return _denied(gate, "send_certificate", user_id=uid, amount=100)
+
     assert cert("ann_1") == ("compensation-ineligible",)  # regular, uninsured, economy
     assert cert("bo_2") == ()  # gold
     assert cert("cy_3") == ()  # regular, but insured

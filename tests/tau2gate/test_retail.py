@@ -6,6 +6,7 @@ docs/tau2.md."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -384,7 +385,7 @@ def test_every_retail_rule_has_a_violation_case_and_every_order_tool_a_rule(gate
 def test_an_item_modified_order_is_refused_every_further_change(gate: Gate) -> None:
     """'The agent will not be able to modify or cancel the order anymore': τ²-bench's own
     address and payment tools accept a 'pending (item modified)' order; the rules do not."""
-    for tool, extra in [
+    writes: list[tuple[str, Mapping[str, object]]] = [
         ("cancel_pending_order", {"reason": REASON}),
         ("modify_pending_order_address", ADDRESS),
         ("modify_pending_order_payment", {"payment_method_id": "paypal_1"}),
@@ -392,7 +393,8 @@ def test_an_item_modified_order_is_refused_every_further_change(gate: Gate) -> N
             "modify_pending_order_items",
             {"item_ids": ["1002"], "new_item_ids": ["1001"], "payment_method_id": "paypal_1"},
         ),
-    ]:
+    ]
+    for tool, extra in writes:
         assert not gate.check(tool, {"order_id": MODIFIED, **extra}, state()).admitted
 
 
@@ -473,7 +475,11 @@ def test_the_naive_retail_agent_cancels_without_looking() -> None:
     asked = [{"role": "user", "content": "Please cancel order #W0000004, I changed my mind."}]
     call = {"tool_call": ("cancel_pending_order", {"order_id": "#W0000004", "reason": REASON})}
     assert agent_reply(asked) == call
-    told = [*asked, {"role": "assistant", "content": None}, {"role": "tool", "content": "ok"}]
+    told: list[Mapping[str, str | None]] = [
+        *asked,
+        {"role": "assistant", "content": None},
+        {"role": "tool", "content": "ok"},
+    ]
     assert "processed" in agent_reply(told)["content"]
     assert agent_reply([{"role": "user", "content": "exchange #W0000002"}]) == {
         "content": ONLY_CANCEL

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tau2gate import evaluate, parse_rules, rules_to_json
 from tau2gate.airline import FACTS, WRITE_TOOLS, compute_facts, facts_for
 from tau2gate.compile import compile_prompt, read_compile
-from tau2gate.rules import AllOf, AnyOf, Compare, FactRef, Not, Rule, RuleSet
+from tau2gate.rules import AllOf, AnyOf, Compare, FactRef, Not, Op, Rule, RuleSet
 from tests.tau2gate_fixtures import NOW, state
 
 
@@ -173,9 +173,8 @@ def _literal(kind: str) -> st.SearchStrategy[Any]:
 @st.composite
 def _compare(draw: st.DrawFn) -> Compare:
     spec = draw(st.sampled_from(_SPECS))
-    ops = ["eq", "ne", "in", "not_in"] + (
-        ["lt", "le", "gt", "ge"] if spec.type in ("int", "float") else []
-    )
+    ordered: list[Op] = ["lt", "le", "gt", "ge"] if spec.type in ("int", "float") else []
+    ops: list[Op] = ["eq", "ne", "in", "not_in", *ordered]
     op = draw(st.sampled_from(ops))
     if op in ("in", "not_in"):
         value: Any = tuple(draw(st.lists(_literal(spec.type), min_size=1, max_size=3)))

@@ -193,7 +193,10 @@ def test_the_compile_prompt_asks_for_now_and_the_scripted_agent_never_writes() -
 
 
 def test_user_steps_parse_and_skip_what_is_malformed() -> None:
-    steps = [{"name": "toggle_airplane_mode", "arguments": {}}, {"name": "reboot_device"}]
+    steps: list[dict[str, Any]] = [
+        {"name": "toggle_airplane_mode", "arguments": {}},
+        {"name": "reboot_device"},
+    ]
     text = (
         USER_STEPS
         + '[{"name": "toggle_airplane_mode", "arguments": {}}, {"name": "reboot_device"}, 3, {"name": 1}, {"name": "x", "arguments": []}]'

@@ -118,6 +118,7 @@ async def test_a_question_never_advances_state(tmp_path: Path) -> None:
     # the verdicts the gate directs stay those of a state where nothing is done: every
     # step without prerequisites eligible, every other blocked
     for t in asked:
+        assert t.matched_step is not None
         step = EP.step(t.matched_step)
         live = [v for v in step.deps if v != EP.revision.cancel]
         want = "BLOCKED" if live else "ELIGIBLE"

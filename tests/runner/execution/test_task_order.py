@@ -20,6 +20,7 @@ def test_run_order_until_the_window_then_longest_cells_first() -> None:
     head = [order.pop() for _ in range(6)]
     assert head == tasks[:6]
     for t, seconds in zip(head, (1.0, 3.0, 2.0, 1.0, 3.0, 2.0), strict=True):
+        assert t is not None
         order.observe(t, seconds)
     assert len(order) == 6
     tail = [order.pop() for _ in range(6)]

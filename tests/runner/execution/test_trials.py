@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from ladder.app import app
 from protocol.records import EpisodeRecord, episode_id, log_key
 from runner.execution.agent import trial_seed
+from runner.execution.run import RunSummary
 from runner.grid.expand import Grid, GridError, expand, parse_grid, trial_warnings
 from runner.rundir.manifest import grid_digest
 from runner.rundir.records import load_records
@@ -35,7 +36,7 @@ def _grid(trials: int, model: str = SYNTHETIC, temperature: float = 0.7) -> Grid
     return parse_grid(data)
 
 
-def _run(grid: Grid, out: Path) -> dict[str, Any]:
+def _run(grid: Grid, out: Path) -> RunSummary:
     summary, _ = asyncio.run(run_inprocess(grid, out, check=False))
     return summary
 

@@ -4,6 +4,7 @@ the logged exchanges, in the cell line, `ladder cost`'s tables and the report.""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from runner.execution.live import format_result
 from scoring.analyses.askback import ASKBACK, askback_lines, askback_parts
@@ -19,7 +20,7 @@ MODEL = "scripted/synthetic?matcher_wrong=0.1&matcher_none=0.05"
 
 
 async def test_burden_in_the_cell_line_cost_and_report(tmp_path: Path) -> None:
-    variants = [
+    variants: list[dict[str, Any]] = [
         {"arm": "enforce", "ask": "second_reading"},
         {"arm": "enforce", "corruption": 1e-2},
         {"arm": "enforce", "corruption": 1e-2, "escalate": True},

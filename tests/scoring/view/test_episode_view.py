@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -227,7 +228,10 @@ def test_filters_keep_failed_channel_and_seed() -> None:
         row(3, False, False, premature=2),
         row(4, None, None),  # infrastructure
     ]
-    seeds = lambda kept: [r.seed for r in kept]  # noqa: E731
+
+    def seeds(kept: Iterable[RowView]) -> list[int]:
+        return [r.seed for r in kept]
+
     assert seeds(filter_rows(rows, failed="strict")) == [2, 3, 4]
     assert seeds(filter_rows(rows, failed="decline_aware")) == [3, 4]
     assert seeds(filter_rows(rows, channel="premature")) == [3]
