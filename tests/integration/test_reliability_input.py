@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from ladder.app import app
 from protocol.records import EpisodeRecord
@@ -38,11 +38,11 @@ def _grid(**kw: Any) -> dict[str, Any]:
     return grid_data(**{**base, **kw})
 
 
-def _invoke(*args: str) -> Any:
+def _invoke(*args: str) -> Result:
     return CliRunner().invoke(app, list(args))
 
 
-def _one_line_error(result: Any, *needles: str) -> str:
+def _one_line_error(result: Result, *needles: str) -> str:
     """The run failed with exactly one ``error:`` line on stderr naming every needle."""
     assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
     assert isinstance(result.exception, SystemExit), result.exception
@@ -120,7 +120,7 @@ def test_unknown_keys_suggest_the_right_one(
     assert tree_digest(run_dir / "run") == before
 
 
-OUT_OF_RANGE = [
+OUT_OF_RANGE: list[tuple[dict[str, Any], str]] = [
     ({"run": {"steps": [99]}}, "steps must be between"),
     ({"run": {"density": [1.5]}}, "density must be in [0, 1]"),
     ({"run": {"concurrency": 0}}, "concurrency must be at least 1"),

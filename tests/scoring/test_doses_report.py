@@ -62,8 +62,8 @@ def test_dose_lines_are_the_cells_strict_success(records: list[EpisodeRecord]) -
         (a, "spoof=receipt", d) for a in ARMS for d in (0.0, 1.0)
     }
     for r, _ in pairs:
-        stress = stress_of(r.cell) or ("user_style=restate", 0.0)
-        line = by[(r.cell.arm, stress[0], stress[1])]
+        stressed = stress_of(r.cell) or ("user_style=restate", 0.0)
+        line = by[(r.cell.arm, stressed[0], stressed[1])]
         assert line.cell == control_of(r.cell)
     for (arm, stress, dose), line in by.items():
         mine = [
@@ -151,4 +151,7 @@ def test_two_domains_form_a_paired_contrast(tmp_path: Path) -> None:
         for a in ("raw", "enforce")
         for s in ("strict", "decline_aware")
     }
-    assert all(x.family.startswith("Domains domain | ") and x.n == 6 for x in lines)
+    assert all(
+        x.family is not None and x.family.startswith("Domains domain | ") and x.n == 6
+        for x in lines
+    )

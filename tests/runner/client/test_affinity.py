@@ -104,8 +104,8 @@ async def _run(tmp: Path, routing: str) -> tuple[dict[Any, Any], list[dict[str, 
                 async with s.get(u.removesuffix("/v1") + "/stats") as r:
                     stats.append(await r.json())
     finally:
-        for r in runners:
-            await stop_server(r)
+        for replica in runners:
+            await stop_server(replica)
     return read_logs(tmp), stats
 
 

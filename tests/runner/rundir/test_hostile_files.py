@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from protocol.packs import PackError
 from runner.files import JsonlAppender, NotRegularFile, lines, read_regular, write_atomic
 from runner.grid.expand import GridError, load_grid, parse_grid
-from runner.grid.packs import PackError, read_pack
+from runner.grid.packs import read_pack
 from runner.grid.seeds import MAX_SEEDS, count_seeds, parse_seeds
 from runner.rundir.logs import LogReport, LogWriter, read_logs
 from tests.reliability_kit import grid_data

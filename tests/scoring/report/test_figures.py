@@ -6,10 +6,14 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from matplotlib.container import ErrorbarContainer
+from matplotlib.patches import Rectangle
+
 from protocol.records import CellKey, Knobs
 from protocol.state import CHANNELS
 from scoring.analyses.corruption_replay import CORRUPTION_KINDS, FAILURE_KINDS, CorruptionLine
 from scoring.replay.episode import LABELS
+from scoring.report.figure_data import ChannelRate, UnrequestedCount
 from scoring.report.figures import PER_EPISODES, channel_points
 from scoring.report.paper_figures import paper_figures
 from scoring.results.lines import CellLine
@@ -59,24 +63,35 @@ def test_figure_5a_rates_over_table_9_denominators() -> None:
     small = "m (no-think), S=10 rho=0.15, amended brief"
     assert {p.panel for p in pts} == {dense, small}
     by = {(p.panel, p.x, p.series): p for p in pts}
-    reexec = by[(dense, "raw", "re_execution")]
+
+    def rate(key: tuple[str, str, str]) -> ChannelRate:
+        point = by[key]
+        assert isinstance(point, ChannelRate), point
+        return point
+
+    def unrequested(key: tuple[str, str, str]) -> UnrequestedCount:
+        point = by[key]
+        assert isinstance(point, UnrequestedCount), point
+        return point
+
+    reexec = rate((dense, "raw", "re_execution"))
     assert (reexec.y, reexec.errors, reexec.n) == (0.5, 8, 16)
     assert (reexec.lo, reexec.hi) == wilson(8, 16)
-    premature = by[(dense, "raw", "premature")]
+    premature = rate((dense, "raw", "premature"))
     assert (premature.y, premature.n) == (3 / 32, 32)
     assert by[(dense, "enforce", "omission")].y == 4 / 160
     assert by[(dense, "enforce", "re_execution")].y == 0.0  # a zero over a label: a point
     # no redo turn in the dense cells: no refused-redo point; the S = 10 cell had two
     assert (dense, "raw", "refused_redo") not in by
-    assert by[(small, "raw", "refused_redo")].n == 2
+    assert rate((small, "raw", "refused_redo")).n == 2
     assert (small, "raw", "premature") not in by  # no blocked turn there
     # unrequested executions: a count per 128 episodes, no label
     assert by[(dense, "raw", "unrequested")].y == 4 * PER_EPISODES / 16 == 32
     assert by[(small, "raw", "unrequested")].y == 1 * PER_EPISODES / 32 == 4
-    assert by[(dense, "enforce", "unrequested")].count == 0
+    assert unrequested((dense, "enforce", "unrequested")).count == 0
     # the variant (omission 15/160) and the tier-2 cell (re-execution 16/16) are left out
     assert len([p for p in pts if p.panel == dense and p.x == "enforce"]) == 5
-    assert by[(dense, "raw", "re_execution")].errors == 8
+    assert rate((dense, "raw", "re_execution")).errors == 8
 
 
 def test_figure_5a_panels_arms_in_ladder_order_and_png() -> None:
@@ -124,7 +139,10 @@ def test_figure_5b_one_panel_per_configuration() -> None:
                       "m (no-think), S=10 rho=0.15, amended brief"}  # fmt: skip
     dense = next(ax for ax in fig.axes if ax.get_title().startswith("m (no-think)\nS=15"))
     assert [t.get_text() for t in dense.get_xticklabels()] == ["0.001", "0.01"]
-    heights = [p.get_height() for p in dense.patches]
+    heights: list[float] = []
+    for p in dense.patches:
+        assert isinstance(p, Rectangle), p  # a bar
+        heights.append(p.get_height())
     assert sum(heights) == 8 and max(heights) == 7
 
 
@@ -203,7 +221,9 @@ def test_success_per_arm_is_points_per_configuration_one_title_per_scoring() -> 
     strict, aware = figure_success(cells), figure_success(cells, "decline_aware")
     ax = strict.axes[0]
     # no line joins two configurations: every series is markers only
-    series = [c.lines[0] for c in ax.containers]  # each arm's errorbar: its data line
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert len(bars) == len(ax.containers)  # every container is an arm's errorbar
+    series = [c.lines[0] for c in bars]  # each arm's errorbar: its data line
     assert len(series) == 4 and all(ln.get_linestyle() == "None" for ln in series)
     assert ax.get_title() != aware.axes[0].get_title()
     assert "decline-aware" in aware.axes[0].get_title()

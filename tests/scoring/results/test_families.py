@@ -51,7 +51,7 @@ def _records(model: str, spec_kw: dict[str, Any] | None = None) -> list[EpisodeR
 
 
 def _strict(typed: list[ResultLine]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    lines = [line_json(x) for x in typed]
+    lines: list[dict[str, Any]] = [line_json(x) for x in typed]
     return {
         (c["config"]["model"], c["a"], c["b"]): c
         for c in lines
@@ -118,7 +118,7 @@ def test_wording_brief_and_schedule_contrasts_pair_the_right_cells() -> None:
                     ambiguous_rate=ep.spec.ambiguous_rate,
                 )
                 records.append(build(ep, key, perfect(ep)))
-    lines = [line_json(x) for x in rescore(records)]
+    lines: list[dict[str, Any]] = [line_json(x) for x in rescore(records)]
     assert all(not line.get("mismatched_episodes") for line in lines if line["type"] == "cell")
     kinds: dict[str, list[tuple[str, str]]] = {}
     for c in lines:
