@@ -14,7 +14,7 @@ test:
 test-fast:
     .venv/bin/python -m pytest -q tests/protocol tests/scoring tests/architecture
 
-# ruff and mypy (strict on the packages).
+# ruff and mypy (strict on the packages and the tests).
 lint:
     .venv/bin/ruff check .
     .venv/bin/ruff format --check .

@@ -24,12 +24,15 @@ class RunObserver(Protocol):
 
     def on_notice(self, text: str) -> None:
         """A line the run prints: a resumed run, a dropped log line, the preflight."""
+        return None  # a no-op unless overridden
 
     def on_result(self, line: ResultLine) -> None:
         """A streamed (provisional) cell, contrast or helper line, as a cell completes."""
+        return None  # a no-op unless overridden
 
     def on_episode_end(self, record: EpisodeRecord) -> None:
         """An episode's record, once it is in the log."""
+        return None  # a no-op unless overridden
 
 
 class Observers:
