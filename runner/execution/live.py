@@ -37,6 +37,7 @@ from protocol.config import graph_label, model_label
 from protocol.records import CellKey
 from protocol.visible import visible
 from runner.client.endpoint import Endpoint
+from runner.execution.connect import PREFLIGHT_ATTEMPTS, PREFLIGHT_TIMEOUT_S
 from runner.execution.scheduler import RunState
 from scoring.replay.askback import burden_text
 from scoring.report.tables import Labels
@@ -239,15 +240,13 @@ def fit(text: str, width: int = WIDTH) -> str:
 
 
 @asynccontextmanager
-async def refreshing(state: RunState, *, every_s: float = 1.0) -> AsyncIterator[None]:
-    """Call the live view's redraw (``state.on_refresh``) every ``every_s`` seconds while
-    the block runs, so its counters, cells and ETA follow the calls, not the episodes."""
+async def _every(every_s: float, action: Callable[[], None]) -> AsyncIterator[None]:
+    """Call ``action`` every ``every_s`` seconds while the block runs."""
 
     async def tick() -> None:
         while True:
             await anyio.sleep(every_s)
-            if state.on_refresh is not None:
-                state.on_refresh()
+            action()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(tick)
@@ -257,9 +256,20 @@ async def refreshing(state: RunState, *, every_s: float = 1.0) -> AsyncIterator[
             tg.cancel_scope.cancel()
 
 
-def preflight_line(endpoints: dict[str, Endpoint]) -> str:
-    from runner.execution.connect import PREFLIGHT_ATTEMPTS, PREFLIGHT_TIMEOUT_S
+@asynccontextmanager
+async def refreshing(state: RunState, *, every_s: float = 1.0) -> AsyncIterator[None]:
+    """Call the live view's redraw (``state.on_refresh``) every ``every_s`` seconds while
+    the block runs, so its counters, cells and ETA follow the calls, not the episodes."""
 
+    def redraw() -> None:
+        if state.on_refresh is not None:
+            state.on_refresh()
+
+    async with _every(every_s, redraw):
+        yield
+
+
+def preflight_line(endpoints: dict[str, Endpoint]) -> str:
     timeout = min([PREFLIGHT_TIMEOUT_S, *(e.timeout_s for e in endpoints.values())])
     attempts = max([1, *(min(PREFLIGHT_ATTEMPTS, e.attempts) for e in endpoints.values())])
     return (
@@ -276,18 +286,8 @@ async def progress_lines(
     if every_s <= 0:
         yield
         return
-
-    async def tick() -> None:
-        while True:
-            await anyio.sleep(every_s)
-            console.print(status_line(state), highlight=False)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(tick)
-        try:
-            yield
-        finally:
-            tg.cancel_scope.cancel()
+    async with _every(every_s, lambda: console.print(status_line(state), highlight=False)):
+        yield
 
 
 def progress_columns(
