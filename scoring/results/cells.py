@@ -112,6 +112,8 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
     n = len(counted)
     trials = len({s.trial for s in scores}) if scores else 1
     success = {name: sum(scoring_of(s, name).success for s in counted) for name in SCORINGS}
+    # with repeated trials, each seed's outcomes per scoring: its interval and pass^k
+    by_seed = {name: _by_seed(counted, name) for name in SCORINGS} if trials > 1 else {}
     channels = _sum_dicts((s.primary.channels for s in counted), CHANNELS)
     labels = _sum_dicts((s.primary.labels for s in counted), LABELS)
     rates: dict[str, float | int | None] = {
@@ -125,10 +127,10 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         n=n,
         strict_successes=success["strict"],
         strict=_ratio(success["strict"], n),
-        strict_ci=_interval(counted, "strict", trials),
+        strict_ci=_interval(success["strict"], n, by_seed.get("strict")),
         decline_aware_successes=success["decline_aware"],
         decline_aware=_ratio(success["decline_aware"], n),
-        decline_aware_ci=_interval(counted, "decline_aware", trials),
+        decline_aware_ci=_interval(success["decline_aware"], n, by_seed.get("decline_aware")),
         infrastructure_errors=sum(
             s.scorable and s.infrastructure and s.termination not in NO_REPLY for s in scores
         ),
@@ -149,18 +151,18 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         context_overflows=sum(s.model_failure for s in counted),
         askback=_burden(counted),
         trials=trials,
-        pass_k=_pass_k(counted, trials) if trials > 1 else {},
+        pass_k={name: pass_hats(list(o.values()), trials) for name, o in by_seed.items()},
     )
 
 
-def _interval(counted: list[EpisodeScore], scoring: str, trials: int) -> tuple[float, float]:
-    """The 95% interval of the cell's success rate: Wilson's over its episodes with one trial
-    per seed; with repeated trials, clustered by seed (a seed's trials are not independent:
-    :func:`scoring.results.stats.clustered_wilson`, its design effect at least 1)."""
-    if trials <= 1:
-        return wilson(sum(scoring_of(s, scoring).success for s in counted), len(counted))
-    clusters = [(sum(o), len(o)) for o in _by_seed(counted, scoring).values()]
-    return clustered_wilson(clusters)
+def _interval(k: int, n: int, by_seed: dict[int, list[bool]] | None) -> tuple[float, float]:
+    """The 95% interval of the cell's success rate, ``k`` of ``n``: Wilson's with one trial
+    per seed; with repeated trials (``by_seed``: each seed's outcomes), clustered by seed (a
+    seed's trials are not independent: :func:`scoring.results.stats.clustered_wilson`, its
+    design effect at least 1)."""
+    if by_seed is None:
+        return wilson(k, n)
+    return clustered_wilson([(sum(o), len(o)) for o in by_seed.values()])
 
 
 def _by_seed(scores: Iterable[EpisodeScore], scoring: str) -> dict[int, list[bool]]:
@@ -169,11 +171,6 @@ def _by_seed(scores: Iterable[EpisodeScore], scoring: str) -> dict[int, list[boo
     for s in scores:
         out.setdefault(s.seed, []).append(scoring_of(s, scoring).success)
     return out
-
-
-def _pass_k(counted: list[EpisodeScore], trials: int) -> dict[str, tuple[float | None, ...]]:
-    """pass^1 .. pass^trials of the counted episodes, per scoring."""
-    return {name: pass_hats(list(_by_seed(counted, name).values()), trials) for name in SCORINGS}
 
 
 def _burden(counted: list[EpisodeScore]) -> Burden | None:
