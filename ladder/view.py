@@ -17,6 +17,7 @@ import typer
 from ladder.domain import load_packs_of
 from ladder.errors import UsageError
 from runner.rundir.logs import NewerSchemaError, log_files
+from runner.rundir.manifest import MANIFEST
 
 __all__ = ["view"]
 
@@ -66,7 +67,7 @@ def view(
             raise UsageError(f"cannot read {logdir}: not a directory")
         load_packs_of(logdir)  # the file domain packs the run's episodes regenerate with
         run_dir = logdir.parent if logdir.name == "logs" else logdir
-        if not log_files(logdir) and not (run_dir / "manifest.json").is_file():
+        if not log_files(logdir) and not (run_dir / MANIFEST).is_file():
             raise UsageError(
                 f"{logdir} is not a run directory (no manifest.json, no episode logs); give "
                 "the --out of a `ladder run` or `ladder demo`"

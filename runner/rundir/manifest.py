@@ -40,10 +40,23 @@ __all__ = [
     "ManifestError",
     "grid_digest",
     "grid_record",
+    "read_manifest",
     "write_or_check_manifest",
 ]
 
 MANIFEST = "manifest.json"
+MAX_MANIFEST_BYTES = 16 << 20  # a manifest is a grid and its history: far below this
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """``run_dir/manifest.json`` as builtins for the readers of a run (the report's details,
+    the viewer's header, old records' labels); {} when there is none, or it is a link or
+    another planted entry, over :data:`MAX_MANIFEST_BYTES`, or not a JSON object."""
+    try:
+        data = orjson.loads(read_regular(run_dir / MANIFEST, cap=MAX_MANIFEST_BYTES, follow=False))
+    except (OSError, ValueError):  # orjson.JSONDecodeError is a ValueError
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 class ManifestError(ValueError):

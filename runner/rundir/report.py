@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import orjson
 
 from protocol.records import EpisodeRecord
 from protocol.visible import visible
 from runner.files import write_atomic
 from runner.rundir.logs import LOGS, LogReport
+from runner.rundir.manifest import read_manifest
 from runner.rundir.records import RunDirError, load_records, log_summary
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.registry import Analyses, analysis_sections, scored_once
@@ -26,20 +26,11 @@ from scoring.report.markdown import figure_channels, figure_success, markdown_re
 from scoring.report.paper_figures import paper_figures
 from scoring.results.lines import ResultLine
 
-__all__ = ["NO_PLOTS", "Keep", "read_manifest", "report_path", "write_report"]
+__all__ = ["NO_PLOTS", "Keep", "report_path", "write_report"]
 
 Keep = Callable[[Sequence[EpisodeRecord]], list[EpisodeRecord]]  # the records to report
 
 NO_PLOTS = "the figures need matplotlib: pip install 'state-ladder[plots]'"
-
-
-def read_manifest(run_dir: Path) -> dict[str, Any]:
-    """The run's ``manifest.json`` builtins; {} when there is none or it cannot be read."""
-    try:
-        data = orjson.loads((run_dir / "manifest.json").read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def report_path(logdir: Path, out: Path | None) -> Path:

@@ -15,43 +15,35 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import msgspec
-import orjson
 
 from protocol.config import scripted_served_by
 from protocol.records import EpisodeRecord
-from runner.files import read_regular
+from runner.rundir.manifest import MANIFEST, read_manifest
 
 __all__ = ["label_record", "manifest_served", "served_for_log"]
 
-_MANIFEST = "manifest.json"  # runner.rundir.manifest.MANIFEST (that module imports the grid)
 _LOGS = "logs"  # runner.rundir.logs.LOGS (that module imports this one)
-_MAX_MANIFEST_BYTES = 16 << 20
 
 
 def manifest_served(run_dir: Path) -> dict[str, str]:
     """Model name -> the scripted model that served it, from ``run_dir/manifest.json``'s
     grid (only models whose served name is a scripted model other than their own name);
     empty when there is no readable manifest."""
-    path = run_dir / _MANIFEST
     try:
-        st = path.lstat()
+        st = (run_dir / MANIFEST).lstat()
     except OSError:
         return {}
-    return dict(_served(str(path), st.st_mtime_ns, st.st_size))
+    return dict(_served(str(run_dir), st.st_mtime_ns, st.st_size))
 
 
 @functools.lru_cache(maxsize=64)
-def _served(path: str, _mtime: int, _size: int) -> tuple[tuple[str, str], ...]:
-    try:
-        data: Any = orjson.loads(read_regular(Path(path), cap=_MAX_MANIFEST_BYTES, follow=False))
-    except (OSError, ValueError):  # a link, a FIFO, too big, not JSON: no labels
-        return ()
-    grid = data.get("grid") if isinstance(data, dict) else None
+def _served(run_dir: str, _mtime: int, _size: int) -> tuple[tuple[str, str], ...]:
+    data = read_manifest(Path(run_dir))  # {} for a link, a FIFO, too big, not JSON: no labels
+    grid = data.get("grid")
     models = grid.get("models") if isinstance(grid, dict) else None
-    changed = _served_changed(data.get("history") if isinstance(data, dict) else None)
+    changed = _served_changed(data.get("history"))
     out: list[tuple[str, str]] = []
     for m in models if isinstance(models, list) else []:
         if not isinstance(m, dict):

@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
-import orjson
 
 from protocol.records import Episode, EpisodeRecord
 from protocol.versions import SpecError
-from runner.rundir.manifest import MANIFEST
+from runner.rundir.manifest import read_manifest
 from runner.view.index import RunIndex
 from scoring.replay.episode import score_episode
 from scoring.report.details import run_details
@@ -48,7 +47,9 @@ class RunView:
         return CellsView(
             run=str(self.run_dir),
             synthetic=" ".join(warning).strip().removeprefix("> "),
-            details=run_details(self._manifest()),
+            details=run_details(
+                read_manifest(self.run_dir.parent if self.run_dir.name == "logs" else self.run_dir)
+            ),
             cells=cells,
             contrasts=contrasts_view(lines, cells),
             log=LogView(
@@ -58,15 +59,6 @@ class RunView:
                 duplicates=rep.duplicates,
             ),
         )
-
-    def _manifest(self) -> dict[str, object]:
-        """The run's manifest builtins ({} when absent or unreadable)."""
-        root = self.run_dir.parent if self.run_dir.name == "logs" else self.run_dir
-        try:
-            data = orjson.loads((root / MANIFEST).read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            return {}
-        return data if isinstance(data, dict) else {}
 
     def episodes(
         self,
