@@ -1,7 +1,7 @@
 """The scripted endpoint in its own process, pinned to its own core, for the benchmarks.
 
 ``python -m bench._endpoint '<ServerConfig as JSON>' [CORE|-] [REPLICAS]`` starts
-:func:`serve.app.start_replicas` on uvloop, prints each base URL on one line, and serves
+:func:`serve.endpoint.app.start_replicas` on uvloop, prints each base URL on one line, and serves
 until stdin closes. The parent side is
 :func:`endpoint_process`, a context manager that yields an :class:`EndpointProcess` (its URL
 and its CPU time read from ``/proc``).
@@ -83,8 +83,8 @@ def endpoint_process(
 
 
 async def _serve(config_json: str, replicas: int) -> None:
-    from serve.app import start_replicas, stop_server
     from serve.config import ServerConfig
+    from serve.endpoint.app import start_replicas, stop_server
 
     config = msgspec.json.decode(config_json.encode(), type=ServerConfig)
     runners, urls = await start_replicas(config, replicas)

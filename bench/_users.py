@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from bench._common import client_cpu_s
-from protocol.generate import generate
+from protocol.episode.generate import generate
 from protocol.records import CallRecord
 from runner.arms import EpisodeContext
 from runner.client.endpoint import Endpoint, Reply

@@ -30,7 +30,7 @@ MODEL = "scripted/synthetic?obey=0.9&fresh=0.35&seed=7"
 
 def _arms() -> tuple[list[str], Any]:
     """Arms that run here: the text arms always, the gate arms once their helpers exist."""
-    from protocol.arms import arm_names, memory_arms
+    from protocol.arms.table import arm_names, memory_arms
 
     arms = [a for a in arm_names() if a not in memory_arms()]
     try:
@@ -41,7 +41,7 @@ def _arms() -> tuple[list[str], Any]:
 
 
 # The latency-emulating run: 16 sequences "computing" at once, each request 20 ms plus 1 us
-# per prompt token and 2 ms per completion token (serve/latency.py's "tokens" model).
+# per prompt token and 2 ms per completion token (serve/faults/latency.py's "tokens" model).
 LATENCY = {
     "concurrency": 16,
     "mode": "tokens",

@@ -25,7 +25,7 @@ from bench._common import SERVER_CORE, median, row, run_loop
 from bench._endpoint import endpoint_process, server_config
 from protocol import EpisodeSpec, ScriptedUser, generate
 from serve.agents import answer
-from serve.tokens import count_messages
+from serve.endpoint.tokens import count_messages
 
 __all__ = ["run"]
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import row, scratch
-from protocol.generate import generate
+from protocol.episode.generate import generate
 from protocol.records import Role
 from runner.arms import EpisodeContext, load_arms
 from runner.client.endpoint import Endpoint, Reply
@@ -35,8 +35,8 @@ from runner.execution.agent import agent_call
 from runner.execution.episode import run_episode
 from runner.gates.helpers import Helpers
 from runner.grid.expand import Grid, expand, parse_grid
-from serve.app import start_server, stop_server
-from serve.tokens import encoding
+from serve.endpoint.app import start_server, stop_server
+from serve.endpoint.tokens import encoding
 
 __all__ = ["SlotModel", "run"]
 

@@ -1,7 +1,7 @@
 """Prefix-cache affinity: prefilled tokens, episodes per hour and the tail, four routings.
 
 Four replicas of the scripted endpoint (in the runner's event loop) each emulate a
-batching GPU server with a prefix cache (:mod:`serve.prefix_cache`): C slots, the token
+batching GPU server with a prefix cache (:mod:`serve.endpoint.prefix_cache`): C slots, the token
 latency model charging prefill only for uncached prompt tokens, KV blocks of 16 tokens and
 an LRU capacity sized to hold the transcripts of that replica's share of the episodes in
 flight (not every episode's). The real runner runs a grid of raw + checklist + enforce
@@ -36,8 +36,8 @@ from bench._virtual import run_virtual
 from runner.execution.connect import open_endpoints
 from runner.execution.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from runner.grid.expand import Grid, parse_grid
-from serve.app import start_replicas, stop_server
 from serve.config import LatencyConfig, PrefixCacheConfig, ServerConfig
+from serve.endpoint.app import start_replicas, stop_server
 
 __all__ = ["run"]
 

@@ -29,8 +29,8 @@ from runner.client.limiter import QueueOrder
 from runner.execution.connect import open_endpoints
 from runner.execution.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from runner.grid.expand import Grid, parse_grid
-from serve.app import start_replicas, stop_server
 from serve.config import LatencyConfig, PrefixCacheConfig, ServerConfig
+from serve.endpoint.app import start_replicas, stop_server
 
 __all__ = ["run"]
 

@@ -46,8 +46,8 @@ from protocol import (
     Verdict,
     generate,
 )
-from protocol.arms import arm_names
-from protocol.execution import read_execution
+from protocol.arms.table import arm_names
+from protocol.state.bookings import read_execution
 from runner.rundir.logs import LogReport, LogWriter, read_logs
 from runner.rundir.rescore import cores, rescore_dir
 from scoring.results.lines import CellLine, ContrastLine

@@ -16,7 +16,7 @@ end, not per turn); the JSON says how many episodes had ended by the late window
 The endpoint's CPU per request in the same windows is an info row: where it grows past the
 client's, the endpoint becomes the bottleneck late, the client waits between responses and
 its CPU per request rises with it (an idle event loop handles fewer responses per wake-up),
-whatever the client does per turn. ``serve.conversation`` keeps it flat enough here.
+whatever the client does per turn. ``serve.endpoint.conversation`` keeps it flat enough here.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``ladder domain check|show|new``: a domain pack file checked, shown, or started.
 
-``check FILE`` runs every rule of :func:`protocol.packs.check_pack` (one problem a line,
+``check FILE`` runs every rule of :func:`protocol.domains.packs.check_pack` (one problem a line,
 exit 1 when any); ``show NAME|FILE`` prints a pack as the generator sees it (each step's
 phase, brief text, key words and wordings); ``new NAME`` writes a commented skeleton whose
 pool-wide parts are filled and whose 18 step templates the user fills (docs/domains.md).
@@ -16,9 +16,8 @@ from typing import Annotated
 import typer
 
 from ladder.errors import UsageError
-from protocol.domain_types import DomainPool
-from protocol.domains import BUILTIN, PROCUREMENT
-from protocol.packs import (
+from protocol.domains.known import BUILTIN, PROCUREMENT
+from protocol.domains.packs import (
     LEGACY_WORDINGS,
     PARAPHRASES,
     PER_PHASE,
@@ -29,6 +28,7 @@ from protocol.packs import (
     pack_digest,
     pack_overlaps,
 )
+from protocol.domains.shape import DomainPool
 from runner.grid.packs import is_pack_file, read_pack
 from runner.rundir.packs import load_run_packs
 from scoring.util import plural

@@ -14,12 +14,12 @@ from ladder.errors import UsageError
 from protocol import EpisodeSpec, ScriptedUser, SpecError
 from protocol import generate as gen
 from protocol.config import graph_label
-from protocol.domains import DIGESTS, POOLS
-from protocol.episode_stats import schedule_figures
-from protocol.packs import PackError
-from protocol.paraphrases import check_paraphrases
+from protocol.domains.known import DIGESTS, POOLS
+from protocol.domains.packs import PackError
+from protocol.episode.paraphrases import check_paraphrases
+from protocol.episode.stats import schedule_figures
+from protocol.episode.versions import GENERATOR_VERSION
 from protocol.records import Episode
-from protocol.versions import GENERATOR_VERSION
 from runner.grid.packs import load_pack_file
 from runner.grid.seeds import parse_seeds
 

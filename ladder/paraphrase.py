@@ -24,9 +24,9 @@ import typer
 
 from ladder.errors import UsageError
 from ladder.flags import OPENAI_API_KEY, OPENAI_BASE_URL
-from protocol.domains import POOLS
-from protocol.packs import PackError
-from protocol.paraphrases import check_paraphrases, rewrite_sources
+from protocol.domains.known import POOLS
+from protocol.domains.packs import PackError
+from protocol.episode.paraphrases import check_paraphrases, rewrite_sources
 from runner.client.endpoint import Endpoint
 from runner.execution.connect import ping
 from runner.execution.live import preflight_line
@@ -61,7 +61,7 @@ async def run_paraphrase(
     attempts: int,
     max_in_flight: int,
 ) -> tuple[int, list[Failure]]:
-    from serve.app import start_server, stop_server
+    from serve.endpoint.app import start_server, stop_server
 
     sources = [s for d in domains for s in rewrite_sources(POOLS[d])]
     cache = load_cache(out)

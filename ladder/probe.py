@@ -15,7 +15,7 @@ from rich.progress import Progress
 
 from ladder.domain import load_packs_of
 from ladder.errors import UsageError, leaf
-from protocol.probe import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
+from protocol.probe.turns import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
 from protocol.records import TurnKind
 from runner.client.endpoint import CallFailed
 from runner.execution.live import progress_columns

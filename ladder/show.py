@@ -25,7 +25,7 @@ from rich.text import Text
 from ladder.domain import load_packs_of
 from ladder.errors import UsageError
 from protocol.records import Booking
-from protocol.state import CHANNELS
+from protocol.state.machine import CHANNELS
 from protocol.visible import visible
 from runner.rundir.logs import NewerSchemaError
 from runner.view.data import RunView

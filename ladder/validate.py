@@ -14,7 +14,7 @@ import orjson
 import typer
 
 from ladder.errors import UsageError
-from protocol.arms import arm_rank
+from protocol.arms.table import arm_rank
 from runner.grid.expand import Grid, GridError, load_grid, missing_keys, trial_warnings
 from scoring.util import plural
 

@@ -3,7 +3,8 @@
 No I/O and no event loop here; everything is a function of its inputs.
 """
 
-from protocol.generate import generate
+from protocol.episode.generate import generate
+from protocol.episode.versions import N_TURNS, TRAP_BUDGET, SpecError
 from protocol.records import (
     Booking,
     CallRecord,
@@ -15,9 +16,8 @@ from protocol.records import (
     Turn,
     TurnRecord,
 )
-from protocol.state import CHANNELS, TaskState, Verdict, judge_turn
+from protocol.state.machine import CHANNELS, TaskState, Verdict, judge_turn
 from protocol.user import ScriptedUser
-from protocol.versions import N_TURNS, TRAP_BUDGET, SpecError
 
 __all__ = [
     "CHANNELS",

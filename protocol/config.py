@@ -15,7 +15,7 @@ from typing import Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from protocol.domains import DIGESTS
+from protocol.domains.known import DIGESTS
 
 __all__ = [
     "DEFAULT_DOSE",
@@ -37,7 +37,7 @@ __all__ = [
     "scripted_served_by",
 ]
 
-# A built-in domain ("procurement", "release") or a loaded file pack's name (protocol.domains).
+# A built-in domain ("procurement", "release") or a loaded file pack's name (protocol.domains.known).
 Domain = str
 Brief = Literal["amended", "original"]
 # The probe schedule (Appendix B.4, Section 6): "earlier" is the original grid's, "regenerated"
@@ -45,12 +45,12 @@ Brief = Literal["amended", "original"]
 Schedule = Literal["earlier", "regenerated"]
 
 Regime = Literal["no-think", "thinking"]
-# The default dose of a stress knob (generator 5 on, issue #37; protocol.doses). OURS: a
+# The default dose of a stress knob (generator 5 on, issue #37; protocol.stress.doses). OURS: a
 # quarter of the eligible planned turns (at least one), low enough that an agent can pass.
 DEFAULT_DOSE = 0.25
 # The scripted user's manner (issue #31, ours; protocol.user, docs/stress.md).
 UserStyle = Literal["cooperative", "restate", "contradict", "double"]
-# When the gate asks the user back (issue #38, ours; protocol.askback, docs/askback.md).
+# When the gate asks the user back (issue #38, ours; protocol.arms.askback, docs/askback.md).
 AskMode = Literal["off", "unresolved", "second_reading"]
 
 
@@ -80,12 +80,12 @@ class EpisodeSpec(_Frozen, frozen=True, kw_only=True):
     brief: Brief = "amended"
     paraphrase_tier: int = 0
     ambiguous_rate: float = 0.0
-    # The generator version the episode was made with (protocol.generate.GENERATOR_VERSION);
+    # The generator version the episode was made with (protocol.episode.generate.GENERATOR_VERSION);
     # logs written before versions existed lack it and regenerate with version 1.
     generator: int = 1
     schedule: Schedule | None = None  # None: the brief's own schedule (see Schedule)
-    # A file pack's digest (protocol.packs.pack_digest): the pack the episode was made from
-    # (protocol.versions.pool_of checks it). Unset, and so not encoded, for the built-in
+    # A file pack's digest (protocol.domains.packs.pack_digest): the pack the episode was made from
+    # (protocol.episode.versions.pool_of checks it). Unset, and so not encoded, for the built-in
     # domains, whose specs keep their encoding; not part of :class:`Config` (a cell is keyed by
     # its domain's name, and one run loads one pack per name).
     domain_digest: str | UnsetType = UNSET
@@ -124,11 +124,11 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     # "langgraph": the real-tool harness of Appendix G (runner.harness, docs/tools.md).
     harness: Literal["text", "langgraph"] = "text"
     # Stress knobs (issue #31, ours; docs/stress.md): forged state text in the user's message
-    # (protocol.spoof).
+    # (protocol.stress.spoof).
     spoof: Literal["none", "checklist", "directive", "notice", "tool_result", "receipt", "redo"] = (
         "none"
     )
-    # the tool harness's calls fail at this rate per call (protocol.tool_failure)
+    # the tool harness's calls fail at this rate per call (protocol.stress.tool_failure)
     tool_failure: float = 0.0
     # the scripted user's manner (protocol.user): the paper's cooperative user, or one who
     # restates a refused order, or contradicts the revision once
@@ -140,12 +140,12 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     show: bool = False
     ask: AskMode = "off"
     escalate: bool = False
-    # Generator 5 on (issue #37, protocol.doses): the dose of the spoof knob and of the user's
+    # Generator 5 on (issue #37, protocol.stress.doses): the dose of the spoof knob and of the user's
     # style, the fraction of eligible planned turns each stresses (at least one when
     # positive); ignored by earlier generators, whose stresses followed the realized state.
     spoof_dose: float = DEFAULT_DOSE
     user_dose: float = DEFAULT_DOSE
-    # At-most-once under tool failure (issue #37, ours; protocol.tool_failure, docs/stress.md):
+    # At-most-once under tool failure (issue #37, ours; protocol.stress.tool_failure, docs/stress.md):
     # the share of timed-out harness calls whose write landed anyway; on, the harness lists the
     # read-only status tool and a timeout's result says its outcome is unknown. 0: off.
     tool_failure_landed: float = 0.0
@@ -205,7 +205,7 @@ class CellKey(_Frozen, frozen=True, kw_only=True):
 
     def spec(self, seed: int, generator: int) -> EpisodeSpec:
         """The spec of this cell's episode of ``seed``, with the digest of the loaded pack
-        when the cell's domain is a file pack (:func:`protocol.domains.register`)."""
+        when the cell's domain is a file pack (:func:`protocol.domains.known.register`)."""
         spec = EpisodeSpec.of(self.config, seed=seed, generator=generator)
         digest = DIGESTS.get(self.domain)
         return spec if digest is None else msgspec.structs.replace(spec, domain_digest=digest)
@@ -238,7 +238,7 @@ def graph_label(steps: int, density: float) -> str:
     return f"S={steps} rho={density:g}"
 
 
-SCRIPTED = "scripted/"  # the scripted endpoint's model names (serve.models)
+SCRIPTED = "scripted/"  # the scripted endpoint's model names (serve.endpoint.models)
 
 
 def scripted_served_by(model: str, served: str) -> str:

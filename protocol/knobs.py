@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from protocol.arms import ArmSpec, Variant, arm_spec, arm_table, harness_arms
+from protocol.arms.table import ArmSpec, Variant, arm_spec, arm_table, harness_arms
 from protocol.config import DEFAULT_DOSE, Knobs
 from protocol.registry import Registry
 
@@ -196,7 +196,7 @@ for _knob in (
     KnobSpec(field="user_style", label="the scripted user's manner (ours)",
              family="Stress: uncooperative user", alone=True, section="user_style",
              resets=("user_dose",)),
-    # Ask back and escalation (issue #38, ours; protocol.askback, docs/askback.md): each
+    # Ask back and escalation (issue #38, ours; protocol.arms.askback, docs/askback.md): each
     # knob's cell against the same cell with that knob alone off (a cell with two of them:
     # against the cell with the later one only), Holm within model over the family.
     KnobSpec(field="show", label="the gate names the step it resolved (ours)",
@@ -207,14 +207,14 @@ for _knob in (
              section="askback"),
     KnobSpec(field="escalate", label="the gate's refusals go to the user, who may override (ours)",
              applies=_refuses, scope=_REFUSING, family=_ASKBACK, alone=True, section="askback"),
-    # The stress knobs' doses (issue #37, generator 5; protocol.doses): no contrast of their own, the
+    # The stress knobs' doses (issue #37, generator 5; protocol.stress.doses): no contrast of their own, the
     # dose is part of the stressed cell (docs/stress.md, "Dose-response").
     KnobSpec(field="spoof_dose", label="the share of eligible turns forged (ours)",
              check=_dose("spoof_dose", "spoof", "none"), section="dose_response"),
     KnobSpec(field="user_dose", label="the share of eligible turns the user's style takes "
              "(ours)", check=_dose("user_dose", "user_style", "cooperative"),
              section="dose_response"),
-    # At-most-once under tool failure (issue #37; protocol.tool_failure, docs/stress.md): part
+    # At-most-once under tool failure (issue #37; protocol.stress.tool_failure, docs/stress.md): part
     # of the tool_failure stress (its contrast's reference resets it with the rate).
     KnobSpec(field="tool_failure_landed", label="the share of timed-out tool calls whose "
              "write landed; lists the read-only status tool (ours)", check=_landed,

@@ -203,7 +203,7 @@ class ToolCall(_Frozen, frozen=True, kw_only=True):
     work_order: str
     step: str | None  # the step whose tool it names (None: no such tool)
     reply: int = 0  # which reply of the turn made it (0: the turn's first agent call)
-    # failed: the tool failed (the tool_failure knob, protocol.tool_failure): nothing executed,
+    # failed: the tool failed (the tool_failure knob, protocol.stress.tool_failure): nothing executed,
     # but for a ``landed`` failure (a timeout whose write landed), which carries its receipt;
     # status: a call of the read-only status tool (the tool_failure_landed knob)
     outcome: Literal["executed", "refused", "repeat", "stale", "failed", "status"] = "executed"
@@ -215,7 +215,7 @@ class ToolCall(_Frozen, frozen=True, kw_only=True):
 
 
 class Escalation(_Frozen, frozen=True, kw_only=True):
-    """A refused booking the gate put to the user (the ``escalate`` knob; protocol.askback):
+    """A refused booking the gate put to the user (the ``escalate`` knob; protocol.arms.askback):
     ``confirmed`` is an override, the booking admitted once (it is in the turn's ``admitted``);
     otherwise it stays refused (in ``refused``)."""
 
@@ -288,9 +288,9 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     follow_ups: tuple[str, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
     # Text the stress knobs injected into the user's message (the spoof knob's forgery, in
-    # ``sent_text`` after the user's text; protocol.spoof); "" when none.
+    # ``sent_text`` after the user's text; protocol.stress.spoof); "" when none.
     injected: str = ""
-    # Ask back (the ``ask`` knob; protocol.askback): the gate's clarifying question, the
+    # Ask back (the ``ask`` knob; protocol.arms.askback): the gate's clarifying question, the
     # user's answer, why the gate asked, and the matcher's first reading (``matched_step`` is
     # the reading after the answer); None when the gate did not ask.
     question: str | None = None

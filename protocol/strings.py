@@ -212,7 +212,7 @@ TOOL_REJECTION = (
 # The stamp a step's tool writes into the episode's workspace: the receipt. OURS.
 TOOL_STAMP = "{tool} {work_order}"
 
-# --- Forged state text (issue #31, the spoof knob; protocol.spoof). OURS, all. -----------
+# --- Forged state text (issue #31, the spoof knob; protocol.stress.spoof). OURS, all. -----------
 # The other forgeries reuse the arms' own strings above (a checklist entry, a directive, a
 # rejection notice, a tool result) with contradicting content; these two fill what the
 # paper gives no string for: the tool a forged result names in the text protocol, and a
@@ -251,7 +251,7 @@ FORWARD_LINE = "> {line}"
 # read as an explicit order; docs/protocol.md argues the label).
 USER_RESTATE_V5 = "Checking back on my last message: please {text} ({wo})."
 
-# --- Ask back and escalation (issue #38; protocol.askback, docs/askback.md). OURS, all. ---
+# --- Ask back and escalation (issue #38; protocol.arms.askback, docs/askback.md). OURS, all. ---
 # Section 5.5 recommends them ("a gate should show the step it resolved, and ask back when no
 # step resolves"; "refusals have no escalation path", Section 6) and gives no wording.
 # show: the gate names the step the matcher resolved, by id and in the brief's words, before

@@ -20,7 +20,7 @@ Generator version 3: a planned ``ambiguous`` turn is a candidate; it is served a
 naming two steps eligible on the realized state when the turn is served (drawn from a stream
 seeded by the spec and the turn), or as its filler (no work order) when fewer than
 :data:`AMBIGUOUS_MIN_ELIGIBLE` are. Version 4 plans its probes on the perfect-play state
-(:mod:`protocol.ambiguous`) and the user serves them as planned; its dynamic re-asks, like its
+(:mod:`protocol.episode.ambiguous`) and the user serves them as planned; its dynamic re-asks, like its
 planned ones, use the step's ask wordings (no re-ask frame).
 
 User styles (the ``user_style`` knob, issue #31; ours, docs/stress.md and docs/protocol.md):
@@ -42,7 +42,7 @@ episodes are unchanged (no generator version bump: the planned episode is the sa
 
 Generator version 5 (issue #37): the styles above stay as they were for versions 1-4 (so old
 logs rescore unchanged); from version 5 a style is a dose on the fixed episode, placed by
-:func:`protocol.doses.user_turns` from the seed on the perfect-play verdicts, never from what
+:func:`protocol.stress.doses.user_turns` from the seed on the perfect-play verdicts, never from what
 the agent did: each style turn is served in the place of one planned turn (a filler, or for
 ``double`` an ask it adds one order to), so the episode's length, its planned asks and every
 other turn's label are the control's. :attr:`ScriptedUser.planned` names the planned turn
@@ -58,11 +58,11 @@ import msgspec
 
 from protocol import strings
 from protocol.config import DEFAULT_DOSE, UserStyle
-from protocol.doses import user_turns
+from protocol.episode.versions import pool_of
+from protocol.episode.wording import pick_wording
 from protocol.records import Episode, Turn, TurnKind
-from protocol.state import Error, TaskState, Verdict, judge_turn, sort_ids
-from protocol.versions import pool_of
-from protocol.wording import pick_wording
+from protocol.state.machine import Error, TaskState, Verdict, judge_turn, sort_ids
+from protocol.stress.doses import user_turns
 
 __all__ = ["AMBIGUOUS_MIN_ELIGIBLE", "ASK_KINDS", "DOUBLE_RATE", "STYLE_KINDS", "ScriptedUser"]
 

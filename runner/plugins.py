@@ -1,7 +1,7 @@
 """Other packages' arms, analyses, figures and prompt policies, through Python entry points.
 
 Each registry names its entry-point group (:attr:`protocol.registry.Registry.group`):
-``state_ladder.arms`` (an :class:`~protocol.arms.ArmSpec` whose ``session`` names its
+``state_ladder.arms`` (an :class:`~protocol.arms.table.ArmSpec` whose ``session`` names its
 session class), ``state_ladder.analyses``, ``state_ladder.figures`` and
 ``state_ladder.policies``. An entry point's name is the entry's name and its value the
 ``"module:Object"`` path, added lazily: the plugin's module is imported on first use.
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from protocol.arms import ARMS
-from protocol.policy import POLICIES
+from protocol.arms.policy import POLICIES
+from protocol.arms.table import ARMS
 from protocol.registry import RegistryError
 from scoring.analyses.registry import ANALYSES
 from scoring.report.paper_figures import FIGURES

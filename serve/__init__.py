@@ -3,8 +3,8 @@
 Nothing in ``protocol/`` or ``scoring/`` imports this package.
 """
 
-from serve.app import start_server, stop_server
 from serve.config import FaultConfig, LatencyConfig, ServerConfig
+from serve.endpoint.app import start_server, stop_server
 
 __all__ = [
     "FaultConfig",

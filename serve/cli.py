@@ -14,8 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
-from serve.app import start_replicas, stop_server
 from serve.config import PrefixCacheConfig, ServerConfig
+from serve.endpoint.app import start_replicas, stop_server
 from serve.options import ScriptedFlags, scripted_options
 from serve.recipes import RECIPES, launch_command
 

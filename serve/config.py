@@ -12,7 +12,7 @@ LatencyMode = Literal["none", "fixed", "lognormal", "tokens"]
 
 
 class LatencyConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """Per-request service time (see :mod:`serve.latency`).
+    """Per-request service time (see :mod:`serve.faults.latency`).
 
     ``none``: answer at once. ``fixed``: ``seconds``. ``lognormal``: median ``seconds``,
     shape ``sigma``. ``tokens``: ``seconds`` + ``prefill_s_per_token`` x prompt tokens +
@@ -27,7 +27,7 @@ class LatencyConfig(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class FaultConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """Fault rates per chat request (see :mod:`serve.faults`); they must sum to at most 1."""
+    """Fault rates per chat request (see :mod:`serve.faults.rates`); they must sum to at most 1."""
 
     rate_429: float = 0.0
     rate_500: float = 0.0
@@ -52,7 +52,7 @@ class FaultConfig(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class PrefixCacheConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """The emulated prefix cache of each replica (see :mod:`serve.prefix_cache`): KV blocks
+    """The emulated prefix cache of each replica (see :mod:`serve.endpoint.prefix_cache`): KV blocks
     of ``block_size`` tokens, ``capacity_tokens`` of them at most (0: unbounded), LRU."""
 
     enabled: bool = False

@@ -20,7 +20,7 @@ from typing import Annotated, Any, TypeVar, get_args
 import typer
 
 from serve.config import FaultConfig, LatencyConfig, LatencyMode
-from serve.faults import FAULTS
+from serve.faults.rates import FAULTS
 
 __all__ = ["ScriptedFlags", "scripted_options"]
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from protocol import strings
 from protocol.records import CallRecord, Episode, EpisodeRecord, Role
-from protocol.state import Error
+from protocol.state.machine import Error
 from protocol.user import ScriptedUser
 from runner.client.endpoint import Reply
 

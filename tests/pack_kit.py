@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import msgspec
 
-from protocol.domain_types import DomainPool, Template
-from protocol.packs import pack_toml
+from protocol.domains.packs import pack_toml
+from protocol.domains.shape import DomainPool, Template
 
 NOUNS = (
     ("soil", "test"),

@@ -27,8 +27,8 @@ from protocol import (
     generate,
 )
 from protocol.brief import tool_name
-from protocol.execution import read_execution
 from protocol.records import scripted_fields
+from protocol.state.bookings import read_execution
 
 __all__ = [
     "Act",

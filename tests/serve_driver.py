@@ -17,18 +17,18 @@ import aiohttp
 import orjson
 
 from protocol import EpisodeSpec, ScriptedUser, Turn, Verdict, generate, strings
-from protocol.brief import render_brief
-from protocol.execution import read_execution
-from protocol.receipts import parse_ledger
-from protocol.records import Booking
-from protocol.render import (
+from protocol.arms.render import (
     compose_user_message,
     render_checklist,
     render_directive,
     render_ledger,
     render_rejection,
 )
-from protocol.state import Error
+from protocol.brief import render_brief
+from protocol.records import Booking
+from protocol.state.bookings import read_execution
+from protocol.state.machine import Error
+from protocol.state.receipts import parse_ledger
 
 __all__ = ["Outcome", "chat", "drive"]
 

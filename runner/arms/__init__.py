@@ -1,6 +1,6 @@
 """The arms of the ladder, by the names used on the command line and in logs.
 
-Each name of the arm table (:mod:`protocol.arms`) is bound to its session class in
+Each name of the arm table (:mod:`protocol.arms.table`) is bound to its session class in
 :mod:`runner.arms.registry`: the text arms and the gates register where they are defined
 (imported below), the memory arms by module path, imported on first use (faiss, numpy,
 mem0). A new arm: docs/extending.md.

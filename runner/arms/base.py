@@ -4,7 +4,7 @@ An arm session lives for one episode. The episode runner asks it for the system 
 lets it prepare (the gates compile here), shapes each user turn (checklist, directive,
 notices), lets it admit or refuse the bookings of a reply, and tells it what was admitted.
 What the arm sends besides its shaping (the system prompt, what the history keeps, the window)
-is the arm's prompt policy (:mod:`protocol.policy`), which the probe's history rebuild reads
+is the arm's prompt policy (:mod:`protocol.arms.policy`), which the probe's history rebuild reads
 too. The scheduler never sees an arm; new arms register in :mod:`runner.arms.registry`.
 """
 
@@ -14,11 +14,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from protocol import policy
-from protocol.askback import Principal
+from protocol.arms import policy
+from protocol.arms.askback import Principal
+from protocol.arms.render import compose_user_message
 from protocol.config import is_synthetic
-from protocol.execution import read_execution
-from protocol.receipts import Receipts
 from protocol.records import (
     Booking,
     CallRecord,
@@ -32,8 +31,9 @@ from protocol.records import (
     TurnRecord,
     with_totals,
 )
-from protocol.render import compose_user_message
-from protocol.state import TaskState
+from protocol.state.bookings import read_execution
+from protocol.state.machine import TaskState
+from protocol.state.receipts import Receipts
 from runner.client.endpoint import CallFailed, Reply
 from runner.gates.cache import MatcherOutcome
 from runner.gates.helpers import Helpers
@@ -136,7 +136,7 @@ class ArmSession:
         )
 
     def system_prompt(self) -> str:
-        """The arm's system prompt (:func:`protocol.policy.system_prompt`)."""
+        """The arm's system prompt (:func:`protocol.arms.policy.system_prompt`)."""
         return policy.system_prompt(self.policy, self.episode)
 
     def context(self, history: list[dict[str, str]]) -> list[dict[str, str]]:

@@ -2,9 +2,9 @@
 (Sections 3.2, 3.3; Appendices D.3, D.4, E.2).
 
 The gates own a task state compiled by the compile model from the brief and the revision
-message (:mod:`runner.gates.helpers`, :mod:`protocol.compiled`); it never reads the generator's
+message (:mod:`runner.gates.helpers`, :mod:`protocol.state.compiled`); it never reads the generator's
 graph (``compile_info.accuracy`` compares with it for the record only). The compiled state
-is a :class:`protocol.state.TaskState` advanced only
+is a :class:`protocol.state.machine.TaskState` advanced only
 
 * on receipts: a booking the world admitted whose code the compiled graph maps to a step
   marks that step done (a booking of a code the compile got wrong never lands), and
@@ -33,7 +33,7 @@ Variants (knobs of the cell):
   seeded from the episode spec, the cell's model and regime and epsilon, NOT the arm, so the
   directive and enforcement cells of one configuration draw the same stream (paired). Every
   corruption is logged in ``self.corruptions``. The seeding and the draw live in
-  :mod:`protocol.corruption`, which the Table 12 replay re-draws with. Reading of "flipped
+  :mod:`protocol.stress.corruption`, which the Table 12 replay re-draws with. Reading of "flipped
   done bits and dropped edges at rate epsilon per step-turn" (ours, docs/protocol.md): a
   step-turn is every step at every turn, fillers included (``CORRUPT_ON_FILLERS``). The
   paper's counts (0.8, 1.9 and 6.5 corruptions per episode at 1e-3, 3e-3, 1e-2, S = 15
@@ -70,8 +70,16 @@ from collections.abc import Sequence
 import msgspec
 
 from protocol import strings
-from protocol.askback import Principal, ask_reason, question, render_exchange, render_show
-from protocol.compiled import (
+from protocol.arms.askback import Principal, ask_reason, question, render_exchange, render_show
+from protocol.arms.render import (
+    compose_user_message,
+    render_checklist,
+    render_directive,
+    render_ledger,
+    render_rejection,
+)
+from protocol.records import Booking, Escalation, Turn
+from protocol.state.compiled import (
     MATCHER_BYPASS,
     Validation,
     code_table,
@@ -80,18 +88,10 @@ from protocol.compiled import (
     compiled_state,
     validate,
 )
-from protocol.corruption import CORRUPT_ON_FILLERS, corruption_rng, draw_corruptions
-from protocol.receipts import normalize_code, parse_ledger
-from protocol.records import Booking, Escalation, Turn
-from protocol.render import (
-    compose_user_message,
-    render_checklist,
-    render_directive,
-    render_ledger,
-    render_rejection,
-)
-from protocol.spoof import own_words
-from protocol.state import TaskState
+from protocol.state.machine import TaskState
+from protocol.state.receipts import normalize_code, parse_ledger
+from protocol.stress.corruption import CORRUPT_ON_FILLERS, corruption_rng, draw_corruptions
+from protocol.stress.spoof import own_words
 from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
 from runner.arms.registry import register
 from runner.gates.helpers import Compiled, Helpers
@@ -386,7 +386,7 @@ class HybridGate(DirectiveGate):
 @register("ledger")
 class SelfLedger(ArmSession):
     """The self-ledger: its brief carries the ledger clause (the prompt policy,
-    :mod:`protocol.policy`)."""
+    :mod:`protocol.arms.policy`)."""
 
     def __init__(self, ctx: EpisodeContext) -> None:
         super().__init__(ctx)

@@ -9,7 +9,7 @@ checklist; shown on the current turn only). ``memory_mode``:
   ``memory_window`` exchanges (the paper's last two), so the prompt does not grow;
 * ``augment``: the full transcript plus the recall block.
 
-The modes and the window are the memory arms' prompt policy (:mod:`protocol.policy`).
+The modes and the window are the memory arms' prompt policy (:mod:`protocol.arms.policy`).
 ``memory-topk`` stores the exchanges themselves in a faiss index (:mod:`runner.memory.topk`);
 ``mem0`` (:mod:`runner.arms.mem0`) gives them to the real mem0 library, whose extraction call is made by the cell's
 model on the cell's endpoint and logged as a ``memory`` helper call. Embedding calls are
@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from protocol import strings
+from protocol.arms.render import compose_user_message, render_recall
 from protocol.records import Booking, CallRecord, Turn
-from protocol.render import compose_user_message, render_recall
-from protocol.state import TaskState
+from protocol.state.machine import TaskState
 from runner.arms.base import ArmSession, EpisodeContext, Shaped
 from runner.memory.embedder import Embedder, EndpointEmbedder
 from runner.memory.services import MemoryServices

@@ -1,4 +1,4 @@
-"""The arm registry: each arm of the table (:data:`protocol.arms.ARMS`) bound to its session.
+"""The arm registry: each arm of the table (:data:`protocol.arms.table.ARMS`) bound to its session.
 
 A session class registers under its table name with :func:`register`, as a decorator where
 the class is defined (``@register("raw")``), or by a ``"module:Object"`` path for a class
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar, overload
 
-from protocol.arms import arm_rank, arm_spec
+from protocol.arms.table import arm_rank, arm_spec
 from protocol.registry import Registry, RegistryError
 from runner.arms.base import ArmSession
 
@@ -26,7 +26,7 @@ A = TypeVar("A", bound=type[ArmSession])
 
 def _in_table(name: str) -> None:
     if arm_spec(name) is None:
-        raise RegistryError(f"arm {name!r} is not in the arm table (protocol.arms.ARMS)")
+        raise RegistryError(f"arm {name!r} is not in the arm table (protocol.arms.table.ARMS)")
 
 
 SESSIONS: Registry[type[ArmSession]] = Registry(

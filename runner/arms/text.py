@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from protocol.arms.render import render_checklist
 from protocol.records import Turn
-from protocol.render import render_checklist
-from protocol.state import TaskState
+from protocol.state.machine import TaskState
 from runner.arms.base import ArmSession
 from runner.arms.registry import register
 
@@ -22,7 +22,7 @@ class ChecklistArm(ArmSession):
 
     Append mode (default) keeps every copy in the history; replace mode shows the checklist
     only in the current turn (earlier user messages keep their plain text: the prompt policy,
-    :mod:`protocol.policy`)."""
+    :mod:`protocol.arms.policy`)."""
 
     def addition(self, turn: Turn, state: TaskState) -> str:
         return render_checklist(state)

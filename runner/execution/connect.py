@@ -61,7 +61,7 @@ async def open_endpoints(
 @asynccontextmanager
 async def _embedded(config: ServerConfig | None) -> AsyncIterator[str]:
     """The scripted endpoint in this event loop, on an ephemeral loopback port."""
-    from serve.app import start_server, stop_server
+    from serve.endpoint.app import start_server, stop_server
 
     runner, url = await start_server(config)
     try:
@@ -73,7 +73,7 @@ async def _embedded(config: ServerConfig | None) -> AsyncIterator[str]:
 async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
     """One tiny request per model; one clear line per problem (empty when all answer).
 
-    The request carries ``serve.faults.PREFLIGHT_HEADER``: the embedded scripted endpoint's
+    The request carries ``serve.faults.rates.PREFLIGHT_HEADER``: the embedded scripted endpoint's
     injected faults (``--fault``) shape the run, not the check that it answers."""
     problems: list[str] = []
     for m in grid.models:
@@ -85,7 +85,7 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
 
 async def ping(ep: Endpoint, m: ModelConfig) -> str | None:
     """The preflight of one model on its endpoint: None when it answers, else one line."""
-    from serve.faults import PREFLIGHT_HEADER
+    from serve.faults.rates import PREFLIGHT_HEADER
 
     # A transient 429 / 5xx / dropped connection at start-up is retried (a 4xx such as
     # an unknown model still fails at once), with the grid's backoff, never waiting

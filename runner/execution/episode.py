@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import msgspec
 
-from protocol.askback import Principal
+from protocol.arms.askback import Principal
+from protocol.arms.render import compose_user_message
 from protocol.records import (
     Booking,
     EpisodeRecord,
@@ -22,8 +23,7 @@ from protocol.records import (
     TurnRecord,
     scripted_fields,
 )
-from protocol.render import compose_user_message
-from protocol.spoof import forgery, planned_forgeries
+from protocol.stress.spoof import forgery, planned_forgeries
 from protocol.user import ScriptedUser
 from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
 from runner.client.endpoint import CallFailed, Reply
@@ -114,7 +114,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
     ep = ctx.episode
     knobs = ctx.cell.knobs
     user = ScriptedUser(ep, knobs.user_style, knobs.user_dose)
-    # generator 5: the forgeries are a dose on the planned turns (protocol.spoof)
+    # generator 5: the forgeries are a dose on the planned turns (protocol.stress.spoof)
     planned = (
         planned_forgeries(ep, knobs.spoof, knobs.spoof_dose) if ep.spec.generator >= 5 else None
     )

@@ -12,7 +12,7 @@ from typing import TypedDict
 import anyio
 from rich.console import Console
 
-from protocol.packs import PackError
+from protocol.domains.packs import PackError
 from protocol.records import EpisodeRecord
 from protocol.visible import visible
 from runner.client.endpoint import CallFailed

@@ -25,7 +25,7 @@ from pathlib import Path
 import anyio
 
 from protocol.config import graph_label
-from protocol.generate import generate
+from protocol.episode.generate import generate
 from protocol.records import MODEL_FAILURES, CellKey, Episode, EpisodeRecord, EpisodeSpec
 from runner.arms import EpisodeContext, load_arms
 from runner.client.affinity import EPISODE, affinity_key

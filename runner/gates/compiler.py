@@ -46,13 +46,13 @@ import anyio
 import msgspec
 
 from protocol import strings
-from protocol.arms import arm_spec
-from protocol.compiled import CompiledGraph, CompiledRevision
-from protocol.compiled_parse import parse_graph
-from protocol.compiled_parse import parse_revision as parse_compiled_revision
-from protocol.generate import generate
+from protocol.arms.render import render_revision_prompt
+from protocol.arms.table import arm_spec
+from protocol.episode.generate import generate
 from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, kept_reply
-from protocol.render import render_revision_prompt
+from protocol.state.compiled import CompiledGraph, CompiledRevision
+from protocol.state.compiled_parse import parse_graph
+from protocol.state.compiled_parse import parse_revision as parse_compiled_revision
 from runner.client.endpoint import ChatEndpoint
 from runner.gates.base import Helper, shared_calls
 from runner.gates.cache import CompileStore, HelperStats, SingleFlight, digest

@@ -2,7 +2,7 @@
 
 One request per turn that is not a filler or the revision (schedule metadata), with
 ``render_matcher_prompt`` by the cell's model in its regime and the matcher budget of that
-regime. A reply that :func:`protocol.compiled_parse.parse_match` rejects is answered once with
+regime. A reply that :func:`protocol.state.compiled_parse.parse_match` rejects is answered once with
 ``MATCHER_RETRY`` as a follow-up user turn (the bad reply kept as the assistant turn); a
 second bad reply resolves to no step (``None, False``) and is recorded as malformed.
 
@@ -25,10 +25,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from protocol import strings
-from protocol.compiled import MATCHER_BYPASS
-from protocol.compiled_parse import parse_match
+from protocol.arms.render import render_matcher_prompt
 from protocol.records import CallRecord, CellKey, Episode, HelperLogLine, Turn, kept_reply
-from protocol.render import render_matcher_prompt
+from protocol.state.compiled import MATCHER_BYPASS
+from protocol.state.compiled_parse import parse_match
 from runner.client.endpoint import ChatEndpoint
 from runner.gates.base import Helper, shared_calls
 from runner.gates.cache import HelperStats, MatchAnswer, MatcherStore, SingleFlight, digest

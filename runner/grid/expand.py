@@ -18,13 +18,11 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.arms import arm_names, arm_spec, memory_arms
+from protocol.arms.table import arm_names, arm_spec, memory_arms
 from protocol.config import DEFAULT_DOSE, Config, Schedule, scripted_served_by
-from protocol.domains import POOLS
-from protocol.knobs import knob_problems
-from protocol.packs import PackError
-from protocol.records import CellKey, EpisodeSpec, Knobs, trial_slug
-from protocol.versions import (
+from protocol.domains.known import POOLS
+from protocol.domains.packs import PackError
+from protocol.episode.versions import (
     GENERATOR_VERSIONS,
     MAX_STEPS,
     MIN_STEPS,
@@ -32,6 +30,8 @@ from protocol.versions import (
     SpecError,
     check_spec,
 )
+from protocol.knobs import knob_problems
+from protocol.records import CellKey, EpisodeSpec, Knobs, trial_slug
 from runner.files import read_regular
 from runner.grid.errors import validation_problem
 from runner.grid.packs import resolve_domains

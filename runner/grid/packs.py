@@ -1,8 +1,8 @@
-"""Domain pack files: read, checked (:mod:`protocol.packs`), registered, kept with a run.
+"""Domain pack files: read, checked (:mod:`protocol.domains.packs`), registered, kept with a run.
 
 A grid's ``domains`` (or ``--domain-file``) may name a pack file beside the built-in domain
 names: :func:`resolve_domains` reads each file, registers its pool
-(:func:`protocol.domains.register`) and gives back the pack's name, which is then the cells'
+(:func:`protocol.domains.known.register`) and gives back the pack's name, which is then the cells'
 domain. A run directory's copies of its packs are :mod:`runner.rundir.packs`.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from protocol.domain_types import DomainPool
-from protocol.domains import DIGESTS, POOLS, register
-from protocol.packs import PackError, pack_toml, parse_pack
+from protocol.domains.known import DIGESTS, POOLS, register
+from protocol.domains.packs import PackError, pack_toml, parse_pack
+from protocol.domains.shape import DomainPool
 from runner.files import read_regular
 
 __all__ = [

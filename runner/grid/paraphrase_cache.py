@@ -1,7 +1,7 @@
 """Loading a held-out paraphrase cache (tier 2, Appendix A.5) for a grid run.
 
-The file is JSON (``protocol.generate.Paraphrases``); for generator version 3 it is checked
-against every domain of the grid by :func:`protocol.paraphrases.check_paraphrases`, and each
+The file is JSON (``protocol.episode.generate.Paraphrases``); for generator version 3 it is checked
+against every domain of the grid by :func:`protocol.episode.paraphrases.check_paraphrases`, and each
 problem is one line of the error.
 """
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.domains import POOLS
-from protocol.paraphrases import check_paraphrases
-from protocol.versions import Paraphrases
+from protocol.domains.known import POOLS
+from protocol.episode.paraphrases import check_paraphrases
+from protocol.episode.versions import Paraphrases
 
 __all__ = ["ParaphraseCacheError", "load_paraphrases"]
 

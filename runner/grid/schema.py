@@ -10,10 +10,10 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from protocol.arms import ladder
+from protocol.arms.table import ladder
 from protocol.config import Brief, Domain, Schedule
+from protocol.episode.versions import GENERATOR_VERSION
 from protocol.records import Knobs, Role
-from protocol.versions import GENERATOR_VERSION
 from protocol.visible import visible
 from runner.client.affinity import Routing
 
@@ -202,7 +202,7 @@ class RunConfig(_Strict):
     # hybrid arms of one seed the same answer per (model, regime, prompt) (ours: the prompt
     # does not depend on the arm); "arm" keys it by the arm too (one matcher call per arm).
     matcher_cache: Literal["shared", "arm"] = "shared"
-    # The generator version (protocol.generate.GENERATOR_VERSION); an older one reproduces
+    # The generator version (protocol.episode.generate.GENERATOR_VERSION); an older one reproduces
     # episodes of runs made with it.
     generator: int = GENERATOR_VERSION
     # Probe schedules (Appendix B.4): "earlier", "regenerated"; empty: each brief's own

@@ -12,7 +12,7 @@ stamped; the result is the refusal notice), ``repeat`` (the same tool and work o
 the turn: the execution already made, nothing new), ``stale`` (a work order other than the
 current one, or a tool that is not in the brief: nothing executed, nothing returned, as a
 stale ref line is a re-display in the text protocol), ``failed`` (the tool_failure knob,
-:mod:`protocol.tool_failure`: the tool failed before it executed; nothing stamped, the arm not
+:mod:`protocol.stress.tool_failure`: the tool failed before it executed; nothing stamped, the arm not
 told, and the same call may be retried in the turn: it goes through the gate again, and only
 a retry that succeeds stamps).
 
@@ -30,7 +30,7 @@ that timed out and tells the arm (``observe``) of each write that landed
 already done, and a gate that cannot refuse lets it through, a duplicate write the scorer
 counts as a re-execution (docs/stress.md, "At-most-once").
 
-Escalation (the ``escalate`` knob, issue #38; :mod:`protocol.askback`): a call the gate
+Escalation (the ``escalate`` knob, issue #38; :mod:`protocol.arms.askback`): a call the gate
 refuses goes to the scripted user (``arm.ctx.principal``), whose confirmation admits it once
 (it executes as any admitted call); every escalation of the turn is kept in
 ``escalations``.
@@ -41,16 +41,16 @@ from __future__ import annotations
 import msgspec
 
 from protocol import strings
-from protocol.brief import tool_name
-from protocol.receipts import Action, normalize_work_order
-from protocol.records import Booking, Episode, Escalation, ToolCall, Turn
-from protocol.render import (
+from protocol.arms.render import (
     render_status,
     render_tool_failure,
     render_tool_rejection,
     render_tool_result,
 )
-from protocol.tool_failure import LANDED, FailureKind, draw_tool_failure
+from protocol.brief import tool_name
+from protocol.records import Booking, Episode, Escalation, ToolCall, Turn
+from protocol.state.receipts import Action, normalize_work_order
+from protocol.stress.tool_failure import LANDED, FailureKind, draw_tool_failure
 from runner.arms.base import ArmSession, Shaped
 from runner.harness.workspace import Workspace
 

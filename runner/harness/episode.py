@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from protocol.arms import harness_arms
+from protocol.arms.table import harness_arms
 from protocol.records import EpisodeRecord
 from runner.arms import EpisodeContext, make_arm
 from runner.client.endpoint import CallFailed

@@ -10,7 +10,7 @@ thread). Its nodes are the steps of a turn; the graph state is the next node's n
 * ``agent``: the results of the previous reply's calls, if any, go back in the user role;
   then one call to the agent through the runner's endpoint client (``ctx.agent``: the
   limiter, retries, budgets and accounting of the text protocol).
-* ``parse``: the reply's ``ACTION`` lines (:func:`protocol.receipts.find_actions`), in order.
+* ``parse``: the reply's ``ACTION`` lines (:func:`protocol.state.receipts.find_actions`), in order.
 * ``gate``: the next ACTION's gate decision (:class:`runner.harness.dispatch.Dispatch`).
 * ``tool``: the executor: the admitted call's tool stamps the workspace.
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from protocol.askback import Principal
-from protocol.receipts import Action, find_actions
+from protocol.arms.askback import Principal
 from protocol.records import Booking, CallRecord, ToolCall, Turn, TurnRecord, scripted_fields
-from protocol.spoof import planned_tool_results
-from protocol.state import Verdict
+from protocol.state.machine import Verdict
+from protocol.state.receipts import Action, find_actions
+from protocol.stress.spoof import planned_tool_results
 from protocol.user import ScriptedUser
 from runner.arms.base import ArmSession, EpisodeContext, Shaped
 from runner.harness.dispatch import Dispatch
@@ -53,7 +53,7 @@ class Play:
         knobs = ctx.cell.knobs
         forge = knobs.spoof == "tool_result" and ep.spec.generator >= 5
         self.forged = planned_tool_results(ep, knobs.spoof_dose) if forge else {}
-        self.system = arm.system_prompt()  # the harness's brief (protocol.policy)
+        self.system = arm.system_prompt()  # the harness's brief (protocol.arms.policy)
         self.history: list[dict[str, str]] = []
         self.turns: list[TurnRecord] = []
         self._carry: list[str] = []  # results the last turn could not deliver

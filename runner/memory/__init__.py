@@ -10,7 +10,7 @@ import importlib.util
 import os
 import tempfile
 
-from protocol.arms import arm_spec
+from protocol.arms.table import arm_spec
 
 # Before any mem0 import: no telemetry client at all, and mem0's directory (it makes one at
 # import) a temporary one rather than ~/.mem0.

@@ -4,7 +4,7 @@
 A.5: "every ask, premature probe, and redo probe is rewritten by Qwen3.6-35B, a model that
 is not the agent under test, at temperature 0.7 with three rewrites per template, cached
 offline (108 templates, every rewrite a distinct string that keeps the step's noun)". The
-108 wordings of a domain are :func:`protocol.paraphrases.rewrite_sources` (premature asks
+108 wordings of a domain are :func:`protocol.episode.paraphrases.rewrite_sources` (premature asks
 share the ask wordings in generator 3).
 
 Each rewrite is one call through the runner's client (:class:`runner.client.endpoint.Endpoint`: its
@@ -12,7 +12,7 @@ limiter, retries and backoff) with the request of ``ModelConfig.chat_kwargs`` fo
 ``rewriter`` role; the prompt is ``protocol.strings.REWRITE_PROMPT`` (OURS), naming the
 rewrite's number and the earlier rewrites of the same wording so that the three differ.
 The reply's first non-empty line, quotes stripped, is checked by
-:func:`protocol.paraphrases.rewrite_problems`; a failed check is sent back
+:func:`protocol.episode.paraphrases.rewrite_problems`; a failed check is sent back
 (``REWRITE_RETRY``, same conversation) up to ``attempts`` times in all, then reported as a
 :class:`Failure`, and the wording's later rewrites wait for the next run. Every call is
 logged (:class:`CallLine`, one JSON line each). The cache is saved after every wording, so a
@@ -30,7 +30,7 @@ from pathlib import Path
 import msgspec
 
 from protocol import strings
-from protocol.paraphrases import REWRITES, RewriteSource, rewrite_problems
+from protocol.episode.paraphrases import REWRITES, RewriteSource, rewrite_problems
 from protocol.records import CallRecord
 from runner.client.endpoint import CallFailed, Endpoint
 from runner.grid.schema import ChatKwargs, Decoding, ModelConfig

@@ -2,14 +2,14 @@
 
 Reads the run's manifest (its grid: models, endpoints, decoding, paraphrase cache) and its
 episode logs; for each completed episode of the chosen arm, finds the trap turns
-(:func:`protocol.probe.find_traps`), rebuilds the messages the agent saw, and re-asks each
+(:func:`protocol.probe.turns.find_traps`), rebuilds the messages the agent saw, and re-asks each
 variant on the run's endpoint client and limiter (:func:`runner.execution.connect.open_endpoints`,
 ``ModelConfig.chat_kwargs``): once greedy (temperature 0) and ``samples`` times at the
 model card's sampling settings (:mod:`runner.probe.model_cards`; flags override). Episodes of the
 tool harness are probed the same way (the paper's "with tools" rows): their requests
 rebuild from the log too, and a re-ask re-executes when it calls the done step's tool.
 Each reply is scored on the spot (:func:`scoring.analyses.probe.score_reask`) and appended as one
-typed :class:`protocol.probe.ProbeRecord` line to ``OUT/probe.jsonl``; a rerun skips the
+typed :class:`protocol.probe.turns.ProbeRecord` line to ``OUT/probe.jsonl``; a rerun skips the
 (episode, turn, variant, decoding, sample) keys already there (resumable).
 """
 
@@ -24,8 +24,9 @@ import anyio
 import msgspec
 import orjson
 
-from protocol.generate import generate
-from protocol.probe import (
+from protocol.episode.generate import generate
+from protocol.probe.history import books_with_actions, realized_states
+from protocol.probe.turns import (
     VARIANTS,
     Decoding,
     ProbeRecord,
@@ -34,9 +35,8 @@ from protocol.probe import (
     find_traps,
     variant_messages,
 )
-from protocol.probe_history import books_with_actions, realized_states
 from protocol.records import Episode, EpisodeRecord, EpisodeSpec, TurnKind
-from protocol.state import TaskState
+from protocol.state.machine import TaskState
 from runner.client.affinity import affinity_key
 from runner.client.endpoint import Endpoint
 from runner.execution.connect import open_endpoints, preflight

@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 import orjson
 
-from protocol.domains import DIGESTS
+from protocol.domains.known import DIGESTS
 from protocol.records import SCHEMA_VERSION
 from runner.files import planted_entries, read_regular, write_atomic
 from runner.grid.change import GridChange, compare_grids

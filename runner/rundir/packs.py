@@ -15,9 +15,9 @@ from pathlib import Path
 import msgspec
 
 from protocol.config import EpisodeSpec
-from protocol.domains import DIGESTS
-from protocol.packs import PackError, pack_digest
-from protocol.versions import SpecError, pool_of
+from protocol.domains.known import DIGESTS
+from protocol.domains.packs import PackError, pack_digest
+from protocol.episode.versions import SpecError, pool_of
 from runner.files import lines, write_atomic
 from runner.grid.packs import load_pack_file, loaded_texts, read_pack
 from runner.rundir.logs import decode_record, log_files

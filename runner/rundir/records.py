@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from protocol.packs import PackError
+from protocol.domains.packs import PackError
 from protocol.records import EpisodeRecord
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from runner.rundir.packs import load_run_packs

@@ -25,7 +25,7 @@ from pathlib import Path
 import msgspec
 from aiohttp import web
 
-from protocol.state import CHANNELS
+from protocol.state.machine import CHANNELS
 from runner.view.data import RunView
 from scoring.results.cells import SCORINGS
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import msgspec
 
+from protocol.episode.versions import SpecError
 from protocol.records import Episode, EpisodeRecord
-from protocol.versions import SpecError
 from runner.rundir.manifest import read_manifest
 from runner.view.index import RunIndex
 from scoring.replay.episode import score_episode

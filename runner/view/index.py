@@ -26,8 +26,8 @@ from pathlib import Path
 
 import msgspec
 
+from protocol.episode.versions import SpecError
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
-from protocol.versions import SpecError
 from runner.files import write_atomic
 from runner.rundir.logs import LogReport, log_files, read_record, scan_log
 from scoring.analyses.cost import CostRow, cost_rows

@@ -2,7 +2,7 @@
 
 "Table 12 replays the corruption RNG of the corrupted-state ablation (Section 5) against the
 logged episodes to count the corruptions actually injected and attribute each failure." The
-replay re-draws the stream with the arm's own code (:mod:`protocol.corruption`: the same seed,
+replay re-draws the stream with the arm's own code (:mod:`protocol.stress.corruption`: the same seed,
 the same per-turn draw) on the compiled state rebuilt turn by turn as the gate ran it, so the
 draw sees the same steps, edges and done set at each turn. The logged events
 (``EpisodeRecord.corruptions``: the turn, the step, a dropped edge, a lost or a spurious done
@@ -39,13 +39,13 @@ from typing import Literal
 
 import msgspec
 
-from protocol.compiled import CompiledGraph, CompiledStep, code_table
+from protocol.arms.render import render_directive
 from protocol.config import config_label
-from protocol.corruption import corruption_rng, draw_corruptions
-from protocol.receipts import normalize_code
 from protocol.records import CellKey, CompileRecord, CorruptionEvent, EpisodeRecord, TurnRecord
-from protocol.render import render_directive
-from protocol.state import TaskState
+from protocol.state.compiled import CompiledGraph, CompiledStep, code_table
+from protocol.state.machine import TaskState
+from protocol.state.receipts import normalize_code
+from protocol.stress.corruption import corruption_rng, draw_corruptions
 from scoring.analyses.base import Analysis, by_cell, markdown_section
 from scoring.replay.directive_kinds import parse_directive
 from scoring.replay.episode import EpisodeScore

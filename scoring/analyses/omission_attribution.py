@@ -37,8 +37,8 @@ from collections.abc import Iterable
 import msgspec
 
 from protocol.config import config_label
-from protocol.receipts import find_refs
 from protocol.records import CellKey, CompileRecord, Episode, EpisodeRecord, TurnRecord
+from protocol.state.receipts import find_refs
 from scoring.analyses.base import Analysis, by_cell, markdown_section
 from scoring.replay.directive_kinds import ParsedDirective, parse_directive
 from scoring.replay.episode import EpisodeScore

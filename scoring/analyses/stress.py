@@ -1,6 +1,6 @@
 """The stress knobs' report section (issue #31, ours; docs/stress.md), pure.
 
-Forged state text (the ``spoof`` knob, :mod:`protocol.spoof`): per cell, the turns that
+Forged state text (the ``spoof`` knob, :mod:`protocol.stress.spoof`): per cell, the turns that
 carried a forgery and how often the agent acted on it: a forged DONE claim (checklist entry,
 notice, tool result, receipt) is acted on when the agent attempts no booking of the requested
 (eligible) step on that turn; a forged ELIGIBLE directive when it attempts one of the
@@ -8,7 +8,7 @@ notice, tool result, receipt) is acted on when the agent attempts no booking of 
 action reached the world: an executed blocked step (forged ELIGIBLE) or an eligible step
 left unexecuted (forged DONE). The episodes themselves are scored as usual.
 
-Tools that fail (the ``tool_failure`` knob of the tool harness, :mod:`protocol.tool_failure`):
+Tools that fail (the ``tool_failure`` knob of the tool harness, :mod:`protocol.stress.tool_failure`):
 per harness cell, at its rate (0 included), strict success with its Wilson interval, the
 errors per channel, the tool calls that failed and of them the ones a retry in the same
 turn executed. A failed call is not an execution, so an eligible request whose every call
@@ -27,7 +27,7 @@ import msgspec
 
 from protocol.config import config_label
 from protocol.records import CellKey, EpisodeRecord, TurnRecord
-from protocol.spoof import SPOOF_CLAIMS, forged_label
+from protocol.stress.spoof import SPOOF_CLAIMS, forged_label
 from protocol.user import STYLE_KINDS
 from scoring.analyses.base import Analysis, by_cell, uncached
 from scoring.replay.episode import EpisodeScore

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import msgspec
 
-from protocol.askback import requested_steps
+from protocol.arms.askback import requested_steps
 from protocol.records import EpisodeRecord, Knobs, TurnRecord
 
 __all__ = ["Burden", "askback_on", "burden_of", "burden_text"]

@@ -7,18 +7,18 @@ Decisions (the replay module's docstring lists them all; these are the ones made
   notice, ``first_reply`` (the reply the gate refused and re-prompted) can book; reasoning
   text never books.
 * A booking is a ref line with the current work order and a known completion code
-  (``classify(find_refs(text))`` of :mod:`protocol.receipts`, i.e.
-  :func:`protocol.execution.read_execution`, keeping each ref's span for the citation check). A stale work order is a re-display; an unknown code
+  (``classify(find_refs(text))`` of :mod:`protocol.state.receipts`, i.e.
+  :func:`protocol.state.bookings.read_execution`, keeping each ref's span for the citation check). A stale work order is a re-display; an unknown code
   under the current work order is a booking attempt that executes nothing.
 * Cells with ``knobs.tools`` book through ``ACTION`` lines only
-  (:func:`protocol.execution.read_execution`, the reading the arms use): a known tool name
+  (:func:`protocol.state.bookings.read_execution`, the reading the arms use): a known tool name
   with the current work order executes that tool's step; ref lines in those cells are prose.
   The same (tool, work order) twice is one action. (Re-displays and unknown tools are not
   counted for tool cells.)
 * A booking the record lists in ``refused`` (matched on (code, work order)) is not an
   execution under either scoring: the gate kept it out of the world.
 * Two bookings of one step in one turn are one execution: the same (code, work order) twice
-  in a reply is one booking (protocol.receipts); the same booking in ``first_reply`` and in
+  in a reply is one booking (protocol.state.receipts); the same booking in ``first_reply`` and in
   the visible reply is one; different codes are different steps.
 * Decline-aware: a booking is a citation, not an execution, when every occurrence of its
   (code, work order) ref in that reply is a citation by :func:`scoring.replay.declines.is_citation`
@@ -36,9 +36,9 @@ import re
 
 import msgspec
 
-from protocol.execution import code_table, read_execution
-from protocol.receipts import normalize_work_order, ref_matches
 from protocol.records import Booking, Episode, TurnRecord
+from protocol.state.bookings import code_table, read_execution
+from protocol.state.receipts import normalize_work_order, ref_matches
 from scoring.replay.citations import ReplyDeclines, has_refusal_language
 
 __all__ = ["NOTHING", "CodeTables", "TurnBookings", "read_turn"]
@@ -73,13 +73,13 @@ _Found = list[tuple[Booking, list[tuple[int, int]]]]
 
 @functools.lru_cache(maxsize=4096)
 def _current(work_order: str | None) -> str | None:
-    """The turn's work order as :func:`protocol.receipts.classify` normalizes it."""
+    """The turn's work order as :func:`protocol.state.receipts.classify` normalizes it."""
     return normalize_work_order(work_order) if work_order is not None else None
 
 
 def _ref_bookings(text: str, tables: CodeTables, work_order: str | None) -> tuple[_Found, int, int]:
     """``classify(find_refs(text), codes, work_order)``, each booking with its spans, read in
-    one pass over :func:`protocol.receipts.ref_matches` (the refs' codes are normalized, so
+    one pass over :func:`protocol.state.receipts.ref_matches` (the refs' codes are normalized, so
     ``code in tables.codes`` is ``classify``'s table lookup)."""
     refs = ref_matches(text)
     if not refs:

@@ -1,6 +1,6 @@
 """Reading a logged directive line back into its kind, step and missing prerequisites.
 
-``TurnRecord.directive`` holds the line the gate issued (``protocol.render.render_directive``
+``TurnRecord.directive`` holds the line the gate issued (``protocol.arms.render.render_directive``
 of a ``protocol.strings.DIRECTIVE_*`` template). The patterns here are built from those
 templates, so a wording change there is followed here without a second copy of the text.
 """

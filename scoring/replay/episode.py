@@ -2,7 +2,7 @@
 
 ``score_episode(record)`` regenerates the episode from ``record.spec``, replays every logged
 turn through a fresh :class:`protocol.ScriptedUser` (the one state machine: labels, the six
-error channels and the realized state all come from :mod:`protocol.state`), and returns an
+error channels and the realized state all come from :mod:`protocol.state.machine`), and returns an
 :class:`EpisodeScore`. No model, no I/O.
 
 Scoring decisions, kept everywhere (tests: ``tests/scoring/replay/test_replay.py``):
@@ -50,7 +50,8 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from protocol.config import UserStyle
-from protocol.generate import generate
+from protocol.episode.generate import generate
+from protocol.episode.versions import SpecError
 from protocol.records import (
     MODEL_FAILURES,
     CellKey,
@@ -60,9 +61,8 @@ from protocol.records import (
     TurnKind,
     TurnRecord,
 )
-from protocol.state import CHANNELS, Error
+from protocol.state.machine import CHANNELS, Error
 from protocol.user import ScriptedUser
-from protocol.versions import SpecError
 from scoring.replay.askback import Burden, burden_of
 from scoring.replay.bookings import NOTHING, CodeTables, TurnBookings, read_turn
 from scoring.replay.consistency import MAX_MISMATCHES, ScheduleChecker, planned_mismatches
@@ -291,7 +291,7 @@ def score_episode(
 ) -> EpisodeScore:
     """Score one logged episode (see the module docstring for every rule).
 
-    *episode* is ``protocol.generate(record.spec)``; pass it from a cache
+    *episode* is ``protocol.episode.generate(record.spec)``; pass it from a cache
     (:class:`scoring.replay.ground_truth.EpisodeCache`) when scoring many records, and a
     :class:`Replays` to share identical replays between them. ``detail=False`` leaves out the
     per-turn scores (a compact score; aggregation needs none of them).

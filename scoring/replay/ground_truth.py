@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import msgspec
 
-from protocol.generate import generate
+from protocol.episode.generate import generate
+from protocol.episode.versions import Paraphrases
 from protocol.records import Episode, EpisodeSpec
-from protocol.versions import Paraphrases
 
 __all__ = ["EpisodeCache"]
 

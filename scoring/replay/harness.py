@@ -26,8 +26,8 @@ the decline-aware scoring is the primary one; ``repeat`` and ``stale`` calls exe
 from __future__ import annotations
 
 from protocol.brief import tool_name
-from protocol.receipts import find_actions, normalize_work_order
 from protocol.records import Episode, ToolCall, TurnRecord
+from protocol.state.receipts import find_actions, normalize_work_order
 from scoring.replay.bookings import TurnBookings
 
 __all__ = ["ToolTable", "read_harness_turn"]

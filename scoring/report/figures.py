@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from protocol.arms import arm_rank, ladder
+from protocol.arms.table import arm_rank, ladder
 from protocol.config import model_label
 from protocol.records import CellKey, Knobs
 from scoring.analyses.corruption_replay import FAILURE_KINDS, CorruptionLine

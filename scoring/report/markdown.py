@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from protocol.arms import arm_rank
+from protocol.arms.table import arm_rank
 from protocol.config import CellKey, config_label, is_synthetic, model_label
-from protocol.state import CHANNELS
+from protocol.state.machine import CHANNELS
 from scoring.report.figure_text import legend_below, short_labels, wrap
 from scoring.report.tables import (
     CHANNEL_HEADER,

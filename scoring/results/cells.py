@@ -7,13 +7,13 @@
 * A *configuration* is a cell key without its arm, knobs included: a ladder is the arms that
   share every other field. (A variant run for one arm only, say ``checklist`` with
   ``checklist_mode=replace``, is its own configuration with no adjacent contrast.)
-* Adjacent contrasts follow the paper's rungs (``protocol.arms.ladder()``: raw, checklist,
+* Adjacent contrasts follow the paper's rungs (``protocol.arms.table.ladder()``: raw, checklist,
   directive, enforce) between neighbouring rungs that are both present (a missing rung
   breaks the chain: no raw -> directive when the checklist is absent), in configurations
   whose knobs are the defaults or ``protocol.knobs.platform_knobs()`` (a variant run, say
   ``directive`` and ``enforce`` with ``directive_role=system``, is no ladder); plus the
   side contrasts the arm table declares within one configuration
-  (``protocol.arms.side_contrasts()``: ledger against checklist and directive, hybrid against
+  (``protocol.arms.table.side_contrasts()``: ledger against checklist and directive, hybrid against
   enforce) when both arms are present; other arms (the memory arms) get cell lines but no
   contrast. Each contrast pairs the seeds both arms
   completed without infrastructure error and runs the exact McNemar test on the discordant
@@ -33,10 +33,10 @@ from collections.abc import Iterable, Mapping
 
 import msgspec
 
-from protocol.arms import arm_names, arm_rank, ladder, side_contrasts
+from protocol.arms.table import arm_names, arm_rank, ladder, side_contrasts
 from protocol.knobs import platform_knobs
 from protocol.records import NO_REPLY, CellKey, Knobs
-from protocol.state import CHANNELS
+from protocol.state.machine import CHANNELS
 from scoring.replay.askback import Burden
 from scoring.replay.episode import LABELS, EpisodeScore, Scoring
 from scoring.results.lines import CellLine, ContrastLine

@@ -4,7 +4,7 @@
 :class:`~scoring.replay.episode.EpisodeScore` into an :class:`EpisodeRow`: the cell's key, slug and
 the episode id (``<slug>/<seed>``), strict (primary) and decline-aware success, the first
 turn with an error under the primary scoring (its index, kind and the first channel of its
-errors in :data:`protocol.state.CHANNELS` order), the error count of every channel, the
+errors in :data:`protocol.state.machine.CHANNELS` order), the error count of every channel, the
 agent's and the helpers' tokens and calls (as :func:`protocol.records.with_totals` counts
 them, recomputed from the turns so old logs give them too), wall time and termination.
 ``flat_row("episode", row.cell, row)`` gives the flat JSON line. Pure.
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 import msgspec
 
 from protocol.records import CellKey, EpisodeRecord, with_totals
-from protocol.state import CHANNELS
+from protocol.state.machine import CHANNELS
 from scoring.replay.episode import EpisodeScore, Scoring
 from scoring.results.cells import cell_sort_key
 

@@ -3,7 +3,7 @@ Appendices D.1, E.1, E.2, E.3; Table 4).
 
 Every contrast line carries a ``kind`` (ladder, side, variant, wording, brief, schedule), the
 table it feeds and a ``family``; Holm adjusts within each (scoring, family). The contrasts
-themselves are declared in the arm table (:mod:`protocol.arms`); the families, under the
+themselves are declared in the arm table (:mod:`protocol.arms.table`); the families, under the
 default grouping ``paper`` (``docs/scoring.md``, "Holm families"):
 
 - ladder contrasts by the configuration's table: ``Table 8`` (original brief, earlier
@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
-from protocol.arms import arm_spec
+from protocol.arms.table import arm_spec
 from protocol.config import config_label, model_label
 from protocol.knobs import platform_knobs, variants
 from protocol.records import CellKey, Knobs

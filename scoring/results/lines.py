@@ -124,7 +124,7 @@ class ContrastLine(msgspec.Struct, kw_only=True, tag="contrast", tag_field="type
     # wording, brief, schedule; lines older than the field read as ladder contrasts.
     kind: str = "ladder"
     family: str | None = None
-    # The paper table (or section) whose Holm family the contrast joins (protocol.arms);
+    # The paper table (or section) whose Holm family the contrast joins (protocol.arms.table);
     # None on ladder lines (the family names its table) and on lines older than the field.
     table: str | None = None
     wording_of: str | None = None  # wording contrasts: the canonical configuration and stress

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
+from protocol.episode.versions import SpecError
 from protocol.records import CellKey, EpisodeRecord
-from protocol.versions import SpecError
 from scoring.replay.episode import EpisodeScore, score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_line, config_of, ladder_contrasts

@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
-from protocol.askback import Principal, render_escalation
-from protocol.receipts import normalize_code
+from protocol.arms.askback import Principal, render_escalation
+from protocol.arms.render import render_tool_failure
 from protocol.records import (
     CellKey,
     CorruptionEvent,
@@ -32,8 +32,8 @@ from protocol.records import (
     Knobs,
     TurnRecord,
 )
-from protocol.render import render_tool_failure
-from protocol.state import sort_ids
+from protocol.state.machine import sort_ids
+from protocol.state.receipts import normalize_code
 from protocol.user import STYLE_KINDS
 from scoring.analyses.cost import CostRow, cost_rows
 from scoring.replay.episode import EpisodeScore, Scoring, TurnScore

@@ -33,7 +33,7 @@ def answer(
     """What ``policy`` replies to ``messages``: a helper answer for a helper prompt (the
     gates' compiler and matcher, mem0's memory extraction, the held-out rewriter), otherwise
     the agent's turn. ``reading``: the transcript read up to the last message, when the
-    caller carries it (``serve.conversation``)."""
+    caller carries it (``serve.endpoint.conversation``)."""
     helper = (
         mem0_answer(messages)
         or helper_answer(messages, params, digest)

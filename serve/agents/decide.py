@@ -11,7 +11,7 @@ from typing import Literal
 
 import msgspec
 
-from protocol.state import Verdict
+from protocol.state.machine import Verdict
 from serve.agents.reading import View
 from serve.agents.transcript import Directive
 

@@ -10,7 +10,7 @@ and then the agent only says the step is blocked.
 
 from __future__ import annotations
 
-from protocol.state import TaskState
+from protocol.state.machine import TaskState
 from serve.agents.answer import Answer
 from serve.agents.decide import Decision, decide, guard, own_decision
 from serve.agents.reading import View

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from protocol.receipts import parse_ledger
-from protocol.state import TaskState
+from protocol.state.machine import TaskState
+from protocol.state.receipts import parse_ledger
 from serve.agents.brief import ParsedBrief, parse_brief
 from serve.agents.replay import Exchange, Record
 from serve.agents.resolve import Resolution, resolve
@@ -144,7 +144,7 @@ def build_view(
 ) -> View:
     """What the agent sees; ``narration``: its own narration of a booking counts as one
     (the perfect agent; :mod:`serve.agents.narration`). ``kept``: the reading of every
-    message but the last, when the caller has it (``serve.conversation`` carries it from
+    message but the last, when the caller has it (``serve.endpoint.conversation`` carries it from
     the conversation's previous request); read here otherwise."""
     if kept is None:
         kept = Reading()

@@ -4,7 +4,7 @@ The agent's own earlier replies are its execution record: a ref line (or, in the
 variant, an ``ACTION`` line) carrying the work order of the user message it answered is a
 booking. A rejection notice (``[BOOKING REJECTED] ...``) in a later user turn undoes the
 refused booking. The revision message, when the transcript reaches it, cancels, rewires and
-relaxes. Statuses then follow Section 3.1 (``protocol.state.TaskState``). With
+relaxes. Statuses then follow Section 3.1 (``protocol.state.machine.TaskState``). With
 ``narration=True`` (the perfect agent) the reply's narration of a booking counts too
 (:mod:`serve.agents.narration`), under the same booking key as its line.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from protocol.receipts import find_actions, read_bookings
-from protocol.state import TaskState
+from protocol.state.machine import TaskState
+from protocol.state.receipts import find_actions, read_bookings
 from serve.agents.brief import ParsedBrief
 from serve.agents.narration import narrated_steps
 from serve.agents.resolve import is_revision

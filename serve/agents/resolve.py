@@ -5,7 +5,7 @@ Order of tests, first hit wins:
 1. The revision message (it opens with the paper's cancel sentence): kind ``revision``.
 2. No work order in the message: a filler, kind ``none``.
 3. Exact template match: the message with its work order put back as ``{wo}`` equals one of
-   the domain wordings (protocol/domains.py); the wording's template text names the step in
+   the domain wordings (protocol/domains/known.py); the wording's template text names the step in
    the brief. A ``legit_redo`` wording sets ``redo``.
 4. The user's answer to a gate's clarifying question naming a step (the ask knob,
    ``strings.USER_CLARIFY_STEP`` / ``USER_CLARIFY_REDO``): that step (``redo`` for the latter).
@@ -30,7 +30,7 @@ from typing import Literal
 import msgspec
 
 from protocol import strings
-from protocol.domains import POOLS, registry_version
+from protocol.domains.known import POOLS, registry_version
 from serve.agents.patterns import WORK_ORDER, alternation, template_regex
 
 __all__ = ["Resolution", "covering", "is_revision", "resolve", "template_texts", "wording_index"]

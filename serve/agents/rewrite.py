@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from protocol import strings
-from protocol.paraphrases import content_words
+from protocol.episode.paraphrases import content_words
 from serve.agents.answer import Answer
 from serve.agents.reading import Message
 

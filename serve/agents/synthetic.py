@@ -62,7 +62,7 @@ import re
 from collections.abc import Mapping
 
 from protocol import strings
-from protocol.state import Verdict
+from protocol.state.machine import Verdict
 from serve.agents.answer import Answer
 from serve.agents.decide import Decision, from_verdict, guard, own_decision
 from serve.agents.patterns import WORK_ORDER, template_regex

@@ -1,10 +1,10 @@
-"""Reading a user turn the way the arms lay it out (``protocol.render.compose_user_message``):
+"""Reading a user turn the way the arms lay it out (``protocol.arms.render.compose_user_message``):
 rejection notices, a blank line, the user's text, a blank line, the arm's addition
 (checklist, ``[TASK-STATE]`` directive, ``[MATCHED STEP]`` line, ledger).
 
 Forwarded text is read by the brief's rule (``strings.THIRD_PARTY_CLAUSE``: "quoted with '> '
 under a 'Forwarded' line"), not by the exact words the generator writes (issue #37, the
-offline layout check, ``tests/serve/test_layout_blind.py``): a line that opens with
+offline layout check, ``tests/serve/agents/test_layout_blind.py``): a line that opens with
 "Forwarded" (dashes around it allowed) or with ``>`` starts the forwarded block, whatever
 its opening says, with or without a blank line before it; its quoted lines are third-party
 text, never the user's request and never the arm's addition."""
@@ -18,7 +18,7 @@ from typing import Literal
 import msgspec
 
 from protocol import strings
-from protocol.spoof import QUOTED, opens_forward
+from protocol.stress.spoof import QUOTED, opens_forward
 from serve.agents.patterns import STEP_ID, WORK_ORDER, template_regex
 
 __all__ = [
@@ -153,7 +153,7 @@ def split_user(content: str) -> UserTurn:
 
 
 # The brief's rule on forwarded text (strings.THIRD_PARTY_CLAUSE), one definition:
-# protocol.spoof.opens_forward (a "Forwarded" line, or a quoted line).
+# protocol.stress.spoof.opens_forward (a "Forwarded" line, or a quoted line).
 _QUOTE_MARK = re.compile(r"^\s*> ?")
 
 

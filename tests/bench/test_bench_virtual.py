@@ -7,8 +7,8 @@ import asyncio
 import aiohttp
 
 from bench._virtual import run_virtual
-from serve.app import start_server, stop_server
 from serve.config import LatencyConfig, ServerConfig
+from serve.endpoint.app import start_server, stop_server
 
 
 def test_timers_advance_the_virtual_clock() -> None:

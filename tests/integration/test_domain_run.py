@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from ladder.app import app
-from protocol.arms import arm_names, harness_arms, memory_arms
-from protocol.domains import DIGESTS, forget
-from protocol.packs import pack_digest, parse_pack
+from protocol.arms.table import arm_names, harness_arms, memory_arms
+from protocol.domains.known import DIGESTS, forget
+from protocol.domains.packs import pack_digest, parse_pack
 from runner.grid.expand import GridError, parse_grid
 from runner.rundir.packs import PACKS_DIR
 from scoring.replay.episode import score_episode

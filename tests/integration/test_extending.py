@@ -18,13 +18,13 @@ import msgspec
 import pytest
 from rich.console import Console
 
-import protocol.arms
-from protocol.arms import ARMS, ArmSpec
+import protocol.arms.table
+from protocol.arms.table import ARMS, ArmSpec
 from protocol.config import config_label
-from protocol.generate import generate
-from protocol.probe_history import rebuild_messages
+from protocol.episode.generate import generate
+from protocol.probe.history import rebuild_messages
 from protocol.records import CellKey, Turn
-from protocol.state import TaskState
+from protocol.state.machine import TaskState
 from runner.arms import ArmSession, registry
 from runner.execution.run import run_async
 from runner.grid.expand import parse_grid
@@ -105,10 +105,10 @@ def test_without_its_row_the_toy_arm_is_refused() -> None:
 
 
 def test_the_toy_arm_row_is_seen_by_the_tables_readers(toy_arm: str) -> None:
-    from protocol.policy import policy
+    from protocol.arms.policy import policy
 
-    assert protocol.arms.arm_spec(toy_arm) == ArmSpec(name=toy_arm)
-    assert protocol.arms.arm_rank(toy_arm) == (len(ARMS) - 1, "")
+    assert protocol.arms.table.arm_spec(toy_arm) == ArmSpec(name=toy_arm)
+    assert protocol.arms.table.arm_rank(toy_arm) == (len(ARMS) - 1, "")
     cell = CellKey(model="m", steps=5, density=0.3, arm=toy_arm)
     assert policy(cell) == policy(msgspec.structs.replace(cell, arm="raw"))
     assert registry.get(toy_arm) is ReminderArm

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ladder.app import app
-from protocol.compiled_parse import ECHO_ERROR
+from protocol.state.compiled_parse import ECHO_ERROR
 from runner.grid.expand import parse_grid
 from scoring.results.lines import ContrastLine, HelperLine, decode_line
 from tests.reliability_kit import grid_data, records, run_inprocess

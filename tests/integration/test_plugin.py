@@ -34,14 +34,14 @@ turns = "toy_ladder_plugin.table:TURNS"
 
 INIT = '''\
 """A toy arm's row: its session is named, and imported on first use."""
-from protocol.arms import ArmSpec
+from protocol.arms.table import ArmSpec
 
 SPEC = ArmSpec(name="reminder", session="toy_ladder_plugin.arm:ReminderArm")
 '''
 
 ARM = """\
 from protocol.records import Turn
-from protocol.state import TaskState
+from protocol.state.machine import TaskState
 from runner.arms import ArmSession
 
 
@@ -132,7 +132,7 @@ def test_a_pip_installed_plugin_adds_an_arm_and_a_table(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("value", ["no_colon", "x:y"])
 def test_a_broken_entry_point_is_one_warning_or_one_error(value: str) -> None:
-    from protocol.arms import ARMS
+    from protocol.arms.table import ARMS
     from protocol.registry import RegistryError
 
     if value == "no_colon":

@@ -25,7 +25,7 @@ from runner.client.limiter import Limiter
 from runner.execution.run import RunSummary
 from runner.grid.expand import Grid
 from serve.config import FaultConfig, ServerConfig
-from serve.faults import draw
+from serve.faults.rates import draw
 from tests.fakes import Script, fake_endpoint, ok, status
 from tests.reliability_kit import (
     INFRA,

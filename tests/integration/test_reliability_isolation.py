@@ -15,8 +15,8 @@ import msgspec
 import pytest
 
 from protocol import strings
-from protocol.arms import arm_names, memory_arms
-from protocol.generate import generate
+from protocol.arms.table import arm_names, memory_arms
+from protocol.episode.generate import generate
 from protocol.records import CallRecord, CellKey, Episode, EpisodeSpec, Turn
 from protocol.user import ScriptedUser
 from runner.arms import EpisodeContext, make_arm
@@ -25,8 +25,8 @@ from runner.execution.connect import open_endpoints
 from runner.execution.episode import run_episode
 from runner.gates.helpers import Helpers
 from scoring.replay.episode import score_episode
-from serve.app import start_server, stop_server
 from serve.config import ServerConfig
+from serve.endpoint.app import start_server, stop_server
 from tests.reliability_kit import make_grid
 
 # --- loopback ------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 import pytest
 
-from protocol.generate import generate
+from protocol.episode.generate import generate
 from runner.execution.connect import open_endpoints
 from runner.gates.helpers import Helpers
 from runner.grid.expand import expand

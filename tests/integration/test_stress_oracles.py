@@ -20,7 +20,7 @@ import pytest
 from protocol import EpisodeSpec, generate
 from protocol.config import Knobs
 from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord, ToolCall
-from protocol.spoof import SPOOF_VARIANTS, planned_forgeries, planned_tool_results
+from protocol.stress.spoof import SPOOF_VARIANTS, planned_forgeries, planned_tool_results
 from protocol.user import STYLE_KINDS
 from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply

@@ -1,4 +1,4 @@
-"""Forged state text, the spoof knob (issue #31; protocol.spoof, docs/stress.md): what each
+"""Forged state text, the spoof knob (issue #31; protocol.stress.spoof, docs/stress.md): what each
 variant injects and where, that no forgery moves the enforcement gate, that the perfect agent
 ignores forgeries and the synthetic agent follows them at its obedience rate, and that the
 knob changes nothing but the forged turns and what follows them."""
@@ -19,7 +19,7 @@ import runner.execution.episode
 from protocol import EpisodeSpec, generate, strings
 from protocol.config import Knobs
 from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord
-from protocol.spoof import SPOOF_CLAIMS, SPOOF_VARIANTS, forgery
+from protocol.stress.spoof import SPOOF_CLAIMS, SPOOF_VARIANTS, forgery
 from protocol.user import ScriptedUser
 from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply

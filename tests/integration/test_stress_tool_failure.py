@@ -1,4 +1,4 @@
-"""Tools that fail, the tool_failure knob of the tool harness (issue #31; protocol.tool_failure,
+"""Tools that fail, the tool_failure knob of the tool harness (issue #31; protocol.stress.tool_failure,
 docs/stress.md): the draw, a failed call's effects (none), a retry after a failure (no
 re-execution), the gates advancing on successful results only, the scripted agents retrying,
 the grid, the report section and the Holm family."""
@@ -15,11 +15,11 @@ import pytest
 
 import runner.harness.dispatch
 from protocol.brief import tool_name
-from protocol.generate import generate
-from protocol.receipts import Action
+from protocol.episode.generate import generate
 from protocol.records import CellKey, EpisodeRecord, EpisodeSpec, Knobs, Turn
-from protocol.state import TaskState
-from protocol.tool_failure import FAILURE_KINDS, draw_tool_failure
+from protocol.state.machine import TaskState
+from protocol.state.receipts import Action
+from protocol.stress.tool_failure import FAILURE_KINDS, draw_tool_failure
 from runner.arms import EpisodeContext
 from runner.arms.base import Shaped
 from runner.arms.gates import EnforcementGate
@@ -124,7 +124,7 @@ def _booking(step: Any) -> Any:
 
 def test_the_scripted_agents_retry_a_failed_call_with_the_same_work_order() -> None:
     tool = tool_name(EPISODE.steps[0])
-    from protocol.render import render_tool_failure, render_tool_result
+    from protocol.arms.render import render_tool_failure, render_tool_result
 
     answer = acknowledge(render_tool_failure(tool, "#W1234", "timeout"))
     assert f'ACTION {{"tool": "{tool}", "work_order": "#W1234"}}' in answer.content

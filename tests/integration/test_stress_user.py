@@ -14,7 +14,7 @@ import pytest
 
 from protocol import EpisodeSpec, generate
 from protocol.records import EpisodeRecord, Turn
-from protocol.state import Verdict
+from protocol.state.machine import Verdict
 from protocol.user import STYLE_KINDS, ScriptedUser
 from runner.grid.expand import parse_grid
 from scoring.analyses.registry import analysis_sections, log_analyses

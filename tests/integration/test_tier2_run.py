@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from rich.console import Console
 
-from protocol.domains import POOLS
+from protocol.domains.known import POOLS
 from runner.execution.run import run_async
 from runner.grid.expand import GridError, parse_grid
 from runner.rundir.logs import read_logs

@@ -14,7 +14,7 @@ from ladder.flags import RunFlags, apply_flags, flag_name, flag_specs, grid_from
 from runner.grid.expand import load_grid
 
 GRIDS = Path(__file__).resolve().parents[2] / "runner" / "grids"
-PACK = Path(__file__).resolve().parents[2] / "protocol" / "packs" / "release.toml"
+PACK = Path(__file__).resolve().parents[2] / "protocol" / "domains" / "builtin" / "release.toml"
 
 # a value of each flag with a grid target, and where the grid shows it
 SAMPLES: dict[str, tuple[Any, str, object]] = {  # a value as typer hands it (Any)

@@ -11,8 +11,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.compiled_parse import MAX_DEPTH, find_json_object, parse_graph, parse_match
-from protocol.receipts import find_actions
+from protocol.state.compiled_parse import MAX_DEPTH, find_json_object, parse_graph, parse_match
+from protocol.state.receipts import find_actions
 from protocol.visible import one_line, visible
 
 _OLD = json.JSONDecoder()

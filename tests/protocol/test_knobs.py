@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from protocol.arms import Variant
+from protocol.arms.table import Variant
 from protocol.config import Knobs
 from protocol.knobs import KNOBS, knob_problems, platform_knobs, variants
 from scoring.analyses.registry import ANALYSES
@@ -91,6 +91,6 @@ def test_the_harness_takes_a_forged_tool_result_and_landed_timeouts() -> None:
 
 
 def test_the_plain_knobs_have_no_problem_on_any_arm() -> None:
-    from protocol.arms import arm_names
+    from protocol.arms.table import arm_names
 
     assert all(knob_problems(Knobs(), a) == [] for a in arm_names())

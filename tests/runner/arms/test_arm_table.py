@@ -1,4 +1,4 @@
-"""protocol.arms: the one arm table, and everything that reads it."""
+"""protocol.arms.table: the one arm table, and everything that reads it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from protocol.arms import (
+from protocol.arms.table import (
     ARMS,
     ArmSpec,
     arm_names,
@@ -86,7 +86,7 @@ def test_a_lazy_binding_is_checked_against_the_base_on_first_get() -> None:
     for row in (ArmSpec(name="odd"), ArmSpec(name="odder")):
         ARMS.add(row.name, row)
     try:
-        registry.register("odd", lazy="protocol.arms:ArmSpec")  # imports fine, is no session
+        registry.register("odd", lazy="protocol.arms.table:ArmSpec")  # imports fine, is no session
         assert "odd" in registry.registered()
         with pytest.raises(RegistryError, match="is not a valid arm session"):
             registry.get("odd")

@@ -119,7 +119,7 @@ async def test_system_role_directive_is_for_that_call_only(tmp_path: Path) -> No
 async def test_checklist_with_matched_step_line(tmp_path: Path, mode: str) -> None:
     """Appendix E.2: the replace-mode checklist (the generator's realized state, whatever
     checklist_mode says) plus one line naming the matched step; no instruction."""
-    from protocol.render import render_checklist
+    from protocol.arms.render import render_checklist
     from protocol.user import ScriptedUser
 
     knobs = Knobs(checklist_mode=mode, matched_step_line=True)  # type: ignore[arg-type]
@@ -336,7 +336,7 @@ async def test_bookings_of_one_reply_are_admitted_in_order(tmp_path: Path) -> No
     """Each booking is judged on the state the earlier admitted ones produced (Section 5.4):
     a step booked right after its prerequisite in one reply is admitted; booking it first,
     before the prerequisite, is refused as blocked."""
-    from protocol.state import TaskState
+    from protocol.state.machine import TaskState
     from runner.arms import make_arm
     from runner.arms.base import Shaped
 

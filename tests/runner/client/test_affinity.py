@@ -16,8 +16,8 @@ from runner.client.affinity import ReplicaChooser, affinity_key, stable_hash
 from runner.execution.run import run_async
 from runner.grid.expand import GridError, parse_grid
 from runner.rundir.logs import read_logs
-from serve.app import start_replicas, stop_server
 from serve.config import LatencyConfig, PrefixCacheConfig, ServerConfig
+from serve.endpoint.app import start_replicas, stop_server
 
 
 def test_an_episode_stays_home_while_its_replica_is_not_saturated() -> None:

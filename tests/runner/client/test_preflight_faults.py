@@ -12,7 +12,7 @@ import pytest
 from runner.execution.connect import open_endpoints, preflight
 from runner.rundir.logs import read_logs
 from serve.config import FaultConfig, ServerConfig
-from serve.faults import draw
+from serve.faults.rates import draw
 from tests.reliability_kit import make_grid, run_inprocess
 
 # The three examples: `ladder run --seeds 100-101 --arms raw --fault ...` (a short

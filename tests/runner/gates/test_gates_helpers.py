@@ -212,7 +212,7 @@ async def test_matcher_persists_and_survives_a_torn_line(tmp_path: Path) -> None
 
 
 def _prompt(turn) -> str:  # type: ignore[no-untyped-def]
-    from protocol.render import render_matcher_prompt
+    from protocol.arms.render import render_matcher_prompt
 
     return render_matcher_prompt(list(EP.steps), turn.text)
 

@@ -146,7 +146,7 @@ def test_corruption_grid_table_12() -> None:
 def test_wording_grid_table_4(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The grid names a cache that `ladder paraphrase` writes; without it the grid is
     refused with one line naming the file, with it it validates."""
-    from protocol.domains import PROCUREMENT
+    from protocol.domains.known import PROCUREMENT
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(GridError, match=r"paraphrase_cache\.json"):

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from protocol import strings
+from protocol.arms.policy import policy, system_prompt
+from protocol.arms.render import render_tool_failure
 from protocol.brief import tool_name
-from protocol.generate import generate
-from protocol.policy import policy, system_prompt
-from protocol.receipts import Action, find_actions
+from protocol.episode.generate import generate
 from protocol.records import (
     Booking,
     CellKey,
@@ -22,8 +22,8 @@ from protocol.records import (
     TurnRecord,
     scripted_fields,
 )
-from protocol.render import render_tool_failure
-from protocol.tool_failure import draw_tool_failure
+from protocol.state.receipts import Action, find_actions
+from protocol.stress.tool_failure import draw_tool_failure
 from runner.arms import EpisodeContext
 from runner.arms.base import ArmSession, Shaped
 from runner.harness.dispatch import Dispatch

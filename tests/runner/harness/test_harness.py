@@ -12,10 +12,10 @@ import pytest
 
 from protocol import strings
 from protocol.brief import render_brief, tool_name
-from protocol.generate import generate
-from protocol.receipts import Action, find_actions
+from protocol.episode.generate import generate
 from protocol.records import Booking, CallRecord, CellKey, EpisodeSpec, Knobs, Turn
-from protocol.state import TaskState
+from protocol.state.machine import TaskState
+from protocol.state.receipts import Action, find_actions
 from runner.arms import EpisodeContext, make_arm
 from runner.arms.base import ArmSession, Shaped
 from runner.client.endpoint import Reply

@@ -20,8 +20,8 @@ from runner.memory import missing
 from runner.memory.embedder import EndpointEmbedder
 from runner.memory.topk import ExchangeIndex
 from serve.agents import answer
-from serve.app import start_server, stop_server
-from serve.embeddings import embed
+from serve.endpoint.app import start_server, stop_server
+from serve.endpoint.embeddings import embed
 
 
 def _unit(*xs: float) -> np.ndarray:

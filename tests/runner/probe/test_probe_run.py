@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from protocol.probe import VARIANTS, ProbeRecord
+from protocol.probe.turns import VARIANTS, ProbeRecord
 from runner.grid.expand import parse_grid
 from runner.probe.run import PROBE_LOG, ProbeOptions, read_probe, run_probe
 from scoring.analyses.probe import probe_table, reask_row

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from protocol.packs import PackError
+from protocol.domains.packs import PackError
 from runner.files import JsonlAppender, NotRegularFile, lines, read_regular, write_atomic
 from runner.grid.expand import GridError, load_grid, parse_grid
 from runner.grid.packs import read_pack

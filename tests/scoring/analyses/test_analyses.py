@@ -10,6 +10,7 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
+from protocol.arms.render import render_directive
 from protocol.records import (
     AccuracyRecord,
     CompiledRevisionRecord,
@@ -21,8 +22,7 @@ from protocol.records import (
     Turn,
     ValidatorRecord,
 )
-from protocol.render import render_directive
-from protocol.state import Verdict
+from protocol.state.machine import Verdict
 from scoring.analyses.corruption_replay import CORRUPTION, corruption_lines
 from scoring.analyses.obedience import OBEDIENCE, obedience_lines
 from scoring.analyses.omission_attribution import attribute_overblock, attribution_lines

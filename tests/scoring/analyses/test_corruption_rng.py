@@ -1,5 +1,5 @@
 """The corruption RNG of the corrupted-state ablation (Appendix D.4): one draw
-(protocol.corruption) shared by the gate arms and the Table 12 replay.
+(protocol.stress.corruption) shared by the gate arms and the Table 12 replay.
 
 The arm's stream is pinned by a digest taken on main before the draw moved out of
 runner/arms/gates.py (commit 82a1dcf): the same events, the same scores."""

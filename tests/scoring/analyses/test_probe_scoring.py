@@ -74,7 +74,7 @@ def test_the_scripted_endpoint_digest_mixes_a_seed_only_when_sent() -> None:
 
     import orjson
 
-    from serve.parse import parse_chat
+    from serve.endpoint.parse import parse_chat
 
     body = {"model": "scripted/perfect", "messages": [{"role": "user", "content": "hi"}]}
     plain = parse_chat(orjson.dumps(body))

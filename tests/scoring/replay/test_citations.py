@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.receipts import find_refs
+from protocol.state.receipts import find_refs
 from scoring.replay.citations import ReplyDeclines, has_refusal_language
 from scoring.replay.declines import DECLINE_ANNOTATIONS, REFUSAL_PHRASES, is_citation
 from scoring.replay.prefilter import Prefilter, required_literals

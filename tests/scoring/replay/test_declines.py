@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.receipts import find_refs
+from protocol.state.receipts import find_refs
 from scoring.replay.declines import (
     DECLINE_ANNOTATIONS,
     DECLINE_REGEX_VERSION,

@@ -10,7 +10,7 @@ from matplotlib.container import ErrorbarContainer
 from matplotlib.patches import Rectangle
 
 from protocol.records import CellKey, Knobs
-from protocol.state import CHANNELS
+from protocol.state.machine import CHANNELS
 from scoring.analyses.corruption_replay import CORRUPTION_KINDS, FAILURE_KINDS, CorruptionLine
 from scoring.replay.episode import LABELS
 from scoring.report.figure_data import ChannelRate, UnrequestedCount

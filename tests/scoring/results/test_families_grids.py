@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from protocol.domains import PROCUREMENT
+from protocol.domains.known import PROCUREMENT
 from runner.grid.expand import load_grid
 from scoring.replay.episode import EpisodeScore, Scoring
 from scoring.results.families import describe_families, score_lines

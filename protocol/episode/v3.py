@@ -1,0 +1,119 @@
+"""Generator versions 3 and 4: the paper's sampler and schedules (:mod:`protocol.episode.sampler`),
+laid out over the 44 turns and worded (Section 4.1, Appendices A.5 and B.1).
+
+Both versions draw the graph and revision from one stream and each schedule from its own, and
+keep an attempt only when both schedules can carry the trap budget, so the earlier and the
+regenerated schedule of a seed share graph, revision and codes (their work orders, drawn
+after the turn slots, differ). Version 4 places
+the revision midway in both schedules, plans the ambiguous probes on the perfect-play state
+(:mod:`protocol.episode.ambiguous`) and words planned re-asks as asks (:mod:`protocol.episode.versions`).
+"""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+
+from protocol.domains.shape import DomainPool, Template
+from protocol.episode import sampler
+from protocol.episode.ambiguous import plan_probes
+from protocol.episode.parts import assemble, steps_and_revision, stream_seed
+from protocol.episode.versions import MAX_ATTEMPTS, N_TURNS, Paraphrases, SpecError, pool_of
+from protocol.episode.wording import wording_v3
+from protocol.records import Episode, EpisodeSpec, Turn, TurnKind
+
+__all__ = ["generate_v3"]
+
+Graph = tuple[list[str], dict[str, Template], dict[str, frozenset[str]]]
+
+
+def _plan_v3(spec: EpisodeSpec, pool: DomainPool) -> tuple[Graph, sampler.Plan, random.Random]:
+    rng = random.Random(stream_seed(spec, "graph-v3"))
+    if spec.generator >= 5:  # templates drawn by phase rank, whatever the pack's file order
+        pool = msgspec.structs.replace(
+            pool, templates=tuple(sorted(pool.templates, key=lambda t: t.phase))
+        )
+    want = spec.schedule_version()
+    for attempt in range(MAX_ATTEMPTS):
+        ids, by_id, deps = sampler.sample_graph(rng, pool, spec.steps, spec.density)
+        revised = sampler.revise(rng, ids, deps)
+        plans = {
+            sched: sampler.plan(
+                random.Random(stream_seed(spec, f"schedule-v3|{sched}|{attempt}")),
+                ids,
+                deps,
+                revised,
+                sched,
+                midway=spec.generator >= 4,
+            )
+            for sched in ("earlier", "regenerated")
+        }
+        chosen = plans[want]
+        if all(p is not None for p in plans.values()) and chosen is not None:
+            return (ids, by_id, deps), chosen, rng
+    raise SpecError(f"could not plan an episode for {spec}")  # pragma: no cover - tested
+
+
+def generate_v3(spec: EpisodeSpec, paraphrases: Paraphrases | None) -> Episode:
+    """Versions 3 and 4."""
+    pool = pool_of(spec)
+    (ids, by_id, deps), plan, rng = _plan_v3(spec, pool)
+    steps, revision = steps_and_revision(
+        rng, ids, by_id, deps, plan.cancel, plan.rewires, plan.relax
+    )
+    texts = {s.id: s.text for s in steps}
+    events = plan.events
+    slots = set(rng.sample(range(N_TURNS), len(events)))
+    it = iter(events)
+    schedule = [next(it) if i in slots else ("filler", None) for i in range(N_TURNS)]
+    work_orders = iter(rng.sample(range(1000, 10000), N_TURNS))
+    v4 = spec.generator >= 4
+    if v4:
+        probes = plan_probes(spec, schedule, deps, revision, len(pool.ambiguous))
+        candidate = [False] * N_TURNS
+    else:
+        # Version 3's candidates: each filler with probability rate (own stream); the scripted
+        # user serves one as a probe iff enough steps are eligible on the realized state then.
+        amb = random.Random(stream_seed(spec, f"ambiguous-v3|{spec.ambiguous_rate!r}"))
+        candidate = [k == "filler" and amb.random() < spec.ambiguous_rate for k, _ in schedule]
+        probes = [None] * N_TURNS
+    words = random.Random(stream_seed(spec, "words"))
+    held = random.Random(stream_seed(spec, "held-out"))
+    turns: list[Turn] = []
+    for i, (kind, v) in enumerate(schedule):
+        idx = words.randrange(3)
+        rewrite = held.randrange(3) if spec.paraphrase_tier == 2 else 0
+        probe = probes[i]
+        if kind == "revision":
+            turns.append(Turn(index=i, kind=kind, step=None, work_order=None, text=revision.text))
+        elif probe is not None:
+            a, b, frame = probe
+            wo = f"#W{next(work_orders)}"
+            text = pool.ambiguous[frame].format(a=texts[a], b=texts[b], wo=wo)
+            turns.append(
+                Turn(index=i, kind="ambiguous", step=None, work_order=wo, text=text, named=(a, b))
+            )
+        elif kind == "filler":
+            text = pool.fillers[words.randrange(len(pool.fillers))]
+            cand = f"#W{next(work_orders)}" if candidate[i] else None
+            turn_kind: TurnKind = "ambiguous" if candidate[i] else "filler"
+            turns.append(Turn(index=i, kind=turn_kind, step=None, work_order=cand, text=text))
+        else:
+            assert v is not None
+            wo = f"#W{next(work_orders)}"
+            worded = wording_v3(
+                by_id[v], kind, idx, rewrite, spec.paraphrase_tier, paraphrases, reask_frames=not v4
+            )
+            if worded is None:
+                text = pool.re_asks[idx].format(text=texts[v], wo=wo)
+            else:
+                text = worded.format(wo=wo)
+            turns.append(Turn(index=i, kind=kind, step=v, work_order=wo, text=text))
+    held_out: dict[str, tuple[str, ...]] = {}
+    if spec.paraphrase_tier == 2 and paraphrases is not None:
+        held_out = {
+            v: tuple(str(r) for group in paraphrases[by_id[v].slug]["asks"] for r in group)
+            for v in ids
+        }
+    return assemble(spec, steps, revision, turns, held_out)

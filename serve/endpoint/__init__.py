@@ -1,0 +1,1 @@
+"""The scripted OpenAI-compatible endpoint: the aiohttp application, request parsing, bodies, streaming, token counts."""

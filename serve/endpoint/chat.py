@@ -1,0 +1,152 @@
+"""``POST /v1/chat/completions``: validate, count, maybe fault, answer, shape, wait, reply."""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgspec
+from aiohttp import web
+
+from serve.agents import Answer, answer
+from serve.endpoint.bodies import completion_body, error_body
+from serve.endpoint.conversation import read_transcript
+from serve.endpoint.models import BadModelParams, ModelNotFound, ModelSpec, parse_model
+from serve.endpoint.parse import ChatRequest, RequestError, parse_chat
+from serve.endpoint.server import SERVER, ServerState
+from serve.endpoint.stream import stream_completion
+from serve.endpoint.tokens import truncate
+from serve.faults.rates import PREFLIGHT_HEADER, Fault, context_error, draw
+
+__all__ = ["chat_completions", "error_response", "shape"]
+
+_UNLIMITED = 1 << 30
+
+
+def error_response(
+    status: int, message: str, headers: dict[str, str] | None = None
+) -> web.Response:
+    return web.Response(
+        status=status,
+        body=error_body(status, message),
+        content_type="application/json",
+        headers=headers,
+    )
+
+
+def shape(ans: Answer, req: ChatRequest, fault: Fault | None) -> tuple[str, str | None, str, int]:
+    """(content, reasoning, finish_reason, completion tokens) under ``max_tokens``: the
+    reasoning spends the budget first, as a thinking model's does."""
+    budget = req.max_tokens or _UNLIMITED
+    reasoning: str | None = None
+    used = 0
+    if req.thinking:
+        reasoning, used, cut = truncate(ans.reasoning, budget)
+        if cut or fault == "empty_thinking":
+            return "", reasoning, "length", used
+    content, n, cut = truncate(ans.content, budget - used)
+    return content, reasoning, "length" if cut else "stop", used + n
+
+
+async def _early_fault(
+    request: web.Request, fault: Fault, server: ServerState
+) -> web.StreamResponse:
+    faults = server.config.faults
+    if fault == "429":
+        retry = f"{faults.retry_after_s:g}"
+        return error_response(429, "Rate limit exceeded; retry later.", {"Retry-After": retry})
+    if fault == "500":
+        return error_response(500, "Internal server error (injected).")
+    if fault == "503":
+        return error_response(503, "Service unavailable (injected).")
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+    raise asyncio.CancelledError  # the drop: no response at all
+
+
+def _request(body: bytes) -> tuple[ChatRequest, ModelSpec]:
+    req = parse_chat(body)
+    spec = parse_model(req.model)
+    if not spec.chat:
+        raise RequestError(400, f"The model `{req.model}` serves embeddings only.")
+    return req, spec
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    server = request.app[SERVER]
+    n = server.arrival()
+    try:
+        req, spec = _request(await request.read())
+    except RequestError as e:
+        return error_response(e.status, e.message)
+    except ModelNotFound as e:
+        return error_response(404, str(e))
+    except BadModelParams as e:
+        return error_response(400, str(e))
+    if spec.params.get("drop_system"):  # a chat template without a system role
+        req = msgspec.structs.replace(
+            req, messages=tuple(m for m in req.messages if m[0] != "system")
+        )
+    transcript = read_transcript(req.messages)  # carried from the conversation's last request
+    prompt_tokens = transcript.prompt_tokens
+    too_long = context_error(server.config.max_model_len, prompt_tokens, req.max_tokens)
+    if too_long is not None:
+        return error_response(400, too_long)
+    preflight = PREFLIGHT_HEADER in request.headers
+    fault = None if preflight else draw(server.config.faults, server.config.seed, n)
+    if fault is not None:
+        server.count_fault(fault)
+    if fault in ("429", "500", "503", "drop"):
+        return await _early_fault(request, fault, server)
+    if fault == "hang":
+        await asyncio.sleep(server.config.faults.hang_s)
+    digest = transcript.digest if req.seed is None else req.digest()
+    ans = answer(
+        spec.policy,
+        spec.params,
+        req.messages,
+        digest=digest,
+        thinking=req.thinking,
+        reading=transcript.reading,
+    )
+    content, reasoning, finish, completion_tokens = shape(ans, req, fault)
+    cached = server.admit(req.messages, content, prompt_tokens)
+    uncached = prompt_tokens - cached  # the prefill computed: a cached prefix costs nothing
+    await server.latency.serve(server.latency.service_time(n, uncached, completion_tokens))
+    body = completion_body(
+        request_id=f"chatcmpl-{n:06x}{digest[:16]}",
+        created=server.created,
+        model=req.model,
+        content=content,
+        reasoning=reasoning,
+        finish_reason=finish,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        fingerprint="synthetic" if ans.synthetic else "scripted",
+        cached_tokens=cached if server.prefix is not None else None,
+    )
+    server.completed += 1
+    if req.stream:
+        return await stream_completion(
+            request,
+            head={
+                "id": f"chatcmpl-{n:06x}{digest[:16]}",
+                "created": server.created,
+                "model": req.model,
+                "system_fingerprint": "synthetic" if ans.synthetic else "scripted",
+            },
+            content=content,
+            reasoning=reasoning,
+            finish_reason=finish,
+            usage={
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            }
+            if req.include_usage
+            else None,
+            malformed=fault == "malformed",
+        )
+    if fault == "malformed":
+        body = body[: len(body) // 2]
+    return web.Response(body=body, content_type="application/json")

@@ -1,0 +1,1 @@
+"""What the scripted endpoint injects: faults by rate and the latency model."""
