@@ -79,6 +79,18 @@ def _estimate(grid: Grid, rate: float | None, contexts: dict[str, int]) -> list[
     return lines + warnings
 
 
+def _check_sessions(grid: Grid) -> None:
+    """Import each arm's session (its row's class or ``"module:Class"`` path) and check it is
+    an arm session: one line per arm that is not, exit 2."""
+    from runner.arms import registry
+
+    problems = registry.check(sorted({c.arm for c in grid.cells()}, key=arm_rank))
+    for p in problems:
+        typer.echo(f"error: {p}", err=True)
+    if problems:
+        raise typer.Exit(2)
+
+
 def validate(
     grid_file: Annotated[Path, typer.Argument(help="A grid TOML file.")],
     offline: Annotated[bool, typer.Option(help="Check the file only; send no request.")] = False,
@@ -107,6 +119,7 @@ def validate(
         grid = load_grid(grid_file, need_keys=not offline)
     except GridError as e:
         raise UsageError(str(e)) from None
+    _check_sessions(grid)
     for missing in missing_keys(grid) if offline else []:  # nothing is sent: a warning
         typer.echo(f"warning: {grid_file}: {missing}", err=True)
     n_cells = len(grid.cells())

@@ -146,7 +146,7 @@ def _is_gate(a: ArmSpec) -> bool:
 
 def _refuses(a: ArmSpec) -> bool:
     """The gates whose bookings can be refused (state- or request-bound enforcement)."""
-    return a.name in ("enforce", "hybrid")
+    return a.enforcing
 
 
 def _show(knobs: Knobs, arm: str) -> list[str]:

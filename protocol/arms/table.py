@@ -4,8 +4,11 @@ One place for these facts (Sections 3.2, 3.3, 4.2; Appendices D.1, D.3, E.2): th
 arm names against it, the compile helper reads which arms compile, the scoring reads the
 ladder's rungs and every contrast (:mod:`scoring.results.families` forms the Holm families from
 them), :mod:`protocol.arms.policy` reads each arm's prompt policy, and :mod:`runner.arms.registry`
-binds each name to its session class. Names are the ones used on the command line and in
-logs. A new arm is one row here plus its session's file (docs/extending.md).
+imports each row's session (its class or lazy ``"module:Class"`` path). Names are the ones used
+on the command line and in logs. An arm is one unit: its row here names its traits
+(``compiles``, ``matcher``, ``enforcing``, ``validated``, ``memory``, ``harness``, ``prompt``)
+and its session; every analysis and knob rule reads the traits, never an arm's name. A new arm
+in the repo is its session's module plus its row (docs/extending.md).
 
 Contrasts, each with the paper table whose Holm family it joins:
 
@@ -34,6 +37,9 @@ __all__ = [
     "arm_rank",
     "arm_spec",
     "arm_table",
+    "enforced",
+    "enforcing_arms",
+    "gate_arms",
     "harness_arms",
     "ladder",
     "memory_arms",
@@ -82,20 +88,26 @@ class ArmSpec(msgspec.Struct, frozen=True, kw_only=True):
     contrasts: tuple[Contrast, ...] = ()  # side contrasts of an off-ladder arm
     compiles: bool = False  # needs the compiled graph and revision (the compiler helper)
     matcher: bool = False  # consults the matcher on every non-bypassed turn
+    # its gate can refuse bookings (state- or request-bound enforcement, Section 3.3); the
+    # analyses of refusals, corruption and omissions read this, never the arm's name
+    enforcing: bool = False
+    # enforces only where the validator passes its compile (Appendix D.3, the hybrid): each
+    # episode's record says whether it did (``CompileRecord.enforcing``)
+    validated: bool = False
     memory: bool = False  # a retrieval memory baseline (Appendix F; the ``memory`` extra)
     harness: bool = False  # runs on the real-tool harness too (Table 19; runner.harness)
     prompt: PromptKind = "text"  # its prompt policy (protocol.arms.policy)
     needs: str | None = None  # the optional extra (pyproject.toml) its session imports
     imports: tuple[str, ...] = ()  # the extra's libraries it imports (checked before a run)
-    # "module:Class" of its session (an arm another package adds: docs/extending.md); the
-    # built-in arms register their sessions in runner.arms
-    session: str | None = None
+    # its session: the class (a subclass of runner.arms.ArmSession) or its lazy
+    # "module:Class" path, imported on first use and checked by `ladder validate`
+    session: str | type | None = None
 
 
 # In display order: tables and reports list arms this way.
 _BUILT_IN: tuple[ArmSpec, ...] = (
-    ArmSpec(name="raw", rung=0, harness=True),
-    ArmSpec(name="checklist", rung=1, harness=True),
+    ArmSpec(name="raw", rung=0, harness=True, session="runner.arms.text:RawArm"),
+    ArmSpec(name="checklist", rung=1, harness=True, session="runner.arms.text:ChecklistArm"),
     # Section 5.2: the self-ledger against the checklist and below the directive gate (Holm
     # p = 0.023, 0.14); Table 16: against the replace-mode checklist (its variant family).
     ArmSpec(
@@ -110,21 +122,47 @@ _BUILT_IN: tuple[ArmSpec, ...] = (
             ),
         ),
         prompt="ledger",
+        session="runner.arms.ledger:SelfLedger",
     ),
-    ArmSpec(name="directive", rung=2, compiles=True, matcher=True, harness=True, prompt="gate"),
+    ArmSpec(
+        name="directive",
+        rung=2,
+        compiles=True,
+        matcher=True,
+        harness=True,
+        prompt="gate",
+        session="runner.arms.gates:DirectiveGate",
+    ),
     # binding="state" or "request": request-bound enforcement is the harness's fifth arm
-    ArmSpec(name="enforce", rung=3, compiles=True, matcher=True, harness=True, prompt="gate"),
+    ArmSpec(
+        name="enforce",
+        rung=3,
+        compiles=True,
+        matcher=True,
+        enforcing=True,
+        harness=True,
+        prompt="gate",
+        session="runner.arms.gates:DirectiveGate",
+    ),
     # Appendix D.3: the validator-gated hybrid vs the enforcement gate
     ArmSpec(
         name="hybrid",
         contrasts=(Contrast(reference="enforce", table="Appendix D.3"),),
         compiles=True,
         matcher=True,
+        enforcing=True,
+        validated=True,
         prompt="gate",
+        session="runner.arms.gates:DirectiveGate",
     ),
     # Appendix F: the memory baselines, off the ladder (Table 18 sets them beside it)
     ArmSpec(
-        name="memory-topk", memory=True, prompt="memory", needs="memory", imports=("faiss", "numpy")
+        name="memory-topk",
+        memory=True,
+        prompt="memory",
+        needs="memory",
+        imports=("faiss", "numpy"),
+        session="runner.arms.memory:TopKArm",
     ),
     ArmSpec(
         name="mem0",
@@ -132,6 +170,7 @@ _BUILT_IN: tuple[ArmSpec, ...] = (
         prompt="memory",
         needs="memory",
         imports=("faiss", "numpy", "mem0"),
+        session="runner.arms.mem0:Mem0Arm",
     ),
 )
 
@@ -176,6 +215,24 @@ def side_contrasts() -> tuple[tuple[str, str, str], ...]:
         for c in a.contrasts
         if not c.reference_knobs
     )
+
+
+def gate_arms() -> tuple[str, ...]:
+    """The gates: the arms that consult the matcher (directive, enforce, hybrid)."""
+    return tuple(a.name for a in arm_table() if a.matcher)
+
+
+def enforcing_arms() -> tuple[str, ...]:
+    """The arms whose gate can refuse bookings (enforce, hybrid)."""
+    return tuple(a.name for a in arm_table() if a.enforcing)
+
+
+def enforced(arm: str, recorded: bool) -> bool:
+    """Whether an episode of ``arm`` ran under enforcement: an arm that always enforces, or
+    one whose episode record says it did (``recorded``, ``CompileRecord.enforcing``: the
+    hybrid where the validator passed its compile)."""
+    spec = arm_spec(arm)
+    return recorded or (spec is not None and spec.enforcing and not spec.validated)
 
 
 def arm_spec(name: str) -> ArmSpec | None:

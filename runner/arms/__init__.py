@@ -1,17 +1,15 @@
 """The arms of the ladder, by the names used on the command line and in logs.
 
-Each name of the arm table (:mod:`protocol.arms.table`) is bound to its session class in
-:mod:`runner.arms.registry`: the text arms and the gates register where they are defined
-(imported below), the memory arms by module path, imported on first use (faiss, numpy,
-mem0). A new arm: docs/extending.md.
+Each row of the arm table (:mod:`protocol.arms.table`) names its session class by a lazy
+``"module:Class"`` path (or the class), bound in :mod:`runner.arms.registry` on first use: no
+arm's module is imported with this package, so the memory arms' (faiss, numpy, mem0) load only
+when one runs. A new arm is its session's module plus its row: docs/extending.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-import runner.arms.gates
-import runner.arms.text  # noqa: F401  (the modules register their arms)
 from runner.arms import registry
 from runner.arms.base import Admission, AgentCall, ArmSession, EpisodeContext, Shaped
 
@@ -25,9 +23,6 @@ __all__ = [
     "make_arm",
     "registry",
 ]
-
-registry.register("memory-topk", lazy="runner.arms.memory:TopKArm")
-registry.register("mem0", lazy="runner.arms.mem0:Mem0Arm")
 
 
 def load_arms(names: Iterable[str]) -> None:

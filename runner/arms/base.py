@@ -5,7 +5,8 @@ lets it prepare (the gates compile here), shapes each user turn (checklist, dire
 notices), lets it admit or refuse the bookings of a reply, and tells it what was admitted.
 What the arm sends besides its shaping (the system prompt, what the history keeps, the window)
 is the arm's prompt policy (:mod:`protocol.arms.policy`), which the probe's history rebuild reads
-too. The scheduler never sees an arm; new arms register in :mod:`runner.arms.registry`.
+too. The scheduler never sees an arm; an arm's row names its session
+(:mod:`runner.arms.registry`).
 """
 
 from __future__ import annotations

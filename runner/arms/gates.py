@@ -1,5 +1,5 @@
-"""The stateful rungs: directive gate, enforcement gate, validator-gated hybrid, self-ledger
-(Sections 3.2, 3.3; Appendices D.3, D.4, E.2).
+"""The gates: directive gate, enforcement gate, validator-gated hybrid
+(Sections 3.2, 3.3; Appendices D.3, D.4, E.2); the self-ledger is :mod:`runner.arms.ledger`.
 
 The gates own a task state compiled by the compile model from the brief and the revision
 message (:mod:`runner.gates.helpers`, :mod:`protocol.state.compiled`); it never reads the generator's
@@ -58,9 +58,6 @@ Hybrid: enforcement where the validator (Appendix D.3) passes the compiled graph
 revision, the directive gate (admit everything) where it flags them;
 ``compile_info.enforcing`` records the decision.
 
-Self-ledger: the brief carries the ledger clause; the agent's own ``LEDGER <code> <STATUS>``
-lines, merged over its replies (last entry per code wins), are rendered back every turn in the
-checklist's slot (nothing until it has written one); no matcher, no directives, no compile.
 """
 
 from __future__ import annotations
@@ -75,9 +72,9 @@ from protocol.arms.render import (
     compose_user_message,
     render_checklist,
     render_directive,
-    render_ledger,
     render_rejection,
 )
+from protocol.arms.table import ArmSpec, arm_spec
 from protocol.records import Booking, Escalation, Turn
 from protocol.state.compiled import (
     MATCHER_BYPASS,
@@ -89,11 +86,10 @@ from protocol.state.compiled import (
     validate,
 )
 from protocol.state.machine import TaskState
-from protocol.state.receipts import normalize_code, parse_ledger
+from protocol.state.receipts import normalize_code
 from protocol.stress.corruption import CORRUPT_ON_FILLERS, corruption_rng, draw_corruptions
 from protocol.stress.spoof import own_words
 from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
-from runner.arms.registry import register
 from runner.gates.helpers import Compiled, Helpers
 
 __all__ = [
@@ -101,7 +97,6 @@ __all__ = [
     "DirectiveGate",
     "EnforcementGate",
     "HybridGate",
-    "SelfLedger",
 ]
 
 # OURS: the statuses the rejection notice names for the request-bound refusals, which the
@@ -110,14 +105,16 @@ UNKNOWN_STATUS = "not in the plan"  # request-bound: a code the compile does not
 UNREQUESTED_STATUS = "not requested"  # request-bound: a step other than the matched one
 
 
-@register("directive")
 class DirectiveGate(ArmSession):
-    """The directive gate; the base of the enforcement gate and the hybrid."""
-
-    enforcing = False
+    """The gates (directive, enforce, hybrid, and any arm whose row names this session): the
+    row's traits say whether it refuses bookings (``ArmSpec.enforcing``) and whether only
+    where the validator passes its compile (``ArmSpec.validated``)."""
 
     def __init__(self, ctx: EpisodeContext) -> None:
         super().__init__(ctx)
+        row = arm_spec(ctx.cell.arm)
+        self.traits = row if row is not None else ArmSpec(name=ctx.cell.arm)
+        self.enforcing = self.traits.enforcing
         self.gate: TaskState = TaskState({})
         self.codes: dict[str, str] = {}
         self.compiled: Compiled | None = None
@@ -157,7 +154,7 @@ class DirectiveGate(ArmSession):
         )
 
     def _enforces(self, validation: Validation) -> bool:
-        return type(self).enforcing
+        return self.traits.enforcing and (validation.passed or not self.traits.validated)
 
     # --- shaping ------------------------------------------------------------------------
     async def shape(self, turn: Turn, state: TaskState, notices: Sequence[str]) -> Shaped:
@@ -368,32 +365,8 @@ class DirectiveGate(ArmSession):
         )
 
 
-@register("enforce")
-class EnforcementGate(DirectiveGate):
-    enforcing = True
-
-
-@register("hybrid")
-class HybridGate(DirectiveGate):
-    """Enforcement where the validator passes the compile, the directive gate where not."""
-
-    enforcing = True
-
-    def _enforces(self, validation: Validation) -> bool:
-        return validation.passed
-
-
-@register("ledger")
-class SelfLedger(ArmSession):
-    """The self-ledger: its brief carries the ledger clause (the prompt policy,
-    :mod:`protocol.arms.policy`)."""
-
-    def __init__(self, ctx: EpisodeContext) -> None:
-        super().__init__(ctx)
-        self.ledger: dict[str, str] = {}
-
-    def addition(self, turn: Turn, state: TaskState) -> str:
-        return render_ledger(self.ledger, self.episode.steps)
-
-    def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
-        self.ledger.update(parse_ledger(reply))
+# The paper's three gates are one session whose row's traits set what it does (its row names
+# it by either name): directive (no ``enforcing``), enforce (``enforcing``), hybrid
+# (``enforcing`` and ``validated``).
+EnforcementGate = DirectiveGate
+HybridGate = DirectiveGate

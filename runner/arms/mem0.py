@@ -1,5 +1,5 @@
-"""The Mem0 baseline (Appendix F): the real mem0 library, registered lazily (importing mem0
-takes seconds), on the memory arms' shared shaping (:mod:`runner.arms.memory`)."""
+"""The Mem0 baseline (Appendix F): the real mem0 library, bound lazily by its row (importing
+mem0 takes seconds), on the memory arms' shared shaping (:mod:`runner.arms.memory`)."""
 
 from __future__ import annotations
 

@@ -1,27 +1,22 @@
 """The arm registry: each arm of the table (:data:`protocol.arms.table.ARMS`) bound to its session.
 
-A session class registers under its table name with :func:`register`, as a decorator where
-the class is defined (``@register("raw")``), or by a ``"module:Object"`` path for a class
-whose module imports heavy libraries (``register("mem0", lazy="runner.arms.memory:Mem0Arm")``):
-that module is imported on the first :func:`get`, and the class it names is checked to be an
-:class:`~runner.arms.base.ArmSession` then (:class:`protocol.registry.Registry`). An arm
-another package adds names its session in its row (``ArmSpec.session``), bound here on the
-first :func:`get`. A name the arm table does not hold cannot be registered, and :func:`get`
-of a table name nobody registered says so in one line.
+An arm is one unit: its row names its session, the class itself or its lazy
+``"module:Class"`` path (``ArmSpec.session``). The first :func:`get` of an arm imports a lazy
+path and checks that it names an :class:`~runner.arms.base.ArmSession`
+(:class:`protocol.registry.Registry`); :func:`check` does the same for a grid's arms before a
+run (``ladder validate``), in one line per arm. A name the arm table does not hold, or a row
+with no session, is one line naming the arms that have one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar, overload
+from collections.abc import Iterable
 
-from protocol.arms.table import arm_rank, arm_spec
-from protocol.registry import Registry, RegistryError
+from protocol.arms.table import arm_rank, arm_spec, arm_table
+from protocol.registry import Registry, RegistryError, did_you_mean
 from runner.arms.base import ArmSession
 
-__all__ = ["SESSIONS", "get", "register", "registered"]
-
-A = TypeVar("A", bound=type[ArmSession])
+__all__ = ["SESSIONS", "check", "get", "registered"]
 
 
 def _in_table(name: str) -> None:
@@ -29,43 +24,54 @@ def _in_table(name: str) -> None:
         raise RegistryError(f"arm {name!r} is not in the arm table (protocol.arms.table.ARMS)")
 
 
-SESSIONS: Registry[type[ArmSession]] = Registry(
-    "arm session",
-    lambda o: isinstance(o, type) and issubclass(o, ArmSession),
-    check_name=_in_table,
-)
+def _is_session(o: object) -> bool:
+    return isinstance(o, type) and issubclass(o, ArmSession)
 
 
-@overload
-def register(name: str) -> Callable[[A], A]: ...
-@overload
-def register(name: str, *, lazy: str) -> None: ...
-def register(name: str, *, lazy: str | None = None) -> Callable[[A], A] | None:
-    """Bind the table's arm ``name`` to its session class: ``@register(name)`` on the class,
-    or ``register(name, lazy="module:Object")`` to import it on first use."""
-    if lazy is not None:
-        SESSIONS.add_lazy(name, lazy)
-        return None
-
-    def bind(cls: A) -> A:
-        SESSIONS.add(name, cls)
-        return cls
-
-    return bind
+# The sessions bound so far, each from its row on first use (a cache, not a second table).
+SESSIONS: Registry[type[ArmSession]] = Registry("arm session", _is_session, check_name=_in_table)
 
 
 def registered() -> tuple[str, ...]:
-    """The names registered, loaded or not, in the arm table's order."""
-    return tuple(sorted(SESSIONS.names(), key=arm_rank))
+    """The arms whose row names a session, in the arm table's order."""
+    return tuple(sorted((a.name for a in arm_table() if a.session is not None), key=arm_rank))
+
+
+_BOUND_FROM: dict[str, object] = {}  # each bound name's ArmSpec.session
+
+
+def _bind(name: str) -> None:
+    spec = arm_spec(name)
+    if name in SESSIONS:  # bound before: kept while its row still names the same session
+        if spec is not None and _BOUND_FROM.get(name) == spec.session:
+            return
+        SESSIONS.remove(name)
+    if spec is None:
+        hint = did_you_mean(name, registered())
+        raise RegistryError(f"arm {name!r} is not in the arm table{hint} (protocol.arms.table)")
+    if spec.session is None:
+        raise RegistryError(
+            f"arm {name!r} is not implemented; available: {', '.join(registered())}"
+        )
+    if isinstance(spec.session, str):
+        SESSIONS.add_lazy(name, spec.session)
+    else:
+        SESSIONS.add(name, spec.session)  # checked against ArmSession here
+    _BOUND_FROM[name] = spec.session
 
 
 def get(name: str) -> type[ArmSession]:
     """The session class of arm ``name`` (importing a lazy one now)."""
-    spec = arm_spec(name)
-    if name not in SESSIONS and spec is not None and spec.session is not None:
-        SESSIONS.add_lazy(name, spec.session)
-    if name not in SESSIONS:
-        raise RegistryError(
-            f"arm {name!r} is not implemented; available: {', '.join(registered())}"
-        )
+    _bind(name)
     return SESSIONS.get(name)
+
+
+def check(names: Iterable[str]) -> list[str]:
+    """One line per arm of ``names`` whose session does not import or is no session."""
+    problems: list[str] = []
+    for name in dict.fromkeys(names):
+        try:
+            get(name)
+        except RegistryError as e:
+            problems.append(str(e).splitlines()[0])
+    return problems

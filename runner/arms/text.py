@@ -6,17 +6,14 @@ from protocol.arms.render import render_checklist
 from protocol.records import Turn
 from protocol.state.machine import TaskState
 from runner.arms.base import ArmSession
-from runner.arms.registry import register
 
 __all__ = ["ChecklistArm", "RawArm"]
 
 
-@register("raw")
 class RawArm(ArmSession):
     pass
 
 
-@register("checklist")
 class ChecklistArm(ArmSession):
     """The generator's exact realized state, rendered with the paper's checklist string.
 

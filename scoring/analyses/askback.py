@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from protocol.arms.table import gate_arms
 from protocol.config import config_label
 from protocol.records import CellKey, Knobs
 from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
@@ -66,7 +67,7 @@ def askback_parts(batch: Sequence[Pair]) -> list[AskBackPart]:
     burdens: dict[CellKey, Burden | None] = {}
     for record, score in batch:
         cell = record.cell
-        if cell.arm not in ("directive", "enforce", "hybrid") or not score.counted:
+        if cell.arm not in gate_arms() or not score.counted:
             continue
         wins.setdefault(cell, {})[score.seed] = score.primary.success
         burdens[cell] = _plus(burdens.get(cell), score.burden)

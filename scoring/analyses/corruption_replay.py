@@ -40,6 +40,7 @@ from typing import Literal
 import msgspec
 
 from protocol.arms.render import render_directive
+from protocol.arms.table import enforced
 from protocol.config import config_label
 from protocol.records import CellKey, CompileRecord, CorruptionEvent, EpisodeRecord, TurnRecord
 from protocol.state.compiled import CompiledGraph, CompiledStep, code_table
@@ -229,7 +230,7 @@ def corruption_lines(
         a["n"]["episodes"] += 1
         a["n"]["failures"] += failed
         episode = cache.get(record.spec)
-        enforcing = cell.arm == "enforce" or record.compile.enforcing
+        enforcing = enforced(cell.arm, record.compile.enforcing)
         replay = _Replay(record, record.compile, enforcing, source)
         by_turn: dict[int, list[CorruptionEvent]] = {}
         for e in record.corruptions:

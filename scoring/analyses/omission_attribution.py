@@ -24,9 +24,9 @@ on that turn (``TurnRecord.directive``, :mod:`scoring.replay.directive_kinds`):
 Episodes: ``defect`` counts episodes the ground-truth-free validator flags
 (``ValidatorRecord.passed`` false), ``differs`` those whose compile is not exactly the
 generator's (``AccuracyRecord.exact`` false), and ``overblock_in_passing`` the over-blocked
-omissions in episodes the validator passes (the paper finds none). Cells: the ``enforce``
-arm, and any episode whose compile record says it enforced (the hybrid where its validator
-passed); not the corrupted-state ablation's cells, whose over-blocks the corruption makes
+omissions in episodes the validator passes (the paper finds none). Cells: an arm that
+always enforces (``ArmSpec.enforcing``, not ``validated``: ``enforce``), and any episode whose
+compile record says it enforced (the hybrid where its validator passed); not the corrupted-state ablation's cells, whose over-blocks the corruption makes
 (:mod:`scoring.analyses.corruption_replay` attributes those).
 """
 
@@ -36,6 +36,7 @@ from collections.abc import Iterable
 
 import msgspec
 
+from protocol.arms.table import enforced
 from protocol.config import config_label
 from protocol.records import CellKey, CompileRecord, Episode, EpisodeRecord, TurnRecord
 from protocol.state.receipts import find_refs
@@ -74,7 +75,7 @@ class AttributionLine(msgspec.Struct, frozen=True, kw_only=True, tag="omission_a
 
 
 def _enforcing(record: EpisodeRecord) -> bool:
-    return record.cell.arm == "enforce" or (record.compile is not None and record.compile.enforcing)
+    return enforced(record.cell.arm, record.compile is not None and record.compile.enforcing)
 
 
 def _wrong_ref(turn: TurnRecord, code: str, earlier: set[str]) -> bool:

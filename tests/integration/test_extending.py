@@ -1,7 +1,7 @@
 """docs/extending.md's recipes, followed by tests.
 
-A new arm is one session class plus one row of the arm table (both here, in the test, and
-nowhere else): it runs end to end on the embedded scripted endpoint, is scored, and its
+A new arm is one session class plus one row of the arm table naming it (both here, in the
+test, and nowhere else): it runs end to end on the embedded scripted endpoint, is scored, and its
 requests rebuild from the log. A new table is one Analysis plus one entry of
 ``scoring.analyses.registry.ANALYSES``, a new figure one PaperFigure plus one entry of
 ``scoring.report.paper_figures.FIGURES``: both join ``ladder report``, which is otherwise unchanged."""
@@ -53,13 +53,11 @@ class ReminderArm(ArmSession):
 
 @pytest.fixture
 def toy_arm() -> Iterator[str]:
-    """The recipe: one row in the arm table, one registration (undone after the test)."""
-    ARMS.add("reminder", ArmSpec(name="reminder"))
-    registry.register("reminder")(ReminderArm)
+    """The recipe: the session class and one row naming it (undone after the test)."""
+    ARMS.add("reminder", ArmSpec(name="reminder", session=ReminderArm))
     try:
         yield "reminder"
     finally:
-        registry.SESSIONS.remove("reminder")
         ARMS.remove("reminder")
 
 
@@ -99,7 +97,7 @@ def test_a_toy_arm_runs_end_to_end_and_is_scored(toy_arm: str, tmp_path: Path) -
 
 def test_without_its_row_the_toy_arm_is_refused() -> None:
     with pytest.raises(ValueError, match="not in the arm table"):
-        registry.register("reminder")(ReminderArm)
+        registry.get("reminder")
     with pytest.raises(Exception, match="unknown arm 'reminder'"):
         parse_grid(_grid(["reminder"]))
 
@@ -107,7 +105,7 @@ def test_without_its_row_the_toy_arm_is_refused() -> None:
 def test_the_toy_arm_row_is_seen_by_the_tables_readers(toy_arm: str) -> None:
     from protocol.arms.policy import policy
 
-    assert protocol.arms.table.arm_spec(toy_arm) == ArmSpec(name=toy_arm)
+    assert protocol.arms.table.arm_spec(toy_arm) == ArmSpec(name=toy_arm, session=ReminderArm)
     assert protocol.arms.table.arm_rank(toy_arm) == (len(ARMS) - 1, "")
     cell = CellKey(model="m", steps=5, density=0.3, arm=toy_arm)
     assert policy(cell) == policy(msgspec.structs.replace(cell, arm="raw"))
