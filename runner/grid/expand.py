@@ -34,6 +34,7 @@ from protocol.knobs import knob_problems
 from protocol.records import CellKey, EpisodeSpec, Knobs, trial_slug
 from runner.files import read_regular
 from runner.grid.errors import validation_problem
+from runner.grid.extras import missing
 from runner.grid.packs import resolve_domains
 from runner.grid.paraphrase_cache import ParaphraseCacheError, load_paraphrases
 from runner.grid.schema import (
@@ -393,8 +394,6 @@ def key_problem(key: str) -> str | None:
 def _memory_problems(grid: Grid) -> list[str]:
     """An arm without the libraries of its extra (``ArmSpec.needs``; one line naming the
     extra), a memory arm's bad k or window, an unknown embedding endpoint."""
-    from runner.memory import missing
-
     run = grid.run
     arms = dict.fromkeys([*run.arms, *(v.arm for v in run.variants)])
     memory = memory_arms()

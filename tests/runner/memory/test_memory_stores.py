@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from protocol.records import CallRecord
 from runner.client.endpoint import Endpoint
-from runner.memory import missing
+from runner.grid.extras import missing
 from runner.memory.embedder import EndpointEmbedder
 from runner.memory.topk import ExchangeIndex
 from serve.agents import answer
