@@ -131,9 +131,13 @@ def io_calls(path: Path, source: str | None = None) -> list[str]:
             found.append("open")
         elif isinstance(f, ast.Attribute) and f.attr in FILE_IO:
             found.append(f.attr)
-        elif isinstance(f, ast.Attribute) and f.attr == "open" and isinstance(f.value, ast.Name):
-            if f.value.id in ("os", "io"):
-                found.append(f"{f.value.id}.open")
+        elif (
+            isinstance(f, ast.Attribute)
+            and f.attr == "open"
+            and isinstance(f.value, ast.Name)
+            and f.value.id in ("os", "io")
+        ):
+            found.append(f"{f.value.id}.open")
     return found
 
 

@@ -41,7 +41,7 @@ def test_every_episode_of_the_grid(
 ) -> None:
     # Generator 1 (old logs) and 3 (new runs). Version 3 reads the paper where version 1
     # chose: under the earlier schedule (the original brief's) the cancelled step is asked
-    # once before the revision and executed by a perfect agent; see tests/protocol/episode/test_generate_v3.py.
+    # once before the revision and executed by a perfect agent; see tests/integration/test_generate_v3.py.
     for seed in SEEDS:
         spec = EpisodeSpec(
             seed=seed,

@@ -16,7 +16,7 @@ from protocol.episode.ambiguous import PLANNED_MIN_ELIGIBLE
 from protocol.episode.stats import ScheduleFigures, schedule_figures
 from protocol.episode.versions import GENERATOR_VERSION, GENERATOR_VERSIONS
 from tests.conftest import play_perfect
-from tests.protocol.episode.test_generate_v3 import _cache
+from tests.integration.test_generate_v3 import _cache
 
 SEEDS = range(100, 228)
 V4: dict[str, Any] = {"generator": 4}

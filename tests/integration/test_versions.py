@@ -12,8 +12,8 @@ from protocol import EpisodeRecord, EpisodeSpec, ScriptedUser, Turn, Verdict, ge
 from scoring.replay.episode import score_episode
 from tests.scoring_records import Act, build, cell, perfect
 
-V1_LOGS = Path(__file__).parent.parent.parent / "data" / "v1_logs.jsonl"
-V3_LOGS = Path(__file__).parent.parent.parent / "data" / "v3_logs.jsonl"
+V1_LOGS = Path(__file__).parent.parent / "data" / "v1_logs.jsonl"
+V3_LOGS = Path(__file__).parent.parent / "data" / "v3_logs.jsonl"
 
 
 class _Golden(msgspec.Struct, kw_only=True):

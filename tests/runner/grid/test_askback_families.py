@@ -4,7 +4,7 @@ named "Ask back and escalation"; the wording and corruption families they also f
 
 from __future__ import annotations
 
-from tests.scoring.results.test_families_grids import _families, _grid_inputs  # noqa: F401
+from tests.runner.grid.test_families_grids import _families, _grid_inputs  # noqa: F401
 
 FAMILY = "Ask back and escalation contrasts"
 
