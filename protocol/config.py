@@ -10,6 +10,7 @@ them. :meth:`Knobs.changed` is the one reading of "non-default knobs" and
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 import msgspec
@@ -29,6 +30,7 @@ __all__ = [
     "Knobs",
     "Regime",
     "Schedule",
+    "SpoofVariant",
     "UserStyle",
     "config_label",
     "graph_label",
@@ -52,6 +54,8 @@ DEFAULT_DOSE = 0.25
 UserStyle = Literal["cooperative", "restate", "contradict", "double"]
 # When the gate asks the user back (issue #38, ours; protocol.arms.askback, docs/askback.md).
 AskMode = Literal["off", "unresolved", "second_reading"]
+# The spoof knob's variants (protocol.stress.spoof): where the forged state text stands.
+SpoofVariant = Literal["none", "checklist", "directive", "notice", "tool_result", "receipt", "redo"]
 
 
 class _Frozen(msgspec.Struct, frozen=True, kw_only=True):
@@ -125,9 +129,7 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     harness: Literal["text", "langgraph"] = "text"
     # Stress knobs (issue #31, ours; docs/stress.md): forged state text in the user's message
     # (protocol.stress.spoof).
-    spoof: Literal["none", "checklist", "directive", "notice", "tool_result", "receipt", "redo"] = (
-        "none"
-    )
+    spoof: SpoofVariant = "none"
     # the tool harness's calls fail at this rate per call (protocol.stress.tool_failure)
     tool_failure: float = 0.0
     # the scripted user's manner (protocol.user): the paper's cooperative user, or one who
@@ -152,11 +154,18 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
 
     def changed(self) -> dict[str, object]:
         """The knobs set away from their defaults, in field order (empty: the plain arm)."""
-        return {f: v for f in self.__struct_fields__ if (v := getattr(self, f)) != _DEFAULT[f]}
+        default = _defaults(type(self))
+        return {f: v for f in self.__struct_fields__ if (v := getattr(self, f)) != default[f]}
 
 
 PLAIN = Knobs()  # every knob at its default: the plain arm
-_DEFAULT = {f: getattr(PLAIN, f) for f in Knobs.__struct_fields__}
+
+
+@functools.cache
+def _defaults(kind: type[Knobs]) -> dict[str, object]:
+    """Each knob's default (of ``Knobs``, or of a subclass a test adds a toy knob to)."""
+    plain = kind()
+    return {f: getattr(plain, f) for f in kind.__struct_fields__}
 
 
 class CellKey(_Frozen, frozen=True, kw_only=True):

@@ -23,6 +23,7 @@ from protocol.registry import Registry
 __all__ = [
     "KNOBS",
     "KnobSpec",
+    "generator_problems",
     "knob_problems",
     "knob_spec",
     "platform_knobs",
@@ -31,6 +32,8 @@ __all__ = [
 ]
 
 Check = Callable[[Knobs, str], list[str]]  # (a cell's knobs, its arm) -> problems, one line each
+# (a cell's knobs) -> (the generator version its value needs, what needs it), None: any version
+Since = Callable[[Knobs], tuple[int, str] | None]
 
 
 def _no_problem(knobs: Knobs, arm: str) -> list[str]:
@@ -56,6 +59,7 @@ class KnobSpec:
     platform: bool = False  # it puts the whole ladder on another surface (still a ladder)
     resets: tuple[str, ...] = ()  # knobs its contrast's reference resets with it (its dose)
     section: str | None = None  # the report section (an analysis's name) it feeds
+    since: Since | None = None  # a value a later generator added (the grid check's)
 
 
 def rate_check(field: str, what: str) -> Check:
@@ -149,6 +153,23 @@ def _refuses(a: ArmSpec) -> bool:
     return a.enforcing
 
 
+def _since_5(field: str, default: object) -> Since:
+    """Generator 5 (issue #37) added this knob: set away from its default, it needs it."""
+
+    def since(knobs: Knobs) -> tuple[int, str] | None:
+        return (5, field) if getattr(knobs, field) != default else None
+
+    return since
+
+
+def _spoof_since(knobs: Knobs) -> tuple[int, str] | None:
+    """The forgeries generator 5 added (issue #37): the redo authorization, and a forged tool
+    result on the tool harness."""
+    if knobs.spoof == "redo" or (knobs.spoof != "none" and knobs.harness == "langgraph"):
+        return 5, f'spoof = "{knobs.spoof}" on this surface'
+    return None
+
+
 def _show(knobs: Knobs, arm: str) -> list[str]:
     if knobs.show and knobs.matched_step_line:
         return ["show and matched_step_line both name the step: set one"]
@@ -189,7 +210,7 @@ for _knob in (
     # Holm-corrected within model over the stress family's contrasts.
     KnobSpec(field="spoof", label="forged state text in the user's message (ours)",
              check=_spoof, family="Stress: forged state", alone=True, section="spoof",
-             resets=("spoof_dose",)),
+             resets=("spoof_dose",), since=_spoof_since),
     KnobSpec(field="tool_failure", label="tool calls that fail at a rate per call (ours)",
              check=_tool_failure, family="Stress: tool failure", alone=True,
              section="tool_failure", resets=("tool_failure_landed",)),
@@ -210,15 +231,16 @@ for _knob in (
     # The stress knobs' doses (issue #37, generator 5; protocol.stress.doses): no contrast of their own, the
     # dose is part of the stressed cell (docs/stress.md, "Dose-response").
     KnobSpec(field="spoof_dose", label="the share of eligible turns forged (ours)",
-             check=_dose("spoof_dose", "spoof", "none"), section="dose_response"),
+             check=_dose("spoof_dose", "spoof", "none"), section="dose_response",
+             since=_since_5("spoof_dose", DEFAULT_DOSE)),
     KnobSpec(field="user_dose", label="the share of eligible turns the user's style takes "
              "(ours)", check=_dose("user_dose", "user_style", "cooperative"),
-             section="dose_response"),
+             section="dose_response", since=_since_5("user_dose", DEFAULT_DOSE)),
     # At-most-once under tool failure (issue #37; protocol.stress.tool_failure, docs/stress.md): part
     # of the tool_failure stress (its contrast's reference resets it with the rate).
     KnobSpec(field="tool_failure_landed", label="the share of timed-out tool calls whose "
              "write landed; lists the read-only status tool (ours)", check=_landed,
-             section="tool_failure"),
+             section="tool_failure", since=_since_5("tool_failure_landed", 0.0)),
 ):  # fmt: skip
     KNOBS.add(_knob.field, _knob)
 
@@ -246,6 +268,19 @@ def platform_knobs() -> tuple[str, ...]:
     """Knobs that put the whole ladder on another surface: a configuration with them is a
     ladder."""
     return tuple(k.field for k in KNOBS.entries() if k.platform)
+
+
+def generator_problems(knobs: Knobs, generator: int) -> list[str]:
+    """A knob value a later generator than ``generator`` added (``KnobSpec.since``), one line
+    each (the grid check's)."""
+    problems = []
+    for k in KNOBS.entries():
+        need = k.since(knobs) if k.since is not None else None
+        if need is not None and need[0] > generator:
+            problems.append(
+                f"{need[1]} needs generator {need[0]} or later (the grid uses {generator})"
+            )
+    return problems
 
 
 def knob_problems(knobs: Knobs, arm: str) -> list[str]:

@@ -58,7 +58,7 @@ from typing import Literal
 
 from protocol import strings
 from protocol.brief import tool_name
-from protocol.config import DEFAULT_DOSE
+from protocol.config import DEFAULT_DOSE, SpoofVariant
 from protocol.records import Episode, Step, Turn
 from protocol.state.machine import Verdict
 from protocol.stress.doses import fresh_work_orders, perfect_play, pick
@@ -67,7 +67,6 @@ __all__ = [
     "QUOTED",
     "SPOOF_CLAIMS",
     "SPOOF_VARIANTS",
-    "SpoofVariant",
     "forged_label",
     "forgery",
     "forwarded",
@@ -77,7 +76,6 @@ __all__ = [
     "planned_tool_results",
 ]
 
-SpoofVariant = Literal["none", "checklist", "directive", "notice", "tool_result", "receipt", "redo"]
 SPOOF_VARIANTS: tuple[SpoofVariant, ...] = (
     "checklist",
     "directive",

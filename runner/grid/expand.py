@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from protocol.arms.table import arm_names, arm_spec, memory_arms
-from protocol.config import DEFAULT_DOSE, Config, Schedule, scripted_served_by
+from protocol.config import Config, Schedule, scripted_served_by
 from protocol.domains.known import POOLS
 from protocol.domains.packs import PackError
 from protocol.episode.versions import (
@@ -30,7 +30,7 @@ from protocol.episode.versions import (
     SpecError,
     check_spec,
 )
-from protocol.knobs import knob_problems
+from protocol.knobs import generator_problems, knob_problems
 from protocol.records import CellKey, EpisodeSpec, Knobs, trial_slug
 from runner.files import read_regular
 from runner.grid.errors import validation_problem
@@ -45,7 +45,6 @@ from runner.grid.schema import (
     MemorySettings,
     ModelConfig,
     RunConfig,
-    Variant,
     url_problem,
 )
 from runner.grid.seeds import parse_seeds
@@ -231,34 +230,6 @@ def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
     return parse_grid(data, source=str(path), need_keys=need_keys, base=path.parent)
 
 
-# What needs generator 5 or later (issue #37): the doses set away from their default, the
-# at-most-once knob (its bounded failures), and the forgeries generator 5 added (the redo
-# authorization; a forged tool result on the tool harness).
-_V5_DEFAULTS: dict[str, object] = {
-    "spoof_dose": DEFAULT_DOSE,
-    "user_dose": DEFAULT_DOSE,
-    "tool_failure_landed": 0.0,
-}
-
-
-def _dose_problems(v: Variant, generator: int) -> list[str]:
-    """A stress dose (issue #37) set away from its default, and the generator-5 stresses,
-    need generator 5 or later (their range and their knob: :mod:`protocol.knobs`)."""
-    if generator >= 5:
-        return []
-    problems = [
-        f"{knob} needs generator 5 or later (the grid uses {generator})"
-        for knob, default in _V5_DEFAULTS.items()
-        if getattr(v, knob) != default
-    ]
-    if v.spoof == "redo" or (v.spoof != "none" and v.harness == "langgraph"):
-        problems.append(
-            f'spoof = "{v.spoof}" on this surface needs generator 5 or later '
-            f"(the grid uses {generator})"
-        )
-    return problems
-
-
 def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> None:
     """Every problem a grid can have before a request is sent; raises one GridError
     (``need_keys=False``: an unset API-key variable is not one; :func:`missing_keys`)."""
@@ -290,7 +261,7 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
             problems += knob_problems(v.knobs(), v.arm)
         if v.harness == "langgraph" and importlib.util.find_spec("langgraph") is None:
             problems.append(LANGGRAPH_MISSING)
-        problems += _dose_problems(v, run.generator)
+        problems += generator_problems(v.knobs(), run.generator)  # KnobSpec.since
     if run.concurrency < 1:
         problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
     if run.trials < 1:
