@@ -27,6 +27,7 @@ __all__ = [
     "PARAPHRASES",
     "PER_PHASE",
     "PHASES",
+    "STOP_WORDS",
     "WORDING_FIELDS",
     "PackError",
     "check_pack",
@@ -74,10 +75,14 @@ _REPETITION = re.compile(
 _AUTHORIZATION = re.compile(r"\bauthori[sz]\w*", re.IGNORECASE)
 _WORK_ORDER = re.compile(r"\bwork\s+orders?\b", re.IGNORECASE)
 MIN_FILLERS = 3  # OURS: a pack's filler lines, at least (the generator draws one per filler)
-# Words that carry no step identity (OURS): function words and the imperative verbs and
-# project nouns every template shares.
-_STOP = frozenset(
-    [
+# Words that carry no step identity (OURS): function words, the imperative verbs and project
+# nouns every template shares, and the user's own address ("I", "you", "now"). One list for
+# the pack checks (key_words) and the scripted agents' fuzzy reading (serve.agents.resolve):
+# the two lists had drifted (44 and 33 words, 27 shared); the union changes no resolution of
+# the built-in packs' messages (issue #45: 190,080 generated user messages, plain and with
+# words added, 27,169 of them read fuzzily, resolve alike under either list).
+STOP_WORDS = frozenset(
+    (
         "a",
         "an",
         "the",
@@ -122,7 +127,13 @@ _STOP = frozenset(
         "up",
         "out",
         "off",
-    ]
+        "now",
+        "we",
+        "you",
+        "i",
+        "me",
+        "my",
+    )
 )
 
 
@@ -241,7 +252,9 @@ def _tokens(text: str) -> list[str]:
 def key_words(text: str) -> frozenset[str]:
     """The content words of a brief text (casefolded, function words dropped; a CJK
     character is a word of its own)."""
-    return frozenset(w for w in _tokens(text) if w not in _STOP and (len(w) > 2 or _CJK.match(w)))
+    return frozenset(
+        w for w in _tokens(text) if w not in STOP_WORDS and (len(w) > 2 or _CJK.match(w))
+    )
 
 
 def _stem(word: str) -> str:

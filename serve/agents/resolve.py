@@ -31,6 +31,7 @@ import msgspec
 
 from protocol import strings
 from protocol.domains.known import POOLS, registry_version
+from protocol.domains.packs import STOP_WORDS
 from serve.agents.patterns import WORK_ORDER, alternation, template_regex
 
 __all__ = ["Resolution", "covering", "is_revision", "resolve", "template_texts", "wording_index"]
@@ -39,43 +40,6 @@ Kind = Literal["step", "ambiguous", "double", "revision", "none", "unknown"]
 _WO = re.compile(WORK_ORDER)
 _REVISION_OPENING = strings.REVISION_CANCEL.split("{text}")[0]
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    (
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "of",
-        "to",
-        "for",
-        "in",
-        "on",
-        "with",
-        "from",
-        "by",
-        "at",
-        "as",
-        "is",
-        "be",
-        "it",
-        "this",
-        "that",
-        "please",
-        "now",
-        "our",
-        "we",
-        "you",
-        "your",
-        "i",
-        "me",
-        "my",
-        "up",
-        "out",
-        "all",
-        "its",
-    )
-)
 
 
 class Resolution(msgspec.Struct, frozen=True, kw_only=True):
@@ -142,7 +106,7 @@ def _frames_of(
 
 
 def _content(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
+    return {w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 2}
 
 
 def _fuzzy(message: str, texts: Mapping[str, str], wo: str) -> Resolution:
