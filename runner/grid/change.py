@@ -20,7 +20,7 @@ from runner.grid.expand import Grid
 from runner.grid.schema import GridData
 from runner.grid.seeds import format_seeds
 
-__all__ = ["GridChange", "compare_grids", "identity"]
+__all__ = ["GridChange", "compare_grids", "episodes_part", "identity"]
 
 # Not part of a grid's identity: how fast it runs, and where its servers are.
 _RUN_FREE = ("concurrency",)
@@ -31,26 +31,35 @@ _GROWABLE = (
 )  # fmt: skip
 
 
-def identity(grid_data: GridData) -> GridData:
-    """The part of a grid's builtins the episodes depend on."""
+def episodes_part(grid_data: GridData) -> GridData:
+    """A deep copy of a grid's builtins without what no episode depends on: how fast it runs
+    (``concurrency``, the endpoints' caps), where its servers are (their URLs, the helpers'
+    endpoint and llama.cpp slots), and a model's ``brief_role`` at its default (grids written
+    before #41 omit it). The one list of these: :func:`identity` (comparing grids) and
+    :func:`runner.rundir.manifest.grid_digest` (a run's digest) both start from it."""
     data = orjson.loads(orjson.dumps(grid_data))  # a deep copy
     run = data.get("run", {})
     for k in _RUN_FREE:
         run.pop(k, None)
-    if run.get("graphs"):  # explicit graphs replace steps x density (recorded without them)
-        run.pop("steps", None)
-        run.pop("density", None)
     for e in data.get("endpoints", []):
         for k in _ENDPOINT_FREE:
             e.pop(k, None)
     for m in data.get("models", []):
-        # grids written before brief_role (#41) omit its default; where the helpers' requests
-        # go (their endpoint, the llama.cpp slots) is no part of a grid's identity
         if m.get("brief_role") == "system":
             m.pop("brief_role")
         for k in ("helper_endpoint", "agent_slot", "helper_slot"):
             m.pop(k, None)
     return dict(data)
+
+
+def identity(grid_data: GridData) -> GridData:
+    """The part of a grid's builtins the episodes depend on, as two grids are compared."""
+    data = episodes_part(grid_data)
+    run = data.get("run", {})
+    if run.get("graphs"):  # explicit graphs replace steps x density (recorded without them)
+        run.pop("steps", None)
+        run.pop("density", None)
+    return data
 
 
 @dataclass

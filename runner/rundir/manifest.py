@@ -31,7 +31,7 @@ import orjson
 from protocol.domains.known import DIGESTS
 from protocol.records import SCHEMA_VERSION
 from runner.files import planted_entries, read_regular, write_atomic
-from runner.grid.change import GridChange, compare_grids
+from runner.grid.change import GridChange, compare_grids, episodes_part
 from runner.grid.expand import Grid
 
 __all__ = [
@@ -64,9 +64,10 @@ class ManifestError(ValueError):
 
 
 def grid_digest(grid: Grid) -> str:
-    """A digest of what the episodes depend on (not concurrency or endpoints' caps)."""
-    data = msgspec.to_builtins(grid)
-    data["run"].pop("concurrency", None)
+    """A digest of what the episodes depend on (:func:`runner.grid.change.episodes_part`), with
+    the keys a grid written before them lacks left out at their defaults, so an old run's
+    digest stands."""
+    data = episodes_part(msgspec.to_builtins(grid))
     data["run"].pop("generator", None)  # checked on its own (manifest "generator_version")
     for key in ("schedules", "wordings"):  # grids written before these keep their digest
         if not data["run"].get(key):
@@ -80,16 +81,6 @@ def grid_digest(grid: Grid) -> str:
             m.pop("context")
     if data["run"].get("matcher_cache") == "shared":
         data["run"].pop("matcher_cache")
-    for e in data.get("endpoints", []):
-        for k in ("max_in_flight", "adaptive", "start_in_flight", "base_url", "base_urls"):
-            e.pop(k, None)
-    for m in data.get("models", []):
-        # grids written before brief_role (#41) omit its default; where the helpers' requests
-        # go (their endpoint, the llama.cpp slots) is no part of a grid's identity
-        if m.get("brief_role") == "system":
-            m.pop("brief_role")
-        for k in ("helper_endpoint", "agent_slot", "helper_slot"):
-            m.pop(k, None)
     return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
 
 
