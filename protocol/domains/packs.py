@@ -20,6 +20,7 @@ from collections import Counter
 import msgspec
 
 from protocol.domains.shape import DomainPool
+from protocol.domains.stop_words import STOP_WORDS
 
 __all__ = [
     "LEGACY_WORDINGS",
@@ -27,7 +28,6 @@ __all__ = [
     "PARAPHRASES",
     "PER_PHASE",
     "PHASES",
-    "STOP_WORDS",
     "WORDING_FIELDS",
     "PackError",
     "check_pack",
@@ -75,66 +75,6 @@ _REPETITION = re.compile(
 _AUTHORIZATION = re.compile(r"\bauthori[sz]\w*", re.IGNORECASE)
 _WORK_ORDER = re.compile(r"\bwork\s+orders?\b", re.IGNORECASE)
 MIN_FILLERS = 3  # OURS: a pack's filler lines, at least (the generator draws one per filler)
-# Words that carry no step identity (OURS): function words, the imperative verbs and project
-# nouns every template shares, and the user's own address ("I", "you", "now"). One list for
-# the pack checks (key_words) and the scripted agents' fuzzy reading (serve.agents.resolve):
-# the two lists had drifted (44 and 33 words, 27 shared); the union changes no resolution of
-# the built-in packs' messages (issue #45: 190,080 generated user messages, plain and with
-# words added, 27,169 of them read fuzzily, resolve alike under either list).
-STOP_WORDS = frozenset(
-    (
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "of",
-        "for",
-        "to",
-        "from",
-        "in",
-        "on",
-        "at",
-        "by",
-        "with",
-        "into",
-        "onto",
-        "as",
-        "is",
-        "are",
-        "be",
-        "been",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "our",
-        "your",
-        "their",
-        "all",
-        "any",
-        "each",
-        "every",
-        "new",
-        "final",
-        "first",
-        "second",
-        "per",
-        "via",
-        "please",
-        "up",
-        "out",
-        "off",
-        "now",
-        "we",
-        "you",
-        "i",
-        "me",
-        "my",
-    )
-)
 
 
 class PackError(ValueError):

@@ -31,7 +31,7 @@ import msgspec
 
 from protocol import strings
 from protocol.domains.known import POOLS, registry_version
-from protocol.domains.packs import STOP_WORDS
+from protocol.domains.stop_words import STOP_WORDS
 from serve.agents.patterns import WORK_ORDER, alternation, template_regex
 
 __all__ = ["Resolution", "covering", "is_revision", "resolve", "template_texts", "wording_index"]
