@@ -70,9 +70,9 @@ def measure(lines: Sequence[tuple[str, ...]], rounds: int) -> dict[str, list[flo
 def run(quick: bool = False) -> dict[str, Any]:
     root = list(ROOT)
     commands = [] if quick else _commands()
-    over = measure(root, 5 if quick else 15)
+    over = measure(root, 5 if quick else 9)
     if commands:
-        over |= measure(commands, 3)
+        over |= measure(commands, 2)
     rows = []
     for args, xs in over.items():
         value = round(statistics.median(xs), 3)
