@@ -223,9 +223,11 @@ class OneLineErrors(TyperGroup):
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         """typer's, with "did you mean" over every command, loaded or not."""
         try:
-            return self._click_resolve_command(ctx, args)
-        except _EXC.UsageError as e:
-            matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            return super().resolve_command(ctx, args)
+        except _EXC.UsageError as e:  # typer's own suggestion knows only the loaded commands
+            if not args or "Did you mean" in e.message:
+                raise
+            matches = get_close_matches(args[0], self.list_commands(ctx))
             if matches:
                 suggestions = ", ".join(f"{m!r}" for m in matches)
                 e.message = f"{e.message.rstrip('.')}. Did you mean {suggestions}?"
