@@ -46,6 +46,7 @@ CASES = (
     "harness",
     "helper_slot",
     "hostile",
+    "startup",
 )
 
 

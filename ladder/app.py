@@ -1,5 +1,9 @@
 """The ``ladder`` command line. Each command lives in its own module; this file wires them.
 
+Commands load lazily (:data:`COMMANDS`): ``ladder --version``, ``ladder -h`` and a typo'd
+command import no command's module, so they answer at once; ``ladder X`` imports X's module
+and its dependencies only (#49, #50).
+
 Every usage error (an unknown option, a value of the wrong type, a typo'd command, a
 command's :class:`ladder.errors.UsageError`) is one ``error:`` line on stderr and exit 2, never
 click's usage box.
@@ -11,38 +15,23 @@ import importlib
 import inspect
 import sys
 from collections.abc import Callable, Sequence
-from importlib import metadata
+from difflib import get_close_matches
 from types import ModuleType
+from typing import Any, NamedTuple
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
+from typer.models import CommandInfo, TyperInfo
 
-from ladder import (
-    compare,
-    cost,
-    demo,
-    generate,
-    paraphrase,
-    probe,
-    report,
-    run,
-    score,
-    show,
-    validate,
-    view,
-)
-from ladder.domain import domain_app
 from ladder.errors import USAGE_EXIT, UsageError
-from runner.plugins import load_plugins
-from runner.rundir.records import RunDirError
-from serve.cli import serve_app
+from runner.rundir.errors import RunDirError
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS", "Lazy", "app", "main"]
 
 
-def _click_exceptions() -> ModuleType:
-    """click's exceptions module (vendored by typer >= 0.25, a dependency before)."""
-    for name in ("typer._click.exceptions", "click.exceptions"):
+def _click(part: str) -> ModuleType:
+    """A module of click (vendored by typer >= 0.25, a dependency before)."""
+    for name in (f"typer._click.{part}", f"click.{part}"):
         try:
             return importlib.import_module(name)
         except ImportError:
@@ -50,11 +39,137 @@ def _click_exceptions() -> ModuleType:
     raise ImportError("click")  # pragma: no cover - typer always ships one
 
 
-_EXC = _click_exceptions()
+_EXC = _click("exceptions")
+
+
+class Lazy(NamedTuple):
+    """A command of ``ladder``, imported only when it runs: ``target`` is ``"module:attr"``
+    (a command function, or a :class:`typer.Typer` of subcommands when ``group``) and ``help``
+    its line in ``ladder -h``, which a test holds equal to the command's own (the function's
+    first docstring sentence, or the group's help)."""
+
+    target: str
+    help: str
+    group: bool = False
+
+
+COMMANDS: dict[str, Lazy] = {
+    "generate": Lazy(
+        "ladder.generate:generate",
+        "Generate episodes deterministically from their spec and print them.",
+    ),
+    "run": Lazy(
+        "ladder.run:run", "Run a grid (or resume it: rerun the same command after a crash)."
+    ),
+    "validate": Lazy(
+        "ladder.validate:validate",
+        "Check a grid file, then send one tiny request to each endpoint and model.",
+    ),
+    "demo": Lazy(
+        "ladder.demo:demo",
+        "The main job on the embedded scripted endpoint: a small grid of every arm with the "
+        "synthetic agent, the ladder printed live, and a report written to OUT/report.md.",
+    ),
+    "cost": Lazy(
+        "ladder.cost:cost",
+        "Per configuration and arm (Table 7 shape): prompt, completion and total agent tokens "
+        "per episode, the total as a multiple of the raw arm, prefix-cached prompt tokens, agent "
+        "calls and re-ask turns, the helper calls and tokens each arm needs (what it would cost "
+        "run alone: matcher and compiler, made / served from the cache), rejected bookings per "
+        "128 episodes; then episode wall time, agent-call server time and slot wait, and "
+        "completion tokens per second.",
+    ),
+    "score": Lazy(
+        "ladder.score:score",
+        "Rescore every episode log under LOGDIR offline (no model): ladder tables under the "
+        "primary and decline-aware scorings with Wilson CIs and Holm-adjusted exact McNemar "
+        "p-values, and the per-channel error table; with --episodes, one row per episode "
+        "(success under both scorings, the first failing turn and its channel, errors per "
+        "channel, tokens, calls, wall time, termination).",
+    ),
+    "compare": Lazy(
+        "ladder.compare:compare",
+        "Compare two runs cell by cell: the seeds both counted, paired, with exact McNemar "
+        "p-values (Holm within each scoring); a rerun, a second model or another server.",
+    ),
+    "report": Lazy(
+        "ladder.report:report",
+        "Write a Markdown report of LOGDIR's results with PNG plots next to it.",
+    ),
+    "paraphrase": Lazy(
+        "ladder.paraphrase:paraphrase",
+        "Rewrite every ask and redo-probe wording three times with a held-out model into a "
+        "tier-2 paraphrase cache (Appendix A.5); resumable.",
+    ),
+    "show": Lazy(
+        "ladder.show:show",
+        "Print episodes of LOGDIR turn by turn: kind and label, the user text as sent (the "
+        "arm's additions apart), the reply, bookings admitted and refused, the verdict and "
+        "error channels, the matcher's answer and the directive; failing turns marked.",
+    ),
+    "view": Lazy(
+        "ladder.view:view",
+        "Serve a local web page over LOGDIR: the cells with strict and decline-aware success, "
+        "CIs, channels and cost; each cell's episodes (failed only, by channel, by seed); each "
+        "episode turn by turn; the same seed under two arms side by side.",
+    ),
+    "probe": Lazy(
+        "ladder.probe:probe",
+        "Re-ask the trap turns of a run's arm with one thing changed (Appendix A.4): each "
+        "variant once greedy and --samples times sampled at the model card's settings, scored "
+        "on the spot with the receipt parser; resumable.",
+    ),
+    "serve": Lazy(
+        "serve.cli:serve_app",
+        "Serve the scripted endpoint, or print / launch the server of a paper model.",
+        group=True,
+    ),
+    "domain": Lazy(
+        "ladder.domain:domain_app",
+        "Domain packs: check a pack file, show a pack, or write a new skeleton.",
+        group=True,
+    ),
+}
+
+
+def load_command(name: str) -> TyperCommand | TyperGroup:
+    """The click command of ``ladder NAME``, built from its module (imported here)."""
+    lazy = COMMANDS[name]
+    module, _, attr = lazy.target.partition(":")
+    target = getattr(importlib.import_module(module), attr)
+    if lazy.group:
+        if not isinstance(target, typer.Typer):
+            raise TypeError(f"{lazy.target} is not a typer.Typer")
+        return typer.main.get_group_from_info(
+            TyperInfo(target, name=name),
+            pretty_exceptions_short=app.pretty_exceptions_short,
+            suggest_commands=True,
+            rich_markup_mode=app.rich_markup_mode,
+        )
+    if not callable(target):
+        raise TypeError(f"{lazy.target} is not a function")
+    info = CommandInfo(name=name, callback=target, short_help=short_help(target))
+    command = typer.main.get_command_from_info(
+        info,
+        pretty_exceptions_short=app.pretty_exceptions_short,
+        rich_markup_mode=app.rich_markup_mode,
+    )
+    if not isinstance(command, TyperCommand):
+        raise TypeError(f"{lazy.target} did not make a command")
+    return command
+
+
+def _listed(name: str, lazy: Lazy) -> TyperCommand:
+    """A stand-in that prints ``name``'s line in ``ladder -h`` as the real command would (a
+    group's help shortened to the width, a command's short help whole), loading nothing."""
+    if lazy.group:
+        return TyperCommand(name, help=lazy.help)
+    return TyperCommand(name, short_help=lazy.help)
 
 
 class OneLineErrors(TyperGroup):
-    """A group whose usage errors print as one ``error:`` line (exit 2)."""
+    """A group whose usage errors print as one ``error:`` line (exit 2), whose commands load
+    when they run (:data:`COMMANDS`)."""
 
     def main(
         self,
@@ -87,6 +202,47 @@ class OneLineErrors(TyperGroup):
             sys.exit(code)
         return rv
 
+    # ``ctx`` and ``formatter`` are click's (``typer._click`` or ``click``, by typer's version):
+    # typed Any at that boundary.
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*COMMANDS, *(n for n in self.commands if n not in COMMANDS)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.commands[cmd_name] = load_command(cmd_name)
+        return self.commands.get(cmd_name)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """A typo'd command fails before the root's options are processed: typer >= 0.26
+        coerces each parameter through pydantic (0.2 s of CPU), which its one line need not
+        pay."""
+        if args and not args[0].startswith("-") and args[0] not in self.list_commands(ctx):
+            self.resolve_command(ctx, args)
+        return super().parse_args(ctx, args)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """typer's, with "did you mean" over every command, loaded or not."""
+        try:
+            return super().resolve_command(ctx, args)
+        except _EXC.UsageError as e:  # typer's own suggestion knows only the loaded commands
+            if not args or "Did you mean" in e.message:
+                raise
+            matches = get_close_matches(args[0], self.list_commands(ctx))
+            if matches:
+                suggestions = ", ".join(f"{m!r}" for m in matches)
+                e.message = f"{e.message.rstrip('.')}. Did you mean {suggestions}?"
+            raise
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """typer's listing, each command's line from :data:`COMMANDS` unless it is loaded."""
+        names = self.list_commands(ctx)
+        commands = [self.commands.get(n) or _listed(n, COMMANDS[n]) for n in names]
+        shown = [(n, c) for n, c in zip(names, commands, strict=True) if not c.hidden]
+        if shown:
+            limit = formatter.width - 6 - max(len(n) for n, _ in shown)
+            with formatter.section("Commands"):
+                formatter.write_dl([(n, c.get_short_help_str(limit)) for n, c in shown])
+
 
 def _one_line(message: str) -> str:
     return " ".join(part.strip() for part in message.splitlines() if part.strip())
@@ -94,6 +250,8 @@ def _one_line(message: str) -> str:
 
 def _version(value: bool) -> None:
     if value:
+        from importlib import metadata  # here: it costs every other command ~0.1 s of CPU
+
         try:
             version = metadata.version("state-ladder")
         except metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout
@@ -125,6 +283,8 @@ def _root(
     ),
 ) -> None:
     """state-ladder: measure how strongly task state should influence an LLM agent."""
+    from runner.plugins import load_plugins  # here: `ladder --version` and `-h` load no plugin
+
     for problem in load_plugins():  # other packages' arms, tables, figures (entry points)
         typer.echo(f"warning: {problem}", err=True)
 
@@ -135,25 +295,6 @@ def short_help(fn: Callable[..., object]) -> str:
     text = " ".join((inspect.getdoc(fn) or "").split("\n\n")[0].split())
     end = text.find(". ")
     return text if end < 0 else text[: end + 1]
-
-
-for _name, _fn in (
-    ("generate", generate.generate),
-    ("run", run.run),
-    ("validate", validate.validate),
-    ("demo", demo.demo),
-    ("cost", cost.cost),
-    ("score", score.score),
-    ("compare", compare.compare),
-    ("report", report.report),
-    ("paraphrase", paraphrase.paraphrase),
-    ("show", show.show),
-    ("view", view.view),
-    ("probe", probe.probe),
-):
-    app.command(_name, short_help=short_help(_fn))(_fn)
-app.add_typer(serve_app, name="serve")
-app.add_typer(domain_app, name="domain")
 
 
 def main() -> None:

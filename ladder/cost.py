@@ -11,7 +11,6 @@ import typer
 
 from ladder.errors import UsageError
 from ladder.filters import ArmOption, CellOption, ModelOption, cell_filter
-from runner.gates.base import read_helper_log
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from scoring.analyses.cost import cost_rows, helper_spend
 from scoring.report.cost_table import cost_table, spend_table
@@ -67,6 +66,9 @@ def cost(
     rows = cost_rows(keep.records(records.values()))
     if not rows:
         raise UsageError(f"no completed episode under {logdir}")
+    # here: runner.gates.base imports the client (aiohttp), which a refusal above need not load
+    from runner.gates.base import read_helper_log
+
     run_dir = logdir.parent if logdir.name == "logs" else logdir
     ledger, bad = read_helper_log(run_dir / "helpers.jsonl")
     spend = helper_spend(records.values(), ledger)

@@ -3,8 +3,6 @@ and the root (:class:`ladder.app.OneLineErrors`) prints ``error: msg`` on stderr
 
 from __future__ import annotations
 
-import asyncio
-
 __all__ = ["USAGE_EXIT", "UsageError", "leaf"]
 
 USAGE_EXIT = 2
@@ -21,6 +19,8 @@ class UsageError(Exception):
 def leaf(e: BaseException) -> BaseException:
     """The exception that matters inside task groups' exception groups (a cancellation only
     when nothing else is there)."""
+    import asyncio  # here: ``ladder --version`` and ``-h`` never import asyncio
+
     while isinstance(e, BaseExceptionGroup):
         leaves = [leaf(x) for x in e.exceptions]
         e = next((x for x in leaves if not isinstance(x, asyncio.CancelledError)), leaves[0])

@@ -41,8 +41,7 @@ from runner.client.wire import (
     Retry,
     chat_body,
     check_status,
-    parse_body,
-    read_chat,
+    decode_chat,
     reply_cap,
 )
 
@@ -384,7 +383,7 @@ class Endpoint:
         except TimeoutError:
             raise Retry("request timed out") from None
         check_status(resp)
-        return read_chat(parse_body(resp.body))
+        return decode_chat(resp.body)
 
 
 class _Vector(msgspec.Struct, frozen=True):

@@ -2,8 +2,9 @@
 retry, a failure or a parsed body (the endpoint client, :mod:`runner.client.endpoint`, sends and
 retries).
 
-A reply body is read in ONE place, :func:`read_chat`, into a typed :class:`ChatReply` before
-anything else looks at it (docs/security.md). Accepted shapes: ``message.content`` a string,
+A reply body is read in ONE place, :func:`decode_chat` (one typed decode; :func:`read_chat`
+names what is malformed), into a typed :class:`ChatReply` before anything else looks at it
+(docs/security.md). Accepted shapes: ``message.content`` a string,
 null, or a list of text parts (``{"type": "text", "text": ...}`` or bare strings, joined: a
 real OpenAI-compatible variant); ``reasoning_content`` / ``reasoning`` a string or null;
 ``finish_reason`` a short string or null; ``usage`` an object or null whose token counts are
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import orjson
@@ -34,6 +35,7 @@ __all__ = [
     "cached_tokens",
     "chat_body",
     "check_status",
+    "decode_chat",
     "parse_body",
     "read_chat",
     "redirect_target",
@@ -130,10 +132,14 @@ def cached_tokens(usage: Mapping[str, Any]) -> int | None:
     ``usage.prompt_tokens_details.cached_tokens``; a bare ``usage.cached_tokens`` is read
     too. None where the server says nothing (not reported, which is not 0: llama.cpp reuses
     most of a prompt and reports none of it, #41); a value that is no count reads as 0."""
-    details = usage.get("prompt_tokens_details")
+    return _cached(usage.get("prompt_tokens_details"), usage.get("cached_tokens"))
+
+
+def _cached(details: object, bare: object) -> int | None:
+    """:func:`cached_tokens` of a usage's ``prompt_tokens_details`` and ``cached_tokens``."""
     value = details.get("cached_tokens") if isinstance(details, dict) else None
     if value is None:
-        value = usage.get("cached_tokens")
+        value = bare
     if value is None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_TOKEN_COUNT:
@@ -252,6 +258,74 @@ def read_chat(data: JsonObject) -> ChatReply:
         completion_tokens=_count(usage, "completion_tokens"),
         cached_tokens=cached_tokens(usage),
     )
+
+
+# The accepted shapes of a chat completion body as msgspec types: one typed decode (in C)
+# both parses and checks a well-formed reply (:func:`decode_chat`). Fields not named here
+# are skipped unread.
+_Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_TOKEN_COUNT)]
+
+
+class _TextPart(msgspec.Struct):
+    text: str
+
+
+class _Message(msgspec.Struct):
+    content: str | list[str | _TextPart] | None = None
+    reasoning_content: str | None = None
+    reasoning: str | None = None
+
+
+class _Choice(msgspec.Struct):
+    message: _Message
+    finish_reason: Annotated[str, msgspec.Meta(max_length=_MAX_FINISH)] | None = None
+
+
+class _Usage(msgspec.Struct):
+    prompt_tokens: _Count | None = None
+    completion_tokens: _Count | None = None
+    prompt_tokens_details: Any = None  # read leniently (_cached): a value that is no count is 0
+    cached_tokens: Any = None
+
+
+class _Body(msgspec.Struct):
+    choices: Annotated[list[_Choice], msgspec.Meta(min_length=1)]
+    usage: _Usage | None = None
+
+
+_BODY = msgspec.json.Decoder(_Body)
+
+
+def decode_chat(raw: bytes) -> ChatReply:
+    """The typed reply of a chat completion's raw body, read once (#50): a typed decode
+    parses and shape-checks it together; a body it refuses goes to :func:`parse_body` and
+    :func:`read_chat`, which name what is malformed (or accept a shape the typed decode is
+    stricter about, such as a later choice that is no object). A body accepted here reads as
+    :func:`read_chat` reads it (tests/runner/client/test_decode_chat.py)."""
+    try:
+        body = _BODY.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return read_chat(parse_body(raw))
+    choice = body.choices[0]
+    message = choice.message
+    content = message.content
+    if isinstance(content, list):
+        content = "".join(p if isinstance(p, str) else p.text for p in content)
+    reasoning = message.reasoning_content
+    if reasoning is None:
+        reasoning = message.reasoning
+    usage = body.usage or _NO_USAGE
+    return ChatReply(
+        content=content or "",
+        reasoning=reasoning or "",
+        finish_reason=choice.finish_reason,
+        prompt_tokens=usage.prompt_tokens or 0,
+        completion_tokens=usage.completion_tokens or 0,
+        cached_tokens=_cached(usage.prompt_tokens_details, usage.cached_tokens),
+    )
+
+
+_NO_USAGE = _Usage()
 
 
 def _error_message(text: str) -> str:

@@ -8,7 +8,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from ladder.app import app, short_help
+from ladder.app import app, load_command, short_help
 from scoring.util import plural
 from tests.reliability_kit import ladder
 
@@ -59,8 +59,7 @@ def test_ladder_h_lists_each_command_in_whole_sentences_wrapped_at_the_width() -
         # wrapped by the terminal's width, not by the docstring's line breaks: every line but
         # the last is (nearly) full
         assert all(len(x) >= width - 16 for x in lines[:-1]), (name, lines)
-    command = {c.name: c for c in app.registered_commands}
-    assert all(command[n].short_help for n in COMMANDS)
+    assert all(load_command(n).short_help for n in COMMANDS)
 
 
 def test_short_help_is_the_first_sentence_unwrapped() -> None:

@@ -1,0 +1,116 @@
+"""The command line starts at once (#49 item 6, #50): ``import ladder.app`` imports no
+command's module nor any heavy dependency; ``ladder -h`` lists every command from the lazy
+table (:data:`ladder.app.COMMANDS`) exactly as the loaded commands would; a typo'd command is
+one line with a suggestion before anything else loads. Timings are in
+``bench/bench_startup.py``, never here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import typer
+import typer.main
+from typer.core import TyperGroup
+from typer.testing import CliRunner
+
+from ladder.app import COMMANDS, app, load_command, short_help
+
+# what a command may import once it runs, never before
+HEAVY = (
+    "aiohttp",
+    "openai",
+    "msgspec",
+    "matplotlib",
+    "scipy",
+    "duckdb",
+    "rich",
+    "numpy",
+    "pydantic",
+    "asyncio",
+    "anyio",
+    "importlib.metadata",
+    "protocol",
+    "scoring",
+    "serve",
+    "tau2gate",
+    "runner.client",
+    "runner.rundir.records",
+    "runner.rundir.logs",
+    "runner.plugins",
+)
+
+
+def _imported_after(code: str) -> list[str]:
+    """Module names in ``sys.modules`` after running ``code`` in a fresh interpreter."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    return list(json.loads(out.splitlines()[-1]))
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+
+
+@pytest.mark.process
+def test_import_ladder_app_imports_no_command_and_no_heavy_dependency() -> None:
+    modules = _imported_after("import ladder.app")
+    assert _heavy(modules) == []
+    commands = {f"ladder.{n}" for n in COMMANDS} | {"serve.cli", "ladder.domain"}
+    assert commands.isdisjoint(modules)
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("args", [["--version"], ["-h"], ["bogus"], ["--bogus"], []])
+def test_version_help_and_a_root_error_load_no_command(args: list[str]) -> None:
+    code = (
+        "import sys\nfrom ladder.app import main\n"
+        f"sys.argv = ['ladder', *{args!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass"
+    )
+    modules = _imported_after(code)
+    # --version reads the installed version (importlib.metadata), and only it
+    assert _heavy([m for m in modules if not m.startswith("importlib.metadata")]) == []
+    assert not any(m.startswith("ladder.") and m not in ("ladder.app", "ladder.errors")
+                   for m in modules), modules  # fmt: skip
+
+
+def test_the_help_lines_are_the_commands_own() -> None:
+    for name, lazy in COMMANDS.items():
+        command = load_command(name)
+        if lazy.group:
+            assert command.help == lazy.help, name
+        else:
+            assert command.callback is not None
+            assert lazy.help == short_help(command.callback) == command.short_help, (
+                f"{name}: COMMANDS[{name!r}].help in ladder/app.py must be the first sentence "
+                "of the command's docstring"
+            )
+
+
+def test_ladder_h_is_the_same_before_and_after_every_command_loads() -> None:
+    group = typer.main.get_command(app)
+    assert isinstance(group, TyperGroup)
+
+    def listing() -> str:
+        return group.get_help(typer.Context(group, info_name="ladder", terminal_width=100))
+
+    lazy = listing()
+    assert not group.commands  # the listing loaded nothing
+    for name in COMMANDS:
+        assert group.get_command(typer.Context(group), name) is not None
+    assert set(group.commands) == set(COMMANDS)
+    assert listing() == lazy
+    assert all(f"\n  {name} " in lazy for name in COMMANDS)
+
+
+def test_a_typod_command_gets_one_line_with_the_nearest_command() -> None:
+    result = CliRunner().invoke(app, ["scor"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "error: No such command 'scor'. Did you mean 'score'?"
+    sub = CliRunner().invoke(app, ["serve", "scriptd"])
+    assert sub.exit_code == 2 and "Did you mean 'scripted'?" in sub.stderr
