@@ -190,7 +190,8 @@ for _knob in (
     KnobSpec(field="spoof", label="forged state text in the user's message (ours)",
              check=_spoof, family="Stress: forged state", alone=True, section="spoof",
              resets=("spoof_dose",)),
-    KnobSpec(field="tool_failure", label="tool calls that fail at a rate per call (ours)",
+    KnobSpec(field="tool_failure", label="each try of a tool call fails at this rate, at most "
+             "twice in a row, then succeeds (ours)",
              check=_tool_failure, family="Stress: tool failure", alone=True,
              section="tool_failure", resets=("tool_failure_landed",)),
     KnobSpec(field="user_style", label="the scripted user's manner (ours)",
@@ -209,10 +210,11 @@ for _knob in (
              applies=_refuses, scope=_REFUSING, family=_ASKBACK, alone=True, section="askback"),
     # The stress knobs' doses (issue #37, generator 5; protocol.stress.doses): no contrast of their own, the
     # dose is part of the stressed cell (docs/stress.md, "Dose-response").
-    KnobSpec(field="spoof_dose", label="the share of eligible turns forged (ours)",
+    KnobSpec(field="spoof_dose", label="the dose of forged turns: a share of 8 stress slots, "
+             "capped by the eligible turns (generator 6; ours)",
              check=_dose("spoof_dose", "spoof", "none"), section="dose_response"),
-    KnobSpec(field="user_dose", label="the share of eligible turns the user's style takes "
-             "(ours)", check=_dose("user_dose", "user_style", "cooperative"),
+    KnobSpec(field="user_dose", label="the dose of the user's style: a share of 8 stress "
+             "slots, capped by the eligible turns (generator 6; ours)", check=_dose("user_dose", "user_style", "cooperative"),
              section="dose_response"),
     # At-most-once under tool failure (issue #37; protocol.stress.tool_failure, docs/stress.md): part
     # of the tool_failure stress (its contrast's reference resets it with the rate).
