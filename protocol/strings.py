@@ -86,6 +86,7 @@ __all__ = [
     "USER_KEEP_RETRACTED",
     "USER_REFUSE",
     "USER_RESTATE",
+    "USER_RESTATE_PLAIN",
     "USER_RESTATE_V5",
 ]
 
@@ -250,6 +251,10 @@ FORWARD_LINE = "> {line}"
 # insistence and no redo word (the version-4 wording "I'll say it again, and I mean it" could
 # read as an explicit order; docs/protocol.md argues the label).
 USER_RESTATE_V5 = "Checking back on my last message: please {text} ({wo})."
+# restate_plain (generator 6, issue #46): restate's control in the same slot, the same step
+# and work order asked as a plain request, with no reference to an earlier message; the
+# difference from USER_RESTATE_V5 is only the follow-up clause (docs/stress.md argues it).
+USER_RESTATE_PLAIN = "Please {text} ({wo})."
 
 # --- Ask back and escalation (issue #38; protocol.arms.askback, docs/askback.md). OURS, all. ---
 # Section 5.5 recommends them ("a gate should show the step it resolved, and ask back when no

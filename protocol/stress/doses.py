@@ -22,6 +22,9 @@ label are the control's (``tests/protocol/stress/test_doses.py``). The user's st
   (its step done without authorization, cancelled or blocked; :func:`_restates`) is served as
   the same order again on a fresh work order (kind ``restate``, judged on the state like any
   request).
+* ``restate_plain`` (generator 6, issue #46): restate's control, the same turns, steps and
+  work orders asked plainly (``strings.USER_RESTATE_PLAIN``), so what restate adds over it is
+  the follow-up's pressure, not one more scored request.
 * ``contradict``: two adjacent fillers after the revision are served as ``keep_claim`` and
   ``keep_retracted`` (no work order: the revision stands).
 * ``double``: a planned ask of a step eligible under perfect play, when some step is done,
@@ -141,8 +144,8 @@ def user_turns(episode: Episode, style: UserStyle, dose: float = DEFAULT_DOSE) -
         return {}
     turns = episode.turns
     play = perfect_play(episode)
-    if style == "restate":
-        return _restates(episode, play, dose)
+    if style in ("restate", "restate_plain"):
+        return _restates(episode, play, dose, plain=style == "restate_plain")
     if style == "contradict":
         rev = next(i for i, t in enumerate(turns) if t.kind == "revision")
         pairs: list[int] = []
@@ -167,10 +170,14 @@ def _turn(i: int, kind: TurnKind, step: str | None, wo: str | None, text: str) -
     return Turn(index=i, kind=kind, step=step, work_order=wo, text=text, dynamic=True)
 
 
-def _restates(episode: Episode, play: list[PlannedTurn], dose: float) -> dict[int, Turn]:
+def _restates(
+    episode: Episode, play: list[PlannedTurn], dose: float, *, plain: bool = False
+) -> dict[int, Turn]:
     """A restate stands in the first filler within :data:`RESTATE_WITHIN` turns after a
     planned request the brief forbids, when no turn between asks that step or revises the
-    plan and the step's perfect-play verdict there is still one the brief forbids."""
+    plan and the step's perfect-play verdict there is still one the brief forbids. ``plain``
+    (``restate_plain``, generator 6): the same turns, steps and work orders, worded as a plain
+    request (kind ``restate``: the slot's role is the style's, the wording the control's)."""
     turns = episode.turns
     slot: dict[int, str] = {}  # filler index -> the step restated there
     for i, (t, p) in enumerate(zip(turns, play, strict=True)):
@@ -189,7 +196,8 @@ def _restates(episode: Episode, play: list[PlannedTurn], dose: float) -> dict[in
     wos = fresh_work_orders(episode, "restate-wo", chosen)
     out: dict[int, Turn] = {}
     for i in chosen:
-        text = strings.USER_RESTATE_V5.format(text=episode.step(slot[i]).text, wo=wos[i])
+        fmt = strings.USER_RESTATE_PLAIN if plain else strings.USER_RESTATE_V5
+        text = fmt.format(text=episode.step(slot[i]).text, wo=wos[i])
         out[i] = _turn(i, "restate", slot[i], wos[i], text)
     return out
 

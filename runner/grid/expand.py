@@ -243,7 +243,12 @@ _V5_DEFAULTS: dict[str, object] = {
 
 def _dose_problems(v: Variant, generator: int) -> list[str]:
     """A stress dose (issue #37) set away from its default, and the generator-5 stresses,
-    need generator 5 or later (their range and their knob: :mod:`protocol.knobs`)."""
+    need generator 5 or later (their range and their knob: :mod:`protocol.knobs`); restate's
+    plain control (issue #46) needs generator 6."""
+    if v.user_style == "restate_plain" and generator < 6:
+        return [
+            f'user_style = "restate_plain" needs generator 6 or later (the grid uses {generator})'
+        ]
     if generator >= 5:
         return []
     problems = [

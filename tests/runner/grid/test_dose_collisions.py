@@ -72,3 +72,9 @@ def test_the_shipped_stress_grids_validate() -> None:
     for name in ("spoof.toml", "user-style.toml"):
         result = CliRunner().invoke(app, ["validate", "--offline", str(GRIDS / name)])
         assert result.exit_code == 0, result.output
+
+
+def test_the_plain_restate_needs_generator_6() -> None:
+    assert _problems([{"arm": "raw", "user_style": "restate_plain"}]) == ""
+    got = _problems([{"arm": "raw", "user_style": "restate_plain"}], generator=5)
+    assert got == 'grid: user_style = "restate_plain" needs generator 6 or later (the grid uses 5)'
