@@ -19,6 +19,7 @@ from collections import Counter
 
 import msgspec
 
+from protocol.domains.meaning import meaning_problems
 from protocol.domains.shape import DomainPool
 
 __all__ = [
@@ -396,7 +397,7 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
         ]
         if named:
             bad(f"fillers[{i}]", f"names step {named[0]} (two of its key words, or its only one)")
-    return out
+    return out + meaning_problems(pool, source)  # wordings against their labels (issue #46)
 
 
 def pack_overlaps(pool: DomainPool) -> list[tuple[str, str, str]]:
