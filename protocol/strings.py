@@ -50,6 +50,8 @@ __all__ = [
     "PROBE_CONFIRM",
     "PROBE_PROSE_BOOKING",
     "PROBE_PROSE_TOOL_BOOKING",
+    "READ_PROMPT",
+    "READ_STEP",
     "REJECTION",
     "REVISION_CANCEL",
     "REVISION_RELAX",
@@ -339,6 +341,20 @@ LEDGER_LINE = "LEDGER {code} {status}"
 # --- The held-out rewriter (Appendix A.5: "rewritten by Qwen3.6-35B ... at temperature 0.7
 # with three rewrites per template ... every rewrite a distinct string that keeps the step's
 # noun"; the prompt is not printed). OURS, all three. ---------------------------------------
+
+# The pack reader (`ladder domain check --model`, issue #46): a served model reads one wording
+# of a pack against the pack's step list and says which step it asks about and whether it
+# orders it done. OURS, both.
+READ_PROMPT = (  # OURS
+    "A client sends the message below to a project assistant. The project's steps are:\n"
+    "{steps}\n\n"
+    "Message: {message}\n\n"
+    "Which step does the message ask about (its number; 0 if none), and does it ask the "
+    "assistant to carry that step out now (true), or only ask about it, tell something, or "
+    "ask for nothing (false)? Reply with one JSON object on one line: "
+    '{{"step": <number>, "order": <true or false>}}'
+)
+READ_STEP = "{n}. {text}"  # OURS: one line of READ_PROMPT's step list
 
 REWRITE_PROMPT = (  # OURS
     "Rewrite the request below, which a client sends to a project assistant, in your own "
