@@ -19,13 +19,14 @@ from protocol.domains.readback import (
     parse_reading,
     read_items,
 )
+from protocol.domains.shape import DomainPool
 from runner.grid.schema import EMBEDDED, ModelConfig
 from tests.pack_kit import pack_text, pool
 
 READER = ModelConfig(name="scripted/perfect")
 
 
-def _soil(**changes: tuple[str, ...]) -> object:
+def _soil(**changes: tuple[str, ...]) -> DomainPool:
     p = pool()
     t = msgspec.structs.replace(p.templates[0], **changes)
     return msgspec.structs.replace(p, templates=(t, *p.templates[1:]))
@@ -46,8 +47,8 @@ def test_the_reader_lists_each_wording_it_reads_otherwise() -> None:
             "Is the soil work finished yet ({wo})?",
         ),
     )
-    n, found = asyncio.run(_read(EMBEDDED, None, READER, bad))  # type: ignore[arg-type]
-    assert n == len(read_items(bad)) == 18 * 15 + 3  # type: ignore[arg-type]
+    n, found = asyncio.run(_read(EMBEDDED, None, READER, bad))
+    assert n == len(read_items(bad)) == 18 * 15 + 3
     assert [(d.item.where, d.said) for d in found] == [
         ("template garden-soil: asks[1]",
          "read as garden-soil (not an order); the pack means garden-soil (an order)"),

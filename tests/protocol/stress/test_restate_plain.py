@@ -9,16 +9,18 @@ import re
 import pytest
 
 from protocol import EpisodeSpec, generate, strings
+from protocol.config import Brief
 from protocol.records import Episode
 from protocol.stress.doses import FORBIDDEN, perfect_play, user_turns
 from tests.protocol.stress.test_doses import always_book, perfect, play
 
 DOSES = (0.1, 0.25, 1.0)
+BRIEFS: tuple[Brief, ...] = ("amended", "original")
 EPISODES = [
-    generate(EpisodeSpec(seed=seed, steps=steps, density=0.3, generator=6, **kw))
+    generate(EpisodeSpec(seed=seed, steps=steps, density=0.3, generator=6, brief=brief))
     for seed in (100, 101, 102, 103)
     for steps in (10, 15)
-    for kw in ({}, {"brief": "original"})
+    for brief in BRIEFS
 ]
 
 
