@@ -154,8 +154,11 @@ class _RawPool(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     ambiguous: tuple[str, ...]
 
 
-def parse_pack(text: str, source: str) -> DomainPool:
-    """The pool of a pack's TOML text, checked; raises :class:`PackError` (every problem)."""
+def parse_pack(text: str, source: str, *, meaning: bool = True) -> DomainPool:
+    """The pool of a pack's TOML text, checked; raises :class:`PackError` (every problem).
+    ``meaning=False`` leaves out the wording-against-label rules of issue #46
+    (:func:`protocol.domains.meaning.meaning_problems`): a run directory's copy of a pack it
+    ran before them still loads, so its logs rescore."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -169,6 +172,8 @@ def parse_pack(text: str, source: str) -> DomainPool:
         raise PackError(problems)
     pool = msgspec.convert(msgspec.to_builtins(raw), DomainPool)
     problems = check_pack(pool, source)
+    if meaning:
+        problems += meaning_problems(pool, source)
     if problems:
         raise PackError(problems)
     return pool
@@ -397,7 +402,7 @@ def check_pack(pool: DomainPool, source: str) -> list[str]:
         ]
         if named:
             bad(f"fillers[{i}]", f"names step {named[0]} (two of its key words, or its only one)")
-    return out + meaning_problems(pool, source)  # wordings against their labels (issue #46)
+    return out
 
 
 def pack_overlaps(pool: DomainPool) -> list[tuple[str, str, str]]:
