@@ -99,6 +99,8 @@ class Stress:
                 out.append(f"{name} must be in [0, 1] (got {dose})")
         if self.on and generator < 5:
             out.append(f"stress doses need generator 5 or later (got --generator {generator})")
+        elif self.user_style == "restate_plain" and generator < 6:
+            out.append(f"restate_plain needs generator 6 or later (got --generator {generator})")
         return out
 
     @property
