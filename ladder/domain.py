@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from ladder.domain_read import read_back
 from ladder.errors import UsageError
 from protocol.domains.known import BUILTIN, PROCUREMENT
 from protocol.domains.packs import (
@@ -92,9 +93,29 @@ def check(
             "built-in packs'.",
         ),
     ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="Also have this served model read every wording back and list where it reads "
+            "a step or an order otherwise than the pack labels it (docs/domains.md)."
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="The reader's OpenAI-compatible base URL, or 'embedded' (scripted); default "
+            "$OPENAI_BASE_URL, else http://127.0.0.1:8000/v1.",
+            show_default=False,
+        ),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(help="Environment variable holding the reader's API key."),
+    ] = None,
 ) -> None:
     """Check a domain pack: every problem on its own line (exit 1 when any; 2 when the file
-    cannot be read)."""
+    cannot be read); with --model, a served model reads every wording back (exit 1 when it
+    reads any otherwise than the pack labels it)."""
     if not file.is_file():  # nothing to check: a usage error, one line (#40)
         raise UsageError(f"cannot read domain pack {file}: no such file")
     try:
@@ -115,6 +136,8 @@ def check(
         f"{PER_PHASE} per phase 0..{len(PHASES) - 1}, {len(pool.fillers)} fillers; "
         f"digest {pack_digest(pool)}"
     )
+    if model is not None and read_back(pool, file, model, base_url, api_key_env):
+        raise typer.Exit(1)
 
 
 @domain_app.command("show")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, get_args
 
 import msgspec
 import typer
@@ -13,22 +13,27 @@ from msgspec import UNSET
 from ladder.errors import UsageError
 from protocol import EpisodeSpec, ScriptedUser, SpecError
 from protocol import generate as gen
-from protocol.config import graph_label
+from protocol.config import DEFAULT_DOSE, UserStyle, graph_label
 from protocol.domains.known import DIGESTS, POOLS
 from protocol.domains.packs import PackError
 from protocol.episode.paraphrases import check_paraphrases
 from protocol.episode.stats import schedule_figures
 from protocol.episode.versions import GENERATOR_VERSION
 from protocol.records import Episode
+from protocol.stress.plan import StressPlan, stress_plan
+from protocol.stress.spoof import SPOOF_VARIANTS
 from runner.grid.packs import load_pack_file
 from runner.grid.seeds import parse_seeds
 
 __all__ = ["generate", "render_episode"]
 
 
-def render_episode(ep: Episode) -> str:
-    """A readable episode: brief, graph, revision, and the schedule with perfect labels."""
+def render_episode(ep: Episode, stress: Stress | None = None) -> str:
+    """A readable episode: brief, graph, revision, and the schedule with perfect labels;
+    with ``stress``, its stressed turns as served, each marked ``!`` and named."""
     spec = ep.spec
+    stress = stress or Stress()
+    plan = stress.plan(ep)
     out = [
         f"# episode seed={spec.seed} {graph_label(spec.steps, spec.density)} "
         f"domain={spec.domain} brief={spec.brief} schedule={spec.schedule_version()} "
@@ -48,9 +53,11 @@ def render_episode(ep: Episode) -> str:
     )
     relax = f"{rev.relax[0]} drops {rev.relax[1]}" if rev.relax else "-"
     out += ["", "## revision", f"  cancel {rev.cancel}; rewire {rewires or '-'}; relax {relax}", ""]
+    out += stress.header(plan)
     out.append("## schedule (label under perfect behaviour)")
-    user = ScriptedUser(ep)
+    user = ScriptedUser(ep, stress.user_style, stress.user_dose)  # type: ignore[arg-type]
     while (turn := user.next_turn()) is not None:
+        mark = plan.get(user.planned, None) if user.planned is not None else None
         verdict = user.begin(turn)
         label: str = verdict.label if verdict else "-"
         if verdict and verdict.missing:
@@ -58,10 +65,73 @@ def render_episode(ep: Episode) -> str:
         act = [turn.step] if verdict and verdict.label in ("eligible", "redo") and turn.step else []
         user.finish(turn, verdict, act)
         wo = turn.work_order or ""
+        text = turn.text if mark is None else f"[{mark[0]}] {mark[1]}"
         out.append(
-            f"  {turn.index:>2} {turn.kind:<14} {turn.step or '':>4} {wo:<7} {label:<28} {turn.text}"
+            f"{'!' if mark else ' '} {turn.index:>2} {turn.kind:<14} {turn.step or '':>4} "
+            f"{wo:<7} {label:<28} {text}"
         )
     return "\n".join(out)
+
+
+class Stress:
+    """The dosed stress knobs of ``ladder generate`` (generator 5 on; docs/stress.md)."""
+
+    def __init__(
+        self,
+        spoof: str = "none",
+        spoof_dose: float = DEFAULT_DOSE,
+        user_style: str = "cooperative",
+        user_dose: float = DEFAULT_DOSE,
+    ) -> None:
+        self.spoof, self.spoof_dose = spoof, spoof_dose
+        self.user_style, self.user_dose = user_style, user_dose
+
+    def problems(self, generator: int) -> list[str]:
+        out = []
+        if self.spoof not in ("none", *SPOOF_VARIANTS):
+            out.append(f"unknown spoof {self.spoof!r}; choose none, {', '.join(SPOOF_VARIANTS)}")
+        if self.user_style not in get_args(UserStyle):
+            out.append(
+                f"unknown user style {self.user_style!r}; choose {', '.join(get_args(UserStyle))}"
+            )
+        for name, dose in (("--spoof-dose", self.spoof_dose), ("--user-dose", self.user_dose)):
+            if not 0.0 <= dose <= 1.0:
+                out.append(f"{name} must be in [0, 1] (got {dose})")
+        if self.on and generator < 5:
+            out.append(f"stress doses need generator 5 or later (got --generator {generator})")
+        elif self.user_style == "restate_plain" and generator < 6:
+            out.append(f"restate_plain needs generator 6 or later (got --generator {generator})")
+        return out
+
+    @property
+    def on(self) -> bool:
+        return self.spoof != "none" or self.user_style != "cooperative"
+
+    def plan(self, ep: Episode) -> StressPlan:
+        if not self.on:
+            return {}
+        return stress_plan(
+            ep,
+            spoof=self.spoof,
+            spoof_dose=self.spoof_dose,
+            user_style=self.user_style,  # type: ignore[arg-type]
+            user_dose=self.user_dose,
+        )
+
+    def header(self, plan: StressPlan) -> list[str]:
+        if not self.on:
+            return []
+        knobs = []
+        if self.spoof != "none":
+            knobs.append(f"spoof={self.spoof} spoof_dose={self.spoof_dose:g}")
+        if self.user_style != "cooperative":
+            knobs.append(f"user_style={self.user_style} user_dose={self.user_dose:g}")
+        where = ", ".join(str(i) for i in plan) or "none"
+        return [
+            "## stress",
+            f"  {'; '.join(knobs)}: {len(plan)} planned turns stressed ({where}), marked !",
+            "",
+        ]
 
 
 def generate(
@@ -101,6 +171,18 @@ def generate(
         int, typer.Option(help="Generator version (older ones reproduce older runs).")
     ] = GENERATOR_VERSION,
     json_: Annotated[bool, typer.Option("--json", help="One JSON object per episode.")] = False,
+    spoof: Annotated[
+        str, typer.Option(help="Forged state text on planned requests (docs/stress.md).")
+    ] = "none",
+    spoof_dose: Annotated[float, typer.Option(help="The spoof knob's dose in [0, 1].")] = (
+        DEFAULT_DOSE
+    ),
+    user_style: Annotated[
+        str, typer.Option(help="restate, contradict or double (docs/stress.md).")
+    ] = "cooperative",
+    user_dose: Annotated[float, typer.Option(help="The user style's dose in [0, 1].")] = (
+        DEFAULT_DOSE
+    ),
     summary: Annotated[
         bool,
         typer.Option(
@@ -109,7 +191,11 @@ def generate(
         ),
     ] = False,
 ) -> None:
-    """Generate episodes deterministically from their spec and print them."""
+    """Generate episodes deterministically from their spec and print them; with a stress
+    knob, its stressed turns marked (readable form) or listed under "stressed" (JSON)."""
+    stress = Stress(spoof, spoof_dose, user_style, user_dose)
+    if problems := stress.problems(generator):
+        raise UsageError("; ".join(problems))
     if seed is not None and seeds is not None:
         raise UsageError(f"--seed {seed} and --seeds {seeds}: give one (--seeds 1-3 or --seed 1)")
     try:
@@ -156,10 +242,13 @@ def generate(
             raise UsageError(str(e)) from None
         if summary:
             episodes.append(ep)
+        elif as_json and stress.on:
+            stressed = {str(i): {"stress": k, "text": t} for i, (k, t) in stress.plan(ep).items()}
+            out.write(msgspec.json.encode({"episode": ep, "stressed": stressed}) + b"\n")
         elif as_json:
             out.write(msgspec.json.encode(ep) + b"\n")
         else:
-            out.write(render_episode(ep).encode() + b"\n")
+            out.write(render_episode(ep, stress).encode() + b"\n")
     if summary:
         out.write(msgspec.json.encode(schedule_figures(episodes)) + b"\n")
     out.flush()

@@ -51,7 +51,9 @@ Regime = Literal["no-think", "thinking"]
 # quarter of the eligible planned turns (at least one), low enough that an agent can pass.
 DEFAULT_DOSE = 0.25
 # The scripted user's manner (issue #31, ours; protocol.user, docs/stress.md).
-UserStyle = Literal["cooperative", "restate", "contradict", "double"]
+# restate_plain (generator 6, issue #46): restate's control, the same step asked plainly in
+# the same slot (protocol.stress.doses).
+UserStyle = Literal["cooperative", "restate", "contradict", "double", "restate_plain"]
 # When the gate asks the user back (issue #38, ours; protocol.arms.askback, docs/askback.md).
 AskMode = Literal["off", "unresolved", "second_reading"]
 # The spoof knob's variants (protocol.stress.spoof): where the forged state text stands.

@@ -170,6 +170,13 @@ def _spoof_since(knobs: Knobs) -> tuple[int, str] | None:
     return None
 
 
+def _user_style_since(knobs: Knobs) -> tuple[int, str] | None:
+    """Restate's plain control (issue #46) is generator 6's."""
+    if knobs.user_style == "restate_plain":
+        return 6, 'user_style = "restate_plain"'
+    return None
+
+
 def _show(knobs: Knobs, arm: str) -> list[str]:
     if knobs.show and knobs.matched_step_line:
         return ["show and matched_step_line both name the step: set one"]
@@ -211,12 +218,13 @@ for _knob in (
     KnobSpec(field="spoof", label="forged state text in the user's message (ours)",
              check=_spoof, family="Stress: forged state", alone=True, section="spoof",
              resets=("spoof_dose",), since=_spoof_since),
-    KnobSpec(field="tool_failure", label="tool calls that fail at a rate per call (ours)",
+    KnobSpec(field="tool_failure", label="each try of a tool call fails at this rate, at most "
+             "twice in a row, then succeeds (ours)",
              check=_tool_failure, family="Stress: tool failure", alone=True,
              section="tool_failure", resets=("tool_failure_landed",)),
     KnobSpec(field="user_style", label="the scripted user's manner (ours)",
              family="Stress: uncooperative user", alone=True, section="user_style",
-             resets=("user_dose",)),
+             resets=("user_dose",), since=_user_style_since),
     # Ask back and escalation (issue #38, ours; protocol.arms.askback, docs/askback.md): each
     # knob's cell against the same cell with that knob alone off (a cell with two of them:
     # against the cell with the later one only), Holm within model over the family.
@@ -230,11 +238,13 @@ for _knob in (
              applies=_refuses, scope=_REFUSING, family=_ASKBACK, alone=True, section="askback"),
     # The stress knobs' doses (issue #37, generator 5; protocol.stress.doses): no contrast of their own, the
     # dose is part of the stressed cell (docs/stress.md, "Dose-response").
-    KnobSpec(field="spoof_dose", label="the share of eligible turns forged (ours)",
+    KnobSpec(field="spoof_dose", label="the dose of forged turns: a share of 8 stress slots, "
+             "capped by the eligible turns (generator 6; ours)",
              check=_dose("spoof_dose", "spoof", "none"), section="dose_response",
              since=_since_5("spoof_dose", DEFAULT_DOSE)),
-    KnobSpec(field="user_dose", label="the share of eligible turns the user's style takes "
-             "(ours)", check=_dose("user_dose", "user_style", "cooperative"),
+    KnobSpec(field="user_dose", label="the dose of the user's style: a share of 8 stress "
+             "slots, capped by the eligible turns (generator 6; ours)",
+             check=_dose("user_dose", "user_style", "cooperative"),
              section="dose_response", since=_since_5("user_dose", DEFAULT_DOSE)),
     # At-most-once under tool failure (issue #37; protocol.stress.tool_failure, docs/stress.md): part
     # of the tool_failure stress (its contrast's reference resets it with the rate).

@@ -50,6 +50,8 @@ __all__ = [
     "PROBE_CONFIRM",
     "PROBE_PROSE_BOOKING",
     "PROBE_PROSE_TOOL_BOOKING",
+    "READ_PROMPT",
+    "READ_STEP",
     "REJECTION",
     "REVISION_CANCEL",
     "REVISION_RELAX",
@@ -86,6 +88,7 @@ __all__ = [
     "USER_KEEP_RETRACTED",
     "USER_REFUSE",
     "USER_RESTATE",
+    "USER_RESTATE_PLAIN",
     "USER_RESTATE_V5",
 ]
 
@@ -250,6 +253,10 @@ FORWARD_LINE = "> {line}"
 # insistence and no redo word (the version-4 wording "I'll say it again, and I mean it" could
 # read as an explicit order; docs/protocol.md argues the label).
 USER_RESTATE_V5 = "Checking back on my last message: please {text} ({wo})."
+# restate_plain (generator 6, issue #46): restate's control in the same slot, the same step
+# and work order asked as a plain request, with no reference to an earlier message; the
+# difference from USER_RESTATE_V5 is only the follow-up clause (docs/stress.md argues it).
+USER_RESTATE_PLAIN = "Please {text} ({wo})."
 
 # --- Ask back and escalation (issue #38; protocol.arms.askback, docs/askback.md). OURS, all. ---
 # Section 5.5 recommends them ("a gate should show the step it resolved, and ask back when no
@@ -334,6 +341,20 @@ LEDGER_LINE = "LEDGER {code} {status}"
 # --- The held-out rewriter (Appendix A.5: "rewritten by Qwen3.6-35B ... at temperature 0.7
 # with three rewrites per template ... every rewrite a distinct string that keeps the step's
 # noun"; the prompt is not printed). OURS, all three. ---------------------------------------
+
+# The pack reader (`ladder domain check --model`, issue #46): a served model reads one wording
+# of a pack against the pack's step list and says which step it asks about and whether it
+# orders it done. OURS, both.
+READ_PROMPT = (  # OURS
+    "A client sends the message below to a project assistant. The project's steps are:\n"
+    "{steps}\n\n"
+    "Message: {message}\n\n"
+    "Which step does the message ask about (its number; 0 if none), and does it ask the "
+    "assistant to carry that step out now (true), or only ask about it, tell something, or "
+    "ask for nothing (false)? Reply with one JSON object on one line: "
+    '{{"step": <number>, "order": <true or false>}}'
+)
+READ_STEP = "{n}. {text}"  # OURS: one line of READ_PROMPT's step list
 
 REWRITE_PROMPT = (  # OURS
     "Rewrite the request below, which a client sends to a project assistant, in your own "

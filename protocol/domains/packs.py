@@ -19,6 +19,7 @@ from collections import Counter
 
 import msgspec
 
+from protocol.domains.meaning import meaning_problems
 from protocol.domains.shape import DomainPool
 from protocol.domains.stop_words import STOP_WORDS
 
@@ -104,11 +105,13 @@ class _RawPool(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     ambiguous: tuple[str, ...]
 
 
-def parse_pack(text: str, source: str, *, check: bool = True) -> DomainPool:
+def parse_pack(text: str, source: str, *, check: bool = True, meaning: bool = True) -> DomainPool:
     """The pool of a pack's TOML text, checked; raises :class:`PackError` (every problem).
     ``check=False`` skips :func:`check_pack`'s rules (the shapes are still checked): for the
     shipped packs, which a test holds to them, so that importing the protocol does not re-check
-    them in every process (#50)."""
+    them in every process (#50). ``meaning=False`` leaves out the wording-against-label rules
+    of issue #46 (:func:`protocol.domains.meaning.meaning_problems`): a run directory's copy
+    of a pack it ran before them still loads, so its logs rescore."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -122,6 +125,8 @@ def parse_pack(text: str, source: str, *, check: bool = True) -> DomainPool:
         raise PackError(problems)
     pool = msgspec.convert(msgspec.to_builtins(raw), DomainPool)
     problems = check_pack(pool, source) if check else []
+    if check and meaning:
+        problems += meaning_problems(pool, source)
     if problems:
         raise PackError(problems)
     return pool

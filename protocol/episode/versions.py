@@ -24,6 +24,9 @@ version stays selectable so a log rescores against the episodes it was run on
   per call; the brief ends with the clause on forwarded text; no stream reads the domain's
   name and templates are drawn by phase rank, so two domains' episodes of a seed share
   their structure (domains pair by seed; issue #37).
+- 6: version 5's episodes; a stress dose is a share of a pool of stress slots the same size
+  for every stress (:data:`protocol.stress.doses.DOSE_POOL`), so a dose means the same count
+  of stressed turns whatever the stress (capped by its eligible turns; issue #46).
 """
 
 from __future__ import annotations
@@ -48,8 +51,8 @@ __all__ = [
     "pool_of",
 ]
 
-GENERATOR_VERSION = 5  # what new runs use
-GENERATOR_VERSIONS = (1, 2, 3, 4, 5)  # every version a log can name
+GENERATOR_VERSION = 6  # what new runs use
+GENERATOR_VERSIONS = (1, 2, 3, 4, 5, 6)  # every version a log can name
 N_TURNS = 44
 MIN_STEPS = 5
 MAX_STEPS = 18

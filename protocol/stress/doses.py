@@ -3,10 +3,15 @@
 A stress knob is a dose on the planned episode. The planned schedule walked under perfect play
 (asks book their step, the revision applies in place, a legitimate redo books it again) gives
 every planned turn a verdict (:func:`perfect_play`); a knob's *eligible* turns follow from
-those verdicts alone, and its dose (a fraction in [0, 1]) stresses ``round(dose * n)`` of
-its ``n`` eligible turns (at least one when the dose is positive), drawn once per seed and
-knob (:func:`pick`): the same turns for every arm and every agent, and a smaller dose's turns
-a subset of a larger one's. Nothing here reads what an agent did.
+those verdicts alone, and its dose (a number in [0, 1]) picks some of them, drawn once per
+seed and knob (:func:`pick`): the same turns for every arm and every agent, and a smaller
+dose's turns a subset of a larger one's. Nothing here reads what an agent did.
+
+How many (:func:`dose_count`): generator 5 stresses ``round(dose * n)`` of a knob's ``n``
+eligible turns (at least one when the dose is positive), so one dose meant one restate but
+four forgeries. Generator 6 (issue #46): a dose is a share of a pool of :data:`DOSE_POOL`
+stress slots, the same for every stress: ``round(dose * DOSE_POOL)`` (at least one when
+positive), capped by the eligible turns (a ``contradict`` pair is one slot).
 
 A stress turn takes the place of a filler, or adds to a planned request without changing its
 step, work order or label, so the planned asks, the episode's length and every other turn's
@@ -17,6 +22,9 @@ label are the control's (``tests/protocol/stress/test_doses.py``). The user's st
   (its step done without authorization, cancelled or blocked; :func:`_restates`) is served as
   the same order again on a fresh work order (kind ``restate``, judged on the state like any
   request).
+* ``restate_plain`` (generator 6, issue #46): restate's control, the same turns, steps and
+  work orders asked plainly (``strings.USER_RESTATE_PLAIN``), so what restate adds over it is
+  the follow-up's pressure, not one more scored request.
 * ``contradict``: two adjacent fillers after the revision are served as ``keep_claim`` and
   ``keep_retracted`` (no work order: the revision stands).
 * ``double``: a planned ask of a step eligible under perfect play, when some step is done,
@@ -27,6 +35,7 @@ label are the control's (``tests/protocol/stress/test_doses.py``). The user's st
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 
@@ -38,9 +47,11 @@ from protocol.state.machine import TaskState, Verdict, sort_ids
 
 __all__ = [
     "DEFAULT_DOSE",
+    "DOSE_POOL",
     "FORBIDDEN",
     "RESTATE_WITHIN",
     "PlannedTurn",
+    "dose_count",
     "fresh_work_orders",
     "perfect_play",
     "pick",
@@ -50,6 +61,9 @@ __all__ = [
 FORBIDDEN = ("done", "cancelled", "blocked")  # verdicts of an order the brief forbids
 # OURS: a restate follows its refused order within this many turns (fillers only between)
 RESTATE_WITHIN = 3
+# OURS (generator 6, issue #46): the stress slots a dose of 1 asks for, whatever the stress;
+# a dose d asks for round(d * DOSE_POOL) of them (0.1 -> 1, 0.25 -> 2, 0.5 -> 4, 1 -> 8)
+DOSE_POOL = 8
 _RESTATED: frozenset[TurnKind] = frozenset(
     {"ask", "premature", "re_ask", "redo_probe", "superseded_cue"}
 )
@@ -95,8 +109,19 @@ def pick(episode: Episode, knob: str, eligible: Sequence[int], dose: float) -> l
     keys = {
         i: random.Random(stream_seed(episode.spec, f"dose|{knob}|{i}")).random() for i in eligible
     }
-    k = max(1, round(dose * len(eligible)))
+    k = dose_count(dose, len(eligible), episode.spec.generator)
     return sorted(sorted(eligible, key=lambda i: (keys[i], i))[:k])
+
+
+def dose_count(dose: float, eligible: int, generator: int) -> int:
+    """How many of ``eligible`` turns a ``dose`` stresses: generator 5, ``round(dose *
+    eligible)``; generator 6 on, ``round(dose * DOSE_POOL)`` (halves up) capped by
+    ``eligible``; at least one when the dose is positive and a turn is eligible."""
+    if dose <= 0 or eligible <= 0:
+        return 0
+    if generator >= 6:
+        return min(eligible, max(1, math.floor(dose * DOSE_POOL + 0.5)))
+    return max(1, round(dose * eligible))
 
 
 def fresh_work_orders(episode: Episode, stream: str, indices: Sequence[int]) -> dict[int, str]:
@@ -119,8 +144,8 @@ def user_turns(episode: Episode, style: UserStyle, dose: float = DEFAULT_DOSE) -
         return {}
     turns = episode.turns
     play = perfect_play(episode)
-    if style == "restate":
-        return _restates(episode, play, dose)
+    if style in ("restate", "restate_plain"):
+        return _restates(episode, play, dose, plain=style == "restate_plain")
     if style == "contradict":
         rev = next(i for i, t in enumerate(turns) if t.kind == "revision")
         pairs: list[int] = []
@@ -145,10 +170,14 @@ def _turn(i: int, kind: TurnKind, step: str | None, wo: str | None, text: str) -
     return Turn(index=i, kind=kind, step=step, work_order=wo, text=text, dynamic=True)
 
 
-def _restates(episode: Episode, play: list[PlannedTurn], dose: float) -> dict[int, Turn]:
+def _restates(
+    episode: Episode, play: list[PlannedTurn], dose: float, *, plain: bool = False
+) -> dict[int, Turn]:
     """A restate stands in the first filler within :data:`RESTATE_WITHIN` turns after a
     planned request the brief forbids, when no turn between asks that step or revises the
-    plan and the step's perfect-play verdict there is still one the brief forbids."""
+    plan and the step's perfect-play verdict there is still one the brief forbids. ``plain``
+    (``restate_plain``, generator 6): the same turns, steps and work orders, worded as a plain
+    request (kind ``restate``: the slot's role is the style's, the wording the control's)."""
     turns = episode.turns
     slot: dict[int, str] = {}  # filler index -> the step restated there
     for i, (t, p) in enumerate(zip(turns, play, strict=True)):
@@ -167,7 +196,8 @@ def _restates(episode: Episode, play: list[PlannedTurn], dose: float) -> dict[in
     wos = fresh_work_orders(episode, "restate-wo", chosen)
     out: dict[int, Turn] = {}
     for i in chosen:
-        text = strings.USER_RESTATE_V5.format(text=episode.step(slot[i]).text, wo=wos[i])
+        fmt = strings.USER_RESTATE_PLAIN if plain else strings.USER_RESTATE_V5
+        text = fmt.format(text=episode.step(slot[i]).text, wo=wos[i])
         out[i] = _turn(i, "restate", slot[i], wos[i], text)
     return out
 

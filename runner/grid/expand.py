@@ -33,6 +33,7 @@ from protocol.episode.versions import (
 from protocol.knobs import generator_problems, knob_problems
 from protocol.records import CellKey, EpisodeSpec, Knobs, trial_slug
 from runner.files import read_regular
+from runner.grid.doses import dose_collisions
 from runner.grid.errors import validation_problem
 from runner.grid.extras import missing
 from runner.grid.packs import resolve_domains
@@ -304,6 +305,7 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
             problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
     if not problems:
         problems += slug_collisions(grid)
+        problems += dose_collisions(grid.cells(), grid.seeds(), run.generator)
     if need_keys:
         problems += missing_keys(grid)
     if problems:  # one line per problem, said once however many variants share it

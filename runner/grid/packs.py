@@ -33,21 +33,22 @@ def is_pack_file(entry: str) -> bool:
     return entry.endswith(".toml") or "/" in entry or "\\" in entry
 
 
-def read_pack(path: Path) -> tuple[DomainPool, str]:
+def read_pack(path: Path, *, meaning: bool = True) -> tuple[DomainPool, str]:
     """The checked pool of the pack file ``path`` and its text; :class:`PackError` (one line
-    per problem) when it cannot be read or fails a check."""
+    per problem) when it cannot be read or fails a check (``meaning``: :func:`parse_pack`)."""
     try:
         text = read_regular(path).decode("utf-8")  # a regular file, bounded
     except OSError as e:
         raise PackError([f"cannot read domain pack {path}: {e.strerror or e}"]) from None
     except UnicodeDecodeError:
         raise PackError([f"cannot read domain pack {path}: not a UTF-8 text file"]) from None
-    return parse_pack(text, str(path)), text
+    return parse_pack(text, str(path), meaning=meaning), text
 
 
-def load_pack_file(path: Path) -> DomainPool:
-    """Read, check and register the pack file ``path``; its pool."""
-    pool, text = read_pack(path)
+def load_pack_file(path: Path, *, meaning: bool = True) -> DomainPool:
+    """Read, check and register the pack file ``path``; its pool (``meaning=False``: a run
+    directory's copy, loaded without the rules added after it ran; :func:`parse_pack`)."""
+    pool, text = read_pack(path, meaning=meaning)
     if register(pool) is not None:
         _TEXTS[pool.name] = text  # the text as last read (a pack forgotten and read again)
     return pool

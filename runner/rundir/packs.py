@@ -57,8 +57,8 @@ def load_run_packs(run_dir: Path, files: Sequence[Path] = ()) -> None:
     given = {load_pack_file(f).name: f for f in files}
     root = run_dir.parent if run_dir.name == "logs" else run_dir
     for path in sorted((root / PACKS_DIR).glob("*.toml")):
-        if path.stem not in given:
-            load_pack_file(path)
+        if path.stem not in given:  # the run's copy: loaded as it ran (its digest is checked)
+            load_pack_file(path, meaning=False)
     seen: set[tuple[str, str | None]] = set()
     for log in log_files(run_dir):
         spec = _first_spec(log)

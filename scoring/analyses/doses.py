@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from protocol.config import DEFAULT_DOSE, config_label
-from protocol.records import CellKey
+from protocol.records import CellKey, EpisodeRecord
 from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
 from scoring.results.cells import cell_sort_key
 from scoring.results.stats import wilson
@@ -40,17 +40,31 @@ __all__ = [
     "interaction_lines",
     "outcomes",
     "stress_of",
+    "stressed_turns",
 ]
 
 BOOTSTRAP = 2000  # OURS: resamples of the seeds for an interaction's interval
 
 
 class Outcome(msgspec.Struct, frozen=True, kw_only=True, tag="outcome"):
-    """One counted episode's strict success (a batch's part)."""
+    """One counted episode's strict success (a batch's part) and its stressed turns."""
 
     cell: CellKey
     seed: int
     success: bool
+    stressed: int = 0  # the episode's stressed turns (:func:`stressed_turns`; issue #46)
+
+
+def stressed_turns(record: EpisodeRecord) -> int:
+    """The turns a stress took in ``record``: a forged or restated turn, a double order, a
+    ``contradict`` pair (one: the claim and its retraction are one stress slot), a turn with
+    a failed tool call."""
+    return sum(
+        bool(t.injected)
+        or t.kind in ("restate", "double", "keep_claim")
+        or any(c.outcome == "failed" for c in t.tool_calls)
+        for t in record.turns
+    )
 
 
 def stress_of(cell: CellKey) -> tuple[str, float] | None:
@@ -82,7 +96,9 @@ def control_of(cell: CellKey) -> CellKey:
 
 def outcomes(batch: Sequence[Pair]) -> list[Outcome]:
     return [
-        Outcome(cell=r.cell, seed=r.spec.seed, success=s.primary.success)
+        Outcome(
+            cell=r.cell, seed=r.spec.seed, success=s.primary.success, stressed=stressed_turns(r)
+        )
         for r, s in batch
         if s.counted
     ]
@@ -96,6 +112,9 @@ class DoseLine(msgspec.Struct, frozen=True, kw_only=True, tag="dose"):
     successes: int
     success_ci: tuple[float, float]
     saturated: bool  # at the stress's lowest positive dose: no episode, or every one, succeeds
+    # stressed turns per episode (issue #46): the mean and the fewest and most of one episode
+    stressed_mean: float = 0.0
+    stressed_range: tuple[int, int] = (0, 0)
 
 
 def _by_cell(parts: Iterable[Outcome]) -> dict[CellKey, dict[int, bool]]:
@@ -105,15 +124,25 @@ def _by_cell(parts: Iterable[Outcome]) -> dict[CellKey, dict[int, bool]]:
     return out
 
 
+def _stressed(parts: Iterable[Outcome]) -> dict[CellKey, list[int]]:
+    out: dict[CellKey, list[int]] = {}
+    for o in parts:
+        out.setdefault(o.cell, []).append(o.stressed)
+    return out
+
+
 def dose_lines(parts: list[Outcome]) -> tuple[DoseLine, ...]:
     cells = _by_cell(parts)
+    stressed = _stressed(parts)
     curves: dict[tuple[CellKey, str], dict[float, dict[int, bool]]] = {}
+    counts: dict[tuple[CellKey, str, float], list[int]] = {}
     for cell, seeds in cells.items():
         if (found := stress_of(cell)) is None:
             continue
         control = control_of(cell)
         curve = curves.setdefault((control, found[0]), {})
         curve[found[1]] = seeds
+        counts[(control, found[0], found[1])] = stressed[cell]
         if control in cells:
             curve[0.0] = cells[control]
     lines: list[DoseLine] = []
@@ -124,6 +153,7 @@ def dose_lines(parts: list[Outcome]) -> tuple[DoseLine, ...]:
         for dose in sorted(curve):
             seeds = curve[dose]
             n, k = len(seeds), sum(seeds.values())
+            per = counts.get((control, stress, dose), [0])
             lines.append(
                 DoseLine(
                     cell=control,
@@ -133,6 +163,8 @@ def dose_lines(parts: list[Outcome]) -> tuple[DoseLine, ...]:
                     successes=k,
                     success_ci=wilson(k, n),
                     saturated=dose == lowest > 0 and k in (0, n),
+                    stressed_mean=sum(per) / len(per),
+                    stressed_range=(min(per), max(per)),
                 )
             )
     return tuple(lines)
@@ -145,6 +177,9 @@ def dose_section(lines: tuple[DoseLine, ...]) -> list[str]:
             x.stress,
             config_label(x.cell),
             f"{x.dose:g}" + (" (control)" if x.dose == 0 else ""),
+            "-"
+            if x.dose == 0
+            else f"{x.stressed_mean:.2f} ({x.stressed_range[0]}-{x.stressed_range[1]})",
             f"{x.successes}/{x.episodes} [{x.success_ci[0]:.3f}, {x.success_ci[1]:.3f}]"
             + (" saturated" if x.saturated else ""),
         ]
@@ -152,14 +187,17 @@ def dose_section(lines: tuple[DoseLine, ...]) -> list[str]:
     ]
     note = (
         "Strict success (Wilson 95%) of each arm under each stress at each dose in the run "
-        "(generator 5: the fraction of eligible planned turns stressed; tool_failure: the "
-        "failure rate per call), dose 0 the same cell with every stress off. 'saturated': at "
-        "the stress's lowest dose no episode, or every one, succeeds."
+        "(generator 6: a share of 8 stress slots, the same for every stress, capped by the "
+        "eligible turns; generator 5: the fraction of eligible planned turns stressed; "
+        "tool_failure: the failure rate per try), dose 0 the same cell with every stress off. "
+        "'stressed turns/ep': per episode, the mean (fewest-most) of the turns the stress "
+        "took (a contradict pair counts once; tool_failure: turns with a failed call). "
+        "'saturated': at the stress's lowest dose no episode, or every one, succeeds."
     )
     return markdown_section(
         "Dose-response (stress knobs; ours, docs/stress.md)",
         note,
-        ["arm", "stress", "configuration", "dose", "strict success"],
+        ["arm", "stress", "configuration", "dose", "stressed turns/ep", "strict success"],
         rows,
     )
 

@@ -28,6 +28,7 @@ import msgspec
 from protocol.config import config_label
 from protocol.records import CellKey, EpisodeRecord, TurnRecord
 from protocol.stress.spoof import SPOOF_CLAIMS, forged_label
+from protocol.stress.tool_failure import MAX_CONSECUTIVE_FAILURES
 from protocol.user import STYLE_KINDS
 from scoring.analyses.base import Analysis, by_cell, uncached
 from scoring.replay.episode import EpisodeScore
@@ -152,25 +153,35 @@ class ToolFailureLine(msgspec.Struct, frozen=True, kw_only=True, tag="tool_failu
     channels: dict[str, int]  # errors per channel over the cell, every channel present
     calls: int  # tool calls that reached the tool (executed or failed)
     failed: int
-    recovered: int  # failed calls a later call of the same tool and work order executed
+    # failed calls that wrote nothing and a later call of the same tool and work order executed
+    # (before issue #46 a landed write's retry counted here too)
+    recovered: int
     # the at-most-once knob (issue #37): failed calls whose write landed (timeouts that wrote)
     landed: int = 0
+    # landed failures a later call of the same tool and work order executed again: a
+    # duplicate write, not a recovery (issue #46)
+    duplicated: int = 0
 
 
-def _failures(turn: TurnRecord) -> tuple[int, int, int, int]:
-    """(calls that reached the tool, failed, recovered, landed) on one harness turn."""
+def _failures(turn: TurnRecord) -> tuple[int, int, int, int, int]:
+    """(calls that reached the tool, failed, recovered, landed, duplicated) on one harness
+    turn: a retry that executes after a failure that wrote nothing recovers it; after a
+    landed failure (its write is in the workspace) it is a duplicate write."""
     reached = [c for c in turn.tool_calls if c.outcome in ("executed", "failed")]
-    failed = recovered = landed = 0
+    failed = recovered = landed = duplicated = 0
     for i, c in enumerate(reached):
         if c.outcome != "failed":
             continue
         failed += 1
-        landed += c.status == "landed"
-        recovered += any(
+        wrote = c.status == "landed"
+        landed += wrote
+        retried = any(
             (d.tool, d.work_order, d.outcome) == (c.tool, c.work_order, "executed")
             for d in reached[i + 1 :]
         )
-    return len(reached), failed, recovered, landed
+        duplicated += wrote and retried
+        recovered += retried and not wrote
+    return len(reached), failed, recovered, landed, duplicated
 
 
 def tool_failure_lines(
@@ -184,7 +195,7 @@ def tool_failure_lines(
         cell = record.cell
         if cell.knobs.harness != "langgraph" or not score.counted:
             continue
-        a = acc.setdefault(cell, [0, 0, 0, 0, 0, 0])
+        a = acc.setdefault(cell, [0, 0, 0, 0, 0, 0, 0])
         ch = channels.setdefault(cell, dict.fromkeys(score.primary.channels, 0))
         a[0] += 1
         a[1] += score.primary.success
@@ -205,8 +216,9 @@ def tool_failure_lines(
             failed=failed,
             recovered=recovered,
             landed=landed,
+            duplicated=duplicated,
         )
-        for cell, (n, k, calls, failed, recovered, landed) in acc.items()
+        for cell, (n, k, calls, failed, recovered, landed, duplicated) in acc.items()
     ]
 
 
@@ -238,7 +250,7 @@ def tool_failure_section(lines: Iterable[ToolFailureLine]) -> list[str]:
     landed = any(_landed_share(x) for x in lines)  # the at-most-once columns, when run
     header = ["arm", "rate", *(["landed"] if landed else []), "configuration", "strict success",
               *names, "calls failed", "recovered by a retry",
-              *(["writes landed"] if landed else [])]  # fmt: skip
+              *(["writes landed", "duplicate writes"] if landed else [])]  # fmt: skip
     rows = [
         [
             x.cell.arm,
@@ -248,21 +260,26 @@ def tool_failure_section(lines: Iterable[ToolFailureLine]) -> list[str]:
             f"{x.successes}/{x.episodes} [{x.success_ci[0]:.3f}, {x.success_ci[1]:.3f}]",
             *(str(x.channels.get(c, 0)) for c in names),
             f"{x.failed}/{x.calls}",
-            f"{x.recovered}/{x.failed}",
-            *([str(x.landed)] if landed else []),
+            f"{x.recovered}/{x.failed - x.landed}",
+            *([str(x.landed), f"{x.duplicated}/{x.landed}"] if landed else []),
         ]
         for x in lines
     ]
     text = (
-        "The tool harness with each call failing at the rate shown (a transient error, a "
-        "timeout or a rolled-back partial write): strict success (Wilson 95%) and errors per "
-        "channel per rate. A failed call executes nothing; an eligible request whose every "
-        "call failed is an omission, whatever the agent reports."
+        "The tool harness with each try of a call failing at the rate shown (a transient "
+        "error, a timeout or a rolled-back partial write), at most "
+        f"{MAX_CONSECUTIVE_FAILURES} tries of one call in a row in a turn (generator 5 on: at "
+        f"rate 1 every call fails {MAX_CONSECUTIVE_FAILURES} times, then succeeds): strict "
+        "success (Wilson 95%) and errors per channel per rate. A failed call executes nothing; "
+        "an eligible request whose every call failed is an omission, whatever the agent "
+        "reports. 'recovered by a retry': of the failures that wrote nothing, those a later "
+        "call of the same tool and work order executed."
     )
     if landed:
         text += (
             " With `landed` set, that share of timeouts wrote anyway (the caller cannot tell):"
-            " a retry of such a write that reached the tool is a re-execution."
+            " a retry of such a write that reached the tool is a re-execution, counted under"
+            " 'duplicate writes' (of the landed writes), never as a recovery."
         )
     return _section("Tools that fail (tool_failure knob; ours, docs/stress.md)", text, header, rows)
 

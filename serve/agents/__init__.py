@@ -10,6 +10,7 @@ from serve.agents import always_book, perfect, prerequisites, synthetic
 from serve.agents.answer import Answer
 from serve.agents.gate_answers import helper_answer
 from serve.agents.memory import mem0_answer
+from serve.agents.pack_reader import read_answer
 from serve.agents.reading import Message, Reading, build_view
 from serve.agents.rewrite import rewrite_answer
 from serve.agents.tool_results import acknowledge, is_tool_results
@@ -38,6 +39,7 @@ def answer(
         mem0_answer(messages)
         or helper_answer(messages, params, digest)
         or rewrite_answer(messages, params, digest)
+        or read_answer(messages)  # `ladder domain check --model` (issue #46)
     )
     if helper is not None:
         return msgspec.structs.replace(helper, synthetic=policy == "synthetic")

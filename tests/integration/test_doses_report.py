@@ -73,8 +73,10 @@ def test_dose_lines_are_the_cells_strict_success(records: list[EpisodeRecord]) -
             and (stress_of(r.cell) == (stress, dose) or (dose == 0 and stress_of(r.cell) is None))
         ]
         assert (line.episodes, line.successes) == (len(mine), sum(mine)) == (8, line.successes)
-    raw = by[("raw", "spoof=receipt", 1.0)]
-    assert raw.successes < by[("raw", "spoof=receipt", 0.0)].successes  # the stress bites
+    # the stress bites (read on enforce: raw's control is at the floor, 1/8, from generator
+    # 6 its dose 1 forges eight turns, no longer every eligible one, and raw keeps its 1/8)
+    hit = by[("enforce", "spoof=receipt", 1.0)]
+    assert hit.successes < by[("enforce", "spoof=receipt", 0.0)].successes
 
 
 def test_interactions_are_paired_differences_of_differences(records: list[EpisodeRecord]) -> None:
@@ -155,3 +157,43 @@ def test_two_domains_form_a_paired_contrast(tmp_path: Path) -> None:
         x.family is not None and x.family.startswith("Domains domain | ") and x.n == 6
         for x in lines
     )
+
+
+def test_each_dose_line_prints_its_stressed_turns_per_episode(
+    records: list[EpisodeRecord],
+) -> None:
+    """Issue #46: the report prints beside each dose how many turns it stressed per episode,
+    counted on the records, the planned stress turns of generator 6."""
+    from protocol import generate
+    from protocol.stress.plan import stress_plan
+    from scoring.analyses.doses import stressed_turns
+
+    pairs = [(r, score_episode(r)) for r in records]
+    planned: dict[tuple[str, str, float], list[int]] = {}
+    for r in records:
+        if (found := stress_of(r.cell)) is None:
+            continue
+        k = r.cell.knobs
+        plan = stress_plan(
+            generate(r.spec),
+            spoof=k.spoof,
+            spoof_dose=k.spoof_dose,
+            user_style=k.user_style,
+            user_dose=k.user_dose,
+        )
+        assert stressed_turns(r) == len(plan)
+        planned.setdefault((r.cell.arm, *found), []).append(len(plan))
+    lines = dose_lines(outcomes(pairs))
+    for x in lines:
+        if x.dose == 0:
+            assert (x.stressed_mean, x.stressed_range) == (0.0, (0, 0))
+            continue
+        got = planned[(x.cell.arm, x.stress, x.dose)]
+        assert x.stressed_mean == sum(got) / len(got) and x.stressed_range == (min(got), max(got))
+    by = {(x.cell.arm, x.stress, x.dose): x for x in lines}
+    assert by[("raw", "spoof=receipt", 1.0)].stressed_range[1] == 8  # the pool's eight slots
+    assert by[("raw", "user_style=restate", 0.25)].stressed_range[1] == 2
+    section = "\n".join(analysis_sections(log_analyses(pairs)))
+    x = by[("raw", "user_style=restate", 1.0)]
+    mean, lo, hi = x.stressed_mean, *x.stressed_range
+    assert "stressed turns/ep" in section and f"| {mean:.2f} ({lo}-{hi}) |" in section

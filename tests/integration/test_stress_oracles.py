@@ -31,8 +31,12 @@ from scoring.replay.episode import EpisodeScore, score_episode
 from serve.agents.transcript import split_user
 from tests.gates_fakes import FakeChat, truth
 
-STYLES = ("restate", "contradict", "double")
-DOSES = (0.25, 1.0)
+# restate_plain: restate's plain control in the same slots (generator 6, issue #46)
+STYLES = ("restate", "contradict", "double", "restate_plain")
+# generator 6 (issue #46): one stress slot and the pool's eight (capped by the eligible turns;
+# 0.25 and 1 stress the same two turns of the directive and redo forgeries, which `ladder
+# validate` refuses)
+DOSES = (0.1, 1.0)
 TEXT_ARMS = ["raw", "enforce", "ledger"]
 
 

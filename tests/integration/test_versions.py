@@ -139,8 +139,8 @@ def test_the_manifest_records_the_generator_and_refuses_to_resume_under_another(
     old = parse_grid({"run": {"arms": ["raw"], "generator": 1}, "models": [{"name": "m"}]})
     assert grid_digest(new) == grid_digest(old)  # the version is checked on its own
     assert write_or_check_manifest(tmp_path, new).resumed is False
-    assert orjson.loads((tmp_path / MANIFEST).read_bytes())["generator_version"] == 5
-    with pytest.raises(ManifestError, match="run with generator version 5 and this grid uses 1"):
+    assert orjson.loads((tmp_path / MANIFEST).read_bytes())["generator_version"] == 6
+    with pytest.raises(ManifestError, match="run with generator version 6 and this grid uses 1"):
         write_or_check_manifest(tmp_path, old)
     # A manifest written before versions existed is a version-1 run.
     data = orjson.loads((tmp_path / MANIFEST).read_bytes())

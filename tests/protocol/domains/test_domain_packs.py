@@ -30,6 +30,10 @@ EPISODES = {
     # generator 5 (issue #37): domain-free streams (domains pair by seed), the brief's clause
     (5, "procurement"): "06c8785a31134253f2117970cb2fb732f5b68467f2a02a9fb037f0df877cc006",
     (5, "release"): "729801ecb7a0fee9756abe76cab68622d86c8731f44de1c93aea8094d684a2c6",
+    # generator 6 (issue #46): version 5's episodes (only the spec's version differs: checked
+    # when pinned, and by test_version_6_is_version_5s_episodes); its change is the dose
+    (6, "procurement"): "0094fc385a4f7b675e0262171b5abbae724910a99df6ddc4592cdb8e12ea2234",
+    (6, "release"): "a0913cc72bad009b8839626ce87045e88b403b2091db27850343003a970cc450",
 }
 
 
@@ -49,6 +53,13 @@ def _spec(seed: int, version: int, domain: str) -> EpisodeSpec:
 
 def test_every_version_and_domain_is_pinned() -> None:
     assert sorted(EPISODES) == [(v, d) for v in GENERATOR_VERSIONS for d in sorted(BUILTIN)]
+
+
+def test_version_6_is_version_5s_episodes() -> None:
+    for domain in sorted(BUILTIN):
+        for seed in range(100, 116):
+            five, six = generate(_spec(seed, 5, domain)), generate(_spec(seed, 6, domain))
+            assert msgspec.structs.replace(six, spec=five.spec) == five
 
 
 @pytest.mark.parametrize(("version", "domain"), sorted(EPISODES))

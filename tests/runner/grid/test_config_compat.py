@@ -91,10 +91,15 @@ CELLS = {
     "rendering.toml": (16, "739ceae2c4f2f0403cb164e66085b19ccc93588addc3ec728ff14d5abf02902a"),
     # spoof and user-style gained dose sweeps (#37); their cells at the default dose keep the
     # digests pinned before (30 cells: 7519aa51..., 20 cells: a10ea2db...)
-    "spoof.toml": (50, "0f0b27e1ec6c983d9704c3a7583feb7ead71b959df5c97e5c7f2433d9be1d1fc"),
+    # spoof.toml gained `redo` (#46: five arms, raw and enforce at 0.1) and dropped the
+    # directive forgery's dose 1 on raw and enforce (generator 6: its two eligible turns are
+    # those of 0.25, which `ladder validate` refuses); before: 50 cells, 0f0b27e1...
+    "spoof.toml": (55, "17fc0f252873c7c275ab3723eb56b9b8466e43ae7fc222aa9c19d1620eb13a8b"),
     "tool-failure.toml": (30, "168c8141ec601ea32a38e22f283ef382fa7e1aa62e96ade5d4f3726d3f466f33"),
     "tools.toml": (10, "33806c3a567f17d3b763bc9e8c228814d42f9bcf72f1d9b7df4c37032211cb0f"),
-    "user-style.toml": (32, "2c6e925f4c278cbd24bcd234051167d7ea4c1b4df62947bee9af3e121736bf72"),
+    # user-style.toml gained restate's plain control (#46: five arms, raw and enforce at 0.1
+    # and 1); before: 32 cells, 2c6e925f...
+    "user-style.toml": (41, "10fe45e423cfaae7b1a2fee41685a18dbf213a93d967d0bf9a21fc9cf64d5254"),
     "wording.toml": (12, "cee399d09a2009cef97adc69ed7bf9ce2adb58485dbd5ce00493aa3eedbeabfa"),
 }
 

@@ -182,3 +182,33 @@ def test_a_retry_of_a_landed_write_scores_as_a_re_execution() -> None:
     )
     assert [e.channel for e in twice.primary.turns[last].errors] == ["re_execution"]
     assert twice.primary.turns[last].label == "eligible"
+
+
+def test_the_tools_table_counts_a_retry_of_a_landed_write_as_a_duplicate() -> None:
+    """Issue #46: "recovered by a retry" counts failures that wrote nothing; a retry after a
+    landed write is a duplicate write, never a recovery."""
+    from scoring.analyses.stress import tool_failure_lines, tool_failure_section
+
+    turn = next(
+        t for t in EPISODE.turns if t.kind == "ask" and t.step and not EPISODE.step(t.step).deps
+    )
+    assert turn.step is not None and turn.work_order is not None
+    tool, wo = tool_name(EPISODE.step(turn.step)), turn.work_order
+    act = f'ACTION {{"tool": "{tool}", "work_order": "{wo}"}}'
+    landed = ToolCall(tool=tool, work_order=wo, step=turn.step, reply=0, outcome="failed",
+                      status="landed", receipt=f"{tool}/0001-x.stamp")  # fmt: skip
+    lost = ToolCall(tool=tool, work_order=wo, step=turn.step, reply=0, outcome="failed",
+                    status="transient")  # fmt: skip
+    retry = ToolCall(tool=tool, work_order=wo, step=turn.step, reply=1,
+                     receipt=f"{tool}/0002-x.stamp")  # fmt: skip
+    for calls, recovered, duplicated in (
+        ((landed, retry), 0, 1),  # the landed write, then the same write again
+        ((lost, retry), 1, 0),  # nothing written, then the write: a recovery
+    ):
+        record = _record(calls, act, (act,))
+        (line,) = tool_failure_lines([(record, score_episode(record, EPISODE))])
+        assert (line.failed, line.recovered, line.duplicated) == (1, recovered, duplicated)
+        assert line.landed == duplicated
+    (line,) = tool_failure_lines([(record, score_episode(record, EPISODE))])
+    text = "\n".join(tool_failure_section([line]))
+    assert "duplicate writes" in text and "at most 2 tries of one call in a row" in text
