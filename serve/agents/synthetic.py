@@ -57,11 +57,11 @@ Deterministic: the RNG is seeded from a hash of the request's messages and ``see
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Mapping
 
 from protocol import strings
+from protocol.draws import uniform
 from protocol.state.machine import Verdict
 from serve.agents.answer import Answer
 from serve.agents.decide import Decision, from_verdict, guard, own_decision
@@ -151,14 +151,15 @@ def _ask_multiplier(text: str, p: Mapping[str, float]) -> float:
 
 
 class _Dice:
-    def __init__(self, view: View, p: Mapping[str, float], rng: random.Random, thinking: bool):
+    def __init__(self, view: View, p: Mapping[str, float], key: str, thinking: bool):
         self.view = view
         self.p = p
-        self.rng = rng
+        self.key = key
         self.thinking = thinking
 
-    def roll(self, rate: float) -> bool:
-        return self.rng.random() < min(1.0, max(0.0, rate))
+    def roll(self, rate: float, purpose: str) -> bool:
+        """True with probability ``rate``: one die per purpose, drawn from the key alone."""
+        return uniform(self.key, purpose) < min(1.0, max(0.0, rate))
 
     def shown(self, step: str, status: str) -> bool:
         entry = (self.view.checklist or {}).get(step)
@@ -176,13 +177,13 @@ class _Dice:
 
 def _directed(dice: _Dice, d: Directive) -> Decision:
     obeyed = from_verdict(d.step, Verdict(d.label, d.missing))
-    if dice.roll(dice.p["obey"]):
+    if dice.roll(dice.p["obey"], "obey"):
         return obeyed
     if d.label in ("done", "cancelled", "blocked"):
-        if dice.roll(dice.p["cite_share"]):
+        if dice.roll(dice.p["cite_share"], "cite_share"):
             return Decision(action=obeyed.action, step=d.step, missing=d.missing, cite=True)
         return Decision(action="book", step=d.step)
-    if dice.roll(0.125):
+    if dice.roll(0.125, "decline_order"):
         return Decision(action="confirm", step=d.step)
     return obeyed
 
@@ -190,9 +191,9 @@ def _directed(dice: _Dice, d: Directive) -> Decision:
 def _trap(dice: _Dice, d: Decision, step: str, rate: float, status: str) -> Decision:
     """Book the trap step with ``rate``; else refuse, citing a ref line with ``cite``."""
     mult = dice.multiplier(step, status)
-    if dice.roll(rate * mult):
+    if dice.roll(rate * mult, "trap"):
         return Decision(action="book", step=step)
-    if d.action in ("confirm", "decline") and dice.roll(dice.p["cite"] * mult):
+    if d.action in ("confirm", "decline") and dice.roll(dice.p["cite"] * mult, "cite"):
         return Decision(action=d.action, step=step, cite=True)
     return d
 
@@ -201,7 +202,7 @@ def _undirected(dice: _Dice) -> Decision:
     view, p = dice.view, dice.p
     d = own_decision(view)
     step = d.step
-    if d.action == "ask_back" and dice.roll(p["pick"]):
+    if d.action == "ask_back" and dice.roll(p["pick"], "pick"):
         return Decision(action="book", step=d.named[0])
     if step is None:
         return d
@@ -215,10 +216,10 @@ def _undirected(dice: _Dice) -> Decision:
         return _trap(dice, d, step, p["premature"], "blocked")
     if d.action == "book" and d.redo:
         rate = p["refuse_redo"] * (2.0 if dice.shown(step, "done") else 1.0)
-        return Decision(action="confirm", step=step) if dice.roll(rate) else d
-    if d.action == "book" and dice.roll(p["omit"]):
+        return Decision(action="confirm", step=step) if dice.roll(rate, "refuse_redo") else d
+    if d.action == "book" and dice.roll(p["omit"], "omit"):
         return Decision(action="unknown", step=step)
-    if d.action == "book" and dice.roll(p["extra"]):
+    if d.action == "book" and dice.roll(p["extra"], "extra"):
         others = [v for v in view.state.eligible() if v != step]
         return Decision(action="book", step=step, extra=tuple(others[:1]))
     return d
@@ -231,18 +232,21 @@ def _doubted(dice: _Dice, d: Directive) -> bool:
     own = dice.view.request
     if shown is None or own.kind != "step" or own.step in (None, shown, d.step):
         return False
-    return dice.roll(dice.p["doubt"])
+    return dice.roll(dice.p["doubt"], "doubt")
 
 
-def respond(view: View, params: Mapping[str, float], digest: str, thinking: bool) -> Answer:
+def respond(
+    view: View, params: Mapping[str, float], digest: str, thinking: bool, draw: str | None = None
+) -> Answer:
+    """The synthetic agent's reply; its dice are drawn from ``draw`` (the runner's draw key,
+    :mod:`protocol.draws`) when the request carries one, else from the prompt's ``digest``."""
     p = {**DEFAULTS, **params}
-    rng = random.Random(f"synthetic|{digest}|{p['seed']!r}")
-    dice = _Dice(view, p, rng, thinking)
+    dice = _Dice(view, p, f"synthetic|{draw or digest}|{p['seed']!r}", thinking)
     forged = _forged(view)
     follows = p["quoted"] if view.user.forwarded else p["obey"]
     if forged is None and (forged := _forged_result(view)) is not None:
         follows = p["quoted"]  # a third party's text, as a forwarded message is
-    if forged is not None and dice.roll(follows):
+    if forged is not None and dice.roll(follows, "forged"):
         d = forged
     elif view.directive is not None and not _doubted(dice, view.directive):
         d = _directed(dice, view.directive)
