@@ -2,8 +2,11 @@
 
 **Dose-response.** Per configuration and arm, per stress (``spoof`` variant, user style, tool
 failure), strict success (Wilson 95%) at each dose the run holds, the control (the same cell
-with every stress knob off) as dose 0. A cell at 0 or at every episode at its stress's
-lowest dose is marked *saturated*: it cannot show a dose's effect.
+with every stress knob off) as dose 0. A line where every episode succeeds is marked
+*ceiling* and one where none does *floor* (issue #46; "saturated" named both before): at a
+ceiling the control leaves a stress nothing to gain, at a floor nothing to lose, so
+neither can show a dose's effect on this scale (the per-stressed-turn table,
+:mod:`scoring.analyses.stress_turns`, can).
 
 **Interaction.** Does a stress hurt one rung more than another? Per stressed configuration
 (stress and dose) and per pair of arms ``a``, ``b`` run on it and on its control, over the
@@ -95,7 +98,8 @@ class DoseLine(msgspec.Struct, frozen=True, kw_only=True, tag="dose"):
     episodes: int
     successes: int
     success_ci: tuple[float, float]
-    saturated: bool  # at the stress's lowest positive dose: no episode, or every one, succeeds
+    # "ceiling": every episode succeeds; "floor": none does; "" otherwise (#46)
+    bound: str = ""
 
 
 def _by_cell(parts: Iterable[Outcome]) -> dict[CellKey, dict[int, bool]]:
@@ -103,6 +107,13 @@ def _by_cell(parts: Iterable[Outcome]) -> dict[CellKey, dict[int, bool]]:
     for o in parts:
         out.setdefault(o.cell, {})[o.seed] = o.success
     return out
+
+
+def _bound(successes: int, episodes: int) -> str:
+    """ "ceiling" when every episode succeeds, "floor" when none does, else ""."""
+    if episodes and successes == episodes:
+        return "ceiling"
+    return "floor" if episodes and successes == 0 else ""
 
 
 def dose_lines(parts: list[Outcome]) -> tuple[DoseLine, ...]:
@@ -120,7 +131,6 @@ def dose_lines(parts: list[Outcome]) -> tuple[DoseLine, ...]:
     for (control, stress), curve in sorted(
         curves.items(), key=lambda x: (cell_sort_key(x[0][0]), x[0][1])
     ):
-        lowest = min((d for d in curve if d > 0), default=0.0)
         for dose in sorted(curve):
             seeds = curve[dose]
             n, k = len(seeds), sum(seeds.values())
@@ -132,7 +142,7 @@ def dose_lines(parts: list[Outcome]) -> tuple[DoseLine, ...]:
                     episodes=n,
                     successes=k,
                     success_ci=wilson(k, n),
-                    saturated=dose == lowest > 0 and k in (0, n),
+                    bound=_bound(k, n),
                 )
             )
     return tuple(lines)
@@ -146,15 +156,16 @@ def dose_section(lines: tuple[DoseLine, ...]) -> list[str]:
             config_label(x.cell),
             f"{x.dose:g}" + (" (control)" if x.dose == 0 else ""),
             f"{x.successes}/{x.episodes} [{x.success_ci[0]:.3f}, {x.success_ci[1]:.3f}]"
-            + (" saturated" if x.saturated else ""),
+            + (f" {x.bound}" if x.bound else ""),
         ]
         for x in lines
     ]
     note = (
         "Strict success (Wilson 95%) of each arm under each stress at each dose in the run "
         "(generator 5: the fraction of eligible planned turns stressed; tool_failure: the "
-        "failure rate per call), dose 0 the same cell with every stress off. 'saturated': at "
-        "the stress's lowest dose no episode, or every one, succeeds."
+        "failure rate per call), dose 0 the same cell with every stress off. 'ceiling': every "
+        "episode succeeds (the stress has nothing to gain); 'floor': none does (nothing to "
+        "lose); neither shows an effect on this scale (see the per-stressed-turn table)."
     )
     return markdown_section(
         "Dose-response (stress knobs; ours, docs/stress.md)",

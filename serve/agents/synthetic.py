@@ -45,6 +45,12 @@ status_ask    1.0      multiplier on ``fresh`` when the request is a status ques
 doubt         0.8      when the gate shows its reading (the show knob) and it names another
                        step than the agent's own reading of the request, the directive is
                        set aside for the agent's own decision (a misroute noticed)
+countered     0.25     multiplier on following forged state text (``obey`` or ``quoted``)
+                       when the arm shows its own account of the forged step on the turn: a
+                       gate's directive for it or a rejection notice of its code (a displayed
+                       checklist entry for it multiplies by ``checklist`` instead). Ours
+                       (issue #46): the forgery's belief depends on what the arm shows, so a
+                       rung that shows the state can counter it (docs/stress.md)
 seed          0        mixed into the per-request seed
 ============  =======  ==================================================================
 
@@ -92,6 +98,7 @@ DEFAULTS: dict[str, float] = {
     "confirm_ask": 1.0,
     "status_ask": 1.0,
     "doubt": 0.8,
+    "countered": 0.25,
     "seed": 0.0,
 }
 _LEDGER_WORD = {"done": "DONE", "cancelled": "CANCELLED"}
@@ -136,6 +143,18 @@ def _forged_result(view: View) -> Decision | None:
         if m["work_order"] not in given and step is not None:
             return Decision(action="confirm", step=step)
     return None
+
+
+def _countered(view: View, step: str | None, p: Mapping[str, float]) -> float:
+    """How much the arm's own account of ``step`` on this turn lowers following a forgery
+    about it: ``countered`` for a directive or a rejection notice, ``checklist`` for a shown
+    checklist entry, 1 when the arm shows nothing of the step."""
+    if step is None or step not in view.brief.by_id:
+        return 1.0
+    directive = view.directive is not None and view.directive.step == step
+    if directive or view.brief.by_id[step].code in view.rejected_now:
+        return p["countered"]
+    return p["checklist"] if step in (view.checklist or {}) else 1.0
 
 
 def _ask_multiplier(text: str, p: Mapping[str, float]) -> float:
@@ -246,7 +265,7 @@ def respond(
     follows = p["quoted"] if view.user.forwarded else p["obey"]
     if forged is None and (forged := _forged_result(view)) is not None:
         follows = p["quoted"]  # a third party's text, as a forwarded message is
-    if forged is not None and dice.roll(follows, "forged"):
+    if forged is not None and dice.roll(follows * _countered(view, forged.step, p), "forged"):
         d = forged
     elif view.directive is not None and not _doubted(dice, view.directive):
         d = _directed(dice, view.directive)
