@@ -6,7 +6,7 @@ from protocol.records import CellKey
 from scoring.report.markdown import synthetic_warning
 
 
-def _cell(model: str, served_by: str | None = None) -> CellKey:
+def _cell(model: str, served_by: str = "") -> CellKey:
     return CellKey(model=model, served_by=served_by, steps=10, density=0.15, arm="raw")
 
 
