@@ -58,7 +58,10 @@ With the defaults, 64 episodes at S = 10 give strict success near 0.4 (raw), 0.5
 (checklist), 0.7 (ledger), 0.8 (directive) and 0.98 (enforcement): a ladder shaped like the
 paper's no-think Qwen3-235B cells, by construction.
 
-Deterministic: the RNG is seeded from a hash of the request's messages and ``seed``.
+Deterministic and paired (issue #46): each choice has its own die, a hash of the runner's draw
+key (episode seed, turn, call within the turn, trial; :mod:`protocol.draws`), the choice's
+purpose and ``seed``, so two cells of one seed roll the same dice on every turn. A request
+without the key (a client other than the runner) uses the hash of its messages instead.
 """
 
 from __future__ import annotations
