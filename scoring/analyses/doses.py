@@ -14,7 +14,11 @@ seeds all four cells share (paired by seed): ``d_s = (S_a,s - C_a,s) - (S_b,s - 
 stress's effect on ``a``'s strict success minus its effect on ``b``'s; the line gives the
 mean difference of differences and a 95% percentile bootstrap interval over seeds
 (:data:`BOOTSTRAP` resamples, a generator seeded by the line's identity, so a report is
-reproducible). An interval away from 0 says the stress moves the two rungs apart.
+reproducible), a two-sided sign-flip permutation p over seeds, and that p Holm-adjusted
+within its family (one stress knob of one model: every dose, configuration and pair of
+arms; #46). A star needs the Holm p below 0.05. This episode scale rewards the rung with the
+lower baseline (docs/scoring.md); :mod:`scoring.analyses.stress_turns` reads the same
+question per stressed turn.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from protocol.config import DEFAULT_DOSE, config_label
 from protocol.records import CellKey
 from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
 from scoring.results.cells import cell_sort_key
-from scoring.results.stats import wilson
+from scoring.results.stats import holm, sign_flip_p, wilson
 
 __all__ = [
     "BOOTSTRAP",
@@ -40,6 +44,7 @@ __all__ = [
     "control_of",
     "did_interval",
     "dose_lines",
+    "holm_by_family",
     "interaction_lines",
     "outcomes",
     "stress_of",
@@ -185,6 +190,9 @@ class InteractionLine(msgspec.Struct, frozen=True, kw_only=True, tag="interactio
     effect_b: float
     did: float  # effect_a - effect_b
     ci: tuple[float, float]  # percentile bootstrap over seeds
+    p: float = 1.0  # sign-flip permutation over seeds, two-sided (#46)
+    p_holm: float = 1.0  # Holm within the family
+    family: str = ""  # "Stress interactions | <knob> | <model>"
 
 
 def did_interval(d: Sequence[float], key: str, resamples: int = BOOTSTRAP) -> tuple[float, float]:
@@ -242,9 +250,29 @@ def interaction_lines(parts: list[Outcome]) -> tuple[InteractionLine, ...]:
                         effect_b=sum(eb) / len(shared),
                         did=sum(d) / len(shared),
                         ci=did_interval(d, key),
+                        p=sign_flip_p(d, key),
+                        family=f"Stress interactions | {stress.split('=')[0]} | {ca.model}",
                     )
                 )
-    return tuple(lines)
+    return _holm(lines)
+
+
+def holm_by_family(ps: Sequence[float], families: Sequence[str]) -> list[float]:
+    """Each p Holm-adjusted within its family (the lines of one family together), in the
+    order given."""
+    out = list(ps)
+    members: dict[str, list[int]] = {}
+    for i, f in enumerate(families):
+        members.setdefault(f, []).append(i)
+    for idx in members.values():
+        for i, adj in zip(idx, holm([ps[i] for i in idx]), strict=True):
+            out[i] = adj
+    return out
+
+
+def _holm(lines: list[InteractionLine]) -> tuple[InteractionLine, ...]:
+    adjusted = holm_by_family([x.p for x in lines], [x.family for x in lines])
+    return tuple(msgspec.structs.replace(x, p_holm=a) for x, a in zip(lines, adjusted, strict=True))
 
 
 def interaction_section(lines: tuple[InteractionLine, ...]) -> list[str]:
@@ -257,8 +285,8 @@ def interaction_section(lines: tuple[InteractionLine, ...]) -> list[str]:
             str(x.seeds),
             f"{x.effect_a:+.3f}",
             f"{x.effect_b:+.3f}",
-            f"{x.did:+.3f} [{x.ci[0]:+.3f}, {x.ci[1]:+.3f}]"
-            + (" *" if x.ci[0] > 0 or x.ci[1] < 0 else ""),
+            f"{x.did:+.3f} [{x.ci[0]:+.3f}, {x.ci[1]:+.3f}]",
+            f"{x.p:.3g} / {x.p_holm:.3g}" + (" *" if x.p_holm < 0.05 else ""),
         ]
         for x in lines
     ]
@@ -267,7 +295,9 @@ def interaction_section(lines: tuple[InteractionLine, ...]) -> list[str]:
         "of arms, over the seeds both arms ran stressed and unstressed: each arm's change in "
         "strict success under the stress, and their difference (a paired difference of "
         f"differences) with a 95% percentile bootstrap interval over seeds ({BOOTSTRAP} "
-        "resamples); * marks an interval that excludes 0."
+        "resamples) and a sign-flip permutation p, Holm-adjusted within one stress knob of "
+        "one model; * marks a Holm p below 0.05. This scale rewards the arm with the lower "
+        "baseline: read the interaction per stressed turn (below; docs/scoring.md)."
     )
     return markdown_section(
         "Stress interactions (ours, docs/stress.md)",
@@ -281,6 +311,7 @@ def interaction_section(lines: tuple[InteractionLine, ...]) -> list[str]:
             "effect a",
             "effect b",
             "difference",
+            "p / Holm",
         ],
         rows,
     )

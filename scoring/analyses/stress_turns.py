@@ -13,16 +13,14 @@ that does not reward a lower baseline? Per stressed configuration and pair of ar
 rate on the stressed turns, ``(errors - control's errors on the same turns) / stressed
 turns``; ``d_s`` is ``a``'s minus ``b``'s. The line gives the mean of ``d_s`` (each seed one
 cluster), a 95% percentile bootstrap interval over seeds and a two-sided sign-flip
-permutation p-value (exact up to :data:`EXACT_SEEDS` seeds with a nonzero difference, else
-:data:`PERMUTATIONS` seeded draws). **Holm** adjusts the p-values within each family: one
+permutation p-value (exact up to :data:`scoring.results.stats.EXACT_SEEDS` seeds with a nonzero difference, else
+:data:`scoring.results.stats.PERMUTATIONS` seeded draws). **Holm** adjusts the p-values within each family: one
 stress knob (``spoof``, ``user_style``) of one model, every dose, configuration and pair of
 arms together.
 """
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 from collections.abc import Sequence
 
 import msgspec
@@ -31,26 +29,20 @@ from protocol.config import config_label
 from protocol.records import CellKey, TurnRecord
 from protocol.user import STYLE_KINDS
 from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
-from scoring.analyses.doses import control_of, did_interval, stress_of
+from scoring.analyses.doses import control_of, did_interval, holm_by_family, stress_of
 from scoring.results.cells import cell_sort_key
-from scoring.results.stats import clustered_wilson, holm
+from scoring.results.stats import clustered_wilson, sign_flip_p
 
 __all__ = [
-    "EXACT_SEEDS",
-    "PERMUTATIONS",
     "STRESS_TURNS",
     "TURN_INTERACTION",
     "StressTurnLine",
     "TurnInteractionLine",
     "TurnOutcomes",
-    "sign_flip_p",
     "stress_turn_lines",
     "turn_interaction_lines",
     "turn_outcomes",
 ]
-
-EXACT_SEEDS = 16  # OURS: up to this many nonzero differences the permutation test is exact
-PERMUTATIONS = 20000  # OURS: seeded sign-flip draws beyond it
 
 
 class TurnOutcomes(msgspec.Struct, frozen=True, kw_only=True, tag="turn_outcomes"):
@@ -167,24 +159,6 @@ def stress_turn_section(lines: tuple[StressTurnLine, ...]) -> list[str]:
     return markdown_section("Stress per stressed turn (ours, docs/scoring.md)", note, header, rows)
 
 
-def sign_flip_p(d: Sequence[float], key: str) -> float:
-    """Two-sided p of a paired sign-flip permutation test of mean ``d`` = 0: exact over the
-    nonzero differences up to :data:`EXACT_SEEDS` of them, else :data:`PERMUTATIONS`
-    draws from a generator seeded by ``key``."""
-    import numpy as np  # on first use (keeps ``ladder`` start-up fast)
-
-    x = np.asarray([v for v in d if v != 0], dtype=float)
-    if x.size == 0:
-        return 1.0
-    observed = abs(x.sum()) - 1e-12
-    if x.size <= EXACT_SEEDS:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=x.size)))
-    else:
-        seed = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
-        signs = np.random.default_rng(seed).choice((1.0, -1.0), size=(PERMUTATIONS, x.size))
-    return float(np.mean(np.abs(signs @ x) >= observed))
-
-
 class TurnInteractionLine(msgspec.Struct, frozen=True, kw_only=True, tag="turn_interaction"):
     a: CellKey  # the first arm's stressed cell
     b_arm: str
@@ -252,14 +226,8 @@ def turn_interaction_lines(parts: list[TurnOutcomes]) -> tuple[TurnInteractionLi
 
 
 def _holm(lines: list[TurnInteractionLine]) -> tuple[TurnInteractionLine, ...]:
-    out = list(lines)
-    families: dict[str, list[int]] = {}
-    for i, x in enumerate(lines):
-        families.setdefault(x.family, []).append(i)
-    for members in families.values():
-        for i, adj in zip(members, holm([lines[i].p for i in members]), strict=True):
-            out[i] = msgspec.structs.replace(lines[i], p_holm=adj)
-    return tuple(out)
+    adjusted = holm_by_family([x.p for x in lines], [x.family for x in lines])
+    return tuple(msgspec.structs.replace(x, p_holm=a) for x, a in zip(lines, adjusted, strict=True))
 
 
 def turn_interaction_section(lines: tuple[TurnInteractionLine, ...]) -> list[str]:

@@ -193,8 +193,8 @@ def test_stress_per_stressed_turn_counts_the_stressed_turns(records: list[Episod
 
 
 def test_turn_interactions_are_holm_corrected_per_family(records: list[EpisodeRecord]) -> None:
-    from scoring.analyses.stress_turns import sign_flip_p, turn_interaction_lines, turn_outcomes
-    from scoring.results.stats import holm
+    from scoring.analyses.stress_turns import turn_interaction_lines, turn_outcomes
+    from scoring.results.stats import holm, sign_flip_p
 
     pairs = [(r, score_episode(r)) for r in records]
     lines = turn_interaction_lines(turn_outcomes(pairs))
@@ -248,3 +248,19 @@ def test_a_gate_that_shows_the_state_counters_a_forgery(tmp_path: Path) -> None:
     by = {x.cell.arm: x for x in spoof_lines((r, score_episode(r)) for r in recs)}
     assert by["raw"].contested > 0 and by["raw"].acted == by["raw"].contested
     assert by["directive"].contested > 0 and by["directive"].acted == 0
+
+
+def test_episode_scale_interactions_are_holm_corrected(records: list[EpisodeRecord]) -> None:
+    """#46: the episode-scale table's star needs a Holm p below 0.05 within its family."""
+    from scoring.analyses.doses import holm_by_family
+    from scoring.results.stats import holm, sign_flip_p
+
+    lines = interaction_lines(outcomes([(r, score_episode(r)) for r in records]))
+    assert {x.family.split(" | ")[1] for x in lines} == {"user_style", "spoof"}
+    for x in lines:
+        assert 0 < x.p <= x.p_holm <= 1
+    ps, fams = [0.01, 0.04, 0.03, 0.5], ["a", "a", "b", "a"]
+    adjusted = holm_by_family(ps, fams)
+    assert adjusted[2] == 0.03  # alone in its family
+    assert [adjusted[i] for i in (0, 1, 3)] == holm([0.01, 0.04, 0.5])
+    assert sign_flip_p([1.0] * 4, "k") == pytest.approx(2 / 16)
