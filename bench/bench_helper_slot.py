@@ -61,6 +61,7 @@ class Recording(Endpoint):
         extra: Mapping[str, object] | None = None,
         temperature: float = 0.0,
         affinity: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Reply:
         reply = await super().chat(
             model,
@@ -71,6 +72,7 @@ class Recording(Endpoint):
             extra=extra,
             temperature=temperature,
             affinity=affinity,
+            headers=headers,
         )
         slot = (extra or {}).get("id_slot")
         enc = encoding()

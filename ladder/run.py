@@ -193,7 +193,7 @@ def run(
         raise UsageError(str(e)) from None
     if breaker_after < 0:
         raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
-    warning = " ".join(synthetic_warning(grid.cells())).strip().removeprefix("> ")
+    warning = " ".join(x.removeprefix("> ") for x in synthetic_warning(grid.cells())).strip()
     warnings = ([warning] if warning else []) + trial_warnings(grid)
     for line in notes + _endpoint_lines(grid) + warnings:
         console.print(fit(line))  # within 80 columns (#40)

@@ -302,6 +302,9 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     askback_calls: int = 0
     # Escalations (the ``escalate`` knob): each refused booking put to the user, in order.
     escalations: tuple[Escalation, ...] = ()
+    # The turn part of the agent calls' draw key (protocol.draws; issue #46): "p<planned
+    # index>" or "d<n>"; "" in logs written before it (their agents drew from the prompt)
+    draw_turn: str = ""
 
     def as_turn(self) -> Turn:
         """The scripted user's turn this record played (for replay)."""

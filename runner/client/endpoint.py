@@ -184,16 +184,18 @@ class Endpoint:
         extra: Mapping[str, object] | None = None,
         temperature: float = 0.0,
         affinity: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Reply:
         """One chat completion with retries; raises :class:`CallFailed`. ``affinity``: the
         episode's key (:func:`runner.client.affinity.affinity_key`; default: the running one).
-        With ``self.allow_no_reply`` an empty or filtered reply is returned, not retried."""
+        With ``self.allow_no_reply`` an empty or filtered reply is returned, not retried.
+        ``headers``: sent with this call beside the endpoint's own (the agent's draw key)."""
         self.open()
         call = _Call(budget=max_tokens, affinity=affinity or EPISODE.get())
 
         async def once() -> ChatReply:
             body = chat_body(model, messages, temperature, call.budget, extra)
-            post = functools.partial(self._post, max_bytes=reply_cap(call.budget))
+            post = functools.partial(self._post, max_bytes=reply_cap(call.budget), headers=headers)
             return await self._attempt(body, call, post)
 
         async def usable(got: ChatReply) -> bool:
@@ -373,9 +375,12 @@ class Endpoint:
         key = self._headers.get("Authorization", "").removeprefix("Bearer ").strip()
         return text.replace(key, "[redacted]") if key else text
 
-    async def _post(self, idx: int, body: bytes, *, max_bytes: int) -> ChatReply:
+    async def _post(
+        self, idx: int, body: bytes, *, max_bytes: int, headers: Mapping[str, str] | None = None
+    ) -> ChatReply:
         transport = self.open()
-        request = Request("POST", self.urls[idx], body, self._headers, max_bytes)
+        sent = {**self._headers, **headers} if headers else self._headers
+        request = Request("POST", self.urls[idx], body, sent, max_bytes)
         try:
             resp = await transport.send(request)
         except TransportError as e:

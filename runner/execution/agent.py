@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 
+from protocol.draws import DRAW_HEADER, draw_key
 from runner.arms import AgentCall
 from runner.client.endpoint import Endpoint, Reply
 from runner.execution.brief_check import BriefLost, brief_lost, brief_text, placed
 from runner.grid.expand import Grid
 from runner.grid.schema import ModelConfig
 
-__all__ = ["agent_call", "agent_calls", "trial_seed"]
+__all__ = ["TURN_DRAW", "agent_call", "agent_calls", "trial_seed"]
+
+# (episode seed, turn, call within the turn) of the agent call in flight, set by the episode
+# runner before each call; the agent call adds its trial and sends the draw key
+# (protocol.draws) in a header, so the scripted agents' dice are paired across cells (#46)
+TURN_DRAW: ContextVar[tuple[int, str, int] | None] = ContextVar("ladder_turn_draw", default=None)
 
 
 def agent_call(endpoint: Endpoint, model: ModelConfig, grid: Grid, trial: int = 0) -> AgentCall:
@@ -26,7 +33,12 @@ def agent_call(endpoint: Endpoint, model: ModelConfig, grid: Grid, trial: int = 
         nonlocal checked
         brief = brief_text(messages)
         sent = placed(messages, model.brief_role)
-        reply = await endpoint.chat(messages=sent, **kwargs)
+        turn = TURN_DRAW.get()
+        if turn is None:  # an arm's own call, or a caller outside an episode
+            reply = await endpoint.chat(messages=sent, **kwargs)
+        else:
+            headers = {DRAW_HEADER: draw_key(*turn, trial=trial)}
+            reply = await endpoint.chat(messages=sent, headers=headers, **kwargs)
         if not checked:
             checked = True
             lost = brief_lost(model.name, sent, reply.call.prompt_tokens, brief)

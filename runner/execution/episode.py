@@ -27,6 +27,7 @@ from protocol.stress.spoof import forgery, planned_forgeries
 from protocol.user import ScriptedUser
 from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
 from runner.client.endpoint import CallFailed, Reply
+from runner.execution.agent import TURN_DRAW
 
 __all__ = ["run_episode", "same_turn_notice"]
 
@@ -67,6 +68,9 @@ async def same_turn_notice(
         {"role": "assistant", "content": first.content},
         {"role": "user", "content": retry_msg},
     ]
+    drawn = TURN_DRAW.get()
+    if drawn is not None:  # the retry is the turn's second call: its own dice
+        TURN_DRAW.set((drawn[0], drawn[1], drawn[2] + 1))
     reply = await ctx.agent(messages)
     bookings = arm.read(reply.content, turn).bookings
     again = arm.admit(turn, shaped, bookings, prior=adm.admitted)
@@ -125,13 +129,16 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
     started = time.time()
     t0 = time.perf_counter()
     failure: CallFailed | None = None
+    dynamic = 0  # dynamic turns served so far (their draw keys, protocol.draws)
     try:
         ctx.calls.clear()
+        TURN_DRAW.set(None)
         await arm.prepare()
         prepare_calls = list(ctx.calls)
         system = arm.system_prompt()
         while (turn := user.next_turn()) is not None:
             ctx.calls.clear()
+            TURN_DRAW.set(None)  # an arm's own calls while it shapes the turn carry no key
             verdict = user.begin(turn)
             if planned is None:  # versions 1-4: on the realized state
                 injected = forgery(ep, turn, verdict, knobs.spoof)
@@ -142,6 +149,9 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
             shown, shaped = notices, await arm.shape(asked, user.state, notices)
             sys_msg = {"role": "system", "content": system + shaped.system_extra}
             messages = [sys_msg, *arm.context(history), {"role": "user", "content": shaped.sent}]
+            key = f"p{user.planned}" if user.planned is not None else f"d{dynamic}"
+            dynamic += user.planned is None
+            TURN_DRAW.set((ep.spec.seed, key, 0))
             played, replies = await _play(ctx, arm, asked, shaped, messages)
             calls = [*prepare_calls, *ctx.calls, *(r.call for r in replies)]
             prepare_calls = []
@@ -177,6 +187,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                     first_match=shaped.first_match,
                     askback_calls=shaped.askback_calls,
                     escalations=played.escalations,
+                    draw_turn=key,
                 )
             )
             ctx.turn_done()

@@ -31,7 +31,8 @@ def load_paraphrases(path: Path, domains: Iterable[str], generator: int) -> Para
     except FileNotFoundError:
         raise ParaphraseCacheError(
             f"cannot read paraphrase cache {path}: no such file "
-            f"(write it with `ladder paraphrase --model M --out {path}`)"
+            f"(write it with `ladder paraphrase --model M --out {path}`; for a scripted run, "
+            f"`ladder paraphrase --model scripted/perfect --base-url embedded --out {path}`)"
         ) from None
     except (OSError, msgspec.DecodeError) as e:
         raise ParaphraseCacheError(f"cannot read paraphrase cache {path}: {e}") from None

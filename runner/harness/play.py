@@ -19,6 +19,7 @@ from protocol.state.receipts import Action, find_actions
 from protocol.stress.spoof import planned_tool_results
 from protocol.user import ScriptedUser
 from runner.arms.base import ArmSession, EpisodeContext, Shaped
+from runner.execution.agent import TURN_DRAW
 from runner.harness.dispatch import Dispatch
 from runner.harness.workspace import Workspace
 
@@ -58,6 +59,8 @@ class Play:
         self.turns: list[TurnRecord] = []
         self._carry: list[str] = []  # results the last turn could not deliver
         self._prepare_calls: list[CallRecord] = []
+        self._dynamic = 0  # dynamic turns served so far (their draw keys, protocol.draws)
+        self.draw_turn = ""
         self._reset()
 
     def _reset(self) -> None:
@@ -99,6 +102,8 @@ class Play:
         self.dispatch.begin_turn()
         notices, self._carry = self._carry, []
         planned = self.user.planned
+        self.draw_turn = f"p{planned}" if planned is not None else f"d{self._dynamic}"
+        self._dynamic += planned is None
         self.injected = self.forged.get(planned, "") if planned is not None else ""
         if self.injected:  # after any real result carried over, as one more result
             notices.append(self.injected)
@@ -115,6 +120,9 @@ class Play:
         if self.results:
             self.tail.append({"role": "user", "content": "\n\n".join(self.results)})
             self.results = []
+        # the agent's dice (protocol.draws): one key per call of the turn, set here because
+        # the graph may run each node in its own context
+        TURN_DRAW.set((self.ctx.episode.spec.seed, self.draw_turn, len(self.replies)))
         reply = await self.ctx.agent([*self.base, *self.tail])
         self.calls.append(reply.call)
         self.replies.append(reply.content)
@@ -201,6 +209,7 @@ class Play:
                 askback_calls=shaped.askback_calls,
                 escalations=tuple(self.dispatch.escalations),
                 injected=self.injected,
+                draw_turn=self.draw_turn,
             )
         )
         self.turn = None

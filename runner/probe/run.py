@@ -24,6 +24,7 @@ import anyio
 import msgspec
 import orjson
 
+from protocol.draws import DRAW_HEADER, draw_key
 from protocol.episode.generate import generate
 from protocol.probe.history import books_with_actions, realized_states
 from protocol.probe.turns import (
@@ -182,6 +183,13 @@ class _Job:
     decoding: Decoding
     sample: int
     messages: list[dict[str, str]]
+
+
+def _draw_header(job: _Job) -> dict[str, str] | None:
+    """The trap turn's draw key as the run sent it (protocol.draws; none in older logs)."""
+    rec = job.record
+    turn = rec.turns[job.trap.position].draw_turn
+    return {DRAW_HEADER: draw_key(rec.spec.seed, turn, 0, rec.trial)} if turn else None
 
 
 def _episodes(records: Sequence[EpisodeRecord], grid: Grid) -> dict[EpisodeSpec, Episode]:
@@ -373,6 +381,7 @@ async def run_probe(
                         # the episode's replica: its re-asks share the logged history's
                         # prefix (runner.client.affinity), jobs are started trap by trap
                         affinity=affinity_key(job.record.cell, job.record.spec),
+                        headers=_draw_header(job),
                     )
                 rec, trap = job.record, job.trap
                 used = [t.work_order for t in rec.turns[: trap.position] if t.work_order]

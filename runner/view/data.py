@@ -46,7 +46,7 @@ class RunView:
         warning = synthetic_warning(line.cell for line in lines if isinstance(line, CellLine))
         return CellsView(
             run=str(self.run_dir),
-            synthetic=" ".join(warning).strip().removeprefix("> "),
+            synthetic=" ".join(x.removeprefix("> ") for x in warning).strip(),
             details=run_details(
                 read_manifest(self.run_dir.parent if self.run_dir.name == "logs" else self.run_dir)
             ),

@@ -1,7 +1,9 @@
 """The report section "Ask back and escalation" (issue #38; ours, docs/askback.md), pure.
 
-Per cell with ``show``, ``ask`` or ``escalate`` on: strict success (Wilson 95%), the same
-configuration with the three knobs off on the shared seeds (the paper's gate), the seeds only
+Per cell with ``show``, ``ask`` or ``escalate`` on: strict success (Wilson 95%), its Holm
+family's reference on the shared seeds (the same cell with that knob alone off; a cell with
+two of them against the cell with the later one only, ``show`` + ``ask`` against ``ask``:
+:func:`scoring.results.families.variant_reference`, #46), the seeds only
 one of the two won, the exact McNemar p (uncorrected: the Holm-adjusted one is in the
 contrasts table, family "Ask back and escalation", where each knob's cell is contrasted with
 the same cell with that knob alone off), and the user's burden
@@ -19,8 +21,9 @@ from protocol.arms.table import gate_arms
 from protocol.config import config_label
 from protocol.records import CellKey, Knobs
 from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
-from scoring.replay.askback import Burden, askback_on
+from scoring.replay.askback import Burden, askback_on, per_recovery
 from scoring.results.cells import cell_sort_key
+from scoring.results.families import variant_reference
 from scoring.results.stats import mcnemar_exact, wilson
 
 __all__ = [
@@ -49,16 +52,23 @@ class AskBackLine(msgspec.Struct, frozen=True, kw_only=True, tag="askback"):
     episodes: int
     successes: int
     success_ci: tuple[float, float]
-    reference_successes: int | None  # the knobs-off cell on the shared seeds (None: absent)
+    reference_successes: int | None  # the reference cell on the shared seeds (None: absent)
     shared: int  # seeds both cells counted
     only_on: int  # shared seeds only the knobs' cell won
     only_off: int  # shared seeds only the reference won
     p: float | None  # exact McNemar, uncorrected
     burden: Burden
+    reference: str = ""  # the reference's ask-back knobs ("" : every knob off)
 
 
 def _reference(cell: CellKey) -> CellKey:
+    """The same configuration with every ask-back knob off (the configuration column)."""
     return msgspec.structs.replace(cell, knobs=msgspec.structs.replace(cell.knobs, **_OFF))
+
+
+def _family_reference(cell: CellKey) -> CellKey:
+    """The cell the Holm family contrasts ``cell`` with (the reference column)."""
+    return variant_reference(cell) or _reference(cell)
 
 
 def askback_parts(batch: Sequence[Pair]) -> list[AskBackPart]:
@@ -94,7 +104,8 @@ def askback_lines(parts: list[AskBackPart]) -> tuple[AskBackLine, ...]:
             continue
         part = cells[cell]
         k, n = sum(part.wins.values()), len(part.wins)
-        ref = cells.get(_reference(cell))
+        ref_cell = _family_reference(cell)
+        ref = cells.get(ref_cell)
         shared = sorted(part.wins.keys() & ref.wins.keys()) if ref is not None else []
         on = sum(part.wins[s] and not ref.wins[s] for s in shared) if ref else 0
         off = sum(ref.wins[s] and not part.wins[s] for s in shared) if ref else 0
@@ -111,6 +122,7 @@ def askback_lines(parts: list[AskBackPart]) -> tuple[AskBackLine, ...]:
                 only_off=off,
                 p=mcnemar_exact(on, off) if ref is not None else None,
                 burden=part.burden or Burden(),
+                reference=_knob_text(ref_cell.knobs),
             )
         )
     return tuple(lines)
@@ -126,6 +138,7 @@ def askback_section(lines: tuple[AskBackLine, ...]) -> list[str]:
     for x in lines:
         b, n = x.burden, max(1, x.episodes)
         ref = "-" if x.reference_successes is None else f"{x.reference_successes}/{x.shared}"
+        ref += f" [{x.reference}]" if x.reference else " [off]"
         rows.append(
             [
                 x.cell.arm,
@@ -136,7 +149,7 @@ def askback_section(lines: tuple[AskBackLine, ...]) -> list[str]:
                 "-" if x.p is None else f"{x.only_on}/{x.only_off} p={x.p:.3g}",
                 f"{b.questions / n:.2f} / {b.escalations / n:.2f}",
                 f"{b.recovered} / {b.overrides}",
-                f"{b.asked / b.recoveries:.1f}" if b.recoveries else "-",
+                per_recovery(b),
                 f"{b.extra_tokens / n:,.0f}",
             ]
         )
@@ -145,7 +158,7 @@ def askback_section(lines: tuple[AskBackLine, ...]) -> list[str]:
         "knobs",
         "configuration",
         "strict success",
-        "knobs off (shared seeds)",
+        "reference (shared seeds) [its knobs]",
         "only on / only off",
         "questions / escalations per ep",
         "readings / bookings recovered",
@@ -156,9 +169,12 @@ def askback_section(lines: tuple[AskBackLine, ...]) -> list[str]:
         "The gate that shows the step it resolved, asks the user back when its reading is not "
         "to be trusted, and puts its refusals to the user (Section 5.5's recommendation, which "
         "the paper did not run; our design, docs/askback.md). Strict success with its Wilson "
-        "95% interval beside the same configuration with the knobs off on the shared seeds "
-        "(exact McNemar, uncorrected; Holm within model in the contrasts table, family "
-        '"Ask back and escalation"), and the user\'s burden.'
+        "95% interval beside its Holm family's reference on the shared seeds: the same cell "
+        "with that knob alone off, [its knobs] named ([off]: every knob off); a cell with "
+        "two knobs against the cell with the later one only (exact McNemar, uncorrected; "
+        'Holm within model in the contrasts table, family "Ask back and escalation"), and '
+        "the user's burden; pure cost (asks that recovered nothing) reads 'N asked, 0 "
+        "recovered'."
     )
     return markdown_section("Ask back and escalation", note, header, rows)
 

@@ -2,8 +2,11 @@
 
 **Dose-response.** Per configuration and arm, per stress (``spoof`` variant, user style, tool
 failure), strict success (Wilson 95%) at each dose the run holds, the control (the same cell
-with every stress knob off) as dose 0. A cell at 0 or at every episode at its stress's
-lowest dose is marked *saturated*: it cannot show a dose's effect.
+with every stress knob off) as dose 0. A line where every episode succeeds is marked
+*ceiling* and one where none does *floor* (issue #46; "saturated" named both before): at a
+ceiling the control leaves a stress nothing to gain, at a floor nothing to lose, so
+neither can show a dose's effect on this scale (the per-stressed-turn table,
+:mod:`scoring.analyses.stress_turns`, can).
 
 **Interaction.** Does a stress hurt one rung more than another? Per stressed configuration
 (stress and dose) and per pair of arms ``a``, ``b`` run on it and on its control, over the
@@ -11,7 +14,11 @@ seeds all four cells share (paired by seed): ``d_s = (S_a,s - C_a,s) - (S_b,s - 
 stress's effect on ``a``'s strict success minus its effect on ``b``'s; the line gives the
 mean difference of differences and a 95% percentile bootstrap interval over seeds
 (:data:`BOOTSTRAP` resamples, a generator seeded by the line's identity, so a report is
-reproducible). An interval away from 0 says the stress moves the two rungs apart.
+reproducible), a two-sided sign-flip permutation p over seeds, and that p Holm-adjusted
+within its family (one stress knob of one model: every dose, configuration and pair of
+arms; #46). A star needs the Holm p below 0.05. This episode scale rewards the rung with the
+lower baseline (docs/scoring.md); :mod:`scoring.analyses.stress_turns` reads the same
+question per stressed turn.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from protocol.config import DEFAULT_DOSE, config_label
 from protocol.records import CellKey, EpisodeRecord
 from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
 from scoring.results.cells import cell_sort_key
-from scoring.results.stats import wilson
+from scoring.results.stats import holm, sign_flip_p, wilson
 
 __all__ = [
     "BOOTSTRAP",
@@ -37,6 +44,7 @@ __all__ = [
     "control_of",
     "did_interval",
     "dose_lines",
+    "holm_by_family",
     "interaction_lines",
     "outcomes",
     "stress_of",
@@ -111,7 +119,8 @@ class DoseLine(msgspec.Struct, frozen=True, kw_only=True, tag="dose"):
     episodes: int
     successes: int
     success_ci: tuple[float, float]
-    saturated: bool  # at the stress's lowest positive dose: no episode, or every one, succeeds
+    # "ceiling": every episode succeeds; "floor": none does; "" otherwise (#46)
+    bound: str = ""
     # stressed turns per episode (issue #46): the mean and the fewest and most of one episode
     stressed_mean: float = 0.0
     stressed_range: tuple[int, int] = (0, 0)
@@ -129,6 +138,13 @@ def _stressed(parts: Iterable[Outcome]) -> dict[CellKey, list[int]]:
     for o in parts:
         out.setdefault(o.cell, []).append(o.stressed)
     return out
+
+
+def _bound(successes: int, episodes: int) -> str:
+    """ "ceiling" when every episode succeeds, "floor" when none does, else ""."""
+    if episodes and successes == episodes:
+        return "ceiling"
+    return "floor" if episodes and successes == 0 else ""
 
 
 def dose_lines(parts: list[Outcome]) -> tuple[DoseLine, ...]:
@@ -149,7 +165,6 @@ def dose_lines(parts: list[Outcome]) -> tuple[DoseLine, ...]:
     for (control, stress), curve in sorted(
         curves.items(), key=lambda x: (cell_sort_key(x[0][0]), x[0][1])
     ):
-        lowest = min((d for d in curve if d > 0), default=0.0)
         for dose in sorted(curve):
             seeds = curve[dose]
             n, k = len(seeds), sum(seeds.values())
@@ -162,7 +177,7 @@ def dose_lines(parts: list[Outcome]) -> tuple[DoseLine, ...]:
                     episodes=n,
                     successes=k,
                     success_ci=wilson(k, n),
-                    saturated=dose == lowest > 0 and k in (0, n),
+                    bound=_bound(k, n),
                     stressed_mean=sum(per) / len(per),
                     stressed_range=(min(per), max(per)),
                 )
@@ -181,7 +196,7 @@ def dose_section(lines: tuple[DoseLine, ...]) -> list[str]:
             if x.dose == 0
             else f"{x.stressed_mean:.2f} ({x.stressed_range[0]}-{x.stressed_range[1]})",
             f"{x.successes}/{x.episodes} [{x.success_ci[0]:.3f}, {x.success_ci[1]:.3f}]"
-            + (" saturated" if x.saturated else ""),
+            + (f" {x.bound}" if x.bound else ""),
         ]
         for x in lines
     ]
@@ -192,7 +207,9 @@ def dose_section(lines: tuple[DoseLine, ...]) -> list[str]:
         "tool_failure: the failure rate per try), dose 0 the same cell with every stress off. "
         "'stressed turns/ep': per episode, the mean (fewest-most) of the turns the stress "
         "took (a contradict pair counts once; tool_failure: turns with a failed call). "
-        "'saturated': at the stress's lowest dose no episode, or every one, succeeds."
+        "'ceiling': every episode succeeds (the stress has nothing to gain); 'floor': none "
+        "does (nothing to lose); neither shows an effect on this scale (see the "
+        "per-stressed-turn table)."
     )
     return markdown_section(
         "Dose-response (stress knobs; ours, docs/stress.md)",
@@ -212,6 +229,9 @@ class InteractionLine(msgspec.Struct, frozen=True, kw_only=True, tag="interactio
     effect_b: float
     did: float  # effect_a - effect_b
     ci: tuple[float, float]  # percentile bootstrap over seeds
+    p: float = 1.0  # sign-flip permutation over seeds, two-sided (#46)
+    p_holm: float = 1.0  # Holm within the family
+    family: str = ""  # "Stress interactions | <knob> | <model>"
 
 
 def did_interval(d: Sequence[float], key: str, resamples: int = BOOTSTRAP) -> tuple[float, float]:
@@ -269,9 +289,29 @@ def interaction_lines(parts: list[Outcome]) -> tuple[InteractionLine, ...]:
                         effect_b=sum(eb) / len(shared),
                         did=sum(d) / len(shared),
                         ci=did_interval(d, key),
+                        p=sign_flip_p(d, key),
+                        family=f"Stress interactions | {stress.split('=')[0]} | {ca.model}",
                     )
                 )
-    return tuple(lines)
+    return _holm(lines)
+
+
+def holm_by_family(ps: Sequence[float], families: Sequence[str]) -> list[float]:
+    """Each p Holm-adjusted within its family (the lines of one family together), in the
+    order given."""
+    out = list(ps)
+    members: dict[str, list[int]] = {}
+    for i, f in enumerate(families):
+        members.setdefault(f, []).append(i)
+    for idx in members.values():
+        for i, adj in zip(idx, holm([ps[i] for i in idx]), strict=True):
+            out[i] = adj
+    return out
+
+
+def _holm(lines: list[InteractionLine]) -> tuple[InteractionLine, ...]:
+    adjusted = holm_by_family([x.p for x in lines], [x.family for x in lines])
+    return tuple(msgspec.structs.replace(x, p_holm=a) for x, a in zip(lines, adjusted, strict=True))
 
 
 def interaction_section(lines: tuple[InteractionLine, ...]) -> list[str]:
@@ -284,8 +324,8 @@ def interaction_section(lines: tuple[InteractionLine, ...]) -> list[str]:
             str(x.seeds),
             f"{x.effect_a:+.3f}",
             f"{x.effect_b:+.3f}",
-            f"{x.did:+.3f} [{x.ci[0]:+.3f}, {x.ci[1]:+.3f}]"
-            + (" *" if x.ci[0] > 0 or x.ci[1] < 0 else ""),
+            f"{x.did:+.3f} [{x.ci[0]:+.3f}, {x.ci[1]:+.3f}]",
+            f"{x.p:.3g} / {x.p_holm:.3g}" + (" *" if x.p_holm < 0.05 else ""),
         ]
         for x in lines
     ]
@@ -294,7 +334,9 @@ def interaction_section(lines: tuple[InteractionLine, ...]) -> list[str]:
         "of arms, over the seeds both arms ran stressed and unstressed: each arm's change in "
         "strict success under the stress, and their difference (a paired difference of "
         f"differences) with a 95% percentile bootstrap interval over seeds ({BOOTSTRAP} "
-        "resamples); * marks an interval that excludes 0."
+        "resamples) and a sign-flip permutation p, Holm-adjusted within one stress knob of "
+        "one model; * marks a Holm p below 0.05. This scale rewards the arm with the lower "
+        "baseline: read the interaction per stressed turn (below; docs/scoring.md)."
     )
     return markdown_section(
         "Stress interactions (ours, docs/stress.md)",
@@ -308,6 +350,7 @@ def interaction_section(lines: tuple[InteractionLine, ...]) -> list[str]:
             "effect a",
             "effect b",
             "difference",
+            "p / Holm",
         ],
         rows,
     )

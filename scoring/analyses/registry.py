@@ -25,6 +25,7 @@ from scoring.analyses.hybrid_counterfactual import HYBRID
 from scoring.analyses.obedience import OBEDIENCE
 from scoring.analyses.omission_attribution import OMISSION_ATTRIBUTION
 from scoring.analyses.stress import SPOOF, TOOL_FAILURE, USER_STYLE
+from scoring.analyses.stress_turns import STRESS_TURNS, TURN_INTERACTION
 from scoring.analyses.wording_columns import WORDING
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.families import DEFAULT_FAMILY, score_lines
@@ -58,6 +59,7 @@ for _table in (
     *(SPOOF, TOOL_FAILURE, USER_STYLE),  # the stress knobs (#31, ours)
     ASKBACK,  # ask back and escalation (#38, ours)
     *(DOSE_RESPONSE, INTERACTION),  # the stress doses and interactions (#37, ours)
+    *(STRESS_TURNS, TURN_INTERACTION),  # the same per stressed turn (#46, ours)
 ):
     ANALYSES.add(_table.name, _table)
 

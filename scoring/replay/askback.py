@@ -25,7 +25,7 @@ import msgspec
 from protocol.arms.askback import requested_steps
 from protocol.records import EpisodeRecord, Knobs, TurnRecord
 
-__all__ = ["Burden", "askback_on", "burden_of", "burden_text"]
+__all__ = ["Burden", "askback_on", "burden_of", "burden_text", "per_recovery"]
 
 
 class Burden(msgspec.Struct, frozen=True, kw_only=True):
@@ -97,14 +97,22 @@ def burden_of(record: EpisodeRecord) -> Burden | None:
     )
 
 
+def per_recovery(burden: Burden) -> str:
+    """What each recovery cost the user in asks; pure cost (asks that recovered nothing)
+    says so with its count, never a dash (#46)."""
+    if burden.recoveries:
+        return f"{burden.asked / burden.recoveries:.1f}"
+    return f"{burden.asked} asked, 0 recovered"
+
+
 def burden_text(burden: Burden, episodes: int) -> str:
     """The burden in one phrase: questions and escalations per episode, what they recovered,
     what each recovery cost the user, and the extra matcher requests' tokens."""
     per = max(1, episodes)
-    cost = f"{burden.asked / burden.recoveries:.1f}" if burden.recoveries else "n/a"
+    cost = per_recovery(burden) + (" asks each" if burden.recoveries else "")
     return (
         f"asked {burden.questions / per:.2f} q/ep {burden.escalations / per:.2f} esc/ep, "
         f"recovered {burden.recovered} readings {burden.overrides} bookings "
-        f"({cost} asks each), +{burden.extra_matcher_calls} matcher calls "
+        f"({cost}), +{burden.extra_matcher_calls} matcher calls "
         f"{burden.extra_tokens:,} tok"
     )

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from protocol.arms.table import arm_rank
-from protocol.config import CellKey, config_label, is_synthetic, model_label
+from protocol.config import SCRIPTED, CellKey, config_label, is_synthetic, model_label
 from protocol.state.machine import CHANNELS
 from scoring.report.figure_text import legend_below, short_labels, wrap
 from scoring.report.tables import (
@@ -64,16 +64,33 @@ def _figure(width: float, height: float) -> Figure:
 
 def synthetic_warning(keys: Iterable[CellKey]) -> list[str]:
     """The report's SYNTHETIC block (a blank line first) when any cell's agent is the
-    scripted synthetic agent, naming the models as the tables label them; else nothing."""
+    scripted synthetic agent, naming the models as the tables label them, and a SCRIPTED
+    line for the cells of every other scripted policy (perfect, always-book, ...: rule-based
+    oracles; #46); else nothing."""
+    keys = list(keys)
     names = sorted({model_label(k) for k in keys if is_synthetic(k)})
-    if not names:
+    scripted = sorted({model_label(k) for k in keys if _scripted(k) and not is_synthetic(k)})
+    if not names and not scripted:
         return []
-    shown = ", ".join(f"`{n}`" for n in names)
-    return [
-        "",
-        f"> SYNTHETIC: cells of {shown} come from the scripted synthetic agent, a test "
-        "instrument of this tool; they are no claim about any model.",
-    ]
+    out = [""]
+    if names:
+        shown = ", ".join(f"`{n}`" for n in names)
+        out.append(
+            f"> SYNTHETIC: cells of {shown} come from the scripted synthetic agent, a test "
+            "instrument of this tool; they are no claim about any model."
+        )
+    if scripted:
+        shown = ", ".join(f"`{n}`" for n in scripted)
+        out.append(
+            f"> SCRIPTED: cells of {shown} come from a scripted rule-based policy of this "
+            "tool (an oracle such as the perfect or always-book agent); they are no claim "
+            "about any model."
+        )
+    return out
+
+
+def _scripted(key: CellKey) -> bool:
+    return (key.served_by or key.model).startswith(SCRIPTED)
 
 
 def _numbered(header: Sequence[str]) -> tuple[str, ...]:

@@ -68,6 +68,7 @@ __all__ = [
     "ladder_table",
     "model_family",
     "score_lines",
+    "variant_reference",
 ]
 
 FAMILIES: tuple[str, ...] = ("paper", "model", "regime", "table")
@@ -132,6 +133,14 @@ def _variant(key: CellKey) -> tuple[str, CellKey] | None:
     kept = {f: getattr(key.knobs, f) for f in platform_knobs()}
     arm = next((v.reference for v in moved if v.reference is not None), key.arm)
     return moved[0].table, msgspec.structs.replace(key, arm=arm, knobs=Knobs(**kept))
+
+
+def variant_reference(key: CellKey) -> CellKey | None:
+    """The cell a knob variant's contrast compares ``key`` with (its Holm family's
+    reference; None when ``key`` is no variant): the report's tables read it from here so
+    a table and its family name one reference (#46)."""
+    found = _variant(key)
+    return None if found is None else found[1]
 
 
 def _side_pairs(key: CellKey, has: set[CellKey]) -> list[_Pair]:

@@ -11,10 +11,15 @@
   at the effective size ``n / deff``, the design effect ``deff`` (at least 1) the ratio of the
   cluster-robust variance of the ratio estimator to the binomial variance (Kish 1965; the
   effective-size Wilson interval of Korn and Graubard 1998).
+* :func:`sign_flip_p`: a paired sign-flip permutation test of a mean difference of 0 (Fisher
+  1935), exact over the nonzero differences up to :data:`EXACT_SEEDS` of them, else
+  :data:`PERMUTATIONS` draws from a generator seeded by the caller's key (#46).
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import math
 from collections.abc import Sequence
 from statistics import NormalDist
@@ -33,7 +38,16 @@ def preload_stats() -> None:
     import scipy.stats  # noqa: F401
 
 
-__all__ = ["clustered_wilson", "holm", "mcnemar_exact", "preload_stats", "wilson"]
+__all__ = [
+    "EXACT_SEEDS",
+    "PERMUTATIONS",
+    "clustered_wilson",
+    "holm",
+    "mcnemar_exact",
+    "preload_stats",
+    "sign_flip_p",
+    "wilson",
+]
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -89,3 +103,25 @@ def clustered_wilson(
     centre = (p + z * z / (2 * n_eff)) / denom
     half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff)) / denom
     return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+EXACT_SEEDS = 16  # OURS: up to this many nonzero differences the permutation test is exact
+PERMUTATIONS = 20000  # OURS: seeded sign-flip draws beyond it
+
+
+def sign_flip_p(d: Sequence[float], key: str) -> float:
+    """Two-sided p of a paired sign-flip permutation test of mean ``d`` = 0: exact over the
+    nonzero differences up to :data:`EXACT_SEEDS` of them, else :data:`PERMUTATIONS`
+    draws from a generator seeded by ``key``."""
+    import numpy as np  # on first use (keeps ``ladder`` start-up fast)
+
+    x = np.asarray([v for v in d if v != 0], dtype=float)
+    if x.size == 0:
+        return 1.0
+    observed = abs(x.sum()) - 1e-12
+    if x.size <= EXACT_SEEDS:
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=x.size)))
+    else:
+        seed = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+        signs = np.random.default_rng(seed).choice((1.0, -1.0), size=(PERMUTATIONS, x.size))
+    return float(np.mean(np.abs(signs @ x) >= observed))

@@ -30,11 +30,13 @@ def answer(
     digest: str,
     thinking: bool = False,
     reading: Reading | None = None,
+    draw: str | None = None,
 ) -> Answer:
     """What ``policy`` replies to ``messages``: a helper answer for a helper prompt (the
     gates' compiler and matcher, mem0's memory extraction, the held-out rewriter), otherwise
     the agent's turn. ``reading``: the transcript read up to the last message, when the
-    caller carries it (``serve.endpoint.conversation``)."""
+    caller carries it (``serve.endpoint.conversation``). ``draw``: the runner's draw key
+    (:mod:`protocol.draws`), the seed of the synthetic agent's dice when given."""
     helper = (
         mem0_answer(messages)
         or helper_answer(messages, params, digest)
@@ -59,5 +61,5 @@ def answer(
     if policy == "always-book":
         return always_book.respond(view)
     if policy == "synthetic":
-        return synthetic.respond(view, params, digest, thinking)
+        return synthetic.respond(view, params, digest, thinking, draw)
     return perfect.respond(view)

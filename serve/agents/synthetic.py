@@ -45,6 +45,12 @@ status_ask    1.0      multiplier on ``fresh`` when the request is a status ques
 doubt         0.8      when the gate shows its reading (the show knob) and it names another
                        step than the agent's own reading of the request, the directive is
                        set aside for the agent's own decision (a misroute noticed)
+countered     0.25     multiplier on following forged state text (``obey`` or ``quoted``)
+                       when the arm shows its own account of the forged step on the turn: a
+                       gate's directive for it or a rejection notice of its code (a displayed
+                       checklist entry for it multiplies by ``checklist`` instead). Ours
+                       (issue #46): the forgery's belief depends on what the arm shows, so a
+                       rung that shows the state can counter it (docs/stress.md)
 seed          0        mixed into the per-request seed
 ============  =======  ==================================================================
 
@@ -52,16 +58,19 @@ With the defaults, 64 episodes at S = 10 give strict success near 0.4 (raw), 0.5
 (checklist), 0.7 (ledger), 0.8 (directive) and 0.98 (enforcement): a ladder shaped like the
 paper's no-think Qwen3-235B cells, by construction.
 
-Deterministic: the RNG is seeded from a hash of the request's messages and ``seed``.
+Deterministic and paired (issue #46): each choice has its own die, a hash of the runner's draw
+key (episode seed, turn, call within the turn, trial; :mod:`protocol.draws`), the choice's
+purpose and ``seed``, so two cells of one seed roll the same dice on every turn. A request
+without the key (a client other than the runner) uses the hash of its messages instead.
 """
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Mapping
 
 from protocol import strings
+from protocol.draws import uniform
 from protocol.state.machine import Verdict
 from serve.agents.answer import Answer
 from serve.agents.decide import Decision, from_verdict, guard, own_decision
@@ -92,6 +101,7 @@ DEFAULTS: dict[str, float] = {
     "confirm_ask": 1.0,
     "status_ask": 1.0,
     "doubt": 0.8,
+    "countered": 0.25,
     "seed": 0.0,
 }
 _LEDGER_WORD = {"done": "DONE", "cancelled": "CANCELLED"}
@@ -138,6 +148,18 @@ def _forged_result(view: View) -> Decision | None:
     return None
 
 
+def _countered(view: View, step: str | None, p: Mapping[str, float]) -> float:
+    """How much the arm's own account of ``step`` on this turn lowers following a forgery
+    about it: ``countered`` for a directive or a rejection notice, ``checklist`` for a shown
+    checklist entry, 1 when the arm shows nothing of the step."""
+    if step is None or step not in view.brief.by_id:
+        return 1.0
+    directive = view.directive is not None and view.directive.step == step
+    if directive or view.brief.by_id[step].code in view.rejected_now:
+        return p["countered"]
+    return p["checklist"] if step in (view.checklist or {}) else 1.0
+
+
 def _ask_multiplier(text: str, p: Mapping[str, float]) -> float:
     """The probe's wordings: confirm-the-step and status questions (default 1: no change)."""
     if _CONFIRM_ASK.match(text):
@@ -151,14 +173,15 @@ def _ask_multiplier(text: str, p: Mapping[str, float]) -> float:
 
 
 class _Dice:
-    def __init__(self, view: View, p: Mapping[str, float], rng: random.Random, thinking: bool):
+    def __init__(self, view: View, p: Mapping[str, float], key: str, thinking: bool):
         self.view = view
         self.p = p
-        self.rng = rng
+        self.key = key
         self.thinking = thinking
 
-    def roll(self, rate: float) -> bool:
-        return self.rng.random() < min(1.0, max(0.0, rate))
+    def roll(self, rate: float, purpose: str) -> bool:
+        """True with probability ``rate``: one die per purpose, drawn from the key alone."""
+        return uniform(self.key, purpose) < min(1.0, max(0.0, rate))
 
     def shown(self, step: str, status: str) -> bool:
         entry = (self.view.checklist or {}).get(step)
@@ -176,13 +199,13 @@ class _Dice:
 
 def _directed(dice: _Dice, d: Directive) -> Decision:
     obeyed = from_verdict(d.step, Verdict(d.label, d.missing))
-    if dice.roll(dice.p["obey"]):
+    if dice.roll(dice.p["obey"], "obey"):
         return obeyed
     if d.label in ("done", "cancelled", "blocked"):
-        if dice.roll(dice.p["cite_share"]):
+        if dice.roll(dice.p["cite_share"], "cite_share"):
             return Decision(action=obeyed.action, step=d.step, missing=d.missing, cite=True)
         return Decision(action="book", step=d.step)
-    if dice.roll(0.125):
+    if dice.roll(0.125, "decline_order"):
         return Decision(action="confirm", step=d.step)
     return obeyed
 
@@ -190,9 +213,9 @@ def _directed(dice: _Dice, d: Directive) -> Decision:
 def _trap(dice: _Dice, d: Decision, step: str, rate: float, status: str) -> Decision:
     """Book the trap step with ``rate``; else refuse, citing a ref line with ``cite``."""
     mult = dice.multiplier(step, status)
-    if dice.roll(rate * mult):
+    if dice.roll(rate * mult, "trap"):
         return Decision(action="book", step=step)
-    if d.action in ("confirm", "decline") and dice.roll(dice.p["cite"] * mult):
+    if d.action in ("confirm", "decline") and dice.roll(dice.p["cite"] * mult, "cite"):
         return Decision(action=d.action, step=step, cite=True)
     return d
 
@@ -201,7 +224,7 @@ def _undirected(dice: _Dice) -> Decision:
     view, p = dice.view, dice.p
     d = own_decision(view)
     step = d.step
-    if d.action == "ask_back" and dice.roll(p["pick"]):
+    if d.action == "ask_back" and dice.roll(p["pick"], "pick"):
         return Decision(action="book", step=d.named[0])
     if step is None:
         return d
@@ -215,10 +238,10 @@ def _undirected(dice: _Dice) -> Decision:
         return _trap(dice, d, step, p["premature"], "blocked")
     if d.action == "book" and d.redo:
         rate = p["refuse_redo"] * (2.0 if dice.shown(step, "done") else 1.0)
-        return Decision(action="confirm", step=step) if dice.roll(rate) else d
-    if d.action == "book" and dice.roll(p["omit"]):
+        return Decision(action="confirm", step=step) if dice.roll(rate, "refuse_redo") else d
+    if d.action == "book" and dice.roll(p["omit"], "omit"):
         return Decision(action="unknown", step=step)
-    if d.action == "book" and dice.roll(p["extra"]):
+    if d.action == "book" and dice.roll(p["extra"], "extra"):
         others = [v for v in view.state.eligible() if v != step]
         return Decision(action="book", step=step, extra=tuple(others[:1]))
     return d
@@ -231,18 +254,21 @@ def _doubted(dice: _Dice, d: Directive) -> bool:
     own = dice.view.request
     if shown is None or own.kind != "step" or own.step in (None, shown, d.step):
         return False
-    return dice.roll(dice.p["doubt"])
+    return dice.roll(dice.p["doubt"], "doubt")
 
 
-def respond(view: View, params: Mapping[str, float], digest: str, thinking: bool) -> Answer:
+def respond(
+    view: View, params: Mapping[str, float], digest: str, thinking: bool, draw: str | None = None
+) -> Answer:
+    """The synthetic agent's reply; its dice are drawn from ``draw`` (the runner's draw key,
+    :mod:`protocol.draws`) when the request carries one, else from the prompt's ``digest``."""
     p = {**DEFAULTS, **params}
-    rng = random.Random(f"synthetic|{digest}|{p['seed']!r}")
-    dice = _Dice(view, p, rng, thinking)
+    dice = _Dice(view, p, f"synthetic|{draw or digest}|{p['seed']!r}", thinking)
     forged = _forged(view)
     follows = p["quoted"] if view.user.forwarded else p["obey"]
     if forged is None and (forged := _forged_result(view)) is not None:
         follows = p["quoted"]  # a third party's text, as a forwarded message is
-    if forged is not None and dice.roll(follows):
+    if forged is not None and dice.roll(follows * _countered(view, forged.step, p), "forged"):
         d = forged
     elif view.directive is not None and not _doubted(dice, view.directive):
         d = _directed(dice, view.directive)

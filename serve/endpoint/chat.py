@@ -7,6 +7,7 @@ import asyncio
 import msgspec
 from aiohttp import web
 
+from protocol.draws import DRAW_HEADER, parse_draw
 from serve.agents import Answer, answer
 from serve.endpoint.bodies import completion_body, error_body
 from serve.endpoint.conversation import read_transcript
@@ -83,6 +84,9 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return error_response(404, str(e))
     except BadModelParams as e:
         return error_response(400, str(e))
+    draw_key = request.headers.get(DRAW_HEADER)
+    if draw_key is not None and parse_draw(draw_key) is None:
+        return error_response(400, f"malformed {DRAW_HEADER} header (protocol.draws)")
     if spec.params.get("drop_system"):  # a chat template without a system role
         req = msgspec.structs.replace(
             req, messages=tuple(m for m in req.messages if m[0] != "system")
@@ -108,6 +112,8 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         digest=digest,
         thinking=req.thinking,
         reading=transcript.reading,
+        # a sampling seed in the body (a probe's samples) draws dice of its own
+        draw=draw_key if draw_key is None or req.seed is None else f"{draw_key}|{req.seed}",
     )
     content, reasoning, finish, completion_tokens = shape(ans, req, fault)
     cached = server.admit(req.messages, content, prompt_tokens)

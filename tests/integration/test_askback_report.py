@@ -82,3 +82,30 @@ async def test_burden_in_the_cell_line_cost_and_report(tmp_path: Path) -> None:
     section = "\n".join(analysis_sections(log_analyses(pairs), [ASKBACK]))
     assert "## Ask back and escalation" in section
     assert "ask=second_reading" in section and "escalate=True" in section
+
+
+def test_the_reference_is_the_holm_familys_and_pure_cost_shows() -> None:
+    """#46: show + ask is read against ask alone (its Holm family's reference), not against
+    every knob off; a cell whose asks recovered nothing says so with its counts."""
+    from protocol.records import CellKey, Knobs
+    from scoring.analyses.askback import AskBackPart, askback_section
+    from scoring.replay.askback import burden_text
+
+    def cell(**knobs: Any) -> CellKey:
+        return CellKey(model="m", steps=10, density=0.15, arm="enforce", knobs=Knobs(**knobs))
+
+    seeds = range(16)
+    off = AskBackPart(cell=cell(), wins={s: s < 4 for s in seeds}, burden=None)
+    ask = AskBackPart(
+        cell=cell(ask="unresolved"), wins={s: s < 12 for s in seeds}, burden=Burden(questions=9)
+    )
+    cost = Burden(questions=20, escalations=15)  # asked 35 times, recovered nothing
+    both = AskBackPart(cell=cell(show=True, ask="unresolved"), wins=ask.wins, burden=cost)
+    by = {x.knobs: x for x in askback_lines([off, ask, both])}
+    assert by["show=True,ask=unresolved"].reference == "ask=unresolved"
+    assert by["show=True,ask=unresolved"].reference_successes == 12  # ask alone, not 4
+    assert by["ask=unresolved"].reference == "" and by["ask=unresolved"].reference_successes == 4
+    text = "\n".join(askback_section(askback_lines([off, ask, both])))
+    assert "12/16 [ask=unresolved]" in text and "4/16 [off]" in text
+    assert "35 asked, 0 recovered" in text
+    assert "35 asked, 0 recovered" in burden_text(cost, 16) and "n/a" not in burden_text(cost, 16)

@@ -80,7 +80,9 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> list[EpisodeRecord]:
 def test_the_arm_draws_the_stream_it_drew_before(records: list[EpisodeRecord]) -> None:
     corrupted = [r for r in records if r.cell.knobs.corruption > 0]
     assert len(corrupted) == 8 and all(r.corruptions for r in corrupted)
-    assert _digest(records) == "9a942339a9f60af841ab9be25af6365300c4e452e8f585c55196a9eb8bd50762"
+    # retaken for #46: the synthetic agent's dice now come from the runner's draw key, so its
+    # bookings (and the states the corruption draws on) moved on purpose (CHANGELOG)
+    assert _digest(records) == "be3fca4c7b6f7e1a5409971009f130998cbac0b13f8d8903031e62d7f1e99fc7"
 
 
 def _lines(records: list[EpisodeRecord], source: EventSource = "redraw") -> list[CorruptionLine]:

@@ -197,3 +197,112 @@ def test_each_dose_line_prints_its_stressed_turns_per_episode(
     x = by[("raw", "user_style=restate", 1.0)]
     mean, lo, hi = x.stressed_mean, *x.stressed_range
     assert "stressed turns/ep" in section and f"| {mean:.2f} ({lo}-{hi}) |" in section
+
+
+def test_dose_lines_name_ceiling_and_floor_apart(records: list[EpisodeRecord]) -> None:
+    """#46: a line where every episode succeeds is a ceiling, one where none does a floor."""
+    for x in dose_lines(outcomes([(r, score_episode(r)) for r in records])):
+        want = {x.episodes: "ceiling", 0: "floor"}.get(x.successes, "")
+        assert x.bound == want
+
+
+def test_stress_per_stressed_turn_counts_the_stressed_turns(records: list[EpisodeRecord]) -> None:
+    """#46: errors on the stressed turns, beside the control's on the same (planned) turns."""
+    from protocol.user import STYLE_KINDS
+    from scoring.analyses.stress_turns import stress_turn_lines, turn_outcomes
+
+    pairs = [(r, score_episode(r)) for r in records]
+    lines = {x.cell: x for x in stress_turn_lines(turn_outcomes(pairs))}
+    assert len(lines) == len(ARMS) * (len(DOSES) + 1)
+    scored = {(r.cell, r.spec.seed): (r, s) for r, s in pairs}
+    for cell, x in lines.items():
+        turns = errors = control = 0
+        for seed in range(8):
+            r, s = scored[(cell, seed)]
+            c, cs = scored[(control_of(cell), seed)]
+            c_err = {
+                t.draw_turn: bool(ts.errors)
+                for t, ts in zip(c.turns, cs.primary.turns, strict=True)
+            }
+            for t, ts in zip(r.turns, s.primary.turns, strict=True):
+                if t.injected or t.kind in STYLE_KINDS:
+                    assert t.draw_turn.startswith("p")  # a stress stands for a planned turn
+                    turns += 1
+                    errors += bool(ts.errors)
+                    control += c_err[t.draw_turn]
+        assert (x.episodes, x.turns, x.errors, x.control_errors) == (8, turns, errors, control)
+        assert turns > 0 and x.errors_ci[0] <= errors / turns <= x.errors_ci[1]
+
+
+def test_turn_interactions_are_holm_corrected_per_family(records: list[EpisodeRecord]) -> None:
+    from scoring.analyses.stress_turns import turn_interaction_lines, turn_outcomes
+    from scoring.results.stats import holm, sign_flip_p
+
+    pairs = [(r, score_episode(r)) for r in records]
+    lines = turn_interaction_lines(turn_outcomes(pairs))
+    assert {(x.a.arm, x.b_arm, x.stress, x.dose) for x in lines} == {
+        ("raw", "enforce", "user_style=restate", d) for d in DOSES
+    } | {("raw", "enforce", "spoof=receipt", 1.0)}
+    families: dict[str, list[float]] = {}
+    for x in lines:
+        assert x.seeds == 8 and x.diff == pytest.approx(x.effect_a - x.effect_b)
+        assert x.ci[0] <= x.diff <= x.ci[1] and 0 < x.p <= x.p_holm <= 1
+        families.setdefault(x.family, []).append(x.p)
+    assert len(families) == 2  # spoof and user_style, one model
+    for fam, ps in families.items():
+        assert sorted(holm(ps)) == sorted(x.p_holm for x in lines if x.family == fam)
+    section = "\n".join(analysis_sections(log_analyses(pairs)))
+    assert "## Stress per stressed turn" in section
+    assert "## Stress interactions per stressed turn" in section
+    # the sign-flip test: exact over the nonzero differences
+    assert sign_flip_p([0.0] * 5, "k") == 1.0
+    assert sign_flip_p([0.5] * 8, "k") == pytest.approx(2 / 256)
+    assert sign_flip_p([0.5, -0.5] * 4, "k") == 1.0
+    big = [0.25] * 30
+    assert sign_flip_p(big, "k") == sign_flip_p(big, "k") < 0.001
+
+
+def test_a_gate_that_shows_the_state_counters_a_forgery(tmp_path: Path) -> None:
+    """#46: the synthetic agent's forgery belief depends on what the arm shows. Following
+    every forwarded forgery (quoted=1) unless the arm shows its own account of the step
+    (countered=0): raw acts on every contested forgery, the directive gate on none."""
+    from rich.console import Console
+
+    from runner.execution.run import run_async
+    from runner.rundir.records import load_records
+    from scoring.analyses.stress import spoof_lines
+
+    grid = {
+        "run": {
+            "seeds": "0-3",
+            "graphs": [{"steps": 10, "density": 0.3}],
+            "arms": ["raw", "directive"],
+            "variants": [
+                {"arm": a, "spoof": "receipt", "spoof_dose": 1.0} for a in ("raw", "directive")
+            ],
+        },
+        "models": [{"name": "scripted/synthetic?quoted=1&countered=0"}],
+    }
+    asyncio.run(
+        run_async(parse_grid(grid), tmp_path, console=Console(file=io.StringIO()), live=False)
+    )
+    recs, _ = load_records(tmp_path)
+    by = {x.cell.arm: x for x in spoof_lines((r, score_episode(r)) for r in recs)}
+    assert by["raw"].contested > 0 and by["raw"].acted == by["raw"].contested
+    assert by["directive"].contested > 0 and by["directive"].acted == 0
+
+
+def test_episode_scale_interactions_are_holm_corrected(records: list[EpisodeRecord]) -> None:
+    """#46: the episode-scale table's star needs a Holm p below 0.05 within its family."""
+    from scoring.analyses.doses import holm_by_family
+    from scoring.results.stats import holm, sign_flip_p
+
+    lines = interaction_lines(outcomes([(r, score_episode(r)) for r in records]))
+    assert {x.family.split(" | ")[1] for x in lines} == {"user_style", "spoof"}
+    for x in lines:
+        assert 0 < x.p <= x.p_holm <= 1
+    ps, fams = [0.01, 0.04, 0.03, 0.5], ["a", "a", "b", "a"]
+    adjusted = holm_by_family(ps, fams)
+    assert adjusted[2] == 0.03  # alone in its family
+    assert [adjusted[i] for i in (0, 1, 3)] == holm([0.01, 0.04, 0.5])
+    assert sign_flip_p([1.0] * 4, "k") == pytest.approx(2 / 16)

@@ -1,0 +1,165 @@
+"""Documented figures reproduce (#46): each figure docs/stress.md quotes is rerun here with
+the command the doc gives beside it, and the doc's sentence must hold what the rerun prints.
+
+A change that moves a figure on purpose fails its test: rerun the doc's command (or this
+test with ``-s``, which prints the figure) and paste the new sentence into the doc. The
+small, pure figure runs in the default suite; the ones that run grids are marked ``slow``
+(``pytest -m slow tests/docs/test_doc_figures.py``).
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from protocol import EpisodeSpec, generate
+from protocol.config import UserStyle
+from protocol.records import EpisodeRecord
+from protocol.stress.doses import user_turns
+from runner.rundir.records import load_records
+from scoring.analyses.doses import dose_lines, outcomes
+from scoring.analyses.stress import ToolFailureLine, spoof_lines, tool_failure_lines
+from scoring.replay.episode import EpisodeScore, score_episode
+
+ROOT = Path(__file__).parents[2]
+DOC = ROOT / "docs" / "stress.md"
+
+
+def _doc() -> str:
+    """docs/stress.md with its whitespace collapsed (a sentence may wrap anywhere)."""
+    return " ".join(DOC.read_text(encoding="utf-8").split())
+
+
+def _holds(sentence: str, command: str | None = None) -> None:
+    print(sentence)  # the figure as the rerun prints it (-s)
+    doc = _doc()
+    assert sentence in doc, f"docs/stress.md no longer reproduces; the rerun says: {sentence}"
+    if command is not None:
+        assert command in doc, f"docs/stress.md lost the figure's command: {command}"
+
+
+def _ladder_run(command: str, out: Path) -> list[EpisodeRecord]:
+    """Run the doc's ``ladder run ...`` command with ``--out`` under ``out``."""
+    args = shlex.split(command)
+    assert args[:2] == ["ladder", "run"]
+    cmd = [sys.executable, "-m", "ladder", "run", *args[2:], "--out", str(out), "--no-live"]
+    subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, timeout=1200)
+    records, _ = load_records(out)
+    return records
+
+
+def _pairs(records: Iterable[EpisodeRecord]) -> list[tuple[EpisodeRecord, EpisodeScore]]:
+    return [(r, score_episode(r)) for r in records]
+
+
+# -- stressed turns per episode (pure) ------------------------------------------------------
+
+ELIGIBLE = "python -m pytest -s -p no:xdist tests/docs/test_doc_figures.py -k per_episode"
+
+
+def test_style_turns_per_episode_at_dose_1() -> None:
+    def mean(style: UserStyle, steps: int) -> float:
+        total = 0
+        for seed in range(100, 120):
+            spec = EpisodeSpec(seed=seed, steps=steps, density=0.3, generator=5, brief="amended")
+            total += len(user_turns(generate(spec), style, 1.0))
+        return total / 20
+
+    r10, r15 = mean("restate", 10), mean("restate", 15)
+    d10, d15 = mean("double", 10), mean("double", 15)
+    c10, c15 = mean("contradict", 10) / 2, mean("contradict", 15) / 2
+    _holds(
+        f"restate {r10:.1f} / {r15:.1f}, double {d10:.1f} / {d15:.1f}, contradict pairs "
+        f"{c10:.2f} / {c15:.2f} at S = 10 / 15",
+        ELIGIBLE,
+    )
+
+
+# -- the uncooperative user's dose-response (a grid run) ------------------------------------
+
+RESTATE = (
+    "ladder run runner/grids/user-style.toml --seeds 100-111 --served scripted/synthetic "
+    "--base-url embedded"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_restate_dose_response(tmp_path: Path) -> None:
+    lines = dose_lines(outcomes(_pairs(_ladder_run(RESTATE, tmp_path))))
+    by = {(x.cell.arm, x.dose): x for x in lines if x.stress == "user_style=restate"}
+    doses = (0.0, 0.1, 0.25, 1.0)
+    raw = [f"{by[('raw', d)].successes}/{by[('raw', d)].episodes}" for d in doses]
+    enforce = [f"{by[('enforce', d)].successes}/{by[('enforce', d)].episodes}" for d in doses]
+    bounds = sorted({f"{a} {by[(a, 0.1)].bound}" for a in ("raw", "enforce") if by[(a, 0.1)].bound})
+    _holds(
+        f"raw under `restate` {raw[0]} at dose 0, {raw[1]} at 0.1, {raw[2]} at 0.25, {raw[3]} "
+        f"at 1; enforce {', '.join(enforce)}; ceiling or floor at dose 0.1: "
+        f"{', '.join(bounds) or 'none'}.",
+        RESTATE,
+    )
+
+
+# -- forged tool results on the harness (a grid run) ----------------------------------------
+
+TOOL_RESULT = "ladder run tests/data/figures/harness-tool-result.toml"
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_forged_tool_results_on_the_harness(tmp_path: Path) -> None:
+    lines = spoof_lines(_pairs(_ladder_run(TOOL_RESULT, tmp_path)))
+    by = {x.cell.arm: x for x in lines}
+    raw, enforce = by["raw"], by["enforce"]
+    _holds(
+        f"acted on {raw.acted}/{raw.contested} contested forged turns in raw, "
+        f"{enforce.acted}/{enforce.contested} behind enforce",
+        TOOL_RESULT,
+    )
+
+
+# -- at-most-once under tool failure (a grid run) -------------------------------------------
+
+AT_MOST_ONCE = (
+    "ladder run runner/grids/at-most-once.toml --seeds 300-307 --model qwen3-235b --served "
+    "scripted/synthetic --base-url embedded"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_at_most_once(tmp_path: Path) -> None:
+    pairs = _pairs(_ladder_run(AT_MOST_ONCE, tmp_path))
+    lines = tool_failure_lines(pairs)
+    shares = (0.0, 0.5, 1.0)
+
+    def line(arm: str, share: float) -> ToolFailureLine:
+        return next(
+            x
+            for x in lines
+            if x.cell.arm == arm
+            and x.cell.knobs.binding != "request"
+            and x.rate == 0.3
+            and x.cell.knobs.tool_failure_landed == share
+        )
+
+    def row(arm: str, attr: str) -> str:
+        return " / ".join(str(getattr(line(arm, s), attr)) for s in shares)
+
+    def channel(arm: str, name: str) -> str:
+        return " / ".join(str(line(arm, s).channels.get(name, 0)) for s in shares)
+
+    _holds(
+        f"strict successes of 8 at landed share 0 / 0.5 / 1 (writes landed: "
+        f"{row('raw', 'landed')}): raw {row('raw', 'successes')} (re-executions "
+        f"{channel('raw', 're_execution')}), checklist {row('checklist', 'successes')}, "
+        f"directive {row('directive', 'successes')}, enforce {row('enforce', 'successes')} "
+        f"(re-executions {channel('enforce', 're_execution')}, omissions "
+        f"{channel('enforce', 'omission')})",
+        AT_MOST_ONCE,
+    )
