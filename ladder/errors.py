@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+from runner.redact import redact
+
 __all__ = ["USAGE_EXIT", "UsageError", "leaf"]
 
 USAGE_EXIT = 2
@@ -14,6 +16,7 @@ class UsageError(Exception):
     """A command's refusal of what it was given; the message is one line."""
 
     def __init__(self, message: str) -> None:
+        message = redact(message)  # a server's echo of the key never reaches the screen (#47)
         super().__init__(message)
         self.message = message
 

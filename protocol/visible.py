@@ -3,7 +3,8 @@
 A reply, an error message or a log line may carry terminal escape sequences (``ESC]0;``
 retitles the window, ``ESC[2J`` clears the screen, colour codes repaint a verdict): shown,
 never obeyed. :func:`visible` renders every control character (C0 but tab and, where kept,
-newline; DEL; C1; the bidirectional overrides that reorder a line) as a visible escape such
+newline; DEL; C1; the bidirectional overrides that reorder a line, the zero-width and
+direction marks that hide or reorder text) as a visible escape such
 as ``\\x1b`` or ``\\u202e``, in one linear pass. Pure: no I/O.
 """
 
@@ -13,7 +14,10 @@ import re
 
 __all__ = ["one_line", "visible"]
 
-_BIDI = "\u202a-\u202e\u2066-\u2069"
+# the bidirectional embeddings, overrides and isolates, and the invisible marks and joiners
+# that reorder or hide text: LRM/RLM (U+200E/F), ALM (U+061C), zero-width space and joiners
+# (U+200B-U+200D), word joiner and invisible operators (U+2060-U+2064), the BOM (U+FEFF)
+_BIDI = "\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
 _CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
 _CONTROL_OR_NEWLINE = re.compile(f"[\x00-\x08\x0a-\x1f\x7f-\x9f{_BIDI}]")
 

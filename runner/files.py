@@ -29,6 +29,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from protocol.visible import one_line
+from runner.redact import redact_bytes
+
 __all__ = [
     "MAX_FILE_BYTES",
     "MAX_LINE_BYTES",
@@ -41,6 +44,7 @@ __all__ = [
     "planted_entries",
     "read_regular",
     "write_atomic",
+    "write_new",
 ]
 
 _FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
@@ -55,7 +59,7 @@ class JsonlAppender:
         self._fd = os.open(path, _FLAGS, 0o644)
         try:
             if not stat.S_ISREG(os.fstat(self._fd).st_mode):  # a FIFO, a device (#36)
-                raise NotRegularFile(f"{path}: not a regular file")
+                raise NotRegularFile(f"{_shown(path)}: not a regular file")
             self._end_torn_line()
         except OSError:
             os.close(self._fd)
@@ -67,7 +71,9 @@ class JsonlAppender:
             os.write(self._fd, b"\n")
 
     def write(self, line: bytes | bytearray | memoryview) -> None:
-        """Append ``line`` (which ends with its newline) whole, or not at all."""
+        """Append ``line`` (which ends with its newline) whole, or not at all; an API key in
+        it is redacted first (:mod:`runner.redact`)."""
+        line = redact_bytes(bytes(line) if not isinstance(line, bytes) else line)
         start = os.fstat(self._fd).st_size  # one writer per file (runner.rundir.lock)
         try:
             with memoryview(line) as view:
@@ -102,7 +108,9 @@ def _write_all(fd: int, view: memoryview) -> None:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file, fsync and ``os.replace``."""
+    """Write ``data`` to ``path`` through a temporary file, fsync and ``os.replace``; an API
+    key in it is redacted first (:mod:`runner.redact`)."""
+    data = redact_bytes(data)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
@@ -117,6 +125,19 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
     os.close(fd)
     os.replace(tmp, path)
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new file ``path``: created exclusively (``FileExistsError`` when
+    anything is there, a dangling link included: never written through; #47)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    data = redact_bytes(data)
+    fd = os.open(path, flags, 0o644)
+    try:
+        with memoryview(data) as view:
+            _write_all(fd, view)
+    finally:
+        os.close(fd)
 
 
 # --- reading (#36) ------------------------------------------------------------
@@ -137,6 +158,11 @@ class NotRegularFile(OSError):
 
     def __str__(self) -> str:
         return str(self.strerror)
+
+
+def _shown(path: Path) -> str:
+    """A path as an error line shows it: a planted name's escapes shown, never obeyed (#47)."""
+    return one_line(str(path), 1000)
 
 
 def is_regular(path: Path, *, follow: bool = False) -> bool:
@@ -160,11 +186,11 @@ def _open_regular(path: Path, *, follow: bool) -> int:
         fd = os.open(path, flags)
     except OSError as e:
         if not follow and e.errno == errno.ELOOP:  # the path is a symlink
-            raise NotRegularFile(f"{path}: a symlink, refused") from None
+            raise NotRegularFile(f"{_shown(path)}: a symlink, refused") from None
         raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise NotRegularFile(f"{path}: not a regular file")
+        raise NotRegularFile(f"{_shown(path)}: not a regular file")
     os.set_blocking(fd, True)
     return fd
 
@@ -176,7 +202,7 @@ def read_regular(path: Path, *, cap: int = MAX_FILE_BYTES, follow: bool = True) 
     with os.fdopen(fd, "rb") as f:
         data = f.read(cap + 1)
     if len(data) > cap:
-        raise NotRegularFile(f"{path}: over {cap} bytes")
+        raise NotRegularFile(f"{_shown(path)}: over {cap} bytes")
     return data
 
 

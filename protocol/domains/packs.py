@@ -20,6 +20,7 @@ from collections import Counter
 import msgspec
 
 from protocol.domains.shape import DomainPool
+from protocol.nesting import toml_loads
 
 __all__ = [
     "LEGACY_WORDINGS",
@@ -156,7 +157,7 @@ class _RawPool(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 def parse_pack(text: str, source: str) -> DomainPool:
     """The pool of a pack's TOML text, checked; raises :class:`PackError` (every problem)."""
     try:
-        data = tomllib.loads(text)
+        data = toml_loads(text)  # a nesting cap (#47)
     except tomllib.TOMLDecodeError as e:
         raise PackError([f"{source}: not TOML: {e}"]) from None
     try:

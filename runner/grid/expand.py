@@ -31,6 +31,7 @@ from protocol.episode.versions import (
     check_spec,
 )
 from protocol.knobs import knob_problems
+from protocol.nesting import toml_loads
 from protocol.records import CellKey, EpisodeSpec, Knobs, trial_slug
 from runner.files import read_regular
 from runner.grid.errors import validation_problem
@@ -220,7 +221,7 @@ def _seeds_as_text(data: GridData) -> GridData:
 
 def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
     try:
-        data = tomllib.loads(read_regular(path).decode("utf-8"))  # a regular file, bounded
+        data = toml_loads(read_regular(path).decode("utf-8"))  # a regular file, bounded
     except OSError as e:
         raise GridError(f"cannot read grid {path}: {e.strerror or e}") from None
     except UnicodeDecodeError:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import msgspec
 
+from protocol.nesting import json_loads
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord, log_key
 from runner.files import MAX_LINE_BYTES, JsonlAppender, lines, open_regular
 from runner.rundir.served import label_record, served_for_log
@@ -53,7 +54,7 @@ def decode_record(line: bytes) -> EpisodeRecord:
     try:
         return _decoder.decode(line)
     except msgspec.ValidationError:
-        data = msgspec.json.decode(line)
+        data = json_loads(line)  # a nesting cap: one corrupt line, no RecursionError
         if not isinstance(data, dict) or data.get("schema_version", 1) != 1:
             raise
         info = data.get("compile")

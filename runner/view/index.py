@@ -22,13 +22,14 @@ that cannot be written keeps the index in memory only.
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 import msgspec
 
 from protocol.episode.versions import SpecError
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
-from runner.files import write_atomic
+from runner.files import MAX_LINE_BYTES, NotRegularFile, open_regular, read_regular, write_atomic
 from runner.rundir.logs import LogReport, log_files, read_record, scan_log
 from scoring.analyses.cost import CostRow, cost_rows
 from scoring.replay.episode import EpisodeScore, score_episode
@@ -45,6 +46,7 @@ INDEX_FILE = "view-index.msgpack"
 INDEX_VERSION = 6  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity;
 # 5: records of old scripted runs labelled from the manifest, entries by (seed, trial) (#40);
 # 6: a row names its trial
+MAX_INDEX_BYTES = MAX_LINE_BYTES  # a cached index over this is ignored and rebuilt (#47)
 _HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
 
 
@@ -76,9 +78,14 @@ class _Cache(msgspec.Struct, kw_only=True):
     overview: list[ResultLine] | None = None
 
 
-def _head(path: Path) -> bytes:
-    with path.open("rb") as f:
-        return f.read(_HEAD)
+def _size_and_head(path: Path) -> tuple[int, bytes]:
+    """A log's size and first bytes, read from a regular file only: a planted FIFO, link or
+    device is :class:`NotRegularFile` (refused naming it, never blocked on; #47)."""
+    fd = open_regular(path)
+    try:
+        return os.fstat(fd).st_size, os.pread(fd, _HEAD, 0)
+    finally:
+        os.close(fd)
 
 
 def _gate(record: EpisodeRecord) -> GateActivity | None:
@@ -105,7 +112,9 @@ class RunIndex:
     # --- the cache file ---------------------------------------------------------------
     def _load(self) -> dict[str, FileIndex]:
         try:
-            cache = msgspec.msgpack.decode(self.path.read_bytes(), type=_Cache)
+            # a regular file, never through a link, bounded (#47); anything else: rebuilt
+            data = read_regular(self.path, cap=MAX_INDEX_BYTES, follow=False)
+            cache = msgspec.msgpack.decode(data, type=_Cache)
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
             return {}
         if cache.version != INDEX_VERSION or cache.schema != SCHEMA_VERSION:
@@ -134,8 +143,7 @@ class RunIndex:
         return score_episode(record, episode, detail=False)
 
     def _index_file(self, path: Path, old: FileIndex | None) -> FileIndex:
-        size = path.stat().st_size
-        head = _head(path)
+        size, head = _size_and_head(path)
         if old is None or size < old.indexed_to or head[: len(old.head)] != old.head:
             old = FileIndex()  # new, shrunk or replaced: index from the start
         elif size == old.indexed_to:
@@ -182,6 +190,8 @@ class RunIndex:
                 before = (old.indexed_to, old.records) if old else None
                 try:
                     files[name] = self._index_file(path, old)
+                except NotRegularFile:
+                    raise  # a planted link or FIFO: refused naming it, as `score` does
                 except OSError:
                     continue  # removed or unreadable since listed
                 changed |= before != (files[name].indexed_to, files[name].records)
