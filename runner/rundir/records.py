@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from protocol.domains.packs import PackError
 from protocol.records import EpisodeRecord
+from runner.rundir.errors import RunDirError
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from runner.rundir.packs import load_run_packs
 
@@ -22,11 +23,6 @@ __all__ = ["RunDirError", "load_records", "log_summary", "read_run"]
 
 T = TypeVar("T")
 _MAX_LISTED = 5
-
-
-class RunDirError(ValueError):
-    """A run directory that cannot be read or scored; the message is one line (or one line
-    per problem)."""
 
 
 def read_run(
