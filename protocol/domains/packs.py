@@ -21,6 +21,7 @@ import msgspec
 
 from protocol.domains.shape import DomainPool
 from protocol.nesting import toml_loads
+from protocol.visible import control_problems
 
 __all__ = [
     "LEGACY_WORDINGS",
@@ -160,6 +161,8 @@ def parse_pack(text: str, source: str) -> DomainPool:
         data = toml_loads(text)  # a nesting cap (#47)
     except tomllib.TOMLDecodeError as e:
         raise PackError([f"{source}: not TOML: {e}"]) from None
+    if problems := control_problems(data):  # shown, never obeyed (#47)
+        raise PackError([f"{source}: {p}" for p in problems])
     try:
         raw = msgspec.convert(data, _RawPool)
     except msgspec.ValidationError as e:

@@ -55,6 +55,7 @@ _MAX_FINISH = 64  # characters of a finish_reason
 # allow 4 MiB; 64 requests in flight at most 256 MiB.
 REPLY_BASE_BYTES = 1 << 20
 REPLY_BYTES_PER_TOKEN = 128
+REPLY_CAP_TOKENS = 12_000  # the budget ceiling (runner.client.endpoint.BUDGET_CEILING)
 
 _CONTEXT_WORDS = ("context length", "context_length", "context window", "maximum context")
 
@@ -88,8 +89,11 @@ class ChatReply(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def reply_cap(max_tokens: int) -> int:
-    """The byte cap of a reply under a budget of ``max_tokens`` (see REPLY_BASE_BYTES)."""
-    return REPLY_BASE_BYTES + 2 * REPLY_BYTES_PER_TOKEN * max(0, max_tokens)
+    """The byte cap of a reply under a budget of ``max_tokens`` (see REPLY_BASE_BYTES); a
+    budget past :data:`REPLY_CAP_TOKENS` counts as that (#47): whatever ``max_tokens`` says,
+    a reply holds at most ~4 MiB."""
+    tokens = min(max(0, max_tokens), REPLY_CAP_TOKENS)
+    return REPLY_BASE_BYTES + 2 * REPLY_BYTES_PER_TOKEN * tokens
 
 
 def retry_after(value: str | None, cap: float) -> float | None:

@@ -35,6 +35,7 @@ from protocol.knobs import knob_problems
 from protocol.nesting import toml_loads
 from protocol.records import CellKey, EpisodeSpec, Knobs, trial_slug
 from runner.files import read_regular
+from runner.grid.ceilings import value_problems
 from runner.grid.errors import validation_problem
 from runner.grid.packs import resolve_domains
 from runner.grid.paraphrase_cache import ParaphraseCacheError, load_paraphrases
@@ -284,6 +285,7 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
     for what, n in listed.items():  # before any check that is linear in them times another
         if n > MAX_LISTED:
             raise GridError(f"{source}: {n:,} {what}; a grid may list at most {MAX_LISTED:,}")
+    problems += value_problems(grid)  # numbers under their ceilings, no controls (#47)
     try:
         if not grid.seeds():
             problems.append("the seed range is empty")

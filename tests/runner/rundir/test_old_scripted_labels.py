@@ -122,7 +122,7 @@ def test_a_missing_or_planted_manifest_labels_nothing(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_bytes(orjson.dumps(real))
     with pytest.raises(RunDirError, match=r"\$\.grid\.models\[1\]"):  # a wrong type (#47)
         manifest_served(tmp_path)
-    real["grid"]["models"].pop()  # type: ignore[index]
+    real["grid"]["models"].pop()
     (tmp_path / "manifest.json").write_bytes(orjson.dumps(real))
     assert manifest_served(tmp_path) == {}  # a real served name is no scripted label
     # a served name changed by --allow-grid-change: which served an old record is unknown
