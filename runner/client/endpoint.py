@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -219,7 +220,10 @@ class Endpoint:
             await self._backoff(call, None)
             return False
 
-        return self._reply(await self._retried(call, once, usable), call, role)
+        got = await self._retried(call, once, usable)
+        if (warning := self.stats.answered_by(model, got.model)) is not None:
+            print(warning, file=sys.stderr)  # once per endpoint; the count is in its stats
+        return self._reply(got, call, role)
 
     async def _retried(
         self,

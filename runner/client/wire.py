@@ -86,6 +86,7 @@ class ChatReply(msgspec.Struct, frozen=True, kw_only=True):
     prompt_tokens: int
     completion_tokens: int
     cached_tokens: int | None  # None: the server did not report them
+    model: str | None = None  # the model the server says answered (None: not said)
 
 
 def reply_cap(max_tokens: int) -> int:
@@ -232,6 +233,8 @@ def _count(usage: Mapping[str, Any], key: str) -> int:
 def read_chat(data: JsonObject) -> ChatReply:
     """The typed reply of a chat completion body (:func:`parse_body`'s output); :class:`Retry`
     naming what is malformed. The one place a reply's shape is checked."""
+    if data.get("error") is not None:  # a 200 carrying both choices and an error (#47)
+        raise _malformed("a reply carrying both choices and an error")
     choice = data["choices"][0]
     message = choice.get("message")
     if not isinstance(message, dict):
@@ -255,7 +258,13 @@ def read_chat(data: JsonObject) -> ChatReply:
         prompt_tokens=_count(usage, "prompt_tokens"),
         completion_tokens=_count(usage, "completion_tokens"),
         cached_tokens=cached_tokens(usage),
+        model=_model(data.get("model")),
     )
+
+
+def _model(value: object) -> str | None:
+    """The reply's ``model`` when it is a short string (shown in a warning, escaped)."""
+    return value if isinstance(value, str) and 0 < len(value) <= 200 else None
 
 
 def _error_message(text: str) -> str:

@@ -103,9 +103,10 @@ class CompileStore:
 
     text_fields = ("graph_reply", "revision_reply")
 
-    def __init__(self, directory: Path, stats: HelperStats) -> None:
+    def __init__(self, directory: Path, stats: HelperStats, root: Path | None = None) -> None:
         self.dir = directory
         self.stats = stats
+        self.root = root  # the run directory: folders below it opened without links (#47)
 
     def path(self, key_digest: str) -> Path:
         return self.dir / f"{key_digest}.json"
@@ -138,7 +139,8 @@ class CompileStore:
 
     def store(self, key_digest: str, payload: Mapping[str, object]) -> None:
         data = {"checksum": digest(payload), "payload": dict(payload)}
-        write_atomic(self.path(key_digest), orjson.dumps(data, option=orjson.OPT_SORT_KEYS))
+        body = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+        write_atomic(self.path(key_digest), body, root=self.root)
 
 
 class MatchAnswer(msgspec.Struct, frozen=True):
@@ -166,9 +168,10 @@ class MatcherStore:
     the requests that made it (``calls``: their tokens are what a turn served from the cache
     still needed; lines written before ``calls`` have none)."""
 
-    def __init__(self, directory: Path, stats: HelperStats) -> None:
+    def __init__(self, directory: Path, stats: HelperStats, root: Path | None = None) -> None:
         self.dir = directory
         self.stats = stats
+        self.root = root  # the run directory: folders below it opened without links (#47)
         self.answers: dict[str, MatchAnswer] = {}
         self.calls: dict[str, tuple[CallRecord, ...]] = {}
         self.on_disk: set[str] = set()  # keys read back from disk
@@ -238,8 +241,11 @@ class MatcherStore:
         row["c"] = digest(_body(row))[:16]
         line = orjson.dumps(row) + b"\n"
         path = self._shard(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with JsonlAppender(path, sync=False) as f:  # a torn last line (a kill) is ended first
+        if self.root is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        with JsonlAppender(
+            path, sync=False, root=self.root
+        ) as f:  # a torn last line (a kill) is ended first
             f.write(line)
 
 

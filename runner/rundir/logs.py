@@ -78,6 +78,7 @@ class LogWriter:
 
     def __init__(self, run_dir: Path) -> None:
         self.dir = run_dir / LOGS
+        self.root = run_dir  # each file opened folder by folder from here, no link followed
         self.dir.mkdir(parents=True, exist_ok=True)
         self._files: dict[str, JsonlAppender] = {}
         self._buf = bytearray()
@@ -86,7 +87,7 @@ class LogWriter:
         slug = cell.slug()
         out = self._files.get(slug)
         if out is None:
-            out = self._files[slug] = JsonlAppender(self.dir / f"{slug}.jsonl")
+            out = self._files[slug] = JsonlAppender(self.dir / f"{slug}.jsonl", root=self.root)
         return out
 
     def write(self, record: EpisodeRecord) -> None:
