@@ -17,9 +17,10 @@ them, and the reader keeps the last record of each (cell, seed, trial).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import overload
 
 import msgspec
 
@@ -136,14 +137,68 @@ class LogWriter:
         self.close()
 
 
+MAX_KEPT_PROBLEMS = 100  # OURS (#47): lines kept of a kind; every one is counted
+
+
+class Problems:
+    """Lines about bad log lines (corrupt, truncated): every one counted (``len``), the
+    first :data:`MAX_KEPT_PROBLEMS` kept (iteration, slices). Memory stays flat however many
+    bad lines a hostile log holds (3M tiny corrupt lines held 3M messages before, #47)."""
+
+    def __init__(self, items: Iterable[str] = ()) -> None:
+        self.kept: list[str] = []
+        self.count = 0
+        self.extend(items)
+
+    def append(self, item: str) -> None:
+        self.count += 1
+        if len(self.kept) < MAX_KEPT_PROBLEMS:
+            self.kept.append(item)
+
+    def extend(self, items: Iterable[str]) -> None:
+        if isinstance(items, Problems):
+            self.kept += items.kept[: MAX_KEPT_PROBLEMS - len(self.kept)]
+            self.count += items.count
+            return
+        for item in items:
+            self.append(item)
+
+    def __iadd__(self, items: Iterable[str]) -> Problems:
+        self.extend(items)
+        return self
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.kept)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        return self.kept[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Problems):
+            return (self.kept, self.count) == (other.kept, other.count)
+        return isinstance(other, list) and len(other) == self.count and self.kept == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Problems({self.kept!r}, count={self.count})"
+
+
 @dataclass
 class LogReport:
     """What reading a log directory found besides the records."""
 
     files: int = 0
     records: int = 0
-    corrupt: list[str] = field(default_factory=list)  # "file:line: reason"
-    truncated: list[str] = field(default_factory=list)  # a last line without its newline
+    corrupt: Problems = field(default_factory=Problems)  # "file:line: reason"
+    truncated: Problems = field(default_factory=Problems)  # a last line without its newline
     duplicates: int = 0  # earlier records of a (cell, seed) superseded by a later one
     foreign: list[str] = field(default_factory=list)  # records of another grid, excluded
 

@@ -30,7 +30,14 @@ import msgspec
 from protocol.episode.versions import SpecError
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
 from runner.files import MAX_LINE_BYTES, NotRegularFile, open_regular, read_regular, write_atomic
-from runner.rundir.logs import LogReport, log_files, read_record, scan_log
+from runner.rundir.logs import (
+    MAX_KEPT_PROBLEMS,
+    LogReport,
+    Problems,
+    log_files,
+    read_record,
+    scan_log,
+)
 from scoring.analyses.cost import CostRow, cost_rows
 from scoring.replay.episode import EpisodeScore, score_episode
 from scoring.replay.ground_truth import EpisodeCache
@@ -43,9 +50,9 @@ from scoring.view.models import RowView
 __all__ = ["INDEX_FILE", "INDEX_VERSION", "Entry", "FileIndex", "RunIndex"]
 
 INDEX_FILE = "view-index.msgpack"
-INDEX_VERSION = 6  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity;
+INDEX_VERSION = 7  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity;
 # 5: records of old scripted runs labelled from the manifest, entries by (seed, trial) (#40);
-# 6: a row names its trial
+# 6: a row names its trial; 7: corrupt lines counted, the first 100 kept (#47)
 MAX_INDEX_BYTES = MAX_LINE_BYTES  # a cached index over this is ignored and rebuilt (#47)
 _HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
 
@@ -68,7 +75,8 @@ class FileIndex(msgspec.Struct, kw_only=True):
     entries: dict[str, Entry] = {}
     records: int = 0
     duplicates: int = 0
-    corrupt: list[str] = []
+    corrupt: list[str] = []  # the first MAX_KEPT_PROBLEMS (#47)
+    corrupt_count: int = 0  # every corrupt line
 
 
 class _Cache(msgspec.Struct, kw_only=True):
@@ -152,7 +160,9 @@ class RunIndex:
         lines, end = scan_log(path, fi.indexed_to)
         for line in lines:
             if line.record is None:
-                fi.corrupt.append(line.error or f"{path.name}@{line.offset}")
+                fi.corrupt_count += 1
+                if len(fi.corrupt) < MAX_KEPT_PROBLEMS:
+                    fi.corrupt.append(line.error or f"{path.name}@{line.offset}")
                 continue
             rec = line.record
             score = self._score(rec)
@@ -264,5 +274,6 @@ class RunIndex:
         for fi in self.files.values():
             rep.records += fi.records
             rep.duplicates += fi.duplicates
-            rep.corrupt.extend(fi.corrupt)
+            rep.corrupt.extend(Problems(fi.corrupt))
+            rep.corrupt.count += fi.corrupt_count - len(fi.corrupt)
         return rep
