@@ -37,6 +37,7 @@ __all__ = [
     "UnreadableRecord",
     "checked_record",
     "decode_record",
+    "iter_log",
     "log_files",
     "read_log_file",
     "read_logs",
@@ -288,21 +289,34 @@ def scan_log(path: Path, start: int = 0) -> tuple[list[LogLine], int]:
     its newline (an episode being written, or a kill) is left for the next scan."""
     out: list[LogLine] = []
     end = start
+    for line, after in iter_log(path, start):
+        end = after
+        if line is not None:
+            out.append(line)
+    return out, end
+
+
+def iter_log(path: Path, start: int = 0) -> Iterator[tuple[LogLine | None, int]]:
+    """:func:`scan_log` a line at a time (#47: memory flat however many lines): each
+    complete line (None for a blank one) with the offset after it."""
     served = served_for_log(path)
     for offset, line, complete, size in lines(path, start):
         if not complete:
-            break
-        end = offset + size
+            return
         where = f"{path.name}@{offset}"
         if line is None:
-            out.append(LogLine(offset, 0, None, f"{where}: line over {MAX_LINE_BYTES} bytes"))
-        elif line.strip():
+            found = LogLine(offset, 0, None, f"{where}: line over {MAX_LINE_BYTES} bytes")
+        elif not line.strip():
+            yield None, offset + size
+            continue
+        else:
             try:
-                rec = label_record(checked_record(line, where), served)
-                out.append(LogLine(offset, len(line), rec))
+                found = LogLine(
+                    offset, len(line), label_record(checked_record(line, where), served)
+                )
             except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                out.append(LogLine(offset, len(line), None, f"{where}: {e}"))
-    return out, end
+                found = LogLine(offset, len(line), None, f"{where}: {e}")
+        yield found, offset + size
 
 
 def read_record(path: Path, offset: int, length: int) -> EpisodeRecord:

@@ -34,9 +34,9 @@ from runner.rundir.logs import (
     MAX_KEPT_PROBLEMS,
     LogReport,
     Problems,
+    iter_log,
     log_files,
     read_record,
-    scan_log,
 )
 from scoring.analyses.cost import CostRow, cost_rows
 from scoring.replay.episode import EpisodeScore, score_episode
@@ -157,8 +157,11 @@ class RunIndex:
         elif size == old.indexed_to:
             return old
         fi = old
-        lines, end = scan_log(path, fi.indexed_to)
-        for line in lines:
+        end = fi.indexed_to
+        for line, after in iter_log(path, fi.indexed_to):  # a line at a time (#47)
+            end = after
+            if line is None:
+                continue
             if line.record is None:
                 fi.corrupt_count += 1
                 if len(fi.corrupt) < MAX_KEPT_PROBLEMS:
