@@ -50,7 +50,7 @@ from runner.grid.schema import (
     Variant,
     url_problem,
 )
-from runner.grid.seeds import parse_seeds
+from runner.grid.seeds import count_seeds, parse_seeds
 from runner.plugins import load_plugins
 
 __all__ = [
@@ -175,6 +175,9 @@ def expand(grid: Grid) -> Iterator[Task]:
 # OURS (#47): shipped grids are under 5 KB; TOML parsing is pure Python (a 64 MiB grid took
 # minutes and gigabytes), so a grid file is refused past 1 MiB
 MAX_GRID_BYTES = 1 << 20
+# OURS (#47): a run lists its tasks in memory (2M tasks took 1 GB); the largest shipped grid
+# runs 10,240 episodes
+MAX_EPISODES = 250_000
 MAX_LISTED = 1_000  # OURS: arms and variants, models, endpoints of one grid (the paper: 12 arms)
 MAX_TRIALS = 1_000  # OURS: trials per seed (a hostile grid's count is bounded; docs/trials.md)
 
@@ -356,11 +359,23 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
         if ep.start_in_flight is not None and ep.start_in_flight < 1:
             problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
     if not problems:
-        problems += slug_collisions(grid)
+        problems += slug_collisions(grid) + _episode_problems(grid)
     if need_keys:
         problems += missing_keys(grid)
     if problems:  # one line per problem, said once however many variants share it
         raise GridError("\n".join(f"{source}: {p}" for p in dict.fromkeys(problems)))
+
+
+def _episode_problems(grid: Grid) -> list[str]:
+    """A grid's episodes (cells x seeds x trials), counted before any is listed, at most
+    :data:`MAX_EPISODES`: a run lists its tasks in memory (#47)."""
+    n = sum(1 for _ in grid.cells()) * count_seeds(grid.run.seeds) * grid.run.trials
+    if n <= MAX_EPISODES:
+        return []
+    return [
+        f"{n:,} episodes (cells x seeds x trials); a grid may run at most {MAX_EPISODES:,}: "
+        "split it into grids over seed ranges, each with its own --out"
+    ]
 
 
 def slug_collisions(grid: Grid) -> list[str]:

@@ -9,7 +9,14 @@ import pytest
 from typer.testing import CliRunner
 
 from ladder.app import app
-from runner.grid.expand import MAX_GRID_BYTES, MAX_LISTED, GridError, load_grid, parse_grid
+from runner.grid.expand import (
+    MAX_EPISODES,
+    MAX_GRID_BYTES,
+    MAX_LISTED,
+    GridError,
+    load_grid,
+    parse_grid,
+)
 from tests.reliability_kit import grid_data
 
 
@@ -38,3 +45,11 @@ def test_a_grid_file_over_its_cap_is_refused_unparsed(tmp_path: Path) -> None:
     grid.write_text("[run]\narms = [" + '"raw", ' * 2_000_000 + "]\n")  # 14 MB of TOML
     with pytest.raises(GridError, match=f"over {MAX_GRID_BYTES} bytes"):
         load_grid(grid)
+
+
+def test_a_grid_of_too_many_episodes_is_refused_before_they_are_listed() -> None:
+    data = grid_data(seeds="0-999999", arms=("raw", "directive"))
+    with pytest.raises(GridError) as refused:
+        parse_grid(data)
+    (line,) = str(refused.value).splitlines()
+    assert "2,000,000 episodes" in line and f"at most {MAX_EPISODES:,}" in line
