@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+from protocol.visible import visible
 from runner.redact import redact
 
 __all__ = ["USAGE_EXIT", "UsageError", "leaf"]
@@ -16,7 +17,9 @@ class UsageError(Exception):
     """A command's refusal of what it was given; the message is one line."""
 
     def __init__(self, message: str) -> None:
-        message = redact(message)  # a server's echo of the key never reaches the screen (#47)
+        # a server's echo of the key never reaches the screen, a planted name's escapes are
+        # shown, never obeyed (#47)
+        message = visible(redact(message))
         super().__init__(message)
         self.message = message
 

@@ -112,3 +112,11 @@ def test_an_echoing_server_never_gets_the_key_stored_or_printed(tmp_path: Path, 
         p.read_text() for p in (tmp_path / "run").rglob("*.jsonl")
     ), outputs
     assert not _leaks(tmp_path, *outputs)
+
+
+def test_a_usage_error_is_redacted_and_shown_never_obeyed() -> None:
+    from ladder.errors import UsageError
+
+    add_secret(KEY)
+    e = UsageError(f"server said {KEY.lower()} \x1b]0;owned\x07")
+    assert e.message == f"server said {REDACTED} \\x1b]0;owned\\x07"
