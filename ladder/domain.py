@@ -30,6 +30,7 @@ from protocol.domains.packs import (
     pack_overlaps,
 )
 from protocol.domains.shape import DomainPool
+from runner.files import write_new
 from runner.grid.packs import is_pack_file, read_pack
 from runner.rundir.packs import load_run_packs
 from scoring.util import plural
@@ -192,9 +193,12 @@ def new(
     if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name):
         raise UsageError(f"{name!r}: a pack name is lowercase words joined by hyphens")
     path = out or Path(f"{name}.toml")
-    if path.exists():
-        raise UsageError(f"{path} exists; choose another --out")
-    path.write_text(skeleton(name), encoding="utf-8")
+    try:  # created exclusively: never over a file, never through a planted link (#47)
+        write_new(path, skeleton(name).encode("utf-8"))
+    except FileExistsError:
+        raise UsageError(f"{path} exists; choose another --out") from None
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
     typer.echo(
         f"wrote {path}: fill the {len(PHASES) * PER_PHASE} [[templates]] (slug, text and "
         f"{PARAPHRASES} wordings of each of {', '.join(_REQUIRED)}), then run "

@@ -12,6 +12,12 @@ class UsageError(Exception):
     """A command's refusal of what it was given; the message is one line."""
 
     def __init__(self, message: str) -> None:
+        # a server's echo of the key never reaches the screen, a planted name's escapes are
+        # shown, never obeyed (#47); imported here: ``ladder --version`` never loads protocol
+        from protocol.visible import visible
+        from runner.redact import redact
+
+        message = visible(redact(message))
         super().__init__(message)
         self.message = message
 

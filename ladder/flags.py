@@ -26,6 +26,7 @@ import msgspec
 import orjson
 import typer
 
+from protocol.nesting import toml_loads
 from runner.grid.expand import Grid, GridError, parse_grid
 from runner.grid.schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED, GridData, redact_url, url_problem
 from runner.grid.seeds import format_seeds
@@ -450,7 +451,7 @@ def apply_sets(data: GridData, sets: list[str]) -> None:
         if not sep or len(keys) < 2 or not all(keys):
             raise FlagError(f"--set {item!r}: expected TABLE.KEY=VALUE (e.g. run.seeds=100-103)")
         try:
-            value: object = tomllib.loads(f"v = {text}")["v"]
+            value: object = toml_loads(f"v = {text}")["v"]
         except tomllib.TOMLDecodeError:
             value = text.strip()  # a bare word: a string
         node: object = data

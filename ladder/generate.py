@@ -23,6 +23,7 @@ from protocol.records import Episode
 from protocol.stress.plan import StressPlan, stress_plan
 from protocol.stress.spoof import SPOOF_VARIANTS
 from runner.grid.packs import load_pack_file
+from runner.grid.paraphrase_cache import ParaphraseCacheError, read_paraphrase_file
 from runner.grid.seeds import parse_seeds
 
 __all__ = ["generate", "render_episode"]
@@ -209,10 +210,13 @@ def generate(
             raise UsageError("\n".join(e.problems)) from None
     paraphrases = None
     if paraphrase_cache is not None:
-        try:
-            paraphrases = msgspec.json.decode(paraphrase_cache.read_bytes())
-        except (OSError, msgspec.DecodeError) as e:
-            raise UsageError(f"cannot read paraphrase cache {paraphrase_cache}: {e}") from None
+        try:  # a regular file, bounded, a nesting cap (#47)
+            data = read_paraphrase_file(paraphrase_cache)
+        except ParaphraseCacheError as e:
+            raise UsageError(str(e)) from None
+        if not isinstance(data, dict):
+            raise UsageError(f"{paraphrase_cache}: the cache must be a JSON object")
+        paraphrases = data
         if generator >= 3 and domain in POOLS:
             problems = check_paraphrases(paraphrases, POOLS[domain])
             if problems:

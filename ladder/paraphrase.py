@@ -30,7 +30,9 @@ from protocol.episode.paraphrases import check_paraphrases, rewrite_sources
 from runner.client.endpoint import Endpoint
 from runner.execution.connect import ping
 from runner.execution.live import preflight_line
+from runner.files import JsonlAppender
 from runner.grid.packs import load_pack_file
+from runner.grid.paraphrase_cache import ParaphraseCacheError, read_paraphrase_file
 from runner.grid.schema import EMBEDDED, Decoding, ModelConfig, redact_url, url_problem
 from runner.paraphrase.rewriter import (
     Cache,
@@ -87,7 +89,7 @@ async def run_paraphrase(
         typer.echo(preflight_line({"rewriter": endpoint}))
         if (problem := await ping(endpoint, model)) is not None:
             raise Unanswered(problem)
-        log = stack.enter_context(calls.open("ab"))
+        log = stack.enter_context(JsonlAppender(calls, sync=False))  # O_NOFOLLOW (#47)
         total = len(sources) * 3
         shown = [sum(len(g) for e in cache.values() for gs in e.values() for g in gs) * 10 // total]
 
@@ -212,7 +214,10 @@ def paraphrase(
     if failures:
         typer.echo("rerun the same command to retry the failed rewrites", err=True)
         raise typer.Exit(1)
-    data = msgspec.json.decode(out.read_bytes())
+    try:
+        data = read_paraphrase_file(out)
+    except ParaphraseCacheError as e:
+        raise UsageError(str(e)) from None
     problems = [p for d in domains for p in check_paraphrases(data, POOLS[d])]
     if problems:  # pragma: no cover - rewrite_all checks each rewrite as check_paraphrases does
         raise UsageError(f"{out}: {problems[0]}")

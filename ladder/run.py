@@ -28,6 +28,7 @@ from runner.client.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.execution.brief_check import BriefLost
 from runner.execution.live import fit
 from runner.execution.run import RunSummary, run_async
+from runner.execution.scheduler import ModelsStopped
 from runner.grid.expand import Grid, GridError, load_grid, trial_warnings
 from runner.grid.schema import EMBEDDED
 from runner.rundir.lock import RunLocked, run_lock
@@ -124,7 +125,7 @@ def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> 
     """Turn a run's failure into one line and its exit code (returns for unknown errors)."""
     if isinstance(e, (GridError, ManifestError, NewerSchemaError, RunLocked)):
         raise UsageError(str(e)) from None
-    if isinstance(e, BreakerTripped | BriefLost):
+    if isinstance(e, BreakerTripped | BriefLost | ModelsStopped):
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(3) from None
     if isinstance(e, OSError) and e.errno == errno.ENOSPC:
@@ -174,8 +175,9 @@ def run(
 
     With GRID_FILE, the grid comes from the file and every flag given overrides it;
     otherwise from the flags, against the embedded scripted endpoint unless --base-url (or
-    OPENAI_BASE_URL) is given. Exit 0 done, 2 refused, 3 infrastructure errors or the
-    breaker, 130 interrupted (rerun to resume).
+    OPENAI_BASE_URL) is given. Exit 0 done, 2 refused, 3 infrastructure errors or a
+    model stopped (its breaker, its brief lost: the other models ran to the end), 130
+    interrupted (rerun to resume).
     """
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     try:

@@ -27,6 +27,7 @@ from ladder.errors import UsageError
 from protocol.records import Booking
 from protocol.state.machine import CHANNELS
 from protocol.visible import visible
+from runner.files import NotRegularFile
 from runner.rundir.logs import NewerSchemaError
 from runner.view.data import RunView
 from scoring.util import plural
@@ -277,7 +278,7 @@ def show(
     rv = RunView(logdir)
     try:
         rv.refresh()
-    except NewerSchemaError as e:
+    except (NewerSchemaError, NotRegularFile) as e:  # a planted FIFO or link: one line (#47)
         raise UsageError(str(e)) from None
     if not rv.index.slugs():
         raise UsageError(f"no readable episode record under {logdir}")

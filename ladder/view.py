@@ -16,6 +16,7 @@ import typer
 
 from ladder.domain import load_packs_of
 from ladder.errors import UsageError
+from runner.files import NotRegularFile
 from runner.rundir.logs import NewerSchemaError, log_files
 from runner.rundir.manifest import MANIFEST
 
@@ -80,7 +81,7 @@ def view(
         asyncio.run(_serve(logdirs, port))
     except KeyboardInterrupt:
         pass
-    except NewerSchemaError as e:
+    except (NewerSchemaError, NotRegularFile) as e:  # a planted FIFO or link: one line (#47)
         raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"cannot serve on 127.0.0.1:{port}: {e.strerror or e}") from None

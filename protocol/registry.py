@@ -16,6 +16,14 @@ Other packages add entries through Python entry points, one group per registry
 point's name is the entry's name and its value the ``"module:Object"`` path.
 :func:`runner.plugins.load_plugins` reads them (reading installed metadata is I/O, so not
 here).
+
+A plugin fails alone (#47): a lazy entry whose module raises at import (anything, not only
+an ``ImportError``), is missing, or holds no valid entry is *broken*. Its module is imported
+at most once (a failed module is remembered, for every registry naming it); the failure is
+reported once through :attr:`Registry.on_broken` (the CLI prints one warning line naming
+the distribution and the error); :meth:`Registry.entries` leaves it out, so the command
+goes on with everything else; and only :meth:`Registry.get` of its name (a run that names
+it) raises, with that line.
 """
 
 from __future__ import annotations
@@ -29,6 +37,9 @@ __all__ = ["Registry", "RegistryError", "did_you_mean"]
 
 T = TypeVar("T")
 D = TypeVar("D")
+
+# module -> why importing it failed: a broken plugin's module is imported once per process
+_FAILED_MODULES: dict[str, str] = {}
 
 
 class RegistryError(ValueError):
@@ -59,6 +70,9 @@ class Registry(Generic[T]):
         self._order: list[str] = []
         self._loaded: dict[str, T] = {}
         self._lazy: dict[str, str] = {}
+        self._origin: dict[str, str] = {}  # a lazy entry's distribution (messages)
+        self._broken: dict[str, str] = {}  # name -> its one-line failure
+        self.on_broken: Callable[[str], None] | None = None  # told each failure once
 
     # ---- adding -------------------------------------------------------------------------
     def add(self, name: str, obj: T) -> T:
@@ -70,13 +84,16 @@ class Registry(Generic[T]):
         self._order.append(name)
         return obj
 
-    def add_lazy(self, name: str, target: str) -> None:
-        """Add ``name`` as ``"module:Object"``, imported on the first :meth:`get`."""
+    def add_lazy(self, name: str, target: str, origin: str = "") -> None:
+        """Add ``name`` as ``"module:Object"``, imported on the first :meth:`get`; ``origin``
+        (the distribution that declared it) is named when it fails."""
         module, sep, attr = target.partition(":")
         if not (sep and module and attr):
             raise RegistryError(f"{self.kind} {name!r}: {target!r} is not 'module:Object'")
         self._new(name)
         self._lazy[name] = target
+        if origin:
+            self._origin[name] = origin
         self._order.append(name)
 
     def register(self, name: str) -> Callable[[T], T]:
@@ -94,6 +111,7 @@ class Registry(Generic[T]):
         self._order.remove(name)
         self._loaded.pop(name, None)
         self._lazy.pop(name, None)
+        self._broken.pop(name, None)
 
     def _new(self, name: str) -> None:
         if self._check_name is not None:
@@ -110,7 +128,11 @@ class Registry(Generic[T]):
         return name in self._loaded
 
     def __contains__(self, name: object) -> bool:
-        return name in self._loaded or name in self._lazy
+        return name in self._loaded or name in self._lazy or name in self._broken
+
+    def broken(self) -> dict[str, str]:
+        """Name -> the one-line failure of each lazy entry that failed to load so far."""
+        return dict(self._broken)
 
     def __iter__(self) -> Iterator[str]:
         return iter(tuple(self._order))
@@ -123,33 +145,63 @@ class Registry(Generic[T]):
     @overload
     def find(self, name: str, default: D) -> T | D: ...
     def find(self, name: str, default: object = None) -> object:
-        """The entry of ``name``, or ``default`` when nobody added it."""
-        return self.get(name) if name in self else default
+        """The entry of ``name``, or ``default`` when nobody added it or it is broken
+        (:meth:`broken` says why)."""
+        if name in self._lazy:
+            self._load(name)
+        return self._loaded.get(name, default)
 
     def get(self, name: str) -> T:
         """The entry of ``name`` (importing a lazy one now and checking its kind)."""
         found = self._loaded.get(name)
         if found is not None:
             return found
-        target = self._lazy.get(name)
-        if target is None:
+        if name in self._broken:
+            raise RegistryError(self._broken[name])
+        if name not in self._lazy:
             names = self.names()
             hint = did_you_mean(name, names)
             raise RegistryError(
                 f"unknown {self.kind} {name!r}{hint}; available: {', '.join(names) or 'none'}"
             )
+        loaded = self._load(name)
+        if loaded is None:
+            raise RegistryError(self._broken[name])
+        return loaded
+
+    def _load(self, name: str) -> T | None:
+        """Import the lazy entry ``name`` (its module at most once); None when it is broken
+        (recorded, and told to :attr:`on_broken` once)."""
+        target = self._lazy.pop(name)
         module, _, attr = target.partition(":")
-        try:
-            obj = getattr(importlib.import_module(module), attr, None)
-        except ImportError as e:
-            raise RegistryError(f"{self.kind} {name!r}: cannot import {module}: {e}") from None
-        if obj is None or not self._accepts(obj):
-            raise RegistryError(f"{self.kind} {name!r}: {target} is not a valid {self.kind}")
-        loaded: T = obj  # checked by accepts
+        why = _FAILED_MODULES.get(module)
+        obj: object = None
+        if why is None:
+            try:
+                obj = getattr(importlib.import_module(module), attr, None)
+            except Exception as e:  # a plugin's import may raise anything: it fails alone
+                why = _FAILED_MODULES[module] = f"cannot import {module}: {type(e).__name__}: {e}"
+        if why is None and (obj is None or not self._accepts(obj)):
+            why = f"{target} is not a valid {self.kind}"
+        if why is not None:
+            origin = f" (from {self._origin[name]})" if name in self._origin else ""
+            line = " ".join(f"{self.kind} {name!r}{origin}: {why}".split())
+            self._broken[name] = line
+            if self.on_broken is not None:
+                self.on_broken(line)
+            return None
+        loaded: T = obj  # type: ignore[assignment]  # checked by accepts
         self._loaded[name] = loaded
-        del self._lazy[name]
         return loaded
 
     def entries(self) -> tuple[T, ...]:
-        """Every entry in order, loading the lazy ones."""
-        return tuple(self.get(n) for n in self._order)
+        """Every entry in order that loads, importing the lazy ones; a broken one is left
+        out (:meth:`broken`), so one bad plugin stops nothing else."""
+        out: list[T] = []
+        for name in tuple(self._order):
+            found = self._loaded.get(name)
+            if found is None and name in self._lazy:
+                found = self._load(name)
+            if found is not None:
+                out.append(found)
+        return tuple(out)

@@ -29,6 +29,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from protocol.visible import one_line
+from runner.redact import redact_bytes
+
 __all__ = [
     "MAX_FILE_BYTES",
     "MAX_LINE_BYTES",
@@ -41,21 +44,61 @@ __all__ = [
     "planted_entries",
     "read_regular",
     "write_atomic",
+    "write_new",
 ]
 
 _FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
 
 
-class JsonlAppender:
-    """Appends whole lines to one file; ``with JsonlAppender(path) as out: out.write(line)``."""
+def _folder_fd(path: Path, root: Path | None) -> tuple[int | None, str]:
+    """(a descriptor on the folder of ``path``, its name there). With ``root`` (a run
+    directory, ``path`` under it), the folders from ``root`` down are opened one at a time
+    with ``O_NOFOLLOW`` (created when missing, never through a link): a folder swapped for a
+    link mid-run is refused, not written through (#47). Without: (None, the path)."""
+    if root is None:
+        return None, str(path)
+    parts = path.relative_to(root).parts
+    root.mkdir(parents=True, exist_ok=True)  # as the user named it; below it, no link
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)  # the run directory as the user named it
+    try:
+        for part in parts[:-1]:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o755, dir_fd=fd)
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except OSError as e:
+        os.close(fd)
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise NotRegularFile(
+                f"{_shown(path)}: a folder on its way from {_shown(root)} is a link or not a "
+                "folder; refused, never written through"
+            ) from None
+        raise
+    return fd, parts[-1]
 
-    def __init__(self, path: Path, *, sync: bool = True) -> None:
+
+def _open_in(path: Path, root: Path | None, flags: int) -> int:
+    folder, name = _folder_fd(path, root)
+    try:
+        return os.open(name, flags, 0o644, dir_fd=folder)
+    finally:
+        if folder is not None:
+            os.close(folder)
+
+
+class JsonlAppender:
+    """Appends whole lines to one file; ``with JsonlAppender(path) as out: out.write(line)``.
+    ``root``: the run directory ``path`` lies in, each folder on the way opened without
+    following a link."""
+
+    def __init__(self, path: Path, *, sync: bool = True, root: Path | None = None) -> None:
         self.path = path
         self._sync = sync  # fsync on close (logs, results); the caches skip it
-        self._fd = os.open(path, _FLAGS, 0o644)
+        self._fd = _open_in(path, root, _FLAGS)
         try:
             if not stat.S_ISREG(os.fstat(self._fd).st_mode):  # a FIFO, a device (#36)
-                raise NotRegularFile(f"{path}: not a regular file")
+                raise NotRegularFile(f"{_shown(path)}: not a regular file")
             self._end_torn_line()
         except OSError:
             os.close(self._fd)
@@ -67,7 +110,9 @@ class JsonlAppender:
             os.write(self._fd, b"\n")
 
     def write(self, line: bytes | bytearray | memoryview) -> None:
-        """Append ``line`` (which ends with its newline) whole, or not at all."""
+        """Append ``line`` (which ends with its newline) whole, or not at all; an API key in
+        it is redacted first (:mod:`runner.redact`)."""
+        line = redact_bytes(bytes(line) if not isinstance(line, bytes) else line)
         start = os.fstat(self._fd).st_size  # one writer per file (runner.rundir.lock)
         try:
             with memoryview(line) as view:
@@ -101,22 +146,48 @@ def _write_all(fd: int, view: memoryview) -> None:
         written += os.write(fd, view[written:])
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file, fsync and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+def write_atomic(path: Path, data: bytes, *, root: Path | None = None) -> None:
+    """Write ``data`` to ``path`` through a temporary file, fsync and ``os.replace``; an API
+    key in it is redacted first (:mod:`runner.redact`). ``root``: the run directory ``path``
+    lies in, each folder on the way opened without following a link."""
+    data = redact_bytes(data)
+    if root is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    folder, name = _folder_fd(path, root)
+    tmp = f".{path.name}.{uuid.uuid4().hex}.tmp"
+    if folder is None:
+        tmp = str(path.with_name(tmp))
+    try:
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=folder
+        )
+        try:
+            with memoryview(data) as view:
+                _write_all(fd, view)
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=folder)
+            raise
+        os.close(fd)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    finally:
+        if folder is not None:
+            os.close(folder)
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new file ``path``: created exclusively (``FileExistsError`` when
+    anything is there, a dangling link included: never written through; #47)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    data = redact_bytes(data)
+    fd = os.open(path, flags, 0o644)
     try:
         with memoryview(data) as view:
             _write_all(fd, view)
-        os.fsync(fd)
-    except BaseException:
+    finally:
         os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    os.close(fd)
-    os.replace(tmp, path)
 
 
 # --- reading (#36) ------------------------------------------------------------
@@ -137,6 +208,11 @@ class NotRegularFile(OSError):
 
     def __str__(self) -> str:
         return str(self.strerror)
+
+
+def _shown(path: Path) -> str:
+    """A path as an error line shows it: a planted name's escapes shown, never obeyed (#47)."""
+    return one_line(str(path), 1000)
 
 
 def is_regular(path: Path, *, follow: bool = False) -> bool:
@@ -160,11 +236,11 @@ def _open_regular(path: Path, *, follow: bool) -> int:
         fd = os.open(path, flags)
     except OSError as e:
         if not follow and e.errno == errno.ELOOP:  # the path is a symlink
-            raise NotRegularFile(f"{path}: a symlink, refused") from None
+            raise NotRegularFile(f"{_shown(path)}: a symlink, refused") from None
         raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise NotRegularFile(f"{path}: not a regular file")
+        raise NotRegularFile(f"{_shown(path)}: not a regular file")
     os.set_blocking(fd, True)
     return fd
 
@@ -176,7 +252,7 @@ def read_regular(path: Path, *, cap: int = MAX_FILE_BYTES, follow: bool = True) 
     with os.fdopen(fd, "rb") as f:
         data = f.read(cap + 1)
     if len(data) > cap:
-        raise NotRegularFile(f"{path}: over {cap} bytes")
+        raise NotRegularFile(f"{_shown(path)}: over {cap} bytes")
     return data
 
 

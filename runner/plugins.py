@@ -14,19 +14,26 @@ declares, in its ``pyproject.toml``::
 
 runs ``--arms raw,reminder`` once installed (docs/extending.md, "An arm in your own
 package").
+
+A broken entry point fails alone (#47): its module raising at import, missing, or holding
+no valid entry is one ``warning:`` line on stderr naming the entry, its distribution and the
+error (:func:`warn_broken`, once per entry), the command goes on with everything else, and
+it is an error only when a run names it (:mod:`protocol.registry`).
 """
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
+import sys
+from importlib.metadata import EntryPoint, entry_points
 
 from protocol.arms.policy import POLICIES
 from protocol.arms.table import ARMS
 from protocol.registry import RegistryError
+from protocol.visible import one_line
 from scoring.analyses.registry import ANALYSES
 from scoring.report.paper_figures import FIGURES
 
-__all__ = ["load_plugins", "plugin_groups"]
+__all__ = ["load_plugins", "plugin_groups", "warn_broken"]
 
 _LOADED: set[tuple[str, str]] = set()  # (group, name) added already
 
@@ -36,12 +43,24 @@ def plugin_groups() -> dict[str, object]:
     return {r.group: r for r in (ARMS, ANALYSES, FIGURES, POLICIES) if r.group is not None}
 
 
+def warn_broken(line: str) -> None:
+    """Print a broken plugin's line as one warning on stderr (escapes shown, never obeyed)."""
+    print(f"warning: {one_line(line)}; the command goes on without it", file=sys.stderr)
+
+
+def _origin(ep: EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    name = getattr(dist, "name", None)
+    return f"distribution {name}" if isinstance(name, str) else f"entry point {ep.value}"
+
+
 def load_plugins() -> list[str]:
     """Add every installed package's entries (lazily) to their registries; returns one line
     per entry point refused (a name taken, a value that is not ``module:Object``). Calling
     it again adds only what was installed since."""
     problems: list[str] = []
     for registry in (ARMS, ANALYSES, FIGURES, POLICIES):
+        registry.on_broken = warn_broken
         group = registry.group
         if group is None:
             continue
@@ -50,7 +69,7 @@ def load_plugins() -> list[str]:
                 continue
             _LOADED.add((group, ep.name))
             try:
-                registry.add_lazy(ep.name, ep.value)
+                registry.add_lazy(ep.name, ep.value, _origin(ep))
             except (RegistryError, ValueError) as e:
                 problems.append(f"plugin {ep.name!r} ({group}) is ignored: {e}")
     return problems

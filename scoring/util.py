@@ -14,7 +14,12 @@ import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-__all__ = ["markdown_table", "paused_gc", "plural"]
+__all__ = ["markdown_table", "md_text", "paused_gc", "plural"]
+
+# OURS (#47): a name from a grid or a log is shown in report.md, never obeyed: "<" cannot
+# open an HTML tag (a <script> in a model name), "|" cannot split a table's cell, a newline
+# cannot end a table's row. (">" opens nothing inside a row; "->" stays readable.)
+_MD = str.maketrans({"<": "&lt;", "|": "\\|", "\n": " ", "\r": " "})
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -22,10 +27,15 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
+def md_text(text: str) -> str:
+    """``text`` (a name) as Markdown shows it and never interprets it (HTML, cells, links)."""
+    return text.translate(_MD)
+
+
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A Markdown table of ``header`` and ``rows`` (cells as given)."""
+    """A Markdown table of ``header`` and ``rows``, every cell through :func:`md_text`."""
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
+    out += ["| " + " | ".join(md_text(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
 
 

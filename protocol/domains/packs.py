@@ -22,6 +22,8 @@ import msgspec
 from protocol.domains.meaning import meaning_problems
 from protocol.domains.shape import DomainPool
 from protocol.domains.stop_words import STOP_WORDS
+from protocol.nesting import toml_loads
+from protocol.visible import control_problems
 
 __all__ = [
     "LEGACY_WORDINGS",
@@ -113,9 +115,11 @@ def parse_pack(text: str, source: str, *, check: bool = True, meaning: bool = Tr
     of issue #46 (:func:`protocol.domains.meaning.meaning_problems`): a run directory's copy
     of a pack it ran before them still loads, so its logs rescore."""
     try:
-        data = tomllib.loads(text)
+        data = toml_loads(text)  # a nesting cap (#47)
     except tomllib.TOMLDecodeError as e:
         raise PackError([f"{source}: not TOML: {e}"]) from None
+    if problems := control_problems(data):  # shown, never obeyed (#47)
+        raise PackError([f"{source}: {p}" for p in problems])
     try:
         raw = msgspec.convert(data, _RawPool)
     except msgspec.ValidationError as e:

@@ -33,6 +33,7 @@ class CallStats:
     infrastructure: int = 0  # calls that failed for good (CallFailed)
     consecutive: int = 0
     last_error: str = ""
+    other_model: int = 0  # replies whose `model` names another model than asked (#47)
 
     def failure(self, error: str, *, retry: bool = True) -> None:
         """One failed attempt (``retry``: a retryable one, else the call fails with it);
@@ -51,6 +52,20 @@ class CallStats:
                 f"{error}); stopped (rerun to resume once it answers; --breaker-after 0 "
                 "turns this off)"
             )
+
+    def answered_by(self, asked: str, said: str | None) -> str | None:
+        """Count a reply whose ``model`` names another model than ``asked`` (a dated
+        snapshot of it, ``asked-2024-08-06``, is the same model); the warning line the first
+        time, else None."""
+        if said is None or said == asked or said.startswith(asked + "-"):
+            return None
+        self.other_model += 1
+        if self.other_model > 1:
+            return None
+        return (
+            f"warning: endpoint {self.endpoint!r}: asked for model {one_line(asked, 100)!r}, "
+            f"the reply names {one_line(said, 100)!r} (counted; warned once)"
+        )
 
     def succeeded(self) -> None:
         self.consecutive = 0

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ from runner.client.wire import (
     decode_chat,
     reply_cap,
 )
+from runner.redact import REDACTED, add_secret, redact
 
 __all__ = [
     "BUDGET_CEILING",
@@ -132,6 +134,7 @@ class Endpoint:
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
+            add_secret(api_key)  # redacted wherever text is stored or printed (#47)
         self._given = transport
         self._transport: Transport | None = transport
         self.requests = 0
@@ -218,7 +221,10 @@ class Endpoint:
             await self._backoff(call, None)
             return False
 
-        return self._reply(await self._retried(call, once, usable), call, role)
+        got = await self._retried(call, once, usable)
+        if (warning := self.stats.answered_by(model, got.model)) is not None:
+            print(warning, file=sys.stderr)  # once per endpoint; the count is in its stats
+        return self._reply(got, call, role)
 
     async def _retried(
         self,
@@ -249,8 +255,9 @@ class Endpoint:
         if call.empty:
             kind = "empty_reply"
         self.stats.call_failed()
+        last = self._redact(call.last)
         raise CallFailed(
-            kind, f"{self.name}: {what}{call.last} (after {call.attempt} attempts)", call.attempt
+            kind, f"{self.name}: {what}{last} (after {call.attempt} attempts)", call.attempt
         )
 
     async def _attempt(
@@ -313,9 +320,9 @@ class Endpoint:
         if got.cached_tokens is not None:
             self.cached_tokens += got.cached_tokens
             self.cache_reports += 1
-        return Reply(
-            content=got.content,
-            reasoning=got.reasoning,
+        return Reply(  # a reply quoting the key: redacted before the run or a log sees it
+            content=redact(got.content),
+            reasoning=redact(got.reasoning) if got.reasoning else got.reasoning,
             call=CallRecord(
                 role=role,
                 prompt_tokens=got.prompt_tokens,
@@ -373,7 +380,8 @@ class Endpoint:
 
     def _redact(self, text: str) -> str:
         key = self._headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        return text.replace(key, "[redacted]") if key else text
+        text = text.replace(key, REDACTED) if key else text  # a short key too, in an error
+        return redact(text)  # its lowercase, any Bearer value, every registered key
 
     async def _post(
         self, idx: int, body: bytes, *, max_bytes: int, headers: Mapping[str, str] | None = None

@@ -57,6 +57,7 @@ _MAX_FINISH = 64  # characters of a finish_reason
 # allow 4 MiB; 64 requests in flight at most 256 MiB.
 REPLY_BASE_BYTES = 1 << 20
 REPLY_BYTES_PER_TOKEN = 128
+REPLY_CAP_TOKENS = 12_000  # the budget ceiling (runner.client.endpoint.BUDGET_CEILING)
 
 _CONTEXT_WORDS = ("context length", "context_length", "context window", "maximum context")
 
@@ -87,11 +88,15 @@ class ChatReply(msgspec.Struct, frozen=True, kw_only=True):
     prompt_tokens: int
     completion_tokens: int
     cached_tokens: int | None  # None: the server did not report them
+    model: str | None = None  # the model the server says answered (None: not said)
 
 
 def reply_cap(max_tokens: int) -> int:
-    """The byte cap of a reply under a budget of ``max_tokens`` (see REPLY_BASE_BYTES)."""
-    return REPLY_BASE_BYTES + 2 * REPLY_BYTES_PER_TOKEN * max(0, max_tokens)
+    """The byte cap of a reply under a budget of ``max_tokens`` (see REPLY_BASE_BYTES); a
+    budget past :data:`REPLY_CAP_TOKENS` counts as that (#47): whatever ``max_tokens`` says,
+    a reply holds at most ~4 MiB."""
+    tokens = min(max(0, max_tokens), REPLY_CAP_TOKENS)
+    return REPLY_BASE_BYTES + 2 * REPLY_BYTES_PER_TOKEN * tokens
 
 
 def retry_after(value: str | None, cap: float) -> float | None:
@@ -234,6 +239,8 @@ def _count(usage: Mapping[str, Any], key: str) -> int:
 def read_chat(data: JsonObject) -> ChatReply:
     """The typed reply of a chat completion body (:func:`parse_body`'s output); :class:`Retry`
     naming what is malformed. The one place a reply's shape is checked."""
+    if data.get("error") is not None:  # a 200 carrying both choices and an error (#47)
+        raise _malformed("a reply carrying both choices and an error")
     choice = data["choices"][0]
     message = choice.get("message")
     if not isinstance(message, dict):
@@ -257,6 +264,7 @@ def read_chat(data: JsonObject) -> ChatReply:
         prompt_tokens=_count(usage, "prompt_tokens"),
         completion_tokens=_count(usage, "completion_tokens"),
         cached_tokens=cached_tokens(usage),
+        model=_model(data.get("model")),
     )
 
 
@@ -291,6 +299,8 @@ class _Usage(msgspec.Struct):
 class _Body(msgspec.Struct):
     choices: Annotated[list[_Choice], msgspec.Meta(min_length=1)]
     usage: _Usage | None = None
+    error: Any = None  # a 200 carrying an error too goes to read_chat, which refuses it (#47)
+    model: Any = None  # read as _model reads it
 
 
 _BODY = msgspec.json.Decoder(_Body)
@@ -305,6 +315,8 @@ def decode_chat(raw: bytes) -> ChatReply:
     try:
         body = _BODY.decode(raw)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return read_chat(parse_body(raw))
+    if body.error is not None:
         return read_chat(parse_body(raw))
     choice = body.choices[0]
     message = choice.message
@@ -322,10 +334,16 @@ def decode_chat(raw: bytes) -> ChatReply:
         prompt_tokens=usage.prompt_tokens or 0,
         completion_tokens=usage.completion_tokens or 0,
         cached_tokens=_cached(usage.prompt_tokens_details, usage.cached_tokens),
+        model=_model(body.model),
     )
 
 
 _NO_USAGE = _Usage()
+
+
+def _model(value: object) -> str | None:
+    """The reply's ``model`` when it is a short string (shown in a warning, escaped)."""
+    return value if isinstance(value, str) and 0 < len(value) <= 200 else None
 
 
 def _error_message(text: str) -> str:

@@ -98,6 +98,9 @@ async def run_async(
         )
     for bad in report.corrupt:
         notice(f"skipped a corrupt log line: {bad}", "yellow")
+    if len(report.corrupt) > len(report.corrupt.kept):  # every one counted, the first shown
+        more = len(report.corrupt) - len(report.corrupt.kept)
+        notice(f"skipped {more} more corrupt log lines", "yellow")
     scorer = _scorer(grid, done)
     try:  # a changed pack is refused before any endpoint is contacted (#40)
         keep_packs(grid.run.domains, out, write=False)

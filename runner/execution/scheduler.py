@@ -29,9 +29,11 @@ from protocol.episode.generate import generate
 from protocol.records import MODEL_FAILURES, CellKey, Episode, EpisodeRecord, EpisodeSpec
 from runner.arms import EpisodeContext, load_arms
 from runner.client.affinity import EPISODE, affinity_key
+from runner.client.call_stats import BreakerTripped
 from runner.client.endpoint import Endpoint
 from runner.client.limiter import EPISODE_AGE
 from runner.execution.agent import agent_calls
+from runner.execution.brief_check import BriefLost
 from runner.execution.episode import run_episode
 from runner.execution.observer import Observers
 from runner.execution.order import TaskOrder
@@ -43,7 +45,15 @@ from runner.rundir.results import RESULTS, encode_line
 from scoring.results.lines import ResultLine
 from scoring.results.stream import StreamingScorer
 
-__all__ = ["FINISHED", "Progress", "RunState", "pending_tasks", "run_grid", "streaming_scorer"]
+__all__ = [
+    "FINISHED",
+    "ModelsStopped",
+    "Progress",
+    "RunState",
+    "pending_tasks",
+    "run_grid",
+    "streaming_scorer",
+]
 
 FINISHED = ("completed", *MODEL_FAILURES)  # what a resume never reruns
 
@@ -133,10 +143,22 @@ def grid_records(
     return own
 
 
+class ModelsStopped(Exception):
+    """Models whose cells stopped (the brief lost, an endpoint's breaker) while the other
+    models' cells ran to the end (#47); the message is one line naming each and why."""
+
+    def __init__(self, stopped: dict[str, str]) -> None:
+        self.stopped = stopped
+        why = "; ".join(f"model {m!r} stopped: {e}" for m, e in stopped.items())
+        super().__init__(f"{why} (the other models' cells ran to the end; rerun to resume)")
+
+
 async def run_grid(
     state: RunState, tasks: list[Task], scorer: StreamingScorer | None = None
 ) -> None:
-    """Run ``tasks``; log each episode as it finishes; stream results."""
+    """Run ``tasks``; log each episode as it finishes; stream results. A model whose brief
+    check or endpoint breaker fails stops alone: its remaining cells are skipped (unlogged:
+    a resume runs them), the others run to the end, then :class:`ModelsStopped` (#47)."""
     grid = state.grid
     load_arms({t.cell.arm for t in tasks})  # the memory arms' libraries, before any episode
     agents = {0: agent_calls(grid, state.endpoints)}  # by trial: trial k sends seed k
@@ -168,8 +190,12 @@ async def run_grid(
         def turn_closed() -> None:
             progress.turns_done += 1
 
+        stopped: dict[str, str] = {}  # model -> why its cells stopped
+
         async def worker() -> None:
             while (task := order.pop()) is not None:
+                if task.cell.model in stopped:
+                    continue  # never started, never logged: a resume runs it
                 t0 = anyio.current_time()
                 ep = episodes.get(task.spec)
                 if ep is None:
@@ -191,10 +217,15 @@ async def run_grid(
                 age = EPISODE_AGE.set(next(started))  # the limiter serves the oldest first
                 try:
                     record = await run_episode(ctx)
+                except (BriefLost, BreakerTripped) as e:  # this model's failure, its alone
+                    stopped.setdefault(task.cell.model, str(e))
+                    continue
                 finally:
                     EPISODE_AGE.reset(age)
                     EPISODE.reset(key)
                     progress.running[slug] -= 1
+                if task.cell.model in stopped:
+                    continue  # ran past its model's stop (the brief lost): never logged
                 order.observe(task, anyio.current_time() - t0)
                 writer.write(record)
                 progress.done += 1
@@ -216,6 +247,8 @@ async def run_grid(
         async with anyio.create_task_group() as tg:
             for _ in range(min(grid.run.concurrency, len(tasks))):
                 tg.start_soon(worker)
+        if stopped:
+            raise ModelsStopped(stopped)
 
 
 def expected_seeds(grid: Grid) -> dict[CellKey, list[int]]:

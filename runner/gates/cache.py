@@ -21,7 +21,7 @@ import msgspec
 import orjson
 
 from protocol.records import CallRecord, MatcherOutcome
-from runner.files import JsonlAppender, write_atomic
+from runner.files import MAX_FILE_BYTES, JsonlAppender, lines, read_regular, write_atomic
 
 __all__ = [
     "CompileStore",
@@ -103,9 +103,10 @@ class CompileStore:
 
     text_fields = ("graph_reply", "revision_reply")
 
-    def __init__(self, directory: Path, stats: HelperStats) -> None:
+    def __init__(self, directory: Path, stats: HelperStats, root: Path | None = None) -> None:
         self.dir = directory
         self.stats = stats
+        self.root = root  # the run directory: folders below it opened without links (#47)
 
     def path(self, key_digest: str) -> Path:
         return self.dir / f"{key_digest}.json"
@@ -114,7 +115,8 @@ class CompileStore:
         """The stored payload (its ``key`` checked against the file's name), or None."""
         path = self.path(key_digest)
         try:
-            data = orjson.loads(path.read_bytes())
+            # a regular file, never through a link, bounded (#47): anything else is corrupt
+            data = orjson.loads(read_regular(path, cap=MAX_FILE_BYTES, follow=False))
             payload = data["payload"]
             if data["checksum"] != digest(payload):
                 raise ValueError("checksum mismatch")
@@ -137,7 +139,8 @@ class CompileStore:
 
     def store(self, key_digest: str, payload: Mapping[str, object]) -> None:
         data = {"checksum": digest(payload), "payload": dict(payload)}
-        write_atomic(self.path(key_digest), orjson.dumps(data, option=orjson.OPT_SORT_KEYS))
+        body = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+        write_atomic(self.path(key_digest), body, root=self.root)
 
 
 class MatchAnswer(msgspec.Struct, frozen=True):
@@ -165,9 +168,10 @@ class MatcherStore:
     the requests that made it (``calls``: their tokens are what a turn served from the cache
     still needed; lines written before ``calls`` have none)."""
 
-    def __init__(self, directory: Path, stats: HelperStats) -> None:
+    def __init__(self, directory: Path, stats: HelperStats, root: Path | None = None) -> None:
         self.dir = directory
         self.stats = stats
+        self.root = root  # the run directory: folders below it opened without links (#47)
         self.answers: dict[str, MatchAnswer] = {}
         self.calls: dict[str, tuple[CallRecord, ...]] = {}
         self.on_disk: set[str] = set()  # keys read back from disk
@@ -188,29 +192,36 @@ class MatcherStore:
         return self.answers.get(key)
 
     def _read_shard(self, path: Path, shard: str) -> None:
-        try:
-            data = path.read_bytes()
+        try:  # a regular file, never through a link, a line at a time (#47)
+            for line in lines(path):
+                self._read_row(line.text)
         except FileNotFoundError:
             return
-        for line in data.splitlines():
-            try:
-                row = orjson.loads(line)
-                if row["c"] != digest(_body(row))[:16]:
-                    raise ValueError("checksum mismatch")
-                answer = MatchAnswer(
-                    row["step"],
-                    bool(row["redo"]),
-                    bool(row["malformed"]),
-                    bool(row.get("corrected", False)),
-                    tuple(str(x) for x in row.get("replies", ())),
-                )
-                calls = msgspec.convert(row.get("calls", []), tuple[CallRecord, ...])
-            except (ValueError, KeyError, TypeError, msgspec.ValidationError):
-                self.stats.corrupt += 1
-                continue
-            self.answers[str(row["k"])] = answer
-            self.calls[str(row["k"])] = calls
-            self.on_disk.add(str(row["k"]))
+        except OSError:  # a planted link or FIFO: none of it is read
+            self.stats.corrupt += 1
+
+    def _read_row(self, line: bytes | None) -> None:
+        try:
+            if line is None:
+                raise ValueError("over the line cap")
+            row = orjson.loads(line)
+            if row["c"] != digest(_body(row))[:16]:
+                raise ValueError("checksum mismatch")
+            answer = MatchAnswer(
+                row["step"],
+                bool(row["redo"]),
+                bool(row["malformed"]),
+                bool(row.get("corrected", False)),
+                tuple(str(x) for x in row.get("replies", ())),
+            )
+            calls = msgspec.convert(row.get("calls", []), tuple[CallRecord, ...])
+            key = str(row["k"])
+        except (ValueError, KeyError, TypeError, msgspec.ValidationError):
+            self.stats.corrupt += 1
+            return
+        self.answers[key] = answer
+        self.calls[key] = calls
+        self.on_disk.add(key)
 
     def store(self, key: str, answer: MatchAnswer, calls: tuple[CallRecord, ...] = ()) -> None:
         self.answers[key] = answer
@@ -230,8 +241,11 @@ class MatcherStore:
         row["c"] = digest(_body(row))[:16]
         line = orjson.dumps(row) + b"\n"
         path = self._shard(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with JsonlAppender(path, sync=False) as f:  # a torn last line (a kill) is ended first
+        if self.root is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        with JsonlAppender(
+            path, sync=False, root=self.root
+        ) as f:  # a torn last line (a kill) is ended first
             f.write(line)
 
 

@@ -123,7 +123,7 @@ class Compiler(Helper):
         stats: HelperStats,
     ) -> None:
         super().__init__(grid, out_dir, endpoints, stats)
-        self.store = CompileStore(out_dir / "cache" / "compile", stats)
+        self.store = CompileStore(out_dir / "cache" / "compile", stats, root=out_dir)
         self._compiled: dict[str, Compiled] = {}
         self._flight: SingleFlight[tuple[Compiled, bool]] = SingleFlight()
         self._unclaimed: set[str] = set()  # made by the precompile, read by no episode yet

@@ -55,7 +55,7 @@ class Matcher(Helper):
         stats: HelperStats,
     ) -> None:
         super().__init__(grid, out_dir, endpoints, stats)
-        self.store = MatcherStore(out_dir / "cache" / "matcher", stats)
+        self.store = MatcherStore(out_dir / "cache" / "matcher", stats, root=out_dir)
         self._flight: SingleFlight[tuple[MatchAnswer, list[CallRecord]]] = SingleFlight()
 
     def key(self, model: ModelConfig, prompt: str, arm: str | None = None) -> str:

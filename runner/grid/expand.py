@@ -13,12 +13,13 @@ import difflib
 import importlib.util
 import os
 import tomllib
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 
-from protocol.arms.table import arm_names, arm_spec, memory_arms
+from protocol.arms.table import ARMS, arm_names, arm_spec, memory_arms
 from protocol.config import Config, Schedule, scripted_served_by
 from protocol.domains.known import POOLS
 from protocol.domains.packs import PackError
@@ -31,8 +32,10 @@ from protocol.episode.versions import (
     check_spec,
 )
 from protocol.knobs import generator_problems, knob_problems
+from protocol.nesting import toml_loads
 from protocol.records import CellKey, EpisodeSpec, Knobs, trial_slug
 from runner.files import read_regular
+from runner.grid.ceilings import value_problems
 from runner.grid.doses import dose_collisions
 from runner.grid.errors import validation_problem
 from runner.grid.extras import missing
@@ -48,7 +51,7 @@ from runner.grid.schema import (
     RunConfig,
     url_problem,
 )
-from runner.grid.seeds import parse_seeds
+from runner.grid.seeds import count_seeds, parse_seeds
 from runner.plugins import load_plugins
 
 __all__ = [
@@ -170,6 +173,13 @@ def expand(grid: Grid) -> Iterator[Task]:
                     yield Task(cell=cell, spec=spec, trial=trial)
 
 
+# OURS (#47): shipped grids are under 5 KB; TOML parsing is pure Python (a 64 MiB grid took
+# minutes and gigabytes), so a grid file is refused past 1 MiB
+MAX_GRID_BYTES = 1 << 20
+# OURS (#47): a run lists its tasks in memory (2M tasks took 1 GB); the largest shipped grid
+# runs 10,240 episodes
+MAX_EPISODES = 250_000
+MAX_LISTED = 1_000  # OURS: arms and variants, models, endpoints of one grid (the paper: 12 arms)
 MAX_TRIALS = 1_000  # OURS: trials per seed (a hostile grid's count is bounded; docs/trials.md)
 
 
@@ -221,7 +231,7 @@ def _seeds_as_text(data: GridData) -> GridData:
 
 def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
     try:
-        data = tomllib.loads(read_regular(path).decode("utf-8"))  # a regular file, bounded
+        data = toml_loads(read_regular(path, cap=MAX_GRID_BYTES).decode("utf-8"))
     except OSError as e:
         raise GridError(f"cannot read grid {path}: {e.strerror or e}") from None
     except UnicodeDecodeError:
@@ -231,12 +241,27 @@ def load_grid(path: Path, *, need_keys: bool = True) -> Grid:
     return parse_grid(data, source=str(path), need_keys=need_keys, base=path.parent)
 
 
+def _listed_twice(kind: str, names: list[str]) -> list[str]:
+    """One line per name listed more than once (linear in the list)."""
+    return [
+        f"{kind} {n!r} is listed {'twice' if k == 2 else f'{k} times'}"
+        for n, k in Counter(names).items()
+        if k > 1
+    ]
+
+
 def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> None:
     """Every problem a grid can have before a request is sent; raises one GridError
     (``need_keys=False``: an unset API-key variable is not one; :func:`missing_keys`)."""
     load_plugins()  # arms another package adds (entry points); ladder prints what it refused
     problems: list[str] = []
     run = grid.run
+    listed = {"arms and variants": len(run.arms) + len(run.variants), "models": len(grid.models),
+              "endpoints": len(grid.endpoints)}  # fmt: skip
+    for what, n in listed.items():  # before any check that is linear in them times another
+        if n > MAX_LISTED:
+            raise GridError(f"{source}: {n:,} {what}; a grid may list at most {MAX_LISTED:,}")
+    problems += value_problems(grid)  # numbers under their ceilings, no controls (#47)
     try:
         if not grid.seeds():
             problems.append("the seed range is empty")
@@ -248,8 +273,12 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
         if not 0.0 <= d <= 1.0:
             problems.append(f"density must be in [0, 1] (got {d})")
     arms = arm_names()
-    for a in [*run.arms, *(v.arm for v in run.variants)]:
-        if arm_spec(a) is None:
+    problems += _listed_twice("arm", run.arms)  # one log line each: a cell would run twice
+    for a in dict.fromkeys([*run.arms, *(v.arm for v in run.variants)]):
+        spec = arm_spec(a)
+        if spec is None and a in ARMS.broken():  # a broken plugin the grid names (#47)
+            problems.append(ARMS.broken()[a])
+        elif spec is None:
             hint = difflib.get_close_matches(a, arms, n=1)
             problems.append(
                 f"unknown arm {a!r}"
@@ -274,8 +303,7 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
     if not grid.models:
         problems.append("no [[models]]: name at least one model")
     names = [m.name for m in grid.models]
-    for n in {n for n in names if names.count(n) > 1}:
-        problems.append(f"model {n!r} is listed twice")
+    problems += _listed_twice("model", names)
     known = {e.name for e in grid.endpoints} | {EMBEDDED}
     for m in grid.models:
         if m.endpoint not in known:
@@ -304,12 +332,25 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
         if ep.start_in_flight is not None and ep.start_in_flight < 1:
             problems.append(f"endpoint {ep.name!r}: start_in_flight must be at least 1")
     if not problems:
-        problems += slug_collisions(grid)
+        problems += slug_collisions(grid) + _episode_problems(grid)
+    if not problems:  # every episode of the grid is generated: after its size check
         problems += dose_collisions(grid.cells(), grid.seeds(), run.generator)
     if need_keys:
         problems += missing_keys(grid)
     if problems:  # one line per problem, said once however many variants share it
         raise GridError("\n".join(f"{source}: {p}" for p in dict.fromkeys(problems)))
+
+
+def _episode_problems(grid: Grid) -> list[str]:
+    """A grid's episodes (cells x seeds x trials), counted before any is listed, at most
+    :data:`MAX_EPISODES`: a run lists its tasks in memory (#47)."""
+    n = sum(1 for _ in grid.cells()) * count_seeds(grid.run.seeds) * grid.run.trials
+    if n <= MAX_EPISODES:
+        return []
+    return [
+        f"{n:,} episodes (cells x seeds x trials); a grid may run at most {MAX_EPISODES:,}: "
+        "split it into grids over seed ranges, each with its own --out"
+    ]
 
 
 def slug_collisions(grid: Grid) -> list[str]:

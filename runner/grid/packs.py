@@ -28,6 +28,11 @@ __all__ = [
 _TEXTS: dict[str, str] = {}  # a registered file pack's name -> the text it was read from
 
 
+# OURS (#47): the built-in packs are some 30 KB; TOML parsing is pure Python, so a pack of
+# 64 MiB would take minutes and gigabytes: 1 MiB is 30 times the largest real one
+MAX_PACK_BYTES = 1 << 20
+
+
 def is_pack_file(entry: str) -> bool:
     """A domain entry that names a file (``./my_domain.toml``), not a domain."""
     return entry.endswith(".toml") or "/" in entry or "\\" in entry
@@ -37,7 +42,7 @@ def read_pack(path: Path, *, meaning: bool = True) -> tuple[DomainPool, str]:
     """The checked pool of the pack file ``path`` and its text; :class:`PackError` (one line
     per problem) when it cannot be read or fails a check (``meaning``: :func:`parse_pack`)."""
     try:
-        text = read_regular(path).decode("utf-8")  # a regular file, bounded
+        text = read_regular(path, cap=MAX_PACK_BYTES).decode("utf-8")  # regular, bounded
     except OSError as e:
         raise PackError([f"cannot read domain pack {path}: {e.strerror or e}"]) from None
     except UnicodeDecodeError:

@@ -15,8 +15,13 @@ import msgspec
 from protocol.domains.known import POOLS
 from protocol.episode.paraphrases import check_paraphrases
 from protocol.episode.versions import Paraphrases
+from protocol.nesting import json_loads
+from runner.files import MAX_FILE_BYTES, read_regular
 
-__all__ = ["ParaphraseCacheError", "load_paraphrases"]
+__all__ = ["MAX_CACHE_BYTES", "ParaphraseCacheError", "load_paraphrases", "read_paraphrase_file"]
+
+# 3 rewrites of every wording of a domain are some 100 KiB; 64 MiB is far above any cache
+MAX_CACHE_BYTES = MAX_FILE_BYTES
 
 _MAX_LISTED = 20
 
@@ -25,9 +30,12 @@ class ParaphraseCacheError(ValueError):
     """A cache that cannot be used; the message is one line per problem."""
 
 
-def load_paraphrases(path: Path, domains: Iterable[str], generator: int) -> Paraphrases:
+def read_paraphrase_file(path: Path) -> object:
+    """The decoded JSON of the cache file ``path``: a regular file (a FIFO or a device is
+    refused, never blocked on), at most :data:`MAX_CACHE_BYTES`, nested at most
+    :data:`protocol.nesting.MAX_NESTING` deep; :class:`ParaphraseCacheError` otherwise."""
     try:
-        data = msgspec.json.decode(path.read_bytes())
+        return json_loads(read_regular(path, cap=MAX_CACHE_BYTES))
     except FileNotFoundError:
         raise ParaphraseCacheError(
             f"cannot read paraphrase cache {path}: no such file "
@@ -36,6 +44,10 @@ def load_paraphrases(path: Path, domains: Iterable[str], generator: int) -> Para
         ) from None
     except (OSError, msgspec.DecodeError) as e:
         raise ParaphraseCacheError(f"cannot read paraphrase cache {path}: {e}") from None
+
+
+def load_paraphrases(path: Path, domains: Iterable[str], generator: int) -> Paraphrases:
+    data = read_paraphrase_file(path)
     if not isinstance(data, dict):
         raise ParaphraseCacheError(f"{path}: the cache must be a JSON object")
     if generator >= 3:

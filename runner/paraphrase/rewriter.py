@@ -23,7 +23,6 @@ and only the missing ones are requested.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from protocol import strings
 from protocol.episode.paraphrases import REWRITES, RewriteSource, rewrite_problems
 from protocol.records import CallRecord
 from runner.client.endpoint import CallFailed, Endpoint
+from runner.files import read_regular, write_atomic
 from runner.grid.schema import ChatKwargs, Decoding, ModelConfig
 
 __all__ = [
@@ -95,20 +95,20 @@ def clean_reply(content: str) -> str:
 def load_cache(path: Path) -> Cache:
     """The cache at *path* as far as it goes ({} when absent); raises ValueError when the
     file is not a cache."""
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return {}
-    try:
-        data = msgspec.json.decode(path.read_bytes(), type=Cache)
+    try:  # a regular file, never through a link, bounded (#47)
+        data = msgspec.json.decode(read_regular(path, follow=False), type=Cache)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError) as e:
         raise ValueError(f"cannot resume from {path}: {e}") from None
     return data
 
 
 def save_cache(path: Path, cache: Cache) -> None:
-    """Write *cache* to *path* atomically (a temporary file renamed over it)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(cache)))
-    os.replace(tmp, path)
+    """Write *cache* to *path* atomically (:func:`runner.files.write_atomic`: a fresh
+    temporary name created exclusively, renamed over it; a planted link is replaced, never
+    written through)."""
+    write_atomic(path, msgspec.json.format(msgspec.json.encode(cache)))
 
 
 def _where(s: RewriteSource, r: int) -> str:

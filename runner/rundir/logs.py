@@ -17,12 +17,14 @@ them, and the reader keeps the last record of each (cell, seed, trial).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import overload
 
 import msgspec
 
+from protocol.nesting import json_loads
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord, log_key
 from runner.files import MAX_LINE_BYTES, JsonlAppender, lines, open_regular
 from runner.rundir.served import label_record, served_for_log
@@ -35,6 +37,7 @@ __all__ = [
     "UnreadableRecord",
     "checked_record",
     "decode_record",
+    "iter_log",
     "log_files",
     "read_log_file",
     "read_logs",
@@ -53,7 +56,7 @@ def decode_record(line: bytes) -> EpisodeRecord:
     try:
         return _decoder.decode(line)
     except msgspec.ValidationError:
-        data = msgspec.json.decode(line)
+        data = json_loads(line)  # a nesting cap: one corrupt line, no RecursionError
         if not isinstance(data, dict) or data.get("schema_version", 1) != 1:
             raise
         info = data.get("compile")
@@ -77,6 +80,7 @@ class LogWriter:
 
     def __init__(self, run_dir: Path) -> None:
         self.dir = run_dir / LOGS
+        self.root = run_dir  # each file opened folder by folder from here, no link followed
         self.dir.mkdir(parents=True, exist_ok=True)
         self._files: dict[str, JsonlAppender] = {}
         self._buf = bytearray()
@@ -85,7 +89,7 @@ class LogWriter:
         slug = cell.slug()
         out = self._files.get(slug)
         if out is None:
-            out = self._files[slug] = JsonlAppender(self.dir / f"{slug}.jsonl")
+            out = self._files[slug] = JsonlAppender(self.dir / f"{slug}.jsonl", root=self.root)
         return out
 
     def write(self, record: EpisodeRecord) -> None:
@@ -134,14 +138,68 @@ class LogWriter:
         self.close()
 
 
+MAX_KEPT_PROBLEMS = 100  # OURS (#47): lines kept of a kind; every one is counted
+
+
+class Problems:
+    """Lines about bad log lines (corrupt, truncated): every one counted (``len``), the
+    first :data:`MAX_KEPT_PROBLEMS` kept (iteration, slices). Memory stays flat however many
+    bad lines a hostile log holds (3M tiny corrupt lines held 3M messages before, #47)."""
+
+    def __init__(self, items: Iterable[str] = ()) -> None:
+        self.kept: list[str] = []
+        self.count = 0
+        self.extend(items)
+
+    def append(self, item: str) -> None:
+        self.count += 1
+        if len(self.kept) < MAX_KEPT_PROBLEMS:
+            self.kept.append(item)
+
+    def extend(self, items: Iterable[str]) -> None:
+        if isinstance(items, Problems):
+            self.kept += items.kept[: MAX_KEPT_PROBLEMS - len(self.kept)]
+            self.count += items.count
+            return
+        for item in items:
+            self.append(item)
+
+    def __iadd__(self, items: Iterable[str]) -> Problems:
+        self.extend(items)
+        return self
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.kept)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        return self.kept[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Problems):
+            return (self.kept, self.count) == (other.kept, other.count)
+        return isinstance(other, list) and len(other) == self.count and self.kept == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Problems({self.kept!r}, count={self.count})"
+
+
 @dataclass
 class LogReport:
     """What reading a log directory found besides the records."""
 
     files: int = 0
     records: int = 0
-    corrupt: list[str] = field(default_factory=list)  # "file:line: reason"
-    truncated: list[str] = field(default_factory=list)  # a last line without its newline
+    corrupt: Problems = field(default_factory=Problems)  # "file:line: reason"
+    truncated: Problems = field(default_factory=Problems)  # a last line without its newline
     duplicates: int = 0  # earlier records of a (cell, seed) superseded by a later one
     foreign: list[str] = field(default_factory=list)  # records of another grid, excluded
 
@@ -231,21 +289,34 @@ def scan_log(path: Path, start: int = 0) -> tuple[list[LogLine], int]:
     its newline (an episode being written, or a kill) is left for the next scan."""
     out: list[LogLine] = []
     end = start
+    for line, after in iter_log(path, start):
+        end = after
+        if line is not None:
+            out.append(line)
+    return out, end
+
+
+def iter_log(path: Path, start: int = 0) -> Iterator[tuple[LogLine | None, int]]:
+    """:func:`scan_log` a line at a time (#47: memory flat however many lines): each
+    complete line (None for a blank one) with the offset after it."""
     served = served_for_log(path)
     for offset, line, complete, size in lines(path, start):
         if not complete:
-            break
-        end = offset + size
+            return
         where = f"{path.name}@{offset}"
         if line is None:
-            out.append(LogLine(offset, 0, None, f"{where}: line over {MAX_LINE_BYTES} bytes"))
-        elif line.strip():
+            found = LogLine(offset, 0, None, f"{where}: line over {MAX_LINE_BYTES} bytes")
+        elif not line.strip():
+            yield None, offset + size
+            continue
+        else:
             try:
-                rec = label_record(checked_record(line, where), served)
-                out.append(LogLine(offset, len(line), rec))
+                found = LogLine(
+                    offset, len(line), label_record(checked_record(line, where), served)
+                )
             except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                out.append(LogLine(offset, len(line), None, f"{where}: {e}"))
-    return out, end
+                found = LogLine(offset, len(line), None, f"{where}: {e}")
+        yield found, offset + size
 
 
 def read_record(path: Path, offset: int, length: int) -> EpisodeRecord:

@@ -33,6 +33,7 @@ from protocol.records import SCHEMA_VERSION
 from runner.files import planted_entries, read_regular, write_atomic
 from runner.grid.change import GridChange, compare_grids, episodes_part
 from runner.grid.expand import Grid
+from runner.rundir.errors import RunDirError
 
 __all__ = [
     "MANIFEST",
@@ -48,15 +49,75 @@ MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 16 << 20  # a manifest is a grid and its history: far below this
 
 
+class _Model(msgspec.Struct):
+    name: str
+    served: str | None = None
+
+
+class _Run(msgspec.Struct):
+    seeds: str | int = "?"
+    arms: list[str] = []
+    domains: list[str] = []
+    briefs: list[str] = []
+    graphs: list[dict[str, Any]] | None = None
+    steps: list[int] = []
+    density: list[float] = []
+
+
+class _Grid(msgspec.Struct):
+    run: _Run | None = None
+    models: list[_Model] = []
+    decoding: dict[str, Any] | None = None
+    endpoints: list[dict[str, Any]] = []
+
+
+class _Entry(msgspec.Struct):
+    time: float | None = None
+    overrides: dict[str, Any] | None = None
+    grid_change: list[str] = []
+
+
+class _Shape(msgspec.Struct):
+    """The fields of a manifest that its readers use, with their types (#47): a manifest of
+    valid JSON with a wrong type is one line naming the field, never a traceback."""
+
+    schema_version: int = 1
+    grid_digest: str | None = None
+    generator_version: int = 1
+    grid: _Grid | None = None
+    versions: dict[str, str | None] = {}
+    started: float | None = None
+    resumed: list[float] = []
+    history: list[_Entry] = []
+
+
+def manifest_problem(data: object, path: Path) -> str | None:
+    """One line naming the first field of ``data`` (a decoded manifest) whose type is wrong,
+    or None."""
+    if not isinstance(data, dict):
+        return f"{path}: not a JSON object"
+    try:
+        msgspec.convert(data, _Shape)
+    except msgspec.ValidationError as e:  # "Expected `str`, got `array` - at `$.grid...`"
+        return f"{path}: {e}"
+    return None
+
+
 def read_manifest(run_dir: Path) -> dict[str, Any]:
     """``run_dir/manifest.json`` as builtins for the readers of a run (the report's details,
     the viewer's header, old records' labels); {} when there is none, or it is a link or
-    another planted entry, over :data:`MAX_MANIFEST_BYTES`, or not a JSON object."""
+    another planted entry, over :data:`MAX_MANIFEST_BYTES`, or not a JSON object. A field of
+    a wrong type is :class:`RunDirError` naming it (one line)."""
+    path = run_dir / MANIFEST
     try:
-        data = orjson.loads(read_regular(run_dir / MANIFEST, cap=MAX_MANIFEST_BYTES, follow=False))
+        data = orjson.loads(read_regular(path, cap=MAX_MANIFEST_BYTES, follow=False))
     except (OSError, ValueError):  # orjson.JSONDecodeError is a ValueError
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    if (problem := manifest_problem(data, path)) is not None:
+        raise RunDirError(problem)
+    return data
 
 
 class ManifestError(ValueError):
@@ -166,10 +227,10 @@ def write_or_check_manifest(
     if path.exists() or path.is_symlink():
         try:  # a regular file only: a planted link or FIFO is refused in one line
             old: dict[str, Any] = orjson.loads(read_regular(path, follow=False))
-            if not isinstance(old, dict):
-                raise ValueError("not a JSON object")
         except (OSError, ValueError) as e:  # orjson.JSONDecodeError is a ValueError
             raise ManifestError(f"{path} is unreadable ({e}); move it away to start over") from None
+        if (problem := manifest_problem(old, path)) is not None:  # a wrong type (#47)
+            raise ManifestError(f"{problem}; move it away to start over")
         ran = old.get("generator_version", 1)  # manifests before versions: generator 1
         if ran != grid.run.generator and not allow_change:
             raise ManifestError(

@@ -22,14 +22,22 @@ that cannot be written keeps the index in memory only.
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 import msgspec
 
 from protocol.episode.versions import SpecError
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
-from runner.files import write_atomic
-from runner.rundir.logs import LogReport, log_files, read_record, scan_log
+from runner.files import MAX_LINE_BYTES, NotRegularFile, open_regular, read_regular, write_atomic
+from runner.rundir.logs import (
+    MAX_KEPT_PROBLEMS,
+    LogReport,
+    Problems,
+    iter_log,
+    log_files,
+    read_record,
+)
 from scoring.analyses.cost import CostRow, cost_rows
 from scoring.replay.episode import EpisodeScore, score_episode
 from scoring.replay.ground_truth import EpisodeCache
@@ -42,9 +50,10 @@ from scoring.view.models import RowView
 __all__ = ["INDEX_FILE", "INDEX_VERSION", "Entry", "FileIndex", "RunIndex"]
 
 INDEX_FILE = "view-index.msgpack"
-INDEX_VERSION = 6  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity;
+INDEX_VERSION = 7  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity;
 # 5: records of old scripted runs labelled from the manifest, entries by (seed, trial) (#40);
-# 6: a row names its trial
+# 6: a row names its trial; 7: corrupt lines counted, the first 100 kept (#47)
+MAX_INDEX_BYTES = MAX_LINE_BYTES  # a cached index over this is ignored and rebuilt (#47)
 _HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
 
 
@@ -66,7 +75,8 @@ class FileIndex(msgspec.Struct, kw_only=True):
     entries: dict[str, Entry] = {}
     records: int = 0
     duplicates: int = 0
-    corrupt: list[str] = []
+    corrupt: list[str] = []  # the first MAX_KEPT_PROBLEMS (#47)
+    corrupt_count: int = 0  # every corrupt line
 
 
 class _Cache(msgspec.Struct, kw_only=True):
@@ -76,9 +86,14 @@ class _Cache(msgspec.Struct, kw_only=True):
     overview: list[ResultLine] | None = None
 
 
-def _head(path: Path) -> bytes:
-    with path.open("rb") as f:
-        return f.read(_HEAD)
+def _size_and_head(path: Path) -> tuple[int, bytes]:
+    """A log's size and first bytes, read from a regular file only: a planted FIFO, link or
+    device is :class:`NotRegularFile` (refused naming it, never blocked on; #47)."""
+    fd = open_regular(path)
+    try:
+        return os.fstat(fd).st_size, os.pread(fd, _HEAD, 0)
+    finally:
+        os.close(fd)
 
 
 def _gate(record: EpisodeRecord) -> GateActivity | None:
@@ -105,7 +120,9 @@ class RunIndex:
     # --- the cache file ---------------------------------------------------------------
     def _load(self) -> dict[str, FileIndex]:
         try:
-            cache = msgspec.msgpack.decode(self.path.read_bytes(), type=_Cache)
+            # a regular file, never through a link, bounded (#47); anything else: rebuilt
+            data = read_regular(self.path, cap=MAX_INDEX_BYTES, follow=False)
+            cache = msgspec.msgpack.decode(data, type=_Cache)
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
             return {}
         if cache.version != INDEX_VERSION or cache.schema != SCHEMA_VERSION:
@@ -134,17 +151,21 @@ class RunIndex:
         return score_episode(record, episode, detail=False)
 
     def _index_file(self, path: Path, old: FileIndex | None) -> FileIndex:
-        size = path.stat().st_size
-        head = _head(path)
+        size, head = _size_and_head(path)
         if old is None or size < old.indexed_to or head[: len(old.head)] != old.head:
             old = FileIndex()  # new, shrunk or replaced: index from the start
         elif size == old.indexed_to:
             return old
         fi = old
-        lines, end = scan_log(path, fi.indexed_to)
-        for line in lines:
+        end = fi.indexed_to
+        for line, after in iter_log(path, fi.indexed_to):  # a line at a time (#47)
+            end = after
+            if line is None:
+                continue
             if line.record is None:
-                fi.corrupt.append(line.error or f"{path.name}@{line.offset}")
+                fi.corrupt_count += 1
+                if len(fi.corrupt) < MAX_KEPT_PROBLEMS:
+                    fi.corrupt.append(line.error or f"{path.name}@{line.offset}")
                 continue
             rec = line.record
             score = self._score(rec)
@@ -182,6 +203,8 @@ class RunIndex:
                 before = (old.indexed_to, old.records) if old else None
                 try:
                     files[name] = self._index_file(path, old)
+                except NotRegularFile:
+                    raise  # a planted link or FIFO: refused naming it, as `score` does
                 except OSError:
                     continue  # removed or unreadable since listed
                 changed |= before != (files[name].indexed_to, files[name].records)
@@ -254,5 +277,6 @@ class RunIndex:
         for fi in self.files.values():
             rep.records += fi.records
             rep.duplicates += fi.duplicates
-            rep.corrupt.extend(fi.corrupt)
+            rep.corrupt.extend(Problems(fi.corrupt))
+            rep.corrupt.count += fi.corrupt_count - len(fi.corrupt)
         return rep

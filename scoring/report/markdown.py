@@ -41,7 +41,7 @@ from scoring.report.tables import (
     pass_k_rows,
 )
 from scoring.results.lines import CellLine, ResultLine
-from scoring.util import markdown_table, plural
+from scoring.util import markdown_table, md_text, plural
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -74,13 +74,13 @@ def synthetic_warning(keys: Iterable[CellKey]) -> list[str]:
         return []
     out = [""]
     if names:
-        shown = ", ".join(f"`{n}`" for n in names)
+        shown = ", ".join(f"`{n.replace('`', chr(39))}`" for n in names)
         out.append(
             f"> SYNTHETIC: cells of {shown} come from the scripted synthetic agent, a test "
             "instrument of this tool; they are no claim about any model."
         )
     if scripted:
-        shown = ", ".join(f"`{n}`" for n in scripted)
+        shown = ", ".join(f"`{n.replace('`', chr(39))}`" for n in scripted)
         out.append(
             f"> SCRIPTED: cells of {shown} come from a scripted rule-based policy of this "
             "tool (an oracle such as the perfect or always-book agent); they are no claim "
@@ -290,7 +290,7 @@ def markdown_report(
     labels = Labels.of(lines)  # tables name configurations by number (#40)
     if labels.numbers:
         out += ["", "## Configurations", ""]
-        out += [f"{i}. {c}" for c, i in labels.numbers.items()]
+        out += [f"{i}. {md_text(c)}" for c, i in labels.numbers.items()]
     for scoring, name in (("strict", "primary scoring"), ("decline_aware", "decline-aware")):
         out += [
             "",

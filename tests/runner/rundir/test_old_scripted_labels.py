@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ladder.app import app
+from runner.rundir.errors import RunDirError
 from runner.rundir.logs import read_logs
 from runner.rundir.records import load_records
 from runner.rundir.served import label_record, manifest_served
@@ -118,6 +119,10 @@ def test_a_missing_or_planted_manifest_labels_nothing(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_bytes(b"[1, 2")  # not JSON
     assert manifest_served(tmp_path) == {}
     real = {"grid": {"models": [{"name": "qwen3-235b", "served": "Qwen/Qwen3-235B"}, 7]}}
+    (tmp_path / "manifest.json").write_bytes(orjson.dumps(real))
+    with pytest.raises(RunDirError, match=r"\$\.grid\.models\[1\]"):  # a wrong type (#47)
+        manifest_served(tmp_path)
+    real["grid"]["models"].pop()
     (tmp_path / "manifest.json").write_bytes(orjson.dumps(real))
     assert manifest_served(tmp_path) == {}  # a real served name is no scripted label
     # a served name changed by --allow-grid-change: which served an old record is unknown
