@@ -11,6 +11,9 @@
   at the effective size ``n / deff``, the design effect ``deff`` (at least 1) the ratio of the
   cluster-robust variance of the ratio estimator to the binomial variance (Kish 1965; the
   effective-size Wilson interval of Korn and Graubard 1998).
+
+Every interval holds its point estimate ``k / n`` (:func:`containing`): floating-point
+rounding of the closed forms may not move a bound past it.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ def preload_stats() -> None:
     import scipy.stats  # noqa: F401
 
 
-__all__ = ["clustered_wilson", "holm", "mcnemar_exact", "preload_stats", "wilson"]
+__all__ = ["clustered_wilson", "containing", "holm", "mcnemar_exact", "preload_stats", "wilson"]
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -43,7 +46,7 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     if n == 0:
         return (0.0, 1.0)
     ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return (float(ci.low), float(ci.high))
+    return containing(k / n, max(0.0, float(ci.low)), min(1.0, float(ci.high)))
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -88,4 +91,11 @@ def clustered_wilson(
     denom = 1 + z * z / n_eff
     centre = (p + z * z / (2 * n_eff)) / denom
     half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    return containing(p, max(0.0, centre - half), min(1.0, centre + half))
+
+
+def containing(p: float, low: float, high: float) -> tuple[float, float]:
+    """``(low, high)`` widened to hold the point estimate ``p``: the closed-form bounds round
+    (a 48/48 cell's upper bound came out 0.9999999999999999, below its rate of 1.0, and the
+    report's error bars refused a negative length)."""
+    return (min(low, p), max(high, p))
