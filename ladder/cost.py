@@ -64,7 +64,7 @@ def cost(
     except OSError as e:
         raise UsageError(f"cannot read {logdir}: {e.strerror or e}") from None
     keep = cell_filter(arm, model, cell)
-    rows = cost_rows(keep.records(records.values()))
+    rows = cost_rows(keep.chosen(records.values()))
     if not rows:
         raise UsageError(f"no completed episode under {logdir}")
     run_dir = logdir.parent if logdir.name == "logs" else logdir

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from ladder.domain import load_packs_of
 from ladder.errors import UsageError
+from protocol.config import model_label
 from protocol.records import Booking
 from protocol.state.machine import CHANNELS
 from protocol.visible import visible
@@ -170,6 +171,10 @@ def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
             f"  wall {r.wall_s:.2f} s  termination {visible(view.termination)}",
         ),
     ]
+    synthetic = "  SYNTHETIC: the scripted synthetic agent, no claim about any model"
+    out.append(Text(visible(f"   model {model_label(view.cell)}", newlines=False)))
+    if view.synthetic:
+        out[-1].append(synthetic, style="yellow")
     if view.mismatches:
         mismatches = visible("; ".join(view.mismatches), newlines=False)
         out.append(Text("   log and episode differ: " + mismatches, "yellow"))

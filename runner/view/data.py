@@ -8,6 +8,7 @@ from pathlib import Path
 
 import msgspec
 
+from protocol.config import is_synthetic, model_label
 from protocol.episode.versions import SpecError
 from protocol.records import Episode, EpisodeRecord
 from runner.rundir.manifest import read_manifest
@@ -76,7 +77,14 @@ class RunView:
             return None
         rows = [e.row for e in self.index.entries(slug)]
         kept = filter_rows(rows, failed=failed, channel=channel, seed=seed, trial=trial)
-        return EpisodesView(slug=slug, arm=key.arm, total=len(rows), episodes=kept)
+        return EpisodesView(
+            slug=slug,
+            arm=key.arm,
+            total=len(rows),
+            episodes=kept,
+            label=model_label(key),
+            synthetic=is_synthetic(key),
+        )
 
     def _episode(self, record: EpisodeRecord) -> Episode | None:
         try:

@@ -15,8 +15,11 @@ no display; PNG output goes through the Agg canvas); the caller writes them
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from protocol.arms.table import arm_rank
 from protocol.config import CellKey, config_label, is_synthetic, model_label
@@ -51,6 +54,7 @@ __all__ = [
     "figure_success",
     "markdown_report",
     "numbered_sections",
+    "synthetic_banner",
     "synthetic_warning",
 ]
 
@@ -65,7 +69,7 @@ def _figure(width: float, height: float) -> Figure:
 def synthetic_warning(keys: Iterable[CellKey]) -> list[str]:
     """The report's SYNTHETIC block (a blank line first) when any cell's agent is the
     scripted synthetic agent, naming the models as the tables label them; else nothing."""
-    names = sorted({model_label(k) for k in keys if is_synthetic(k)})
+    names = sorted({model_label(k) for k in keys if _synthetic(k)})
     if not names:
         return []
     shown = ", ".join(f"`{n}`" for n in names)
@@ -74,6 +78,21 @@ def synthetic_warning(keys: Iterable[CellKey]) -> list[str]:
         f"> SYNTHETIC: cells of {shown} come from the scripted synthetic agent, a test "
         "instrument of this tool; they are no claim about any model.",
     ]
+
+
+def _synthetic(key: CellKey) -> bool:
+    """Whether the cell's agent is the synthetic one, its model also read without the run
+    that ``ladder score A B`` puts first (``runs/a: scripted/synthetic``)."""
+    plain = key.model.rsplit(": ", 1)[-1]
+    return is_synthetic(key) or is_synthetic(msgspec.structs.replace(key, model=plain))
+
+
+def synthetic_banner(keys: Iterable[CellKey], width: int = 80) -> list[str]:
+    """The SYNTHETIC warning as plain text lines within ``width`` columns, for the terminal
+    outputs that name a cell (``score``, ``compare``, ``show``); nothing without a synthetic
+    cell."""
+    text = " ".join(synthetic_warning(keys)).strip().removeprefix("> ").replace("`", "")
+    return textwrap.wrap(text, width, subsequent_indent="  ") if text else []
 
 
 def _numbered(header: Sequence[str]) -> tuple[str, ...]:

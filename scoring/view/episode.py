@@ -24,6 +24,7 @@ import msgspec
 
 from protocol.arms.askback import Principal, render_escalation
 from protocol.arms.render import render_tool_failure
+from protocol.config import model_label
 from protocol.records import (
     CellKey,
     CorruptionEvent,
@@ -366,6 +367,7 @@ def episode_view(
         turns=turn_views(record, score),
         compile=compile_view(record, episode),
         corruptions=list(record.corruptions),
+        label=model_label(record.cell),
     )
 
 

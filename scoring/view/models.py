@@ -94,6 +94,8 @@ class EpisodesView(_View, frozen=True, kw_only=True):
     arm: str
     total: int
     episodes: list[RowView]
+    label: str = ""  # the model as every table shows it (protocol.config.model_label, #49)
+    synthetic: bool = False
 
 
 class ErrorView(_View, frozen=True, kw_only=True):
@@ -214,6 +216,7 @@ class EpisodeView(_View, frozen=True, kw_only=True):
     compile: CompileView | None
     corruptions: list[CorruptionEvent]
     pairs: list[PairView] = []  # the other cells of the configuration that ran the seed
+    label: str = ""  # the model as every table shows it (protocol.config.model_label, #49)
 
 
 class CompareRow(_View, frozen=True, kw_only=True):

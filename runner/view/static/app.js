@@ -175,7 +175,8 @@ async function showCell(slug, params) {
     h("td.num", {}, kfmt(e.tokens.agent)), h("td.num", {}, kfmt(e.tokens.helper)),
     h("td.num", {}, num(e.wall_s, 2)), h("td", {}, e.termination)));
   fill(
-    h("h1", {}, `Episodes of ${data.arm}`), h("p.muted", {}, slug),
+    h("h1", {}, `Episodes of ${data.arm}`), h("p.muted", {}, `${data.label} · ${slug}`),
+    data.synthetic ? h("p.warn", {}, "SYNTHETIC: the scripted synthetic agent, a test instrument; no claim about any model.") : null,
     h("div.filters", {}, h("label", {}, failed, "failed only under"), scoring,
       h("label", {}, "channel", channel), h("label", {}, "seed", seed),
       h("span#count.muted", {}, `${data.episodes.length} of ${data.total} episodes`)),
@@ -330,7 +331,7 @@ async function showEpisode(slug, seed, turn, trial) {
     }
   }});
   fill(
-    h("h1", {}, `${r.arm} · ${unitText(seed, trial)}`), h("p.muted", {}, `${e.slug}${e.synthetic ? " · synthetic agent" : ""}`),
+    h("h1", {}, `${r.arm} · ${unitText(seed, trial)}`), h("p.muted", {}, `${e.label} · ${e.slug}${e.synthetic ? " · SYNTHETIC agent" : ""}`),
     h("div#header.summary", {},
       h("div", {}, h("b", {}, "strict"), outcome(r.strict)),
       h("div", {}, h("b", {}, "decline-aware"), outcome(r.decline_aware)),
