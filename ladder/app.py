@@ -32,7 +32,7 @@ from ladder import (
     view,
 )
 from ladder.domain import domain_app
-from ladder.errors import USAGE_EXIT, UsageError
+from ladder.errors import USAGE_EXIT, UsageError, error_text
 from runner.plugins import load_plugins
 from runner.rundir.records import RunDirError
 from serve.cli import serve_app
@@ -68,7 +68,7 @@ class OneLineErrors(TyperGroup):
         try:
             rv = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except UsageError as e:
-            typer.echo(f"error: {e.message}", err=True)
+            typer.echo(error_text(e.message), err=True)
             sys.exit(USAGE_EXIT)
         except RunDirError as e:  # a library call's one-line refusal (runner.rundir.records)
             typer.echo(f"error: {e}", err=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-__all__ = ["USAGE_EXIT", "UsageError", "leaf"]
+__all__ = ["USAGE_EXIT", "UsageError", "error_text", "leaf"]
 
 USAGE_EXIT = 2
 
@@ -16,6 +16,12 @@ class UsageError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+def error_text(message: str) -> str:
+    """``error: message``; a message of several lines (the grid-change refusal) gets the
+    prefix on each, so every line of stderr says what it is (#49)."""
+    return "\n".join(f"error: {line}" for line in message.splitlines() or [""])
 
 
 def leaf(e: BaseException) -> BaseException:

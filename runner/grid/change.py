@@ -37,6 +37,8 @@ def identity(grid_data: GridData) -> GridData:
     run = data.get("run", {})
     for k in _RUN_FREE:
         run.pop(k, None)
+    if not run.get("graphs") and "steps" in run and "density" in run:  # one form (#49)
+        run["graphs"] = [{"steps": s, "density": d} for s in run["steps"] for d in run["density"]]
     if run.get("graphs"):  # explicit graphs replace steps x density (recorded without them)
         run.pop("steps", None)
         run.pop("density", None)
@@ -109,8 +111,14 @@ def _diff(old: GridData, new: GridData) -> list[str]:
     """Every difference, ``key old -> new``: what a user changes first (:data:`_USER_FIRST`)."""
     a, b = _flat(old), _flat(new)
     lines = []
+    whole = set()  # a model or endpoint only one side names: one line, not each field (#49)
     for k in sorted(a.keys() | b.keys(), key=lambda k: (_rank(k), k)):
-        if a.get(k) != b.get(k):
+        if a.get(k) == b.get(k) or any(k.startswith(w + ".") for w in whole):
+            continue
+        if a.get(k) == "present" or b.get(k) == "present":
+            whole.add(k)
+            lines.append(f"{k} {'added' if k in b else 'removed'}")
+        else:
             lines.append(f"{k} {a.get(k, '(none)')} -> {b.get(k, '(none)')}")
     return lines
 

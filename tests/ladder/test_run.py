@@ -116,7 +116,7 @@ REFUSED_FLAGS = [
     (["--regime", "thinkng"], "did you mean 'thinking'"),
     (["--extra", "x=nojson"], "--extra x"),
     (["--latency-s", "0.1"], "no model of this grid runs on it"),
-    (["--base-url", "localhost:8000"], "needs an http:// or https:// scheme"),
+    (["--base-url", "localhost:8000"], "'localhost:8000' needs http(s)://: http://localhost:8000?"),
 ]
 
 
@@ -171,7 +171,9 @@ def test_demo_refuses_a_directory_of_another_grid(tmp_path: Path) -> None:
     before = (out / "manifest.json").read_bytes()
     result = _invoke("demo", "--out", str(out), "--no-live")
     assert result.exit_code == 2
-    assert "holds a different grid" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert "holds a different grid" in result.stderr  # one change a line, each "error:" (#49)
+    assert all(x.startswith("error: ") for x in result.stderr.splitlines())
+    assert all(len(x) <= 80 for x in result.stderr.splitlines()[1:])  # the first: the path
     assert (out / "manifest.json").read_bytes() == before
 
 
