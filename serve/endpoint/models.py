@@ -26,7 +26,6 @@ not a number in range is a 400.
 from __future__ import annotations
 
 import difflib
-
 import math
 from functools import lru_cache
 from urllib.parse import parse_qsl

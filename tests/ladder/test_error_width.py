@@ -64,5 +64,5 @@ def test_a_typod_scripted_policy_lists_the_policies() -> None:
     text = str(info.value)
     assert "(did you mean scripted/perfect?)" in text
     assert "policies: always-book, embed, perfect, prerequisites, synthetic" in text
-    with pytest.raises(ModelNotFound, match="The model `gpt` does not exist."):
+    with pytest.raises(ModelNotFound, match=r"The model `gpt` does not exist\."):
         parse_model("gpt")
