@@ -134,6 +134,12 @@ def _variant(key: CellKey) -> tuple[str, CellKey] | None:
     return moved[0].table, msgspec.structs.replace(key, arm=arm, knobs=Knobs(**kept))
 
 
+def variant_reference(key: CellKey) -> CellKey | None:
+    """The cell a knob variant ``key`` is contrasted with (None: ``key`` is no variant)."""
+    found = _variant(key)
+    return None if found is None else found[1]
+
+
 def _side_pairs(key: CellKey, has: set[CellKey]) -> list[_Pair]:
     """Side contrasts against a reference with knobs of its own (the replace-mode checklist)."""
     spec = arm_spec(key.arm)
