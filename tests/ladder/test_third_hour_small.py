@@ -1,0 +1,58 @@
+"""The smaller items of #49 (item 7): the live contrast line says what it counts, episode
+JSON rows carry their trial, and the README's generator number is the code's."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from ladder.app import app
+from protocol.episode.versions import GENERATOR_VERSION, GENERATOR_VERSIONS
+from protocol.records import CellKey
+from runner.execution.live import _short
+from scoring.report.tables import Labels
+from scoring.results.lines import ContrastLine
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+@pytest.fixture(autouse=True)
+def _default_loop_policy() -> Iterator[None]:
+    yield
+    asyncio.set_event_loop_policy(None)
+
+
+def test_the_readme_names_the_newest_generator() -> None:
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    found = re.search(r"new runs use the newest, (\d+)\)", text)
+    assert found is not None and int(found.group(1)) == GENERATOR_VERSION
+    assert GENERATOR_VERSION == max(GENERATOR_VERSIONS)
+
+
+def test_the_live_contrast_line_names_its_discordant_pairs() -> None:
+    config = CellKey(model="m", steps=5, density=0.15, arm="")
+    line = ContrastLine(
+        config=config, a="raw", b="checklist", scoring="strict", n=12,
+        a_successes=3, b_successes=7, b_only=6, a_only=2, p=0.29,
+    )  # fmt: skip
+    text = _short(line, Labels([config]))
+    assert "b only 6, a only 2" in text and "disc" not in text
+    assert len(text) <= 80
+
+
+def test_episode_json_rows_carry_their_trial(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["run", "--model", "scripted/perfect", "--arms", "raw", "--steps", "5"]
+    args += ["--seeds", "100", "--trials", "2", "--temperature", "0.5", "--out", str(out)]
+    result = CliRunner().invoke(app, [*args, "--no-live"])
+    assert result.exit_code == 0, result.output
+    asyncio.set_event_loop_policy(None)
+    listed = CliRunner().invoke(app, ["score", str(out), "--episodes", "--json"])
+    rows = [orjson.loads(x) for x in listed.stdout.splitlines()]
+    assert sorted((r["seed"], r["trial"]) for r in rows) == [(100, 0), (100, 1)]
