@@ -32,7 +32,7 @@ def test_the_readme_names_the_newest_generator() -> None:
     text = " ".join(README.read_text(encoding="utf-8").split())
     found = re.search(r"new runs use the newest, (\d+)\)", text)
     assert found is not None and int(found.group(1)) == GENERATOR_VERSION
-    assert GENERATOR_VERSION == max(GENERATOR_VERSIONS)
+    assert max(GENERATOR_VERSIONS) == GENERATOR_VERSION
 
 
 def test_the_live_contrast_line_names_its_discordant_pairs() -> None:
