@@ -38,7 +38,7 @@ from scoring.util import plural
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags, scripted_options
 
-__all__ = ["execute", "run"]
+__all__ = ["endpoint_lines", "execute", "run"]
 
 
 def _event_loop_policy() -> None:
@@ -195,7 +195,7 @@ def run(
         raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
     warning = " ".join(synthetic_warning(grid.cells())).strip().removeprefix("> ")
     warnings = ([warning] if warning else []) + trial_warnings(grid)
-    for line in notes + _endpoint_lines(grid) + warnings:
+    for line in notes + endpoint_lines(grid) + warnings:
         console.print(fit(line))  # within 80 columns (#40)
     execute(
         grid,
@@ -208,7 +208,8 @@ def run(
     )
 
 
-def _endpoint_lines(grid: Grid) -> list[str]:
+def endpoint_lines(grid: Grid) -> list[str]:
+    """``endpoint NAME: URL`` per endpoint a model of ``grid`` uses (run and demo print them)."""
     out = []
     for name in sorted({m.endpoint for m in grid.models}):
         urls = grid.endpoint(name).urls()

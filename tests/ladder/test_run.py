@@ -170,6 +170,7 @@ def test_demo_refuses_a_directory_of_another_grid(tmp_path: Path) -> None:
     assert first.exit_code == 0, first.stderr
     before = (out / "manifest.json").read_bytes()
     result = _invoke("demo", "--out", str(out), "--no-live")
+    assert "endpoint embedded: the embedded scripted endpoint" in result.stdout  # (#49)
     assert result.exit_code == 2
     assert "holds a different grid" in result.stderr  # one change a line, each "error:" (#49)
     assert all(x.startswith("error: ") for x in result.stderr.splitlines())
