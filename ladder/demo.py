@@ -37,7 +37,7 @@ def demo(
     for line in endpoint_lines(grid):  # like `run`: where the requests go (#49)
         typer.echo(line)
     # like `run`: a directory of another grid is refused, never mixed into one report
-    execute(
+    changed = execute(
         grid,
         out,
         allow_change=False,
@@ -48,6 +48,10 @@ def demo(
     try:
         from runner.rundir.report import write_report
     except ImportError:  # pragma: no cover
+        return
+    path = out / "report.md"
+    if not changed and path.is_file():  # a finished demo rerun: nothing to rewrite (#49)
+        typer.echo(f"report: {path} (unchanged)")
         return
     path = write_report(out, say=typer.echo)  # a missing plots extra is one line
     typer.echo(f"report: {path}")

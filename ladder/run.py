@@ -60,7 +60,9 @@ def execute(
     overrides: dict[str, object] | None = None,
     server_config: ServerConfig | None = None,
     breaker_after: int = 0,
-) -> None:
+) -> bool:
+    """Run ``grid`` into ``out`` with the live view; whether its results changed (False: a
+    finished run, nothing ran and results.jsonl already held its final lines)."""
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is not a directory")
     console = Console(stderr=False, highlight=False, soft_wrap=True)
@@ -118,6 +120,7 @@ def execute(
     )
     if summary["infrastructure"]:
         raise typer.Exit(3)
+    return summary["results_changed"]
 
 
 def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> None:

@@ -56,3 +56,20 @@ def test_episode_json_rows_carry_their_trial(tmp_path: Path) -> None:
     listed = CliRunner().invoke(app, ["score", str(out), "--episodes", "--json"])
     rows = [orjson.loads(x) for x in listed.stdout.splitlines()]
     assert sorted((r["seed"], r["trial"]) for r in rows) == [(100, 0), (100, 1)]
+
+
+def test_a_finished_rerun_appends_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["run", "--model", "scripted/perfect", "--arms", "raw", "--steps", "5"]
+    args += ["--seeds", "100-101", "--out", str(out), "--no-live"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    asyncio.set_event_loop_policy(None)
+    before = (out / "results.jsonl").read_bytes()
+    again = CliRunner().invoke(app, args)
+    asyncio.set_event_loop_policy(None)
+    assert again.exit_code == 0, again.output
+    assert "already holds these final results (unchanged)" in again.stdout
+    assert (out / "results.jsonl").read_bytes() == before
+    more = CliRunner().invoke(app, [*args[:-5], "--seeds", "100-102", *args[-3:]])
+    assert more.exit_code == 0 and "final results: " in more.stdout
+    assert (out / "results.jsonl").read_bytes() != before
