@@ -73,7 +73,15 @@ function setCrumbs(...items) {
 function successCell(line, name) {
   const [lo, hi] = line[`${name}_ci`] || [null, null];
   return h("td.num", {}, `${line[`${name}_successes`]}/${line.n} `, h("b", {}, pct(line[name])),
-    h("div.ci", {}, `[${pct(lo)}, ${pct(hi)}]`));
+    h("div.ci", {}, `[${pct(lo)}, ${pct(hi)}]`), passK(line, name));
+}
+
+// pass^k (--trials K > 1, #49): the chance that k trials of a seed all succeed, k = 1..K.
+function passK(line, name) {
+  const ks = (line.pass_k || {})[name] || [];
+  if (!(line.trials > 1) || !ks.length) return null;
+  return h("div.ci.passk", {title: `pass^k for k = 1..${ks.length}: the chance that k trials of a seed all succeed`},
+    `pass^1..${ks.length}: ${ks.map((x) => (x === null ? "-" : pct(x))).join(" / ")}`);
 }
 
 // --- the cells ------------------------------------------------------------------------
