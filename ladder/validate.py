@@ -177,10 +177,18 @@ def validate(
         from runner.execution.connect import open_endpoints, preflight
         from runner.execution.live import preflight_line
 
+        from runner.execution.served_models import check_served_models
+
         async def check() -> list[str]:
             async with open_endpoints(grid) as endpoints:
                 typer.echo(textwrap.fill(preflight_line(endpoints), 80, subsequent_indent="  "))
-                return await preflight(grid, endpoints)
+                problems = await preflight(grid, endpoints)
+                if problems:
+                    return problems
+                served, warnings = await check_served_models(grid, endpoints)  # (#49)
+                for warning in warnings:
+                    typer.echo(textwrap.fill(warning, 80, subsequent_indent="  "), err=True)
+                return served
 
         problems = asyncio.run(check())
         level = "warning" if estimate else "error"  # the estimate needs no server (#49)

@@ -72,6 +72,7 @@ async def run_async(
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
     from runner.execution.connect import open_endpoints, preflight
+    from runner.execution.served_models import check_served_models
     from runner.execution.live import fit, live_view, preflight_line, progress_lines, refreshing
 
     # The local checks come first (the directory's grid, then its logs), so a directory of
@@ -110,6 +111,11 @@ async def run_async(
         if check and tasks:  # nothing left to run needs no server (#40)
             notice(preflight_line(endpoints))
             problems = await preflight(grid, endpoints)
+            if problems:
+                raise GridError("\n".join(problems))
+            problems, warnings = await check_served_models(grid, endpoints)  # (#49)
+            for warning in warnings:
+                notice(warning, "yellow")
             if problems:
                 raise GridError("\n".join(problems))
         try:
