@@ -176,7 +176,6 @@ def validate(
     if not offline:
         from runner.execution.connect import open_endpoints, preflight
         from runner.execution.live import preflight_line
-
         from runner.execution.served_models import check_served_models
 
         async def check() -> list[str]:

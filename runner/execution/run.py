@@ -72,8 +72,8 @@ async def run_async(
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
     from runner.execution.connect import open_endpoints, preflight
-    from runner.execution.served_models import check_served_models
     from runner.execution.live import fit, live_view, preflight_line, progress_lines, refreshing
+    from runner.execution.served_models import check_served_models
 
     # The local checks come first (the directory's grid, then its logs), so a directory of
     # another grid is refused before any endpoint is contacted; the manifest is written only

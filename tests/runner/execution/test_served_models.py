@@ -64,7 +64,7 @@ def unlisted() -> Iterator[str]:
 
 
 def _grid(tmp_path: Path, url: str, *models: str) -> Path:
-    text = f'[run]\nseeds = "100"\nsteps = [5]\ndensity = [0.3]\narms = ["raw"]\n\n'
+    text = '[run]\nseeds = "100"\nsteps = [5]\ndensity = [0.3]\narms = ["raw"]\n\n'
     text += f'[[endpoints]]\nname = "gpu"\nbase_url = "{url}"\n'
     for m in models:
         text += f'\n[[models]]\nname = "{m}"\nendpoint = "gpu"\n'
