@@ -200,6 +200,17 @@ def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
     return out
 
 
+def _brief(rv: RunView, row: RowView) -> list[Text]:
+    """The brief as sent (#49): the system message, or with ``brief_role = "user"`` the text
+    that led the first user turn (turn 0 above shows the user text without it)."""
+    found = rv.brief(row.slug, row.seed, row.trial)
+    if found is None:
+        return [Text("brief: not available (the episode does not regenerate)", style="yellow")]
+    text, role = found
+    where = "the system message" if role == "system" else "leading the first user message"
+    return [_block(f"brief as sent ({where}, brief_role = {role})", text, "dim")]
+
+
 def _unit(row: RowView) -> str:
     """``seed N``, with its trial when the run repeats trials (--trials)."""
     return f"seed {row.seed}" + (f" trial {row.trial}" if row.trial else "")
@@ -265,6 +276,10 @@ def show(
         bool, typer.Option("--failing-turns", help="Draw only the failing turns.")
     ] = False,
     limit: Annotated[int, typer.Option("--limit", help="Episodes drawn in full.")] = 1,
+    brief: Annotated[
+        bool,
+        typer.Option("--brief", help="Also print the brief (system prompt) as it was sent."),
+    ] = False,
 ) -> None:
     """Print episodes of LOGDIR turn by turn: kind and label, the user text as sent (the
     arm's additions apart), the reply, bookings admitted and refused, the verdict and error
@@ -299,6 +314,9 @@ def show(
         assert view is not None
         for line in render_episode(view, failing_turns):
             console.print(line)
+        if brief:
+            for line in _brief(rv, row):
+                console.print(line)
         console.print()
     rest = rows[limit:]
     if rest:

@@ -6,6 +6,7 @@ suggest the nearest value."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -126,3 +127,26 @@ def test_a_filter_that_keeps_nothing_names_its_flag(runs: tuple[Path, Path, Path
     assert line == f"error: --model matched no cell in {o}: 'qwen3-235b'"
     line = _refused("report", h, "--arm", "raw", "--cell", "enforce")
     assert line == "error: no cell matches --arm, --model and --cell together"
+
+
+def test_show_prints_the_brief_as_sent(runs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    h, _, _ = runs
+    rv = RunView(h)
+    rv.refresh()
+    slug = next(s for s in rv.index.slugs() if s.endswith("__raw"))
+    found = rv.brief(slug, 100)
+    assert found is not None and found[1] == "system"
+    text = _cli("show", h, "--arm", "raw", "--seed", "100", "--brief")
+    assert "brief as sent (the system message, brief_role = system):" in text
+    first = found[0].splitlines()[0]
+    assert first and f"      {first}" in text.splitlines()
+    assert "brief as sent" not in _cli("show", h, "--arm", "raw", "--seed", "100")
+    # a model whose brief led the first user turn (brief_role = "user") says so
+    manifest = orjson.loads((h / "manifest.json").read_bytes())
+    manifest["grid"]["models"][0]["brief_role"] = "user"
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "manifest.json").write_bytes(orjson.dumps(manifest))
+    shutil.copytree(h / "logs", copy / "logs")
+    text = _cli("show", copy, "--arm", "raw", "--seed", "100", "--brief")
+    assert "brief as sent (leading the first user message, brief_role = user):" in text
