@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +16,7 @@ from ladder.filters import ArmOption, CellOption, ModelOption, cell_filter
 from protocol.records import CellKey
 from runner.gates.base import read_helper_log
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
-from scoring.analyses.cost import cost_rows, helper_spend
+from scoring.analyses.cost import CostRow, cost_rows, helper_spend
 from scoring.analyses.truncation import cut_replies, cut_warnings, episode_counts
 from scoring.report.cost_table import cost_table, spend_table
 from scoring.report.tables import Labels
@@ -99,7 +99,8 @@ def cost(
     if not spend_only:
         labels = Labels(counts, wide=wide)
         typer.echo(cost_table(rows, labels))
-        notes = _left_out(counts, labels) + cut_warnings(cuts, _namer(labels))
+        notes = _left_out(counts, labels) + _cache_note(rows, labels)
+        notes += cut_warnings(cuts, _namer(labels))
         typer.echo("\n".join(fit(x) for x in ["", *notes]) + ("\n" if spend else ""))
     if spend:
         typer.echo(spend_table(spend, wide=wide))
@@ -138,6 +139,28 @@ def _left_out(counts: Mapping[CellKey, Mapping[str, int]], labels: Labels) -> li
                 f"{n['failed']} failed on infrastructure"
             )
     return out
+
+
+def _cache_note(rows: Sequence[CostRow], labels: Labels) -> list[str]:
+    """Server time per arm is partly the server's prefix cache, which the arms of a model
+    share (#49): the cached share of each arm's prompt tokens, where the server reports it."""
+    if len({r.cell.arm for r in rows}) < 2:
+        return []
+    shares = [
+        f"{_namer(labels)(r.cell)} "
+        + (
+            "not reported"
+            if r.cached_tokens is None
+            else f"{r.cached_tokens / r.prompt_tokens:.0%}"
+        )
+        for r in rows
+        if r.prompt_tokens
+    ]
+    return [
+        "Server time depends on the server's prefix cache, which the arms of a model share: "
+        "an arm whose prompts another arm had just evaluated is served faster. Cached share "
+        f"of prompt tokens: {', '.join(shares)}."
+    ]
 
 
 def _cut_columns(cut: Mapping[str, tuple[int, int]]) -> dict[str, int]:

@@ -81,3 +81,20 @@ def test_the_warning_threshold() -> None:
         "warning: raw: 6/100 matcher replies (6%) cut at their token budget (finish_reason length)"
     )
     assert cut_replies([]) == {} and episode_counts([]) == {}
+
+
+def test_the_cached_share_per_arm_beside_the_latency(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["run", "--model", "scripted/perfect", "--arms", "raw,checklist", "--steps", "5"]
+    result = CliRunner().invoke(app, [*args, "--seeds", "100", "--out", str(out), "--no-live"])
+    assert result.exit_code == 0, result.output
+    asyncio.set_event_loop_policy(None)
+    (raw,) = (out / "logs").glob("*__raw.jsonl")
+    lines = [orjson.loads(x) for x in raw.read_bytes().splitlines()]
+    for turn in lines[0]["turns"]:
+        for call in turn["calls"]:
+            call["cached_tokens"] = call["prompt_tokens"] if call["role"] == "agent" else None
+    raw.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+    text = " ".join(CliRunner().invoke(app, ["cost", str(out)]).stdout.split())
+    assert "which the arms of a model share" in text
+    assert "Cached share of prompt tokens: #1 raw 100%, #1 checklist not reported." in text
