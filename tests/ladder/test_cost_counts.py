@@ -61,6 +61,14 @@ def test_cost_counts_what_it_leaves_out_and_warns_of_cut_replies(tmp_path: Path)
     ]
     assert (row["completed"], row["overflowed"], row["failed"]) == (2, 1, 0)
     assert row["cut_agent"] * 3 == row["replies_agent"] and row["cut_matcher"] == 0
+    # the report says so too
+    assert CliRunner().invoke(app, ["report", str(out)]).exit_code == 0
+    report = (out / "report.md").read_text(encoding="utf-8")
+    cut, made = row["cut_agent"], row["replies_agent"]
+    assert f"- Replies cut at their token budget (finish_reason length): agent {cut}/{made}" in (
+        report
+    )
+    assert f"{cut}/{made} agent replies (33%) cut at their token budget" in report
 
 
 def test_a_run_whose_only_episode_overflowed(tmp_path: Path) -> None:
