@@ -60,8 +60,8 @@ def compare(
         return
     labels = Labels((x.config for x in lines), wide=wide)
     typer.echo(f"A: {a}\nB: {b}")
-    for line in synthetic_banner(s.cell for side in scores for s in side):
-        typer.echo(line)
+    for text in synthetic_banner(s.cell for side in scores for s in side):
+        typer.echo(text)
     if legend := labels.legend():
         typer.echo(legend)
     if any(s.trial for side in scores for s in side):

@@ -111,7 +111,7 @@ def _diff(old: GridData, new: GridData) -> list[str]:
     """Every difference, ``key old -> new``: what a user changes first (:data:`_USER_FIRST`)."""
     a, b = _flat(old), _flat(new)
     lines = []
-    whole = set()  # a model or endpoint only one side names: one line, not each field (#49)
+    whole: set[str] = set()  # a model or endpoint one side lacks: one line, not each field
     for k in sorted(a.keys() | b.keys(), key=lambda k: (_rank(k), k)):
         if a.get(k) == b.get(k) or any(k.startswith(w + ".") for w in whole):
             continue
