@@ -99,7 +99,8 @@ def _not_found(name: str, policy: str | None) -> str:
         return f"The model `{name}` does not exist."
     hint = difflib.get_close_matches(policy, sorted(BASE_MODELS), n=1)
     did = f" (did you mean {PREFIX}{hint[0]}?)" if hint else ""
-    return f"no scripted policy {policy!r}{did}; policies: {', '.join(sorted(BASE_MODELS))}"
+    policies = ", ".join(sorted(BASE_MODELS))
+    return f"The model `{name}` does not exist{did}; scripted policies: {policies}"
 
 
 @lru_cache(maxsize=1024)

@@ -63,6 +63,7 @@ def test_a_typod_scripted_policy_lists_the_policies() -> None:
         parse_model("scripted/perfct")
     text = str(info.value)
     assert "(did you mean scripted/perfect?)" in text
-    assert "policies: always-book, embed, perfect, prerequisites, synthetic" in text
+    assert text.startswith("The model `scripted/perfct` does not exist (did you mean")
+    assert "scripted policies: always-book, embed, perfect, prerequisites, synthetic" in text
     with pytest.raises(ModelNotFound, match=r"The model `gpt` does not exist\."):
         parse_model("gpt")
