@@ -171,6 +171,9 @@ def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
             f"  wall {r.wall_s:.2f} s  termination {visible(view.termination)}",
         ),
     ]
+    cut = [f"{role} {n}/{made}" for role, (n, made) in view.cut.items() if n]
+    if cut:  # replies that stopped at max_tokens (#49)
+        out.append(Text(f"   replies cut at their token budget: {', '.join(cut)}", "yellow"))
     synthetic = "  SYNTHETIC: the scripted synthetic agent, no claim about any model"
     out.append(Text(visible(f"   model {model_label(view.cell)}", newlines=False)))
     if view.synthetic:

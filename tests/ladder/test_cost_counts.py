@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from ladder.app import app
 from protocol.records import CellKey
+from runner.view.data import RunView
 from scoring.analyses.truncation import cut_replies, cut_warnings, episode_counts
 
 
@@ -61,6 +62,15 @@ def test_cost_counts_what_it_leaves_out_and_warns_of_cut_replies(tmp_path: Path)
     ]
     assert (row["completed"], row["overflowed"], row["failed"]) == (2, 1, 0)
     assert row["cut_agent"] * 3 == row["replies_agent"] and row["cut_matcher"] == 0
+    # show and the viewer's episode say so for the episode
+    shown = CliRunner().invoke(app, ["show", str(out), "--seed", "100"]).stdout
+    assert "replies cut at their token budget: agent " in shown
+    rv = RunView(out)
+    rv.refresh()
+    view = rv.episode(rv.index.slugs()[0], 100)
+    assert view is not None and view.cut["agent"][0] == view.cut["agent"][1] > 0
+    other = rv.episode(rv.index.slugs()[0], 102)
+    assert other is not None and other.cut["agent"][0] == 0
     # the report says so too
     assert CliRunner().invoke(app, ["report", str(out)]).exit_code == 0
     report = (out / "report.md").read_text(encoding="utf-8")

@@ -47,5 +47,7 @@ async def test_pass_k_and_the_label_in_the_viewer(
         await expect(page.locator("#main")).to_contain_text("SYNTHETIC")
         await page.locator("#episodes tbody tr").first.click()
         await expect(page.locator("#main")).to_contain_text(f"{HONEST} · ")
+        await expect(page.locator("#cut")).to_contain_text("cut at budget")  # (#49)
+        await expect(page.locator("#cut")).to_contain_text("agent 0/")
     finally:
         await runner.cleanup()
