@@ -207,9 +207,11 @@ def test_other_changes_are_refused_with_a_diff_and_allowed_with_the_flag(tmp_pat
     other = _grid_file(tmp_path, "b.toml", seeds="101-102", attempts=3)
     result = _invoke("run", str(other), "--out", str(out), "--no-live")
     assert result.exit_code == 2
-    line = result.stderr.strip()
-    assert len(line.splitlines()) == 1
-    assert 'run.seeds "100-101" -> "101-102"' in line and "decoding.attempts 6 -> 3" in line
+    lines = result.stderr.strip().splitlines()  # one change a line, each "error:" (#49)
+    assert all(x.startswith("error: ") for x in lines)
+    assert 'error:   run.seeds "100-101" -> "101-102"' in lines
+    assert "error:   decoding.attempts 6 -> 3" in lines
+    assert "--allow-grid-change" in lines[-1]
     allowed = _invoke("run", str(other), "--out", str(out), "--no-live", "--allow-grid-change")
     assert allowed.exit_code == 0, allowed.stderr
     assert _manifest(out)["grid"]["run"]["seeds"] == "101-102"
