@@ -23,7 +23,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandInfo, TyperInfo
 
-from ladder.errors import USAGE_EXIT, UsageError
+from ladder.errors import USAGE_EXIT, UsageError, error_text
 from runner.rundir.errors import RunDirError
 
 __all__ = ["COMMANDS", "Lazy", "app", "main"]
@@ -183,7 +183,7 @@ class OneLineErrors(TyperGroup):
         try:
             rv = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except UsageError as e:
-            typer.echo(f"error: {e.message}", err=True)
+            typer.echo(error_text(e.message), err=True)
             sys.exit(USAGE_EXIT)
         except RunDirError as e:  # a library call's one-line refusal (runner.rundir.records)
             typer.echo(f"error: {e}", err=True)

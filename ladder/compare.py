@@ -12,12 +12,19 @@ import typer
 from ladder.errors import UsageError
 from ladder.filters import ArmOption, CellOption, ModelOption, cell_filter
 from runner.rundir.records import load_records
+from scoring.report.markdown import synthetic_banner
 from scoring.report.tables import Labels, text_table
 from scoring.results.compare import CompareError, compare_runs
 from scoring.results.lines import line_json
 from scoring.results.offline import score_records
 
 __all__ = ["compare"]
+
+# With repeated trials a seed is paired by its majority (docs/trials.md); said once (#49).
+TRIAL_RULE = (
+    "\nWith trials: n counts seeds; A k and B k count the seeds whose trials mostly\n"
+    "succeeded (more than half; a tie fails), as the paired test pairs them."
+)
 
 HEADER = ("cfg", "arm", "n", "A k", "B k", "B only", "A only", "p", "Holm p")
 
@@ -41,7 +48,7 @@ def compare(
     scores = []
     for run in (a, b):
         records, _ = load_records(run)
-        scores.append(score_records(keep.records(records)))
+        scores.append(score_records(keep.chosen(records, str(run))))
     try:
         lines = compare_runs(scores[0], scores[1])
     except CompareError as e:
@@ -53,8 +60,12 @@ def compare(
         return
     labels = Labels((x.config for x in lines), wide=wide)
     typer.echo(f"A: {a}\nB: {b}")
+    for text in synthetic_banner(s.cell for side in scores for s in side):
+        typer.echo(text)
     if legend := labels.legend():
         typer.echo(legend)
+    if any(s.trial for side in scores for s in side):
+        typer.echo(TRIAL_RULE)
     for scoring, name in (("strict", "primary scoring"), ("decline_aware", "decline-aware")):
         rows = [
             [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -11,8 +13,10 @@ import typer
 
 from ladder.errors import UsageError
 from ladder.filters import ArmOption, CellOption, ModelOption, cell_filter
+from protocol.records import CellKey
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
-from scoring.analyses.cost import cost_rows, helper_spend
+from scoring.analyses.cost import CostRow, cost_rows, helper_spend
+from scoring.analyses.truncation import cut_replies, cut_warnings, episode_counts
 from scoring.report.cost_table import cost_table, spend_table
 from scoring.report.tables import Labels
 from scoring.results.flat import flat_row
@@ -63,9 +67,17 @@ def cost(
     except OSError as e:
         raise UsageError(f"cannot read {logdir}: {e.strerror or e}") from None
     keep = cell_filter(arm, model, cell)
-    rows = cost_rows(keep.records(records.values()))
-    if not rows:
+    kept = keep.chosen(records.values())
+    rows = cost_rows(kept)
+    counts, cuts = episode_counts(kept), cut_replies(kept)
+    if not rows and not counts:
         raise UsageError(f"no completed episode under {logdir}")
+    if not rows:  # every episode overflowed or failed: nothing to average, but say so (#49)
+        labels = Labels(counts, wide=wide)
+        typer.echo("no completed episode to average a cost over:")
+        for line in _left_out(counts, labels) + cut_warnings(cuts, _namer(labels)):
+            typer.echo(fit(line))
+        return
     # here: runner.gates.base imports the client (aiohttp), which a refusal above need not load
     from runner.gates.base import read_helper_log
 
@@ -83,11 +95,15 @@ def cost(
         return
     if json_:
         for r in rows:
-            typer.echo(orjson.dumps(flat_row("cost", r.cell, r)).decode())
+            extra = {**counts.get(r.cell, {}), **_cut_columns(cuts.get(r.cell, {}))}
+            typer.echo(orjson.dumps({**flat_row("cost", r.cell, r), **extra}).decode())
         return
     if not spend_only:
-        labels = Labels((r.cell for r in rows), wide=wide)
-        typer.echo(cost_table(rows, labels) + ("\n" if spend else ""))
+        labels = Labels(counts, wide=wide)
+        typer.echo(cost_table(rows, labels))
+        notes = _left_out(counts, labels) + _cache_note(rows, labels)
+        notes += cut_warnings(cuts, _namer(labels))
+        typer.echo("\n".join(fit(x) for x in ["", *notes]) + ("\n" if spend else ""))
     if spend:
         typer.echo(spend_table(spend, wide=wide))
     skipped = [
@@ -101,6 +117,61 @@ def cost(
     ]
     if skipped:
         typer.echo(f"skipped {' and '.join(skipped)} {'line' if _one(report, bad) else 'lines'}")
+
+
+def fit(text: str) -> str:
+    """``text`` within 80 columns, its later lines indented further."""
+    indent = " " * (len(text) - len(text.lstrip()) + 2)
+    return "\n".join(textwrap.wrap(text, 80, subsequent_indent=indent) or [""])
+
+
+def _namer(labels: Labels) -> Callable[[CellKey], str]:
+    return lambda c: f"{labels(c)} {c.arm}"
+
+
+def _left_out(counts: Mapping[CellKey, Mapping[str, int]], labels: Labels) -> list[str]:
+    """How the cost averages (#49): over completed episodes; the cells whose episodes
+    overflowed the model's context or failed, with how many."""
+    out = ["Per-episode figures are means over completed episodes only."]
+    for c, n in sorted(counts.items(), key=lambda x: labels.order(x[0])):
+        if n["overflowed"] or n["failed"]:
+            out.append(
+                f"  {_namer(labels)(c)}: {n['completed']} completed; left out "
+                f"{n['overflowed']} context overflows (scored as failures) and "
+                f"{n['failed']} failed on infrastructure"
+            )
+    return out
+
+
+def _cache_note(rows: Sequence[CostRow], labels: Labels) -> list[str]:
+    """Server time per arm is partly the server's prefix cache, which the arms of a model
+    share (#49): the cached share of each arm's prompt tokens, where the server reports it."""
+    if len({r.cell.arm for r in rows}) < 2:
+        return []
+    shares = [
+        f"{_namer(labels)(r.cell)} "
+        + (
+            "not reported"
+            if r.cached_tokens is None
+            else f"{r.cached_tokens / r.prompt_tokens:.0%}"
+        )
+        for r in rows
+        if r.prompt_tokens
+    ]
+    return [
+        "Server time depends on the server's prefix cache, which the arms of a model share: "
+        "an arm whose prompts another arm had just evaluated is served faster. Cached share "
+        f"of prompt tokens: {', '.join(shares)}."
+    ]
+
+
+def _cut_columns(cut: Mapping[str, tuple[int, int]]) -> dict[str, int]:
+    """``cut_agent``, ``replies_agent``, ... for a cost JSON line."""
+    out = {}
+    for role, (n, made) in cut.items():
+        out[f"cut_{role}"] = n
+        out[f"replies_{role}"] = made
+    return out
 
 
 def _one(report: LogReport, bad: int) -> bool:

@@ -10,7 +10,7 @@ import typer
 
 from ladder.errors import UsageError
 from ladder.flags import FlagError, embedded_server
-from ladder.run import execute
+from ladder.run import endpoint_lines, execute
 from runner.client.call_stats import DEFAULT_BREAKER_AFTER
 from runner.grid.expand import load_grid
 from serve.options import ScriptedFlags, scripted_options
@@ -34,8 +34,10 @@ def demo(
         server = embedded_server(grid, scripted)
     except FlagError as e:
         raise UsageError(str(e)) from None
+    for line in endpoint_lines(grid):  # like `run`: where the requests go (#49)
+        typer.echo(line)
     # like `run`: a directory of another grid is refused, never mixed into one report
-    execute(
+    changed = execute(
         grid,
         out,
         allow_change=False,
@@ -46,6 +48,10 @@ def demo(
     try:
         from runner.rundir.report import write_report
     except ImportError:  # pragma: no cover
+        return
+    path = out / "report.md"
+    if not changed and path.is_file():  # a finished demo rerun: nothing to rewrite (#49)
+        typer.echo(f"report: {path} (unchanged)")
         return
     path = write_report(out, say=typer.echo)  # a missing plots extra is one line
     typer.echo(f"report: {path}")

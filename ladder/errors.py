@@ -3,7 +3,7 @@ and the root (:class:`ladder.app.OneLineErrors`) prints ``error: msg`` on stderr
 
 from __future__ import annotations
 
-__all__ = ["USAGE_EXIT", "UsageError", "leaf"]
+__all__ = ["USAGE_EXIT", "UsageError", "error_text", "leaf"]
 
 USAGE_EXIT = 2
 
@@ -20,6 +20,12 @@ class UsageError(Exception):
         message = visible(redact(message))
         super().__init__(message)
         self.message = message
+
+
+def error_text(message: str) -> str:
+    """``error: message``; a message of several lines (the grid-change refusal) gets the
+    prefix on each, so every line of stderr says what it is (#49)."""
+    return "\n".join(f"error: {line}" for line in message.splitlines() or [""])
 
 
 def leaf(e: BaseException) -> BaseException:

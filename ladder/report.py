@@ -34,7 +34,7 @@ def report(
 ) -> None:
     """Write a Markdown report of LOGDIR's results with PNG plots next to it."""
     keep = cell_filter(arm, model, cell)
-    path = write_report(logdir, out, keep.records if keep.active else None, say=typer.echo)
+    path = write_report(logdir, out, keep.chosen if keep.active else None, say=typer.echo)
     plots = (path.parent / f"{path.stem}-figures.json").is_file()
     typer.echo(
         f"wrote {path} with its plots, {path.stem}-analyses.json and {path.stem}-figures.json"

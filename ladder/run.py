@@ -39,7 +39,7 @@ from scoring.util import plural
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags, scripted_options
 
-__all__ = ["execute", "run"]
+__all__ = ["endpoint_lines", "execute", "run"]
 
 
 def _event_loop_policy() -> None:
@@ -61,7 +61,9 @@ def execute(
     overrides: dict[str, object] | None = None,
     server_config: ServerConfig | None = None,
     breaker_after: int = 0,
-) -> None:
+) -> bool:
+    """Run ``grid`` into ``out`` with the live view; whether its results changed (False: a
+    finished run, nothing ran and results.jsonl already held its final lines)."""
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is not a directory")
     console = Console(stderr=False, highlight=False, soft_wrap=True)
@@ -119,6 +121,7 @@ def execute(
     )
     if summary["infrastructure"]:
         raise typer.Exit(3)
+    return summary["results_changed"]
 
 
 def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> None:
@@ -197,7 +200,7 @@ def run(
         raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
     warning = " ".join(x.removeprefix("> ") for x in synthetic_warning(grid.cells())).strip()
     warnings = ([warning] if warning else []) + trial_warnings(grid)
-    for line in notes + _endpoint_lines(grid) + warnings:
+    for line in notes + endpoint_lines(grid) + warnings:
         console.print(fit(line))  # within 80 columns (#40)
     execute(
         grid,
@@ -210,7 +213,8 @@ def run(
     )
 
 
-def _endpoint_lines(grid: Grid) -> list[str]:
+def endpoint_lines(grid: Grid) -> list[str]:
+    """``endpoint NAME: URL`` per endpoint a model of ``grid`` uses (run and demo print them)."""
     out = []
     for name in sorted({m.endpoint for m in grid.models}):
         urls = grid.endpoint(name).urls()

@@ -22,12 +22,13 @@ import typer
 
 from ladder.errors import UsageError
 from ladder.filters import ArmOption, CellFilter, CellOption, ModelOption, cell_filter
-from protocol.records import EpisodeRecord
+from protocol.records import CellKey, EpisodeRecord
 from protocol.visible import visible
 from runner.rundir.logs import LogReport
 from runner.rundir.records import load_records, log_summary, read_run
 from runner.rundir.rescore import rescore_dir
 from scoring.report.episode_table import episode_table
+from scoring.report.markdown import synthetic_banner
 from scoring.report.tables import (
     Labels,
     channel_table,
@@ -38,7 +39,7 @@ from scoring.report.tables import (
 from scoring.results.episode_rows import EpisodeRow, episode_rows
 from scoring.results.families import DEFAULT_FAMILY, FAMILIES, describe_families
 from scoring.results.flat import flat_row
-from scoring.results.lines import ResultLine, line_json
+from scoring.results.lines import CellLine, ResultLine, line_json
 from scoring.results.offline import rescore, score_records
 
 __all__ = [
@@ -94,9 +95,12 @@ def run_records(
     record's model is prefixed with its run (``runs/a: qwen3-235b``), so the same cell of two
     runs is two rows of one table, never merged."""
     records: list[EpisodeRecord] = []
+    cells: list[CellKey] = []
     total = LogReport()
     for d in logdirs:
         mine, report = load_records(d, domain_files)
+        cells += (r.cell for r in mine)
+        mine = keep.records(mine, str(d) if len(logdirs) > 1 else "")
         if len(logdirs) > 1:
             mine = [
                 msgspec.structs.replace(
@@ -104,14 +108,16 @@ def run_records(
                 )
                 for r in mine
             ]
-        records += keep.records(mine)
+        records += mine
         total.files += report.files
         total.records += report.records
         total.duplicates += report.duplicates
         total.corrupt += report.corrupt
         total.truncated += report.truncated
+    if keep.active:
+        keep.check(cells, records, ", ".join(map(str, logdirs)) if len(logdirs) > 1 else "")
     if not records:
-        raise UsageError("no episode matches --arm / --model / --cell")
+        raise UsageError("no episode record in " + ", ".join(map(str, logdirs)))
     return records, total
 
 
@@ -188,6 +194,9 @@ def score(
         typer.echo(visible(log_summary(report)), err=True)
         return
     labels = Labels.of(lines, wide=wide)
+    banner = synthetic_banner(x.cell for x in lines if isinstance(x, CellLine))
+    for text in banner:
+        typer.echo(visible(text))
     if legend := labels.legend():
         typer.echo(visible(legend))
         typer.echo("")

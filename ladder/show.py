@@ -24,6 +24,7 @@ from rich.text import Text
 
 from ladder.domain import load_packs_of
 from ladder.errors import UsageError
+from protocol.config import model_label
 from protocol.records import Booking
 from protocol.state.machine import CHANNELS
 from protocol.visible import visible
@@ -171,6 +172,13 @@ def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
             f"  wall {r.wall_s:.2f} s  termination {visible(view.termination)}",
         ),
     ]
+    cut = [f"{role} {n}/{made}" for role, (n, made) in view.cut.items() if n]
+    if cut:  # replies that stopped at max_tokens (#49)
+        out.append(Text(f"   replies cut at their token budget: {', '.join(cut)}", "yellow"))
+    synthetic = "  SYNTHETIC: the scripted synthetic agent, no claim about any model"
+    out.append(Text(visible(f"   model {model_label(view.cell)}", newlines=False)))
+    if view.synthetic:
+        out[-1].append(synthetic, style="yellow")
     if view.mismatches:
         mismatches = visible("; ".join(view.mismatches), newlines=False)
         out.append(Text("   log and episode differ: " + mismatches, "yellow"))
@@ -194,6 +202,17 @@ def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
             if raw is not None:
                 out.append(_block(f"compiler's {what} reply", raw, "dim"))
     return out
+
+
+def _brief(rv: RunView, row: RowView) -> list[Text]:
+    """The brief as sent (#49): the system message, or with ``brief_role = "user"`` the text
+    that led the first user turn (turn 0 above shows the user text without it)."""
+    found = rv.brief(row.slug, row.seed, row.trial)
+    if found is None:
+        return [Text("brief: not available (the episode does not regenerate)", style="yellow")]
+    text, role = found
+    where = "the system message" if role == "system" else "leading the first user message"
+    return [_block(f"brief as sent ({where}, brief_role = {role})", text, "dim")]
 
 
 def _unit(row: RowView) -> str:
@@ -261,6 +280,10 @@ def show(
         bool, typer.Option("--failing-turns", help="Draw only the failing turns.")
     ] = False,
     limit: Annotated[int, typer.Option("--limit", help="Episodes drawn in full.")] = 1,
+    brief: Annotated[
+        bool,
+        typer.Option("--brief", help="Also print the brief (system prompt) as it was sent."),
+    ] = False,
 ) -> None:
     """Print episodes of LOGDIR turn by turn: kind and label, the user text as sent (the
     arm's additions apart), the reply, bookings admitted and refused, the verdict and error
@@ -295,6 +318,9 @@ def show(
         assert view is not None
         for line in render_episode(view, failing_turns):
             console.print(line)
+        if brief:
+            for line in _brief(rv, row):
+                console.print(line)
         console.print()
     rest = rows[limit:]
     if rest:

@@ -48,7 +48,31 @@ async def _contexts(grid: Grid) -> dict[str, int]:
     return out
 
 
-def _estimate(grid: Grid, rate: float | None, contexts: dict[str, int]) -> list[str]:
+Rates = tuple[float, float] | None  # (prefill, decode) tokens per second
+
+
+def _hours(prompt: int, completion: int, rates: Rates) -> str:
+    """``; N GPU hours`` at the rates: prompt tokens at the prefill rate, completion
+    tokens at the decode rate (a prompt is most of the tokens and prefills far faster)."""
+    if rates is None:
+        return ""
+    prefill, decode = rates
+    hours = (prompt / prefill + completion / decode) / 3600
+    at = f"{prefill:g}" if prefill == decode else f"prefill {prefill:g} and decode {decode:g}"
+    return f"; at {at} tokens/s: {hours:.2f} GPU hours"
+
+
+def _thinking(bound: int, budgets: dict[str, int], prompt: int, rates: Rates) -> str:
+    """A thinking model's completion bound: every request at its budget."""
+    used = ", ".join(f"{r} {b:,}" for r, b in budgets.items())
+    return (
+        f"    thinking: completion at most {_m(bound)} tokens (an upper bound: every "
+        f"request at its budget, {used}; memory and embedding requests not counted)"
+        f"{_hours(prompt, bound, rates)}"
+    )
+
+
+def _estimate(grid: Grid, rates: Rates, contexts: dict[str, int]) -> list[str]:
     """The estimate's lines, then a warning per (model, arm) whose prompt outgrows it."""
     from runner.execution.estimate import estimate_grid
 
@@ -56,13 +80,13 @@ def _estimate(grid: Grid, rate: float | None, contexts: dict[str, int]) -> list[
     lines = ["estimate (one seed per cell on the perfect agent: a lower bound):"]
     warnings = []
     for est in models:
-        tokens = est.prompt_tokens + est.completion_tokens
-        hours = f"; at {rate:g} tokens/s: {tokens / rate / 3600:.2f} GPU hours" if rate else ""
         lines.append(
             f"  {est.model}: {plural(est.episodes, 'episode')}, {_m(est.requests)} requests, "
             f"{_m(est.prompt_tokens)} prompt and {_m(est.completion_tokens)} completion "
-            f"tokens{hours}"
+            f"tokens{_hours(est.prompt_tokens, est.completion_tokens, rates)}"
         )
+        if est.bound is not None:
+            lines.append(_thinking(est.bound, est.budgets, est.prompt_tokens, rates))
         arms = sorted(est.largest_prompt.items(), key=lambda kv: arm_rank(kv[0]))
         shown = ", ".join(f"{arm} {n:,}" for arm, n in arms)
         lines.append(f"    largest prompt per arm: {shown} tokens")
@@ -91,6 +115,20 @@ def _check_sessions(grid: Grid) -> None:
         raise typer.Exit(2)
 
 
+def _rates(rate: float | None, prefill: float | None, decode: float | None) -> Rates:
+    """(prefill, decode) tokens per second from the flags; None without any."""
+    for flag, value in (("--rate", rate), ("--prefill-rate", prefill), ("--decode-rate", decode)):
+        if value is not None and not value > 0:
+            raise UsageError(f"{flag} must be positive (got {value})")
+    prefill, decode = prefill or rate, decode or rate
+    if prefill is None and decode is None:
+        return None
+    if prefill is None or decode is None:
+        missing = "--prefill-rate" if prefill is None else "--decode-rate"
+        raise UsageError(f"{missing} (or --rate) is needed with the other rate")
+    return (prefill, decode)
+
+
 def validate(
     grid_file: Annotated[Path, typer.Argument(help="A grid TOML file.")],
     offline: Annotated[bool, typer.Option(help="Check the file only; send no request.")] = False,
@@ -107,14 +145,34 @@ def validate(
         typer.Option(
             "--rate",
             metavar="TOKENS/S",
-            help="With the estimate (implied): GPU hours at this many tokens per second.",
+            help="With the estimate (implied): GPU hours at this many tokens per second, "
+            "prompt and completion alike (--prefill-rate and --decode-rate apart).",
+            show_default=False,
+        ),
+    ] = None,
+    prefill_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--prefill-rate",
+            metavar="TOKENS/S",
+            help="With the estimate (implied): prompt tokens per second (default --rate).",
+            show_default=False,
+        ),
+    ] = None,
+    decode_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--decode-rate",
+            metavar="TOKENS/S",
+            help="With the estimate (implied): completion tokens per second (default --rate).",
             show_default=False,
         ),
     ] = None,
 ) -> None:
-    """Check a grid file, then send one tiny request to each endpoint and model."""
-    if rate is not None and not rate > 0:
-        raise UsageError(f"--rate must be positive (got {rate})")
+    """Check a grid file, then send one tiny request to each endpoint and model. The
+    estimate needs no server: with --estimate a server that does not answer is a warning."""
+    rates = _rates(rate, prefill_rate, decode_rate)
+    estimate = estimate or rates is not None
     try:
         grid = load_grid(grid_file, need_keys=not offline)
     except GridError as e:
@@ -131,21 +189,32 @@ def validate(
     if not offline:
         from runner.execution.connect import open_endpoints, preflight
         from runner.execution.live import preflight_line
+        from runner.execution.served_models import check_served_models
 
         async def check() -> list[str]:
             async with open_endpoints(grid) as endpoints:
-                typer.echo(preflight_line(endpoints))
-                return await preflight(grid, endpoints)
+                typer.echo(textwrap.fill(preflight_line(endpoints), 80, subsequent_indent="  "))
+                problems = await preflight(grid, endpoints)
+                if problems:
+                    return problems
+                served, warnings = await check_served_models(grid, endpoints)  # (#49)
+                for warning in warnings:
+                    typer.echo(textwrap.fill(warning, 80, subsequent_indent="  "), err=True)
+                return served
 
         problems = asyncio.run(check())
+        level = "warning" if estimate else "error"  # the estimate needs no server (#49)
         for p in problems:
-            typer.echo(f"error: {p}", err=True)
-        if problems:
+            typer.echo(f"{level}: {p}", err=True)
+        if problems and not estimate:
             raise typer.Exit(2)
-        typer.echo("every endpoint and model answered")
-        if estimate or rate is not None:
+        if problems:
+            typer.echo("warning: estimating without the servers (no model card's context)")
+        else:
+            typer.echo("every endpoint and model answered")
+        if estimate and not problems:
             contexts = asyncio.run(_contexts(grid))
-    if estimate or rate is not None:
-        for line in _estimate(grid, rate, contexts):  # 80 columns
+    if estimate:
+        for line in _estimate(grid, rates, contexts):  # 80 columns
             indent = " " * (len(line) - len(line.lstrip()) + 2)
             typer.echo("\n".join(textwrap.wrap(line, 80, subsequent_indent=indent)))

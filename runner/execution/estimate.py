@@ -7,6 +7,12 @@ episode and the largest prompt of an agent call; multiplied by the grid's seeds,
 A real model's replies are longer than the perfect agent's (its completion tokens and the
 history that carries them are a floor), so the figures are a lower bound; the largest
 prompt is the floor a model's context must hold.
+
+A thinking model's replies are no floor at all: the perfect agent writes a few tokens where
+a thinking model reasons first. For a model whose regime thinks, :attr:`ModelEstimate.bound`
+is the completion tokens if every request spent its whole reply budget (the grid's
+``reply_budget``, ``matcher_budget`` and ``compiler_budget`` for the regime, per role): an
+upper bound, the only figure the grid itself fixes (#49).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ class CellEstimate:
     prompt_tokens: int
     completion_tokens: int
     largest_prompt: int  # the largest prompt of one agent call
+    by_role: dict[str, int] = field(default_factory=dict)  # requests per role
 
 
 @dataclass
@@ -49,12 +56,20 @@ class ModelEstimate:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     largest_prompt: dict[str, int] = field(default_factory=dict)  # arm -> tokens
+    by_role: dict[str, int] = field(default_factory=dict)  # requests per role
+    # completion tokens with every request at its budget (a thinking regime; else None)
+    bound: int | None = None
+    budgets: dict[str, int] = field(default_factory=dict)  # the budgets the bound used
 
 
 def _cell(record: EpisodeRecord) -> CellEstimate:
     calls = [c for t in record.turns for c in t.calls if not c.cached]
     agent = [c.prompt_tokens for t in record.turns for c in t.calls if c.role == "agent"]
+    roles: dict[str, int] = {}
+    for c in calls:
+        roles[c.role] = roles.get(c.role, 0) + 1
     return CellEstimate(
+        by_role=roles,
         slug=record.cell.slug(),
         arm=record.cell.arm,
         requests=len(calls),
@@ -73,6 +88,16 @@ def _sample(grid: Grid) -> Grid:
     data["models"] = [{"name": PERFECT, "endpoint": "estimate"}]
     data["memory"] = {}
     return msgspec.convert(data, Grid)
+
+
+def _budgets(grid: Grid, regime: str) -> dict[str, int]:
+    """The most completion tokens a request of each role may take in ``regime``."""
+    d = grid.decoding
+    return {
+        "agent": d.reply_budget.get(regime, 0),
+        "matcher": d.matcher_budget.get(regime, 0),
+        "compiler": d.compiler_budget.get(regime, 0),
+    }
 
 
 async def estimate_grid(grid: Grid) -> tuple[list[CellEstimate], list[ModelEstimate]]:
@@ -94,5 +119,10 @@ async def estimate_grid(grid: Grid) -> tuple[list[CellEstimate], list[ModelEstim
             est.prompt_tokens += c.prompt_tokens * seeds
             est.completion_tokens += c.completion_tokens * seeds
             est.largest_prompt[c.arm] = max(est.largest_prompt.get(c.arm, 0), c.largest_prompt)
+            for role, n in c.by_role.items():
+                est.by_role[role] = est.by_role.get(role, 0) + n * seeds
+        if m.regime == "thinking":
+            est.budgets = _budgets(grid, m.regime)
+            est.bound = sum(n * est.budgets.get(r, 0) for r, n in est.by_role.items())
         models.append(est)
     return cells, models

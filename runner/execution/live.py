@@ -78,7 +78,7 @@ def _short(line: ResultLine, labels: Labels) -> str:
         scoring = "strict" if line.scoring == "strict" else "da"
         return (
             f"  {labels(line.config)} {line.a} -> {line.b} ({scoring}): n={line.n} "
-            f"disc {line.a_only}/{line.b_only} p={_num(line.p, '.2g')} "
+            f"b only {line.b_only}, a only {line.a_only} p={_num(line.p, '.2g')} "
             f"holm={_num(line.p_holm, '.2g')}"
         )
     head = f"{labels(line.cell)} {line.cell.arm}: "

@@ -30,7 +30,7 @@ from runner.grid.expand import Grid, GridError, Task, expand
 from runner.rundir.logs import LogReport, read_logs
 from runner.rundir.manifest import write_or_check_manifest
 from runner.rundir.packs import keep_packs
-from runner.rundir.results import RESULTS, finalize_results
+from runner.rundir.results import RESULTS, finalize_results, holds_final
 from scoring.results.stream import StreamingScorer
 from scoring.util import paused_gc, plural
 from serve.config import ServerConfig
@@ -46,6 +46,7 @@ class RunSummary(TypedDict):
     infrastructure: int
     model_failures: int  # context overflows: counted as failures, never retried (#40)
     out: str
+    results_changed: bool  # False: nothing ran and results.jsonl already held its lines
 
 
 async def run_async(
@@ -72,6 +73,7 @@ async def run_async(
     """
     from runner.execution.connect import open_endpoints, preflight
     from runner.execution.live import fit, live_view, preflight_line, progress_lines, refreshing
+    from runner.execution.served_models import check_served_models
 
     # The local checks come first (the directory's grid, then its logs), so a directory of
     # another grid is refused before any endpoint is contacted; the manifest is written only
@@ -114,6 +116,11 @@ async def run_async(
             problems = await preflight(grid, endpoints)
             if problems:
                 raise GridError("\n".join(problems))
+            problems, warnings = await check_served_models(grid, endpoints)  # (#49)
+            for warning in warnings:
+                notice(warning, "yellow")
+            if problems:
+                raise GridError("\n".join(problems))
         try:
             keep_packs(grid.run.domains, out)  # a copy of every file pack the run uses
         except PackError as e:
@@ -147,15 +154,18 @@ async def run_async(
     if st.compile_requests or st.matcher_requests:
         console.print(helper_summary(st, width=80), highlight=False)
         hooks.notice(helper_summary(st))
-    final = _finalize(out, grid, console)
+    final = _finalize(out, grid, console, ran=bool(tasks))
     if final:
         notice(f"final results: {plural(final, 'line')} appended to {out / RESULTS}")
+    elif final is None:
+        notice(f"nothing ran: {out / RESULTS} already holds these final results (unchanged)")
     return {
         "episodes_run": state.progress.done,
         "already_done": len(done),
         "infrastructure": state.progress.infrastructure,
         "model_failures": state.progress.model_failures,
         "out": str(out),
+        "results_changed": final is not None,
     }
 
 
@@ -184,10 +194,12 @@ def helper_summary(st: HelperStats, width: int = 0) -> str:
     )
 
 
-def _finalize(out: Path, grid: Grid, console: Console) -> int:
+def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int | None:
     """Append the run's final result lines (``ladder score --json`` over ``out``'s records
     of this grid), earlier lines marked superseded; the number of final lines (0 when
-    nothing was logged). Records of another grid are excluded and reported."""
+    nothing was logged; None when nothing ``ran`` and the file already ends with exactly
+    these lines: nothing is appended, #49). Records of another grid are excluded and
+    reported."""
     from runner.execution.live import fit
     from scoring.results.offline import rescore
 
@@ -206,6 +218,8 @@ def _finalize(out: Path, grid: Grid, console: Console) -> int:
         if not records:
             return 0
         lines = rescore(records.values())
+    if not ran and holds_final(out, lines):
+        return None
     finalize_results(out, lines)
     return len(lines)
 

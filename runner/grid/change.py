@@ -56,6 +56,8 @@ def identity(grid_data: GridData) -> GridData:
     """The part of a grid's builtins the episodes depend on, as two grids are compared."""
     data = episodes_part(grid_data)
     run = data.get("run", {})
+    if not run.get("graphs") and "steps" in run and "density" in run:  # one form (#49)
+        run["graphs"] = [{"steps": s, "density": d} for s in run["steps"] for d in run["density"]]
     if run.get("graphs"):  # explicit graphs replace steps x density (recorded without them)
         run.pop("steps", None)
         run.pop("density", None)
@@ -118,8 +120,14 @@ def _diff(old: GridData, new: GridData) -> list[str]:
     """Every difference, ``key old -> new``: what a user changes first (:data:`_USER_FIRST`)."""
     a, b = _flat(old), _flat(new)
     lines = []
+    whole: set[str] = set()  # a model or endpoint one side lacks: one line, not each field
     for k in sorted(a.keys() | b.keys(), key=lambda k: (_rank(k), k)):
-        if a.get(k) != b.get(k):
+        if a.get(k) == b.get(k) or any(k.startswith(w + ".") for w in whole):
+            continue
+        if a.get(k) == "present" or b.get(k) == "present":
+            whole.add(k)
+            lines.append(f"{k} {'added' if k in b else 'removed'}")
+        else:
             lines.append(f"{k} {a.get(k, '(none)')} -> {b.get(k, '(none)')}")
     return lines
 

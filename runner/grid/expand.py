@@ -281,9 +281,8 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
         elif spec is None:
             hint = difflib.get_close_matches(a, arms, n=1)
             problems.append(
-                f"unknown arm {a!r}"
-                + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                + f"; arms: {', '.join(arms)}"
+                f"unknown arm {a!r}"  # the list only without a hint: 80 columns (#49)
+                + (f" (did you mean {hint[0]!r}?)" if hint else f"; arms: {', '.join(arms)}")
             )
     problems += _memory_problems(grid)
     for v in run.variants:  # each knob's own check (protocol.knobs)

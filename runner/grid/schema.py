@@ -237,7 +237,7 @@ def url_problem(url: str) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         bare = shown.split("://")[-1]
         example = f"http://{bare}" if "://" not in shown or parts.scheme else shown
-        return f"base URL {shown!r} needs an http:// or https:// scheme and a host (e.g. {example})"
+        return f"{shown!r} needs http(s)://: {example}?"  # 80 columns (#49)
     if "@" in parts.netloc:
         return (
             f"base URL {shown!r} carries credentials (user:password@), refused: a URL is "

@@ -20,8 +20,8 @@ def _ranges(text: str) -> list[range]:
             if b < a or len(lo) > 20 or len(hi) > 20:
                 raise ValueError
         except ValueError:
-            raise ValueError(
-                f"malformed seed range {text[:80]!r}: use N, N-M (N <= M) or a comma-separated list"
+            raise ValueError(  # within 80 columns after "error: command line: " (#49)
+                f"malformed seed range {text[:24]!r}: want N, N-M (N <= M) or N,M"
             ) from None
         if a < 0 or b > MAX_SEED:
             raise ValueError(f"malformed seed range {text[:80]!r}: seeds lie in 0..2^63-1")

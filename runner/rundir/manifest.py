@@ -19,6 +19,7 @@ import hashlib
 import os
 import platform
 import subprocess
+import textwrap
 import time
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -186,13 +187,16 @@ class ManifestCheck:
     changed: list[str] = field(default_factory=list)  # an allowed change: the diff
 
 
-def _refusal(out: Path, change: GridChange) -> ManifestError:
-    shown = "; ".join(change.diff)  # every difference, what a user changed first (#40)
-    return ManifestError(
-        f"{out} holds a different grid: {shown or 'its digest differs'} (only added seeds, "
-        "arms or configurations resume); use another --out, or --allow-grid-change to "
-        "resume into it anyway"
-    )
+def _refusal(out: Path, change: GridChange, width: int = 80 - len("error: ")) -> ManifestError:
+    """Every difference, what a user changed first (#40), one per line within ``width``
+    columns (``error: `` is put before each line, #49), then the flag that allows it."""
+    wrap = textwrap.TextWrapper(width, break_long_words=False, break_on_hyphens=False)
+    lines = [f"{out} holds a different grid", "(only added seeds, arms or configurations resume):"]
+    wrap.initial_indent, wrap.subsequent_indent = "  ", "    "
+    for item in change.diff or ["its digest differs"]:
+        lines += wrap.wrap(item)
+    lines += ["use another --out, or --allow-grid-change to resume into it anyway"]
+    return ManifestError("\n".join(lines))
 
 
 def write_or_check_manifest(

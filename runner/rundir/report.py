@@ -13,7 +13,8 @@ from typing import Any
 
 import msgspec
 
-from protocol.records import EpisodeRecord
+from protocol.config import config_label
+from protocol.records import CellKey, EpisodeRecord
 from protocol.visible import visible
 from runner.files import write_atomic
 from runner.rundir.logs import LOGS, LogReport
@@ -21,6 +22,7 @@ from runner.rundir.manifest import read_manifest
 from runner.rundir.records import RunDirError, load_records, log_summary
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.registry import Analyses, analysis_sections, scored_once
+from scoring.analyses.truncation import CUT_ROLES, cut_replies, cut_warnings
 from scoring.report.details import run_details
 from scoring.report.markdown import figure_channels, figure_success, markdown_report
 from scoring.report.paper_figures import paper_figures
@@ -55,7 +57,7 @@ def write_report(
     process (:func:`scoring.analyses.registry.scored_once`); ``keep`` picks the records
     reported (a filter's), ``say`` hears a note (no figures without matplotlib). Problems
     are one :class:`~runner.rundir.records.RunDirError`."""
-    (lines, analyses), log_report = _scored(logdir, keep)
+    (lines, analyses), log_report, cut = _scored(logdir, keep)
     out = report_path(logdir, out)
     try:
         figures, paper = _figures(lines, analyses, out.stem)
@@ -71,7 +73,8 @@ def write_report(
         text = markdown_report(
             lines,
             notes=[n.strip() for n in log_summary(log_report, width=0).splitlines()]
-            + ([] if figures else [f"No figures: {NO_PLOTS}."]),
+            + ([] if figures else [f"No figures: {NO_PLOTS}."])
+            + cut,
             figures=[(caption, name) for name, (caption, _) in figures.items()],
             sections=analysis_sections(analyses),
             details=run_details(read_manifest(logdir.parent if logdir.name == LOGS else logdir)),
@@ -114,12 +117,35 @@ def _figures(
     return figures, paper
 
 
-def _scored(logdir: Path, keep: Keep | None) -> tuple[tuple[list[ResultLine], Analyses], LogReport]:
+def _scored(
+    logdir: Path, keep: Keep | None
+) -> tuple[tuple[list[ResultLine], Analyses], LogReport, list[str]]:
     """The result lines and the analyses of *logdir*'s records (those ``keep`` keeps), from
-    one scoring pass."""
+    one scoring pass, and the report's notes on replies cut at their token budget (#49)."""
     records, report = load_records(logdir)
     if keep is not None:
         records = keep(records)
         if not records:
             raise RunDirError(f"no episode under {logdir} matches --arm / --model / --cell")
-    return scored_once(records), report
+    return scored_once(records), report, cut_notes(records)
+
+
+def cut_notes(records: list[EpisodeRecord]) -> list[str]:
+    """Replies that ended at their token budget (``finish_reason: length``): how many of
+    each role's, then a warning per cell and role past the threshold; nothing when none."""
+    cuts = cut_replies(records)
+    totals = {role: [0, 0] for role in CUT_ROLES}
+    for roles in cuts.values():
+        for role, (n, made) in roles.items():
+            totals[role][0] += n
+            totals[role][1] += made
+    if not any(n for n, _ in totals.values()):
+        return []
+    shown = ", ".join(f"{role} {n}/{made}" for role, (n, made) in totals.items() if made)
+    head = f"Replies cut at their token budget (finish_reason length): {shown}."
+    warned = [w.removeprefix("warning: ") for w in cut_warnings(cuts, _named)]
+    return [head, *(w[:1].upper() + w[1:] for w in warned)]
+
+
+def _named(cell: CellKey) -> str:
+    return f"{config_label(cell)} {cell.arm}"

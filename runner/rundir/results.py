@@ -25,7 +25,7 @@ import orjson
 from runner.files import MAX_LINE_BYTES, NotRegularFile, read_regular, write_atomic
 from scoring.results.lines import ResultLine, current_lines, decode_line, line_json, with_status
 
-__all__ = ["RESULTS", "encode_line", "finalize_results", "read_results"]
+__all__ = ["RESULTS", "encode_line", "finalize_results", "holds_final", "read_results"]
 
 RESULTS = "results.jsonl"
 
@@ -57,6 +57,14 @@ def read_results(run_dir: Path | str) -> list[ResultLine]:
     """The result lines to use from ``run_dir/results.jsonl`` (see the module docstring);
     ``run_dir`` a path or a string."""
     return current_lines(_read(Path(run_dir) / RESULTS)[0])
+
+
+def holds_final(run_dir: Path, final: Sequence[ResultLine]) -> bool:
+    """Whether ``run_dir/results.jsonl``'s final lines are exactly ``final`` (as written
+    now): a finished run rerun with nothing to do then appends nothing (#49)."""
+    lines, _ = _read(run_dir / RESULTS)
+    have = sorted(encode_line(x) for x in lines if x.status == "final")
+    return bool(have) and have == sorted(encode_line(x) for x in with_status(final, "final"))
 
 
 def _superseded(raw: bytes) -> bytes:

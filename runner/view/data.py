@@ -8,7 +8,9 @@ from pathlib import Path
 
 import msgspec
 
+from protocol.config import is_synthetic, model_label
 from protocol.episode.versions import SpecError
+from protocol.probe.history import system_prompt
 from protocol.records import Episode, EpisodeRecord
 from runner.rundir.manifest import read_manifest
 from runner.view.index import RunIndex
@@ -76,7 +78,14 @@ class RunView:
             return None
         rows = [e.row for e in self.index.entries(slug)]
         kept = filter_rows(rows, failed=failed, channel=channel, seed=seed, trial=trial)
-        return EpisodesView(slug=slug, arm=key.arm, total=len(rows), episodes=kept)
+        return EpisodesView(
+            slug=slug,
+            arm=key.arm,
+            total=len(rows),
+            episodes=kept,
+            label=model_label(key),
+            synthetic=is_synthetic(key),
+        )
 
     def _episode(self, record: EpisodeRecord) -> Episode | None:
         try:
@@ -105,6 +114,25 @@ class RunView:
             and self.index.entry(s, seed, trial) is not None
         ]
         return msgspec.structs.replace(view, pairs=pairs)
+
+    def brief(self, slug: str, seed: int, trial: int = 0) -> tuple[str, str] | None:
+        """The episode's brief as its arm built it (the system prompt) and where it was sent
+        (its model's ``brief_role`` in the manifest: system, or leading the first user turn);
+        None when the episode is not in the logs or no longer regenerates (#49)."""
+        record = self.index.record(slug, seed, trial)
+        episode = self._episode(record) if record is not None else None
+        if record is None or episode is None:
+            return None
+        run = self.run_dir.parent if self.run_dir.name == "logs" else self.run_dir
+        grid = read_manifest(run).get("grid")
+        models = grid.get("models") if isinstance(grid, dict) else None
+        mine = [
+            m
+            for m in (models if isinstance(models, list) else [])
+            if isinstance(m, dict) and m.get("name") == record.cell.model
+        ]
+        role = mine[0].get("brief_role") if mine else None
+        return system_prompt(record, episode), str(role or "system")
 
     def compare(self, seed: int, a: str, b: str, trial: int = 0) -> CompareView | None:
         va, vb = self.episode(a, seed, trial), self.episode(b, seed, trial)

@@ -32,7 +32,7 @@ from protocol.config import DEFAULT_DOSE, config_label
 from protocol.records import CellKey, EpisodeRecord
 from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
 from scoring.results.cells import cell_sort_key
-from scoring.results.stats import holm, sign_flip_p, wilson
+from scoring.results.stats import containing, holm, sign_flip_p, wilson
 
 __all__ = [
     "BOOTSTRAP",
@@ -236,7 +236,8 @@ class InteractionLine(msgspec.Struct, frozen=True, kw_only=True, tag="interactio
 
 def did_interval(d: Sequence[float], key: str, resamples: int = BOOTSTRAP) -> tuple[float, float]:
     """The 95% percentile bootstrap interval of the mean of ``d`` (paired per seed), from a
-    generator seeded by ``key``."""
+    generator seeded by ``key``, widened to hold the mean itself (a percentile interval need
+    not, and the report's error bars refuse one that does not)."""
     import numpy as np  # on first use (keeps ``ladder`` start-up fast)
 
     x = np.asarray(d, dtype=float)
@@ -246,7 +247,7 @@ def did_interval(d: Sequence[float], key: str, resamples: int = BOOTSTRAP) -> tu
     idx = np.random.default_rng(seed).integers(0, x.size, size=(resamples, x.size))
     means = x[idx].mean(axis=1)
     low, high = np.quantile(means, [0.025, 0.975])
-    return (float(low), float(high))
+    return containing(float(x.mean()), float(low), float(high))
 
 
 _Arm = tuple[CellKey, dict[int, bool], dict[int, bool]]  # control cell, stressed, control

@@ -15,8 +15,11 @@ no display; PNG output goes through the Agg canvas); the caller writes them
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from protocol.arms.table import arm_rank
 from protocol.config import SCRIPTED, CellKey, config_label, is_synthetic, model_label
@@ -51,6 +54,7 @@ __all__ = [
     "figure_success",
     "markdown_report",
     "numbered_sections",
+    "synthetic_banner",
     "synthetic_warning",
 ]
 
@@ -68,8 +72,8 @@ def synthetic_warning(keys: Iterable[CellKey]) -> list[str]:
     line for the cells of every other scripted policy (perfect, always-book, ...: rule-based
     oracles; #46); else nothing."""
     keys = list(keys)
-    names = sorted({model_label(k) for k in keys if is_synthetic(k)})
-    scripted = sorted({model_label(k) for k in keys if _scripted(k) and not is_synthetic(k)})
+    names = sorted({model_label(k) for k in keys if _synthetic(k)})
+    scripted = sorted({model_label(k) for k in keys if _scripted(k) and not _synthetic(k)})
     if not names and not scripted:
         return []
     out = [""]
@@ -90,7 +94,23 @@ def synthetic_warning(keys: Iterable[CellKey]) -> list[str]:
 
 
 def _scripted(key: CellKey) -> bool:
-    return (key.served_by or key.model).startswith(SCRIPTED)
+    """Whether a scripted policy served the cell (its model read without a run prefix)."""
+    return (key.served_by or key.model).rsplit(": ", 1)[-1].startswith(SCRIPTED)
+
+
+def _synthetic(key: CellKey) -> bool:
+    """Whether the cell's agent is the synthetic one, its model also read without the run
+    that ``ladder score A B`` puts first (``runs/a: scripted/synthetic``)."""
+    plain = key.model.rsplit(": ", 1)[-1]
+    return is_synthetic(key) or is_synthetic(msgspec.structs.replace(key, model=plain))
+
+
+def synthetic_banner(keys: Iterable[CellKey], width: int = 80) -> list[str]:
+    """The SYNTHETIC warning as plain text lines within ``width`` columns, for the terminal
+    outputs that name a cell (``score``, ``compare``, ``show``); nothing without a synthetic
+    cell."""
+    text = " ".join(synthetic_warning(keys)).strip().removeprefix("> ").replace("`", "")
+    return textwrap.wrap(text, width, subsequent_indent="  ") if text else []
 
 
 def _numbered(header: Sequence[str]) -> tuple[str, ...]:

@@ -17,9 +17,12 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 
+import msgspec
+
 from protocol.config import config_label
 from protocol.records import CellKey
 from scoring.results.cells import RATES, config_of, ladder_sort_key
+from scoring.results.families import variant_reference
 from scoring.results.lines import CellLine, ContrastLine, HelperLine, ResultLine
 from scoring.util import plural
 
@@ -177,7 +180,7 @@ def contrast_rows(
     return [
         [
             labels(c.config),
-            f"{c.a} -> {c.b}" + (f" [INERT: {', '.join(c.gate_inert)}]" if c.gate_inert else ""),
+            _contrast(c, labels) + (f" [INERT: {', '.join(c.gate_inert)}]" if c.gate_inert else ""),
             str(c.n),
             str(c.b_only),
             str(c.a_only),
@@ -186,6 +189,17 @@ def contrast_rows(
         ]
         for c in sorted(_contrasts(lines, scoring), key=lambda c: labels.order(c.config))
     ]
+
+
+def _contrast(c: ContrastLine, labels: Labels) -> str:
+    """``a -> b``; a knob variant's sides by their configurations' numbers and arms
+    (``#1 raw -> #3 raw``; the legend spells the knobs) at 80 columns, in full under
+    ``--wide`` (#49)."""
+    arm, bracket, _ = c.b.partition("[")
+    ref = variant_reference(msgspec.structs.replace(c.config, arm=arm)) if bracket else None
+    if labels.wide or c.kind != "variant" or ref is None:
+        return f"{c.a} -> {c.b}"
+    return f"{labels(ref)} {ref.arm} -> {labels(c.config)} {arm}"
 
 
 def _tried(lines: Iterable[ResultLine]) -> list[CellLine]:

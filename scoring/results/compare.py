@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from protocol.config import model_label
 from protocol.records import CellKey
 from scoring.replay.episode import EpisodeScore
 from scoring.results.cells import SCORINGS, ladder_sort_key, paired_contrast
@@ -28,7 +29,8 @@ class CompareError(ValueError):
 
 
 def _models(scores: Sequence[EpisodeScore]) -> set[str]:
-    return {s.cell.model for s in scores}
+    """The runs' models as the tables label them (``qwen3-235b <- scripted/synthetic``)."""
+    return {model_label(s.cell) for s in scores}
 
 
 def compare_runs(a: Sequence[EpisodeScore], b: Sequence[EpisodeScore]) -> list[ContrastLine]:

@@ -31,6 +31,7 @@ class EpisodeRow(msgspec.Struct, frozen=True, kw_only=True):
     slug: str
     episode_id: str
     seed: int
+    trial: int  # which trial of its seed (--trials); 0 without repeated trials (#49)
     termination: str
     counted: bool  # scorable and not an infrastructure error (counted in a cell's n)
     strict: bool  # strict success, primary scoring
@@ -81,6 +82,7 @@ def episode_row(record: EpisodeRecord, score: EpisodeScore) -> EpisodeRow:
         slug=totals.slug,
         episode_id=totals.episode_id,
         seed=record.spec.seed,
+        trial=record.trial,
         termination=record.termination,
         counted=score.counted,
         strict=score.counted and primary.success,

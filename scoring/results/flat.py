@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
+from protocol.config import model_label
 from protocol.records import CellKey, Knobs
 
 __all__ = ["CELL_FIELDS", "flat_cell", "flat_row"]
@@ -23,8 +24,13 @@ CELL_FIELDS: tuple[str, ...] = (
 
 
 def flat_cell(key: CellKey) -> dict[str, object]:
-    """The cell key as one flat mapping: ``arm``, ``model``, ..., then each knob."""
-    out: dict[str, object] = msgspec.structs.asdict(key)
+    """The cell key as one flat mapping: ``arm``, ``model``, ``label`` (the model as the
+    tables show it, ``qwen3-235b <- scripted/synthetic``), ..., then each knob."""
+    out: dict[str, object] = {}
+    for k, v in msgspec.structs.asdict(key).items():
+        out[k] = v
+        if k == "model":  # beside it, the model as every table shows it (#49)
+            out["label"] = model_label(key)
     out.pop("knobs")
     out.update(msgspec.structs.asdict(key.knobs))
     return out

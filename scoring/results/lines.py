@@ -32,6 +32,7 @@ from typing import Literal
 
 import msgspec
 
+from protocol.config import model_label
 from protocol.records import CellKey
 from scoring.replay.askback import Burden
 
@@ -206,11 +207,17 @@ _any_decoder = msgspec.json.Decoder()
 
 
 def config_json(key: CellKey, *, arm: bool = False) -> dict[str, object]:
-    """A cell key as it is written in a line: knobs flattened and as an object."""
+    """A cell key as it is written in a line: knobs flattened and as an object; ``label``
+    beside ``model`` (``qwen3-235b <- scripted/synthetic``: :func:`model_label`), ignored
+    when the line is read back."""
     out: dict[str, object] = {"arm": key.arm} if arm else {}
     fields = msgspec.structs.asdict(key)
     knobs = msgspec.structs.asdict(key.knobs)
-    out.update({k: v for k, v in fields.items() if k not in ("arm", "knobs")})
+    for k, v in fields.items():
+        if k not in ("arm", "knobs"):
+            out[k] = v
+        if k == "model":  # beside it, the model as every table shows it (#49)
+            out["label"] = model_label(key)
     out.update(knobs)  # flattened, for filtering
     out["knobs"] = knobs  # as an object: msgspec.convert(line["cell"], CellKey) round-trips
     return out

@@ -14,6 +14,10 @@
 * :func:`sign_flip_p`: a paired sign-flip permutation test of a mean difference of 0 (Fisher
   1935), exact over the nonzero differences up to :data:`EXACT_SEEDS` of them, else
   :data:`PERMUTATIONS` draws from a generator seeded by the caller's key (#46).
+
+
+Every interval holds its point estimate ``k / n`` (:func:`containing`): floating-point
+rounding of the closed forms may not move a bound past it.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ __all__ = [
     "EXACT_SEEDS",
     "PERMUTATIONS",
     "clustered_wilson",
+    "containing",
     "holm",
     "mcnemar_exact",
     "preload_stats",
@@ -57,7 +62,7 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     if n == 0:
         return (0.0, 1.0)
     ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return (float(ci.low), float(ci.high))
+    return containing(k / n, max(0.0, float(ci.low)), min(1.0, float(ci.high)))
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -102,7 +107,14 @@ def clustered_wilson(
     denom = 1 + z * z / n_eff
     centre = (p + z * z / (2 * n_eff)) / denom
     half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    return containing(p, max(0.0, centre - half), min(1.0, centre + half))
+
+
+def containing(p: float, low: float, high: float) -> tuple[float, float]:
+    """``(low, high)`` widened to hold the point estimate ``p``: the closed-form bounds round
+    (a 48/48 cell's upper bound came out 0.9999999999999999, below its rate of 1.0, and the
+    report's error bars refused a negative length)."""
+    return (min(low, p), max(high, p))
 
 
 EXACT_SEEDS = 16  # OURS: up to this many nonzero differences the permutation test is exact

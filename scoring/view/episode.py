@@ -24,6 +24,7 @@ import msgspec
 
 from protocol.arms.askback import Principal, render_escalation
 from protocol.arms.render import render_tool_failure
+from protocol.config import model_label
 from protocol.records import (
     CellKey,
     CorruptionEvent,
@@ -36,6 +37,7 @@ from protocol.state.machine import sort_ids
 from protocol.state.receipts import normalize_code
 from protocol.user import STYLE_KINDS
 from scoring.analyses.cost import CostRow, cost_rows
+from scoring.analyses.truncation import cut_replies
 from scoring.replay.episode import EpisodeScore, Scoring, TurnScore
 from scoring.view.models import (
     CallView,
@@ -366,6 +368,8 @@ def episode_view(
         turns=turn_views(record, score),
         compile=compile_view(record, episode),
         corruptions=list(record.corruptions),
+        label=model_label(record.cell),
+        cut={k: v for k, v in cut_replies([record]).get(record.cell, {}).items() if v[1]},
     )
 
 

@@ -94,6 +94,8 @@ class EpisodesView(_View, frozen=True, kw_only=True):
     arm: str
     total: int
     episodes: list[RowView]
+    label: str = ""  # the model as every table shows it (protocol.config.model_label, #49)
+    synthetic: bool = False
 
 
 class ErrorView(_View, frozen=True, kw_only=True):
@@ -214,6 +216,9 @@ class EpisodeView(_View, frozen=True, kw_only=True):
     compile: CompileView | None
     corruptions: list[CorruptionEvent]
     pairs: list[PairView] = []  # the other cells of the configuration that ran the seed
+    label: str = ""  # the model as every table shows it (protocol.config.model_label, #49)
+    # replies cut at their token budget per role: (cut, made); roles with no reply left out
+    cut: dict[str, tuple[int, int]] = {}
 
 
 class CompareRow(_View, frozen=True, kw_only=True):

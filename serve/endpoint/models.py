@@ -25,6 +25,7 @@ not a number in range is a 400.
 
 from __future__ import annotations
 
+import difflib
 import math
 from functools import lru_cache
 from urllib.parse import parse_qsl
@@ -92,13 +93,23 @@ def _value(policy: str, key: str, raw: str, known: frozenset[str]) -> float:
     return value
 
 
+def _not_found(name: str, policy: str | None) -> str:
+    """The 404's message; a ``scripted/`` name lists the scripted policies (#49)."""
+    if policy is None:
+        return f"The model `{name}` does not exist."
+    hint = difflib.get_close_matches(policy, sorted(BASE_MODELS), n=1)
+    did = f" (did you mean {PREFIX}{hint[0]}?)" if hint else ""
+    policies = ", ".join(sorted(BASE_MODELS))
+    return f"The model `{name}` does not exist{did}; scripted policies: {policies}"
+
+
 @lru_cache(maxsize=1024)
 def parse_model(name: str) -> ModelSpec:
     """The policy and parameters a model name selects (see the module docstring)."""
     base, _, query = name.partition("?")
     policy = base[len(PREFIX) :] if base.startswith(PREFIX) else None
     if policy is None or policy not in BASE_MODELS:
-        raise ModelNotFound(f"The model `{name}` does not exist.")
+        raise ModelNotFound(_not_found(name, policy))
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
     except ValueError:

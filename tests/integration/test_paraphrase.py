@@ -113,7 +113,7 @@ def test_failed_checks_are_retried_reported_and_resumed(tmp_path: Path) -> None:
     ("extra", "message"),
     [
         (["--domain", "nope"], "unknown domain"),
-        (["--base-url", "localhost:8000"], "scheme"),
+        (["--base-url", "localhost:8000"], "needs http(s)://"),
         (["--regime", "fast"], "unknown regime"),
         (["--api-key-env", "STATE_LADDER_NO_SUCH_KEY"], "is not set"),
         # nothing listens on port 9: one line, not 108

@@ -196,12 +196,14 @@ def test_a_directory_holding_another_grid_is_refused_then_resumed_only_with_the_
     # not a superset (seed 100 dropped): a superset resumes (tests/ladder/test_run.py)
     other = _write(run_dir / "other.toml", grid_toml(_grid(seeds="101-102")))
     before = tree_digest(out)
-    line = _one_line_error(
-        _invoke("run", str(other), "--out", str(out), "--no-live"),
-        "holds a different grid",
-        "--allow-grid-change",
-    )
-    assert str(out) in line
+    refused = _invoke("run", str(other), "--out", str(out), "--no-live")
+    assert refused.exit_code == 2 and "Traceback" not in refused.stdout + refused.stderr
+    lines = refused.stderr.strip().splitlines()  # one change a line, each "error:" (#49)
+    assert all(x.startswith("error: ") for x in lines), refused.stderr
+    assert all(len(x) <= 80 for x in lines[1:]), refused.stderr  # the first: the path
+    flat = " ".join(refused.stderr.split())
+    assert "holds a different grid" in flat and "--allow-grid-change" in lines[-1]
+    assert str(out) in flat
     assert tree_digest(out) == before, "a refused run changes nothing"
     result = _invoke("run", str(other), "--out", str(out), "--no-live", "--allow-grid-change")
     assert result.exit_code == 0, result.stdout + result.stderr

@@ -80,7 +80,7 @@ def test_filters(runs: tuple[Path, Path]) -> None:
     cost = [orjson.loads(x) for x in _cli("cost", a, "--cell", "checklist", "--json").splitlines()]
     assert cost and {x["arm"] for x in cost} == {"checklist"}
     result = CliRunner().invoke(app, ["score", str(a), "--model", "nobody"])
-    assert result.exit_code == 2 and "matches" in result.output
+    assert result.exit_code == 2 and "--model matched no cell" in result.output
     _cli("report", a, "--arm", "checklist", "--out", a.parent / "r.md")
     text = (a.parent / "r.md").read_text()
     assert "| checklist |" in text and "| raw |" not in text

@@ -116,7 +116,7 @@ REFUSED_FLAGS = [
     (["--regime", "thinkng"], "did you mean 'thinking'"),
     (["--extra", "x=nojson"], "--extra x"),
     (["--latency-s", "0.1"], "no model of this grid runs on it"),
-    (["--base-url", "localhost:8000"], "needs an http:// or https:// scheme"),
+    (["--base-url", "localhost:8000"], "'localhost:8000' needs http(s)://: http://localhost:8000?"),
 ]
 
 
@@ -170,8 +170,11 @@ def test_demo_refuses_a_directory_of_another_grid(tmp_path: Path) -> None:
     assert first.exit_code == 0, first.stderr
     before = (out / "manifest.json").read_bytes()
     result = _invoke("demo", "--out", str(out), "--no-live")
+    assert "endpoint embedded: the embedded scripted endpoint" in result.stdout  # (#49)
     assert result.exit_code == 2
-    assert "holds a different grid" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert "holds a different grid" in result.stderr  # one change a line, each "error:" (#49)
+    assert all(x.startswith("error: ") for x in result.stderr.splitlines())
+    assert all(len(x) <= 80 for x in result.stderr.splitlines()[1:])  # the first: the path
     assert (out / "manifest.json").read_bytes() == before
 
 
@@ -204,9 +207,11 @@ def test_other_changes_are_refused_with_a_diff_and_allowed_with_the_flag(tmp_pat
     other = _grid_file(tmp_path, "b.toml", seeds="101-102", attempts=3)
     result = _invoke("run", str(other), "--out", str(out), "--no-live")
     assert result.exit_code == 2
-    line = result.stderr.strip()
-    assert len(line.splitlines()) == 1
-    assert 'run.seeds "100-101" -> "101-102"' in line and "decoding.attempts 6 -> 3" in line
+    lines = result.stderr.strip().splitlines()  # one change a line, each "error:" (#49)
+    assert all(x.startswith("error: ") for x in lines)
+    assert 'error:   run.seeds "100-101" -> "101-102"' in lines
+    assert "error:   decoding.attempts 6 -> 3" in lines
+    assert "--allow-grid-change" in lines[-1]
     allowed = _invoke("run", str(other), "--out", str(out), "--no-live", "--allow-grid-change")
     assert allowed.exit_code == 0, allowed.stderr
     assert _manifest(out)["grid"]["run"]["seeds"] == "101-102"

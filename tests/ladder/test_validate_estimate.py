@@ -92,3 +92,53 @@ def test_the_context_from_the_servers_model_card() -> None:
             await runner.cleanup()
 
     assert asyncio.run(go()) == {"m": 8192}
+
+
+DOWN = """
+[run]
+seeds = "100-101"
+steps = [5]
+density = [0.3]
+arms = ["raw"]
+
+[[endpoints]]
+name = "gpu"
+base_url = "http://127.0.0.1:9/v1"
+
+[[models]]
+name = "thinker"
+endpoint = "gpu"
+regime = "thinking"
+"""
+
+
+def test_the_estimate_needs_no_server_and_bounds_thinking_replies(tmp_path: Path) -> None:
+    # Issue #49: the estimate exited 2 at the server check, gave a thinking model the
+    # perfect agent's 16 tokens a reply and applied one rate to prompt and completion.
+    path = tmp_path / "grid.toml"
+    path.write_text(DOWN, encoding="utf-8")
+    args = ["validate", str(path), "--estimate", "--prefill-rate", "1000", "--decode-rate", "10"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "warning: thinker at http://127.0.0.1:9/v1: connection error" in result.stderr
+    assert all(len(x) <= 80 for x in result.output.splitlines()[1:])
+    flat = " ".join(result.stdout.split())
+    requests = int(flat.split("thinker: 2 episodes, ")[1].split(" requests")[0])
+    bound = requests * 2500  # raw makes agent requests only, each at most 2,500 tokens
+    assert f"thinking: completion at most {bound:,} tokens (an upper bound" in flat
+    assert "agent 2,500, matcher 2,500, compiler 6,000" in flat
+    prompt = int(flat.split(" requests, ")[1].split(" prompt")[0].replace(",", ""))
+    completion = int(flat.split(" prompt and ")[1].split(" completion")[0].replace(",", ""))
+    hours = (prompt / 1000 + completion / 10) / 3600
+    assert f"at prefill 1000 and decode 10 tokens/s: {hours:.2f} GPU hours" in flat
+    thinking = (prompt / 1000 + bound / 10) / 3600
+    assert f"tokens/s: {thinking:.2f} GPU hours" in flat.split("thinking:")[1]
+    # without --estimate the same dead server is still an error
+    plain = CliRunner().invoke(app, ["validate", str(path)])
+    assert plain.exit_code == 2 and "error: thinker at" in plain.stderr
+
+
+def test_one_rate_alone_is_refused(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["validate", str(tmp_path / "g"), "--decode-rate", "5"])
+    assert result.exit_code == 2
+    assert "--prefill-rate (or --rate) is needed with the other rate" in result.stderr

@@ -73,7 +73,15 @@ function setCrumbs(...items) {
 function successCell(line, name) {
   const [lo, hi] = line[`${name}_ci`] || [null, null];
   return h("td.num", {}, `${line[`${name}_successes`]}/${line.n} `, h("b", {}, pct(line[name])),
-    h("div.ci", {}, `[${pct(lo)}, ${pct(hi)}]`));
+    h("div.ci", {}, `[${pct(lo)}, ${pct(hi)}]`), passK(line, name));
+}
+
+// pass^k (--trials K > 1, #49): the chance that k trials of a seed all succeed, k = 1..K.
+function passK(line, name) {
+  const ks = (line.pass_k || {})[name] || [];
+  if (!(line.trials > 1) || !ks.length) return null;
+  return h("div.ci.passk", {title: `pass^k for k = 1..${ks.length}: the chance that k trials of a seed all succeed`},
+    `pass^1..${ks.length}: ${ks.map((x) => (x === null ? "-" : pct(x))).join(" / ")}`);
 }
 
 // --- the cells ------------------------------------------------------------------------
@@ -175,7 +183,8 @@ async function showCell(slug, params) {
     h("td.num", {}, kfmt(e.tokens.agent)), h("td.num", {}, kfmt(e.tokens.helper)),
     h("td.num", {}, num(e.wall_s, 2)), h("td", {}, e.termination)));
   fill(
-    h("h1", {}, `Episodes of ${data.arm}`), h("p.muted", {}, slug),
+    h("h1", {}, `Episodes of ${data.arm}`), h("p.muted", {}, `${data.label} · ${slug}`),
+    data.synthetic ? h("p.warn", {}, "SYNTHETIC: the scripted synthetic agent, a test instrument; no claim about any model.") : null,
     h("div.filters", {}, h("label", {}, failed, "failed only under"), scoring,
       h("label", {}, "channel", channel), h("label", {}, "seed", seed),
       h("span#count.muted", {}, `${data.episodes.length} of ${data.total} episodes`)),
@@ -330,7 +339,7 @@ async function showEpisode(slug, seed, turn, trial) {
     }
   }});
   fill(
-    h("h1", {}, `${r.arm} · ${unitText(seed, trial)}`), h("p.muted", {}, `${e.slug}${e.synthetic ? " · synthetic agent" : ""}`),
+    h("h1", {}, `${r.arm} · ${unitText(seed, trial)}`), h("p.muted", {}, `${e.label} · ${e.slug}${e.synthetic ? " · SYNTHETIC agent" : ""}`),
     h("div#header.summary", {},
       h("div", {}, h("b", {}, "strict"), outcome(r.strict)),
       h("div", {}, h("b", {}, "decline-aware"), outcome(r.decline_aware)),
@@ -341,7 +350,9 @@ async function showEpisode(slug, seed, turn, trial) {
         h("b", {}, "helper calls"), helpers.needed ? `${helpers.needed} needed: ${helpers.made} made, ${helpers.cached} cached` : "none needed"),
       h("div", {}, h("b", {}, "wall time"), `${num(r.wall_s, 2)} s`),
       h("div", {}, h("b", {}, "termination"), e.termination + (e.error ? `: ${e.error}` : "")),
-      h("div", {}, h("b", {}, "refused / citations"), `${e.refused} / ${e.citations}`)),
+      h("div", {}, h("b", {}, "refused / citations"), `${e.refused} / ${e.citations}`),
+      h("div#cut", {title: "replies that ended at their token budget (finish_reason length), of the replies made, per role"},
+        h("b", {}, "cut at budget"), Object.entries(e.cut || {}).map(([role, [n, made]]) => `${role} ${n}/${made}`).join(", ") || "none")),
     e.refused ? h("p#refused-note.muted", {}, `The gate refused ${e.refused} booking${e.refused === 1 ? "" : "s"}: on turn${refusing.length === 1 ? "" : "s"} `,
       refusing.map((t, i) => [i ? ", " : "", h("a", {href: epHref(slug, seed, trial, t.index)}, `turn ${t.index}`)]),
       " (marked ", h("span.pill.refused", {}, "gate refused"), ").") : null,

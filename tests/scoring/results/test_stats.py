@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring.results.stats import holm, mcnemar_exact, wilson
+from scoring.analyses.doses import did_interval
+from scoring.results.stats import clustered_wilson, holm, mcnemar_exact, wilson
 
 
 # Newcombe, R. G. (1998). Two-sided confidence intervals for the single proportion:
@@ -96,3 +97,42 @@ def test_holm_is_monotone_and_bounded(ps: list[float]) -> None:
     assert seq == sorted(seq)
     assert all(p <= a <= 1.0 for p, a in zip(ps, adjusted, strict=True))
     assert all(a <= min(1.0, len(ps) * p) for p, a in zip(ps, adjusted, strict=True))
+
+
+def test_clustered_wilson_holds_a_full_cell_of_trials() -> None:
+    # Issue #49: 12 seeds x 4 trials all successful gave an upper bound of
+    # 0.9999999999999999, below the rate 1.0, and `ladder report` crashed on its error bar.
+    lo, hi = clustered_wilson([(4, 4)] * 12)
+    assert lo <= 1.0 <= hi
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(1, 400).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_wilson_holds_its_point_estimate(kn: tuple[int, int]) -> None:
+    k, n = kn
+    lo, hi = wilson(k, n)
+    assert 0.0 <= lo <= k / n <= hi <= 1.0
+
+
+_CLUSTER = st.integers(0, 12).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_CLUSTER, min_size=1, max_size=40), st.sampled_from([0.8, 0.9, 0.95, 0.99]))
+def test_clustered_wilson_holds_its_point_estimate(
+    clusters: list[tuple[int, int]], confidence: float
+) -> None:
+    n = sum(size for _, size in clusters)
+    lo, hi = clustered_wilson(clusters, confidence)
+    p = sum(k for k, _ in clusters) / n if n else None
+    assert 0.0 <= lo <= hi <= 1.0
+    if p is not None:
+        assert lo <= p <= hi
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([-1.0, -0.5, 0.0, 1 / 3, 0.5, 1.0]), min_size=1, max_size=30))
+def test_did_interval_holds_its_mean(d: list[float]) -> None:
+    lo, hi = did_interval(d, "k", resamples=200)
+    mean = sum(d) / len(d)
+    assert lo <= mean + 1e-12 and mean - 1e-12 <= hi

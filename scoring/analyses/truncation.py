@@ -1,0 +1,80 @@
+"""Replies cut at their token budget, and the episodes an average leaves out (#49). Pure.
+
+A reply whose ``finish_reason`` is ``length`` stopped at its ``max_tokens``: an agent's
+ref line written after a preamble is then missing (scored as an omission), a matcher's or
+compiler's answer malformed. :func:`cut_replies` counts them per cell and role (agent,
+matcher, compiler) over every request made (a call served from the helper cache made
+none); :func:`cut_warnings` names the cells and roles whose share passes
+:data:`CUT_WARN_SHARE`. :func:`episode_counts` counts a cell's episodes by how they ended,
+so a cost averaged over the completed ones can say what it left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from protocol.records import CellKey, EpisodeRecord
+
+__all__ = [
+    "CUT_ROLES",
+    "CUT_WARN_SHARE",
+    "Cut",
+    "cut_replies",
+    "cut_warnings",
+    "episode_counts",
+]
+
+CUT_ROLES = ("agent", "matcher", "compiler")
+# OURS: a cell and role is warned about when more than 5% of its replies were cut: a few
+# long replies are a model's habit, more than one in twenty moves the scores (#49).
+CUT_WARN_SHARE = 0.05
+
+Cut = dict[str, tuple[int, int]]  # role -> (replies cut at their budget, replies made)
+
+
+def cut_replies(records: Iterable[EpisodeRecord]) -> dict[CellKey, Cut]:
+    """Per cell, per role of :data:`CUT_ROLES`: replies that ended on ``length`` and the
+    replies made (requests sent, every termination counted)."""
+    out: dict[CellKey, dict[str, list[int]]] = {}
+    for r in records:
+        tally = out.setdefault(r.cell, {role: [0, 0] for role in CUT_ROLES})
+        for turn in r.turns:
+            for c in turn.calls:
+                if c.cached or c.role not in tally:
+                    continue
+                tally[c.role][1] += 1
+                tally[c.role][0] += c.finish_reason == "length"
+    return {cell: {k: (v[0], v[1]) for k, v in t.items()} for cell, t in out.items()}
+
+
+def cut_warnings(
+    cuts: Mapping[CellKey, Cut],
+    label: Callable[[CellKey], str],
+    share: float = CUT_WARN_SHARE,
+) -> list[str]:
+    """``warning: <cell>: 88/88 agent replies (100%) cut at their token budget`` for each
+    cell and role whose share of cut replies passes ``share``."""
+    out = []
+    for cell, roles in cuts.items():
+        for role, (cut, made) in roles.items():
+            if made and cut / made > share:
+                out.append(
+                    f"warning: {label(cell)}: {cut}/{made} {role} replies ({cut / made:.0%}) "
+                    "cut at their token budget (finish_reason length)"
+                )
+    return out
+
+
+def episode_counts(records: Iterable[EpisodeRecord]) -> dict[CellKey, dict[str, int]]:
+    """Per cell: episodes ``completed``, ``overflowed`` (context_overflow: the model's
+    failure, counted in a cell's n) and ``failed`` (ended on anything else)."""
+    out: dict[CellKey, dict[str, int]] = {}
+    for r in records:
+        c = out.setdefault(r.cell, {"completed": 0, "overflowed": 0, "failed": 0})
+        if r.termination == "completed":
+            c["completed"] += 1
+        elif r.termination == "context_overflow":
+            c["overflowed"] += 1
+        else:
+            c["failed"] += 1
+    return out
