@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from protocol import strings
+from protocol import rule_strings, strings
 from protocol.records import Step
 
-__all__ = ["render_brief", "render_revision", "tool_name"]
+__all__ = ["render_brief", "render_budgets", "render_revision", "tool_name"]
 
 
 def tool_name(step: Step) -> str:
@@ -57,6 +57,16 @@ def render_brief(
     if third_party:
         lines.append(strings.THIRD_PARTY_CLAUSE)
     return "\n".join(lines)
+
+
+def render_budgets(caps: Mapping[str, int]) -> str:
+    """The brief's budget clause and one line per budgeted step (issue #48, OURS), or "" when
+    no step has a budget; it ends the brief, after every other clause."""
+    if not caps:
+        return ""
+    lines = [rule_strings.BUDGET_CLAUSE]
+    lines += [rule_strings.BUDGET_LINE.format(id=v, cap=caps[v]) for v in caps]
+    return "\n" + "\n".join(lines)
 
 
 def render_revision(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from protocol.arms.table import ArmSpec, Variant, arm_spec, arm_table, harness_arms
 from protocol.config import DEFAULT_DOSE, Knobs
 from protocol.registry import Registry
+from protocol.stress.budget import MAX_BUDGET
 
 __all__ = [
     "KNOBS",
@@ -70,6 +71,21 @@ def rate_check(field: str, what: str) -> Check:
 
 def _is_memory(a: ArmSpec) -> bool:
     return a.memory
+
+
+def _budget(knobs: Knobs, arm: str) -> list[str]:
+    """The budget knob (issue #48): a cap of 1 to :data:`MAX_BUDGET` runs, on the text
+    protocol, with the cooperative user (the user's styles take the fillers it is placed on)."""
+    cap = knobs.budget
+    if cap == 0:
+        return []
+    if not 1 <= cap <= MAX_BUDGET:
+        return [f"budget must be 0 (off) or 1 to {MAX_BUDGET} runs (got {cap})"]
+    if knobs.harness != "text":
+        return ["budget runs on the text protocol; the tool harness does not place it yet"]
+    if knobs.user_style != "cooperative":
+        return ["budget and user_style both take fillers: set one"]
+    return []
 
 
 def _memory_k(knobs: Knobs, arm: str) -> list[str]:
@@ -219,6 +235,11 @@ for _knob in (
     KnobSpec(field="tool_failure_landed", label="the share of timed-out tool calls whose "
              "write landed; lists the read-only status tool (ours)", check=_landed,
              section="tool_failure"),
+    # Beyond one-shot state (issue #48, ours; protocol.stress.budget, docs/semantics.md): the
+    # cap is the dose; each cell against the same cell with the budget off, Holm within model.
+    KnobSpec(field="budget", label="runs of one seed-picked step the brief allows; one "
+             "request more is a trap (ours)", check=_budget, family="Semantics: budget",
+             alone=True, section="budget"),
 ):  # fmt: skip
     KNOBS.add(_knob.field, _knob)
 

@@ -90,7 +90,7 @@ class ScriptedUser:
         self._styled: list[Turn] = []  # style turns to serve before anything else
         self.restates = 0
         self._double_verdicts: dict[str, Verdict] = {}
-        self.state = TaskState({s.id: s.deps for s in episode.steps})
+        self.state = TaskState({s.id: s.deps for s in episode.steps}, budgets=episode.caps)
         self._next = 0
         self._index = 0
         self._deferred: set[str] = set()

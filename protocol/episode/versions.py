@@ -24,6 +24,9 @@ version stays selectable so a log rescores against the episodes it was run on
   per call; the brief ends with the clause on forwarded text; no stream reads the domain's
   name and templates are drawn by phase rank, so two domains' episodes of a seed share
   their structure (domains pair by seed; issue #37).
+- 6: version 5's episodes, byte for byte, with no knob set; the rules beyond one-shot state
+  are placed on them from the seed (issue #48): the budget knob's cap of runs on one step
+  (:mod:`protocol.stress.budget`).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ __all__ = [
 ]
 
 GENERATOR_VERSION = 5  # what new runs use
-GENERATOR_VERSIONS = (1, 2, 3, 4, 5)  # every version a log can name
+GENERATOR_VERSIONS = (1, 2, 3, 4, 5, 6)  # every version a log can name
 N_TURNS = 44
 MIN_STEPS = 5
 MAX_STEPS = 18

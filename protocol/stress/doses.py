@@ -70,7 +70,7 @@ class PlannedTurn:
 def perfect_play(episode: Episode) -> list[PlannedTurn]:
     """Per planned turn, its verdict under perfect play and the (not cancelled) steps done
     when it starts."""
-    state = TaskState({s.id: s.deps for s in episode.steps})
+    state = TaskState({s.id: s.deps for s in episode.steps}, budgets=episode.caps)
     rev = episode.revision
     out: list[PlannedTurn] = []
     for turn in episode.turns:

@@ -344,7 +344,7 @@ class DirectiveGate(ArmSession):
         """(why the gate refuses ``booking`` on ``state`` or None, the compiled step named).
 
         State-bound (Section 3.3): refused iff the step it names is cancelled, done without
-        authorization, or blocked; any other booking is admitted, a code the compile does not
+        authorization (a budgeted step: with none of its runs left, issue #48), or blocked; any other booking is admitted, a code the compile does not
         know included (the compiled state cannot advance on it). Request-bound also refuses
         any step other than the matched one, and a code it cannot place (it cannot tell
         that the booking is the requested step)."""
@@ -356,7 +356,11 @@ class DirectiveGate(ArmSession):
         if status == "cancelled" or status == "blocked":
             return status, v
         if status == "done" and v not in state.authorized:
-            return "done", v
+            left = state.remaining(v)  # a budgeted step runs again while runs remain (#48)
+            if left is None:
+                return "done", v
+            if left == 0:
+                return "spent", v
         if request_bound and v != shaped.matched_step:
             return UNREQUESTED_STATUS, v
         return None, v

@@ -31,6 +31,7 @@ from protocol.episode.versions import (
     check_spec,
 )
 from protocol.knobs import knob_problems
+from protocol.stress.budget import MIN_GENERATOR as BUDGET_GENERATOR
 from protocol.records import CellKey, EpisodeSpec, Knobs, trial_slug
 from runner.files import read_regular
 from runner.grid.errors import validation_problem
@@ -242,7 +243,10 @@ _V5_DEFAULTS: dict[str, object] = {
 
 def _dose_problems(v: Variant, generator: int) -> list[str]:
     """A stress dose (issue #37) set away from its default, and the generator-5 stresses,
-    need generator 5 or later (their range and their knob: :mod:`protocol.knobs`)."""
+    need generator 5 or later (their range and their knob: :mod:`protocol.knobs`); the budget
+    (issue #48) needs generator 6."""
+    if v.budget and generator < BUDGET_GENERATOR:
+        return [f"budget needs generator {BUDGET_GENERATOR} or later (the grid uses {generator})"]
     if generator >= 5:
         return []
     problems = [

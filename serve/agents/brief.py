@@ -7,7 +7,7 @@ from functools import lru_cache
 
 import msgspec
 
-from protocol import strings
+from protocol import rule_strings, strings
 from serve.agents.patterns import STEP_ID, template_regex
 
 __all__ = ["BriefStep", "ParsedBrief", "parse_brief"]
@@ -22,6 +22,8 @@ _LINE_REQUIRES = re.compile(
 _LINE = re.compile(
     template_regex(strings.BRIEF_STEP_LINE, id=STEP_ID, code=_CODE).pattern + f"(?:{_SUFFIX})?$"
 )
+# a budgeted step's line under the BUDGETS clause (issue #48, OURS)
+_BUDGET = template_regex(rule_strings.BUDGET_LINE, anchored=True, id=STEP_ID, cap=r"\d{1,3}")
 
 
 class BriefStep(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,12 +37,29 @@ class BriefStep(msgspec.Struct, frozen=True, kw_only=True):
 class ParsedBrief:
     """The plan as the brief states it, with lookup tables."""
 
-    __slots__ = ("by_code", "by_id", "by_text", "by_tool", "ledger", "one_shot", "steps", "tools")
+    __slots__ = (
+        "budgets",
+        "by_code",
+        "by_id",
+        "by_text",
+        "by_tool",
+        "ledger",
+        "one_shot",
+        "steps",
+        "tools",
+    )
 
     def __init__(
-        self, steps: tuple[BriefStep, ...], *, one_shot: bool, tools: bool, ledger: bool
+        self,
+        steps: tuple[BriefStep, ...],
+        *,
+        one_shot: bool,
+        tools: bool,
+        ledger: bool,
+        budgets: dict[str, int] | None = None,
     ) -> None:
         self.steps = steps
+        self.budgets = budgets or {}  # step -> its cap of runs (the BUDGETS clause, #48)
         self.one_shot = one_shot
         self.tools = tools
         self.ledger = ledger
@@ -73,10 +92,20 @@ def _step(line: str) -> BriefStep | None:
 @lru_cache(maxsize=2048)
 def parse_brief(text: str) -> ParsedBrief:
     """Every step line of ``text`` (in order of appearance) and which clauses it carries."""
-    steps = tuple(s for s in map(_step, text.splitlines()) if s is not None)
+    lines = text.splitlines()
+    steps = tuple(s for s in map(_step, lines) if s is not None)
     return ParsedBrief(
         steps,
         one_shot=strings.ONE_SHOT in text,
         tools=strings.TOOL_CLAUSE in text,
         ledger=strings.LEDGER_CLAUSE in text,
+        budgets=_budgets(lines),
     )
+
+
+def _budgets(lines: list[str]) -> dict[str, int]:
+    """The caps the BUDGETS clause lists, each on its own line after the clause."""
+    if rule_strings.BUDGET_CLAUSE not in lines:
+        return {}
+    after = lines[lines.index(rule_strings.BUDGET_CLAUSE) + 1 :]
+    return {m["id"]: int(m["cap"]) for line in after if (m := _BUDGET.match(line))}

@@ -39,7 +39,11 @@ def verdict_of(view: View, step: str, redo: bool) -> Verdict:
         if entry.status == "cancelled":
             return Verdict("cancelled")
         if entry.status == "done":
-            return Verdict("redo") if redo else Verdict("done")
+            if redo:
+                return Verdict("redo")
+            if entry.runs_left is not None:  # a budgeted step (issue #48)
+                return Verdict("eligible") if entry.runs_left > 0 else Verdict("spent")
+            return Verdict("done")
         if entry.status == "blocked":
             return Verdict("blocked", entry.missing)
         return Verdict("eligible")

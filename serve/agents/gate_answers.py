@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 
 import orjson
 
-from protocol import strings
+from protocol import rule_strings, strings
 from serve.agents.answer import Answer
 from serve.agents.brief import parse_brief
 from serve.agents.patterns import STEP_ID, template_regex
@@ -90,6 +90,8 @@ def _graph(text: str, rng: random.Random, p: Mapping[str, float]) -> str:
         prereqs = sorted({u for s in brief.steps for u in s.deps if u in graph})
         victim = rng.choice(prereqs or sorted(graph))
         graph[victim]["code"] = ""
+    if rule_strings.BUDGET_COMPILE_PROMPT in text:  # asked for the budgets (issue #48)
+        return orjson.dumps({"steps": graph, "budgets": brief.budgets}).decode()
     return orjson.dumps({"steps": graph}).decode()
 
 
@@ -141,7 +143,7 @@ def helper_answer(
     if last.startswith(_REVISION_OPENING) and _REVISION_MID in last:
         return Answer(content=_revision(last, rng, params), reasoning="Extracting the update.")
     if any(
-        c.rstrip().endswith(strings.COMPILER_GRAPH_PROMPT)
+        c.rstrip().endswith((strings.COMPILER_GRAPH_PROMPT, rule_strings.BUDGET_COMPILE_PROMPT))
         for r, c in (*messages[-1:], *(m for m in messages if m[0] == "system"))
     ):
         text = "\n".join(c for _, c in messages)

@@ -72,13 +72,16 @@ class Record:
 
     def __init__(self, brief: ParsedBrief) -> None:
         self.brief = brief
-        self.state = TaskState(brief.deps)
+        self.state = TaskState(brief.deps, budgets=brief.budgets)
         self.held: dict[str, set[BookingKey]] = {}
 
     def admit(self, bookings: Iterable[tuple[str, BookingKey]]) -> None:
+        """Each booking key once: a budgeted step's runs are its distinct keys (#48)."""
         for step, key in bookings:
-            self.held.setdefault(step, set()).add(key)
-            self.state.book(step)
+            keys = self.held.setdefault(step, set())
+            if key not in keys:
+                keys.add(key)
+                self.state.book(step)
 
     def refuse(self, notices: Iterable[Rejection]) -> None:
         for n in notices:
@@ -90,8 +93,7 @@ class Record:
             keys = self.held.get(step, set())
             keys.discard((n.code, n.work_order))
             keys -= {k for k in keys if k[0].startswith("tool:") and k[1] == n.work_order}
-            if not keys:
-                self.state.done.discard(step)
+            self.state.unbook(step, len(keys))
 
     def revise(self, text: str) -> None:
         if not is_revision(text):

@@ -42,6 +42,11 @@ confirm_ask   1.0      multiplier on ``fresh`` when the request is the trap-turn
                        confirm-the-step wording (``strings.PROBE_CONFIRM``; docs/probe.md)
 status_ask    1.0      multiplier on ``fresh`` when the request is a status question (the
                        generator's status wordings, as the probe's status variant asks)
+one_shot      0.15     a budgeted step asked for again while runs remain (the budget knob,
+                       issue #48) is confirmed as done instead of run (the one-shot habit:
+                       an omission); lowered by ``checklist`` / ``ledger`` as the trap rates
+over_budget   0.25     a budgeted step with its runs used up is run again (the budget's
+                       trap, scored on its own channel); lowered the same way
 doubt         0.8      when the gate shows its reading (the show knob) and it names another
                        step than the agent's own reading of the request, the directive is
                        set aside for the agent's own decision (a misroute noticed)
@@ -92,6 +97,8 @@ DEFAULTS: dict[str, float] = {
     "confirm_ask": 1.0,
     "status_ask": 1.0,
     "doubt": 0.8,
+    "one_shot": 0.15,
+    "over_budget": 0.25,
     "seed": 0.0,
 }
 _LEDGER_WORD = {"done": "DONE", "cancelled": "CANCELLED"}
@@ -178,7 +185,7 @@ def _directed(dice: _Dice, d: Directive) -> Decision:
     obeyed = from_verdict(d.step, Verdict(d.label, d.missing))
     if dice.roll(dice.p["obey"]):
         return obeyed
-    if d.label in ("done", "cancelled", "blocked"):
+    if d.label in ("done", "cancelled", "blocked", "spent"):
         if dice.roll(dice.p["cite_share"]):
             return Decision(action=obeyed.action, step=d.step, missing=d.missing, cite=True)
         return Decision(action="book", step=d.step)
@@ -205,6 +212,8 @@ def _undirected(dice: _Dice) -> Decision:
         return Decision(action="book", step=d.named[0])
     if step is None:
         return d
+    if step in view.brief.budgets and view.state.status(step) == "done" and not d.redo:
+        return _budgeted(dice, d, step)
     if d.action == "confirm":
         fresh = p["fresh"] * (1.0 if view.brief.one_shot else p["original"])
         fresh *= _ask_multiplier(view.user.text, p)
@@ -222,6 +231,15 @@ def _undirected(dice: _Dice) -> Decision:
         others = [v for v in view.state.eligible() if v != step]
         return Decision(action="book", step=step, extra=tuple(others[:1]))
     return d
+
+
+def _budgeted(dice: _Dice, d: Decision, step: str) -> Decision:
+    """A budgeted step asked for again (issue #48): run within its budget unless the one-shot
+    habit confirms it instead; beyond it, declined unless run again anyway."""
+    mult = dice.multiplier(step, "done")
+    if d.action == "book":
+        return Decision(action="confirm", step=step) if dice.roll(dice.p["one_shot"] * mult) else d
+    return _trap(dice, d, step, dice.p["over_budget"], "done")
 
 
 def _doubted(dice: _Dice, d: Directive) -> bool:
