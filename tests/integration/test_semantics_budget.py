@@ -114,15 +114,22 @@ def test_always_book_behind_enforce_keeps_its_unbudgeted_score(tmp_path: Path) -
             assert s.primary.channels.get("over_budget", 0) == 0
             refused = [t for t in r.turns if t.kind == "budget_repeat" and t.refused]
             assert len(refused) == (1 if r.cell.knobs.budget else 0)
-        elif r.cell.knobs.budget:  # raw: always-book runs the step beyond its budget
-            assert s.primary.channels["over_budget"] == 1 and not s.primary.success
+        elif r.cell.knobs.budget:
+            # raw: always-book runs the step beyond its budget (more than once where its
+            # earlier runs, premature or repeated, used the budget up sooner: the realized state)
+            assert s.primary.channels["over_budget"] >= 1 and not s.primary.success
 
 
 def test_the_synthetic_agent_errs_on_the_budget_turns(tmp_path: Path) -> None:
     """The synthetic agent's budget parameters (serve.agents.synthetic: one_shot, over_budget)
-    at 1: every run within the budget is confirmed instead (an omission) and the run beyond
-    it made (over_budget), in the raw arm; the enforcement gate refuses the latter."""
-    model = "scripted/synthetic?one_shot=1&over_budget=1&omit=0&fresh=0&premature=0&superseded=0"
+    at 1: in the raw arm every run within the budget is confirmed instead (an omission), and a
+    request beyond it run (over_budget; the labels follow the realized state, so with the
+    earlier runs omitted only a cap of 1 has one); behind the enforcement gate the directive it obeys
+    (obey = 1) says ELIGIBLE within the budget and that the runs are used beyond it."""
+    model = (
+        "scripted/synthetic?one_shot=1&over_budget=1&obey=1"
+        "&omit=0&fresh=0&premature=0&superseded=0&cite=0"
+    )
     records = _run(tmp_path, model, ["raw", "enforce"], seeds="100-101")
     for r in records:
         if not r.cell.knobs.budget:
@@ -130,11 +137,15 @@ def test_the_synthetic_agent_errs_on_the_budget_turns(tmp_path: Path) -> None:
         s = score_episode(r)
         turns = [t for t in s.primary.turns if t.kind == "budget_repeat"]
         within = [t for t in turns if t.label == "eligible"]
-        assert all(e.channel == "omission" for t in within for e in t.errors) and all(
-            t.errors for t in within
-        ), r.cell.slug()
         over = s.primary.channels.get("over_budget", 0)
-        assert over == (1 if r.cell.arm == "raw" else 0), r.cell.slug()
+        if r.cell.arm == "raw":
+            # every run within the budget is omitted, so on the realized state the runs are
+            # never used up beyond a cap of 1: the last request is eligible too
+            assert all([e.channel for e in t.errors] == ["omission"] for t in within)
+            assert len(within) == (r.cell.knobs.budget if r.cell.knobs.budget > 1 else 0)
+            assert over == (1 if r.cell.knobs.budget == 1 else 0), r.cell.slug()
+        else:
+            assert not any(t.errors for t in turns) and over == 0, r.cell.slug()
 
 
 def test_a_budgeted_cells_line_lists_its_own_channel(perfect: list[EpisodeRecord]) -> None:
