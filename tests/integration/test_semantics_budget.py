@@ -160,3 +160,20 @@ def test_a_budgeted_cells_line_lists_its_own_channel(perfect: list[EpisodeRecord
         if cell.knobs.budget:
             assert line.channels["over_budget"] == 0 and line.labels["spent"] == len(scores)
         assert msgspec.json.decode(msgspec.json.encode(line.channels)) == line.channels
+
+
+def test_the_budget_section_reads_the_perfect_agent_as_its_control(
+    perfect: list[EpisodeRecord],
+) -> None:
+    from scoring.analyses.semantics import budget_lines, budget_parts, budget_section
+
+    pairs = [(r, score_episode(r)) for r in perfect]
+    lines = budget_lines(budget_parts(pairs))
+    assert len(lines) == len(ARMS) * len(CAPS)
+    for x in lines:
+        assert x.successes == x.control_successes == x.episodes == 4
+        assert (x.only_budget, x.only_control, x.p_value) == (0, 0, 1.0)
+        assert x.within == 4 * (x.cap - 1) and x.within_failed == 0
+        assert x.beyond == 4 and x.beyond_executed == 0
+    text = "\n".join(budget_section(lines))
+    assert "## Budgets" in text and "Semantics: budget" in text
