@@ -222,9 +222,10 @@ def _budgets(raw: object) -> dict[str, int]:
     out: dict[str, int] = {}
     for key, cap in raw.items():
         v = _norm_id(key)
-        if v is not None and isinstance(cap, int) and not isinstance(cap, bool):
-            if 0 <= cap <= MAX_CAP:
-                out[v] = cap
+        if v is None or not isinstance(cap, int) or isinstance(cap, bool):
+            continue
+        if 0 <= cap <= MAX_CAP:
+            out[v] = cap
     return {v: out[v] for v in sort_ids(out)}
 
 

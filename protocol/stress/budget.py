@@ -28,8 +28,8 @@ import msgspec
 
 from protocol import rule_strings
 from protocol.brief import render_budgets
-from protocol.episode.parts import stream_seed
 from protocol.config import Knobs
+from protocol.episode.parts import stream_seed
 from protocol.records import Episode, Turn
 from protocol.state.machine import sort_ids
 from protocol.stress.doses import fresh_work_orders, perfect_play

@@ -31,8 +31,8 @@ from protocol.episode.versions import (
     check_spec,
 )
 from protocol.knobs import knob_problems
-from protocol.stress.budget import MIN_GENERATOR as BUDGET_GENERATOR
 from protocol.records import CellKey, EpisodeSpec, Knobs, trial_slug
+from protocol.stress.budget import MIN_GENERATOR as BUDGET_GENERATOR
 from runner.files import read_regular
 from runner.grid.errors import validation_problem
 from runner.grid.packs import resolve_domains

@@ -78,11 +78,15 @@ def _merge(parts: Iterable[BudgetPart]) -> dict[CellKey, BudgetPart]:
     out: dict[CellKey, BudgetPart] = {}
     for p in parts:
         have = out.get(p.cell)
-        out[p.cell] = p if have is None else BudgetPart(
-            cell=p.cell,
-            success={**have.success, **p.success},
-            within=[*have.within, *p.within],
-            beyond=[*have.beyond, *p.beyond],
+        out[p.cell] = (
+            p
+            if have is None
+            else BudgetPart(
+                cell=p.cell,
+                success={**have.success, **p.success},
+                within=[*have.within, *p.within],
+                beyond=[*have.beyond, *p.beyond],
+            )
         )
     return out
 

@@ -3,6 +3,8 @@ on the fixed episode from the seed, the brief that states it and the readings of
 
 from __future__ import annotations
 
+import itertools
+
 import msgspec
 import pytest
 from hypothesis import given, settings
@@ -116,7 +118,7 @@ def test_a_budget_stresses_only_its_turns(steps: int, density: float) -> None:
             assert len(slots) == cap and len(ep.turns) == len(control.turns)
             assert all(control.turns[j].kind == "filler" for j in slots)
             play = [p.verdict for p in perfect_play(ep)]
-            labels = [play[j].label for j in slots if play[j] is not None]
+            labels = [v.label for j in slots if (v := play[j]) is not None]
             assert labels == ["eligible"] * (cap - 1) + ["spent"]
             off = [i for i in range(len(ep.turns)) if i not in slots]
             assert [ep.turns[i] for i in off] == [control.turns[i] for i in off]
@@ -130,7 +132,7 @@ def test_smaller_caps_stress_a_subset_of_the_turns_of_larger_ones() -> None:
     for seed in SEEDS:
         control = _episode(seed, 15)
         placed = [set(_placed(budgeted(control, cap))) for cap in CAPS]
-        assert all(a <= b for a, b in zip(placed, placed[1:], strict=False))
+        assert all(a <= b for a, b in itertools.pairwise(placed))
         assert len({tuple(budgeted(control, cap).caps) for cap in CAPS}) == 1
 
 
