@@ -20,6 +20,7 @@ from protocol.arms.table import ArmSpec, Variant, arm_spec, arm_table, harness_a
 from protocol.config import DEFAULT_DOSE, Knobs
 from protocol.registry import Registry
 from protocol.stress.budget import MAX_BUDGET
+from protocol.stress.expiry import MAX_EXPIRY, MIN_EXPIRY
 
 __all__ = [
     "KNOBS",
@@ -73,19 +74,26 @@ def _is_memory(a: ArmSpec) -> bool:
     return a.memory
 
 
-def _budget(knobs: Knobs, arm: str) -> list[str]:
-    """The budget knob (issue #48): a cap of 1 to :data:`MAX_BUDGET` runs, on the text
-    protocol, with the cooperative user (the user's styles take the fillers it is placed on)."""
-    cap = knobs.budget
-    if cap == 0:
+def _rule(field: str, low: int, high: int, unit: str) -> Check:
+    """A rule beyond one-shot state (issue #48): 0 or ``low`` to ``high``, on the text
+    protocol, with the cooperative user (the user's styles take the fillers it is placed on),
+    one rule per cell."""
+
+    def check(knobs: Knobs, arm: str) -> list[str]:
+        value = getattr(knobs, field)
+        if value == 0:
+            return []
+        if not low <= value <= high:
+            return [f"{field} must be 0 (off) or {low} to {high} {unit} (got {value})"]
+        if knobs.harness != "text":
+            return [f"{field} runs on the text protocol; the tool harness does not place it yet"]
+        if knobs.user_style != "cooperative":
+            return [f"{field} and user_style both take fillers: set one"]
+        if field == "expiry" and knobs.budget:
+            return ["budget and expiry are one rule each: set one"]
         return []
-    if not 1 <= cap <= MAX_BUDGET:
-        return [f"budget must be 0 (off) or 1 to {MAX_BUDGET} runs (got {cap})"]
-    if knobs.harness != "text":
-        return ["budget runs on the text protocol; the tool harness does not place it yet"]
-    if knobs.user_style != "cooperative":
-        return ["budget and user_style both take fillers: set one"]
-    return []
+
+    return check
 
 
 def _memory_k(knobs: Knobs, arm: str) -> list[str]:
@@ -238,8 +246,12 @@ for _knob in (
     # Beyond one-shot state (issue #48, ours; protocol.stress.budget, docs/semantics.md): the
     # cap is the dose; each cell against the same cell with the budget off, Holm within model.
     KnobSpec(field="budget", label="runs of one seed-picked step the brief allows; one "
-             "request more is a trap (ours)", check=_budget, family="Semantics: budget",
-             alone=True, section="budget"),
+             "request more is a trap (ours)", check=_rule("budget", 1, MAX_BUDGET, "runs"),
+             family="Semantics: budget", alone=True, section="budget"),
+    KnobSpec(field="expiry", label="turns a run of one seed-picked step stays valid; a "
+             "request after it lapses must be run again (ours)",
+             check=_rule("expiry", MIN_EXPIRY, MAX_EXPIRY, "turns"), family="Semantics: expiry",
+             alone=True, section="expiry"),
 ):  # fmt: skip
     KNOBS.add(_knob.field, _knob)
 

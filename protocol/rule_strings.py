@@ -18,7 +18,13 @@ __all__ = [
     "BUDGET_LINE",
     "BUDGET_REPEAT",
     "BUDGET_SPENT_STATUS",
+    "DIRECTIVE_LAPSED",
     "DIRECTIVE_SPENT",
+    "EXPIRY_CLAUSE",
+    "EXPIRY_COMPILE_PROMPT",
+    "EXPIRY_LAPSED_STATUS",
+    "EXPIRY_LAPSED_SUFFIX",
+    "EXPIRY_LINE",
 ]
 
 # --- Budgets (the budget knob; protocol.stress.budget) ----------------------------------------
@@ -45,4 +51,30 @@ BUDGET_SPENT_STATUS = "out of runs"
 BUDGET_COMPILE_PROMPT = (
     'Also give "budgets": for each step listed under BUDGETS, its number of runs, e.g. '
     '"budgets": {"s3": 2} (an empty object if the plan has no BUDGETS list).'
+)
+
+# --- Expiry (the expiry knob; protocol.stress.expiry) -----------------------------------------
+# The brief: a turn is one message of the user's; the clause says what a lapsed run asks for
+# and leaves the paper's rule for a valid one (a finished step asked again is no redo order).
+EXPIRY_CLAUSE = (
+    "EXPIRY: a run of each step below stays valid for the number of my messages given. From "
+    "that many messages after the message it was run on, the run has lapsed: when I ask for "
+    "the step then, perform it again and book the new work order. While its run is valid, "
+    "treat a request for it as for any finished step."
+)
+EXPIRY_LINE = "- {id}: a run stays valid for {turns} messages"
+# The user asks for an expiring step again before and after the lapse with the budget's words
+# (BUDGET_REPEAT): telling the two apart is the agent's task.
+# What the checklist adds to a lapsed step's DONE line; the gates' directive for it; the
+# rejection notice never names it (a lapsed step's booking is admitted).
+EXPIRY_LAPSED_SUFFIX = " (its run has lapsed)"
+DIRECTIVE_LAPSED = (
+    "[TASK-STATE] step {id}'s last run has LAPSED. Perform it again now, booking the NEW work "
+    "order."
+)
+EXPIRY_LAPSED_STATUS = "lapsed"
+# Appended to the compile prompt only when the brief has an EXPIRY clause (as the budgets').
+EXPIRY_COMPILE_PROMPT = (
+    'Also give "expiry": for each step listed under EXPIRY, the number of messages a run '
+    'stays valid, e.g. "expiry": {"s3": 8} (an empty object if the plan has no EXPIRY list).'
 )

@@ -29,7 +29,7 @@ import msgspec
 
 from protocol.arms.render import compose_user_message
 from protocol.arms.table import arm_spec
-from protocol.brief import render_brief, render_budgets
+from protocol.brief import render_brief, render_rules
 from protocol.records import CellKey, Episode, Knobs
 from protocol.registry import Registry
 
@@ -93,7 +93,7 @@ def system_prompt(p: PromptPolicy, episode: Episode) -> str:
     """The system prompt ``p`` sends for ``episode`` (without a per-call directive)."""
     steps, brief = episode.steps, episode.spec.brief
     quoted = episode.spec.generator >= 5  # the clause on forwarded text (protocol.brief)
-    rules = render_budgets(episode.caps)  # issue #48: the budget lines end every brief
+    rules = render_rules(episode.caps, episode.lapses)  # issue #48: the rules end every brief
     if p.harness:
         text = render_brief(steps, brief, harness=True, third_party=quoted, status=p.status)
     elif p.ledger:

@@ -34,6 +34,8 @@ def render_checklist(state: TaskState) -> str:
             lines.append(strings.CHECKLIST_CANCELLED.format(id=v))
         elif status == "done":
             line = strings.CHECKLIST_DONE.format(id=v)
+            if state.lapsed(v):  # issue #48: an expiring step whose run has lapsed
+                line += rule_strings.EXPIRY_LAPSED_SUFFIX
             if (cap := state.budgets.get(v)) is not None:  # issue #48: its runs used
                 used = state.uses.get(v, 0)
                 line += rule_strings.BUDGET_CHECKLIST_SUFFIX.format(used=used, cap=cap)
@@ -59,6 +61,8 @@ def render_directive(step: str, verdict: Verdict) -> str:
         return strings.DIRECTIVE_BLOCKED.format(id=step, missing=", ".join(verdict.missing))
     if verdict.label == "spent":  # issue #48: a budgeted step with none of its runs left
         return rule_strings.DIRECTIVE_SPENT.format(id=step)
+    if verdict.label == "lapsed":  # issue #48: an expiring step whose run has lapsed
+        return rule_strings.DIRECTIVE_LAPSED.format(id=step)
     return strings.DIRECTIVE_ELIGIBLE.format(id=step)
 
 

@@ -29,7 +29,8 @@ Parsing decisions (:func:`parse_graph`, :func:`parse_revision`, :func:`find_json
 * Budgets (issue #48, OURS; asked only of a brief with a BUDGETS list): an optional
   ``budgets`` object beside ``steps``, id -> whole number of runs (0 to ``MAX_CAP``); other
   entries are dropped, and the validator flags a cap below 1 or an unknown id. A graph reply
-  with no ``budgets`` key compiles as before (nothing unset is encoded).
+  with no ``budgets`` key compiles as before (nothing unset is encoded). An ``expiry`` object
+  (step -> turns a run stays valid) is read the same way.
 * Revision: ``cancel`` a step id or null; ``rewires`` an object of id -> deps (else none);
   ``relax`` a two-element list of ids, else none.
 """
@@ -40,6 +41,8 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
+
+import msgspec
 
 from protocol import strings
 from protocol.state.compiled import CompiledGraph, CompiledRevision, CompiledStep
@@ -205,9 +208,12 @@ def parse_graph(text: str) -> CompiledGraph:
     if steps == _GRAPH_EXAMPLE:
         return CompiledGraph(steps={}, error=ECHO_ERROR)
     ordered = {v: steps[v] for v in sort_ids(steps)}
-    if "budgets" not in obj:
-        return CompiledGraph(steps=ordered)
-    return CompiledGraph(steps=ordered, budgets=_budgets(obj["budgets"]))
+    graph = CompiledGraph(steps=ordered)
+    if "budgets" in obj:
+        graph = msgspec.structs.replace(graph, budgets=_budgets(obj["budgets"]))
+    if "expiry" in obj:  # the expiry knob (issue #48): read as the budgets are
+        graph = msgspec.structs.replace(graph, expiry=_budgets(obj["expiry"]))
+    return graph
 
 
 MAX_CAP = 999  # OURS: the largest cap of runs a compiled budget keeps

@@ -33,6 +33,7 @@ from protocol.episode.parts import stream_seed
 from protocol.records import Episode, Turn
 from protocol.state.machine import sort_ids
 from protocol.stress.doses import fresh_work_orders, perfect_play
+from protocol.stress.expiry import expiring
 
 __all__ = [
     "MAX_BUDGET",
@@ -111,6 +112,7 @@ def budget_placed(episode: Episode) -> bool:
 
 def cell_episode(episode: Episode, knobs: Knobs) -> Episode:
     """The episode a cell with ``knobs`` runs and is scored on: ``episode`` (a pure function
-    of its spec) with the rules its knobs place (issue #48). The runner and the scorer both
-    call it, so the two never disagree on a placed turn."""
-    return budgeted(episode, knobs.budget)
+    of its spec) with the rules its knobs place (issue #48: a budget or an expiry; a cell
+    sets at most one, :mod:`protocol.knobs`). The runner and the scorer both call it, so the
+    two never disagree on a placed turn."""
+    return expiring(budgeted(episode, knobs.budget), knobs.expiry)

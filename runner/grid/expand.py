@@ -245,8 +245,12 @@ def _dose_problems(v: Variant, generator: int) -> list[str]:
     """A stress dose (issue #37) set away from its default, and the generator-5 stresses,
     need generator 5 or later (their range and their knob: :mod:`protocol.knobs`); the budget
     (issue #48) needs generator 6."""
-    if v.budget and generator < BUDGET_GENERATOR:
-        return [f"budget needs generator {BUDGET_GENERATOR} or later (the grid uses {generator})"]
+    rules = [k for k in ("budget", "expiry") if getattr(v, k)]
+    if rules and generator < BUDGET_GENERATOR:
+        return [
+            f"{k} needs generator {BUDGET_GENERATOR} or later (the grid uses {generator})"
+            for k in rules
+        ]
     if generator >= 5:
         return []
     problems = [

@@ -24,7 +24,7 @@ from scoring.analyses.doses import DOSE_RESPONSE, INTERACTION
 from scoring.analyses.hybrid_counterfactual import HYBRID
 from scoring.analyses.obedience import OBEDIENCE
 from scoring.analyses.omission_attribution import OMISSION_ATTRIBUTION
-from scoring.analyses.semantics import BUDGET
+from scoring.analyses.semantics import BUDGET, EXPIRY
 from scoring.analyses.stress import SPOOF, TOOL_FAILURE, USER_STYLE
 from scoring.analyses.wording_columns import WORDING
 from scoring.replay.ground_truth import EpisodeCache
@@ -59,7 +59,7 @@ for _table in (
     *(SPOOF, TOOL_FAILURE, USER_STYLE),  # the stress knobs (#31, ours)
     ASKBACK,  # ask back and escalation (#38, ours)
     *(DOSE_RESPONSE, INTERACTION),  # the stress doses and interactions (#37, ours)
-    BUDGET,  # the rules beyond one-shot state (#48, ours)
+    *(BUDGET, EXPIRY),  # the rules beyond one-shot state (#48, ours)
 ):
     ANALYSES.add(_table.name, _table)
 

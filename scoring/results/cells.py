@@ -36,7 +36,7 @@ import msgspec
 from protocol.arms.table import arm_names, arm_rank, ladder, side_contrasts
 from protocol.knobs import platform_knobs
 from protocol.records import NO_REPLY, CellKey, Knobs
-from protocol.state.machine import CHANNELS, RULE_CHANNELS
+from protocol.state.machine import CHANNELS
 from scoring.replay.askback import Burden
 from scoring.replay.episode import LABELS, EpisodeScore, Scoring
 from scoring.results.lines import CellLine, ContrastLine
@@ -180,17 +180,23 @@ def _burden(counted: list[EpisodeScore]) -> Burden | None:
     return sum(parts[1:], parts[0]) if parts else None
 
 
+def _rule_rates(key: CellKey) -> tuple[tuple[str, str], ...]:
+    """(channel, label) of each rule on in the cell (issue #48): the budget's over_budget on
+    spent requests, the expiry's lapse_missed on lapsed ones."""
+    rules = (("budget", "over_budget", "spent"), ("expiry", "lapse_missed", "lapsed"))
+    return tuple((ch, label) for knob, ch, label in rules if getattr(key.knobs, knob))
+
+
 def _channel_keys(key: CellKey) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The channels and labels a cell's line lists: the paper's, and a rule's own channel and
-    label when its knob is on (issue #48: the budget's over_budget and spent)."""
-    if key.knobs.budget:
-        return (*CHANNELS, *RULE_CHANNELS), (*LABELS, "spent")
-    return CHANNELS, LABELS
+    label when its knob is on."""
+    extra = _rule_rates(key)
+    return (*CHANNELS, *(c for c, _ in extra)), (*LABELS, *(lb for _, lb in extra))
 
 
 def _rates(key: CellKey) -> tuple[tuple[str, str], ...]:
     """Each channel with a rate and the label it is a rate of (a rule's when on)."""
-    return (*RATES, ("over_budget", "spent")) if key.knobs.budget else RATES
+    return (*RATES, *_rule_rates(key))
 
 
 def _sum_dicts(dicts: Iterable[Mapping[str, int]], keys: Iterable[str]) -> dict[str, int]:

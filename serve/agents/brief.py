@@ -24,6 +24,7 @@ _LINE = re.compile(
 )
 # a budgeted step's line under the BUDGETS clause (issue #48, OURS)
 _BUDGET = template_regex(rule_strings.BUDGET_LINE, anchored=True, id=STEP_ID, cap=r"\d{1,3}")
+_EXPIRY = template_regex(rule_strings.EXPIRY_LINE, anchored=True, id=STEP_ID, turns=r"\d{1,3}")
 
 
 class BriefStep(msgspec.Struct, frozen=True, kw_only=True):
@@ -43,6 +44,7 @@ class ParsedBrief:
         "by_id",
         "by_text",
         "by_tool",
+        "expiry",
         "ledger",
         "one_shot",
         "steps",
@@ -57,8 +59,10 @@ class ParsedBrief:
         tools: bool,
         ledger: bool,
         budgets: dict[str, int] | None = None,
+        expiry: dict[str, int] | None = None,
     ) -> None:
         self.steps = steps
+        self.expiry = expiry or {}  # step -> turns a run stays valid (the EXPIRY clause, #48)
         self.budgets = budgets or {}  # step -> its cap of runs (the BUDGETS clause, #48)
         self.one_shot = one_shot
         self.tools = tools
@@ -99,13 +103,14 @@ def parse_brief(text: str) -> ParsedBrief:
         one_shot=strings.ONE_SHOT in text,
         tools=strings.TOOL_CLAUSE in text,
         ledger=strings.LEDGER_CLAUSE in text,
-        budgets=_budgets(lines),
+        budgets=_listed(lines, rule_strings.BUDGET_CLAUSE, _BUDGET, "cap"),
+        expiry=_listed(lines, rule_strings.EXPIRY_CLAUSE, _EXPIRY, "turns"),
     )
 
 
-def _budgets(lines: list[str]) -> dict[str, int]:
-    """The caps the BUDGETS clause lists, each on its own line after the clause."""
-    if rule_strings.BUDGET_CLAUSE not in lines:
+def _listed(lines: list[str], clause: str, pattern: re.Pattern[str], field: str) -> dict[str, int]:
+    """The numbers a rule's clause lists (issue #48), each step on its own line after it."""
+    if clause not in lines:
         return {}
-    after = lines[lines.index(rule_strings.BUDGET_CLAUSE) + 1 :]
-    return {m["id"]: int(m["cap"]) for line in after if (m := _BUDGET.match(line))}
+    after = lines[lines.index(clause) + 1 :]
+    return {m["id"]: int(m[field]) for line in after if (m := pattern.match(line))}

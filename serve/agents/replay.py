@@ -72,8 +72,9 @@ class Record:
 
     def __init__(self, brief: ParsedBrief) -> None:
         self.brief = brief
-        self.state = TaskState(brief.deps, budgets=brief.budgets)
+        self.state = TaskState(brief.deps, budgets=brief.budgets, expiry=brief.expiry)
         self.held: dict[str, set[BookingKey]] = {}
+        self.turns = 0  # exchanges read: the clock (the index of the next user turn)
 
     def admit(self, bookings: Iterable[tuple[str, BookingKey]]) -> None:
         """Each booking key once: a budgeted step's runs are its distinct keys (#48)."""
@@ -106,16 +107,20 @@ class Record:
         new.brief = self.brief
         new.state = self.state.copy()
         new.held = {step: set(keys) for step, keys in self.held.items()}
+        new.turns = self.turns
         return new
 
     def read(self, exchanges: Iterable[Exchange], narration: bool) -> None:
         brief = self.brief
         for user, reply in exchanges:
+            self.state.now = self.turns  # the turn this exchange answered (expiry, #48)
+            self.turns += 1
             self.refuse(user.notices)
             self.revise(user.text)
             self.admit(booked(reply, user.work_order, brief))
             if narration:
                 self.admit(narrated(reply, user.work_order, brief))
+        self.state.now = self.turns  # the current request's turn
 
 
 def replay(

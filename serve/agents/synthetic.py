@@ -47,6 +47,10 @@ one_shot      0.15     a budgeted step asked for again while runs remain (the bu
                        an omission); lowered by ``checklist`` / ``ledger`` as the trap rates
 over_budget   0.25     a budgeted step with its runs used up is run again (the budget's
                        trap, scored on its own channel); lowered the same way
+lapse         0.3      an expiring step whose run has lapsed (the expiry knob, issue #48) is
+                       confirmed as done instead of run again (``lapse_missed``); lowered
+                       the same way. A request while its run is valid is a finished step's
+                       (``fresh``)
 doubt         0.8      when the gate shows its reading (the show knob) and it names another
                        step than the agent's own reading of the request, the directive is
                        set aside for the agent's own decision (a misroute noticed)
@@ -99,6 +103,7 @@ DEFAULTS: dict[str, float] = {
     "doubt": 0.8,
     "one_shot": 0.15,
     "over_budget": 0.25,
+    "lapse": 0.3,
     "seed": 0.0,
 }
 _LEDGER_WORD = {"done": "DONE", "cancelled": "CANCELLED"}
@@ -214,6 +219,10 @@ def _undirected(dice: _Dice) -> Decision:
         return d
     if step in view.brief.budgets and view.state.status(step) == "done" and not d.redo:
         return _budgeted(dice, d, step)
+    if step in view.brief.expiry and d.action == "book" and not d.redo:
+        lapsed = view.state.lapsed(step) or dice.shown(step, "lapsed")
+        if lapsed and dice.roll(p["lapse"] * dice.multiplier(step, "lapsed")):
+            return Decision(action="confirm", step=step)  # the lapse missed (issue #48)
     if d.action == "confirm":
         fresh = p["fresh"] * (1.0 if view.brief.one_shot else p["original"])
         fresh *= _ask_multiplier(view.user.text, p)

@@ -34,7 +34,7 @@ __all__ = [
     "split_user",
 ]
 
-DirectiveLabel = Literal["eligible", "done", "redo", "blocked", "cancelled", "spent"]
+DirectiveLabel = Literal["eligible", "done", "redo", "blocked", "cancelled", "spent", "lapsed"]
 _CODE = r"RC-\d{4}"
 _IDS = rf"{STEP_ID}(?:, {STEP_ID})*"
 _WO = re.compile(WORK_ORDER)
@@ -59,6 +59,7 @@ _DIRECTIVES: tuple[tuple[DirectiveLabel, re.Pattern[str]], ...] = (
     ("blocked", template_regex(strings.DIRECTIVE_BLOCKED, id=STEP_ID, missing=f"(?:{_IDS})?")),
     ("eligible", template_regex(strings.DIRECTIVE_ELIGIBLE, id=STEP_ID)),
     ("spent", template_regex(rule_strings.DIRECTIVE_SPENT, id=STEP_ID)),  # issue #48
+    ("lapsed", template_regex(rule_strings.DIRECTIVE_LAPSED, id=STEP_ID)),  # issue #48
 )
 _DIRECTIVE_OPENING = strings.DIRECTIVE_ELIGIBLE.split("{")[0].split(" ")[0]  # "[TASK-STATE]"
 _MATCHED = template_regex(strings.MATCHED_STEP_LINE, id=STEP_ID)
@@ -69,7 +70,13 @@ _CHECKLIST: tuple[tuple[str, re.Pattern[str]], ...] = (
         template_regex(strings.CHECKLIST_TODO_WAITING, anchored=True, id=STEP_ID, deps=_IDS),
     ),
     ("done", template_regex(strings.CHECKLIST_DONE, anchored=True, id=STEP_ID)),
-    # a budgeted step's DONE line with its runs used (issue #48)
+    # an expiring step whose run has lapsed, and a budgeted step's runs used (issue #48)
+    (
+        "lapsed",
+        template_regex(
+            strings.CHECKLIST_DONE + rule_strings.EXPIRY_LAPSED_SUFFIX, anchored=True, id=STEP_ID
+        ),
+    ),
     (
         "done",
         template_regex(
@@ -104,7 +111,7 @@ class Directive(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ChecklistEntry(msgspec.Struct, frozen=True, kw_only=True):
-    status: str  # todo | blocked | done | cancelled
+    status: str  # todo | blocked | done | cancelled | lapsed (an expiring step's, #48)
     missing: tuple[str, ...] = ()
     runs_left: int | None = None  # a budgeted step's runs left (issue #48); None: no budget
 
