@@ -49,8 +49,9 @@ over_budget   0.25     a budgeted step with its runs used up is run again (the b
                        trap, scored on its own channel); lowered the same way
 lapse         0.3      an expiring step whose run has lapsed (the expiry knob, issue #48) is
                        confirmed as done instead of run again (``lapse_missed``); lowered
-                       the same way. A request while its run is valid is a finished step's
-                       (``fresh``)
+                       by ``checklist`` when a checklist shows the lapse (a ledger shows
+                       only DONE) and by ``think``. A request while its run is valid is a
+                       finished step's (``fresh``)
 doubt         0.8      when the gate shows its reading (the show knob) and it names another
                        step than the agent's own reading of the request, the directive is
                        set aside for the agent's own decision (a misroute noticed)
@@ -220,8 +221,9 @@ def _undirected(dice: _Dice) -> Decision:
     if step in view.brief.budgets and view.state.status(step) == "done" and not d.redo:
         return _budgeted(dice, d, step)
     if step in view.brief.expiry and d.action == "book" and not d.redo:
-        lapsed = view.state.lapsed(step) or dice.shown(step, "lapsed")
-        if lapsed and dice.roll(p["lapse"] * dice.multiplier(step, "lapsed")):
+        shown = dice.shown(step, "lapsed")  # a checklist that says so lowers the rate
+        mult = (p["think"] if dice.thinking else 1.0) * (p["checklist"] if shown else 1.0)
+        if (view.state.lapsed(step) or shown) and dice.roll(p["lapse"] * mult):
             return Decision(action="confirm", step=step)  # the lapse missed (issue #48)
     if d.action == "confirm":
         fresh = p["fresh"] * (1.0 if view.brief.one_shot else p["original"])

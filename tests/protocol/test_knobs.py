@@ -46,6 +46,7 @@ def test_the_variant_families_are_the_papers_and_ours() -> None:
         Variant(knob="ask", table="Ask back and escalation", alone=True),
         Variant(knob="escalate", table="Ask back and escalation", alone=True),
         Variant(knob="budget", table="Semantics: budget", alone=True),
+        Variant(knob="expiry", table="Semantics: expiry", alone=True),
     )
     assert set(platform_knobs()) == {"tools", "harness"}
 
@@ -83,6 +84,8 @@ def test_a_section_names_a_report_analysis() -> None:
          "budget and user_style both take fillers: set one"),
         ({"budget": 2, "harness": "langgraph"}, "raw",
          "budget runs on the text protocol; the tool harness does not place it yet"),
+        ({"expiry": 1}, "raw", "expiry must be 0 (off) or 2 to 30 turns (got 1)"),
+        ({"expiry": 6, "budget": 2}, "raw", "budget and expiry are one rule each: set one"),
     ],
 )  # fmt: skip
 def test_each_knob_checks_its_own_values(knobs: dict[str, object], arm: str, problem: str) -> None:

@@ -34,6 +34,7 @@ def test_every_grid_names_the_table_it_feeds() -> None:
         "corruption",
         "notice",
         "budget",
+        "expiry",
     ],
 )
 def test_grid_validates_offline(name: str) -> None:
@@ -198,4 +199,13 @@ def test_budget_grid_sweeps_every_arm_at_three_caps_on_generator_6() -> None:
     assert list(grid.run.arms) == arms
     assert sorted((v.arm, v.budget) for v in grid.run.variants) == sorted(
         (a, c) for a in arms for c in (1, 2, 3)
+    )
+
+
+def test_expiry_grid_sweeps_every_arm_at_two_validities_on_generator_6() -> None:
+    grid = load_grid(GRIDS / "expiry.toml", need_keys=False)
+    assert grid.run.generator == 6
+    arms = ["raw", "checklist", "directive", "enforce", "ledger"]
+    assert sorted((v.arm, v.expiry) for v in grid.run.variants) == sorted(
+        (a, t) for a in arms for t in (6, 12)
     )
