@@ -160,7 +160,9 @@ class CompileAccuracy(msgspec.Struct, frozen=True, kw_only=True):
 
 def compiled_state(graph: CompiledGraph) -> TaskState:
     """The gate's opening state: the compiled V and E, nothing done."""
-    return TaskState({v: s.deps for v, s in graph.steps.items()}, budgets=graph.caps, expiry=graph.lapses)
+    return TaskState(
+        {v: s.deps for v, s in graph.steps.items()}, budgets=graph.caps, expiry=graph.lapses
+    )
 
 
 def revised_state(graph: CompiledGraph, revision: CompiledRevision) -> TaskState:
