@@ -81,8 +81,10 @@ def _placement(episode: Episode, cap: int) -> tuple[str, list[int]] | None:
 
 def budgeted(episode: Episode, cap: int) -> Episode:
     """``episode`` with a budget of ``cap`` runs placed on it (generator 6 on; unchanged when
-    ``cap`` is 0, the generator is older or no step can carry it)."""
-    if cap <= 0 or episode.spec.generator < MIN_GENERATOR:
+    ``cap`` is 0, the generator is older, no step can carry it, or a rule is placed already:
+    placing is idempotent, so a caller may pass a cell's episode again)."""
+    ruled = bool(episode.caps or episode.lapses)
+    if cap <= 0 or episode.spec.generator < MIN_GENERATOR or ruled:
         return episode
     placed = _placement(episode, cap)
     if placed is None:

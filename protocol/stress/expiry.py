@@ -58,8 +58,9 @@ def expiry_candidates(episode: Episode, turns: int) -> dict[str, tuple[list[int]
 
 def expiring(episode: Episode, turns: int) -> Episode:
     """``episode`` with an expiry of ``turns`` placed on it (generator 6 on; unchanged when
-    ``turns`` is 0, the generator is older or no step can carry it)."""
-    if turns <= 0 or episode.spec.generator < 6:
+    ``turns`` is 0, the generator is older, no step can carry it, or a rule is placed
+    already: placing is idempotent)."""
+    if turns <= 0 or episode.spec.generator < 6 or episode.caps or episode.lapses:
         return episode
     found = expiry_candidates(episode, turns)
     if not found:

@@ -201,3 +201,12 @@ def test_the_placement_count_in_the_docs_is_what_the_generator_gives() -> None:
         for s, d in ((15, 0.3), (10, 0.3), (10, 0.15), (5, 0.15))
     ]
     assert f"# prints {counts}" in docs
+
+
+def test_placing_a_rule_twice_places_it_once() -> None:
+    """A caller may pass a cell's episode to cell_episode again (the viewer scores the
+    episode it shows): the rules are placed once."""
+    for knobs in (Knobs(budget=3), Knobs(expiry=6)):
+        once = cell_episode(_episode(100, 15), knobs)
+        assert once.caps or once.lapses
+        assert cell_episode(once, knobs) is once
