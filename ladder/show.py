@@ -26,7 +26,7 @@ from ladder.domain import load_packs_of
 from ladder.errors import UsageError
 from protocol.config import model_label
 from protocol.records import Booking
-from protocol.state.machine import CHANNELS
+from protocol.state.machine import CHANNELS, RULE_CHANNELS
 from protocol.visible import visible
 from runner.files import NotRegularFile
 from runner.rundir.logs import NewerSchemaError
@@ -39,6 +39,9 @@ __all__ = ["render_episode", "show"]
 
 _LISTED = 20
 _INDENT = "    "
+
+# the paper's six channels and the rules' own (issue #48: over_budget, lapse_missed)
+_CHANNELS = (*CHANNELS, *RULE_CHANNELS)
 
 
 def _outcome(v: bool | None) -> Text:
@@ -274,7 +277,7 @@ def show(
     ] = False,
     channel: Annotated[
         str | None,
-        typer.Option("--channel", help=f"Only episodes with errors in: {', '.join(CHANNELS)}."),
+        typer.Option("--channel", help=f"Only episodes with errors in: {', '.join(_CHANNELS)}."),
     ] = None,
     failing_turns: Annotated[
         bool, typer.Option("--failing-turns", help="Draw only the failing turns.")
@@ -292,8 +295,8 @@ def show(
     if not logdir.is_dir():
         raise UsageError(f"cannot read {logdir}: not a directory")
     load_packs_of(logdir)  # the file domain packs the run's episodes regenerate with
-    if channel is not None and channel not in CHANNELS:
-        raise UsageError(f"--channel must be one of {', '.join(CHANNELS)} (got {channel!r})")
+    if channel is not None and channel not in _CHANNELS:
+        raise UsageError(f"--channel must be one of {', '.join(_CHANNELS)} (got {channel!r})")
     if limit < 1:
         raise UsageError(f"--limit must be at least 1 (got {limit})")
     if trial is not None and trial < 0:

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from protocol import strings
+from protocol import rule_strings, strings
 from protocol.records import Step
 
-__all__ = ["render_brief", "render_revision", "tool_name"]
+__all__ = [
+    "render_brief",
+    "render_budgets",
+    "render_expiry",
+    "render_revision",
+    "render_rules",
+    "tool_name",
+]
 
 
 def tool_name(step: Step) -> str:
@@ -57,6 +64,30 @@ def render_brief(
     if third_party:
         lines.append(strings.THIRD_PARTY_CLAUSE)
     return "\n".join(lines)
+
+
+def render_budgets(caps: Mapping[str, int]) -> str:
+    """The brief's budget clause and one line per budgeted step (issue #48, OURS), or "" when
+    no step has a budget; it ends the brief, after every other clause."""
+    if not caps:
+        return ""
+    lines = [rule_strings.BUDGET_CLAUSE]
+    lines += [rule_strings.BUDGET_LINE.format(id=v, cap=caps[v]) for v in caps]
+    return "\n" + "\n".join(lines)
+
+
+def render_expiry(lapses: Mapping[str, int]) -> str:
+    """The brief's expiry clause and one line per expiring step (issue #48, OURS), or ""."""
+    if not lapses:
+        return ""
+    lines = [rule_strings.EXPIRY_CLAUSE]
+    lines += [rule_strings.EXPIRY_LINE.format(id=v, turns=lapses[v]) for v in lapses]
+    return "\n" + "\n".join(lines)
+
+
+def render_rules(caps: Mapping[str, int], lapses: Mapping[str, int]) -> str:
+    """Every rule clause an episode's brief ends with (issue #48)."""
+    return render_budgets(caps) + render_expiry(lapses)
 
 
 def render_revision(

@@ -153,6 +153,15 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     # the share of timed-out harness calls whose write landed anyway; on, the harness lists the
     # read-only status tool and a timeout's result says its outcome is unknown. 0: off.
     tool_failure_landed: float = 0.0
+    # Beyond one-shot state (issue #48, ours; protocol.stress.budget, docs/semantics.md): the
+    # cap N of runs of one budgeted step the seed picks (generator 6 on). Its first run and
+    # N - 1 more requests are eligible, one request more is a trap on the over_budget channel.
+    # 0: off (every step performed once, the paper's rule).
+    budget: int = 0
+    # The turns T a run of one seed-picked step stays valid (issue #48, generator 6): the user
+    # asks for it again once before T turns have passed since its run (a redo probe) and once
+    # after (the run has lapsed: it must be run again). 0: off (a run never lapses).
+    expiry: int = 0
 
     def changed(self) -> dict[str, object]:
         """The knobs set away from their defaults, in field order (empty: the plain arm)."""

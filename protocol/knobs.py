@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from protocol.arms.table import ArmSpec, Variant, arm_spec, arm_table, harness_arms
 from protocol.config import DEFAULT_DOSE, Knobs
 from protocol.registry import Registry
+from protocol.stress.budget import MAX_BUDGET
+from protocol.stress.expiry import MAX_EXPIRY, MIN_EXPIRY
 
 __all__ = [
     "KNOBS",
@@ -74,6 +76,28 @@ def rate_check(field: str, what: str) -> Check:
 
 def _is_memory(a: ArmSpec) -> bool:
     return a.memory
+
+
+def _rule(field: str, low: int, high: int, unit: str) -> Check:
+    """A rule beyond one-shot state (issue #48): 0 or ``low`` to ``high``, on the text
+    protocol, with the cooperative user (the user's styles take the fillers it is placed on),
+    one rule per cell."""
+
+    def check(knobs: Knobs, arm: str) -> list[str]:
+        value = getattr(knobs, field)
+        if value == 0:
+            return []
+        if not low <= value <= high:
+            return [f"{field} must be 0 (off) or {low} to {high} {unit} (got {value})"]
+        if knobs.harness != "text":
+            return [f"{field} runs on the text protocol; the tool harness does not place it yet"]
+        if knobs.user_style != "cooperative":
+            return [f"{field} and user_style both take fillers: set one"]
+        if field == "expiry" and knobs.budget:
+            return ["budget and expiry are one rule each: set one"]
+        return []
+
+    return check
 
 
 def _memory_k(knobs: Knobs, arm: str) -> list[str]:
@@ -158,6 +182,15 @@ def _since_5(field: str, default: object) -> Since:
 
     def since(knobs: Knobs) -> tuple[int, str] | None:
         return (5, field) if getattr(knobs, field) != default else None
+
+    return since
+
+
+def _since_6(field: str) -> Since:
+    """Generator 6 (issue #48) places this rule: set at all, it needs it."""
+
+    def since(knobs: Knobs) -> tuple[int, str] | None:
+        return (6, field) if getattr(knobs, field) else None
 
     return since
 
@@ -251,6 +284,15 @@ for _knob in (
     KnobSpec(field="tool_failure_landed", label="the share of timed-out tool calls whose "
              "write landed; lists the read-only status tool (ours)", check=_landed,
              section="tool_failure", since=_since_5("tool_failure_landed", 0.0)),
+    # Beyond one-shot state (issue #48, ours; protocol.stress.budget, docs/semantics.md): the
+    # cap is the dose; each cell against the same cell with the budget off, Holm within model.
+    KnobSpec(field="budget", label="runs of one seed-picked step the brief allows; one "
+             "request more is a trap (ours)", check=_rule("budget", 1, MAX_BUDGET, "runs"),
+             family="Semantics: budget", alone=True, section="budget", since=_since_6("budget")),
+    KnobSpec(field="expiry", label="turns a run of one seed-picked step stays valid; a "
+             "request after it lapses must be run again (ours)",
+             check=_rule("expiry", MIN_EXPIRY, MAX_EXPIRY, "turns"), family="Semantics: expiry",
+             alone=True, section="expiry", since=_since_6("expiry")),
 ):  # fmt: skip
     KNOBS.add(_knob.field, _knob)
 

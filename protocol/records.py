@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Literal, TypedDict
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from protocol.config import CellKey, Domain, EpisodeSpec, Knobs, Schedule
 
@@ -73,6 +74,10 @@ TurnKind = Literal[
     "keep_claim",
     "keep_retracted",
     "double",
+    # a budgeted step asked for once more (the budget knob, issue #48; OURS, docs/protocol.md)
+    "budget_repeat",
+    # an expiring step asked for again, before or after its run lapses (the expiry knob)
+    "expiry_repeat",
 ]
 MatcherOutcome = Literal["answered", "null", "corrected", "malformed"]
 # who a call is made for; memory and embedding: the memory arms' helper calls (Appendix F);
@@ -138,6 +143,24 @@ class Episode(_Frozen, frozen=True, kw_only=True):
     # Generator 3 at tier 2: each step's held-out ask rewrites (each with one "{wo}"), which
     # the scripted user's dynamic re-asks use; empty otherwise (re-ask frames quote the brief).
     held_out_asks: dict[str, tuple[str, ...]] = {}
+    # The budget knob (issue #48, generator 6; protocol.stress.budget): each budgeted step's
+    # cap of executions, as the brief states it. Unset, and so not encoded, on every other
+    # episode, whose encoding stays the earlier versions'.
+    budgets: dict[str, int] | UnsetType = UNSET
+
+    # The expiry knob (issue #48, generator 6; protocol.stress.expiry): the turns a run of
+    # each expiring step stays valid, as the brief states it; unset (not encoded) otherwise.
+    expiry: dict[str, int] | UnsetType = UNSET
+
+    @property
+    def caps(self) -> dict[str, int]:
+        """The budgeted steps' caps (empty without a budget)."""
+        return {} if isinstance(self.budgets, UnsetType) else dict(self.budgets)
+
+    @property
+    def lapses(self) -> dict[str, int]:
+        """The expiring steps' validity in turns (empty without expiry)."""
+        return {} if isinstance(self.expiry, UnsetType) else dict(self.expiry)
 
     def step(self, step_id: str) -> Step:
         for s in self.steps:

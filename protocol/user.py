@@ -90,7 +90,9 @@ class ScriptedUser:
         self._styled: list[Turn] = []  # style turns to serve before anything else
         self.restates = 0
         self._double_verdicts: dict[str, Verdict] = {}
-        self.state = TaskState({s.id: s.deps for s in episode.steps})
+        self.state = TaskState(
+            {s.id: s.deps for s in episode.steps}, budgets=episode.caps, expiry=episode.lapses
+        )
         self._next = 0
         self._index = 0
         self._deferred: set[str] = set()
@@ -183,7 +185,7 @@ class ScriptedUser:
         if turn.kind == "revision":
             rev = self.episode.revision
             self.state.apply_revision(rev.cancel, rev.rewires, rev.relax)
-        self.state.begin_turn(turn.step if turn.kind == "legit_redo" else None)
+        self.state.begin_turn(turn.step if turn.kind == "legit_redo" else None, now=turn.index)
         if turn.kind == "double":  # each named step judged as its own request
             self._double_verdicts = {v: self.state.verdict(v) for v in turn.named}
             # versions 1-4: both named steps eligible when served; 5: the asked step's verdict

@@ -29,7 +29,7 @@ import msgspec
 
 from protocol.arms.render import compose_user_message
 from protocol.arms.table import arm_spec
-from protocol.brief import render_brief
+from protocol.brief import render_brief, render_rules
 from protocol.records import CellKey, Episode, Knobs
 from protocol.registry import Registry
 
@@ -93,13 +93,16 @@ def system_prompt(p: PromptPolicy, episode: Episode) -> str:
     """The system prompt ``p`` sends for ``episode`` (without a per-call directive)."""
     steps, brief = episode.steps, episode.spec.brief
     quoted = episode.spec.generator >= 5  # the clause on forwarded text (protocol.brief)
+    rules = render_rules(episode.caps, episode.lapses)  # issue #48: the rules end every brief
     if p.harness:
-        return render_brief(steps, brief, harness=True, third_party=quoted, status=p.status)
-    if p.ledger:
-        return render_brief(steps, brief, ledger=True, tools=p.tools, third_party=quoted)
-    if p.tools:
-        return render_brief(steps, brief, tools=True, third_party=quoted)
-    return episode.brief
+        text = render_brief(steps, brief, harness=True, third_party=quoted, status=p.status)
+    elif p.ledger:
+        text = render_brief(steps, brief, ledger=True, tools=p.tools, third_party=quoted)
+    elif p.tools:
+        text = render_brief(steps, brief, tools=True, third_party=quoted)
+    else:
+        return episode.brief
+    return text + rules
 
 
 def keep(p: PromptPolicy, user_text: str, notices: Sequence[str], sent: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from protocol import strings
+from protocol import rule_strings, strings
 from protocol.records import Booking, Step
 from protocol.state.machine import TaskState, Verdict
 
@@ -33,7 +33,13 @@ def render_checklist(state: TaskState) -> str:
         if status == "cancelled":
             lines.append(strings.CHECKLIST_CANCELLED.format(id=v))
         elif status == "done":
-            lines.append(strings.CHECKLIST_DONE.format(id=v))
+            line = strings.CHECKLIST_DONE.format(id=v)
+            if state.lapsed(v):  # issue #48: an expiring step whose run has lapsed
+                line += rule_strings.EXPIRY_LAPSED_SUFFIX
+            if (cap := state.budgets.get(v)) is not None:  # issue #48: its runs used
+                used = state.uses.get(v, 0)
+                line += rule_strings.BUDGET_CHECKLIST_SUFFIX.format(used=used, cap=cap)
+            lines.append(line)
         elif status == "blocked":
             lines.append(
                 strings.CHECKLIST_TODO_WAITING.format(id=v, deps=", ".join(state.missing(v)))
@@ -53,10 +59,19 @@ def render_directive(step: str, verdict: Verdict) -> str:
         return strings.DIRECTIVE_REDO.format(id=step)
     if verdict.label == "blocked":
         return strings.DIRECTIVE_BLOCKED.format(id=step, missing=", ".join(verdict.missing))
+    if verdict.label == "spent":  # issue #48: a budgeted step with none of its runs left
+        return rule_strings.DIRECTIVE_SPENT.format(id=step)
+    if verdict.label == "lapsed":  # issue #48: an expiring step whose run has lapsed
+        return rule_strings.DIRECTIVE_LAPSED.format(id=step)
     return strings.DIRECTIVE_ELIGIBLE.format(id=step)
 
 
-_STATUS_WORD = {"cancelled": "CANCELLED", "done": "already DONE", "blocked": "BLOCKED"}
+_STATUS_WORD = {
+    "cancelled": "CANCELLED",
+    "done": "already DONE",
+    "blocked": "BLOCKED",
+    "spent": rule_strings.BUDGET_SPENT_STATUS,
+}
 
 
 def render_rejection(booking: Booking, status: str, step: str | None = None) -> str:

@@ -24,9 +24,13 @@ version stays selectable so a log rescores against the episodes it was run on
   per call; the brief ends with the clause on forwarded text; no stream reads the domain's
   name and templates are drawn by phase rank, so two domains' episodes of a seed share
   their structure (domains pair by seed; issue #37).
-- 6: version 5's episodes; a stress dose is a share of a pool of stress slots the same size
-  for every stress (:data:`protocol.stress.doses.DOSE_POOL`), so a dose means the same count
-  of stressed turns whatever the stress (capped by its eligible turns; issue #46).
+- 6: version 5's episodes, byte for byte, with no knob of version 6 set; a stress dose is a
+  share of a pool of stress slots the same size for every stress
+  (:data:`protocol.stress.doses.DOSE_POOL`), so a dose means the same count of stressed turns
+  whatever the stress (capped by its eligible turns; issue #46); the rules beyond one-shot
+  state are placed on the episodes from the seed (issue #48): the budget knob's cap of runs on
+  one step (:mod:`protocol.stress.budget`) and the expiry of a step's run
+  (:mod:`protocol.stress.expiry`).
 """
 
 from __future__ import annotations

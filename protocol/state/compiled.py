@@ -18,6 +18,9 @@ graph and revision. Flags, each by name in ``Validation.flags``:
   no steps;
 * ``unknown_dep`` (OURS): a dependency, rewire, cancel or relax names a step the compiled
   graph does not hold; such a prerequisite can never be done.
+* ``budget`` (OURS, issue #48): a compiled budget names a step the graph does not hold, or a
+  cap below 1 (the parser keeps only whole numbers; a cap of 0 would refuse a step the brief
+  lets run). ``expiry`` (OURS): the same for a compiled expiry (a validity below 1 turn).
 
 The last two are not in the paper's list; they catch compile failures the paper's compiler
 never produced (an unreadable reply), so the paper's three flags are reported apart as
@@ -34,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from protocol.records import (
     AccuracyRecord,
@@ -78,6 +82,21 @@ class CompiledGraph(msgspec.Struct, frozen=True, kw_only=True):
 
     steps: dict[str, CompiledStep]
     error: str | None = None  # why the reply could not be read (then ``steps`` is empty)
+    # the budget knob (issue #48, OURS): each budgeted step's cap of runs, as the compiler read
+    # the brief's BUDGETS list; unset (and so not encoded) when the compile was not asked
+    budgets: dict[str, int] | UnsetType = UNSET
+    # the expiry knob: each expiring step's validity in turns, read as the budgets are
+    expiry: dict[str, int] | UnsetType = UNSET
+
+    @property
+    def caps(self) -> dict[str, int]:
+        """The compiled budgets (empty when none)."""
+        return {} if isinstance(self.budgets, UnsetType) else dict(self.budgets)
+
+    @property
+    def lapses(self) -> dict[str, int]:
+        """The compiled expiry (empty when none)."""
+        return {} if isinstance(self.expiry, UnsetType) else dict(self.expiry)
 
     @property
     def malformed(self) -> bool:
@@ -141,7 +160,9 @@ class CompileAccuracy(msgspec.Struct, frozen=True, kw_only=True):
 
 def compiled_state(graph: CompiledGraph) -> TaskState:
     """The gate's opening state: the compiled V and E, nothing done."""
-    return TaskState({v: s.deps for v, s in graph.steps.items()})
+    return TaskState(
+        {v: s.deps for v, s in graph.steps.items()}, budgets=graph.caps, expiry=graph.lapses
+    )
 
 
 def revised_state(graph: CompiledGraph, revision: CompiledRevision) -> TaskState:
@@ -184,6 +205,8 @@ def validate(graph: CompiledGraph, revision: CompiledRevision) -> Validation:
         named |= set(revision.relax)
     unknown = sort_ids(named - known)
     malformed = graph.malformed or revision.malformed or not graph.steps
+    budget = any(v not in known or cap < 1 for v, cap in graph.caps.items())
+    expiry = any(v not in known or t < 1 for v, t in graph.lapses.items())
     flags = [
         name
         for name, raised in (
@@ -192,6 +215,8 @@ def validate(graph: CompiledGraph, revision: CompiledRevision) -> Validation:
             ("cycle", cycle),
             ("malformed", malformed),
             ("unknown_dep", bool(unknown)),
+            ("budget", budget),
+            ("expiry", expiry),
         )
         if raised
     ]

@@ -26,6 +26,11 @@ Parsing decisions (:func:`parse_graph`, :func:`parse_revision`, :func:`find_json
   ``code`` is kept as written (stripped); a non-string code is the empty code. A step entry
   that is not an object compiles to a step with no deps and the empty code. ``steps`` may
   also be a list of objects carrying an ``id``.
+* Budgets (issue #48, OURS; asked only of a brief with a BUDGETS list): an optional
+  ``budgets`` object beside ``steps``, id -> whole number of runs (0 to ``MAX_CAP``); other
+  entries are dropped, and the validator flags a cap below 1 or an unknown id. A graph reply
+  with no ``budgets`` key compiles as before (nothing unset is encoded). An ``expiry`` object
+  (step -> turns a run stays valid) is read the same way.
 * Revision: ``cancel`` a step id or null; ``rewires`` an object of id -> deps (else none);
   ``relax`` a two-element list of ids, else none.
 """
@@ -36,6 +41,8 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
+
+import msgspec
 
 from protocol import strings
 from protocol.state.compiled import CompiledGraph, CompiledRevision, CompiledStep
@@ -200,7 +207,32 @@ def parse_graph(text: str) -> CompiledGraph:
         return CompiledGraph(steps={}, error="'steps' is empty")
     if steps == _GRAPH_EXAMPLE:
         return CompiledGraph(steps={}, error=ECHO_ERROR)
-    return CompiledGraph(steps={v: steps[v] for v in sort_ids(steps)})
+    ordered = {v: steps[v] for v in sort_ids(steps)}
+    graph = CompiledGraph(steps=ordered)
+    if "budgets" in obj:
+        graph = msgspec.structs.replace(graph, budgets=_budgets(obj["budgets"]))
+    if "expiry" in obj:  # the expiry knob (issue #48): read as the budgets are
+        graph = msgspec.structs.replace(graph, expiry=_budgets(obj["expiry"]))
+    return graph
+
+
+MAX_CAP = 999  # OURS: the largest cap of runs a compiled budget keeps
+
+
+def _budgets(raw: object) -> dict[str, int]:
+    """A compiled ``budgets`` object (issue #48): step id -> whole number of runs, each id
+    normalized as the steps' are; any other entry (not an object, a non-integer or a bool
+    cap, or one out of 0..:data:`MAX_CAP`) is left out."""
+    if not isinstance(raw, dict):
+        return {}
+    out: dict[str, int] = {}
+    for key, cap in raw.items():
+        v = _norm_id(key)
+        if v is None or not isinstance(cap, int) or isinstance(cap, bool):
+            continue
+        if 0 <= cap <= MAX_CAP:
+            out[v] = cap
+    return {v: out[v] for v in sort_ids(out)}
 
 
 def _relax(x: object) -> tuple[str, str] | None:

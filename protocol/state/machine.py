@@ -20,6 +20,23 @@ Rules, as the paper states them and as this code keeps them everywhere:
 A turn's *label* is the verdict for its requested step on the state at the start of the turn
 (after the revision on the revision turn): ``eligible``, ``blocked``, ``done``,
 ``cancelled`` or ``redo`` (done and authorized), or ``None`` when the turn resolves to no step.
+
+Budgets (issue #48, OURS; ``docs/protocol.md``, "Budgets"): a step of ``budgets`` may be
+performed up to its cap times in all. ``uses`` counts its verified executions (every admitted
+booking, dynamic ground truth as above). While a budgeted step is done with uses below its
+cap, a request for it is ``eligible`` (a further execution the brief allows); once the cap is
+reached it is ``spent``, and executing it is an error of its own channel, ``over_budget``
+(:data:`RULE_CHANNELS`; the paper's six :data:`CHANNELS` are unchanged). An authorized redo
+of a budgeted step is still ``redo``.
+
+Expiry (issue #48, OURS; ``docs/protocol.md``, "Expiry"): a run of a step of ``expiry`` lapses
+``T`` turns after the turn it was made on. The state keeps a clock, ``now`` (the served turn's
+index, set by :meth:`TaskState.begin_turn`), and the turn of each step's latest run
+(``done_at``). A request for a done expiring step is ``done`` while its run is valid (the
+paper's redo probe) and ``lapsed`` from ``T`` turns after it: the step must be run again, and
+not running it is an error of its own channel, ``lapse_missed``. A lapsed step still counts
+as done for its dependents (a lapse is no revision of the plan). Without budgets or expiry
+every rule above is the paper's.
 """
 
 from __future__ import annotations
@@ -31,6 +48,8 @@ import msgspec
 
 __all__ = [
     "CHANNELS",
+    "OWED",
+    "RULE_CHANNELS",
     "Channel",
     "Error",
     "Label",
@@ -42,9 +61,16 @@ __all__ = [
 ]
 
 Status = Literal["todo", "blocked", "done", "cancelled"]
-Label = Literal["eligible", "blocked", "done", "cancelled", "redo"]
+Label = Literal["eligible", "blocked", "done", "cancelled", "redo", "spent", "lapsed"]
 Channel = Literal[
-    "re_execution", "superseded", "premature", "omission", "unrequested", "refused_redo"
+    "re_execution",
+    "superseded",
+    "premature",
+    "omission",
+    "unrequested",
+    "refused_redo",
+    "over_budget",
+    "lapse_missed",
 ]
 CHANNELS: tuple[Channel, ...] = (
     "re_execution",
@@ -54,6 +80,11 @@ CHANNELS: tuple[Channel, ...] = (
     "unrequested",
     "refused_redo",
 )
+# The channels of the rules beyond one-shot state (issue #48, OURS): each trap of a rule is
+# scored on a channel of its own, never folded into the paper's six.
+RULE_CHANNELS: tuple[Channel, ...] = ("over_budget", "lapse_missed")
+# The labels of a request that must be performed (its step run on that turn).
+OWED: tuple[Label, ...] = ("eligible", "redo", "lapsed")
 
 
 class Verdict(msgspec.Struct, frozen=True):
@@ -79,18 +110,35 @@ def sort_ids(ids: Iterable[str]) -> tuple[str, ...]:
 class TaskState:
     """A mutable G. Cheap to copy; no I/O."""
 
-    __slots__ = ("authorized", "cancelled", "deps", "done")
+    __slots__ = (
+        "authorized",
+        "budgets",
+        "cancelled",
+        "deps",
+        "done",
+        "done_at",
+        "expiry",
+        "now",
+        "uses",
+    )
 
     def __init__(
         self,
         deps: Mapping[str, Iterable[str]],
         done: Iterable[str] = (),
         cancelled: Iterable[str] = (),
+        budgets: Mapping[str, int] | None = None,
+        expiry: Mapping[str, int] | None = None,
     ) -> None:
         self.deps: dict[str, frozenset[str]] = {v: frozenset(p) for v, p in deps.items()}
         self.done: set[str] = set(done)
         self.cancelled: set[str] = set(cancelled)
         self.authorized: set[str] = set()
+        self.budgets: dict[str, int] = dict(budgets or {})  # step -> its cap of executions
+        self.uses: dict[str, int] = {v: 1 for v in self.done}  # step -> verified executions
+        self.expiry: dict[str, int] = dict(expiry or {})  # step -> turns a run stays valid
+        self.now = 0  # the clock: the index of the turn being served
+        self.done_at: dict[str, int] = {}  # step -> the turn of its latest run
 
     # --- reading --------------------------------------------------------------------
     @property
@@ -115,10 +163,23 @@ class TaskState:
         if status == "cancelled":
             return Verdict("cancelled")
         if status == "done":
-            return Verdict("redo") if v in self.authorized else Verdict("done")
+            if v in self.authorized:
+                return Verdict("redo")
+            if self.lapsed(v):
+                return Verdict("lapsed")
+            cap = self.budgets.get(v)
+            if cap is None:
+                return Verdict("done")
+            return Verdict("eligible") if self.uses.get(v, 0) < cap else Verdict("spent")
         if status == "blocked":
             return Verdict("blocked", self.missing(v))
         return Verdict("eligible")
+
+    def lapsed(self, v: str) -> bool:
+        """Whether the latest run of the expiring step ``v`` has lapsed by ``now``."""
+        valid = self.expiry.get(v)
+        ran = self.done_at.get(v)
+        return valid is not None and ran is not None and self.now - ran >= valid
 
     def eligible(self) -> tuple[str, ...]:
         return tuple(v for v in self.steps if self.status(v) == "todo")
@@ -146,10 +207,18 @@ class TaskState:
         new.done = set(self.done)
         new.cancelled = set(self.cancelled)
         new.authorized = set(self.authorized)
+        new.budgets = self.budgets  # never changed in place
+        new.uses = dict(self.uses)
+        new.expiry = self.expiry  # never changed in place
+        new.now = self.now
+        new.done_at = dict(self.done_at)
         return new
 
-    def begin_turn(self, authorize: str | None = None) -> None:
-        """Reset alpha for a new request; ``authorize`` a done step for this request only."""
+    def begin_turn(self, authorize: str | None = None, now: int | None = None) -> None:
+        """Reset alpha for a new request; ``authorize`` a done step for this request only;
+        ``now`` the turn's index (the clock expiry reads; unchanged when None)."""
+        if now is not None:
+            self.now = now
         self.authorized.clear()
         if authorize is not None and authorize in self.done:
             self.authorized.add(authorize)
@@ -158,6 +227,22 @@ class TaskState:
         """An admitted booking: ``v`` has a verified execution."""
         if v in self.deps:
             self.done.add(v)
+            self.uses[v] = self.uses.get(v, 0) + 1
+            self.done_at[v] = self.now
+
+    def unbook(self, v: str, left: int) -> None:
+        """A refused booking taken back: ``v`` keeps ``left`` verified executions (none:
+        not done)."""
+        if left <= 0:
+            self.done.discard(v)
+            self.uses.pop(v, None)
+        else:
+            self.uses[v] = left
+
+    def remaining(self, v: str) -> int | None:
+        """Executions the budget of ``v`` still allows (None: no budget)."""
+        cap = self.budgets.get(v)
+        return None if cap is None else max(0, cap - self.uses.get(v, 0))
 
     def cancel(self, v: str) -> None:
         self.cancelled.add(v)
@@ -186,7 +271,7 @@ class TaskState:
 def judge_turn(
     requested: str | None, verdict: Verdict | None, executed: Iterable[str]
 ) -> list[Error]:
-    """The errors of one turn, each in exactly one of the six channels.
+    """The errors of one turn, each in exactly one channel (the six, or a rule's).
 
     ``requested`` is the step the turn resolves to (None for fillers, the revision and
     ambiguous probes), ``verdict`` its verdict at the start of the turn, ``executed`` the
@@ -206,9 +291,13 @@ def judge_turn(
             errors.append(Error("superseded", v))
         elif verdict.label == "blocked":
             errors.append(Error("premature", v))
+        elif verdict.label == "spent":
+            errors.append(Error("over_budget", v))
     if requested is not None and verdict is not None and not did_requested:
         if verdict.label == "eligible":
             errors.append(Error("omission", requested))
         elif verdict.label == "redo":
             errors.append(Error("refused_redo", requested))
+        elif verdict.label == "lapsed":
+            errors.append(Error("lapse_missed", requested))
     return errors

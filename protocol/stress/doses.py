@@ -43,7 +43,7 @@ from protocol import strings
 from protocol.config import DEFAULT_DOSE, UserStyle
 from protocol.episode.parts import stream_seed
 from protocol.records import Episode, Turn, TurnKind
-from protocol.state.machine import TaskState, Verdict, sort_ids
+from protocol.state.machine import OWED, TaskState, Verdict, sort_ids
 
 __all__ = [
     "DEFAULT_DOSE",
@@ -84,17 +84,19 @@ class PlannedTurn:
 def perfect_play(episode: Episode) -> list[PlannedTurn]:
     """Per planned turn, its verdict under perfect play and the (not cancelled) steps done
     when it starts."""
-    state = TaskState({s.id: s.deps for s in episode.steps})
+    state = TaskState(
+        {s.id: s.deps for s in episode.steps}, budgets=episode.caps, expiry=episode.lapses
+    )
     rev = episode.revision
     out: list[PlannedTurn] = []
     for turn in episode.turns:
         if turn.kind == "revision":
             state.apply_revision(rev.cancel, rev.rewires, rev.relax)
-        state.begin_turn(turn.step if turn.kind == "legit_redo" else None)
+        state.begin_turn(turn.step if turn.kind == "legit_redo" else None, now=turn.index)
         verdict = state.verdict(turn.step) if turn.step is not None else None
         done = sort_ids(v for v in state.done if v not in state.cancelled)
         out.append(PlannedTurn(verdict, done, state.copy()))
-        if turn.step is not None and verdict is not None and verdict.label in ("eligible", "redo"):
+        if turn.step is not None and verdict is not None and verdict.label in OWED:
             state.book(turn.step)
     return out
 

@@ -166,13 +166,13 @@ class DirectiveGate(ArmSession):
         plain = compose_user_message(turn.text, notices=list(notices))
         shaped = Shaped(sent=plain, kept=plain)
         if turn.kind in MATCHER_BYPASS:
-            gate.begin_turn(None)
+            gate.begin_turn(None, now=turn.index)
         else:
             await self._read(turn, shaped)
             if shaped.matched_redo:
                 shaped.matched_redo = await self._principal_authorizes(turn, shaped)
             step = shaped.matched_step
-            gate.begin_turn(step if shaped.matched_redo else None)
+            gate.begin_turn(step if shaped.matched_redo else None, now=turn.index)
         addition, directive = self._addition(shaped.matched_step, state)
         shaped.directive = directive
         gate_lines = [addition] if addition else []  # what the gate says: show, directive
@@ -341,7 +341,8 @@ class DirectiveGate(ArmSession):
         """(why the gate refuses ``booking`` on ``state`` or None, the compiled step named).
 
         State-bound (Section 3.3): refused iff the step it names is cancelled, done without
-        authorization, or blocked; any other booking is admitted, a code the compile does not
+        authorization (a budgeted step: with none of its runs left; an expiring step: while
+        its run is valid; issue #48), or blocked; any other booking is admitted, a code the compile does not
         know included (the compiled state cannot advance on it). Request-bound also refuses
         any step other than the matched one, and a code it cannot place (it cannot tell
         that the booking is the requested step)."""
@@ -352,8 +353,12 @@ class DirectiveGate(ArmSession):
         status = state.status(v)
         if status == "cancelled" or status == "blocked":
             return status, v
-        if status == "done" and v not in state.authorized:
-            return "done", v
+        if status == "done" and v not in state.authorized and not state.lapsed(v):
+            left = state.remaining(v)  # a budgeted step runs again while runs remain (#48)
+            if left is None:
+                return "done", v
+            if left == 0:
+                return "spent", v
         if request_bound and v != shaped.matched_step:
             return UNREQUESTED_STATUS, v
         return None, v

@@ -27,6 +27,7 @@ import anyio
 from protocol.config import graph_label
 from protocol.episode.generate import generate
 from protocol.records import MODEL_FAILURES, CellKey, Episode, EpisodeRecord, EpisodeSpec
+from protocol.stress.budget import cell_episode
 from runner.arms import EpisodeContext, load_arms
 from runner.client.affinity import EPISODE, affinity_key
 from runner.client.call_stats import BreakerTripped
@@ -206,7 +207,7 @@ async def run_grid(
                 if task.trial not in agents:
                     agents[task.trial] = agent_calls(grid, state.endpoints, task.trial)
                 ctx = EpisodeContext(
-                    episode=ep,
+                    episode=cell_episode(ep, task.cell.knobs),  # the rules it places (#48)
                     cell=task.cell,
                     agent=agents[task.trial][task.cell.model],
                     helpers=state.helpers,

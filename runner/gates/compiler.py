@@ -45,7 +45,7 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from protocol import strings
+from protocol import rule_strings, strings
 from protocol.arms.render import render_revision_prompt
 from protocol.arms.table import arm_spec
 from protocol.episode.generate import generate
@@ -148,7 +148,8 @@ class Compiler(Helper):
             "revision": hashlib.sha256(episode.revision.text.encode()).hexdigest(),
             "prompts": _PROMPTS_HASH,
         }
-        if self.grid.run.compile_cache == "brief":
+        if self.grid.run.compile_cache == "brief" or episode.caps or episode.lapses:
+            # a budgeted brief (issue #48) is compiled for itself: its BUDGETS list is read
             key["brief"] = hashlib.sha256(episode.brief.encode()).hexdigest()
         return key
 
@@ -156,7 +157,8 @@ class Compiler(Helper):
         """The episode whose brief the compile reads: itself when the key holds the brief,
         else the same spec under the grid's first brief."""
         first = self.grid.run.briefs[0] if self.grid.run.briefs else episode.spec.brief
-        if self.grid.run.compile_cache == "brief" or episode.spec.brief == first:
+        ruled = bool(episode.caps or episode.lapses)  # issue #48: compiled for itself
+        if self.grid.run.compile_cache == "brief" or episode.spec.brief == first or ruled:
             return episode
         # Tier 0: the brief and revision do not depend on the wording (tier 2 needs its cache).
         spec = msgspec.structs.replace(episode.spec, brief=first, paraphrase_tier=0)
@@ -216,6 +218,10 @@ class Compiler(Helper):
         endpoint = self.endpoints[model.endpoint_for("compiler")]
         kwargs = model.chat_kwargs(self.grid.decoding, "compiler")
         graph_msg = episode.brief + "\n\n" + strings.COMPILER_GRAPH_PROMPT
+        if episode.caps:  # the budget knob (issue #48, OURS): the paper's prompt, then ours
+            graph_msg += "\n" + rule_strings.BUDGET_COMPILE_PROMPT
+        if episode.lapses:
+            graph_msg += "\n" + rule_strings.EXPIRY_COMPILE_PROMPT
         revision_msg = render_revision_prompt(list(episode.steps), episode.revision.text)
         graph, revision = await asyncio.gather(
             endpoint.chat(messages=[{"role": "user", "content": graph_msg}], **kwargs),

@@ -25,7 +25,7 @@ from pathlib import Path
 import msgspec
 from aiohttp import web
 
-from protocol.state.machine import CHANNELS
+from protocol.state.machine import CHANNELS, RULE_CHANNELS
 from runner.view.data import RunView
 from scoring.results.cells import SCORINGS
 
@@ -144,7 +144,7 @@ async def _episodes(request: web.Request) -> web.Response:
     data = _view(request).episodes(
         slug,
         failed=_choice(request, "failed", SCORINGS),
-        channel=_choice(request, "channel", tuple(CHANNELS)),
+        channel=_choice(request, "channel", (*CHANNELS, *RULE_CHANNELS)),  # the rules' (#48)
         seed=_int(request, "seed"),
         trial=_int(request, "trial"),
     )

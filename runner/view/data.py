@@ -12,6 +12,7 @@ from protocol.config import is_synthetic, model_label
 from protocol.episode.versions import SpecError
 from protocol.probe.history import system_prompt
 from protocol.records import Episode, EpisodeRecord
+from protocol.stress.budget import cell_episode
 from runner.rundir.manifest import read_manifest
 from runner.view.index import RunIndex
 from scoring.replay.episode import score_episode
@@ -89,7 +90,8 @@ class RunView:
 
     def _episode(self, record: EpisodeRecord) -> Episode | None:
         try:
-            return self.index.episodes.get(record.spec)
+            # the episode the cell ran: with the rules its knobs place (#48)
+            return cell_episode(self.index.episodes.get(record.spec), record.cell.knobs)
         except SpecError:
             return None
 

@@ -46,6 +46,7 @@ from protocol.records import CellKey, CompileRecord, CorruptionEvent, EpisodeRec
 from protocol.state.compiled import CompiledGraph, CompiledStep, code_table
 from protocol.state.machine import TaskState
 from protocol.state.receipts import normalize_code
+from protocol.stress.budget import cell_episode
 from protocol.stress.corruption import corruption_rng, draw_corruptions
 from scoring.analyses.base import Analysis, by_cell, markdown_section
 from scoring.replay.directive_kinds import parse_directive
@@ -229,7 +230,7 @@ def corruption_lines(
         failed = not score.primary.success
         a["n"]["episodes"] += 1
         a["n"]["failures"] += failed
-        episode = cache.get(record.spec)
+        episode = cell_episode(cache.get(record.spec), record.cell.knobs)  # its rules (#48)
         enforcing = enforced(cell.arm, record.compile.enforcing)
         replay = _Replay(record, record.compile, enforcing, source)
         by_turn: dict[int, list[CorruptionEvent]] = {}

@@ -76,8 +76,9 @@ def stressed_turns(record: EpisodeRecord) -> int:
 
 
 def stress_of(cell: CellKey) -> tuple[str, float] | None:
-    """The cell's stress (``spoof=receipt``, ``user_style=restate``, ``tool_failure``) and
-    its dose; None for a cell with no stress, or with more than one."""
+    """The cell's stress (``spoof=receipt``, ``user_style=restate``, ``tool_failure``, and
+    issue #48's rules ``budget`` and ``expiry`` with their cap or turns as the dose) and its
+    dose; None for a cell with no stress, or with more than one."""
     k = cell.knobs
     on = []
     if k.spoof != "none":
@@ -86,6 +87,11 @@ def stress_of(cell: CellKey) -> tuple[str, float] | None:
         on.append((f"user_style={k.user_style}", k.user_dose))
     if k.tool_failure > 0:
         on.append(("tool_failure", k.tool_failure))
+    # the rules beyond one-shot state (issue #48): the budget's cap, the expiry's turns
+    if k.budget:
+        on.append(("budget", float(k.budget)))
+    if k.expiry:
+        on.append(("expiry", float(k.expiry)))
     return on[0] if len(on) == 1 else None
 
 
@@ -98,6 +104,8 @@ def control_of(cell: CellKey) -> CellKey:
         user_style="cooperative",
         user_dose=DEFAULT_DOSE,
         tool_failure=0.0,
+        budget=0,
+        expiry=0,
     )
     return msgspec.structs.replace(cell, knobs=knobs)
 

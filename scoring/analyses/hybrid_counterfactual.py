@@ -20,6 +20,7 @@ import msgspec
 
 from protocol.config import config_label
 from protocol.records import CellKey, EpisodeRecord
+from protocol.stress.budget import cell_episode
 from scoring.analyses.base import Analysis, markdown_section
 from scoring.replay.episode import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
@@ -53,7 +54,7 @@ def _refused_correct(record: EpisodeRecord, score: EpisodeScore, cache: EpisodeC
     """Refused bookings that were correct: the turn's own step with the turn's work order on
     a turn whose label (primary replay) owes the execution (eligible, or an authorized
     redo)."""
-    episode = cache.get(record.spec)
+    episode = cell_episode(cache.get(record.spec), record.cell.knobs)  # its rules (#48)
     n = 0
     for t, s in zip(record.turns, score.primary.turns, strict=False):
         if t.step is None or s.label not in ("eligible", "redo"):

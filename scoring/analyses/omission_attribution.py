@@ -40,6 +40,7 @@ from protocol.arms.table import enforced
 from protocol.config import config_label
 from protocol.records import CellKey, CompileRecord, Episode, EpisodeRecord, TurnRecord
 from protocol.state.receipts import find_refs
+from protocol.stress.budget import cell_episode
 from scoring.analyses.base import Analysis, by_cell, markdown_section
 from scoring.replay.directive_kinds import ParsedDirective, parse_directive
 from scoring.replay.episode import EpisodeScore
@@ -129,7 +130,7 @@ def attribution_lines(
         passed = info is None or info.validator.passed
         a["defect"] += not passed
         a["differs"] += info is not None and not info.accuracy.exact
-        episode = cache.get(record.spec)
+        episode = cell_episode(cache.get(record.spec), record.cell.knobs)  # its rules (#48)
         earlier: set[str] = set()
         for turn, scored in zip(record.turns, score.primary.turns, strict=False):
             for err in scored.errors:

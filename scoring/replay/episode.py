@@ -62,6 +62,7 @@ from protocol.records import (
     TurnRecord,
 )
 from protocol.state.machine import CHANNELS, Error
+from protocol.stress.budget import cell_episode
 from protocol.user import ScriptedUser
 from scoring.replay.askback import Burden, burden_of
 from scoring.replay.bookings import NOTHING, CodeTables, TurnBookings, read_turn
@@ -176,9 +177,10 @@ def _replay(
         verdict = user.begin(turn)
         errors = user.finish(turn, verdict, steps)
         label = "none" if verdict is None else verdict.label
-        labels[label] += 1
+        # a rule's label and channel (issue #48) appear only in episodes that have them
+        labels[label] = labels.get(label, 0) + 1
         for e in errors:
-            channels[e.channel] += 1
+            channels[e.channel] = channels.get(e.channel, 0) + 1
         ok += not errors
         if detail:
             scored.append(
@@ -301,6 +303,7 @@ def score_episode(
             episode = generate(record.spec)
         except SpecError as e:
             return _unscorable(record, str(e))
+    episode = cell_episode(episode, record.cell.knobs)  # the rules its knobs place (#48)
     tables = CodeTables(episode)
     tools = record.cell.knobs.tools
     read: list[TurnBookings]

@@ -114,10 +114,11 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
     success = {name: sum(scoring_of(s, name).success for s in counted) for name in SCORINGS}
     # with repeated trials, each seed's outcomes per scoring: its interval and pass^k
     by_seed = {name: _by_seed(counted, name) for name in SCORINGS} if trials > 1 else {}
-    channels = _sum_dicts((s.primary.channels for s in counted), CHANNELS)
-    labels = _sum_dicts((s.primary.labels for s in counted), LABELS)
+    keys, label_keys = _channel_keys(key)
+    channels = _sum_dicts((s.primary.channels for s in counted), keys)
+    labels = _sum_dicts((s.primary.labels for s in counted), label_keys)
     rates: dict[str, float | int | None] = {
-        ch: _ratio(channels[ch], labels[label]) for ch, label in RATES
+        ch: _ratio(channels[ch], labels[label]) for ch, label in _rates(key)
     }
     rates["unrequested"] = channels["unrequested"]
     turns = sum(s.primary.n_turns for s in counted)
@@ -138,7 +139,7 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         unscorable=sum(not s.scorable for s in scores),
         mismatched_episodes=sum(bool(s.mismatches) for s in counted),
         channels=channels,
-        decline_aware_channels=_sum_dicts((s.decline_aware.channels for s in counted), CHANNELS),
+        decline_aware_channels=_sum_dicts((s.decline_aware.channels for s in counted), keys),
         labels=labels,
         channel_rates=rates,
         refused=sum(s.refused for s in counted),
@@ -177,6 +178,25 @@ def _burden(counted: list[EpisodeScore]) -> Burden | None:
     """The cell's ask-back burden, summed over its counted episodes (None: knobs off)."""
     parts = [s.burden for s in counted if s.burden is not None]
     return sum(parts[1:], parts[0]) if parts else None
+
+
+def _rule_rates(key: CellKey) -> tuple[tuple[str, str], ...]:
+    """(channel, label) of each rule on in the cell (issue #48): the budget's over_budget on
+    spent requests, the expiry's lapse_missed on lapsed ones."""
+    rules = (("budget", "over_budget", "spent"), ("expiry", "lapse_missed", "lapsed"))
+    return tuple((ch, label) for knob, ch, label in rules if getattr(key.knobs, knob))
+
+
+def _channel_keys(key: CellKey) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The channels and labels a cell's line lists: the paper's, and a rule's own channel and
+    label when its knob is on."""
+    extra = _rule_rates(key)
+    return (*CHANNELS, *(c for c, _ in extra)), (*LABELS, *(lb for _, lb in extra))
+
+
+def _rates(key: CellKey) -> tuple[tuple[str, str], ...]:
+    """Each channel with a rate and the label it is a rate of (a rule's when on)."""
+    return (*RATES, *_rule_rates(key))
 
 
 def _sum_dicts(dicts: Iterable[Mapping[str, int]], keys: Iterable[str]) -> dict[str, int]:

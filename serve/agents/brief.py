@@ -7,7 +7,7 @@ from functools import lru_cache
 
 import msgspec
 
-from protocol import strings
+from protocol import rule_strings, strings
 from serve.agents.patterns import STEP_ID, template_regex
 
 __all__ = ["BriefStep", "ParsedBrief", "parse_brief"]
@@ -22,6 +22,9 @@ _LINE_REQUIRES = re.compile(
 _LINE = re.compile(
     template_regex(strings.BRIEF_STEP_LINE, id=STEP_ID, code=_CODE).pattern + f"(?:{_SUFFIX})?$"
 )
+# a budgeted step's line under the BUDGETS clause (issue #48, OURS)
+_BUDGET = template_regex(rule_strings.BUDGET_LINE, anchored=True, id=STEP_ID, cap=r"\d{1,3}")
+_EXPIRY = template_regex(rule_strings.EXPIRY_LINE, anchored=True, id=STEP_ID, turns=r"\d{1,3}")
 
 
 class BriefStep(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,12 +38,32 @@ class BriefStep(msgspec.Struct, frozen=True, kw_only=True):
 class ParsedBrief:
     """The plan as the brief states it, with lookup tables."""
 
-    __slots__ = ("by_code", "by_id", "by_text", "by_tool", "ledger", "one_shot", "steps", "tools")
+    __slots__ = (
+        "budgets",
+        "by_code",
+        "by_id",
+        "by_text",
+        "by_tool",
+        "expiry",
+        "ledger",
+        "one_shot",
+        "steps",
+        "tools",
+    )
 
     def __init__(
-        self, steps: tuple[BriefStep, ...], *, one_shot: bool, tools: bool, ledger: bool
+        self,
+        steps: tuple[BriefStep, ...],
+        *,
+        one_shot: bool,
+        tools: bool,
+        ledger: bool,
+        budgets: dict[str, int] | None = None,
+        expiry: dict[str, int] | None = None,
     ) -> None:
         self.steps = steps
+        self.expiry = expiry or {}  # step -> turns a run stays valid (the EXPIRY clause, #48)
+        self.budgets = budgets or {}  # step -> its cap of runs (the BUDGETS clause, #48)
         self.one_shot = one_shot
         self.tools = tools
         self.ledger = ledger
@@ -73,10 +96,21 @@ def _step(line: str) -> BriefStep | None:
 @lru_cache(maxsize=2048)
 def parse_brief(text: str) -> ParsedBrief:
     """Every step line of ``text`` (in order of appearance) and which clauses it carries."""
-    steps = tuple(s for s in map(_step, text.splitlines()) if s is not None)
+    lines = text.splitlines()
+    steps = tuple(s for s in map(_step, lines) if s is not None)
     return ParsedBrief(
         steps,
         one_shot=strings.ONE_SHOT in text,
         tools=strings.TOOL_CLAUSE in text,
         ledger=strings.LEDGER_CLAUSE in text,
+        budgets=_listed(lines, rule_strings.BUDGET_CLAUSE, _BUDGET, "cap"),
+        expiry=_listed(lines, rule_strings.EXPIRY_CLAUSE, _EXPIRY, "turns"),
     )
+
+
+def _listed(lines: list[str], clause: str, pattern: re.Pattern[str], field: str) -> dict[str, int]:
+    """The numbers a rule's clause lists (issue #48), each step on its own line after it."""
+    if clause not in lines:
+        return {}
+    after = lines[lines.index(clause) + 1 :]
+    return {m["id"]: int(m[field]) for line in after if (m := pattern.match(line))}

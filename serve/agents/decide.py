@@ -11,7 +11,7 @@ from typing import Literal
 
 import msgspec
 
-from protocol.state.machine import Verdict
+from protocol.state.machine import OWED, Verdict
 from serve.agents.reading import View
 from serve.agents.transcript import Directive
 
@@ -38,8 +38,14 @@ def verdict_of(view: View, step: str, redo: bool) -> Verdict:
     if entry is not None:
         if entry.status == "cancelled":
             return Verdict("cancelled")
+        if entry.status == "lapsed":  # an expiring step whose run has lapsed (issue #48)
+            return Verdict("redo") if redo else Verdict("lapsed")
         if entry.status == "done":
-            return Verdict("redo") if redo else Verdict("done")
+            if redo:
+                return Verdict("redo")
+            if entry.runs_left is not None:  # a budgeted step (issue #48)
+                return Verdict("eligible") if entry.runs_left > 0 else Verdict("spent")
+            return Verdict("done")
         if entry.status == "blocked":
             return Verdict("blocked", entry.missing)
         return Verdict("eligible")
@@ -50,7 +56,7 @@ def verdict_of(view: View, step: str, redo: bool) -> Verdict:
 
 def from_verdict(step: str, verdict: Verdict) -> Decision:
     label = verdict.label
-    if label in ("eligible", "redo"):
+    if label in OWED:  # eligible, an authorized redo, a lapsed run (issue #48)
         return Decision(action="book", step=step, redo=label == "redo")
     if label == "done":
         return Decision(action="confirm", step=step)

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 
 import orjson
 
-from protocol import strings
+from protocol import rule_strings, strings
 from serve.agents.answer import Answer
 from serve.agents.brief import parse_brief
 from serve.agents.patterns import STEP_ID, template_regex
@@ -90,7 +90,12 @@ def _graph(text: str, rng: random.Random, p: Mapping[str, float]) -> str:
         prereqs = sorted({u for s in brief.steps for u in s.deps if u in graph})
         victim = rng.choice(prereqs or sorted(graph))
         graph[victim]["code"] = ""
-    return orjson.dumps({"steps": graph}).decode()
+    answer: dict[str, object] = {"steps": graph}
+    if rule_strings.BUDGET_COMPILE_PROMPT in text:  # asked for the budgets (issue #48)
+        answer["budgets"] = brief.budgets
+    if rule_strings.EXPIRY_COMPILE_PROMPT in text:  # asked for the expiry (issue #48)
+        answer["expiry"] = brief.expiry
+    return orjson.dumps(answer).decode()
 
 
 def _revision(prompt: str, rng: random.Random, p: Mapping[str, float]) -> str:
@@ -121,6 +126,14 @@ def _close_cycle(rewires: dict[str, list[str]], live: Sequence[str]) -> None:
     rewires[b] = [a]
 
 
+# the graph prompt ends with the paper's sentence, or with a rule's addition (issue #48)
+_GRAPH_PROMPT_ENDS = (
+    strings.COMPILER_GRAPH_PROMPT,
+    rule_strings.BUDGET_COMPILE_PROMPT,
+    rule_strings.EXPIRY_COMPILE_PROMPT,
+)
+
+
 def _last_user(messages: Sequence[Message]) -> str:
     return next((c for r, c in reversed(messages) if r == "user"), "")
 
@@ -141,7 +154,7 @@ def helper_answer(
     if last.startswith(_REVISION_OPENING) and _REVISION_MID in last:
         return Answer(content=_revision(last, rng, params), reasoning="Extracting the update.")
     if any(
-        c.rstrip().endswith(strings.COMPILER_GRAPH_PROMPT)
+        c.rstrip().endswith(_GRAPH_PROMPT_ENDS)
         for r, c in (*messages[-1:], *(m for m in messages if m[0] == "system"))
     ):
         text = "\n".join(c for _, c in messages)

@@ -72,13 +72,17 @@ class Record:
 
     def __init__(self, brief: ParsedBrief) -> None:
         self.brief = brief
-        self.state = TaskState(brief.deps)
+        self.state = TaskState(brief.deps, budgets=brief.budgets, expiry=brief.expiry)
         self.held: dict[str, set[BookingKey]] = {}
+        self.turns = 0  # exchanges read: the clock (the index of the next user turn)
 
     def admit(self, bookings: Iterable[tuple[str, BookingKey]]) -> None:
+        """Each booking key once: a budgeted step's runs are its distinct keys (#48)."""
         for step, key in bookings:
-            self.held.setdefault(step, set()).add(key)
-            self.state.book(step)
+            keys = self.held.setdefault(step, set())
+            if key not in keys:
+                keys.add(key)
+                self.state.book(step)
 
     def refuse(self, notices: Iterable[Rejection]) -> None:
         for n in notices:
@@ -90,8 +94,7 @@ class Record:
             keys = self.held.get(step, set())
             keys.discard((n.code, n.work_order))
             keys -= {k for k in keys if k[0].startswith("tool:") and k[1] == n.work_order}
-            if not keys:
-                self.state.done.discard(step)
+            self.state.unbook(step, len(keys))
 
     def revise(self, text: str) -> None:
         if not is_revision(text):
@@ -104,16 +107,20 @@ class Record:
         new.brief = self.brief
         new.state = self.state.copy()
         new.held = {step: set(keys) for step, keys in self.held.items()}
+        new.turns = self.turns
         return new
 
     def read(self, exchanges: Iterable[Exchange], narration: bool) -> None:
         brief = self.brief
         for user, reply in exchanges:
+            self.state.now = self.turns  # the turn this exchange answered (expiry, #48)
+            self.turns += 1
             self.refuse(user.notices)
             self.revise(user.text)
             self.admit(booked(reply, user.work_order, brief))
             if narration:
                 self.admit(narrated(reply, user.work_order, brief))
+        self.state.now = self.turns  # the current request's turn
 
 
 def replay(

@@ -29,7 +29,7 @@ from typing import Literal
 
 import msgspec
 
-from protocol import strings
+from protocol import rule_strings, strings
 from protocol.domains.known import POOLS, registry_version
 from protocol.domains.stop_words import STOP_WORDS
 from serve.agents.patterns import WORK_ORDER, alternation, template_regex
@@ -144,10 +144,11 @@ def _double() -> re.Pattern[str]:
 
 @lru_cache(maxsize=1)
 def _restates() -> tuple[re.Pattern[str], ...]:
-    """The uncooperative user's restated orders (the user_style knob; ours), both versions."""
+    """The uncooperative user's restated orders (the user_style knob; ours), both versions,
+    and a budgeted step asked for once more (the budget knob, issue #48; ours)."""
     return tuple(
         template_regex(fmt, anchored=True, wo=WORK_ORDER)
-        for fmt in (strings.USER_RESTATE, strings.USER_RESTATE_V5)
+        for fmt in (strings.USER_RESTATE, strings.USER_RESTATE_V5, rule_strings.BUDGET_REPEAT)
     )
 
 

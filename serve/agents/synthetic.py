@@ -42,6 +42,16 @@ confirm_ask   1.0      multiplier on ``fresh`` when the request is the trap-turn
                        confirm-the-step wording (``strings.PROBE_CONFIRM``; docs/probe.md)
 status_ask    1.0      multiplier on ``fresh`` when the request is a status question (the
                        generator's status wordings, as the probe's status variant asks)
+one_shot      0.15     a budgeted step asked for again while runs remain (the budget knob,
+                       issue #48) is confirmed as done instead of run (the one-shot habit:
+                       an omission); lowered by ``checklist`` / ``ledger`` as the trap rates
+over_budget   0.25     a budgeted step with its runs used up is run again (the budget's
+                       trap, scored on its own channel); lowered the same way
+lapse         0.3      an expiring step whose run has lapsed (the expiry knob, issue #48) is
+                       confirmed as done instead of run again (``lapse_missed``); lowered
+                       by ``checklist`` when a checklist shows the lapse (a ledger shows
+                       only DONE) and by ``think``. A request while its run is valid is a
+                       finished step's (``fresh``)
 doubt         0.8      when the gate shows its reading (the show knob) and it names another
                        step than the agent's own reading of the request, the directive is
                        set aside for the agent's own decision (a misroute noticed)
@@ -102,6 +112,9 @@ DEFAULTS: dict[str, float] = {
     "status_ask": 1.0,
     "doubt": 0.8,
     "countered": 0.25,
+    "one_shot": 0.15,
+    "over_budget": 0.25,
+    "lapse": 0.3,
     "seed": 0.0,
 }
 _LEDGER_WORD = {"done": "DONE", "cancelled": "CANCELLED"}
@@ -201,7 +214,7 @@ def _directed(dice: _Dice, d: Directive) -> Decision:
     obeyed = from_verdict(d.step, Verdict(d.label, d.missing))
     if dice.roll(dice.p["obey"], "obey"):
         return obeyed
-    if d.label in ("done", "cancelled", "blocked"):
+    if d.label in ("done", "cancelled", "blocked", "spent"):
         if dice.roll(dice.p["cite_share"], "cite_share"):
             return Decision(action=obeyed.action, step=d.step, missing=d.missing, cite=True)
         return Decision(action="book", step=d.step)
@@ -228,6 +241,13 @@ def _undirected(dice: _Dice) -> Decision:
         return Decision(action="book", step=d.named[0])
     if step is None:
         return d
+    if step in view.brief.budgets and view.state.status(step) == "done" and not d.redo:
+        return _budgeted(dice, d, step)
+    if step in view.brief.expiry and d.action == "book" and not d.redo:
+        shown = dice.shown(step, "lapsed")  # a checklist that says so lowers the rate
+        mult = (p["think"] if dice.thinking else 1.0) * (p["checklist"] if shown else 1.0)
+        if (view.state.lapsed(step) or shown) and dice.roll(p["lapse"] * mult, "lapse"):
+            return Decision(action="confirm", step=step)  # the lapse missed (issue #48)
     if d.action == "confirm":
         fresh = p["fresh"] * (1.0 if view.brief.one_shot else p["original"])
         fresh *= _ask_multiplier(view.user.text, p)
@@ -245,6 +265,19 @@ def _undirected(dice: _Dice) -> Decision:
         others = [v for v in view.state.eligible() if v != step]
         return Decision(action="book", step=step, extra=tuple(others[:1]))
     return d
+
+
+def _budgeted(dice: _Dice, d: Decision, step: str) -> Decision:
+    """A budgeted step asked for again (issue #48): run within its budget unless the one-shot
+    habit confirms it instead; beyond it, declined unless run again anyway."""
+    mult = dice.multiplier(step, "done")
+    if d.action == "book":
+        return (
+            Decision(action="confirm", step=step)
+            if dice.roll(dice.p["one_shot"] * mult, "one_shot")
+            else d
+        )
+    return _trap(dice, d, step, dice.p["over_budget"], "done")
 
 
 def _doubted(dice: _Dice, d: Directive) -> bool:

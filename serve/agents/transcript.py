@@ -17,7 +17,7 @@ from typing import Literal
 
 import msgspec
 
-from protocol import strings
+from protocol import rule_strings, strings
 from protocol.stress.spoof import QUOTED, opens_forward
 from serve.agents.patterns import STEP_ID, WORK_ORDER, template_regex
 
@@ -34,7 +34,7 @@ __all__ = [
     "split_user",
 ]
 
-DirectiveLabel = Literal["eligible", "done", "redo", "blocked", "cancelled"]
+DirectiveLabel = Literal["eligible", "done", "redo", "blocked", "cancelled", "spent", "lapsed"]
 _CODE = r"RC-\d{4}"
 _IDS = rf"{STEP_ID}(?:, {STEP_ID})*"
 _WO = re.compile(WORK_ORDER)
@@ -58,6 +58,8 @@ _DIRECTIVES: tuple[tuple[DirectiveLabel, re.Pattern[str]], ...] = (
     ("redo", template_regex(strings.DIRECTIVE_REDO, id=STEP_ID)),
     ("blocked", template_regex(strings.DIRECTIVE_BLOCKED, id=STEP_ID, missing=f"(?:{_IDS})?")),
     ("eligible", template_regex(strings.DIRECTIVE_ELIGIBLE, id=STEP_ID)),
+    ("spent", template_regex(rule_strings.DIRECTIVE_SPENT, id=STEP_ID)),  # issue #48
+    ("lapsed", template_regex(rule_strings.DIRECTIVE_LAPSED, id=STEP_ID)),  # issue #48
 )
 _DIRECTIVE_OPENING = strings.DIRECTIVE_ELIGIBLE.split("{")[0].split(" ")[0]  # "[TASK-STATE]"
 _MATCHED = template_regex(strings.MATCHED_STEP_LINE, id=STEP_ID)
@@ -68,6 +70,23 @@ _CHECKLIST: tuple[tuple[str, re.Pattern[str]], ...] = (
         template_regex(strings.CHECKLIST_TODO_WAITING, anchored=True, id=STEP_ID, deps=_IDS),
     ),
     ("done", template_regex(strings.CHECKLIST_DONE, anchored=True, id=STEP_ID)),
+    # an expiring step whose run has lapsed, and a budgeted step's runs used (issue #48)
+    (
+        "lapsed",
+        template_regex(
+            strings.CHECKLIST_DONE + rule_strings.EXPIRY_LAPSED_SUFFIX, anchored=True, id=STEP_ID
+        ),
+    ),
+    (
+        "done",
+        template_regex(
+            strings.CHECKLIST_DONE + rule_strings.BUDGET_CHECKLIST_SUFFIX,
+            anchored=True,
+            id=STEP_ID,
+            used=r"\d{1,3}",
+            cap=r"\d{1,3}",
+        ),
+    ),
     ("cancelled", template_regex(strings.CHECKLIST_CANCELLED, anchored=True, id=STEP_ID)),
 )
 _ADDITION_OPENINGS = (
@@ -92,8 +111,9 @@ class Directive(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ChecklistEntry(msgspec.Struct, frozen=True, kw_only=True):
-    status: str  # todo | blocked | done | cancelled
+    status: str  # todo | blocked | done | cancelled | lapsed (an expiring step's, #48)
     missing: tuple[str, ...] = ()
+    runs_left: int | None = None  # a budgeted step's runs left (issue #48); None: no budget
 
 
 class UserTurn(msgspec.Struct, frozen=True, kw_only=True):
@@ -219,6 +239,8 @@ def parse_checklist(text: str) -> dict[str, ChecklistEntry] | None:
         for status, pattern in _CHECKLIST:
             if m := pattern.match(line):
                 deps = tuple(m["deps"].split(", ")) if status == "blocked" else ()
-                entries[m["id"]] = ChecklistEntry(status=status, missing=deps)
+                groups = m.groupdict()
+                left = int(groups["cap"]) - int(groups["used"]) if "cap" in groups else None
+                entries[m["id"]] = ChecklistEntry(status=status, missing=deps, runs_left=left)
                 break
     return entries

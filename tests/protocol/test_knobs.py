@@ -45,6 +45,8 @@ def test_the_variant_families_are_the_papers_and_ours() -> None:
         Variant(knob="show", table="Ask back and escalation", alone=True),
         Variant(knob="ask", table="Ask back and escalation", alone=True),
         Variant(knob="escalate", table="Ask back and escalation", alone=True),
+        Variant(knob="budget", table="Semantics: budget", alone=True),
+        Variant(knob="expiry", table="Semantics: expiry", alone=True),
     )
     assert set(platform_knobs()) == {"tools", "harness"}
 
@@ -77,6 +79,13 @@ def test_a_section_names_a_report_analysis() -> None:
          "escalate applies to the gates that refuse only (enforce, hybrid), not 'directive'"),
         ({"show": True, "matched_step_line": True}, "directive",
          "show and matched_step_line both name the step: set one"),
+        ({"budget": 9}, "raw", "budget must be 0 (off) or 1 to 4 runs (got 9)"),
+        ({"budget": 2, "user_style": "restate"}, "raw",
+         "budget and user_style both take fillers: set one"),
+        ({"budget": 2, "harness": "langgraph"}, "raw",
+         "budget runs on the text protocol; the tool harness does not place it yet"),
+        ({"expiry": 1}, "raw", "expiry must be 0 (off) or 2 to 30 turns (got 1)"),
+        ({"expiry": 6, "budget": 2}, "raw", "budget and expiry are one rule each: set one"),
     ],
 )  # fmt: skip
 def test_each_knob_checks_its_own_values(knobs: dict[str, object], arm: str, problem: str) -> None:

@@ -30,8 +30,9 @@ EPISODES = {
     # generator 5 (issue #37): domain-free streams (domains pair by seed), the brief's clause
     (5, "procurement"): "06c8785a31134253f2117970cb2fb732f5b68467f2a02a9fb037f0df877cc006",
     (5, "release"): "729801ecb7a0fee9756abe76cab68622d86c8731f44de1c93aea8094d684a2c6",
-    # generator 6 (issue #46): version 5's episodes (only the spec's version differs: checked
-    # when pinned, and by test_version_6_is_version_5s_episodes); its change is the dose
+    # generator 6 (issues #46, #48): version 5's episodes (only the spec's version differs:
+    # checked when pinned, and by test_version_6_is_version_5s_episodes); its changes are the
+    # dose and the rule knobs
     (6, "procurement"): "0094fc385a4f7b675e0262171b5abbae724910a99df6ddc4592cdb8e12ea2234",
     (6, "release"): "a0913cc72bad009b8839626ce87045e88b403b2091db27850343003a970cc450",
 }

@@ -36,6 +36,8 @@ KNOBS_ADDED = (
     b',"spoof_dose":0.25',  # the stress doses (issue #37)
     b',"user_dose":0.25',
     b',"tool_failure_landed":0.0',  # at-most-once (issue #37)
+    b',"budget":0',  # the rules beyond one-shot state (issue #48)
+    b',"expiry":0',
 )
 TURNS_ADDED = (
     b',"injected":""',
@@ -72,6 +74,9 @@ CELLS = {
     ),
     # at-most-once under tool failure (issue #37)
     "at-most-once.toml": (40, "c895de5ce9559f48507813a239fe3704eac05452aa34dada78cbdbcbe20563e6"),
+    # the rules beyond one-shot state (issue #48)
+    "budget.toml": (20, "5cd13bba562285c777660e81bb15625f504d5fc01067ac54e415e1947d1c2529"),
+    "expiry.toml": (15, "238b7fb05dd52d182e5a664ccbbdf02f2c4ae9db1ff3dd833eba29b6503e9020"),
     "corruption.toml": (4, "e1b993627f808ad06a27dee95579974f0e8cf76fe6da7a2005f8c4fa52204792"),
     "deepseek-v4-pro.toml": (
         32,
@@ -155,6 +160,8 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "askback_calls": 0,
     "escalations": [],
     "trial": 0,
+    "budget": 0,  # issue #48
+    "expiry": 0,
 }
 
 

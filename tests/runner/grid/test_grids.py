@@ -33,6 +33,8 @@ def test_every_grid_names_the_table_it_feeds() -> None:
         "release",
         "corruption",
         "notice",
+        "budget",
+        "expiry",
     ],
 )
 def test_grid_validates_offline(name: str) -> None:
@@ -187,3 +189,23 @@ def test_notice_grid_table_9() -> None:
 def test_the_example_figures_grid_validates() -> None:
     grid = load_grid(GRIDS.parent.parent / "docs" / "figures" / "synthetic.toml")
     assert len(grid.cells()) == 2 * 2 * 2 * 7 and grid.seeds() == list(range(100, 116))
+
+
+def test_budget_grid_sweeps_every_arm_at_three_caps_on_generator_6() -> None:
+    """Issue #48: each arm of the ladder and the self-ledger at caps 1-3 beside its control."""
+    grid = load_grid(GRIDS / "budget.toml", need_keys=False)
+    assert grid.run.generator == 6
+    arms = ["raw", "checklist", "directive", "enforce", "ledger"]
+    assert list(grid.run.arms) == arms
+    assert sorted((v.arm, v.budget) for v in grid.run.variants) == sorted(
+        (a, c) for a in arms for c in (1, 2, 3)
+    )
+
+
+def test_expiry_grid_sweeps_every_arm_at_two_validities_on_generator_6() -> None:
+    grid = load_grid(GRIDS / "expiry.toml", need_keys=False)
+    assert grid.run.generator == 6
+    arms = ["raw", "checklist", "directive", "enforce", "ledger"]
+    assert sorted((v.arm, v.expiry) for v in grid.run.variants) == sorted(
+        (a, t) for a in arms for t in (6, 12)
+    )
