@@ -23,6 +23,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandInfo, TyperInfo
 
+from ladder.early import early_check
 from ladder.errors import USAGE_EXIT, UsageError
 from runner.rundir.errors import RunDirError
 
@@ -216,8 +217,10 @@ class OneLineErrors(TyperGroup):
         """A typo'd command fails before the root's options are processed: typer >= 0.26
         coerces each parameter through pydantic (0.2 s of CPU), which its one line need not
         pay."""
-        if args and not args[0].startswith("-") and args[0] not in self.list_commands(ctx):
-            self.resolve_command(ctx, args)
+        if args and not args[0].startswith("-"):
+            if args[0] not in self.list_commands(ctx):
+                self.resolve_command(ctx, args)
+            early_check(args[0], args[1:])  # plainly bad input: one line, nothing loaded
         return super().parse_args(ctx, args)
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:

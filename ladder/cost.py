@@ -11,6 +11,7 @@ import typer
 
 from ladder.errors import UsageError
 from ladder.filters import ArmOption, CellOption, ModelOption, cell_filter
+from runner.rundir.errors import check_logdir
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from scoring.analyses.cost import cost_rows, helper_spend
 from scoring.report.cost_table import cost_table, spend_table
@@ -53,8 +54,7 @@ def cost(
     episodes; then episode wall time, agent-call server time and slot wait, and completion
     tokens per second. Last, the grid's actual helper spend with sharing (the run's
     helpers.jsonl, each request once) against what the arms needed in all."""
-    if not logdir.is_dir():
-        raise UsageError(f"{logdir} is not a directory")
+    check_logdir(logdir)  # the line of every reader of a run (ladder.early)
     report = LogReport()
     try:
         records = read_logs(logdir, report)

@@ -75,8 +75,8 @@ def test_version_help_and_a_root_error_load_no_command(args: list[str]) -> None:
     modules = _imported_after(code)
     # --version reads the installed version (importlib.metadata), and only it
     assert _heavy([m for m in modules if not m.startswith("importlib.metadata")]) == []
-    assert not any(m.startswith("ladder.") and m not in ("ladder.app", "ladder.errors")
-                   for m in modules), modules  # fmt: skip
+    light = ("ladder.app", "ladder.early", "ladder.errors")  # ladder.early: stdlib checks only
+    assert not any(m.startswith("ladder.") and m not in light for m in modules), modules
 
 
 def test_the_help_lines_are_the_commands_own() -> None:
@@ -114,3 +114,60 @@ def test_a_typod_command_gets_one_line_with_the_nearest_command() -> None:
     assert result.stderr.strip() == "error: No such command 'scor'. Did you mean 'score'?"
     sub = CliRunner().invoke(app, ["serve", "scriptd"])
     assert sub.exit_code == 2 and "Did you mean 'scripted'?" in sub.stderr
+
+
+# plainly bad input that each command refuses in one line (ladder.early), before it loads
+BAD = [
+    ["score", "/nonexistent-ladder-test"],
+    ["score", "/nonexistent-ladder-test", "--episodes"],
+    ["report", "/nonexistent-ladder-test"],
+    ["show", "/nonexistent-ladder-test"],
+    ["cost", "/nonexistent-ladder-test"],
+    ["validate", "/nonexistent-ladder-test.toml"],
+    ["run", "--trials", "0"],
+    ["run", "--trials=-3"],
+    ["run", "--trials", "5", "--trials", "0"],
+]
+ENDPOINT_AND_PLOTS = ("aiohttp", "numpy", "scipy", "matplotlib")
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("args", [BAD[0], BAD[6]])
+def test_a_bad_path_or_trials_0_loads_no_endpoint_numbers_or_plots(args: list[str]) -> None:
+    code = (
+        "import sys\nfrom ladder.app import main\n"
+        f"sys.argv = ['ladder', *{args!r}]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert e.code == 2, e.code"
+    )
+    modules = _imported_after(code)
+    loaded = [m for m in modules if m.split(".")[0] in ENDPOINT_AND_PLOTS]
+    assert loaded == [], loaded
+    assert f"ladder.{args[0]}" not in modules  # refused before the command loaded
+    assert "runner.plugins" not in modules
+
+
+@pytest.mark.parametrize("args", BAD)
+def test_the_early_line_is_the_commands_own(
+    args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    early = CliRunner().invoke(app, args)
+    monkeypatch.setattr("ladder.app.early_check", lambda command, rest: None)
+    loaded = CliRunner().invoke(app, args)
+    assert early.exit_code == loaded.exit_code == 2
+    assert early.stderr.startswith("error: ") and early.stderr.count("\n") == 1
+    assert early.stderr == loaded.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["score", "-h", "/nonexistent-ladder-test"],
+        ["score", "--help"],
+        ["run", "--trials", "two"],
+        ["run", "--trials", "3", "--", "--trials"],
+    ],
+)
+def test_what_the_early_checks_cannot_tell_is_left_to_the_command(args: list[str]) -> None:
+    from ladder.early import early_check
+
+    early_check(args[0], args[1:])  # raises nothing: the command decides
