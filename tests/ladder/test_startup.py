@@ -171,3 +171,27 @@ def test_what_the_early_checks_cannot_tell_is_left_to_the_command(args: list[str
     from ladder.early import early_check
 
     early_check(args[0], args[1:])  # raises nothing: the command decides
+
+
+@pytest.mark.parametrize(
+    ("args", "loads"),
+    [
+        (["generate", "--seeds", "1"], False),
+        (["serve", "recipes"], False),
+        (["cost", "{dir}"], True),
+        (["score", "{dir}"], True),
+    ],
+)
+def test_plugins_load_only_for_a_command_that_reads_a_registry(
+    args: list[str], loads: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    calls: list[bool] = []
+
+    def load_plugins() -> list[str]:
+        calls.append(True)
+        return []
+
+    monkeypatch.setattr("runner.plugins.load_plugins", load_plugins)
+    CliRunner().invoke(app, [a.format(dir=tmp_path) for a in args])
+    assert bool(calls) is loads
+    assert COMMANDS[args[0]].plugins is loads
