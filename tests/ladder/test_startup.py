@@ -195,3 +195,18 @@ def test_plugins_load_only_for_a_command_that_reads_a_registry(
     CliRunner().invoke(app, [a.format(dir=tmp_path) for a in args])
     assert bool(calls) is loads
     assert COMMANDS[args[0]].plugins is loads
+
+
+def test_an_early_line_may_come_before_the_commands_other_problems(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Precedence is the early checks' one difference (docs/cli.md): the early line is a true
+    problem of the input, which the loaded command reports too, beside another."""
+    args = ["run", "--trials", "0", "--concurrency", "0"]
+    early = CliRunner().invoke(app, args)
+    monkeypatch.setattr("ladder.app.early_check", lambda command, rest: None)
+    loaded = CliRunner().invoke(app, args)
+    assert early.exit_code == loaded.exit_code == 2
+    assert early.stderr == "error: command line: trials must be at least 1 (got 0)\n"
+    assert "concurrency must be at least 1" in loaded.stderr
+    assert "trials must be at least 1 (got 0)" in loaded.stderr
