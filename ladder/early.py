@@ -1,8 +1,8 @@
 """A command's one-line refusal of plainly bad input, before the command loads (#49 item 6).
 
-``ladder score /no/such/dir`` or ``ladder run --trials 0`` would otherwise import the
-command's module and its dependencies (the readers, the scorers, the endpoint: about a second
-of CPU) only to print one line. :data:`EARLY` holds, per command, a check of its raw
+``ladder score /no/such/dir``, ``ladder run --trials 0`` or ``ladder generate --steps 99``
+would otherwise import the command's module and its dependencies (the readers, the scorers,
+the endpoint: up to a second of CPU) only to print one line. :data:`EARLY` holds, per command, a check of its raw
 arguments that needs nothing but the standard library; :class:`ladder.app.OneLineErrors` runs
 it before the command (and the plugins) load. A check refuses only what the command itself
 would refuse, with the command's own line (a test holds the two equal); anything it cannot
@@ -31,17 +31,20 @@ def _first_argument(args: Sequence[str]) -> str | None:
     return args[0]
 
 
-def _last_int(args: Sequence[str], option: str) -> int | None:
-    """The last value given to ``option`` (``--opt N`` or ``--opt=N``), as click takes it;
-    None when absent or not an integer."""
+def _last_int(args: Sequence[str], *names: str) -> int | None:
+    """The last value given to the option of these ``names`` (``--opt N``, ``--opt=N``,
+    ``-o N``), as click takes it; None when absent or not an integer."""
     value: str | None = None
     for i, token in enumerate(args):
         if token == "--":
             break
-        if token == option and i + 1 < len(args):
+        name, eq, inline = token.partition("=")
+        if name not in names:
+            continue
+        if eq:
+            value = inline
+        elif i + 1 < len(args):
             value = args[i + 1]
-        elif token.startswith(option + "="):
-            value = token[len(option) + 1 :]
     try:
         return None if value is None else int(value)
     except ValueError:
@@ -73,7 +76,24 @@ def _trials(args: Sequence[str]) -> None:
         raise UsageError(f"command line: trials must be at least 1 (got {trials})")
 
 
+# protocol.episode.versions' MIN_STEPS and MAX_STEPS, which cannot be imported without the
+# protocol (its package imports the generator); tests/ladder/test_startup.py holds them equal
+_MIN_STEPS, _MAX_STEPS = 5, 18
+
+
+def _steps(args: Sequence[str]) -> None:
+    """``generate``: ``--steps`` / ``-S`` within the generator's bounds
+    (``protocol.episode.versions.check_spec``'s line)."""
+    steps = _last_int(args, "--steps", "-S")
+    if steps is not None and not _MIN_STEPS <= steps <= _MAX_STEPS:
+        raise UsageError(
+            f"steps must be between {_MIN_STEPS} and {_MAX_STEPS} (got {steps}); "
+            f"the trap budget needs at least {_MIN_STEPS} steps and each domain has {_MAX_STEPS}"
+        )
+
+
 EARLY: dict[str, Callable[[Sequence[str]], None]] = {
+    "generate": _steps,
     "score": _logdir,
     "report": _logdir,
     "show": _logdir,

@@ -127,12 +127,15 @@ BAD = [
     ["run", "--trials", "0"],
     ["run", "--trials=-3"],
     ["run", "--trials", "5", "--trials", "0"],
+    ["generate", "--steps", "99"],
+    ["generate", "-S", "4", "--seed", "7"],
+    ["generate", "--steps=19", "--json"],
 ]
 ENDPOINT_AND_PLOTS = ("aiohttp", "numpy", "scipy", "matplotlib")
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("args", [BAD[0], BAD[6]])
+@pytest.mark.parametrize("args", [BAD[0], BAD[6], BAD[9]])
 def test_a_bad_path_or_trials_0_loads_no_endpoint_numbers_or_plots(args: list[str]) -> None:
     code = (
         "import sys\nfrom ladder.app import main\n"
@@ -210,3 +213,12 @@ def test_an_early_line_may_come_before_the_commands_other_problems(
     assert early.stderr == "error: command line: trials must be at least 1 (got 0)\n"
     assert "concurrency must be at least 1" in loaded.stderr
     assert "trials must be at least 1 (got 0)" in loaded.stderr
+
+
+def test_the_early_step_bounds_are_the_generators() -> None:
+    from ladder import early
+    from protocol.episode.versions import MAX_STEPS, MIN_STEPS
+
+    assert (early._MIN_STEPS, early._MAX_STEPS) == (MIN_STEPS, MAX_STEPS)
+    early.early_check("generate", ["--steps", str(MIN_STEPS)])  # in bounds: left alone
+    early.early_check("generate", ["-S", str(MAX_STEPS)])
