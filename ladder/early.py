@@ -52,7 +52,7 @@ def _last_int(args: Sequence[str], *names: str) -> int | None:
 
 
 def _logdir(args: Sequence[str]) -> None:
-    """``score``, ``report``, ``show``, ``cost``: LOGDIR must be a directory."""
+    """``score``, ``report``, ``show``, ``cost``, ``view``: LOGDIR must be a directory."""
     first = _first_argument(args)
     if first is not None:
         check_logdir(Path(first))
@@ -98,6 +98,7 @@ EARLY: dict[str, Callable[[Sequence[str]], None]] = {
     "report": _logdir,
     "show": _logdir,
     "cost": _logdir,
+    "view": _logdir,
     "validate": _grid_file,
     "run": _trials,
 }

@@ -127,6 +127,11 @@ BAD = [
     ["run", "--trials", "0"],
     ["run", "--trials=-3"],
     ["run", "--trials", "5", "--trials", "0"],
+    ["score", "x" * 5000],  # a name too long to look up: still one line
+    ["cost", "x" * 5000],
+    ["view", "x" * 5000],
+    ["show", "x" * 5000, "--limit", "2"],
+    ["view", "/nonexistent-ladder-test"],
     ["generate", "--steps", "99"],
     ["generate", "-S", "4", "--seed", "7"],
     ["generate", "--steps=19", "--json"],
@@ -135,7 +140,7 @@ ENDPOINT_AND_PLOTS = ("aiohttp", "numpy", "scipy", "matplotlib")
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("args", [BAD[0], BAD[6], BAD[9]])
+@pytest.mark.parametrize("args", [BAD[0], BAD[6], BAD[14]])
 def test_a_bad_path_or_trials_0_loads_no_endpoint_numbers_or_plots(args: list[str]) -> None:
     code = (
         "import sys\nfrom ladder.app import main\n"
