@@ -23,6 +23,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandInfo, TyperInfo
 
+from ladder.early import early_check
 from ladder.errors import USAGE_EXIT, UsageError, error_text
 from runner.rundir.errors import RunDirError
 
@@ -46,17 +47,21 @@ class Lazy(NamedTuple):
     """A command of ``ladder``, imported only when it runs: ``target`` is ``"module:attr"``
     (a command function, or a :class:`typer.Typer` of subcommands when ``group``) and ``help``
     its line in ``ladder -h``, which a test holds equal to the command's own (the function's
-    first docstring sentence, or the group's help)."""
+    first docstring sentence, or the group's help). ``plugins``: whether it reads a registry
+    that other packages add to (arms, analyses, figures, prompt policies), so that the root
+    loads the installed plugins before it runs; a command that reads none starts without."""
 
     target: str
     help: str
     group: bool = False
+    plugins: bool = True
 
 
 COMMANDS: dict[str, Lazy] = {
     "generate": Lazy(
         "ladder.generate:generate",
         "Generate episodes deterministically from their spec and print them.",
+        plugins=False,  # episodes from their spec: no arm, analysis, figure or policy
     ),
     "run": Lazy(
         "ladder.run:run", "Run a grid (or resume it: rerun the same command after a crash)."
@@ -123,6 +128,7 @@ COMMANDS: dict[str, Lazy] = {
         "serve.cli:serve_app",
         "Serve the scripted endpoint, or print / launch the server of a paper model.",
         group=True,
+        plugins=False,  # the endpoint and the launch recipes read no registry
     ),
     "domain": Lazy(
         "ladder.domain:domain_app",
@@ -216,8 +222,10 @@ class OneLineErrors(TyperGroup):
         """A typo'd command fails before the root's options are processed: typer >= 0.26
         coerces each parameter through pydantic (0.2 s of CPU), which its one line need not
         pay."""
-        if args and not args[0].startswith("-") and args[0] not in self.list_commands(ctx):
-            self.resolve_command(ctx, args)
+        if args and not args[0].startswith("-"):
+            if args[0] not in self.list_commands(ctx):
+                self.resolve_command(ctx, args)
+            early_check(args[0], args[1:])  # plainly bad input: one line, nothing loaded
         return super().parse_args(ctx, args)
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
@@ -278,11 +286,15 @@ app = typer.Typer(
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False, "--version", help="Print the version and exit.", callback=_version, is_eager=True
     ),
 ) -> None:
     """state-ladder: measure how strongly task state should influence an LLM agent."""
+    lazy = COMMANDS.get(ctx.invoked_subcommand or "")
+    if lazy is not None and not lazy.plugins:
+        return  # a command that reads no registry (#50)
     from runner.plugins import load_plugins  # here: `ladder --version` and `-h` load no plugin
 
     for problem in load_plugins():  # other packages' arms, tables, figures (entry points)

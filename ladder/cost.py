@@ -14,6 +14,7 @@ import typer
 from ladder.errors import UsageError
 from ladder.filters import ArmOption, CellOption, ModelOption, cell_filter
 from protocol.records import CellKey
+from runner.rundir.errors import check_logdir
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from scoring.analyses.cost import CostRow, cost_rows, helper_spend
 from scoring.analyses.truncation import cut_replies, cut_warnings, episode_counts
@@ -57,8 +58,7 @@ def cost(
     episodes; then episode wall time, agent-call server time and slot wait, and completion
     tokens per second. Last, the grid's actual helper spend with sharing (the run's
     helpers.jsonl, each request once) against what the arms needed in all."""
-    if not logdir.is_dir():
-        raise UsageError(f"{logdir} is not a directory")
+    check_logdir(logdir)  # the line of every reader of a run (ladder.early)
     report = LogReport()
     try:
         records = read_logs(logdir, report)

@@ -29,6 +29,7 @@ from protocol.records import Booking
 from protocol.state.machine import CHANNELS, RULE_CHANNELS
 from protocol.visible import visible
 from runner.files import NotRegularFile
+from runner.rundir.errors import check_logdir
 from runner.rundir.logs import NewerSchemaError
 from runner.view.data import RunView
 from scoring.util import plural
@@ -292,8 +293,7 @@ def show(
     arm's additions apart), the reply, bookings admitted and refused, the verdict and error
     channels, the matcher's answer and the directive; failing turns marked. Plain text when
     piped."""
-    if not logdir.is_dir():
-        raise UsageError(f"cannot read {logdir}: not a directory")
+    check_logdir(logdir)  # the line of every reader of a run (ladder.early)
     load_packs_of(logdir)  # the file domain packs the run's episodes regenerate with
     if channel is not None and channel not in _CHANNELS:
         raise UsageError(f"--channel must be one of {', '.join(_CHANNELS)} (got {channel!r})")

@@ -17,6 +17,7 @@ import typer
 from ladder.domain import load_packs_of
 from ladder.errors import UsageError
 from runner.files import NotRegularFile
+from runner.rundir.errors import check_logdir
 from runner.rundir.logs import NewerSchemaError, log_files
 from runner.rundir.manifest import MANIFEST
 
@@ -64,8 +65,7 @@ def view(
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be in 0..65535 (got {port})")
     for logdir in logdirs:
-        if not logdir.is_dir():
-            raise UsageError(f"cannot read {logdir}: not a directory")
+        check_logdir(logdir)  # the line of every reader of a run (ladder.early)
         load_packs_of(logdir)  # the file domain packs the run's episodes regenerate with
         run_dir = logdir.parent if logdir.name == "logs" else logdir
         if not log_files(logdir) and not (run_dir / MANIFEST).is_file():

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from protocol.domains.packs import PackError
 from protocol.records import EpisodeRecord
-from runner.rundir.errors import RunDirError
+from runner.rundir.errors import RunDirError, check_logdir
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
 from runner.rundir.packs import load_run_packs
 
@@ -30,8 +30,7 @@ def read_run(
 ) -> tuple[T, LogReport]:
     """``read(report)`` -> (what it made, records read), after loading the run's packs and
     under the checks every reader needs."""
-    if not logdir.is_dir():
-        raise RunDirError(f"cannot read {logdir}: not a directory")
+    check_logdir(logdir)
     try:
         load_run_packs(logdir, domain_files)
     except PackError as e:

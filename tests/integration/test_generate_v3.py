@@ -16,7 +16,7 @@ from protocol import EpisodeSpec, ScriptedUser, SpecError, generate
 from protocol.domains.known import POOLS
 from protocol.episode.versions import GENERATOR_VERSION, TRAP_BUDGET
 from protocol.user import AMBIGUOUS_MIN_ELIGIBLE
-from serve import start_server, stop_server
+from serve.endpoint.app import start_server, stop_server
 from tests.conftest import play_perfect
 from tests.serve_driver import drive
 

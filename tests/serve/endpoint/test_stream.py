@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator
 import openai
 import pytest
 
-from serve import ServerConfig, start_server, stop_server
+from serve import ServerConfig
 from serve.config import FaultConfig
+from serve.endpoint.app import start_server, stop_server
 from serve.endpoint.stream import pieces
 from tests.sdk_messages import sdk_messages
 

@@ -11,7 +11,8 @@ import orjson
 import pytest
 from openai import NOT_GIVEN, NotGiven, Omit, omit
 
-from serve import FaultConfig, ServerConfig, start_server, stop_server
+from serve import FaultConfig, ServerConfig
+from serve.endpoint.app import start_server, stop_server
 from tests.sdk_messages import sdk_messages
 
 MESSAGES = [{"role": "user", "content": "Thanks, that's helpful so far."}]

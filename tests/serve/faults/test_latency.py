@@ -10,7 +10,8 @@ import time
 import aiohttp
 import orjson
 
-from serve import LatencyConfig, ServerConfig, start_server, stop_server
+from serve import LatencyConfig, ServerConfig
+from serve.endpoint.app import start_server, stop_server
 from serve.faults.latency import LatencyModel
 
 BODY = orjson.dumps(
