@@ -192,8 +192,10 @@ def generate(
         ),
     ] = False,
 ) -> None:
-    """Generate episodes deterministically from their spec and print them; with a stress
-    knob, its stressed turns marked (readable form) or listed under "stressed" (JSON)."""
+    """Generate episodes deterministically from their spec and print them.
+
+    With a stress knob, its stressed turns are marked (readable form) or listed under
+    "stressed" (JSON)."""
     stress = Stress(spoof, spoof_dose, user_style, user_dose)
     if problems := stress.problems(generator):
         raise UsageError("; ".join(problems))

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextvars import ContextVar
 
 from protocol.draws import DRAW_HEADER, draw_key
 from runner.arms import AgentCall
 from runner.client.endpoint import Endpoint, Reply
+from runner.client.turn_draw import TURN_DRAW
 from runner.execution.brief_check import BriefLost, brief_lost, brief_text, placed
 from runner.grid.expand import Grid
 from runner.grid.schema import ModelConfig
 
 __all__ = ["TURN_DRAW", "agent_call", "agent_calls", "trial_seed"]
-
-# (episode seed, turn, call within the turn) of the agent call in flight, set by the episode
-# runner before each call; the agent call adds its trial and sends the draw key
-# (protocol.draws) in a header, so the scripted agents' dice are paired across cells (#46)
-TURN_DRAW: ContextVar[tuple[int, str, int] | None] = ContextVar("ladder_turn_draw", default=None)
 
 
 def agent_call(endpoint: Endpoint, model: ModelConfig, grid: Grid, trial: int = 0) -> AgentCall:

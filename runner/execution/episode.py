@@ -27,7 +27,7 @@ from protocol.stress.spoof import forgery, planned_forgeries
 from protocol.user import ScriptedUser
 from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
 from runner.client.endpoint import CallFailed, Reply
-from runner.execution.agent import TURN_DRAW
+from runner.client.turn_draw import TURN_DRAW
 
 __all__ = ["run_episode", "same_turn_notice"]
 

@@ -19,7 +19,7 @@ from protocol.state.receipts import Action, find_actions
 from protocol.stress.spoof import planned_tool_results
 from protocol.user import ScriptedUser
 from runner.arms.base import ArmSession, EpisodeContext, Shaped
-from runner.execution.agent import TURN_DRAW
+from runner.client.turn_draw import TURN_DRAW
 from runner.harness.dispatch import Dispatch
 from runner.harness.workspace import Workspace
 

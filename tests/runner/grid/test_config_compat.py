@@ -50,6 +50,7 @@ TURNS_ADDED = (
     b',"first_match":null',
     b',"askback_calls":0',
     b',"escalations":[]',
+    b',"draw_turn":""',  # the turn part of the draw key (#46)
 )
 CELL_ADDED = (b',"served_by":""',)  # honest labels (#40): "" unless a scripted model serves
 RECORD_ADDED = (b',"trial":0',)  # repeated trials (#40): 0 unless --trials K > 1
@@ -160,6 +161,7 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "askback_calls": 0,
     "escalations": [],
     "trial": 0,
+    "draw_turn": "",  # issue #46
     "budget": 0,  # issue #48
     "expiry": 0,
 }

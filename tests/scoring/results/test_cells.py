@@ -90,6 +90,7 @@ def test_cell_lines(lines: list[ResultLine]) -> None:
         "arm": "enforce", "model": "scripted/golden", "regime": "no-think", "steps": 5,
         "density": 0.15, "domain": "procurement", "brief": "amended",
         "schedule": None, "paraphrase_tier": 0, "ambiguous_rate": 0.0, "served_by": "",
+        "label": "scripted/golden",  # the served-by label beside the model (#49)
         **msgspec.structs.asdict(enforce_key().knobs),
         "knobs": msgspec.structs.asdict(enforce_key().knobs),
     }  # fmt: skip
