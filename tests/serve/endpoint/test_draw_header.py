@@ -9,7 +9,8 @@ import aiohttp
 import pytest
 
 from protocol.draws import DRAW_HEADER, draw_key
-from serve import ServerConfig, start_server, stop_server
+from serve import ServerConfig
+from serve.endpoint.app import start_server, stop_server
 
 BODY = {
     "model": "scripted/synthetic?omit=0.5",
