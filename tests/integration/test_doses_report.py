@@ -73,10 +73,12 @@ def test_dose_lines_are_the_cells_strict_success(records: list[EpisodeRecord]) -
             and (stress_of(r.cell) == (stress, dose) or (dose == 0 and stress_of(r.cell) is None))
         ]
         assert (line.episodes, line.successes) == (len(mine), sum(mine)) == (8, line.successes)
-    # the stress bites (read on enforce: raw's control is at the floor, 1/8, from generator
-    # 6 its dose 1 forges eight turns, no longer every eligible one, and raw keeps its 1/8)
-    hit = by[("enforce", "spoof=receipt", 1.0)]
-    assert hit.successes < by[("enforce", "spoof=receipt", 0.0)].successes
+    # the stress bites on some arm (which one is the synthetic agent's: its dice are paired
+    # by seed and turn, and a gate's own account counters a forgery, #46)
+    assert any(
+        by[(a, "spoof=receipt", 1.0)].successes < by[(a, "spoof=receipt", 0.0)].successes
+        for a in ARMS
+    )
 
 
 def test_interactions_are_paired_differences_of_differences(records: list[EpisodeRecord]) -> None:

@@ -61,6 +61,7 @@ def test_the_estimate_and_the_context_warning(tmp_path: Path) -> None:
 
 
 def test_a_bad_rate_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "g.toml").write_text("")  # exists: ladder.early refuses a missing grid first
     result = CliRunner().invoke(app, ["validate", str(tmp_path / "g.toml"), "--rate", "0"])
     assert result.exit_code == 2 and "--rate must be positive" in result.output
 
@@ -139,6 +140,7 @@ def test_the_estimate_needs_no_server_and_bounds_thinking_replies(tmp_path: Path
 
 
 def test_one_rate_alone_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "g").write_text("")  # exists: ladder.early refuses a missing grid first
     result = CliRunner().invoke(app, ["validate", str(tmp_path / "g"), "--decode-rate", "5"])
     assert result.exit_code == 2
     assert "--prefill-rate (or --rate) is needed with the other rate" in result.stderr

@@ -244,7 +244,7 @@ def test_streamed_lines_are_provisional_then_the_run_appends_final_ones(
     small = _grid(("raw", "checklist", "directive"), "100-102", ["procurement"], ["amended"])
     # A run that never reaches its end (killed): only the streamed, provisional lines.
     with monkeypatch.context() as m:
-        m.setattr(cmd_run, "_finalize", lambda out, grid, console: 0)
+        m.setattr(cmd_run, "_finalize", lambda out, grid, console, **_: 0)
         _run(small, tmp_path)
     streamed = _statuses(tmp_path)
     assert streamed and {s for _, s in streamed} == {"provisional"}
