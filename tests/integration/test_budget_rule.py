@@ -195,7 +195,7 @@ def test_the_placement_count_in_the_docs_is_what_the_generator_gives() -> None:
     """docs/semantics.md prints the episodes without a budget candidate per graph."""
     from pathlib import Path
 
-    docs = (Path(__file__).resolve().parents[3] / "docs" / "semantics.md").read_text()
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "semantics.md").read_text()
     counts = [
         (s, d, sum(not candidates(_episode(seed, s, d)) for seed in range(100, 164)))
         for s, d in ((15, 0.3), (10, 0.3), (10, 0.15), (5, 0.15))
