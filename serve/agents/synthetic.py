@@ -205,7 +205,8 @@ class _Dice:
         mult = self.p["think"] if self.thinking else 1.0
         if self.shown(step, status):
             return mult * self.p["checklist"]
-        if self.view.ledger_shown.get(step) == _LEDGER_WORD.get(status):
+        word = _LEDGER_WORD.get(status)  # a ledger has no word for "blocked"
+        if word is not None and self.view.ledger_shown.get(step) == word:
             return mult * self.p["ledger"]
         return mult
 
