@@ -7,7 +7,7 @@ atomically (a link planted in a shared run directory is replaced, never written 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +19,11 @@ from protocol.visible import visible
 from runner.files import write_atomic
 from runner.rundir.logs import LOGS, LogReport
 from runner.rundir.manifest import read_manifest
-from runner.rundir.records import RunDirError, load_records, log_summary
+from runner.rundir.records import RunDirError, load_records, log_summary, read_run
+from runner.rundir.rescore import scored_dir
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.registry import Analyses, analysis_sections, scored_once
-from scoring.analyses.truncation import CUT_ROLES, cut_replies, cut_warnings
+from scoring.analyses.truncation import CUT_ROLES, Cut, cut_replies, cut_warnings
 from scoring.report.details import run_details
 from scoring.report.markdown import figure_channels, figure_success, markdown_report
 from scoring.report.paper_figures import paper_figures
@@ -53,8 +54,9 @@ def write_report(
     say: Callable[[str], None] = lambda _: None,
 ) -> Path:
     """Write the report of *logdir* to *out* (default ``report.md`` of the run directory)
-    and its plots next to it; the report's path. Every record is scored once, in this
-    process (:func:`scoring.analyses.registry.scored_once`); ``keep`` picks the records
+    and its plots next to it; the report's path. Every record is scored once
+    (:func:`runner.rundir.rescore.scored_dir`: ``ladder score``'s worker processes on a
+    large run; with a filter, in this process); ``keep`` picks the records
     reported (a filter's), ``say`` hears a note (no figures without matplotlib). Problems
     are one :class:`~runner.rundir.records.RunDirError`."""
     (lines, analyses), log_report, cut = _scored(logdir, keep)
@@ -121,19 +123,23 @@ def _scored(
     logdir: Path, keep: Keep | None
 ) -> tuple[tuple[list[ResultLine], Analyses], LogReport, list[str]]:
     """The result lines and the analyses of *logdir*'s records (those ``keep`` keeps), from
-    one scoring pass, and the report's notes on replies cut at their token budget (#49)."""
+    one scoring pass (``ladder score``'s worker processes on a large run without a filter:
+    :func:`runner.rundir.rescore.scored_dir`), and the report's notes on replies cut at
+    their token budget (#49)."""
+    if keep is None:
+        scored, report = read_run(logdir, lambda report: scored_dir(logdir, report))
+        return (scored.lines, scored.analyses), report, cut_notes(scored.cuts)
     records, report = load_records(logdir)
-    if keep is not None:
-        records = keep(records)
-        if not records:
-            raise RunDirError(f"no episode under {logdir} matches --arm / --model / --cell")
-    return scored_once(records), report, cut_notes(records)
+    records = keep(records)
+    if not records:
+        raise RunDirError(f"no episode under {logdir} matches --arm / --model / --cell")
+    return scored_once(records), report, cut_notes(cut_replies(records))
 
 
-def cut_notes(records: list[EpisodeRecord]) -> list[str]:
-    """Replies that ended at their token budget (``finish_reason: length``): how many of
-    each role's, then a warning per cell and role past the threshold; nothing when none."""
-    cuts = cut_replies(records)
+def cut_notes(cuts: Mapping[CellKey, Cut]) -> list[str]:
+    """Replies that ended at their token budget (``finish_reason: length``,
+    :func:`scoring.analyses.truncation.cut_replies`): how many of each role's, then a
+    warning per cell and role past the threshold; nothing when none."""
     totals = {role: [0, 0] for role in CUT_ROLES}
     for roles in cuts.values():
         for role, (n, made) in roles.items():

@@ -16,12 +16,25 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+
+import msgspec
 
 from protocol.records import CellKey, EpisodeRecord
 from runner.grid.packs import loaded_texts, register_texts
 from runner.rundir.logs import LogReport, NewerSchemaError, log_files, read_log_file, read_logs
+from scoring.analyses.base import Analyses
+from scoring.analyses.registry import (
+    ANALYSES,
+    Parts,
+    batch_parts,
+    finished_analyses,
+    mergeable,
+    scored_once,
+)
+from scoring.analyses.truncation import Cut, cut_replies
 from scoring.replay.episode import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
@@ -32,7 +45,7 @@ from scoring.results.offline import rescore, score_records
 from scoring.results.stats import preload_stats
 from scoring.util import paused_gc
 
-__all__ = ["MIN_PARALLEL_BYTES", "cores", "rescore_dir"]
+__all__ = ["MIN_PARALLEL_BYTES", "Scored", "cores", "rescore_dir", "scored_dir"]
 
 MIN_PARALLEL_BYTES = 8 << 20  # below this, starting workers costs more than it saves
 Key = tuple[str, int]
@@ -59,9 +72,47 @@ class _Part:
     scores: dict[Key, EpisodeScore]
     helpers: list[tuple[CellKey, HelperLine]]
     cells: set[str]
+    # with detail (``ladder report``): per cell, its first key, its analyses' parts and its
+    # replies cut at their budget, in the group's reading order
+    detail: list[tuple[Key, CellKey, Parts, Cut]] = field(default_factory=list)
 
 
-def _score_group(paths: Sequence[str]) -> _Part:
+@dataclass(frozen=True)
+class Scored:
+    """All ``ladder report`` shows of a run's records, from one scoring pass: the cell,
+    contrast and helper lines, every analysis, the replies cut per cell."""
+
+    lines: list[ResultLine]
+    analyses: Analyses
+    cuts: dict[CellKey, Cut]
+
+
+def _compact(score: EpisodeScore) -> EpisodeScore:
+    """The score without its per-turn detail (what the lines read), cheap to send back."""
+    return msgspec.structs.replace(
+        score,
+        primary=msgspec.structs.replace(score.primary, turns=()),
+        decline_aware=msgspec.structs.replace(score.decline_aware, turns=()),
+    )
+
+
+def _detail(
+    records: dict[Key, EpisodeRecord], scores: dict[Key, EpisodeScore], cache: EpisodeCache
+) -> list[tuple[Key, CellKey, Parts, Cut]]:
+    """Per cell (in reading order): its first key, what each analysis makes of its pairs,
+    its replies cut at their token budget."""
+    by_cell: dict[CellKey, list[Key]] = {}
+    for k, r in records.items():
+        by_cell.setdefault(r.cell, []).append(k)
+    out = []
+    for cell, keys in by_cell.items():
+        pairs = [(records[k], scores[k]) for k in keys]
+        cuts = cut_replies(r for r, _ in pairs)
+        out.append((keys[0], cell, batch_parts(pairs, cache), cuts[cell]))
+    return out
+
+
+def _score_group(paths: Sequence[str], detail: bool = False) -> _Part:
     files: dict[str, _File] = {}
     records: dict[Key, EpisodeRecord] = {}
     with paused_gc():
@@ -75,7 +126,12 @@ def _score_group(paths: Sequence[str]) -> _Part:
                 break
             files[p] = _File(report, list(out))
             records.update(out)
-        scores = dict(zip(records, score_records(records.values(), EpisodeCache()), strict=True))
+        cache = EpisodeCache()
+        scored = score_records(records.values(), cache, detail=detail)
+        scores = dict(zip(records, scored, strict=True))
+        parts = _detail(records, scores, cache) if detail else []
+        if detail:
+            scores = {k: _compact(s) for k, s in scores.items()}
         by_cell: dict[CellKey, list[EpisodeRecord]] = {}
         for r in records.values():
             by_cell.setdefault(r.cell, []).append(r)
@@ -83,8 +139,8 @@ def _score_group(paths: Sequence[str]) -> _Part:
         cells = {c.slug() for c in by_cell}
         # Drop the records while the collector is still paused: alive when it resumes, its
         # first pass would walk every object they hold.
-        del records, by_cell, out
-    return _Part(files, scores, helpers, cells)
+        del records, by_cell, out, scored
+    return _Part(files, scores, helpers, cells, parts)
 
 
 def _config(path: Path) -> str:
@@ -103,7 +159,9 @@ def _groups(paths: list[Path]) -> list[list[str]]:
 
 def _merge(
     paths: list[Path], parts: list[_Part], report: LogReport, family: str = DEFAULT_FAMILY
-) -> list[ResultLine] | None:
+) -> tuple[list[ResultLine], list[Key]] | None:
+    """The lines of the workers' parts and every key in the serial reading order; None
+    where the split could change a result (the serial path decides)."""
     files = {p: f for part in parts for p, f in part.files.items()}
     seen: set[Key] = set()
     order: list[Key] = []
@@ -130,7 +188,33 @@ def _merge(
     with paused_gc():
         lines = score_lines((scores[k] for k in order), family) + [line for _, line in helpers]
         lines = flag_inert(lines)
-    return with_status(lines, "final")  # as scoring.results.offline.rescore marks them
+    return with_status(lines, "final"), order  # as scoring.results.offline.rescore marks them
+
+
+def _adopt(report: LogReport, trial: LogReport) -> None:
+    """Add what the workers' reading found to ``report``."""
+    report.files += trial.files
+    report.records += trial.records
+    report.duplicates += trial.duplicates
+    report.corrupt += trial.corrupt
+    report.truncated += trial.truncated
+
+
+def _parallel(paths: list[Path], jobs: int, min_bytes: int, detail: bool) -> list[_Part] | None:
+    """Every group of log files scored in a worker process; None where one process is
+    all there is, there is one group, or the logs are too small to pay for the workers."""
+    jobs = cores() if jobs <= 0 else jobs
+    groups = _groups(paths)
+    big = sum(p.stat().st_size for p in paths) >= min_bytes
+    if jobs <= 1 or len(groups) <= 1 or not big:
+        return None
+    # the workers regenerate with the packs this process loaded (spawned ones too)
+    with ProcessPoolExecutor(
+        min(jobs, len(groups)), initializer=register_texts, initargs=(loaded_texts(),)
+    ) as pool:
+        pending = pool.map(partial(_score_group, detail=detail), groups)
+        preload_stats()  # while the workers score: the merge needs scipy
+        return list(pending)
 
 
 def rescore_dir(
@@ -145,29 +229,56 @@ def rescore_dir(
     records scored, as :func:`scoring.results.offline.rescore` over :func:`runner.rundir.logs.read_logs`
     gives them; ``jobs`` worker processes (0: every core; 1: this process only)."""
     paths = log_files(run_dir)
-    jobs = cores() if jobs <= 0 else jobs
-    groups = _groups(paths)
-    big = sum(p.stat().st_size for p in paths) >= min_bytes
-    if jobs > 1 and len(groups) > 1 and big:
-        workers = min(jobs, len(groups))
-        # the workers regenerate with the packs this process loaded (spawned ones too)
-        with ProcessPoolExecutor(
-            workers, initializer=register_texts, initargs=(loaded_texts(),)
-        ) as pool:
-            pending = pool.map(_score_group, groups)
-            preload_stats()  # while the workers score: the merge needs scipy
-            parts = list(pending)
+    parts = _parallel(paths, jobs, min_bytes, detail=False)
+    if parts is not None:
         trial = LogReport()
-        lines = _merge(paths, parts, trial, family)
-        if lines is not None:
-            for name in ("files", "records", "duplicates"):
-                setattr(report, name, getattr(report, name) + getattr(trial, name))
-            report.corrupt += trial.corrupt
-            report.truncated += trial.truncated
-            return lines, sum(len(p.scores) for p in parts)
+        merged = _merge(paths, parts, trial, family)
+        if merged is not None:
+            _adopt(report, trial)
+            return merged[0], sum(len(p.scores) for p in parts)
     with paused_gc():  # one pause for reading and scoring, the records dropped inside it
         records = read_logs(run_dir, report)
         n = len(records)
         lines = rescore(records.values(), family=family) if records else []
         del records
     return lines, n
+
+
+def scored_dir(
+    run_dir: Path,
+    report: LogReport,
+    *,
+    jobs: int = 0,
+    min_bytes: int = MIN_PARALLEL_BYTES,
+    family: str = DEFAULT_FAMILY,
+) -> tuple[Scored, int]:
+    """``ladder report``'s one scoring pass (per-turn detail) over every log under
+    ``run_dir``, on ``ladder score``'s workers: the lines, every analysis (each cell's
+    parts computed in its worker, finished here in the serial order) and the cut replies,
+    as :func:`scoring.analyses.registry.scored_once` and
+    :func:`scoring.analyses.truncation.cut_replies` give them over
+    :func:`runner.rundir.logs.read_logs`; and the number of records scored."""
+    paths = log_files(run_dir)
+    parts = _parallel(paths, jobs, min_bytes, detail=True) if mergeable() else None
+    if parts is not None:
+        trial = LogReport()
+        merged = _merge(paths, parts, trial, family)
+        names = [t.name for t in ANALYSES.entries()]
+        details = [d for part in parts for d in part.detail]
+        # a worker that does not know this process's analyses (one registered at run time,
+        # a spawned worker): the serial path
+        if merged is not None and all(list(d[2]) == names for d in details):
+            lines, order = merged
+            at = {k: i for i, k in enumerate(order)}
+            details.sort(key=lambda d: at[d[0]])
+            _adopt(report, trial)
+            analyses = finished_analyses(d[2] for d in details)
+            cuts = {d[1]: d[3] for d in details}
+            return Scored(lines, analyses, cuts), sum(len(p.scores) for p in parts)
+    with paused_gc():  # one pause for reading and scoring, the records dropped inside it
+        records = list(read_logs(run_dir, report).values())
+        n = len(records)
+        lines, analyses = scored_once(records, family=family) if records else ([], Analyses())
+        cuts = cut_replies(records)
+        del records
+    return Scored(lines, analyses, cuts), n

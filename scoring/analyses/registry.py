@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import msgspec
+
 from protocol.records import CellKey, EpisodeRecord
 from protocol.registry import Registry
 from scoring.analyses.askback import ASKBACK
-from scoring.analyses.base import Analyses, Pair, Table
+from scoring.analyses.base import Analyses, Analysis, Pair, Table
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.doses import DOSE_RESPONSE, INTERACTION
 from scoring.analyses.hybrid_counterfactual import HYBRID
@@ -39,10 +41,15 @@ __all__ = [
     "ANALYSES",
     "Analyses",
     "analysis_sections",
+    "batch_parts",
     "batched_analyses",
+    "finished_analyses",
     "log_analyses",
+    "mergeable",
     "scored_once",
 ]
+
+Parts = dict[str, list[object]]  # one batch's parts, by analysis name
 
 # The report's tables, in the report's order (and the JSON's); another package adds one
 # through the ``state_ladder.analyses`` entry points (docs/extending.md).
@@ -89,6 +96,49 @@ def batched_analyses(
         for _, c in collectors:
             c.add(first, cache, shared)
     return Analyses({name: c.lines() for name, c in collectors})
+
+
+def mergeable(analyses: Sequence[Table] | None = None) -> bool:
+    """Whether every analysis is an :class:`~scoring.analyses.base.Analysis` (a compute and
+    a finish), whose batches' parts can be computed apart (a worker process each) and
+    finished together: :func:`batch_parts` and :func:`finished_analyses`."""
+    tables = ANALYSES.entries() if analyses is None else analyses
+    return all(isinstance(t, Analysis) for t in tables)
+
+
+def batch_parts(
+    batch: Sequence[Pair], cache: EpisodeCache, analyses: Sequence[Table] | None = None
+) -> Parts:
+    """What each analysis makes of one batch (one cell's pairs), as
+    :func:`batched_analyses` collects it: trial 0 of each seed, one compute per batch
+    however many analyses read it. Only for :func:`mergeable` analyses."""
+    tables = ANALYSES.entries() if analyses is None else analyses
+    first = [p for p in batch if p[0].trial == 0]  # trial 0 of each seed (#40)
+    shared: dict[object, list[object]] = {}
+    out: Parts = {}
+    for t in tables:
+        assert isinstance(t, Analysis)  # mergeable() said so
+        if t.compute not in shared:
+            shared[t.compute] = list(t.compute(first, cache))
+        out[t.name] = shared[t.compute]
+    return out
+
+
+def finished_analyses(
+    batches: Iterable[Parts], analyses: Sequence[Table] | None = None
+) -> Analyses:
+    """The analyses from every batch's :func:`batch_parts`, in the batches' order: the same
+    lines :func:`batched_analyses` makes of the same batches."""
+    tables = ANALYSES.entries() if analyses is None else analyses
+    parts: Parts = {t.name: [] for t in tables}
+    for batch in batches:
+        for name, xs in batch.items():
+            parts[name] += xs
+    out: dict[str, tuple[msgspec.Struct, ...]] = {}
+    for t in tables:
+        assert isinstance(t, Analysis)  # mergeable() said so
+        out[t.name] = t.finish(parts[t.name])
+    return Analyses(out)
 
 
 def analysis_sections(a: Analyses, analyses: Sequence[Table] | None = None) -> list[str]:
