@@ -6,10 +6,8 @@ atomically (a link planted in a shared run directory is replaced, never written 
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -19,14 +17,13 @@ from protocol.visible import visible
 from runner.files import write_atomic
 from runner.rundir.logs import LOGS, LogReport
 from runner.rundir.manifest import read_manifest
+from runner.rundir.plots import draw_pngs
 from runner.rundir.records import RunDirError, load_records, log_summary, read_run
-from runner.rundir.rescore import scored_dir
-from scoring.analyses.corruption_replay import CORRUPTION
+from runner.rundir.rescore import cores, scored_dir
 from scoring.analyses.registry import Analyses, analysis_sections, scored_once
 from scoring.analyses.truncation import CUT_ROLES, Cut, cut_replies, cut_warnings
 from scoring.report.details import run_details
-from scoring.report.markdown import figure_channels, figure_success, markdown_report
-from scoring.report.paper_figures import paper_figures
+from scoring.report.markdown import markdown_report
 from scoring.results.lines import ResultLine
 
 __all__ = ["NO_PLOTS", "Keep", "report_path", "write_report"]
@@ -52,32 +49,34 @@ def write_report(
     out: Path | None = None,
     keep: Keep | None = None,
     say: Callable[[str], None] = lambda _: None,
+    jobs: int = 0,
 ) -> Path:
     """Write the report of *logdir* to *out* (default ``report.md`` of the run directory)
     and its plots next to it; the report's path. Every record is scored once
     (:func:`runner.rundir.rescore.scored_dir`: ``ladder score``'s worker processes on a
-    large run; with a filter, in this process); ``keep`` picks the records
-    reported (a filter's), ``say`` hears a note (no figures without matplotlib). Problems
-    are one :class:`~runner.rundir.records.RunDirError`."""
-    (lines, analyses), log_report, cut = _scored(logdir, keep)
+    large run; with a filter, in this process) and the plots drawn in two processes
+    (:func:`runner.rundir.plots.draw_pngs`), ``jobs`` processes at most (0: every core;
+    1: this one); ``keep`` picks the records reported (a filter's), ``say`` hears a note
+    (no figures without matplotlib). Problems are one
+    :class:`~runner.rundir.records.RunDirError`."""
+    jobs = cores() if jobs <= 0 else jobs
+    (lines, analyses), log_report, cut = _scored(logdir, keep, jobs)
     out = report_path(logdir, out)
     try:
-        figures, paper = _figures(lines, analyses, out.stem)
+        pngs = draw_pngs(lines, analyses, jobs)
     except ImportError:  # a plain install: the report without figures, and one line why
-        figures, paper = {}, {}
+        pngs = {}
         say(f"no figures in {out.name}: {NO_PLOTS}")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        for name, (_, fig) in figures.items():
-            png = io.BytesIO()
-            fig.savefig(png, dpi=120, format="png")
-            write_atomic(out.parent / name, png.getvalue())
+        for name, (_, png, _) in pngs.items():
+            write_atomic(out.parent / f"{out.stem}-{name}.png", png)
         text = markdown_report(
             lines,
             notes=[n.strip() for n in log_summary(log_report, width=0).splitlines()]
-            + ([] if figures else [f"No figures: {NO_PLOTS}."])
+            + ([] if pngs else [f"No figures: {NO_PLOTS}."])
             + cut,
-            figures=[(caption, name) for name, (caption, _) in figures.items()],
+            figures=[(caption, f"{out.stem}-{name}.png") for name, (caption, _, _) in pngs.items()],
             sections=analysis_sections(analyses),
             details=run_details(read_manifest(logdir.parent if logdir.name == LOGS else logdir)),
         )
@@ -86,8 +85,12 @@ def write_report(
         # text from models and logs: escapes shown, never obeyed by a terminal or viewer
         write_atomic(out, visible(text).encode("utf-8"))
         write_atomic(out.parent / f"{out.stem}-analyses.json", analyses.json())
-        if figures:
-            data = {key: {"caption": c, "points": d} for key, (c, _, d) in paper.items()}
+        if pngs:
+            data = {
+                key: {"caption": c, "points": d}
+                for key, (c, _, d) in pngs.items()
+                if d is not None  # a paper figure's points (the report's own have none)
+            }
             write_atomic(
                 out.parent / f"{out.stem}-figures.json",
                 msgspec.json.format(msgspec.json.encode(data)),
@@ -97,37 +100,15 @@ def write_report(
     return out
 
 
-def _figures(
-    lines: list[ResultLine], analyses: Analyses, stem: str
-) -> tuple[dict[str, tuple[str, Any]], dict[str, tuple[str, Any, Any]]]:
-    """The report's PNGs by file name (caption, figure) and the paper figures by key
-    (caption, figure, points); raises ImportError without matplotlib."""
-    figures = {
-        f"{stem}-success.png": ("Strict success per arm (primary scoring)",
-                                figure_success(lines, "strict")),
-        f"{stem}-success-decline-aware.png": ("Strict success per arm (decline-aware)",
-                                              figure_success(lines, "decline_aware")),
-        f"{stem}-channels.png": (
-            "Errors per episode by channel, every cell (ours; the paper's Figure 5(a) is "
-            "figure5a)",
-            figure_channels(lines),
-        ),
-    }  # fmt: skip
-    paper = paper_figures(lines, analyses.of(CORRUPTION))
-    for key, (caption, fig, _) in paper.items():
-        figures[f"{stem}-{key}.png"] = (caption, fig)
-    return figures, paper
-
-
 def _scored(
-    logdir: Path, keep: Keep | None
+    logdir: Path, keep: Keep | None, jobs: int
 ) -> tuple[tuple[list[ResultLine], Analyses], LogReport, list[str]]:
     """The result lines and the analyses of *logdir*'s records (those ``keep`` keeps), from
     one scoring pass (``ladder score``'s worker processes on a large run without a filter:
     :func:`runner.rundir.rescore.scored_dir`), and the report's notes on replies cut at
     their token budget (#49)."""
     if keep is None:
-        scored, report = read_run(logdir, lambda report: scored_dir(logdir, report))
+        scored, report = read_run(logdir, lambda report: scored_dir(logdir, report, jobs=jobs))
         return (scored.lines, scored.analyses), report, cut_notes(scored.cuts)
     records, report = load_records(logdir)
     records = keep(records)

@@ -14,7 +14,7 @@ the logs are small, or one core is all there is, the serial path runs instead.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -25,6 +25,7 @@ import msgspec
 from protocol.records import CellKey, EpisodeRecord
 from runner.grid.packs import loaded_texts, register_texts
 from runner.rundir.logs import LogReport, NewerSchemaError, log_files, read_log_file, read_logs
+from runner.rundir.plots import preload_plots
 from scoring.analyses.base import Analyses
 from scoring.analyses.registry import (
     ANALYSES,
@@ -200,7 +201,13 @@ def _adopt(report: LogReport, trial: LogReport) -> None:
     report.truncated += trial.truncated
 
 
-def _parallel(paths: list[Path], jobs: int, min_bytes: int, detail: bool) -> list[_Part] | None:
+def _nothing() -> None:
+    pass
+
+
+def _parallel(
+    paths: list[Path], jobs: int, min_bytes: int, detail: bool, also: Callable[[], None] = _nothing
+) -> list[_Part] | None:
     """Every group of log files scored in a worker process; None where one process is
     all there is, there is one group, or the logs are too small to pay for the workers."""
     jobs = cores() if jobs <= 0 else jobs
@@ -214,6 +221,7 @@ def _parallel(paths: list[Path], jobs: int, min_bytes: int, detail: bool) -> lis
     ) as pool:
         pending = pool.map(partial(_score_group, detail=detail), groups)
         preload_stats()  # while the workers score: the merge needs scipy
+        also()  # and what the caller needs next (the report: matplotlib)
         return list(pending)
 
 
@@ -259,7 +267,7 @@ def scored_dir(
     :func:`scoring.analyses.truncation.cut_replies` give them over
     :func:`runner.rundir.logs.read_logs`; and the number of records scored."""
     paths = log_files(run_dir)
-    parts = _parallel(paths, jobs, min_bytes, detail=True) if mergeable() else None
+    parts = _parallel(paths, jobs, min_bytes, True, preload_plots) if mergeable() else None
     if parts is not None:
         trial = LogReport()
         merged = _merge(paths, parts, trial, family)

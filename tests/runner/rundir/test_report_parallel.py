@@ -1,5 +1,6 @@
-"""``ladder report`` on ``ladder score``'s worker processes writes exactly the serial
-report: the same Markdown, analyses JSON, figures JSON and plots, byte for byte (#50)."""
+"""``ladder report`` on ``ladder score``'s worker processes, its plots drawn in two
+processes, writes exactly the serial report: the same Markdown, analyses JSON, figures JSON
+and plots, byte for byte (#50)."""
 
 from __future__ import annotations
 
@@ -47,9 +48,8 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _report(
     run_dir: Path, out: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, min_bytes: int
 ) -> dict[str, bytes]:
-    how = partial(scored_dir, jobs=jobs, min_bytes=min_bytes)
-    monkeypatch.setattr(report_mod, "scored_dir", how)
-    path = report_mod.write_report(run_dir, out / "report.md")
+    monkeypatch.setattr(report_mod, "scored_dir", partial(scored_dir, min_bytes=min_bytes))
+    path = report_mod.write_report(run_dir, out / "report.md", jobs=jobs)
     assert path == out / "report.md"
     return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
 
@@ -70,6 +70,7 @@ def test_the_parallel_report_is_the_serial_report_byte_for_byte(
     parallel = _report(run_dir, tmp_path / "parallel", monkeypatch, jobs=2, min_bytes=0)
     assert serial_calls == [1]  # the workers scored it: no serial pass
     assert list(parallel) == list(serial)
+    assert "report-figure5a.png" in serial and "report-channels.png" in serial
     for name, data in serial.items():
         assert parallel[name] == data, name
     # the comparison reads real analyses: the gates' obedience, the corruption replay
