@@ -15,8 +15,10 @@ A key shorter than :data:`MIN_SECRET` characters is not replaced: a placeholder 
 vLLM's ``EMPTY`` is no secret, and replacing ``empty`` in a log would corrupt its records
 (``empty_reply``). A ``Bearer`` value is replaced when it looks like a token: at least 8
 characters of the token alphabet with a digit, ``-`` or ``_`` among them (so "bearer of
-bad news" is left alone). One linear pass per pattern; a line with no key and no
-``bearer`` is returned as it came.
+bad news" is left alone). A line with no key and no ``bearer`` (in any case) is returned
+as it came, after a substring test per key and one for ``bearer`` on its lowercase: the
+``Bearer`` pattern, a case-insensitive scan tens of times slower than the test (#50), runs
+only on a line that holds the word, so every reply and every log line pays microseconds.
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ def redact(text: str) -> str:
     for key in _keys:
         if key in text:
             text = text.replace(key, REDACTED)
+    # No character folds to one of b, e, a, r but its own case (re's IGNORECASE), so the
+    # pattern can match only where the lowercase holds "bearer".
+    if "bearer" not in text.lower():
+        return text
     return _BEARER.sub(rf"\g<1>{REDACTED}", text)
 
 
@@ -67,4 +73,6 @@ def redact_bytes(data: bytes) -> bytes:
     for key in _keys_bytes:
         if key in data:
             data = data.replace(key, REDACTED.encode())
+    if b"bearer" not in data.lower():  # ASCII case folding, as the bytes pattern's
+        return data
     return _BEARER_BYTES.sub(rb"\g<1>" + REDACTED.encode(), data)
