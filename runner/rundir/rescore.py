@@ -46,7 +46,7 @@ from scoring.results.offline import rescore, score_records
 from scoring.results.stats import preload_stats
 from scoring.util import paused_gc
 
-__all__ = ["MIN_PARALLEL_BYTES", "Scored", "cores", "rescore_dir", "scored_dir"]
+__all__ = ["MIN_PARALLEL_BYTES", "Scored", "config_groups", "cores", "rescore_dir", "scored_dir"]
 
 MIN_PARALLEL_BYTES = 8 << 20  # below this, starting workers costs more than it saves
 Key = tuple[str, int]
@@ -150,8 +150,9 @@ def _config(path: Path) -> str:
     return "__".join(parts[:6]) if len(parts) >= 7 else path.stem
 
 
-def _groups(paths: list[Path]) -> list[list[str]]:
-    """Files by configuration, the biggest group first (so the pool's tail is short)."""
+def config_groups(paths: list[Path]) -> list[list[str]]:
+    """Files by configuration (the arms of one seed share one regenerated episode), the
+    biggest group first (so a pool's tail is short)."""
     by_config: dict[str, list[str]] = {}
     for p in paths:
         by_config.setdefault(_config(p), []).append(str(p))
@@ -211,7 +212,7 @@ def _parallel(
     """Every group of log files scored in a worker process; None where one process is
     all there is, there is one group, or the logs are too small to pay for the workers."""
     jobs = cores() if jobs <= 0 else jobs
-    groups = _groups(paths)
+    groups = config_groups(paths)
     big = sum(p.stat().st_size for p in paths) >= min_bytes
     if jobs <= 1 or len(groups) <= 1 or not big:
         return None

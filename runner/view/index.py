@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import msgspec
@@ -30,6 +31,7 @@ import msgspec
 from protocol.episode.versions import SpecError
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord
 from runner.files import MAX_LINE_BYTES, NotRegularFile, open_regular, read_regular, write_atomic
+from runner.grid.packs import loaded_texts, register_texts
 from runner.rundir.logs import (
     MAX_KEPT_PROBLEMS,
     LogReport,
@@ -38,8 +40,9 @@ from runner.rundir.logs import (
     log_files,
     read_record,
 )
+from runner.rundir.rescore import MIN_PARALLEL_BYTES, config_groups, cores
 from scoring.analyses.cost import CostRow, cost_rows
-from scoring.replay.episode import EpisodeScore, score_episode
+from scoring.replay.episode import EpisodeScore, Replays, score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.gate_report import gate_activity, merged_activity
 from scoring.results.lines import GateActivity, ResultLine
@@ -96,12 +99,96 @@ def _size_and_head(path: Path) -> tuple[int, bytes]:
         os.close(fd)
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _gate(record: EpisodeRecord) -> GateActivity | None:
     """A completed gate episode's gate activity (what the overview's inert mark merges)."""
     gated = record.compile is not None or any(t.matcher_outcome for t in record.turns)
     if record.termination != "completed" or not gated:
         return None
     return gate_activity([record])
+
+
+def _score(record: EpisodeRecord, episodes: EpisodeCache, replays: Replays) -> EpisodeScore:
+    try:
+        episode = episodes.get(record.spec)
+    except SpecError:
+        return score_episode(record, detail=False)  # reported as unscorable
+    return score_episode(record, episode, detail=False, replays=replays)
+
+
+def index_file(
+    path: Path, old: FileIndex | None, episodes: EpisodeCache, replays: Replays
+) -> tuple[FileIndex, int]:
+    """``path``'s index grown from ``old`` (from the start when it is new, shrunk or
+    replaced) and the records it scored."""
+    size, head = _size_and_head(path)
+    if old is None or size < old.indexed_to or head[: len(old.head)] != old.head:
+        old = FileIndex()  # new, shrunk or replaced: index from the start
+    elif size == old.indexed_to:
+        return old, 0
+    fi = old
+    end = fi.indexed_to
+    scanned = 0
+    for line, after in iter_log(path, fi.indexed_to):  # a line at a time (#47)
+        end = after
+        if line is None:
+            continue
+        if line.record is None:
+            fi.corrupt_count += 1
+            if len(fi.corrupt) < MAX_KEPT_PROBLEMS:
+                fi.corrupt.append(line.error or f"{path.name}@{line.offset}")
+            continue
+        rec = line.record
+        score = _score(rec, episodes, replays)
+        costs = cost_rows([rec])
+        cost = costs[0] if costs else None
+        key = f"{rec.spec.seed}" + (f"/t{rec.trial}" if rec.trial else "")
+        if key in fi.entries:
+            fi.duplicates += 1
+        fi.entries[key] = Entry(
+            seed=rec.spec.seed,
+            offset=line.offset,
+            length=line.length,
+            score=score,
+            row=episode_row(rec, score, cost),
+            cost=cost,
+            gate=_gate(rec),
+            trial=rec.trial,
+        )
+        fi.records += 1
+        scanned += 1
+    fi.indexed_to = end
+    fi.head = head
+    return fi, scanned
+
+
+_Done = tuple[str, FileIndex | str | None, int]  # name, index (str: refused; None: unreadable)
+
+
+def _index_group(items: list[tuple[str, str, FileIndex | None]]) -> list[_Done]:
+    """A worker's share of a refresh: one configuration's files (one episode cache for
+    their arms), each (name, its index, records scored); a file refused as not regular
+    comes back as its message (raised in the parent), one unreadable since listed as None."""
+    episodes, replays = EpisodeCache(), Replays()
+    out: list[_Done] = []
+    with paused_gc():
+        for name, path, old in items:
+            try:
+                fi, n = index_file(Path(path), old, episodes, replays)
+            except NotRegularFile as e:
+                out.append((name, str(e), 0))
+                break
+            except OSError:
+                out.append((name, None, 0))  # removed or unreadable since listed
+                continue
+            out.append((name, fi, n))
+    return out
 
 
 class RunIndex:
@@ -143,71 +230,17 @@ class RunIndex:
             write_atomic(self.path, data)  # mkstemp + rename: never through a planted link
 
     # --- building -----------------------------------------------------------------------
-    def _score(self, record: EpisodeRecord) -> EpisodeScore:
-        try:
-            episode = self.episodes.get(record.spec)
-        except SpecError:
-            return score_episode(record, detail=False)  # reported as unscorable
-        return score_episode(record, episode, detail=False)
-
-    def _index_file(self, path: Path, old: FileIndex | None) -> FileIndex:
-        size, head = _size_and_head(path)
-        if old is None or size < old.indexed_to or head[: len(old.head)] != old.head:
-            old = FileIndex()  # new, shrunk or replaced: index from the start
-        elif size == old.indexed_to:
-            return old
-        fi = old
-        end = fi.indexed_to
-        for line, after in iter_log(path, fi.indexed_to):  # a line at a time (#47)
-            end = after
-            if line is None:
-                continue
-            if line.record is None:
-                fi.corrupt_count += 1
-                if len(fi.corrupt) < MAX_KEPT_PROBLEMS:
-                    fi.corrupt.append(line.error or f"{path.name}@{line.offset}")
-                continue
-            rec = line.record
-            score = self._score(rec)
-            costs = cost_rows([rec])
-            cost = costs[0] if costs else None
-            key = f"{rec.spec.seed}" + (f"/t{rec.trial}" if rec.trial else "")
-            if key in fi.entries:
-                fi.duplicates += 1
-            fi.entries[key] = Entry(
-                seed=rec.spec.seed,
-                offset=line.offset,
-                length=line.length,
-                score=score,
-                row=episode_row(rec, score, cost),
-                cost=cost,
-                gate=_gate(rec),
-                trial=rec.trial,
-            )
-            fi.records += 1
-            self.scanned += 1
-        fi.indexed_to = end
-        fi.head = head
-        return fi
-
     def refresh(self) -> bool:
         """Index what the logs gained since the last refresh; True when anything changed."""
         self.scanned = 0
         base = self.run_dir
         paths = {str(p.relative_to(base)): p for p in log_files(base)}
         changed = set(self.files) != set(paths)
-        files: dict[str, FileIndex] = {}
-        with paused_gc():
-            for name, path in paths.items():
-                old = self.files.get(name)
-                before = (old.indexed_to, old.records) if old else None
-                try:
-                    files[name] = self._index_file(path, old)
-                except NotRegularFile:
-                    raise  # a planted link or FIFO: refused naming it, as `score` does
-                except OSError:
-                    continue  # removed or unreadable since listed
-                changed |= before != (files[name].indexed_to, files[name].records)
+        # before indexing: one process grows the cached indexes in place
+        before = {name: (fi.indexed_to, fi.records) for name, fi in self.files.items()}
+        files = self._indexed(paths)
+        for name, fi in files.items():
+            changed |= before.get(name) != (fi.indexed_to, fi.records)
         self.files = files
         self._by_slug = {}
         for name in sorted(files):
@@ -219,6 +252,53 @@ class RunIndex:
             self.overview = None
             self._save()
         return changed
+
+    def _indexed(self, paths: dict[str, Path]) -> dict[str, FileIndex]:
+        """Every log's index grown from the cached one (a file unreadable since listed is
+        left out), on every core when the logs to read are large (``ladder score``'s
+        grouping: one configuration's files to a worker); ``scanned`` counts the records."""
+        todo = [(name, str(p), self.files.get(name)) for name, p in paths.items()]
+        grown = sum(max(0, _size(paths[n]) - (o.indexed_to if o else 0)) for n, _, o in todo)
+        jobs = cores()
+        if jobs > 1 and grown >= MIN_PARALLEL_BYTES:
+            where = {path: (name, path, old) for name, path, old in todo}
+            try:
+                groups = [[where[p] for p in g] for g in config_groups(list(paths.values()))]
+            except OSError:  # a log removed since listed: the one-process path skips it
+                groups = []
+            if len(groups) > 1:
+                with ProcessPoolExecutor(
+                    min(jobs, len(groups)), initializer=register_texts, initargs=(loaded_texts(),)
+                ) as pool:
+                    done = [x for part in pool.map(_index_group, groups) for x in part]
+                return self._kept(paths, done)
+        # one process: the cached indexes grown in place, one episode cache for the run
+        replays = Replays()  # for this refresh: the arms of one seed share identical replays
+        out: list[_Done] = []
+        with paused_gc():
+            for name, path, old in todo:
+                try:
+                    fi, n = index_file(Path(path), old, self.episodes, replays)
+                except NotRegularFile:
+                    raise  # a planted link or FIFO: refused naming it, as `score` does
+                except OSError:
+                    continue  # removed or unreadable since listed
+                out.append((name, fi, n))
+        return self._kept(paths, out)
+
+    def _kept(self, paths: dict[str, Path], done: list[_Done]) -> dict[str, FileIndex]:
+        """The indexes in the listing's order, and ``scanned`` counted; a file refused in a
+        worker is refused here (:class:`NotRegularFile`, naming it)."""
+        got = {name: (fi, n) for name, fi, n in done}
+        files: dict[str, FileIndex] = {}
+        for name in paths:
+            fi, n = got.get(name, (None, 0))
+            if isinstance(fi, str):
+                raise NotRegularFile(fi)
+            if fi is not None:
+                files[name] = fi
+                self.scanned += n
+        return files
 
     def set_overview(self, lines: list[ResultLine]) -> None:
         """Keep the result lines of the indexed scores with the index (cleared, and so

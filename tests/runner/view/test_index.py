@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -114,3 +116,45 @@ def test_a_version_1_log_is_indexed_and_viewed(run_dir: Path, tmp_path: Path) ->
     assert old is not None and new is not None
     assert old.compile == new.compile and old.compile is not None and old.compile.steps
     assert old.turns == new.turns and old.corruptions == new.corruptions
+
+
+def test_on_every_core_the_index_is_the_one_process_index(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large logs are indexed in worker processes, one configuration's files each (#50):
+    the same entries, scores, rows and counts, grown from a cached index the same way."""
+    import runner.view.index as index_mod
+
+    pools: list[int] = []
+
+    class Pool(ProcessPoolExecutor):
+        def __init__(self, *a: Any, **k: Any) -> None:
+            pools.append(1)
+            super().__init__(*a, **k)
+
+    def built(where: Path, workers: bool) -> RunIndex:
+        shutil.copytree(run_dir / "logs", where / "logs")
+        log = sorted((where / "logs").glob("*__raw.jsonl"))[0]
+        lines = log.read_bytes().splitlines(keepends=True)
+        log.write_bytes(b"".join(lines[:2]))
+        with monkeypatch.context() as m:
+            m.setattr(index_mod, "cores", lambda: 2 if workers else 1)
+            m.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
+            m.setattr(index_mod, "ProcessPoolExecutor", Pool)
+            # one configuration in this run: a file a group, so the workers share it
+            m.setattr(index_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
+            RunIndex(where).refresh()
+            log.write_bytes(b"".join(lines) + b'{"broken": \n')  # grown, then a corrupt line
+            index = RunIndex(where)
+            assert index.refresh() is True
+        return index
+
+    one = built(tmp_path / "one", workers=False)
+    assert pools == []
+    every = built(tmp_path / "every", workers=True)
+    assert pools == [1, 1]  # the first index and its growth, each on the workers
+    assert one.scanned == every.scanned > 0
+    assert list(every.files) == list(one.files)
+    for name, fi in one.files.items():
+        assert msgspec.msgpack.encode(every.files[name]) == msgspec.msgpack.encode(fi), name
+    assert every.report().corrupt == one.report().corrupt
