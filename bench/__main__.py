@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+WHOLE_BENCH_S = 900  # `just bench` within 15 minutes on the 2-core machine (#50)
 CASES = (
     "endpoint",
     "saturation",
@@ -218,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     results = []
+    started = time.perf_counter()
     for name in names:
         print(f"bench: {name} ...", file=sys.stderr, flush=True)
         r = run_case(name, args.quick)
@@ -238,6 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     if len(results) > 1:
         print("\n# every case")
         print_table(results)
+    if names == list(CASES) and not args.quick:  # `just bench` (#50): the whole run's time
+        total = round(time.perf_counter() - started, 1)
+        print(f"# whole bench: {total} s (target <= {WHOLE_BENCH_S} s: "
+              f"{'yes' if total <= WHOLE_BENCH_S else 'NO'})")  # fmt: skip
     return 1 if any("error" in r for r in results) else 0
 
 
