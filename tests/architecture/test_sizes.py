@@ -53,8 +53,6 @@ PENDING: dict[str, str] = {
     "ladder/generate.py:generate": "function",
     "ladder/paraphrase.py:paraphrase": "function",
     "ladder/show.py:_turn": "function",
-    "protocol/domains/packs.py": "module",
-    "protocol/domains/packs.py:check_pack": "function",
     "protocol/episode/v1.py:_plan": "function",
     "runner/rundir/manifest.py:write_or_check_manifest": "function",
     "scoring/analyses/corruption_replay.py:corruption_lines": "function",
