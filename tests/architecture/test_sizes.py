@@ -53,7 +53,6 @@ PENDING: dict[str, str] = {
     "ladder/generate.py:generate": "function",
     "ladder/paraphrase.py:paraphrase": "function",
     "ladder/show.py:_turn": "function",
-    "scoring/analyses/corruption_replay.py:corruption_lines": "function",
     "tau2gate/adapter/cli.py:_parser": "function",
 }
 """Issue 45's pending splits, each ``path`` (a module) or ``path:function`` (a body)."""
