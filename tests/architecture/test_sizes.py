@@ -52,7 +52,6 @@ PENDING: dict[str, str] = {
     "ladder/flags.py": "module",
     "ladder/generate.py:generate": "function",
     "ladder/paraphrase.py:paraphrase": "function",
-    "ladder/show.py:_turn": "function",
     "tau2gate/adapter/cli.py:_parser": "function",
 }
 """Issue 45's pending splits, each ``path`` (a module) or ``path:function`` (a body)."""
