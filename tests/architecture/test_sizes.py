@@ -50,7 +50,6 @@ PENDING: dict[str, str] = {
     "scoring/view/episode.py:turn_views": "function",
     # Issue 45, this branch (sizes): being split now, one commit each.
     "ladder/flags.py": "module",
-    "tau2gate/adapter/cli.py:_parser": "function",
 }
 """Issue 45's pending splits, each ``path`` (a module) or ``path:function`` (a body)."""
 
