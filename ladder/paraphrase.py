@@ -23,7 +23,7 @@ import msgspec
 import typer
 
 from ladder.errors import UsageError
-from ladder.flags import OPENAI_API_KEY, OPENAI_BASE_URL
+from ladder.run_flags import OPENAI_API_KEY, OPENAI_BASE_URL
 from protocol.domains.known import POOLS
 from protocol.domains.packs import PackError
 from protocol.episode.paraphrases import check_paraphrases, rewrite_sources

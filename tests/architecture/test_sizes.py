@@ -49,7 +49,6 @@ PENDING: dict[str, str] = {
     "scoring/report/markdown.py:markdown_report": "function",
     "scoring/view/episode.py:turn_views": "function",
     # Issue 45, this branch (sizes): being split now, one commit each.
-    "ladder/flags.py": "module",
 }
 """Issue 45's pending splits, each ``path`` (a module) or ``path:function`` (a body)."""
 
