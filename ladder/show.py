@@ -32,7 +32,7 @@ from runner.files import NotRegularFile
 from runner.rundir.errors import check_logdir
 from runner.rundir.logs import NewerSchemaError
 from runner.view.data import RunView
-from scoring.util import plural
+from scoring.plural import plural
 from scoring.view.episode import filter_rows
 from scoring.view.models import CallView, EpisodeView, ErrorView, RowView, TurnView
 

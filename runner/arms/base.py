@@ -37,7 +37,7 @@ from protocol.state.machine import TaskState
 from protocol.state.receipts import Receipts
 from runner.client.endpoint import CallFailed, Reply
 from runner.gates.cache import MatcherOutcome
-from runner.gates.helpers import Helpers
+from runner.gates.helper_models import Helpers
 
 __all__ = ["Admission", "AgentCall", "ArmSession", "EpisodeContext", "Shaped"]
 

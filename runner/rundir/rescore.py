@@ -22,6 +22,7 @@ from pathlib import Path
 from protocol.records import CellKey, EpisodeRecord
 from runner.grid.packs import loaded_texts, register_texts
 from runner.rundir.logs import LogReport, NewerSchemaError, log_files, read_log_file, read_logs
+from scoring.gc_pause import paused_gc
 from scoring.replay.episode import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
@@ -30,7 +31,6 @@ from scoring.results.gate_report import flag_inert, helper_lines
 from scoring.results.lines import HelperLine, ResultLine, with_status
 from scoring.results.offline import rescore, score_records
 from scoring.results.stats import preload_stats
-from scoring.util import paused_gc
 
 __all__ = ["MIN_PARALLEL_BYTES", "cores", "rescore_dir"]
 

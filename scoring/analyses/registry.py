@@ -28,12 +28,12 @@ from scoring.analyses.semantics import BUDGET, EXPIRY
 from scoring.analyses.stress import SPOOF, TOOL_FAILURE, USER_STYLE
 from scoring.analyses.stress_turns import STRESS_TURNS, TURN_INTERACTION
 from scoring.analyses.wording_columns import WORDING
+from scoring.gc_pause import paused_gc
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.families import DEFAULT_FAMILY, score_lines
 from scoring.results.gate_report import flag_inert, helper_lines
 from scoring.results.lines import ResultLine, with_status
 from scoring.results.offline import score_records
-from scoring.util import paused_gc
 
 __all__ = [
     "ANALYSES",
