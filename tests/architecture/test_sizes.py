@@ -41,7 +41,6 @@ PENDING: dict[str, str] = {
     "runner/grid/expand.py": "module",
     "scoring/report/tables.py": "module",
     "scoring/view/episode.py": "module",
-    "protocol/episode/sampler.py:plan": "function",
     "serve/endpoint/chat.py:chat_completions": "function",
     "runner/execution/episode.py:run_episode": "function",
     "runner/execution/run.py:run_async": "function",
@@ -49,7 +48,8 @@ PENDING: dict[str, str] = {
     "runner/grid/expand.py:check_grid": "function",
     "scoring/report/markdown.py:markdown_report": "function",
     "scoring/view/episode.py:turn_views": "function",
-    # Issue 45, this branch (sizes): being split now, one commit each.
+    # Issue 45, not done and not assigned to any branch yet: the graph sampler's plan.
+    "protocol/episode/sampler.py:plan": "function",
 }
 """Issue 45's pending splits, each ``path`` (a module) or ``path:function`` (a body)."""
 
