@@ -193,7 +193,7 @@ def probe(
     )
 
 
-class _Progress:
+class _ProbeConsole:
     """The probe's console: the sampling and plan lines, then a bar (or, plain, a line every
     tenth of the re-asks) tallying re-executions."""
 
@@ -246,7 +246,7 @@ def _run(
     async def go() -> ProbeSummary:
         columns = progress_columns("re-asks", "tally")
         with Progress(*columns, console=console, disable=not live) as bar:
-            shown = _Progress(console, bar, live, out)
+            shown = _ProbeConsole(console, bar, live, out)
             return await run_probe(
                 run_dir,
                 out,
