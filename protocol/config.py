@@ -27,6 +27,7 @@ __all__ = [
     "Config",
     "Domain",
     "EpisodeSpec",
+    "Handoff",
     "Knobs",
     "Regime",
     "Schedule",
@@ -57,6 +58,8 @@ UserStyle = Literal["cooperative", "restate", "contradict", "double", "restate_p
 # When the gate asks the user back (issue #38, ours; protocol.arms.askback, docs/askback.md).
 AskMode = Literal["off", "unresolved", "second_reading"]
 # The spoof knob's variants (protocol.stress.spoof): where the forged state text stands.
+# What crosses a session boundary (the sessions knob, issue #48; OURS, docs/semantics.md)
+Handoff = Literal["none", "note", "arm"]
 SpoofVariant = Literal["none", "checklist", "directive", "notice", "tool_result", "receipt", "redo"]
 
 
@@ -162,6 +165,13 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     # asks for it again once before T turns have passed since its run (a redo probe) and once
     # after (the run has lapsed: it must be run again). 0: off (a run never lapses).
     expiry: int = 0
+    # Several sessions (issue #48, generator 6; protocol.stress.sessions): the episode's turns
+    # split into this many sessions at boundaries the seed places; at each the conversation
+    # restarts with the brief. 0: off (one session, the paper's).
+    sessions: int = 0
+    # What crosses a boundary: "none" (nothing), "note" (the agent's own handoff note, asked
+    # for with rule_strings.HANDOFF_REQUEST), "arm" (what the arm keeps: ledger, memory).
+    handoff: Handoff = "none"
 
     def changed(self) -> dict[str, object]:
         """The knobs set away from their defaults, in field order (empty: the plain arm)."""

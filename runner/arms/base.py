@@ -184,3 +184,11 @@ class ArmSession:
 
     def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
         """After the turn: what the world admitted (the gates advance on receipts)."""
+
+    def restart(self) -> None:
+        """A new session begins with nothing the arm kept from the conversation (the sessions
+        knob with ``handoff`` other than "arm", issue #48; docs/semantics.md): what the arm
+        read out of the agent's replies or stored of the exchanges is dropped. What it holds
+        of the world (the realized state a checklist renders, a gate's compiled state, which
+        advances on receipts the world admitted) is not the conversation's and stays. The raw
+        transcript keeps nothing: no-op."""

@@ -1,0 +1,145 @@
+"""The sessions knob's oracles end to end (issue #48, generator 6), on the embedded scripted
+endpoint through the runner and the scorer.
+
+* The perfect agent scores 1.0, strict and decline-aware, in every arm at every K with every
+  handoff that carries what it needs: a checklist or a gate shows the state in every session,
+  its own note carries it in every arm. Where nothing carries it (the raw transcript with no
+  note, the ledger arm with nothing kept) its errors fall only after a restart; the ledger the
+  arm keeps (``handoff = "arm"``) carries done-ness and cancellation but not the plan change,
+  so there its only errors are prerequisite errors after a restart.
+* A sessioned episode has its control's turns and labels; each restart is recorded on the
+  first turn of its session, at the boundaries the seed placed, with the note it carried.
+* The memoryless always-book policy behind the state-bound enforcement gate keeps its score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from protocol import generate
+from protocol.records import EpisodeRecord
+from protocol.rule_strings import HANDOFF_CARRIED
+from protocol.stress.budget import cell_episode
+from runner.execution.run import run_async
+from runner.grid.expand import parse_grid
+from runner.rundir.records import load_records
+from scoring.replay.episode import EpisodeScore, score_episode
+
+ARMS = ["raw", "checklist", "directive", "enforce", "hybrid", "ledger"]
+DOSES = (2, 4)
+HANDOFFS = ("none", "note", "arm")
+SEEDS = "100-102"
+# (arm, handoff) where nothing carries the state over a restart (docs/semantics.md)
+UNCARRIED = {("raw", "none"), ("raw", "arm"), ("ledger", "none")}
+PLAN_LOST = {("ledger", "arm")}  # statuses carried, the revision's rewiring not
+
+
+def _run(tmp: Path, model: str, arms: list[str]) -> list[EpisodeRecord]:
+    variants = [
+        {"arm": a, "sessions": k, "handoff": h} for a in arms for k in DOSES for h in HANDOFFS
+    ]
+    grid = {
+        "run": {
+            "seeds": SEEDS,
+            "generator": 6,
+            "graphs": [{"steps": 10, "density": 0.3}],
+            "arms": arms,
+            "variants": variants,
+        },
+        "models": [{"name": model}],
+    }
+    asyncio.run(run_async(parse_grid(grid), tmp, console=Console(file=io.StringIO()), live=False))
+    records, _ = load_records(tmp)
+    assert all(r.termination == "completed" for r in records)
+    return sorted(records, key=lambda r: (r.cell.slug(), r.spec.seed))
+
+
+def _control(records: list[EpisodeRecord]) -> dict[tuple[str, int], EpisodeRecord]:
+    return {(r.cell.arm, r.spec.seed): r for r in records if not r.cell.knobs.sessions}
+
+
+def _labels(s: EpisodeScore) -> list[str]:
+    return [t.label for t in s.primary.turns]
+
+
+def _first_restart(r: EpisodeRecord) -> int:
+    """The record index of the first turn after a restart."""
+    return next(i for i, t in enumerate(r.turns) if isinstance(t.session, int))
+
+
+@pytest.fixture(scope="module")
+def perfect(tmp_path_factory: pytest.TempPathFactory) -> list[EpisodeRecord]:
+    return _run(tmp_path_factory.mktemp("perfect"), "scripted/perfect", ARMS)
+
+
+def test_the_perfect_agent_scores_1_wherever_the_state_is_carried(
+    perfect: list[EpisodeRecord],
+) -> None:
+    assert len(perfect) == 3 * len(ARMS) * (1 + len(DOSES) * len(HANDOFFS))
+    bitten = 0
+    for r in perfect:
+        s = score_episode(r)
+        assert not s.mismatches, s.mismatches
+        knobs = r.cell.knobs
+        if (r.cell.arm, knobs.handoff) in UNCARRIED and knobs.sessions:
+            after = _first_restart(r)
+            wrong = [i for i, t in enumerate(s.primary.turns) if t.errors]
+            assert all(i >= after for i in wrong), (r.cell.slug(), wrong, after)
+            bitten += bool(wrong)
+            continue
+        if (r.cell.arm, knobs.handoff) in PLAN_LOST:
+            after = _first_restart(r)
+            errs = [(i, e.channel) for i, t in enumerate(s.primary.turns) for e in t.errors]
+            assert all(i >= after and ch in ("omission", "premature") for i, ch in errs)
+            continue
+        assert s.primary.success and s.decline_aware.success, (r.cell.slug(), r.spec.seed)
+    assert bitten, "a restart with nothing carried never cost the perfect agent a turn"
+
+
+def test_a_sessioned_episode_has_its_controls_turns_and_labels(
+    perfect: list[EpisodeRecord],
+) -> None:
+    control = _control(perfect)
+    for r in perfect:
+        carried = (r.cell.arm, r.cell.knobs.handoff) not in UNCARRIED | PLAN_LOST
+        if not r.cell.knobs.sessions or not carried:
+            continue
+        c = control[(r.cell.arm, r.spec.seed)]
+        assert [t.user_text for t in r.turns] == [t.user_text for t in c.turns]
+        assert _labels(score_episode(r)) == _labels(score_episode(c)), r.cell.slug()
+
+
+def test_each_restart_is_recorded_at_the_seeds_boundaries(perfect: list[EpisodeRecord]) -> None:
+    for r in perfect:
+        k, handoff = r.cell.knobs.sessions, r.cell.knobs.handoff
+        opened = [t for t in r.turns if isinstance(t.session, int)]
+        if not k:
+            assert not opened
+            continue
+        cuts = cell_episode(generate(r.spec), r.cell.knobs).boundaries
+        assert len(cuts) == k - 1
+        assert [t.index for t in opened] == list(cuts)  # planned indices open the sessions
+        assert [t.session for t in opened] == list(range(1, k))
+        for t in opened:
+            if handoff == "note":
+                assert isinstance(t.carried, str) and t.carried
+                head = HANDOFF_CARRIED.split("{")[0]
+                assert t.sent_text.startswith(head + t.carried)
+                assert t.calls[0].role == "agent"  # the note call, before the turn's own
+            else:
+                assert not isinstance(t.carried, str)
+
+
+def test_always_book_behind_enforce_keeps_its_score(tmp_path: Path) -> None:
+    records = _run(tmp_path, "scripted/always-book", ["enforce"])
+    control = _control(records)
+    for r in records:
+        s, c = score_episode(r), score_episode(control[(r.cell.arm, r.spec.seed)])
+        assert s.primary.success == c.primary.success, r.cell.slug()
+        assert s.primary.channels == c.primary.channels, r.cell.slug()
+        assert _labels(s) == _labels(c)
