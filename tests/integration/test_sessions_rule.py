@@ -28,6 +28,7 @@ from protocol.stress.budget import cell_episode
 from runner.execution.run import run_async
 from runner.grid.expand import parse_grid
 from runner.rundir.records import load_records
+from scoring.analyses.sessions import sessions_lines, sessions_parts, sessions_section
 from scoring.replay.episode import EpisodeScore, score_episode
 
 ARMS = ["raw", "checklist", "directive", "enforce", "hybrid", "ledger"]
@@ -143,3 +144,17 @@ def test_always_book_behind_enforce_keeps_its_score(tmp_path: Path) -> None:
         assert s.primary.success == c.primary.success, r.cell.slug()
         assert s.primary.channels == c.primary.channels, r.cell.slug()
         assert _labels(s) == _labels(c)
+
+
+def test_the_report_sets_each_handoff_against_its_control(perfect: list[EpisodeRecord]) -> None:
+    pairs = [(r, score_episode(r)) for r in perfect]
+    lines = {(x.cell.arm, x.sessions, x.handoff): x for x in sessions_lines(sessions_parts(pairs))}
+    assert set(lines) == {(a, k, h) for a in ARMS for k in DOSES for h in HANDOFFS}
+    for (arm, _k, handoff), x in lines.items():
+        assert x.episodes == 3 and x.control_successes == 3 and x.control_after_failed == 0
+        if (arm, handoff) not in UNCARRIED | PLAN_LOST:
+            assert x.successes == 3 and x.after_failed == 0 and x.after > 0
+    raw = lines[("raw", 4, "none")]
+    assert raw.after_failed > 0 and raw.only_control == 3 - raw.successes
+    section = "\n".join(sessions_section(tuple(lines.values())))
+    assert "## Sessions" in section and "| raw | 4 | note |" in section

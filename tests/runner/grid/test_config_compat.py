@@ -38,6 +38,8 @@ KNOBS_ADDED = (
     b',"tool_failure_landed":0.0',  # at-most-once (issue #37)
     b',"budget":0',  # the rules beyond one-shot state (issue #48)
     b',"expiry":0',
+    b',"sessions":0',  # several sessions (issue #48)
+    b',"handoff":"none"',
 )
 TURNS_ADDED = (
     b',"injected":""',
@@ -164,6 +166,8 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "draw_turn": "",  # issue #46
     "budget": 0,  # issue #48
     "expiry": 0,
+    "sessions": 0,  # issue #48
+    "handoff": "none",
 }
 
 
