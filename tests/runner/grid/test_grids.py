@@ -35,6 +35,7 @@ def test_every_grid_names_the_table_it_feeds() -> None:
         "notice",
         "budget",
         "expiry",
+        "sessions",
     ],
 )
 def test_grid_validates_offline(name: str) -> None:
@@ -208,4 +209,15 @@ def test_expiry_grid_sweeps_every_arm_at_two_validities_on_generator_6() -> None
     arms = ["raw", "checklist", "directive", "enforce", "ledger"]
     assert sorted((v.arm, v.expiry) for v in grid.run.variants) == sorted(
         (a, t) for a in arms for t in (6, 12)
+    )
+
+
+def test_sessions_grid_sets_every_handoff_on_every_arm_on_generator_6() -> None:
+    """Issue #48: each arm of the ladder and the self-ledger, three sessions, each handoff."""
+    grid = load_grid(GRIDS / "sessions.toml", need_keys=False)
+    assert grid.run.generator == 6
+    arms = ["raw", "checklist", "directive", "enforce", "ledger"]
+    assert list(grid.run.arms) == arms
+    assert sorted((v.arm, v.sessions, v.handoff) for v in grid.run.variants) == sorted(
+        (a, 3, h) for a in arms for h in ("none", "note", "arm")
     )
