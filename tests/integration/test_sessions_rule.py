@@ -158,3 +158,15 @@ def test_the_report_sets_each_handoff_against_its_control(perfect: list[EpisodeR
     assert raw.after_failed > 0 and raw.only_control == 3 - raw.successes
     section = "\n".join(sessions_section(tuple(lines.values())))
     assert "## Sessions" in section and "| raw | 4 | note |" in section
+
+
+def test_the_synthetic_agent_forgets_without_a_note_and_reads_one(tmp_path: Path) -> None:
+    """docs/semantics.md: with nothing carried the synthetic agent rebuilds its state from the
+    new transcript alone; its note (each line kept at 1 - note_drop) brings most of it back."""
+    records = _run(tmp_path, "scripted/synthetic", ["raw"])
+    pairs = [(r, score_episode(r)) for r in records]
+    lines = {(x.sessions, x.handoff): x for x in sessions_lines(sessions_parts(pairs))}
+    for k in DOSES:
+        none, note, arm = (lines[(k, h)] for h in HANDOFFS)
+        assert none.after_failed > note.after_failed >= note.control_after_failed
+        assert arm.after_failed == none.after_failed  # the raw arm keeps nothing
