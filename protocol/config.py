@@ -172,6 +172,10 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     # What crosses a boundary: "none" (nothing), "note" (the agent's own handoff note, asked
     # for with rule_strings.HANDOFF_REQUEST), "arm" (what the arm keeps: ledger, memory).
     handoff: Handoff = "none"
+    # The sessions knob's variant (issue #48): a model of the grid (its name) that runs every
+    # other session (the second, the fourth, ...) in the cell's model's place: a handoff
+    # between agents. "": the cell's model runs every session.
+    next_model: str = ""
 
     def changed(self) -> dict[str, object]:
         """The knobs set away from their defaults, in field order (empty: the plain arm)."""
@@ -244,7 +248,7 @@ class CellKey(_Frozen, frozen=True, kw_only=True):
         """A file-name-safe identifier, stable across runs (fields at their defaults add
         nothing, so slugs of cells written before a field existed are unchanged)."""
         parts = [
-            self.model.replace("/", "_").replace("?", "_").replace("&", "_").replace("=", "-"),
+            _safe(self.model),
             self.regime,
             f"S{self.steps}",
             f"rho{self.density:g}",
@@ -258,9 +262,14 @@ class CellKey(_Frozen, frozen=True, kw_only=True):
             parts.append(f"tier{self.paraphrase_tier}")
         if self.ambiguous_rate:
             parts.append(f"amb{self.ambiguous_rate:g}")
-        if changed := self.knobs.changed():
-            parts.append("-".join(f"{f}={v}" for f, v in changed.items()))
+        if changed := self.knobs.changed():  # a model name in a knob, as the model's own
+            parts.append("-".join(f"{f}={_safe(str(v))}" for f, v in changed.items()))
         return "__".join(parts)
+
+
+def _safe(text: str) -> str:
+    """``text`` safe in a file name (a model's name: the slug's own replacements)."""
+    return text.replace("/", "_").replace("?", "_").replace("&", "_").replace("=", "-")
 
 
 def graph_label(steps: int, density: float) -> str:

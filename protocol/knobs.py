@@ -119,6 +119,8 @@ def _sessions(knobs: Knobs, arm: str) -> list[str]:
 def _handoff(knobs: Knobs, arm: str) -> list[str]:
     if knobs.handoff != "none" and not knobs.sessions:
         return ["handoff needs sessions on the same variant"]
+    if knobs.next_model and not knobs.sessions:
+        return ["next_model needs sessions on the same variant"]
     return []
 
 
@@ -320,9 +322,11 @@ for _knob in (
     KnobSpec(field="sessions", label="sessions the episode's turns split into at seed-placed "
              "boundaries; the conversation restarts at each (ours)", check=_sessions,
              family="Semantics: sessions", alone=True, section="sessions",
-             resets=("handoff",), since=_since_6("sessions")),
+             resets=("handoff", "next_model"), since=_since_6("sessions")),
     KnobSpec(field="handoff", label="what crosses a session boundary: nothing, the agent's "
              "note, or what the arm keeps (ours)", check=_handoff, section="sessions"),
+    KnobSpec(field="next_model", label="a model of the grid that runs every other session: a "
+             "handoff between agents (ours)", section="sessions"),
 ):  # fmt: skip
     KNOBS.add(_knob.field, _knob)
 

@@ -58,6 +58,9 @@ class EpisodeContext:
     principal: Principal | None = None
     on_turn: Callable[[], None] | None = None  # told each time a turn closes (the live view)
     trial: int = 0  # which trial of its (cell, seed) the episode is (--trials, #40)
+    # the sessions knob's next_model (issue #48): the agent of every other session (None: the
+    # cell's agent runs every session); the episode runner swaps the two at each boundary
+    next_agent: AgentCall | None = None
 
     def turn_done(self) -> None:
         if self.on_turn is not None:

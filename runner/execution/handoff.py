@@ -12,6 +12,9 @@ boundary is the cell's ``handoff``:
   restarts as with ``"none"``;
 * ``"arm"``: the arm keeps what it keeps (a ledger, a memory store); no note.
 
+With ``next_model`` the grid's other model runs every other session (the cell's own agent
+writes the note closing its session, the other reads it): a handoff between agents.
+
 The world (the realized state, the scripted user, pending rejection notices, work orders and
 codes) never restarts: a boundary is not a turn, and labels stay the control's.
 """
@@ -63,6 +66,8 @@ async def restart(
         TURN_DRAW.set(None)
     if knobs.handoff != "arm":
         arm.restart()
+    if ctx.next_agent is not None:  # next_model: the other agent runs the next session
+        ctx.agent, ctx.next_agent = ctx.next_agent, ctx.agent
     return Restart(note=note, calls=calls)
 
 

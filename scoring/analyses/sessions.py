@@ -124,7 +124,7 @@ def sessions_lines(parts: list[SessionsPart]) -> tuple[SessionsLine, ...]:
     for cell in sorted(cells, key=cell_sort_key):
         if not cell.knobs.sessions:
             continue
-        plain = msgspec.structs.replace(cell.knobs, sessions=0, handoff="none")
+        plain = msgspec.structs.replace(cell.knobs, sessions=0, handoff="none", next_model="")
         control = cells.get(msgspec.structs.replace(cell, knobs=plain))
         part = cells[cell]
         seeds = sorted(set(part.success) & set(control.success)) if control else []
@@ -147,6 +147,12 @@ def sessions_lines(parts: list[SessionsPart]) -> tuple[SessionsLine, ...]:
     return tuple(lines)
 
 
+def _handoff(cell: CellKey) -> str:
+    """The handoff, and the model of every other session when another runs them."""
+    nxt = cell.knobs.next_model
+    return f"{cell.knobs.handoff}, to {nxt}" if nxt else cell.knobs.handoff
+
+
 def _ci(ci: tuple[float, float]) -> str:
     return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
 
@@ -157,9 +163,9 @@ def sessions_section(lines: tuple[SessionsLine, ...]) -> list[str]:
               "discordant (sessions only / control only)", "turns after a restart with an error",
               "control, same turns"]  # fmt: skip
     rows = [
-        [x.cell.arm, str(x.sessions), x.handoff,
+        [x.cell.arm, str(x.sessions), _handoff(x.cell),
          config_label(msgspec.structs.replace(x.cell, knobs=msgspec.structs.replace(
-             x.cell.knobs, sessions=0, handoff="none"))),
+             x.cell.knobs, sessions=0, handoff="none", next_model=""))),
          f"{x.successes}/{x.episodes} {_ci(x.success_ci)}",
          f"{x.control_successes}/{x.episodes} {_ci(x.control_ci)}",
          f"{x.only_sessions} / {x.only_control} (p = {x.p_value:.3g})",

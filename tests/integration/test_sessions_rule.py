@@ -30,6 +30,7 @@ from runner.grid.expand import parse_grid
 from runner.rundir.records import load_records
 from scoring.analyses.sessions import sessions_lines, sessions_parts, sessions_section
 from scoring.replay.episode import EpisodeScore, score_episode
+from serve.agents.handoff import NOTE_EMPTY
 
 ARMS = ["raw", "checklist", "directive", "enforce", "hybrid", "ledger"]
 DOSES = (2, 4)
@@ -170,3 +171,46 @@ def test_the_synthetic_agent_forgets_without_a_note_and_reads_one(tmp_path: Path
         none, note, arm = (lines[(k, h)] for h in HANDOFFS)
         assert none.after_failed > note.after_failed >= note.control_after_failed
         assert arm.after_failed == none.after_failed  # the raw arm keeps nothing
+
+
+OTHER = "scripted/perfect?drop_system=0"  # a second perfect agent under another model name
+
+
+def test_a_handoff_between_agents_of_the_grid(tmp_path: Path) -> None:
+    """next_model: the grid's other model runs every other session. A complete note read by
+    another perfect agent carries the state in every arm; handed to always-book (which
+    notes and reads nothing, and books every request) the episode errs after the restart
+    only."""
+    arms = ["raw", "checklist", "enforce"]
+    grid = {
+        "run": {
+            "seeds": "100-101",
+            "generator": 6,
+            "graphs": [{"steps": 10, "density": 0.3}],
+            "arms": arms,
+            "variants": [
+                {"arm": a, "sessions": 2, "handoff": "note", "next_model": m}
+                for a in arms
+                for m in (OTHER, "scripted/always-book")
+            ],
+        },
+        "models": [{"name": "scripted/perfect"}, {"name": OTHER}, {"name": "scripted/always-book"}],
+    }
+    asyncio.run(run_async(parse_grid(grid), tmp_path, console=Console(file=io.StringIO()),
+                          live=False))  # fmt: skip
+    records, _ = load_records(tmp_path)
+    mine = [r for r in records if r.cell.model == "scripted/perfect"]
+    assert len(mine) == 2 * len(arms) * 3 and all(r.termination == "completed" for r in mine)
+    bitten = False
+    for r in mine:
+        s = score_episode(r)
+        if r.cell.knobs.next_model != "scripted/always-book":
+            assert s.primary.success and s.decline_aware.success, (r.cell.slug(), r.spec.seed)
+            continue
+        after = _first_restart(r)
+        wrong = [i for i, t in enumerate(s.primary.turns) if t.errors]
+        assert all(i >= after for i in wrong)
+        bitten |= bool(wrong)
+        opened = r.turns[after]
+        assert isinstance(opened.carried, str) and opened.carried != NOTE_EMPTY  # perfect's
+    assert bitten, "handing the episode to always-book never cost a turn"

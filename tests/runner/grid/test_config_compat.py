@@ -40,6 +40,7 @@ KNOBS_ADDED = (
     b',"expiry":0',
     b',"sessions":0',  # several sessions (issue #48)
     b',"handoff":"none"',
+    b',"next_model":""',
 )
 TURNS_ADDED = (
     b',"injected":""',
@@ -169,6 +170,7 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "expiry": 0,
     "sessions": 0,  # issue #48
     "handoff": "none",
+    "next_model": "",
 }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from runner.grid.expand import Grid, GridError, load_grid
+from runner.grid.expand import Grid, GridError, load_grid, parse_grid
 
 GRIDS = Path(__file__).resolve().parent.parent.parent.parent / "runner" / "grids"
 
@@ -221,3 +221,18 @@ def test_sessions_grid_sets_every_handoff_on_every_arm_on_generator_6() -> None:
     assert sorted((v.arm, v.sessions, v.handoff) for v in grid.run.variants) == sorted(
         (a, 3, h) for a in arms for h in ("none", "note", "arm")
     )
+
+
+def test_next_model_must_name_a_model_of_the_grid() -> None:
+    """Issue #48's handoff between agents: the other session's model is one of the grid's."""
+    grid = {
+        "run": {
+            "seeds": "100",
+            "generator": 6,
+            "arms": ["raw"],
+            "variants": [{"arm": "raw", "sessions": 2, "next_model": "scripted/nobody"}],
+        },
+        "models": [{"name": "scripted/perfect"}],
+    }
+    with pytest.raises(GridError, match="next_model 'scripted/nobody' is not a model of the grid"):
+        parse_grid(grid)
