@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import io
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from typer.testing import CliRunner
 
+from ladder.app import app
 from protocol import generate
 from protocol.records import EpisodeRecord
 from protocol.rule_strings import HANDOFF_CARRIED
@@ -214,3 +217,43 @@ def test_a_handoff_between_agents_of_the_grid(tmp_path: Path) -> None:
         opened = r.turns[after]
         assert isinstance(opened.carried, str) and opened.carried != NOTE_EMPTY  # perfect's
     assert bitten, "handing the episode to always-book never cost a turn"
+
+
+@pytest.fixture
+def _default_loop_policy() -> Iterator[None]:
+    yield
+    asyncio.set_event_loop_policy(None)  # `ladder run` sets its own
+
+
+def _shipped(tmp: Path, served: str, arms: str) -> list[EpisodeRecord]:
+    grid = Path(__file__).resolve().parents[2] / "runner" / "grids" / "sessions.toml"
+    out = tmp / "run"
+    args = ["run", str(grid), "--seeds", "100-101", "--arms", arms, "--served", served]
+    args += ["--base-url", "embedded", "--out", str(out), "--no-live"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    records, _ = load_records(out)
+    assert records and all(r.termination == "completed" for r in records)
+    return records
+
+
+@pytest.mark.usefixtures("_default_loop_policy")
+def test_the_shipped_grid_keeps_the_oracles_in_every_cell(tmp_path: Path) -> None:
+    """runner/grids/sessions.toml (K = 3, S = 15 dense): the perfect agent at 1.0 wherever the
+    state is carried and erring only after a restart elsewhere; always-book behind the
+    enforcement gate at its one-session score, seed for seed and channel for channel."""
+    perfect = _shipped(tmp_path / "p", "scripted/perfect", "raw,checklist,directive,enforce,ledger")
+    assert len({r.cell.slug() for r in perfect}) == 20
+    for r in perfect:
+        s = score_episode(r)
+        assert not s.mismatches
+        if (r.cell.arm, r.cell.knobs.handoff) in UNCARRIED | PLAN_LOST and r.cell.knobs.sessions:
+            assert all(i >= _first_restart(r) for i, t in enumerate(s.primary.turns) if t.errors)
+        else:
+            assert s.primary.success and s.decline_aware.success, r.cell.slug()
+    books = _shipped(tmp_path / "b", "scripted/always-book", "enforce")
+    control = _control(books)
+    assert len(books) == 2 * 4
+    for r in books:
+        s, c = score_episode(r), score_episode(control[(r.cell.arm, r.spec.seed)])
+        assert (s.primary.success, s.primary.channels) == (c.primary.success, c.primary.channels)
