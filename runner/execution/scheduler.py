@@ -210,6 +210,7 @@ async def run_grid(
                     episode=cell_episode(ep, task.cell.knobs),  # the rules it places (#48)
                     cell=task.cell,
                     agent=agents[task.trial][task.cell.model],
+                    next_agent=agents[task.trial].get(task.cell.knobs.next_model),  # #48
                     helpers=state.helpers,
                     on_turn=turn_closed,
                     trial=task.trial,
