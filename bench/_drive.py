@@ -31,7 +31,7 @@ class RunResult:
     peak_in_flight: int
     samples: list[tuple[float, tuple[float, ...]]] = field(default_factory=list)
     started: float = 0.0
-    helpers: Any = None  # the run's runner.gates.helpers.Helpers, when given
+    helpers: Any = None  # the run's runner.gates.helper_models.Helpers, when given
 
 
 def _scorer(grid: Grid) -> Any:

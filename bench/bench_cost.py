@@ -34,7 +34,7 @@ def _arms() -> tuple[list[str], Any]:
 
     arms = [a for a in arm_names() if a not in memory_arms()]
     try:
-        from runner.gates.helpers import Helpers
+        from runner.gates.helper_models import Helpers
     except ImportError:
         return [a for a in arms if a in ("raw", "checklist")], None
     return arms, Helpers

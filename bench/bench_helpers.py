@@ -4,7 +4,7 @@ A grid with both gate arms (directive, enforce) and two regimes (the perfect age
 and with per-turn thinking, the no-think model compiling for both, as in the paper's
 Appendix B.3) runs against the scripted endpoint at zero latency. Naive is one matcher call
 per gate-arm turn and one compile (graph + revision request) per gate-arm episode; made is
-what ``runner.gates.helpers.Helpers`` sent (compiles cached by compile model and (seed, S, rho),
+what ``runner.gates.helper_models.Helpers`` sent (compiles cached by compile model and (seed, S, rho),
 matcher answers by (model, regime, prompt), both single-flight; filler and revision turns
 bypass the matcher by schedule metadata, as in the paper).
 """
@@ -33,11 +33,11 @@ THINKING = {
 
 def run(quick: bool = False) -> dict[str, Any]:
     try:
-        from runner.gates.helpers import Helpers
+        from runner.gates.helper_models import Helpers
     except ImportError:
         return {
             "case": "helpers",
-            "rows": [row("helper savings", None, "pending: no runner.gates.helpers", None)],
+            "rows": [row("helper savings", None, "pending: no runner.gates.helper_models", None)],
         }
     seeds = "100-107" if quick else "100-131"
     with endpoint_process(server_config(), core=SERVER_CORE) as ep, scratch("helpers") as out:

@@ -59,7 +59,7 @@ def _grid(url: str, arm: str, mode: str, seeds: str, concurrency: int, steps: in
 
 
 async def _once(g: Grid, prefix: str) -> tuple[float, int, int]:
-    from runner.gates.helpers import Helpers
+    from runner.gates.helper_models import Helpers
 
     with scratch(prefix) as out:
         r = await drive_runner(g, out, score=True, helpers=Helpers)

@@ -95,7 +95,7 @@ def _delta(after: list[dict[str, Any]], before: list[dict[str, Any]], key: str) 
 
 
 async def _drive(routing: str, seeds: str, out: Path) -> dict[str, Any]:
-    from runner.gates.helpers import Helpers
+    from runner.gates.helper_models import Helpers
     from scoring.results.stream import StreamingScorer
 
     concurrency = int(REPLICAS * SLOTS * OVERSUBSCRIBE)

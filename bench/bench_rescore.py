@@ -54,9 +54,9 @@ from protocol.arms.table import arm_names
 from protocol.state.bookings import read_execution
 from runner.rundir.logs import LogReport, LogWriter, log_files, read_logs
 from runner.rundir.rescore import cores, rescore_dir
+from scoring.gc_pause import paused_gc
 from scoring.results.lines import CellLine, ContrastLine
 from scoring.results.offline import rescore
-from scoring.util import paused_gc
 
 __all__ = ["run"]
 

@@ -33,7 +33,7 @@ from protocol.domains.shape import DomainPool
 from runner.files import write_new
 from runner.grid.packs import is_pack_file, read_pack
 from runner.rundir.packs import load_run_packs
-from scoring.util import plural
+from scoring.plural import plural
 
 __all__ = ["builtin_clashes", "domain_app", "load_packs_of", "skeleton", "summary"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, get_args
+from typing import Annotated, Any, get_args
 
 import msgspec
 import typer
@@ -199,12 +199,7 @@ def generate(
     stress = Stress(spoof, spoof_dose, user_style, user_dose)
     if problems := stress.problems(generator):
         raise UsageError("; ".join(problems))
-    if seed is not None and seeds is not None:
-        raise UsageError(f"--seed {seed} and --seeds {seeds}: give one (--seeds 1-3 or --seed 1)")
-    try:
-        seed_list = parse_seeds(seeds) if seeds is not None else [100 if seed is None else seed]
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+    seed_list = _seed_list(seed, seeds)
     if domain_file is not None:
         try:
             domain = load_pack_file(domain_file).name
@@ -212,20 +207,7 @@ def generate(
             raise UsageError("\n".join(e.problems)) from None
     paraphrases = None
     if paraphrase_cache is not None:
-        try:  # a regular file, bounded, a nesting cap (#47)
-            data = read_paraphrase_file(paraphrase_cache)
-        except ParaphraseCacheError as e:
-            raise UsageError(str(e)) from None
-        if not isinstance(data, dict):
-            raise UsageError(f"{paraphrase_cache}: the cache must be a JSON object")
-        paraphrases = data
-        if generator >= 3 and domain in POOLS:
-            problems = check_paraphrases(paraphrases, POOLS[domain])
-            if problems:
-                for p in problems[:20]:
-                    typer.echo(f"error: {paraphrase_cache}: {p}", err=True)
-                more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
-                raise UsageError(f"{paraphrase_cache}: {len(problems)} problems{more}")
+        paraphrases = _paraphrases(paraphrase_cache, generator, domain)
     as_json = json_ or seeds is not None
     out = sys.stdout.buffer
     episodes: list[Episode] = []
@@ -258,3 +240,31 @@ def generate(
     if summary:
         out.write(msgspec.json.encode(schedule_figures(episodes)) + b"\n")
     out.flush()
+
+
+def _seed_list(seed: int | None, seeds: str | None) -> list[int]:
+    """The seeds of ``--seed`` or ``--seeds`` (default 100)."""
+    if seed is not None and seeds is not None:
+        raise UsageError(f"--seed {seed} and --seeds {seeds}: give one (--seeds 1-3 or --seed 1)")
+    try:
+        return parse_seeds(seeds) if seeds is not None else [100 if seed is None else seed]
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _paraphrases(path: Path, generator: int, domain: str) -> dict[str, Any]:
+    """The held-out paraphrase cache at ``path``, checked against a built-in domain's pool."""
+    try:  # a regular file, bounded, a nesting cap (#47)
+        data = read_paraphrase_file(path)
+    except ParaphraseCacheError as e:
+        raise UsageError(str(e)) from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: the cache must be a JSON object")
+    if generator >= 3 and domain in POOLS:
+        problems = check_paraphrases(data, POOLS[domain])
+        if problems:
+            for p in problems[:20]:
+                typer.echo(f"error: {path}: {p}", err=True)
+            more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
+            raise UsageError(f"{path}: {len(problems)} problems{more}")
+    return data

@@ -23,7 +23,7 @@ import msgspec
 import typer
 
 from ladder.errors import UsageError
-from ladder.flags import OPENAI_API_KEY, OPENAI_BASE_URL
+from ladder.run_flags import OPENAI_API_KEY, OPENAI_BASE_URL
 from protocol.domains.known import POOLS
 from protocol.domains.packs import PackError
 from protocol.episode.paraphrases import check_paraphrases, rewrite_sources
@@ -90,15 +90,6 @@ async def run_paraphrase(
         if (problem := await ping(endpoint, model)) is not None:
             raise Unanswered(problem)
         log = stack.enter_context(JsonlAppender(calls, sync=False))  # O_NOFOLLOW (#47)
-        total = len(sources) * 3
-        shown = [sum(len(g) for e in cache.values() for gs in e.values() for g in gs) * 10 // total]
-
-        def saved(c: Cache) -> None:
-            save_cache(out, c)
-            n = sum(len(g) for e in c.values() for gs in e.values() for g in gs)
-            if n * 10 // total > shown[0]:  # a progress line every tenth
-                shown[0] = n * 10 // total
-                typer.echo(f"rewrites {n}/{total}")
 
         def write(line: CallLine) -> None:
             log.write(msgspec.json.encode(line) + b"\n")
@@ -110,10 +101,29 @@ async def run_paraphrase(
             sources,
             cache,
             attempts=attempts,
-            save=saved,
+            save=_Saver(out, cache, len(sources) * 3).saved,
             log=write,
         )
-    return sum(len(g) for e in done.values() for gs in e.values() for g in gs), failures
+    return _rewrites(done), failures
+
+
+def _rewrites(cache: Cache) -> int:
+    return sum(len(g) for e in cache.values() for gs in e.values() for g in gs)
+
+
+class _Saver:
+    """Saves the cache after each rewrite, with a progress line every tenth of the total."""
+
+    def __init__(self, out: Path, cache: Cache, total: int) -> None:
+        self.out, self.total = out, total
+        self.shown = _rewrites(cache) * 10 // total
+
+    def saved(self, c: Cache) -> None:
+        save_cache(self.out, c)
+        n = _rewrites(c)
+        if n * 10 // self.total > self.shown:  # a progress line every tenth
+            self.shown = n * 10 // self.total
+            typer.echo(f"rewrites {n}/{self.total}")
 
 
 def paraphrase(
@@ -155,36 +165,14 @@ def paraphrase(
 ) -> None:
     """Rewrite every ask and redo-probe wording three times with a held-out model into a
     tier-2 paraphrase cache (Appendix A.5); resumable."""
-    packs: list[str] = []
-    for pack_file in domain_file or []:
-        try:
-            packs.append(load_pack_file(pack_file).name)
-        except PackError as e:
-            raise UsageError("\n".join(e.problems)) from None
-    domains = [*(domain or ([] if packs else ["procurement"])), *packs]
-    for d in domains:
-        if d not in POOLS:
-            raise UsageError(f"unknown domain {d!r}; choose from {', '.join(POOLS)}")
+    domains = _domains(domain, domain_file)
     if regime not in ("no-think", "thinking"):
         raise UsageError(f"unknown regime {regime!r}; choose no-think or thinking")
     if select not in ("checkpoint", "request", "vendor"):
         raise UsageError(f"unknown --select {select!r}; choose checkpoint, request or vendor")
     if not temperature >= 0:
         raise UsageError(f"--temperature must be at least 0 (got {temperature})")
-    if base_url is None and os.environ.get(OPENAI_BASE_URL):  # as `ladder run` reads it
-        base_url = os.environ[OPENAI_BASE_URL]
-        typer.echo(f"endpoint {redact_url(base_url)} (from {OPENAI_BASE_URL})")
-    base_url = base_url or DEFAULT_BASE_URL
-    if (problem := url_problem(base_url)) is not None:
-        raise UsageError(problem)
-    if api_key_env is None and base_url != EMBEDDED and os.environ.get(OPENAI_API_KEY):
-        api_key_env = OPENAI_API_KEY
-        typer.echo(f"API key from {OPENAI_API_KEY}")
-    api_key = None
-    if api_key_env:
-        api_key = os.environ.get(api_key_env)
-        if not api_key:
-            raise UsageError(f"environment variable {api_key_env} (the API key) is not set")
+    base_url, api_key = _endpoint(base_url, api_key_env)
     if not out.parent.is_dir():
         raise UsageError(f"the folder of --out does not exist: {out.parent}")
     config = ModelConfig(
@@ -203,6 +191,46 @@ def paraphrase(
         raise UsageError(f"the rewriter endpoint did not answer: {e}") from None
     except (ValueError, OSError) as e:
         raise UsageError(str(e)) from None
+    _finish(out, domains, base_url, n, failures)
+
+
+def _domains(domain: list[str] | None, domain_file: list[Path] | None) -> list[str]:
+    """The domains to rewrite: ``--domain``s, then ``--domain-file``s (default procurement)."""
+    packs: list[str] = []
+    for pack_file in domain_file or []:
+        try:
+            packs.append(load_pack_file(pack_file).name)
+        except PackError as e:
+            raise UsageError("\n".join(e.problems)) from None
+    domains = [*(domain or ([] if packs else ["procurement"])), *packs]
+    for d in domains:
+        if d not in POOLS:
+            raise UsageError(f"unknown domain {d!r}; choose from {', '.join(POOLS)}")
+    return domains
+
+
+def _endpoint(base_url: str | None, api_key_env: str | None) -> tuple[str, str | None]:
+    """The rewriter's base URL and API key, from the flags or the environment, as
+    ``ladder run`` reads them (each one taken from the environment is named)."""
+    if base_url is None and os.environ.get(OPENAI_BASE_URL):  # as `ladder run` reads it
+        base_url = os.environ[OPENAI_BASE_URL]
+        typer.echo(f"endpoint {redact_url(base_url)} (from {OPENAI_BASE_URL})")
+    base_url = base_url or DEFAULT_BASE_URL
+    if (problem := url_problem(base_url)) is not None:
+        raise UsageError(problem)
+    if api_key_env is None and base_url != EMBEDDED and os.environ.get(OPENAI_API_KEY):
+        api_key_env = OPENAI_API_KEY
+        typer.echo(f"API key from {OPENAI_API_KEY}")
+    api_key = None
+    if api_key_env:
+        api_key = os.environ.get(api_key_env)
+        if not api_key:
+            raise UsageError(f"environment variable {api_key_env} (the API key) is not set")
+    return base_url, api_key
+
+
+def _finish(out: Path, domains: list[str], base_url: str, n: int, failures: list[Failure]) -> None:
+    """Report the rewrites made and the failed ones; a complete cache is checked once more."""
     if n == 0 and failures and all("the call failed" in f.problems[0] for f in failures):
         why = failures[0].problems[0].split(": ", 1)[1]  # nothing answered: one line
         raise UsageError(f"the rewriter endpoint {redact_url(base_url)} did not answer: {why}")

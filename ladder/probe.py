@@ -19,8 +19,10 @@ from protocol.probe.turns import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
 from protocol.records import TurnKind
 from runner.client.endpoint import CallFailed
 from runner.execution.live import progress_columns
-from runner.grid.expand import GridError, load_grid
-from runner.probe.run import ProbeError, ProbeOptions, ProbeSummary, read_probe, run_probe
+from runner.grid.expand import Grid, GridError, load_grid
+from runner.probe.options import ProbeError, ProbeOptions, ProbeSummary
+from runner.probe.probe_dir import read_probe
+from runner.probe.reask import run_probe
 from runner.rundir.logs import NewerSchemaError
 from scoring.analyses.probe import figure_probe, probe_groups, render_probe_groups
 
@@ -168,12 +170,10 @@ def probe(
         named = load_grid(grid_file) if grid_file is not None else None
     except GridError as e:
         raise UsageError(str(e)) from None
-    chosen = _names(variants, VARIANTS, "variant")
-    trap_kinds = _names(kinds, TRAP_KINDS, "trap kind")
     opts = ProbeOptions(
         arm=arm,
-        variants=cast(tuple[Variant, ...], chosen or VARIANTS),
-        kinds=cast(tuple[TurnKind, ...], trap_kinds or ("redo_probe",)),
+        variants=cast(tuple[Variant, ...], _names(variants, VARIANTS, "variant") or VARIANTS),
+        kinds=cast(tuple[TurnKind, ...], _names(kinds, TRAP_KINDS, "trap kind") or ("redo_probe",)),
         samples=samples,
         greedy=not no_greedy,
         temperature=temperature,
@@ -183,53 +183,84 @@ def probe(
         limit=limit,
         concurrency=concurrency,
     )
+    summary = _run(run_dir, out, opts, named, api_key_env, no_live)
+    for v, n in summary.by_variant.items():
+        typer.echo(f"{v}: {n} re-asks, {summary.reexecuted.get(v, 0)} re-executed")
+    typer.echo(
+        f"{summary.traps} trap turns; {summary.asked} re-asks made, {summary.skipped} already "
+        f"in {out}, {summary.not_applicable} variant(s) not applicable; "
+        f"report: ladder probe --report {out}"
+    )
+
+
+class _ProbeConsole:
+    """The probe's console: the sampling and plan lines, then a bar (or, plain, a line every
+    tenth of the re-asks) tallying re-executions."""
+
+    def __init__(self, console: Console, bar: Progress, live: bool, out: Path) -> None:
+        self.console, self.bar, self.live, self.out = console, bar, live, out
+        self.task = bar.add_task("probe", total=None, tally="")
+        self.made = [0, 0]  # re-asks, re-executions
+
+    def on_plan(self, summary: ProbeSummary, todo: int) -> None:
+        for name, sm in summary.sampling.items():
+            extra = "".join(
+                f", {k} {getattr(sm, k)}"
+                for k in ("top_p", "top_k", "min_p")
+                if getattr(sm, k) is not None
+            )
+            self.console.print(
+                f"{name}: sampled at temperature {sm.temperature}{extra} ({sm.source})"
+            )
+        self.console.print(
+            f"{summary.traps} trap turns, {summary.planned} re-asks planned, "
+            f"{summary.skipped} already in {self.out}"
+        )
+        self.bar.update(self.task, total=todo)
+
+    def on_record(self, line: ProbeRecord) -> None:
+        made = self.made
+        made[0] += 1
+        made[1] += line.reexecuted
+        self.bar.update(self.task, advance=1, tally=f"re-executed {made[1]}/{made[0]}")
+        total = self.bar.tasks[0].total or 0
+        if not self.live and total and made[0] * 10 // total > (made[0] - 1) * 10 // total:
+            self.console.print(f"re-asks {made[0]}/{total:g}, re-executed {made[1]}")
+
+    def print_line(self, line: str) -> None:
+        self.console.print(line, markup=False, highlight=False)
+
+
+def _run(
+    run_dir: Path,
+    out: Path,
+    opts: ProbeOptions,
+    named: Grid | None,
+    api_key_env: str | None,
+    no_live: bool,
+) -> ProbeSummary:
+    """Run the probe with its console; a failure becomes one line and an exit code."""
     console = Console(stderr=True, soft_wrap=True, highlight=False)
     live = console.is_terminal and not no_live
 
     async def go() -> ProbeSummary:
         columns = progress_columns("re-asks", "tally")
         with Progress(*columns, console=console, disable=not live) as bar:
-            task = bar.add_task("probe", total=None, tally="")
-            made = [0, 0]  # re-asks, re-executions
-
-            def on_plan(summary: ProbeSummary, todo: int) -> None:
-                for name, sm in summary.sampling.items():
-                    extra = "".join(
-                        f", {k} {getattr(sm, k)}"
-                        for k in ("top_p", "top_k", "min_p")
-                        if getattr(sm, k) is not None
-                    )
-                    console.print(
-                        f"{name}: sampled at temperature {sm.temperature}{extra} ({sm.source})"
-                    )
-                console.print(
-                    f"{summary.traps} trap turns, {summary.planned} re-asks planned, "
-                    f"{summary.skipped} already in {out}"
-                )
-                bar.update(task, total=todo)
-
-            def on_record(line: ProbeRecord) -> None:
-                made[0] += 1
-                made[1] += line.reexecuted
-                bar.update(task, advance=1, tally=f"re-executed {made[1]}/{made[0]}")
-                total = bar.tasks[0].total or 0
-                if not live and total and made[0] * 10 // total > (made[0] - 1) * 10 // total:
-                    console.print(f"re-asks {made[0]}/{total:g}, re-executed {made[1]}")
-
+            shown = _ProbeConsole(console, bar, live, out)
             return await run_probe(
                 run_dir,
                 out,
                 opts,
-                on_record=on_record,
-                on_plan=on_plan,
+                on_record=shown.on_record,
+                on_plan=shown.on_plan,
                 endpoints_grid=named,
                 api_key_env=api_key_env,
-                on_endpoint=lambda line: console.print(line, markup=False, highlight=False),
-                on_line=lambda line: console.print(line, markup=False, highlight=False),
+                on_endpoint=shown.print_line,
+                on_line=shown.print_line,
             )
 
     try:
-        summary = anyio.run(go)
+        return anyio.run(go)
     except BaseException as raised:  # a task group's exception group: its leaf, one line
         why = leaf(raised)
         if isinstance(why, (ProbeError, NewerSchemaError, GridError, ValueError)):
@@ -241,10 +272,3 @@ def probe(
             typer.echo("interrupted: rerun the same command to resume", err=True)
             raise typer.Exit(130) from None
         raise
-    for v, n in summary.by_variant.items():
-        typer.echo(f"{v}: {n} re-asks, {summary.reexecuted.get(v, 0)} re-executed")
-    typer.echo(
-        f"{summary.traps} trap turns; {summary.asked} re-asks made, {summary.skipped} already "
-        f"in {out}, {summary.not_applicable} variant(s) not applicable; "
-        f"report: ladder probe --report {out}"
-    )

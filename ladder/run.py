@@ -34,8 +34,8 @@ from runner.grid.schema import EMBEDDED
 from runner.rundir.lock import RunLocked, run_lock
 from runner.rundir.logs import NewerSchemaError
 from runner.rundir.manifest import ManifestError
+from scoring.plural import plural
 from scoring.report.markdown import synthetic_warning
-from scoring.util import plural
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags, scripted_options
 

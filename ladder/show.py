@@ -32,7 +32,7 @@ from runner.files import NotRegularFile
 from runner.rundir.errors import check_logdir
 from runner.rundir.logs import NewerSchemaError
 from runner.view.data import RunView
-from scoring.util import plural
+from scoring.plural import plural
 from scoring.view.episode import filter_rows
 from scoring.view.models import CallView, EpisodeView, ErrorView, RowView, TurnView
 
@@ -85,8 +85,25 @@ def _calls(calls: Sequence[CallView]) -> str:
 
 def _turn(t: TurnView) -> list[Text]:
     failed = t.failed
+    out = [Text(visible(_head(t), newlines=False), style="bold red" if failed else "bold")]
+    out += _exchange(t)
+    out += [
+        Text(
+            _INDENT + visible(line, newlines=False),
+            style="red" if failed and "verdict" in line else "",
+        )
+        for line in _details(t)
+    ]
+    for i, raw in enumerate(t.matcher_replies):
+        label = "matcher reply" if i == 0 else "matcher reply after the correction request"
+        out.append(_block(label, raw, "dim"))
+    return out
+
+
+def _head(t: TurnView) -> str:
+    """A turn's heading: index, kind, step, work order, label and what stood out."""
     head = (
-        f"{'!! ' if failed else '-- '}turn {t.index} · {t.kind}"
+        f"{'!! ' if t.failed else '-- '}turn {t.index} · {t.kind}"
         f"{' (re-ask)' if t.dynamic else ''}"
         f"{' · ' + t.step if t.step else ''}"
         f"{' · ' + t.work_order if t.work_order else ''}"
@@ -102,9 +119,14 @@ def _turn(t: TurnView) -> list[Text]:
         head += f"  OVERRIDE {overrides}"
     if refused_esc := sum(not e.override for e in t.escalations):
         head += f"  ESCALATION REFUSED {refused_esc}"
-    if failed:
+    if t.failed:
         head += "  FAILED: " + _errors(t.errors)
-    out = [Text(visible(head, newlines=False), style="bold red" if failed else "bold")]
+    return head
+
+
+def _exchange(t: TurnView) -> list[Text]:
+    """What was sent (the user's text, the arm's additions apart) and what came back."""
+    out: list[Text] = []
     for kind, text in t.sent:
         if kind == "user":
             out.append(_block("user", text))
@@ -121,6 +143,12 @@ def _turn(t: TurnView) -> list[Text]:
     out.append(_block("reply", t.reply, "cyan"))
     if t.reasoning:
         out.append(_block("reasoning", t.reasoning, "dim"))
+    return out
+
+
+def _details(t: TurnView) -> list[str]:
+    """The indented lines: bookings, verdict, matcher and directive, calls, corruptions and
+    escalations."""
     verdict = f"executed {', '.join(t.executed) or 'nothing'}; {_errors(t.errors)}"
     if t.decline_aware_errors != t.errors:
         verdict += f" (decline-aware: {_errors(t.decline_aware_errors)})"
@@ -142,17 +170,7 @@ def _turn(t: TurnView) -> list[Text]:
     for e in t.escalations:  # the escalate knob: each refusal put to the user
         mark = "OVERRIDE (admitted once)" if e.override else "refused by the user"
         lines.append(f"escalation: {e.text} -> {e.answer} [{mark}]")
-    out += [
-        Text(
-            _INDENT + visible(line, newlines=False),
-            style="red" if failed and "verdict" in line else "",
-        )
-        for line in lines
-    ]
-    for i, raw in enumerate(t.matcher_replies):
-        label = "matcher reply" if i == 0 else "matcher reply after the correction request"
-        out.append(_block(label, raw, "dim"))
-    return out
+    return lines
 
 
 def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:

@@ -16,7 +16,7 @@ import typer
 from ladder.errors import UsageError
 from protocol.arms.table import arm_rank
 from runner.grid.expand import Grid, GridError, load_grid, missing_keys, trial_warnings
-from scoring.util import plural
+from scoring.plural import plural
 
 __all__ = ["validate"]
 

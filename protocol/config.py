@@ -27,6 +27,7 @@ __all__ = [
     "Config",
     "Domain",
     "EpisodeSpec",
+    "Handoff",
     "Knobs",
     "Regime",
     "Schedule",
@@ -57,6 +58,8 @@ UserStyle = Literal["cooperative", "restate", "contradict", "double", "restate_p
 # When the gate asks the user back (issue #38, ours; protocol.arms.askback, docs/askback.md).
 AskMode = Literal["off", "unresolved", "second_reading"]
 # The spoof knob's variants (protocol.stress.spoof): where the forged state text stands.
+# What crosses a session boundary (the sessions knob, issue #48; OURS, docs/semantics.md)
+Handoff = Literal["none", "note", "arm"]
 SpoofVariant = Literal["none", "checklist", "directive", "notice", "tool_result", "receipt", "redo"]
 
 
@@ -162,6 +165,17 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     # asks for it again once before T turns have passed since its run (a redo probe) and once
     # after (the run has lapsed: it must be run again). 0: off (a run never lapses).
     expiry: int = 0
+    # Several sessions (issue #48, generator 6; protocol.stress.sessions): the episode's turns
+    # split into this many sessions at boundaries the seed places; at each the conversation
+    # restarts with the brief. 0: off (one session, the paper's).
+    sessions: int = 0
+    # What crosses a boundary: "none" (nothing), "note" (the agent's own handoff note, asked
+    # for with rule_strings.HANDOFF_REQUEST), "arm" (what the arm keeps: ledger, memory).
+    handoff: Handoff = "none"
+    # The sessions knob's variant (issue #48): a model of the grid (its name) that runs every
+    # other session (the second, the fourth, ...) in the cell's model's place: a handoff
+    # between agents. "": the cell's model runs every session.
+    next_model: str = ""
 
     def changed(self) -> dict[str, object]:
         """The knobs set away from their defaults, in field order (empty: the plain arm)."""
@@ -234,7 +248,7 @@ class CellKey(_Frozen, frozen=True, kw_only=True):
         """A file-name-safe identifier, stable across runs (fields at their defaults add
         nothing, so slugs of cells written before a field existed are unchanged)."""
         parts = [
-            self.model.replace("/", "_").replace("?", "_").replace("&", "_").replace("=", "-"),
+            _safe(self.model),
             self.regime,
             f"S{self.steps}",
             f"rho{self.density:g}",
@@ -248,9 +262,14 @@ class CellKey(_Frozen, frozen=True, kw_only=True):
             parts.append(f"tier{self.paraphrase_tier}")
         if self.ambiguous_rate:
             parts.append(f"amb{self.ambiguous_rate:g}")
-        if changed := self.knobs.changed():
-            parts.append("-".join(f"{f}={v}" for f, v in changed.items()))
+        if changed := self.knobs.changed():  # a model name in a knob, as the model's own
+            parts.append("-".join(f"{f}={_safe(str(v))}" for f, v in changed.items()))
         return "__".join(parts)
+
+
+def _safe(text: str) -> str:
+    """``text`` safe in a file name (a model's name: the slug's own replacements)."""
+    return text.replace("/", "_").replace("?", "_").replace("&", "_").replace("=", "-")
 
 
 def graph_label(steps: int, density: float) -> str:

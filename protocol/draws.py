@@ -9,7 +9,8 @@ in what follows from the agent's own state there (paired by construction; docs/s
 The runner sends the key with each agent request in the header :data:`DRAW_HEADER`
 (``seed=100;turn=p12;call=0;trial=0``); ``turn`` is ``p<planned index>`` for a planned turn
 (a stressed turn keeps the index of the planned turn it stands for) and ``d<n>`` for the
-episode's n-th dynamic re-ask; ``call`` counts the agent's calls within the turn (1: the
+episode's n-th dynamic re-ask (``n<k>``: the handoff note that closes session ``k - 1``, the
+sessions knob, issue #48); ``call`` counts the agent's calls within the turn (1: the
 same-turn retry after a notice). A request without the header (a client other than the
 runner) is drawn from its prompt's hash, as before.
 """
@@ -22,7 +23,7 @@ import re
 __all__ = ["DRAW_HEADER", "draw_key", "parse_draw", "uniform"]
 
 DRAW_HEADER = "X-State-Ladder-Draw"  # OURS
-_KEY = re.compile(r"seed=(-?\d{1,19});turn=([pd]\d{1,6});call=(\d{1,3});trial=(\d{1,6})")
+_KEY = re.compile(r"seed=(-?\d{1,19});turn=([pdn]\d{1,6});call=(\d{1,3});trial=(\d{1,6})")
 MAX_KEY_BYTES = 80
 
 

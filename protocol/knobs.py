@@ -21,6 +21,7 @@ from protocol.config import DEFAULT_DOSE, Knobs
 from protocol.registry import Registry
 from protocol.stress.budget import MAX_BUDGET
 from protocol.stress.expiry import MAX_EXPIRY, MIN_EXPIRY
+from protocol.stress.sessions import MAX_SESSIONS, MIN_SESSIONS
 
 __all__ = [
     "KNOBS",
@@ -98,6 +99,29 @@ def _rule(field: str, low: int, high: int, unit: str) -> Check:
         return []
 
     return check
+
+
+def _sessions(knobs: Knobs, arm: str) -> list[str]:
+    """Several sessions (issue #48): 0 or 2 to MAX_SESSIONS, on the text protocol, alone among
+    the rules (a handoff note would have to carry a budget's runs and a run's age)."""
+    value = knobs.sessions
+    if value == 0:
+        return []
+    if not MIN_SESSIONS <= value <= MAX_SESSIONS:
+        return [f"sessions must be 0 (off) or {MIN_SESSIONS} to {MAX_SESSIONS} (got {value})"]
+    if knobs.harness != "text":
+        return ["sessions runs on the text protocol; the tool harness does not restart yet"]
+    if knobs.budget or knobs.expiry:
+        return ["sessions and budget or expiry are one rule each: set one"]
+    return []
+
+
+def _handoff(knobs: Knobs, arm: str) -> list[str]:
+    if knobs.handoff != "none" and not knobs.sessions:
+        return ["handoff needs sessions on the same variant"]
+    if knobs.next_model and not knobs.sessions:
+        return ["next_model needs sessions on the same variant"]
+    return []
 
 
 def _memory_k(knobs: Knobs, arm: str) -> list[str]:
@@ -293,6 +317,16 @@ for _knob in (
              "request after it lapses must be run again (ours)",
              check=_rule("expiry", MIN_EXPIRY, MAX_EXPIRY, "turns"), family="Semantics: expiry",
              alone=True, section="expiry", since=_since_6("expiry")),
+    # Several sessions (issue #48, ours; protocol.stress.sessions): K is the dose and the
+    # handoff part of the cell; each cell against the same cell with one session.
+    KnobSpec(field="sessions", label="sessions the episode's turns split into at seed-placed "
+             "boundaries; the conversation restarts at each (ours)", check=_sessions,
+             family="Semantics: sessions", alone=True, section="sessions",
+             resets=("handoff", "next_model"), since=_since_6("sessions")),
+    KnobSpec(field="handoff", label="what crosses a session boundary: nothing, the agent's "
+             "note, or what the arm keeps (ours)", check=_handoff, section="sessions"),
+    KnobSpec(field="next_model", label="a model of the grid that runs every other session: a "
+             "handoff between agents (ours)", section="sessions"),
 ):  # fmt: skip
     KNOBS.add(_knob.field, _knob)
 

@@ -152,6 +152,16 @@ class Episode(_Frozen, frozen=True, kw_only=True):
     # each expiring step stays valid, as the brief states it; unset (not encoded) otherwise.
     expiry: dict[str, int] | UnsetType = UNSET
 
+    # The sessions knob (issue #48, generator 6; protocol.stress.sessions): the planned turn
+    # indices at which a new session begins (the conversation restarts before that turn);
+    # unset (not encoded) on every other episode, whose encoding stays the earlier versions'.
+    sessions: tuple[int, ...] | UnsetType = UNSET
+
+    @property
+    def boundaries(self) -> tuple[int, ...]:
+        """The planned turns that open a new session (empty: one session)."""
+        return () if isinstance(self.sessions, UnsetType) else tuple(self.sessions)
+
     @property
     def caps(self) -> dict[str, int]:
         """The budgeted steps' caps (empty without a budget)."""
@@ -328,6 +338,11 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
     # The turn part of the agent calls' draw key (protocol.draws; issue #46): "p<planned
     # index>" or "d<n>"; "" in logs written before it (their agents drew from the prompt)
     draw_turn: str = ""
+    # The sessions knob (issue #48): on the first turn of each session after the first, the
+    # session's number (1, 2, ...) and, with handoff = "note", the note carried into it (the
+    # previous session's note call is the first of ``calls``); unset (not encoded) otherwise.
+    session: int | UnsetType = UNSET
+    carried: str | UnsetType = UNSET
 
     def as_turn(self) -> Turn:
         """The scripted user's turn this record played (for replay)."""

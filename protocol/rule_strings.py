@@ -7,6 +7,9 @@ Budgets: the brief's clause and one line per budgeted step (after every other cl
 budgeted brief is its control's brief with lines added), the request the user sends for a
 budgeted step again, what the checklist and the ledger show of a budget, the directive and
 the rejection notice for a spent step, and the compile prompt's addition with its field.
+
+Sessions: the request for a handoff note at the end of a session, and the block that carries
+the note into the next one.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ __all__ = [
     "EXPIRY_LAPSED_STATUS",
     "EXPIRY_LAPSED_SUFFIX",
     "EXPIRY_LINE",
+    "HANDOFF_CARRIED",
+    "HANDOFF_NOTE_CHARS",
+    "HANDOFF_REQUEST",
 ]
 
 # --- Budgets (the budget knob; protocol.stress.budget) ----------------------------------------
@@ -78,3 +84,18 @@ EXPIRY_COMPILE_PROMPT = (
     'Also give "expiry": for each step listed under EXPIRY, the number of messages a run '
     'stays valid, e.g. "expiry": {"s3": 8} (an empty object if the plan has no EXPIRY list).'
 )
+
+# --- Sessions (the sessions knob with handoff = "note"; protocol.stress.sessions) -----------
+# Sent by the runner after the last turn of each session but the last, as the session's final
+# user message: not a scored turn, and a reply to it books nothing (the runner reads no
+# bookings from it). It names what a complete note holds and nothing of the episode.
+HANDOFF_REQUEST = (
+    "[SESSION END] This conversation ends after your reply; a new one will continue the task "
+    "with the brief and a fresh transcript. Write a handoff note for it: every step you have "
+    "performed (its completion code and work order), every step that was cancelled, and every "
+    "change to the plan. Book nothing in this reply."
+)
+# How the note reaches the next session: the first user message of the session opens with
+# this block (the note's blank lines closed up, the note bounded: HANDOFF_NOTE_CHARS).
+HANDOFF_CARRIED = "[HANDOFF NOTE] Your note from the previous session:\n{note}"
+HANDOFF_NOTE_CHARS = 8000  # the most characters of a note carried over (a bound, not a limit asked)

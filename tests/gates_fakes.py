@@ -1,6 +1,6 @@
 """Test doubles for the gate tests: an in-process chat endpoint and ground-truth answers.
 
-``FakeChat`` stands where ``runner.client.endpoint.Endpoint`` stands for ``runner.gates.helpers.Helpers``:
+``FakeChat`` stands where ``runner.client.endpoint.Endpoint`` stands for ``runner.gates.helper_models.Helpers``:
 an object with the same ``chat`` coroutine, answering from a handler and counting calls. The
 ground-truth compiler and matcher answers are written from the generator's episode, which
 only a test may read.

@@ -40,7 +40,7 @@ _ORDERS = re.compile(
     r"\bplease\b|\b(?:could|can|would|will)\s+you\b|\bgo\s+ahead\b|\bmake\s+sure\b", re.I
 )
 # A redo probe asks a finished step plainly (Appendix A.3: no repetition); these say "redo"
-# in words the generator-time rule (protocol.domains.packs._REPETITION) does not list.
+# in words the generator-time rule (protocol.domains.pack_rules._REPETITION) does not list.
 _MORE = re.compile(
     r"\b(?:a\s+)?second\s+time\b|\btwice\b|\banew\b|\bafresh\b|\ball\s+over\b|\bover\s+again\b"
     r"|\bagain\b|\bonce\s+more\b|\bone\s+more\s+time\b|\banother\s+time\b",
@@ -60,7 +60,7 @@ _SPELLED_CODE = re.compile(
     rf"no\.?)\s*\W{{0,2}}{_DIGIT}\b|\bW\W?\d{{3,}}|\bwork\s+order\s+(?:number|no\.?)\s*\W?\d",
     re.I,
 )
-# The written forms the generator-time rule already refuses (protocol.domains.packs._RECEIPTISH),
+# The written forms the generator-time rule already refuses (protocol.domains.pack_rules._RECEIPTISH),
 # taken out first so a wording gets one line for one code.
 _WRITTEN_CODE = re.compile(r"RC\s*[-–—]?\s*\d+|#\s*W\s*\d+|\{\w*\}", re.I)
 # A filler that says a step (or "it", "everything") is done: fillers are small talk.

@@ -95,6 +95,30 @@ def _topo_asks(
 
 
 def _plan(rng: random.Random, ids: list[str], deps: dict[str, frozenset[str]]) -> _Plan | None:
+    revision = _revision(rng, ids, deps)
+    if revision is None:
+        return None
+    c, rewires, post, relax = revision
+    pending = [v for v in ids if v != c]
+    n = len(pending)
+    done: set[str] = set()
+    pre = _topo_asks(rng, pending, deps, done, rng.randint(max(1, n // 3), max(1, 2 * n // 3)))
+    rest = _topo_asks(rng, pending, post, done, n)
+    if len(pre) + len(rest) != n:
+        return None
+    base: list[_Event] = [("ask", v) for v in pre] + [("revision", None)]
+    base += [("ask", v) for v in rest]
+    traps = _traps(rng, pending, base, len(pre), deps, post)
+    if traps is None:
+        return None
+    return _Plan(c, rewires, relax, _interleave(rng, base, len(pre), c, traps))
+
+
+def _revision(
+    rng: random.Random, ids: list[str], deps: dict[str, frozenset[str]]
+) -> tuple[str, dict[str, tuple[str, ...]], dict[str, frozenset[str]], tuple[str, str]] | None:
+    """The cancelled step, its dependents' rewired prerequisites, the graph after the
+    revision and the relaxed edge (None: no step can be cancelled or no edge relaxed)."""
     cancels = [c for c in ids if any(c in deps[v] for v in ids)]
     if not cancels:
         return None
@@ -109,17 +133,22 @@ def _plan(rng: random.Random, ids: list[str], deps: dict[str, frozenset[str]]) -
         return None
     relax = rng.choice(relaxable)
     post[relax[0]] = post[relax[0]] - {relax[1]}
+    return c, rewires, post, relax
 
-    pending = [v for v in ids if v != c]
-    n = len(pending)
-    done: set[str] = set()
-    pre = _topo_asks(rng, pending, deps, done, rng.randint(max(1, n // 3), max(1, 2 * n // 3)))
-    rest = _topo_asks(rng, pending, post, done, n)
-    if len(pre) + len(rest) != n:
-        return None
-    base: list[_Event] = [("ask", v) for v in pre] + [("revision", None)]
-    base += [("ask", v) for v in rest]
-    rev = len(pre)
+
+_Traps = tuple[list[tuple[str, int]], list[tuple[str, int]], list[tuple[str, int]]]
+
+
+def _traps(
+    rng: random.Random,
+    pending: list[str],
+    base: list[_Event],
+    rev: int,
+    deps: Mapping[str, frozenset[str]],
+    post: Mapping[str, frozenset[str]],
+) -> _Traps | None:
+    """Two premature asks, two redo probes and one legitimate redo, each a (step, gap of
+    ``base``) at a valid position (None: the budget cannot be met)."""
     done_at = {v: i for i, (_, v) in enumerate(base) if v is not None}
     never = len(base) + 1
 
@@ -130,7 +159,6 @@ def _plan(rng: random.Random, ids: list[str], deps: dict[str, frozenset[str]]) -
         return deps if gap <= rev else post
 
     gaps = range(len(base) + 1)
-    inserts: list[tuple[int, float, _Event]] = []
 
     def pick(cands: list[tuple[str, int]], k: int, used: set[str]) -> list[tuple[str, int]]:
         chosen: list[tuple[str, int]] = []
@@ -157,6 +185,16 @@ def _plan(rng: random.Random, ids: list[str], deps: dict[str, frozenset[str]]) -
     ) or pick([(r, g) for r in pending for g in gaps if is_done(r, g)], 1, set())
     if len(premature) < 2 or len(redo) < 2 or len(legit) < 1:
         return None
+    return premature, redo, legit
+
+
+def _interleave(
+    rng: random.Random, base: list[_Event], rev: int, c: str, traps: _Traps
+) -> list[_Event]:
+    """``base`` with the traps and the superseded cue inserted at their gaps (ties in a
+    random order); a prematurely asked step's later ask becomes its ``re_ask``."""
+    premature, redo, legit = traps
+    inserts: list[tuple[int, float, _Event]] = []
     for kind, chosen in (("premature", premature), ("redo_probe", redo), ("legit_redo", legit)):
         for v, g in chosen:
             inserts.append((g, rng.random(), (kind, v)))  # type: ignore[arg-type]
@@ -172,7 +210,7 @@ def _plan(rng: random.Random, ids: list[str], deps: dict[str, frozenset[str]]) -
             k += 1
         if i < len(base):
             events.append(("re_ask", step) if kind == "ask" and step in reasked else (kind, step))
-    return _Plan(c, rewires, relax, events)
+    return events
 
 
 def generate_v1(spec: EpisodeSpec, paraphrases: Paraphrases | None) -> Episode:

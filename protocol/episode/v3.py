@@ -12,6 +12,7 @@ the revision midway in both schedules, plans the ambiguous probes on the perfect
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import msgspec
 
@@ -62,14 +63,12 @@ def generate_v3(spec: EpisodeSpec, paraphrases: Paraphrases | None) -> Episode:
     steps, revision = steps_and_revision(
         rng, ids, by_id, deps, plan.cancel, plan.rewires, plan.relax
     )
-    texts = {s.id: s.text for s in steps}
     events = plan.events
     slots = set(rng.sample(range(N_TURNS), len(events)))
     it = iter(events)
     schedule = [next(it) if i in slots else ("filler", None) for i in range(N_TURNS)]
     work_orders = iter(rng.sample(range(1000, 10000), N_TURNS))
-    v4 = spec.generator >= 4
-    if v4:
+    if spec.generator >= 4:
         probes = plan_probes(spec, schedule, deps, revision, len(pool.ambiguous))
         candidate = [False] * N_TURNS
     else:
@@ -78,38 +77,10 @@ def generate_v3(spec: EpisodeSpec, paraphrases: Paraphrases | None) -> Episode:
         amb = random.Random(stream_seed(spec, f"ambiguous-v3|{spec.ambiguous_rate!r}"))
         candidate = [k == "filler" and amb.random() < spec.ambiguous_rate for k, _ in schedule]
         probes = [None] * N_TURNS
-    words = random.Random(stream_seed(spec, "words"))
-    held = random.Random(stream_seed(spec, "held-out"))
+    worded = _Wording(spec, pool, by_id, {s.id: s.text for s in steps}, paraphrases)
     turns: list[Turn] = []
     for i, (kind, v) in enumerate(schedule):
-        idx = words.randrange(3)
-        rewrite = held.randrange(3) if spec.paraphrase_tier == 2 else 0
-        probe = probes[i]
-        if kind == "revision":
-            turns.append(Turn(index=i, kind=kind, step=None, work_order=None, text=revision.text))
-        elif probe is not None:
-            a, b, frame = probe
-            wo = f"#W{next(work_orders)}"
-            text = pool.ambiguous[frame].format(a=texts[a], b=texts[b], wo=wo)
-            turns.append(
-                Turn(index=i, kind="ambiguous", step=None, work_order=wo, text=text, named=(a, b))
-            )
-        elif kind == "filler":
-            text = pool.fillers[words.randrange(len(pool.fillers))]
-            cand = f"#W{next(work_orders)}" if candidate[i] else None
-            turn_kind: TurnKind = "ambiguous" if candidate[i] else "filler"
-            turns.append(Turn(index=i, kind=turn_kind, step=None, work_order=cand, text=text))
-        else:
-            assert v is not None
-            wo = f"#W{next(work_orders)}"
-            worded = wording_v3(
-                by_id[v], kind, idx, rewrite, spec.paraphrase_tier, paraphrases, reask_frames=not v4
-            )
-            if worded is None:
-                text = pool.re_asks[idx].format(text=texts[v], wo=wo)
-            else:
-                text = worded.format(wo=wo)
-            turns.append(Turn(index=i, kind=kind, step=v, work_order=wo, text=text))
+        turns.append(worded.turn(i, kind, v, probes[i], candidate[i], work_orders, revision.text))
     held_out: dict[str, tuple[str, ...]] = {}
     if spec.paraphrase_tier == 2 and paraphrases is not None:
         held_out = {
@@ -117,3 +88,65 @@ def generate_v3(spec: EpisodeSpec, paraphrases: Paraphrases | None) -> Episode:
             for v in ids
         }
     return assemble(spec, steps, revision, turns, held_out)
+
+
+class _Wording:
+    """Words each turn of a schedule: the wording streams (``words``, ``held-out``) draw once
+    per turn, in schedule order."""
+
+    def __init__(
+        self,
+        spec: EpisodeSpec,
+        pool: DomainPool,
+        by_id: dict[str, Template],
+        texts: dict[str, str],
+        paraphrases: Paraphrases | None,
+    ) -> None:
+        self.spec, self.pool, self.by_id, self.texts = spec, pool, by_id, texts
+        self.paraphrases = paraphrases
+        self.words = random.Random(stream_seed(spec, "words"))
+        self.held = random.Random(stream_seed(spec, "held-out"))
+
+    def turn(
+        self,
+        i: int,
+        kind: TurnKind,
+        v: str | None,
+        probe: tuple[str, str, int] | None,
+        candidate: bool,
+        work_orders: Iterator[int],
+        revision_text: str,
+    ) -> Turn:
+        spec, pool, texts = self.spec, self.pool, self.texts
+        idx = self.words.randrange(3)
+        rewrite = self.held.randrange(3) if spec.paraphrase_tier == 2 else 0
+        if kind == "revision":
+            return Turn(index=i, kind=kind, step=None, work_order=None, text=revision_text)
+        if probe is not None:
+            a, b, frame = probe
+            wo = f"#W{next(work_orders)}"
+            text = pool.ambiguous[frame].format(a=texts[a], b=texts[b], wo=wo)
+            return Turn(
+                index=i, kind="ambiguous", step=None, work_order=wo, text=text, named=(a, b)
+            )
+        if kind == "filler":
+            text = pool.fillers[self.words.randrange(len(pool.fillers))]
+            cand = f"#W{next(work_orders)}" if candidate else None
+            turn_kind: TurnKind = "ambiguous" if candidate else "filler"
+            return Turn(index=i, kind=turn_kind, step=None, work_order=cand, text=text)
+        assert v is not None
+        wo = f"#W{next(work_orders)}"
+        worded = wording_v3(
+            self.by_id[v],
+            kind,
+            idx,
+            rewrite,
+            spec.paraphrase_tier,
+            self.paraphrases,
+            reask_frames=spec.generator < 4,
+        )
+        if worded is None:
+            text = pool.re_asks[idx].format(text=texts[v], wo=wo)
+        else:
+            text = worded.format(wo=wo)
+        return Turn(index=i, kind=kind, step=v, work_order=wo, text=text)

@@ -30,7 +30,8 @@ version stays selectable so a log rescores against the episodes it was run on
   whatever the stress (capped by its eligible turns; issue #46); the rules beyond one-shot
   state are placed on the episodes from the seed (issue #48): the budget knob's cap of runs on
   one step (:mod:`protocol.stress.budget`) and the expiry of a step's run
-  (:mod:`protocol.stress.expiry`).
+  (:mod:`protocol.stress.expiry`); the sessions knob's boundaries, where the conversation
+  restarts (:mod:`protocol.stress.sessions`; the episode's turns unchanged).
 """
 
 from __future__ import annotations

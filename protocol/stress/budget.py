@@ -34,6 +34,7 @@ from protocol.records import Episode, Turn
 from protocol.state.machine import sort_ids
 from protocol.stress.doses import fresh_work_orders, perfect_play
 from protocol.stress.expiry import expiring
+from protocol.stress.sessions import sessioned
 
 __all__ = [
     "MAX_BUDGET",
@@ -115,6 +116,6 @@ def budget_placed(episode: Episode) -> bool:
 def cell_episode(episode: Episode, knobs: Knobs) -> Episode:
     """The episode a cell with ``knobs`` runs and is scored on: ``episode`` (a pure function
     of its spec) with the rules its knobs place (issue #48: a budget or an expiry; a cell
-    sets at most one, :mod:`protocol.knobs`). The runner and the scorer both call it, so the
-    two never disagree on a placed turn."""
-    return expiring(budgeted(episode, knobs.budget), knobs.expiry)
+    sets at most one, :mod:`protocol.knobs`) and its session boundaries (the sessions knob).
+    The runner and the scorer both call it, so the two never disagree on a placed turn."""
+    return sessioned(expiring(budgeted(episode, knobs.budget), knobs.expiry), knobs.sessions)

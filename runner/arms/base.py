@@ -37,7 +37,7 @@ from protocol.state.machine import TaskState
 from protocol.state.receipts import Receipts
 from runner.client.endpoint import CallFailed, Reply
 from runner.gates.cache import MatcherOutcome
-from runner.gates.helpers import Helpers
+from runner.gates.helper_models import Helpers
 
 __all__ = ["Admission", "AgentCall", "ArmSession", "EpisodeContext", "Shaped"]
 
@@ -58,6 +58,9 @@ class EpisodeContext:
     principal: Principal | None = None
     on_turn: Callable[[], None] | None = None  # told each time a turn closes (the live view)
     trial: int = 0  # which trial of its (cell, seed) the episode is (--trials, #40)
+    # the sessions knob's next_model (issue #48): the agent of every other session (None: the
+    # cell's agent runs every session); the episode runner swaps the two at each boundary
+    next_agent: AgentCall | None = None
 
     def turn_done(self) -> None:
         if self.on_turn is not None:
@@ -184,3 +187,11 @@ class ArmSession:
 
     def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
         """After the turn: what the world admitted (the gates advance on receipts)."""
+
+    def restart(self) -> None:
+        """A new session begins with nothing the arm kept from the conversation (the sessions
+        knob with ``handoff`` other than "arm", issue #48; docs/semantics.md): what the arm
+        read out of the agent's replies or stored of the exchanges is dropped. What it holds
+        of the world (the realized state a checklist renders, a gate's compiled state, which
+        advances on receipts the world admitted) is not the conversation's and stays. The raw
+        transcript keeps nothing: no-op."""

@@ -2,7 +2,7 @@
 (Sections 3.2, 3.3; Appendices D.3, D.4, E.2); the self-ledger is :mod:`runner.arms.ledger`.
 
 The gates own a task state compiled by the compile model from the brief and the revision
-message (:mod:`runner.gates.helpers`, :mod:`protocol.state.compiled`); it never reads the generator's
+message (:mod:`runner.gates.helper_models`, :mod:`protocol.state.compiled`); it never reads the generator's
 graph (``compile_info.accuracy`` compares with it for the record only). The compiled state
 is a :class:`protocol.state.machine.TaskState` advanced only
 
@@ -90,7 +90,7 @@ from protocol.state.receipts import normalize_code
 from protocol.stress.corruption import CORRUPT_ON_FILLERS, corruption_rng, draw_corruptions
 from protocol.stress.spoof import own_words
 from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
-from runner.gates.helpers import Compiled, Helpers
+from runner.gates.helper_models import Compiled, Helpers
 
 __all__ = [
     "CORRUPT_ON_FILLERS",
@@ -127,7 +127,7 @@ class DirectiveGate(ArmSession):
     def helpers(self) -> Helpers:
         if self.ctx.helpers is None:
             raise RuntimeError(
-                f"the {self.ctx.cell.arm!r} arm needs runner.gates.helpers.Helpers in its context"
+                f"the {self.ctx.cell.arm!r} arm needs runner.gates.helper_models.Helpers in its context"
             )
         return self.ctx.helpers
 

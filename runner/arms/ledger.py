@@ -29,3 +29,8 @@ class SelfLedger(ArmSession):
 
     def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
         self.ledger.update(parse_ledger(reply))
+
+    def restart(self) -> None:
+        """The ledger is the agent's own lines, read from its replies: a restart without the
+        arm's handoff drops it (issue #48)."""
+        self.ledger.clear()

@@ -18,6 +18,11 @@ class Mem0Arm(MemoryArm):
         super().__init__(ctx)
         self.store = Mem0Store(memory_services(ctx).chat(ctx.cell), self.embedder)
 
+    def restart(self) -> None:
+        """A restart without the arm's handoff starts an empty store (issue #48)."""
+        super().restart()
+        self.store = Mem0Store(memory_services(self.ctx).chat(self.ctx.cell), self.embedder)
+
     async def recall(self, query: str, calls: list[CallRecord]) -> list[str]:
         if self._pending is not None:
             user, reply = self._pending

@@ -67,6 +67,10 @@ class MemoryArm(ArmSession):
     def observe(self, turn: Turn, admitted: Sequence[Booking], reply: str) -> None:
         self._pending = (self._user, reply)
 
+    def restart(self) -> None:
+        """The last exchange is not stored (issue #48; the stores drop theirs below)."""
+        self._pending = None
+
 
 class TopKArm(MemoryArm):
     """Cosine top-k over the episode's stored exchanges (faiss)."""
@@ -74,6 +78,11 @@ class TopKArm(MemoryArm):
     def __init__(self, ctx: EpisodeContext) -> None:
         super().__init__(ctx)
         self.index: ExchangeIndex | None = None
+
+    def restart(self) -> None:
+        """A restart without the arm's handoff empties the stored exchanges (issue #48)."""
+        super().restart()
+        self.index = None
 
     async def recall(self, query: str, calls: list[CallRecord]) -> list[str]:
         stored = (

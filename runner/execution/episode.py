@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 import msgspec
+from msgspec import UNSET
 
 from protocol.arms.askback import Principal
 from protocol.arms.render import compose_user_message
@@ -28,6 +29,7 @@ from protocol.user import ScriptedUser
 from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
 from runner.client.endpoint import CallFailed, Reply
 from runner.client.turn_draw import TURN_DRAW
+from runner.execution.handoff import carry, restart
 
 __all__ = ["run_episode", "same_turn_notice"]
 
@@ -130,6 +132,8 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
     t0 = time.perf_counter()
     failure: CallFailed | None = None
     dynamic = 0  # dynamic turns served so far (their draw keys, protocol.draws)
+    opens = set(ep.boundaries)  # planned turns that open a session (the sessions knob, #48)
+    session = 0
     try:
         ctx.calls.clear()
         TURN_DRAW.set(None)
@@ -139,6 +143,14 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
         while (turn := user.next_turn()) is not None:
             ctx.calls.clear()
             TURN_DRAW.set(None)  # an arm's own calls while it shapes the turn carry no key
+            opened = user.planned in opens
+            note: str | None = None
+            if opened:  # a boundary: the conversation restarts before this turn
+                opens.discard(user.planned)
+                session += 1
+                done = await restart(ctx, arm, system, history, session)
+                history, note = [], done.note
+                prepare_calls = [*prepare_calls, *done.calls]
             verdict = user.begin(turn)
             if planned is None:  # versions 1-4: on the realized state
                 injected = forgery(ep, turn, verdict, knobs.spoof)
@@ -147,6 +159,8 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
             asked = _with_injected(turn, injected)
             ctx.principal = Principal(ep, turn, user.state)
             shown, shaped = notices, await arm.shape(asked, user.state, notices)
+            if note is not None:  # the note opens the session's first message, kept with it
+                shaped.sent, shaped.kept = carry(note, shaped.sent), carry(note, shaped.kept)
             sys_msg = {"role": "system", "content": system + shaped.system_extra}
             messages = [sys_msg, *arm.context(history), {"role": "user", "content": shaped.sent}]
             key = f"p{user.planned}" if user.planned is not None else f"d{dynamic}"
@@ -188,6 +202,8 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
                     askback_calls=shaped.askback_calls,
                     escalations=played.escalations,
                     draw_turn=key,
+                    session=session if opened else UNSET,
+                    carried=note if note is not None else UNSET,
                 )
             )
             ctx.turn_done()

@@ -25,14 +25,15 @@ from runner.execution.scheduler import (
     streaming_scorer,
 )
 from runner.gates.cache import HelperStats
-from runner.gates.helpers import Helpers
+from runner.gates.helper_models import Helpers
 from runner.grid.expand import Grid, GridError, Task, expand
 from runner.rundir.logs import LogReport, read_logs
 from runner.rundir.manifest import write_or_check_manifest
 from runner.rundir.packs import keep_packs
 from runner.rundir.results import RESULTS, finalize_results, holds_final
+from scoring.gc_pause import paused_gc
+from scoring.plural import plural
 from scoring.results.stream import StreamingScorer
-from scoring.util import paused_gc, plural
 from serve.config import ServerConfig
 
 __all__ = ["RunSummary", "helper_summary", "run_async"]

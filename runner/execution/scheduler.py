@@ -39,7 +39,7 @@ from runner.execution.episode import run_episode
 from runner.execution.observer import Observers
 from runner.execution.order import TaskOrder
 from runner.files import JsonlAppender
-from runner.gates.helpers import Helpers
+from runner.gates.helper_models import Helpers
 from runner.grid.expand import Grid, Task, expand
 from runner.rundir.logs import LogReport, LogWriter, read_logs
 from runner.rundir.results import RESULTS, encode_line
@@ -210,6 +210,7 @@ async def run_grid(
                     episode=cell_episode(ep, task.cell.knobs),  # the rules it places (#48)
                     cell=task.cell,
                     agent=agents[task.trial][task.cell.model],
+                    next_agent=agents[task.trial].get(task.cell.knobs.next_model),  # #48
                     helpers=state.helpers,
                     on_turn=turn_closed,
                     trial=task.trial,

@@ -291,6 +291,8 @@ def check_grid(grid: Grid, *, source: str = "grid", need_keys: bool = True) -> N
         if v.harness == "langgraph" and importlib.util.find_spec("langgraph") is None:
             problems.append(LANGGRAPH_MISSING)
         problems += generator_problems(v.knobs(), run.generator)  # KnobSpec.since
+        if v.next_model and v.next_model not in {m.name for m in grid.models}:  # #48
+            problems.append(f"next_model {v.next_model!r} is not a model of the grid")
     if run.concurrency < 1:
         problems.append(f"concurrency must be at least 1 (got {run.concurrency})")
     if run.trials < 1:

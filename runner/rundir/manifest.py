@@ -229,36 +229,8 @@ def write_or_check_manifest(
     if scripted is not None:
         entry["scripted"] = msgspec.to_builtins(scripted)
     if path.exists() or path.is_symlink():
-        try:  # a regular file only: a planted link or FIFO is refused in one line
-            old: dict[str, Any] = orjson.loads(read_regular(path, follow=False))
-        except (OSError, ValueError) as e:  # orjson.JSONDecodeError is a ValueError
-            raise ManifestError(f"{path} is unreadable ({e}); move it away to start over") from None
-        if (problem := manifest_problem(old, path)) is not None:  # a wrong type (#47)
-            raise ManifestError(f"{problem}; move it away to start over")
-        ran = old.get("generator_version", 1)  # manifests before versions: generator 1
-        if ran != grid.run.generator and not allow_change:
-            raise ManifestError(
-                f"{out} was run with generator version {ran} and this grid uses "
-                f"{grid.run.generator}; set [run] generator = {ran} to resume it, or use another --out"
-            )
-        check = ManifestCheck(resumed=True)
-        if old.get("grid_digest") != digest:
-            change = (
-                compare_grids(old["grid"], grid)
-                if isinstance(old.get("grid"), dict)
-                else GridChange(compatible=False)
-            )
-            if not change.compatible and not allow_change:
-                raise _refusal(out, change)
-            check.added = change.added if change.compatible else []
-            check.changed = [] if change.compatible else change.diff
-            old["grid_digest"] = digest
-            old["grid"] = grid_record(grid)
-            entry["grid_change"] = check.added or check.changed or ["digest"]
-        if digests := _pack_digests(grid):
-            entry["domain_digests"] = digests
-        old.setdefault("resumed", []).append(entry["time"])
-        old.setdefault("history", []).append(entry)
+        old = _read_old(path)
+        check = _resume(out, old, grid, digest, entry, allow_change)
         if write:
             _atomic_write(path, old)
         return check
@@ -284,6 +256,55 @@ def write_or_check_manifest(
         },
     )
     return ManifestCheck()
+
+
+def _read_old(path: Path) -> dict[str, Any]:
+    """The manifest at ``path``: a regular file only (a planted link or FIFO is refused in one
+    line), of the expected shape."""
+    try:
+        old: dict[str, Any] = orjson.loads(read_regular(path, follow=False))
+    except (OSError, ValueError) as e:  # orjson.JSONDecodeError is a ValueError
+        raise ManifestError(f"{path} is unreadable ({e}); move it away to start over") from None
+    if (problem := manifest_problem(old, path)) is not None:  # a wrong type (#47)
+        raise ManifestError(f"{problem}; move it away to start over")
+    return old
+
+
+def _resume(
+    out: Path,
+    old: dict[str, Any],
+    grid: Grid,
+    digest: str,
+    entry: dict[str, object],
+    allow_change: bool,
+) -> ManifestCheck:
+    """Check ``grid`` against the manifest ``old`` of a run being resumed and update ``old``
+    in place (its grid when it changed, the history entry)."""
+    ran = old.get("generator_version", 1)  # manifests before versions: generator 1
+    if ran != grid.run.generator and not allow_change:
+        raise ManifestError(
+            f"{out} was run with generator version {ran} and this grid uses "
+            f"{grid.run.generator}; set [run] generator = {ran} to resume it, or use another --out"
+        )
+    check = ManifestCheck(resumed=True)
+    if old.get("grid_digest") != digest:
+        change = (
+            compare_grids(old["grid"], grid)
+            if isinstance(old.get("grid"), dict)
+            else GridChange(compatible=False)
+        )
+        if not change.compatible and not allow_change:
+            raise _refusal(out, change)
+        check.added = change.added if change.compatible else []
+        check.changed = [] if change.compatible else change.diff
+        old["grid_digest"] = digest
+        old["grid"] = grid_record(grid)
+        entry["grid_change"] = check.added or check.changed or ["digest"]
+    if digests := _pack_digests(grid):
+        entry["domain_digests"] = digests
+    old.setdefault("resumed", []).append(entry["time"])
+    old.setdefault("history", []).append(entry)
+    return check
 
 
 def _pack_digests(grid: Grid) -> dict[str, str]:

@@ -36,6 +36,7 @@ from scoring.analyses.registry import (
     scored_once,
 )
 from scoring.analyses.truncation import Cut, cut_replies
+from scoring.gc_pause import paused_gc
 from scoring.replay.episode import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
@@ -44,7 +45,6 @@ from scoring.results.gate_report import flag_inert, helper_lines
 from scoring.results.lines import HelperLine, ResultLine, with_status
 from scoring.results.offline import rescore, score_records
 from scoring.results.stats import preload_stats
-from scoring.util import paused_gc
 
 __all__ = ["MIN_PARALLEL_BYTES", "Scored", "config_groups", "cores", "rescore_dir", "scored_dir"]
 

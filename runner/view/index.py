@@ -42,11 +42,11 @@ from runner.rundir.logs import (
 )
 from runner.rundir.rescore import MIN_PARALLEL_BYTES, config_groups, cores
 from scoring.analyses.cost import CostRow, cost_rows
+from scoring.gc_pause import paused_gc
 from scoring.replay.episode import EpisodeScore, Replays, score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.gate_report import gate_activity, merged_activity
 from scoring.results.lines import GateActivity, ResultLine
-from scoring.util import paused_gc
 from scoring.view.episode import episode_row
 from scoring.view.models import RowView
 

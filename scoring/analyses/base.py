@@ -17,10 +17,10 @@ from typing import Generic, Protocol, TypeVar, cast
 import msgspec
 
 from protocol.records import CellKey, EpisodeRecord
+from scoring.md_table import markdown_table
 from scoring.replay.episode import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
-from scoring.util import markdown_table
 
 __all__ = [
     "Analyses",

@@ -227,53 +227,64 @@ def corruption_lines(
             "single_fatal": dict.fromkeys(CORRUPTION_KINDS, 0),
             "decisions": {},
         })  # fmt: skip
-        failed = not score.primary.success
-        a["n"]["episodes"] += 1
-        a["n"]["failures"] += failed
-        episode = cell_episode(cache.get(record.spec), record.cell.knobs)  # its rules (#48)
-        enforcing = enforced(cell.arm, record.compile.enforcing)
-        replay = _Replay(record, record.compile, enforcing, source)
-        by_turn: dict[int, list[CorruptionEvent]] = {}
-        for e in record.corruptions:
-            by_turn.setdefault(e.turn, []).append(e)
-        for t in record.turns:
-            replay.turn(t, by_turn.get(t.index, []))
-        drawn, logged = Counter(replay.drawn), Counter(record.corruptions)
-        replay.counts["rng_mismatches"] = (drawn - logged).total() + (logged - drawn).total()
-        events = replay.drawn if source == "redraw" else list(record.corruptions)
-        for e in events:
-            a["events"][e.kind] += 1
-        if len(events) == 1:
-            kind = events[0].kind
-            a["single_events"][kind] += 1
-            a["single_fatal"][kind] += failed
-        for t, s in zip(record.turns, score.primary.turns, strict=False):
-            for err in s.errors:
-                if err.channel == "omission":
-                    code = episode.step(err.step).code
-                    a["omissions"][_omission_kind(t, err.step, code)] += 1
-        for k, v in replay.counts.items():
-            a["decisions"][k] = a["decisions"].get(k, 0) + v
-    out: list[CorruptionLine] = []
-    for cell in sorted(acc, key=cell_sort_key):
-        a = acc[cell]
-        d = {k: a["decisions"].get(k, 0) for k in (
-            "directive_changed", "directive_restored", "booking_changed", "booking_restored",
-            "replay_mismatches", "rng_mismatches")}  # fmt: skip
-        out.append(
-            CorruptionLine(
-                cell=cell,
-                epsilon=cell.knobs.corruption,
-                episodes=a["n"]["episodes"],
-                failures=a["n"]["failures"],
-                events=a["events"],
-                omissions=a["omissions"],
-                single_events=a["single_events"],
-                single_fatal=a["single_fatal"],
-                **d,
-            )
-        )
-    return out
+        _count(a, record, score, cache, source)
+    return [_line(cell, acc[cell]) for cell in sorted(acc, key=cell_sort_key)]
+
+
+def _count(
+    a: dict[str, dict[str, int]],
+    record: EpisodeRecord,
+    score: EpisodeScore,
+    cache: EpisodeCache,
+    source: EventSource,
+) -> None:
+    """Add one corrupted episode to its cell's tallies ``a``."""
+    assert record.compile is not None
+    cell = record.cell
+    failed = not score.primary.success
+    a["n"]["episodes"] += 1
+    a["n"]["failures"] += failed
+    episode = cell_episode(cache.get(record.spec), record.cell.knobs)  # its rules (#48)
+    enforcing = enforced(cell.arm, record.compile.enforcing)
+    replay = _Replay(record, record.compile, enforcing, source)
+    by_turn: dict[int, list[CorruptionEvent]] = {}
+    for e in record.corruptions:
+        by_turn.setdefault(e.turn, []).append(e)
+    for t in record.turns:
+        replay.turn(t, by_turn.get(t.index, []))
+    drawn, logged = Counter(replay.drawn), Counter(record.corruptions)
+    replay.counts["rng_mismatches"] = (drawn - logged).total() + (logged - drawn).total()
+    events = replay.drawn if source == "redraw" else list(record.corruptions)
+    for e in events:
+        a["events"][e.kind] += 1
+    if len(events) == 1:
+        kind = events[0].kind
+        a["single_events"][kind] += 1
+        a["single_fatal"][kind] += failed
+    for t, s in zip(record.turns, score.primary.turns, strict=False):
+        for err in s.errors:
+            if err.channel == "omission":
+                code = episode.step(err.step).code
+                a["omissions"][_omission_kind(t, err.step, code)] += 1
+    for k, v in replay.counts.items():
+        a["decisions"][k] = a["decisions"].get(k, 0) + v
+
+
+def _line(cell: CellKey, a: dict[str, dict[str, int]]) -> CorruptionLine:
+    d = {k: a["decisions"].get(k, 0) for k in (
+        "directive_changed", "directive_restored", "booking_changed", "booking_restored",
+        "replay_mismatches", "rng_mismatches")}  # fmt: skip
+    return CorruptionLine(
+        cell=cell,
+        epsilon=cell.knobs.corruption,
+        episodes=a["n"]["episodes"],
+        failures=a["n"]["failures"],
+        events=a["events"],
+        omissions=a["omissions"],
+        single_events=a["single_events"],
+        single_fatal=a["single_fatal"],
+        **d,
+    )
 
 
 def _markdown(lines: tuple[CorruptionLine, ...]) -> list[str]:

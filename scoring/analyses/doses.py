@@ -66,11 +66,12 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True, tag="outcome"):
 def stressed_turns(record: EpisodeRecord) -> int:
     """The turns a stress took in ``record``: a forged or restated turn, a double order, a
     ``contradict`` pair (one: the claim and its retraction are one stress slot), a turn with
-    a failed tool call."""
+    a failed tool call, a turn a session restart opened (issue #48)."""
     return sum(
         bool(t.injected)
         or t.kind in ("restate", "double", "keep_claim")
         or any(c.outcome == "failed" for c in t.tool_calls)
+        or isinstance(t.session, int)  # a restart before the turn (the sessions knob, #48)
         for t in record.turns
     )
 
@@ -92,6 +93,9 @@ def stress_of(cell: CellKey) -> tuple[str, float] | None:
         on.append(("budget", float(k.budget)))
     if k.expiry:
         on.append(("expiry", float(k.expiry)))
+    if k.sessions:  # several sessions (#48): K the dose, each handoff (and agent) a stress
+        nxt = f" next_model={k.next_model}" if k.next_model else ""
+        on.append((f"sessions handoff={k.handoff}{nxt}", float(k.sessions)))
     return on[0] if len(on) == 1 else None
 
 
@@ -106,6 +110,9 @@ def control_of(cell: CellKey) -> CellKey:
         tool_failure=0.0,
         budget=0,
         expiry=0,
+        sessions=0,
+        handoff="none",
+        next_model="",
     )
     return msgspec.structs.replace(cell, knobs=knobs)
 

@@ -27,15 +27,16 @@ from scoring.analyses.hybrid_counterfactual import HYBRID
 from scoring.analyses.obedience import OBEDIENCE
 from scoring.analyses.omission_attribution import OMISSION_ATTRIBUTION
 from scoring.analyses.semantics import BUDGET, EXPIRY
+from scoring.analyses.sessions import SESSIONS
 from scoring.analyses.stress import SPOOF, TOOL_FAILURE, USER_STYLE
 from scoring.analyses.stress_turns import STRESS_TURNS, TURN_INTERACTION
 from scoring.analyses.wording_columns import WORDING
+from scoring.gc_pause import paused_gc
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.families import DEFAULT_FAMILY, score_lines
 from scoring.results.gate_report import flag_inert, helper_lines
 from scoring.results.lines import ResultLine, with_status
 from scoring.results.offline import score_records
-from scoring.util import paused_gc
 
 __all__ = [
     "ANALYSES",
@@ -69,6 +70,7 @@ for _table in (
     *(DOSE_RESPONSE, INTERACTION),  # the stress doses and interactions (#37, ours)
     *(STRESS_TURNS, TURN_INTERACTION),  # the same per stressed turn (#46, ours)
     *(BUDGET, EXPIRY),  # the rules beyond one-shot state (#48, ours)
+    SESSIONS,  # several sessions with a handoff (#48, ours)
 ):
     ANALYSES.add(_table.name, _table)
 

@@ -31,9 +31,9 @@ from protocol.stress.spoof import SPOOF_CLAIMS, forged_label
 from protocol.stress.tool_failure import MAX_CONSECUTIVE_FAILURES
 from protocol.user import STYLE_KINDS
 from scoring.analyses.base import Analysis, by_cell, uncached
+from scoring.md_table import markdown_table
 from scoring.replay.episode import EpisodeScore
 from scoring.results.stats import clustered_wilson, wilson
-from scoring.util import markdown_table
 
 __all__ = [
     "SPOOF",

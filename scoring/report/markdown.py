@@ -24,6 +24,8 @@ import msgspec
 from protocol.arms.table import arm_rank
 from protocol.config import SCRIPTED, CellKey, config_label, is_synthetic, model_label
 from protocol.state.machine import CHANNELS
+from scoring.md_table import markdown_table, md_text
+from scoring.plural import plural
 from scoring.report.figure_text import legend_below, short_labels, wrap
 from scoring.report.tables import (
     CHANNEL_HEADER,
@@ -44,7 +46,6 @@ from scoring.report.tables import (
     pass_k_rows,
 )
 from scoring.results.lines import CellLine, ResultLine
-from scoring.util import markdown_table, md_text, plural
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

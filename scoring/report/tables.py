@@ -21,10 +21,10 @@ import msgspec
 
 from protocol.config import config_label
 from protocol.records import CellKey
+from scoring.plural import plural
 from scoring.results.cells import RATES, config_of, ladder_sort_key
 from scoring.results.families import variant_reference
 from scoring.results.lines import CellLine, ContrastLine, HelperLine, ResultLine
-from scoring.util import plural
 
 __all__ = [
     "CHANNEL_HEADER",

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from protocol.records import CellKey, EpisodeRecord, TurnRecord
+from scoring.plural import plural
 from scoring.results.cells import cell_sort_key, config_of
 from scoring.results.lines import (
     CompileSummary,
@@ -33,7 +34,6 @@ from scoring.results.lines import (
     MatcherSummary,
     ResultLine,
 )
-from scoring.util import plural
 
 __all__ = [
     "MATCHED_KINDS",

@@ -1,5 +1,5 @@
 """Offline rescoring: every record of a run, scored with one episode cache (under
-:func:`scoring.util.paused_gc` where the caller reads many records)."""
+:func:`scoring.gc_pause.paused_gc` where the caller reads many records)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from collections.abc import Iterable
 
 from protocol.episode.versions import SpecError
 from protocol.records import EpisodeRecord
+from scoring.gc_pause import paused_gc
 from scoring.replay.episode import EpisodeScore, Replays, score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.families import DEFAULT_FAMILY, score_lines
 from scoring.results.gate_report import flag_inert, helper_lines
 from scoring.results.lines import ResultLine, with_status
-from scoring.util import paused_gc
 
 __all__ = ["rescore", "score_records"]
 

@@ -9,7 +9,9 @@ import msgspec
 from serve.agents import always_book, perfect, prerequisites, synthetic
 from serve.agents.answer import Answer
 from serve.agents.gate_answers import helper_answer
+from serve.agents.handoff import is_note_request
 from serve.agents.memory import mem0_answer
+from serve.agents.note import note_answer
 from serve.agents.pack_reader import read_answer
 from serve.agents.reading import Message, Reading, build_view
 from serve.agents.rewrite import rewrite_answer
@@ -45,6 +47,9 @@ def answer(
     )
     if helper is not None:
         return msgspec.structs.replace(helper, synthetic=policy == "synthetic")
+    if messages and messages[-1][0] == "user" and is_note_request(messages[-1][1]):
+        # the runner's request for a handoff note at a session's end (issue #48)
+        return note_answer(policy, params, messages, digest=digest, draw=draw)
     if messages and messages[-1][0] == "user" and is_tool_results(messages[-1][1]):
         # the perfect agent asks the status tool before it retries a timeout (issue #37)
         careful = policy not in ("prerequisites", "always-book", "synthetic")

@@ -180,6 +180,8 @@ def build_view(
     else:  # the kept reading's exchanges, then the one the last message may complete
         record = kept.record(brief, narration)
         record.read(history[len(kept.history) :], narration)
+    if not history:  # the transcript's first message: what it carries over (issue #48)
+        record.carry(current.addition)
     record.refuse(current.notices)
     record.revise(current.text)
     return View(brief, history, user, request, record.state, system)

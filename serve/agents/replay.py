@@ -17,6 +17,7 @@ from functools import lru_cache
 from protocol.state.machine import TaskState
 from protocol.state.receipts import find_actions, read_bookings
 from serve.agents.brief import ParsedBrief
+from serve.agents.handoff import read_carried
 from serve.agents.narration import narrated_steps
 from serve.agents.resolve import is_revision
 from serve.agents.revision import parse_revision
@@ -75,6 +76,7 @@ class Record:
         self.state = TaskState(brief.deps, budgets=brief.budgets, expiry=brief.expiry)
         self.held: dict[str, set[BookingKey]] = {}
         self.turns = 0  # exchanges read: the clock (the index of the next user turn)
+        self.revision: str | None = None  # the revision message read (a handoff note's, #48)
 
     def admit(self, bookings: Iterable[tuple[str, BookingKey]]) -> None:
         """Each booking key once: a budgeted step's runs are its distinct keys (#48)."""
@@ -101,6 +103,18 @@ class Record:
             return
         rev = parse_revision(text, self.brief.texts)
         self.state.apply_revision(rev.cancel, rev.rewires, rev.relax)
+        self.revision = text
+
+    def carry(self, addition: str) -> None:
+        """What the first user message of a transcript carries from an earlier session
+        (issue #48; :mod:`serve.agents.handoff`): a handoff note's plan change, performed
+        and cancelled steps, and a ledger the arm kept (its DONE and CANCELLED lines)."""
+        carried = read_carried(addition, self.brief)
+        if carried.revision is not None:
+            self.revise(carried.revision)
+        self.admit(carried.done)
+        for step in carried.cancelled:
+            self.state.cancel(step)
 
     def copy(self) -> Record:
         new = Record.__new__(Record)
@@ -108,11 +122,14 @@ class Record:
         new.state = self.state.copy()
         new.held = {step: set(keys) for step, keys in self.held.items()}
         new.turns = self.turns
+        new.revision = self.revision
         return new
 
     def read(self, exchanges: Iterable[Exchange], narration: bool) -> None:
         brief = self.brief
         for user, reply in exchanges:
+            if not self.turns:  # a restarted session's first message (issue #48)
+                self.carry(user.addition)
             self.state.now = self.turns  # the turn this exchange answered (expiry, #48)
             self.turns += 1
             self.refuse(user.notices)
@@ -134,6 +151,8 @@ def replay(
     read from the whole transcript (``serve.agents.reading`` reads it incrementally)."""
     record = Record(brief)
     record.read(history, narration)
+    if not history:  # the transcript's first message: what it carries over (issue #48)
+        record.carry(current.addition)
     record.refuse(current.notices)
     record.revise(current.text)
     return record.state

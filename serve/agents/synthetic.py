@@ -61,6 +61,10 @@ countered     0.25     multiplier on following forged state text (``obey`` or ``
                        checklist entry for it multiplies by ``checklist`` instead). Ours
                        (issue #46): the forgery's belief depends on what the arm shows, so a
                        rung that shows the state can counter it (docs/stress.md)
+note_drop     0.1      each line of its handoff note (the sessions knob, issue #48;
+                       :mod:`serve.agents.note`) is left out; the next session reads only
+                       what the note lists. With no note carried it starts from the brief
+                       alone and forgets every earlier run (a step it ran is eligible)
 seed          0        mixed into the per-request seed
 ============  =======  ==================================================================
 
@@ -115,6 +119,7 @@ DEFAULTS: dict[str, float] = {
     "one_shot": 0.15,
     "over_budget": 0.25,
     "lapse": 0.3,
+    "note_drop": 0.1,
     "seed": 0.0,
 }
 _LEDGER_WORD = {"done": "DONE", "cancelled": "CANCELLED"}

@@ -241,34 +241,40 @@ def _parser() -> _Parser:
         prog="python -m tau2gate.adapter", description="The tau2-bench gate (airline, retail)."
     )
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    def tasks_opts(q: argparse.ArgumentParser) -> None:
-        domain_opt(q)
-        q.add_argument(
-            "--split", default="base", help="tau2-bench task split, or 'all' (default base)"
-        )
-        q.add_argument("--tasks", type=int, default=0, help="only the first N tasks (0: all)")
-
-    def domain_opt(q: argparse.ArgumentParser) -> None:
-        q.add_argument(
-            "--domain",
-            default="airline",
-            help=f"tau2-bench domain: {', '.join(DOMAINS)} (default airline)",
-        )
-
     g = sub.add_parser(
         "gold-replay", help="gold write actions through the gate; over-blocks listed"
     )
     g.add_argument("--rules", help="a compiled rule file to audit beside the reference rules")
-    tasks_opts(g)
+    _tasks_opts(g)
     c = sub.add_parser("compile", help="compile the domain's policy into rules with a model")
-    domain_opt(c)
+    _domain_opt(c)
     c.add_argument("--base-url")
     c.add_argument("--model")
     c.add_argument("--scripted", action="store_true", help="the scripted compiler (no model)")
     c.add_argument("--api-key", default="EMPTY")
     c.add_argument("--out", default="compiled_rules.json")
-    r = sub.add_parser("run", help="run the rungs and score them with tau2-bench's evaluation")
+    _run_opts(
+        sub.add_parser("run", help="run the rungs and score them with tau2-bench's evaluation")
+    )
+    return p
+
+
+def _domain_opt(q: argparse.ArgumentParser) -> None:
+    q.add_argument(
+        "--domain",
+        default="airline",
+        help=f"tau2-bench domain: {', '.join(DOMAINS)} (default airline)",
+    )
+
+
+def _tasks_opts(q: argparse.ArgumentParser) -> None:
+    _domain_opt(q)
+    q.add_argument("--split", default="base", help="tau2-bench task split, or 'all' (default base)")
+    q.add_argument("--tasks", type=int, default=0, help="only the first N tasks (0: all)")
+
+
+def _run_opts(r: argparse.ArgumentParser) -> None:
+    """The options of ``run``."""
     r.add_argument("--rungs", default=",".join(RUNGS))
     r.add_argument("--rules", help="compiled rule file (default: the reference rules)")
     r.add_argument(
@@ -298,8 +304,7 @@ def _parser() -> _Parser:
         "(default: tau2-bench's own, an OpenAI model)",
     )
     r.add_argument("--out")
-    tasks_opts(r)
-    return p
+    _tasks_opts(r)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

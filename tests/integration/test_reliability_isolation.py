@@ -23,7 +23,7 @@ from runner.arms import EpisodeContext, make_arm
 from runner.client.endpoint import Reply
 from runner.execution.connect import open_endpoints
 from runner.execution.episode import run_episode
-from runner.gates.helpers import Helpers
+from runner.gates.helper_models import Helpers
 from scoring.replay.episode import score_episode
 from serve.config import ServerConfig
 from serve.endpoint.app import start_server, stop_server

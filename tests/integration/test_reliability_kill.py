@@ -26,7 +26,7 @@ import pytest
 
 from protocol.episode.generate import generate
 from runner.execution.connect import open_endpoints
-from runner.gates.helpers import Helpers
+from runner.gates.helper_models import Helpers
 from runner.grid.expand import expand
 from runner.rundir.logs import LogReport, read_logs
 from tests.reliability_kit import (

@@ -25,7 +25,7 @@ from protocol.user import STYLE_KINDS
 from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply
 from runner.execution.episode import run_episode
-from runner.gates.helpers import Helpers
+from runner.gates.helper_models import Helpers
 from runner.grid.expand import parse_grid
 from scoring.replay.episode import EpisodeScore, score_episode
 from serve.agents.transcript import split_user

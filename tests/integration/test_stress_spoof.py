@@ -24,7 +24,7 @@ from protocol.user import ScriptedUser
 from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply
 from runner.execution.episode import run_episode
-from runner.gates.helpers import Helpers
+from runner.gates.helper_models import Helpers
 from runner.grid.expand import parse_grid
 from scoring.analyses.registry import analysis_sections, log_analyses
 from scoring.analyses.stress import spoof_lines

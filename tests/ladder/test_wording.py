@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ladder.app import app, load_command, short_help
-from scoring.util import plural
+from scoring.plural import plural
 from tests.reliability_kit import ladder
 
 COMMANDS = ("generate", "run", "validate", "demo", "cost", "score", "report", "paraphrase",

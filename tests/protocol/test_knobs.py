@@ -47,6 +47,12 @@ def test_the_variant_families_are_the_papers_and_ours() -> None:
         Variant(knob="escalate", table="Ask back and escalation", alone=True),
         Variant(knob="budget", table="Semantics: budget", alone=True),
         Variant(knob="expiry", table="Semantics: expiry", alone=True),
+        Variant(
+            knob="sessions",
+            table="Semantics: sessions",
+            alone=True,
+            with_knobs=("handoff", "next_model"),
+        ),
     )
     assert set(platform_knobs()) == {"tools", "harness"}
 
@@ -86,6 +92,13 @@ def test_a_section_names_a_report_analysis() -> None:
          "budget runs on the text protocol; the tool harness does not place it yet"),
         ({"expiry": 1}, "raw", "expiry must be 0 (off) or 2 to 30 turns (got 1)"),
         ({"expiry": 6, "budget": 2}, "raw", "budget and expiry are one rule each: set one"),
+        ({"sessions": 1}, "raw", "sessions must be 0 (off) or 2 to 8 (got 1)"),
+        ({"sessions": 3, "harness": "langgraph"}, "raw",
+         "sessions runs on the text protocol; the tool harness does not restart yet"),
+        ({"sessions": 3, "budget": 2}, "raw",
+         "sessions and budget or expiry are one rule each: set one"),
+        ({"handoff": "note"}, "raw", "handoff needs sessions on the same variant"),
+        ({"next_model": "m"}, "raw", "next_model needs sessions on the same variant"),
     ],
 )  # fmt: skip
 def test_each_knob_checks_its_own_values(knobs: dict[str, object], arm: str, problem: str) -> None:

@@ -159,7 +159,7 @@ def test_the_grid_reads_arm_names_from_the_table() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["runner.gates.helpers", "runner.arms", "runner.execution.scheduler"]
+    "module", ["runner.gates.helper_models", "runner.arms", "runner.execution.scheduler"]
 )
 def test_each_runner_module_imports_alone(module: str) -> None:
     subprocess.run([sys.executable, "-c", f"import {module}"], check=True)

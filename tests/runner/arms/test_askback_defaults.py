@@ -21,7 +21,7 @@ from protocol.config import Knobs
 from protocol.records import CellKey
 from runner.execution.connect import open_endpoints
 from runner.execution.scheduler import RunState, pending_tasks, run_grid
-from runner.gates.helpers import Helpers
+from runner.gates.helper_models import Helpers
 from runner.grid.expand import GridError, parse_grid
 from runner.rundir.logs import read_logs
 

@@ -18,7 +18,7 @@ from protocol.records import Booking, CallRecord, CellKey, Episode, EpisodeRecor
 from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply
 from runner.execution.episode import run_episode
-from runner.gates.helpers import Helpers
+from runner.gates.helper_models import Helpers
 from runner.grid.expand import parse_grid
 from tests.gates_fakes import FakeChat, graph_json, replay_errors, truth
 

@@ -26,7 +26,7 @@ from protocol.records import EpisodeRecord
 from runner.execution.connect import open_endpoints
 from runner.execution.run import run_async
 from runner.execution.scheduler import RunState, pending_tasks, run_grid
-from runner.gates.helpers import Helpers
+from runner.gates.helper_models import Helpers
 from runner.grid.expand import parse_grid
 from runner.rundir.logs import read_logs
 from scoring.replay.episode import EpisodeScore, score_episode

@@ -1,4 +1,4 @@
-"""runner.gates.helpers: compile and matcher caches (single flight, persistence, corruption), the
+"""runner.gates.helper_models: compile and matcher caches (single flight, persistence, corruption), the
 matcher's one retry and outcomes, precompile, and the call records each helper call returns."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from protocol import EpisodeSpec, generate, strings
 from protocol.records import CellKey, Episode, Turn
-from runner.gates.helpers import Helpers, MatchAnswer
+from runner.gates.helper_models import Helpers, MatchAnswer
 from runner.grid.expand import Grid, Task, parse_grid
 from tests.gates_fakes import FakeChat, truth
 

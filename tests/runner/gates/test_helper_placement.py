@@ -15,7 +15,7 @@ from bench.bench_helper_slot import SlotModel
 from protocol import EpisodeSpec, generate
 from protocol.records import CellKey, Role
 from runner.client.endpoint import Reply
-from runner.gates.helpers import Helpers
+from runner.gates.helper_models import Helpers
 from runner.grid.expand import GridError, parse_grid
 from tests.gates_fakes import FakeChat, truth
 

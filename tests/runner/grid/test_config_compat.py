@@ -38,6 +38,9 @@ KNOBS_ADDED = (
     b',"tool_failure_landed":0.0',  # at-most-once (issue #37)
     b',"budget":0',  # the rules beyond one-shot state (issue #48)
     b',"expiry":0',
+    b',"sessions":0',  # several sessions (issue #48)
+    b',"handoff":"none"',
+    b',"next_model":""',
 )
 TURNS_ADDED = (
     b',"injected":""',
@@ -78,6 +81,7 @@ CELLS = {
     # the rules beyond one-shot state (issue #48)
     "budget.toml": (20, "5cd13bba562285c777660e81bb15625f504d5fc01067ac54e415e1947d1c2529"),
     "expiry.toml": (15, "238b7fb05dd52d182e5a664ccbbdf02f2c4ae9db1ff3dd833eba29b6503e9020"),
+    "sessions.toml": (20, "0f786c63bda1a4b510bb741fcf70efd3da9d2666fecbbf92d349254490c5e431"),
     "corruption.toml": (4, "e1b993627f808ad06a27dee95579974f0e8cf76fe6da7a2005f8c4fa52204792"),
     "deepseek-v4-pro.toml": (
         32,
@@ -164,6 +168,9 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "draw_turn": "",  # issue #46
     "budget": 0,  # issue #48
     "expiry": 0,
+    "sessions": 0,  # issue #48
+    "handoff": "none",
+    "next_model": "",
 }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from runner.grid.expand import Grid, GridError, load_grid
+from runner.grid.expand import Grid, GridError, load_grid, parse_grid
 
 GRIDS = Path(__file__).resolve().parent.parent.parent.parent / "runner" / "grids"
 
@@ -35,6 +35,7 @@ def test_every_grid_names_the_table_it_feeds() -> None:
         "notice",
         "budget",
         "expiry",
+        "sessions",
     ],
 )
 def test_grid_validates_offline(name: str) -> None:
@@ -209,3 +210,29 @@ def test_expiry_grid_sweeps_every_arm_at_two_validities_on_generator_6() -> None
     assert sorted((v.arm, v.expiry) for v in grid.run.variants) == sorted(
         (a, t) for a in arms for t in (6, 12)
     )
+
+
+def test_sessions_grid_sets_every_handoff_on_every_arm_on_generator_6() -> None:
+    """Issue #48: each arm of the ladder and the self-ledger, three sessions, each handoff."""
+    grid = load_grid(GRIDS / "sessions.toml", need_keys=False)
+    assert grid.run.generator == 6
+    arms = ["raw", "checklist", "directive", "enforce", "ledger"]
+    assert list(grid.run.arms) == arms
+    assert sorted((v.arm, v.sessions, v.handoff) for v in grid.run.variants) == sorted(
+        (a, 3, h) for a in arms for h in ("none", "note", "arm")
+    )
+
+
+def test_next_model_must_name_a_model_of_the_grid() -> None:
+    """Issue #48's handoff between agents: the other session's model is one of the grid's."""
+    grid = {
+        "run": {
+            "seeds": "100",
+            "generator": 6,
+            "arms": ["raw"],
+            "variants": [{"arm": "raw", "sessions": 2, "next_model": "scripted/nobody"}],
+        },
+        "models": [{"name": "scripted/perfect"}],
+    }
+    with pytest.raises(GridError, match="next_model 'scripted/nobody' is not a model of the grid"):
+        parse_grid(grid)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from runner.grid.schema import ModelConfig
 from runner.probe.model_cards import CARDS, FALLBACK, card_sampling
-from runner.probe.run import ProbeOptions, sampling_for
+from runner.probe.options import ProbeOptions, sampling_for
 
 
 def test_qwen3_cards_by_regime() -> None:

@@ -26,7 +26,7 @@ from protocol.state.receipts import find_actions, find_refs
 from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply
 from runner.execution.episode import run_episode
-from runner.gates.helpers import Helpers
+from runner.gates.helper_models import Helpers
 from runner.grid.expand import Grid, parse_grid
 from tests.gates_fakes import FakeChat, truth
 

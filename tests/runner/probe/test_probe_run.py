@@ -18,7 +18,9 @@ import pytest
 
 from protocol.probe.turns import VARIANTS, ProbeRecord
 from runner.grid.expand import parse_grid
-from runner.probe.run import PROBE_LOG, ProbeOptions, read_probe, run_probe
+from runner.probe.options import ProbeOptions
+from runner.probe.probe_dir import PROBE_LOG, read_probe
+from runner.probe.reask import run_probe
 from scoring.analyses.probe import probe_table, reask_row
 from tests.reliability_kit import grid_data, ladder, ladder_argv, run_inprocess
 

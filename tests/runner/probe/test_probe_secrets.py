@@ -11,7 +11,8 @@ import pytest
 
 from runner.grid.expand import GridError, parse_grid
 from runner.grid.schema import redact_url, url_problem
-from runner.probe.run import ProbeError, endpoint_lines, trusted_endpoints
+from runner.probe.options import ProbeError
+from runner.probe.traps import endpoint_lines, trusted_endpoints
 from tests.reliability_kit import grid_data, grid_toml, ladder
 
 

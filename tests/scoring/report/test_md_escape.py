@@ -3,7 +3,7 @@ pipe is escaped in every table and in the configurations list."""
 
 from __future__ import annotations
 
-from scoring.util import markdown_table, md_text
+from scoring.md_table import markdown_table, md_text
 
 
 def test_a_name_cannot_open_a_tag_or_split_a_cell() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from protocol.config import config_label
 from protocol.records import CellKey
+from scoring.md_table import markdown_table
 from scoring.report.markdown import numbered_sections
 from scoring.report.tables import Labels
-from scoring.util import markdown_table
 
 A = CellKey(model="m", regime="no-think", steps=5, density=0.15, domain="procurement",
             brief="amended", arm="raw")  # fmt: skip

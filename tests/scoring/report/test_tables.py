@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 
 from protocol.config import config_label
 from protocol.records import CellKey, Knobs
+from scoring.md_table import markdown_table
 from scoring.report.markdown import figure_channels, figure_success, markdown_report
 from scoring.report.tables import (
     channel_table,
@@ -17,7 +18,6 @@ from scoring.report.tables import (
 )
 from scoring.results.families import score_lines
 from scoring.results.lines import ResultLine
-from scoring.util import markdown_table
 from tests.scoring_records import Act, build, cell, episode, perfect, ref_line
 
 
