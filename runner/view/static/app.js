@@ -84,6 +84,17 @@ function passK(line, name) {
     `pass^1..${ks.length}: ${ks.map((x) => (x === null ? "-" : pct(x))).join(" / ")}`);
 }
 
+// Replies cut at their token budget (#49): a role's largest share, ⚠ past the threshold.
+function cutCell(c) {
+  const made = Object.entries(c.line.cut || {}).filter(([, [, m]]) => m > 0);
+  if (!made.length) return h("td.num.cut", {}, "-");
+  const share = Math.max(...made.map(([, [n, m]]) => n / m));
+  const title = made.map(([role, [n, m]]) => `${role} ${n}/${m}`).join(", ") + " cut at their token budget";
+  const over = (c.cut_over || []).length > 0;
+  return h(over ? "td.num.cut.bad" : "td.num.cut", {title}, pct(share),
+    over ? h("div.ci.inert.cutwarn", {title}, `⚠ ${c.cut_over.join(", ")}`) : null);
+}
+
 // --- the cells ------------------------------------------------------------------------
 async function showCells() {
   setCrumbs({text: "cells"});
@@ -100,6 +111,8 @@ async function showCells() {
     CHANNELS.map((c) => h("th.num", {title: `${c.replace("_", " ")} errors, primary scoring (da N: under the decline-aware scoring, where it differs)`}, CHANNEL_HEADS[c])),
     h("th.num", {title: "context overflows: episodes that outgrew the model's context, counted in n as failures"}, "ctx"),
     h("th.num", {title: "episodes ended by an infrastructure error (never scored)"}, "infra"),
+    h("th.num", {title: "replies cut at their token budget (finish_reason length): the largest share of a role's " +
+      `(agent, matcher, compiler); ⚠ past ${pct(data.cut_threshold)} of a role's replies`}, "cut"),
     h("th.num", {title: "agent tokens per episode"}, "agent tok/ep"),
     h("th.num", {title: "agent tokens per episode over the raw arm's of the same configuration"}, "× raw"),
     h("th.num", {title: "agent calls + helper calls (matcher, compiler) the arm needs, per episode"}, "calls/ep"),
@@ -109,7 +122,7 @@ async function showCells() {
   for (const c of data.cells) {
     if (c.config !== config) {
       config = c.config;
-      body.push(h("tr.config", {}, h("td", {colspan: 17}, config)));
+      body.push(h("tr.config", {}, h("td", {colspan: 18}, config)));
     }
     const cost = c.cost || {};
     const line = c.line;
@@ -122,7 +135,8 @@ async function showCells() {
         title: `${ch}: ${line.channels[ch]} under the primary scoring, ${aware[ch] ?? "-"} under the decline-aware scoring`}, line.channels[ch],
         aware[ch] !== line.channels[ch] ? h("div.ci.da", {title: `decline-aware scoring: ${aware[ch]}`}, `da ${aware[ch]}`) : null)),
       h("td.num", {}, line.context_overflows ?? 0),
-      h("td.num", {}, line.infrastructure_errors), h("td.num", {}, kfmt(cost.total_tokens)),
+      h("td.num", {}, line.infrastructure_errors), cutCell(c),
+      h("td.num", {}, kfmt(cost.total_tokens)),
       h("td.num", {}, num(cost.x_raw, 2)),
       h("td.num", {}, `${num(cost.agent_calls, 1)} + ${num(cost.helper_calls, 1)}`),
       h("td.num", {}, num(cost.episode_latency_median_s, 2))));
@@ -146,6 +160,10 @@ async function showCells() {
     h("table#cells", {}, h("thead", {}, head), h("tbody", {}, body)),
     ...data.cells.filter((c) => c.gate_inert).map((c) =>
       h("p.inert", {}, `${c.config} ${c.arm_label}: ${c.gate_inert}`)),
+    ...data.cells.filter((c) => (c.cut_over || []).length).map((c) =>
+      h("p.cutwarn.inert", {}, `⚠ ${c.config} ${c.arm_label}: ` + c.cut_over.map((role) =>
+        `${c.line.cut[role][0]}/${c.line.cut[role][1]} ${role} replies`).join(", ") +
+        ` cut at their token budget (more than ${pct(data.cut_threshold)})`)),
     h("p#da-note.muted", {}, "Channel columns: errors under the primary scoring; ",
       h("span.ci", {}, "da N"), " below a count is the same channel under the decline-aware scoring, " +
       "shown where the two differ. Hover a count for both."),
