@@ -28,6 +28,7 @@ def _m(n: int) -> str:
 async def _contexts(grid: Grid) -> dict[str, int]:
     """Each model's context from its server's model card (vLLM's ``/models`` lists
     ``max_model_len``); models the card does not cover are left out."""
+    from runner.client.transport import TransportError
     from runner.execution.connect import open_endpoints
 
     out: dict[str, int] = {}
@@ -36,7 +37,7 @@ async def _contexts(grid: Grid) -> dict[str, int]:
             try:
                 status, body = await endpoints[m.endpoint].get("/models")
                 data = orjson.loads(body) if status == 200 else {}
-            except (OSError, TimeoutError, orjson.JSONDecodeError, ValueError):
+            except (TransportError, OSError, TimeoutError, orjson.JSONDecodeError, ValueError):
                 continue
             cards = data.get("data") if isinstance(data, dict) else None
             for card in cards if isinstance(cards, list) else []:
