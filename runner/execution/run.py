@@ -71,7 +71,7 @@ async def run_async(
     ``breaker_after``: stop (raise BreakerTripped) after that many consecutive failed calls
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
-    from runner.execution.connect import open_endpoints, preflight
+    from runner.execution.connect import open_endpoints, preflight, problem_lines
     from runner.execution.live import fit, live_view, preflight_line, progress_lines, refreshing
     from runner.execution.served_models import check_served_models
 
@@ -114,13 +114,13 @@ async def run_async(
         if check and tasks:  # nothing left to run needs no server (#40)
             notice(preflight_line(endpoints))
             problems = await preflight(grid, endpoints)
-            if problems:
-                raise GridError("\n".join(problems))
+            if problems:  # each within 80 columns with its error: prefix (#49)
+                raise GridError("\n".join(x for p in problems for x in problem_lines(p)))
             problems, warnings = await check_served_models(grid, endpoints)  # (#49)
             for warning in warnings:
                 notice(warning, "yellow")
             if problems:
-                raise GridError("\n".join(problems))
+                raise GridError("\n".join(x for p in problems for x in problem_lines(p)))
         try:
             keep_packs(grid.run.domains, out)  # a copy of every file pack the run uses
         except PackError as e:
