@@ -199,7 +199,8 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
     of this grid), earlier lines marked superseded; the number of final lines (0 when
     nothing was logged; None when nothing ``ran`` and the file already ends with exactly
     these lines: nothing is appended, #49). Records of another grid are excluded and
-    reported."""
+    reported; a cell and role whose replies were cut at their token budget past the
+    threshold gets a warning line (#49)."""
     from runner.execution.live import fit
     from scoring.results.offline import rescore
 
@@ -221,6 +222,10 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
     if not ran and holds_final(out, lines):
         return None
     finalize_results(out, lines)
+    from scoring.report.cut_table import cut_warning_lines
+
+    for warning in cut_warning_lines(lines):  # replies cut at their token budget (#49)
+        console.print("[yellow]" + fit(warning))
     return len(lines)
 
 

@@ -35,12 +35,15 @@ def _default_loop_policy() -> Iterator[None]:
 
 
 def cut_run(out: Path, *extra: str) -> Path:
-    """A scripted/perfect run of raw and enforce over seeds 100-101 with ``extra`` flags."""
+    """A scripted/perfect run of raw and enforce over seeds 100-101 with ``extra`` flags;
+    the run's end warns of the cut replies when any cell passes the threshold."""
     args = ["run", "--model", "scripted/perfect", "--arms", "raw,enforce", "--steps", "5"]
     args += ["--seeds", "100-101", "--out", str(out), "--no-live", *extra]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     asyncio.set_event_loop_policy(None)
+    warned = "cut at their token budget" in " ".join(result.output.split())
+    assert warned == bool(extra), result.output
     return out
 
 
