@@ -84,21 +84,25 @@ function passK(line, name) {
     `pass^1..${ks.length}: ${ks.map((x) => (x === null ? "-" : pct(x))).join(" / ")}`);
 }
 
-// Replies cut at their token budget (#49): a role's largest share, ⚠ past the threshold.
-function cutCell(c) {
+// Replies cut at their token budget (#49): under the arm, a role's largest share where any
+// reply was cut, ⚠ past the threshold (data.cut_threshold); the roles and counts on hover.
+let CUT_THRESHOLD = 0.05;
+function cutNote(c) {
   const made = Object.entries(c.line.cut || {}).filter(([, [, m]]) => m > 0);
-  if (!made.length) return h("td.num.cut", {}, "-");
-  const share = Math.max(...made.map(([, [n, m]]) => n / m));
-  const title = made.map(([role, [n, m]]) => `${role} ${n}/${m}`).join(", ") + " cut at their token budget";
+  const share = Math.max(0, ...made.map(([, [n, m]]) => n / m));
+  if (!(share > 0)) return null;
+  const title = made.map(([role, [n, m]]) => `${role} ${n}/${m}`).join(", ") +
+    ` replies cut at their token budget (finish_reason length); ⚠ past ${pct(CUT_THRESHOLD)} of a role's`;
   const over = (c.cut_over || []).length > 0;
-  return h(over ? "td.num.cut.bad" : "td.num.cut", {title}, pct(share),
-    over ? h("div.ci.inert.cutwarn", {title}, `⚠ ${c.cut_over.join(", ")}`) : null);
+  const shown = share < 0.01 ? "<1%" : `${Math.round(100 * share)}%`;
+  return h(over ? "div.ci.inert.cut" : "div.ci.cut", {title}, `cut ${shown}`, over ? " ⚠" : "");
 }
 
 // --- the cells ------------------------------------------------------------------------
 async function showCells() {
   setCrumbs({text: "cells"});
   const data = await api("/api/cells");
+  CUT_THRESHOLD = data.cut_threshold;
   document.getElementById("run").textContent = data.run;
   const runs = (await api("/api/runs")).runs;
   if (runs.length > 1) {  // a picker of the runs this view holds
@@ -111,8 +115,6 @@ async function showCells() {
     CHANNELS.map((c) => h("th.num", {title: `${c.replace("_", " ")} errors, primary scoring (da N: under the decline-aware scoring, where it differs)`}, CHANNEL_HEADS[c])),
     h("th.num", {title: "context overflows: episodes that outgrew the model's context, counted in n as failures"}, "ctx"),
     h("th.num", {title: "episodes ended by an infrastructure error (never scored)"}, "infra"),
-    h("th.num", {title: "replies cut at their token budget (finish_reason length): the largest share of a role's " +
-      `(agent, matcher, compiler); ⚠ past ${pct(data.cut_threshold)} of a role's replies`}, "cut"),
     h("th.num", {title: "agent tokens per episode"}, "agent tok/ep"),
     h("th.num", {title: "agent tokens per episode over the raw arm's of the same configuration"}, "× raw"),
     h("th.num", {title: "agent calls + helper calls (matcher, compiler) the arm needs, per episode"}, "calls/ep"),
@@ -122,21 +124,20 @@ async function showCells() {
   for (const c of data.cells) {
     if (c.config !== config) {
       config = c.config;
-      body.push(h("tr.config", {}, h("td", {colspan: 18}, config)));
+      body.push(h("tr.config", {}, h("td", {colspan: 17}, config)));
     }
     const cost = c.cost || {};
     const line = c.line;
     const aware = line.decline_aware_channels || {};
     body.push(h("tr.click", {dataset: {slug: c.slug}, onclick: () => go(`#/cell/${enc(c.slug)}`)},
       h("td", {}, h("a", {href: `#/cell/${enc(c.slug)}`}, c.arm_label),
-        c.gate_inert ? h("div.ci.inert", {title: c.gate_inert}, "gate inert") : null),
+        c.gate_inert ? h("div.ci.inert", {title: c.gate_inert}, "gate inert") : null, cutNote(c)),
       h("td.num", {}, line.n), successCell(line, "strict"), successCell(line, "decline_aware"),
       CHANNELS.map((ch) => h("td.num", {class: line.channels[ch] ? "num bad" : "num",
         title: `${ch}: ${line.channels[ch]} under the primary scoring, ${aware[ch] ?? "-"} under the decline-aware scoring`}, line.channels[ch],
         aware[ch] !== line.channels[ch] ? h("div.ci.da", {title: `decline-aware scoring: ${aware[ch]}`}, `da ${aware[ch]}`) : null)),
       h("td.num", {}, line.context_overflows ?? 0),
-      h("td.num", {}, line.infrastructure_errors), cutCell(c),
-      h("td.num", {}, kfmt(cost.total_tokens)),
+      h("td.num", {}, line.infrastructure_errors), h("td.num", {}, kfmt(cost.total_tokens)),
       h("td.num", {}, num(cost.x_raw, 2)),
       h("td.num", {}, `${num(cost.agent_calls, 1)} + ${num(cost.helper_calls, 1)}`),
       h("td.num", {}, num(cost.episode_latency_median_s, 2))));
