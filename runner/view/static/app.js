@@ -86,7 +86,7 @@ function passK(line, name) {
 
 // Replies cut at their token budget (#49): under the arm, a role's largest share where any
 // reply was cut, ⚠ past the threshold (data.cut_threshold); the roles and counts on hover.
-let CUT_THRESHOLD = 0.05;
+let CUT_THRESHOLD = null;  // the run's, from /api/cells (scoring.analyses.truncation.CUT_WARN_SHARE)
 function cutNote(c) {
   const made = Object.entries(c.line.cut || {}).filter(([, [, m]]) => m > 0);
   const share = Math.max(0, ...made.map(([, [n, m]]) => n / m));
