@@ -80,6 +80,11 @@ def test_score_counts_cut_replies_per_cell_and_role(cut_dir: Path) -> None:
     assert f"warning: #1 raw: {n}/{made} agent replies ({n / made:.0%}) cut at their" in text
     m = enforce["matcher"][1]
     assert f"warning: #1 enforce: {m}/{m} matcher replies (100%) cut at their token" in text
+    # --episodes --json: each episode's cut replies per role
+    eps = CliRunner().invoke(app, ["score", str(cut_dir), "--episodes", "--json"]).stdout
+    rows = [orjson.loads(x) for x in eps.splitlines()]
+    assert sum(r["cut_agent"] for r in rows if r["arm"] == "raw") == n
+    assert sum(r["cut_matcher"] for r in rows if r["arm"] == "enforce") == m
     # --json: the warnings on stderr, named in full (no legend there)
     err = CliRunner().invoke(app, ["score", str(cut_dir), "--json"]).stderr
     assert "warning: scripted/perfect no-think S=5 rho=0.15 procurement amended raw: " in err
