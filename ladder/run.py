@@ -198,8 +198,9 @@ def run(
         raise UsageError(str(e)) from None
     if breaker_after < 0:
         raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
-    warning = " ".join(x.removeprefix("> ") for x in synthetic_warning(grid.cells())).strip()
-    warnings = ([warning] if warning else []) + trial_warnings(grid)
+    # SYNTHETIC and SCRIPTED each a paragraph, without the report's Markdown (#49)
+    banner = [x.removeprefix("> ").replace("`", "") for x in synthetic_warning(grid.cells())]
+    warnings = [x for x in banner if x] + trial_warnings(grid)
     for line in notes + endpoint_lines(grid) + warnings:
         console.print(fit(line))  # within 80 columns (#40)
     execute(

@@ -28,6 +28,7 @@ def _m(n: int) -> str:
 async def _contexts(grid: Grid) -> dict[str, int]:
     """Each model's context from its server's model card (vLLM's ``/models`` lists
     ``max_model_len``); models the card does not cover are left out."""
+    from runner.client.transport import TransportError
     from runner.execution.connect import open_endpoints
 
     out: dict[str, int] = {}
@@ -36,7 +37,7 @@ async def _contexts(grid: Grid) -> dict[str, int]:
             try:
                 status, body = await endpoints[m.endpoint].get("/models")
                 data = orjson.loads(body) if status == 200 else {}
-            except (OSError, TimeoutError, orjson.JSONDecodeError, ValueError):
+            except (TransportError, OSError, TimeoutError, orjson.JSONDecodeError, ValueError):
                 continue
             cards = data.get("data") if isinstance(data, dict) else None
             for card in cards if isinstance(cards, list) else []:
@@ -187,7 +188,7 @@ def validate(
         typer.echo(textwrap.fill(warning, 80, subsequent_indent="  "), err=True)
     contexts: dict[str, int] = {}
     if not offline:
-        from runner.execution.connect import open_endpoints, preflight
+        from runner.execution.connect import open_endpoints, preflight, problem_lines
         from runner.execution.live import preflight_line
         from runner.execution.served_models import check_served_models
 
@@ -204,8 +205,9 @@ def validate(
 
         problems = asyncio.run(check())
         level = "warning" if estimate else "error"  # the estimate needs no server (#49)
-        for p in problems:
-            typer.echo(f"{level}: {p}", err=True)
+        for p in problems:  # each line within 80 columns with its prefix (#49)
+            for line in problem_lines(p, 80 - len(f"{level}: ")):
+                typer.echo(f"{level}: {line}", err=True)
         if problems and not estimate:
             raise typer.Exit(2)
         if problems:

@@ -72,7 +72,7 @@ async def run_async(
     ``breaker_after``: stop (raise BreakerTripped) after that many consecutive failed calls
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
-    from runner.execution.connect import open_endpoints, preflight
+    from runner.execution.connect import open_endpoints, preflight, problem_lines
     from runner.execution.live import fit, live_view, preflight_line, progress_lines, refreshing
     from runner.execution.served_models import check_served_models
 
@@ -115,13 +115,13 @@ async def run_async(
         if check and tasks:  # nothing left to run needs no server (#40)
             notice(preflight_line(endpoints))
             problems = await preflight(grid, endpoints)
-            if problems:
-                raise GridError("\n".join(problems))
+            if problems:  # each within 80 columns with its error: prefix (#49)
+                raise GridError("\n".join(x for p in problems for x in problem_lines(p)))
             problems, warnings = await check_served_models(grid, endpoints)  # (#49)
             for warning in warnings:
                 notice(warning, "yellow")
             if problems:
-                raise GridError("\n".join(problems))
+                raise GridError("\n".join(x for p in problems for x in problem_lines(p)))
         try:
             keep_packs(grid.run.domains, out)  # a copy of every file pack the run uses
         except PackError as e:
@@ -200,7 +200,8 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
     of this grid), earlier lines marked superseded; the number of final lines (0 when
     nothing was logged; None when nothing ``ran`` and the file already ends with exactly
     these lines: nothing is appended, #49). Records of another grid are excluded and
-    reported."""
+    reported; a cell and role whose replies were cut at their token budget past the
+    threshold gets a warning line (#49)."""
     from runner.execution.live import fit
     from scoring.results.offline import rescore
 
@@ -222,6 +223,10 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
     if not ran and holds_final(out, lines):
         return None
     finalize_results(out, lines)
+    from scoring.report.cut_table import cut_warning_lines
+
+    for warning in cut_warning_lines(lines):  # replies cut at their token budget (#49)
+        console.print("[yellow]" + fit(warning))
     return len(lines)
 
 

@@ -11,6 +11,8 @@ served name is looked up in its server's ``GET /models`` (OpenAI's list: ``data[
   once per endpoint, since nothing can be checked there.
 
 The embedded scripted endpoint is ours and answers every ``scripted/`` name: not asked.
+The same pass asks llama.cpp's ``/slots`` where a model sets ``agent_slot`` /
+``helper_slot`` (:mod:`runner.execution.slots`: warnings only).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import orjson
 
 from runner.client.endpoint import Endpoint
+from runner.client.transport import TransportError
+from runner.execution.slots import check_slots
 from runner.grid.expand import Grid
 from runner.grid.schema import EMBEDDED, redact_url
 
@@ -31,7 +35,7 @@ async def listed_models(ep: Endpoint) -> list[str] | None:
     try:
         status, body = await ep.get("/models")
         data = orjson.loads(body) if status == 200 else None
-    except (OSError, TimeoutError, orjson.JSONDecodeError, ValueError):
+    except (TransportError, OSError, TimeoutError, orjson.JSONDecodeError, ValueError):
         return None
     cards = data.get("data") if isinstance(data, dict) else None
     if not isinstance(cards, list):
@@ -42,7 +46,8 @@ async def listed_models(ep: Endpoint) -> list[str] | None:
 async def check_served_models(
     grid: Grid, endpoints: dict[str, Endpoint]
 ) -> tuple[list[str], list[str]]:
-    """(problems, warnings): a model its server does not list; a server that lists none."""
+    """(problems, warnings): a model its server does not list; a server that lists none,
+    and the slot options a server cannot be shown to honour (:func:`check_slots`)."""
     problems: list[str] = []
     warnings: list[str] = []
     listed: dict[str, list[str] | None] = {}
@@ -65,4 +70,4 @@ async def check_served_models(
                 f"{m.served_name()!r} is not served at {redact_url(ep.base_urls[0])}: it "
                 f"serves {shown}{more}"
             )
-    return problems, warnings
+    return problems, warnings + await check_slots(grid, endpoints)

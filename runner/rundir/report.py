@@ -26,6 +26,7 @@ from scoring.analyses.truncation import CUT_ROLES, cut_replies, cut_warnings
 from scoring.report.details import run_details
 from scoring.report.markdown import figure_channels, figure_success, markdown_report
 from scoring.report.paper_figures import paper_figures
+from scoring.results.cells import ladder_sort_key
 from scoring.results.lines import ResultLine
 
 __all__ = ["NO_PLOTS", "Keep", "report_path", "write_report"]
@@ -133,7 +134,7 @@ def _scored(
 def cut_notes(records: list[EpisodeRecord]) -> list[str]:
     """Replies that ended at their token budget (``finish_reason: length``): how many of
     each role's, then a warning per cell and role past the threshold; nothing when none."""
-    cuts = cut_replies(records)
+    cuts = dict(sorted(cut_replies(records).items(), key=lambda kv: ladder_sort_key(kv[0])))
     totals = {role: [0, 0] for role in CUT_ROLES}
     for roles in cuts.values():
         for role, (n, made) in roles.items():
@@ -144,7 +145,7 @@ def cut_notes(records: list[EpisodeRecord]) -> list[str]:
     shown = ", ".join(f"{role} {n}/{made}" for role, (n, made) in totals.items() if made)
     head = f"Replies cut at their token budget (finish_reason length): {shown}."
     warned = [w.removeprefix("warning: ") for w in cut_warnings(cuts, _named)]
-    return [head, *(w[:1].upper() + w[1:] for w in warned)]
+    return [head, *(f"Warning: {w}" for w in warned)]  # a model's name keeps its case
 
 
 def _named(cell: CellKey) -> str:

@@ -38,6 +38,7 @@ from protocol.knobs import platform_knobs
 from protocol.records import NO_REPLY, CellKey, Knobs
 from protocol.state.machine import CHANNELS
 from scoring.replay.askback import Burden
+from scoring.replay.cuts import add_cuts
 from scoring.replay.episode import LABELS, EpisodeScore, Scoring
 from scoring.results.lines import CellLine, ContrastLine
 from scoring.results.stats import clustered_wilson, mcnemar_exact, wilson
@@ -153,6 +154,7 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         askback=_burden(counted),
         trials=trials,
         pass_k={name: pass_hats(list(o.values()), trials) for name, o in by_seed.items()},
+        cut=add_cuts(s.cut for s in scores),
     )
 
 
