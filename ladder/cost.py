@@ -16,7 +16,7 @@ from ladder.filters import ArmOption, CellOption, ModelOption, cell_filter
 from protocol.records import CellKey
 from runner.rundir.errors import check_logdir
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
-from scoring.analyses.cost import CostRow, cost_rows, helper_spend
+from scoring.analyses.cost import CostRow, HelperSpend, cost_rows, helper_spend
 from scoring.analyses.truncation import Cut, cut_replies, cut_warnings, episode_counts
 from scoring.report.cost_table import cost_table, spend_table
 from scoring.report.tables import Labels
@@ -86,19 +86,8 @@ def cost(
     run_dir = logdir.parent if logdir.name == "logs" else logdir
     ledger, bad = read_helper_log(run_dir / "helpers.jsonl")
     spend = helper_spend(records.values(), ledger)
-    if json_ and spend_only:
-        for h in spend:
-            data = {
-                "type": "helper_spend",
-                **msgspec.to_builtins(h),
-                "saved_tokens": h.saved_tokens,
-            }
-            typer.echo(orjson.dumps(data).decode())
-        return
     if json_:
-        for r in rows:
-            extra = {**counts.get(r.cell, {}), **_cut_columns(cuts.get(r.cell, {}))}
-            typer.echo(orjson.dumps({**flat_row("cost", r.cell, r), **extra}).decode())
+        _print_json(rows, counts, cuts, spend, spend_only)
         return
     if not spend_only:
         labels = Labels(counts, wide=wide)
@@ -108,6 +97,32 @@ def cost(
         typer.echo("\n".join(fit(x) for x in ["", *notes]) + ("\n" if spend else ""))
     if spend:
         typer.echo(spend_table(spend, wide=wide))
+    _print_skipped(report, bad)
+
+
+def _print_json(
+    rows: Sequence[CostRow],
+    counts: Mapping[CellKey, Mapping[str, int]],
+    cuts: Mapping[CellKey, Cut],
+    spend: Sequence[HelperSpend],
+    spend_only: bool,
+) -> None:
+    """``--json``: one line per helper's spend with ``--spend-only``, else per cell."""
+    if spend_only:
+        for h in spend:
+            data = {
+                "type": "helper_spend",
+                **msgspec.to_builtins(h),
+                "saved_tokens": h.saved_tokens,
+            }
+            typer.echo(orjson.dumps(data).decode())
+        return
+    for r in rows:
+        extra = {**counts.get(r.cell, {}), **_cut_columns(cuts.get(r.cell, {}))}
+        typer.echo(orjson.dumps({**flat_row("cost", r.cell, r), **extra}).decode())
+
+
+def _print_skipped(report: LogReport, bad: int) -> None:
     skipped = [
         f"{n} {what}"
         for n, what in (
