@@ -162,6 +162,11 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     # asks for it again once before T turns have passed since its run (a redo probe) and once
     # after (the run has lapsed: it must be run again). 0: off (a run never lapses).
     expiry: int = 0
+    # The requests K for the closed alternative of one seed-picked step (issue #48, generator
+    # 6): the brief lists the step and an alternative as "at most one of the two"; once the
+    # step is done the user asks for the alternative K times, each a trap on the
+    # exclusive_closed channel. 0: off (no alternative).
+    exclusive: int = 0
 
     def changed(self) -> dict[str, object]:
         """The knobs set away from their defaults, in field order (empty: the plain arm)."""

@@ -20,6 +20,7 @@ from protocol.arms.table import ArmSpec, Variant, arm_spec, arm_table, harness_a
 from protocol.config import DEFAULT_DOSE, Knobs
 from protocol.registry import Registry
 from protocol.stress.budget import MAX_BUDGET
+from protocol.stress.exclusive import MAX_EXCLUSIVE
 from protocol.stress.expiry import MAX_EXPIRY, MIN_EXPIRY
 
 __all__ = [
@@ -78,6 +79,10 @@ def _is_memory(a: ArmSpec) -> bool:
     return a.memory
 
 
+# The rules beyond one-shot state (issue #48), in declaration order: a cell sets at most one.
+_RULES = ("budget", "expiry", "exclusive")
+
+
 def _rule(field: str, low: int, high: int, unit: str) -> Check:
     """A rule beyond one-shot state (issue #48): 0 or ``low`` to ``high``, on the text
     protocol, with the cooperative user (the user's styles take the fillers it is placed on),
@@ -93,8 +98,9 @@ def _rule(field: str, low: int, high: int, unit: str) -> Check:
             return [f"{field} runs on the text protocol; the tool harness does not place it yet"]
         if knobs.user_style != "cooperative":
             return [f"{field} and user_style both take fillers: set one"]
-        if field == "expiry" and knobs.budget:
-            return ["budget and expiry are one rule each: set one"]
+        set_rules = [r for r in _RULES if getattr(knobs, r)]
+        if len(set_rules) > 1 and field == set_rules[-1]:  # reported once, by the last
+            return [f"{' and '.join(set_rules)} are one rule each: set one"]
         return []
 
     return check
@@ -293,6 +299,11 @@ for _knob in (
              "request after it lapses must be run again (ours)",
              check=_rule("expiry", MIN_EXPIRY, MAX_EXPIRY, "turns"), family="Semantics: expiry",
              alone=True, section="expiry", since=_since_6("expiry")),
+    KnobSpec(field="exclusive", label="requests for the closed alternative of one "
+             "seed-picked step, each a trap (ours)",
+             check=_rule("exclusive", 1, MAX_EXCLUSIVE, "requests"),
+             family="Semantics: exclusive", alone=True, section="exclusive",
+             since=_since_6("exclusive")),
 ):  # fmt: skip
     KNOBS.add(_knob.field, _knob)
 
