@@ -47,6 +47,7 @@ def test_the_variant_families_are_the_papers_and_ours() -> None:
         Variant(knob="escalate", table="Ask back and escalation", alone=True),
         Variant(knob="budget", table="Semantics: budget", alone=True),
         Variant(knob="expiry", table="Semantics: expiry", alone=True),
+        Variant(knob="exclusive", table="Semantics: exclusive", alone=True),
     )
     assert set(platform_knobs()) == {"tools", "harness"}
 

@@ -38,6 +38,7 @@ KNOBS_ADDED = (
     b',"tool_failure_landed":0.0',  # at-most-once (issue #37)
     b',"budget":0',  # the rules beyond one-shot state (issue #48)
     b',"expiry":0',
+    b',"exclusive":0',
 )
 TURNS_ADDED = (
     b',"injected":""',
@@ -78,6 +79,7 @@ CELLS = {
     # the rules beyond one-shot state (issue #48)
     "budget.toml": (20, "5cd13bba562285c777660e81bb15625f504d5fc01067ac54e415e1947d1c2529"),
     "expiry.toml": (15, "238b7fb05dd52d182e5a664ccbbdf02f2c4ae9db1ff3dd833eba29b6503e9020"),
+    "exclusive.toml": (15, "4e95cbfed78cef975e853e7f838462ce706c22a2a7c1bc087e7e47a058370e38"),
     "corruption.toml": (4, "e1b993627f808ad06a27dee95579974f0e8cf76fe6da7a2005f8c4fa52204792"),
     "deepseek-v4-pro.toml": (
         32,
@@ -164,6 +166,7 @@ ADDED_SINCE_DEMO_LOGS: dict[str, object] = {
     "draw_turn": "",  # issue #46
     "budget": 0,  # issue #48
     "expiry": 0,
+    "exclusive": 0,
 }
 
 
