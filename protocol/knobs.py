@@ -84,9 +84,9 @@ _RULES = ("budget", "expiry", "exclusive")
 
 
 def _rule(field: str, low: int, high: int, unit: str) -> Check:
-    """A rule beyond one-shot state (issue #48): 0 or ``low`` to ``high``, on the text
-    protocol, with the cooperative user (the user's styles take the fillers it is placed on),
-    one rule per cell."""
+    """A rule beyond one-shot state (issue #48): 0 or ``low`` to ``high``, with the cooperative
+    user (the user's styles take the fillers it is placed on), one rule per cell; the budget
+    and exclusive steps on either protocol, the expiry on the text protocol only."""
 
     def check(knobs: Knobs, arm: str) -> list[str]:
         value = getattr(knobs, field)
@@ -94,8 +94,11 @@ def _rule(field: str, low: int, high: int, unit: str) -> Check:
             return []
         if not low <= value <= high:
             return [f"{field} must be 0 (off) or {low} to {high} {unit} (got {value})"]
-        if knobs.harness != "text":
-            return [f"{field} runs on the text protocol; the tool harness does not place it yet"]
+        if knobs.harness != "text" and field == "expiry":  # the clock counts messages
+            return [
+                "expiry runs on the text protocol: on the tool harness a tool result is an "
+                "exchange of its own, so an agent's clock runs ahead of the user's messages"
+            ]
         if knobs.user_style != "cooperative":
             return [f"{field} and user_style both take fillers: set one"]
         set_rules = [r for r in _RULES if getattr(knobs, r)]
