@@ -77,8 +77,9 @@ def stressed_turns(record: EpisodeRecord) -> int:
 
 def stress_of(cell: CellKey) -> tuple[str, float] | None:
     """The cell's stress (``spoof=receipt``, ``user_style=restate``, ``tool_failure``, and
-    issue #48's rules ``budget`` and ``expiry`` with their cap or turns as the dose) and its
-    dose; None for a cell with no stress, or with more than one."""
+    issue #48's rules ``budget``, ``expiry`` and ``exclusive`` with their cap, turns or
+    requests as the dose) and its dose; None for a cell with no stress, or with more than
+    one."""
     k = cell.knobs
     on = []
     if k.spoof != "none":
@@ -92,6 +93,8 @@ def stress_of(cell: CellKey) -> tuple[str, float] | None:
         on.append(("budget", float(k.budget)))
     if k.expiry:
         on.append(("expiry", float(k.expiry)))
+    if k.exclusive:
+        on.append(("exclusive", float(k.exclusive)))
     return on[0] if len(on) == 1 else None
 
 
@@ -106,6 +109,7 @@ def control_of(cell: CellKey) -> CellKey:
         tool_failure=0.0,
         budget=0,
         expiry=0,
+        exclusive=0,
     )
     return msgspec.structs.replace(cell, knobs=knobs)
 
