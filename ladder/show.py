@@ -41,7 +41,8 @@ __all__ = ["render_episode", "show"]
 _LISTED = 20
 _INDENT = "    "
 
-# the paper's six channels and the rules' own (issue #48: over_budget, lapse_missed)
+# the paper's six channels and the rules' own (issue #48: over_budget, lapse_missed,
+# exclusive_closed)
 _CHANNELS = (*CHANNELS, *RULE_CHANNELS)
 
 

@@ -20,6 +20,7 @@ from protocol.arms.table import ArmSpec, Variant, arm_spec, arm_table, harness_a
 from protocol.config import DEFAULT_DOSE, Knobs
 from protocol.registry import Registry
 from protocol.stress.budget import MAX_BUDGET
+from protocol.stress.exclusive import MAX_EXCLUSIVE
 from protocol.stress.expiry import MAX_EXPIRY, MIN_EXPIRY
 from protocol.stress.sessions import MAX_SESSIONS, MIN_SESSIONS
 
@@ -79,10 +80,14 @@ def _is_memory(a: ArmSpec) -> bool:
     return a.memory
 
 
+# The rules beyond one-shot state (issue #48), in declaration order: a cell sets at most one.
+_RULES = ("budget", "expiry", "exclusive")
+
+
 def _rule(field: str, low: int, high: int, unit: str) -> Check:
-    """A rule beyond one-shot state (issue #48): 0 or ``low`` to ``high``, on the text
-    protocol, with the cooperative user (the user's styles take the fillers it is placed on),
-    one rule per cell."""
+    """A rule beyond one-shot state (issue #48): 0 or ``low`` to ``high``, with the cooperative
+    user (the user's styles take the fillers it is placed on), one rule per cell; the budget
+    and exclusive steps on either protocol, the expiry on the text protocol only."""
 
     def check(knobs: Knobs, arm: str) -> list[str]:
         value = getattr(knobs, field)
@@ -90,12 +95,16 @@ def _rule(field: str, low: int, high: int, unit: str) -> Check:
             return []
         if not low <= value <= high:
             return [f"{field} must be 0 (off) or {low} to {high} {unit} (got {value})"]
-        if knobs.harness != "text":
-            return [f"{field} runs on the text protocol; the tool harness does not place it yet"]
+        if knobs.harness != "text" and field == "expiry":  # the clock counts messages
+            return [
+                "expiry runs on the text protocol: on the tool harness a tool result is an "
+                "exchange of its own, so an agent's clock runs ahead of the user's messages"
+            ]
         if knobs.user_style != "cooperative":
             return [f"{field} and user_style both take fillers: set one"]
-        if field == "expiry" and knobs.budget:
-            return ["budget and expiry are one rule each: set one"]
+        set_rules = [r for r in _RULES if getattr(knobs, r)]
+        if len(set_rules) > 1 and field == set_rules[-1]:  # reported once, by the last
+            return [f"{' and '.join(set_rules)} are one rule each: set one"]
         return []
 
     return check
@@ -248,7 +257,8 @@ def _show(knobs: Knobs, arm: str) -> list[str]:
 KNOBS: Registry[KnobSpec] = Registry(
     "knob", lambda o: isinstance(o, KnobSpec), group="state_ladder.knobs"
 )
-for _knob in (
+# Every knob's declaration, one row each (the table the docs and the report read).
+_SPECS: tuple[KnobSpec, ...] = (
     KnobSpec(field="checklist_mode", label="the checklist appended or replacing the message",
              family="Table 16"),
     KnobSpec(field="directive_role", label="the directive as a user or a system message",
@@ -327,7 +337,13 @@ for _knob in (
              "note, or what the arm keeps (ours)", check=_handoff, section="sessions"),
     KnobSpec(field="next_model", label="a model of the grid that runs every other session: a "
              "handoff between agents (ours)", section="sessions"),
-):  # fmt: skip
+    KnobSpec(field="exclusive", label="requests for the closed alternative of one "
+             "seed-picked step, each a trap (ours)",
+             check=_rule("exclusive", 1, MAX_EXCLUSIVE, "requests"),
+             family="Semantics: exclusive", alone=True, section="exclusive",
+             since=_since_6("exclusive")),
+)  # fmt: skip
+for _knob in _SPECS:
     KNOBS.add(_knob.field, _knob)
 
 

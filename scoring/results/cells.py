@@ -184,8 +184,13 @@ def _burden(counted: list[EpisodeScore]) -> Burden | None:
 
 def _rule_rates(key: CellKey) -> tuple[tuple[str, str], ...]:
     """(channel, label) of each rule on in the cell (issue #48): the budget's over_budget on
-    spent requests, the expiry's lapse_missed on lapsed ones."""
-    rules = (("budget", "over_budget", "spent"), ("expiry", "lapse_missed", "lapsed"))
+    spent requests, the expiry's lapse_missed on lapsed ones, the exclusive steps'
+    exclusive_closed on closed ones."""
+    rules = (
+        ("budget", "over_budget", "spent"),
+        ("expiry", "lapse_missed", "lapsed"),
+        ("exclusive", "exclusive_closed", "closed"),
+    )
     return tuple((ch, label) for knob, ch, label in rules if getattr(key.knobs, knob))
 
 
