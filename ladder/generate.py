@@ -10,7 +10,7 @@ import msgspec
 import typer
 from msgspec import UNSET
 
-from ladder.errors import UsageError
+from ladder.errors import UsageError, shown
 from protocol import EpisodeSpec, ScriptedUser, SpecError
 from protocol import generate as gen
 from protocol.config import DEFAULT_DOSE, UserStyle, graph_label
@@ -223,7 +223,7 @@ def generate(
             problems = check_paraphrases(paraphrases, POOLS[domain])
             if problems:
                 for p in problems[:20]:
-                    typer.echo(f"error: {paraphrase_cache}: {p}", err=True)
+                    typer.echo(shown(f"error: {paraphrase_cache}: {p}"), err=True)
                 more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
                 raise UsageError(f"{paraphrase_cache}: {len(problems)} problems{more}")
     as_json = json_ or seeds is not None

@@ -22,7 +22,7 @@ from typing import Annotated
 import msgspec
 import typer
 
-from ladder.errors import UsageError
+from ladder.errors import UsageError, shown
 from ladder.flags import OPENAI_API_KEY, OPENAI_BASE_URL
 from protocol.domains.known import POOLS
 from protocol.domains.packs import PackError
@@ -207,7 +207,7 @@ def paraphrase(
         why = failures[0].problems[0].split(": ", 1)[1]  # nothing answered: one line
         raise UsageError(f"the rewriter endpoint {redact_url(base_url)} did not answer: {why}")
     for f in failures:
-        typer.echo(f"failed: {'; '.join(f.problems)}", err=True)
+        typer.echo(shown(f"failed: {'; '.join(f.problems)}"), err=True)
     total = sum(len(rewrite_sources(POOLS[d])) for d in domains) * 3
     typer.echo(f"{out}: {n} of {total} rewrites ({len(failures)} failed; calls logged in "
                f"{out.name}.calls.jsonl)")  # fmt: skip

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from ladder.domain import load_packs_of
-from ladder.errors import UsageError, leaf
+from ladder.errors import UsageError, leaf, shown
 from protocol.probe.turns import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
 from protocol.records import TurnKind
 from runner.client.endpoint import CallFailed
@@ -235,7 +235,7 @@ def probe(
         if isinstance(why, (ProbeError, NewerSchemaError, GridError, ValueError)):
             raise UsageError(str(why)) from None
         if isinstance(why, CallFailed):
-            typer.echo(f"error: {why} (rerun to resume)", err=True)
+            typer.echo(f"error: {shown(str(why))} (rerun to resume)", err=True)
             raise typer.Exit(1) from None
         if isinstance(why, KeyboardInterrupt):
             typer.echo("interrupted: rerun the same command to resume", err=True)

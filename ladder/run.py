@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from ladder.errors import UsageError, leaf
+from ladder.errors import UsageError, leaf, shown
 from ladder.flags import (
     FlagError,
     RunFlags,
@@ -129,7 +129,7 @@ def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> 
     if isinstance(e, (GridError, ManifestError, NewerSchemaError, RunLocked)):
         raise UsageError(str(e)) from None
     if isinstance(e, BreakerTripped | BriefLost | ModelsStopped):
-        typer.echo(f"error: {e}", err=True)
+        typer.echo(f"error: {shown(str(e))}", err=True)
         raise typer.Exit(3) from None
     if isinstance(e, OSError) and e.errno == errno.ENOSPC:
         raise UsageError(

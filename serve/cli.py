@@ -147,7 +147,9 @@ def scripted(
     except KeyboardInterrupt:
         sys.exit(0)
     except OSError as e:  # a busy port, an address this host does not have
-        typer.echo(f"error: cannot listen on {host}:{port}: {e.strerror or e}", err=True)
+        from protocol.visible import visible  # here: the error path alone needs it
+
+        typer.echo(visible(f"error: cannot listen on {host}:{port}: {e.strerror or e}"), err=True)
         raise typer.Exit(2) from None
 
 
