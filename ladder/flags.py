@@ -27,9 +27,10 @@ import orjson
 import typer
 
 from protocol.nesting import toml_loads
+from runner.grid.ceilings import CEILINGS
 from runner.grid.expand import Grid, GridError, parse_grid
 from runner.grid.schema import DEFAULT_MAX_IN_FLIGHT, EMBEDDED, GridData, redact_url, url_problem
-from runner.grid.seeds import format_seeds
+from runner.grid.seeds import MAX_SEEDS, format_seeds
 from serve.config import ServerConfig
 from serve.options import ScriptedFlags
 
@@ -69,6 +70,8 @@ class FlagSpec:
     read: Callable[[str, Any, RunFlags], object] | None = None
     built: str | None = None  # the default of a grid built from the flags alone
     short: str | None = None  # e.g. "-S"
+    # a number's ceiling when no grid field checks it (#47): typer's ``max``
+    ceiling: float | None = None
 
     def help_text(self) -> str:
         return f"{self.help} (default {self.built})." if self.built else f"{self.help}."
@@ -146,7 +149,7 @@ class RunFlags:
     seeds: str | None = _flag(
         "Seed range, e.g. 100-131", target="run.seeds", read=_seeds, built="100-131"
     )
-    limit: int | None = _flag("Run only the first N seeds")
+    limit: int | None = _flag("Run only the first N seeds", ceiling=MAX_SEEDS)
     domain: str | None = _flag(
         "procurement, release and/or pack files, comma-separated",
         target="run.domains",
@@ -178,7 +181,9 @@ class RunFlags:
         "Episodes in flight", target="run.concurrency", read=_count, built="256"
     )
     max_in_flight: int | None = _flag(
-        "Requests in flight per endpoint", built=str(DEFAULT_MAX_IN_FLIGHT)
+        "Requests in flight per endpoint",
+        built=str(DEFAULT_MAX_IN_FLIGHT),
+        ceiling=CEILINGS["endpoints[].max_in_flight"],
     )
     served: str | None = _flag(
         "The served model name, if not the model's", target="models.*.served"
@@ -286,7 +291,7 @@ def _listed(kind: object) -> bool:
 def _parameter(name: str, kind: Any, spec: FlagSpec) -> inspect.Parameter:
     """The typer option of one flag (its type, a library boundary, as typer reads it)."""
     spelling = [flag_name(name), *([spec.short] if spec.short else [])]
-    option = typer.Option(*spelling, help=spec.help_text(), show_default=False)
+    option = typer.Option(*spelling, help=spec.help_text(), show_default=False, max=spec.ceiling)
     annotation = kind | None if _listed(kind) else kind
     return inspect.Parameter(
         name,

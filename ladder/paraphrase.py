@@ -24,6 +24,7 @@ import typer
 
 from ladder.errors import UsageError, shown
 from ladder.flags import OPENAI_API_KEY, OPENAI_BASE_URL
+from ladder.limits import MAX_ATTEMPTS, MAX_IN_FLIGHT, MAX_TEMPERATURE
 from protocol.domains.known import POOLS
 from protocol.domains.packs import PackError
 from protocol.episode.paraphrases import check_paraphrases, rewrite_sources
@@ -138,13 +139,23 @@ def paraphrase(
     select: Annotated[
         str, typer.Option(help="How the regime is selected: checkpoint, request, vendor.")
     ] = "checkpoint",
-    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = PAPER_TEMPERATURE,
+    temperature: Annotated[
+        float, typer.Option(help="Sampling temperature.", max=MAX_TEMPERATURE)
+    ] = PAPER_TEMPERATURE,
     attempts: Annotated[
-        int, typer.Option(min=1, help="Tries per rewrite before its failed check is reported.")
+        int,
+        typer.Option(
+            min=1, help="Tries per rewrite before its failed check is reported.", max=MAX_ATTEMPTS
+        ),
     ] = 3,
-    max_in_flight: Annotated[int, typer.Option(min=1, help="Requests in flight.")] = 16,
+    max_in_flight: Annotated[
+        int, typer.Option(min=1, help="Requests in flight.", max=MAX_IN_FLIGHT)
+    ] = 16,
     call_attempts: Annotated[
-        int, typer.Option(min=1, help="Attempts per request (transient errors; the grid's 6).")
+        int,
+        typer.Option(
+            min=1, help="Attempts per request (transient errors; the grid's 6).", max=MAX_ATTEMPTS
+        ),
     ] = 6,
     api_key_env: Annotated[
         str | None,

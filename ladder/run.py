@@ -24,6 +24,7 @@ from ladder.flags import (
     grid_from_flags,
     run_options,
 )
+from ladder.limits import MAX_LISTED
 from runner.client.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.execution.brief_check import BriefLost
 from runner.execution.live import fit
@@ -159,6 +160,7 @@ def run(
             "--breaker-after",
             help="Stop (exit 3) after this many consecutive failed calls on one endpoint; "
             "0 never stops.",
+            max=MAX_LISTED,
         ),
     ] = DEFAULT_BREAKER_AFTER,
     allow_grid_change: Annotated[

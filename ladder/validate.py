@@ -14,6 +14,7 @@ import orjson
 import typer
 
 from ladder.errors import UsageError, shown
+from ladder.limits import MAX_RATE
 from protocol.arms.table import arm_rank
 from runner.grid.expand import Grid, GridError, load_grid, missing_keys, trial_warnings
 from scoring.util import plural
@@ -148,6 +149,7 @@ def validate(
             help="With the estimate (implied): GPU hours at this many tokens per second, "
             "prompt and completion alike (--prefill-rate and --decode-rate apart).",
             show_default=False,
+            max=MAX_RATE,
         ),
     ] = None,
     prefill_rate: Annotated[
@@ -157,6 +159,7 @@ def validate(
             metavar="TOKENS/S",
             help="With the estimate (implied): prompt tokens per second (default --rate).",
             show_default=False,
+            max=MAX_RATE,
         ),
     ] = None,
     decode_rate: Annotated[
@@ -166,6 +169,7 @@ def validate(
             metavar="TOKENS/S",
             help="With the estimate (implied): completion tokens per second (default --rate).",
             show_default=False,
+            max=MAX_RATE,
         ),
     ] = None,
 ) -> None:
