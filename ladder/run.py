@@ -181,7 +181,7 @@ def run(
     With GRID_FILE, the grid comes from the file and every flag given overrides it;
     otherwise from the flags, against the embedded scripted endpoint unless --base-url (or
     OPENAI_BASE_URL) is given. Exit 0 done, 2 refused, 3 infrastructure errors or a
-    model stopped (its breaker, its brief lost: the other models ran to the end), 130
+    model stopped (its preflight, its breaker, its brief lost: the others ran to the end), 130
     interrupted (rerun to resume).
     """
     console = Console(stderr=False, highlight=False, soft_wrap=True)
