@@ -88,9 +88,7 @@ def test_a_model_whose_preflight_fails_stops_alone(tmp_path: Path, refusing_url:
     assert all(r.termination == "completed" for r in recs)
 
 
-def test_every_model_failing_its_preflight_runs_nothing(
-    tmp_path: Path, refusing_url: str
-) -> None:
+def test_every_model_failing_its_preflight_runs_nothing(tmp_path: Path, refusing_url: str) -> None:
     models = [{"name": BROKEN, "endpoint": "far"}]
     out = tmp_path / "run"
     args = ["run", str(_grid(tmp_path, refusing_url, models)), "--out", str(out), "--no-live"]
