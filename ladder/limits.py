@@ -7,17 +7,15 @@ docs/security.md lists them."""
 
 from __future__ import annotations
 
-from serve.options import MAX_IN_FLIGHT, MAX_PORT, MAX_SECONDS, MAX_SEED
+from serve.options import MAX_IN_FLIGHT, MAX_SEED
 
 __all__ = [
     "MAX_ATTEMPTS",
     "MAX_IN_FLIGHT",
     "MAX_JOBS",
     "MAX_LISTED",
-    "MAX_PORT",
     "MAX_RATE",
     "MAX_SAMPLES",
-    "MAX_SECONDS",
     "MAX_SEED",
     "MAX_TEMPERATURE",
     "MAX_TIER",
