@@ -24,14 +24,25 @@ BROKEN = "elsewhere/model"
 
 
 class _Refusing(BaseHTTPRequestHandler):
-    """Lists ``other/model`` at /models; answers every chat request 404 (unknown model)."""
+    """Lists ``other/model`` at /models; answers every chat request 404 (unknown model), or
+    (``answers``) with a one-token reply, so that only the /models check fails."""
+
+    answers = False
 
     def do_GET(self) -> None:
         self._send(200, {"object": "list", "data": [{"id": "other/model"}]})
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self._send(404, {"error": {"message": "model not found", "type": "not_found"}})
+        if not self.answers:
+            self._send(404, {"error": {"message": "model not found", "type": "not_found"}})
+            return
+        message = {"role": "assistant", "content": "ok"}
+        self._send(200, {
+            "id": "x", "object": "chat.completion", "model": BROKEN,
+            "choices": [{"index": 0, "message": message, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+        })  # fmt: skip
 
     def _send(self, status: int, body: object) -> None:
         data = json.dumps(body).encode()
@@ -45,9 +56,13 @@ class _Refusing(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def refusing_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+class _Answering(_Refusing):
+    answers = True
+
+
+@pytest.fixture(params=[_Refusing, _Answering], ids=["404", "not-listed"])
+def refusing_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), request.param)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -81,7 +96,8 @@ def test_a_model_whose_preflight_fails_stops_alone(tmp_path: Path, refusing_url:
     assert "Traceback" not in result.output
     errors = [x for x in result.stderr.splitlines() if x.startswith("error:")]
     assert len(errors) == 1, errors
-    assert f"model '{BROKEN}' stopped: preflight: " in errors[0] and "404" in errors[0]
+    assert f"model '{BROKEN}' stopped: preflight: " in errors[0]
+    assert "404" in errors[0] or "is not served at" in errors[0], errors[0]
     assert f"model '{BROKEN}' stopped at the preflight" in result.stdout  # said before the run
     recs = list(records(out).values())
     assert len(recs) == 8 and {r.cell.model for r in recs} == {HEALTHY}
@@ -94,4 +110,5 @@ def test_every_model_failing_its_preflight_runs_nothing(tmp_path: Path, refusing
     args = ["run", str(_grid(tmp_path, refusing_url, models)), "--out", str(out), "--no-live"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2, result.output
-    assert "404" in result.stderr and not out.exists()
+    assert "404" in result.stderr or "is not served at" in result.stderr
+    assert not out.exists()
