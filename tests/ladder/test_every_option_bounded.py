@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,7 +24,8 @@ from ladder.app import COMMANDS, app, load_command
 from ladder.flags import flag_name, flag_specs
 from runner.grid.ceilings import ceiling_of
 
-RUN = ["run", "--model", "scripted/perfect", "--arms", "raw", "--seeds", "100", "--steps", "5"]
+RUN = ["run", "--model", "scripted/perfect", "--arms", "raw", "--seeds", "100", "--steps", "5",
+       "--out", "{tmp}/run", "--no-live"]  # fmt: skip
 
 # (command, option) -> the command's own check that bounds it above (its line)
 OWN_CHECK: dict[tuple[str, str], str] = {
@@ -108,15 +110,16 @@ RUN = [*RUN, "--arms", "raw", "--seeds", "100", "--steps", "5"]
         [*RUN, "--fault-hang", "1e300"],
         ["generate", "--seed", HUGE],
         ["generate", "--density", "1e300"],
-        ["validate", "--rate", "1e300", "grid.toml"],
-        ["show", ".", "--seed", HUGE],
-        ["probe", ".", "--samples", HUGE],
-        ["paraphrase", "--model", "m", "--out", "o.json", "--max-in-flight", HUGE],
+        ["validate", "--rate", "1e300", "{tmp}/grid.toml"],
+        ["show", "{tmp}", "--seed", HUGE],
+        ["probe", "{tmp}", "--samples", HUGE],
+        ["paraphrase", "--model", "m", "--out", "{tmp}/o.json", "--max-in-flight", HUGE],
         ["serve", "scripted", "--replicas", HUGE],
         ["serve", "vllm", "qwen3-8b", "--wait-s", "1e300"],
     ],
 )
-def test_a_huge_value_is_one_line(argv: list[str]) -> None:
+def test_a_huge_value_is_one_line(argv: list[str], tmp_path: Path) -> None:
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 2, result.output
     assert isinstance(result.exception, SystemExit), result.exception
