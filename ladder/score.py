@@ -24,6 +24,7 @@ import typer
 
 from ladder.errors import UsageError
 from ladder.filters import ArmOption, CellFilter, CellOption, ModelOption, cell_filter
+from ladder.limits import MAX_JOBS
 from protocol.records import CellKey, EpisodeRecord
 from protocol.visible import visible
 from runner.rundir.logs import LogReport
@@ -136,7 +137,10 @@ def score(
         bool, typer.Option("--json", help="One JSON line per cell and per contrast.")
     ] = False,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", min=0, help="Processes for a large run; 0: every core.")
+        int,
+        typer.Option(
+            "--jobs", "-j", min=0, help="Processes for a large run; 0: every core.", max=MAX_JOBS
+        ),
     ] = 0,
     family: Annotated[
         str,

@@ -19,6 +19,7 @@ __all__ = [
     "open_endpoints",
     "ping",
     "preflight",
+    "preflight_models",
     "problem_lines",
 ]
 
@@ -84,11 +85,17 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
 
     The request carries ``serve.faults.rates.PREFLIGHT_HEADER``: the embedded scripted endpoint's
     injected faults (``--fault``) shape the run, not the check that it answers."""
-    problems: list[str] = []
+    return list((await preflight_models(grid, endpoints)).values())
+
+
+async def preflight_models(grid: Grid, endpoints: dict[str, Endpoint]) -> dict[str, str]:
+    """:func:`preflight` by model: each model that did not answer -> its one line (a run
+    stops that model's cells alone, #47)."""
+    problems: dict[str, str] = {}
     for m in grid.models:
         problem = await ping(endpoints[m.endpoint], m)
         if problem is not None:
-            problems.append(problem)
+            problems[m.name] = problem
     return problems
 
 

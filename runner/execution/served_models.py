@@ -25,7 +25,7 @@ from runner.execution.slots import check_slots
 from runner.grid.expand import Grid
 from runner.grid.schema import EMBEDDED, redact_url
 
-__all__ = ["check_served_models", "listed_models"]
+__all__ = ["check_served_models", "listed_models", "served_model_problems"]
 
 _SHOWN = 3  # model ids a refusal names
 
@@ -48,11 +48,20 @@ async def check_served_models(
 ) -> tuple[list[str], list[str]]:
     """(problems, warnings): a model its server does not list; a server that lists none,
     and the slot options a server cannot be shown to honour (:func:`check_slots`)."""
-    problems: list[str] = []
+    problems, warnings = await served_model_problems(grid, endpoints)
+    return list(problems.values()), warnings
+
+
+async def served_model_problems(
+    grid: Grid, endpoints: dict[str, Endpoint], skip: frozenset[str] = frozenset()
+) -> tuple[dict[str, str], list[str]]:
+    """:func:`check_served_models` by model (model -> its line), leaving out ``skip`` (the
+    models the preflight already stopped)."""
+    problems: dict[str, str] = {}
     warnings: list[str] = []
     listed: dict[str, list[str] | None] = {}
     for m in grid.models:
-        if grid.endpoint(m.endpoint).urls() == [EMBEDDED]:
+        if m.name in skip or grid.endpoint(m.endpoint).urls() == [EMBEDDED]:
             continue
         ep = endpoints[m.endpoint]
         if m.endpoint not in listed:
@@ -66,7 +75,7 @@ async def check_served_models(
         if ids and m.served_name() not in ids:
             shown = ", ".join(repr(x[:60]) for x in ids[:_SHOWN])
             more = f" and {len(ids) - _SHOWN} more" if len(ids) > _SHOWN else ""
-            problems.append(
+            problems[m.name] = (
                 f"{m.served_name()!r} is not served at {redact_url(ep.base_urls[0])}: it "
                 f"serves {shown}{more}"
             )

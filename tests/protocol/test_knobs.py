@@ -99,7 +99,7 @@ def test_a_section_names_a_report_analysis() -> None:
         ({"sessions": 3, "harness": "langgraph"}, "raw",
          "sessions runs on the text protocol; the tool harness does not restart yet"),
         ({"sessions": 3, "budget": 2}, "raw",
-         "sessions and budget or expiry are one rule each: set one"),
+         "sessions and budget, expiry or exclusive are one rule each: set one"),
         ({"handoff": "note"}, "raw", "handoff needs sessions on the same variant"),
         ({"next_model": "m"}, "raw", "next_model needs sessions on the same variant"),
     ],
