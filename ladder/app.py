@@ -24,7 +24,7 @@ from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandInfo, TyperInfo
 
 from ladder.early import early_check
-from ladder.errors import USAGE_EXIT, UsageError, error_text
+from ladder.errors import USAGE_EXIT, UsageError, error_text, shown
 from runner.rundir.errors import RunDirError
 
 __all__ = ["COMMANDS", "Lazy", "app", "main"]
@@ -192,13 +192,13 @@ class OneLineErrors(TyperGroup):
             typer.echo(error_text(e.message), err=True)
             sys.exit(USAGE_EXIT)
         except RunDirError as e:  # a library call's one-line refusal (runner.rundir.records)
-            typer.echo(f"error: {e}", err=True)
+            typer.echo(f"error: {shown(str(e))}", err=True)
             sys.exit(USAGE_EXIT)
         except _EXC.NoArgsIsHelpError as e:
-            typer.echo(e.format_message(), err=True)
+            typer.echo(shown(e.format_message()), err=True)
             sys.exit(2)
-        except _EXC.ClickException as e:
-            typer.echo(f"error: {_one_line(e.format_message())}", err=True)
+        except _EXC.ClickException as e:  # its message quotes the value as typed (#47)
+            typer.echo(f"error: {shown(_one_line(e.format_message()))}", err=True)
             sys.exit(e.exit_code)
         except typer.Abort:
             typer.echo("aborted", err=True)
@@ -298,7 +298,7 @@ def _root(
     from runner.plugins import load_plugins  # here: `ladder --version` and `-h` load no plugin
 
     for problem in load_plugins():  # other packages' arms, tables, figures (entry points)
-        typer.echo(f"warning: {problem}", err=True)
+        typer.echo(f"warning: {shown(problem)}", err=True)
 
 
 def short_help(fn: Callable[..., object]) -> str:

@@ -16,8 +16,8 @@ from ladder.filters import ArmOption, CellOption, ModelOption, cell_filter
 from protocol.records import CellKey
 from runner.rundir.errors import check_logdir
 from runner.rundir.logs import LogReport, NewerSchemaError, read_logs
-from scoring.analyses.cost import CostRow, cost_rows, helper_spend
-from scoring.analyses.truncation import cut_replies, cut_warnings, episode_counts
+from scoring.analyses.cost import CostRow, HelperSpend, cost_rows, helper_spend
+from scoring.analyses.truncation import Cut, cut_replies, cut_warnings, episode_counts
 from scoring.report.cost_table import cost_table, spend_table
 from scoring.report.tables import Labels
 from scoring.results.flat import flat_row
@@ -75,7 +75,9 @@ def cost(
     if not rows:  # every episode overflowed or failed: nothing to average, but say so (#49)
         labels = Labels(counts, wide=wide)
         typer.echo("no completed episode to average a cost over:")
-        for line in _left_out(counts, labels) + cut_warnings(cuts, _namer(labels)):
+        for line in _left_out(counts, labels) + cut_warnings(
+            _ordered(cuts, labels), _namer(labels)
+        ):
             typer.echo(fit(line))
         return
     # here: runner.gates.base imports the client (aiohttp), which a refusal above need not load
@@ -84,7 +86,29 @@ def cost(
     run_dir = logdir.parent if logdir.name == "logs" else logdir
     ledger, bad = read_helper_log(run_dir / "helpers.jsonl")
     spend = helper_spend(records.values(), ledger)
-    if json_ and spend_only:
+    if json_:
+        _print_json(rows, counts, cuts, spend, spend_only)
+        return
+    if not spend_only:
+        labels = Labels(counts, wide=wide)
+        typer.echo(cost_table(rows, labels))
+        notes = _left_out(counts, labels) + _cache_note(rows, labels)
+        notes += cut_warnings(_ordered(cuts, labels), _namer(labels))
+        typer.echo("\n".join(fit(x) for x in ["", *notes]) + ("\n" if spend else ""))
+    if spend:
+        typer.echo(spend_table(spend, wide=wide))
+    _print_skipped(report, bad)
+
+
+def _print_json(
+    rows: Sequence[CostRow],
+    counts: Mapping[CellKey, Mapping[str, int]],
+    cuts: Mapping[CellKey, Cut],
+    spend: Sequence[HelperSpend],
+    spend_only: bool,
+) -> None:
+    """``--json``: one line per helper's spend with ``--spend-only``, else per cell."""
+    if spend_only:
         for h in spend:
             data = {
                 "type": "helper_spend",
@@ -93,19 +117,12 @@ def cost(
             }
             typer.echo(orjson.dumps(data).decode())
         return
-    if json_:
-        for r in rows:
-            extra = {**counts.get(r.cell, {}), **_cut_columns(cuts.get(r.cell, {}))}
-            typer.echo(orjson.dumps({**flat_row("cost", r.cell, r), **extra}).decode())
-        return
-    if not spend_only:
-        labels = Labels(counts, wide=wide)
-        typer.echo(cost_table(rows, labels))
-        notes = _left_out(counts, labels) + _cache_note(rows, labels)
-        notes += cut_warnings(cuts, _namer(labels))
-        typer.echo("\n".join(fit(x) for x in ["", *notes]) + ("\n" if spend else ""))
-    if spend:
-        typer.echo(spend_table(spend, wide=wide))
+    for r in rows:
+        extra = {**counts.get(r.cell, {}), **_cut_columns(cuts.get(r.cell, {}))}
+        typer.echo(orjson.dumps({**flat_row("cost", r.cell, r), **extra}).decode())
+
+
+def _print_skipped(report: LogReport, bad: int) -> None:
     skipped = [
         f"{n} {what}"
         for n, what in (
@@ -176,3 +193,8 @@ def _cut_columns(cut: Mapping[str, tuple[int, int]]) -> dict[str, int]:
 
 def _one(report: LogReport, bad: int) -> bool:
     return len(report.corrupt) + len(report.truncated) + bad == 1
+
+
+def _ordered(cuts: dict[CellKey, Cut], labels: Labels) -> dict[CellKey, Cut]:
+    """The cut counts in the tables' order (configuration number, then the ladder)."""
+    return dict(sorted(cuts.items(), key=lambda kv: labels.order(kv[0])))

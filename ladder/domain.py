@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from ladder.domain_read import read_back
-from ladder.errors import UsageError
+from ladder.errors import UsageError, shown
 from protocol.domains.known import BUILTIN, PROCUREMENT
 from protocol.domains.packs import (
     LEGACY_WORDINGS,
@@ -124,7 +124,7 @@ def check(
     except PackError as e:
         for line in e.problems:
             typer.echo(line)
-        typer.echo(f"error: {file}: {plural(len(e.problems), 'problem')}", err=True)
+        typer.echo(shown(f"error: {file}: {plural(len(e.problems), 'problem')}"), err=True)
         raise typer.Exit(1) from None
     if clashes := builtin_clashes(pool, file):
         for line in clashes:

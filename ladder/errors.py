@@ -3,7 +3,9 @@ and the root (:class:`ladder.app.OneLineErrors`) prints ``error: msg`` on stderr
 
 from __future__ import annotations
 
-__all__ = ["USAGE_EXIT", "UsageError", "error_text", "leaf"]
+import sys
+
+__all__ = ["USAGE_EXIT", "UsageError", "error_text", "leaf", "shown"]
 
 USAGE_EXIT = 2
 
@@ -12,14 +14,25 @@ class UsageError(Exception):
     """A command's refusal of what it was given; the message is one line."""
 
     def __init__(self, message: str) -> None:
-        # a server's echo of the key never reaches the screen, a planted name's escapes are
-        # shown, never obeyed (#47); imported here: ``ladder --version`` never loads protocol
-        from protocol.visible import visible
-        from runner.redact import redact
-
-        message = visible(redact(message))
+        message = shown(message)
         super().__init__(message)
         self.message = message
+
+
+def shown(message: str) -> str:
+    """``message`` as every error or warning line of the command line prints it: the
+    configured keys redacted, then its control characters (C0, C1, bidi, zero-width) shown
+    as escapes, never obeyed (#47): a server's echo of the key, a planted file name's OSC
+    sequence or a hostile option value in click's own message."""
+    if "runner.redact" in sys.modules:  # not imported: no endpoint registered a key
+        from runner.redact import redact
+
+        message = redact(message)
+    if all(" " <= c <= "~" or c in "\n\t" for c in message):
+        return message  # nothing to escape: a root error (``ladder bogus``) stays light (#49)
+    from protocol.visible import visible  # here: it loads the protocol package
+
+    return visible(message)
 
 
 def error_text(message: str) -> str:

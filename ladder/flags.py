@@ -93,7 +93,7 @@ def _listed(kind: object) -> bool:
 def _parameter(name: str, kind: Any, spec: FlagSpec) -> inspect.Parameter:
     """The typer option of one flag (its type, a library boundary, as typer reads it)."""
     spelling = [flag_name(name), *([spec.short] if spec.short else [])]
-    option = typer.Option(*spelling, help=spec.help_text(), show_default=False)
+    option = typer.Option(*spelling, help=spec.help_text(), show_default=False, max=spec.ceiling)
     annotation = kind | None if _listed(kind) else kind
     return inspect.Parameter(
         name,

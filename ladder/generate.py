@@ -10,7 +10,8 @@ import msgspec
 import typer
 from msgspec import UNSET
 
-from ladder.errors import UsageError
+from ladder.errors import UsageError, shown
+from ladder.limits import MAX_SEED, MAX_TIER, MAX_VERSION
 from protocol import EpisodeSpec, ScriptedUser, SpecError
 from protocol import generate as gen
 from protocol.config import DEFAULT_DOSE, UserStyle, graph_label
@@ -137,14 +138,15 @@ class Stress:
 
 def generate(
     seed: Annotated[
-        int | None, typer.Option(help="Episode seed (default 100).", show_default=False)
+        int | None,
+        typer.Option(help="Episode seed (default 100).", show_default=False, max=MAX_SEED),
     ] = None,
     seeds: Annotated[
         str | None, typer.Option(help="A seed range such as 100-227 (JSON lines output).")
     ] = None,
     steps: Annotated[int, typer.Option("--steps", "-S", help="Graph size S (5..18).")] = 5,
     density: Annotated[
-        float, typer.Option(help="Extra-edge density rho (0.15 sparse, 0.3 dense).")
+        float, typer.Option(help="Extra-edge density rho (0.15 sparse, 0.3 dense).", max=1.0)
     ] = 0.15,
     domain: Annotated[str, typer.Option(help="procurement or release.")] = "procurement",
     domain_file: Annotated[
@@ -154,12 +156,14 @@ def generate(
     brief: Annotated[
         str, typer.Option(help="amended (states the one-shot rule) or original.")
     ] = "amended",
-    paraphrase_tier: Annotated[int, typer.Option(help="0 canonical, 1 rotated, 2 held-out.")] = 0,
+    paraphrase_tier: Annotated[
+        int, typer.Option(help="0 canonical, 1 rotated, 2 held-out.", max=MAX_TIER)
+    ] = 0,
     paraphrase_cache: Annotated[
         Path | None, typer.Option(help="Held-out paraphrase cache (JSON) for tier 2.")
     ] = None,
     ambiguous_rate: Annotated[
-        float, typer.Option(help="Rate of ambiguous probes per filler.")
+        float, typer.Option(help="Rate of ambiguous probes per filler.", max=1.0)
     ] = 0.0,
     schedule: Annotated[
         str | None,
@@ -169,19 +173,20 @@ def generate(
         ),
     ] = None,
     generator: Annotated[
-        int, typer.Option(help="Generator version (older ones reproduce older runs).")
+        int,
+        typer.Option(help="Generator version (older ones reproduce older runs).", max=MAX_VERSION),
     ] = GENERATOR_VERSION,
     json_: Annotated[bool, typer.Option("--json", help="One JSON object per episode.")] = False,
     spoof: Annotated[
         str, typer.Option(help="Forged state text on planned requests (docs/stress.md).")
     ] = "none",
-    spoof_dose: Annotated[float, typer.Option(help="The spoof knob's dose in [0, 1].")] = (
+    spoof_dose: Annotated[float, typer.Option(help="The spoof knob's dose in [0, 1].", max=1.0)] = (
         DEFAULT_DOSE
     ),
     user_style: Annotated[
         str, typer.Option(help="restate, contradict or double (docs/stress.md).")
     ] = "cooperative",
-    user_dose: Annotated[float, typer.Option(help="The user style's dose in [0, 1].")] = (
+    user_dose: Annotated[float, typer.Option(help="The user style's dose in [0, 1].", max=1.0)] = (
         DEFAULT_DOSE
     ),
     summary: Annotated[
@@ -264,7 +269,7 @@ def _paraphrases(path: Path, generator: int, domain: str) -> dict[str, Any]:
         problems = check_paraphrases(data, POOLS[domain])
         if problems:
             for p in problems[:20]:
-                typer.echo(f"error: {path}: {p}", err=True)
+                typer.echo(shown(f"error: {path}: {p}"), err=True)
             more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
             raise UsageError(f"{path}: {len(problems)} problems{more}")
     return data

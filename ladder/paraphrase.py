@@ -22,7 +22,8 @@ from typing import Annotated
 import msgspec
 import typer
 
-from ladder.errors import UsageError
+from ladder.errors import UsageError, shown
+from ladder.limits import MAX_ATTEMPTS, MAX_IN_FLIGHT, MAX_TEMPERATURE
 from ladder.run_flags import OPENAI_API_KEY, OPENAI_BASE_URL
 from protocol.domains.known import POOLS
 from protocol.domains.packs import PackError
@@ -148,13 +149,23 @@ def paraphrase(
     select: Annotated[
         str, typer.Option(help="How the regime is selected: checkpoint, request, vendor.")
     ] = "checkpoint",
-    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = PAPER_TEMPERATURE,
+    temperature: Annotated[
+        float, typer.Option(help="Sampling temperature.", max=MAX_TEMPERATURE)
+    ] = PAPER_TEMPERATURE,
     attempts: Annotated[
-        int, typer.Option(min=1, help="Tries per rewrite before its failed check is reported.")
+        int,
+        typer.Option(
+            min=1, help="Tries per rewrite before its failed check is reported.", max=MAX_ATTEMPTS
+        ),
     ] = 3,
-    max_in_flight: Annotated[int, typer.Option(min=1, help="Requests in flight.")] = 16,
+    max_in_flight: Annotated[
+        int, typer.Option(min=1, help="Requests in flight.", max=MAX_IN_FLIGHT)
+    ] = 16,
     call_attempts: Annotated[
-        int, typer.Option(min=1, help="Attempts per request (transient errors; the grid's 6).")
+        int,
+        typer.Option(
+            min=1, help="Attempts per request (transient errors; the grid's 6).", max=MAX_ATTEMPTS
+        ),
     ] = 6,
     api_key_env: Annotated[
         str | None,
@@ -235,7 +246,7 @@ def _finish(out: Path, domains: list[str], base_url: str, n: int, failures: list
         why = failures[0].problems[0].split(": ", 1)[1]  # nothing answered: one line
         raise UsageError(f"the rewriter endpoint {redact_url(base_url)} did not answer: {why}")
     for f in failures:
-        typer.echo(f"failed: {'; '.join(f.problems)}", err=True)
+        typer.echo(shown(f"failed: {'; '.join(f.problems)}"), err=True)
     total = sum(len(rewrite_sources(POOLS[d])) for d in domains) * 3
     typer.echo(f"{out}: {n} of {total} rewrites ({len(failures)} failed; calls logged in "
                f"{out.name}.calls.jsonl)")  # fmt: skip

@@ -14,7 +14,8 @@ from rich.console import Console
 from rich.progress import Progress
 
 from ladder.domain import load_packs_of
-from ladder.errors import UsageError, leaf
+from ladder.errors import UsageError, leaf, shown
+from ladder.limits import MAX_IN_FLIGHT, MAX_LISTED, MAX_SAMPLES, MAX_TEMPERATURE, MAX_TOP_K
 from protocol.probe.turns import TRAP_KINDS, VARIANTS, ProbeRecord, Variant
 from protocol.records import TurnKind
 from runner.client.endpoint import CallFailed
@@ -95,7 +96,10 @@ def probe(
         ),
     ] = None,
     samples: Annotated[
-        int, typer.Option("--samples", min=0, help="Sampled re-asks per variant and trap.")
+        int,
+        typer.Option(
+            "--samples", min=0, help="Sampled re-asks per variant and trap.", max=MAX_SAMPLES
+        ),
     ] = 8,
     no_greedy: Annotated[
         bool, typer.Option("--no-greedy", help="Skip the greedy (temperature 0) re-ask.")
@@ -103,7 +107,10 @@ def probe(
     temperature: Annotated[
         float | None,
         typer.Option(
-            "--temperature", min=0.0, help="Sampling temperature (default: the model card's)."
+            "--temperature",
+            min=0.0,
+            help="Sampling temperature (default: the model card's).",
+            max=MAX_TEMPERATURE,
         ),
     ] = None,
     top_p: Annotated[
@@ -118,16 +125,24 @@ def probe(
     top_k: Annotated[
         int | None,
         typer.Option(
-            "--top-k", min=0, help="Sampling top_k (default: the model card's; 0: not sent)."
+            "--top-k",
+            min=0,
+            help="Sampling top_k (default: the model card's; 0: not sent).",
+            max=MAX_TOP_K,
         ),
     ] = None,
     model: Annotated[str | None, typer.Option("--model", help="Only this model's cells.")] = None,
     limit: Annotated[
         int | None,
-        typer.Option("--limit", min=1, help="At most this many trap turns per model (log order)."),
+        typer.Option(
+            "--limit",
+            min=1,
+            help="At most this many trap turns per model (log order).",
+            max=MAX_LISTED,
+        ),
     ] = None,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Re-asks in flight.")
+        int, typer.Option("--concurrency", min=1, help="Re-asks in flight.", max=MAX_IN_FLIGHT)
     ] = 32,
     grid_file: Annotated[
         Path | None,
@@ -266,7 +281,7 @@ def _run(
         if isinstance(why, (ProbeError, NewerSchemaError, GridError, ValueError)):
             raise UsageError(str(why)) from None
         if isinstance(why, CallFailed):
-            typer.echo(f"error: {why} (rerun to resume)", err=True)
+            typer.echo(f"error: {shown(str(why))} (rerun to resume)", err=True)
             raise typer.Exit(1) from None
         if isinstance(why, KeyboardInterrupt):
             typer.echo("interrupted: rerun the same command to resume", err=True)

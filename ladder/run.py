@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from ladder.errors import UsageError, leaf
+from ladder.errors import UsageError, leaf, shown
 from ladder.flags import (
     FlagError,
     RunFlags,
@@ -24,6 +24,7 @@ from ladder.flags import (
     grid_from_flags,
     run_options,
 )
+from ladder.limits import MAX_LISTED
 from runner.client.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.execution.brief_check import BriefLost
 from runner.execution.live import fit
@@ -129,7 +130,7 @@ def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> 
     if isinstance(e, (GridError, ManifestError, NewerSchemaError, RunLocked)):
         raise UsageError(str(e)) from None
     if isinstance(e, BreakerTripped | BriefLost | ModelsStopped):
-        typer.echo(f"error: {e}", err=True)
+        typer.echo(f"error: {shown(str(e))}", err=True)
         raise typer.Exit(3) from None
     if isinstance(e, OSError) and e.errno == errno.ENOSPC:
         raise UsageError(
@@ -159,6 +160,7 @@ def run(
             "--breaker-after",
             help="Stop (exit 3) after this many consecutive failed calls on one endpoint; "
             "0 never stops.",
+            max=MAX_LISTED,
         ),
     ] = DEFAULT_BREAKER_AFTER,
     allow_grid_change: Annotated[
@@ -179,7 +181,7 @@ def run(
     With GRID_FILE, the grid comes from the file and every flag given overrides it;
     otherwise from the flags, against the embedded scripted endpoint unless --base-url (or
     OPENAI_BASE_URL) is given. Exit 0 done, 2 refused, 3 infrastructure errors or a
-    model stopped (its breaker, its brief lost: the other models ran to the end), 130
+    model stopped (its preflight, its breaker, its brief lost: the others ran to the end), 130
     interrupted (rerun to resume).
     """
     console = Console(stderr=False, highlight=False, soft_wrap=True)
@@ -198,8 +200,9 @@ def run(
         raise UsageError(str(e)) from None
     if breaker_after < 0:
         raise UsageError(f"--breaker-after must be at least 0 (got {breaker_after})")
-    warning = " ".join(x.removeprefix("> ") for x in synthetic_warning(grid.cells())).strip()
-    warnings = ([warning] if warning else []) + trial_warnings(grid)
+    # SYNTHETIC and SCRIPTED each a paragraph, without the report's Markdown (#49)
+    banner = [x.removeprefix("> ").replace("`", "") for x in synthetic_warning(grid.cells())]
+    warnings = [x for x in banner if x] + trial_warnings(grid)
     for line in notes + endpoint_lines(grid) + warnings:
         console.print(fit(line))  # within 80 columns (#40)
     execute(

@@ -13,7 +13,9 @@ from typing import Any
 
 import orjson
 
+from runner.grid.ceilings import CEILINGS
 from runner.grid.schema import DEFAULT_MAX_IN_FLIGHT
+from runner.grid.seeds import MAX_SEEDS
 
 __all__ = [
     "OPENAI_API_KEY",
@@ -49,6 +51,8 @@ class FlagSpec:
     read: Callable[[str, Any, RunFlags], object] | None = None
     built: str | None = None  # the default of a grid built from the flags alone
     short: str | None = None  # e.g. "-S"
+    # a number's ceiling when no grid field checks it (#47): typer's ``max``
+    ceiling: float | None = None
 
     def help_text(self) -> str:
         return f"{self.help} (default {self.built})." if self.built else f"{self.help}."
@@ -126,7 +130,7 @@ class RunFlags:
     seeds: str | None = _flag(
         "Seed range, e.g. 100-131", target="run.seeds", read=_seeds, built="100-131"
     )
-    limit: int | None = _flag("Run only the first N seeds")
+    limit: int | None = _flag("Run only the first N seeds", ceiling=MAX_SEEDS)
     domain: str | None = _flag(
         "procurement, release and/or pack files, comma-separated",
         target="run.domains",
@@ -158,7 +162,9 @@ class RunFlags:
         "Episodes in flight", target="run.concurrency", read=_count, built="256"
     )
     max_in_flight: int | None = _flag(
-        "Requests in flight per endpoint", built=str(DEFAULT_MAX_IN_FLIGHT)
+        "Requests in flight per endpoint",
+        built=str(DEFAULT_MAX_IN_FLIGHT),
+        ceiling=CEILINGS["endpoints[].max_in_flight"],
     )
     served: str | None = _flag(
         "The served model name, if not the model's", target="models.*.served"

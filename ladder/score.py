@@ -2,8 +2,10 @@
 
 Reads the logs (corrupt and truncated lines are counted and reported, never fatal), scores
 every record with :mod:`scoring` (no model), and prints the ladder tables under both
-scorings, the Table 9-style channel table and a summary of the log lines. ``--json`` prints
-one JSON line per cell and per contrast instead (the summary then goes to stderr);
+scorings, the Table 9-style channel table, the replies cut at their token budget per cell
+and role (with a warning line past 5% of a role's replies, #49) and a summary of the log
+lines. ``--json`` prints one JSON line per cell and per contrast instead (each cell's
+``cut``; the warnings and the summary then go to stderr);
 ``--episodes`` one row (``--json``: one flat ``type: episode`` line) per episode. A log of
 a newer schema, or a directory that cannot be read, ends with one line on stderr and exit
 code 2.
@@ -22,11 +24,13 @@ import typer
 
 from ladder.errors import UsageError
 from ladder.filters import ArmOption, CellFilter, CellOption, ModelOption, cell_filter
+from ladder.limits import MAX_JOBS
 from protocol.records import CellKey, EpisodeRecord
 from protocol.visible import visible
 from runner.rundir.logs import LogReport
 from runner.rundir.records import load_records, log_summary, read_run
 from runner.rundir.rescore import rescore_dir
+from scoring.report.cut_table import cut_table, cut_warning_lines
 from scoring.report.episode_table import episode_table
 from scoring.report.markdown import synthetic_banner
 from scoring.report.tables import (
@@ -133,7 +137,10 @@ def score(
         bool, typer.Option("--json", help="One JSON line per cell and per contrast.")
     ] = False,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", min=0, help="Processes for a large run; 0: every core.")
+        int,
+        typer.Option(
+            "--jobs", "-j", min=0, help="Processes for a large run; 0: every core.", max=MAX_JOBS
+        ),
     ] = 0,
     family: Annotated[
         str,
@@ -191,6 +198,8 @@ def score(
     if json_:
         for line in lines:
             typer.echo(orjson.dumps(line_json(line)).decode())
+        for text in cut_warning_lines(lines):
+            typer.echo(visible(text), err=True)
         typer.echo(visible(log_summary(report)), err=True)
         return
     labels = Labels.of(lines, wide=wide)
@@ -218,5 +227,9 @@ def score(
     gates = gate_activity_table(lines, labels)
     if gates:
         typer.echo(visible(gates))
+        typer.echo("")
+    cuts = cut_table(lines, labels)
+    if cuts:
+        typer.echo(visible(cuts))
         typer.echo("")
     typer.echo(visible(log_summary(report)))

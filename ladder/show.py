@@ -24,6 +24,7 @@ from rich.text import Text
 
 from ladder.domain import load_packs_of
 from ladder.errors import UsageError
+from ladder.limits import MAX_LISTED, MAX_SEED, MAX_TRIALS_SHOWN
 from protocol.config import model_label
 from protocol.records import Booking
 from protocol.state.machine import CHANNELS, RULE_CHANNELS
@@ -41,7 +42,8 @@ __all__ = ["render_episode", "show"]
 _LISTED = 20
 _INDENT = "    "
 
-# the paper's six channels and the rules' own (issue #48: over_budget, lapse_missed)
+# the paper's six channels and the rules' own (issue #48: over_budget, lapse_missed,
+# exclusive_closed)
 _CHANNELS = (*CHANNELS, *RULE_CHANNELS)
 
 
@@ -283,10 +285,16 @@ def _matching(
 def show(
     logdir: Annotated[Path, typer.Argument(help="A run directory (or its logs/ folder).")],
     arm: Annotated[str | None, typer.Option("--arm", help="Only this arm's cells.")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Only this seed.")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Only this seed.", max=MAX_SEED)
+    ] = None,
     trial: Annotated[
         int | None,
-        typer.Option("--trial", help="Only this trial of each seed (--trials; 0 is the first)."),
+        typer.Option(
+            "--trial",
+            help="Only this trial of each seed (--trials; 0 is the first).",
+            max=MAX_TRIALS_SHOWN,
+        ),
     ] = None,
     cell: Annotated[
         str | None, typer.Option("--cell", help="A cell slug (or a part of one).")
@@ -301,7 +309,9 @@ def show(
     failing_turns: Annotated[
         bool, typer.Option("--failing-turns", help="Draw only the failing turns.")
     ] = False,
-    limit: Annotated[int, typer.Option("--limit", help="Episodes drawn in full.")] = 1,
+    limit: Annotated[
+        int, typer.Option("--limit", help="Episodes drawn in full.", max=MAX_LISTED)
+    ] = 1,
     brief: Annotated[
         bool,
         typer.Option("--brief", help="Also print the brief (system prompt) as it was sent."),

@@ -13,7 +13,8 @@ from typing import Annotated
 import orjson
 import typer
 
-from ladder.errors import UsageError
+from ladder.errors import UsageError, shown
+from ladder.limits import MAX_RATE
 from protocol.arms.table import arm_rank
 from runner.grid.expand import Grid, GridError, load_grid, missing_keys, trial_warnings
 from scoring.plural import plural
@@ -28,6 +29,7 @@ def _m(n: int) -> str:
 async def _contexts(grid: Grid) -> dict[str, int]:
     """Each model's context from its server's model card (vLLM's ``/models`` lists
     ``max_model_len``); models the card does not cover are left out."""
+    from runner.client.transport import TransportError
     from runner.execution.connect import open_endpoints
 
     out: dict[str, int] = {}
@@ -36,7 +38,7 @@ async def _contexts(grid: Grid) -> dict[str, int]:
             try:
                 status, body = await endpoints[m.endpoint].get("/models")
                 data = orjson.loads(body) if status == 200 else {}
-            except (OSError, TimeoutError, orjson.JSONDecodeError, ValueError):
+            except (TransportError, OSError, TimeoutError, orjson.JSONDecodeError, ValueError):
                 continue
             cards = data.get("data") if isinstance(data, dict) else None
             for card in cards if isinstance(cards, list) else []:
@@ -110,7 +112,7 @@ def _check_sessions(grid: Grid) -> None:
 
     problems = registry.check(sorted({c.arm for c in grid.cells()}, key=arm_rank))
     for p in problems:
-        typer.echo(f"error: {p}", err=True)
+        typer.echo(f"error: {shown(p)}", err=True)
     if problems:
         raise typer.Exit(2)
 
@@ -148,6 +150,7 @@ def validate(
             help="With the estimate (implied): GPU hours at this many tokens per second, "
             "prompt and completion alike (--prefill-rate and --decode-rate apart).",
             show_default=False,
+            max=MAX_RATE,
         ),
     ] = None,
     prefill_rate: Annotated[
@@ -157,6 +160,7 @@ def validate(
             metavar="TOKENS/S",
             help="With the estimate (implied): prompt tokens per second (default --rate).",
             show_default=False,
+            max=MAX_RATE,
         ),
     ] = None,
     decode_rate: Annotated[
@@ -166,6 +170,7 @@ def validate(
             metavar="TOKENS/S",
             help="With the estimate (implied): completion tokens per second (default --rate).",
             show_default=False,
+            max=MAX_RATE,
         ),
     ] = None,
 ) -> None:
@@ -179,15 +184,15 @@ def validate(
         raise UsageError(str(e)) from None
     _check_sessions(grid)
     for missing in missing_keys(grid) if offline else []:  # nothing is sent: a warning
-        typer.echo(f"warning: {grid_file}: {missing}", err=True)
+        typer.echo(shown(f"warning: {grid_file}: {missing}"), err=True)
     n_cells = len(grid.cells())
     n_episodes = n_cells * len(grid.seeds()) * grid.run.trials
     typer.echo(f"{grid_file}: {plural(n_cells, 'cell')}, {plural(n_episodes, 'episode')}")
     for warning in trial_warnings(grid):  # trials at temperature 0 (#40)
-        typer.echo(textwrap.fill(warning, 80, subsequent_indent="  "), err=True)
+        typer.echo(textwrap.fill(shown(warning), 80, subsequent_indent="  "), err=True)
     contexts: dict[str, int] = {}
     if not offline:
-        from runner.execution.connect import open_endpoints, preflight
+        from runner.execution.connect import open_endpoints, preflight, problem_lines
         from runner.execution.live import preflight_line
         from runner.execution.served_models import check_served_models
 
@@ -199,13 +204,14 @@ def validate(
                     return problems
                 served, warnings = await check_served_models(grid, endpoints)  # (#49)
                 for warning in warnings:
-                    typer.echo(textwrap.fill(warning, 80, subsequent_indent="  "), err=True)
+                    typer.echo(textwrap.fill(shown(warning), 80, subsequent_indent="  "), err=True)
                 return served
 
         problems = asyncio.run(check())
         level = "warning" if estimate else "error"  # the estimate needs no server (#49)
-        for p in problems:
-            typer.echo(f"{level}: {p}", err=True)
+        for p in problems:  # each line within 80 columns with its prefix (#49)
+            for line in problem_lines(shown(p), 80 - len(f"{level}: ")):
+                typer.echo(f"{level}: {line}", err=True)
         if problems and not estimate:
             raise typer.Exit(2)
         if problems:

@@ -10,6 +10,7 @@ from protocol.records import Step
 __all__ = [
     "render_brief",
     "render_budgets",
+    "render_exclusive",
     "render_expiry",
     "render_revision",
     "render_rules",
@@ -85,9 +86,20 @@ def render_expiry(lapses: Mapping[str, int]) -> str:
     return "\n" + "\n".join(lines)
 
 
-def render_rules(caps: Mapping[str, int], lapses: Mapping[str, int]) -> str:
+def render_exclusive(pairs: Mapping[str, str]) -> str:
+    """The brief's exclusive-steps clause and one line per pair (issue #48, OURS), or ""."""
+    if not pairs:
+        return ""
+    lines = [rule_strings.EXCLUSIVE_CLAUSE]
+    lines += [rule_strings.EXCLUSIVE_LINE.format(a=a, b=b) for a, b in pairs.items()]
+    return "\n" + "\n".join(lines)
+
+
+def render_rules(
+    caps: Mapping[str, int], lapses: Mapping[str, int], pairs: Mapping[str, str] | None = None
+) -> str:
     """Every rule clause an episode's brief ends with (issue #48)."""
-    return render_budgets(caps) + render_expiry(lapses)
+    return render_budgets(caps) + render_expiry(lapses) + render_exclusive(pairs or {})
 
 
 def render_revision(

@@ -176,6 +176,11 @@ class Knobs(_Frozen, frozen=True, kw_only=True):
     # other session (the second, the fourth, ...) in the cell's model's place: a handoff
     # between agents. "": the cell's model runs every session.
     next_model: str = ""
+    # The requests K for the closed alternative of one seed-picked step (issue #48, generator
+    # 6): the brief lists the step and an alternative as "at most one of the two"; once the
+    # step is done the user asks for the alternative K times, each a trap on the
+    # exclusive_closed channel. 0: off (no alternative).
+    exclusive: int = 0
 
     def changed(self) -> dict[str, object]:
         """The knobs set away from their defaults, in field order (empty: the plain arm)."""

@@ -20,11 +20,13 @@ from protocol.arms.table import ArmSpec, Variant, arm_spec, arm_table, harness_a
 from protocol.config import DEFAULT_DOSE, Knobs
 from protocol.registry import Registry
 from protocol.stress.budget import MAX_BUDGET
+from protocol.stress.exclusive import MAX_EXCLUSIVE
 from protocol.stress.expiry import MAX_EXPIRY, MIN_EXPIRY
 from protocol.stress.sessions import MAX_SESSIONS, MIN_SESSIONS
 
 __all__ = [
     "KNOBS",
+    "MAX_MEMORY",
     "KnobSpec",
     "generator_problems",
     "knob_problems",
@@ -63,6 +65,9 @@ class KnobSpec:
     resets: tuple[str, ...] = ()  # knobs its contrast's reference resets with it (its dose)
     section: str | None = None  # the report section (an analysis's name) it feeds
     since: Since | None = None  # a value a later generator added (the grid check's)
+    # a number's ceiling (#47): every int or float knob has one (a test holds it); a value
+    # past it (or NaN) is one line, its own check's when that names the knob
+    ceiling: float | None = None
 
 
 def rate_check(field: str, what: str) -> Check:
@@ -79,10 +84,14 @@ def _is_memory(a: ArmSpec) -> bool:
     return a.memory
 
 
+# The rules beyond one-shot state (issue #48), in declaration order: a cell sets at most one.
+_RULES = ("budget", "expiry", "exclusive")
+
+
 def _rule(field: str, low: int, high: int, unit: str) -> Check:
-    """A rule beyond one-shot state (issue #48): 0 or ``low`` to ``high``, on the text
-    protocol, with the cooperative user (the user's styles take the fillers it is placed on),
-    one rule per cell."""
+    """A rule beyond one-shot state (issue #48): 0 or ``low`` to ``high``, with the cooperative
+    user (the user's styles take the fillers it is placed on), one rule per cell; the budget
+    and exclusive steps on either protocol, the expiry on the text protocol only."""
 
     def check(knobs: Knobs, arm: str) -> list[str]:
         value = getattr(knobs, field)
@@ -90,12 +99,16 @@ def _rule(field: str, low: int, high: int, unit: str) -> Check:
             return []
         if not low <= value <= high:
             return [f"{field} must be 0 (off) or {low} to {high} {unit} (got {value})"]
-        if knobs.harness != "text":
-            return [f"{field} runs on the text protocol; the tool harness does not place it yet"]
+        if knobs.harness != "text" and field == "expiry":  # the clock counts messages
+            return [
+                "expiry runs on the text protocol: on the tool harness a tool result is an "
+                "exchange of its own, so an agent's clock runs ahead of the user's messages"
+            ]
         if knobs.user_style != "cooperative":
             return [f"{field} and user_style both take fillers: set one"]
-        if field == "expiry" and knobs.budget:
-            return ["budget and expiry are one rule each: set one"]
+        set_rules = [r for r in _RULES if getattr(knobs, r)]
+        if len(set_rules) > 1 and field == set_rules[-1]:  # reported once, by the last
+            return [f"{' and '.join(set_rules)} are one rule each: set one"]
         return []
 
     return check
@@ -111,8 +124,8 @@ def _sessions(knobs: Knobs, arm: str) -> list[str]:
         return [f"sessions must be 0 (off) or {MIN_SESSIONS} to {MAX_SESSIONS} (got {value})"]
     if knobs.harness != "text":
         return ["sessions runs on the text protocol; the tool harness does not restart yet"]
-    if knobs.budget or knobs.expiry:
-        return ["sessions and budget or expiry are one rule each: set one"]
+    if knobs.budget or knobs.expiry or knobs.exclusive:
+        return ["sessions and budget, expiry or exclusive are one rule each: set one"]
     return []
 
 
@@ -122,6 +135,11 @@ def _handoff(knobs: Knobs, arm: str) -> list[str]:
     if knobs.next_model and not knobs.sessions:
         return ["next_model needs sessions on the same variant"]
     return []
+
+
+# OURS (#47): items recalled and exchanges kept by a memory arm (the paper's 5 and 2); a
+# hostile grid's count is bounded before a recall block is built from it
+MAX_MEMORY = 1_000
 
 
 def _memory_k(knobs: Knobs, arm: str) -> list[str]:
@@ -248,7 +266,8 @@ def _show(knobs: Knobs, arm: str) -> list[str]:
 KNOBS: Registry[KnobSpec] = Registry(
     "knob", lambda o: isinstance(o, KnobSpec), group="state_ladder.knobs"
 )
-for _knob in (
+# Every knob's declaration, one row each (the table the docs and the report read).
+_SPECS: tuple[KnobSpec, ...] = (
     KnobSpec(field="checklist_mode", label="the checklist appended or replacing the message",
              family="Table 16"),
     KnobSpec(field="directive_role", label="the directive as a user or a system message",
@@ -260,14 +279,15 @@ for _knob in (
     KnobSpec(field="binding", label="enforcement bound to the task state or the request",
              family="Table 19"),
     KnobSpec(field="corruption", label="the rate of corrupted task state (Table 12)",
-             check=rate_check("corruption", "corruption rate"), family="Table 12"),
+             check=rate_check("corruption", "corruption rate"), family="Table 12", ceiling=1.0),
     KnobSpec(field="tools", label="ACTION lines beside the ref protocol", platform=True),
     KnobSpec(field="memory_mode", label="the recall block as the record or added to it",
              family="Table 18", applies=_is_memory, scope=_MEMORY_ARMS),
     KnobSpec(field="memory_k", label="items recalled (the paper's top-5)", check=_memory_k,
-             family="Table 18", applies=_is_memory, scope=_MEMORY_ARMS),
+             family="Table 18", applies=_is_memory, scope=_MEMORY_ARMS, ceiling=MAX_MEMORY),
     KnobSpec(field="memory_window", label="exchanges kept in record mode",
-             check=_memory_window, family="Table 18", applies=_is_memory, scope=_MEMORY_ARMS),
+             check=_memory_window, family="Table 18", applies=_is_memory, scope=_MEMORY_ARMS,
+             ceiling=MAX_MEMORY),
     KnobSpec(field="harness", label="the text protocol or the real-tool harness (Appendix G)",
              check=_harness, platform=True),
     # The stress knobs (issue #31, ours; docs/stress.md): each variant against its plain arm,
@@ -278,7 +298,7 @@ for _knob in (
     KnobSpec(field="tool_failure", label="each try of a tool call fails at this rate, at most "
              "twice in a row, then succeeds (ours)",
              check=_tool_failure, family="Stress: tool failure", alone=True,
-             section="tool_failure", resets=("tool_failure_landed",)),
+             section="tool_failure", resets=("tool_failure_landed",), ceiling=1.0),
     KnobSpec(field="user_style", label="the scripted user's manner (ours)",
              family="Stress: uncooperative user", alone=True, section="user_style",
              resets=("user_dose",), since=_user_style_since),
@@ -298,36 +318,44 @@ for _knob in (
     KnobSpec(field="spoof_dose", label="the dose of forged turns: a share of 8 stress slots, "
              "capped by the eligible turns (generator 6; ours)",
              check=_dose("spoof_dose", "spoof", "none"), section="dose_response",
-             since=_since_5("spoof_dose", DEFAULT_DOSE)),
+             since=_since_5("spoof_dose", DEFAULT_DOSE), ceiling=1.0),
     KnobSpec(field="user_dose", label="the dose of the user's style: a share of 8 stress "
              "slots, capped by the eligible turns (generator 6; ours)",
              check=_dose("user_dose", "user_style", "cooperative"),
-             section="dose_response", since=_since_5("user_dose", DEFAULT_DOSE)),
+             section="dose_response", since=_since_5("user_dose", DEFAULT_DOSE), ceiling=1.0),
     # At-most-once under tool failure (issue #37; protocol.stress.tool_failure, docs/stress.md): part
     # of the tool_failure stress (its contrast's reference resets it with the rate).
     KnobSpec(field="tool_failure_landed", label="the share of timed-out tool calls whose "
              "write landed; lists the read-only status tool (ours)", check=_landed,
-             section="tool_failure", since=_since_5("tool_failure_landed", 0.0)),
+             section="tool_failure", since=_since_5("tool_failure_landed", 0.0), ceiling=1.0),
     # Beyond one-shot state (issue #48, ours; protocol.stress.budget, docs/semantics.md): the
     # cap is the dose; each cell against the same cell with the budget off, Holm within model.
     KnobSpec(field="budget", label="runs of one seed-picked step the brief allows; one "
              "request more is a trap (ours)", check=_rule("budget", 1, MAX_BUDGET, "runs"),
-             family="Semantics: budget", alone=True, section="budget", since=_since_6("budget")),
+             family="Semantics: budget", alone=True, section="budget", since=_since_6("budget"),
+             ceiling=MAX_BUDGET),
     KnobSpec(field="expiry", label="turns a run of one seed-picked step stays valid; a "
              "request after it lapses must be run again (ours)",
              check=_rule("expiry", MIN_EXPIRY, MAX_EXPIRY, "turns"), family="Semantics: expiry",
-             alone=True, section="expiry", since=_since_6("expiry")),
+             alone=True, section="expiry", since=_since_6("expiry"), ceiling=MAX_EXPIRY),
     # Several sessions (issue #48, ours; protocol.stress.sessions): K is the dose and the
     # handoff part of the cell; each cell against the same cell with one session.
     KnobSpec(field="sessions", label="sessions the episode's turns split into at seed-placed "
              "boundaries; the conversation restarts at each (ours)", check=_sessions,
              family="Semantics: sessions", alone=True, section="sessions",
-             resets=("handoff", "next_model"), since=_since_6("sessions")),
+             resets=("handoff", "next_model"), since=_since_6("sessions"),
+             ceiling=MAX_SESSIONS),
     KnobSpec(field="handoff", label="what crosses a session boundary: nothing, the agent's "
              "note, or what the arm keeps (ours)", check=_handoff, section="sessions"),
     KnobSpec(field="next_model", label="a model of the grid that runs every other session: a "
              "handoff between agents (ours)", section="sessions"),
-):  # fmt: skip
+    KnobSpec(field="exclusive", label="requests for the closed alternative of one "
+             "seed-picked step, each a trap (ours)",
+             check=_rule("exclusive", 1, MAX_EXCLUSIVE, "requests"),
+             family="Semantics: exclusive", alone=True, section="exclusive",
+             since=_since_6("exclusive"), ceiling=MAX_EXCLUSIVE),
+)  # fmt: skip
+for _knob in _SPECS:
     KNOBS.add(_knob.field, _knob)
 
 
@@ -389,5 +417,18 @@ def knob_problems(knobs: Knobs, arm: str) -> list[str]:
             f"{', '.join(fields)} applies to {scope} only ({', '.join(names)}), not {arm!r}"
         )
     for k in KNOBS.entries():
-        problems += k.check(knobs, arm)
+        own = k.check(knobs, arm)
+        past = _past_ceiling(knobs, k)
+        named = any(k.field in p for p in own)  # its own check's range says it: one line
+        problems += own if past is None or named else [past, *own]
     return problems
+
+
+def _past_ceiling(knobs: Knobs, k: KnobSpec) -> str | None:
+    """``FIELD must be at most C (got v)`` for a number past its knob's ceiling, or NaN."""
+    value = getattr(knobs, k.field)
+    if k.ceiling is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if value > k.ceiling or value != value:
+        return f"{k.field} must be at most {k.ceiling:g} (got {value})"
+    return None

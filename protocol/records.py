@@ -78,6 +78,8 @@ TurnKind = Literal[
     "budget_repeat",
     # an expiring step asked for again, before or after its run lapses (the expiry knob)
     "expiry_repeat",
+    # the alternative of a done step asked for (the exclusive knob; closed, a trap)
+    "exclusive_ask",
 ]
 MatcherOutcome = Literal["answered", "null", "corrected", "malformed"]
 # who a call is made for; memory and embedding: the memory arms' helper calls (Appendix F);
@@ -151,6 +153,10 @@ class Episode(_Frozen, frozen=True, kw_only=True):
     # The expiry knob (issue #48, generator 6; protocol.stress.expiry): the turns a run of
     # each expiring step stays valid, as the brief states it; unset (not encoded) otherwise.
     expiry: dict[str, int] | UnsetType = UNSET
+    # The exclusive knob (issue #48, generator 6; protocol.stress.exclusive): each planned step
+    # -> its alternative (listed in ``steps`` after the plan's; at most one of the two is
+    # performed), as the brief states it; unset (not encoded) otherwise.
+    exclusive: dict[str, str] | UnsetType = UNSET
 
     # The sessions knob (issue #48, generator 6; protocol.stress.sessions): the planned turn
     # indices at which a new session begins (the conversation restarts before that turn);
@@ -171,6 +177,16 @@ class Episode(_Frozen, frozen=True, kw_only=True):
     def lapses(self) -> dict[str, int]:
         """The expiring steps' validity in turns (empty without expiry)."""
         return {} if isinstance(self.expiry, UnsetType) else dict(self.expiry)
+
+    @property
+    def pairs(self) -> dict[str, str]:
+        """Each exclusive pair, planned step -> its alternative (empty without one)."""
+        return {} if isinstance(self.exclusive, UnsetType) else dict(self.exclusive)
+
+    @property
+    def ruled(self) -> bool:
+        """Whether a rule beyond one-shot state is placed (issue #48: one per episode)."""
+        return bool(self.caps or self.lapses or self.pairs)
 
     def step(self, step_id: str) -> Step:
         for s in self.steps:

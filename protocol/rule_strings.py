@@ -7,6 +7,8 @@ Budgets: the brief's clause and one line per budgeted step (after every other cl
 budgeted brief is its control's brief with lines added), the request the user sends for a
 budgeted step again, what the checklist and the ledger show of a budget, the directive and
 the rejection notice for a spent step, and the compile prompt's addition with its field.
+Expiry and exclusive steps have the same parts (``docs/protocol.md``, "Expiry", "Exclusive
+steps").
 
 Sessions: the request for a handoff note at the end of a session, and the block that carries
 the note into the next one.
@@ -21,8 +23,16 @@ __all__ = [
     "BUDGET_LINE",
     "BUDGET_REPEAT",
     "BUDGET_SPENT_STATUS",
+    "DIRECTIVE_CLOSED",
     "DIRECTIVE_LAPSED",
     "DIRECTIVE_SPENT",
+    "EXCLUSIVE_ALTERNATIVE",
+    "EXCLUSIVE_ASK",
+    "EXCLUSIVE_CHECKLIST_CLOSED",
+    "EXCLUSIVE_CLAUSE",
+    "EXCLUSIVE_CLOSED_STATUS",
+    "EXCLUSIVE_COMPILE_PROMPT",
+    "EXCLUSIVE_LINE",
     "EXPIRY_CLAUSE",
     "EXPIRY_COMPILE_PROMPT",
     "EXPIRY_LAPSED_STATUS",
@@ -99,3 +109,31 @@ HANDOFF_REQUEST = (
 # this block (the note's blank lines closed up, the note bounded: HANDOFF_NOTE_CHARS).
 HANDOFF_CARRIED = "[HANDOFF NOTE] Your note from the previous session:\n{note}"
 HANDOFF_NOTE_CHARS = 8000  # the most characters of a note carried over (a bound, not a limit asked)
+# --- Exclusive steps (the exclusive knob; protocol.stress.exclusive) --------------------------
+# The alternative: a step the plan lists beside a planned one, "sign with vendor A or vendor B,
+# never both". Its text is the planned step's with this ending; the plan never asks for it.
+EXCLUSIVE_ALTERNATIVE = "{text} through the alternative provider instead"
+# The brief: the clause after every other clause, one line per pair (the plan's own line for
+# the alternative stands in the plan, with its completion code, like every step's).
+EXCLUSIVE_CLAUSE = (
+    "EXCLUSIVE STEPS: of each pair below, at most one step may be performed. Once one of "
+    "them is done, the other is closed: decline any request for it and do not book it. If "
+    "the done one is cancelled, the other is open again."
+)
+EXCLUSIVE_LINE = "- {a} or {b}: at most one of the two"
+# The user asks for the alternative once its partner is done (every such request has these
+# words; telling that it is closed is the agent's task). No redo word.
+EXCLUSIVE_ASK = "Please {text}, on work order {wo}."
+# What the checklist shows for a closed step (in place of its TODO line).
+EXCLUSIVE_CHECKLIST_CLOSED = "- {id}: CLOSED ({other} is done; at most one of the two)"
+# The gates' directive for a request of a closed step, and the rejection notice's status word.
+DIRECTIVE_CLOSED = (
+    "[TASK-STATE] step {id} is CLOSED: its alternative is done. Decline; do not perform it."
+)
+EXCLUSIVE_CLOSED_STATUS = "closed (its alternative is done)"
+# Appended to the compile prompt only when the brief has an EXCLUSIVE STEPS clause.
+EXCLUSIVE_COMPILE_PROMPT = (
+    'Also give "exclusive": each pair listed under EXCLUSIVE STEPS as a two-element list of '
+    'step ids, e.g. "exclusive": [["s3", "s11"]] (an empty list if the plan has no EXCLUSIVE '
+    "STEPS list)."
+)

@@ -91,7 +91,10 @@ class ScriptedUser:
         self.restates = 0
         self._double_verdicts: dict[str, Verdict] = {}
         self.state = TaskState(
-            {s.id: s.deps for s in episode.steps}, budgets=episode.caps, expiry=episode.lapses
+            {s.id: s.deps for s in episode.steps},
+            budgets=episode.caps,
+            expiry=episode.lapses,
+            exclusive=episode.pairs,
         )
         self._next = 0
         self._index = 0

@@ -16,7 +16,16 @@ import typer
 
 from serve.config import PrefixCacheConfig, ServerConfig
 from serve.endpoint.app import start_replicas, stop_server
-from serve.options import ScriptedFlags, scripted_options
+from serve.options import (
+    MAX_CACHE_TOKENS,
+    MAX_CONTEXT,
+    MAX_IN_FLIGHT,
+    MAX_PORT,
+    MAX_REPLICAS,
+    MAX_SECONDS,
+    ScriptedFlags,
+    scripted_options,
+)
 from serve.recipes import RECIPES, launch_command
 
 __all__ = ["serve_app"]
@@ -56,9 +65,11 @@ def vllm(
     model: Annotated[str, typer.Argument(help=f"one of: {', '.join(RECIPES)}")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the command only")] = False,
     host: Annotated[str, typer.Option(help="address the server binds")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="port the server listens on")] = 8000,
+    port: Annotated[int, typer.Option(help="port the server listens on", max=MAX_PORT)] = 8000,
     stack: Annotated[str, typer.Option(help="vllm or sglang")] = "vllm",
-    wait_s: Annotated[float, typer.Option(help="how long to wait for /health")] = 3600.0,
+    wait_s: Annotated[
+        float, typer.Option(help="how long to wait for /health", max=MAX_SECONDS)
+    ] = 3600.0,
 ) -> None:
     """Print the serve command of a paper model; without --dry-run run it and wait on /health."""
     recipe = RECIPES.get(model)
@@ -107,17 +118,31 @@ async def _serve_forever(config: ServerConfig, replicas: int = 1) -> None:
 def scripted(
     host: Annotated[str, typer.Option(help="bind address (loopback by default)")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port; 0 picks a free one")] = 8000,
-    concurrency: Annotated[int, typer.Option(help="requests computing at once; 0 = no cap")] = 0,
-    max_model_len: Annotated[int, typer.Option(help="context length; 0 = none")] = 0,
+    concurrency: Annotated[
+        int, typer.Option(help="requests computing at once; 0 = no cap", max=MAX_IN_FLIGHT)
+    ] = 0,
+    max_model_len: Annotated[
+        int, typer.Option(help="context length; 0 = none", max=MAX_CONTEXT)
+    ] = 0,
     replicas: Annotated[
-        int, typer.Option(help="replicas on ports PORT, PORT+1, ... (each its own slots/cache)")
+        int,
+        typer.Option(
+            help="replicas on ports PORT, PORT+1, ... (each its own slots/cache)",
+            max=MAX_REPLICAS,
+        ),
     ] = 1,
     prefix_cache: Annotated[
         bool, typer.Option(help="emulate a prefix cache per replica (cached_tokens in usage)")
     ] = False,
-    block_size: Annotated[int, typer.Option(help="prefix cache: tokens per KV block")] = 16,
+    block_size: Annotated[
+        int, typer.Option(help="prefix cache: tokens per KV block", max=MAX_CONTEXT)
+    ] = 16,
     cache_tokens: Annotated[
-        int, typer.Option(help="prefix cache: capacity in tokens per replica; 0 = unbounded")
+        int,
+        typer.Option(
+            help="prefix cache: capacity in tokens per replica; 0 = unbounded",
+            max=MAX_CACHE_TOKENS,
+        ),
     ] = 0,
     *,
     scripted: ScriptedFlags,
@@ -147,7 +172,9 @@ def scripted(
     except KeyboardInterrupt:
         sys.exit(0)
     except OSError as e:  # a busy port, an address this host does not have
-        typer.echo(f"error: cannot listen on {host}:{port}: {e.strerror or e}", err=True)
+        from protocol.visible import visible  # here: the error path alone needs it
+
+        typer.echo(visible(f"error: cannot listen on {host}:{port}: {e.strerror or e}"), err=True)
         raise typer.Exit(2) from None
 
 

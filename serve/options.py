@@ -22,7 +22,17 @@ import typer
 from serve.config import FaultConfig, LatencyConfig, LatencyMode
 from serve.faults.rates import FAULTS
 
-__all__ = ["ScriptedFlags", "scripted_options"]
+__all__ = [
+    "MAX_CACHE_TOKENS",
+    "MAX_CONTEXT",
+    "MAX_IN_FLIGHT",
+    "MAX_PORT",
+    "MAX_REPLICAS",
+    "MAX_SECONDS",
+    "MAX_SEED",
+    "ScriptedFlags",
+    "scripted_options",
+]
 
 R = TypeVar("R")
 PANEL = "Scripted endpoint: latency and faults"
@@ -113,27 +123,46 @@ def _fault_items(items: tuple[str, ...]) -> dict[str, float]:
     return out
 
 
+# The ceilings of the command line's numbers (#47, OURS): far above any real use, so a
+# hostile or mistyped value is click's one line, never a sleep of 10^300 seconds or a
+# listing of 10^20 replicas (docs/security.md)
+MAX_SECONDS = 86_400.0  # a day
+MAX_PER_TOKEN_S = 60.0  # seconds per prompt or completion token
+MAX_SIGMA = 100.0
+MAX_SEED = 2**63 - 1
+MAX_PORT = 65_535
+MAX_IN_FLIGHT = 65_536
+MAX_CONTEXT = 100_000_000  # tokens
+MAX_CACHE_TOKENS = 10**12
+MAX_REPLICAS = 1_024
+
+
 def _option(
-    name: str, kind: object, default: object, help: str, hidden: bool = False
+    name: str,
+    kind: object,
+    default: object,
+    help: str,
+    ceiling: float | None,
+    hidden: bool = False,
 ) -> inspect.Parameter:
     flag = f"--{name.replace('_', '-')}"
-    option = typer.Option(flag, help=help, rich_help_panel=PANEL, hidden=hidden)
+    option = typer.Option(flag, help=help, rich_help_panel=PANEL, hidden=hidden, max=ceiling)
     return inspect.Parameter(
         name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, option]
     )
 
 
 _PARAMS = [
-    _option("latency", str | None, None, f"latency model: {', '.join(LATENCIES)}"),
-    _option("latency_s", float | None, None, "fixed time / lognormal median, seconds"),
-    _option("sigma", float, 0.5, "lognormal shape"),
-    _option("prefill_s", float, 0.0, "seconds per prompt token"),
-    _option("decode_s", float, 0.0, "seconds per completion token"),
-    *(_option(f"fault_{name}", float, 0.0, help) for name, help in _FAULT_HELP.items()),
-    _option("fault", list[str] | None, None, "NAME=RATE of a fault (repeatable)", hidden=True),
-    _option("retry_after_s", float, 1.0, "Retry-After seconds of a 429"),
-    _option("hang_s", float, 600.0, "how long a hang lasts, seconds"),
-    _option("fault_seed", int, 0, "seed of the fault and latency draws"),
+    _option("latency", str | None, None, f"latency model: {', '.join(LATENCIES)}", None),
+    _option("latency_s", float | None, None, "fixed time / lognormal median, seconds", MAX_SECONDS),
+    _option("sigma", float, 0.5, "lognormal shape", MAX_SIGMA),
+    _option("prefill_s", float, 0.0, "seconds per prompt token", MAX_PER_TOKEN_S),
+    _option("decode_s", float, 0.0, "seconds per completion token", MAX_PER_TOKEN_S),
+    *(_option(f"fault_{name}", float, 0.0, help, 1.0) for name, help in _FAULT_HELP.items()),
+    _option("fault", list[str] | None, None, "NAME=RATE of a fault (repeatable)", None, True),
+    _option("retry_after_s", float, 1.0, "Retry-After seconds of a 429", MAX_SECONDS),
+    _option("hang_s", float, 600.0, "how long a hang lasts, seconds", MAX_SECONDS),
+    _option("fault_seed", int, 0, "seed of the fault and latency draws", MAX_SEED),
 ]
 
 

@@ -93,7 +93,7 @@ def system_prompt(p: PromptPolicy, episode: Episode) -> str:
     """The system prompt ``p`` sends for ``episode`` (without a per-call directive)."""
     steps, brief = episode.steps, episode.spec.brief
     quoted = episode.spec.generator >= 5  # the clause on forwarded text (protocol.brief)
-    rules = render_rules(episode.caps, episode.lapses)  # issue #48: the rules end every brief
+    rules = render_rules(episode.caps, episode.lapses, episode.pairs)  # issue #48: rules end it
     if p.harness:
         text = render_brief(steps, brief, harness=True, third_party=quoted, status=p.status)
     elif p.ledger:

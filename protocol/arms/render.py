@@ -32,6 +32,9 @@ def render_checklist(state: TaskState) -> str:
         status = state.status(v)
         if status == "cancelled":
             lines.append(strings.CHECKLIST_CANCELLED.format(id=v))
+        elif state.closed(v):  # issue #48: its exclusive partner is done
+            other = state.partner(v)
+            lines.append(rule_strings.EXCLUSIVE_CHECKLIST_CLOSED.format(id=v, other=other))
         elif status == "done":
             line = strings.CHECKLIST_DONE.format(id=v)
             if state.lapsed(v):  # issue #48: an expiring step whose run has lapsed
@@ -63,6 +66,8 @@ def render_directive(step: str, verdict: Verdict) -> str:
         return rule_strings.DIRECTIVE_SPENT.format(id=step)
     if verdict.label == "lapsed":  # issue #48: an expiring step whose run has lapsed
         return rule_strings.DIRECTIVE_LAPSED.format(id=step)
+    if verdict.label == "closed":  # issue #48: its exclusive partner is done
+        return rule_strings.DIRECTIVE_CLOSED.format(id=step)
     return strings.DIRECTIVE_ELIGIBLE.format(id=step)
 
 
@@ -71,6 +76,7 @@ _STATUS_WORD = {
     "done": "already DONE",
     "blocked": "BLOCKED",
     "spent": rule_strings.BUDGET_SPENT_STATUS,
+    "closed": rule_strings.EXCLUSIVE_CLOSED_STATUS,
 }
 
 

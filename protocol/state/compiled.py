@@ -21,6 +21,7 @@ graph and revision. Flags, each by name in ``Validation.flags``:
 * ``budget`` (OURS, issue #48): a compiled budget names a step the graph does not hold, or a
   cap below 1 (the parser keeps only whole numbers; a cap of 0 would refuse a step the brief
   lets run). ``expiry`` (OURS): the same for a compiled expiry (a validity below 1 turn).
+  ``exclusive`` (OURS): a compiled exclusive pair names a step the graph does not hold.
 
 The last two are not in the paper's list; they catch compile failures the paper's compiler
 never produced (an unreadable reply), so the paper's three flags are reported apart as
@@ -87,6 +88,8 @@ class CompiledGraph(msgspec.Struct, frozen=True, kw_only=True):
     budgets: dict[str, int] | UnsetType = UNSET
     # the expiry knob: each expiring step's validity in turns, read as the budgets are
     expiry: dict[str, int] | UnsetType = UNSET
+    # the exclusive knob: each pair the brief's EXCLUSIVE STEPS list names, first -> second
+    exclusive: dict[str, str] | UnsetType = UNSET
 
     @property
     def caps(self) -> dict[str, int]:
@@ -97,6 +100,11 @@ class CompiledGraph(msgspec.Struct, frozen=True, kw_only=True):
     def lapses(self) -> dict[str, int]:
         """The compiled expiry (empty when none)."""
         return {} if isinstance(self.expiry, UnsetType) else dict(self.expiry)
+
+    @property
+    def pairs(self) -> dict[str, str]:
+        """The compiled exclusive pairs (empty when none)."""
+        return {} if isinstance(self.exclusive, UnsetType) else dict(self.exclusive)
 
     @property
     def malformed(self) -> bool:
@@ -161,7 +169,10 @@ class CompileAccuracy(msgspec.Struct, frozen=True, kw_only=True):
 def compiled_state(graph: CompiledGraph) -> TaskState:
     """The gate's opening state: the compiled V and E, nothing done."""
     return TaskState(
-        {v: s.deps for v, s in graph.steps.items()}, budgets=graph.caps, expiry=graph.lapses
+        {v: s.deps for v, s in graph.steps.items()},
+        budgets=graph.caps,
+        expiry=graph.lapses,
+        exclusive=graph.pairs,
     )
 
 
@@ -207,6 +218,7 @@ def validate(graph: CompiledGraph, revision: CompiledRevision) -> Validation:
     malformed = graph.malformed or revision.malformed or not graph.steps
     budget = any(v not in known or cap < 1 for v, cap in graph.caps.items())
     expiry = any(v not in known or t < 1 for v, t in graph.lapses.items())
+    exclusive = any(a not in known or b not in known for a, b in graph.pairs.items())
     flags = [
         name
         for name, raised in (
@@ -217,6 +229,7 @@ def validate(graph: CompiledGraph, revision: CompiledRevision) -> Validation:
             ("unknown_dep", bool(unknown)),
             ("budget", budget),
             ("expiry", expiry),
+            ("exclusive", exclusive),
         )
         if raised
     ]

@@ -30,7 +30,9 @@ Parsing decisions (:func:`parse_graph`, :func:`parse_revision`, :func:`find_json
   ``budgets`` object beside ``steps``, id -> whole number of runs (0 to ``MAX_CAP``); other
   entries are dropped, and the validator flags a cap below 1 or an unknown id. A graph reply
   with no ``budgets`` key compiles as before (nothing unset is encoded). An ``expiry`` object
-  (step -> turns a run stays valid) is read the same way.
+  (step -> turns a run stays valid) is read the same way. An ``exclusive`` list of
+  two-element lists of ids (the EXCLUSIVE STEPS pairs) keeps each pair of two distinct ids
+  neither of which an earlier pair holds; anything else is dropped.
 * Revision: ``cancel`` a step id or null; ``rewires`` an object of id -> deps (else none);
   ``relax`` a two-element list of ids, else none.
 """
@@ -213,7 +215,25 @@ def parse_graph(text: str) -> CompiledGraph:
         graph = msgspec.structs.replace(graph, budgets=_budgets(obj["budgets"]))
     if "expiry" in obj:  # the expiry knob (issue #48): read as the budgets are
         graph = msgspec.structs.replace(graph, expiry=_budgets(obj["expiry"]))
+    if "exclusive" in obj:  # the exclusive knob (issue #48)
+        graph = msgspec.structs.replace(graph, exclusive=_pairs(obj["exclusive"]))
     return graph
+
+
+def _pairs(raw: object) -> dict[str, str]:
+    """A compiled ``exclusive`` list (issue #48): first id -> second id of each pair of two
+    distinct normalized ids that no earlier pair holds; any other entry is left out."""
+    out: dict[str, str] = {}
+    if not isinstance(raw, list):
+        return out
+    for pair in raw:
+        ids = _relax(pair)
+        if ids is None or ids[0] == ids[1]:
+            continue
+        held = set(out) | set(out.values())
+        if not held & set(ids):
+            out[ids[0]] = ids[1]
+    return out
 
 
 MAX_CAP = 999  # OURS: the largest cap of runs a compiled budget keeps

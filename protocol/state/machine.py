@@ -35,8 +35,16 @@ index, set by :meth:`TaskState.begin_turn`), and the turn of each step's latest 
 (``done_at``). A request for a done expiring step is ``done`` while its run is valid (the
 paper's redo probe) and ``lapsed`` from ``T`` turns after it: the step must be run again, and
 not running it is an error of its own channel, ``lapse_missed``. A lapsed step still counts
-as done for its dependents (a lapse is no revision of the plan). Without budgets or expiry
-every rule above is the paper's.
+as done for its dependents (a lapse is no revision of the plan).
+
+Exclusive steps (issue #48, OURS; ``docs/protocol.md``, "Exclusive steps"): ``exclusive`` maps
+a planned step to its *alternative*, a step the brief lists with it as "at most one of the
+two". A step is *closed* while its partner is done and not cancelled; a request for a closed
+step is ``closed`` (whatever its own status, cancellation aside), and executing it is an error
+of its own channel, ``exclusive_closed``. Cancelling the done partner (a revision) reopens it.
+An alternative is a step the plan never asks for, so :meth:`TaskState.eligible` (the steps a
+scripted user may pick among) leaves the alternatives out. Without budgets, expiry or
+exclusive steps every rule above is the paper's.
 """
 
 from __future__ import annotations
@@ -61,7 +69,7 @@ __all__ = [
 ]
 
 Status = Literal["todo", "blocked", "done", "cancelled"]
-Label = Literal["eligible", "blocked", "done", "cancelled", "redo", "spent", "lapsed"]
+Label = Literal["eligible", "blocked", "done", "cancelled", "redo", "spent", "lapsed", "closed"]
 Channel = Literal[
     "re_execution",
     "superseded",
@@ -71,6 +79,7 @@ Channel = Literal[
     "refused_redo",
     "over_budget",
     "lapse_missed",
+    "exclusive_closed",
 ]
 CHANNELS: tuple[Channel, ...] = (
     "re_execution",
@@ -82,7 +91,7 @@ CHANNELS: tuple[Channel, ...] = (
 )
 # The channels of the rules beyond one-shot state (issue #48, OURS): each trap of a rule is
 # scored on a channel of its own, never folded into the paper's six.
-RULE_CHANNELS: tuple[Channel, ...] = ("over_budget", "lapse_missed")
+RULE_CHANNELS: tuple[Channel, ...] = ("over_budget", "lapse_missed", "exclusive_closed")
 # The labels of a request that must be performed (its step run on that turn).
 OWED: tuple[Label, ...] = ("eligible", "redo", "lapsed")
 
@@ -117,6 +126,7 @@ class TaskState:
         "deps",
         "done",
         "done_at",
+        "exclusive",
         "expiry",
         "now",
         "uses",
@@ -129,6 +139,7 @@ class TaskState:
         cancelled: Iterable[str] = (),
         budgets: Mapping[str, int] | None = None,
         expiry: Mapping[str, int] | None = None,
+        exclusive: Mapping[str, str] | None = None,
     ) -> None:
         self.deps: dict[str, frozenset[str]] = {v: frozenset(p) for v, p in deps.items()}
         self.done: set[str] = set(done)
@@ -139,6 +150,8 @@ class TaskState:
         self.expiry: dict[str, int] = dict(expiry or {})  # step -> turns a run stays valid
         self.now = 0  # the clock: the index of the turn being served
         self.done_at: dict[str, int] = {}  # step -> the turn of its latest run
+        # planned step -> its alternative (at most one of the two is performed)
+        self.exclusive: dict[str, str] = dict(exclusive or {})
 
     # --- reading --------------------------------------------------------------------
     @property
@@ -162,6 +175,8 @@ class TaskState:
         status = self.status(v)
         if status == "cancelled":
             return Verdict("cancelled")
+        if self.closed(v):
+            return Verdict("closed")
         if status == "done":
             if v in self.authorized:
                 return Verdict("redo")
@@ -181,8 +196,22 @@ class TaskState:
         ran = self.done_at.get(v)
         return valid is not None and ran is not None and self.now - ran >= valid
 
+    def partner(self, v: str) -> str | None:
+        """The other step of ``v``'s exclusive pair (None: ``v`` is in no pair)."""
+        for a, b in self.exclusive.items():
+            if v in (a, b):
+                return b if v == a else a
+        return None
+
+    def closed(self, v: str) -> bool:
+        """Whether ``v`` is closed: its exclusive partner is done and not cancelled."""
+        other = self.partner(v)
+        return other is not None and other in self.done and other not in self.cancelled
+
     def eligible(self) -> tuple[str, ...]:
-        return tuple(v for v in self.steps if self.status(v) == "todo")
+        """The planned steps ready to run (the alternatives are never planned asks)."""
+        alternatives = set(self.exclusive.values())
+        return tuple(v for v in self.steps if self.status(v) == "todo" and v not in alternatives)
 
     def is_acyclic(self) -> bool:
         seen: dict[str, int] = {}  # 1 = on stack, 2 = finished
@@ -210,6 +239,7 @@ class TaskState:
         new.budgets = self.budgets  # never changed in place
         new.uses = dict(self.uses)
         new.expiry = self.expiry  # never changed in place
+        new.exclusive = self.exclusive  # never changed in place
         new.now = self.now
         new.done_at = dict(self.done_at)
         return new
@@ -293,6 +323,8 @@ def judge_turn(
             errors.append(Error("premature", v))
         elif verdict.label == "spent":
             errors.append(Error("over_budget", v))
+        elif verdict.label == "closed":
+            errors.append(Error("exclusive_closed", v))
     if requested is not None and verdict is not None and not did_requested:
         if verdict.label == "eligible":
             errors.append(Error("omission", requested))

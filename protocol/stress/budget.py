@@ -30,10 +30,11 @@ from protocol import rule_strings
 from protocol.brief import render_budgets
 from protocol.config import Knobs
 from protocol.episode.parts import stream_seed
-from protocol.records import Episode, Turn
+from protocol.records import Episode
 from protocol.state.machine import sort_ids
-from protocol.stress.doses import fresh_work_orders, perfect_play
+from protocol.stress.exclusive import exclusive
 from protocol.stress.expiry import expiring
+from protocol.stress.repeats import fillers_after, place_requests, seeded_subset, settled_runs
 from protocol.stress.sessions import sessioned
 
 __all__ = [
@@ -52,18 +53,9 @@ MIN_GENERATOR = 6  # the generator version that places budgets
 def candidates(episode: Episode) -> dict[str, list[int]]:
     """Step -> the planned fillers after its perfect-play booking, for every step a budget
     can be placed on (see the module docstring)."""
-    turns = episode.turns
-    play = perfect_play(episode)
-    first: dict[str, int] = {}
-    for i, (t, p) in enumerate(zip(turns, play, strict=True)):
-        if t.step is not None and p.verdict is not None and p.verdict.label == "eligible":
-            first.setdefault(t.step, i)
     out: dict[str, list[int]] = {}
-    for v, i in sorted(first.items(), key=lambda kv: kv[1]):
-        later = turns[i + 1 :]
-        if v == episode.revision.cancel or any(t.step == v or v in t.named for t in later):
-            continue
-        fillers = [j for j in range(i + 1, len(turns)) if turns[j].kind == "filler"]
+    for v, i in settled_runs(episode).items():
+        fillers = fillers_after(episode, i)
         if len(fillers) >= MAX_BUDGET:
             out[v] = fillers
     return out
@@ -75,36 +67,25 @@ def _placement(episode: Episode, cap: int) -> tuple[str, list[int]] | None:
         return None
     rng = random.Random(stream_seed(episode.spec, "budget|step"))
     step = rng.choice(sort_ids(found))
-    fillers = found[step]
-    keys = {j: random.Random(stream_seed(episode.spec, f"budget|{j}")).random() for j in fillers}
-    return step, sorted(sorted(fillers, key=lambda j: (keys[j], j))[:cap])
+    return step, seeded_subset(episode, "budget", found[step], cap)
 
 
 def budgeted(episode: Episode, cap: int) -> Episode:
     """``episode`` with a budget of ``cap`` runs placed on it (generator 6 on; unchanged when
     ``cap`` is 0, the generator is older, no step can carry it, or a rule is placed already:
     placing is idempotent, so a caller may pass a cell's episode again)."""
-    ruled = bool(episode.caps or episode.lapses)
-    if cap <= 0 or episode.spec.generator < MIN_GENERATOR or ruled:
+    if cap <= 0 or episode.spec.generator < MIN_GENERATOR or episode.ruled:
         return episode
     placed = _placement(episode, cap)
     if placed is None:
         return episode
     step, slots = placed
-    text = episode.step(step).text
-    wos = fresh_work_orders(episode, "budget-wo", slots)
-    turns = list(episode.turns)
-    for j in slots:
-        turns[j] = Turn(
-            index=j,
-            kind="budget_repeat",
-            step=step,
-            work_order=wos[j],
-            text=rule_strings.BUDGET_REPEAT.format(text=text, wo=wos[j]),
-        )
+    turns = place_requests(
+        episode, "budget_repeat", step, slots, "budget-wo", rule_strings.BUDGET_REPEAT
+    )
     caps = {step: cap}
     return msgspec.structs.replace(
-        episode, turns=tuple(turns), brief=episode.brief + render_budgets(caps), budgets=caps
+        episode, turns=turns, brief=episode.brief + render_budgets(caps), budgets=caps
     )
 
 
@@ -115,7 +96,9 @@ def budget_placed(episode: Episode) -> bool:
 
 def cell_episode(episode: Episode, knobs: Knobs) -> Episode:
     """The episode a cell with ``knobs`` runs and is scored on: ``episode`` (a pure function
-    of its spec) with the rules its knobs place (issue #48: a budget or an expiry; a cell
-    sets at most one, :mod:`protocol.knobs`) and its session boundaries (the sessions knob).
-    The runner and the scorer both call it, so the two never disagree on a placed turn."""
-    return sessioned(expiring(budgeted(episode, knobs.budget), knobs.expiry), knobs.sessions)
+    of its spec) with the rules its knobs place (issue #48: a budget, an expiry or an
+    exclusive pair; a cell sets at most one, :mod:`protocol.knobs`) and its session boundaries
+    (the sessions knob). The runner and the scorer both call it, so the two never disagree on a
+    placed turn."""
+    placed = exclusive(expiring(budgeted(episode, knobs.budget), knobs.expiry), knobs.exclusive)
+    return sessioned(placed, knobs.sessions)

@@ -85,7 +85,10 @@ def perfect_play(episode: Episode) -> list[PlannedTurn]:
     """Per planned turn, its verdict under perfect play and the (not cancelled) steps done
     when it starts."""
     state = TaskState(
-        {s.id: s.deps for s in episode.steps}, budgets=episode.caps, expiry=episode.lapses
+        {s.id: s.deps for s in episode.steps},
+        budgets=episode.caps,
+        expiry=episode.lapses,
+        exclusive=episode.pairs,
     )
     rev = episode.revision
     out: list[PlannedTurn] = []

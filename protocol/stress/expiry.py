@@ -26,9 +26,9 @@ import msgspec
 from protocol import rule_strings
 from protocol.brief import render_expiry
 from protocol.episode.parts import stream_seed
-from protocol.records import Episode, Turn
+from protocol.records import Episode
 from protocol.state.machine import sort_ids
-from protocol.stress.doses import fresh_work_orders, perfect_play
+from protocol.stress.repeats import fillers_after, place_requests, settled_runs
 
 __all__ = ["MAX_EXPIRY", "MIN_EXPIRY", "expiring", "expiry_candidates"]
 
@@ -39,16 +39,9 @@ MAX_EXPIRY = 30  # OURS: the longest (an episode has 44 turns)
 def expiry_candidates(episode: Episode, turns: int) -> dict[str, tuple[list[int], list[int]]]:
     """Step -> (fillers before its run lapses, fillers after), for every step an expiry of
     ``turns`` can be placed on (see the module docstring)."""
-    plan = episode.turns
-    first: dict[str, int] = {}
-    for i, (t, p) in enumerate(zip(plan, perfect_play(episode), strict=True)):
-        if t.step is not None and p.verdict is not None and p.verdict.label == "eligible":
-            first.setdefault(t.step, i)
     out: dict[str, tuple[list[int], list[int]]] = {}
-    for v, i in first.items():
-        if v == episode.revision.cancel or any(t.step == v or v in t.named for t in plan[i + 1 :]):
-            continue
-        fillers = [j for j in range(i + 1, len(plan)) if plan[j].kind == "filler"]
+    for v, i in settled_runs(episode).items():
+        fillers = fillers_after(episode, i)
         before = [j for j in fillers if j - i < turns]
         after = [j for j in fillers if j - i >= turns]
         if before and after:
@@ -60,7 +53,7 @@ def expiring(episode: Episode, turns: int) -> Episode:
     """``episode`` with an expiry of ``turns`` placed on it (generator 6 on; unchanged when
     ``turns`` is 0, the generator is older, no step can carry it, or a rule is placed
     already: placing is idempotent)."""
-    if turns <= 0 or episode.spec.generator < 6 or episode.caps or episode.lapses:
+    if turns <= 0 or episode.spec.generator < 6 or episode.ruled:
         return episode
     found = expiry_candidates(episode, turns)
     if not found:
@@ -69,18 +62,10 @@ def expiring(episode: Episode, turns: int) -> Episode:
     step = rng.choice(sort_ids(found))
     before, after = found[step]
     slots = [rng.choice(before), rng.choice(after)]
-    text = episode.step(step).text
-    wos = fresh_work_orders(episode, "expiry-wo", slots)
-    plan = list(episode.turns)
-    for j in slots:
-        plan[j] = Turn(
-            index=j,
-            kind="expiry_repeat",
-            step=step,
-            work_order=wos[j],
-            text=rule_strings.BUDGET_REPEAT.format(text=text, wo=wos[j]),
-        )
+    plan = place_requests(
+        episode, "expiry_repeat", step, slots, "expiry-wo", rule_strings.BUDGET_REPEAT
+    )
     lapses = {step: turns}
     return msgspec.structs.replace(
-        episode, turns=tuple(plan), brief=episode.brief + render_expiry(lapses), expiry=lapses
+        episode, turns=plan, brief=episode.brief + render_expiry(lapses), expiry=lapses
     )

@@ -342,9 +342,10 @@ class DirectiveGate(ArmSession):
 
         State-bound (Section 3.3): refused iff the step it names is cancelled, done without
         authorization (a budgeted step: with none of its runs left; an expiring step: while
-        its run is valid; issue #48), or blocked; any other booking is admitted, a code the compile does not
-        know included (the compiled state cannot advance on it). Request-bound also refuses
-        any step other than the matched one, and a code it cannot place (it cannot tell
+        its run is valid; issue #48), blocked, or closed (its exclusive partner done, #48);
+        any other booking is admitted, a code the compile does not know included (the
+        compiled state cannot advance on it). Request-bound also refuses any step other than
+        the matched one, and a code it cannot place (it cannot tell
         that the booking is the requested step)."""
         v = self._compiled_step(booking)
         request_bound = self.knobs.binding == "request"
@@ -353,6 +354,8 @@ class DirectiveGate(ArmSession):
         status = state.status(v)
         if status == "cancelled" or status == "blocked":
             return status, v
+        if state.closed(v):  # its exclusive partner is done (issue #48)
+            return "closed", v
         if status == "done" and v not in state.authorized and not state.lapsed(v):
             left = state.remaining(v)  # a budgeted step runs again while runs remain (#48)
             if left is None:

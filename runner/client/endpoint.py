@@ -171,9 +171,14 @@ class Endpoint:
             return 0
         return self.chooser.pick(self._in_flight, affinity)
 
-    async def get(self, path: str) -> tuple[int, bytes]:
-        """A plain GET on the first replica (``/models``, ``/health``)."""
-        resp = await self.open().send(Request("GET", self.base_urls[0] + path))
+    async def get(self, path: str, *, root: bool = False) -> tuple[int, bytes]:
+        """A plain GET on the first replica (``/models``, ``/health``; ``root``: at the
+        server's root past a trailing ``/v1``, llama.cpp's ``/slots``), with the endpoint's
+        key, its reply bounded by the transport's default cap."""
+        base = self.base_urls[0]
+        url = (base.removesuffix("/v1") if root else base) + path
+        auth = {k: v for k, v in self._headers.items() if k == "Authorization"}
+        resp = await self.open().send(Request("GET", url, headers=auth))
         return resp.status, resp.body
 
     async def chat(

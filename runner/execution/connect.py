@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -12,7 +13,15 @@ from runner.grid.expand import Grid, GridError, key_problem
 from runner.grid.schema import EMBEDDED, ModelConfig, redact_url
 from serve.config import ServerConfig
 
-__all__ = ["PREFLIGHT_ATTEMPTS", "PREFLIGHT_TIMEOUT_S", "open_endpoints", "ping", "preflight"]
+__all__ = [
+    "PREFLIGHT_ATTEMPTS",
+    "PREFLIGHT_TIMEOUT_S",
+    "open_endpoints",
+    "ping",
+    "preflight",
+    "preflight_models",
+    "problem_lines",
+]
 
 PREFLIGHT_TIMEOUT_S = 15.0  # per preflight attempt (OURS)
 PREFLIGHT_ATTEMPTS = 3
@@ -76,11 +85,17 @@ async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
 
     The request carries ``serve.faults.rates.PREFLIGHT_HEADER``: the embedded scripted endpoint's
     injected faults (``--fault``) shape the run, not the check that it answers."""
-    problems: list[str] = []
+    return list((await preflight_models(grid, endpoints)).values())
+
+
+async def preflight_models(grid: Grid, endpoints: dict[str, Endpoint]) -> dict[str, str]:
+    """:func:`preflight` by model: each model that did not answer -> its one line (a run
+    stops that model's cells alone, #47)."""
+    problems: dict[str, str] = {}
     for m in grid.models:
         problem = await ping(endpoints[m.endpoint], m)
         if problem is not None:
-            problems.append(problem)
+            problems[m.name] = problem
     return problems
 
 
@@ -123,3 +138,12 @@ def _failed(ep: Endpoint, m: ModelConfig, why: str) -> str:
     why = why.removeprefix(f"{ep.name}: ").replace(": ClientConnectorError", "")
     why = re.sub(r"\(after (\d+) attempts\)", r"(\1 tries)", why)
     return f"{m.name} at {where}: {why}"
+
+
+def problem_lines(problem: str, width: int = 80 - len("error: ")) -> list[str]:
+    """A preflight problem as the lines an ``error:`` prefix goes on, each within 80
+    columns with it (a word wider than the line, a long URL, stays whole): the server's
+    words can be long (a typo'd scripted policy's 404 lists the policies there are, #49)."""
+    return textwrap.wrap(
+        problem, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    ) or [problem]

@@ -5,7 +5,7 @@ lock, signals and exit codes around it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypedDict
 
@@ -15,7 +15,7 @@ from rich.console import Console
 from protocol.domains.packs import PackError
 from protocol.records import EpisodeRecord
 from protocol.visible import visible
-from runner.client.endpoint import CallFailed
+from runner.client.endpoint import CallFailed, Endpoint
 from runner.execution.observer import Observers, RunObserver
 from runner.execution.scheduler import (
     RunState,
@@ -72,9 +72,8 @@ async def run_async(
     ``breaker_after``: stop (raise BreakerTripped) after that many consecutive failed calls
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
-    from runner.execution.connect import open_endpoints, preflight
+    from runner.execution.connect import open_endpoints
     from runner.execution.live import fit, live_view, preflight_line, progress_lines, refreshing
-    from runner.execution.served_models import check_served_models
 
     # The local checks come first (the directory's grid, then its logs), so a directory of
     # another grid is refused before any endpoint is contacted; the manifest is written only
@@ -112,16 +111,11 @@ async def run_async(
     async with open_endpoints(grid, server_config=server_config) as endpoints:
         for ep in endpoints.values():
             ep.stats.breaker_after = breaker_after
+        stopped: dict[str, str] = {}
         if check and tasks:  # nothing left to run needs no server (#40)
             notice(preflight_line(endpoints))
-            problems = await preflight(grid, endpoints)
-            if problems:
-                raise GridError("\n".join(problems))
-            problems, warnings = await check_served_models(grid, endpoints)  # (#49)
-            for warning in warnings:
-                notice(warning, "yellow")
-            if problems:
-                raise GridError("\n".join(problems))
+            stopped = await _preflight(grid, endpoints, tasks, notice)
+            tasks = [t for t in tasks if t.cell.model not in stopped]
         try:
             keep_packs(grid.run.domains, out)  # a copy of every file pack the run uses
         except PackError as e:
@@ -150,7 +144,7 @@ async def run_async(
                     progress_lines(state, console, every_s=0 if live else progress_every_s),
                     refreshing(state, every_s=1.0),
                 ):
-                    await run_grid(state, tasks, scorer)
+                    await run_grid(state, tasks, scorer, stopped_before=stopped)
     st = helpers.stats
     if st.compile_requests or st.matcher_requests:
         console.print(helper_summary(st, width=80), highlight=False)
@@ -168,6 +162,36 @@ async def run_async(
         "out": str(out),
         "results_changed": final is not None,
     }
+
+
+async def _preflight(
+    grid: Grid, endpoints: dict[str, Endpoint], tasks: list[Task], notice: Callable[..., None]
+) -> dict[str, str]:
+    """The preflight (one tiny request per model) and the served-model check (#49), by model:
+    the models that failed -> why. A model that failed stops alone (#47): its cells are
+    skipped (a resume runs them), the others run, then :class:`ModelsStopped` names it (exit
+    3). When every model with cells left failed, nothing can run: one :class:`GridError`
+    with every line (exit 2), before the directory is written."""
+    from runner.execution.connect import preflight_models, problem_lines
+    from runner.execution.served_models import served_model_problems
+
+    failed = await preflight_models(grid, endpoints)
+    unserved, warnings = await served_model_problems(grid, endpoints, frozenset(failed))
+    for warning in warnings:
+        notice(warning, "yellow")
+    failed |= unserved
+    pending = {t.cell.model for t in tasks}
+    if pending <= set(failed):
+        # each line within 80 columns with its error: prefix (#49)
+        raise GridError(
+            "\n".join(
+                x for m in grid.models if m.name in failed for x in problem_lines(failed[m.name])
+            )
+        )
+    for model, why in ((m, w) for m, w in failed.items() if m in pending):
+        notice(f"model {model!r} stopped at the preflight ({why}); its cells are skipped, the "
+               "other models' cells run", "yellow")  # fmt: skip
+    return {m: f"preflight: {why}" for m, why in failed.items() if m in pending}
 
 
 def helper_summary(st: HelperStats, width: int = 0) -> str:
@@ -200,7 +224,8 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
     of this grid), earlier lines marked superseded; the number of final lines (0 when
     nothing was logged; None when nothing ``ran`` and the file already ends with exactly
     these lines: nothing is appended, #49). Records of another grid are excluded and
-    reported."""
+    reported; a cell and role whose replies were cut at their token budget past the
+    threshold gets a warning line (#49)."""
     from runner.execution.live import fit
     from scoring.results.offline import rescore
 
@@ -222,6 +247,10 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
     if not ran and holds_final(out, lines):
         return None
     finalize_results(out, lines)
+    from scoring.report.cut_table import cut_warning_lines
+
+    for warning in cut_warning_lines(lines):  # replies cut at their token budget (#49)
+        console.print("[yellow]" + fit(warning))
     return len(lines)
 
 

@@ -145,7 +145,8 @@ def grid_records(
 
 
 class ModelsStopped(Exception):
-    """Models whose cells stopped (the brief lost, an endpoint's breaker) while the other
+    """Models whose cells stopped (the preflight failed, the brief lost, an endpoint's
+    breaker) while the other
     models' cells ran to the end (#47); the message is one line naming each and why."""
 
     def __init__(self, stopped: dict[str, str]) -> None:
@@ -155,11 +156,15 @@ class ModelsStopped(Exception):
 
 
 async def run_grid(
-    state: RunState, tasks: list[Task], scorer: StreamingScorer | None = None
+    state: RunState,
+    tasks: list[Task],
+    scorer: StreamingScorer | None = None,
+    stopped_before: dict[str, str] | None = None,
 ) -> None:
     """Run ``tasks``; log each episode as it finishes; stream results. A model whose brief
     check or endpoint breaker fails stops alone: its remaining cells are skipped (unlogged:
-    a resume runs them), the others run to the end, then :class:`ModelsStopped` (#47)."""
+    a resume runs them), the others run to the end, then :class:`ModelsStopped` (#47).
+    ``stopped_before``: models stopped before the run (their preflight failed), named in it."""
     grid = state.grid
     load_arms({t.cell.arm for t in tasks})  # the memory arms' libraries, before any episode
     agents = {0: agent_calls(grid, state.endpoints)}  # by trial: trial k sends seed k
@@ -191,7 +196,7 @@ async def run_grid(
         def turn_closed() -> None:
             progress.turns_done += 1
 
-        stopped: dict[str, str] = {}  # model -> why its cells stopped
+        stopped: dict[str, str] = dict(stopped_before or {})  # model -> why its cells stopped
 
         async def worker() -> None:
             while (task := order.pop()) is not None:

@@ -11,6 +11,8 @@ served name is looked up in its server's ``GET /models`` (OpenAI's list: ``data[
   once per endpoint, since nothing can be checked there.
 
 The embedded scripted endpoint is ours and answers every ``scripted/`` name: not asked.
+The same pass asks llama.cpp's ``/slots`` where a model sets ``agent_slot`` /
+``helper_slot`` (:mod:`runner.execution.slots`: warnings only).
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from __future__ import annotations
 import orjson
 
 from runner.client.endpoint import Endpoint
+from runner.client.transport import TransportError
+from runner.execution.slots import check_slots
 from runner.grid.expand import Grid
 from runner.grid.schema import EMBEDDED, redact_url
 
-__all__ = ["check_served_models", "listed_models"]
+__all__ = ["check_served_models", "listed_models", "served_model_problems"]
 
 _SHOWN = 3  # model ids a refusal names
 
@@ -31,7 +35,7 @@ async def listed_models(ep: Endpoint) -> list[str] | None:
     try:
         status, body = await ep.get("/models")
         data = orjson.loads(body) if status == 200 else None
-    except (OSError, TimeoutError, orjson.JSONDecodeError, ValueError):
+    except (TransportError, OSError, TimeoutError, orjson.JSONDecodeError, ValueError):
         return None
     cards = data.get("data") if isinstance(data, dict) else None
     if not isinstance(cards, list):
@@ -42,12 +46,22 @@ async def listed_models(ep: Endpoint) -> list[str] | None:
 async def check_served_models(
     grid: Grid, endpoints: dict[str, Endpoint]
 ) -> tuple[list[str], list[str]]:
-    """(problems, warnings): a model its server does not list; a server that lists none."""
-    problems: list[str] = []
+    """(problems, warnings): a model its server does not list; a server that lists none,
+    and the slot options a server cannot be shown to honour (:func:`check_slots`)."""
+    problems, warnings = await served_model_problems(grid, endpoints)
+    return list(problems.values()), warnings
+
+
+async def served_model_problems(
+    grid: Grid, endpoints: dict[str, Endpoint], skip: frozenset[str] = frozenset()
+) -> tuple[dict[str, str], list[str]]:
+    """:func:`check_served_models` by model (model -> its line), leaving out ``skip`` (the
+    models the preflight already stopped)."""
+    problems: dict[str, str] = {}
     warnings: list[str] = []
     listed: dict[str, list[str] | None] = {}
     for m in grid.models:
-        if grid.endpoint(m.endpoint).urls() == [EMBEDDED]:
+        if m.name in skip or grid.endpoint(m.endpoint).urls() == [EMBEDDED]:
             continue
         ep = endpoints[m.endpoint]
         if m.endpoint not in listed:
@@ -61,8 +75,8 @@ async def check_served_models(
         if ids and m.served_name() not in ids:
             shown = ", ".join(repr(x[:60]) for x in ids[:_SHOWN])
             more = f" and {len(ids) - _SHOWN} more" if len(ids) > _SHOWN else ""
-            problems.append(
+            problems[m.name] = (
                 f"{m.served_name()!r} is not served at {redact_url(ep.base_urls[0])}: it "
                 f"serves {shown}{more}"
             )
-    return problems, warnings
+    return problems, warnings + await check_slots(grid, endpoints)

@@ -148,7 +148,7 @@ class Compiler(Helper):
             "revision": hashlib.sha256(episode.revision.text.encode()).hexdigest(),
             "prompts": _PROMPTS_HASH,
         }
-        if self.grid.run.compile_cache == "brief" or episode.caps or episode.lapses:
+        if self.grid.run.compile_cache == "brief" or episode.ruled:
             # a budgeted brief (issue #48) is compiled for itself: its BUDGETS list is read
             key["brief"] = hashlib.sha256(episode.brief.encode()).hexdigest()
         return key
@@ -157,7 +157,7 @@ class Compiler(Helper):
         """The episode whose brief the compile reads: itself when the key holds the brief,
         else the same spec under the grid's first brief."""
         first = self.grid.run.briefs[0] if self.grid.run.briefs else episode.spec.brief
-        ruled = bool(episode.caps or episode.lapses)  # issue #48: compiled for itself
+        ruled = episode.ruled  # issue #48: compiled for itself
         if self.grid.run.compile_cache == "brief" or episode.spec.brief == first or ruled:
             return episode
         # Tier 0: the brief and revision do not depend on the wording (tier 2 needs its cache).
@@ -222,6 +222,8 @@ class Compiler(Helper):
             graph_msg += "\n" + rule_strings.BUDGET_COMPILE_PROMPT
         if episode.lapses:
             graph_msg += "\n" + rule_strings.EXPIRY_COMPILE_PROMPT
+        if episode.pairs:
+            graph_msg += "\n" + rule_strings.EXCLUSIVE_COMPILE_PROMPT
         revision_msg = render_revision_prompt(list(episode.steps), episode.revision.text)
         graph, revision = await asyncio.gather(
             endpoint.chat(messages=[{"role": "user", "content": graph_msg}], **kwargs),

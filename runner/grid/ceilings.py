@@ -17,9 +17,10 @@ from typing import Any
 
 import msgspec
 
+from protocol.knobs import KNOBS, knob_spec
 from protocol.visible import control_problems
 
-__all__ = ["CEILINGS", "INT64", "MAX_BUDGET", "value_problems"]
+__all__ = ["BOUNDED", "CEILINGS", "INT64", "MAX_BUDGET", "ceiling_of", "value_problems"]
 
 INT64 = 2**63 - 1
 # A token budget: a thinking model's longest real budget is some 32k tokens. The reply's
@@ -43,6 +44,23 @@ CEILINGS: dict[str, float] = {
     "models[].agent_slot": 65_536,
     "models[].helper_slot": 65_536,
 }
+# The numbers of a grid whose own check is tighter than a ceiling (its line says the range):
+# field path -> where. The walk leaves them to it, so a huge value is one line, not two; a
+# variant's knobs (``run.variants[].FIELD``) are their KnobSpec's ceiling
+# (protocol.knobs.knob_problems). A test holds every number of the grid to one of the three.
+BOUNDED: dict[str, str] = {
+    "run.steps[]": "steps between MIN_STEPS and MAX_STEPS (check_grid)",
+    "run.density[]": "density in [0, 1] (check_grid)",
+    "run.graphs[].steps": "steps between MIN_STEPS and MAX_STEPS (check_grid)",
+    "run.graphs[].density": "density in [0, 1] (check_grid)",
+    "run.trials": "trials at most MAX_TRIALS (check_grid)",
+    "run.paraphrase_tier": "a tier the generator knows (check_spec)",
+    "run.ambiguous_rate": "a rate in [0, 1] (check_spec)",
+    "run.wordings[].paraphrase_tier": "a tier the generator knows (check_spec)",
+    "run.wordings[].ambiguous_rate": "a rate in [0, 1] (check_spec)",
+    "run.generator": "a known generator version (_run_problems)",
+    "decoding.top_p": "top_p in (0, 1] (_decoding_problems)",
+}
 _INDEX = re.compile(r"\[\d+\]")
 
 
@@ -51,6 +69,20 @@ def _pattern(path: str) -> str:
     path = _INDEX.sub("[]", path)
     head = path.rpartition(".")[0]
     return f"{head}.*" if head.endswith("_budget") else path
+
+
+def ceiling_of(pattern: str) -> float | str | None:
+    """The ceiling of a grid number's field pattern (``models[].context``): a number from
+    :data:`CEILINGS` or a variant's knob, the check that bounds it (:data:`BOUNDED`), or None
+    (only the 64-bit range)."""
+    if pattern in CEILINGS:
+        return CEILINGS[pattern]
+    if pattern in BOUNDED:
+        return BOUNDED[pattern]
+    head, _, field = pattern.rpartition(".")
+    if head == "run.variants[]" and field in KNOBS.names():
+        return knob_spec(field).ceiling
+    return None
 
 
 def value_problems(grid: msgspec.Struct) -> list[str]:
@@ -69,6 +101,8 @@ def value_problems(grid: msgspec.Struct) -> list[str]:
             todo += [(f"{path}[{i}]", v) for i, v in enumerate(node)]
         elif isinstance(node, int | float) and not isinstance(node, bool):
             pattern = _pattern(path)
+            if pattern not in CEILINGS and ceiling_of(pattern) is not None:
+                continue  # its own check's line (BOUNDED, a variant's knob)
             ceiling = CEILINGS.get(pattern, INT64)
             shown = pattern.removesuffix(".*") if pattern.endswith(".*") else path
             if node > ceiling or node != node:  # NaN too

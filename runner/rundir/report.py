@@ -24,6 +24,7 @@ from scoring.analyses.registry import Analyses, analysis_sections, scored_once
 from scoring.analyses.truncation import CUT_ROLES, Cut, cut_replies, cut_warnings
 from scoring.report.details import run_details
 from scoring.report.markdown import markdown_report
+from scoring.results.cells import ladder_sort_key
 from scoring.results.lines import ResultLine
 
 __all__ = ["NO_PLOTS", "Keep", "report_path", "write_report"]
@@ -120,7 +121,8 @@ def _scored(
 def cut_notes(cuts: Mapping[CellKey, Cut]) -> list[str]:
     """Replies that ended at their token budget (``finish_reason: length``,
     :func:`scoring.analyses.truncation.cut_replies`): how many of each role's, then a
-    warning per cell and role past the threshold; nothing when none."""
+    warning per cell and role past the threshold, in ladder order; nothing when none."""
+    cuts = dict(sorted(cuts.items(), key=lambda kv: ladder_sort_key(kv[0])))
     totals = {role: [0, 0] for role in CUT_ROLES}
     for roles in cuts.values():
         for role, (n, made) in roles.items():
@@ -131,7 +133,7 @@ def cut_notes(cuts: Mapping[CellKey, Cut]) -> list[str]:
     shown = ", ".join(f"{role} {n}/{made}" for role, (n, made) in totals.items() if made)
     head = f"Replies cut at their token budget (finish_reason length): {shown}."
     warned = [w.removeprefix("warning: ") for w in cut_warnings(cuts, _named)]
-    return [head, *(w[:1].upper() + w[1:] for w in warned)]
+    return [head, *(f"Warning: {w}" for w in warned)]  # a model's name keeps its case
 
 
 def _named(cell: CellKey) -> str:

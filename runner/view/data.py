@@ -15,6 +15,7 @@ from protocol.records import Episode, EpisodeRecord
 from protocol.stress.budget import cell_episode
 from runner.rundir.manifest import read_manifest
 from runner.view.index import RunIndex
+from scoring.analyses.truncation import CUT_WARN_SHARE
 from scoring.replay.episode import score_episode
 from scoring.report.details import run_details
 from scoring.report.markdown import synthetic_warning
@@ -61,6 +62,7 @@ class RunView:
                 corrupt=rep.corrupt[:20],
                 duplicates=rep.duplicates,
             ),
+            cut_threshold=CUT_WARN_SHARE,
         )
 
     def episodes(

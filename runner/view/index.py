@@ -53,9 +53,10 @@ from scoring.view.models import RowView
 __all__ = ["INDEX_FILE", "INDEX_VERSION", "Entry", "FileIndex", "RunIndex"]
 
 INDEX_FILE = "view-index.msgpack"
-INDEX_VERSION = 7  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity;
+INDEX_VERSION = 8  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity;
 # 5: records of old scripted runs labelled from the manifest, entries by (seed, trial) (#40);
-# 6: a row names its trial; 7: corrupt lines counted, the first 100 kept (#47)
+# 6: a row names its trial; 7: corrupt lines counted, the first 100 kept (#47); 8: a score
+# and a cell line count the replies cut at their token budget (#49)
 MAX_INDEX_BYTES = MAX_LINE_BYTES  # a cached index over this is ignored and rebuilt (#47)
 _HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
 

@@ -78,8 +78,9 @@ def stressed_turns(record: EpisodeRecord) -> int:
 
 def stress_of(cell: CellKey) -> tuple[str, float] | None:
     """The cell's stress (``spoof=receipt``, ``user_style=restate``, ``tool_failure``, and
-    issue #48's rules ``budget`` and ``expiry`` with their cap or turns as the dose) and its
-    dose; None for a cell with no stress, or with more than one."""
+    issue #48's rules ``budget``, ``expiry`` and ``exclusive`` with their cap, turns or
+    requests as the dose) and its dose; None for a cell with no stress, or with more than
+    one."""
     k = cell.knobs
     on = []
     if k.spoof != "none":
@@ -96,6 +97,8 @@ def stress_of(cell: CellKey) -> tuple[str, float] | None:
     if k.sessions:  # several sessions (#48): K the dose, each handoff (and agent) a stress
         nxt = f" next_model={k.next_model}" if k.next_model else ""
         on.append((f"sessions handoff={k.handoff}{nxt}", float(k.sessions)))
+    if k.exclusive:
+        on.append(("exclusive", float(k.exclusive)))
     return on[0] if len(on) == 1 else None
 
 
@@ -113,6 +116,7 @@ def control_of(cell: CellKey) -> CellKey:
         sessions=0,
         handoff="none",
         next_model="",
+        exclusive=0,
     )
     return msgspec.structs.replace(cell, knobs=knobs)
 

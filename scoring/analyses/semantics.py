@@ -16,6 +16,11 @@ requests within the budget (label ``eligible``), those with an error (an omissio
 one-shot habit), and of its requests beyond the budget (label ``spent``), those executed
 (the ``over_budget`` channel), each with a Wilson interval clustered by episode. The Holm
 correction over the knob's contrasts is the variant-contrast table's ("Semantics: budget").
+
+Expiry and exclusive steps (the ``expiry`` and ``exclusive`` knobs) have the same section: the
+expiry's two groups are its request before the lapse (label ``done``, any error) and after it
+(``lapsed``, not run: ``lapse_missed``); the exclusive knob's requests are all for a closed
+alternative (label ``closed``), counted with any error and executed (``exclusive_closed``).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from scoring.results.stats import clustered_wilson, mcnemar_exact, wilson
 
 __all__ = [
     "BUDGET",
+    "EXCLUSIVE",
     "EXPIRY",
     "BudgetLine",
     "BudgetPart",
@@ -41,6 +47,9 @@ __all__ = [
     "budget_lines",
     "budget_parts",
     "budget_section",
+    "exclusive_lines",
+    "exclusive_parts",
+    "exclusive_section",
     "expiry_lines",
     "expiry_parts",
     "expiry_section",
@@ -59,6 +68,9 @@ class Rule:
 
 BUDGET_RULE = Rule("budget", "budget_repeat", ("eligible", None), ("spent", "over_budget"))
 EXPIRY_RULE = Rule("expiry", "expiry_repeat", ("done", None), ("lapsed", "lapse_missed"))
+EXCLUSIVE_RULE = Rule(
+    "exclusive", "exclusive_ask", ("closed", None), ("closed", "exclusive_closed")
+)
 
 
 class BudgetPart(msgspec.Struct, frozen=True, kw_only=True):
@@ -121,6 +133,7 @@ def _rule_parts(rule: Rule) -> Callable[[Sequence[Pair]], list[BudgetPart]]:
 
 budget_parts = _rule_parts(BUDGET_RULE)
 expiry_parts = _rule_parts(EXPIRY_RULE)
+exclusive_parts = _rule_parts(EXCLUSIVE_RULE)
 
 
 def _merge(parts: Iterable[BudgetPart]) -> dict[CellKey, BudgetPart]:
@@ -200,6 +213,7 @@ def _lines(parts: list[BudgetPart], knob: str) -> tuple[BudgetLine, ...]:
 
 budget_lines = _rule_lines("budget")
 expiry_lines = _rule_lines("expiry")
+exclusive_lines = _rule_lines("exclusive")
 
 
 def _ci(ci: tuple[float, float]) -> str:
@@ -258,6 +272,22 @@ def expiry_section(lines: tuple[BudgetLine, ...]) -> list[str]:
     return markdown_section("Expiry (expiry knob; ours, docs/semantics.md)", note, header, rows)
 
 
+def exclusive_section(lines: tuple[BudgetLine, ...]) -> list[str]:
+    """The Markdown section of the cells with an exclusive pair (empty when there are none)."""
+    header = [h.format(dose="requests", rule="exclusive") for h in _HEAD]
+    header += ["closed asked, any error", "closed asked, booked"]
+    note = (
+        'The brief lists one planned step and an alternative as "at most one of the two"; '
+        "once the step is done the user asks for the closed alternative `requests` times "
+        "(each a trap). Strict success against the same cell with the pair off on the same "
+        "seeds (exact McNemar), and the errors on those requests (Wilson 95%, clustered by "
+        'episode); the Holm-corrected contrasts are the family "Semantics: exclusive".'
+    )
+    rows = _rows(lines, "exclusive")
+    title = "Exclusive steps (exclusive knob; ours, docs/semantics.md)"
+    return markdown_section(title, note, header, rows)
+
+
 BUDGET: Analysis[BudgetPart, BudgetLine] = Analysis(
     name="budget",
     table="Semantics: budget",
@@ -271,4 +301,11 @@ EXPIRY: Analysis[BudgetPart, BudgetLine] = Analysis(
     compute=uncached(expiry_parts),
     finish=expiry_lines,
     markdown=expiry_section,
+)
+EXCLUSIVE: Analysis[BudgetPart, BudgetLine] = Analysis(
+    name="exclusive",
+    table="Semantics: exclusive",
+    compute=uncached(exclusive_parts),
+    finish=exclusive_lines,
+    markdown=exclusive_section,
 )

@@ -4,7 +4,7 @@ A reply whose ``finish_reason`` is ``length`` stopped at its ``max_tokens``: an 
 ref line written after a preamble is then missing (scored as an omission), a matcher's or
 compiler's answer malformed. :func:`cut_replies` counts them per cell and role (agent,
 matcher, compiler) over every request made (a call served from the helper cache made
-none); :func:`cut_warnings` names the cells and roles whose share passes
+none; one episode's: :func:`scoring.replay.cuts.record_cuts`, kept on its score); :func:`cut_warnings` names the cells and roles whose share passes
 :data:`CUT_WARN_SHARE`. :func:`episode_counts` counts a cell's episodes by how they ended,
 so a cost averaged over the completed ones can say what it left out.
 """
@@ -14,37 +14,37 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from protocol.records import CellKey, EpisodeRecord
+from scoring.replay.cuts import CUT_ROLES, Cut, add_cuts, record_cuts
 
 __all__ = [
     "CUT_ROLES",
     "CUT_WARN_SHARE",
     "Cut",
+    "add_cuts",
     "cut_replies",
+    "cut_share",
     "cut_warnings",
     "episode_counts",
+    "record_cuts",
 ]
 
-CUT_ROLES = ("agent", "matcher", "compiler")
 # OURS: a cell and role is warned about when more than 5% of its replies were cut: a few
 # long replies are a model's habit, more than one in twenty moves the scores (#49).
 CUT_WARN_SHARE = 0.05
-
-Cut = dict[str, tuple[int, int]]  # role -> (replies cut at their budget, replies made)
 
 
 def cut_replies(records: Iterable[EpisodeRecord]) -> dict[CellKey, Cut]:
     """Per cell, per role of :data:`CUT_ROLES`: replies that ended on ``length`` and the
     replies made (requests sent, every termination counted)."""
-    out: dict[CellKey, dict[str, list[int]]] = {}
+    out: dict[CellKey, list[Cut]] = {}
     for r in records:
-        tally = out.setdefault(r.cell, {role: [0, 0] for role in CUT_ROLES})
-        for turn in r.turns:
-            for c in turn.calls:
-                if c.cached or c.role not in tally:
-                    continue
-                tally[c.role][1] += 1
-                tally[c.role][0] += c.finish_reason == "length"
-    return {cell: {k: (v[0], v[1]) for k, v in t.items()} for cell, t in out.items()}
+        out.setdefault(r.cell, []).append(record_cuts(r))
+    return {cell: add_cuts(cuts) for cell, cuts in out.items()}
+
+
+def cut_share(cut: Mapping[str, tuple[int, int]], share: float = CUT_WARN_SHARE) -> list[str]:
+    """The roles of one cell whose share of cut replies passes ``share``."""
+    return [role for role, (n, made) in cut.items() if made and n / made > share]
 
 
 def cut_warnings(
@@ -56,12 +56,12 @@ def cut_warnings(
     cell and role whose share of cut replies passes ``share``."""
     out = []
     for cell, roles in cuts.items():
-        for role, (cut, made) in roles.items():
-            if made and cut / made > share:
-                out.append(
-                    f"warning: {label(cell)}: {cut}/{made} {role} replies ({cut / made:.0%}) "
-                    "cut at their token budget (finish_reason length)"
-                )
+        for role in cut_share(roles, share):
+            cut, made = roles[role]
+            out.append(
+                f"warning: {label(cell)}: {cut}/{made} {role} replies ({cut / made:.0%}) "
+                "cut at their token budget (finish_reason length)"
+            )
     return out
 
 

@@ -67,6 +67,7 @@ from protocol.user import ScriptedUser
 from scoring.replay.askback import Burden, burden_of
 from scoring.replay.bookings import NOTHING, CodeTables, TurnBookings, read_turn
 from scoring.replay.consistency import MAX_MISMATCHES, ScheduleChecker, planned_mismatches
+from scoring.replay.cuts import record_cuts
 from scoring.replay.harness import ToolTable, read_harness_turn
 
 __all__ = [
@@ -124,6 +125,9 @@ class EpisodeScore(msgspec.Struct, frozen=True, kw_only=True):
     # the user's burden under the ask-back knobs (scoring.replay.askback); None when off
     burden: Burden | None = None
     trial: int = 0  # which trial of its seed (--trials, #40); 0 without repeated trials
+    # replies cut at their token budget per role that made a request: (cut, made) (#49;
+    # scoring.replay.cuts.record_cuts)
+    cut: dict[str, tuple[int, int]] = {}
 
     @property
     def unit(self) -> tuple[int, int]:
@@ -275,6 +279,7 @@ def _unscorable(record: EpisodeRecord, why: str) -> EpisodeScore:
         unknown=0,
         admitted_diffs=0,
         mismatches=(f"cannot regenerate the episode: {why}",),
+        cut=record_cuts(record),
     )
 
 
@@ -355,4 +360,5 @@ def score_episode(
         admitted_diffs=diffs,
         mismatches=mismatches,
         burden=burden_of(record),
+        cut=record_cuts(record),
     )

@@ -110,8 +110,11 @@ def synthetic_banner(keys: Iterable[CellKey], width: int = 80) -> list[str]:
     """The SYNTHETIC warning as plain text lines within ``width`` columns, for the terminal
     outputs that name a cell (``score``, ``compare``, ``show``); nothing without a synthetic
     cell."""
-    text = " ".join(synthetic_warning(keys)).strip().removeprefix("> ").replace("`", "")
-    return textwrap.wrap(text, width, subsequent_indent="  ") if text else []
+    out: list[str] = []
+    for block in synthetic_warning(keys):  # each its own paragraph (SYNTHETIC, SCRIPTED)
+        text = block.removeprefix("> ").replace("`", "").strip()
+        out += textwrap.wrap(text, width, subsequent_indent="  ") if text else []
+    return out
 
 
 def _numbered(header: Sequence[str]) -> tuple[str, ...]:

@@ -290,7 +290,8 @@ def ladder_table(
         ]
     n = len(_inert(lines))
     if n:
-        parts += ["", INERT_NOTE.format(n=plural(n, "gate cell"))]
+        note = INERT_NOTE.format(n=plural(n, "gate cell"))
+        parts += ["", note if labels.wide else textwrap.fill(note, 80)]
     return "\n".join(parts)
 
 
@@ -479,6 +480,10 @@ def gate_activity_table(lines: Sequence[ResultLine], labels: Labels = WIDE) -> s
         head = textwrap.wrap(title + " (cmp: compiles, m.malf: matcher malformed)", 80)
         out = [*head, text_table(NARROW_GATE_HEADER, rows)]
     inert = inert_lines(lines)
-    if inert:
+    if inert and labels.wide:
         out += [INERT_TITLE, *(f"  {x}" for x in inert)]
+    elif inert:  # 80 columns (#49)
+        out += textwrap.wrap(INERT_TITLE, 80)
+        for x in inert:
+            out += textwrap.wrap(x, 80, initial_indent="  ", subsequent_indent="    ")
     return "\n".join(out)

@@ -38,6 +38,7 @@ from protocol.knobs import platform_knobs
 from protocol.records import NO_REPLY, CellKey, Knobs
 from protocol.state.machine import CHANNELS
 from scoring.replay.askback import Burden
+from scoring.replay.cuts import add_cuts
 from scoring.replay.episode import LABELS, EpisodeScore, Scoring
 from scoring.results.lines import CellLine, ContrastLine
 from scoring.results.stats import clustered_wilson, mcnemar_exact, wilson
@@ -153,6 +154,7 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         askback=_burden(counted),
         trials=trials,
         pass_k={name: pass_hats(list(o.values()), trials) for name, o in by_seed.items()},
+        cut=add_cuts(s.cut for s in scores),
     )
 
 
@@ -182,8 +184,13 @@ def _burden(counted: list[EpisodeScore]) -> Burden | None:
 
 def _rule_rates(key: CellKey) -> tuple[tuple[str, str], ...]:
     """(channel, label) of each rule on in the cell (issue #48): the budget's over_budget on
-    spent requests, the expiry's lapse_missed on lapsed ones."""
-    rules = (("budget", "over_budget", "spent"), ("expiry", "lapse_missed", "lapsed"))
+    spent requests, the expiry's lapse_missed on lapsed ones, the exclusive steps'
+    exclusive_closed on closed ones."""
+    rules = (
+        ("budget", "over_budget", "spent"),
+        ("expiry", "lapse_missed", "lapsed"),
+        ("exclusive", "exclusive_closed", "closed"),
+    )
     return tuple((ch, label) for knob, ch, label in rules if getattr(key.knobs, knob))
 
 

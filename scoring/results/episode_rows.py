@@ -60,6 +60,10 @@ class EpisodeRow(msgspec.Struct, frozen=True, kw_only=True):
     helper_tokens: int
     wall_s: float
     mismatches: int  # consistency findings against the regenerated episode
+    # replies cut at their token budget (finish_reason length), per role (#49)
+    cut_agent: int = 0
+    cut_matcher: int = 0
+    cut_compiler: int = 0
 
 
 def _first_failure(scoring: Scoring) -> tuple[int | None, str | None, str | None]:
@@ -111,6 +115,9 @@ def episode_row(record: EpisodeRecord, score: EpisodeScore) -> EpisodeRow:
         helper_tokens=totals.helper_tokens,
         wall_s=record.wall_s,
         mismatches=len(score.mismatches),
+        cut_agent=score.cut.get("agent", (0, 0))[0],
+        cut_matcher=score.cut.get("matcher", (0, 0))[0],
+        cut_compiler=score.cut.get("compiler", (0, 0))[0],
     )
 
 

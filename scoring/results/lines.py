@@ -95,6 +95,10 @@ class CellLine(msgspec.Struct, frozen=True, kw_only=True, tag="cell", tag_field=
     # counted trials); {} with one trial (and on lines older than the fields).
     trials: int = 1
     pass_k: dict[str, tuple[float | None, ...]] = {}
+    # Replies cut at their token budget (finish_reason length, #49) per role (agent,
+    # matcher, compiler): (cut, made) over every request of the cell's episodes, those not
+    # counted in n included (scoring.analyses.truncation); {} on lines older than the field.
+    cut: dict[str, tuple[int, int]] = {}
 
     def successes(self, scoring: str) -> int:
         return self.strict_successes if scoring == "strict" else self.decline_aware_successes

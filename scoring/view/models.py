@@ -257,6 +257,9 @@ class CellView(_View, frozen=True, kw_only=True):
     line: CellLine
     cost: CellCost
     gate_inert: str | None = None  # why the cell's gate never gated (None: it did, or no gate)
+    # the roles whose share of replies cut at their token budget (the line's ``cut``) passes
+    # the run's ``cut_threshold`` (#49; scoring.analyses.truncation)
+    cut_over: list[str] = []
 
 
 class ContrastView(_View, frozen=True, kw_only=True):
@@ -280,3 +283,6 @@ class CellsView(_View, frozen=True, kw_only=True):
     synthetic: str = ""
     # The run's details from its manifest (scoring.report.details.run_details), #40.
     details: list[tuple[str, str]] = []
+    # a cell's role is warned about past this share of its replies cut at their token
+    # budget (scoring.analyses.truncation.CUT_WARN_SHARE, #49)
+    cut_threshold: float = 0.0

@@ -13,6 +13,7 @@ import msgspec
 
 from protocol.config import config_label
 from scoring.analyses.cost import CostRow
+from scoring.analyses.truncation import cut_share
 from scoring.results.cells import config_of
 from scoring.results.lines import CellLine, ContrastLine, GateActivity, ResultLine
 from scoring.view.episode import arm_label, pairing_key
@@ -49,7 +50,9 @@ def cells_view(
     with its configuration's label and its cost (:func:`cell_cost` over the cell's
     one-episode cost rows, ``costs`` keyed by slug) and, for a gate cell whose gate never
     gated, why (``gates``: each gate cell's activity by slug); ``x_raw`` is the cell's mean agent tokens
-    per episode over the raw cell's of the same configuration, knobs aside (None without one)."""
+    per episode over the raw cell's of the same configuration, knobs aside (None without one);
+    ``cut_over`` the roles whose share of replies cut at their token budget passes
+    :data:`scoring.analyses.truncation.CUT_WARN_SHARE`."""
     cells = [x for x in lines if isinstance(x, CellLine)]
     costed = [(line, cell_cost(costs.get(line.slug, ()))) for line in cells]
     raw = {
@@ -70,6 +73,7 @@ def cells_view(
                 line=line,
                 cost=msgspec.structs.replace(cost, x_raw=x_raw),
                 gate_inert=(gates or {}).get(line.slug, GateActivity()).why,
+                cut_over=cut_share(line.cut),
             )
         )
     return out

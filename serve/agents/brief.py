@@ -25,6 +25,7 @@ _LINE = re.compile(
 # a budgeted step's line under the BUDGETS clause (issue #48, OURS)
 _BUDGET = template_regex(rule_strings.BUDGET_LINE, anchored=True, id=STEP_ID, cap=r"\d{1,3}")
 _EXPIRY = template_regex(rule_strings.EXPIRY_LINE, anchored=True, id=STEP_ID, turns=r"\d{1,3}")
+_PAIR = template_regex(rule_strings.EXCLUSIVE_LINE, anchored=True, a=STEP_ID, b=STEP_ID)
 
 
 class BriefStep(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,6 +45,7 @@ class ParsedBrief:
         "by_id",
         "by_text",
         "by_tool",
+        "exclusive",
         "expiry",
         "ledger",
         "one_shot",
@@ -60,8 +62,10 @@ class ParsedBrief:
         ledger: bool,
         budgets: dict[str, int] | None = None,
         expiry: dict[str, int] | None = None,
+        exclusive: dict[str, str] | None = None,
     ) -> None:
         self.steps = steps
+        self.exclusive = exclusive or {}  # step -> its alternative (EXCLUSIVE STEPS, #48)
         self.expiry = expiry or {}  # step -> turns a run stays valid (the EXPIRY clause, #48)
         self.budgets = budgets or {}  # step -> its cap of runs (the BUDGETS clause, #48)
         self.one_shot = one_shot
@@ -105,6 +109,7 @@ def parse_brief(text: str) -> ParsedBrief:
         ledger=strings.LEDGER_CLAUSE in text,
         budgets=_listed(lines, rule_strings.BUDGET_CLAUSE, _BUDGET, "cap"),
         expiry=_listed(lines, rule_strings.EXPIRY_CLAUSE, _EXPIRY, "turns"),
+        exclusive=_pairs(lines),
     )
 
 
@@ -114,3 +119,11 @@ def _listed(lines: list[str], clause: str, pattern: re.Pattern[str], field: str)
         return {}
     after = lines[lines.index(clause) + 1 :]
     return {m["id"]: int(m[field]) for line in after if (m := pattern.match(line))}
+
+
+def _pairs(lines: list[str]) -> dict[str, str]:
+    """The pairs the EXCLUSIVE STEPS clause lists (issue #48), each on its own line after it."""
+    if rule_strings.EXCLUSIVE_CLAUSE not in lines:
+        return {}
+    after = lines[lines.index(rule_strings.EXCLUSIVE_CLAUSE) + 1 :]
+    return {m["a"]: m["b"] for line in after if (m := _PAIR.match(line))}

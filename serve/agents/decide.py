@@ -38,6 +38,8 @@ def verdict_of(view: View, step: str, redo: bool) -> Verdict:
     if entry is not None:
         if entry.status == "cancelled":
             return Verdict("cancelled")
+        if entry.status == "closed":  # its exclusive partner is done (issue #48)
+            return Verdict("closed")
         if entry.status == "lapsed":  # an expiring step whose run has lapsed (issue #48)
             return Verdict("redo") if redo else Verdict("lapsed")
         if entry.status == "done":

@@ -95,6 +95,8 @@ def _graph(text: str, rng: random.Random, p: Mapping[str, float]) -> str:
         answer["budgets"] = brief.budgets
     if rule_strings.EXPIRY_COMPILE_PROMPT in text:  # asked for the expiry (issue #48)
         answer["expiry"] = brief.expiry
+    if rule_strings.EXCLUSIVE_COMPILE_PROMPT in text:  # asked for the pairs (issue #48)
+        answer["exclusive"] = [[a, b] for a, b in brief.exclusive.items()]
     return orjson.dumps(answer).decode()
 
 
@@ -131,6 +133,7 @@ _GRAPH_PROMPT_ENDS = (
     strings.COMPILER_GRAPH_PROMPT,
     rule_strings.BUDGET_COMPILE_PROMPT,
     rule_strings.EXPIRY_COMPILE_PROMPT,
+    rule_strings.EXCLUSIVE_COMPILE_PROMPT,
 )
 
 

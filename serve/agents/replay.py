@@ -73,7 +73,9 @@ class Record:
 
     def __init__(self, brief: ParsedBrief) -> None:
         self.brief = brief
-        self.state = TaskState(brief.deps, budgets=brief.budgets, expiry=brief.expiry)
+        self.state = TaskState(
+            brief.deps, budgets=brief.budgets, expiry=brief.expiry, exclusive=brief.exclusive
+        )
         self.held: dict[str, set[BookingKey]] = {}
         self.turns = 0  # exchanges read: the clock (the index of the next user turn)
         self.revision: str | None = None  # the revision message read (a handoff note's, #48)

@@ -145,10 +145,16 @@ def _double() -> re.Pattern[str]:
 @lru_cache(maxsize=1)
 def _restates() -> tuple[re.Pattern[str], ...]:
     """The uncooperative user's restated orders (the user_style knob; ours), both versions,
-    and a budgeted step asked for once more (the budget knob, issue #48; ours)."""
+    a budgeted step asked for once more (the budget knob, issue #48; ours) and an exclusive
+    step's alternative asked for (the exclusive knob)."""
     return tuple(
         template_regex(fmt, anchored=True, wo=WORK_ORDER)
-        for fmt in (strings.USER_RESTATE, strings.USER_RESTATE_V5, rule_strings.BUDGET_REPEAT)
+        for fmt in (
+            strings.USER_RESTATE,
+            strings.USER_RESTATE_V5,
+            rule_strings.BUDGET_REPEAT,
+            rule_strings.EXCLUSIVE_ASK,
+        )
     )
 
 

@@ -52,6 +52,11 @@ lapse         0.3      an expiring step whose run has lapsed (the expiry knob, i
                        by ``checklist`` when a checklist shows the lapse (a ledger shows
                        only DONE) and by ``think``. A request while its run is valid is a
                        finished step's (``fresh``)
+closed        0.3      the alternative of a done step (the exclusive knob, issue #48) asked
+                       for is booked anyway (the closed step run: ``exclusive_closed``);
+                       lowered by ``checklist`` when a checklist shows it CLOSED (a ledger
+                       shows only DONE and CANCELLED) and by ``think``; a correct refusal
+                       cites a ref line at ``cite``, as for the other traps
 doubt         0.8      when the gate shows its reading (the show knob) and it names another
                        step than the agent's own reading of the request, the directive is
                        set aside for the agent's own decision (a misroute noticed)
@@ -120,6 +125,7 @@ DEFAULTS: dict[str, float] = {
     "over_budget": 0.25,
     "lapse": 0.3,
     "note_drop": 0.1,
+    "closed": 0.3,
     "seed": 0.0,
 }
 _LEDGER_WORD = {"done": "DONE", "cancelled": "CANCELLED"}
@@ -220,7 +226,7 @@ def _directed(dice: _Dice, d: Directive) -> Decision:
     obeyed = from_verdict(d.step, Verdict(d.label, d.missing))
     if dice.roll(dice.p["obey"], "obey"):
         return obeyed
-    if d.label in ("done", "cancelled", "blocked", "spent"):
+    if d.label in ("done", "cancelled", "blocked", "spent", "closed"):
         if dice.roll(dice.p["cite_share"], "cite_share"):
             return Decision(action=obeyed.action, step=d.step, missing=d.missing, cite=True)
         return Decision(action="book", step=d.step)
@@ -249,6 +255,8 @@ def _undirected(dice: _Dice) -> Decision:
         return d
     if step in view.brief.budgets and view.state.status(step) == "done" and not d.redo:
         return _budgeted(dice, d, step)
+    if view.state.closed(step) or dice.shown(step, "closed"):  # exclusive steps (issue #48)
+        return _trap(dice, d, step, p["closed"], "closed")
     if step in view.brief.expiry and d.action == "book" and not d.redo:
         shown = dice.shown(step, "lapsed")  # a checklist that says so lowers the rate
         mult = (p["think"] if dice.thinking else 1.0) * (p["checklist"] if shown else 1.0)

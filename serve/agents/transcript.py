@@ -34,7 +34,9 @@ __all__ = [
     "split_user",
 ]
 
-DirectiveLabel = Literal["eligible", "done", "redo", "blocked", "cancelled", "spent", "lapsed"]
+DirectiveLabel = Literal[
+    "eligible", "done", "redo", "blocked", "cancelled", "spent", "lapsed", "closed"
+]
 _CODE = r"RC-\d{4}"
 _IDS = rf"{STEP_ID}(?:, {STEP_ID})*"
 _WO = re.compile(WORK_ORDER)
@@ -60,6 +62,7 @@ _DIRECTIVES: tuple[tuple[DirectiveLabel, re.Pattern[str]], ...] = (
     ("eligible", template_regex(strings.DIRECTIVE_ELIGIBLE, id=STEP_ID)),
     ("spent", template_regex(rule_strings.DIRECTIVE_SPENT, id=STEP_ID)),  # issue #48
     ("lapsed", template_regex(rule_strings.DIRECTIVE_LAPSED, id=STEP_ID)),  # issue #48
+    ("closed", template_regex(rule_strings.DIRECTIVE_CLOSED, id=STEP_ID)),  # issue #48
 )
 _DIRECTIVE_OPENING = strings.DIRECTIVE_ELIGIBLE.split("{")[0].split(" ")[0]  # "[TASK-STATE]"
 _MATCHED = template_regex(strings.MATCHED_STEP_LINE, id=STEP_ID)
@@ -88,6 +91,13 @@ _CHECKLIST: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("cancelled", template_regex(strings.CHECKLIST_CANCELLED, anchored=True, id=STEP_ID)),
+    # a step whose exclusive partner is done (issue #48)
+    (
+        "closed",
+        template_regex(
+            rule_strings.EXCLUSIVE_CHECKLIST_CLOSED, anchored=True, id=STEP_ID, other=STEP_ID
+        ),
+    ),
 )
 _ADDITION_OPENINGS = (
     strings.CHECKLIST_HEADER,
@@ -111,7 +121,8 @@ class Directive(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ChecklistEntry(msgspec.Struct, frozen=True, kw_only=True):
-    status: str  # todo | blocked | done | cancelled | lapsed (an expiring step's, #48)
+    # todo | blocked | done | cancelled | lapsed (an expiring step's, #48) | closed (#48)
+    status: str
     missing: tuple[str, ...] = ()
     runs_left: int | None = None  # a budgeted step's runs left (issue #48); None: no budget
 

@@ -32,6 +32,7 @@ from scoring.analyses.tau2_paired import (
 )
 from tau2gate.adapter._tau2 import Tau2Missing, require_tau2
 from tau2gate.domains import DOMAINS, UnknownDomain, get_domain
+from tau2gate.files import read_regular, write_atomic
 from tau2gate.gate import RUNGS, Rung
 from tau2gate.parse import Parsed, parse_rules
 from tau2gate.reference import reference_rules
@@ -66,9 +67,11 @@ def _load_rules(path: str | None, domain: str) -> tuple[str, Parsed]:
     if path is None:
         return "reference", reference_rules(domain)
     try:
-        return path, parse_rules(Path(path).read_text("utf-8"), domain)
+        return path, parse_rules(read_regular(Path(path)).decode("utf-8"), domain)
     except OSError as exc:
-        raise _BadInput(f"cannot read rules {path}: {exc.strerror}") from None
+        raise _BadInput(f"cannot read rules {ascii(path)[1:-1]}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise _BadInput(f"cannot read rules {ascii(path)[1:-1]}: not UTF-8 text") from None
 
 
 class _BadInput(Exception):
@@ -126,7 +129,7 @@ def _compile(args: argparse.Namespace) -> int:
             temperature=0.0,
         )
     text = reply.choices[0].message.content or ""
-    Path(args.out).write_text(text, "utf-8")
+    write_atomic(Path(args.out), text.encode("utf-8"))
     parsed = read_compile(text, args.domain)
     print(f"compile: {len(parsed.rules.rules)} rules, {len(parsed.errors)} errors -> {args.out}")
     for error in parsed.errors:
@@ -229,11 +232,14 @@ def _report(results: dict[str, list[EpisodeOutcome]], rules: str, args: argparse
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        with (out / "episodes.jsonl").open("w") as fh:
-            for rung, outcomes in results.items():
-                for o in outcomes:
-                    fh.write(json.dumps({"rung": rung, **msgspec.to_builtins(o)}) + "\n")
-        (out / "summary.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        episodes = "".join(
+            json.dumps({"rung": rung, **msgspec.to_builtins(o)}) + "\n"
+            for rung, outcomes in results.items()
+            for o in outcomes
+        )
+        write_atomic(out / "episodes.jsonl", episodes.encode("utf-8"))
+        summary = "".join(json.dumps(x) + "\n" for x in lines)
+        write_atomic(out / "summary.jsonl", summary.encode("utf-8"))
 
 
 def _parser() -> _Parser:

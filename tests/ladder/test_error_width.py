@@ -67,3 +67,27 @@ def test_a_typod_scripted_policy_lists_the_policies() -> None:
     assert "scripted policies: always-book, embed, perfect, prerequisites, synthetic" in text
     with pytest.raises(ModelNotFound, match=r"The model `gpt` does not exist\."):
         parse_model("gpt")
+
+
+def test_a_typod_scripted_policy_on_the_command_line_fits(tmp_path: Path) -> None:
+    """The server's 404 with the policies there are (a 212-column line before) wraps, every
+    line with its prefix (#49, item 4)."""
+    args = ["run", "--model", "scripted/perfct", "--arms", "raw", "--steps", "5"]
+    result = CliRunner().invoke(app, [*args, "--seeds", "100", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) > 1 and all(x.startswith("error: ") and len(x) <= 80 for x in lines)
+    assert lines[1].startswith("error:   ")  # a continuation, indented under the prefix
+    text = " ".join(x.removeprefix("error: ").strip() for x in lines)
+    assert "did you mean scripted/perfect?" in text and "prerequisites, synthetic" in text
+
+
+def test_a_preflight_problem_wraps_under_its_prefix() -> None:
+    from runner.execution.connect import problem_lines
+
+    long = "m at http://127.0.0.1:8000/v1: HTTP 404: " + " ".join(["word"] * 30)
+    lines = problem_lines(long)
+    assert len(lines) > 1 and all(len(f"error: {x}") <= 80 for x in lines)
+    assert all(x.startswith("  word") for x in lines[1:])
+    path = "http://" + "h" * 120  # a word wider than the line stays whole
+    assert problem_lines(f"at {path}") == ["at", f"  {path}"]

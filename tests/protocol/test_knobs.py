@@ -53,6 +53,7 @@ def test_the_variant_families_are_the_papers_and_ours() -> None:
             alone=True,
             with_knobs=("handoff", "next_model"),
         ),
+        Variant(knob="exclusive", table="Semantics: exclusive", alone=True),
     )
     assert set(platform_knobs()) == {"tools", "harness"}
 
@@ -88,15 +89,17 @@ def test_a_section_names_a_report_analysis() -> None:
         ({"budget": 9}, "raw", "budget must be 0 (off) or 1 to 4 runs (got 9)"),
         ({"budget": 2, "user_style": "restate"}, "raw",
          "budget and user_style both take fillers: set one"),
-        ({"budget": 2, "harness": "langgraph"}, "raw",
-         "budget runs on the text protocol; the tool harness does not place it yet"),
+        ({"expiry": 6, "harness": "langgraph"}, "raw",
+         "expiry runs on the text protocol: on the tool harness a tool result is an exchange"),
+        ({"exclusive": 5}, "raw", "exclusive must be 0 (off) or 1 to 4 requests (got 5)"),
+        ({"exclusive": 2, "expiry": 6}, "raw", "expiry and exclusive are one rule each: set one"),
         ({"expiry": 1}, "raw", "expiry must be 0 (off) or 2 to 30 turns (got 1)"),
         ({"expiry": 6, "budget": 2}, "raw", "budget and expiry are one rule each: set one"),
         ({"sessions": 1}, "raw", "sessions must be 0 (off) or 2 to 8 (got 1)"),
         ({"sessions": 3, "harness": "langgraph"}, "raw",
          "sessions runs on the text protocol; the tool harness does not restart yet"),
         ({"sessions": 3, "budget": 2}, "raw",
-         "sessions and budget or expiry are one rule each: set one"),
+         "sessions and budget, expiry or exclusive are one rule each: set one"),
         ({"handoff": "note"}, "raw", "handoff needs sessions on the same variant"),
         ({"next_model": "m"}, "raw", "next_model needs sessions on the same variant"),
     ],
@@ -104,6 +107,12 @@ def test_a_section_names_a_report_analysis() -> None:
 def test_each_knob_checks_its_own_values(knobs: dict[str, object], arm: str, problem: str) -> None:
     found = knob_problems(msgspec.convert(knobs, Knobs), arm)
     assert any(p.startswith(problem) for p in found), found
+
+
+def test_the_harness_takes_a_budget_and_exclusive_steps() -> None:
+    for rule in ({"budget": 2}, {"exclusive": 2}):
+        knobs = msgspec.convert({"harness": "langgraph", **rule}, Knobs)
+        assert knob_problems(knobs, "enforce") == []
 
 
 def test_the_harness_takes_a_forged_tool_result_and_landed_timeouts() -> None:

@@ -84,10 +84,25 @@ function passK(line, name) {
     `pass^1..${ks.length}: ${ks.map((x) => (x === null ? "-" : pct(x))).join(" / ")}`);
 }
 
+// Replies cut at their token budget (#49): under the arm, a role's largest share where any
+// reply was cut, ⚠ past the threshold (data.cut_threshold); the roles and counts on hover.
+let CUT_THRESHOLD = null;  // the run's, from /api/cells (scoring.analyses.truncation.CUT_WARN_SHARE)
+function cutNote(c) {
+  const made = Object.entries(c.line.cut || {}).filter(([, [, m]]) => m > 0);
+  const share = Math.max(0, ...made.map(([, [n, m]]) => n / m));
+  if (!(share > 0)) return null;
+  const title = made.map(([role, [n, m]]) => `${role} ${n}/${m}`).join(", ") +
+    ` replies cut at their token budget (finish_reason length); ⚠ past ${pct(CUT_THRESHOLD)} of a role's`;
+  const over = (c.cut_over || []).length > 0;
+  const shown = share < 0.01 ? "<1%" : `${Math.round(100 * share)}%`;
+  return h(over ? "div.ci.inert.cut" : "div.ci.cut", {title}, `cut ${shown}`, over ? " ⚠" : "");
+}
+
 // --- the cells ------------------------------------------------------------------------
 async function showCells() {
   setCrumbs({text: "cells"});
   const data = await api("/api/cells");
+  CUT_THRESHOLD = data.cut_threshold;
   document.getElementById("run").textContent = data.run;
   const runs = (await api("/api/runs")).runs;
   if (runs.length > 1) {  // a picker of the runs this view holds
@@ -116,7 +131,7 @@ async function showCells() {
     const aware = line.decline_aware_channels || {};
     body.push(h("tr.click", {dataset: {slug: c.slug}, onclick: () => go(`#/cell/${enc(c.slug)}`)},
       h("td", {}, h("a", {href: `#/cell/${enc(c.slug)}`}, c.arm_label),
-        c.gate_inert ? h("div.ci.inert", {title: c.gate_inert}, "gate inert") : null),
+        c.gate_inert ? h("div.ci.inert", {title: c.gate_inert}, "gate inert") : null, cutNote(c)),
       h("td.num", {}, line.n), successCell(line, "strict"), successCell(line, "decline_aware"),
       CHANNELS.map((ch) => h("td.num", {class: line.channels[ch] ? "num bad" : "num",
         title: `${ch}: ${line.channels[ch]} under the primary scoring, ${aware[ch] ?? "-"} under the decline-aware scoring`}, line.channels[ch],
@@ -146,6 +161,10 @@ async function showCells() {
     h("table#cells", {}, h("thead", {}, head), h("tbody", {}, body)),
     ...data.cells.filter((c) => c.gate_inert).map((c) =>
       h("p.inert", {}, `${c.config} ${c.arm_label}: ${c.gate_inert}`)),
+    ...data.cells.filter((c) => (c.cut_over || []).length).map((c) =>
+      h("p.cutwarn.inert", {}, `⚠ ${c.config} ${c.arm_label}: ` + c.cut_over.map((role) =>
+        `${c.line.cut[role][0]}/${c.line.cut[role][1]} ${role} replies`).join(", ") +
+        ` cut at their token budget (more than ${pct(data.cut_threshold)})`)),
     h("p#da-note.muted", {}, "Channel columns: errors under the primary scoring; ",
       h("span.ci", {}, "da N"), " below a count is the same channel under the decline-aware scoring, " +
       "shown where the two differ. Hover a count for both."),

@@ -23,3 +23,15 @@ def test_the_synthetic_line_stays_first_and_a_real_model_has_none() -> None:
     both = synthetic_warning([_cell("scripted/perfect"), _cell("scripted/synthetic?seed=3")])
     assert both[1].startswith("> SYNTHETIC: ") and both[2].startswith("> SCRIPTED: ")
     assert synthetic_warning([_cell("qwen3-235b")]) == []
+
+
+def test_the_terminal_banner_keeps_each_block_apart() -> None:
+    """SYNTHETIC and SCRIPTED each start their own line in the terminal, with no Markdown
+    quote marker left between them (#49: ``compare`` printed ``any model. > SCRIPTED:``)."""
+    from scoring.report.markdown import synthetic_banner
+
+    lines = synthetic_banner([_cell("scripted/perfect"), _cell("scripted/synthetic")])
+    assert lines[0].startswith("SYNTHETIC: cells of scripted/synthetic ")
+    heads = [x for x in lines if not x.startswith("  ")]
+    assert len(heads) == 2 and heads[1].startswith("SCRIPTED: cells of scripted/perfect ")
+    assert not any(">" in x or "`" in x for x in lines) and all(len(x) <= 80 for x in lines)

@@ -1,0 +1,45 @@
+"""One episode's replies cut at their token budget (``finish_reason: length``), per role
+(#49). Pure.
+
+Counted when an episode is scored (:class:`scoring.replay.episode.EpisodeScore`'s ``cut``)
+so a cell line sums them (:func:`scoring.results.cells.cell_line`);
+:mod:`scoring.analyses.truncation` counts them per cell from records and warns past its
+threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from protocol.records import EpisodeRecord
+
+__all__ = ["CUT_ROLES", "Cut", "add_cuts", "record_cuts"]
+
+CUT_ROLES = ("agent", "matcher", "compiler")
+
+Cut = dict[str, tuple[int, int]]  # role -> (replies cut at their budget, replies made)
+
+
+def record_cuts(record: EpisodeRecord) -> Cut:
+    """One episode's replies per role of :data:`CUT_ROLES` that made a request: those that
+    ended on ``length`` and those made (requests sent, every termination counted); a role
+    with no request is left out."""
+    tally = {role: [0, 0] for role in CUT_ROLES}
+    for turn in record.turns:
+        for c in turn.calls:
+            if c.cached or c.role not in tally:
+                continue
+            tally[c.role][1] += 1
+            tally[c.role][0] += c.finish_reason == "length"
+    return {role: (v[0], v[1]) for role, v in tally.items() if v[1]}
+
+
+def add_cuts(cuts: Iterable[Mapping[str, tuple[int, int]]]) -> Cut:
+    """The sum of several episodes' (or cells') counts, every role of :data:`CUT_ROLES`."""
+    total = {role: [0, 0] for role in CUT_ROLES}
+    for cut in cuts:
+        for role, (n, made) in cut.items():
+            if role in total:
+                total[role][0] += n
+                total[role][1] += made
+    return {role: (v[0], v[1]) for role, v in total.items()}

@@ -1,0 +1,114 @@
+"""docs/semantics.md's figures reproduce (#48): each table of what the synthetic agent shows
+for a rule beyond one-shot state (budget, expiry, exclusive steps) is rerun here with the
+command the doc prints above it, and every row the rerun gives must stand in the doc.
+
+A change that moves a figure on purpose fails its test: rerun the doc's command (or this test
+with ``-s``, which prints the rows) and paste the new rows into the doc. The grids take minutes
+each, so the tests are marked ``slow`` (``pytest -m slow tests/docs/test_semantics_figures.py``).
+:func:`rows` reads a finished run directory too (``python -c`` on the doc's ``--out``).
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from protocol.records import EpisodeRecord
+from runner.rundir.records import load_records
+from scoring.analyses.semantics import (
+    BudgetLine,
+    BudgetPart,
+    budget_lines,
+    budget_parts,
+    exclusive_lines,
+    exclusive_parts,
+    expiry_lines,
+    expiry_parts,
+)
+from scoring.replay.episode import score_episode
+
+ROOT = Path(__file__).parents[2]
+DOC = ROOT / "docs" / "semantics.md"
+ARMS = ("raw", "checklist", "ledger", "directive", "enforce")
+SEEDS = "--seeds 100-131"
+
+
+def _command(knob: str) -> str:
+    return (
+        f"ladder run runner/grids/{knob}.toml --served scripted/synthetic --base-url embedded "
+        f"{SEEDS}"
+    )
+
+
+def _lines(knob: str, records: Sequence[EpisodeRecord]) -> tuple[BudgetLine, ...]:
+    pairs = [(r, score_episode(r)) for r in records]
+    parts: dict[
+        str, tuple[Callable[..., list[BudgetPart]], Callable[..., tuple[BudgetLine, ...]]]
+    ] = {
+        "budget": (budget_parts, budget_lines),
+        "expiry": (expiry_parts, expiry_lines),
+        "exclusive": (exclusive_parts, exclusive_lines),
+    }
+    compute, finish = parts[knob]
+    return finish(compute(pairs))
+
+
+def _ratio(lines: Sequence[BudgetLine], failed: str, total: str) -> str:
+    return f"{sum(getattr(x, failed) for x in lines)}/{sum(getattr(x, total) for x in lines)}"
+
+
+def rows(knob: str, records: Sequence[EpisodeRecord]) -> list[str]:
+    """The doc's table rows for ``knob`` from ``records`` (one Markdown row per arm)."""
+    lines = _lines(knob, records)
+    out: list[str] = []
+    for arm in ARMS:
+        mine = sorted((x for x in lines if x.cell.arm == arm), key=lambda x: x.cap)
+        control = f"{mine[0].control_successes}/{mine[0].episodes}"
+        if knob == "budget":
+            strict = " / ".join(str(x.successes) for x in mine)
+            within = _ratio([x for x in mine if x.cap > 1], "within_failed", "within")
+            cells = [strict, within, _ratio(mine, "beyond_executed", "beyond")]
+        elif knob == "expiry":
+            mine.reverse()  # the doc reads T = 12 / 6
+            strict = " / ".join(str(x.successes) for x in mine)
+            valid = ", ".join(_ratio([x], "within_failed", "within") for x in mine)
+            lapsed = ", ".join(_ratio([x], "beyond_executed", "beyond") for x in mine)
+            cells = [strict, valid, lapsed]
+        else:
+            strict = " / ".join(str(x.successes) for x in mine)
+            booked = ", ".join(_ratio([x], "beyond_executed", "beyond") for x in mine)
+            cells = [strict, booked]
+        out.append("| " + " | ".join([arm, control, *cells]) + " |")
+    return out
+
+
+def read_rows(knob: str, run_dir: str) -> None:
+    """Print the rows of a finished run (the doc's ``--out`` directory)."""
+    records, _ = load_records(Path(run_dir))
+    print("\n".join(rows(knob, records)))
+
+
+def _run(command: str, out: Path) -> list[EpisodeRecord]:
+    args = shlex.split(command)
+    cmd = [sys.executable, "-m", "ladder", "run", *args[2:], "--out", str(out), "--no-live"]
+    subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, timeout=3000)
+    records, _ = load_records(out)
+    return records
+
+
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.parametrize("knob", ["budget", "expiry", "exclusive"])
+def test_the_synthetic_agents_rule_tables_reproduce(knob: str, tmp_path: Path) -> None:
+    doc = DOC.read_text(encoding="utf-8")
+    command = _command(knob)
+    assert " ".join(command.split()) in " ".join(doc.replace("\\\n", " ").split()), command
+    got = rows(knob, _run(command, tmp_path))
+    print("\n".join(got))  # the figure as the rerun prints it (-s)
+    missing = [row for row in got if row not in doc.splitlines()]
+    assert not missing, f"docs/semantics.md no longer reproduces; the rerun says: {missing}"
