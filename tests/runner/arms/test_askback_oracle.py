@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from protocol import generate, strings
@@ -154,6 +155,17 @@ async def test_perfect_agent_is_strict_in_every_askback_cell(tmp_path: Path) -> 
             assert (scored.step, scored.label, scored.errors) == (meant, "eligible", ())
         burden = [score_episode(r).burden for r in recs]
         assert sum(b.recovered for b in burden if b is not None) == len(asked)
+    # a log before #46 held "None of those" there: scored by its rule, the probe asks for no
+    # step (the same booking is then unrequested), so old logs rescore to their old scores
+    r, t = asked[0]
+    old = [
+        msgspec.structs.replace(x, answer=strings.USER_CLARIFY_NONE) if x is t else x
+        for x in r.turns
+    ]
+    rescored = score_episode(msgspec.structs.replace(r, turns=tuple(old)))
+    probe = next(x for x in rescored.primary.turns if x.index == t.index)
+    assert (probe.step, probe.label) == (None, "none")
+    assert [e.channel for e in probe.errors] == ["unrequested"]
 
 
 async def test_always_book_never_gains_a_violating_booking_by_escalating(tmp_path: Path) -> None:
