@@ -1,5 +1,6 @@
-"""Documented figures reproduce (#46): each figure docs/stress.md quotes is rerun here with
-the command the doc gives beside it, and the doc's sentence must hold what the rerun prints.
+"""Documented figures reproduce (#46): each figure docs/stress.md and docs/askback.md quote is
+rerun here with the command the doc gives beside it, and the doc's sentence (or table row)
+must hold what the rerun prints.
 
 A change that moves a figure on purpose fails its test: rerun the doc's command (or this
 test with ``-s``, which prints the figure) and paste the new sentence into the doc. The
@@ -12,7 +13,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
@@ -24,23 +25,26 @@ from protocol.stress.doses import user_turns
 from runner.rundir.records import load_records
 from scoring.analyses.doses import dose_lines, outcomes
 from scoring.analyses.stress import ToolFailureLine, spoof_lines, tool_failure_lines
+from scoring.replay.askback import Burden, per_recovery
 from scoring.replay.episode import EpisodeScore, score_episode
 
 ROOT = Path(__file__).parents[2]
 DOC = ROOT / "docs" / "stress.md"
+ASKBACK_DOC = ROOT / "docs" / "askback.md"
 
 
-def _doc() -> str:
-    """docs/stress.md with its whitespace collapsed (a sentence may wrap anywhere)."""
-    return " ".join(DOC.read_text(encoding="utf-8").split())
+def _doc(path: Path = DOC) -> str:
+    """The doc with its whitespace collapsed (a sentence may wrap anywhere)."""
+    return " ".join(path.read_text(encoding="utf-8").split())
 
 
-def _holds(sentence: str, command: str | None = None) -> None:
+def _holds(sentence: str, command: str | None = None, path: Path = DOC) -> None:
     print(sentence)  # the figure as the rerun prints it (-s)
-    doc = _doc()
-    assert sentence in doc, f"docs/stress.md no longer reproduces; the rerun says: {sentence}"
+    doc = _doc(path)
+    name = f"docs/{path.name}"
+    assert sentence in doc, f"{name} no longer reproduces; the rerun says: {sentence}"
     if command is not None:
-        assert command in doc, f"docs/stress.md lost the figure's command: {command}"
+        assert command in doc, f"{name} lost the figure's command: {command}"
 
 
 def _ladder_run(command: str, out: Path) -> list[EpisodeRecord]:
@@ -163,3 +167,54 @@ def test_at_most_once(tmp_path: Path) -> None:
         f"{channel('enforce', 'omission')})",
         AT_MOST_ONCE,
     )
+
+
+# -- ask back on the embedded endpoint (docs/askback.md; a grid run) ------------------------
+
+ASKBACK = "ladder run tests/data/figures/askback-wording.toml"
+ASKBACK_KNOBS: tuple[tuple[str, dict[str, object]], ...] = (
+    ("none", {}),
+    ("show", {"show": True}),
+    ("ask = unresolved", {"ask": "unresolved"}),
+    ("ask = second_reading", {"ask": "second_reading"}),
+    ("show + ask = second_reading", {"show": True, "ask": "second_reading"}),
+)
+
+
+def askback_rows(pairs: Sequence[tuple[EpisodeRecord, EpisodeScore]]) -> list[str]:
+    """docs/askback.md's table rows: per gate and knobs, strict successes, questions per
+    episode, readings recovered, asks per recovery, extra matcher calls per episode."""
+    rows: list[str] = []
+    for arm in ("directive", "enforce"):
+        for name, knobs in ASKBACK_KNOBS:
+            cell = [
+                (r, s)
+                for r, s in pairs
+                if r.cell.arm == arm
+                and r.cell.knobs.show == knobs.get("show", False)
+                and r.cell.knobs.ask == knobs.get("ask", "off")
+            ]
+            n = len(cell)
+            wins = sum(s.primary.success for _, s in cell)
+            cols = [arm, name, f"{wins}/{n}"]
+            burdens = [s.burden for _, s in cell if s.burden is not None]
+            if not burdens:
+                cols += ["-"] * 4
+            else:
+                b = sum(burdens, Burden())
+                cols += [
+                    f"{b.questions / n:.2f}",
+                    str(b.recovered),
+                    per_recovery(b),
+                    f"{b.extra_matcher_calls / n:.2f}",
+                ]
+            rows.append("| " + " | ".join(cols) + " |")
+    return rows
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_askback_on_the_embedded_endpoint(tmp_path: Path) -> None:
+    rows = askback_rows(_pairs(_ladder_run(ASKBACK, tmp_path)))
+    for row in rows:
+        _holds(row, ASKBACK, ASKBACK_DOC)
