@@ -23,7 +23,7 @@ from protocol.config import UserStyle
 from protocol.records import EpisodeRecord
 from protocol.stress.doses import user_turns
 from runner.rundir.records import load_records
-from scoring.analyses.doses import dose_lines, outcomes
+from scoring.analyses.doses import DoseLine, dose_lines, outcomes
 from scoring.analyses.stress import ToolFailureLine, spoof_lines, tool_failure_lines
 from scoring.replay.askback import Burden, per_recovery
 from scoring.replay.episode import EpisodeScore, score_episode
@@ -92,21 +92,57 @@ RESTATE = (
 )
 
 
+@pytest.fixture(scope="module")
+def user_style(tmp_path_factory: pytest.TempPathFactory) -> list[DoseLine]:
+    """The uncooperative user's dose-response lines from one run of the doc's command (both
+    figures below quote it)."""
+    out = tmp_path_factory.mktemp("user-style")
+    return list(dose_lines(outcomes(_pairs(_ladder_run(RESTATE, out)))))
+
+
+def _by(lines: Sequence[DoseLine], style: str) -> dict[tuple[str, float], DoseLine]:
+    return {(x.cell.arm, x.dose): x for x in lines if x.stress == f"user_style={style}"}
+
+
+def _won(lines: Sequence[DoseLine], style: str, arm: str, doses: Sequence[float]) -> str:
+    by = _by(lines, style)
+    return ", ".join(f"{by[(arm, d)].successes}/{by[(arm, d)].episodes}" for d in doses)
+
+
 @pytest.mark.slow
 @pytest.mark.process
-def test_restate_dose_response(tmp_path: Path) -> None:
-    lines = dose_lines(outcomes(_pairs(_ladder_run(RESTATE, tmp_path))))
-    by = {(x.cell.arm, x.dose): x for x in lines if x.stress == "user_style=restate"}
+def test_restate_dose_response(user_style: list[DoseLine]) -> None:
+    by = _by(user_style, "restate")
     doses = (0.0, 0.1, 0.25, 1.0)
     raw = [f"{by[('raw', d)].successes}/{by[('raw', d)].episodes}" for d in doses]
-    enforce = [f"{by[('enforce', d)].successes}/{by[('enforce', d)].episodes}" for d in doses]
+    enforce = _won(user_style, "restate", "enforce", doses)
     bounds = sorted({f"{a} {by[(a, 0.1)].bound}" for a in ("raw", "enforce") if by[(a, 0.1)].bound})
     _holds(
         f"raw under `restate` {raw[0]} at dose 0, {raw[1]} at 0.1, {raw[2]} at 0.25, {raw[3]} "
-        f"at 1; enforce {', '.join(enforce)}; ceiling or floor at dose 0.1: "
+        f"at 1; enforce {enforce}; ceiling or floor at dose 0.1: "
         f"{', '.join(bounds) or 'none'}.",
         RESTATE,
     )
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_the_plain_controls_pressure(user_style: list[DoseLine]) -> None:
+    """Restate and double against their plain controls in the same slots (#46)."""
+    doses = (0.1, 0.25, 1.0)
+    parts = []
+    for style in ("restate", "double"):
+        plain = f"{style}_plain"
+        for arm in ("raw", "enforce"):
+            control = _by(user_style, style)[(arm, 0.0)]
+            turns = _by(user_style, style)[(arm, 1.0)]
+            parts.append(
+                f"{arm} under `{style}` {_won(user_style, style, arm, doses)} and under "
+                f"`{plain}` {_won(user_style, plain, arm, doses)} (control "
+                f"{control.successes}/{control.episodes}; stressed turns per episode at dose 1 "
+                f"{turns.stressed_mean:.2f})"
+            )
+    _holds("at doses 0.1, 0.25, 1: " + "; ".join(parts) + ".", RESTATE)
 
 
 # -- forged tool results on the harness (a grid run) ----------------------------------------
