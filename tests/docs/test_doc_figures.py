@@ -254,3 +254,49 @@ def test_askback_on_the_embedded_endpoint(tmp_path: Path) -> None:
     rows = askback_rows(_pairs(_ladder_run(ASKBACK, tmp_path)))
     for row in rows:
         _holds(row, ASKBACK, ASKBACK_DOC)
+
+
+ESCALATE = (
+    "ladder run runner/grids/askback-escalate.toml --model qwen3.6-35b --base-url embedded "
+    "--served 'scripted/synthetic?obey=0.8&compile_cancel_left=1'"
+)
+
+
+def escalate_rows(pairs: Sequence[tuple[EpisodeRecord, EpisodeScore]]) -> list[str]:
+    """docs/askback.md's escalation table rows: strict successes, escalations per episode,
+    overrides and asks per recovery, per cell (the corrupted cells plain / with escalate)."""
+
+    def cell(arm: str, eps: float, esc: bool) -> list[EpisodeScore]:
+        return [
+            sc
+            for r, sc in pairs
+            if r.cell.arm == arm and r.cell.knobs.corruption == eps and r.cell.knobs.escalate == esc
+        ]
+
+    def won(scores: list[EpisodeScore]) -> str:
+        return f"{sum(x.primary.success for x in scores)}/{len(scores)}"
+
+    def burden(scores: list[EpisodeScore]) -> list[str]:
+        b = sum((x.burden for x in scores if x.burden is not None), Burden())
+        return [f"{b.escalations / len(scores):.2f}", str(b.overrides), per_recovery(b)]
+
+    rows = [
+        ["enforce", won(cell("enforce", 0.0, False)), "-", "-", "-"],
+        ["enforce, escalate", won(cell("enforce", 0.0, True)), *burden(cell("enforce", 0.0, True))],
+        ["hybrid (validator fallback)", won(cell("hybrid", 0.0, False)), "-", "-", "-"],
+        ["hybrid, escalate", won(cell("hybrid", 0.0, True)), *burden(cell("hybrid", 0.0, True))],
+    ]
+    for eps, name in ((1e-3, "1e-3"), (3e-3, "3e-3"), (1e-2, "1e-2")):
+        plain, esc = cell("enforce", eps, False), cell("enforce", eps, True)
+        rows.append(
+            [f"enforce, epsilon {name} / + escalate", f"{won(plain)} / {won(esc)}", *burden(esc)]
+        )
+    return ["| " + " | ".join(r) + " |" for r in rows]
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_escalation_on_the_embedded_endpoint(tmp_path: Path) -> None:
+    rows = escalate_rows(_pairs(_ladder_run(ESCALATE, tmp_path)))
+    for row in rows:
+        _holds(row, ESCALATE, ASKBACK_DOC)
