@@ -5,7 +5,9 @@ must hold what the rerun prints.
 A change that moves a figure on purpose fails its test: rerun the doc's command (or this
 test with ``-s``, which prints the figure) and paste the new sentence into the doc. The
 small, pure figure runs in the default suite; the ones that run grids are marked ``slow``
-(``pytest -m slow tests/docs/test_doc_figures.py``).
+(as ``just drill`` runs them: ``pytest -q -m slow -o addopts='--import-mode=importlib'
+tests/docs/test_doc_figures.py``; about 20 minutes on two busy cores, most of it the
+user-style, ask-back and escalation grids).
 """
 
 from __future__ import annotations
