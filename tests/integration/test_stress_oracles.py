@@ -31,8 +31,9 @@ from scoring.replay.episode import EpisodeScore, score_episode
 from serve.agents.transcript import split_user
 from tests.gates_fakes import FakeChat, truth
 
-# restate_plain: restate's plain control in the same slots (generator 6, issue #46)
-STYLES = ("restate", "contradict", "double", "restate_plain")
+# restate_plain, double_plain: restate's and double's plain controls in the same slots
+# (generator 6, issue #46)
+STYLES = ("restate", "contradict", "double", "restate_plain", "double_plain")
 # generator 6 (issue #46): one stress slot and the pool's eight (capped by the eligible turns;
 # 0.25 and 1 stress the same two turns of the directive and redo forgeries, which `ladder
 # validate` refuses)
