@@ -3,7 +3,7 @@
 A :class:`Play` holds the scripted user, the arm session, the dispatch and the transcript;
 each ``on_<node>`` method is one node of :mod:`runner.harness.graph` and returns the name of the
 node to run next. The turn's user message is the arm's shaping of the scripted user's turn,
-exactly as in the text protocol (:mod:`runner.execution.episode`); what differs is the brief (the tool
+exactly as in the text protocol (:mod:`runner.execution.episode_loop`); what differs is the brief (the tool
 clause instead of the ref protocol), that a booking is a tool call, and that tool results
 and refusal notices return to the agent in the user role within the turn.
 """

@@ -23,7 +23,7 @@ from protocol.records import CellKey, EpisodeRecord
 from runner.grid.packs import loaded_texts, register_texts
 from runner.rundir.logs import LogReport, NewerSchemaError, log_files, read_log_file, read_logs
 from scoring.gc_pause import paused_gc
-from scoring.replay.episode import EpisodeScore
+from scoring.replay.episode_score import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 from scoring.results.families import DEFAULT_FAMILY, score_lines

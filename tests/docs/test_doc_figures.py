@@ -28,7 +28,7 @@ from runner.rundir.records import load_records
 from scoring.analyses.doses import DoseLine, dose_lines, outcomes
 from scoring.analyses.stress import ToolFailureLine, spoof_lines, tool_failure_lines
 from scoring.replay.askback import Burden, per_recovery
-from scoring.replay.episode import EpisodeScore, score_episode
+from scoring.replay.episode_score import EpisodeScore, score_episode
 
 ROOT = Path(__file__).parents[2]
 DOC = ROOT / "docs" / "stress.md"

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from ladder.app import app
 from protocol.records import EpisodeRecord
 from runner.rundir.records import load_records
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 
 GRIDS = Path(__file__).resolve().parents[2] / "runner" / "grids"
 STRESS = ("spoof.toml", "user-style.toml")

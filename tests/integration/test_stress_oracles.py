@@ -24,10 +24,10 @@ from protocol.stress.spoof import SPOOF_VARIANTS, planned_forgeries, planned_too
 from protocol.user import STYLE_KINDS
 from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply
-from runner.execution.episode import run_episode
+from runner.execution.episode_loop import run_episode
 from runner.gates.helper_models import Helpers
 from runner.grid.expand import parse_grid
-from scoring.replay.episode import EpisodeScore, score_episode
+from scoring.replay.episode_score import EpisodeScore, score_episode
 from serve.agents.transcript import split_user
 from tests.gates_fakes import FakeChat, truth
 
@@ -54,7 +54,7 @@ def _run(tmp: Path, model: str, arms: list[str], variants: list[dict[str, Any]],
          seeds: str, graph: tuple[int, float] = (10, 0.3)) -> list[EpisodeRecord]:  # fmt: skip
     from rich.console import Console
 
-    from runner.execution.run import run_async
+    from runner.execution.grid_run import run_async
     from runner.rundir.records import load_records
 
     grid = {

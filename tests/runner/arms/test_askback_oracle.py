@@ -28,7 +28,7 @@ from runner.execution.scheduler import RunState, pending_tasks, run_grid
 from runner.gates.helper_models import Helpers
 from runner.grid.expand import parse_grid
 from runner.rundir.logs import read_logs
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 
 VIOLATIONS = {"re_execution", "superseded", "premature", "unrequested"}
 ASKBACK: list[dict[str, Any]] = [

@@ -9,8 +9,8 @@ import msgspec
 import pytest
 
 from runner.rundir.logs import read_logs
-from runner.view.data import RunView
-from runner.view.index import INDEX_FILE, RunIndex
+from runner.viewer.data import RunView
+from runner.viewer.index import INDEX_FILE, RunIndex
 from scoring.results.offline import score_records
 from tests.view_run import make_run
 
