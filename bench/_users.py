@@ -1,6 +1,6 @@
 """What users would write instead of the runner, driving the same episodes.
 
-Both shapes reuse the runner's own episode loop (``runner.execution.episode.run_episode``: the same
+Both shapes reuse the runner's own episode loop (``runner.execution.episode_loop.run_episode``: the same
 scripted user, arm and receipts), so only the scheduling shape and the HTTP client differ:
 
 * :func:`launcher_job`: the paper's launcher shape, one sequential job per cell, episodes
@@ -27,7 +27,7 @@ from protocol.episode.generate import generate
 from protocol.records import CallRecord
 from runner.arms import EpisodeContext
 from runner.client.endpoint import Endpoint, Reply
-from runner.execution.episode import run_episode
+from runner.execution.episode_loop import run_episode
 from runner.grid.expand import Grid, expand
 
 __all__ = [

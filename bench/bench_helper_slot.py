@@ -32,7 +32,7 @@ from protocol.records import Role
 from runner.arms import EpisodeContext, load_arms
 from runner.client.endpoint import Endpoint, Reply
 from runner.execution.agent import agent_call
-from runner.execution.episode import run_episode
+from runner.execution.episode_loop import run_episode
 from runner.gates.helper_models import Helpers
 from runner.grid.expand import Grid, expand, parse_grid
 from serve.endpoint.app import start_server, stop_server

@@ -2,7 +2,8 @@
 
 Reads the rescoring case's synthetic log (:func:`bench.bench_rescore.shared_log`, built once
 per bench process: 2 models x 5 graphs x 6 arms; 234 seeds = 14,040 episodes, the paper
-grid's size; ``quick``: 8 seeds) and times, through :class:`runner.view.data.RunView` as ``ladder view`` serves it:
+grid's size; ``quick``: 8 seeds) and times, through :class:`runner.viewer.data.RunView` as
+``ladder view`` serves it:
 
 * the first overview (every line scanned and scored once, the index written to the run
   directory);
@@ -26,8 +27,8 @@ from typing import Any
 
 from bench.bench_rescore import shared_log
 from runner.rundir.logs import log_files
-from runner.view.data import RunView
-from runner.view.index import INDEX_FILE
+from runner.viewer.data import RunView
+from runner.viewer.index import INDEX_FILE
 
 __all__ = ["run"]
 

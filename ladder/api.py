@@ -41,7 +41,7 @@ from runner.arms.gates import DirectiveGate as Gate
 from runner.execution.observer import RunObserver
 from scoring.analyses.base import Analysis, Pair, by_cell, markdown_section
 from scoring.analyses.registry import ANALYSES
-from scoring.replay.episode import EpisodeScore
+from scoring.replay.episode_score import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.report.paper_figures import FIGURES, PaperFigure
 from scoring.results.lines import ResultLine

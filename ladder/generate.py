@@ -14,7 +14,7 @@ from ladder.errors import UsageError, shown
 from ladder.limits import MAX_SEED, MAX_TIER, MAX_VERSION
 from protocol import EpisodeSpec, ScriptedUser, SpecError
 from protocol import generate as gen
-from protocol.config import DEFAULT_DOSE, UserStyle, graph_label
+from protocol.config import DEFAULT_DOSE, PLAIN_CONTROLS, UserStyle, graph_label
 from protocol.domains.known import DIGESTS, POOLS
 from protocol.domains.packs import PackError
 from protocol.episode.paraphrases import check_paraphrases
@@ -101,8 +101,9 @@ class Stress:
                 out.append(f"{name} must be in [0, 1] (got {dose})")
         if self.on and generator < 5:
             out.append(f"stress doses need generator 5 or later (got --generator {generator})")
-        elif self.user_style == "restate_plain" and generator < 6:
-            out.append(f"restate_plain needs generator 6 or later (got --generator {generator})")
+        elif self.user_style in PLAIN_CONTROLS and generator < 6:
+            style = self.user_style
+            out.append(f"{style} needs generator 6 or later (got --generator {generator})")
         return out
 
     @property

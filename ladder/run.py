@@ -1,5 +1,5 @@
 """``ladder run``: the grid from a file or the flags, and ``execute``, the command's run:
-the lock, signals, one line and an exit code per failure around :func:`runner.execution.run.run_async`
+the lock, signals, one line and an exit code per failure around :func:`runner.execution.grid_run.run_async`
 (the library path)."""
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from ladder.flags import (
 from ladder.limits import MAX_LISTED
 from runner.client.call_stats import DEFAULT_BREAKER_AFTER, BreakerTripped
 from runner.execution.brief_check import BriefLost
+from runner.execution.grid_run import RunSummary, run_async
 from runner.execution.live import fit
-from runner.execution.run import RunSummary, run_async
 from runner.execution.scheduler import ModelsStopped
 from runner.grid.expand import Grid, GridError, load_grid, trial_warnings
 from runner.grid.schema import EMBEDDED

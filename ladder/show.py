@@ -1,8 +1,8 @@
 """``ladder show DIR [--arm A] [--seed N] [--cell SLUG] [--failed] [--channel C]``: episodes
 turn by turn in the terminal.
 
-The episodes are chosen from the viewer's index (:mod:`runner.view.index`, built once and
-cached in DIR) and drawn from :func:`scoring.view.episode.episode_view`: a header with the
+The episodes are chosen from the viewer's index (:mod:`runner.viewer.index`, built once and
+cached in DIR) and drawn from :func:`scoring.display.episode_views.episode_view`: a header with the
 cell, the strict and decline-aware outcome, tokens and wall time, then every turn with its
 kind and label, the user text as sent with the arm's additions apart, the reply, bookings
 admitted and refused, the verdict and its error channels, the matcher's answer and the
@@ -32,10 +32,10 @@ from protocol.visible import visible
 from runner.files import NotRegularFile
 from runner.rundir.errors import check_logdir
 from runner.rundir.logs import NewerSchemaError
-from runner.view.data import RunView
+from runner.viewer.data import RunView
+from scoring.display.episode_views import filter_rows
+from scoring.display.models import CallView, EpisodeView, ErrorView, RowView, TurnView
 from scoring.plural import plural
-from scoring.view.episode import filter_rows
-from scoring.view.models import CallView, EpisodeView, ErrorView, RowView, TurnView
 
 __all__ = ["render_episode", "show"]
 
@@ -176,7 +176,7 @@ def _details(t: TurnView) -> list[str]:
 
 
 def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
-    """The lines ``ladder show`` prints for one :func:`scoring.view.episode.episode_view`."""
+    """The lines ``ladder show`` prints for one :func:`scoring.display.episode_views.episode_view`."""
     r = view.row
     tok, helpers = r.tokens, r.helpers
     out = [

@@ -1,6 +1,6 @@
 """``ladder view DIR [--port P]``: the run's cells, episodes and turns in a local web page.
 
-Served on loopback only (127.0.0.1) by :mod:`runner.view.app`; the page's files ship in the
+Served on loopback only (127.0.0.1) by :mod:`runner.viewer.app`; the page's files ship in the
 package and nothing is fetched from outside. The index is built on the first request and
 cached in DIR (``view-index.msgpack``); each request indexes what the logs gained since.
 """
@@ -26,7 +26,7 @@ __all__ = ["view"]
 
 def _index(run_dir: Path) -> None:
     """Build (or grow) the cached index before the first page asks for it."""
-    from runner.view.data import RunView
+    from runner.viewer.data import RunView
 
     t = time.perf_counter()
     view = RunView(run_dir)
@@ -39,7 +39,7 @@ def _index(run_dir: Path) -> None:
 
 
 async def _serve(run_dirs: list[Path], port: int) -> None:
-    from runner.view.app import serve
+    from runner.viewer.app import serve
 
     runner, url = await serve(run_dirs, port)
     typer.echo(f"ladder view: {url}  (Ctrl-C stops)")

@@ -21,6 +21,7 @@ from protocol.domains.known import DIGESTS
 __all__ = [
     "DEFAULT_DOSE",
     "PLAIN",
+    "PLAIN_CONTROLS",
     "AskMode",
     "Brief",
     "CellKey",
@@ -52,9 +53,13 @@ Regime = Literal["no-think", "thinking"]
 # quarter of the eligible planned turns (at least one), low enough that an agent can pass.
 DEFAULT_DOSE = 0.25
 # The scripted user's manner (issue #31, ours; protocol.user, docs/stress.md).
-# restate_plain (generator 6, issue #46): restate's control, the same step asked plainly in
-# the same slot (protocol.stress.doses).
-UserStyle = Literal["cooperative", "restate", "contradict", "double", "restate_plain"]
+# restate_plain and double_plain (generator 6, issue #46): restate's and double's controls,
+# the same steps asked plainly in the same slots (protocol.stress.doses).
+UserStyle = Literal[
+    "cooperative", "restate", "contradict", "double", "restate_plain", "double_plain"
+]
+# Each plain control (generator 6, issue #46) -> the style it controls.
+PLAIN_CONTROLS: dict[str, UserStyle] = {"restate_plain": "restate", "double_plain": "double"}
 # When the gate asks the user back (issue #38, ours; protocol.arms.askback, docs/askback.md).
 AskMode = Literal["off", "unresolved", "second_reading"]
 # The spoof knob's variants (protocol.stress.spoof): where the forged state text stands.

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from protocol.arms.table import ArmSpec, Variant, arm_spec, arm_table, harness_arms
-from protocol.config import DEFAULT_DOSE, Knobs
+from protocol.config import DEFAULT_DOSE, PLAIN_CONTROLS, Knobs
 from protocol.registry import Registry
 from protocol.stress.budget import MAX_BUDGET
 from protocol.stress.exclusive import MAX_EXCLUSIVE
@@ -246,9 +246,9 @@ def _spoof_since(knobs: Knobs) -> tuple[int, str] | None:
 
 
 def _user_style_since(knobs: Knobs) -> tuple[int, str] | None:
-    """Restate's plain control (issue #46) is generator 6's."""
-    if knobs.user_style == "restate_plain":
-        return 6, 'user_style = "restate_plain"'
+    """The plain controls of restate and double (issue #46) are generator 6's."""
+    if knobs.user_style in PLAIN_CONTROLS:
+        return 6, f'user_style = "{knobs.user_style}"'
     return None
 
 

@@ -84,6 +84,7 @@ __all__ = [
     "USER_CLARIFY_STEP",
     "USER_CONFIRM",
     "USER_DOUBLE",
+    "USER_DOUBLE_PLAIN",
     "USER_KEEP_CLAIM",
     "USER_KEEP_RETRACTED",
     "USER_REFUSE",
@@ -257,6 +258,10 @@ USER_RESTATE_V5 = "Checking back on my last message: please {text} ({wo})."
 # and work order asked as a plain request, with no reference to an earlier message; the
 # difference from USER_RESTATE_V5 is only the follow-up clause (docs/stress.md argues it).
 USER_RESTATE_PLAIN = "Please {text} ({wo})."
+# double_plain (generator 6, issue #46): double's control in the same slot, the same two steps
+# in the same order on the same work order, asked as one plain request; the difference from
+# USER_DOUBLE is only its insistence ("Two things ..., please do both:"; docs/stress.md).
+USER_DOUBLE_PLAIN = "Please {a}, and {b} ({wo})."
 
 # --- Ask back and escalation (issue #38; protocol.arms.askback, docs/askback.md). OURS, all. ---
 # Section 5.5 recommends them ("a gate should show the step it resolved, and ask back when no

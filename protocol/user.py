@@ -195,6 +195,13 @@ class ScriptedUser:
             return Verdict("eligible") if turn.step is None else self.state.verdict(turn.step)
         return self.state.verdict(turn.step) if turn.step is not None else None
 
+    def resolve(self, turn: Turn, step: str) -> tuple[Turn, Verdict]:
+        """``turn`` as the user's answer to a gate's question resolved it (an ambiguous probe
+        answered with the step meant, issue #46; :func:`protocol.arms.askback.answered_step`):
+        it asks for ``step``, judged on its verdict now, between :meth:`begin` and
+        :meth:`finish`, so at the start of the turn."""
+        return msgspec.structs.replace(turn, step=step), self.state.verdict(step)
+
     def finish(self, turn: Turn, verdict: Verdict | None, executed: Iterable[str]) -> list[Error]:
         """Close ``turn`` with the steps it executed; its errors. The bookings enter the
         realized state (dynamic ground truth). A step listed more than once was written more

@@ -2,11 +2,11 @@
 
 * :func:`grid_data` / :func:`make_grid`: a small grid on the embedded scripted endpoint with
   short timeouts and backoff, so injected faults resolve in milliseconds.
-* :func:`run_inprocess`: ``runner.execution.run.run_async`` (the code path of ``ladder run``) with a
+* :func:`run_inprocess`: ``runner.execution.grid_run.run_async`` (the code path of ``ladder run``) with a
   :class:`serve.config.ServerConfig` carrying fault rates, and the history of every adaptive
   limit it used.
 * :func:`verdicts`: per-(cell, seed) scores of a run directory, via
-  :func:`scoring.replay.episode.score_episode`, for comparing a faulty run with a fault-free one.
+  :func:`scoring.replay.episode_score.score_episode`, for comparing a faulty run with a fault-free one.
 * :func:`tree_digest`: a hash of every file under a directory (names and bytes).
 * :func:`ladder`: the ``ladder`` command line in a subprocess.
 """
@@ -28,10 +28,10 @@ from rich.console import Console
 
 from protocol.records import EpisodeRecord
 from runner.client.limiter import Limiter
-from runner.execution.run import RunSummary, run_async
+from runner.execution.grid_run import RunSummary, run_async
 from runner.grid.expand import Grid, parse_grid
 from runner.rundir.logs import LogReport, read_logs
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from serve import ServerConfig
 
 __all__ = [

@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
 
 __all__ = ["DEFECTIVE_COMPILER", "MODEL", "grid_data", "make_run"]

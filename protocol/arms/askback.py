@@ -17,9 +17,18 @@ The scripted user answers from the ground truth it holds (ours; docs/protocol.md
 * a clarifying question: the turn's intended step in the brief's words with the turn's work
   order (:data:`strings.USER_CLARIFY_STEP`; :data:`strings.USER_CLARIFY_REDO` on a legitimate
   redo, the only turn whose request authorizes one), both named steps on a double order, and
-  :data:`strings.USER_CLARIFY_NONE` on a turn that asks for no step (an ambiguous probe, a
-  filler or a remark). The answer restates the request: the turn's requested step, label and
-  work order are unchanged, so a question never moves ground truth.
+  :data:`strings.USER_CLARIFY_NONE` on a turn that asks for no step (a filler or a remark).
+  The answer restates the request: the turn's requested step, label and work order are
+  unchanged, so a question never moves ground truth.
+* an ambiguous probe (issue #46): the step the user meant of the two it named, of those
+  still eligible at the start of the turn (:func:`protocol.episode.ambiguous.meant_step`),
+  worded as any intended step (:data:`strings.USER_CLARIFY_STEP`, the probe's work order);
+  "None of those" when neither is eligible any more. The only answer that says more than the
+  message did: from it on, the turn asks for that step (:func:`answered_step`, read from the
+  answer's words; its label is the step's verdict at the start of the turn), which the
+  episode runner and the scorer both read from the logged answer. A probe nobody asked about
+  still asks for no step; logs written before this rule hold "None of those" there and
+  rescore unchanged.
 * an escalation: a confirmation exactly when the refused booking is correct under the brief's
   rules (:func:`confirms`): it books a step this turn requested, under this turn's work order,
   not already executed on this turn, and the step's verdict at the start of the turn is
@@ -36,6 +45,7 @@ import msgspec
 
 from protocol import strings
 from protocol.config import AskMode
+from protocol.episode.ambiguous import meant_step
 from protocol.records import Booking, Episode, Turn
 from protocol.state.machine import TaskState, Verdict
 
@@ -45,6 +55,7 @@ __all__ = [
     "Clarification",
     "ClarifyLabel",
     "Principal",
+    "answered_step",
     "ask_reason",
     "clarification",
     "confirms",
@@ -57,8 +68,9 @@ __all__ = [
 
 AskReason = Literal["malformed", "unresolved", "unplaced", "disagree"]
 ASK_REASONS: tuple[AskReason, ...] = ("malformed", "unresolved", "unplaced", "disagree")
-# the user's answer: the intended step, a redo of it, both steps of a double order, or none
-ClarifyLabel = Literal["step", "redo", "both", "none"]
+# the user's answer: the intended step, a redo of it, both steps of a double order, the step
+# meant by an ambiguous probe (#46), or none
+ClarifyLabel = Literal["step", "redo", "both", "meant", "none"]
 _CONFIRMABLE = ("eligible", "redo")
 
 
@@ -127,13 +139,18 @@ def requested_steps(turn: Turn) -> tuple[str, ...]:
     return (turn.step,) if turn.step is not None and turn.work_order is not None else ()
 
 
-def clarification(episode: Episode, turn: Turn) -> Clarification:
-    """The scripted user's answer to a clarifying question on ``turn``."""
+def clarification(episode: Episode, turn: Turn, meant: str | None = None) -> Clarification:
+    """The scripted user's answer to a clarifying question on ``turn``; ``meant``: on an
+    ambiguous probe, the step the user meant (:func:`protocol.episode.ambiguous.meant_step`;
+    None: neither named step is wanted any more)."""
     texts = {s.id: s.text for s in episode.steps}
     wo = turn.work_order or ""
     if turn.kind == "double" and len(turn.named) == 2:
         a, b = (texts[v] for v in turn.named)
         return Clarification(text=strings.USER_CLARIFY_BOTH.format(a=a, b=b, wo=wo), label="both")
+    if turn.kind == "ambiguous" and meant in turn.named and turn.work_order is not None:
+        text = strings.USER_CLARIFY_STEP.format(text=texts[meant], wo=wo)
+        return Clarification(text=text, label="meant")
     steps = requested_steps(turn)
     if not steps:
         return Clarification(text=strings.USER_CLARIFY_NONE, label="none")
@@ -141,6 +158,20 @@ def clarification(episode: Episode, turn: Turn) -> Clarification:
     if turn.kind == "legit_redo":
         return Clarification(text=strings.USER_CLARIFY_REDO.format(text=text, wo=wo), label="redo")
     return Clarification(text=strings.USER_CLARIFY_STEP.format(text=text, wo=wo), label="step")
+
+
+def answered_step(episode: Episode, turn: Turn, answer: str | None) -> str | None:
+    """The step an ambiguous probe asks for once the user's answer to the gate's question
+    named the step it meant (see the module docstring), read from the answer's words, or
+    None: no question, not a probe, or "None of those" (what logs before issue #46 hold
+    there: they rescore unchanged)."""
+    if turn.kind != "ambiguous" or turn.work_order is None or answer is None:
+        return None
+    for v in turn.named:
+        said = strings.USER_CLARIFY_STEP.format(text=episode.step(v).text, wo=turn.work_order)
+        if answer == said:
+            return v
+    return None
 
 
 def confirms(
@@ -167,10 +198,20 @@ class Principal:
     def __init__(self, episode: Episode, turn: Turn, state: TaskState) -> None:
         self.episode = episode
         self.turn = turn
-        self._verdicts = {v: state.verdict(v) for v in requested_steps(turn)}
+        self._meant: str | None = None
+        if turn.kind == "ambiguous":  # the step it meant, of those still eligible (#46)
+            owed = {v for v in turn.named if state.verdict(v).label == "eligible"}
+            self._meant = meant_step(episode.spec, turn.named, owed)
+        meant = (self._meant,) if self._meant is not None else ()
+        self._verdicts = {v: state.verdict(v) for v in (*requested_steps(turn), *meant)}
 
     def clarify(self) -> Clarification:
-        return clarification(self.episode, self.turn)
+        """The answer to the gate's question; on an ambiguous probe it names the step meant,
+        which the turn asks for from then on (an escalation of it is judged so)."""
+        answer = clarification(self.episode, self.turn, self._meant)
+        if answer.label == "meant":
+            self.turn = msgspec.structs.replace(self.turn, step=self._meant)
+        return answer
 
     def escalation(self, booking: Booking, executed: Iterable[str] = ()) -> bool:
         return confirms(self.turn, self._verdicts, booking, executed)

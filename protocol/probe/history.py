@@ -1,6 +1,6 @@
 """The exact messages the agent saw at a logged turn, rebuilt from the log (pure).
 
-The runner's arms (``runner/arms``, ``runner/execution/episode.py``) build each turn's request as
+The runner's arms (``runner/arms``, ``runner/execution/episode_loop.py``) build each turn's request as
 
 * system: the arm's system prompt (:func:`protocol.arms.policy.system_prompt`: the brief; the
   self-ledger's brief with its clause), plus the directive for that call only when

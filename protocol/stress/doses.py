@@ -25,6 +25,10 @@ label are the control's (``tests/protocol/stress/test_doses.py``). The user's st
 * ``restate_plain`` (generator 6, issue #46): restate's control, the same turns, steps and
   work orders asked plainly (``strings.USER_RESTATE_PLAIN``), so what restate adds over it is
   the follow-up's pressure, not one more scored request.
+* ``double_plain`` (generator 6, issue #46): double's control, the same turns, the same two
+  steps in the same order on the same work order, asked as one plain request
+  (``strings.USER_DOUBLE_PLAIN``), so what double adds over it is its insistence ("please do
+  both"), not one more scored order.
 * ``contradict``: two adjacent fillers after the revision are served as ``keep_claim`` and
   ``keep_retracted`` (no work order: the revision stands).
 * ``double``: a planned ask of a step eligible under perfect play, when some step is done,
@@ -168,7 +172,7 @@ def user_turns(episode: Episode, style: UserStyle, dose: float = DEFAULT_DOSE) -
             retracted = strings.USER_KEEP_RETRACTED.format(text=text)
             out[i + 1] = _turn(i + 1, "keep_retracted", None, None, retracted)
         return out
-    return _doubles(episode, play, dose)
+    return _doubles(episode, play, dose, plain=style == "double_plain")
 
 
 def _turn(i: int, kind: TurnKind, step: str | None, wo: str | None, text: str) -> Turn:
@@ -207,7 +211,11 @@ def _restates(
     return out
 
 
-def _doubles(episode: Episode, play: list[PlannedTurn], dose: float) -> dict[int, Turn]:
+def _doubles(
+    episode: Episode, play: list[PlannedTurn], dose: float, *, plain: bool = False
+) -> dict[int, Turn]:
+    """``plain`` (``double_plain``, generator 6): the same turns, pair, order and work order,
+    worded as one plain request (kind ``double``, as restate_plain keeps ``restate``)."""
     turns = episode.turns
     eligible = [
         i
@@ -226,7 +234,8 @@ def _doubles(episode: Episode, play: list[PlannedTurn], dose: float) -> dict[int
         done = rng.choice(play[i].done)
         named = (t.step, done) if rng.random() < 0.5 else (done, t.step)
         a, b = (episode.step(v).text for v in named)
-        text = strings.USER_DOUBLE.format(a=a, b=b, wo=t.work_order)
+        fmt = strings.USER_DOUBLE_PLAIN if plain else strings.USER_DOUBLE
+        text = fmt.format(a=a, b=b, wo=t.work_order)
         out[i] = Turn(
             index=i,
             kind="double",

@@ -4,7 +4,7 @@ Section 6 of the paper leaves multi-session state out ("multi-agent or multi-ses
 are out of scope"). Here the planned turns of an episode split into ``K`` sessions at
 boundaries placed from the seed alone, never from what an agent did: a boundary is a planned
 turn index ``b`` (``1 <= b < n``) before which the conversation restarts (the runner,
-:mod:`runner.execution.episode`). A boundary is not a turn: every turn, the episode's length,
+:mod:`runner.execution.episode_loop`). A boundary is not a turn: every turn, the episode's length,
 its brief, its planned asks and so every label are the control's; only :attr:`Episode.sessions`
 records where the restarts fall, so the runner, the scorer and the logs read the same places.
 

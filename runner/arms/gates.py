@@ -52,7 +52,7 @@ refuses any step other than the matched one (every booking when the matcher reso
 and a code it cannot place (status ``not in the plan``, step ``?`` in the notice). Refused
 bookings never reach the realized state; one rejection notice per refused booking is
 prepended to the next user turn (or given the same turn, ``notice="same_turn"``, by
-:mod:`runner.execution.episode`, whose retried reply's refusals reach the next turn).
+:mod:`runner.execution.episode_loop`, whose retried reply's refusals reach the next turn).
 
 Hybrid: enforcement where the validator (Appendix D.3) passes the compiled graph and
 revision, the directive gate (admit everything) where it flags them;

@@ -102,7 +102,7 @@ def _budgets(grid: Grid, regime: str) -> dict[str, int]:
 
 async def estimate_grid(grid: Grid) -> tuple[list[CellEstimate], list[ModelEstimate]]:
     """Per sample cell and per model of ``grid``: requests, tokens, the largest prompt."""
-    from runner.execution.run import run_async
+    from runner.execution.grid_run import run_async
 
     sample = _sample(grid)
     with tempfile.TemporaryDirectory(prefix="ladder-estimate-") as tmp:

@@ -1,7 +1,7 @@
 """What a caller of a run sees as it goes: the :class:`RunObserver` hooks.
 
 inspect_ai's hooks (``on_sample_end`` ...) in the shape of this runner: a library caller of
-:func:`runner.execution.run.run_async` passes observers, and each hears every notice the
+:func:`runner.execution.grid_run.run_async` passes observers, and each hears every notice the
 run prints (one line of text), every streamed result line and every finished episode's
 record, on the event loop, in order. The live view and the progress lines are the
 command's own display beside them. A hook that raises stops the run (it runs inside it):

@@ -35,7 +35,7 @@ from runner.client.endpoint import Endpoint
 from runner.client.limiter import EPISODE_AGE
 from runner.execution.agent import agent_calls
 from runner.execution.brief_check import BriefLost
-from runner.execution.episode import run_episode
+from runner.execution.episode_loop import run_episode
 from runner.execution.observer import Observers
 from runner.execution.order import TaskOrder
 from runner.files import JsonlAppender

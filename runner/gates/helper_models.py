@@ -1,7 +1,7 @@
 """The helpers for one run: the gates' compiler and matcher sharing one set of counters,
 and what the memory arms need of the run (:mod:`runner.memory.services`).
 
-``Helpers(grid, out_dir, endpoints)`` is built once per run (``runner.execution.run``) and shared
+``Helpers(grid, out_dir, endpoints)`` is built once per run (``runner.execution.grid_run``) and shared
 by every episode through ``EpisodeContext.helpers``. The compiler lives in
 :mod:`runner.gates.compiler`, the matcher in :mod:`runner.gates.matcher`, their disk caches and single
 flight in :mod:`runner.gates.cache`. Each call returns the call records to log with its answer;

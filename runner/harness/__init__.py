@@ -8,7 +8,7 @@ Needs the ``tools`` extra (``pip install 'state-ladder[tools]'``).
 
 from __future__ import annotations
 
-from runner.harness.episode import run_harness_episode
+from runner.harness.tool_episode import run_harness_episode
 
 __all__ = [
     "run_harness_episode",

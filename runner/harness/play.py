@@ -3,7 +3,7 @@
 A :class:`Play` holds the scripted user, the arm session, the dispatch and the transcript;
 each ``on_<node>`` method is one node of :mod:`runner.harness.graph` and returns the name of the
 node to run next. The turn's user message is the arm's shaping of the scripted user's turn,
-exactly as in the text protocol (:mod:`runner.execution.episode`); what differs is the brief (the tool
+exactly as in the text protocol (:mod:`runner.execution.episode_loop`); what differs is the brief (the tool
 clause instead of the ref protocol), that a booking is a tool call, and that tool results
 and refusal notices return to the agent in the user role within the turn.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from protocol.arms.askback import Principal
+from protocol.arms.askback import Principal, answered_step
 from protocol.records import Booking, CallRecord, ToolCall, Turn, TurnRecord, scripted_fields
 from protocol.state.machine import Verdict
 from protocol.state.receipts import Action, find_actions
@@ -182,7 +182,9 @@ class Play:
         self.history.append({"role": "user", "content": self.shaped.kept})
         self.history.extend(self.tail)
         executed = list(dict.fromkeys(b.step for b in self.admitted if b.step is not None))
-        self.user.finish(turn, self.verdict, executed)
+        meant = answered_step(self.ctx.episode, turn, self.shaped.answer)  # issue #46
+        closed, verdict = (turn, self.verdict) if meant is None else self.user.resolve(turn, meant)
+        self.user.finish(closed, verdict, executed)
         shaped = self.shaped
         self.turns.append(
             TurnRecord(

@@ -37,7 +37,7 @@ from scoring.analyses.registry import (
 )
 from scoring.analyses.truncation import Cut, cut_replies
 from scoring.gc_pause import paused_gc
-from scoring.replay.episode import EpisodeScore
+from scoring.replay.episode_score import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 from scoring.results.families import DEFAULT_FAMILY, score_lines

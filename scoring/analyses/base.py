@@ -18,7 +18,7 @@ import msgspec
 
 from protocol.records import CellKey, EpisodeRecord
 from scoring.md_table import markdown_table
-from scoring.replay.episode import EpisodeScore
+from scoring.replay.episode_score import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 

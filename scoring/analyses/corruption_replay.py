@@ -50,7 +50,7 @@ from protocol.stress.budget import cell_episode
 from protocol.stress.corruption import corruption_rng, draw_corruptions
 from scoring.analyses.base import Analysis, by_cell, markdown_section
 from scoring.replay.directive_kinds import parse_directive
-from scoring.replay.episode import EpisodeScore
+from scoring.replay.episode_score import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 

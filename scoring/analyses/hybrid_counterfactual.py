@@ -22,7 +22,7 @@ from protocol.config import config_label
 from protocol.records import CellKey, EpisodeRecord
 from protocol.stress.budget import cell_episode
 from scoring.analyses.base import Analysis, markdown_section
-from scoring.replay.episode import EpisodeScore
+from scoring.replay.episode_score import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 

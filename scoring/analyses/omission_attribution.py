@@ -43,7 +43,7 @@ from protocol.state.receipts import find_refs
 from protocol.stress.budget import cell_episode
 from scoring.analyses.base import Analysis, by_cell, markdown_section
 from scoring.replay.directive_kinds import ParsedDirective, parse_directive
-from scoring.replay.episode import EpisodeScore
+from scoring.replay.episode_score import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 

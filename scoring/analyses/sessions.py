@@ -18,7 +18,7 @@ import msgspec
 from protocol.config import config_label
 from protocol.records import CellKey, EpisodeRecord
 from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
-from scoring.replay.episode import EpisodeScore
+from scoring.replay.episode_score import EpisodeScore
 from scoring.results.cells import cell_sort_key
 from scoring.results.stats import clustered_wilson, mcnemar_exact, wilson
 

@@ -32,7 +32,7 @@ from protocol.stress.tool_failure import MAX_CONSECUTIVE_FAILURES
 from protocol.user import STYLE_KINDS
 from scoring.analyses.base import Analysis, by_cell, uncached
 from scoring.md_table import markdown_table
-from scoring.replay.episode import EpisodeScore
+from scoring.replay.episode_score import EpisodeScore
 from scoring.results.stats import clustered_wilson, wilson
 
 __all__ = [

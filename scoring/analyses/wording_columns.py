@@ -27,7 +27,7 @@ import msgspec
 from protocol.config import config_label
 from protocol.records import CellKey, EpisodeRecord
 from scoring.analyses.base import Analysis, by_cell, markdown_section, uncached
-from scoring.replay.episode import EpisodeScore
+from scoring.replay.episode_score import EpisodeScore
 from scoring.results.cells import cell_sort_key
 from scoring.results.gate_report import REWRITTEN_KINDS
 

@@ -15,14 +15,20 @@ Per episode of a cell with ``show``, ``ask`` or ``escalate`` on, read from its l
   (a served call keeps the tokens of the request that made it, as ``helper_tokens``); and the
   seconds the requests this episode made spent waiting and at the server.
 
-The intended step is the turn's step on a request (None on a turn that asks for no step).
+The intended step is the turn's step on a request (None on a turn that asks for no step);
+on an ambiguous probe the user's answer resolved, the step it meant (issue #46), so a probe
+whose first reading named no step and whose reading of the answer names the meant step is
+recovered.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
-from protocol.arms.askback import requested_steps
+from protocol.arms.askback import answered_step, requested_steps
+from protocol.episode.generate import generate
 from protocol.records import EpisodeRecord, Knobs, TurnRecord
 
 __all__ = ["Burden", "askback_on", "burden_of", "burden_text", "per_recovery"]
@@ -56,19 +62,26 @@ def askback_on(knobs: Knobs) -> bool:
     return knobs.show or knobs.ask != "off" or knobs.escalate
 
 
-def _intended(t: TurnRecord) -> str | None:
+def _intended(t: TurnRecord, meant: str | None) -> str | None:
+    if meant is not None:  # an ambiguous probe the user's answer resolved (#46)
+        return meant
     steps = requested_steps(t.as_turn())
     return steps[0] if len(steps) == 1 else None
 
 
-def burden_of(record: EpisodeRecord) -> Burden | None:
-    """The episode's burden, or None when the cell has none of the knobs on."""
+def burden_of(record: EpisodeRecord, answered: Sequence[str | None] = ()) -> Burden | None:
+    """The episode's burden, or None when the cell has none of the knobs on. ``answered``:
+    per turn, the step an ambiguous probe's answer resolved it to (#46;
+    ``protocol.arms.askback.answered_step``), read from the log when not given."""
     if not askback_on(record.cell.knobs):
         return None
+    if not answered:
+        episode = generate(record.spec)
+        answered = [answered_step(episode, t.as_turn(), t.answer) for t in record.turns]
     questions = recovered = unrecovered = calls = tokens = 0
     escalations = overrides = 0
     seconds = 0.0
-    for t in record.turns:
+    for t, meant in zip(record.turns, answered, strict=True):
         escalations += len(t.escalations)
         overrides += sum(e.confirmed for e in t.escalations)
         if t.askback_calls:
@@ -81,7 +94,7 @@ def burden_of(record: EpisodeRecord) -> Burden | None:
         if t.question is None:
             continue
         questions += 1
-        want = _intended(t)
+        want = _intended(t, meant)
         if t.first_match != want:
             recovered += t.matched_step == want
             unrecovered += t.matched_step != want

@@ -1,7 +1,7 @@
 """One episode's replies cut at their token budget (``finish_reason: length``), per role
 (#49). Pure.
 
-Counted when an episode is scored (:class:`scoring.replay.episode.EpisodeScore`'s ``cut``)
+Counted when an episode is scored (:class:`scoring.replay.episode_score.EpisodeScore`'s ``cut``)
 so a cell line sums them (:func:`scoring.results.cells.cell_line`);
 :mod:`scoring.analyses.truncation` counts them per cell from records and warns past its
 threshold.

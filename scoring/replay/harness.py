@@ -3,7 +3,7 @@
 The harness's executions are its tool calls that stamped the workspace: the scorer reads
 them from the logged calls (``TurnRecord.tool_calls``) and their receipts (the stamps), and
 checks each against the logged text, so the same state machine and channels score it
-(:mod:`scoring.replay.episode`). A logged call counts as an execution when
+(:mod:`scoring.replay.episode_score`). A logged call counts as an execution when
 
 * its outcome is ``executed`` and it carries a receipt that is a stamp of its tool for its
   work order (``<tool>/<nnnn>-<work order digits>.stamp``, :mod:`runner.harness.workspace`);

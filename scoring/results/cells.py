@@ -39,7 +39,7 @@ from protocol.records import NO_REPLY, CellKey, Knobs
 from protocol.state.machine import CHANNELS
 from scoring.replay.askback import Burden
 from scoring.replay.cuts import add_cuts
-from scoring.replay.episode import LABELS, EpisodeScore, Scoring
+from scoring.replay.episode_score import LABELS, EpisodeScore, Scoring
 from scoring.results.lines import CellLine, ContrastLine
 from scoring.results.stats import clustered_wilson, mcnemar_exact, wilson
 from scoring.results.trials import Unit, majority, pass_hats

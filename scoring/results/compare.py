@@ -15,7 +15,7 @@ import msgspec
 
 from protocol.config import model_label
 from protocol.records import CellKey
-from scoring.replay.episode import EpisodeScore
+from scoring.replay.episode_score import EpisodeScore
 from scoring.results.cells import SCORINGS, ladder_sort_key, paired_contrast
 from scoring.results.lines import ContrastLine
 from scoring.results.stats import holm

@@ -1,7 +1,7 @@
 """One row per scored episode (``ladder score --episodes``; JSON lines of type ``episode``).
 
 :func:`episode_row` joins an :class:`~protocol.records.EpisodeRecord` and its
-:class:`~scoring.replay.episode.EpisodeScore` into an :class:`EpisodeRow`: the cell's key, slug and
+:class:`~scoring.replay.episode_score.EpisodeScore` into an :class:`EpisodeRow`: the cell's key, slug and
 the episode id (``<slug>/<seed>``), strict (primary) and decline-aware success, the first
 turn with an error under the primary scoring (its index, kind and the first channel of its
 errors in :data:`protocol.state.machine.CHANNELS` order), the error count of every channel, the
@@ -20,7 +20,7 @@ import msgspec
 
 from protocol.records import CellKey, EpisodeRecord, with_totals
 from protocol.state.machine import CHANNELS
-from scoring.replay.episode import EpisodeScore, Scoring
+from scoring.replay.episode_score import EpisodeScore, Scoring
 from scoring.results.cells import cell_sort_key
 
 __all__ = ["EpisodeRow", "episode_row", "episode_rows"]

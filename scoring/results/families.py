@@ -45,7 +45,7 @@ from protocol.arms.table import arm_spec
 from protocol.config import config_label, model_label
 from protocol.knobs import platform_knobs, variants
 from protocol.records import CellKey, Knobs
-from scoring.replay.episode import EpisodeScore
+from scoring.replay.episode_score import EpisodeScore
 from scoring.results.cells import (
     SCORINGS,
     cell_line,

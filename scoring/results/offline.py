@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from protocol.episode.versions import SpecError
 from protocol.records import EpisodeRecord
 from scoring.gc_pause import paused_gc
-from scoring.replay.episode import EpisodeScore, Replays, score_episode
+from scoring.replay.episode_score import EpisodeScore, Replays, score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.families import DEFAULT_FAMILY, score_lines
 from scoring.results.gate_report import flag_inert, helper_lines

@@ -25,7 +25,7 @@ from collections.abc import Collection, Mapping
 
 from protocol.episode.versions import SpecError
 from protocol.records import CellKey, EpisodeRecord
-from scoring.replay.episode import EpisodeScore, score_episode
+from scoring.replay.episode_score import EpisodeScore, score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_line, config_of, ladder_contrasts
 from scoring.results.families import apply_families

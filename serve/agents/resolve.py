@@ -12,7 +12,7 @@ Order of tests, first hit wins:
    A re-ask frame or the uncooperative user's restate (``{text}`` is a brief step text):
    that step.
 5. The uncooperative user's double order naming two brief steps (``strings.USER_DOUBLE``,
-   the user_style knob): kind ``double``; else an ambiguous frame naming two brief steps:
+   the user_style knob, or its plain control ``USER_DOUBLE_PLAIN``): kind ``double``; else an ambiguous frame naming two brief steps:
    kind ``ambiguous``, no step.
 6. Fallback for wordings the templates do not hold (held-out paraphrases): the brief step
    sharing the most content words with the message, if it covers at least half of that
@@ -137,9 +137,13 @@ def _clarify() -> tuple[tuple[re.Pattern[str], bool], ...]:
 
 
 @lru_cache(maxsize=1)
-def _double() -> re.Pattern[str]:
-    """The uncooperative user's double order (the user_style knob; ours)."""
-    return template_regex(strings.USER_DOUBLE, anchored=True, wo=WORK_ORDER)
+def _doubles() -> tuple[re.Pattern[str], ...]:
+    """The uncooperative user's double order (the user_style knob; ours) and its plain
+    control (``double_plain``, issue #46)."""
+    return tuple(
+        template_regex(fmt, anchored=True, wo=WORK_ORDER)
+        for fmt in (strings.USER_DOUBLE, strings.USER_DOUBLE_PLAIN)
+    )
 
 
 @lru_cache(maxsize=1)
@@ -184,9 +188,10 @@ def resolve(message: str, texts: Mapping[str, str]) -> Resolution:
     for pattern in _restates():
         if (fm := pattern.match(message)) and fm["text"] in by_text:
             return Resolution(kind="step", step=by_text[fm["text"]], work_order=wo)
-    if (fm := _double().match(message)) and fm["a"] in by_text and fm["b"] in by_text:
-        named = (by_text[fm["a"]], by_text[fm["b"]])
-        return Resolution(kind="double", named=named, work_order=wo)
+    for pattern in _doubles():
+        if (fm := pattern.match(message)) and fm["a"] in by_text and fm["b"] in by_text:
+            named = (by_text[fm["a"]], by_text[fm["b"]])
+            return Resolution(kind="double", named=named, work_order=wo)
     for pattern in ambiguous:
         if (fm := pattern.match(message)) and fm["a"] in by_text and fm["b"] in by_text:
             named = (by_text[fm["a"]], by_text[fm["b"]])

@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from tau2gate.adapter._tau2 import require_tau2
-from tau2gate.adapter.state import LiveState
+from tau2gate.adapter.live_tables import LiveState
 from tau2gate.domains import get_domain
 from tau2gate.gate import RUNGS, Gate, Rung, rules_shown
 from tau2gate.rules import RuleSet

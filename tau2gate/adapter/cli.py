@@ -147,7 +147,7 @@ def _rungs(text: str) -> list[Rung]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from tau2gate.adapter.run import Endpoint, run_rung, set_judge
+    from tau2gate.adapter.simulate import Endpoint, run_rung, set_judge
     from tau2gate.scripted import AGENT_MODEL, USER_MODEL, ScriptedServer
 
     rungs = _rungs(args.rungs)

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from tau2gate.adapter._tau2 import require_tau2
-from tau2gate.adapter.state import LiveState
+from tau2gate.adapter.live_tables import LiveState
 from tau2gate.gate import Gate
 from tau2gate.rules import RuleSet
 

@@ -21,7 +21,7 @@ THE_READERS = frozenset({"runner/files.py", "tau2gate/files.py"})
 # (file, the call as written) -> why it may stay
 ALLOWED: dict[tuple[str, str], str] = {
     ("runner/client/endpoint.py", "self.open"): "the endpoint's own method (a transport)",
-    ("runner/harness/episode.py", "Workspace.open"): "the workspace's own method",
+    ("runner/harness/tool_episode.py", "Workspace.open"): "the workspace's own method",
     ("runner/harness/workspace.py", "(folder / name).write_text"): (
         "stamp files in a fresh private mkdtemp folder the workspace made and removes"
     ),

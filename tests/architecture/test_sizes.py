@@ -45,14 +45,14 @@ PENDING: dict[str, str] = {
     "runner/client/endpoint.py": "module",
     "runner/grid/expand.py": "module",
     "scoring/report/tables.py": "module",
-    "scoring/view/episode.py": "module",
+    "scoring/display/episode_views.py": "module",
     "serve/endpoint/chat.py:chat_completions": "function",
-    "runner/execution/episode.py:run_episode": "function",
-    "runner/execution/run.py:run_async": "function",
+    "runner/execution/episode_loop.py:run_episode": "function",
+    "runner/execution/grid_run.py:run_async": "function",
     "runner/execution/scheduler.py:run_grid": "function",
     "runner/grid/expand.py:check_grid": "function",
     "scoring/report/markdown.py:markdown_report": "function",
-    "scoring/view/episode.py:turn_views": "function",
+    "scoring/display/episode_views.py:turn_views": "function",
     # Issue 45, not done and not assigned to any branch yet: the graph sampler's plan.
     "protocol/episode/sampler.py:plan": "function",
 }

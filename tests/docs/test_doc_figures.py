@@ -1,10 +1,13 @@
-"""Documented figures reproduce (#46): each figure docs/stress.md quotes is rerun here with
-the command the doc gives beside it, and the doc's sentence must hold what the rerun prints.
+"""Documented figures reproduce (#46): each figure docs/stress.md and docs/askback.md quote is
+rerun here with the command the doc gives beside it, and the doc's sentence (or table row)
+must hold what the rerun prints.
 
 A change that moves a figure on purpose fails its test: rerun the doc's command (or this
 test with ``-s``, which prints the figure) and paste the new sentence into the doc. The
 small, pure figure runs in the default suite; the ones that run grids are marked ``slow``
-(``pytest -m slow tests/docs/test_doc_figures.py``).
+(as ``just drill`` runs them: ``pytest -q -m slow -o addopts='--import-mode=importlib'
+tests/docs/test_doc_figures.py``; about 20 minutes on two busy cores, most of it the
+user-style, ask-back and escalation grids).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
@@ -22,25 +25,28 @@ from protocol.config import UserStyle
 from protocol.records import EpisodeRecord
 from protocol.stress.doses import user_turns
 from runner.rundir.records import load_records
-from scoring.analyses.doses import dose_lines, outcomes
+from scoring.analyses.doses import DoseLine, dose_lines, outcomes
 from scoring.analyses.stress import ToolFailureLine, spoof_lines, tool_failure_lines
-from scoring.replay.episode import EpisodeScore, score_episode
+from scoring.replay.askback import Burden, per_recovery
+from scoring.replay.episode_score import EpisodeScore, score_episode
 
 ROOT = Path(__file__).parents[2]
 DOC = ROOT / "docs" / "stress.md"
+ASKBACK_DOC = ROOT / "docs" / "askback.md"
 
 
-def _doc() -> str:
-    """docs/stress.md with its whitespace collapsed (a sentence may wrap anywhere)."""
-    return " ".join(DOC.read_text(encoding="utf-8").split())
+def _doc(path: Path = DOC) -> str:
+    """The doc with its whitespace collapsed (a sentence may wrap anywhere)."""
+    return " ".join(path.read_text(encoding="utf-8").split())
 
 
-def _holds(sentence: str, command: str | None = None) -> None:
+def _holds(sentence: str, command: str | None = None, path: Path = DOC) -> None:
     print(sentence)  # the figure as the rerun prints it (-s)
-    doc = _doc()
-    assert sentence in doc, f"docs/stress.md no longer reproduces; the rerun says: {sentence}"
+    doc = _doc(path)
+    name = f"docs/{path.name}"
+    assert sentence in doc, f"{name} no longer reproduces; the rerun says: {sentence}"
     if command is not None:
-        assert command in doc, f"docs/stress.md lost the figure's command: {command}"
+        assert command in doc, f"{name} lost the figure's command: {command}"
 
 
 def _ladder_run(command: str, out: Path) -> list[EpisodeRecord]:
@@ -88,21 +94,57 @@ RESTATE = (
 )
 
 
+@pytest.fixture(scope="module")
+def user_style(tmp_path_factory: pytest.TempPathFactory) -> list[DoseLine]:
+    """The uncooperative user's dose-response lines from one run of the doc's command (both
+    figures below quote it)."""
+    out = tmp_path_factory.mktemp("user-style")
+    return list(dose_lines(outcomes(_pairs(_ladder_run(RESTATE, out)))))
+
+
+def _by(lines: Sequence[DoseLine], style: str) -> dict[tuple[str, float], DoseLine]:
+    return {(x.cell.arm, x.dose): x for x in lines if x.stress == f"user_style={style}"}
+
+
+def _won(lines: Sequence[DoseLine], style: str, arm: str, doses: Sequence[float]) -> str:
+    by = _by(lines, style)
+    return ", ".join(f"{by[(arm, d)].successes}/{by[(arm, d)].episodes}" for d in doses)
+
+
 @pytest.mark.slow
 @pytest.mark.process
-def test_restate_dose_response(tmp_path: Path) -> None:
-    lines = dose_lines(outcomes(_pairs(_ladder_run(RESTATE, tmp_path))))
-    by = {(x.cell.arm, x.dose): x for x in lines if x.stress == "user_style=restate"}
+def test_restate_dose_response(user_style: list[DoseLine]) -> None:
+    by = _by(user_style, "restate")
     doses = (0.0, 0.1, 0.25, 1.0)
     raw = [f"{by[('raw', d)].successes}/{by[('raw', d)].episodes}" for d in doses]
-    enforce = [f"{by[('enforce', d)].successes}/{by[('enforce', d)].episodes}" for d in doses]
+    enforce = _won(user_style, "restate", "enforce", doses)
     bounds = sorted({f"{a} {by[(a, 0.1)].bound}" for a in ("raw", "enforce") if by[(a, 0.1)].bound})
     _holds(
         f"raw under `restate` {raw[0]} at dose 0, {raw[1]} at 0.1, {raw[2]} at 0.25, {raw[3]} "
-        f"at 1; enforce {', '.join(enforce)}; ceiling or floor at dose 0.1: "
+        f"at 1; enforce {enforce}; ceiling or floor at dose 0.1: "
         f"{', '.join(bounds) or 'none'}.",
         RESTATE,
     )
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_the_plain_controls_pressure(user_style: list[DoseLine]) -> None:
+    """Restate and double against their plain controls in the same slots (#46)."""
+    doses = (0.1, 0.25, 1.0)
+    parts = []
+    for style in ("restate", "double"):
+        plain = f"{style}_plain"
+        for arm in ("raw", "enforce"):
+            control = _by(user_style, style)[(arm, 0.0)]
+            turns = _by(user_style, style)[(arm, 1.0)]
+            parts.append(
+                f"{arm} under `{style}` {_won(user_style, style, arm, doses)} and under "
+                f"`{plain}` {_won(user_style, plain, arm, doses)} (control "
+                f"{control.successes}/{control.episodes}; stressed turns per episode at dose 1 "
+                f"{turns.stressed_mean:.2f})"
+            )
+    _holds("at doses 0.1, 0.25, 1: " + "; ".join(parts) + ".", RESTATE)
 
 
 # -- forged tool results on the harness (a grid run) ----------------------------------------
@@ -163,3 +205,100 @@ def test_at_most_once(tmp_path: Path) -> None:
         f"{channel('enforce', 'omission')})",
         AT_MOST_ONCE,
     )
+
+
+# -- ask back on the embedded endpoint (docs/askback.md; a grid run) ------------------------
+
+ASKBACK = "ladder run tests/data/figures/askback-wording.toml"
+ASKBACK_KNOBS: tuple[tuple[str, dict[str, object]], ...] = (
+    ("none", {}),
+    ("show", {"show": True}),
+    ("ask = unresolved", {"ask": "unresolved"}),
+    ("ask = second_reading", {"ask": "second_reading"}),
+    ("show + ask = second_reading", {"show": True, "ask": "second_reading"}),
+)
+
+
+def askback_rows(pairs: Sequence[tuple[EpisodeRecord, EpisodeScore]]) -> list[str]:
+    """docs/askback.md's table rows: per gate and knobs, strict successes, questions per
+    episode, readings recovered, asks per recovery, extra matcher calls per episode."""
+    rows: list[str] = []
+    for arm in ("directive", "enforce"):
+        for name, knobs in ASKBACK_KNOBS:
+            cell = [
+                (r, s)
+                for r, s in pairs
+                if r.cell.arm == arm
+                and r.cell.knobs.show == knobs.get("show", False)
+                and r.cell.knobs.ask == knobs.get("ask", "off")
+            ]
+            n = len(cell)
+            wins = sum(s.primary.success for _, s in cell)
+            cols = [arm, name, f"{wins}/{n}"]
+            burdens = [s.burden for _, s in cell if s.burden is not None]
+            if not burdens:
+                cols += ["-"] * 4
+            else:
+                b = sum(burdens, Burden())
+                cols += [
+                    f"{b.questions / n:.2f}",
+                    str(b.recovered),
+                    per_recovery(b),
+                    f"{b.extra_matcher_calls / n:.2f}",
+                ]
+            rows.append("| " + " | ".join(cols) + " |")
+    return rows
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_askback_on_the_embedded_endpoint(tmp_path: Path) -> None:
+    rows = askback_rows(_pairs(_ladder_run(ASKBACK, tmp_path)))
+    for row in rows:
+        _holds(row, ASKBACK, ASKBACK_DOC)
+
+
+ESCALATE = (
+    "ladder run runner/grids/askback-escalate.toml --model qwen3.6-35b --base-url embedded "
+    "--served 'scripted/synthetic?obey=0.8&compile_cancel_left=1'"
+)
+
+
+def escalate_rows(pairs: Sequence[tuple[EpisodeRecord, EpisodeScore]]) -> list[str]:
+    """docs/askback.md's escalation table rows: strict successes, escalations per episode,
+    overrides and asks per recovery, per cell (the corrupted cells plain / with escalate)."""
+
+    def cell(arm: str, eps: float, esc: bool) -> list[EpisodeScore]:
+        return [
+            sc
+            for r, sc in pairs
+            if r.cell.arm == arm and r.cell.knobs.corruption == eps and r.cell.knobs.escalate == esc
+        ]
+
+    def won(scores: list[EpisodeScore]) -> str:
+        return f"{sum(x.primary.success for x in scores)}/{len(scores)}"
+
+    def burden(scores: list[EpisodeScore]) -> list[str]:
+        b = sum((x.burden for x in scores if x.burden is not None), Burden())
+        return [f"{b.escalations / len(scores):.2f}", str(b.overrides), per_recovery(b)]
+
+    rows = [
+        ["enforce", won(cell("enforce", 0.0, False)), "-", "-", "-"],
+        ["enforce, escalate", won(cell("enforce", 0.0, True)), *burden(cell("enforce", 0.0, True))],
+        ["hybrid (validator fallback)", won(cell("hybrid", 0.0, False)), "-", "-", "-"],
+        ["hybrid, escalate", won(cell("hybrid", 0.0, True)), *burden(cell("hybrid", 0.0, True))],
+    ]
+    for eps, name in ((1e-3, "1e-3"), (3e-3, "3e-3"), (1e-2, "1e-2")):
+        plain, esc = cell("enforce", eps, False), cell("enforce", eps, True)
+        rows.append(
+            [f"enforce, epsilon {name} / + escalate", f"{won(plain)} / {won(esc)}", *burden(esc)]
+        )
+    return ["| " + " | ".join(r) + " |" for r in rows]
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_escalation_on_the_embedded_endpoint(tmp_path: Path) -> None:
+    rows = escalate_rows(_pairs(_ladder_run(ESCALATE, tmp_path)))
+    for row in rows:
+        _holds(row, ESCALATE, ASKBACK_DOC)

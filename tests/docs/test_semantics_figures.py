@@ -30,7 +30,7 @@ from scoring.analyses.semantics import (
     expiry_lines,
     expiry_parts,
 )
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 
 ROOT = Path(__file__).parents[2]
 DOC = ROOT / "docs" / "semantics.md"

@@ -28,7 +28,7 @@ from scoring.analyses.obedience import OBEDIENCE, obedience_lines
 from scoring.analyses.omission_attribution import attribute_overblock, attribution_lines
 from scoring.analyses.wording_columns import wording_lines
 from scoring.replay.directive_kinds import parse_directive
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from tests.scoring_records import Act, build, cell, episode, perfect, ref_line
 
 # Seed 0, S = 6, generator 1 (scoring_records.episode's default): the turns that resolve to a
@@ -315,7 +315,7 @@ async def test_the_corrupted_replay_reproduces_a_real_run(tmp_path: Path) -> Non
 
     from rich.console import Console
 
-    from runner.execution.run import run_async
+    from runner.execution.grid_run import run_async
     from runner.grid.expand import parse_grid
     from runner.rundir.records import load_records
     from scoring.analyses.registry import log_analyses

@@ -20,7 +20,7 @@ from scoring.analyses.base import Analysis
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.omission_attribution import OMISSION_ATTRIBUTION
 from scoring.analyses.registry import log_analyses
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from tests.runner.arms.test_askback_oracle import _grid, run
 
 MODEL = "scripted/synthetic?matcher_wrong=0.1&matcher_none=0.05"

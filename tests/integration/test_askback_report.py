@@ -11,7 +11,7 @@ from scoring.analyses.askback import ASKBACK, askback_lines, askback_parts
 from scoring.analyses.cost import cost_rows
 from scoring.analyses.registry import analysis_sections, log_analyses
 from scoring.replay.askback import Burden, burden_of
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from scoring.report.cost_table import cost_table
 from scoring.results.cells import cell_line
 from tests.runner.arms.test_askback_oracle import _cell, _grid, run

@@ -21,7 +21,7 @@ from scoring.analyses.corruption_replay import (
     corruption_lines,
     redrawn_events,
 )
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.offline import score_records
 
@@ -43,7 +43,7 @@ GRID = {
 async def _records(tmp: Path) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from runner.execution.run import run_async
+    from runner.execution.grid_run import run_async
     from runner.grid.expand import parse_grid
     from runner.rundir.records import load_records
 
@@ -151,7 +151,7 @@ async def test_the_replay_redraws_a_tool_harness_run(tmp_path: Path) -> None:
     }
     from rich.console import Console
 
-    from runner.execution.run import run_async
+    from runner.execution.grid_run import run_async
     from runner.grid.expand import parse_grid
     from runner.rundir.records import load_records
 

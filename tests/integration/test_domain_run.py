@@ -20,7 +20,7 @@ from protocol.domains.known import DIGESTS, forget
 from protocol.domains.packs import pack_digest, parse_pack
 from runner.grid.expand import GridError, parse_grid
 from runner.rundir.packs import PACKS_DIR
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from tests.pack_kit import pack_text, pool
 from tests.reliability_kit import grid_data, records, run_inprocess
 

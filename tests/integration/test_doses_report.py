@@ -22,7 +22,7 @@ from scoring.analyses.doses import (
     stress_of,
 )
 from scoring.analyses.registry import analysis_sections, log_analyses
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 
 ARMS = ["raw", "enforce"]
 DOSES = [0.25, 1.0]
@@ -32,7 +32,7 @@ DOSES = [0.25, 1.0]
 def records(tmp_path_factory: pytest.TempPathFactory) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from runner.execution.run import run_async
+    from runner.execution.grid_run import run_async
     from runner.rundir.records import load_records
 
     tmp = tmp_path_factory.mktemp("doses")
@@ -121,7 +121,7 @@ def test_two_domains_form_a_paired_contrast(tmp_path: Path) -> None:
     (an exact McNemar on the seeds both ran) in its own Holm family."""
     from rich.console import Console
 
-    from runner.execution.run import run_async
+    from runner.execution.grid_run import run_async
     from runner.rundir.records import load_records
     from scoring.results.lines import ContrastLine
     from scoring.results.offline import rescore
@@ -270,7 +270,7 @@ def test_a_gate_that_shows_the_state_counters_a_forgery(tmp_path: Path) -> None:
     (countered=0): raw acts on every contested forgery, the directive gate on none."""
     from rich.console import Console
 
-    from runner.execution.run import run_async
+    from runner.execution.grid_run import run_async
     from runner.rundir.records import load_records
     from scoring.analyses.stress import spoof_lines
 

@@ -1,4 +1,4 @@
-"""The data ``ladder show`` and ``ladder view`` are drawn from (scoring/view/episode.py)."""
+"""The data ``ladder show`` and ``ladder view`` are drawn from (scoring/display/episode_views.py)."""
 
 from __future__ import annotations
 
@@ -21,9 +21,7 @@ from protocol.records import (
     ValidatorRecord,
 )
 from scoring.analyses.cost import CostRow, cost_rows
-from scoring.replay.episode import score_episode
-from scoring.results.families import score_lines
-from scoring.view.episode import (
+from scoring.display.episode_views import (
     arm_label,
     compare_view,
     compile_view,
@@ -32,8 +30,10 @@ from scoring.view.episode import (
     filter_rows,
     sent_parts,
 )
-from scoring.view.models import EpisodeView, ErrorView, RowView, Tokens, TurnView
-from scoring.view.run import cell_cost, cells_view, contrasts_view
+from scoring.display.models import EpisodeView, ErrorView, RowView, Tokens, TurnView
+from scoring.display.run_overview import cell_cost, cells_view, contrasts_view
+from scoring.replay.episode_score import score_episode
+from scoring.results.families import score_lines
 from tests.scoring_records import Act, build, cell, episode, perfect, ref_line
 
 

@@ -26,7 +26,7 @@ from protocol.probe.history import rebuild_messages
 from protocol.records import CellKey, Turn
 from protocol.state.machine import TaskState
 from runner.arms import ArmSession, registry
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
 from runner.rundir.logs import LogReport, read_logs
 from runner.rundir.report import write_report

@@ -16,10 +16,10 @@ from rich.console import Console
 
 from protocol.arms.table import harness_arms
 from protocol.records import EpisodeRecord
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
 from runner.rundir.records import load_records
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 
 RULES: tuple[dict[str, int], ...] = ({"budget": 2}, {"exclusive": 2})
 KINDS = {"budget": "budget_repeat", "exclusive": "exclusive_ask"}

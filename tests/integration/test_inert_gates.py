@@ -132,7 +132,7 @@ def test_a_gate_that_acts_is_not_flagged(tmp_path: Path) -> None:
 
 
 def test_the_viewer_and_cost_mark_the_inert_cell(tmp_path: Path) -> None:
-    from runner.view.data import RunView
+    from runner.viewer.data import RunView
 
     out = _run(tmp_path, "scripted/always-book?matcher_malformed=1")
     view = RunView(out).cells()

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from ladder.app import app
 from ladder.demo import DEMO_GRID
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import load_grid
 
 README = Path(__file__).resolve().parent.parent.parent / "README.md"

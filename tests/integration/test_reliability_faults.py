@@ -22,7 +22,7 @@ from aiohttp import web
 from protocol.records import MODEL_FAILURES, EpisodeRecord
 from runner.client.endpoint import Endpoint
 from runner.client.limiter import Limiter
-from runner.execution.run import RunSummary
+from runner.execution.grid_run import RunSummary
 from runner.grid.expand import Grid
 from serve.config import FaultConfig, ServerConfig
 from serve.faults.rates import draw

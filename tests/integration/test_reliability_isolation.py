@@ -22,9 +22,9 @@ from protocol.user import ScriptedUser
 from runner.arms import EpisodeContext, make_arm
 from runner.client.endpoint import Reply
 from runner.execution.connect import open_endpoints
-from runner.execution.episode import run_episode
+from runner.execution.episode_loop import run_episode
 from runner.gates.helper_models import Helpers
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from serve.config import ServerConfig
 from serve.endpoint.app import start_server, stop_server
 from tests.reliability_kit import make_grid

@@ -34,7 +34,7 @@ import pytest
 
 import runner.execution.scheduler as scheduler
 from runner.client.endpoint import Endpoint
-from runner.execution.episode import run_episode
+from runner.execution.episode_loop import run_episode
 from runner.rundir.logs import LogReport, LogWriter, read_logs
 from serve.config import FaultConfig, ServerConfig
 from tests.reliability_kit import INFRA, make_grid, raw_completed_counts, run_inprocess
@@ -124,7 +124,7 @@ class Probe:
 
 
 def _install(probe: Probe, monkeypatch: pytest.MonkeyPatch) -> None:
-    # scheduler calls runner.execution.episode.run_episode: counted_episode wraps that one
+    # scheduler calls runner.execution.episode_loop.run_episode: counted_episode wraps that one
     write, chat = LogWriter.write, Endpoint.chat
 
     async def counted_chat(self: Endpoint, *args: Any, **kw: Any) -> Any:

@@ -16,10 +16,10 @@ import pytest
 from rich.console import Console
 
 from protocol.records import EpisodeRecord
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
 from runner.rundir.records import load_records
-from scoring.replay.episode import EpisodeScore, score_episode
+from scoring.replay.episode_score import EpisodeScore, score_episode
 
 ARMS = ["raw", "checklist", "directive", "enforce", "hybrid", "ledger"]
 TURNS = (4, 10)

@@ -28,11 +28,11 @@ from protocol import generate
 from protocol.records import EpisodeRecord
 from protocol.rule_strings import HANDOFF_CARRIED
 from protocol.stress.budget import cell_episode
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
 from runner.rundir.records import load_records
 from scoring.analyses.sessions import sessions_lines, sessions_parts, sessions_section
-from scoring.replay.episode import EpisodeScore, score_episode
+from scoring.replay.episode_score import EpisodeScore, score_episode
 from serve.agents.handoff import NOTE_EMPTY
 
 ARMS = ["raw", "checklist", "directive", "enforce", "hybrid", "ledger"]

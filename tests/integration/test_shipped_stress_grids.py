@@ -1,7 +1,8 @@
 """The oracles in every cell of the shipped stress grids (issue #46): generator 6's doses,
-the forged redo authorization in spoof.toml and restate's plain control in user-style.toml;
-the perfect agent scores 1.0, strict and decline-aware, in every cell, and always-book behind
-the state-bound enforcement gate keeps its unstressed score, seed for seed."""
+the forged redo authorization in spoof.toml and restate's and double's plain controls in
+user-style.toml; the perfect agent scores 1.0, strict and decline-aware, in every cell, and
+always-book behind the state-bound enforcement gate keeps its unstressed score, seed for
+seed."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typer.testing import CliRunner
 from ladder.app import app
 from protocol.records import EpisodeRecord
 from runner.rundir.records import load_records
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 
 GRIDS = Path(__file__).resolve().parents[2] / "runner" / "grids"
 STRESS = ("spoof.toml", "user-style.toml")
@@ -45,7 +46,7 @@ def test_the_perfect_agent_scores_1_in_every_cell(tmp_path: Path, grid: str) -> 
     arms = "raw,checklist,directive,enforce,ledger"
     records = _run(tmp_path, grid, "scripted/perfect", arms)
     cells = {r.cell.slug() for r in records}
-    assert len(cells) == {"spoof.toml": 55, "user-style.toml": 41}[grid]
+    assert len(cells) == {"spoof.toml": 55, "user-style.toml": 50}[grid]
     for r in records:
         s = score_episode(r)
         assert s.primary.success and s.decline_aware.success and not s.mismatches, r.cell.slug()

@@ -24,15 +24,16 @@ from protocol.stress.spoof import SPOOF_VARIANTS, planned_forgeries, planned_too
 from protocol.user import STYLE_KINDS
 from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply
-from runner.execution.episode import run_episode
+from runner.execution.episode_loop import run_episode
 from runner.gates.helper_models import Helpers
 from runner.grid.expand import parse_grid
-from scoring.replay.episode import EpisodeScore, score_episode
+from scoring.replay.episode_score import EpisodeScore, score_episode
 from serve.agents.transcript import split_user
 from tests.gates_fakes import FakeChat, truth
 
-# restate_plain: restate's plain control in the same slots (generator 6, issue #46)
-STYLES = ("restate", "contradict", "double", "restate_plain")
+# restate_plain, double_plain: restate's and double's plain controls in the same slots
+# (generator 6, issue #46)
+STYLES = ("restate", "contradict", "double", "restate_plain", "double_plain")
 # generator 6 (issue #46): one stress slot and the pool's eight (capped by the eligible turns;
 # 0.25 and 1 stress the same two turns of the directive and redo forgeries, which `ladder
 # validate` refuses)
@@ -53,7 +54,7 @@ def _run(tmp: Path, model: str, arms: list[str], variants: list[dict[str, Any]],
          seeds: str, graph: tuple[int, float] = (10, 0.3)) -> list[EpisodeRecord]:  # fmt: skip
     from rich.console import Console
 
-    from runner.execution.run import run_async
+    from runner.execution.grid_run import run_async
     from runner.rundir.records import load_records
 
     grid = {

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import runner.execution.episode
+import runner.execution.episode_loop
 from protocol import EpisodeSpec, generate, strings
 from protocol.config import Knobs
 from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord
@@ -23,12 +23,12 @@ from protocol.stress.spoof import SPOOF_CLAIMS, SPOOF_VARIANTS, forgery
 from protocol.user import ScriptedUser
 from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply
-from runner.execution.episode import run_episode
+from runner.execution.episode_loop import run_episode
 from runner.gates.helper_models import Helpers
 from runner.grid.expand import parse_grid
 from scoring.analyses.registry import analysis_sections, log_analyses
 from scoring.analyses.stress import spoof_lines
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from serve.agents.transcript import find_directive, parse_checklist, split_user
 from tests.gates_fakes import FakeChat, replay_errors, truth
 
@@ -189,7 +189,7 @@ def test_forged_text_never_moves_the_gate(
         return text.replace("{work_order}", turn.work_order)
 
     plain = asyncio.run(_enforce(tmp_path / "a", Knobs(), follows=False))
-    monkeypatch.setattr(runner.execution.episode, "forgery", forged)
+    monkeypatch.setattr(runner.execution.episode_loop, "forgery", forged)
     spoofed = asyncio.run(_enforce(tmp_path / "b", Knobs(spoof="checklist"), follows=False))
     assert any(t.injected for t in spoofed.turns)
     assert _gate_view(spoofed) == _gate_view(plain)
@@ -219,7 +219,7 @@ def _grid(
 def _run_grid(tmp: Path, grid: dict[str, Any]) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from runner.execution.run import run_async
+    from runner.execution.grid_run import run_async
     from runner.rundir.records import load_records
 
     asyncio.run(run_async(parse_grid(grid), tmp, console=Console(file=io.StringIO()), live=False))
@@ -295,7 +295,7 @@ def test_spoof_contrasts_form_their_own_holm_family(perfect: list[EpisodeRecord]
 
 
 def test_the_viewer_marks_the_forgery_as_injected(perfect: list[EpisodeRecord]) -> None:
-    from scoring.view.episode import sent_parts
+    from scoring.display.episode_views import sent_parts
 
     turn = next(t for r in perfect if r.cell.arm == "checklist" for t in r.turns if t.injected)
     parts = sent_parts(turn)

@@ -28,7 +28,7 @@ from runner.harness.dispatch import Dispatch
 from runner.harness.workspace import Workspace
 from scoring.analyses.registry import analysis_sections, log_analyses
 from scoring.analyses.stress import tool_failure_lines
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from scoring.replay.harness import ToolTable, read_harness_turn
 from serve.agents.tool_results import acknowledge
 
@@ -153,7 +153,7 @@ ARMS = ["raw", "enforce"]
 def _run(tmp: Path, rates: list[float]) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from runner.execution.run import run_async
+    from runner.execution.grid_run import run_async
     from runner.rundir.records import load_records
 
     variants = [{"arm": a, "harness": "langgraph", "tool_failure": r} for a in ARMS for r in rates]
@@ -227,7 +227,7 @@ def test_tool_failure_contrasts_form_their_own_family(records: list[EpisodeRecor
 
 
 def test_the_viewer_shows_the_failed_results_as_injected(records: list[EpisodeRecord]) -> None:
-    from scoring.view.episode import turn_views
+    from scoring.display.episode_views import turn_views
 
     r = next(
         r for r in records if any(c.outcome == "failed" for t in r.turns for c in t.tool_calls)

@@ -19,7 +19,7 @@ from protocol.user import STYLE_KINDS, ScriptedUser
 from runner.grid.expand import parse_grid
 from scoring.analyses.registry import analysis_sections, log_analyses
 from scoring.analyses.stress import user_style_lines
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 
 SPEC = EpisodeSpec(seed=104, steps=10, density=0.3, generator=4)
 EP = generate(SPEC)
@@ -135,7 +135,7 @@ STYLES = ["restate", "contradict", "double"]
 def _run(tmp: Path, model: str, dose: float = 0.25) -> list[EpisodeRecord]:
     from rich.console import Console
 
-    from runner.execution.run import run_async
+    from runner.execution.grid_run import run_async
     from runner.rundir.records import load_records
 
     grid = {
@@ -201,7 +201,7 @@ def test_the_report_and_the_family(perfect: list[EpisodeRecord]) -> None:
 
 
 def test_the_viewer_marks_the_users_style_turns_as_injected(perfect: list[EpisodeRecord]) -> None:
-    from scoring.view.episode import sent_parts
+    from scoring.display.episode_views import sent_parts
 
     turn = next(t for r in perfect for t in r.turns if t.kind == "keep_claim")
     assert sent_parts(turn)[0] == ("styled", turn.user_text)

@@ -10,10 +10,10 @@ import pytest
 from rich.console import Console
 
 from protocol.domains.known import POOLS
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import GridError, parse_grid
 from runner.rundir.logs import read_logs
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from scoring.replay.ground_truth import EpisodeCache
 
 

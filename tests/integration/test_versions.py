@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 
 from protocol import EpisodeRecord, EpisodeSpec, ScriptedUser, Turn, Verdict, generate
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from tests.scoring_records import Act, build, cell, perfect
 
 V1_LOGS = Path(__file__).parent.parent / "data" / "v1_logs.jsonl"

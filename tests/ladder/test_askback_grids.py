@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from protocol.knobs import variants
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import check_grid, parse_grid
 from runner.rundir.report import write_report
 

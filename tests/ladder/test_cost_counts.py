@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from ladder.app import app
 from protocol.records import CellKey
-from runner.view.data import RunView
+from runner.viewer.data import RunView
 from scoring.analyses.truncation import cut_replies, cut_warnings, episode_counts
 
 

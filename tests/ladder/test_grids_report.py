@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
 from runner.rundir.report import write_report
 

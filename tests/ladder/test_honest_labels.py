@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from ladder.app import app
 from protocol.config import CellKey, config_label, is_synthetic, model_label, scripted_served_by
-from runner.view.data import RunView
+from runner.viewer.data import RunView
 
 SPOOF = Path(__file__).resolve().parents[2] / "runner" / "grids" / "spoof.toml"
 HONEST = "qwen3-235b <- scripted/synthetic"

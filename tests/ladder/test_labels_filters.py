@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ladder.app import app
-from runner.view.data import RunView
+from runner.viewer.data import RunView
 
 HONEST = "qwen3-235b <- scripted/synthetic"
 

@@ -292,7 +292,7 @@ def test_the_breaker_stops_a_run_against_a_failing_endpoint(tmp_path: Path) -> N
     async def go() -> BaseException:
         from rich.console import Console
 
-        from runner.execution.run import run_async
+        from runner.execution.grid_run import run_async
 
         try:
             await run_async(
@@ -320,7 +320,7 @@ def test_no_live_prints_progress_lines(tmp_path: Path) -> None:
 
     from rich.console import Console
 
-    from runner.execution.run import run_async
+    from runner.execution.grid_run import run_async
 
     buf = io.StringIO()
     console = Console(file=buf, width=300)

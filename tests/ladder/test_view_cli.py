@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from ladder.app import app
 from runner.rundir.logs import read_logs
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from tests.view_run import make_run
 
 runner = CliRunner()

@@ -171,7 +171,7 @@ def test_the_scripted_compiler_round_trips_the_reference_rules() -> None:
 
 
 def test_executed_writes_keep_only_successful_write_calls_and_llm_args_point_at_the_url() -> None:
-    from tau2gate.adapter.run import Endpoint, executed_writes, llm_args
+    from tau2gate.adapter.simulate import Endpoint, executed_writes, llm_args
 
     def assistant(*calls: tuple[str, str, dict[str, Any]]) -> Any:
         tool_calls = [SimpleNamespace(id=i, name=n, arguments=a) for i, n, a in calls]

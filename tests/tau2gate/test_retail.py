@@ -552,7 +552,7 @@ def test_docs_give_each_retail_rule_its_policy_sentence() -> None:
 def test_set_judge_points_tau2_benchs_nl_assertion_judge_at_the_endpoint(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from tau2gate.adapter import run
+    from tau2gate.adapter import simulate as run
 
     nl = SimpleNamespace(DEFAULT_LLM_NL_ASSERTIONS="gpt-4.1", DEFAULT_LLM_NL_ASSERTIONS_ARGS={})
     monkeypatch.setattr(run, "require_tau2", lambda module: nl)

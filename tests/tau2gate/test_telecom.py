@@ -13,7 +13,7 @@ import pytest
 
 from tau2gate import DictState, Gate, reference_rules
 from tau2gate.adapter.agent import USER_STEPS, _steps
-from tau2gate.adapter.state import LiveState
+from tau2gate.adapter.live_tables import LiveState
 from tau2gate.compile import compile_prompt
 from tau2gate.domain import Value
 from tau2gate.telecom import FACTS, WRITE_TOOLS, compute_facts, facts_for

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from protocol import EpisodeSpec, generate, strings
 from protocol.arms.askback import (
     Principal,
+    answered_step,
     ask_reason,
     clarification,
     confirms,
@@ -17,6 +18,7 @@ from protocol.arms.askback import (
     render_escalation,
     render_show,
 )
+from protocol.episode.ambiguous import meant_step
 from protocol.records import Booking, Episode, Turn
 from protocol.state.machine import TaskState, Verdict
 from protocol.user import ScriptedUser
@@ -46,6 +48,18 @@ def test_a_question_is_answered_with_the_intended_steps_wording() -> None:
         c = clarification(EP, turn)
         assert c == clarification(EP, turn)  # deterministic
         seen.add(turn.kind)
+        if turn.kind == "ambiguous":  # the step the user meant, of the two named (#46)
+            assert (c.text, c.label) == (strings.USER_CLARIFY_NONE, "none")  # none wanted
+            for meant in turn.named:
+                m = clarification(EP, turn, meant)
+                wo = turn.work_order
+                assert m.label == "meant"
+                assert m.text == strings.USER_CLARIFY_STEP.format(text=EP.step(meant).text, wo=wo)
+                assert answered_step(EP, turn, m.text) == meant
+            assert answered_step(EP, turn, None) is None  # nobody asked
+            assert answered_step(EP, turn, c.text) is None  # logs before #46 say none
+            continue
+        assert answered_step(EP, turn, c.text) is None  # no other answer moves a turn
         if turn.step is None:
             assert (c.text, c.label) == (strings.USER_CLARIFY_NONE, "none"), turn.kind
             continue
@@ -57,6 +71,21 @@ def test_a_question_is_answered_with_the_intended_steps_wording() -> None:
             assert c.label == "step"
             assert c.text == strings.USER_CLARIFY_STEP.format(text=text, wo=turn.work_order)
     assert {"ask", "legit_redo", "redo_probe", "filler", "revision", "ambiguous"} <= seen
+
+
+def test_the_step_meant_is_one_still_owed_and_a_fair_coin_of_two() -> None:
+    """Which step an ambiguous probe meant: the one named step still eligible, none when
+    neither is, and of two a coin that does not follow the order the frame names them in."""
+    spec = EpisodeSpec(seed=100, steps=10, density=0.3)
+    assert meant_step(spec, ("s1", "s2"), {"s2"}) == "s2"
+    assert meant_step(spec, ("s1", "s2"), {"s1", "s3"}) == "s1"
+    assert meant_step(spec, ("s1", "s2"), set()) is None
+    firsts = [
+        meant_step(EpisodeSpec(seed=s, steps=10, density=0.3), pair, set(pair)) == pair[0]
+        for s in range(100, 140)
+        for pair in ((f"s{a}", f"s{a + 1}") for a in range(1, 9))
+    ]
+    assert 0.35 < sum(firsts) / len(firsts) < 0.65
 
 
 def test_a_double_order_is_answered_with_both_steps() -> None:
@@ -144,17 +173,29 @@ def test_answering_never_moves_the_users_state(seed: int, cut: int, book: bool, 
     ep = generate(EpisodeSpec(seed=seed, steps=10, density=0.3, ambiguous_rate=0.15))
     user, turn = _play(ep, cut, book)
     before = _snapshot(user.state)
-    label = user.state.verdict(turn.step) if turn.step is not None else None
     principal = Principal(ep, turn, user.state)
-    principal.clarify()
-    for step in {ep.steps[other].id, turn.step or ep.steps[0].id}:
+    answer = principal.clarify()
+    # the answer asks for the turn's own step; an ambiguous probe's names the step meant,
+    # of the two named those still eligible (#46)
+    asked = principal.turn
+    meant = None
+    if turn.kind == "ambiguous":
+        owed = {v for v in turn.named if user.state.verdict(v).label == "eligible"}
+        meant = meant_step(ep.spec, turn.named, owed)
+    assert asked.step == (meant or turn.step)
+    assert answered_step(ep, turn, answer.text) == meant
+    label = user.state.verdict(asked.step) if asked.step is not None else None
+    for step in {ep.steps[other].id, asked.step or ep.steps[0].id}:
         confirmed = principal.escalation(_booking_of(ep, step, turn.work_order or "#W0000"))
         # a confirmation exactly for the requested step on an eligible or redo turn
-        want = step == turn.step and label is not None and label.label in ("eligible", "redo")
+        want = step == asked.step and label is not None and label.label in ("eligible", "redo")
         assert confirmed == (want and turn.work_order is not None)
     assert _snapshot(user.state) == before
-    # the turn the user then closes is judged as without the exchange
-    assert (user.state.verdict(turn.step) if turn.step else None) == label
+    # the turn the user then closes is judged on the state at its start (the probe on the
+    # step meant)
+    if meant is not None:
+        assert user.resolve(turn, meant) == (asked, label)
+    assert (user.state.verdict(asked.step) if asked.step else None) == label
 
 
 def _booking_of(ep: Episode, step: str, wo: str) -> Booking:

@@ -17,16 +17,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
-from protocol import strings
+from protocol import generate, strings
+from protocol.arms.askback import answered_step
 from protocol.records import EpisodeRecord
 from runner.execution.connect import open_endpoints
 from runner.execution.scheduler import RunState, pending_tasks, run_grid
 from runner.gates.helper_models import Helpers
 from runner.grid.expand import parse_grid
 from runner.rundir.logs import read_logs
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 
 VIOLATIONS = {"re_execution", "superseded", "premature", "unrequested"}
 ASKBACK: list[dict[str, Any]] = [
@@ -133,13 +135,37 @@ async def test_perfect_agent_is_strict_in_every_askback_cell(tmp_path: Path) -> 
             assert s.primary.success and s.decline_aware.success, (slug, r.seed, s.primary)
             assert not s.mismatches, (slug, r.seed)
             assert all(not t.refused and not t.escalations for t in r.turns), (slug, r.seed)
-    # the ambiguous probes resolve to no step, so the unresolved ask puts its question there
-    # and the user answers "none of those"
-    recs = _cell(cells, arm="enforce", ask="unresolved")
-    asked = [t for r in recs for t in r.turns if t.question]
-    assert asked and {t.ask_reason for t in asked} == {"unresolved"}
-    assert all(t.kind == "ambiguous" and t.matched_step is None for t in asked)
-    assert {t.answer for t in asked} == {strings.USER_CLARIFY_NONE}
+    # the ambiguous probes resolve to no step, so the unresolved ask puts its question there;
+    # the user answers with the step it meant, of the two those still eligible (#46), which
+    # the perfect agent then books, and the scorer labels the probe with that step's verdict
+    for arm in ("directive", "enforce"):
+        recs = _cell(cells, arm=arm, ask="unresolved")
+        asked = [(r, t) for r in recs for t in r.turns if t.question]
+        assert asked and {t.ask_reason for _, t in asked} == {"unresolved"}
+        for r, t in asked:
+            ep = generate(r.spec)
+            meant = answered_step(ep, t.as_turn(), t.answer)
+            assert t.kind == "ambiguous" and t.first_match is None and t.matched_step == meant
+            assert meant is not None, (r.seed, t.index)  # perfect play leaves both eligible
+            assert t.answer == strings.USER_CLARIFY_STEP.format(
+                text=ep.step(meant).text, wo=t.work_order
+            )
+            assert [b.step for b in t.admitted] == [meant], (r.seed, t.index)
+            scored = next(x for x in score_episode(r).primary.turns if x.index == t.index)
+            assert (scored.step, scored.label, scored.errors) == (meant, "eligible", ())
+        burden = [score_episode(r).burden for r in recs]
+        assert sum(b.recovered for b in burden if b is not None) == len(asked)
+    # a log before #46 held "None of those" there: scored by its rule, the probe asks for no
+    # step (the same booking is then unrequested), so old logs rescore to their old scores
+    r, t = asked[0]
+    old = [
+        msgspec.structs.replace(x, answer=strings.USER_CLARIFY_NONE) if x is t else x
+        for x in r.turns
+    ]
+    rescored = score_episode(msgspec.structs.replace(r, turns=tuple(old)))
+    probe = next(x for x in rescored.primary.turns if x.index == t.index)
+    assert (probe.step, probe.label) == (None, "none")
+    assert [e.channel for e in probe.errors] == ["unrequested"]
 
 
 async def test_always_book_never_gains_a_violating_booking_by_escalating(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from protocol import EpisodeSpec, generate, strings
 from protocol.records import Booking, CallRecord, CellKey, Episode, EpisodeRecord, Knobs
 from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply
-from runner.execution.episode import run_episode
+from runner.execution.episode_loop import run_episode
 from runner.gates.helper_models import Helpers
 from runner.grid.expand import parse_grid
 from tests.gates_fakes import FakeChat, graph_json, replay_errors, truth
@@ -317,7 +317,7 @@ async def test_a_version_1_log_line_reads_into_the_typed_compile_record(tmp_path
     """Schema 1 stored the compile graph keyed by step id; runner.rundir.logs reads it into the
     version-2 shape, and the episode scores as it did."""
     from runner.rundir.logs import decode_record
-    from scoring.replay.episode import score_episode
+    from scoring.replay.episode_score import score_episode
 
     record, _, _ = await _run(tmp_path, "enforce")
     data = json.loads(msgspec.json.encode(record))

@@ -1,5 +1,5 @@
 """The oracle suite of Appendix A.1 for the gate arms, end to end: grids driven through the
-runner's scheduler against the embedded scripted endpoint, scored by scoring.replay.episode.
+runner's scheduler against the embedded scripted endpoint, scored by scoring.replay.episode_score.
 
 * The perfect agent scores strict success (both scorings) in every episode of every gate arm
   and variant, seeds 100..163 at S = 10 (rho 0.15) and S = 15 dense (rho 0.3).
@@ -24,12 +24,12 @@ from rich.console import Console
 
 from protocol.records import EpisodeRecord
 from runner.execution.connect import open_endpoints
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.execution.scheduler import RunState, pending_tasks, run_grid
 from runner.gates.helper_models import Helpers
 from runner.grid.expand import parse_grid
 from runner.rundir.logs import read_logs
-from scoring.replay.episode import EpisodeScore, score_episode
+from scoring.replay.episode_score import EpisodeScore, score_episode
 from scoring.results.gate_report import compile_table, matcher_report
 
 SEEDS = "100-163"
@@ -223,7 +223,7 @@ async def test_compile_defects_are_caught_and_the_hybrid_refuses_no_correct_book
 
 
 async def test_gates_through_run_async(tmp_path: Path) -> None:
-    """The command's path: run_async builds Helpers (runner.execution.run), streams
+    """The command's path: run_async builds Helpers (runner.execution.grid_run), streams
     results; the compile and matcher caches land in OUT/cache and serve a second run."""
     data = _grid("scripted/perfect", GATE_ARMS, [(10, 0.15)], seeds="100-107")
     console = Console(file=io.StringIO())

@@ -19,7 +19,7 @@ from protocol.records import CellKey, EpisodeRecord, EpisodeSpec, Knobs
 from runner.arms import EpisodeContext, make_arm
 from runner.grid.expand import GridError, parse_grid
 from runner.memory.services import MemoryServices
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from serve.endpoint.tokens import count
 from tests.gates_fakes import FakeChat
 from tests.reliability_kit import (

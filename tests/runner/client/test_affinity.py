@@ -13,7 +13,7 @@ from rich.console import Console
 
 from protocol.records import CellKey, EpisodeSpec
 from runner.client.affinity import ReplicaChooser, affinity_key, stable_hash
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import GridError, parse_grid
 from runner.rundir.logs import read_logs
 from serve.config import LatencyConfig, PrefixCacheConfig, ServerConfig

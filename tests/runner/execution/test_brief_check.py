@@ -16,7 +16,7 @@ from ladder.app import app
 from protocol import generate
 from runner.execution.brief_check import CHARS_PER_TOKEN_BOUND, brief_lost, placed
 from runner.grid.expand import parse_grid
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from tests.reliability_kit import grid_data, grid_toml, records, run_inprocess
 
 BRIEF = "You are the project assistant. " * 40  # 1,240 characters: at least 155 tokens

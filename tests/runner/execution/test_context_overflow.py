@@ -12,7 +12,7 @@ import pytest
 
 from protocol.records import EpisodeRecord
 from runner.rundir.logs import read_logs
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from scoring.report.tables import ladder_table
 from scoring.results.families import score_lines
 from scoring.results.lines import CellLine

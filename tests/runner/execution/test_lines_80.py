@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from runner.execution.grid_run import run_async
 from runner.execution.live import fit, status_line
-from runner.execution.run import run_async
 from tests.reliability_kit import make_grid
 from tests.runner.execution.test_live_view import _state
 

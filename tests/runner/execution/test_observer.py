@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.console import Console
 
 from protocol.records import EpisodeRecord
+from runner.execution.grid_run import run_async
 from runner.execution.observer import RunObserver
-from runner.execution.run import run_async
 from runner.grid.expand import parse_grid
 from runner.rundir.logs import read_logs
 from scoring.results.lines import CellLine, ResultLine

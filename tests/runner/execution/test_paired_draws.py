@@ -23,7 +23,7 @@ from runner.execution.scheduler import RunState, pending_tasks, run_grid
 from runner.gates.helper_models import Helpers
 from runner.grid.expand import parse_grid
 from runner.rundir.logs import read_logs
-from scoring.replay.episode import TurnScore, score_episode
+from scoring.replay.episode_score import TurnScore, score_episode
 
 STRESSES = (
     {"user_style": "contradict", "user_dose": 1.0},

@@ -11,11 +11,11 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from ladder.app import app
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
 from runner.rundir.logs import read_logs
 from runner.rundir.results import read_results
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from scoring.results.lines import line_json
 
 

@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 from ladder.app import app
 from protocol.records import EpisodeRecord, episode_id, log_key
 from runner.execution.agent import trial_seed
-from runner.execution.run import RunSummary
+from runner.execution.grid_run import RunSummary
 from runner.grid.expand import Grid, GridError, expand, parse_grid, trial_warnings
 from runner.rundir.manifest import grid_digest
 from runner.rundir.records import load_records
-from runner.view.data import RunView
+from runner.viewer.data import RunView
 from scoring.results.compare import compare_runs
 from scoring.results.lines import CellLine, ContrastLine
 from scoring.results.offline import rescore, score_records

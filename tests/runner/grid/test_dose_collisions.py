@@ -85,3 +85,6 @@ def test_the_plain_restate_needs_generator_6() -> None:
     assert _problems([{"arm": "raw", "user_style": "restate_plain"}]) == ""
     got = _problems([{"arm": "raw", "user_style": "restate_plain"}], generator=5)
     assert got == 'grid: user_style = "restate_plain" needs generator 6 or later (the grid uses 5)'
+    assert _problems([{"arm": "raw", "user_style": "double_plain"}]) == ""
+    got = _problems([{"arm": "raw", "user_style": "double_plain"}], generator=5)
+    assert got == 'grid: user_style = "double_plain" needs generator 6 or later (the grid uses 5)'

@@ -11,7 +11,7 @@ import pytest
 
 from protocol.domains.known import PROCUREMENT
 from runner.grid.expand import load_grid
-from scoring.replay.episode import EpisodeScore, Scoring
+from scoring.replay.episode_score import EpisodeScore, Scoring
 from scoring.results.families import describe_families, score_lines
 from scoring.results.lines import ContrastLine
 

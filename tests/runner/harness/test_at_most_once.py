@@ -29,7 +29,7 @@ from runner.arms.base import ArmSession, Shaped
 from runner.harness.dispatch import Dispatch
 from runner.harness.play import MAX_FOLLOW_UPS, STATUS_FOLLOW_UPS, follow_ups
 from runner.harness.workspace import Workspace
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from serve.agents.tool_results import acknowledge
 
 SPEC = EpisodeSpec(seed=300, steps=10, density=0.15, generator=5)

@@ -24,7 +24,7 @@ from runner.harness.dispatch import Dispatch
 from runner.harness.graph import NODES, build_graph
 from runner.harness.play import Play
 from runner.harness.workspace import Workspace, stamp_text
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 
 SPEC = EpisodeSpec(seed=300, steps=10, density=0.15)
 EPISODE = generate(SPEC)

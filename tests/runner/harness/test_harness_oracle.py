@@ -1,6 +1,6 @@
 """The tool harness's oracle suite (the paper's verify_rw, Appendix A.1 / G), end to end:
 harness grids through the runner's scheduler against the embedded scripted endpoint, scored
-by scoring.replay.episode.
+by scoring.replay.episode_score.
 
 * The perfect agent makes zero errors on every arm of the harness (Table 19's five).
 * A corrupted gate degrades it.
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol.records import EpisodeRecord
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from tests.runner.arms.test_gates_oracle import _by_cell, _grid, run
 
 SEEDS = "300-307"

@@ -25,7 +25,7 @@ from protocol.records import CallRecord, CellKey, Episode, EpisodeRecord, Knobs
 from protocol.state.receipts import find_actions, find_refs
 from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply
-from runner.execution.episode import run_episode
+from runner.execution.episode_loop import run_episode
 from runner.gates.helper_models import Helpers
 from runner.grid.expand import Grid, parse_grid
 from tests.gates_fakes import FakeChat, truth

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner.rundir.logs import MAX_KEPT_PROBLEMS, LogReport, LogWriter, Problems, read_logs
-from runner.view.index import RunIndex
+from runner.viewer.index import RunIndex
 from tests.scoring_records import build, cell, episode, perfect
 
 BAD = 5_000

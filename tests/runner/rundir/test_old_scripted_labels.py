@@ -21,7 +21,7 @@ from runner.rundir.errors import RunDirError
 from runner.rundir.logs import read_logs
 from runner.rundir.records import load_records
 from runner.rundir.served import label_record, manifest_served
-from runner.view.data import RunView
+from runner.viewer.data import RunView
 
 HONEST = "qwen3-235b <- scripted/synthetic"
 SERVED = "scripted/synthetic?seed=3"

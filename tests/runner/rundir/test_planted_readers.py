@@ -22,7 +22,7 @@ from runner.grid.expand import GridError, load_grid
 from runner.grid.paraphrase_cache import ParaphraseCacheError, load_paraphrases
 from runner.paraphrase.rewriter import load_cache, save_cache
 from runner.rundir.logs import LogReport, LogWriter, read_logs
-from runner.view.index import INDEX_FILE, RunIndex
+from runner.viewer.index import INDEX_FILE, RunIndex
 from tests.scoring_records import build, cell, episode, perfect
 
 DEEP = b"[" * 200_000 + b"]" * 200_000

@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 
 import runner.rundir.rescore as rescore_mod
 from ladder.app import app
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
 from runner.rundir.logs import LogReport, log_files, read_logs
 from runner.rundir.rescore import rescore_dir
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.lines import CellLine, HelperLine
 from scoring.results.offline import rescore, score_records

@@ -17,12 +17,12 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-import runner.execution.run as cmd_run
+import runner.execution.grid_run as cmd_run
 from ladder.app import app
 from protocol.arms.table import arm_names
 from protocol.records import EpisodeRecord, episode_id
 from protocol.state.compiled import MATCHER_BYPASS
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import Grid, parse_grid
 from runner.rundir.logs import read_logs
 from runner.rundir.results import RESULTS, read_results

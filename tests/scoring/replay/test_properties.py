@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import CHANNELS, Episode, EpisodeSpec, ScriptedUser, Turn, Verdict, generate
-from scoring.replay.episode import score_episode
+from scoring.replay.episode_score import score_episode
 from tests.conftest import perfect_actions
 from tests.scoring_records import Act, build, cell, perfect, ref_line
 

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from protocol import CHANNELS, Episode, EpisodeRecord, EpisodeSpec, Turn
-from scoring.replay.episode import EpisodeScore, score_episode
+from scoring.replay.episode_score import EpisodeScore, score_episode
 from tests.scoring_records import (
     Act,
     action_line,

@@ -12,7 +12,7 @@ from matplotlib.patches import Rectangle
 from protocol.records import CellKey, Knobs
 from protocol.state.machine import CHANNELS
 from scoring.analyses.corruption_replay import CORRUPTION_KINDS, FAILURE_KINDS, CorruptionLine
-from scoring.replay.episode import LABELS
+from scoring.replay.episode_score import LABELS
 from scoring.report.figure_data import ChannelRate, UnrequestedCount
 from scoring.report.figures import PER_EPISODES, channel_points
 from scoring.report.paper_figures import paper_figures

@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from protocol import CellKey, EpisodeRecord, Turn
-from scoring.replay.episode import EpisodeScore, Scoring
+from scoring.replay.episode_score import EpisodeScore, Scoring
 from scoring.results.cells import cell_line
 from scoring.results.families import score_lines
 from scoring.results.lines import CellLine, ContrastLine, ResultLine, decode_line, line_json

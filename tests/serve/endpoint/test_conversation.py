@@ -17,7 +17,7 @@ from protocol import EpisodeSpec, generate
 from protocol.records import CallRecord, CellKey, Knobs
 from runner.arms.base import EpisodeContext
 from runner.client.endpoint import Reply
-from runner.execution.episode import run_episode
+from runner.execution.episode_loop import run_episode
 from serve.agents import answer
 from serve.agents.reading import build_view
 from serve.endpoint.conversation import _CARRIED, read_transcript

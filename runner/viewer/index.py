@@ -3,8 +3,8 @@ the logs grow.
 
 For every complete line of every cell log (:func:`runner.rundir.logs.scan_log`) the index keeps the
 byte offset and length of the line, the episode's compact score
-(:func:`scoring.replay.episode.score_episode` with ``detail=False``), its list row
-(:class:`scoring.view.models.RowView`, from :func:`scoring.view.episode.episode_row`) and its
+(:func:`scoring.replay.episode_score.score_episode` with ``detail=False``), its list row
+(:class:`scoring.display.models.RowView`, from :func:`scoring.display.episode_views.episode_row`) and its
 one-episode cost row
 (:func:`scoring.analyses.cost.cost_rows`). An episode is read again from its offset only when it is
 opened (:meth:`RunIndex.record`).
@@ -42,13 +42,13 @@ from runner.rundir.logs import (
 )
 from runner.rundir.rescore import MIN_PARALLEL_BYTES, config_groups, cores
 from scoring.analyses.cost import CostRow, cost_rows
+from scoring.display.episode_views import episode_row
+from scoring.display.models import RowView
 from scoring.gc_pause import paused_gc
-from scoring.replay.episode import EpisodeScore, Replays, score_episode
+from scoring.replay.episode_score import EpisodeScore, Replays, score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.gate_report import gate_activity, merged_activity
 from scoring.results.lines import GateActivity, ResultLine
-from scoring.view.episode import episode_row
-from scoring.view.models import RowView
 
 __all__ = ["INDEX_FILE", "INDEX_VERSION", "Entry", "FileIndex", "RunIndex"]
 

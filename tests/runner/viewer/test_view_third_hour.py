@@ -1,5 +1,5 @@
 """The viewer names the served model and shows pass^k (#49, items 2 and 7), in a real
-headless Chromium (the browser of :mod:`tests.runner.view.test_browser`)."""
+headless Chromium (the browser of :mod:`tests.runner.viewer.test_browser`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from playwright.async_api import Browser, expect
 from typer.testing import CliRunner
 
 from ladder.app import app
-from runner.view.app import serve
-from tests.runner.view.test_browser import _page, _ready, browser  # noqa: F401
+from runner.viewer.app import serve
+from tests.runner.viewer.test_browser import _page, _ready, browser  # noqa: F401
 
 HONEST = "qwen3-235b <- scripted/synthetic"
 

@@ -11,9 +11,9 @@ from playwright.async_api import Browser, expect
 
 from protocol import strings
 from runner.rundir.logs import read_logs
-from runner.view.app import serve
+from runner.viewer.app import serve
 from tests.runner.arms.test_askback_oracle import _grid, run
-from tests.runner.view.test_browser import _page, _ready, _shot, browser  # noqa: F401
+from tests.runner.viewer.test_browser import _page, _ready, _shot, browser  # noqa: F401
 
 pytestmark = pytest.mark.browser  # drives Debian's chromium, as test_browser.py
 

@@ -1,6 +1,6 @@
 """The viewer's cell list shows the share of replies cut at their token budget and marks a
 cell past :data:`CUT_WARN_SHARE` (#49, item 8): through ``/api/cells`` over real HTTP, and
-in a real headless Chromium (:mod:`tests.runner.view.test_browser`'s)."""
+in a real headless Chromium (:mod:`tests.runner.viewer.test_browser`'s)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import aiohttp
 import pytest
 from playwright.async_api import Browser, expect
 
-from runner.view.app import serve
+from runner.viewer.app import serve
 from scoring.analyses.truncation import CUT_WARN_SHARE
 from tests.ladder.test_cut_replies import CUT_ARGS, cut_run
-from tests.runner.view.test_browser import _page, _ready, browser  # noqa: F401
+from tests.runner.viewer.test_browser import _page, _ready, browser  # noqa: F401
 
 
 @pytest.fixture(scope="module")

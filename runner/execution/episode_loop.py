@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import msgspec
 from msgspec import UNSET
 
-from protocol.arms.askback import Principal
+from protocol.arms.askback import Principal, answered_step
 from protocol.arms.render import compose_user_message
 from protocol.records import (
     Booking,
@@ -24,6 +24,7 @@ from protocol.records import (
     TurnRecord,
     scripted_fields,
 )
+from protocol.state.machine import Verdict
 from protocol.stress.spoof import forgery, planned_forgeries
 from protocol.user import ScriptedUser
 from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
@@ -174,7 +175,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
             history.append({"role": "user", "content": shaped.kept})
             history.append({"role": "assistant", "content": reply.content})
             executed = [b.step for b in played.admitted if b.step is not None]
-            user.finish(turn, verdict, executed)
+            user.finish(*_answered(user, turn, verdict, shaped.answer), executed)
             arm.observe(turn, played.admitted, reply.content)
             turns.append(
                 TurnRecord(
@@ -210,6 +211,15 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
     except CallFailed as e:
         failure = e
     return arm.episode_record(turns, started, t0, failure)
+
+
+def _answered(
+    user: ScriptedUser, turn: Turn, verdict: Verdict | None, answer: str | None
+) -> tuple[Turn, Verdict | None]:
+    """The turn as the user closes it: an ambiguous probe the user's answer resolved asks for
+    the step meant (issue #46, protocol.arms.askback.answered_step); any other as served."""
+    step = answered_step(user.episode, turn, answer)
+    return (turn, verdict) if step is None else user.resolve(turn, step)
 
 
 def _with_injected(turn: Turn, injected: str) -> Turn:

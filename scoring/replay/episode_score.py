@@ -22,7 +22,10 @@ Scoring decisions, kept everywhere (tests: ``tests/scoring/replay/test_replay.py
    have caused is not invented (no reply exists for it).
 4. A turn's label is its verdict at the start of the turn (after the revision on the revision
    turn): ``eligible``, ``blocked``, ``done``, ``cancelled``, ``redo``, or ``none`` when the
-   turn resolves to no step (fillers, the revision, ambiguous probes).
+   turn resolves to no step (fillers, the revision, ambiguous probes). An ambiguous probe
+   on which the gate asked and the user's logged answer named the step it meant asks for that
+   step (issue #46, ``protocol.arms.askback.answered_step``): its label is that step's
+   verdict; logs before that rule hold "None of those" there and rescore unchanged.
 5. Strict success: no error in any channel on any turn. Per-turn accuracy: turns without an
    error over all replayed turns (reported, never used for a claim).
 6. Infrastructure: ``record.termination`` neither ``completed`` nor one of
@@ -49,6 +52,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
+from protocol.arms.askback import answered_step
 from protocol.config import UserStyle
 from protocol.episode.generate import generate
 from protocol.episode.versions import SpecError
@@ -170,15 +174,18 @@ def _replay(
     check: _Check | None,
     infrastructure: bool,
     detail: bool,
+    answered: Sequence[str | None],
 ) -> Scoring:
     channels: dict[str, int] = dict.fromkeys(CHANNELS, 0)
     labels = dict.fromkeys(LABELS, 0)
     ok = 0
     scored: list[TurnScore] = []
-    for turn, steps in zip(turns, executed, strict=True):
+    for turn, steps, meant in zip(turns, executed, answered, strict=True):
         if check is not None:
             check(user, turn)
         verdict = user.begin(turn)
+        if meant is not None:  # an ambiguous probe the user's answer resolved (#46)
+            turn, verdict = user.resolve(turn, meant)
         errors = user.finish(turn, verdict, steps)
         label = "none" if verdict is None else verdict.label
         # a rule's label and channel (issue #48) appear only in episodes that have them
@@ -207,13 +214,21 @@ def _replay(
     )
 
 
-_ReplayKey = tuple[int, UserStyle, tuple[Turn, ...], tuple[tuple[str, ...], ...], bool, bool]
+_ReplayKey = tuple[
+    int,
+    UserStyle,
+    tuple[Turn, ...],
+    tuple[tuple[str, ...], ...],
+    bool,
+    bool,
+    tuple[str | None, ...],
+]
 
 
 class Replays:
     """Replays already made, keyed by their inputs: the episode (by identity, checked), the
-    user's style, the turns, the steps each turn executed, the infrastructure flag and the
-    detail flag. A replay with no schedule check is a pure function of those, so the arms
+    user's style, the turns, the steps each turn executed, the infrastructure flag, the
+    detail flag and the steps the user's answers resolved. A replay with no schedule check is a pure function of those, so the arms
     and models of a grid that executed the same steps on the same episode share one (strong
     agents play many episodes perfectly under every arm). Pass one to :func:`score_episode`
     per batch."""
@@ -231,13 +246,22 @@ class Replays:
         executed: Sequence[tuple[str, ...]],
         infrastructure: bool,
         detail: bool,
+        answered: Sequence[str | None],
     ) -> Scoring:
-        key = (id(episode), style, tuple(turns), tuple(executed), infrastructure, detail)
+        key = (
+            id(episode),
+            style,
+            tuple(turns),
+            tuple(executed),
+            infrastructure,
+            detail,
+            tuple(answered),
+        )
         hit = self._done.get(key)
         if hit is not None and hit[0] is episode:
             return hit[1]
         user = ScriptedUser(episode, style)
-        scoring = _replay(user, turns, executed, None, infrastructure, detail)
+        scoring = _replay(user, turns, executed, None, infrastructure, detail, answered)
         self._done[key] = (episode, scoring)
         return scoring
 
@@ -250,11 +274,12 @@ def _fresh_replay(
     infrastructure: bool,
     detail: bool,
     replays: Replays | None,
+    answered: Sequence[str | None],
 ) -> Scoring:
     if replays is not None:
-        return replays.replay(episode, style, turns, executed, infrastructure, detail)
+        return replays.replay(episode, style, turns, executed, infrastructure, detail, answered)
     user = ScriptedUser(episode, style)
-    return _replay(user, turns, executed, None, infrastructure, detail)
+    return _replay(user, turns, executed, None, infrastructure, detail, answered)
 
 
 def _is_infrastructure(termination: str) -> bool:
@@ -309,15 +334,12 @@ def score_episode(
         except SpecError as e:
             return _unscorable(record, str(e))
     episode = cell_episode(episode, record.cell.knobs)  # the rules its knobs place (#48)
-    tables = CodeTables(episode)
-    tools = record.cell.knobs.tools
-    read: list[TurnBookings]
-    if record.cell.knobs.harness == "langgraph":
-        tool_table = ToolTable(episode)
-        read = [read_harness_turn(t, tool_table) for t in record.turns]
-    else:
-        read = [read_turn(t, tables, tools) for t in record.turns]
+    read = _read_turns(record, episode)
     turns = [_as_turn(t) for t in record.turns]
+    # an ambiguous probe the user's logged answer resolved asks for the step meant (#46)
+    answered = [
+        answered_step(episode, t, r.answer) for t, r in zip(turns, record.turns, strict=True)
+    ]
     # ended: no success (infrastructure or the model's failure); completed: ran to the end
     ended = record.termination != "completed"
     infrastructure = _is_infrastructure(record.termination)
@@ -331,17 +353,19 @@ def score_episode(
         checker = ScheduleChecker(check_text)
         # the dose places generator 5's style turns; the replay's labels never read it
         user = ScriptedUser(episode, style, record.cell.knobs.user_dose)
-        primary = _replay(user, turns, primary_steps, checker, ended, detail)
+        primary = _replay(user, turns, primary_steps, checker, ended, detail, answered)
         mismatches = checker.finish(user, not ended, len(turns))
     else:
-        primary = _fresh_replay(episode, style, turns, primary_steps, ended, detail, replays)
+        primary = _fresh_replay(
+            episode, style, turns, primary_steps, ended, detail, replays, answered
+        )
         mismatches = planned_mismatches(episode, turns, not ended, check_text)
     aware_steps = [r.decline_aware for r in read]
     booked = [r for r in read if r is not NOTHING]  # the turns with anything to count
     aware = (
         primary
         if aware_steps == primary_steps
-        else _fresh_replay(episode, style, turns, aware_steps, ended, detail, replays)
+        else _fresh_replay(episode, style, turns, aware_steps, ended, detail, replays, answered)
     )
     return EpisodeScore(
         cell=record.cell,
@@ -359,6 +383,15 @@ def score_episode(
         unknown=sum(r.unknown for r in booked),
         admitted_diffs=diffs,
         mismatches=mismatches,
-        burden=burden_of(record),
+        burden=burden_of(record, answered),
         cut=record_cuts(record),
     )
+
+
+def _read_turns(record: EpisodeRecord, episode: Episode) -> list[TurnBookings]:
+    """What each logged turn booked: from its reply's text, or its tool calls on the harness."""
+    if record.cell.knobs.harness == "langgraph":
+        tool_table = ToolTable(episode)
+        return [read_harness_turn(t, tool_table) for t in record.turns]
+    tables, tools = CodeTables(episode), record.cell.knobs.tools
+    return [read_turn(t, tables, tools) for t in record.turns]

@@ -1,6 +1,6 @@
 """One harness episode, start to finish: ``run_harness_episode(ctx) -> EpisodeRecord``.
 
-The same contract as :func:`runner.execution.episode.run_episode` (which hands harness cells here): no
+The same contract as :func:`runner.execution.episode_loop.run_episode` (which hands harness cells here): no
 side effects outside the episode's temporary workspace, which is removed when it ends; an
 infrastructure failure ends the episode with its termination reason. Before the workspace
 goes, its stamps are read back and must be exactly the receipts the log holds (one stamp per

@@ -1,7 +1,7 @@
 """The run's overview for ``ladder view``: its cells (both scorings with CIs, channels and
 cost) and its contrasts, each with its configuration's label, from the result lines
 (:func:`scoring.results.families.score_lines`) and the one-episode cost rows the viewer's index
-keeps. Pure; typed as :mod:`scoring.view.models`.
+keeps. Pure; typed as :mod:`scoring.display.models`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import msgspec
 from protocol.config import config_label
 from scoring.analyses.cost import CostRow
 from scoring.analyses.truncation import cut_share
+from scoring.display.episode_views import arm_label, pairing_key
+from scoring.display.models import CellCost, CellView, ContrastView
 from scoring.results.cells import config_of
 from scoring.results.lines import CellLine, ContrastLine, GateActivity, ResultLine
-from scoring.view.episode import arm_label, pairing_key
-from scoring.view.models import CellCost, CellView, ContrastView
 
 __all__ = ["cell_cost", "cells_view", "contrasts_view"]
 

@@ -1,5 +1,5 @@
-"""``ladder view``'s web app: a JSON API over :class:`runner.view.data.RunView` and the static
-page (``runner/view/static``: plain HTML, CSS and JavaScript, nothing fetched from outside).
+"""``ladder view``'s web app: a JSON API over :class:`runner.viewer.data.RunView` and the static
+page (``runner/viewer/static``: plain HTML, CSS and JavaScript, nothing fetched from outside).
 
 Routes (all GET):
 
@@ -26,7 +26,7 @@ import msgspec
 from aiohttp import web
 
 from protocol.state.machine import CHANNELS, RULE_CHANNELS
-from runner.view.data import RunView
+from runner.viewer.data import RunView
 from scoring.results.cells import SCORINGS
 
 __all__ = ["LOOPBACK", "STATIC", "make_app", "serve"]
@@ -54,7 +54,7 @@ _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def _json(data: msgspec.Struct, status: int = 200) -> web.Response:
-    """A view (:mod:`scoring.view.models`) as the page reads it."""
+    """A view (:mod:`scoring.display.models`) as the page reads it."""
     return web.Response(body=_ENCODER.encode(data), status=status, content_type="application/json")
 
 

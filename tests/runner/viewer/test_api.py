@@ -12,8 +12,8 @@ import aiohttp
 import pytest
 
 from runner.rundir.logs import read_logs
-from runner.view.app import serve
-from scoring.replay.episode import score_episode
+from runner.viewer.app import serve
+from scoring.replay.episode_score import score_episode
 from tests.view_run import make_run
 
 

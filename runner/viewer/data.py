@@ -1,6 +1,6 @@
 """What the viewer's pages and ``ladder show`` ask of a run: the index refreshed, then the
-pure view builders of :mod:`scoring.view.episode` over the records it finds (the typed
-views of :mod:`scoring.view.models`)."""
+pure view builders of :mod:`scoring.display.episode_views` over the records it finds (the typed
+views of :mod:`scoring.display.models`)."""
 
 from __future__ import annotations
 
@@ -14,16 +14,29 @@ from protocol.probe.history import system_prompt
 from protocol.records import Episode, EpisodeRecord
 from protocol.stress.budget import cell_episode
 from runner.rundir.manifest import read_manifest
-from runner.view.index import RunIndex
+from runner.viewer.index import RunIndex
 from scoring.analyses.truncation import CUT_WARN_SHARE
-from scoring.replay.episode import score_episode
+from scoring.display.episode_views import (
+    arm_label,
+    compare_view,
+    episode_view,
+    filter_rows,
+    pairing_key,
+)
+from scoring.display.models import (
+    CellsView,
+    CompareView,
+    EpisodesView,
+    EpisodeView,
+    LogView,
+    PairView,
+)
+from scoring.display.run_overview import cells_view, contrasts_view
+from scoring.replay.episode_score import score_episode
 from scoring.report.details import run_details
 from scoring.report.markdown import synthetic_warning
 from scoring.results.families import score_lines
 from scoring.results.lines import CellLine
-from scoring.view.episode import arm_label, compare_view, episode_view, filter_rows, pairing_key
-from scoring.view.models import CellsView, CompareView, EpisodesView, EpisodeView, LogView, PairView
-from scoring.view.run import cells_view, contrasts_view
 
 __all__ = ["RunView"]
 

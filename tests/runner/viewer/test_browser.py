@@ -19,8 +19,8 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 
 from protocol import generate
 from runner.rundir.logs import read_logs
-from runner.view.app import serve
-from scoring.replay.episode import score_episode
+from runner.viewer.app import serve
+from scoring.replay.episode_score import score_episode
 from tests.view_run import DEFECTIVE_COMPILER, MODEL, make_run
 
 CHROMIUM = "/usr/bin/chromium"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import aiohttp
 
-from runner.view.app import CSP, serve
+from runner.viewer.app import CSP, serve
 
 
 async def test_host_is_checked_and_every_answer_carries_the_csp(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""The views ``ladder show`` and ``ladder view`` draw (the Structs of :mod:`scoring.view.models`),
-built from a logged record and its score (:func:`scoring.replay.episode.score_episode`). Pure; no
+"""The views ``ladder show`` and ``ladder view`` draw (the Structs of :mod:`scoring.display.models`),
+built from a logged record and its score (:func:`scoring.replay.episode_score.score_episode`). Pure; no
 scoring rule of its own: every verdict, label and channel here is the replay's.
 
 * :func:`episode_row`: one line of an episode list (outcome under both scorings, channels,
@@ -13,7 +13,7 @@ scoring rule of its own: every verdict, label and channel here is the replay's.
   the turns whose outcome differs marked.
 * :func:`filter_rows`: the episode list's filters.
 
-The run's overview (cells, contrasts, a cell's cost) is :mod:`scoring.view.run`'s.
+The run's overview (cells, contrasts, a cell's cost) is :mod:`scoring.display.run_overview`'s.
 """
 
 from __future__ import annotations
@@ -38,8 +38,7 @@ from protocol.state.receipts import normalize_code
 from protocol.user import STYLE_KINDS
 from scoring.analyses.cost import CostRow, cost_rows
 from scoring.analyses.truncation import cut_replies
-from scoring.replay.episode import EpisodeScore, Scoring, TurnScore
-from scoring.view.models import (
+from scoring.display.models import (
     CallView,
     CompareRow,
     CompareView,
@@ -54,6 +53,7 @@ from scoring.view.models import (
     Tokens,
     TurnView,
 )
+from scoring.replay.episode_score import EpisodeScore, Scoring, TurnScore
 
 __all__ = [
     "arm_label",

@@ -11,8 +11,8 @@ import msgspec
 import pytest
 
 from runner.rundir.logs import read_logs
-from runner.view.data import RunView
-from runner.view.index import INDEX_FILE, RunIndex
+from runner.viewer.data import RunView
+from runner.viewer.index import INDEX_FILE, RunIndex
 from scoring.results.offline import score_records
 from tests.view_run import make_run
 
@@ -123,7 +123,7 @@ def test_on_every_core_the_index_is_the_one_process_index(
 ) -> None:
     """Large logs are indexed in worker processes, one configuration's files each (#50):
     the same entries, scores, rows and counts, grown from a cached index the same way."""
-    import runner.view.index as index_mod
+    import runner.viewer.index as index_mod
 
     pools: list[int] = []
 

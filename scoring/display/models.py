@@ -1,6 +1,6 @@
 """The typed views ``ladder show`` and ``ladder view`` draw (built by
-:mod:`scoring.view.episode`): msgspec Structs from the log record to the JSON the page
-reads, field for field (``runner/view/static/app.js`` reads these names). Pure data.
+:mod:`scoring.display.episode_views`): msgspec Structs from the log record to the JSON the page
+reads, field for field (``runner/viewer/static/app.js`` reads these names). Pure data.
 
 * :class:`RowView`: one line of an episode list; :class:`EpisodesView` a cell's list.
 * :class:`TurnView`: one turn with the replay's verdict under both scorings.
