@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 import runner.rundir.rescore as rescore_mod
-from runner.execution.run import run_async
+from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
 from runner.rundir import report as report_mod
 from runner.rundir.logs import LogReport
