@@ -41,7 +41,6 @@ PENDING: dict[str, str] = {
     # Issue 45, not done: violators in areas split on other branches of issue 45 (runner
     # execution, the client, serve, records, the grid, the report and the viewer). Delete an
     # entry when its split lands; this test fails on a stale entry and on any new violator.
-    "protocol/records.py": "module",
     "runner/client/endpoint.py": "module",
     "runner/grid/expand.py": "module",
     "scoring/report/tables.py": "module",
