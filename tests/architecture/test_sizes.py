@@ -44,7 +44,6 @@ PENDING: dict[str, str] = {
     "runner/client/endpoint.py": "module",
     "scoring/report/tables.py": "module",
     "scoring/display/episode_views.py": "module",
-    "serve/endpoint/chat.py:chat_completions": "function",
     "runner/execution/episode_loop.py:run_episode": "function",
     "runner/execution/grid_run.py:run_async": "function",
     "runner/execution/scheduler.py:run_grid": "function",
