@@ -32,5 +32,5 @@ MAX_SAMPLES = 10_000  # sampled re-asks per variant and trap
 MAX_TEMPERATURE = 100.0  # the grid's decoding.temperature
 MAX_TIER = 100  # a paraphrase tier (the generator knows 0, 1 and 2: its own line)
 MAX_TOP_K = 1_000_000  # a vocabulary's size
-MAX_TRIALS_SHOWN = 1_000  # a trial's index (runner.grid.expand.MAX_TRIALS)
+MAX_TRIALS_SHOWN = 1_000  # a trial's index (runner.grid.checks.MAX_TRIALS)
 MAX_VERSION = 1_000  # a generator version (the generator knows its own: its own line)

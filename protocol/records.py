@@ -1,7 +1,10 @@
-"""Record types: the episode a spec generates and everything a log line holds.
+"""Record types: everything a log line holds, and (re-exported) the episode a spec generates.
 
 All are msgspec Structs, ``frozen=True, kw_only=True``. Schema evolution adds defaulted
-fields only; :data:`SCHEMA_VERSION` rises when a reader must know about a change.
+fields only; :data:`SCHEMA_VERSION` rises when a reader must know about a change. The
+episode's own types live in :mod:`protocol.episode.structs` and a compile's in
+:mod:`protocol.state.compile_records`; this module re-exports both, so ``protocol.records``
+stays the one place a reader imports a record type from.
 """
 
 from __future__ import annotations
@@ -13,6 +16,15 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from protocol.config import CellKey, Domain, EpisodeSpec, Knobs, Schedule
+from protocol.episode.structs import Episode, Revision, Step, Turn, TurnKind
+from protocol.state.compile_records import (
+    AccuracyRecord,
+    CompiledRevisionRecord,
+    CompiledStepRecord,
+    CompileRecord,
+    CorruptionEvent,
+    ValidatorRecord,
+)
 
 __all__ = [
     "MODEL_FAILURES",
@@ -59,28 +71,6 @@ SCHEMA_VERSION = 2
 # 2: EpisodeRecord.compile is a typed CompileRecord (graph as a list of steps; version-1 logs
 #    stored it keyed by step id, and runner.rundir.logs reads them into the new shape).
 
-TurnKind = Literal[
-    "ask",
-    "premature",
-    "redo_probe",
-    "superseded_cue",
-    "legit_redo",
-    "revision",
-    "filler",
-    "ambiguous",
-    "re_ask",
-    # the uncooperative user's turns (the user_style knob, issue #31; OURS, docs/protocol.md)
-    "restate",
-    "keep_claim",
-    "keep_retracted",
-    "double",
-    # a budgeted step asked for once more (the budget knob, issue #48; OURS, docs/protocol.md)
-    "budget_repeat",
-    # an expiring step asked for again, before or after its run lapses (the expiry knob)
-    "expiry_repeat",
-    # the alternative of a done step asked for (the exclusive knob; closed, a trap)
-    "exclusive_ask",
-]
 MatcherOutcome = Literal["answered", "null", "corrected", "malformed"]
 # who a call is made for; memory and embedding: the memory arms' helper calls (Appendix F);
 # rewriter: `ladder paraphrase`'s held-out rewriter (Appendix A.5), never an episode's call
@@ -107,92 +97,6 @@ NO_REPLY: frozenset[str] = frozenset({"content_filter", "empty_reply"})
 
 class _Frozen(msgspec.Struct, frozen=True, kw_only=True):
     pass
-
-
-class Step(_Frozen, frozen=True, kw_only=True):
-    id: str  # s1..sS
-    slug: str  # the template's slug, unique within and across domains
-    text: str  # the description the brief shows
-    code: str  # RC-dddd
-    deps: tuple[str, ...]  # prerequisite ids (the 'requires:' list), sorted by id number
-
-
-class Revision(_Frozen, frozen=True, kw_only=True):
-    cancel: str
-    rewires: dict[str, tuple[str, ...]]  # step -> its FULL remaining prerequisite list
-    relax: tuple[str, str] | None  # (step, dropped prerequisite)
-    text: str  # the user message that announces it
-
-
-class Turn(_Frozen, frozen=True, kw_only=True):
-    """One scripted user turn."""
-
-    index: int
-    kind: TurnKind
-    step: str | None  # the step the turn resolves to (None: filler, revision, ambiguous)
-    work_order: str | None  # '#Wdddd' on every request; None on fillers and the revision
-    text: str  # the user message as the scripted user writes it
-    named: tuple[str, ...] = ()  # ambiguous probes: the two steps named
-    dynamic: bool = False  # inserted at run time by the scripted user (a re-ask)
-
-
-class Episode(_Frozen, frozen=True, kw_only=True):
-    spec: EpisodeSpec
-    steps: tuple[Step, ...]
-    revision: Revision
-    turns: tuple[Turn, ...]  # the planned 44-turn schedule
-    brief: str  # the system prompt every arm receives
-    # Generator 3 at tier 2: each step's held-out ask rewrites (each with one "{wo}"), which
-    # the scripted user's dynamic re-asks use; empty otherwise (re-ask frames quote the brief).
-    held_out_asks: dict[str, tuple[str, ...]] = {}
-    # The budget knob (issue #48, generator 6; protocol.stress.budget): each budgeted step's
-    # cap of executions, as the brief states it. Unset, and so not encoded, on every other
-    # episode, whose encoding stays the earlier versions'.
-    budgets: dict[str, int] | UnsetType = UNSET
-
-    # The expiry knob (issue #48, generator 6; protocol.stress.expiry): the turns a run of
-    # each expiring step stays valid, as the brief states it; unset (not encoded) otherwise.
-    expiry: dict[str, int] | UnsetType = UNSET
-    # The exclusive knob (issue #48, generator 6; protocol.stress.exclusive): each planned step
-    # -> its alternative (listed in ``steps`` after the plan's; at most one of the two is
-    # performed), as the brief states it; unset (not encoded) otherwise.
-    exclusive: dict[str, str] | UnsetType = UNSET
-
-    # The sessions knob (issue #48, generator 6; protocol.stress.sessions): the planned turn
-    # indices at which a new session begins (the conversation restarts before that turn);
-    # unset (not encoded) on every other episode, whose encoding stays the earlier versions'.
-    sessions: tuple[int, ...] | UnsetType = UNSET
-
-    @property
-    def boundaries(self) -> tuple[int, ...]:
-        """The planned turns that open a new session (empty: one session)."""
-        return () if isinstance(self.sessions, UnsetType) else tuple(self.sessions)
-
-    @property
-    def caps(self) -> dict[str, int]:
-        """The budgeted steps' caps (empty without a budget)."""
-        return {} if isinstance(self.budgets, UnsetType) else dict(self.budgets)
-
-    @property
-    def lapses(self) -> dict[str, int]:
-        """The expiring steps' validity in turns (empty without expiry)."""
-        return {} if isinstance(self.expiry, UnsetType) else dict(self.expiry)
-
-    @property
-    def pairs(self) -> dict[str, str]:
-        """Each exclusive pair, planned step -> its alternative (empty without one)."""
-        return {} if isinstance(self.exclusive, UnsetType) else dict(self.exclusive)
-
-    @property
-    def ruled(self) -> bool:
-        """Whether a rule beyond one-shot state is placed (issue #48: one per episode)."""
-        return bool(self.caps or self.lapses or self.pairs)
-
-    def step(self, step_id: str) -> Step:
-        for s in self.steps:
-            if s.id == step_id:
-                return s
-        raise KeyError(step_id)
 
 
 class Booking(_Frozen, frozen=True, kw_only=True):
@@ -371,75 +275,6 @@ class TurnRecord(_Frozen, frozen=True, kw_only=True):
             named=self.named,
             dynamic=self.dynamic,
         )
-
-
-class CompiledStepRecord(_Frozen, frozen=True, kw_only=True):
-    """One step of a compiled graph as the compiler gave it."""
-
-    id: str
-    deps: tuple[str, ...] = ()
-    code: str = ""
-
-
-class CompiledRevisionRecord(_Frozen, frozen=True, kw_only=True):
-    cancel: str | None = None
-    rewires: dict[str, tuple[str, ...]] = {}
-    relax: tuple[str, str] | None = None
-
-
-class ValidatorRecord(_Frozen, frozen=True, kw_only=True):
-    """The ground-truth-free validator's verdict (Appendix D.3)."""
-
-    passed: bool
-    flags: tuple[str, ...] = ()
-    empty_code: tuple[str, ...] = ()
-    cancelled_in_deps: tuple[str, ...] = ()
-    cycle: bool = False
-    unknown_dep: tuple[str, ...] = ()
-    malformed: bool = False
-
-
-class AccuracyRecord(_Frozen, frozen=True, kw_only=True):
-    """The compile against the generator, for the record only (Table 5)."""
-
-    exact: bool
-    steps: int
-    dep: int
-    code: int
-    cancel: bool
-    rewire: bool
-    relax: bool
-    extra_steps: int = 0
-
-
-class CompileRecord(_Frozen, frozen=True, kw_only=True):
-    """What a gate episode compiled: the graph and revision, the validator, the accuracy."""
-
-    model: str  # the compile model's label
-    graph: tuple[CompiledStepRecord, ...]
-    graph_error: str | None = None
-    revision: CompiledRevisionRecord = CompiledRevisionRecord()
-    revision_error: str | None = None
-    # the raw compiler replies of a component that could not be read (its error set), each
-    # bounded (kept_reply); None where it was read (the run's cache and helpers.jsonl keep all)
-    graph_reply: str | None = None
-    revision_reply: str | None = None
-    validator: ValidatorRecord
-    accuracy: AccuracyRecord
-    enforcing: bool = False  # the gate refused bookings (hybrid: the validator passed)
-    cached: bool = False  # this episode made no compile request
-
-    def step(self, step_id: str) -> CompiledStepRecord | None:
-        return next((s for s in self.graph if s.id == step_id), None)
-
-
-class CorruptionEvent(_Frozen, frozen=True, kw_only=True):
-    """One corruption of the compiled state (Appendix D.4), before the turn's decision."""
-
-    turn: int
-    step: str
-    kind: Literal["drop_edge", "lost_done", "spurious_done"]
-    edge: str | None = None  # drop_edge: the prerequisite dropped
 
 
 class EpisodeRecord(msgspec.Struct, frozen=True, kw_only=True, tag="episode"):

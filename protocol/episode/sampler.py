@@ -199,7 +199,44 @@ def plan(
     rev = len(pre)
     done_at = {v: i for i, (_, v) in enumerate(base) if v is not None}
     never = len(base) + 1
-    gaps = range(len(base) + 1)
+    slots = _premature_slots(ids, deps, revised, schedule, done_at, rev, len(base))
+    premature = _pick(rng, slots, 2, set())
+    finished = [
+        (r, g)
+        for r in ids
+        for g in range(len(base) + 1)
+        if done_at.get(r, never) < g and (r != c or g <= rev)
+    ]
+    redo = _pick(rng, finished, 2, set())
+    legit = _pick(rng, finished, 1, {r for r, _ in redo}) or _pick(rng, finished, 1, set())
+    if len(premature) < 2 or len(redo) < 2 or not legit:
+        return None
+    inserts: list[tuple[int, float, Event]] = []
+    chosen: list[tuple[TurnKind, list[tuple[str, int]]]] = [
+        ("premature", premature),
+        ("redo_probe", redo),
+        ("legit_redo", legit),
+    ]
+    for kind, picked in chosen:
+        for v, g in picked:
+            inserts.append((g, rng.random(), (kind, v)))
+    inserts.append((rng.randint(rev + 1, len(base)), rng.random(), ("superseded_cue", c)))
+    return Plan(c, rewires, relax, _weave(base, inserts, {p for p, _ in premature}))
+
+
+def _premature_slots(
+    ids: list[str],
+    deps: Deps,
+    revised: Revised,
+    schedule: Schedule,
+    done_at: dict[str, int],
+    rev: int,
+    n_base: int,
+) -> list[tuple[str, int]]:
+    """Every (step, gap) where a premature ask may stand: the step live and not yet done at
+    the gap, some prerequisite of it (under the graph in force there) not done yet."""
+    c, _, _, post = revised
+    never = n_base + 1
 
     def is_done(v: str, g: int) -> bool:
         return done_at.get(v, never) < g
@@ -215,37 +252,23 @@ def plan(
     def blocked_to_revision(v: str) -> bool:
         return v != c or schedule == "earlier" or any(done_at[u] > rev for u in deps[c])
 
-    premature = _pick(
-        rng,
-        [
-            (p, g)
-            for p in ids
-            for g in gaps
-            if live(p, g)
-            and g <= done_at.get(p, never)
-            and blocked_to_revision(p)
-            and any(not is_done(u, g) for u in graph(g)[p])
-        ],
-        2,
-        set(),
-    )
-    finished = [(r, g) for r in ids for g in gaps if is_done(r, g) and live(r, g)]
-    redo = _pick(rng, finished, 2, set())
-    legit = _pick(rng, finished, 1, {r for r, _ in redo}) or _pick(rng, finished, 1, set())
-    if len(premature) < 2 or len(redo) < 2 or not legit:
-        return None
-    inserts: list[tuple[int, float, Event]] = []
-    chosen: list[tuple[TurnKind, list[tuple[str, int]]]] = [
-        ("premature", premature),
-        ("redo_probe", redo),
-        ("legit_redo", legit),
+    return [
+        (p, g)
+        for p in ids
+        for g in range(n_base + 1)
+        if live(p, g)
+        and g <= done_at.get(p, never)
+        and blocked_to_revision(p)
+        and any(not is_done(u, g) for u in graph(g)[p])
     ]
-    for kind, picked in chosen:
-        for v, g in picked:
-            inserts.append((g, rng.random(), (kind, v)))
-    inserts.append((rng.randint(rev + 1, len(base)), rng.random(), ("superseded_cue", c)))
-    reasked = {p for p, _ in premature}
-    inserts.sort(key=lambda x: (x[0], x[1]))
+
+
+def _weave(
+    base: list[Event], inserts: list[tuple[int, float, Event]], reasked: set[str]
+) -> list[Event]:
+    """The base order with each insert before the base event at its gap (ties in the order of
+    their random keys) and a filler at the end; a prematurely asked step's ask is a re-ask."""
+    inserts = sorted(inserts, key=lambda x: (x[0], x[1]))
     events: list[Event] = []
     k = 0
     for i, (kind, step) in enumerate([*base, ("filler", None)]):
@@ -254,4 +277,4 @@ def plan(
             k += 1
         if i < len(base):
             events.append(("re_ask", step) if kind == "ask" and step in reasked else (kind, step))
-    return Plan(c, rewires, relax, events)
+    return events

@@ -1,5 +1,6 @@
-"""msgspec's validation message for a grid file made one line a user can act on: an unknown
-key gets a did-you-mean, a value outside a field's Literal gets the choices."""
+"""A grid file's problems, each one line for the user: :class:`GridError`, and msgspec's
+validation message made one line a user can act on (an unknown key gets a did-you-mean, a
+value outside a field's Literal gets the choices)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ import re
 
 import msgspec
 
-__all__ = ["validation_problem"]
+__all__ = ["GridError", "validation_problem"]
+
+
+class GridError(ValueError):
+    """A problem with a grid file; the message is one line for the user."""
+
 
 _UNKNOWN = re.compile(r"unknown field `([^`]+)`(?: - at `\$\.?([^`]*)`)?")
 _ENUM = re.compile(r"Invalid enum value '([^']*)' - at `\$\.?([^`]*)`")

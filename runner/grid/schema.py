@@ -1,7 +1,7 @@
 """The tables of a grid file as msgspec Structs: ``[[endpoints]]``, ``[[models]]``,
 ``[decoding]``, ``[run]`` (with its ``[[run.variants]]``, ``[[run.graphs]]`` and
-``[[run.wordings]]``) and ``[memory]``. :mod:`runner.grid.expand` assembles them into a
-:class:`~runner.grid.expand.Grid`, loads and checks it."""
+``[[run.wordings]]``) and ``[memory]``. :class:`~runner.grid.cells.Grid` assembles them,
+:mod:`runner.grid.expand` loads it and :mod:`runner.grid.checks` checks it."""
 
 from __future__ import annotations
 

@@ -73,9 +73,9 @@ def _request(body: bytes) -> tuple[ChatRequest, ModelSpec]:
     return req, spec
 
 
-async def chat_completions(request: web.Request) -> web.StreamResponse:
-    server = request.app[SERVER]
-    n = server.arrival()
+async def _read(request: web.Request) -> tuple[ChatRequest, ModelSpec, str | None] | web.Response:
+    """The request, its model and its draw key (drop_system applied), or the error response
+    that refuses it."""
     try:
         req, spec = _request(await request.read())
     except RequestError as e:
@@ -91,6 +91,16 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         req = msgspec.structs.replace(
             req, messages=tuple(m for m in req.messages if m[0] != "system")
         )
+    return req, spec, draw_key
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    server = request.app[SERVER]
+    n = server.arrival()
+    read = await _read(request)
+    if isinstance(read, web.Response):
+        return read
+    req, spec, draw_key = read
     transcript = read_transcript(req.messages)  # carried from the conversation's last request
     prompt_tokens = transcript.prompt_tokens
     too_long = context_error(server.config.max_model_len, prompt_tokens, req.max_tokens)
@@ -115,6 +125,21 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         # a sampling seed in the body (a probe's samples) draws dice of its own
         draw=draw_key if draw_key is None or req.seed is None else f"{draw_key}|{req.seed}",
     )
+    return await _reply(request, n, req, ans, digest, fault, prompt_tokens)
+
+
+async def _reply(
+    request: web.Request,
+    n: int,
+    req: ChatRequest,
+    ans: Answer,
+    digest: str,
+    fault: Fault | None,
+    prompt_tokens: int,
+) -> web.StreamResponse:
+    """The answer shaped under the budget, the prefix cache admitted, the latency waited, and
+    the completion sent (streamed or whole; cut in half when the fault is ``malformed``)."""
+    server = request.app[SERVER]
     content, reasoning, finish, completion_tokens = shape(ans, req, fault)
     cached = server.admit(req.messages, content, prompt_tokens)
     uncached = prompt_tokens - cached  # the prefill computed: a cached prefix costs nothing

@@ -39,22 +39,16 @@ DATA_TABLES: dict[str, tuple[str, str]] = {
 
 PENDING: dict[str, str] = {
     # Issue 45, not done: violators in areas split on other branches of issue 45 (runner
-    # execution, the client, serve, records, the grid, the report and the viewer). Delete an
-    # entry when its split lands; this test fails on a stale entry and on any new violator.
-    "protocol/records.py": "module",
+    # execution, the client, the report and the viewer). Delete an entry when its split
+    # lands; this test fails on a stale entry and on any new violator.
     "runner/client/endpoint.py": "module",
-    "runner/grid/expand.py": "module",
     "scoring/report/tables.py": "module",
     "scoring/display/episode_views.py": "module",
-    "serve/endpoint/chat.py:chat_completions": "function",
     "runner/execution/episode_loop.py:run_episode": "function",
     "runner/execution/grid_run.py:run_async": "function",
     "runner/execution/scheduler.py:run_grid": "function",
-    "runner/grid/expand.py:check_grid": "function",
     "scoring/report/markdown.py:markdown_report": "function",
     "scoring/display/episode_views.py:turn_views": "function",
-    # Issue 45, not done and not assigned to any branch yet: the graph sampler's plan.
-    "protocol/episode/sampler.py:plan": "function",
 }
 """Issue 45's pending splits, each ``path`` (a module) or ``path:function`` (a body)."""
 
