@@ -111,3 +111,13 @@ def test_holm_within_one_model_every_style_dose_and_arm() -> None:
     assert "| raw | restate - restate_plain | 1 |" in section
     assert "5/6 = 0.833 | 0/6 = 0.000 | +0.833 [" in section
     assert pressure_section(()) == []
+
+
+def test_the_section_shares_the_per_turn_compute_and_follows_the_interactions() -> None:
+    from scoring.analyses.pressure import PRESSURE
+    from scoring.analyses.registry import ANALYSES
+    from scoring.analyses.stress_turns import STRESS_TURNS, TURN_INTERACTION
+
+    assert PRESSURE.compute is STRESS_TURNS.compute  # computed once per batch
+    names = [t.name for t in ANALYSES.entries()]
+    assert names.index(PRESSURE.name) == names.index(TURN_INTERACTION.name) + 1
