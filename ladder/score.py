@@ -32,14 +32,9 @@ from runner.rundir.records import load_records, log_summary, read_run
 from runner.rundir.rescore import rescore_dir
 from scoring.report.cut_table import cut_table, cut_warning_lines
 from scoring.report.episode_table import episode_table
+from scoring.report.gate_tables import gate_activity_table, helper_table
 from scoring.report.markdown import synthetic_banner
-from scoring.report.tables import (
-    Labels,
-    channel_table,
-    gate_activity_table,
-    helper_table,
-    ladder_table,
-)
+from scoring.report.tables import Labels, channel_table, ladder_table
 from scoring.results.episode_rows import EpisodeRow, episode_rows
 from scoring.results.families import DEFAULT_FAMILY, FAMILIES, describe_families
 from scoring.results.flat import flat_row

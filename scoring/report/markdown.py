@@ -24,27 +24,11 @@ import msgspec
 from protocol.arms.table import arm_rank
 from protocol.config import SCRIPTED, CellKey, config_label, is_synthetic, model_label
 from protocol.state.machine import CHANNELS
-from scoring.md_table import markdown_table, md_text
+from scoring.md_table import md_text
 from scoring.plural import plural
 from scoring.report.figure_text import legend_below, short_labels, wrap
-from scoring.report.tables import (
-    CHANNEL_HEADER,
-    CONTRAST_HEADER,
-    GATE_HEADER,
-    HELPERS_HEADER,
-    INERT_TITLE,
-    LADDER_HEADER,
-    PASS_K_NOTE,
-    Labels,
-    channel_rows,
-    contrast_rows,
-    gate_activity_rows,
-    helper_rows,
-    inert_lines,
-    ladder_rows,
-    pass_k_header,
-    pass_k_rows,
-)
+from scoring.report.result_sections import channel_section, gate_sections, ladder_sections
+from scoring.report.tables import Labels, inert_lines
 from scoring.results.lines import CellLine, ResultLine
 
 if TYPE_CHECKING:
@@ -115,11 +99,6 @@ def synthetic_banner(keys: Iterable[CellKey], width: int = 80) -> list[str]:
         text = block.removeprefix("> ").replace("`", "").strip()
         out += textwrap.wrap(text, width, subsequent_indent="  ") if text else []
     return out
-
-
-def _numbered(header: Sequence[str]) -> tuple[str, ...]:
-    """A table's header with its first column the configuration's number (the list above)."""
-    return ("cfg", *header[1:])
 
 
 def numbered_sections(sections: Sequence[str], labels: Labels) -> list[str]:
@@ -315,66 +294,9 @@ def markdown_report(
     if labels.numbers:
         out += ["", "## Configurations", ""]
         out += [f"{i}. {md_text(c)}" for c, i in labels.numbers.items()]
-    for scoring, name in (("strict", "primary scoring"), ("decline_aware", "decline-aware")):
-        out += [
-            "",
-            f"## Strict success, {name}",
-            "",
-            markdown_table(_numbered(LADDER_HEADER), ladder_rows(lines, scoring, labels)),
-        ]
-        rows = contrast_rows(lines, scoring, labels)
-        if rows:
-            out += [
-                "",
-                f"Contrasts ({name}): exact McNemar on shared seeds; Holm within each paper "
-                "table's family (`ladder score` lists them; docs/scoring.md).",
-                "",
-                markdown_table(_numbered(CONTRAST_HEADER), rows),
-            ]
-        tried = pass_k_rows(lines, scoring, labels)
-        if tried:  # repeated trials (--trials K, #40)
-            out += [
-                "",
-                f"pass^k ({name}): {PASS_K_NOTE.split(': ', 1)[1]}.",
-                "",
-                markdown_table(_numbered(pass_k_header(lines, labels)), tried),
-            ]
-    out += [
-        "",
-        "## Error channels (Table 9 shape)",
-        "",
-        "Errors over the turns carrying the channel's label; unrequested executions as a "
-        "count; false completions over refused bookings.",
-        "",
-        markdown_table(_numbered(CHANNEL_HEADER), channel_rows(lines, labels)),
-    ]
-    helpers = helper_rows(lines, labels)
-    if helpers:
-        out += [
-            "",
-            "## Gate helpers (Tables 5 and 11 shapes)",
-            "",
-            "Compile accuracy against the generator graph (flagged: episodes the ground-truth-"
-            "free validator flags); matcher step agreement and explicit-redo precision / recall.",
-            "",
-            markdown_table(_numbered(HELPERS_HEADER), helpers),
-        ]
-    gates = gate_activity_rows(lines, labels)
-    if gates:
-        out += [
-            "",
-            "## Gate activity",
-            "",
-            "Whether each gate gated: compiles failed / empty / validator-flagged, matcher "
-            "answers malformed after the correction request (of turns consulted), directives "
-            "and rejection notices shown. A cell whose gate never acted (or whose every compile "
-            "failed) is INERT: it measures no gate, and its contrasts are marked INERT.",
-            "",
-            markdown_table(_numbered(GATE_HEADER), gates),
-        ]
-        inert = inert_lines(lines)
-        if inert:
-            out += ["", INERT_TITLE, "", *(f"- {x}" for x in inert)]
+    out += ladder_sections(lines, labels)
+    out += channel_section(lines, labels)
+    out += gate_sections(lines, labels)
     out += numbered_sections(sections, labels)
     if figures:
         out += ["", "## Figures", ""]

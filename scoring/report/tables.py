@@ -10,12 +10,14 @@ later print the same tables.
 * The channel table (Table 9 shape): per cell, strict success and each error channel over its
   label denominator (errors/turns), unrequested executions as a count, and false completions
   over refused bookings.
+
+The gate cells' tables (helpers, gate activity) are :mod:`scoring.report.gate_tables`.
 """
 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
@@ -36,13 +38,13 @@ __all__ = [
     "channel_rows",
     "channel_table",
     "contrast_rows",
-    "gate_activity_rows",
-    "gate_activity_table",
     "inert_lines",
+    "labelled_header",
     "ladder_rows",
     "ladder_table",
     "pass_k_header",
     "pass_k_rows",
+    "rate_text",
     "text_table",
 ]
 
@@ -120,7 +122,7 @@ def _contrasts(lines: Iterable[ResultLine], scoring: str) -> list[ContrastLine]:
     return [x for x in lines if isinstance(x, ContrastLine) and x.scoring == scoring]
 
 
-def _rate(x: float | None) -> str:
+def rate_text(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
@@ -147,7 +149,7 @@ def inert_lines(lines: Iterable[ResultLine]) -> list[str]:
     return [f"{config_label(k)} {k.arm}: {why}" for k, why in _inert(lines).items()]
 
 
-def _header(header: Sequence[str], labels: Labels) -> tuple[str, ...]:
+def labelled_header(header: Sequence[str], labels: Labels) -> tuple[str, ...]:
     return (labels.header, *header[1:])
 
 
@@ -165,7 +167,7 @@ def ladder_rows(
                 labels(c.cell),
                 c.cell.arm + (INERT_MARK if c.cell in inert else ""),
                 f"{c.successes(scoring)}/{c.n}",
-                _rate(c.rate(scoring)),
+                rate_text(c.rate(scoring)),
                 f"[{lo:.2f}, {hi:.2f}]",
                 str(c.context_overflows),
                 str(c.infrastructure_errors),
@@ -226,7 +228,7 @@ def pass_k_rows(
     rows = []
     for c in cells:
         hats = c.pass_k.get(scoring, ())
-        shown = [_rate(hats[k]) if k < len(hats) else "-" for k in range(most)]
+        shown = [rate_text(hats[k]) if k < len(hats) else "-" for k in range(most)]
         rows.append([labels(c.cell), c.cell.arm, str(c.trials), *shown])
     return rows
 
@@ -244,7 +246,7 @@ def _over(k: int, n: int) -> str:
 def channel_rows(lines: Iterable[ResultLine], labels: Labels = WIDE) -> list[list[str]]:
     rows = []
     for c in sorted(_cells(lines), key=lambda c: labels.order(c.cell)):
-        row = [labels(c.cell), c.cell.arm, _rate(c.strict)]
+        row = [labels(c.cell), c.cell.arm, rate_text(c.strict)]
         row += [_over(c.channels[ch], c.labels[label]) for ch, label in RATES]
         row.append(str(c.channels["unrequested"]))
         row.append(f"{c.false_completions}/{c.refused}" if c.refused else "-")
@@ -272,13 +274,13 @@ def ladder_table(
     """Success per cell under *scoring*, then the adjacent contrasts of that scoring."""
     title = f"Strict success, {_TITLES[scoring]} (Wilson 95% CI)"
     rows = ladder_rows(lines, scoring, labels)
-    parts = [title, text_table(_header(LADDER_HEADER, labels), rows)]
+    parts = [title, text_table(labelled_header(LADDER_HEADER, labels), rows)]
     contrasts = contrast_rows(lines, scoring, labels)
     if contrasts:
         parts += [
             "",
             f"Adjacent contrasts, {_TITLES[scoring]} (exact McNemar, Holm)",
-            text_table(_header(CONTRAST_HEADER, labels), contrasts),
+            text_table(labelled_header(CONTRAST_HEADER, labels), contrasts),
         ]
     tried = pass_k_rows(lines, scoring, labels)
     if tried:  # repeated trials (--trials K, #40)
@@ -324,7 +326,7 @@ def channel_table(lines: Sequence[ResultLine], labels: Labels = WIDE) -> str:
         return "\n".join([title, text_table(CHANNEL_HEADER, channel_rows(lines, labels))])
     rows = []
     for c in sorted(_cells(lines), key=lambda c: labels.order(c.cell)):
-        row = [labels(c.cell), c.cell.arm, _rate(c.strict)]
+        row = [labels(c.cell), c.cell.arm, rate_text(c.strict)]
         row += [f"{c.channels[ch]}/{c.labels[label]}" for ch, label in RATES]
         row.append(str(c.channels["unrequested"]))
         row.append(f"{c.false_completions}/{c.refused}" if c.refused else "-")
@@ -337,153 +339,3 @@ def channel_table(lines: Sequence[ResultLine], labels: Labels = WIDE) -> str:
     )
     head = textwrap.wrap(title, 80, break_on_hyphens=False)
     return "\n".join([*head, text_table(NARROW_CHANNEL_HEADER, rows)])
-
-
-HELPERS_HEADER = (
-    "configuration",
-    "arm",
-    "compiled",
-    "dep",
-    "code",
-    "cancel",
-    "rewire",
-    "relax",
-    "flagged",
-    "matcher agree",
-    "redo P",
-    "redo R",
-    "matcher calls (cached)",
-    "answers malformed (corrected)",
-)
-
-
-def helper_rows(lines: Iterable[ResultLine], labels: Labels = WIDE) -> list[list[str]]:
-    rows = []
-    helpers = [x for x in lines if isinstance(x, HelperLine)]
-    for h in sorted(helpers, key=lambda h: labels.order(h.cell)):
-        c, m = h.compile, h.matcher
-        rows.append(
-            [
-                labels(h.cell),
-                h.cell.arm,
-                str(c.n),
-                _rate(c.dep),
-                _rate(c.code),
-                _rate(c.cancel),
-                _rate(c.rewire),
-                _rate(c.relax),
-                str(c.validator_flagged),
-                _rate(m.agreement),
-                _rate(m.redo_precision),
-                _rate(m.redo_recall),
-                f"{m.matcher_calls} ({m.matcher_cached})",
-                _outcomes(m.outcomes),
-            ]
-        )
-    return rows
-
-
-def _outcomes(outcomes: Mapping[str, int]) -> str:
-    if not outcomes:
-        return "-"
-    return f"{outcomes.get('malformed', 0)} ({outcomes.get('corrected', 0)})"
-
-
-def helper_table(lines: Sequence[ResultLine], labels: Labels = WIDE) -> str:
-    """Tables 5 and 11 shapes: compile accuracy and matcher agreement per gate cell."""
-    rows = helper_rows(lines, labels)
-    if not rows:
-        return ""
-    title = (
-        "Gate helpers: compile accuracy against the generator (Table 5 shape; flagged = "
-        "episodes the validator flags) and matcher agreement / explicit-redo precision and "
-        "recall (Table 11 shape)"
-    )
-    if labels.wide:
-        return "\n".join([title, text_table(_header(HELPERS_HEADER, labels), rows)])
-    # at 80 columns: the compile columns, then the matcher's, each a table
-    head = list(_header(HELPERS_HEADER, labels))
-    head[9], head[12], head[13] = "agree", "calls (cached)", "malformed (fixed)"
-    compile_cols, matcher_cols = [0, 1, *range(2, 9)], [0, 1, *range(9, 14)]
-    return "\n".join(
-        [
-            *textwrap.wrap(title, 80),
-            text_table(
-                [head[i] for i in compile_cols], [[r[i] for i in compile_cols] for r in rows]
-            ),
-            "",
-            text_table(
-                [head[i] for i in matcher_cols], [[r[i] for i in matcher_cols] for r in rows]
-            ),
-        ]
-    )
-
-
-GATE_HEADER = (
-    "configuration",
-    "arm",
-    "episodes",
-    "compiles failed",
-    "empty",
-    "flagged",
-    "matcher malformed",
-    "directives",
-    "notices",
-    "gate",
-)
-
-
-def gate_activity_rows(lines: Iterable[ResultLine], labels: Labels = WIDE) -> list[list[str]]:
-    """Per gate cell: compiles failed / empty / validator-flagged (of compiles), matcher
-    answers malformed after correction (of turns consulted), directives and rejection
-    notices shown, and whether the gate acted (``inert``) or not."""
-    rows = []
-    helpers = [x for x in lines if isinstance(x, HelperLine)]
-    for h in sorted(helpers, key=lambda h: labels.order(h.cell)):
-        g = h.gate
-        rows.append(
-            [
-                labels(h.cell),
-                h.cell.arm,
-                str(g.episodes),
-                f"{g.compile_failed}/{g.compiles}",
-                f"{g.compile_empty}/{g.compiles}",
-                f"{g.compile_flagged}/{g.compiles}",
-                f"{g.matcher_malformed}/{g.matcher_turns}",
-                str(g.directives),
-                str(g.notices),
-                "INERT" if g.inert else ("-" if not g.episodes else "acted"),
-            ]
-        )
-    return rows
-
-
-# The gate activity table at 80 columns (#40): short heads.
-NARROW_GATE_HEADER = (
-    "cfg", "arm", "eps", "cmp fail", "empty", "flagged", "m.malf", "dirs", "notices", "gate",
-)  # fmt: skip
-
-
-def gate_activity_table(lines: Sequence[ResultLine], labels: Labels = WIDE) -> str:
-    """Whether each gate cell's gate gated, then one line per inert cell saying why."""
-    rows = gate_activity_rows(lines, labels)
-    if not rows:
-        return ""
-    title = (
-        "Gate activity: compiles failed / empty / validator-flagged, matcher answers "
-        "malformed after correction (of turns consulted), directives and rejection notices "
-        "shown"
-    )
-    if labels.wide:
-        out = [title, text_table(GATE_HEADER, rows)]
-    else:
-        head = textwrap.wrap(title + " (cmp: compiles, m.malf: matcher malformed)", 80)
-        out = [*head, text_table(NARROW_GATE_HEADER, rows)]
-    inert = inert_lines(lines)
-    if inert and labels.wide:
-        out += [INERT_TITLE, *(f"  {x}" for x in inert)]
-    elif inert:  # 80 columns (#49)
-        out += textwrap.wrap(INERT_TITLE, 80)
-        for x in inert:
-            out += textwrap.wrap(x, 80, initial_indent="  ", subsequent_indent="    ")
-    return "\n".join(out)

@@ -26,7 +26,9 @@ from protocol.records import EpisodeRecord
 from protocol.stress.doses import user_turns
 from runner.rundir.records import load_records
 from scoring.analyses.doses import DoseLine, dose_lines, outcomes
+from scoring.analyses.pressure import pressure_lines
 from scoring.analyses.stress import ToolFailureLine, spoof_lines, tool_failure_lines
+from scoring.analyses.stress_turns import turn_outcomes
 from scoring.replay.askback import Burden, per_recovery
 from scoring.replay.episode_score import EpisodeScore, score_episode
 
@@ -95,11 +97,18 @@ RESTATE = (
 
 
 @pytest.fixture(scope="module")
-def user_style(tmp_path_factory: pytest.TempPathFactory) -> list[DoseLine]:
-    """The uncooperative user's dose-response lines from one run of the doc's command (both
-    figures below quote it)."""
+def user_style_pairs(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> list[tuple[EpisodeRecord, EpisodeScore]]:
+    """One run of the doc's command, scored (every figure below quotes it)."""
     out = tmp_path_factory.mktemp("user-style")
-    return list(dose_lines(outcomes(_pairs(_ladder_run(RESTATE, out)))))
+    return _pairs(_ladder_run(RESTATE, out))
+
+
+@pytest.fixture(scope="module")
+def user_style(user_style_pairs: list[tuple[EpisodeRecord, EpisodeScore]]) -> list[DoseLine]:
+    """The uncooperative user's dose-response lines."""
+    return list(dose_lines(outcomes(user_style_pairs)))
 
 
 def _by(lines: Sequence[DoseLine], style: str) -> dict[tuple[str, float], DoseLine]:
@@ -145,6 +154,32 @@ def test_the_plain_controls_pressure(user_style: list[DoseLine]) -> None:
                 f"{turns.stressed_mean:.2f})"
             )
     _holds("at doses 0.1, 0.25, 1: " + "; ".join(parts) + ".", RESTATE)
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_the_pressure_section(user_style_pairs: list[tuple[EpisodeRecord, EpisodeScore]]) -> None:
+    """The report's "Stress pressure" lines: each style minus its plain control (#46)."""
+    lines = pressure_lines(turn_outcomes(user_style_pairs))
+    by = {(x.cell.arm, x.style, x.dose): x for x in lines}
+    parts = []
+    for style in ("restate", "double"):
+        for arm in ("raw", "enforce"):
+            cells = [by[(arm, style, d)] for d in (0.1, 0.25, 1.0)]
+            parts.append(
+                f"{arm} `{style}` "
+                + ", ".join(
+                    f"{x.errors}/{x.turns} against {x.control_errors}/{x.turns} "
+                    f"({x.pressure:+.3f}, Holm p {x.p_holm:.3g})"
+                    for x in cells
+                )
+            )
+    _holds(
+        "errors on the stressed turns, styled against plain, at doses 0.1, 0.25, 1: "
+        + "; ".join(parts)
+        + ".",
+        RESTATE,
+    )
 
 
 # -- forged tool results on the harness (a grid run) ----------------------------------------
