@@ -47,8 +47,6 @@ PENDING: dict[str, str] = {
     "scoring/report/tables.py": "module",
     "scoring/display/episode_views.py": "module",
     "serve/endpoint/chat.py:chat_completions": "function",
-    "runner/execution/grid_run.py:run_async": "function",
-    "runner/execution/scheduler.py:run_grid": "function",
     "runner/grid/expand.py:check_grid": "function",
     "scoring/report/markdown.py:markdown_report": "function",
     "scoring/display/episode_views.py:turn_views": "function",
