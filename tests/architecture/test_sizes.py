@@ -45,11 +45,9 @@ PENDING: dict[str, str] = {
     "runner/client/endpoint.py": "module",
     "runner/grid/expand.py": "module",
     "scoring/report/tables.py": "module",
-    "scoring/display/episode_views.py": "module",
     "serve/endpoint/chat.py:chat_completions": "function",
     "runner/grid/expand.py:check_grid": "function",
     "scoring/report/markdown.py:markdown_report": "function",
-    "scoring/display/episode_views.py:turn_views": "function",
     # Issue 45, not done and not assigned to any branch yet: the graph sampler's plan.
     "protocol/episode/sampler.py:plan": "function",
 }
