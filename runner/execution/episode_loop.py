@@ -9,15 +9,16 @@ failure); the scheduler logs it and a resumed run retries it.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from protocol.arms.askback import Principal, answered_step
 from protocol.arms.render import compose_user_message
 from protocol.records import (
     Booking,
+    CallRecord,
     EpisodeRecord,
     Escalation,
     Turn,
@@ -113,6 +114,22 @@ async def _play(
     return played, [reply]
 
 
+@dataclass
+class _Conversation:
+    """What the episode carries from turn to turn: the system prompt, the history the arm
+    sends, the notices for the next turn, the helper calls not yet recorded (the arm's
+    preparation, a session restart's), the dynamic turns served so far (their draw keys,
+    protocol.draws) and the sessions knob's boundaries still to open (#48)."""
+
+    system: str
+    pending_calls: list[CallRecord]
+    opens: set[int]
+    history: list[dict[str, str]] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    dynamic: int = 0
+    session: int = 0
+
+
 async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
     if ctx.cell.knobs.harness == "langgraph":
         from runner.harness import run_harness_episode  # LangGraph only when a cell needs it
@@ -127,90 +144,138 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
     )
     arm = make_arm(ctx)
     turns: list[TurnRecord] = []
-    history: list[dict[str, str]] = []
-    notices: list[str] = []
     started = time.time()
     t0 = time.perf_counter()
     failure: CallFailed | None = None
-    dynamic = 0  # dynamic turns served so far (their draw keys, protocol.draws)
     opens = set(ep.boundaries)  # planned turns that open a session (the sessions knob, #48)
-    session = 0
     try:
         ctx.calls.clear()
         TURN_DRAW.set(None)
         await arm.prepare()
         prepare_calls = list(ctx.calls)
-        system = arm.system_prompt()
+        conv = _Conversation(arm.system_prompt(), prepare_calls, opens)
         while (turn := user.next_turn()) is not None:
-            ctx.calls.clear()
-            TURN_DRAW.set(None)  # an arm's own calls while it shapes the turn carry no key
-            opened = user.planned in opens
-            note: str | None = None
-            if opened:  # a boundary: the conversation restarts before this turn
-                opens.discard(user.planned)
-                session += 1
-                done = await restart(ctx, arm, system, history, session)
-                history, note = [], done.note
-                prepare_calls = [*prepare_calls, *done.calls]
-            verdict = user.begin(turn)
-            if planned is None:  # versions 1-4: on the realized state
-                injected = forgery(ep, turn, verdict, knobs.spoof)
-            else:
-                injected = planned.get(user.planned, "") if user.planned is not None else ""
-            asked = _with_injected(turn, injected)
-            ctx.principal = Principal(ep, turn, user.state)
-            shown, shaped = notices, await arm.shape(asked, user.state, notices)
-            if note is not None:  # the note opens the session's first message, kept with it
-                shaped.sent, shaped.kept = carry(note, shaped.sent), carry(note, shaped.kept)
-            sys_msg = {"role": "system", "content": system + shaped.system_extra}
-            messages = [sys_msg, *arm.context(history), {"role": "user", "content": shaped.sent}]
-            key = f"p{user.planned}" if user.planned is not None else f"d{dynamic}"
-            dynamic += user.planned is None
-            TURN_DRAW.set((ep.spec.seed, key, 0))
-            played, replies = await _play(ctx, arm, asked, shaped, messages)
-            calls = [*prepare_calls, *ctx.calls, *(r.call for r in replies)]
-            prepare_calls = []
-            notices = played.notices
-            reply = played.reply
-            history.append({"role": "user", "content": shaped.kept})
-            history.append({"role": "assistant", "content": reply.content})
-            executed = [b.step for b in played.admitted if b.step is not None]
-            user.finish(*_answered(user, turn, verdict, shaped.answer), executed)
-            arm.observe(turn, played.admitted, reply.content)
-            turns.append(
-                TurnRecord(
-                    **scripted_fields(turn),
-                    sent_text=shaped.sent,
-                    arm_text=shaped.arm_text,
-                    notices=tuple(shown),
-                    reply=reply.content,
-                    reasoning=reply.reasoning,
-                    admitted=tuple(played.admitted),
-                    refused=tuple(_dedupe(played.refused)),
-                    matched_step=shaped.matched_step,
-                    matched_redo=shaped.matched_redo,
-                    matcher_outcome=shaped.matcher_outcome,
-                    matcher_replies=shaped.matcher_replies,
-                    directive=shaped.directive,
-                    calls=tuple(calls),
-                    first_reply=played.first_reply,
-                    retry_notices=played.retry_notices,
-                    injected=injected,
-                    question=shaped.question,
-                    answer=shaped.answer,
-                    ask_reason=shaped.ask_reason,
-                    first_match=shaped.first_match,
-                    askback_calls=shaped.askback_calls,
-                    escalations=played.escalations,
-                    draw_turn=key,
-                    session=session if opened else UNSET,
-                    carried=note if note is not None else UNSET,
-                )
-            )
+            turns.append(await _serve_turn(ctx, arm, user, planned, conv, turn))
             ctx.turn_done()
     except CallFailed as e:
         failure = e
     return arm.episode_record(turns, started, t0, failure)
+
+
+async def _serve_turn(
+    ctx: EpisodeContext,
+    arm: ArmSession,
+    user: ScriptedUser,
+    planned: dict[int, str] | None,
+    conv: _Conversation,
+    turn: Turn,
+) -> TurnRecord:
+    """One turn: a session restart at a boundary, the scripted turn (with its forgery, if
+    any) shaped by the arm, the agent's reply and the arm's admission; the turn's record."""
+    ep = ctx.episode
+    ctx.calls.clear()
+    TURN_DRAW.set(None)  # an arm's own calls while it shapes the turn carry no key
+    opened, note = False, None
+    if user.planned in conv.opens:  # a boundary: the conversation restarts before this turn
+        opened, note = True, await _open_session(ctx, arm, conv, user.planned)
+    verdict = user.begin(turn)
+    if planned is None:  # versions 1-4: on the realized state
+        injected = forgery(ep, turn, verdict, ctx.cell.knobs.spoof)
+    else:
+        injected = planned.get(user.planned, "") if user.planned is not None else ""
+    asked = _with_injected(turn, injected)
+    ctx.principal = Principal(ep, turn, user.state)
+    shown, shaped = conv.notices, await arm.shape(asked, user.state, conv.notices)
+    if note is not None:  # the note opens the session's first message, kept with it
+        shaped.sent, shaped.kept = carry(note, shaped.sent), carry(note, shaped.kept)
+    sys_msg = {"role": "system", "content": conv.system + shaped.system_extra}
+    messages = [sys_msg, *arm.context(conv.history), {"role": "user", "content": shaped.sent}]
+    key = f"p{user.planned}" if user.planned is not None else f"d{conv.dynamic}"
+    conv.dynamic += user.planned is None
+    TURN_DRAW.set((ep.spec.seed, key, 0))
+    played, replies = await _play(ctx, arm, asked, shaped, messages)
+    calls = [*conv.pending_calls, *ctx.calls, *(r.call for r in replies)]
+    conv.pending_calls = []
+    conv.notices = played.notices
+    reply = played.reply
+    conv.history.append({"role": "user", "content": shaped.kept})
+    conv.history.append({"role": "assistant", "content": reply.content})
+    executed = [b.step for b in played.admitted if b.step is not None]
+    user.finish(*_answered(user, turn, verdict, shaped.answer), executed)
+    arm.observe(turn, played.admitted, reply.content)
+    return _turn_record(
+        turn,
+        shaped,
+        played,
+        _Served(tuple(shown), tuple(calls), injected, key),
+        session=conv.session if opened else UNSET,
+        carried=note if note is not None else UNSET,
+    )
+
+
+async def _open_session(
+    ctx: EpisodeContext, arm: ArmSession, conv: _Conversation, boundary: int
+) -> str | None:
+    """Restart the conversation at a session boundary (the sessions knob, #48): the next
+    session opens with an empty history; the handoff's note (None: no note) is returned and
+    its calls wait for this turn's record."""
+    conv.opens.discard(boundary)
+    conv.session += 1
+    done = await restart(ctx, arm, conv.system, conv.history, conv.session)
+    conv.history = []
+    conv.pending_calls = [*conv.pending_calls, *done.calls]
+    return done.note
+
+
+@dataclass(frozen=True)
+class _Served:
+    """What the episode runner adds to a turn's record beside the arm's shaping and the
+    agent's reply: the notices shown, the calls made, the injected text and the draw key."""
+
+    shown: tuple[str, ...]
+    calls: tuple[CallRecord, ...]
+    injected: str
+    key: str
+
+
+def _turn_record(
+    turn: Turn,
+    shaped: Shaped,
+    played: _Played,
+    served: _Served,
+    *,
+    session: int | UnsetType,
+    carried: str | UnsetType,
+) -> TurnRecord:
+    """The record of one turn, as the log keeps it."""
+    return TurnRecord(
+        **scripted_fields(turn),
+        sent_text=shaped.sent,
+        arm_text=shaped.arm_text,
+        notices=served.shown,
+        reply=played.reply.content,
+        reasoning=played.reply.reasoning,
+        admitted=tuple(played.admitted),
+        refused=tuple(_dedupe(played.refused)),
+        matched_step=shaped.matched_step,
+        matched_redo=shaped.matched_redo,
+        matcher_outcome=shaped.matcher_outcome,
+        matcher_replies=shaped.matcher_replies,
+        directive=shaped.directive,
+        calls=served.calls,
+        first_reply=played.first_reply,
+        retry_notices=played.retry_notices,
+        injected=served.injected,
+        question=shaped.question,
+        answer=shaped.answer,
+        ask_reason=shaped.ask_reason,
+        first_match=shaped.first_match,
+        askback_calls=shaped.askback_calls,
+        escalations=played.escalations,
+        draw_turn=served.key,
+        session=session,
+        carried=carried,
+    )
 
 
 def _answered(

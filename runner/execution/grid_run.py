@@ -6,6 +6,7 @@ lock, signals and exit codes around it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
@@ -73,7 +74,7 @@ async def run_async(
     on one endpoint; 0 (the default here; ``ladder run`` passes its flag) never stops.
     """
     from runner.execution.connect import open_endpoints
-    from runner.execution.live import fit, live_view, preflight_line, progress_lines, refreshing
+    from runner.execution.live import preflight_line
 
     # The local checks come first (the directory's grid, then its logs), so a directory of
     # another grid is refused before any endpoint is contacted; the manifest is written only
@@ -81,33 +82,13 @@ async def run_async(
     # unreadable log, an endpoint that does not answer) leaves the directory as it was, and
     # a first run that never started leaves no manifest to block the corrected grid.
     hooks = Observers(observers)
-
-    def notice(text: str, style: str = "") -> None:
-        shown = fit(text)  # within 80 columns (#40)
-        console.print(f"[{style}]{shown}" if style else shown)
-        hooks.notice(text)
-
+    notice = _notifier(console, hooks)
     write_or_check_manifest(out, grid, allow_change=allow_change, write=False)
     report = LogReport()
     tasks, done = pending_tasks(grid, out, report)
-    for bad in report.truncated:
-        notice(f"dropped a truncated log line (a kill mid-write): {bad}", "yellow")
-    if report.foreign:
-        notice(
-            f"{plural(len(report.foreign), 'log record')} of another grid "
-            "ignored (neither done nor scored)",
-            "yellow",
-        )
-    for bad in report.corrupt:
-        notice(f"skipped a corrupt log line: {bad}", "yellow")
-    if len(report.corrupt) > len(report.corrupt.kept):  # every one counted, the first shown
-        more = len(report.corrupt) - len(report.corrupt.kept)
-        notice(f"skipped {more} more corrupt log lines", "yellow")
+    _log_notices(report, notice)
     scorer = _scorer(grid, done)
-    try:  # a changed pack is refused before any endpoint is contacted (#40)
-        keep_packs(grid.run.domains, out, write=False)
-    except PackError as e:
-        raise GridError("\n".join(e.problems)) from None
+    _keep_packs(grid, out, write=False)  # a changed pack is refused before any endpoint (#40)
     async with open_endpoints(grid, server_config=server_config) as endpoints:
         for ep in endpoints.values():
             ep.stats.breaker_after = breaker_after
@@ -116,10 +97,7 @@ async def run_async(
             notice(preflight_line(endpoints))
             stopped = await _preflight(grid, endpoints, tasks, notice)
             tasks = [t for t in tasks if t.cell.model not in stopped]
-        try:
-            keep_packs(grid.run.domains, out)  # a copy of every file pack the run uses
-        except PackError as e:
-            raise GridError("\n".join(e.problems)) from None
+        _keep_packs(grid, out)  # a copy of every file pack the run uses
         manifest = write_or_check_manifest(
             out, grid, allow_change=allow_change, overrides=overrides, scripted=server_config
         )
@@ -134,17 +112,8 @@ async def run_async(
             notice(
                 f"resuming {out}: {plural(len(done), 'episode')} already done, {len(tasks)} to run"
             )
-        async with anyio.create_task_group() as tg:
-            # Compiles are pipelined with the episodes: the precompile walks the tasks in run
-            # order beside them; an episode that reaches its compile first joins the flight,
-            # and text-arm episodes never wait.
-            tg.start_soon(_precompile, helpers, tasks, console)
-            with live_view(state, console, enabled=live):
-                async with (
-                    progress_lines(state, console, every_s=0 if live else progress_every_s),
-                    refreshing(state, every_s=1.0),
-                ):
-                    await run_grid(state, tasks, scorer, stopped_before=stopped)
+        shown = _Shown(console, live, progress_every_s)
+        await _schedule(state, helpers, tasks, scorer, stopped, shown)
     st = helpers.stats
     if st.compile_requests or st.matcher_requests:
         console.print(helper_summary(st, width=80), highlight=False)
@@ -162,6 +131,79 @@ async def run_async(
         "out": str(out),
         "results_changed": final is not None,
     }
+
+
+def _notifier(console: Console, hooks: Observers) -> Callable[..., None]:
+    """The run's notice: printed within 80 columns (#40), in ``style`` if any, and told to
+    the observers whole."""
+    from runner.execution.live import fit
+
+    def notice(text: str, style: str = "") -> None:
+        shown = fit(text)  # within 80 columns (#40)
+        console.print(f"[{style}]{shown}" if style else shown)
+        hooks.notice(text)
+
+    return notice
+
+
+def _log_notices(report: LogReport, notice: Callable[..., None]) -> None:
+    """The notices of reading the logs: truncated lines dropped, another grid's records
+    ignored, corrupt lines skipped (every one counted, the first ones shown)."""
+    for bad in report.truncated:
+        notice(f"dropped a truncated log line (a kill mid-write): {bad}", "yellow")
+    if report.foreign:
+        notice(
+            f"{plural(len(report.foreign), 'log record')} of another grid "
+            "ignored (neither done nor scored)",
+            "yellow",
+        )
+    for bad in report.corrupt:
+        notice(f"skipped a corrupt log line: {bad}", "yellow")
+    if len(report.corrupt) > len(report.corrupt.kept):  # every one counted, the first shown
+        more = len(report.corrupt) - len(report.corrupt.kept)
+        notice(f"skipped {more} more corrupt log lines", "yellow")
+
+
+def _keep_packs(grid: Grid, out: Path, write: bool = True) -> None:
+    """:func:`~runner.rundir.packs.keep_packs`, a changed pack refused as a grid error."""
+    try:
+        keep_packs(grid.run.domains, out, write=write)
+    except PackError as e:
+        raise GridError("\n".join(e.problems)) from None
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """How the run shows its progress: the console, the live view or (without it) a
+    progress line every ``every_s`` seconds."""
+
+    console: Console
+    live: bool
+    every_s: float
+
+
+async def _schedule(
+    state: RunState,
+    helpers: Helpers,
+    tasks: list[Task],
+    scorer: StreamingScorer,
+    stopped: dict[str, str],
+    shown: _Shown,
+) -> None:
+    """The scheduler beside the precompile, under the live view and the progress lines."""
+    from runner.execution.live import live_view, progress_lines, refreshing
+
+    async with anyio.create_task_group() as tg:
+        # Compiles are pipelined with the episodes: the precompile walks the tasks in run
+        # order beside them; an episode that reaches its compile first joins the flight,
+        # and text-arm episodes never wait.
+        tg.start_soon(_precompile, helpers, tasks, shown.console)
+        with live_view(state, shown.console, enabled=shown.live):
+            async with (
+                progress_lines(state, shown.console, every_s=0 if shown.live else shown.every_s),
+                refreshing(state, every_s=1.0),
+            ):
+                await run_grid(state, tasks, scorer, stopped_before=stopped)
 
 
 async def _preflight(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,9 +26,10 @@ import anyio
 
 from protocol.config import graph_label
 from protocol.episode.generate import generate
+from protocol.episode.versions import Paraphrases
 from protocol.records import MODEL_FAILURES, CellKey, Episode, EpisodeRecord, EpisodeSpec
 from protocol.stress.budget import cell_episode
-from runner.arms import EpisodeContext, load_arms
+from runner.arms import AgentCall, EpisodeContext, load_arms
 from runner.client.affinity import EPISODE, affinity_key
 from runner.client.call_stats import BreakerTripped
 from runner.client.endpoint import Endpoint
@@ -168,94 +169,137 @@ async def run_grid(
     grid = state.grid
     load_arms({t.cell.arm for t in tasks})  # the memory arms' libraries, before any episode
     agents = {0: agent_calls(grid, state.endpoints)}  # by trial: trial k sends seed k
-    episodes: dict[EpisodeSpec, Episode] = {}
-    progress = state.progress
-    progress.total = len(tasks)
     paraphrases = grid.paraphrases()  # tier 2's held-out cache (None otherwise)
     planned = len(generate(tasks[0].spec, paraphrases).turns) if tasks else 0
-    progress.turns_total = planned * len(tasks)
-    for t in tasks:
-        slug = t.cell.slug()
-        progress.cell_total[slug] = progress.cell_total.get(slug, 0) + 1
-        progress.cell_label[slug] = f"{t.cell.arm} {graph_label(t.cell.steps, t.cell.density)}"
+    _plan_progress(state.progress, tasks, planned)
     order = TaskOrder(tasks, window=2 * grid.run.concurrency)  # runner.execution.order: LPT tail
     results_path = state.out / RESULTS
 
     # never through a symlink planted at results.jsonl (O_NOFOLLOW: runner.files)
     with LogWriter(state.out) as writer, JsonlAppender(results_path) as results:
-
-        def emit(lines: list[ResultLine]) -> None:
-            for line in lines:  # provisional: the run's end appends the final lines
-                results.write(encode_line(line))
-                if state.on_result is not None:
-                    state.on_result(line)
-                state.observers.result(line)
-
-        started = itertools.count()  # episodes' start numbers (runner.client.limiter)
-
-        def turn_closed() -> None:
-            progress.turns_done += 1
-
-        stopped: dict[str, str] = dict(stopped_before or {})  # model -> why its cells stopped
-
-        async def worker() -> None:
-            while (task := order.pop()) is not None:
-                if task.cell.model in stopped:
-                    continue  # never started, never logged: a resume runs it
-                t0 = anyio.current_time()
-                ep = episodes.get(task.spec)
-                if ep is None:
-                    ep = episodes[task.spec] = generate(task.spec, paraphrases)
-                progress.turns_total += len(ep.turns) - planned
-                slug = task.cell.slug()
-                progress.running[slug] = progress.running.get(slug, 0) + 1
-                if task.trial not in agents:
-                    agents[task.trial] = agent_calls(grid, state.endpoints, task.trial)
-                ctx = EpisodeContext(
-                    episode=cell_episode(ep, task.cell.knobs),  # the rules it places (#48)
-                    cell=task.cell,
-                    agent=agents[task.trial][task.cell.model],
-                    next_agent=agents[task.trial].get(task.cell.knobs.next_model),  # #48
-                    helpers=state.helpers,
-                    on_turn=turn_closed,
-                    trial=task.trial,
-                )
-                key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.client.affinity
-                age = EPISODE_AGE.set(next(started))  # the limiter serves the oldest first
-                try:
-                    record = await run_episode(ctx)
-                except (BriefLost, BreakerTripped) as e:  # this model's failure, its alone
-                    stopped.setdefault(task.cell.model, str(e))
-                    continue
-                finally:
-                    EPISODE_AGE.reset(age)
-                    EPISODE.reset(key)
-                    progress.running[slug] -= 1
-                if task.cell.model in stopped:
-                    continue  # ran past its model's stop (the brief lost): never logged
-                order.observe(task, anyio.current_time() - t0)
-                writer.write(record)
-                progress.done += 1
-                # re-asks served beyond the plan; an episode cut short leaves its rest undone
-                progress.turns_total += len(record.turns) - len(ep.turns)
-                progress.per_cell[slug] = progress.per_cell.get(slug, 0) + 1
-                if record.termination in MODEL_FAILURES:
-                    progress.model_failures += 1
-                elif record.termination != "completed":
-                    progress.infrastructure += 1
-                if state.on_episode is not None:
-                    state.on_episode(record)
-                state.observers.episode_end(record)
-                if scorer is not None:
-                    emit(scorer.add(record))
-                if len(episodes) > 4 * grid.run.concurrency:
-                    episodes.clear()  # bounded memory; regenerating is cheap
-
+        workers = _Workers(
+            state,
+            scorer,
+            order,
+            writer,
+            results,
+            paraphrases,
+            planned,
+            agents,
+            stopped=dict(stopped_before or {}),
+        )
         async with anyio.create_task_group() as tg:
             for _ in range(min(grid.run.concurrency, len(tasks))):
-                tg.start_soon(worker)
-        if stopped:
-            raise ModelsStopped(stopped)
+                tg.start_soon(workers.work)
+        if workers.stopped:
+            raise ModelsStopped(workers.stopped)
+
+
+def _plan_progress(progress: Progress, tasks: list[Task], planned: int) -> None:
+    """The run's totals before the first episode: its tasks, its turns (``planned`` each
+    until its episode is generated), each cell's episodes and label."""
+    progress.total = len(tasks)
+    progress.turns_total = planned * len(tasks)
+    for t in tasks:
+        slug = t.cell.slug()
+        progress.cell_total[slug] = progress.cell_total.get(slug, 0) + 1
+        progress.cell_label[slug] = f"{t.cell.arm} {graph_label(t.cell.steps, t.cell.density)}"
+
+
+@dataclass
+class _Workers:
+    """What :func:`run_grid`'s worker coroutines share: the tasks in run order, the logs and
+    the results they append to, the episodes generated (by spec), the agents (by trial) and
+    the models stopped (model -> why its cells stopped)."""
+
+    state: RunState
+    scorer: StreamingScorer | None
+    order: TaskOrder
+    writer: LogWriter
+    results: JsonlAppender
+    paraphrases: Paraphrases | None
+    planned: int  # the planned turns counted for a task before its episode is generated
+    agents: dict[int, dict[str, AgentCall]]
+    stopped: dict[str, str]
+    episodes: dict[EpisodeSpec, Episode] = field(default_factory=dict)
+    started: Iterator[int] = field(default_factory=itertools.count)  # runner.client.limiter
+
+    async def work(self) -> None:
+        """One worker: pull the next task until none is left; a stopped model's are skipped
+        (never started, never logged: a resume runs them)."""
+        while (task := self.order.pop()) is not None:
+            if task.cell.model not in self.stopped:
+                await self._run(task)
+
+    async def _run(self, task: Task) -> None:
+        progress = self.state.progress
+        t0 = anyio.current_time()
+        ep = self.episodes.get(task.spec)
+        if ep is None:
+            ep = self.episodes[task.spec] = generate(task.spec, self.paraphrases)
+        progress.turns_total += len(ep.turns) - self.planned
+        slug = task.cell.slug()
+        progress.running[slug] = progress.running.get(slug, 0) + 1
+        ctx = self._context(task, ep)
+        key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.client.affinity
+        age = EPISODE_AGE.set(next(self.started))  # the limiter serves the oldest first
+        try:
+            record = await run_episode(ctx)
+        except (BriefLost, BreakerTripped) as e:  # this model's failure, its alone
+            self.stopped.setdefault(task.cell.model, str(e))
+            return
+        finally:
+            EPISODE_AGE.reset(age)
+            EPISODE.reset(key)
+            progress.running[slug] -= 1
+        if task.cell.model in self.stopped:
+            return  # ran past its model's stop (the brief lost): never logged
+        self.order.observe(task, anyio.current_time() - t0)
+        self._log(record, ep, slug)
+
+    def _context(self, task: Task, ep: Episode) -> EpisodeContext:
+        if task.trial not in self.agents:
+            self.agents[task.trial] = agent_calls(self.state.grid, self.state.endpoints, task.trial)
+        agents = self.agents[task.trial]
+        return EpisodeContext(
+            episode=cell_episode(ep, task.cell.knobs),  # the rules it places (#48)
+            cell=task.cell,
+            agent=agents[task.cell.model],
+            next_agent=agents.get(task.cell.knobs.next_model),  # #48
+            helpers=self.state.helpers,
+            on_turn=self._turn_closed,
+            trial=task.trial,
+        )
+
+    def _turn_closed(self) -> None:
+        self.state.progress.turns_done += 1
+
+    def _log(self, record: EpisodeRecord, ep: Episode, slug: str) -> None:
+        """A finished episode: logged, counted, told to the observers and scored."""
+        state, progress = self.state, self.state.progress
+        self.writer.write(record)
+        progress.done += 1
+        # re-asks served beyond the plan; an episode cut short leaves its rest undone
+        progress.turns_total += len(record.turns) - len(ep.turns)
+        progress.per_cell[slug] = progress.per_cell.get(slug, 0) + 1
+        if record.termination in MODEL_FAILURES:
+            progress.model_failures += 1
+        elif record.termination != "completed":
+            progress.infrastructure += 1
+        if state.on_episode is not None:
+            state.on_episode(record)
+        state.observers.episode_end(record)
+        if self.scorer is not None:
+            self._emit(self.scorer.add(record))
+        if len(self.episodes) > 4 * state.grid.run.concurrency:
+            self.episodes.clear()  # bounded memory; regenerating is cheap
+
+    def _emit(self, lines: list[ResultLine]) -> None:
+        for line in lines:  # provisional: the run's end appends the final lines
+            self.results.write(encode_line(line))
+            if self.state.on_result is not None:
+                self.state.on_result(line)
+            self.state.observers.result(line)
 
 
 def expected_seeds(grid: Grid) -> dict[CellKey, list[int]]:

@@ -4,11 +4,10 @@ scoring rule of its own: every verdict, label and channel here is the replay's.
 
 * :func:`episode_row`: one line of an episode list (outcome under both scorings, channels,
   tokens and helper calls as :mod:`scoring.analyses.cost` counts them, wall time).
-* :func:`episode_view`: one episode turn by turn: kind, label under both scorings, the user
-  text as sent with the arm's additions apart, the reply, bookings admitted and refused, the
-  errors (channel and step; a re-execution with the turn it repeats), the matcher's answer,
-  the directive, per-call tokens and latency, the corruption events of the turn; plus the
-  compiled graph against the generator's.
+* :func:`episode_view`: one episode: its header, its turns (:func:`scoring.display.turns.turn_views`:
+  kind, label under both scorings, the user text as sent with the arm's additions apart, the
+  reply, bookings, errors, the matcher's answer, per-call tokens and latency, ...) and the
+  compiled graph against the generator's (:func:`compile_view`).
 * :func:`compare_view`: the same seed under two arms, turn by turn, planned turns paired,
   the turns whose outcome differs marked.
 * :func:`filter_rows`: the episode list's filters.
@@ -22,38 +21,31 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
-from protocol.arms.askback import Principal, render_escalation
-from protocol.arms.render import render_tool_failure
 from protocol.config import model_label
 from protocol.records import (
     CellKey,
-    CorruptionEvent,
     Episode,
     EpisodeRecord,
     Knobs,
-    TurnRecord,
 )
 from protocol.state.machine import sort_ids
 from protocol.state.receipts import normalize_code
-from protocol.user import STYLE_KINDS
 from scoring.analyses.cost import CostRow, cost_rows
 from scoring.analyses.truncation import cut_replies
 from scoring.display.models import (
-    CallView,
     CompareRow,
     CompareView,
     CompileStepView,
     CompileView,
     EpisodeView,
-    ErrorView,
-    EscalationView,
     HelperCalls,
     RevisionView,
     RowView,
     Tokens,
     TurnView,
 )
-from scoring.replay.episode_score import EpisodeScore, Scoring, TurnScore
+from scoring.display.turns import turn_views
+from scoring.replay.episode_score import EpisodeScore, Scoring
 
 __all__ = [
     "arm_label",
@@ -63,8 +55,6 @@ __all__ = [
     "episode_view",
     "filter_rows",
     "pairing_key",
-    "sent_parts",
-    "turn_views",
 ]
 
 
@@ -171,128 +161,6 @@ def filter_rows(
         if trial is not None and r.trial != trial:
             continue
         out.append(r)
-    return out
-
-
-def sent_parts(turn: TurnRecord) -> list[tuple[str, str]]:
-    """The user message as sent, cut into ``("user", text)`` (the scripted user's words) and
-    ``("arm", text)`` (what the arm put before or after them: notices, checklist, directive),
-    with ``("injected", text)`` after the user's words for the text a stress knob injected
-    into the user's message (the spoof knob's forgery, docs/stress.md); the uncooperative
-    user's own turns (the user_style knob) are ``("styled", text)`` in place of the user's.
-    An old log without ``sent_text`` gives the user text alone."""
-    sent = turn.sent_text or turn.user_text
-    at = sent.find(turn.user_text) if turn.user_text else -1
-    mine = "styled" if turn.kind in STYLE_KINDS else "user"  # the uncooperative user's
-    if at < 0:
-        return [("arm" if turn.arm_text else "user", sent)]
-    rest = sent[at + len(turn.user_text) :]
-    injected = ""
-    if turn.injected and rest.startswith("\n" + turn.injected):
-        injected, rest = turn.injected, rest[len(turn.injected) + 1 :]
-    parts = [
-        ("arm", sent[:at]),
-        (mine, turn.user_text),
-        ("injected", injected),
-        ("arm", rest),
-    ]
-    return [(kind, text) for kind, text in parts if text]
-
-
-def _errors(t: TurnScore | None, executed_at: Mapping[str, int]) -> list[ErrorView]:
-    """The turn's errors; a re-execution names the turn that last executed its step."""
-    if t is None:
-        return []
-    return [
-        ErrorView(
-            channel=e.channel,
-            step=e.step,
-            original_turn=executed_at.get(e.step) if e.channel == "re_execution" else None,
-        )
-        for e in t.errors
-    ]
-
-
-def _executed_before(turns: Sequence[TurnScore]) -> dict[int, dict[str, int]]:
-    """Per turn index: each step's last executing turn before it."""
-    out: dict[int, dict[str, int]] = {}
-    last: dict[str, int] = {}
-    for t in sorted(turns, key=lambda t: t.index):
-        out[t.index] = dict(last)
-        last.update(dict.fromkeys(t.executed, t.index))
-    return out
-
-
-def turn_views(record: EpisodeRecord, score: EpisodeScore) -> list[TurnView]:
-    """Every logged turn with the replay's verdict on it under both scorings."""
-    primary = {t.index: t for t in score.primary.turns}
-    aware = {t.index: t for t in score.decline_aware.turns}
-    before = _executed_before(score.primary.turns)
-    before_aware = _executed_before(score.decline_aware.turns)
-    events: dict[int, list[CorruptionEvent]] = {}
-    for e in record.corruptions:
-        events.setdefault(e.turn, []).append(e)
-    out = []
-    for t in record.turns:
-        p, a = primary.get(t.index), aware.get(t.index)
-        out.append(
-            TurnView(
-                index=t.index,
-                kind=t.kind,
-                step=t.step,
-                work_order=t.work_order,
-                dynamic=t.dynamic,
-                named=list(t.named),
-                label=p.label if p else None,
-                decline_aware_label=a.label if a else None,
-                executed=list(p.executed) if p else [],
-                errors=_errors(p, before.get(t.index, {})),
-                decline_aware_errors=_errors(a, before_aware.get(t.index, {})),
-                failed=bool(p and p.errors),
-                failed_decline_aware=bool(a and a.errors),
-                user_text=t.user_text,
-                arm_text=t.arm_text,
-                sent=sent_parts(t),
-                reply=t.reply,
-                reasoning=t.reasoning,
-                first_reply=t.first_reply,
-                retry_notices=list(t.retry_notices),
-                admitted=list(t.admitted),
-                refused=list(t.refused),
-                matched_step=t.matched_step,
-                matched_redo=t.matched_redo,
-                matcher_outcome=t.matcher_outcome,
-                matcher_replies=list(t.matcher_replies),
-                directive=t.directive,
-                calls=[CallView(call=c, latency_s=c.wait_s + c.server_s) for c in t.calls],
-                corruptions=events.get(t.index, []),
-                tool_failures=[
-                    render_tool_failure(
-                        c.tool,
-                        c.work_order,
-                        c.status or "transient",
-                        record.cell.knobs.tool_failure_landed > 0,
-                    )
-                    for c in t.tool_calls
-                    if c.outcome == "failed"
-                ],
-                question=t.question,
-                answer=t.answer,
-                ask_reason=t.ask_reason,
-                first_match=t.first_match,
-                escalations=[
-                    EscalationView(
-                        booking=e.booking,
-                        status=e.status,
-                        step=e.step,
-                        text=render_escalation(e.booking, e.status, e.step),
-                        answer=Principal.answer_text(e.confirmed),
-                        override=e.confirmed,
-                    )
-                    for e in t.escalations
-                ],
-            )
-        )
     return out
 
 

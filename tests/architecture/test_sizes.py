@@ -42,11 +42,6 @@ PENDING: dict[str, str] = {
     # execution, the client, the report and the viewer). Delete an entry when its split
     # lands; this test fails on a stale entry and on any new violator.
     "runner/client/endpoint.py": "module",
-    "scoring/display/episode_views.py": "module",
-    "runner/execution/episode_loop.py:run_episode": "function",
-    "runner/execution/grid_run.py:run_async": "function",
-    "runner/execution/scheduler.py:run_grid": "function",
-    "scoring/display/episode_views.py:turn_views": "function",
 }
 """Issue 45's pending splits, each ``path`` (a module) or ``path:function`` (a body)."""
 

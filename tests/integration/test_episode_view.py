@@ -28,10 +28,10 @@ from scoring.display.episode_views import (
     episode_row,
     episode_view,
     filter_rows,
-    sent_parts,
 )
 from scoring.display.models import EpisodeView, ErrorView, RowView, Tokens, TurnView
 from scoring.display.run_overview import cell_cost, cells_view, contrasts_view
+from scoring.display.turns import sent_parts
 from scoring.replay.episode_score import score_episode
 from scoring.results.families import score_lines
 from tests.scoring_records import Act, build, cell, episode, perfect, ref_line

@@ -295,7 +295,7 @@ def test_spoof_contrasts_form_their_own_holm_family(perfect: list[EpisodeRecord]
 
 
 def test_the_viewer_marks_the_forgery_as_injected(perfect: list[EpisodeRecord]) -> None:
-    from scoring.display.episode_views import sent_parts
+    from scoring.display.turns import sent_parts
 
     turn = next(t for r in perfect if r.cell.arm == "checklist" for t in r.turns if t.injected)
     parts = sent_parts(turn)

@@ -227,7 +227,7 @@ def test_tool_failure_contrasts_form_their_own_family(records: list[EpisodeRecor
 
 
 def test_the_viewer_shows_the_failed_results_as_injected(records: list[EpisodeRecord]) -> None:
-    from scoring.display.episode_views import turn_views
+    from scoring.display.turns import turn_views
 
     r = next(
         r for r in records if any(c.outcome == "failed" for t in r.turns for c in t.tool_calls)

@@ -201,7 +201,7 @@ def test_the_report_and_the_family(perfect: list[EpisodeRecord]) -> None:
 
 
 def test_the_viewer_marks_the_users_style_turns_as_injected(perfect: list[EpisodeRecord]) -> None:
-    from scoring.display.episode_views import sent_parts
+    from scoring.display.turns import sent_parts
 
     turn = next(t for r in perfect for t in r.turns if t.kind == "keep_claim")
     assert sent_parts(turn)[0] == ("styled", turn.user_text)

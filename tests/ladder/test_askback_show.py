@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from ladder.app import app
 from protocol import strings
 from runner.rundir.logs import read_logs
-from scoring.display.episode_views import turn_views
+from scoring.display.turns import turn_views
 from scoring.replay.episode_score import score_episode
 from tests.runner.arms.test_askback_oracle import _grid, run
 
