@@ -132,6 +132,8 @@ def _exchange(t: TurnView) -> list[Text]:
     for kind, text in t.sent:
         if kind == "user":
             out.append(_block("user", text))
+        elif kind == "carried":  # the note carried over a restart (handoff = "note")
+            out.append(_block("handoff note carried from the previous session", text, "magenta"))
         else:
             out.append(_block("added by the arm", text.strip("\n"), "yellow"))
     if t.question is not None:  # the ask knob: the exchange the turn continued with
@@ -207,6 +209,8 @@ def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
         mismatches = visible("; ".join(view.mismatches), newlines=False)
         out.append(Text("   log and episode differ: " + mismatches, "yellow"))
     for t in view.turns:
+        if t.session_mark is not None:  # a restart (the sessions knob), failing turns or not
+            out.append(Text(t.session_mark, style="bold magenta"))
         if failing_only and not t.failed:
             continue
         out += _turn(t)

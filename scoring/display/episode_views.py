@@ -53,6 +53,7 @@ from scoring.display.models import (
     Tokens,
     TurnView,
 )
+from scoring.display.sessions_view import in_sessions
 from scoring.replay.episode_score import EpisodeScore, Scoring, TurnScore
 
 __all__ = [
@@ -365,7 +366,7 @@ def episode_view(
         refused=score.refused,
         false_completions=score.false_completions,
         citations=score.citations,
-        turns=turn_views(record, score),
+        turns=in_sessions(turn_views(record, score), record),
         compile=compile_view(record, episode),
         corruptions=list(record.corruptions),
         label=model_label(record.cell),
