@@ -22,7 +22,7 @@ refusal status, so its requests rebuild the same way.
 With the sessions knob (issue #48) the conversation restarts before the first turn of each
 session: the earlier turns are those of the turn's own session, from its first turn, whose
 user message opens with the handoff note carried into it (``carried``; the arms that keep the
-plain text keep it with the note, as the runner does, :mod:`runner.execution.handoff`). The
+plain text keep it with the note, as the runner does, :mod:`runner.arms.handoff`). The
 note call that closes a session is not a turn and is never rebuilt.
 
 :func:`rebuild_messages` rebuilds that list; the tests check it byte for byte against what

@@ -70,7 +70,7 @@ def session_of(episode: Episode, planned: int) -> int:
 def carry(note: str | None, sent: str) -> str:
     """A session's first user message with the handoff note carried into it (unchanged
     without one): :data:`protocol.rule_strings.HANDOFF_CARRIED`, a blank line, the message.
-    The runner sends it (:mod:`runner.execution.handoff`) and the probe rebuilds it
+    The runner sends it (:mod:`runner.arms.handoff`) and the probe rebuilds it
     (:mod:`protocol.probe.history`)."""
     return (
         f"{rule_strings.HANDOFF_CARRIED.format(note=note)}\n\n{sent}" if note is not None else sent

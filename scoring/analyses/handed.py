@@ -2,7 +2,7 @@
 ``next_model``, issue #48; docs/semantics.md). Pure.
 
 With ``next_model`` the grid's other model runs every other session (the second, the
-fourth, ...; :mod:`runner.execution.handoff`), and its calls are logged in the cell's record
+fourth, ...; :mod:`runner.arms.handoff`), and its calls are logged in the cell's record
 like the cell model's own. The record says which: the first turn of each session after the
 first records the session's number (``TurnRecord.session``: 1 for the second session), and with
 ``handoff = "note"`` that turn's first call is the note closing the session before it, made by

@@ -24,7 +24,7 @@ __all__ = ["in_sessions", "session_mark"]
 
 def session_mark(session: int, handoff: str, next_model: str) -> str:
     """The line before the first turn of *session* (numbered from 1); with ``next_model`` the
-    even sessions are the other model's (runner/execution/handoff.py)."""
+    even sessions are the other model's (runner/arms/handoff.py)."""
     agent = f"; agent {next_model}" if next_model and session % 2 == 0 else ""
     return f"--- session {session} (handoff: {handoff}{agent}) ---"
 

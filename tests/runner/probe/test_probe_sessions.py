@@ -14,7 +14,7 @@ from protocol.probe.turns import find_traps, variant_messages
 from protocol.records import Knobs
 from protocol.rule_strings import HANDOFF_CARRIED, HANDOFF_REQUEST
 from protocol.stress.sessions import sessioned
-from tests.runner.probe.test_probe_history import run_arm
+from tests.runner.probe.test_probe_history import run_arm, run_harness_arm
 
 EP6 = generate(EpisodeSpec(seed=101, steps=10, density=0.3, generator=6))
 SESSIONS = 3
@@ -84,3 +84,39 @@ async def test_a_probe_after_a_restart_sees_no_earlier_session(tmp_path: Path) -
             record.turns[session_start(record, trap.position)].sent_text == messages[1]["content"]
         )
         assert variant_messages(record, ep, trap, "erased", states[trap.position]) is None
+
+
+HARNESS_CASES: list[tuple[str, Knobs]] = [
+    (arm, Knobs(harness="langgraph", sessions=SESSIONS, handoff=handoff))
+    for arm in ("raw", "checklist", "enforce")
+    for handoff in ("none", "note")
+]
+
+
+@pytest.mark.parametrize(
+    ("arm", "knobs"), HARNESS_CASES, ids=[f"{a}-{k.handoff}" for a, k in HARNESS_CASES]
+)
+async def test_the_tool_harness_restarts_and_its_history_rebuilds(
+    tmp_path: Path, arm: str, knobs: Knobs
+) -> None:
+    """The tool harness restarts at a session boundary as the text protocol does: the note
+    call closes the session, the next request holds the brief and the session's first message
+    alone; the probe rebuilds every turn byte for byte, follow-ups included."""
+    ep = sessioned(EP6, SESSIONS)
+    record, seen = await run_harness_arm(tmp_path, arm, knobs, ep)
+    first = 0
+    opened = [t.index for t in record.turns if isinstance(t.session, int)]
+    assert opened == list(ep.boundaries)
+    for pos, t in enumerate(record.turns):
+        note = isinstance(t.session, int) and knobs.handoff == "note"
+        if note:
+            assert seen[first][-1]["content"] == HANDOFF_REQUEST
+            assert isinstance(t.carried, str)
+            assert t.sent_text.startswith(HANDOFF_CARRIED.format(note=t.carried))
+            first += 1
+        if isinstance(t.session, int):
+            assert len(seen[first]) == 2  # the brief and the session's first message
+        assert rebuild_messages(record, ep, pos) == seen[first], (arm, pos)
+        first += sum(c.role == "agent" for c in t.calls) - note
+    assert first == len(seen)
+    assert any(t.follow_ups for t in record.turns)

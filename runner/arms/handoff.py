@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from protocol import rule_strings
 from protocol.records import CallRecord
 from protocol.stress.sessions import carry
-from runner.arms import ArmSession, EpisodeContext
+from runner.arms.base import ArmSession, EpisodeContext
 from runner.client.turn_draw import TURN_DRAW
 
 __all__ = ["Restart", "carry", "restart"]
