@@ -6,7 +6,8 @@ cached in DIR) and drawn from :func:`scoring.display.episode_views.episode_view`
 cell, the strict and decline-aware outcome, tokens and wall time, then every turn with its
 kind and label, the user text as sent with the arm's additions apart, the reply, bookings
 admitted and refused, the verdict and its error channels, the matcher's answer and the
-directive. Failing turns are marked ``!!`` (and red on a terminal). Piped output is plain
+directive. Failing turns are marked ``!!`` (and red on a terminal); a line marks the first
+turn of each session after the first (the sessions knob), with the carried note apart. Piped output is plain
 text. ``--limit`` episodes are drawn in full (default 1); the others that match are listed.
 """
 
