@@ -6,7 +6,8 @@ cached in DIR) and drawn from :func:`scoring.display.episode_views.episode_view`
 cell, the strict and decline-aware outcome, tokens and wall time, then every turn with its
 kind and label, the user text as sent with the arm's additions apart, the reply, bookings
 admitted and refused, the verdict and its error channels, the matcher's answer and the
-directive. Failing turns are marked ``!!`` (and red on a terminal). Piped output is plain
+directive. Failing turns are marked ``!!`` (and red on a terminal); a line marks the first
+turn of each session after the first (the sessions knob), with the carried note apart. Piped output is plain
 text. ``--limit`` episodes are drawn in full (default 1); the others that match are listed.
 """
 
@@ -132,6 +133,8 @@ def _exchange(t: TurnView) -> list[Text]:
     for kind, text in t.sent:
         if kind == "user":
             out.append(_block("user", text))
+        elif kind == "carried":  # the note carried over a restart (handoff = "note")
+            out.append(_block("handoff note carried from the previous session", text, "magenta"))
         else:
             out.append(_block("added by the arm", text.strip("\n"), "yellow"))
     if t.question is not None:  # the ask knob: the exchange the turn continued with
@@ -207,6 +210,8 @@ def render_episode(view: EpisodeView, failing_only: bool = False) -> list[Text]:
         mismatches = visible("; ".join(view.mismatches), newlines=False)
         out.append(Text("   log and episode differ: " + mismatches, "yellow"))
     for t in view.turns:
+        if t.session_mark is not None:  # a restart (the sessions knob), failing turns or not
+            out.append(Text(t.session_mark, style="bold magenta"))
         if failing_only and not t.failed:
             continue
         out += _turn(t)

@@ -115,15 +115,13 @@ def _rule(field: str, low: int, high: int, unit: str) -> Check:
 
 
 def _sessions(knobs: Knobs, arm: str) -> list[str]:
-    """Several sessions (issue #48): 0 or 2 to MAX_SESSIONS, on the text protocol, alone among
-    the rules (a handoff note would have to carry a budget's runs and a run's age)."""
+    """Several sessions (issue #48): 0 or 2 to MAX_SESSIONS, on the text protocol or the tool
+    harness (which restarts the same way: runner.arms.handoff), alone among the rules (a handoff note would have to carry a budget's runs and a run's age)."""
     value = knobs.sessions
     if value == 0:
         return []
     if not MIN_SESSIONS <= value <= MAX_SESSIONS:
         return [f"sessions must be 0 (off) or {MIN_SESSIONS} to {MAX_SESSIONS} (got {value})"]
-    if knobs.harness != "text":
-        return ["sessions runs on the text protocol; the tool harness does not restart yet"]
     if knobs.budget or knobs.expiry or knobs.exclusive:
         return ["sessions and budget, expiry or exclusive are one rule each: set one"]
     return []

@@ -19,6 +19,12 @@ made calls, the calls' results in the user role (``TOOL_RESULT`` / ``TOOL_REJECT
 call order) before the next reply of the turn; the log holds every reply, call, receipt and
 refusal status, so its requests rebuild the same way.
 
+With the sessions knob (issue #48) the conversation restarts before the first turn of each
+session: the earlier turns are those of the turn's own session, from its first turn, whose
+user message opens with the handoff note carried into it (``carried``; the arms that keep the
+plain text keep it with the note, as the runner does, :mod:`runner.arms.handoff`). The
+note call that closes a session is not a turn and is never rebuilt.
+
 :func:`rebuild_messages` rebuilds that list; the tests check it byte for byte against what
 the runner sent. The prompt rules themselves are :mod:`protocol.arms.policy`'s, which the live
 sessions call too.
@@ -30,6 +36,7 @@ from protocol.arms import policy
 from protocol.arms.render import render_tool_rejection, render_tool_result
 from protocol.records import Episode, EpisodeRecord, TurnRecord
 from protocol.state.machine import TaskState
+from protocol.stress.sessions import carry
 from protocol.user import ScriptedUser
 
 __all__ = [
@@ -38,6 +45,7 @@ __all__ = [
     "is_harness",
     "realized_states",
     "rebuild_messages",
+    "session_start",
     "system_prompt",
 ]
 
@@ -94,8 +102,10 @@ def rebuild_messages(record: EpisodeRecord, episode: Episode, position: int) -> 
     if t.directive is not None and record.cell.knobs.directive_role == "system":
         system += "\n\n" + t.directive
     history: Messages = []
-    for earlier in record.turns[:position]:
+    for earlier in record.turns[session_start(record, position) : position]:
         kept = policy.keep(p, earlier.user_text, earlier.notices, earlier.sent_text)
+        if p.keeps_plain and isinstance(earlier.carried, str):  # as sent, the note opens it
+            kept = carry(earlier.carried, kept)
         history.append({"role": "user", "content": kept})
         history.extend(_replies(record, earlier))
     return [
@@ -103,6 +113,15 @@ def rebuild_messages(record: EpisodeRecord, episode: Episode, position: int) -> 
         *policy.window(p, history),
         {"role": "user", "content": t.sent_text},
     ]
+
+
+def session_start(record: EpisodeRecord, position: int) -> int:
+    """The position of the first turn of the session the turn at ``position`` is in (the
+    sessions knob: the turn that records its session's number; 0 with one session)."""
+    return max(
+        (i for i, t in enumerate(record.turns[: position + 1]) if isinstance(t.session, int)),
+        default=0,
+    )
 
 
 def realized_states(record: EpisodeRecord, episode: Episode) -> list[TaskState]:

@@ -19,10 +19,19 @@ import random
 
 import msgspec
 
+from protocol import rule_strings
 from protocol.episode.parts import stream_seed
 from protocol.records import Episode
 
-__all__ = ["MAX_SESSIONS", "MIN_GENERATOR", "MIN_SESSIONS", "boundaries", "session_of", "sessioned"]
+__all__ = [
+    "MAX_SESSIONS",
+    "MIN_GENERATOR",
+    "MIN_SESSIONS",
+    "boundaries",
+    "carry",
+    "session_of",
+    "sessioned",
+]
 
 MIN_SESSIONS = 2  # OURS: one session is the control (sessions = 0)
 MAX_SESSIONS = 8  # OURS: the most sessions the knob takes (an episode has about 44 turns)
@@ -56,3 +65,13 @@ def sessioned(episode: Episode, sessions: int) -> Episode:
 def session_of(episode: Episode, planned: int) -> int:
     """The session (0-based) a planned turn belongs to."""
     return sum(b <= planned for b in episode.boundaries)
+
+
+def carry(note: str | None, sent: str) -> str:
+    """A session's first user message with the handoff note carried into it (unchanged
+    without one): :data:`protocol.rule_strings.HANDOFF_CARRIED`, a blank line, the message.
+    The runner sends it (:mod:`runner.arms.handoff`) and the probe rebuilds it
+    (:mod:`protocol.probe.history`)."""
+    return (
+        f"{rule_strings.HANDOFF_CARRIED.format(note=note)}\n\n{sent}" if note is not None else sent
+    )

@@ -29,9 +29,9 @@ from protocol.state.machine import Verdict
 from protocol.stress.spoof import forgery, planned_forgeries
 from protocol.user import ScriptedUser
 from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
+from runner.arms.handoff import carry, restart
 from runner.client.endpoint import CallFailed, Reply
 from runner.client.turn_draw import TURN_DRAW
-from runner.execution.handoff import carry, restart
 
 __all__ = ["run_episode", "same_turn_notice"]
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from msgspec import UNSET
+
 from protocol.arms.askback import Principal, answered_step
 from protocol.records import Booking, CallRecord, ToolCall, Turn, TurnRecord, scripted_fields
 from protocol.state.machine import Verdict
@@ -19,6 +21,7 @@ from protocol.state.receipts import Action, find_actions
 from protocol.stress.spoof import planned_tool_results
 from protocol.user import ScriptedUser
 from runner.arms.base import ArmSession, EpisodeContext, Shaped
+from runner.arms.handoff import carry, restart
 from runner.client.turn_draw import TURN_DRAW
 from runner.harness.dispatch import Dispatch
 from runner.harness.workspace import Workspace
@@ -61,6 +64,12 @@ class Play:
         self._prepare_calls: list[CallRecord] = []
         self._dynamic = 0  # dynamic turns served so far (their draw keys, protocol.draws)
         self.draw_turn = ""
+        # the sessions knob (issue #48): the planned turns that open a session, the session
+        # in play (0: the first) and the note carried into the turn in play
+        self._opens = set(ep.boundaries)
+        self.session = 0
+        self._opened = False
+        self._note: str | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -97,6 +106,7 @@ class Play:
         self._reset()
         self.turn = turn
         self.ctx.calls.clear()
+        await self._restart()
         self.verdict = self.user.begin(turn)
         self.ctx.principal = Principal(self.ctx.episode, turn, self.user.state)
         self.dispatch.begin_turn()
@@ -109,11 +119,31 @@ class Play:
             notices.append(self.injected)
         self.shown = tuple(notices)
         self.shaped = shaped = await self.arm.shape(turn, self.user.state, notices)
+        if self._note is not None:  # the note opens the session's first message, kept with it
+            shaped.sent, shaped.kept = (
+                carry(self._note, shaped.sent),
+                carry(self._note, shaped.kept),
+            )
         self.calls = [*self._prepare_calls, *self.ctx.calls]
         self._prepare_calls = []
         sys_msg = {"role": "system", "content": self.system + shaped.system_extra}
         self.base = [sys_msg, *self.history, {"role": "user", "content": shaped.sent}]
         return "agent"
+
+    async def _restart(self) -> None:
+        """Before the first turn of a session after the first (the sessions knob, issue #48;
+        :mod:`runner.arms.handoff`, as in the text protocol): the note call (with
+        ``handoff = "note"``) closes the session, and the transcript starts again. Results
+        the last turn could not deliver are the world's and still lead the turn."""
+        self._opened = self.user.planned in self._opens
+        self._note = None
+        if not self._opened:
+            return
+        self._opens.discard(self.user.planned)
+        self.session += 1
+        done = await restart(self.ctx, self.arm, self.system, self.history, self.session)
+        self.history, self._note = [], done.note
+        self._prepare_calls = [*self._prepare_calls, *done.calls]
 
     async def on_agent(self) -> Next:
         """Deliver the results of the last reply's calls (user role), then call the agent."""
@@ -212,6 +242,8 @@ class Play:
                 escalations=tuple(self.dispatch.escalations),
                 injected=self.injected,
                 draw_turn=self.draw_turn,
+                session=self.session if self._opened else UNSET,
+                carried=self._note if self._note is not None else UNSET,
             )
         )
         self.turn = None

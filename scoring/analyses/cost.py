@@ -33,6 +33,9 @@ key), over the episodes that completed (an infrastructure failure has no full co
 * The user's burden under the ask-back knobs (issue #38, :mod:`scoring.replay.askback`):
   questions, escalations, overrides, readings recovered, and the matcher requests the
   questions added with their tokens and time (they are in the matcher columns too).
+* A handoff between agents (the sessions knob's ``next_model``, issue #48): the agent columns
+  count the cell model's calls alone; the other model's (the sessions it ran, and the notes
+  closing them) are counted to it apart (``next_model_*``; :mod:`scoring.analyses.handed`).
 * Latency: episode wall time (mean, p50, p95), agent-call server time and slot wait (p50,
   p95, p99, over agent calls), agent completion tokens per second of server time.
 
@@ -47,6 +50,7 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from protocol.records import CallRecord, CellKey, EpisodeRecord, HelperLogLine, Knobs
+from scoring.analyses.handed import agent_calls
 from scoring.replay.askback import Burden, burden_of
 from scoring.results.cells import cell_sort_key, config_of
 from scoring.results.gate_report import gate_activity
@@ -107,6 +111,13 @@ class CostRow(msgspec.Struct, frozen=True, kw_only=True):
     # the user's burden under the ask-back knobs, summed over the episodes (issue #38;
     # scoring.replay.askback): its extra matcher requests are in the matcher columns too
     askback: Burden | None = None
+    # A handoff between agents (the sessions knob's next_model, issue #48): the other model's
+    # agent calls and tokens per episode (its sessions), counted to it and not in the agent
+    # columns above, which are the cell model's alone (scoring.analyses.handed)
+    next_model: str = ""
+    next_model_calls: float = 0.0
+    next_model_prompt_tokens: float = 0.0
+    next_model_completion_tokens: float = 0.0
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -163,6 +174,7 @@ class _Tally:
         self.server: list[float] = []
         self.wait: list[float] = []
         self.burden: Burden | None = None
+        self.handed = [0, 0, 0]  # next_model's agent calls, prompt and completion tokens
 
     def add(self, record: EpisodeRecord) -> None:
         self.n += 1
@@ -175,6 +187,14 @@ class _Tally:
             k["rejected"] += len(turn.refused)
             k["matcher_answers"] += any(c.role == "matcher" for c in turn.calls)
             for call in turn.calls:
+                if call.role != "agent":
+                    self._call(call)
+        for call, theirs in agent_calls(record):  # next_model's calls are counted apart (#48)
+            if theirs:
+                self.handed[0] += 1
+                self.handed[1] += call.prompt_tokens
+                self.handed[2] += call.completion_tokens
+            else:
                 self._call(call)
 
     def _call(self, c: CallRecord) -> None:
@@ -228,6 +248,10 @@ class _Tally:
             wait_s=_latency(self.wait),
             completion_tokens_per_s=k["completion"] / server_total if server_total else None,
             askback=self.burden,
+            next_model=cell.knobs.next_model,
+            next_model_calls=self.handed[0] / n,
+            next_model_prompt_tokens=self.handed[1] / n,
+            next_model_completion_tokens=self.handed[2] / n,
         )
 
 

@@ -44,6 +44,7 @@ from scoring.display.models import (
     Tokens,
     TurnView,
 )
+from scoring.display.sessions_view import in_sessions
 from scoring.display.turns import turn_views
 from scoring.replay.episode_score import EpisodeScore, Scoring
 
@@ -233,7 +234,7 @@ def episode_view(
         refused=score.refused,
         false_completions=score.false_completions,
         citations=score.citations,
-        turns=turn_views(record, score),
+        turns=in_sessions(turn_views(record, score), record),
         compile=compile_view(record, episode),
         corruptions=list(record.corruptions),
         label=model_label(record.cell),

@@ -138,7 +138,8 @@ class TurnView(_View, frozen=True, kw_only=True):
     failed_decline_aware: bool
     user_text: str
     arm_text: str
-    sent: list[tuple[str, str]]  # ("user" | "styled" | "injected" | "arm", text), in the order sent
+    # ("user" | "styled" | "injected" | "arm" | "carried", text), in the order sent
+    sent: list[tuple[str, str]]
     reply: str
     reasoning: str
     first_reply: str | None
@@ -162,6 +163,12 @@ class TurnView(_View, frozen=True, kw_only=True):
     ask_reason: str | None = None
     first_match: str | None = None
     escalations: list[EscalationView] = []
+    # the sessions knob (issue #48; scoring.display.sessions_view): the session the turn is in
+    # (from 1), the line that marks the first turn of each session after the first, and the
+    # note carried into it (the message's ("carried", text) part)
+    session: int = 1
+    session_mark: str | None = None
+    carried: str | None = None
 
 
 class CompileStepView(_View, frozen=True, kw_only=True):

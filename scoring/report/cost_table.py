@@ -6,6 +6,7 @@ table of tokens and calls per episode and one of latency, arms in ladder order.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 from scoring.analyses.cost import CostRow, HelperSpend, Latency
@@ -186,6 +187,8 @@ def cost_table(rows: Sequence[CostRow], labels: Labels = WIDE) -> str:
         parts += _tables(COST_HEADER, cost, _COST_GROUPS, labels.wide)
         if inert := [f"  {r.cell.arm}: {r.gate_inert}" for r in members if r.gate_inert]:
             parts[-1:-1] = inert  # under the cost tables, before their blank line
+        if handed := [_handed(r) for r in members if r.next_model]:
+            parts[-1:-1] = handed  # next_model's sessions, counted to it (#48)
         latency = [_latency_cells(r) for r in members]
         parts += _tables(LATENCY_HEADER, latency, _LATENCY_GROUPS, labels.wide)
         asked = [r for r in members if r.askback is not None]
@@ -197,6 +200,16 @@ def cost_table(rows: Sequence[CostRow], labels: Labels = WIDE) -> str:
             else:  # 80 columns: the questions, then the extra cost
                 parts += [head, *_tables(BURDEN_HEADER, burden, _BURDEN_GROUPS, False)]
     return "\n".join(parts).rstrip()
+
+
+def _handed(r: CostRow) -> str:
+    """The other model's share of a handoff-between-agents cell (not in its row)."""
+    tokens = r.next_model_prompt_tokens + r.next_model_completion_tokens
+    line = (
+        f"  {r.cell.arm}: next_model {r.next_model} made {r.next_model_calls:.1f} agent calls, "
+        f"{_k(tokens)}k tokens per episode (counted to it, not in the row)"
+    )
+    return "\n".join(textwrap.wrap(line, 80, subsequent_indent="    "))
 
 
 _NARROW_SPEND = ("helper", "needed", "needed k", "spent", "spent k", "saved k", "from")

@@ -38,7 +38,9 @@ NOTE_EMPTY = "Nothing performed or changed yet."
 _OPENING = rule_strings.HANDOFF_CARRIED.split("{")[0].split("\n")[0]  # "[HANDOFF NOTE] ..."
 _REQUEST = rule_strings.HANDOFF_REQUEST.split("]")[0] + "]"  # "[SESSION END]"
 _PLAN = template_regex(NOTE_PLAN, anchored=True, text=r".+")
-_DONE = template_regex(NOTE_DONE, anchored=True, id=STEP_ID, code=r"RC-\d{4}", wo=WORK_ORDER)
+# a step's code, or on the tool harness its booking key "tool:<name>" (serve.agents.replay)
+_CODE = r"RC-\d{4}|tool:[A-Za-z0-9_\-]+"
+_DONE = template_regex(NOTE_DONE, anchored=True, id=STEP_ID, code=_CODE, wo=WORK_ORDER)
 _CANCELLED = template_regex(NOTE_CANCELLED, anchored=True, id=STEP_ID)
 _LEDGER_KEY = "ledger"  # the work order of a ledger-carried booking key (none is named)
 
@@ -57,6 +59,13 @@ def is_note_request(text: str) -> bool:
     return text.startswith(_REQUEST)
 
 
+def _step_of(code: str, brief: ParsedBrief) -> str | None:
+    """The step a note's code names: its completion code, or its tool on the harness."""
+    if code.startswith("tool:"):
+        return brief.by_tool.get(code.removeprefix("tool:"))
+    return brief.by_code.get(code)
+
+
 def read_carried(addition: str, brief: ParsedBrief) -> Carried:
     """The note block and the kept ledger of a first user message's addition (nothing of
     either: an empty :class:`Carried`)."""
@@ -67,7 +76,7 @@ def read_carried(addition: str, brief: ParsedBrief) -> Carried:
         for line in block.splitlines()[1:]:
             if (m := _PLAN.match(line)) is not None:
                 out.revision = m["text"]
-            elif (m := _DONE.match(line)) is not None and brief.by_code.get(m["code"]) == m["id"]:
+            elif (m := _DONE.match(line)) is not None and _step_of(m["code"], brief) == m["id"]:
                 out.done.append((m["id"], (m["code"], m["wo"])))
             elif (m := _CANCELLED.match(line)) is not None and m["id"] in brief.by_id:
                 out.cancelled.append(m["id"])

@@ -30,6 +30,7 @@ from scoring.analyses.semantics import (
     expiry_lines,
     expiry_parts,
 )
+from scoring.analyses.sessions import sessions_lines, sessions_parts
 from scoring.replay.episode_score import score_episode
 
 ROOT = Path(__file__).parents[2]
@@ -110,5 +111,39 @@ def test_the_synthetic_agents_rule_tables_reproduce(knob: str, tmp_path: Path) -
     assert " ".join(command.split()) in " ".join(doc.replace("\\\n", " ").split()), command
     got = rows(knob, _run(command, tmp_path))
     print("\n".join(got))  # the figure as the rerun prints it (-s)
+    missing = [row for row in got if row not in doc.splitlines()]
+    assert not missing, f"docs/semantics.md no longer reproduces; the rerun says: {missing}"
+
+
+HANDOFF_COMMAND = "ladder run runner/grids/sessions-handoff.toml --out runs/sessions-handoff"
+HANDOFF_ARMS = ("raw", "checklist", "ledger", "enforce")
+
+
+def handoff_rows(records: Sequence[EpisodeRecord]) -> list[str]:
+    """The doc's rows for a handoff between agents (the first model's cells): per arm the
+    control, one agent with its note, every other session the second model's."""
+    pairs = [(r, score_episode(r)) for r in records]
+    handed = {r.cell.knobs.next_model for r in records}
+    first = next(r.cell.model for r in records if r.cell.model not in handed)
+    lines = [x for x in sessions_lines(sessions_parts(pairs)) if x.cell.model == first]
+    out: list[str] = []
+    for arm in HANDOFF_ARMS:
+        one = next(x for x in lines if x.cell.arm == arm and not x.cell.knobs.next_model)
+        two = next(x for x in lines if x.cell.arm == arm and x.cell.knobs.next_model)
+        cells = [f"{x.successes}/{x.episodes} ({x.after_failed}/{x.after})" for x in (one, two)]
+        out.append(
+            f"| {arm} | {one.control_successes}/{one.episodes} | " + " | ".join(cells) + " |"
+        )
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_the_handoff_between_agents_table_reproduces(tmp_path: Path) -> None:
+    doc = DOC.read_text(encoding="utf-8")
+    assert HANDOFF_COMMAND in doc
+    command = HANDOFF_COMMAND.split(" --out")[0]
+    got = handoff_rows(_run(command, tmp_path))
+    print("\n".join(got))
     missing = [row for row in got if row not in doc.splitlines()]
     assert not missing, f"docs/semantics.md no longer reproduces; the rerun says: {missing}"

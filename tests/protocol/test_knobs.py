@@ -96,8 +96,6 @@ def test_a_section_names_a_report_analysis() -> None:
         ({"expiry": 1}, "raw", "expiry must be 0 (off) or 2 to 30 turns (got 1)"),
         ({"expiry": 6, "budget": 2}, "raw", "budget and expiry are one rule each: set one"),
         ({"sessions": 1}, "raw", "sessions must be 0 (off) or 2 to 8 (got 1)"),
-        ({"sessions": 3, "harness": "langgraph"}, "raw",
-         "sessions runs on the text protocol; the tool harness does not restart yet"),
         ({"sessions": 3, "budget": 2}, "raw",
          "sessions and budget, expiry or exclusive are one rule each: set one"),
         ({"handoff": "note"}, "raw", "handoff needs sessions on the same variant"),
@@ -109,8 +107,8 @@ def test_each_knob_checks_its_own_values(knobs: dict[str, object], arm: str, pro
     assert any(p.startswith(problem) for p in found), found
 
 
-def test_the_harness_takes_a_budget_and_exclusive_steps() -> None:
-    for rule in ({"budget": 2}, {"exclusive": 2}):
+def test_the_harness_takes_a_budget_exclusive_steps_and_sessions() -> None:
+    for rule in ({"budget": 2}, {"exclusive": 2}, {"sessions": 3, "handoff": "note"}):
         knobs = msgspec.convert({"harness": "langgraph", **rule}, Knobs)
         assert knob_problems(knobs, "enforce") == []
 

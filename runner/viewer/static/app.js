@@ -222,6 +222,7 @@ function unitText(seed, trial) { return `seed ${seed}` + (trial ? ` · trial ${t
 function message(turn) {
   return h("div.msg", {}, turn.sent.map(([kind, text]) =>
     kind === "arm" ? h("pre.arm", {}, text.trim())
+      : kind === "carried" ? h("pre.arm.carried", {}, text)
       : kind === "injected" ? h("pre.injected", {}, text)
       : kind === "styled" ? h("pre.injected.styled", {}, text) : h("pre.user", {}, text)));
 }
@@ -383,7 +384,8 @@ async function showEpisode(slug, seed, turn, trial) {
         h("span.muted", {}, " (highlighted; click a turn to read it)")),
         h("label.filters", {}, onlyFailing, "failing turns only"), toc),
       h("div#detail", {},
-        e.turns.map((t) => turnDetail(t, t.failed || t.index === turn, at)),
+        e.turns.map((t) => [t.session_mark ? h("p.session", {}, t.session_mark) : null,
+          turnDetail(t, t.failed || t.index === turn, at)]),
         compileSection(e.compile),
         e.corruptions.length ? [h("h2", {}, "Corruption events"),
           h("ul#corruptions", {}, e.corruptions.map((c) => h("li", {}, corruptionText(c))))] : null)));

@@ -36,6 +36,7 @@ def test_every_grid_names_the_table_it_feeds() -> None:
         "budget",
         "expiry",
         "sessions",
+        "sessions-handoff",
     ],
 )
 def test_grid_validates_offline(name: str) -> None:

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from protocol import rule_strings
 from protocol.records import CallRecord
-from runner.arms import ArmSession, EpisodeContext
+from protocol.stress.sessions import carry
+from runner.arms.base import ArmSession, EpisodeContext
 from runner.client.turn_draw import TURN_DRAW
 
 __all__ = ["Restart", "carry", "restart"]
@@ -75,10 +76,3 @@ def _bounded(note: str) -> str:
     """The note as carried: its blank lines closed up (the block is one part of the user
     message) and at most HANDOFF_NOTE_CHARS characters."""
     return _BLANK.sub("\n", note.strip())[: rule_strings.HANDOFF_NOTE_CHARS]
-
-
-def carry(note: str | None, sent: str) -> str:
-    """A session's first user message with the note carried into it (unchanged without)."""
-    return (
-        f"{rule_strings.HANDOFF_CARRIED.format(note=note)}\n\n{sent}" if note is not None else sent
-    )
