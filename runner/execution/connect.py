@@ -19,6 +19,7 @@ __all__ = [
     "open_endpoints",
     "ping",
     "preflight",
+    "preflight_helpers",
     "preflight_models",
     "problem_lines",
 ]
@@ -94,6 +95,19 @@ async def preflight_models(grid: Grid, endpoints: dict[str, Endpoint]) -> dict[s
     problems: dict[str, str] = {}
     for m in grid.models:
         problem = await ping(endpoints[m.endpoint], m)
+        if problem is not None:
+            problems[m.name] = problem
+    return problems
+
+
+async def preflight_helpers(grid: Grid, endpoints: dict[str, Endpoint]) -> dict[str, str]:
+    """The preflight of each model's own helper endpoint (``helper_endpoint``, where its
+    compiler and matcher requests go): model -> its one line where it did not answer."""
+    from runner.execution.preflight_stops import helper_pings
+
+    problems: dict[str, str] = {}
+    for m, name in helper_pings(grid):
+        problem = await ping(endpoints[name], m)
         if problem is not None:
             problems[m.name] = problem
     return problems
