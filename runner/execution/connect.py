@@ -45,7 +45,9 @@ async def open_endpoints(
             urls = cfg.urls()
             if urls == [EMBEDDED]:
                 if embedded_url is None:
-                    embedded_url = await stack.enter_async_context(_embedded(server_config))
+                    embedded_url = await stack.enter_async_context(
+                        _embedded(server_config, grid.run.concurrency)
+                    )
                 urls = [embedded_url]
             key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
             if key and (why := key_problem(key)):
@@ -70,15 +72,19 @@ async def open_endpoints(
 
 
 @asynccontextmanager
-async def _embedded(config: ServerConfig | None) -> AsyncIterator[str]:
-    """The scripted endpoint in this event loop, on an ephemeral loopback port."""
+async def _embedded(config: ServerConfig | None, in_flight: int) -> AsyncIterator[str]:
+    """The scripted endpoint in this event loop, on an ephemeral loopback port; its memo of
+    conversations bounded by the run's episodes in flight (#47)."""
     from serve.endpoint.app import start_server, stop_server
+    from serve.endpoint.conversation import bound_memo
 
     runner, url = await start_server(config)
+    bound_memo(in_flight)
     try:
         yield url
     finally:
         await stop_server(runner)
+        bound_memo(None)
 
 
 async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
