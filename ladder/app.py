@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import sys
 from collections.abc import Callable, Sequence
 from difflib import get_close_matches
@@ -198,7 +199,7 @@ class OneLineErrors(TyperGroup):
             typer.echo(shown(e.format_message()), err=True)
             sys.exit(2)
         except _EXC.ClickException as e:  # its message quotes the value as typed (#47)
-            typer.echo(f"error: {shown(_one_line(e.format_message()))}", err=True)
+            typer.echo(error_text(shown(_click_message(e))), err=True)
             sys.exit(e.exit_code)
         except typer.Abort:
             typer.echo("aborted", err=True)
@@ -254,6 +255,20 @@ class OneLineErrors(TyperGroup):
 
 def _one_line(message: str) -> str:
     return " ".join(part.strip() for part in message.splitlines() if part.strip())
+
+
+# pydantic's words for a value typer could not convert, and ours (80 columns, #49)
+_NOT_CONVERTED = re.compile(r"Input should be a valid (\w+), unable to parse string as an? \w+")
+
+
+def _click_message(e: Any) -> str:
+    """Click's message for ``e``, one line within 80 columns where ours allow: a command's
+    own refusal (a BadParameter naming no option) without click's ``Invalid value:`` and
+    with the lines it was given (a list of choices wrapped under it, #49); pydantic's
+    conversion error in a few words."""
+    if isinstance(e, _EXC.BadParameter) and e.param is None and e.param_hint is None:
+        return str(e.message)
+    return _NOT_CONVERTED.sub(r"not a valid \1", _one_line(e.format_message()))
 
 
 def _version(value: bool) -> None:

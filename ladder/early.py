@@ -87,8 +87,8 @@ def _steps(args: Sequence[str]) -> None:
     steps = _last_int(args, "--steps", "-S")
     if steps is not None and not _MIN_STEPS <= steps <= _MAX_STEPS:
         raise UsageError(
-            f"steps must be between {_MIN_STEPS} and {_MAX_STEPS} (got {steps}); "
-            f"the trap budget needs at least {_MIN_STEPS} steps and each domain has {_MAX_STEPS}"
+            f"steps must be between {_MIN_STEPS} and {_MAX_STEPS} (got {steps}): "
+            f"traps need {_MIN_STEPS}, a domain has {_MAX_STEPS}"
         )
 
 

@@ -5,7 +5,6 @@ typer options and applies them to a grid."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from protocol.registry import unknown_choice
 from runner.grid.ceilings import CEILINGS
 from runner.grid.schema import DEFAULT_MAX_IN_FLIGHT
 from runner.grid.seeds import MAX_SEEDS
@@ -273,7 +273,5 @@ def _extra(items: list[str]) -> dict[str, object]:
 
 def _choice(flag: str, value: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
-        hint = difflib.get_close_matches(value, choices, n=1)
-        did = f" (did you mean {hint[0]!r}?)" if hint else ""
-        raise FlagError(f"{flag}: unknown value {value!r}{did}; choose from {', '.join(choices)}")
+        raise FlagError(unknown_choice(f"{flag}: unknown value {value!r}", value, choices))
     return value

@@ -33,7 +33,7 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar, overload
 
-__all__ = ["Registry", "RegistryError", "did_you_mean"]
+__all__ = ["Registry", "RegistryError", "did_you_mean", "unknown_choice"]
 
 T = TypeVar("T")
 D = TypeVar("D")
@@ -50,6 +50,24 @@ def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
     """`` (did you mean 'x'?)`` for the closest choice, or ``""``."""
     close = difflib.get_close_matches(name, choices, n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_choice(head: str, value: str, choices: list[str] | tuple[str, ...]) -> str:
+    """``head`` (naming the unknown ``value``) with the did-you-mean and the choices, within
+    80 columns with an ``error:`` prefix (#49): one line where it fits; else the
+    did-you-mean alone where there is one; else the choices wrapped on lines of their own,
+    indented under the head (each printed with its own prefix)."""
+    import textwrap  # here: only a refusal needs it
+
+    width = 80 - len("error: ")
+    did = did_you_mean(value, choices)
+    listed = ", ".join(choices)
+    if len(full := f"{head}{did}; choose from {listed}") <= width:
+        return full
+    if did:
+        return f"{head}{did}"
+    wrapped = textwrap.wrap(listed, width, initial_indent="  ", subsequent_indent="  ")
+    return "\n".join([f"{head}; choose from:", *wrapped])
 
 
 class Registry(Generic[T]):

@@ -74,7 +74,9 @@ def vllm(
     """Print the serve command of a paper model; without --dry-run run it and wait on /health."""
     recipe = RECIPES.get(model)
     if recipe is None:
-        raise typer.BadParameter(f"unknown model {model!r}; choose one of: {', '.join(RECIPES)}")
+        from protocol.registry import unknown_choice  # here: a refusal alone needs it
+
+        raise typer.BadParameter(unknown_choice(f"unknown model {model!r}", model, list(RECIPES)))
     if stack not in ("vllm", "sglang"):
         raise typer.BadParameter(f"unknown stack {stack!r}; choose vllm or sglang")
     cmd = launch_command(recipe, stack=stack, host=host, port=port)
@@ -88,11 +90,8 @@ def vllm(
         proc = subprocess.Popen(cmd)
     except OSError as e:  # no vllm / sglang on PATH: one line, no traceback
         pkg = "sglang" if stack == "sglang" else "vllm"
-        typer.echo(
-            f"error: cannot start {cmd[0]!r} ({e.strerror or e}); install {pkg} on this machine "
-            "(pip install " + pkg + "), or use --dry-run to print the command",
-            err=True,
-        )
+        why = e.strerror or e  # within 80 columns (#49); --help names --dry-run
+        typer.echo(f"error: cannot start {cmd[0]!r} ({why}); pip install {pkg}", err=True)
         raise typer.Exit(2) from None
     if not _wait_healthy(f"http://{host}:{port}/health", proc, wait_s):
         proc.terminate()
@@ -174,7 +173,8 @@ def scripted(
     except OSError as e:  # a busy port, an address this host does not have
         from protocol.visible import visible  # here: the error path alone needs it
 
-        typer.echo(visible(f"error: cannot listen on {host}:{port}: {e.strerror or e}"), err=True)
+        why = str(e.strerror or e).rpartition(": ")[2]  # asyncio's words less the address (#49)
+        typer.echo(visible(f"error: cannot listen on {host}:{port}: {why}"), err=True)
         raise typer.Exit(2) from None
 
 

@@ -10,7 +10,6 @@ help) is still read, as scripts written for ``ladder run`` use it.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 from collections.abc import Callable
@@ -71,11 +70,9 @@ class ScriptedFlags:
         """The latency model; ValueError (one line) for an unknown mode or a negative time."""
         mode = self.latency or ("fixed" if self.latency_s else "none")
         if mode not in LATENCIES:
-            hint = difflib.get_close_matches(mode, LATENCIES, n=1)
-            did = f" (did you mean {hint[0]!r}?)" if hint else ""
-            raise ValueError(
-                f"--latency: unknown latency model {mode!r}{did}; choose from {', '.join(LATENCIES)}"
-            )
+            from protocol.registry import unknown_choice  # here: a refusal alone needs it
+
+            raise ValueError(unknown_choice(f"--latency: unknown {mode!r}", mode, LATENCIES))
         for name in ("latency_s", "prefill_s", "decode_s"):
             value = getattr(self, name)
             if value is not None and value < 0:
@@ -111,11 +108,9 @@ def _fault_items(items: tuple[str, ...]) -> dict[str, float]:
         name, sep, value = item.partition("=")
         name = name.strip().replace("-", "_")
         if name not in FAULTS:
-            hint = difflib.get_close_matches(name, FAULTS, n=1)
-            did = f" (did you mean {hint[0]!r}?)" if hint else ""
-            raise ValueError(
-                f"--fault: unknown value {name!r}{did}; choose from {', '.join(FAULTS)}"
-            )
+            from protocol.registry import unknown_choice  # here: a refusal alone needs it
+
+            raise ValueError(unknown_choice(f"--fault: unknown value {name!r}", name, FAULTS))
         try:
             out[name] = float(value) if sep else float("nan")
         except ValueError:

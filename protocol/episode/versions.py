@@ -93,8 +93,8 @@ def check_spec(spec: EpisodeSpec, paraphrases: Paraphrases | None = None) -> Non
         raise SpecError("schedule versions need generator version 3 or later")
     if not MIN_STEPS <= spec.steps <= MAX_STEPS:
         raise SpecError(
-            f"steps must be between {MIN_STEPS} and {MAX_STEPS} (got {spec.steps}); "
-            f"the trap budget needs at least {MIN_STEPS} steps and each domain has {MAX_STEPS}"
+            f"steps must be between {MIN_STEPS} and {MAX_STEPS} (got {spec.steps}): "
+            f"traps need {MIN_STEPS}, a domain has {MAX_STEPS}"
         )
     if not 0.0 <= spec.density <= 1.0:
         raise SpecError(f"density must be in [0, 1] (got {spec.density})")

@@ -19,6 +19,7 @@ __all__ = [
     "open_endpoints",
     "ping",
     "preflight",
+    "preflight_helpers",
     "preflight_models",
     "problem_lines",
 ]
@@ -44,7 +45,9 @@ async def open_endpoints(
             urls = cfg.urls()
             if urls == [EMBEDDED]:
                 if embedded_url is None:
-                    embedded_url = await stack.enter_async_context(_embedded(server_config))
+                    embedded_url = await stack.enter_async_context(
+                        _embedded(server_config, grid.run.concurrency)
+                    )
                 urls = [embedded_url]
             key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
             if key and (why := key_problem(key)):
@@ -69,15 +72,19 @@ async def open_endpoints(
 
 
 @asynccontextmanager
-async def _embedded(config: ServerConfig | None) -> AsyncIterator[str]:
-    """The scripted endpoint in this event loop, on an ephemeral loopback port."""
+async def _embedded(config: ServerConfig | None, in_flight: int) -> AsyncIterator[str]:
+    """The scripted endpoint in this event loop, on an ephemeral loopback port; its memo of
+    conversations bounded by the run's episodes in flight (#47)."""
     from serve.endpoint.app import start_server, stop_server
+    from serve.endpoint.conversation import bound_memo
 
     runner, url = await start_server(config)
+    bound_memo(in_flight)
     try:
         yield url
     finally:
         await stop_server(runner)
+        bound_memo(None)
 
 
 async def preflight(grid: Grid, endpoints: dict[str, Endpoint]) -> list[str]:
@@ -94,6 +101,19 @@ async def preflight_models(grid: Grid, endpoints: dict[str, Endpoint]) -> dict[s
     problems: dict[str, str] = {}
     for m in grid.models:
         problem = await ping(endpoints[m.endpoint], m)
+        if problem is not None:
+            problems[m.name] = problem
+    return problems
+
+
+async def preflight_helpers(grid: Grid, endpoints: dict[str, Endpoint]) -> dict[str, str]:
+    """The preflight of each model's own helper endpoint (``helper_endpoint``, where its
+    compiler and matcher requests go): model -> its one line where it did not answer."""
+    from runner.execution.preflight_stops import helper_pings
+
+    problems: dict[str, str] = {}
+    for m, name in helper_pings(grid):
+        problem = await ping(endpoints[name], m)
         if problem is not None:
             problems[m.name] = problem
     return problems

@@ -95,8 +95,7 @@ async def run_async(
         stopped: dict[str, str] = {}
         if check and tasks:  # nothing left to run needs no server (#40)
             notice(preflight_line(endpoints))
-            stopped = await _preflight(grid, endpoints, tasks, notice)
-            tasks = [t for t in tasks if t.cell.model not in stopped]
+            stopped, tasks = await _preflight(grid, endpoints, tasks, notice)
         _keep_packs(grid, out)  # a copy of every file pack the run uses
         manifest = write_or_check_manifest(
             out, grid, allow_change=allow_change, overrides=overrides, scripted=server_config
@@ -208,32 +207,33 @@ async def _schedule(
 
 async def _preflight(
     grid: Grid, endpoints: dict[str, Endpoint], tasks: list[Task], notice: Callable[..., None]
-) -> dict[str, str]:
-    """The preflight (one tiny request per model) and the served-model check (#49), by model:
-    the models that failed -> why. A model that failed stops alone (#47): its cells are
-    skipped (a resume runs them), the others run, then :class:`ModelsStopped` names it (exit
-    3). When every model with cells left failed, nothing can run: one :class:`GridError`
-    with every line (exit 2), before the directory is written."""
-    from runner.execution.connect import preflight_models, problem_lines
+) -> tuple[dict[str, str], list[Task]]:
+    """The preflight (one tiny request per model, and per helper endpoint) and the
+    served-model check (#49): ``(stopped, tasks left)``. What failed stops alone (#47): the
+    cells that send to it (a model's all, a compile model's or a helper endpoint's the gates
+    that need it: :mod:`runner.execution.preflight_stops`) are skipped (a resume runs them),
+    the others run, then :class:`ModelsStopped` names each (exit 3). When nothing is left
+    to run: one :class:`GridError` with every line (exit 2), before the directory is
+    written."""
+    from runner.execution.connect import preflight_helpers, preflight_models, problem_lines
+    from runner.execution.preflight_stops import preflight_stops
     from runner.execution.served_models import served_model_problems
 
     failed = await preflight_models(grid, endpoints)
+    helpers_failed = await preflight_helpers(grid, endpoints)
     unserved, warnings = await served_model_problems(grid, endpoints, frozenset(failed))
     for warning in warnings:
         notice(warning, "yellow")
     failed |= unserved
-    pending = {t.cell.model for t in tasks}
-    if pending <= set(failed):
-        # each line within 80 columns with its error: prefix (#49)
-        raise GridError(
-            "\n".join(
-                x for m in grid.models if m.name in failed for x in problem_lines(failed[m.name])
-            )
-        )
-    for model, why in ((m, w) for m, w in failed.items() if m in pending):
-        notice(f"model {model!r} stopped at the preflight ({why}); its cells are skipped, the "
-               "other models' cells run", "yellow")  # fmt: skip
-    return {m: f"preflight: {why}" for m, why in failed.items() if m in pending}
+    stopped, left = preflight_stops(grid, tasks, failed, helpers_failed)
+    if not left:  # each line within 80 columns with its error: prefix (#49)
+        lines = [*failed.values(), *(f"helper endpoint of {w}" for w in helpers_failed.values())]
+        raise GridError("\n".join(x for line in lines for x in problem_lines(line)))
+    for what, why in stopped.items():
+        why = why.removeprefix("preflight: ")
+        notice(f"model {what!r} stopped at the preflight ({why}); its cells are skipped, the "
+               "other cells run", "yellow")  # fmt: skip
+    return stopped, left
 
 
 def helper_summary(st: HelperStats, width: int = 0) -> str:

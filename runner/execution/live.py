@@ -39,6 +39,7 @@ from protocol.visible import visible
 from runner.client.endpoint import Endpoint
 from runner.execution.connect import PREFLIGHT_ATTEMPTS, PREFLIGHT_TIMEOUT_S
 from runner.execution.scheduler import RunState
+from scoring.analyses.truncation import cut_line
 from scoring.replay.askback import burden_text
 from scoring.report.tables import Labels
 from scoring.results.cells import config_of, ladder_sort_key
@@ -95,7 +96,8 @@ def _short(line: ResultLine, labels: Labels) -> str:
         hats = [line.pass_k.get(s, ())[k - 1 :] for s in ("strict", "decline_aware")]
         shown = "/".join(_num(h[0]) if h else "n/a" for h in hats)
         text += f"\n    pass^{k} strict/da {shown} (trials {k})"
-    return text
+    cut = cut_line(line.cut)  # replies cut at their budget, when any (#49)
+    return text + (f"\n{fit('    ' + cut)}" if cut else "")
 
 
 class _InLadderOrder:

@@ -44,6 +44,7 @@ from runner.gates.helper_models import Helpers
 from runner.grid.expand import Grid, Task, expand
 from runner.rundir.logs import LogReport, LogWriter, read_logs
 from runner.rundir.results import RESULTS, encode_line
+from scoring.replay.cuts import record_cuts
 from scoring.results.lines import ResultLine
 from scoring.results.stream import StreamingScorer
 
@@ -74,6 +75,7 @@ class Progress:
     cell_total: dict[str, int] = field(default_factory=dict)  # episodes to run this run
     cell_label: dict[str, str] = field(default_factory=dict)
     running: dict[str, int] = field(default_factory=dict)  # episodes in flight per cell
+    cut: dict[str, int] = field(default_factory=dict)  # replies cut at their budget (#49)
     # Turns: closed this run, and the run's planned total (each task's planned schedule once
     # its episode is generated, the first one's length until then, plus the re-asks served)
     turns_done: int = 0
@@ -81,10 +83,11 @@ class Progress:
 
     def open_cells(self, limit: int = 3) -> str:
         """Cells under way (an episode running, or some done and not all): 'label k/n' for
-        the first few, with the episodes running."""
+        the first few, with the episodes running and the replies cut at their budget (#49)."""
         shown = [
             f"{self.cell_label[c]} {self.per_cell.get(c, 0)}/{n}"
             + (f" +{self.running[c]} running" if self.running.get(c) else "")
+            + (f" cut {self.cut[c]}" if self.cut.get(c) else "")
             for c, n in self.cell_total.items()
             if self.running.get(c) or 0 < self.per_cell.get(c, 0) < n
         ]
@@ -282,6 +285,8 @@ class _Workers:
         # re-asks served beyond the plan; an episode cut short leaves its rest undone
         progress.turns_total += len(record.turns) - len(ep.turns)
         progress.per_cell[slug] = progress.per_cell.get(slug, 0) + 1
+        if cut := sum(n for n, _ in record_cuts(record).values()):
+            progress.cut[slug] = progress.cut.get(slug, 0) + cut
         if record.termination in MODEL_FAILURES:
             progress.model_failures += 1
         elif record.termination != "completed":

@@ -173,7 +173,11 @@ def _endpoint_problems(grid: Grid) -> list[str]:
     for ep in grid.endpoints:
         if not ep.urls():
             problems.append(f"endpoint {ep.name!r} has no base_url")
-        problems += [f"endpoint {ep.name!r}: {p}" for p in map(url_problem, ep.urls()) if p]
+        problems += [
+            f"endpoint {ep.name!r}: {p}"
+            for p in (url_problem(u, suggest=False) for u in ep.urls())
+            if p
+        ]
         if ep.max_in_flight < 1:
             problems.append(f"endpoint {ep.name!r}: max_in_flight must be at least 1")
         if ep.replica_slots < 0:
@@ -226,10 +230,7 @@ def missing_keys(grid: Grid) -> list[str]:
             continue
         key = os.environ.get(ep.api_key_env)
         if not key:
-            out.append(
-                f"endpoint {ep.name!r}: environment variable {ep.api_key_env} (its API key) "
-                "is not set"
-            )
+            out.append(f"endpoint {ep.name!r}: ${ep.api_key_env} (its API key) is not set")
         elif key_problem(key):
             out.append(
                 f"endpoint {ep.name!r}: environment variable {ep.api_key_env} {key_problem(key)}"
@@ -335,7 +336,7 @@ def _decoding_problems(grid: Grid) -> list[str]:
         budgets: dict[str, int] = getattr(d, name)
         for regime in regimes:
             if regime not in budgets:
-                problems.append(f"decoding.{name} has no entry for the {regime!r} regime")
+                problems.append(f"decoding.{name}: no entry for the {regime!r} regime")
             elif budgets[regime] < 1:
                 problems.append(f"decoding.{name}[{regime!r}] must be at least 1")
     return problems

@@ -62,7 +62,7 @@ def validation_problem(root: type[msgspec.Struct], message: str) -> str:
         hint = difflib.get_close_matches(m.group(1), list(_fields(_struct_at(root, where))), n=1)
         suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
         place = f" in [{_table(where)}]" if where else ""
-        return f"unknown key {m.group(1)!r}{place}{suggestion}"
+        return f"unknown {m.group(1)!r}{place}{suggestion}"  # 80 columns with a path (#49)
     if m := _ENUM.search(message):
         parent, _, leaf = _table(m.group(2)).rpartition(".")
         choices = _choices(_fields(_struct_at(root, parent)).get(leaf))

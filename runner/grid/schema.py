@@ -228,8 +228,10 @@ class MemorySettings(_Strict):
     embed_model: str | None = None  # the served embedding model; default: the cell's model
 
 
-def url_problem(url: str) -> str | None:
-    """Why ``url`` cannot be an endpoint's base URL (None when it can)."""
+def url_problem(url: str, *, suggest: bool = True) -> str | None:
+    """Why ``url`` cannot be an endpoint's base URL (None when it can); with ``suggest``
+    the URL it probably meant (a grid's line, which names its file and endpoint, goes
+    without, to fit 80 columns: #49)."""
     if url == EMBEDDED:
         return None
     shown = redact_url(url)
@@ -237,7 +239,7 @@ def url_problem(url: str) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         bare = shown.split("://")[-1]
         example = f"http://{bare}" if "://" not in shown or parts.scheme else shown
-        return f"{shown!r} needs http(s)://: {example}?"  # 80 columns (#49)
+        return f"{shown!r} needs http(s)://" + (f": {example}?" if suggest else "")
     if "@" in parts.netloc:
         return (
             f"base URL {shown!r} carries credentials (user:password@), refused: a URL is "

@@ -51,8 +51,7 @@ def run_lock(out: Path) -> Iterator[None]:
             pid = holder_pid(out)
             who = f"process {pid}" if pid is not None else "another process"
             raise RunLocked(
-                f"{out} is in use by {who} (another ladder run); wait for it, or stop it, "
-                "then rerun"
+                f"{out} is in use by {who}, another ladder run; wait or stop it"
             ) from None
         yield
     finally:

@@ -21,6 +21,7 @@ __all__ = [
     "CUT_WARN_SHARE",
     "Cut",
     "add_cuts",
+    "cut_line",
     "cut_replies",
     "cut_share",
     "cut_warnings",
@@ -31,6 +32,17 @@ __all__ = [
 # OURS: a cell and role is warned about when more than 5% of its replies were cut: a few
 # long replies are a model's habit, more than one in twenty moves the scores (#49).
 CUT_WARN_SHARE = 0.05
+
+
+def cut_line(cut: Mapping[str, tuple[int, int]]) -> str:
+    """A cell's replies cut at their token budget, for the live lines (#49): ``cut at
+    budget: agent 3/40, matcher 1/20 (over 5%)``, each role that had one, marked when a
+    role's share passes :data:`CUT_WARN_SHARE`; ``""`` when none was."""
+    parts = [f"{role} {n}/{made}" for role, (n, made) in cut.items() if n]
+    if not parts:
+        return ""
+    over = any(n > CUT_WARN_SHARE * made for n, made in cut.values() if made)
+    return f"cut at budget: {', '.join(parts)}" + (f" (over {CUT_WARN_SHARE:.0%})" if over else "")
 
 
 def cut_replies(records: Iterable[EpisodeRecord]) -> dict[CellKey, Cut]:

@@ -21,7 +21,12 @@ from serve.agents import Reading
 from serve.endpoint.prefix_memo import Message, PrefixMemo
 from serve.endpoint.tokens import REPLY_PRIMING, message_tokens
 
-__all__ = ["Transcript", "read_transcript"]
+__all__ = ["MEMO_DEFAULT", "Transcript", "bound_memo", "read_transcript"]
+
+# OURS: conversations remembered (their last request's folds) by a standalone server, whose
+# clients are unknown; a run's embedded endpoint bounds it by the run's concurrency (#47).
+MEMO_DEFAULT = 4096
+MEMO_MIN = 256
 
 
 class Transcript(msgspec.Struct, frozen=True, kw_only=True):
@@ -45,7 +50,17 @@ class _Carried:
         self.reading = Reading()
 
 
-_CARRIED: PrefixMemo[_Carried] = PrefixMemo()
+_CARRIED: PrefixMemo[_Carried] = PrefixMemo(MEMO_DEFAULT)
+
+
+def bound_memo(in_flight: int | None) -> None:
+    """Remember at most ``4 * in_flight`` conversations (at least :data:`MEMO_MIN`), or
+    :data:`MEMO_DEFAULT` with None. A conversation's entry is taken by its next request, so
+    the live ones are the episodes in flight; between two requests of one come at most the
+    others' requests and their helpers' (each a single-use entry), so 4x holds every live
+    one and a finished episode's last entry ages out in a few waves, not after 4,096
+    conversations (a miss folds from the start: the same result, #47)."""
+    _CARRIED.resize(MEMO_DEFAULT if in_flight is None else max(MEMO_MIN, 4 * in_flight))
 
 
 def read_transcript(messages: tuple[Message, ...]) -> Transcript:

@@ -87,6 +87,13 @@ class PrefixMemo(Generic[S]):
             found.append((prefix, state))
             self._entries.move_to_end(key)
         self._size += 1
+        self.resize(self.maxsize)
+
+    def resize(self, maxsize: int) -> None:
+        """Keep at most ``maxsize`` entries from now on (the oldest dropped at once)."""
+        if maxsize < 1:
+            raise ValueError("maxsize must be at least 1")
+        self.maxsize = maxsize
         while self._size > self.maxsize:
             _, oldest = self._entries.popitem(last=False)
             self._size -= len(oldest)

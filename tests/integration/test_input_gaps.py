@@ -84,8 +84,8 @@ def test_validate_offline_warns_of_an_unset_key_variable(tmp_path: Path, monkeyp
     offline = _invoke("validate", str(tmp_path / "g.toml"), "--offline")
     assert offline.exit_code == 0, offline.output
     assert offline.stderr.strip().splitlines() == [
-        f"warning: {tmp_path / 'g.toml'}: endpoint 'embedded': environment variable "
-        "NU_TEST_KEY (its API key) is not set"
+        f"warning: {tmp_path / 'g.toml'}: endpoint 'embedded': $NU_TEST_KEY (its API key) "
+        "is not set"
     ]
     _one_line(_invoke("validate", str(tmp_path / "g.toml")), "NU_TEST_KEY")  # it would send
 

@@ -78,8 +78,13 @@ def _default_loop_policy() -> Iterator[None]:
     asyncio.set_event_loop_policy(None)  # `ladder run` installs uvloop's
 
 
-def _grid(tmp_path: Path, url: str, models: list[dict[str, str]]) -> Path:
-    data = grid_data(seeds="100-103", arms=("raw", "checklist"), models=models)
+def _grid(
+    tmp_path: Path,
+    url: str,
+    models: list[dict[str, str]],
+    arms: tuple[str, ...] = ("raw", "checklist"),
+) -> Path:
+    data = grid_data(seeds="100-103", arms=arms, models=models)
     data["endpoints"].append({"name": "far", "base_url": url, "max_in_flight": 4})
     data["decoding"]["timeout_s"] = 30
     grid = tmp_path / "grid.toml"
