@@ -66,7 +66,10 @@ def test_bad_knobs_are_one_line_and_exit_2() -> None:
     for args, want in (
         (["--spoof", "forged"], "unknown spoof 'forged'"),
         (["--user-style", "rude"], "unknown user style 'rude'"),
-        (["--spoof", "receipt", "--spoof-dose", "2"], "--spoof-dose must be in [0, 1]"),
+        (
+            ["--spoof", "receipt", "--spoof-dose", "2"],
+            "'--spoof-dose': Input should be less than or equal to 1",
+        ),
         (["--spoof", "receipt", "--generator", "4"], "stress doses need generator 5 or later"),
         (["--user-style", "restate_plain", "--generator", "5"], "restate_plain needs generator 6"),
         (["--user-style", "double_plain", "--generator", "5"], "double_plain needs generator 6"),
