@@ -23,8 +23,7 @@ import random
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import msgspec
 import orjson
@@ -32,6 +31,13 @@ import orjson
 from protocol.records import CallRecord, Role, Termination
 from runner.client.affinity import EPISODE, ReplicaChooser, Routing
 from runner.client.call_stats import CallStats
+from runner.client.calls import (
+    CallFailed,
+    CallState,
+    ChatEndpoint,
+    EmbeddingsBody,
+    Reply,
+)
 from runner.client.limiter import Limiter
 from runner.client.transport import AiohttpTransport, Request, Transport, TransportError
 from runner.client.wire import (
@@ -59,38 +65,6 @@ __all__ = [
 BUDGET_CEILING = 12_000
 BUDGET_FLOOR = 512
 _T = TypeVar("_T")
-
-
-class Reply(msgspec.Struct, frozen=True, kw_only=True):
-    content: str
-    reasoning: str
-    call: CallRecord
-
-
-class ChatEndpoint(Protocol):
-    """What the gates' helpers and the memory services need of :class:`Endpoint` (a test
-    hands them a fake)."""
-
-    async def chat(
-        self,
-        model: str,
-        messages: Sequence[Mapping[str, str]],
-        *,
-        max_tokens: int,
-        role: Role = "agent",
-        thinking: bool = False,
-        extra: Mapping[str, object] | None = None,
-        temperature: float = 0.0,
-    ) -> Reply: ...
-
-
-class CallFailed(Exception):
-    """A call that failed for infrastructure reasons; ``termination`` names the reason."""
-
-    def __init__(self, termination: Termination, message: str, attempts: int) -> None:
-        super().__init__(message)
-        self.termination = termination
-        self.attempts = attempts
 
 
 class Endpoint:
@@ -199,7 +173,7 @@ class Endpoint:
         With ``self.allow_no_reply`` an empty or filtered reply is returned, not retried.
         ``headers``: sent with this call beside the endpoint's own (the agent's draw key)."""
         self.open()
-        call = _Call(budget=max_tokens, affinity=affinity or EPISODE.get())
+        call = CallState(budget=max_tokens, affinity=affinity or EPISODE.get())
 
         async def once() -> ChatReply:
             body = chat_body(model, messages, temperature, call.budget, extra)
@@ -233,7 +207,7 @@ class Endpoint:
 
     async def _retried(
         self,
-        call: _Call,
+        call: CallState,
         once: Callable[[], Awaitable[_T]],
         usable: Callable[[_T], Awaitable[bool]] | None = None,
         what: str = "",
@@ -268,7 +242,7 @@ class Endpoint:
     async def _attempt(
         self,
         body: bytes,
-        call: _Call,
+        call: CallState,
         post: Callable[[int, bytes], Awaitable[_T]],
     ) -> _T:
         """One request (a chat completion, or ``post``'s) under a limiter slot; the slot goes
@@ -290,7 +264,7 @@ class Endpoint:
             self._in_flight[idx] -= 1
             self.limiter.release()
 
-    async def _after_failure(self, failure: Exception, call: _Call) -> None:
+    async def _after_failure(self, failure: Exception, call: CallState) -> None:
         """Raise :class:`CallFailed` for a failure retrying cannot fix; otherwise adjust the
         budget (context overflow) or wait out the backoff (transient) before the retry."""
         if isinstance(failure, Fatal):
@@ -307,7 +281,7 @@ class Endpoint:
             return
         await self._backoff(call, failure.delay if isinstance(failure, Retry) else None)
 
-    async def _backoff(self, call: _Call, delay: float | None) -> None:
+    async def _backoff(self, call: CallState, delay: float | None) -> None:
         """Wait before the next attempt: the server's Retry-After (capped at the backoff
         maximum: a hostile or broken header cannot hang the run) or exponential backoff with
         full jitter; no wait after the last attempt."""
@@ -317,7 +291,7 @@ class Endpoint:
         if call.attempt < self.attempts:
             await asyncio.sleep(min(delay, self.backoff_max_s))
 
-    def _reply(self, got: ChatReply, call: _Call, role: Role) -> Reply:
+    def _reply(self, got: ChatReply, call: CallState, role: Role) -> Reply:
         """The reply of a successful response, with its call record; counts its tokens."""
         self.requests += 1
         self.prompt_tokens += got.prompt_tokens
@@ -348,7 +322,7 @@ class Endpoint:
         calls (its failures feed the breaker too): the vectors in input order and the call's
         record (role ``embedding``); raises :class:`CallFailed`."""
         self.open()
-        call = _Call(budget=0)
+        call = CallState(budget=0)
         body = orjson.dumps({"model": model, "input": list(inputs)})
 
         async def once() -> tuple[list[list[float]], int]:
@@ -376,7 +350,7 @@ class Endpoint:
             raise Retry("request timed out") from None
         check_status(resp)
         try:
-            data = msgspec.json.decode(resp.body, type=_Embeddings)
+            data = msgspec.json.decode(resp.body, type=EmbeddingsBody)
         except msgspec.DecodeError:  # ValidationError included
             raise Retry("malformed embeddings body") from None
         rows = sorted(data.data, key=lambda d: d.index)
@@ -402,34 +376,3 @@ class Endpoint:
             raise Retry("request timed out") from None
         check_status(resp)
         return decode_chat(resp.body)
-
-
-class _Vector(msgspec.Struct, frozen=True):
-    embedding: list[float]
-    index: int = 0
-
-
-class _EmbeddingUsage(msgspec.Struct, frozen=True):
-    prompt_tokens: int = 0
-
-
-class _Embeddings(msgspec.Struct, frozen=True):
-    """An embeddings body, typed: anything else is malformed (retried)."""
-
-    data: list[_Vector]
-    usage: _EmbeddingUsage | None = None
-
-
-@dataclass
-class _Call:
-    """The running state of one chat call across its attempts."""
-
-    budget: int
-    attempt: int = 0
-    waited: float = 0.0
-    server: float = 0.0
-    last: str = ""
-    affinity: str | None = None
-    empty: bool = (
-        False  # the last attempt's reply was empty  # the episode's key (runner.client.affinity)
-    )
