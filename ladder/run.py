@@ -130,7 +130,10 @@ def _refuse(e: BaseException, out: Path, console: Console, terminated: bool) -> 
     if isinstance(e, (GridError, ManifestError, NewerSchemaError, RunLocked)):
         raise UsageError(str(e)) from None
     if isinstance(e, BreakerTripped | BriefLost | ModelsStopped):
-        typer.echo(f"error: {shown(str(e))}", err=True)
+        from runner.execution.connect import problem_lines
+
+        for line in problem_lines(shown(str(e))):  # within 80 columns with its prefix (#49)
+            typer.echo(f"error: {line}", err=True)
         raise typer.Exit(3) from None
     if isinstance(e, OSError) and e.errno == errno.ENOSPC:
         raise UsageError(

@@ -420,8 +420,9 @@ def test_a_tripped_breaker_ends_the_command_with_exit_3_and_one_line(
     with pytest.raises(typer.Exit) as ended:
         _refuse(_leaf(group), Path("out"), Console(quiet=True), False)
     assert ended.value.exit_code == 3
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "'e': 2 calls in a row failed" in err[0]
+    err = capsys.readouterr().err.strip().splitlines()  # one error, wrapped at 80 (#49)
+    assert err and all(x.startswith("error:") and len(x) <= 80 for x in err), err
+    assert "'e': 2 calls in a row failed" in " ".join(x.removeprefix("error:").strip() for x in err)
     assert stats.retries == 4 and stats.throttled_429 == 1 and stats.failed_attempts == 3
 
 

@@ -74,8 +74,10 @@ def test_a_dropped_system_message_stops_the_run_with_one_line(tmp_path: Path) ->
         app, ["run", str(grid), "--out", str(tmp_path / "run"), "--no-live"]
     )
     assert result.exit_code == 3, result.output
-    errors = [x for x in result.stderr.splitlines() if x.startswith("error:")]
-    assert len(errors) == 1 and "the brief did not reach the model" in errors[0]
+    lines = [x for x in result.stderr.splitlines() if x.startswith("error:")]
+    assert lines and all(len(x) <= 80 for x in lines), lines  # one error, wrapped (#49)
+    error = " ".join(x.removeprefix("error:").strip() for x in lines)
+    assert "the brief did not reach the model" in error
     assert "Traceback" not in result.output
     assert not any(r.termination == "completed" for r in records(tmp_path / "run").values())
 

@@ -36,9 +36,11 @@ def test_a_model_that_lost_the_brief_stops_alone(tmp_path: Path) -> None:
     out = tmp_path / "run"
     result = CliRunner().invoke(app, ["run", str(grid), "--out", str(out), "--no-live"])
     assert result.exit_code == 3, result.output
-    errors = [x for x in result.stderr.splitlines() if x.startswith("error:")]
-    assert len(errors) == 1 and f"model '{LOST}' stopped" in errors[0]
-    assert "the brief did not reach the model" in errors[0] and "Traceback" not in result.output
+    lines = [x for x in result.stderr.splitlines() if x.startswith("error:")]
+    assert lines and all(len(x) <= 80 for x in lines), lines  # one error, wrapped (#49)
+    error = " ".join(x.removeprefix("error:").strip() for x in lines)
+    assert error.startswith(f"model '{LOST}' stopped"), error
+    assert "the brief did not reach the model" in error and "Traceback" not in result.output
     recs = records(out).values()
     healthy = [r for r in recs if r.cell.model == HEALTHY]
     assert len(healthy) == 8 and all(r.termination == "completed" for r in healthy)

@@ -29,8 +29,10 @@ __all__ = ["_default_loop_policy", "refusing_url"]  # fixtures, imported for the
 def _run(grid: Path, out: Path) -> tuple[int, list[str], str]:
     result = CliRunner().invoke(app, ["run", str(grid), "--out", str(out), "--no-live"])
     assert "Traceback" not in result.output
-    errors = [x for x in result.stderr.splitlines() if x.startswith("error:")]
-    return result.exit_code, errors, result.stdout
+    lines = [x for x in result.stderr.splitlines() if x.startswith("error:")]
+    assert all(len(x) <= 80 for x in lines), lines  # an error is wrapped at 80 columns (#49)
+    error = " ".join(x.removeprefix("error:").strip() for x in lines)  # one error, read whole
+    return result.exit_code, [error] if error else [], result.stdout
 
 
 def test_a_failed_compile_model_stops_the_gates_it_compiles_for(

@@ -99,10 +99,11 @@ def test_a_model_whose_preflight_fails_stops_alone(tmp_path: Path, refusing_url:
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 3, result.output
     assert "Traceback" not in result.output
-    errors = [x for x in result.stderr.splitlines() if x.startswith("error:")]
-    assert len(errors) == 1, errors
-    assert f"model '{BROKEN}' stopped: preflight: " in errors[0]
-    assert "404" in errors[0] or "is not served at" in errors[0], errors[0]
+    lines = [x for x in result.stderr.splitlines() if x.startswith("error:")]
+    assert lines and all(len(x) <= 80 for x in lines), lines  # one error, wrapped (#49)
+    error = " ".join(x.removeprefix("error:").strip() for x in lines)
+    assert error.startswith(f"model '{BROKEN}' stopped: preflight: "), error
+    assert "404" in error or "is not served at" in error, error
     assert f"model '{BROKEN}' stopped at the preflight" in result.stdout  # said before the run
     recs = list(records(out).values())
     assert len(recs) == 8 and {r.cell.model for r in recs} == {HEALTHY}
