@@ -7,20 +7,15 @@ its control's labels; and the synthetic agent's budget errors land on the budget
 
 from __future__ import annotations
 
-import asyncio
-import io
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-from rich.console import Console
 
 from protocol.records import EpisodeRecord
-from runner.execution.grid_run import run_async
-from runner.grid.expand import parse_grid
-from runner.rundir.records import load_records
 from scoring.replay.episode_score import EpisodeScore, score_episode
+from tests.rule_kit import control_records, labels, run_rule_grid
 
 ARMS = ["raw", "checklist", "directive", "enforce", "hybrid", "ledger"]
 CAPS = (1, 2, 3)
@@ -28,35 +23,20 @@ SEEDS = "100-103"
 
 
 def _run(tmp: Path, model: str, arms: list[str], seeds: str = SEEDS) -> list[EpisodeRecord]:
-    grid = {
-        "run": {
-            "seeds": seeds,
-            "generator": 6,
-            "graphs": [{"steps": 10, "density": 0.3}],
-            "arms": arms,
-            "variants": [{"arm": a, "budget": c} for a in arms for c in CAPS],
-        },
-        "models": [{"name": model}],
-    }
-    asyncio.run(run_async(parse_grid(grid), tmp, console=Console(file=io.StringIO()), live=False))
-    records, _ = load_records(tmp)
-    assert all(r.termination == "completed" for r in records)
-    return sorted(records, key=lambda r: (r.cell.slug(), r.spec.seed))
+    return run_rule_grid(
+        tmp, model, arms, [{"arm": a, "budget": c} for a in arms for c in CAPS], seeds
+    )
 
 
 def _control(records: list[EpisodeRecord]) -> dict[tuple[str, int, int], EpisodeRecord]:
     """(arm, seed, cap) -> the record of the same arm and seed with the budget off."""
-    plain = {(r.cell.arm, r.spec.seed): r for r in records if not r.cell.knobs.budget}
+    plain = control_records(records, "budget")
     return {(r.cell.arm, r.spec.seed, r.cell.knobs.budget): plain[(r.cell.arm, r.spec.seed)]
             for r in records}  # fmt: skip
 
 
 def _budget_turns(r: EpisodeRecord) -> set[int]:
     return {i for i, t in enumerate(r.turns) if t.kind == "budget_repeat"}
-
-
-def _labels(s: EpisodeScore) -> list[str]:
-    return [t.label for t in s.primary.turns]
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +70,7 @@ def test_budgeted_episodes_keep_their_controls_length_and_labels(
         base = controls[(r.cell.arm, r.spec.seed, r.cell.knobs.budget)]
         assert len(r.turns) == len(base.turns) == 44
         stressed = _budget_turns(r)
-        a, b = _labels(score_episode(r)), _labels(score_episode(base))
+        a, b = labels(score_episode(r)), labels(score_episode(base))
         assert [x for i, x in enumerate(a) if i not in stressed] == [
             x for i, x in enumerate(b) if i not in stressed
         ]

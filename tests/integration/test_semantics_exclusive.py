@@ -7,18 +7,13 @@ labels; the synthetic agent's closed-step errors land on the placed turns."""
 
 from __future__ import annotations
 
-import asyncio
-import io
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from protocol.records import EpisodeRecord
-from runner.execution.grid_run import run_async
-from runner.grid.expand import parse_grid
-from runner.rundir.records import load_records
-from scoring.replay.episode_score import EpisodeScore, score_episode
+from scoring.replay.episode_score import score_episode
+from tests.rule_kit import control_records, labels, run_rule_grid
 
 ARMS = ["raw", "checklist", "directive", "enforce", "hybrid", "ledger"]
 DOSES = (1, 4)
@@ -26,28 +21,9 @@ SEEDS = "100-103"
 
 
 def _run(tmp: Path, model: str, arms: list[str], seeds: str = SEEDS) -> list[EpisodeRecord]:
-    grid = {
-        "run": {
-            "seeds": seeds,
-            "generator": 6,
-            "graphs": [{"steps": 10, "density": 0.3}],
-            "arms": arms,
-            "variants": [{"arm": a, "exclusive": k} for a in arms for k in DOSES],
-        },
-        "models": [{"name": model}],
-    }
-    asyncio.run(run_async(parse_grid(grid), tmp, console=Console(file=io.StringIO()), live=False))
-    records, _ = load_records(tmp)
-    assert all(r.termination == "completed" for r in records)
-    return sorted(records, key=lambda r: (r.cell.slug(), r.spec.seed))
-
-
-def _control(records: list[EpisodeRecord]) -> dict[tuple[str, int], EpisodeRecord]:
-    return {(r.cell.arm, r.spec.seed): r for r in records if not r.cell.knobs.exclusive}
-
-
-def _labels(s: EpisodeScore) -> list[str]:
-    return [t.label for t in s.primary.turns]
+    return run_rule_grid(
+        tmp, model, arms, [{"arm": a, "exclusive": k} for a in arms for k in DOSES], seeds
+    )
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +46,7 @@ def test_the_perfect_agent_scores_1_in_every_arm_at_every_dose(
 def test_exclusive_episodes_keep_their_controls_length_and_labels(
     perfect: list[EpisodeRecord],
 ) -> None:
-    controls = _control(perfect)
+    controls = control_records(perfect, "exclusive")
     for r in perfect:
         if not r.cell.knobs.exclusive:
             continue
@@ -78,7 +54,7 @@ def test_exclusive_episodes_keep_their_controls_length_and_labels(
         stressed = {i for i, t in enumerate(r.turns) if t.kind == "exclusive_ask"}
         assert len(r.turns) == len(base.turns) == 44
         assert len(stressed) == r.cell.knobs.exclusive
-        a, b = _labels(score_episode(r)), _labels(score_episode(base))
+        a, b = labels(score_episode(r)), labels(score_episode(base))
         assert [x for i, x in enumerate(a) if i not in stressed] == [
             x for i, x in enumerate(b) if i not in stressed
         ]
@@ -86,7 +62,7 @@ def test_exclusive_episodes_keep_their_controls_length_and_labels(
 
 def test_always_book_behind_enforce_keeps_its_score(tmp_path: Path) -> None:
     records = _run(tmp_path, "scripted/always-book", ["enforce"])
-    controls = _control(records)
+    controls = control_records(records, "exclusive")
     for r in records:
         s = score_episode(r)
         base = score_episode(controls[(r.cell.arm, r.spec.seed)])
@@ -112,7 +88,7 @@ def test_the_synthetic_agent_books_the_closed_step_in_raw_not_behind_a_directive
         assert channels == want, r.cell.slug()
 
 
-def test_the_exclusive_section_reads_the_perfect_agent_as_its_control(
+def test_the_exclusive_section_reads_the_perfect_agent_as_itscontrols(
     perfect: list[EpisodeRecord],
 ) -> None:
     from scoring.analyses.semantics import exclusive_lines, exclusive_parts, exclusive_section

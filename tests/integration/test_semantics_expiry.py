@@ -8,18 +8,13 @@ lapsed request."""
 
 from __future__ import annotations
 
-import asyncio
-import io
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from protocol.records import EpisodeRecord
-from runner.execution.grid_run import run_async
-from runner.grid.expand import parse_grid
-from runner.rundir.records import load_records
-from scoring.replay.episode_score import EpisodeScore, score_episode
+from scoring.replay.episode_score import score_episode
+from tests.rule_kit import control_records, labels, run_rule_grid
 
 ARMS = ["raw", "checklist", "directive", "enforce", "hybrid", "ledger"]
 TURNS = (4, 10)
@@ -27,28 +22,9 @@ SEEDS = "100-103"
 
 
 def _run(tmp: Path, model: str, arms: list[str], seeds: str = SEEDS) -> list[EpisodeRecord]:
-    grid = {
-        "run": {
-            "seeds": seeds,
-            "generator": 6,
-            "graphs": [{"steps": 10, "density": 0.3}],
-            "arms": arms,
-            "variants": [{"arm": a, "expiry": t} for a in arms for t in TURNS],
-        },
-        "models": [{"name": model}],
-    }
-    asyncio.run(run_async(parse_grid(grid), tmp, console=Console(file=io.StringIO()), live=False))
-    records, _ = load_records(tmp)
-    assert all(r.termination == "completed" for r in records)
-    return sorted(records, key=lambda r: (r.cell.slug(), r.spec.seed))
-
-
-def _control(records: list[EpisodeRecord]) -> dict[tuple[str, int], EpisodeRecord]:
-    return {(r.cell.arm, r.spec.seed): r for r in records if not r.cell.knobs.expiry}
-
-
-def _labels(s: EpisodeScore) -> list[str]:
-    return [t.label for t in s.primary.turns]
+    return run_rule_grid(
+        tmp, model, arms, [{"arm": a, "expiry": t} for a in arms for t in TURNS], seeds
+    )
 
 
 @pytest.fixture(scope="module")
@@ -71,14 +47,14 @@ def test_the_perfect_agent_scores_1_in_every_arm_at_every_validity(
 def test_expiring_episodes_keep_their_controls_length_and_labels(
     perfect: list[EpisodeRecord],
 ) -> None:
-    controls = _control(perfect)
+    controls = control_records(perfect, "expiry")
     for r in perfect:
         if not r.cell.knobs.expiry:
             continue
         base = controls[(r.cell.arm, r.spec.seed)]
         stressed = {i for i, t in enumerate(r.turns) if t.kind == "expiry_repeat"}
         assert len(r.turns) == len(base.turns) == 44 and len(stressed) == 2
-        a, b = _labels(score_episode(r)), _labels(score_episode(base))
+        a, b = labels(score_episode(r)), labels(score_episode(base))
         assert [x for i, x in enumerate(a) if i not in stressed] == [
             x for i, x in enumerate(b) if i not in stressed
         ]
@@ -110,7 +86,7 @@ def test_the_synthetic_agent_misses_the_lapse_in_raw_not_behind_a_directive(
         assert channels == want, r.cell.slug()
 
 
-def test_the_expiry_section_reads_the_perfect_agent_as_its_control(
+def test_the_expiry_section_reads_the_perfect_agent_as_itscontrols(
     perfect: list[EpisodeRecord],
 ) -> None:
     from scoring.analyses.semantics import expiry_lines, expiry_parts, expiry_section

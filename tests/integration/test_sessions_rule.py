@@ -32,8 +32,9 @@ from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
 from runner.rundir.records import load_records
 from scoring.analyses.sessions import sessions_lines, sessions_parts, sessions_section
-from scoring.replay.episode_score import EpisodeScore, score_episode
+from scoring.replay.episode_score import score_episode
 from serve.agents.handoff import NOTE_EMPTY
+from tests.rule_kit import control_records, labels, run_rule_grid
 
 ARMS = ["raw", "checklist", "directive", "enforce", "hybrid", "ledger"]
 DOSES = (2, 4)
@@ -45,31 +46,10 @@ PLAN_LOST = {("ledger", "arm")}  # statuses carried, the revision's rewiring not
 
 
 def _run(tmp: Path, model: str, arms: list[str]) -> list[EpisodeRecord]:
-    variants = [
+    variants: list[dict[str, object]] = [
         {"arm": a, "sessions": k, "handoff": h} for a in arms for k in DOSES for h in HANDOFFS
     ]
-    grid = {
-        "run": {
-            "seeds": SEEDS,
-            "generator": 6,
-            "graphs": [{"steps": 10, "density": 0.3}],
-            "arms": arms,
-            "variants": variants,
-        },
-        "models": [{"name": model}],
-    }
-    asyncio.run(run_async(parse_grid(grid), tmp, console=Console(file=io.StringIO()), live=False))
-    records, _ = load_records(tmp)
-    assert all(r.termination == "completed" for r in records)
-    return sorted(records, key=lambda r: (r.cell.slug(), r.spec.seed))
-
-
-def _control(records: list[EpisodeRecord]) -> dict[tuple[str, int], EpisodeRecord]:
-    return {(r.cell.arm, r.spec.seed): r for r in records if not r.cell.knobs.sessions}
-
-
-def _labels(s: EpisodeScore) -> list[str]:
-    return [t.label for t in s.primary.turns]
+    return run_rule_grid(tmp, model, arms, variants, SEEDS)
 
 
 def _first_restart(r: EpisodeRecord) -> int:
@@ -109,14 +89,14 @@ def test_the_perfect_agent_scores_1_wherever_the_state_is_carried(
 def test_a_sessioned_episode_has_its_controls_turns_and_labels(
     perfect: list[EpisodeRecord],
 ) -> None:
-    control = _control(perfect)
+    control = control_records(perfect, "sessions")
     for r in perfect:
         carried = (r.cell.arm, r.cell.knobs.handoff) not in UNCARRIED | PLAN_LOST
         if not r.cell.knobs.sessions or not carried:
             continue
         c = control[(r.cell.arm, r.spec.seed)]
         assert [t.user_text for t in r.turns] == [t.user_text for t in c.turns]
-        assert _labels(score_episode(r)) == _labels(score_episode(c)), r.cell.slug()
+        assert labels(score_episode(r)) == labels(score_episode(c)), r.cell.slug()
 
 
 def test_each_restart_is_recorded_at_the_seeds_boundaries(perfect: list[EpisodeRecord]) -> None:
@@ -142,12 +122,12 @@ def test_each_restart_is_recorded_at_the_seeds_boundaries(perfect: list[EpisodeR
 
 def test_always_book_behind_enforce_keeps_its_score(tmp_path: Path) -> None:
     records = _run(tmp_path, "scripted/always-book", ["enforce"])
-    control = _control(records)
+    control = control_records(records, "sessions")
     for r in records:
         s, c = score_episode(r), score_episode(control[(r.cell.arm, r.spec.seed)])
         assert s.primary.success == c.primary.success, r.cell.slug()
         assert s.primary.channels == c.primary.channels, r.cell.slug()
-        assert _labels(s) == _labels(c)
+        assert labels(s) == labels(c)
 
 
 def test_the_report_sets_each_handoff_against_its_control(perfect: list[EpisodeRecord]) -> None:
@@ -252,7 +232,7 @@ def test_the_shipped_grid_keeps_the_oracles_in_every_cell(tmp_path: Path) -> Non
         else:
             assert s.primary.success and s.decline_aware.success, r.cell.slug()
     books = _shipped(tmp_path / "b", "scripted/always-book", "enforce")
-    control = _control(books)
+    control = control_records(books, "sessions")
     assert len(books) == 2 * 4
     for r in books:
         s, c = score_episode(r), score_episode(control[(r.cell.arm, r.spec.seed)])
