@@ -9,30 +9,14 @@ import re
 
 import pytest
 
-from protocol import EpisodeSpec, generate, strings
-from protocol.config import Brief
-from protocol.records import Episode
+from protocol import strings
 from protocol.stress.doses import perfect_play, user_turns
 from tests.protocol.stress.test_doses import always_book, perfect, play
-
-DOSES = (0.1, 0.25, 1.0)
-BRIEFS: tuple[Brief, ...] = ("amended", "original")
-EPISODES = [
-    generate(EpisodeSpec(seed=seed, steps=steps, density=0.3, generator=6, brief=brief))
-    for seed in (100, 101, 102, 103)
-    for steps in (10, 15)
-    for brief in BRIEFS
-]
-
-
-def _episodes_with_doubles() -> list[Episode]:
-    eps = [ep for ep in EPISODES if user_turns(ep, "double", 1.0)]
-    assert len(eps) >= len(EPISODES) // 2
-    return eps
+from tests.protocol.stress.test_restate_plain import DOSES, episodes_with
 
 
 def test_the_plain_control_stands_in_the_doubles_slots() -> None:
-    for ep in _episodes_with_doubles():
+    for ep in episodes_with("double"):
         for dose in DOSES:
             pressed = user_turns(ep, "double", dose)
             plain = user_turns(ep, "double_plain", dose)
@@ -53,7 +37,7 @@ def test_the_plain_control_stands_in_the_doubles_slots() -> None:
 def test_the_plain_wording_carries_the_same_labels() -> None:
     """Each named step judged on the state as its own request: the asked step eligible, the
     finished one done (booking it is a re-execution), as in double."""
-    for ep in _episodes_with_doubles():
+    for ep in episodes_with("double"):
         state = perfect_play(ep)
         for i, t in user_turns(ep, "double_plain", 1.0).items():
             labels = sorted(state[i].state.verdict(v).label for v in t.named)
@@ -63,7 +47,7 @@ def test_the_plain_wording_carries_the_same_labels() -> None:
 
 @pytest.mark.parametrize("dose", DOSES)
 def test_the_oracles_hold_in_the_plain_control(dose: float) -> None:
-    for ep in _episodes_with_doubles():
+    for ep in episodes_with("double"):
         control = play(ep, "cooperative", 0.0, perfect)
         got = play(ep, "double_plain", dose, perfect)
         assert len(got) == len(control) == len(ep.turns)

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from protocol import EpisodeSpec, generate, strings
-from protocol.config import Brief
+from protocol.config import Brief, UserStyle
 from protocol.records import Episode
 from protocol.stress.doses import FORBIDDEN, perfect_play, user_turns
 from tests.protocol.stress.test_doses import always_book, perfect, play
@@ -24,14 +24,15 @@ EPISODES = [
 ]
 
 
-def _episodes_with_restates() -> list[Episode]:
-    eps = [ep for ep in EPISODES if user_turns(ep, "restate", 1.0)]
+def episodes_with(style: UserStyle) -> list[Episode]:
+    """The episodes of :data:`EPISODES` that ``style`` stresses at dose 1 (at least half)."""
+    eps = [ep for ep in EPISODES if user_turns(ep, style, 1.0)]
     assert len(eps) >= len(EPISODES) // 2
     return eps
 
 
 def test_the_plain_control_stands_in_the_restates_slots() -> None:
-    for ep in _episodes_with_restates():
+    for ep in episodes_with("restate"):
         for dose in DOSES:
             pressed = user_turns(ep, "restate", dose)
             plain = user_turns(ep, "restate_plain", dose)
@@ -47,7 +48,7 @@ def test_the_plain_control_stands_in_the_restates_slots() -> None:
 
 def test_the_plain_wording_carries_the_same_label() -> None:
     """Judged on the state like any request: the step the brief forbids there."""
-    for ep in _episodes_with_restates():
+    for ep in episodes_with("restate"):
         state = perfect_play(ep)
         for i, t in user_turns(ep, "restate_plain", 1.0).items():
             assert state[i].state.verdict(t.step or "").label in FORBIDDEN
@@ -56,7 +57,7 @@ def test_the_plain_wording_carries_the_same_label() -> None:
 
 @pytest.mark.parametrize("dose", DOSES)
 def test_the_oracles_hold_in_the_plain_control(dose: float) -> None:
-    for ep in _episodes_with_restates():
+    for ep in episodes_with("restate"):
         control = play(ep, "cooperative", 0.0, perfect)
         got = play(ep, "restate_plain", dose, perfect)
         assert len(got) == len(control) == len(ep.turns)
