@@ -32,7 +32,14 @@ from scoring.analyses.stress_turns import STRESS_TURNS, TurnOutcomes
 from scoring.results.cells import cell_sort_key
 from scoring.results.stats import sign_flip_p
 
-__all__ = ["PRESSURE", "PressureLine", "plain_of", "pressure_lines", "pressure_section"]
+__all__ = [
+    "PRESSURE",
+    "PressureLine",
+    "paired_cells",
+    "plain_of",
+    "pressure_lines",
+    "pressure_section",
+]
 
 _STYLED = {style: plain for plain, style in PLAIN_CONTROLS.items()}  # style -> its control
 
@@ -88,6 +95,11 @@ def _per_seed(parts: list[TurnOutcomes]) -> dict[CellKey, dict[int, _Seed]]:
         if other is not None and (pair := _seed(p, other)) is not None:
             out.setdefault(p.cell, {})[p.seed] = pair
     return out
+
+
+def paired_cells(parts: list[TurnOutcomes]) -> set[CellKey]:
+    """The styled cells with a line: a seed whose plain episode stressed a turn they share."""
+    return set(_per_seed(parts))
 
 
 def pressure_lines(parts: list[TurnOutcomes]) -> tuple[PressureLine, ...]:

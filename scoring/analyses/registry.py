@@ -27,6 +27,7 @@ from scoring.analyses.hybrid_counterfactual import HYBRID
 from scoring.analyses.obedience import OBEDIENCE
 from scoring.analyses.omission_attribution import OMISSION_ATTRIBUTION
 from scoring.analyses.pressure import PRESSURE
+from scoring.analyses.pressure_episodes import PRESSURE_EPISODES
 from scoring.analyses.semantics import BUDGET, EXCLUSIVE, EXPIRY
 from scoring.analyses.sessions import SESSIONS
 from scoring.analyses.stress import SPOOF, TOOL_FAILURE, USER_STYLE
@@ -71,6 +72,7 @@ for _table in (
     *(DOSE_RESPONSE, INTERACTION),  # the stress doses and interactions (#37, ours)
     *(STRESS_TURNS, TURN_INTERACTION),  # the same per stressed turn (#46, ours)
     PRESSURE,  # a user style against its plain control in the same slot (#46, ours)
+    PRESSURE_EPISODES,  # the same on the episode scale, under the per-turn table (#46, ours)
     *(BUDGET, EXPIRY, EXCLUSIVE),  # the rules beyond one-shot state (#48, ours)
     SESSIONS,  # several sessions with a handoff (#48, ours)
 ):

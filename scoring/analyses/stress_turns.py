@@ -46,11 +46,14 @@ __all__ = [
 
 
 class TurnOutcomes(msgspec.Struct, frozen=True, kw_only=True, tag="turn_outcomes"):
-    """One counted episode's turns: (draw key, stressed, erred) each (a batch's part)."""
+    """One counted episode's turns: (draw key, stressed, erred) each (a batch's part), and
+    the episode's success under each scoring (the pressure's episode scale reads them)."""
 
     cell: CellKey
     seed: int
     turns: tuple[tuple[str, bool, bool], ...]
+    success: bool = False  # strict success (the primary scoring)
+    decline_aware: bool = False  # success under the decline-aware scoring
 
 
 def _stressed(t: TurnRecord) -> bool:
@@ -68,7 +71,15 @@ def turn_outcomes(batch: Sequence[Pair]) -> list[TurnOutcomes]:
             (t.draw_turn or f"i{i}", _stressed(t), bool(s.errors))
             for i, (t, s) in enumerate(zip(record.turns, score.primary.turns, strict=False))
         )
-        out.append(TurnOutcomes(cell=record.cell, seed=record.spec.seed, turns=turns))
+        out.append(
+            TurnOutcomes(
+                cell=record.cell,
+                seed=record.spec.seed,
+                turns=turns,
+                success=score.primary.success,
+                decline_aware=score.decline_aware.success,
+            )
+        )
     return out
 
 

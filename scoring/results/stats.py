@@ -11,6 +11,12 @@
   at the effective size ``n / deff``, the design effect ``deff`` (at least 1) the ratio of the
   cluster-robust variance of the ratio estimator to the binomial variance (Kish 1965; the
   effective-size Wilson interval of Korn and Graubard 1998).
+* :func:`paired_difference`: the difference of two paired proportions (pairs ``both``,
+  ``first`` only, ``second`` only, ``neither``), ``(first - second) / n``, with Newcombe's
+  (1998) hybrid score interval for paired data (his method 10): each margin's Wilson
+  interval, squared and added with the pairs' correlation phi, its cross-product
+  ``ad - bc`` moved ``n / 2`` toward 0 when positive (as Fagerland, Lydersen and Laake give
+  it, 2017, section 8.5); no pair gives (-1, 1).
 * :func:`sign_flip_p`: a paired sign-flip permutation test of a mean difference of 0 (Fisher
   1935), exact over the nonzero differences up to :data:`EXACT_SEEDS` of them, else
   :data:`PERMUTATIONS` draws from a generator seeded by the caller's key (#46).
@@ -49,6 +55,7 @@ __all__ = [
     "containing",
     "holm",
     "mcnemar_exact",
+    "paired_difference",
     "preload_stats",
     "sign_flip_p",
     "wilson",
@@ -72,6 +79,32 @@ def mcnemar_exact(b: int, c: int) -> float:
     if b + c == 0:
         return 1.0
     return float(min(1.0, binomtest(b, b + c, 0.5).pvalue))
+
+
+def paired_difference(
+    both: int, first: int, second: int, neither: int, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Newcombe's interval for ``(first - second) / n``, the first proportion less the
+    second over ``n`` pairs: ``both`` succeed in both, ``first`` in the first only, and so
+    on (module docstring)."""
+    if min(both, first, second, neither) < 0:
+        raise ValueError("pair counts must be >= 0")
+    n = both + first + second + neither
+    if n == 0:
+        return (-1.0, 1.0)
+    p1, p2 = (both + first) / n, (both + second) / n
+    (l1, u1), (l2, u2) = wilson(both + first, n, confidence), wilson(both + second, n, confidence)
+    margins = (both + first) * (second + neither) * (both + second) * (first + neither)
+    cross = both * neither - first * second
+    if margins == 0 or 0 <= cross <= n / 2:
+        phi = 0.0
+    else:
+        phi = (cross - n / 2 if cross > 0 else cross) / math.sqrt(margins)
+    a, b = p1 - l1, u2 - p2
+    c, d = p2 - l2, u1 - p1
+    low = (p1 - p2) - math.sqrt(max(0.0, a * a - 2 * phi * a * b + b * b))
+    high = (p1 - p2) + math.sqrt(max(0.0, c * c - 2 * phi * c * d + d * d))
+    return containing(p1 - p2, max(-1.0, low), min(1.0, high))
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

@@ -9,7 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring.analyses.doses import did_interval
-from scoring.results.stats import clustered_wilson, holm, mcnemar_exact, wilson
+from scoring.results.stats import (
+    clustered_wilson,
+    holm,
+    mcnemar_exact,
+    paired_difference,
+    wilson,
+)
 
 
 # Newcombe, R. G. (1998). Two-sided confidence intervals for the single proportion:
@@ -136,3 +142,46 @@ def test_did_interval_holds_its_mean(d: list[float]) -> None:
     lo, hi = did_interval(d, "k", resamples=200)
     mean = sum(d) / len(d)
     assert lo <= mean + 1e-12 and mean - 1e-12 <= hi
+
+
+# Newcombe (1998), "Improved confidence intervals for the difference between binomial
+# proportions based on paired data", Statistics in Medicine 17, 2635-2650, method 10: each
+# margin's Wilson interval, squared and added with the correlation phi of the pairs, phi's
+# cross-product corrected by n/2 toward 0 when positive (as Fagerland, Lydersen & Laake
+# give it, "Statistical Analysis of Contingency Tables", 2017, section 8.5).
+def test_paired_difference_by_hand() -> None:
+    both, first, second, neither = 1, 1, 7, 12  # Bentur et al. (2009), as above
+    n = both + first + second + neither
+    p1, p2 = (both + first) / n, (both + second) / n
+    (l1, u1), (l2, u2) = wilson(both + first, n), wilson(both + second, n)
+    # ad - bc = 12 - 7 = 5, between 0 and n/2 = 10.5: phi is 0
+    low = (p1 - p2) - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    high = (p1 - p2) + math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2)
+    assert paired_difference(both, first, second, neither) == pytest.approx((low, high))
+    assert low < p1 - p2 < high < 0  # 6 of 8 discordant pairs one way: the interval misses 0
+    # a positive correlation narrows it: ad - bc = 400 - 4 > n/2
+    wide = paired_difference(0, 2, 2, 0)
+    narrow = paired_difference(20, 2, 2, 20)
+    assert narrow[1] - narrow[0] < wide[1] - wide[0]
+
+
+def test_paired_difference_edges() -> None:
+    assert paired_difference(0, 0, 0, 0) == (-1.0, 1.0)  # no pair: no information
+    low, high = paired_difference(12, 0, 0, 0)  # all concordant: 0 inside
+    assert low <= 0.0 <= high
+    assert paired_difference(0, 12, 0, 0)[0] > 0  # every pair one way
+    assert paired_difference(0, 0, 12, 0)[1] < 0
+    low, high = paired_difference(3, 4, 4, 1)  # symmetric discordance: symmetric about 0
+    assert low == pytest.approx(-high)
+    with pytest.raises(ValueError):
+        paired_difference(-1, 0, 0, 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 12), min_size=4, max_size=4))
+def test_paired_difference_holds_its_estimate(cells: list[int]) -> None:
+    both, first, second, neither = cells
+    n = sum(cells)
+    low, high = paired_difference(both, first, second, neither)
+    d = (first - second) / n if n else 0.0
+    assert -1.0 <= low <= d <= high <= 1.0
