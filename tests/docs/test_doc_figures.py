@@ -27,6 +27,7 @@ from protocol.stress.doses import user_turns
 from runner.rundir.records import load_records
 from scoring.analyses.doses import DoseLine, dose_lines, outcomes
 from scoring.analyses.pressure import pressure_lines
+from scoring.analyses.pressure_episodes import PressureEpisodeLine, pressure_episode_lines
 from scoring.analyses.stress import ToolFailureLine, spoof_lines, tool_failure_lines
 from scoring.analyses.stress_turns import turn_outcomes
 from scoring.replay.askback import Burden, per_recovery
@@ -178,6 +179,39 @@ def test_the_pressure_section(user_style_pairs: list[tuple[EpisodeRecord, Episod
         "errors on the stressed turns, styled against plain, at doses 0.1, 0.25, 1: "
         + "; ".join(parts)
         + ".",
+        RESTATE,
+    )
+
+
+def pressure_episode_figure(lines: Sequence[PressureEpisodeLine]) -> str:
+    """docs/stress.md's episode-scale pressure sentence from the section's lines."""
+    by = {(x.cell.arm, x.style, x.dose, x.scoring): x for x in lines}
+    parts = []
+    for style in ("restate", "double"):
+        for arm in ("raw", "enforce"):
+            cells = []
+            for d in (0.1, 0.25, 1.0):
+                s, a = by[(arm, style, d, "strict")], by[(arm, style, d, "decline_aware")]
+                cells.append(
+                    f"{s.successes}/{s.seeds} against {s.control_successes}/{s.seeds} and "
+                    f"{a.successes}/{a.seeds} against {a.control_successes}/{a.seeds} "
+                    f"(discordant {s.styled_only + s.plain_only} and "
+                    f"{a.styled_only + a.plain_only}, Holm p {s.p_holm:.3g} and {a.p_holm:.3g})"
+                )
+            parts.append(f"{arm} `{style}` " + ", ".join(cells))
+    return "; ".join(parts) + "."
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_the_pressure_episode_scale(
+    user_style_pairs: list[tuple[EpisodeRecord, EpisodeScore]],
+) -> None:
+    """The report's "On the episode scale" lines under "Stress pressure" (#46)."""
+    lines = pressure_episode_lines(turn_outcomes(user_style_pairs))
+    _holds(
+        "strict and decline-aware successes, styled against plain, at doses 0.1, 0.25, 1: "
+        + pressure_episode_figure(lines),
         RESTATE,
     )
 
