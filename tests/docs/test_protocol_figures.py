@@ -1,6 +1,7 @@
-"""docs/protocol.md's generator tables reproduce (#46): version 3's edge counts and the two
-schedules' revision figures (versions 3 and 4) are recomputed here from the generator, and
-every row must stand in the doc beside the command the doc gives.
+"""docs/protocol.md's generator figures reproduce (#46): version 3's edge counts, the two
+schedules' revision figures (versions 3 and 4) and version 3's ambiguous probes are
+recomputed here from the generator (the probes served from a perfect-agent run), and every
+row must stand in the doc beside the command the doc gives.
 
 Pure and quick (a few seconds each), but marked slow with the other doc figures:
 ``python -m pytest -s -p no:xdist -m slow tests/docs/test_protocol_figures.py`` prints the rows.
@@ -9,12 +10,16 @@ Pure and quick (a few seconds each), but marked slow with the other doc figures:
 from __future__ import annotations
 
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from protocol import EpisodeSpec, generate
 from protocol.episode.stats import schedule_figures
+from protocol.state.machine import TaskState
+from runner.rundir.records import load_records
 
 DOC = Path(__file__).parents[2] / "docs" / "protocol.md"
 SEEDS = range(100, 228)
@@ -89,3 +94,44 @@ def test_the_two_schedules_figures() -> None:
         for schedule in ("earlier", "regenerated")
     ]
     assert not _missing(rows), "docs/protocol.md's schedule table no longer reproduces"
+
+
+AMBIGUOUS = "ladder run tests/data/figures/ambiguous-v3.toml"
+
+
+def eligible_fillers() -> tuple[int, int]:
+    """Version 3, amended schedule, S = 15 dense, seeds 100-163: the fillers (and probe
+    candidates) with three or more, and two or more, steps eligible under perfect play."""
+    three = two = 0
+    for seed in range(100, 164):
+        spec = EpisodeSpec(seed=seed, steps=15, density=0.3, generator=3, brief="amended")
+        ep = generate(spec)
+        state = TaskState({s.id: frozenset(s.deps) for s in ep.steps})
+        for t in ep.turns:
+            if t.kind == "revision":
+                state.apply_revision(ep.revision.cancel, ep.revision.rewires, ep.revision.relax)
+            elif t.kind in ("ask", "re_ask") and t.step and state.status(t.step) == "todo":
+                state.book(t.step)
+            elif t.kind in ("filler", "ambiguous"):
+                n = len(state.eligible())
+                three, two = three + (n >= 3), two + (n >= 2)
+    return three, two
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_version_3s_ambiguous_probes(tmp_path: Path) -> None:
+    three, two = eligible_fillers()
+    cmd = [sys.executable, "-m", "ladder", "run", *AMBIGUOUS.split()[2:]]
+    subprocess.run([*cmd, "--out", str(tmp_path), "--no-live"], check=True, capture_output=True)
+    records, _ = load_records(tmp_path)
+    served = sum(t.kind == "ambiguous" for r in records for t in r.turns)
+    sentence = (
+        f"under perfect play {three:,} of the fillers of those 64 episodes have three or more "
+        f"steps eligible ({three * 0.15:g} probes expected at 0.15; {served} served with our "
+        f"streams), {two:,} have two or more ({two * 0.15:g} expected)"
+    )
+    print(sentence)
+    doc = " ".join(_doc().split())
+    assert AMBIGUOUS in doc, "docs/protocol.md lost the probes' command"
+    assert sentence in doc, f"docs/protocol.md no longer reproduces; the rerun says: {sentence}"
