@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from protocol import EpisodeSpec, generate
+from protocol.arms.askback import answered_step
 from protocol.config import UserStyle
 from protocol.records import EpisodeRecord
 from protocol.stress.doses import user_turns
@@ -319,12 +320,67 @@ def askback_rows(pairs: Sequence[tuple[EpisodeRecord, EpisodeScore]]) -> list[st
     return rows
 
 
+@pytest.fixture(scope="module")
+def askback_pairs(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> list[tuple[EpisodeRecord, EpisodeScore]]:
+    """One run of the ask-back figure grid, scored (the table and the sentences below)."""
+    return _pairs(_ladder_run(ASKBACK, tmp_path_factory.mktemp("askback")))
+
+
 @pytest.mark.slow
 @pytest.mark.process
-def test_askback_on_the_embedded_endpoint(tmp_path: Path) -> None:
-    rows = askback_rows(_pairs(_ladder_run(ASKBACK, tmp_path)))
-    for row in rows:
+def test_askback_on_the_embedded_endpoint(
+    askback_pairs: list[tuple[EpisodeRecord, EpisodeScore]],
+) -> None:
+    for row in askback_rows(askback_pairs):
         _holds(row, ASKBACK, ASKBACK_DOC)
+
+
+def probe_questions(
+    pairs: Sequence[tuple[EpisodeRecord, EpisodeScore]], ask: str
+) -> tuple[int, int, int, int]:
+    """Per cell of ``ask`` (without ``show``; the same in both gates, which the test checks):
+    the questions, those on an ambiguous probe, the probes whose answer names a step (one of
+    the two still eligible; else "None of those"), and those whose reading of the answer
+    names the step the user meant."""
+    per_arm = set()
+    for arm in ("directive", "enforce"):
+        questions = probes = answered = named = 0
+        for r, _ in pairs:
+            k = r.cell.knobs
+            if r.cell.arm != arm or k.ask != ask or k.show:
+                continue
+            episode = generate(r.spec)
+            for t in r.turns:
+                if t.question is None:
+                    continue
+                questions += 1
+                if t.kind == "ambiguous":
+                    probes += 1
+                    meant = answered_step(episode, t.as_turn(), t.answer)
+                    answered += meant is not None
+                    named += meant is not None and t.matched_step == meant
+        per_arm.add((questions, probes, answered, named))
+    assert len(per_arm) == 1, per_arm  # both gates ask alike (paired dice)
+    return per_arm.pop()
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_askback_probe_questions(askback_pairs: list[tuple[EpisodeRecord, EpisodeScore]]) -> None:
+    q, p, answered, named = probe_questions(askback_pairs, "unresolved")
+    q2, p2, _, _ = probe_questions(askback_pairs, "second_reading")
+    _holds(
+        f"{p} of `unresolved`'s {q} questions per cell are the probes (the rest are the "
+        f"no-resolves), and on {named} of them the reading of the answer names the step meant "
+        f"(of the other {p - named}, on {p - answered} neither named step was still eligible, "
+        f"so the user answered `None of those`, and on {answered - named} the matcher missed "
+        "the answer)",
+        ASKBACK,
+        ASKBACK_DOC,
+    )
+    _holds(f"which asks on {q2} turns per cell ({p2} of them probes)", ASKBACK, ASKBACK_DOC)
 
 
 ESCALATE = (
