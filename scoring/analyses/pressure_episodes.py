@@ -96,7 +96,9 @@ def pressure_episode_lines(parts: list[TurnOutcomes]) -> tuple[PressureEpisodeLi
         by_cell.setdefault(p.cell, {})[p.seed] = p
     lines: list[PressureEpisodeLine] = []
     for cell in sorted(paired_cells(parts), key=cell_sort_key):
-        mine, theirs = by_cell[cell], by_cell.get(plain_of(cell) or cell, {})
+        plain = plain_of(cell)
+        assert plain is not None  # a cell with a per-turn line has a plain control
+        mine, theirs = by_cell[cell], by_cell[plain]
         pairs = [(mine[s], theirs[s]) for s in sorted(mine.keys() & theirs.keys())]
         lines += [_line(cell, pairs, scoring) for scoring in SCORINGS]
     adjusted = holm_by_family([x.p for x in lines], [x.family for x in lines])
