@@ -17,6 +17,7 @@ record).
 from __future__ import annotations
 
 import itertools
+import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from runner.client.affinity import EPISODE, affinity_key
 from runner.client.call_stats import BreakerTripped
 from runner.client.endpoint import Endpoint
 from runner.client.limiter import EPISODE_AGE
+from runner.client.turn_draw import EPISODE_RUN
 from runner.execution.agent import agent_calls
 from runner.execution.brief_check import BriefLost
 from runner.execution.episode_loop import run_episode
@@ -246,12 +248,14 @@ class _Workers:
         ctx = self._context(task, ep)
         key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.client.affinity
         age = EPISODE_AGE.set(next(self.started))  # the limiter serves the oldest first
+        run = EPISODE_RUN.set(secrets.token_hex(16))  # this episode run's lineage (#48)
         try:
             record = await run_episode(ctx)
         except (BriefLost, BreakerTripped) as e:  # this model's failure, its alone
             self.stopped.setdefault(task.cell.model, str(e))
             return
         finally:
+            EPISODE_RUN.reset(run)
             EPISODE_AGE.reset(age)
             EPISODE.reset(key)
             progress.running[slug] -= 1
