@@ -16,7 +16,8 @@ runner) is drawn from its prompt's hash, as before.
 
 Beside it the runner sends :data:`LINEAGE_HEADER` (OURS, issue #48): an opaque random token
 per episode run (cell x seed x trial; it carries no state and names nothing), the same on
-every agent request of the run. The embedded endpoint's perfect agent keys its memory of its
+every agent request of a run whose episode restarts (the sessions knob; one session has no
+sessions to join, and sends none). The embedded endpoint's perfect agent keys its memory of its
 own earlier sessions of the episode by it, as a deployed agent with a memory store keys it by
 a conversation or user id (docs/semantics.md, "The oracle remembers"); every other policy,
 and a request without it, ignores it.

@@ -211,6 +211,14 @@ def _plan_progress(progress: Progress, tasks: list[Task], planned: int) -> None:
         progress.cell_label[slug] = f"{t.cell.arm} {graph_label(t.cell.steps, t.cell.density)}"
 
 
+def _lineage(episode: Episode) -> str | None:
+    """A fresh random lineage token for an episode run that restarts (the sessions knob,
+    issue #48; :data:`protocol.draws.LINEAGE_HEADER`), None for one of a single session: the
+    token joins an episode's sessions, and one session has none to join (a memory arm's
+    windowed requests, which look like fresh sessions, stay as they were)."""
+    return secrets.token_hex(16) if episode.boundaries else None
+
+
 @dataclass
 class _Workers:
     """What :func:`run_grid`'s worker coroutines share: the tasks in run order, the logs and
@@ -248,7 +256,7 @@ class _Workers:
         ctx = self._context(task, ep)
         key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.client.affinity
         age = EPISODE_AGE.set(next(self.started))  # the limiter serves the oldest first
-        run = EPISODE_RUN.set(secrets.token_hex(16))  # this episode run's lineage (#48)
+        run = EPISODE_RUN.set(_lineage(ctx.episode))  # this episode run's lineage (#48)
         try:
             record = await run_episode(ctx)
         except (BriefLost, BreakerTripped) as e:  # this model's failure, its alone
