@@ -9,8 +9,8 @@ from aiohttp import web
 
 from protocol.draws import DRAW_HEADER, LINEAGE_HEADER, parse_draw, parse_lineage
 from serve.agents import Answer, answer
-from serve.endpoint.bodies import completion_body, error_body
 from serve.endpoint import lineage
+from serve.endpoint.bodies import completion_body, error_body
 from serve.endpoint.conversation import Transcript, read_transcript
 from serve.endpoint.models import BadModelParams, ModelNotFound, ModelSpec, parse_model
 from serve.endpoint.parse import ChatRequest, RequestError, parse_chat

@@ -58,4 +58,3 @@ def test_budget_and_exclusive_steps_keep_the_oracles_on_the_harness(
             if getattr(r.cell.knobs, knob):
                 placed += sum(t.kind == kind for t in s.primary.turns)
     assert placed == 2 * len(arms) * 2 * 2  # two requests per rule episode
-
