@@ -89,6 +89,10 @@ CELLS = {
         20,
         "311cf507f89253d27136ed4f3ea4e8a0581720fd2d2c8ea51bfc58223d872dfd",
     ),
+    "sessions-harness.toml": (
+        12,
+        "29b519de090bc388d3cc62c73772d3de130b053ed693c9954357eccebc019289",
+    ),
     "exclusive.toml": (15, "4e95cbfed78cef975e853e7f838462ce706c22a2a7c1bc087e7e47a058370e38"),
     "corruption.toml": (4, "e1b993627f808ad06a27dee95579974f0e8cf76fe6da7a2005f8c4fa52204792"),
     "deepseek-v4-pro.toml": (
