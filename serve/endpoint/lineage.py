@@ -40,7 +40,7 @@ class _Lineage:
 
 
 _MEMO: OrderedDict[tuple[str, str], _Lineage] = OrderedDict()
-_BOUND = [4096]
+_BOUND = [4096]  # conversation.MEMO_DEFAULT until bound_memo sets the run's bound
 
 
 def resize(maxsize: int) -> None:
