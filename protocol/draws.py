@@ -13,6 +13,14 @@ episode's n-th dynamic re-ask (``n<k>``: the handoff note that closes session ``
 sessions knob, issue #48); ``call`` counts the agent's calls within the turn (1: the
 same-turn retry after a notice). A request without the header (a client other than the
 runner) is drawn from its prompt's hash, as before.
+
+Beside it the runner sends :data:`LINEAGE_HEADER` (OURS, issue #48): an opaque random token
+per episode run (cell x seed x trial; it carries no state and names nothing), the same on
+every agent request of a run whose episode restarts (the sessions knob; one session has no
+sessions to join, and sends none). The embedded endpoint's perfect agent keys its memory of its
+own earlier sessions of the episode by it, as a deployed agent with a memory store keys it by
+a conversation or user id (docs/semantics.md, "The oracle remembers"); every other policy,
+and a request without it, ignores it.
 """
 
 from __future__ import annotations
@@ -20,11 +28,13 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ["DRAW_HEADER", "draw_key", "parse_draw", "uniform"]
+__all__ = ["DRAW_HEADER", "LINEAGE_HEADER", "draw_key", "parse_draw", "parse_lineage", "uniform"]
 
 DRAW_HEADER = "X-State-Ladder-Draw"  # OURS
 _KEY = re.compile(r"seed=(-?\d{1,19});turn=([pdn]\d{1,6});call=(\d{1,3});trial=(\d{1,6})")
 MAX_KEY_BYTES = 80
+LINEAGE_HEADER = "X-State-Ladder-Episode"  # OURS (issue #48)
+_LINEAGE = re.compile(r"[0-9a-f]{16,64}")
 
 
 def draw_key(seed: int, turn: str, call: int, trial: int) -> str:
@@ -37,6 +47,11 @@ def parse_draw(value: str) -> str | None:
     if len(value) > MAX_KEY_BYTES or _KEY.fullmatch(value) is None:
         return None
     return value
+
+
+def parse_lineage(value: str) -> str | None:
+    """``value`` when it is a well-formed lineage token (16 to 64 lowercase hex digits)."""
+    return value if len(value) <= 64 and _LINEAGE.fullmatch(value) is not None else None
 
 
 def uniform(key: str, purpose: str) -> float:

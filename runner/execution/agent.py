@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from protocol.draws import DRAW_HEADER, draw_key
+from protocol.draws import DRAW_HEADER, LINEAGE_HEADER, draw_key
 from runner.arms import AgentCall
 from runner.client.endpoint import Endpoint, Reply
-from runner.client.turn_draw import TURN_DRAW
+from runner.client.turn_draw import EPISODE_RUN, TURN_DRAW
 from runner.execution.brief_check import BriefLost, brief_lost, brief_text, placed
 from runner.grid.expand import Grid
 from runner.grid.schema import ModelConfig
@@ -33,6 +33,9 @@ def agent_call(endpoint: Endpoint, model: ModelConfig, grid: Grid, trial: int = 
             reply = await endpoint.chat(messages=sent, **kwargs)
         else:
             headers = {DRAW_HEADER: draw_key(*turn, trial=trial)}
+            lineage = EPISODE_RUN.get()  # the episode run's token (issue #48)
+            if lineage is not None:
+                headers[LINEAGE_HEADER] = lineage
             reply = await endpoint.chat(messages=sent, headers=headers, **kwargs)
         if not checked:
             checked = True

@@ -17,6 +17,7 @@ record).
 from __future__ import annotations
 
 import itertools
+import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from runner.client.affinity import EPISODE, affinity_key
 from runner.client.call_stats import BreakerTripped
 from runner.client.endpoint import Endpoint
 from runner.client.limiter import EPISODE_AGE
+from runner.client.turn_draw import EPISODE_RUN
 from runner.execution.agent import agent_calls
 from runner.execution.brief_check import BriefLost
 from runner.execution.episode_loop import run_episode
@@ -209,6 +211,14 @@ def _plan_progress(progress: Progress, tasks: list[Task], planned: int) -> None:
         progress.cell_label[slug] = f"{t.cell.arm} {graph_label(t.cell.steps, t.cell.density)}"
 
 
+def _lineage(episode: Episode) -> str | None:
+    """A fresh random lineage token for an episode run that restarts (the sessions knob,
+    issue #48; :data:`protocol.draws.LINEAGE_HEADER`), None for one of a single session: the
+    token joins an episode's sessions, and one session has none to join (a memory arm's
+    windowed requests, which look like fresh sessions, stay as they were)."""
+    return secrets.token_hex(16) if episode.boundaries else None
+
+
 @dataclass
 class _Workers:
     """What :func:`run_grid`'s worker coroutines share: the tasks in run order, the logs and
@@ -246,12 +256,14 @@ class _Workers:
         ctx = self._context(task, ep)
         key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.client.affinity
         age = EPISODE_AGE.set(next(self.started))  # the limiter serves the oldest first
+        run = EPISODE_RUN.set(_lineage(ctx.episode))  # this episode run's lineage (#48)
         try:
             record = await run_episode(ctx)
         except (BriefLost, BreakerTripped) as e:  # this model's failure, its alone
             self.stopped.setdefault(task.cell.model, str(e))
             return
         finally:
+            EPISODE_RUN.reset(run)
             EPISODE_AGE.reset(age)
             EPISODE.reset(key)
             progress.running[slug] -= 1

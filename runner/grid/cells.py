@@ -64,8 +64,8 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         )
 
     def cells(self) -> list[CellKey]:
-        arms: list[tuple[str, Knobs]] = [(a, Knobs()) for a in self.run.arms]
-        arms += [(v.arm, v.knobs()) for v in self.run.variants]
+        """Every model's cells: each arm, then each variant the model runs (a variant's
+        ``models``, when it names some, are the only ones that run it)."""
         return [
             CellKey.of(
                 config,
@@ -77,8 +77,13 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             )
             for m in self.models
             for config in self.configs()
-            for (a, k) in arms
+            for (a, k) in self._arms(m.name)
         ]
+
+    def _arms(self, model: str) -> list[tuple[str, Knobs]]:
+        """(arm, knobs) of each cell ``model`` runs, in grid order."""
+        arms: list[tuple[str, Knobs]] = [(a, Knobs()) for a in self.run.arms]
+        return arms + [(v.arm, v.knobs()) for v in self.run.variants if v.runs_for(model)]
 
     def configs(self) -> list[Config]:
         """The configurations every model runs, in grid order."""

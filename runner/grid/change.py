@@ -41,6 +41,9 @@ def episodes_part(grid_data: GridData) -> GridData:
     run = data.get("run", {})
     for k in _RUN_FREE:
         run.pop(k, None)
+    for v in run.get("variants", []):  # every model runs it: as grids before `models` (#48)
+        if not v.get("models"):
+            v.pop("models", None)
     for e in data.get("endpoints", []):
         for k in _ENDPOINT_FREE:
             e.pop(k, None)

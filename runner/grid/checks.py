@@ -127,7 +127,7 @@ def _arm_problems(grid: Grid) -> list[str]:
 
 def _variant_problems(grid: Grid) -> list[str]:
     """Each variant's knobs by their own checks (protocol.knobs), its harness's library, the
-    generator its knobs need, and its next model."""
+    generator its knobs need, its next model and the models it names."""
     problems: list[str] = []
     for v in grid.run.variants:  # each knob's own check (protocol.knobs)
         if arm_spec(v.arm) is not None:
@@ -135,8 +135,14 @@ def _variant_problems(grid: Grid) -> list[str]:
         if v.harness == "langgraph" and importlib.util.find_spec("langgraph") is None:
             problems.append(LANGGRAPH_MISSING)
         problems += generator_problems(v.knobs(), grid.run.generator)  # KnobSpec.since
-        if v.next_model and v.next_model not in {m.name for m in grid.models}:  # #48
+        names = {m.name for m in grid.models}
+        if v.next_model and v.next_model not in names:  # #48
             problems.append(f"next_model {v.next_model!r} is not a model of the grid")
+        for name in v.models:  # the models that run the variant (#48)
+            if name not in names:
+                hint = difflib.get_close_matches(name, names, n=1)
+                did = f" (did you mean {hint[0]!r}?)" if hint else ""
+                problems.append(f"variant models: {name!r} is not a model of the grid{did}")
     return problems
 
 

@@ -163,9 +163,16 @@ class GraphConfig(_Strict):
 
 
 class Variant(Knobs, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """An extra cell for one arm with non-default knobs (the knob fields of Knobs)."""
+    """An extra cell for one arm with non-default knobs (the knob fields of Knobs), run by
+    every model of the grid, or by the models ``models`` names (ours, #48: a handoff
+    between agents names the first model alone)."""
 
     arm: str
+    models: tuple[str, ...] = ()  # the models that run it (empty: every model)
+
+    def runs_for(self, model: str) -> bool:
+        """Whether ``model`` runs this variant's cells."""
+        return not self.models or model in self.models
 
     def knobs(self) -> Knobs:
         return Knobs(**{f: getattr(self, f) for f in Knobs.__struct_fields__})

@@ -7,10 +7,11 @@ import asyncio
 import msgspec
 from aiohttp import web
 
-from protocol.draws import DRAW_HEADER, parse_draw
+from protocol.draws import DRAW_HEADER, LINEAGE_HEADER, parse_draw, parse_lineage
 from serve.agents import Answer, answer
+from serve.endpoint import lineage
 from serve.endpoint.bodies import completion_body, error_body
-from serve.endpoint.conversation import read_transcript
+from serve.endpoint.conversation import Transcript, read_transcript
 from serve.endpoint.models import BadModelParams, ModelNotFound, ModelSpec, parse_model
 from serve.endpoint.parse import ChatRequest, RequestError, parse_chat
 from serve.endpoint.server import SERVER, ServerState
@@ -73,9 +74,12 @@ def _request(body: bytes) -> tuple[ChatRequest, ModelSpec]:
     return req, spec
 
 
-async def _read(request: web.Request) -> tuple[ChatRequest, ModelSpec, str | None] | web.Response:
-    """The request, its model and its draw key (drop_system applied), or the error response
-    that refuses it."""
+_Read = tuple[ChatRequest, ModelSpec, str | None, str | None]
+
+
+async def _read(request: web.Request) -> _Read | web.Response:
+    """The request, its model, its draw key and the perfect agent's lineage (None: it
+    remembers nothing; drop_system applied), or the error response that refuses it."""
     try:
         req, spec = _request(await request.read())
     except RequestError as e:
@@ -87,11 +91,28 @@ async def _read(request: web.Request) -> tuple[ChatRequest, ModelSpec, str | Non
     draw_key = request.headers.get(DRAW_HEADER)
     if draw_key is not None and parse_draw(draw_key) is None:
         return error_response(400, f"malformed {DRAW_HEADER} header (protocol.draws)")
+    token = request.headers.get(LINEAGE_HEADER)
+    if token is not None and parse_lineage(token) is None:
+        return error_response(400, f"malformed {LINEAGE_HEADER} header (protocol.draws)")
+    if spec.policy != "perfect" or not spec.params.get("memory", 1):
+        token = None  # only the perfect agent remembers (docs/semantics.md)
     if spec.params.get("drop_system"):  # a chat template without a system role
         req = msgspec.structs.replace(
             req, messages=tuple(m for m in req.messages if m[0] != "system")
         )
-    return req, spec, draw_key
+    return req, spec, draw_key, token
+
+
+def _recalled(
+    req: ChatRequest, spec: ModelSpec, token: str | None, transcript: Transcript
+) -> tuple[tuple[tuple[str, str], ...], Transcript]:
+    """The messages as the agent reads them and their reading: with a lineage, what the
+    perfect agent remembers of its earlier sessions carried in (serve.endpoint.lineage);
+    the counted transcript (tokens, digest) is the request's own either way."""
+    if token is None:
+        return req.messages, transcript
+    read = lineage.recall(token, spec.name, req.messages)
+    return read, transcript if read is req.messages else read_transcript(read)
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
@@ -100,7 +121,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     read = await _read(request)
     if isinstance(read, web.Response):
         return read
-    req, spec, draw_key = read
+    req, spec, draw_key, token = read
     transcript = read_transcript(req.messages)  # carried from the conversation's last request
     prompt_tokens = transcript.prompt_tokens
     too_long = context_error(server.config.max_model_len, prompt_tokens, req.max_tokens)
@@ -115,16 +136,19 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     if fault == "hang":
         await asyncio.sleep(server.config.faults.hang_s)
     digest = transcript.digest if req.seed is None else req.digest()
+    messages, seen = _recalled(req, spec, token, transcript)
     ans = answer(
         spec.policy,
         spec.params,
-        req.messages,
+        messages,
         digest=digest,
         thinking=req.thinking,
-        reading=transcript.reading,
+        reading=seen.reading,
         # a sampling seed in the body (a probe's samples) draws dice of its own
         draw=draw_key if draw_key is None or req.seed is None else f"{draw_key}|{req.seed}",
     )
+    if token is not None:
+        lineage.remember(token, spec.name, messages, ans.content)
     return await _reply(request, n, req, ans, digest, fault, prompt_tokens)
 
 

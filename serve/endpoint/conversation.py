@@ -18,6 +18,7 @@ import msgspec
 import orjson
 
 from serve.agents import Reading
+from serve.endpoint import lineage
 from serve.endpoint.prefix_memo import Message, PrefixMemo
 from serve.endpoint.tokens import REPLY_PRIMING, message_tokens
 
@@ -59,8 +60,11 @@ def bound_memo(in_flight: int | None) -> None:
     the live ones are the episodes in flight; between two requests of one come at most the
     others' requests and their helpers' (each a single-use entry), so 4x holds every live
     one and a finished episode's last entry ages out in a few waves, not after 4,096
-    conversations (a miss folds from the start: the same result, #47)."""
-    _CARRIED.resize(MEMO_DEFAULT if in_flight is None else max(MEMO_MIN, 4 * in_flight))
+    conversations (a miss folds from the start: the same result, #47). The perfect agent's
+    memories by lineage (:mod:`serve.endpoint.lineage`, #48) take the same bound."""
+    bound = MEMO_DEFAULT if in_flight is None else max(MEMO_MIN, 4 * in_flight)
+    _CARRIED.resize(bound)
+    lineage.resize(bound)  # the perfect agent's memories, one or two per episode in flight
 
 
 def read_transcript(messages: tuple[Message, ...]) -> Transcript:

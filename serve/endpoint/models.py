@@ -6,7 +6,9 @@ Grammar::
 
 Policies (``GET /v1/models`` lists them):
 
-* ``perfect``: the perfect agent (Appendix A.1).
+* ``perfect``: the perfect agent (Appendix A.1); with the runner's lineage header it
+  remembers its own earlier sessions of the episode (issue #48, docs/semantics.md);
+  ``memory=0`` makes it amnesiac (what it sees is all it knows).
 * ``always-book``: the memoryless policy that books every request naming a step.
 * ``prerequisites``: the perfect agent, except that asked for a blocked step it executes
   the missing prerequisites itself and then the step (Section 5.4; the tool harness).
@@ -51,7 +53,7 @@ PREFIX = "scripted/"
 TEMPLATE_PARAMS = frozenset({"drop_system"})
 _HELPERS = frozenset(HELPER_PARAMS) | REWRITE_PARAMS | TEMPLATE_PARAMS
 BASE_MODELS: dict[str, frozenset[str]] = {
-    "perfect": _HELPERS,
+    "perfect": _HELPERS | frozenset({"memory"}),
     "always-book": _HELPERS,
     "prerequisites": _HELPERS,
     "synthetic": _HELPERS | frozenset(SYNTHETIC_DEFAULTS),

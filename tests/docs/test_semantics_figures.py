@@ -147,3 +147,35 @@ def test_the_handoff_between_agents_table_reproduces(tmp_path: Path) -> None:
     print("\n".join(got))
     missing = [row for row in got if row not in doc.splitlines()]
     assert not missing, f"docs/semantics.md no longer reproduces; the rerun says: {missing}"
+
+
+HARNESS_COMMAND = "ladder run runner/grids/sessions-harness.toml --out runs/sessions-harness"
+HARNESS_ARMS = ("raw", "checklist", "directive", "enforce")
+
+
+def harness_rows(records: Sequence[EpisodeRecord]) -> list[str]:
+    """The doc's rows for sessions on the tool harness: per arm the control, then K = 3 with
+    nothing carried and with the note (strict successes, and the turns after a restart with
+    an error)."""
+    pairs = [(r, score_episode(r)) for r in records]
+    lines = sessions_lines(sessions_parts(pairs))
+    out: list[str] = []
+    for arm in HARNESS_ARMS:
+        mine = {x.handoff: x for x in lines if x.cell.arm == arm}
+        none, note = mine["none"], mine["note"]
+        cells = [f"{x.successes}/{x.episodes} ({x.after_failed}/{x.after})" for x in (none, note)]
+        out.append(
+            f"| {arm} | {none.control_successes}/{none.episodes} | " + " | ".join(cells) + " |"
+        )
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_the_sessions_table_on_the_harness_reproduces(tmp_path: Path) -> None:
+    doc = DOC.read_text(encoding="utf-8")
+    assert HARNESS_COMMAND in doc
+    got = harness_rows(_run(HARNESS_COMMAND.split(" --out")[0], tmp_path))
+    print("\n".join(got))
+    missing = [row for row in got if row not in doc.splitlines()]
+    assert not missing, f"docs/semantics.md no longer reproduces; the rerun says: {missing}"

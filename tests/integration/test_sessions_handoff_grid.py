@@ -1,7 +1,8 @@
 """runner/grids/sessions-handoff.toml (issue #48, a handoff between agents): with its two
 synthetic models replaced by two perfect agents every cell scores 1.0 (a complete note read
 by the other agent carries the state); with two always-book agents the enforcement gate keeps
-each cell at its one-session score, seed for seed and channel for channel."""
+each cell at its one-session score, seed for seed and channel for channel. The handed
+variants run for the first model alone (a variant's ``models``)."""
 
 from __future__ import annotations
 
@@ -32,10 +33,14 @@ def _run(tmp: Path, first: str, second: str) -> list[EpisodeRecord]:
     for v in data["run"]["variants"]:
         if "next_model" in v:
             v["next_model"] = names[v["next_model"]]
+            v["models"] = [names[x] for x in v["models"]]
     data["run"]["seeds"] = "100-101"
     asyncio.run(run_async(parse_grid(data), tmp, console=Console(file=io.StringIO()), live=False))
     records, _ = load_records(tmp)
-    assert len(records) == 2 * 2 * 4 * 3 and all(r.termination == "completed" for r in records)
+    assert all(r.termination == "completed" for r in records)
+    # the first model: 4 arms, 4 with its note, 4 handed; the second: no handed cells
+    assert len(records) == 2 * (4 * 3 + 4 * 2)
+    assert all(r.cell.model == first for r in records if r.cell.knobs.next_model)
     return records
 
 
@@ -45,6 +50,7 @@ def test_the_shipped_grid_hands_each_other_session_to_the_second_model() -> None
     handed = [v for v in data["run"]["variants"] if v.get("next_model")]
     assert {v["arm"] for v in handed} == set(data["run"]["arms"])
     assert all(v["next_model"] == second and v["sessions"] == 3 for v in handed)
+    assert all(v["models"] == [first] for v in handed)  # the second never hands to itself
     assert all(v["handoff"] == "note" for v in data["run"]["variants"])
     assert first != second
 
@@ -66,7 +72,7 @@ def test_always_book_behind_enforce_keeps_its_score(tmp_path: Path) -> None:
         if r.cell.arm == "enforce" and not r.cell.knobs.sessions
     }
     enforce = [r for r in records if r.cell.arm == "enforce" and r.cell.knobs.sessions]
-    assert len(enforce) == 2 * 2 * 2
+    assert len(enforce) == 2 * 3  # two seeds: the first model twice, the second once
     for r in enforce:
         s, c = score_episode(r), control[(r.cell.model, r.spec.seed)]
         assert (s.primary.success, s.primary.channels) == (c.primary.success, c.primary.channels)

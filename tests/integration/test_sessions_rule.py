@@ -1,12 +1,16 @@
 """The sessions knob's oracles end to end (issue #48, generator 6), on the embedded scripted
 endpoint through the runner and the scorer.
 
-* The perfect agent scores 1.0, strict and decline-aware, in every arm at every K with every
-  handoff that carries what it needs: a checklist or a gate shows the state in every session,
-  its own note carries it in every arm. Where nothing carries it (the raw transcript with no
-  note, the ledger arm with nothing kept) its errors fall only after a restart; the ledger the
-  arm keeps (``handoff = "arm"``) carries done-ness and cancellation but not the plan change,
-  so there its only errors are prerequisite errors after a restart.
+* The perfect agent (the oracle: perfect compliance and perfect memory; it remembers its own
+  earlier sessions by the runner's lineage header, docs/semantics.md) scores 1.0, strict and
+  decline-aware, in every arm at every K with every handoff.
+* The amnesiac perfect agent (``scripted/perfect?memory=0``, or any client that sends no
+  lineage header) knows only what it sees: it scores 1.0 wherever the handoff carries what it
+  needs (a checklist or a gate shows the state in every session, its own note carries it in
+  every arm). Where nothing carries it (the raw transcript with no note, the ledger arm with
+  nothing kept) its errors fall only after a restart; the ledger the arm keeps
+  (``handoff = "arm"``) carries done-ness and cancellation but not the plan change, so there
+  its only errors are prerequisite errors after a restart.
 * A sessioned episode has its control's turns and labels; each restart is recorded on the
   first turn of its session, at the boundaries the seed placed, with the note it carried.
 * The memoryless always-book policy behind the state-bound enforcement gate keeps its score.
@@ -18,6 +22,7 @@ import asyncio
 import io
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -43,6 +48,7 @@ SEEDS = "100-102"
 # (arm, handoff) where nothing carries the state over a restart (docs/semantics.md)
 UNCARRIED = {("raw", "none"), ("raw", "arm"), ("ledger", "none")}
 PLAN_LOST = {("ledger", "arm")}  # statuses carried, the revision's rewiring not
+AMNESIAC = "scripted/perfect?memory=0"  # the perfect agent without its memory of sessions
 
 
 def _run(tmp: Path, model: str, arms: list[str]) -> list[EpisodeRecord]:
@@ -62,12 +68,25 @@ def perfect(tmp_path_factory: pytest.TempPathFactory) -> list[EpisodeRecord]:
     return _run(tmp_path_factory.mktemp("perfect"), "scripted/perfect", ARMS)
 
 
-def test_the_perfect_agent_scores_1_wherever_the_state_is_carried(
-    perfect: list[EpisodeRecord],
-) -> None:
+@pytest.fixture(scope="module")
+def amnesiac(tmp_path_factory: pytest.TempPathFactory) -> list[EpisodeRecord]:
+    return _run(tmp_path_factory.mktemp("amnesiac"), AMNESIAC, ARMS)
+
+
+def test_the_perfect_agent_scores_1_in_every_cell(perfect: list[EpisodeRecord]) -> None:
     assert len(perfect) == 3 * len(ARMS) * (1 + len(DOSES) * len(HANDOFFS))
-    bitten = 0
     for r in perfect:
+        s = score_episode(r)
+        assert not s.mismatches, s.mismatches
+        assert s.primary.success and s.decline_aware.success, (r.cell.slug(), r.spec.seed)
+
+
+def test_the_amnesiac_agent_errs_only_after_a_restart_with_nothing_carried(
+    amnesiac: list[EpisodeRecord],
+) -> None:
+    assert len(amnesiac) == 3 * len(ARMS) * (1 + len(DOSES) * len(HANDOFFS))
+    bitten = 0
+    for r in amnesiac:
         s = score_episode(r)
         assert not s.mismatches, s.mismatches
         knobs = r.cell.knobs
@@ -91,8 +110,7 @@ def test_a_sessioned_episode_has_its_controls_turns_and_labels(
 ) -> None:
     control = control_records(perfect, "sessions")
     for r in perfect:
-        carried = (r.cell.arm, r.cell.knobs.handoff) not in UNCARRIED | PLAN_LOST
-        if not r.cell.knobs.sessions or not carried:
+        if not r.cell.knobs.sessions:
             continue
         c = control[(r.cell.arm, r.spec.seed)]
         assert [t.user_text for t in r.turns] == [t.user_text for t in c.turns]
@@ -130,10 +148,20 @@ def test_always_book_behind_enforce_keeps_its_score(tmp_path: Path) -> None:
         assert labels(s) == labels(c)
 
 
-def test_the_report_sets_each_handoff_against_its_control(perfect: list[EpisodeRecord]) -> None:
-    pairs = [(r, score_episode(r)) for r in perfect]
+def _report_lines(records: list[EpisodeRecord]) -> dict[tuple[str, int, str], Any]:
+    pairs = [(r, score_episode(r)) for r in records]
     lines = {(x.cell.arm, x.sessions, x.handoff): x for x in sessions_lines(sessions_parts(pairs))}
     assert set(lines) == {(a, k, h) for a in ARMS for k in DOSES for h in HANDOFFS}
+    return lines
+
+
+def test_the_report_sets_each_handoff_against_its_control(
+    perfect: list[EpisodeRecord], amnesiac: list[EpisodeRecord]
+) -> None:
+    for x in _report_lines(perfect).values():
+        assert x.episodes == 3 and x.control_successes == 3 and x.control_after_failed == 0
+        assert x.successes == 3 and x.after_failed == 0 and x.after > 0
+    lines = _report_lines(amnesiac)
     for (arm, _k, handoff), x in lines.items():
         assert x.episodes == 3 and x.control_successes == 3 and x.control_after_failed == 0
         if (arm, handoff) not in UNCARRIED | PLAN_LOST:
@@ -219,18 +247,15 @@ def _shipped(tmp: Path, served: str, arms: str) -> list[EpisodeRecord]:
 
 @pytest.mark.usefixtures("_default_loop_policy")
 def test_the_shipped_grid_keeps_the_oracles_in_every_cell(tmp_path: Path) -> None:
-    """runner/grids/sessions.toml (K = 3, S = 15 dense): the perfect agent at 1.0 wherever the
-    state is carried and erring only after a restart elsewhere; always-book behind the
-    enforcement gate at its one-session score, seed for seed and channel for channel."""
+    """runner/grids/sessions.toml (K = 3, S = 15 dense): the perfect agent at 1.0 in every
+    cell; always-book behind the enforcement gate at its one-session score, seed for seed and
+    channel for channel."""
     perfect = _shipped(tmp_path / "p", "scripted/perfect", "raw,checklist,directive,enforce,ledger")
     assert len({r.cell.slug() for r in perfect}) == 20
     for r in perfect:
         s = score_episode(r)
         assert not s.mismatches
-        if (r.cell.arm, r.cell.knobs.handoff) in UNCARRIED | PLAN_LOST and r.cell.knobs.sessions:
-            assert all(i >= _first_restart(r) for i, t in enumerate(s.primary.turns) if t.errors)
-        else:
-            assert s.primary.success and s.decline_aware.success, r.cell.slug()
+        assert s.primary.success and s.decline_aware.success, (r.cell.slug(), r.spec.seed)
     books = _shipped(tmp_path / "b", "scripted/always-book", "enforce")
     control = control_records(books, "sessions")
     assert len(books) == 2 * 4

@@ -83,9 +83,15 @@ CELLS = {
     "budget.toml": (20, "5cd13bba562285c777660e81bb15625f504d5fc01067ac54e415e1947d1c2529"),
     "expiry.toml": (15, "238b7fb05dd52d182e5a664ccbbdf02f2c4ae9db1ff3dd833eba29b6503e9020"),
     "sessions.toml": (20, "0f786c63bda1a4b510bb741fcf70efd3da9d2666fecbbf92d349254490c5e431"),
+    # the handed variants run for the first model alone (a variant's `models`, #48): the 24
+    # cells pinned before (24c6bf50...) less the second model's four handed to itself
     "sessions-handoff.toml": (
-        24,
-        "24c6bf50c3a104ee8b34b70e55d0593c32a5099a0cd536df12e2bb7308c5ec34",
+        20,
+        "311cf507f89253d27136ed4f3ea4e8a0581720fd2d2c8ea51bfc58223d872dfd",
+    ),
+    "sessions-harness.toml": (
+        12,
+        "29b519de090bc388d3cc62c73772d3de130b053ed693c9954357eccebc019289",
     ),
     "exclusive.toml": (15, "4e95cbfed78cef975e853e7f838462ce706c22a2a7c1bc087e7e47a058370e38"),
     "corruption.toml": (4, "e1b993627f808ad06a27dee95579974f0e8cf76fe6da7a2005f8c4fa52204792"),

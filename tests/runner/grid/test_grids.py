@@ -37,6 +37,7 @@ def test_every_grid_names_the_table_it_feeds() -> None:
         "expiry",
         "sessions",
         "sessions-handoff",
+        "sessions-harness",
     ],
 )
 def test_grid_validates_offline(name: str) -> None:
