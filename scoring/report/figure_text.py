@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.legend import Legend
 
-__all__ = ["clipped_texts", "legend_below", "short_labels", "wrap"]
+__all__ = ["clipped_texts", "covered_labels", "legend_below", "short_labels", "wrap"]
 
 # The mean advance of a character of the default sans-serif font, in ems (a little above
 # DejaVu Sans's, so that a wrapped line stays inside its width)
@@ -88,6 +88,26 @@ def clipped_texts(fig: Figure) -> list[str]:
             or b.y1 > box.y1 + _SLACK_PX
         ):
             out.append(t.get_text())
+    return out
+
+
+def covered_labels(fig: Figure) -> list[str]:
+    """The x labels and x tick labels of *fig*'s axes that an axes' own legend overlaps
+    once drawn (a legend under the axes must sit under its label); empty when none is."""
+    renderer = _renderer(fig)
+    fig.draw(renderer)
+    hidden = _undrawn_tick_labels(fig)
+    out = []
+    for ax in fig.get_axes():
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        box = legend.get_window_extent(renderer)
+        texts = [ax.xaxis.label, *(t.label1 for t in ax.xaxis.get_major_ticks())]
+        for t in texts:
+            shown = t.get_visible() and t.get_text().strip() and id(t) not in hidden
+            if shown and box.overlaps(t.get_window_extent(renderer)):
+                out.append(t.get_text())
     return out
 
 

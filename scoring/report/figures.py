@@ -284,14 +284,26 @@ def _draw(
             label=wrap(name, width_in / 2, 6),
         )
     per = max(0.6, width_in / max(1, len(xs)) - 0.1)
-    ax.set_xticks(range(len(xs)), [wrap(x, per, 7) for x in xs], fontsize=7)
+    ticks = [wrap(x, per, 7) for x in xs]
+    ax.set_xticks(range(len(xs)), ticks, fontsize=7)
     ax.set_xlim(-0.6, len(xs) - 0.4)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel("strict success (Wilson 95% CI)", fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     if names:
-        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2)
+        from matplotlib.transforms import ScaledTranslation
+
+        # under the x label, however many lines the tick labels took: the tick labels'
+        # lines at 7 pt, the label's line at 8 pt (1.2 line spacing), the ticks' and the
+        # label's pads (3.5 + 3.5 + 4 pt) and a gap of 4 pt, in points below the axes
+        lines = max((t.count("\n") + 1 for t in ticks), default=1)
+        below = (7 * 1.2 * lines + 8 * 1.2 + 11 + 4) / 72
+        shift = ScaledTranslation(0, -below, ax.figure.dpi_scale_trans)
+        ax.legend(
+            fontsize=6, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+            bbox_transform=ax.transAxes + shift, ncols=2,
+        )  # fmt: skip
 
 
 SortKey = str | float | tuple[float, ...] | tuple[int, str]

@@ -177,7 +177,7 @@ def _multi_config_lines() -> tuple[list[CellLine], list[CorruptionLine]]:
 
 
 def test_every_figure_of_a_multi_configuration_run_keeps_its_text_inside() -> None:
-    from scoring.report.figure_text import clipped_texts
+    from scoring.report.figure_text import clipped_texts, covered_labels
     from scoring.report.markdown import figure_channels, figure_success
 
     cells, corruption = _multi_config_lines()
@@ -195,6 +195,7 @@ def test_every_figure_of_a_multi_configuration_run_keeps_its_text_inside() -> No
     figs["success-one"] = figure_success(one)
     for name, fig in figs.items():
         assert clipped_texts(fig) == [], name
+        assert covered_labels(fig) == [], name  # a legend under its axes' x label
     # the model's name is never cut: each Figure 5(a) panel title carries it whole
     titles = [ax.get_title() for ax in figs["figure5a"].axes if ax.get_title()]
     assert sum(t.replace("\n", "").startswith(LONG_MODEL) for t in titles) == 4 == len(titles) - 3
