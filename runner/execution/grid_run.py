@@ -18,16 +18,11 @@ from protocol.records import EpisodeRecord
 from protocol.visible import visible
 from runner.client.endpoint import CallFailed, Endpoint
 from runner.execution.observer import Observers, RunObserver
-from runner.execution.scheduler import (
-    RunState,
-    grid_records,
-    pending_tasks,
-    run_grid,
-    streaming_scorer,
-)
+from runner.execution.plan import Plan, grid_records
+from runner.execution.scheduler import RunState, pending_tasks, run_grid, streaming_scorer
 from runner.gates.cache import HelperStats
 from runner.gates.helper_models import Helpers
-from runner.grid.expand import Grid, GridError, Task, expand
+from runner.grid.expand import Grid, GridError
 from runner.rundir.logs import LogReport, read_logs
 from runner.rundir.manifest import write_or_check_manifest
 from runner.rundir.packs import keep_packs
@@ -88,6 +83,8 @@ async def run_async(
     tasks, done = pending_tasks(grid, out, report)
     _log_notices(report, notice)
     scorer = _scorer(grid, done)
+    already_done = len(done)
+    del done  # scored: a resume holds no record of its own through the run (#47)
     _keep_packs(grid, out, write=False)  # a changed pack is refused before any endpoint (#40)
     async with open_endpoints(grid, server_config=server_config) as endpoints:
         for ep in endpoints.values():
@@ -109,7 +106,7 @@ async def run_async(
         state.progress.total = len(tasks)
         if manifest.resumed:
             notice(
-                f"resuming {out}: {plural(len(done), 'episode')} already done, {len(tasks)} to run"
+                f"resuming {out}: {plural(already_done, 'episode')} already done, {len(tasks)} to run"
             )
         shown = _Shown(console, live, progress_every_s)
         await _schedule(state, helpers, tasks, scorer, stopped, shown)
@@ -124,7 +121,7 @@ async def run_async(
         notice(f"nothing ran: {out / RESULTS} already holds these final results (unchanged)")
     return {
         "episodes_run": state.progress.done,
-        "already_done": len(done),
+        "already_done": already_done,
         "infrastructure": state.progress.infrastructure,
         "model_failures": state.progress.model_failures,
         "out": str(out),
@@ -184,7 +181,7 @@ class _Shown:
 async def _schedule(
     state: RunState,
     helpers: Helpers,
-    tasks: list[Task],
+    tasks: Plan,
     scorer: StreamingScorer,
     stopped: dict[str, str],
     shown: _Shown,
@@ -206,8 +203,8 @@ async def _schedule(
 
 
 async def _preflight(
-    grid: Grid, endpoints: dict[str, Endpoint], tasks: list[Task], notice: Callable[..., None]
-) -> tuple[dict[str, str], list[Task]]:
+    grid: Grid, endpoints: dict[str, Endpoint], tasks: Plan, notice: Callable[..., None]
+) -> tuple[dict[str, str], Plan]:
     """The preflight (one tiny request per model, and per helper endpoint) and the
     served-model check (#49): ``(stopped, tasks left)``. What failed stops alone (#47): the
     cells that send to it (a model's all, a compile model's or a helper endpoint's the gates
@@ -225,7 +222,8 @@ async def _preflight(
     for warning in warnings:
         notice(warning, "yellow")
     failed |= unserved
-    stopped, left = preflight_stops(grid, tasks, failed, helpers_failed)
+    stopped, heads = preflight_stops(grid, tasks.heads(), failed, helpers_failed)  # per cell
+    left = tasks.only({t.cell for t in heads})
     if not left:  # each line within 80 columns with its error: prefix (#49)
         lines = [*failed.values(), *(f"helper endpoint of {w}" for w in helpers_failed.values())]
         raise GridError("\n".join(x for line in lines for x in problem_lines(line)))
@@ -274,7 +272,7 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
     with paused_gc():
         report = LogReport()
         everything = read_logs(out, report) if (out / "logs").is_dir() else {}
-        records = grid_records(list(expand(grid)), everything, report)
+        records = grid_records(grid, everything, report)
         if report.foreign:
             console.print(
                 "[yellow]"
@@ -296,9 +294,14 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
     return len(lines)
 
 
-async def _precompile(helpers: Helpers, tasks: list[Task], console: Console) -> None:
+async def _precompile(helpers: Helpers, tasks: Plan, console: Console) -> None:
+    from protocol.arms.table import arm_spec
+
+    compiling = {c for c in tasks.cell_counts() if (s := arm_spec(c.arm)) and s.compiles}
+    if not compiling:  # nothing to compile: the plan is not walked (#47)
+        return
     try:
-        await helpers.precompile(tasks)
+        await helpers.precompile(tasks.only(compiling))
     except* CallFailed as failed:
         from runner.execution.live import fit
 
