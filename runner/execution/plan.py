@@ -8,7 +8,7 @@ run: iterating it walks :func:`runner.grid.expand.expand` (in run order, one tas
 time) and skips what is done; its counts (per cell and in all) are arithmetic, cells x seeds
 x trials less what is done, so the scheduler knows its totals and its last waves without a
 list. What it holds per episode is the done keys of a resume, one ``(slug, seed)`` tuple
-per finished episode (the slug string shared by its cell's keys: about 150 bytes each).
+per finished episode (the slug string shared by its cell's keys: about 120 bytes each).
 
 :func:`grid_records` is the resume's check that a logged record is one of the grid's
 episodes (same cell, same spec, same trial), made per record from the grid's cells and
