@@ -18,17 +18,19 @@ from protocol.records import EpisodeRecord
 from protocol.visible import visible
 from runner.client.endpoint import CallFailed, Endpoint
 from runner.execution.observer import Observers, RunObserver
-from runner.execution.plan import Plan, grid_records
+from runner.execution.plan import Plan, own_records
 from runner.execution.scheduler import RunState, pending_tasks, run_grid, streaming_scorer
 from runner.gates.cache import HelperStats
 from runner.gates.helper_models import Helpers
 from runner.grid.expand import Grid, GridError
-from runner.rundir.logs import LogReport, read_logs
+from runner.rundir.logs import LogReport, iter_records
 from runner.rundir.manifest import write_or_check_manifest
 from runner.rundir.packs import keep_packs
 from runner.rundir.results import RESULTS, finalize_results, holds_final
 from scoring.gc_pause import paused_gc
 from scoring.plural import plural
+from scoring.replay.ground_truth import EpisodeCache
+from scoring.results.lines import ResultLine
 from scoring.results.stream import StreamingScorer
 from serve.config import ServerConfig
 
@@ -267,12 +269,10 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
     reported; a cell and role whose replies were cut at their token budget past the
     threshold gets a warning line (#49)."""
     from runner.execution.live import fit
-    from scoring.results.offline import rescore
 
     with paused_gc():
         report = LogReport()
-        everything = read_logs(out, report) if (out / "logs").is_dir() else {}
-        records = grid_records(grid, everything, report)
+        lines = _final_lines(out, grid, report)
         if report.foreign:
             console.print(
                 "[yellow]"
@@ -281,9 +281,8 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
                     f"from the results (first: {visible(report.foreign[0], newlines=False)})"
                 )
             )
-        if not records:
+        if not lines:
             return 0
-        lines = rescore(records.values())
     if not ran and holds_final(out, lines):
         return None
     finalize_results(out, lines)
@@ -292,6 +291,25 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
     for warning in cut_warning_lines(lines):  # replies cut at their token budget (#49)
         console.print("[yellow]" + fit(warning))
     return len(lines)
+
+
+def _final_lines(out: Path, grid: Grid, report: LogReport) -> list[ResultLine]:
+    """:func:`~scoring.results.offline.rescore` over the records of ``grid`` in ``out``'s
+    logs (the others counted in ``report.foreign``), the logs streamed (#47): one record in
+    memory at a time, besides the completed records of the cells that can have a helpers
+    line (an arm that compiles or runs the matcher, or one the table does not know)."""
+    from protocol.arms.table import arm_spec
+    from scoring.results.offline import rescore
+
+    def helpers(record: EpisodeRecord) -> bool:
+        spec = arm_spec(record.cell.arm)
+        helped = spec is None or spec.compiles or spec.matcher
+        return helped and record.termination == "completed"
+
+    if not (out / "logs").is_dir():
+        return []
+    own = own_records(grid, iter_records(out, report), report)
+    return rescore(own, EpisodeCache(maxsize=1024), helpers=helpers)
 
 
 async def _precompile(helpers: Helpers, tasks: Plan, console: Console) -> None:

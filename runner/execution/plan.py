@@ -17,13 +17,13 @@ seeds instead of a dict of every task.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 
 from protocol.records import CellKey, EpisodeRecord, trial_slug
 from runner.grid.expand import Grid, Task, expand
 from runner.rundir.logs import LogReport
 
-__all__ = ["Plan", "grid_records"]
+__all__ = ["Plan", "grid_records", "own_records"]
 
 
 class Plan:
@@ -85,19 +85,42 @@ def grid_records(
     """The records of ``records`` that are one of ``grid``'s episodes (same cell, same
     episode spec, same trial: the key names it); the others are counted in
     ``report.foreign`` ("slug seed" each). Nothing is listed per episode of the grid."""
-    slugs = {trial_slug(c.slug(), t): c for c in grid.cells() for t in range(grid.run.trials)}
-    seeds = frozenset(grid.seeds()) if records else frozenset()
-    generator = grid.run.generator
-    own: dict[tuple[str, int], EpisodeRecord] = {}
-    for key, rec in records.items():
-        cell = slugs.get(key[0])
+    own = _Own(grid, report)
+    return {key: rec for key, rec in records.items() if own(key, rec)}
+
+
+def own_records(
+    grid: Grid,
+    records: Iterable[tuple[tuple[str, int], EpisodeRecord]],
+    report: LogReport | None = None,
+) -> Iterator[EpisodeRecord]:
+    """:func:`grid_records` over a stream of (key, record) pairs (:func:`iter_records`),
+    one at a time."""
+    own = _Own(grid, report)
+    return (rec for key, rec in records if own(key, rec))
+
+
+class _Own:
+    """Whether a logged (key, record) is one of ``grid``'s episodes; the others are counted
+    in ``report.foreign``."""
+
+    def __init__(self, grid: Grid, report: LogReport | None) -> None:
+        self.slugs = {
+            trial_slug(c.slug(), t): c for c in grid.cells() for t in range(grid.run.trials)
+        }
+        self.seeds = frozenset(grid.seeds())
+        self.generator = grid.run.generator
+        self.report = report
+
+    def __call__(self, key: tuple[str, int], rec: EpisodeRecord) -> bool:
+        cell = self.slugs.get(key[0])
         if (
             cell is not None
-            and key[1] in seeds
+            and key[1] in self.seeds
             and cell == rec.cell
-            and cell.spec(key[1], generator) == rec.spec
+            and cell.spec(key[1], self.generator) == rec.spec
         ):
-            own[key] = rec
-        elif report is not None:
-            report.foreign.append(f"{key[0]} seed {key[1]}")
-    return own
+            return True
+        if self.report is not None:
+            self.report.foreign.append(f"{key[0]} seed {key[1]}")
+        return False

@@ -3,7 +3,8 @@ time, never listed. A plan at the episode ceiling holds nothing per episode (its
 O(1) in seeds), counts its episodes per cell without listing them, skips what a resume
 found done, and the scheduler pulls its tasks as workers free up: the first episode ends
 while almost all of a 10,000-episode plan is still unexpanded. The streaming scorer keeps
-the episodes of the specs in flight only."""
+the episodes of the specs in flight only, and a run's final lines stream its logs (one
+record at a time) and equal a rescore of every record read at once."""
 
 from __future__ import annotations
 
@@ -13,15 +14,20 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 
 from protocol.records import EpisodeRecord
 from runner.execution.connect import open_endpoints
+from runner.execution.grid_run import _final_lines
 from runner.execution.order import TaskOrder
 from runner.execution.plan import Plan, grid_records
 from runner.execution.scheduler import RunState, pending_tasks, run_grid, streaming_scorer
+from runner.gates.helper_models import Helpers
 from runner.grid.expand import MAX_EPISODES, Task, expand, parse_grid
-from runner.rundir.logs import LogReport, read_logs
+from runner.rundir.logs import LogReport, iter_records, read_logs
 from scoring.replay.ground_truth import EpisodeCache
+from scoring.results.lines import HelperLine
+from scoring.results.offline import rescore
 
 
 def _grid(seeds: str, arms: tuple[str, ...] = ("raw", "checklist"), concurrency: int = 4) -> Any:
@@ -150,3 +156,32 @@ def test_the_streaming_scorer_keeps_the_specs_in_flight_only() -> None:
     assert len(cache) == 2 and cache.get(specs[0]) is first
     again = cache.get(specs[1])
     assert again == EpisodeCache().get(specs[1])  # regenerated, the same episode
+
+
+async def test_the_final_lines_stream_the_logs_and_equal_a_rescore_of_every_record(
+    tmp_path: Path,
+) -> None:
+    grid = _grid("0-3", arms=("raw", "enforce"))
+    async with open_endpoints(grid) as endpoints:
+        state = RunState(
+            grid=grid, out=tmp_path, endpoints=endpoints, helpers=Helpers(grid, tmp_path, endpoints)
+        )
+        await run_grid(state, Plan(grid))
+    logs = sorted((tmp_path / "logs").glob("*.jsonl"))
+    first = logs[0].read_bytes().splitlines(keepends=True)[0]
+    with logs[0].open("ab") as f:  # a rerun's later record of a key, and a corrupt line
+        f.write(first + b"{not json\n")
+    other = _grid("0-3", arms=("checklist",))
+    foreign = next(iter(read_logs(tmp_path).values()))
+    moved = msgspec.structs.replace(foreign, cell=next(iter(other.cells())))
+    with (tmp_path / "logs" / "other.jsonl").open("ab") as f:
+        f.write(msgspec.json.encode(moved) + b"\n")
+    old_report, new_report = LogReport(), LogReport()
+    records = read_logs(tmp_path, old_report)
+    assert list(iter_records(tmp_path, LogReport())) == list(records.items())
+    expected = rescore(grid_records(grid, records, old_report).values())
+    got = _final_lines(tmp_path, grid, new_report)
+    assert got == expected
+    assert any(isinstance(line, HelperLine) for line in got)  # the gate's compile and matcher
+    assert new_report == old_report and new_report.duplicates == 1
+    assert len(new_report.foreign) == 1 and len(new_report.corrupt) == 1
