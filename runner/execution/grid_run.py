@@ -5,7 +5,7 @@ lock, signals and exit codes around it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
@@ -328,7 +328,7 @@ async def _precompile(helpers: Helpers, tasks: Plan, console: Console) -> None:
         console.print(f"[yellow]{fit(f'precompile stopped ({n} failed); episodes compile again')}")
 
 
-def _scorer(grid: Grid, done: list[EpisodeRecord]) -> StreamingScorer:
+def _scorer(grid: Grid, done: Iterable[EpisodeRecord]) -> StreamingScorer:
     scorer = streaming_scorer(grid)
     for record in done:
         scorer.add(record)  # already reported by the run that logged them

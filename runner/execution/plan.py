@@ -18,12 +18,13 @@ seeds instead of a dict of every task.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping
+from pathlib import Path
 
 from protocol.records import CellKey, EpisodeRecord, trial_slug
 from runner.grid.expand import Grid, Task, expand
-from runner.rundir.logs import LogReport
+from runner.rundir.logs import LogReport, iter_records
 
-__all__ = ["Plan", "grid_records", "own_records"]
+__all__ = ["DoneRecords", "Plan", "grid_records", "own_records"]
 
 
 class Plan:
@@ -124,3 +125,22 @@ class _Own:
         if self.report is not None:
             self.report.foreign.append(f"{key[0]} seed {key[1]}")
         return False
+
+
+class DoneRecords:
+    """The records of a resume's done episodes (``keys``) in ``run_dir``'s logs, read again
+    each time they are walked (one record in memory at a time, #47), in the logs' order."""
+
+    def __init__(self, run_dir: Path, keys: Collection[tuple[str, int]]) -> None:
+        self.run_dir = run_dir
+        self.keys = keys
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __iter__(self) -> Iterator[EpisodeRecord]:
+        if not self.keys:
+            return
+        for key, rec in iter_records(self.run_dir):
+            if key in self.keys:
+                yield rec

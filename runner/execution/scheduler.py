@@ -29,7 +29,14 @@ import anyio
 from protocol.config import graph_label
 from protocol.episode.generate import generate
 from protocol.episode.versions import Paraphrases
-from protocol.records import MODEL_FAILURES, CellKey, Episode, EpisodeRecord, EpisodeSpec
+from protocol.records import (
+    MODEL_FAILURES,
+    CellKey,
+    Episode,
+    EpisodeRecord,
+    EpisodeSpec,
+    trial_slug,
+)
 from protocol.stress.budget import cell_episode
 from runner.arms import AgentCall, EpisodeContext, load_arms
 from runner.client.affinity import EPISODE, affinity_key
@@ -41,11 +48,11 @@ from runner.execution.brief_check import BriefLost
 from runner.execution.episode_loop import run_episode
 from runner.execution.observer import Observers
 from runner.execution.order import TaskOrder
-from runner.execution.plan import Plan, grid_records
+from runner.execution.plan import DoneRecords, Plan, own_records
 from runner.files import JsonlAppender
 from runner.gates.helper_models import Helpers
 from runner.grid.expand import Grid, Task
-from runner.rundir.logs import LogReport, LogWriter, read_logs
+from runner.rundir.logs import LogReport, LogWriter, iter_records
 from runner.rundir.results import RESULTS, encode_line
 from scoring.replay.cuts import record_cuts
 from scoring.replay.ground_truth import EpisodeCache
@@ -122,17 +129,20 @@ class RunState:
 
 def pending_tasks(
     grid: Grid, out: Path, report: LogReport | None = None
-) -> tuple[Plan, list[EpisodeRecord]]:
+) -> tuple[Plan, DoneRecords]:
     """The tasks still to run (a :class:`Plan`: expanded lazily, never listed, #47) and the
-    completed records already in ``out``. A record whose cell and spec are not one of this
-    grid's tasks (another grid's line, appended to a log) is excluded and counted in
-    ``report.foreign``."""
-    existing = read_logs(out, report) if (out / "logs").is_dir() else {}
-    own = grid_records(grid, existing, report)
-    done = {k: r for k, r in own.items() if r.termination in FINISHED}
-    per_cell = Counter(r.cell for r in done.values())
-    keys = frozenset((sys.intern(slug), seed) for slug, seed in done)  # one slug per cell
-    return Plan(grid, keys, per_cell), list(done.values())
+    completed records already in ``out`` (read again when walked: the logs are streamed,
+    one record at a time). A record whose cell and spec are not one of this grid's tasks
+    (another grid's line, appended to a log) is excluded and counted in ``report.foreign``."""
+    keys: set[tuple[str, int]] = set()
+    per_cell: Counter[CellKey] = Counter()
+    if (out / "logs").is_dir():
+        for rec in own_records(grid, iter_records(out, report), report):
+            if rec.termination in FINISHED:
+                keys.add((sys.intern(trial_slug(rec.cell.slug(), rec.trial)), rec.spec.seed))
+                per_cell[rec.cell] += 1
+    done = frozenset(keys)  # one slug string per cell
+    return Plan(grid, done, per_cell), DoneRecords(out, done)
 
 
 class ModelsStopped(Exception):
