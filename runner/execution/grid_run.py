@@ -29,6 +29,7 @@ from runner.rundir.packs import keep_packs
 from runner.rundir.results import RESULTS, finalize_results, holds_final
 from scoring.gc_pause import paused_gc
 from scoring.plural import plural
+from scoring.replay.episode_score import Replays
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.lines import ResultLine
 from scoring.results.stream import StreamingScorer
@@ -309,7 +310,8 @@ def _final_lines(out: Path, grid: Grid, report: LogReport) -> list[ResultLine]:
     if not (out / "logs").is_dir():
         return []
     own = own_records(grid, iter_records(out, report), report)
-    return rescore(own, EpisodeCache(maxsize=1024), helpers=helpers)
+    bounded = EpisodeCache(maxsize=1024), Replays(maxsize=1024)  # #47: no record kept
+    return rescore(own, bounded[0], helpers=helpers, replays=bounded[1])
 
 
 async def _precompile(helpers: Helpers, tasks: Plan, console: Console) -> None:

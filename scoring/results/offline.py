@@ -48,19 +48,21 @@ def rescore(
     *,
     family: str = DEFAULT_FAMILY,
     helpers: Callable[[EpisodeRecord], bool] | None = None,
+    replays: Replays | None = None,
 ) -> list[ResultLine]:
     """The cell and contrast lines of a set of records (Holm within each ``family``,
     :mod:`scoring.results.families`), then one helpers line per gate cell (compile accuracy,
     matcher agreement); all ``final``. ``helpers``: the records the helpers lines need
     (every completed record of a cell that can have one); given, ``records`` is walked once
-    and only those are kept (a run's end streams its logs, #47); None lists them all."""
+    and only those are kept (a run's end streams its logs, #47); None lists them all.
+    ``cache`` and ``replays``: :func:`score_records`'."""
     kept: list[EpisodeRecord] = []
     if helpers is None:
         records = kept = list(records)
     else:
         records = _keeping(records, helpers, kept)
     with paused_gc():
-        scores = score_records(records, cache)
+        scores = score_records(records, cache, replays=replays)
         lines = flag_inert([*score_lines(scores, family), *helper_lines(kept)])
     return with_status(lines, "final")
 
