@@ -113,6 +113,7 @@ async def run_async(
             )
         shown = _Shown(console, live, progress_every_s)
         await _schedule(state, helpers, tasks, scorer, stopped, shown)
+        del scorer  # its scores: the final lines score every record again (#47)
     st = helpers.stats
     if st.compile_requests or st.matcher_requests:
         console.print(helper_summary(st, width=80), highlight=False)

@@ -17,6 +17,7 @@ them, and the reader keeps the last record of each (cell, seed, trial).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -298,6 +299,7 @@ def iter_records(
                 bad = report.corrupt if complete else report.truncated
                 bad.append(f"{path.name}:{lineno}: {e}")
                 continue
+            key = (sys.intern(key[0]), key[1])  # one slug string per cell
             if key in last:
                 report.duplicates += 1
             last[key] = (i, offset)
