@@ -231,9 +231,7 @@ class Replays:
     detail flag and the steps the user's answers resolved. A replay with no schedule check is a pure function of those, so the arms
     and models of a grid that executed the same steps on the same episode share one (strong
     agents play many episodes perfectly under every arm). Pass one to :func:`score_episode`
-    per batch. ``maxsize``: keep at most that many, the oldest dropped (a key holds its
-    record's turns: a run's end streaming its logs keeps the few its arms share, #47); None
-    keeps all. A dropped replay is made again when asked, the same (no score moves)."""
+    per batch. ``maxsize``: at most that many, the oldest dropped (#47); None keeps all."""
 
     __slots__ = ("_done", "maxsize")
 
@@ -265,8 +263,8 @@ class Replays:
             return hit[1]
         user = ScriptedUser(episode, style)
         scoring = _replay(user, turns, executed, None, infrastructure, detail, answered)
-        if self.maxsize is not None and len(self._done) >= self.maxsize:
-            del self._done[next(iter(self._done))]  # the oldest
+        if self.maxsize is not None and len(self._done) >= self.maxsize:  # drop the oldest
+            del self._done[next(iter(self._done))]
         self._done[key] = (episode, scoring)
         return scoring
 
