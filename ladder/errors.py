@@ -24,8 +24,8 @@ def shown(message: str) -> str:
     configured keys redacted, then its control characters (C0, C1, bidi, zero-width) shown
     as escapes, never obeyed (#47): a server's echo of the key, a planted file name's OSC
     sequence or a hostile option value in click's own message."""
-    if "runner.redact" in sys.modules:  # not imported: no endpoint registered a key
-        from runner.redact import redact
+    if "scoring.redact" in sys.modules:  # not imported: no endpoint registered a key
+        from scoring.redact import redact
 
         message = redact(message)
     if all(" " <= c <= "~" or c in "\n\t" for c in message):

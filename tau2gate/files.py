@@ -6,7 +6,9 @@ Every read is of a regular file, opened non-blocking (a FIFO never hangs the ope
 with ``fstat`` before a byte is read (a device or a directory is refused) and bounded in
 bytes; every write goes to a temporary file created exclusively without following a link,
 then renamed over the target, so a link planted where the file goes is replaced, never
-written through. docs/security.md lists both.
+written through; what it writes has the configured keys redacted first
+(:func:`scoring.redact.redact_bytes`, the set of keys ``runner`` uses). docs/security.md
+lists both.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import os
 import stat
 import uuid
 from pathlib import Path
+
+from scoring.redact import redact_bytes
 
 __all__ = ["MAX_FILE_BYTES", "NotRegularFile", "read_regular", "write_atomic"]
 
@@ -63,7 +67,9 @@ def read_regular(path: Path, *, cap: int = MAX_FILE_BYTES) -> bytes:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file beside it (created exclusively,
-    never through a link), then ``os.replace``: a kill leaves the old file or the new one."""
+    never through a link), then ``os.replace``: a kill leaves the old file or the new one.
+    Every configured key in ``data`` is redacted first (#47)."""
+    data = redact_bytes(data)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:

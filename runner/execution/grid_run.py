@@ -5,7 +5,7 @@ lock, signals and exit codes around it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
@@ -18,22 +18,20 @@ from protocol.records import EpisodeRecord
 from protocol.visible import visible
 from runner.client.endpoint import CallFailed, Endpoint
 from runner.execution.observer import Observers, RunObserver
-from runner.execution.scheduler import (
-    RunState,
-    grid_records,
-    pending_tasks,
-    run_grid,
-    streaming_scorer,
-)
+from runner.execution.plan import Plan, own_records
+from runner.execution.scheduler import RunState, pending_tasks, run_grid, streaming_scorer
 from runner.gates.cache import HelperStats
 from runner.gates.helper_models import Helpers
-from runner.grid.expand import Grid, GridError, Task, expand
-from runner.rundir.logs import LogReport, read_logs
+from runner.grid.expand import Grid, GridError
+from runner.rundir.logs import LogReport, iter_records
 from runner.rundir.manifest import write_or_check_manifest
 from runner.rundir.packs import keep_packs
 from runner.rundir.results import RESULTS, finalize_results, holds_final
 from scoring.gc_pause import paused_gc
 from scoring.plural import plural
+from scoring.replay.episode_score import Replays
+from scoring.replay.ground_truth import EpisodeCache
+from scoring.results.lines import ResultLine
 from scoring.results.stream import StreamingScorer
 from serve.config import ServerConfig
 
@@ -88,6 +86,8 @@ async def run_async(
     tasks, done = pending_tasks(grid, out, report)
     _log_notices(report, notice)
     scorer = _scorer(grid, done)
+    already_done = len(done)
+    del done  # scored: a resume holds no record of its own through the run (#47)
     _keep_packs(grid, out, write=False)  # a changed pack is refused before any endpoint (#40)
     async with open_endpoints(grid, server_config=server_config) as endpoints:
         for ep in endpoints.values():
@@ -109,10 +109,11 @@ async def run_async(
         state.progress.total = len(tasks)
         if manifest.resumed:
             notice(
-                f"resuming {out}: {plural(len(done), 'episode')} already done, {len(tasks)} to run"
+                f"resuming {out}: {plural(already_done, 'episode')} already done, {len(tasks)} to run"
             )
         shown = _Shown(console, live, progress_every_s)
         await _schedule(state, helpers, tasks, scorer, stopped, shown)
+        del scorer  # its scores: the final lines score every record again (#47)
     st = helpers.stats
     if st.compile_requests or st.matcher_requests:
         console.print(helper_summary(st, width=80), highlight=False)
@@ -124,7 +125,7 @@ async def run_async(
         notice(f"nothing ran: {out / RESULTS} already holds these final results (unchanged)")
     return {
         "episodes_run": state.progress.done,
-        "already_done": len(done),
+        "already_done": already_done,
         "infrastructure": state.progress.infrastructure,
         "model_failures": state.progress.model_failures,
         "out": str(out),
@@ -184,7 +185,7 @@ class _Shown:
 async def _schedule(
     state: RunState,
     helpers: Helpers,
-    tasks: list[Task],
+    tasks: Plan,
     scorer: StreamingScorer,
     stopped: dict[str, str],
     shown: _Shown,
@@ -206,8 +207,8 @@ async def _schedule(
 
 
 async def _preflight(
-    grid: Grid, endpoints: dict[str, Endpoint], tasks: list[Task], notice: Callable[..., None]
-) -> tuple[dict[str, str], list[Task]]:
+    grid: Grid, endpoints: dict[str, Endpoint], tasks: Plan, notice: Callable[..., None]
+) -> tuple[dict[str, str], Plan]:
     """The preflight (one tiny request per model, and per helper endpoint) and the
     served-model check (#49): ``(stopped, tasks left)``. What failed stops alone (#47): the
     cells that send to it (a model's all, a compile model's or a helper endpoint's the gates
@@ -225,7 +226,8 @@ async def _preflight(
     for warning in warnings:
         notice(warning, "yellow")
     failed |= unserved
-    stopped, left = preflight_stops(grid, tasks, failed, helpers_failed)
+    stopped, heads = preflight_stops(grid, tasks.heads(), failed, helpers_failed)  # per cell
+    left = tasks.only({t.cell for t in heads})
     if not left:  # each line within 80 columns with its error: prefix (#49)
         lines = [*failed.values(), *(f"helper endpoint of {w}" for w in helpers_failed.values())]
         raise GridError("\n".join(x for line in lines for x in problem_lines(line)))
@@ -269,12 +271,10 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
     reported; a cell and role whose replies were cut at their token budget past the
     threshold gets a warning line (#49)."""
     from runner.execution.live import fit
-    from scoring.results.offline import rescore
 
     with paused_gc():
         report = LogReport()
-        everything = read_logs(out, report) if (out / "logs").is_dir() else {}
-        records = grid_records(list(expand(grid)), everything, report)
+        lines = _final_lines(out, grid, report)
         if report.foreign:
             console.print(
                 "[yellow]"
@@ -283,9 +283,8 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
                     f"from the results (first: {visible(report.foreign[0], newlines=False)})"
                 )
             )
-        if not records:
+        if not lines:
             return 0
-        lines = rescore(records.values())
     if not ran and holds_final(out, lines):
         return None
     finalize_results(out, lines)
@@ -296,9 +295,34 @@ def _finalize(out: Path, grid: Grid, console: Console, ran: bool = True) -> int 
     return len(lines)
 
 
-async def _precompile(helpers: Helpers, tasks: list[Task], console: Console) -> None:
+def _final_lines(out: Path, grid: Grid, report: LogReport) -> list[ResultLine]:
+    """:func:`~scoring.results.offline.rescore` over the records of ``grid`` in ``out``'s
+    logs (the others counted in ``report.foreign``), the logs streamed (#47): one record in
+    memory at a time, besides the completed records of the cells that can have a helpers
+    line (an arm that compiles or runs the matcher, or one the table does not know)."""
+    from protocol.arms.table import arm_spec
+    from scoring.results.offline import rescore
+
+    def helpers(record: EpisodeRecord) -> bool:
+        spec = arm_spec(record.cell.arm)
+        helped = spec is None or spec.compiles or spec.matcher
+        return helped and record.termination == "completed"
+
+    if not (out / "logs").is_dir():
+        return []
+    own = own_records(grid, iter_records(out, report), report)
+    bounded = EpisodeCache(maxsize=1024), Replays(maxsize=1024)  # #47: no record kept
+    return rescore(own, bounded[0], helpers=helpers, replays=bounded[1])
+
+
+async def _precompile(helpers: Helpers, tasks: Plan, console: Console) -> None:
+    from protocol.arms.table import arm_spec
+
+    compiling = {c for c in tasks.cell_counts() if (s := arm_spec(c.arm)) and s.compiles}
+    if not compiling:  # nothing to compile: the plan is not walked (#47)
+        return
     try:
-        await helpers.precompile(tasks)
+        await helpers.precompile(tasks.only(compiling))
     except* CallFailed as failed:
         from runner.execution.live import fit
 
@@ -307,7 +331,7 @@ async def _precompile(helpers: Helpers, tasks: list[Task], console: Console) -> 
         console.print(f"[yellow]{fit(f'precompile stopped ({n} failed); episodes compile again')}")
 
 
-def _scorer(grid: Grid, done: list[EpisodeRecord]) -> StreamingScorer:
+def _scorer(grid: Grid, done: Iterable[EpisodeRecord]) -> StreamingScorer:
     scorer = streaming_scorer(grid)
     for record in done:
         scorer.add(record)  # already reported by the run that logged them

@@ -12,7 +12,7 @@ far in this run (on the event loop's clock), cells not yet seen first, ties in r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 
 from runner.grid.expand import Task
 
@@ -20,15 +20,22 @@ __all__ = ["TaskOrder"]
 
 
 class TaskOrder:
-    def __init__(self, tasks: Sequence[Task], window: int) -> None:
-        self._tasks = list(tasks)
-        self._next = 0
+    """``tasks`` pulled one at a time (a run's lazy plan is never listed, #47) until the last
+    ``window`` of them, which are listed for the longest-first tail; ``total``: how many
+    ``tasks`` yields (None: ``tasks`` is listed and counted)."""
+
+    def __init__(self, tasks: Iterable[Task], window: int, total: int | None = None) -> None:
+        if total is None:
+            tasks = list(tasks)
+            total = len(tasks)
+        self._source = iter(tasks)
+        self._left = total  # not yet pulled from the source
         self._window = max(0, window)
         self._tail: list[Task] | None = None
         self._seconds: dict[str, tuple[float, int]] = {}  # cell slug -> (total s, episodes)
 
     def __len__(self) -> int:
-        return len(self._tasks) - self._next + (len(self._tail) if self._tail else 0)
+        return self._left + (len(self._tail) if self._tail else 0)
 
     def observe(self, task: Task, seconds: float) -> None:
         """An episode of ``task``'s cell took ``seconds``."""
@@ -42,13 +49,12 @@ class TaskOrder:
 
     def pop(self) -> Task | None:
         """The next task to start (None when all have started)."""
-        if self._tail is None and len(self._tasks) - self._next <= self._window:
-            self._tail = self._tasks[self._next :]
-            self._next = len(self._tasks)
+        if self._tail is None and self._left <= self._window:
+            self._tail = list(self._source)
+            self._left = 0
         if self._tail is None:
-            task = self._tasks[self._next]
-            self._next += 1
-            return task
+            self._left -= 1
+            return next(self._source, None)
         tail = self._tail
         if not tail:
             return None

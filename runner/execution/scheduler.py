@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import itertools
 import secrets
+import sys
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +30,14 @@ import anyio
 from protocol.config import graph_label
 from protocol.episode.generate import generate
 from protocol.episode.versions import Paraphrases
-from protocol.records import MODEL_FAILURES, CellKey, Episode, EpisodeRecord, EpisodeSpec
+from protocol.records import (
+    MODEL_FAILURES,
+    CellKey,
+    Episode,
+    EpisodeRecord,
+    EpisodeSpec,
+    trial_slug,
+)
 from protocol.stress.budget import cell_episode
 from runner.arms import AgentCall, EpisodeContext, load_arms
 from runner.client.affinity import EPISODE, affinity_key
@@ -41,18 +50,21 @@ from runner.execution.brief_check import BriefLost
 from runner.execution.episode_loop import run_episode
 from runner.execution.observer import Observers
 from runner.execution.order import TaskOrder
+from runner.execution.plan import DoneRecords, Plan, own_records
 from runner.files import JsonlAppender
 from runner.gates.helper_models import Helpers
-from runner.grid.expand import Grid, Task, expand
-from runner.rundir.logs import LogReport, LogWriter, read_logs
+from runner.grid.expand import Grid, Task
+from runner.rundir.logs import LogReport, LogWriter, iter_records
 from runner.rundir.results import RESULTS, encode_line
 from scoring.replay.cuts import record_cuts
+from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.lines import ResultLine
 from scoring.results.stream import StreamingScorer
 
 __all__ = [
     "FINISHED",
     "ModelsStopped",
+    "Plan",
     "Progress",
     "RunState",
     "pending_tasks",
@@ -119,35 +131,20 @@ class RunState:
 
 def pending_tasks(
     grid: Grid, out: Path, report: LogReport | None = None
-) -> tuple[list[Task], list[EpisodeRecord]]:
-    """The tasks still to run and the completed records already in ``out``. A record whose
-    cell and spec are not one of this grid's tasks (another grid's line, appended to a log)
-    is excluded and counted in ``report.foreign``."""
-    existing = read_logs(out, report) if (out / "logs").is_dir() else {}
-    everything = list(expand(grid))
-    own = grid_records(everything, existing, report)
-    done = {k: r for k, r in own.items() if r.termination in FINISHED}
-    tasks = [t for t in everything if t.key() not in done]
-    return tasks, list(done.values())
-
-
-def grid_records(
-    tasks: list[Task],
-    records: dict[tuple[str, int], EpisodeRecord],
-    report: LogReport | None = None,
-) -> dict[tuple[str, int], EpisodeRecord]:
-    """The records of ``records`` that are one of ``tasks`` (same cell, same episode spec,
-    same trial: the key names it); the others are counted in ``report.foreign`` ("slug
-    seed" each)."""
-    want = {t.key(): t for t in tasks}
-    own: dict[tuple[str, int], EpisodeRecord] = {}
-    for key, rec in records.items():
-        task = want.get(key)
-        if task is not None and task.cell == rec.cell and task.spec == rec.spec:
-            own[key] = rec
-        elif report is not None:
-            report.foreign.append(f"{key[0]} seed {key[1]}")
-    return own
+) -> tuple[Plan, DoneRecords]:
+    """The tasks still to run (a :class:`Plan`: expanded lazily, never listed, #47) and the
+    completed records already in ``out`` (read again when walked: the logs are streamed,
+    one record at a time). A record whose cell and spec are not one of this grid's tasks
+    (another grid's line, appended to a log) is excluded and counted in ``report.foreign``."""
+    keys: set[tuple[str, int]] = set()
+    per_cell: Counter[CellKey] = Counter()
+    if (out / "logs").is_dir():
+        for rec in own_records(grid, iter_records(out, report), report):
+            if rec.termination in FINISHED:
+                keys.add((sys.intern(trial_slug(rec.cell.slug(), rec.trial)), rec.spec.seed))
+                per_cell[rec.cell] += 1
+    done = frozenset(keys)  # one slug string per cell
+    return Plan(grid, done, per_cell), DoneRecords(out, done)
 
 
 class ModelsStopped(Exception):
@@ -163,21 +160,25 @@ class ModelsStopped(Exception):
 
 async def run_grid(
     state: RunState,
-    tasks: list[Task],
+    tasks: Plan | Sequence[Task],
     scorer: StreamingScorer | None = None,
     stopped_before: dict[str, str] | None = None,
 ) -> None:
-    """Run ``tasks``; log each episode as it finishes; stream results. A model whose brief
+    """Run ``tasks`` (a :class:`Plan`, pulled one task at a time, or a list); log each
+    episode as it finishes; stream results. A model whose brief
     check or endpoint breaker fails stops alone: its remaining cells are skipped (unlogged:
     a resume runs them), the others run to the end, then :class:`ModelsStopped` (#47).
     ``stopped_before``: models stopped before the run (their preflight failed), named in it."""
     grid = state.grid
-    load_arms({t.cell.arm for t in tasks})  # the memory arms' libraries, before any episode
+    counts = tasks.cell_counts() if isinstance(tasks, Plan) else Counter(t.cell for t in tasks)
+    load_arms({c.arm for c in counts})  # the memory arms' libraries, before any episode
     agents = {0: agent_calls(grid, state.endpoints)}  # by trial: trial k sends seed k
     paraphrases = grid.paraphrases()  # tier 2's held-out cache (None otherwise)
-    planned = len(generate(tasks[0].spec, paraphrases).turns) if tasks else 0
-    _plan_progress(state.progress, tasks, planned)
-    order = TaskOrder(tasks, window=2 * grid.run.concurrency)  # runner.execution.order: LPT tail
+    first = next(iter(tasks), None)
+    planned = len(generate(first.spec, paraphrases).turns) if first is not None else 0
+    _plan_progress(state.progress, counts, planned)
+    total = state.progress.total  # runner.execution.order: LPT tail
+    order = TaskOrder(tasks, window=2 * grid.run.concurrency, total=total)
     results_path = state.out / RESULTS
 
     # never through a symlink planted at results.jsonl (O_NOFOLLOW: runner.files)
@@ -194,21 +195,21 @@ async def run_grid(
             stopped=dict(stopped_before or {}),
         )
         async with anyio.create_task_group() as tg:
-            for _ in range(min(grid.run.concurrency, len(tasks))):
+            for _ in range(min(grid.run.concurrency, total)):
                 tg.start_soon(workers.work)
         if workers.stopped:
             raise ModelsStopped(workers.stopped)
 
 
-def _plan_progress(progress: Progress, tasks: list[Task], planned: int) -> None:
+def _plan_progress(progress: Progress, counts: Mapping[CellKey, int], planned: int) -> None:
     """The run's totals before the first episode: its tasks, its turns (``planned`` each
-    until its episode is generated), each cell's episodes and label."""
-    progress.total = len(tasks)
-    progress.turns_total = planned * len(tasks)
-    for t in tasks:
-        slug = t.cell.slug()
-        progress.cell_total[slug] = progress.cell_total.get(slug, 0) + 1
-        progress.cell_label[slug] = f"{t.cell.arm} {graph_label(t.cell.steps, t.cell.density)}"
+    until its episode is generated), each cell's episodes (``counts``) and label."""
+    progress.total = sum(counts.values())
+    progress.turns_total = planned * progress.total
+    for cell, n in counts.items():
+        slug = cell.slug()
+        progress.cell_total[slug] = progress.cell_total.get(slug, 0) + n
+        progress.cell_label[slug] = f"{cell.arm} {graph_label(cell.steps, cell.density)}"
 
 
 def _lineage(episode: Episode) -> str | None:
@@ -325,5 +326,8 @@ def expected_seeds(grid: Grid) -> dict[CellKey, list[int]]:
 
 
 def streaming_scorer(grid: Grid) -> StreamingScorer:
-    """The streaming scorer of ``grid``'s run: every cell, seed and trial expected."""
-    return StreamingScorer(expected_seeds(grid), trials=grid.run.trials)
+    """The streaming scorer of ``grid``'s run: every cell, seed and trial expected. Its
+    episodes are kept for the specs in flight alone (4 x ``run.concurrency``, at least
+    1,024), so a long run's memory does not grow with its episodes (#47)."""
+    cache = EpisodeCache(maxsize=max(1024, 4 * grid.run.concurrency))
+    return StreamingScorer(expected_seeds(grid), cache, trials=grid.run.trials)

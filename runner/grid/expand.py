@@ -14,7 +14,7 @@ re-exports what its importers take from it.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import msgspec
@@ -59,16 +59,18 @@ class Task(msgspec.Struct, frozen=True, kw_only=True):
         return (trial_slug(self.cell.slug(), self.trial), self.spec.seed)
 
 
-def expand(grid: Grid) -> Iterator[Task]:
+def expand(grid: Grid, cells: Collection[CellKey] | None = None) -> Iterator[Task]:
     """Tasks in run order: configuration by configuration (so cells finish one after another
     and results stream), seed by seed, trial by trial (``run.trials``), with the arms of one
-    seed and trial adjacent (shared helper results, warm prefix caches)."""
-    cells = grid.cells()
+    seed and trial adjacent (shared helper results, warm prefix caches). Lazy: one task at a
+    time, so a run of 250,000 episodes never lists them (#47). ``cells``: only those."""
     configs: dict[tuple[str, str, Config], list[CellKey]] = {}
-    for c in cells:
-        configs.setdefault((c.model, c.regime, c.config), []).append(c)
+    for c in grid.cells():
+        if cells is None or c in cells:
+            configs.setdefault((c.model, c.regime, c.config), []).append(c)
+    seeds = grid.seeds() if configs else []
     for group in configs.values():
-        for seed in grid.seeds():
+        for seed in seeds:
             for trial in range(grid.run.trials):
                 for cell in group:
                     spec = cell.spec(seed, grid.run.generator)

@@ -231,12 +231,13 @@ class Replays:
     detail flag and the steps the user's answers resolved. A replay with no schedule check is a pure function of those, so the arms
     and models of a grid that executed the same steps on the same episode share one (strong
     agents play many episodes perfectly under every arm). Pass one to :func:`score_episode`
-    per batch."""
+    per batch. ``maxsize``: at most that many, the oldest dropped (#47); None keeps all."""
 
-    __slots__ = ("_done",)
+    __slots__ = ("_done", "maxsize")
 
-    def __init__(self) -> None:
+    def __init__(self, *, maxsize: int | None = None) -> None:
         self._done: dict[_ReplayKey, tuple[Episode, Scoring]] = {}
+        self.maxsize = maxsize
 
     def replay(
         self,
@@ -262,6 +263,8 @@ class Replays:
             return hit[1]
         user = ScriptedUser(episode, style)
         scoring = _replay(user, turns, executed, None, infrastructure, detail, answered)
+        if self.maxsize is not None and len(self._done) >= self.maxsize:  # drop the oldest
+            del self._done[next(iter(self._done))]
         self._done[key] = (episode, scoring)
         return scoring
 

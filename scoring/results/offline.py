@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from protocol.episode.versions import SpecError
 from protocol.records import EpisodeRecord
@@ -47,13 +47,32 @@ def rescore(
     cache: EpisodeCache | None = None,
     *,
     family: str = DEFAULT_FAMILY,
+    helpers: Callable[[EpisodeRecord], bool] | None = None,
+    replays: Replays | None = None,
 ) -> list[ResultLine]:
     """The cell and contrast lines of a set of records (Holm within each ``family``,
     :mod:`scoring.results.families`), then one helpers line per gate cell (compile accuracy,
-    matcher agreement); all ``final``."""
-    records = list(records)
+    matcher agreement); all ``final``. ``helpers``: the records the helpers lines need
+    (every completed record of a cell that can have one); given, ``records`` is walked once
+    and only those are kept (a run's end streams its logs, #47); None lists them all.
+    ``cache`` and ``replays``: :func:`score_records`'."""
+    kept: list[EpisodeRecord] = []
+    if helpers is None:
+        records = kept = list(records)
+    else:
+        records = _keeping(records, helpers, kept)
     with paused_gc():
-        lines = flag_inert(
-            [*score_lines(score_records(records, cache), family), *helper_lines(records)]
-        )
+        scores = score_records(records, cache, replays=replays)
+        lines = flag_inert([*score_lines(scores, family), *helper_lines(kept)])
     return with_status(lines, "final")
+
+
+def _keeping(
+    records: Iterable[EpisodeRecord],
+    keep: Callable[[EpisodeRecord], bool],
+    kept: list[EpisodeRecord],
+) -> Iterator[EpisodeRecord]:
+    for record in records:
+        if keep(record):
+            kept.append(record)
+        yield record

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +31,7 @@ from scoring.analyses.tau2_paired import (
     successes_by_task,
     summarize,
 )
+from scoring.redact import add_secret, redact
 from tau2gate.adapter._tau2 import Tau2Missing, require_tau2
 from tau2gate.domains import DOMAINS, UnknownDomain, get_domain
 from tau2gate.files import read_regular, write_atomic
@@ -40,9 +42,30 @@ from tau2gate.reference import reference_rules
 __all__ = ["main"]
 
 
+def _say(text: str, *, err: bool = False) -> None:
+    """One printed line (to stderr with ``err``), every configured key redacted (#47): a
+    model's compile reply, a rules path and an error line may all quote it."""
+    print(redact(text), file=sys.stderr if err else sys.stdout)
+
+
+def _register_keys(argv: Sequence[str]) -> None:
+    """Register each key the gate holds for redaction (#47): the value of ``--api-key``
+    (taken from ``argv`` before parsing, so a parse error's line is redacted too) and of
+    every ``*_API_KEY`` environment variable (τ²-bench's default NL-assertion judge reaches
+    its model through litellm, which reads them)."""
+    for i, arg in enumerate(argv):
+        if arg == "--api-key" and i + 1 < len(argv):
+            add_secret(argv[i + 1])
+        elif arg.startswith("--api-key="):
+            add_secret(arg.partition("=")[2])
+    for name, value in os.environ.items():
+        if name.endswith("_API_KEY"):
+            add_secret(value)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: {message}", file=sys.stderr)
+        _say(f"{self.prog}: {message}", err=True)
         raise SystemExit(2)
 
 
@@ -97,14 +120,14 @@ def _gold_replay(args: argparse.Namespace) -> int:
         blocked = [w for w in writes if w.denied_by]
         rejected = sum(w.tool_rejects for w in blocked)
         also = f" ({rejected} of them rejected by tau2-bench's own tool too)" if rejected else ""
-        print(
+        _say(
             f"gold replay [{args.domain}, {name}]: {len(tasks)} tasks, {len(writes)} gold write actions, "
             f"{len(parsed.rules.rules)} rules ({len(parsed.errors)} compile errors), "
             f"{len(blocked)} over-blocked{also}"
         )
         for w in blocked:
             note = " (the tool rejects it too)" if w.tool_rejects else ""
-            print(
+            _say(
                 f"  over-block: task {w.task_id} {w.action_id} {w.tool} by {','.join(w.denied_by)}{note}"
             )
     return 0
@@ -131,9 +154,9 @@ def _compile(args: argparse.Namespace) -> int:
     text = reply.choices[0].message.content or ""
     write_atomic(Path(args.out), text.encode("utf-8"))
     parsed = read_compile(text, args.domain)
-    print(f"compile: {len(parsed.rules.rules)} rules, {len(parsed.errors)} errors -> {args.out}")
+    _say(f"compile: {len(parsed.rules.rules)} rules, {len(parsed.errors)} errors -> {args.out}")
     for error in parsed.errors:
-        print(f"  error: {error}")
+        _say(f"  error: {error}")
     return 0
 
 
@@ -203,10 +226,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def _report(results: dict[str, list[EpisodeOutcome]], rules: str, args: argparse.Namespace) -> None:
     ks = sorted({1, args.trials})
-    print(
+    _say(
         f"domain: {args.domain}; evaluation: {args.evaluation}; rules: {rules}; agent: {'gold replay' if args.gold else 'scripted' if args.scripted else args.agent_model}"
     )
-    print(
+    _say(
         "rung       tasks  pass^1  "
         + "  ".join(f"pass^{k}" for k in ks[1:])
         + "  wrongful-write eps  violating writes executed  vetoes  notices  overrides"
@@ -216,7 +239,7 @@ def _report(results: dict[str, list[EpisodeOutcome]], rules: str, args: argparse
         s = summarize(rung, outcomes, ks)
         lines.append(msgspec.to_builtins(s))
         extra = "  ".join(f"{s.pass_k.get(k, float('nan')):6.3f}" for k in ks[1:])
-        print(
+        _say(
             f"{rung:<10} {s.n_tasks:5d}  {s.pass_1:6.3f}  {extra}  {s.wrongful_write_episodes:18d}  {s.violating_writes_executed:25d}  {s.vetoes:6d}  {s.notices:7d}  {s.overrides:9d}"
         )
     if "none" in results:
@@ -226,7 +249,7 @@ def _report(results: dict[str, list[EpisodeOutcome]], rules: str, args: argparse
                 continue
             d = paired_bootstrap(base, successes_by_task(outcomes), seed=args.seed)
             lines.append({"contrast": f"{rung} - none", **msgspec.to_builtins(d)})
-            print(
+            _say(
                 f"pass^1 {rung} - none: {d.diff:+.3f}, 95% CI [{d.low:+.3f}, {d.high:+.3f}] over {d.n_tasks} paired tasks"
             )
     if args.out:
@@ -314,7 +337,9 @@ def _run_opts(r: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _register_keys(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
+    add_secret(getattr(args, "api_key", None))  # an abbreviated flag (``--api-k``) too
     try:
         get_domain(args.domain)
         _quiet()
@@ -322,5 +347,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = {"gold-replay": _gold_replay, "compile": _compile, "run": _run}[args.command]
         return handler(args)
     except (Tau2Missing, _BadInput, UnknownDomain) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}", err=True)
         return 2

@@ -1,14 +1,19 @@
 """tau2gate's one reader and writer (#47): a planted FIFO, a link to a device, a file over
 its cap are refused at once (never a hang or a gigabyte); a link planted where a file is
-written is replaced, never written through; the rules file of ``--rules`` is read by it."""
+written is replaced, never written through; the rules file of ``--rules`` is read by it;
+nothing the gate writes or prints holds a configured key (the ``--api-key`` value or a
+``*_API_KEY`` variable's, in any case) or a ``Bearer`` value."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from scoring.redact import REDACTED, add_secret, clear_secrets
+from tau2gate.adapter import cli
 from tau2gate.adapter.cli import _BadInput, _load_rules
 from tau2gate.files import NotRegularFile, read_regular, write_atomic
 
@@ -66,3 +71,44 @@ def test_the_rules_file_goes_through_the_reader(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(_BadInput, match=r"cannot read rules .*rules\.json"):
         _load_rules(str(fifo), "airline")
+
+
+KEY = "sk-Gate47SecretKey0123"
+
+
+@pytest.fixture
+def _keys() -> Iterator[None]:
+    clear_secrets()
+    yield
+    clear_secrets()
+
+
+@pytest.mark.usefixtures("_keys")
+def test_a_file_the_gate_writes_holds_no_key(tmp_path: Path) -> None:
+    add_secret(KEY)
+    out = tmp_path / "compiled_rules.json"
+    write_atomic(out, f"a reply quoting {KEY}, {KEY.lower()} and Bearer tok-123456789".encode())
+    text = out.read_text()
+    assert KEY not in text and KEY.lower() not in text and "tok-123456789" not in text
+    assert text.count(REDACTED) == 3
+
+
+@pytest.mark.usefixtures("_keys")
+def test_the_gate_prints_no_key_from_its_flag_or_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env_key = "sk-FromTheEnvironment9876"
+    monkeypatch.setenv("OPENAI_API_KEY", env_key)
+    monkeypatch.setattr(cli, "require_tau2", lambda module="tau2.registry": None)
+    rules = tmp_path / f"{KEY.lower()}-{env_key.upper()}.json"  # quoted in the error line
+    assert cli.main(["run", "--scripted", "--api-key", KEY, "--rules", str(rules)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot read rules") and err.count(REDACTED) == 2
+    for key in (KEY, env_key):
+        assert key not in err and key.lower() not in err and key.upper() not in err
+    with pytest.raises(SystemExit):  # a parse error's line, before the flag is parsed
+        cli.main(["run", f"--api-key={KEY}", "--bogus", KEY.lower()])
+    err = capsys.readouterr().err
+    assert KEY.lower() not in err and REDACTED in err
+    write_atomic(tmp_path / "out.txt", f"{KEY} {env_key.lower()}".encode())  # registered now
+    assert (tmp_path / "out.txt").read_text() == f"{REDACTED} {REDACTED}"

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runner import redact as redact_mod
-from runner.redact import REDACTED, clear_secrets, redact, redact_bytes
+from scoring import redact as redact_mod
+from scoring.redact import REDACTED, clear_secrets, redact, redact_bytes
 
 
 @pytest.fixture(autouse=True)
