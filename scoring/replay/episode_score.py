@@ -69,7 +69,7 @@ from protocol.state.machine import CHANNELS, Error
 from protocol.stress.budget import cell_episode
 from protocol.user import ScriptedUser
 from scoring.replay.askback import Burden, burden_of
-from scoring.replay.bookings import NOTHING, CodeTables, TurnBookings, read_turn
+from scoring.replay.bookings import NOTHING, CodeTables, TurnBookings, plain_turn, read_turn
 from scoring.replay.consistency import MAX_MISMATCHES, ScheduleChecker, planned_mismatches
 from scoring.replay.cuts import record_cuts
 from scoring.replay.harness import ToolTable, read_harness_turn
@@ -309,8 +309,6 @@ def _unscorable(record: EpisodeRecord, why: str) -> EpisodeScore:
 
 
 def _admitted_differs(read: TurnBookings, turn: TurnRecord) -> bool:
-    if not read.booked and not turn.admitted:
-        return False
     return read.booked != frozenset((b.code, b.work_order) for b in turn.admitted)
 
 
@@ -343,7 +341,11 @@ def score_episode(
     # ended: no success (infrastructure or the model's failure); completed: ran to the end
     ended = record.termination != "completed"
     infrastructure = _is_infrastructure(record.termination)
-    diffs = sum(_admitted_differs(r, t) for r, t in zip(read, record.turns, strict=True))
+    diffs = sum(
+        _admitted_differs(r, t)
+        for r, t in zip(read, record.turns, strict=True)
+        if r.booked or t.admitted  # neither: nothing can differ
+    )
     check_text = episode.spec == record.spec
     style = record.cell.knobs.user_style
     primary_steps = [r.primary for r in read]
@@ -394,4 +396,12 @@ def _read_turns(record: EpisodeRecord, episode: Episode) -> list[TurnBookings]:
         tool_table = ToolTable(episode)
         return [read_harness_turn(t, tool_table) for t in record.turns]
     tables, tools = CodeTables(episode), record.cell.knobs.tools
-    return [read_turn(t, tables, tools) for t in record.turns]
+    if tools:
+        return [read_turn(t, tables, tools) for t in record.turns]
+    # read_turn's own dispatch, inlined for the common turn: one reply, nothing refused
+    return [
+        plain_turn(t.reply, tables, t.work_order)
+        if not t.refused and t.first_reply is None
+        else read_turn(t, tables, tools)
+        for t in record.turns
+    ]
