@@ -41,7 +41,7 @@ from protocol.state.bookings import code_table, read_execution
 from protocol.state.receipts import normalize_work_order, ref_matches
 from scoring.replay.citations import ReplyDeclines, cannot_decline, has_refusal_language
 
-__all__ = ["NOTHING", "CodeTables", "TurnBookings", "plain_turn", "read_turn"]
+__all__ = ["NOTHING", "CodeTables", "TurnBookings", "every_turn", "plain_turn", "read_turn"]
 
 
 class CodeTables:
@@ -182,6 +182,12 @@ def read_turn(turn: TurnRecord, tables: CodeTables, tools: bool) -> TurnBookings
     """The executions of one logged turn under both scorings (see the module docstring)."""
     if not tools and not turn.refused and turn.first_reply is None:
         return plain_turn(turn.reply, tables, turn.work_order)
+    return every_turn(turn, tables, tools)
+
+
+def every_turn(turn: TurnRecord, tables: CodeTables, tools: bool) -> TurnBookings:
+    """:func:`read_turn` by the general rules, for any turn (``plain_turn`` answers the
+    same for the turns it reads: tests/scoring/replay/test_plain_turn.py)."""
     if not turn.refused and turn.first_reply is None:
         keyword = _ACTION_WORD if tools else _REF_WORD
         if keyword.search(turn.reply) is None:
