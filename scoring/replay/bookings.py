@@ -157,7 +157,7 @@ def plain_turn(reply: str, tables: CodeTables, work_order: str | None) -> TurnBo
     primary: dict[str, None] = {}
     aware: dict[str, None] = {}
     booked: set[tuple[str, str]] = set()
-    declines = None if cannot_decline(reply, lowered) else ReplyDeclines(reply)
+    declines = None if not found or cannot_decline(reply, lowered) else ReplyDeclines(reply)
     for booking, spans in found:
         step = booking.step
         if step is None:
