@@ -87,11 +87,14 @@ def has_refusal_language(reply: str) -> bool:
 def cannot_decline(reply: str, lowered: str) -> bool:
     """True only when no ref of *reply* can be a citation (``ReplyDeclines(reply)`` would
     answer False for every span): neither pre-check can match. *lowered* is
-    ``reply.lower()``, which the caller has in hand. One search on the lowered text (or, with
-    LEDGER lines, on the masked text lowered), exact for ASCII replies; any other reply is
-    left to :class:`ReplyDeclines` (False)."""
-    if _EITHER is None or not reply.isascii():
+    ``reply.lower()``, which the caller has in hand. One search of the case-folded reply (its
+    LEDGER lines masked first, as the families read it), whitespace runs matched as the
+    pre-checks' single spaces; ``lower`` is ``casefold`` for ASCII text. A reply holding
+    ``İ`` or ``ı`` (which the pre-checks never rule out) is left to :class:`ReplyDeclines`."""
+    if _EITHER is None or "\u0130" in reply or "\u0131" in reply:
         return False
     if "ledger" in lowered:  # the families read the reply with its LEDGER lines blanked
-        lowered = mask_ledger(reply).lower()
-    return _EITHER.search(lowered) is None
+        reply = mask_ledger(reply)
+        lowered = reply.lower()
+    folded = lowered if reply.isascii() else reply.casefold()
+    return _EITHER.search(folded) is None
