@@ -19,6 +19,7 @@ PROSE = [
     "Done.", "Booked it.", "Step s3 is already done", "no new booking needed", "for reference",
     "I cannot redo it", "I can\u2019t", "declined", "LEDGER s1 DONE", "ledger", "\n", "\n\n",
     "  ", "\t", "Anything else?", "It was cancelled", "unable to proceed", "REF", "İ",
+    "\u00df", "\u2014", "\u00a0", "won\u2019t redo", "\ufb01ne", "K\u212a",
 ]  # fmt: skip
 
 
