@@ -210,7 +210,12 @@ def ref_matches(text: str) -> list[tuple[str, str, int, int]]:
     ``Ref`` records and their lines (the rescoring hot path)."""
     if "ref" not in text.lower():
         return []
-    return [("RC-" + m["code"], "#W" + m["wo"], m.start(), m.end()) for m in _REF.finditer(text)]
+    out = []
+    for m in _REF.finditer(text):  # group() and span(): two calls a match, not four (#50)
+        code, wo = m.group("code", "wo")
+        start, end = m.span()
+        out.append(("RC-" + code, "#W" + wo, start, end))
+    return out
 
 
 def find_refs(text: str) -> list[Ref]:

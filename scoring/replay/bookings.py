@@ -39,9 +39,9 @@ import msgspec
 from protocol.records import Booking, Episode, TurnRecord
 from protocol.state.bookings import code_table, read_execution
 from protocol.state.receipts import normalize_work_order, ref_matches
-from scoring.replay.citations import ReplyDeclines, has_refusal_language
+from scoring.replay.citations import ReplyDeclines, cannot_decline, has_refusal_language
 
-__all__ = ["NOTHING", "CodeTables", "TurnBookings", "read_turn"]
+__all__ = ["NOTHING", "CodeTables", "TurnBookings", "every_turn", "plain_turn", "read_turn"]
 
 
 class CodeTables:
@@ -144,8 +144,50 @@ NOTHING = TurnBookings(
 )
 
 
+def plain_turn(reply: str, tables: CodeTables, work_order: str | None) -> TurnBookings:
+    """:func:`read_turn` of a ref-protocol turn with one reply and nothing refused, the
+    common turn (#50): the reply lowered once for the keyword and the decline pre-checks;
+    :class:`ReplyDeclines` only where a decline can be."""
+    lowered = reply.lower()
+    if "ref" not in lowered:
+        return NOTHING  # no ref line can be in this reply
+    found, redisplays, unknown = _ref_bookings(reply, tables, work_order)
+    if not found and not redisplays and not unknown:
+        return NOTHING
+    primary: dict[str, None] = {}
+    aware: dict[str, None] = {}
+    booked: set[tuple[str, str]] = set()
+    declines = None if not found or cannot_decline(reply, lowered) else ReplyDeclines(reply)
+    for booking, spans in found:
+        step = booking.step
+        if step is None:
+            continue
+        booked.add((booking.code, booking.work_order))
+        primary[step] = None
+        if declines is None or not all(declines.is_citation(s, e) for s, e in spans):
+            aware[step] = None
+    return TurnBookings(
+        primary=tuple(primary),
+        decline_aware=tuple(aware),
+        booked=frozenset(booked),
+        citations=len(primary) - len(aware),
+        redisplays=redisplays,
+        unknown=unknown,
+        refused=0,
+        false_completions=0,
+    )
+
+
 def read_turn(turn: TurnRecord, tables: CodeTables, tools: bool) -> TurnBookings:
     """The executions of one logged turn under both scorings (see the module docstring)."""
+    if not tools and not turn.refused and turn.first_reply is None:
+        return plain_turn(turn.reply, tables, turn.work_order)
+    return every_turn(turn, tables, tools)
+
+
+def every_turn(turn: TurnRecord, tables: CodeTables, tools: bool) -> TurnBookings:
+    """:func:`read_turn` by the general rules, for any turn (``plain_turn`` answers the
+    same for the turns it reads: tests/scoring/replay/test_plain_turn.py)."""
     if not turn.refused and turn.first_reply is None:
         keyword = _ACTION_WORD if tools else _REF_WORD
         if keyword.search(turn.reply) is None:

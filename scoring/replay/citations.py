@@ -21,12 +21,20 @@ from scoring.replay.declines import (
     is_refusal,
     mask_ledger,  # the families read the reply with its LEDGER lines blanked; so do we
 )
-from scoring.replay.prefilter import Prefilter
+from scoring.replay.prefilter import Prefilter, raw_text_regex
 
-__all__ = ["ANNOTATION_PREFILTER", "REFUSAL_PREFILTER", "ReplyDeclines", "has_refusal_language"]
+__all__ = [
+    "ANNOTATION_PREFILTER",
+    "REFUSAL_PREFILTER",
+    "ReplyDeclines",
+    "cannot_decline",
+    "has_refusal_language",
+]
 
 ANNOTATION_PREFILTER = Prefilter(DECLINE_ANNOTATIONS)
 REFUSAL_PREFILTER = Prefilter(REFUSAL_PHRASES)
+# both pre-checks' first searches in one, on the lowered reply as it is (#50)
+_EITHER = raw_text_regex(ANNOTATION_PREFILTER, REFUSAL_PREFILTER)
 
 
 class ReplyDeclines:
@@ -74,3 +82,19 @@ def has_refusal_language(reply: str) -> bool:
     notice): the whole reply is the citation window.
     """
     return ReplyDeclines(reply).is_citation(0, len(reply))
+
+
+def cannot_decline(reply: str, lowered: str) -> bool:
+    """True only when no ref of *reply* can be a citation (``ReplyDeclines(reply)`` would
+    answer False for every span): neither pre-check can match. *lowered* is
+    ``reply.lower()``, which the caller has in hand. One search of the case-folded reply (its
+    LEDGER lines masked first, as the families read it), whitespace runs matched as the
+    pre-checks' single spaces; ``lower`` is ``casefold`` for ASCII text. A reply holding
+    ``İ`` or ``ı`` (which the pre-checks never rule out) is left to :class:`ReplyDeclines`."""
+    if _EITHER is None or "\u0130" in reply or "\u0131" in reply:
+        return False
+    if "ledger" in lowered:  # the families read the reply with its LEDGER lines blanked
+        reply = mask_ledger(reply)
+        lowered = reply.lower()
+    folded = lowered if reply.isascii() else reply.casefold()
+    return _EITHER.search(folded) is None

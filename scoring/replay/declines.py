@@ -264,7 +264,12 @@ def mask_ledger(reply: str) -> str:
     if "ledger" not in reply.lower():
         return reply
     lines = reply.split("\n")
-    return "\n".join(" " * len(line) if _LEDGER_WORD.search(line) else line for line in lines)
+    # a line that starts "LEDGER " matches \b...\b at its start (the self-ledger's own lines):
+    # no search needed (#50)
+    return "\n".join(
+        " " * len(line) if line.startswith("LEDGER ") or _LEDGER_WORD.search(line) else line
+        for line in lines
+    )
 
 
 def is_refusal(reply: str) -> bool:

@@ -69,10 +69,10 @@ from protocol.state.machine import CHANNELS, Error
 from protocol.stress.budget import cell_episode
 from protocol.user import ScriptedUser
 from scoring.replay.askback import Burden, burden_of
-from scoring.replay.bookings import NOTHING, CodeTables, TurnBookings, read_turn
+from scoring.replay.bookings import NOTHING
 from scoring.replay.consistency import MAX_MISMATCHES, ScheduleChecker, planned_mismatches
 from scoring.replay.cuts import record_cuts
-from scoring.replay.harness import ToolTable, read_harness_turn
+from scoring.replay.turn_reads import admitted_diffs, read_turns
 
 __all__ = [
     "LABELS",
@@ -311,12 +311,6 @@ def _unscorable(record: EpisodeRecord, why: str) -> EpisodeScore:
     )
 
 
-def _admitted_differs(read: TurnBookings, turn: TurnRecord) -> bool:
-    if not read.booked and not turn.admitted:
-        return False
-    return read.booked != frozenset((b.code, b.work_order) for b in turn.admitted)
-
-
 def score_episode(
     record: EpisodeRecord,
     episode: Episode | None = None,
@@ -337,7 +331,7 @@ def score_episode(
         except SpecError as e:
             return _unscorable(record, str(e))
     episode = cell_episode(episode, record.cell.knobs)  # the rules its knobs place (#48)
-    read = _read_turns(record, episode)
+    read = read_turns(record, episode)
     turns = [_as_turn(t) for t in record.turns]
     # an ambiguous probe the user's logged answer resolved asks for the step meant (#46)
     answered = [
@@ -346,7 +340,7 @@ def score_episode(
     # ended: no success (infrastructure or the model's failure); completed: ran to the end
     ended = record.termination != "completed"
     infrastructure = _is_infrastructure(record.termination)
-    diffs = sum(_admitted_differs(r, t) for r, t in zip(read, record.turns, strict=True))
+    diffs = admitted_diffs(read, record.turns)
     check_text = episode.spec == record.spec
     style = record.cell.knobs.user_style
     primary_steps = [r.primary for r in read]
@@ -389,12 +383,3 @@ def score_episode(
         burden=burden_of(record, answered),
         cut=record_cuts(record),
     )
-
-
-def _read_turns(record: EpisodeRecord, episode: Episode) -> list[TurnBookings]:
-    """What each logged turn booked: from its reply's text, or its tool calls on the harness."""
-    if record.cell.knobs.harness == "langgraph":
-        tool_table = ToolTable(episode)
-        return [read_harness_turn(t, tool_table) for t in record.turns]
-    tables, tools = CodeTables(episode), record.cell.knobs.tools
-    return [read_turn(t, tables, tools) for t in record.turns]

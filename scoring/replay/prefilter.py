@@ -35,7 +35,14 @@ import re._parser as _sre  # type: ignore[import-not-found]  # stdlib, no stub
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["MAX_ALTERNATIVES", "MAX_STRINGS", "MIN_LENGTH", "Prefilter", "required_literals"]
+__all__ = [
+    "MAX_ALTERNATIVES",
+    "MAX_STRINGS",
+    "MIN_LENGTH",
+    "Prefilter",
+    "raw_text_regex",
+    "required_literals",
+]
 
 MAX_STRINGS = 64
 MAX_ALTERNATIVES = 16
@@ -198,21 +205,26 @@ def required_literals(pattern: re.Pattern[str]) -> tuple[tuple[frozenset[str], .
     return tuple(dict.fromkeys(required))
 
 
-def _trie(strings: Iterable[str]) -> str:
+def _trie(strings: Iterable[str], space: str = "\\ ") -> str:
     """A regex matching exactly *strings*, shaped as a trie: at each position the engine
     follows one branch per character instead of trying every string (several times faster
-    than a flat alternation on text that holds none of them)."""
+    than a flat alternation on text that holds none of them). Each space of a string is
+    matched by *space* (an escaped space; ``\\s+`` for text not normalized)."""
     root: dict[str, Any] = {}
     for string in strings:
         node = root
         for ch in string:
             node = node.setdefault(ch, {})
         node[""] = {}
-    return _trie_node(root)
+    return _trie_node(root, space)
 
 
-def _trie_node(node: dict[str, Any]) -> str:
-    branches = [re.escape(ch) + _trie_node(sub) for ch, sub in sorted(node.items()) if ch]
+def _trie_node(node: dict[str, Any], space: str) -> str:
+    branches = [
+        (space if ch == " " else re.escape(ch)) + _trie_node(sub, space)
+        for ch, sub in sorted(node.items())
+        if ch
+    ]
     if not branches:
         return ""
     if len(branches) == 1 and "" not in node:
@@ -234,7 +246,7 @@ class Prefilter:
     match when all the bits of one of its alternatives are present.
     """
 
-    __slots__ = ("_any", "_patterns", "_strings", "required")
+    __slots__ = ("_any", "_patterns", "_strings", "anchors", "required")
 
     def __init__(self, patterns: Iterable[re.Pattern[str]]) -> None:
         found = [required_literals(p) for p in patterns]
@@ -245,7 +257,9 @@ class Prefilter:
         )
         conjunctions = self.required or ()  # any one satisfied: some pattern may match
         best = (_best(c) for c in conjunctions)
-        self._any = _literal_regex({s for group in best if group is not None for s in group})
+        # the strings of the first search: some pattern may match only where one occurs
+        self.anchors = frozenset(s for group in best if group is not None for s in group)
+        self._any = _literal_regex(self.anchors)
         groups = list(dict.fromkeys(g for c in conjunctions for g in c))
         bit = {g: 1 << i for i, g in enumerate(groups)}
         self._patterns = tuple(sum({bit[g] for g in c}) for c in conjunctions)
@@ -283,3 +297,16 @@ class Prefilter:
             if string in folded:
                 present |= bits
         return any(present & need == need for need in self._patterns)
+
+
+def raw_text_regex(*prefilters: Prefilter) -> re.Pattern[str] | None:
+    """One search that finds, in a lower-cased ASCII text whose whitespace is *not*
+    normalized, every place where the first search of some of *prefilters* would hit its
+    :meth:`Prefilter.prepare`-d form: each anchor string, its spaces matched by ``\\s+``.
+    For ASCII text ``casefold`` is ``lower`` and a whitespace run is one space after
+    ``prepare``, so no hit means ``may_match`` is False for every one of *prefilters*
+    (the rescoring hot path reads a reply's lowered text once). None when some prefilter
+    names nothing (it may match any text)."""
+    if any(p.required is None for p in prefilters):
+        return None
+    return re.compile(_trie({s for p in prefilters for s in p.anchors}, space=r"\s+"))

@@ -196,3 +196,43 @@ def test_ledger_lines_are_masked_as_the_multiline_rule_masks_them(reply: str) ->
 
     want = _LEDGER_RULE.sub(lambda m: " " * len(m.group(0)), reply)
     assert mask_ledger(reply) == want and len(want) == len(reply)
+
+
+LEDGER_FRAGMENTS = [
+    "LEDGER s1 DONE", "ledger:", "LEDGERS", "\nLEDGER RC-1234 TODO\n", "\t", "\r\n",
+    "\u00df", "STRASSE", "\ufb01", "\u2014", "\u00a0", "\u2003", "CAN\u2019T", "K\u212a",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(FRAGMENTS + REFS + LEDGER_FRAGMENTS), min_size=1, max_size=14))
+@settings(max_examples=600, deadline=None)
+def test_cannot_decline_only_where_no_ref_can_be_a_citation(parts: list[str]) -> None:
+    """``cannot_decline`` (one search of the lowered reply, the rescoring hot path, #50) is
+    True only where the declines rules find no citation anywhere in the reply."""
+    from scoring.replay.citations import cannot_decline
+
+    for sep in (" ", "\n", "  \n\t"):
+        reply = sep.join(parts)
+        if cannot_decline(reply, reply.lower()):
+            assert not is_citation(reply, 0, len(reply))
+            for ref in find_refs(reply):
+                assert not is_citation(reply, ref.start, ref.end)
+
+
+def test_cannot_decline_reads_each_family_and_leaves_other_text_to_the_full_rules() -> None:
+    from scoring.replay.citations import cannot_decline
+
+    for plain in (
+        "Carried out s3.\n\nref RC-1234/#W5678\n\nAnything else?",
+        "Carried out s3 \u2014 the vendor\u2019s shortlist.\nref RC-1234/#W5678",
+        "STRASSE \u00df done.\nLEDGER s1 DONE\nref RC-1234/#W5678",
+    ):
+        assert cannot_decline(plain, plain.lower()), plain
+    for reply in (
+        "Step s3 is already done.\nref RC-1234/#W5678",  # an annotation
+        "I cannot\n  redo that.\nref RC-1234/#W5678",  # a refusal across a line break
+        "I can\nLEDGER s1 DONE\nnot redo it.\nref RC-1234/#W5678",  # the LEDGER line masked
+        "\u0130 booked it \u2014 ref RC-1234/#W5678",  # dotted I: the full rules decide
+        "I can\u2019t redo it \u2014 ref RC-1234/#W5678",  # a refusal, not ASCII
+    ):
+        assert not cannot_decline(reply, reply.lower()), reply

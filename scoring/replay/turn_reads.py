@@ -1,0 +1,40 @@
+"""What each logged turn of an episode booked, and how many turns the log's admitted list
+disagrees with (split from :mod:`scoring.replay.episode_score`, #50: the per-turn loop of
+the rescoring hot path)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from protocol.records import Episode, EpisodeRecord, TurnRecord
+from scoring.replay.bookings import CodeTables, TurnBookings, plain_turn, read_turn
+from scoring.replay.harness import ToolTable, read_harness_turn
+
+__all__ = ["admitted_diffs", "read_turns"]
+
+
+def read_turns(record: EpisodeRecord, episode: Episode) -> list[TurnBookings]:
+    """What each logged turn booked: from its reply's text, or its tool calls on the harness."""
+    if record.cell.knobs.harness == "langgraph":
+        tool_table = ToolTable(episode)
+        return [read_harness_turn(t, tool_table) for t in record.turns]
+    tables, tools = CodeTables(episode), record.cell.knobs.tools
+    if tools:
+        return [read_turn(t, tables, tools) for t in record.turns]
+    # read_turn's own dispatch, inlined for the common turn: one reply, nothing refused
+    return [
+        plain_turn(t.reply, tables, t.work_order)
+        if not t.refused and t.first_reply is None
+        else read_turn(t, tables, tools)
+        for t in record.turns
+    ]
+
+
+def admitted_diffs(read: Sequence[TurnBookings], turns: Sequence[TurnRecord]) -> int:
+    """Turns whose re-parsed primary bookings differ from the bookings the log says the
+    world admitted (a turn with neither cannot differ)."""
+    return sum(
+        r.booked != frozenset((b.code, b.work_order) for b in t.admitted)
+        for r, t in zip(read, turns, strict=True)
+        if r.booked or t.admitted
+    )
