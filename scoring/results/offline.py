@@ -10,6 +10,7 @@ from protocol.records import EpisodeRecord
 from scoring.gc_pause import paused_gc
 from scoring.replay.episode_score import EpisodeScore, Replays, score_episode
 from scoring.replay.ground_truth import EpisodeCache
+from scoring.results.compact import Shared
 from scoring.results.families import DEFAULT_FAMILY, score_lines
 from scoring.results.gate_report import flag_inert, helper_lines
 from scoring.results.lines import ResultLine, with_status
@@ -26,19 +27,21 @@ def score_records(
 ) -> list[EpisodeScore]:
     """One :class:`EpisodeScore` per record, regenerating each spec's episode once and
     replaying each (episode, turns, executions) once (compact scores unless *detail*:
-    aggregation needs no per-turn detail). A caller scoring a run in batches (one log file at
-    a time) passes one *cache* and one *replays* to all of them."""
+    aggregation needs no per-turn detail; their parts shared, :class:`Shared`, so a run's
+    final rescore keeps a few hundred bytes per record, #47). A caller scoring a run in
+    batches (one log file at a time) passes one *cache* and one *replays* to all of them."""
     cache = cache if cache is not None else EpisodeCache()
     replays = replays if replays is not None else Replays()
+    shared = Shared()  # a score with detail is left as it is
     out: list[EpisodeScore] = []
     with paused_gc():
         for record in records:
             try:
                 episode = cache.get(record.spec)
             except SpecError:
-                out.append(score_episode(record))  # reported as unscorable
+                out.append(shared(score_episode(record)))  # reported as unscorable
                 continue
-            out.append(score_episode(record, episode, detail=detail, replays=replays))
+            out.append(shared(score_episode(record, episode, detail=detail, replays=replays)))
     return out
 
 

@@ -16,7 +16,9 @@ that was already complete, the cell line (and, when its ladder is complete, the 
 contrasts) is emitted again with the new numbers: a reader keeps the last line per cell and
 per contrast. Records of cells that are not expected are scored and kept but never complete.
 Cell lines equal :func:`scoring.results.cells.cell_line` over the same records. Scores are kept
-without their per-turn detail (``detail=False``), so a long run stays small.
+without their per-turn detail (``detail=False``) and their parts shared
+(:class:`scoring.results.compact.Shared`: one cell key per cell, one object per distinct
+scoring), so a long run or a resume's records read back stay small (#47).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from protocol.records import CellKey, EpisodeRecord
 from scoring.replay.episode_score import EpisodeScore, score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_line, config_of, ladder_contrasts
+from scoring.results.compact import Shared
 from scoring.results.families import apply_families
 from scoring.results.lines import ResultLine
 from scoring.results.trials import Unit
@@ -50,6 +53,7 @@ class StreamingScorer:
         }
         self.cache = cache if cache is not None else EpisodeCache()
         self.scores: dict[CellKey, dict[Unit, EpisodeScore]] = {}
+        self.shared = Shared()  # the parts the kept scores share (#47)
         self._ladders: dict[CellKey, list[CellKey]] = {}
         for key in self.expected:
             self._ladders.setdefault(config_of(key), []).append(key)
@@ -58,8 +62,8 @@ class StreamingScorer:
         try:
             episode = self.cache.get(record.spec)
         except SpecError:
-            return score_episode(record)  # reports the spec as unscorable
-        return score_episode(record, episode, detail=False)
+            return self.shared(score_episode(record))  # reports the spec as unscorable
+        return self.shared(score_episode(record, episode, detail=False))
 
     def _complete(self, key: CellKey) -> bool:
         seeds = self.expected.get(key)

@@ -4,10 +4,13 @@ O(1) in seeds), counts its episodes per cell without listing them, skips what a 
 found done, and the scheduler pulls its tasks as workers free up: the first episode ends
 while almost all of a 10,000-episode plan is still unexpanded. The streaming scorer keeps
 the episodes of the specs in flight only, and a run's final lines stream its logs (one
-record at a time) and equal a rescore of every record read at once."""
+record at a time) and equal a rescore of every record read at once. What the scorer keeps
+per record, read back or scored in the run, is a compact score sharing its cell key and its
+scorings with the others: a few hundred bytes."""
 
 from __future__ import annotations
 
+import itertools
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,9 +28,12 @@ from runner.execution.scheduler import RunState, pending_tasks, run_grid, stream
 from runner.gates.helper_models import Helpers
 from runner.grid.expand import MAX_EPISODES, Task, expand, parse_grid
 from runner.rundir.logs import LogReport, iter_records, read_logs
+from scoring.replay.episode_score import score_episode
 from scoring.replay.ground_truth import EpisodeCache
+from scoring.results.cells import cell_line
+from scoring.results.compact import Shared
 from scoring.results.lines import HelperLine
-from scoring.results.offline import rescore
+from scoring.results.offline import rescore, score_records
 
 
 def _grid(seeds: str, arms: tuple[str, ...] = ("raw", "checklist"), concurrency: int = 4) -> Any:
@@ -185,3 +191,47 @@ async def test_the_final_lines_stream_the_logs_and_equal_a_rescore_of_every_reco
     assert any(isinstance(line, HelperLine) for line in got)  # the gate's compile and matcher
     assert new_report == old_report and new_report.duplicates == 1
     assert len(new_report.foreign) == 1 and len(new_report.corrupt) == 1
+
+
+def _read_back(records: list[EpisodeRecord], n: int) -> Iterator[EpisodeRecord]:
+    """``n`` records as a resume reads them: each decoded from its own log line (its own
+    cell key, knobs and strings), trial k of its seed (so each is its own unit, and its
+    replay is its seed's: no mismatch)."""
+    lines = [msgspec.json.encode(r) for r in records]
+    for k in range(n):
+        record = msgspec.json.decode(lines[k % len(lines)], type=EpisodeRecord)
+        yield msgspec.structs.replace(record, trial=k // len(lines))
+
+
+async def test_a_score_kept_per_read_back_record_is_small_and_shared(tmp_path: Path) -> None:
+    grid = _grid("0-3", arms=("raw",))
+    async with open_endpoints(grid) as endpoints:
+        await run_grid(RunState(grid=grid, out=tmp_path, endpoints=endpoints), Plan(grid))
+    logged = list(read_logs(tmp_path).values())
+    scorer = streaming_scorer(grid)
+    tracemalloc.start()
+    try:
+        records = _read_back(logged, 400)
+        for record in itertools.islice(records, 100):  # the caches and the shared parts fill
+            scorer.add(record)
+        before = tracemalloc.get_traced_memory()[0]
+        for record in records:
+            scorer.add(record)
+        del record
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    (kept,) = scorer.scores.values()
+    assert len(kept) == 400
+    assert grown < 300 * 600, grown  # ~250 B each; unshared, a read-back score held ~1.8 KB
+    first = next(iter(kept.values()))
+    assert all(s.cell is first.cell and s.primary is first.primary for s in kept.values())
+    # shared, the scores read what unshared ones do: the same lines
+    plain = [score_episode(r, EpisodeCache().get(r.spec), detail=False) for r in logged]
+    cell = next(iter(grid.cells()))
+    assert cell_line(cell, plain) == cell_line(cell, [s for s in kept.values() if s.trial == 0])
+    rescored = score_records(_read_back(logged, 40))
+    assert all(s.cell is rescored[0].cell for s in rescored)  # the final rescore's too
+    assert all(s.decline_aware is rescored[0].decline_aware for s in rescored)
+    detailed = score_episode(logged[0], EpisodeCache().get(logged[0].spec))
+    assert detailed.primary.turns and Shared()(detailed) is detailed  # a caller's to keep
