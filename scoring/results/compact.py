@@ -12,6 +12,9 @@ bytes), for records scored in the run and records read back alike.
 The values are equal, only their objects are shared: the result lines (which read the counts
 and never change them) are byte for byte those of unshared scores. Each table holds at most
 ``maxsize`` values; past that, a new value is kept as it came (never dropped, never wrong).
+Cell keys are never capped: one per cell of the records scored (a grid's cells), each held by
+its scores anyway, so the table adds a slot per cell, and a grid of many cells read back
+still keeps one key per cell.
 A score with per-turn detail is returned unchanged.
 """
 
@@ -52,7 +55,7 @@ class Shared:
             return score  # per-turn detail: the caller's to keep
         return msgspec.structs.replace(
             score,
-            cell=self._one(self._cells, score.cell, score.cell),
+            cell=self._cells.setdefault(score.cell, score.cell),
             termination=sys.intern(score.termination),
             primary=self._scoring(score.primary),
             decline_aware=self._scoring(score.decline_aware),
