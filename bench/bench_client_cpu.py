@@ -9,7 +9,9 @@ ABBA order (runner first in even repeats, the bare loop first in odd ones), so a
 machine's load falls on both alike; the ratio is the median of the per-repeat ratios, with
 the ratio of the two minima beside it (the quietest statistic on a shared machine) and the
 spread of the per-repeat ratios in the JSON (#50). A profiled extra repeat (not timed) splits
-the CPU by package, to say what limits the rest.
+the CPU by package, to say what limits the rest; a profiled repeat of each counts the Python
+function calls per turn, runner over the bare loop: a figure no load on a shared machine moves,
+where the CPU ratio swings by 0.3 between repeats (#50).
 """
 
 from __future__ import annotations
@@ -53,6 +55,12 @@ def _shares(prof: cProfile.Profile) -> dict[str, float]:
     return {k: round(v / total, 3) for k, v in agg.most_common()}
 
 
+def _calls(prof: cProfile.Profile) -> int:
+    """The function calls a profiled run made (Python and C): a count that no load on the
+    machine moves, so a change in the client's work shows where CPU time is too noisy."""
+    return int(pstats.Stats(prof).total_calls)  # type: ignore[attr-defined]
+
+
 def run(quick: bool = False) -> dict[str, Any]:
     seeds = "100-163"  # quick too: the runner's set-up needs thousands of turns to spread over
     repeats = 1 if quick else 8
@@ -60,6 +68,7 @@ def run(quick: bool = False) -> dict[str, Any]:
     per_turn_unscored: list[float] = []
     per_turn_bare: list[float] = []
     shares: dict[str, float] = {}
+    calls: dict[str, float] = {}  # Python function calls per turn, profiled (no noise)
     turns = 0
     with endpoint_process(server_config(), core=SERVER_CORE) as ep:
         g = grid(ep.url, seeds=seeds, concurrency=64, max_in_flight=64)
@@ -80,7 +89,7 @@ def run(quick: bool = False) -> dict[str, Any]:
             return 1000.0 * u.cpu_s / u.requests
 
         async def main() -> None:
-            nonlocal shares
+            nonlocal shares, calls
             await once(True)  # warm-up: imports, caches, connections
             await bare()
             for i in range(repeats):  # ABBA: the order alternates
@@ -97,6 +106,12 @@ def run(quick: bool = False) -> dict[str, Any]:
             await once(True)
             prof.disable()
             shares = _shares(prof)
+            calls["runner"] = _calls(prof) / turns
+            prof = cProfile.Profile()  # the bare loop's, for the calls per turn (#50)
+            prof.enable()
+            await bare()
+            prof.disable()
+            calls["bare"] = _calls(prof) / turns
 
         run_loop(main)
     ms = median(per_turn)
@@ -125,6 +140,12 @@ def run(quick: bool = False) -> dict[str, Any]:
                 "info",
                 None,
             ),
+            row(
+                "function calls per turn, runner / bare loop (profiled, load-free)",
+                round(calls["runner"] / calls["bare"], 3),
+                "info",
+                None,
+            ),
             row("turns/s one core drives", round(1000.0 / ms), "info", None),
             row(
                 "client CPU ms per turn, streaming scorer off",
@@ -138,4 +159,5 @@ def run(quick: bool = False) -> dict[str, Any]:
         "ms_per_turn": per_turn,
         "ms_per_turn_unscored": per_turn_unscored,
         "cpu_share_by_package": shares,
+        "calls_per_turn": {k: round(v, 1) for k, v in calls.items()},
     }

@@ -18,7 +18,6 @@ filtered again), an empty reply is retried and, empty on every attempt, ends it 
 from __future__ import annotations
 
 import asyncio
-import functools
 import random
 import sys
 import time
@@ -174,15 +173,21 @@ class Endpoint:
         ``headers``: sent with this call beside the endpoint's own (the agent's draw key)."""
         self.open()
         call = CallState(budget=max_tokens, affinity=affinity or EPISODE.get())
-
-        async def once() -> ChatReply:
-            body = chat_body(model, messages, temperature, call.budget, extra)
-            post = functools.partial(self._post, max_bytes=reply_cap(call.budget), headers=headers)
-            return await self._attempt(body, call, post)
-
-        async def usable(got: ChatReply) -> bool:
+        sent = {**self._headers, **headers} if headers else self._headers
+        # The retry loop of :meth:`_retried`, inlined for chat (#50): one coroutine per
+        # attempt (:meth:`_chat_attempt`), no closures; a failure, the end of the attempts
+        # and the breaker go through the same helpers as every other call's.
+        while call.attempt < self.attempts:
+            call.attempt += 1
+            try:
+                got = await self._chat_attempt(model, messages, temperature, extra, call, sent)
+            except (Retry, ContextOverflow, Fatal) as failure:
+                await self._failed(failure, call)
+                continue
+            self.limiter.success()
+            self.stats.succeeded()
             if self.allow_no_reply:  # a check that the server answers (the preflight)
-                return True
+                break
             if got.finish_reason == "content_filter":
                 self.stats.call_failed()
                 raise CallFailed(
@@ -191,51 +196,94 @@ class Endpoint:
                     call.attempt,
                 )
             if got.content.strip():
-                return True
+                break
             if thinking and call.budget < BUDGET_CEILING:
                 call.last = "empty content on a thinking reply"
                 call.budget = min(BUDGET_CEILING, call.budget * 2)
-                return False
+                continue
             call.last, call.empty = "empty reply", True
             await self._backoff(call, None)
-            return False
-
-        got = await self._retried(call, once, usable)
+        else:
+            raise self._exhausted(call, "")
         if (warning := self.stats.answered_by(model, got.model)) is not None:
             print(warning, file=sys.stderr)  # once per endpoint; the count is in its stats
         return self._reply(got, call, role)
 
-    async def _retried(
+    async def _chat_attempt(
         self,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        temperature: float,
+        extra: Mapping[str, object] | None,
         call: CallState,
-        once: Callable[[], Awaitable[_T]],
-        usable: Callable[[_T], Awaitable[bool]] | None = None,
-        what: str = "",
+        sent: Mapping[str, str],
+    ) -> ChatReply:
+        """One chat request under a limiter slot (as :meth:`_attempt`, in one coroutine with
+        the request: the body at the call's budget, its byte cap, the status check and the
+        one typed decode); the slot goes back whatever happens."""
+        body = chat_body(model, messages, temperature, call.budget, extra)
+        cap = reply_cap(call.budget)
+        t0 = time.perf_counter()
+        if not self.limiter.try_acquire():
+            await self.limiter.acquire()
+        t1 = time.perf_counter()
+        call.waited += t1 - t0
+        idx = self._pick(call.affinity)
+        self._in_flight[idx] += 1
+        try:
+            try:
+                request = Request("POST", self.urls[idx], body, sent, cap)
+                resp = await self.open().send(request)
+            except TransportError as e:
+                raise Retry(str(e)) from None
+            except TimeoutError:
+                raise Retry("request timed out") from None
+            check_status(resp)
+            return decode_chat(resp.body)
+        except Retry as r:
+            if r.throttled:
+                self.limiter.throttled()  # before the release: wake no one at the old limit
+            raise
+        finally:  # cancellation included
+            call.server += time.perf_counter() - t1
+            self._in_flight[idx] -= 1
+            self.limiter.release()
+
+    async def _retried(
+        self, call: CallState, once: Callable[[], Awaitable[_T]], what: str = ""
     ) -> _T:
-        """The one retry loop of every endpoint call (chat, embeddings): ``once`` is one
-        attempt; a failure feeds the counters and the breaker and is retried after its
-        backoff, or raised as :class:`CallFailed` when retrying cannot fix it; ``usable``
-        may refuse a successful response (an empty reply) and ask for another attempt."""
+        """The retry loop of the endpoint's other calls (embeddings; :meth:`chat` inlines it,
+        #50): ``once`` is one attempt; a failure feeds the counters and the breaker
+        (:meth:`_failed`) and is retried after its backoff, or raised as :class:`CallFailed`
+        when retrying cannot fix it (:meth:`_exhausted`)."""
         while call.attempt < self.attempts:
             call.attempt += 1
             try:
                 got = await once()
             except (Retry, ContextOverflow, Fatal) as failure:
-                if not isinstance(failure, ContextOverflow):  # may trip the breaker
-                    self.stats.failure(self._redact(str(failure)), retry=isinstance(failure, Retry))
-                call.empty = False
-                await self._after_failure(failure, call)
+                await self._failed(failure, call)
                 continue
             self.limiter.success()
             self.stats.succeeded()
-            if usable is None or await usable(got):
-                return got
+            return got
+        raise self._exhausted(call, what)
+
+    async def _failed(self, failure: Retry | ContextOverflow | Fatal, call: CallState) -> None:
+        """A failed attempt: counted (it may trip the breaker), then raised as
+        :class:`CallFailed` or waited out before the next attempt (:meth:`_after_failure`)."""
+        if not isinstance(failure, ContextOverflow):  # may trip the breaker
+            self.stats.failure(self._redact(str(failure)), retry=isinstance(failure, Retry))
+        call.empty = False
+        await self._after_failure(failure, call)
+
+    def _exhausted(self, call: CallState, what: str) -> CallFailed:
+        """The failure of a call whose every attempt failed (or came back empty)."""
         kind: Termination = "timeout" if "timed out" in call.last else "endpoint_error"
         if call.empty:
             kind = "empty_reply"
         self.stats.call_failed()
         last = self._redact(call.last)
-        raise CallFailed(
+        return CallFailed(
             kind, f"{self.name}: {what}{last} (after {call.attempt} attempts)", call.attempt
         )
 
@@ -361,18 +409,3 @@ class Endpoint:
         key = self._headers.get("Authorization", "").removeprefix("Bearer ").strip()
         text = text.replace(key, REDACTED) if key else text  # a short key too, in an error
         return redact(text)  # its lowercase, any Bearer value, every registered key
-
-    async def _post(
-        self, idx: int, body: bytes, *, max_bytes: int, headers: Mapping[str, str] | None = None
-    ) -> ChatReply:
-        transport = self.open()
-        sent = {**self._headers, **headers} if headers else self._headers
-        request = Request("POST", self.urls[idx], body, sent, max_bytes)
-        try:
-            resp = await transport.send(request)
-        except TransportError as e:
-            raise Retry(str(e)) from None
-        except TimeoutError:
-            raise Retry("request timed out") from None
-        check_status(resp)
-        return decode_chat(resp.body)

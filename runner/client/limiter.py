@@ -58,6 +58,13 @@ class Limiter:
     def waiting(self) -> int:
         return len(self._waiters)
 
+    def try_acquire(self) -> bool:
+        """Take a slot at once if one is free and no one waits (no await); else False."""
+        if self.in_flight < self.limit and not self._waiters:
+            self._take()
+            return True
+        return False
+
     async def acquire(self) -> None:
         if self.in_flight < self.limit and not self._waiters:
             self._take()

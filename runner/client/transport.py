@@ -100,7 +100,10 @@ class AiohttpTransport:
                 auto_decompress=False,
             ) as resp:
                 encoding = resp.headers.get("Content-Encoding", "identity")
-                body = await read_capped(resp.content, encoding, request.max_bytes)
+                if encoding == "identity":  # the usual reply: no inflater to set up
+                    body = await _read_identity(resp.content, request.max_bytes)
+                else:
+                    body = await read_capped(resp.content, encoding, request.max_bytes)
                 return Response(resp.status, body, dict(resp.headers))
         except (aiohttp.ClientError, http_exceptions.HttpProcessingError, ValueError) as e:
             # ValueError: what aiohttp raises for a URL or a header value it cannot use.
@@ -123,6 +126,8 @@ async def read_capped(stream: aiohttp.StreamReader, encoding: str, cap: int) -> 
         inflate = zlib.decompressobj(47 if encoding != "deflate" else 15)
     else:
         raise TransportError(f"unsupported Content-Encoding {encoding[:40]!r}")
+    if inflate is None:
+        return await _read_identity(stream, cap)
     out = bytearray()
     sent = 0
     try:
@@ -130,20 +135,31 @@ async def read_capped(stream: aiohttp.StreamReader, encoding: str, cap: int) -> 
             sent += len(chunk)
             if sent > cap:
                 raise TransportError(f"reply over {cap} bytes")
-            if inflate is None:
-                out += chunk
-                continue
             room = cap + 1 - len(out)
             out += inflate.decompress(chunk, room)
             if len(out) > cap or inflate.unconsumed_tail:
                 raise TransportError(f"reply over {cap} bytes decompressed")
-        if inflate is not None:
-            out += inflate.flush(cap + 1 - len(out))
-            if len(out) > cap:
-                raise TransportError(f"reply over {cap} bytes decompressed")
+        out += inflate.flush(cap + 1 - len(out))
+        if len(out) > cap:
+            raise TransportError(f"reply over {cap} bytes decompressed")
     except zlib.error:
         raise TransportError(f"broken {encoding} body") from None
     return bytes(out)
+
+
+async def _read_identity(stream: aiohttp.StreamReader, cap: int) -> bytes:
+    """An identity body, at most ``cap`` bytes: read in chunks, kept as they came (one
+    chunk, the usual reply, is returned as it is: no copy) and joined once (#50)."""
+    chunks: list[bytes] = []
+    sent = 0
+    while chunk := await stream.read(_CHUNK):
+        sent += len(chunk)
+        if sent > cap:
+            raise TransportError(f"reply over {cap} bytes")
+        chunks.append(chunk)
+        if stream.at_eof():  # the whole body is in: no further read to learn it
+            break
+    return b"".join(chunks)
 
 
 Handler = Callable[[Request], Awaitable[Response] | Response]

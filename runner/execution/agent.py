@@ -26,8 +26,10 @@ def agent_call(endpoint: Endpoint, model: ModelConfig, grid: Grid, trial: int = 
 
     async def call(messages: list[dict[str, str]]) -> Reply:
         nonlocal checked
-        brief = brief_text(messages)
-        sent = placed(messages, model.brief_role)
+        # as sent: the list itself where the brief stays in the system message (#50: no copy
+        # per turn; the endpoint only reads it)
+        sent = messages if model.brief_role != "user" else placed(messages, "user")
+        brief = "" if checked else brief_text(messages)  # the first call's check alone reads it
         turn = TURN_DRAW.get()
         if turn is None:  # an arm's own call, or a caller outside an episode
             reply = await endpoint.chat(messages=sent, **kwargs)

@@ -32,6 +32,7 @@ class TaskOrder:
         self._left = total  # not yet pulled from the source
         self._window = max(0, window)
         self._tail: list[Task] | None = None
+        self._tail_slugs: list[str] = []  # the tail's cell slugs, made once (#50), in step
         self._seconds: dict[str, tuple[float, int]] = {}  # cell slug -> (total s, episodes)
 
     def __len__(self) -> int:
@@ -43,14 +44,15 @@ class TaskOrder:
         total, n = self._seconds.get(slug, (0.0, 0))
         self._seconds[slug] = (total + seconds, n + 1)
 
-    def _estimate(self, task: Task) -> float:
-        total, n = self._seconds.get(task.cell.slug(), (0.0, 0))
+    def _estimate(self, slug: str) -> float:
+        total, n = self._seconds.get(slug, (0.0, 0))
         return total / n if n else float("inf")
 
     def pop(self) -> Task | None:
         """The next task to start (None when all have started)."""
         if self._tail is None and self._left <= self._window:
             self._tail = list(self._source)
+            self._tail_slugs = [t.cell.slug() for t in self._tail]
             self._left = 0
         if self._tail is None:
             self._left -= 1
@@ -58,5 +60,7 @@ class TaskOrder:
         tail = self._tail
         if not tail:
             return None
-        best = max(range(len(tail)), key=lambda i: (self._estimate(tail[i]), -i))
+        slugs = self._tail_slugs  # a slug per pop and task would cost O(window) each (#50)
+        best = max(range(len(tail)), key=lambda i: (self._estimate(slugs[i]), -i))
+        slugs.pop(best)
         return tail.pop(best)
