@@ -1,7 +1,8 @@
 """What one endpoint call is made of (split from :mod:`runner.client.endpoint`, issue #45): the
 reply, the protocol the gates' helpers and memory services need, the infrastructure failure,
-the running state of one chat call, and the typed embeddings body. The client re-exports the
-public names."""
+the running state of one chat call, and the typed embeddings body, with the two readings of a
+successful body (a chat reply into its :class:`Reply`, an embeddings body into its vectors).
+The client re-exports the public names."""
 
 from __future__ import annotations
 
@@ -12,8 +13,18 @@ from typing import Protocol
 import msgspec
 
 from protocol.records import CallRecord, Role, Termination
+from runner.client.wire import MAX_TOKEN_COUNT, ChatReply, Retry
+from runner.redact import redact
 
-__all__ = ["CallFailed", "CallState", "ChatEndpoint", "EmbeddingsBody", "Reply"]
+__all__ = [
+    "CallFailed",
+    "CallState",
+    "ChatEndpoint",
+    "EmbeddingsBody",
+    "Reply",
+    "read_embeddings",
+    "reply_of",
+]
 
 
 class Reply(msgspec.Struct, frozen=True, kw_only=True):
@@ -77,3 +88,35 @@ class CallState:
     empty: bool = (
         False  # the last attempt's reply was empty  # the episode's key (runner.client.affinity)
     )
+
+
+def reply_of(got: ChatReply, call: CallState, role: Role) -> Reply:
+    """The reply of a successful chat response, with its call record. A reply quoting the
+    key is redacted here, before the run or a log sees it."""
+    return Reply(
+        content=redact(got.content),
+        reasoning=redact(got.reasoning) if got.reasoning else got.reasoning,
+        call=CallRecord(
+            role=role,
+            prompt_tokens=got.prompt_tokens,
+            completion_tokens=got.completion_tokens,
+            wait_s=round(call.waited, 6),
+            server_s=round(call.server, 6),
+            attempts=call.attempt,
+            finish_reason=got.finish_reason,
+            max_tokens=call.budget,
+            cached_tokens=got.cached_tokens,
+        ),
+    )
+
+
+def read_embeddings(body: bytes) -> tuple[list[list[float]], int]:
+    """An embeddings body's vectors in input order and its prompt tokens (clamped); a body
+    of another shape is :class:`Retry` (malformed, retried like a 5xx)."""
+    try:
+        data = msgspec.json.decode(body, type=EmbeddingsBody)
+    except msgspec.DecodeError:  # ValidationError included
+        raise Retry("malformed embeddings body") from None
+    rows = sorted(data.data, key=lambda d: d.index)
+    tokens = data.usage.prompt_tokens if data.usage else 0
+    return [d.embedding for d in rows], min(max(tokens, 0), MAX_TOKEN_COUNT)

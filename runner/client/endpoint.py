@@ -24,7 +24,6 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TypeVar
 
-import msgspec
 import orjson
 
 from protocol.records import CallRecord, Role, Termination
@@ -34,13 +33,13 @@ from runner.client.calls import (
     CallFailed,
     CallState,
     ChatEndpoint,
-    EmbeddingsBody,
     Reply,
+    read_embeddings,
+    reply_of,
 )
 from runner.client.limiter import Limiter
 from runner.client.transport import AiohttpTransport, Request, Transport, TransportError
 from runner.client.wire import (
-    MAX_TOKEN_COUNT,
     ChatReply,
     ContextOverflow,
     Fatal,
@@ -347,21 +346,7 @@ class Endpoint:
         if got.cached_tokens is not None:
             self.cached_tokens += got.cached_tokens
             self.cache_reports += 1
-        return Reply(  # a reply quoting the key: redacted before the run or a log sees it
-            content=redact(got.content),
-            reasoning=redact(got.reasoning) if got.reasoning else got.reasoning,
-            call=CallRecord(
-                role=role,
-                prompt_tokens=got.prompt_tokens,
-                completion_tokens=got.completion_tokens,
-                wait_s=round(call.waited, 6),
-                server_s=round(call.server, 6),
-                attempts=call.attempt,
-                finish_reason=got.finish_reason,
-                max_tokens=call.budget,
-                cached_tokens=got.cached_tokens,
-            ),
-        )
+        return reply_of(got, call, role)
 
     async def embed(
         self, model: str, inputs: Sequence[str]
@@ -397,13 +382,7 @@ class Endpoint:
         except TimeoutError:
             raise Retry("request timed out") from None
         check_status(resp)
-        try:
-            data = msgspec.json.decode(resp.body, type=EmbeddingsBody)
-        except msgspec.DecodeError:  # ValidationError included
-            raise Retry("malformed embeddings body") from None
-        rows = sorted(data.data, key=lambda d: d.index)
-        tokens = data.usage.prompt_tokens if data.usage else 0
-        return [d.embedding for d in rows], min(max(tokens, 0), MAX_TOKEN_COUNT)
+        return read_embeddings(resp.body)
 
     def _redact(self, text: str) -> str:
         key = self._headers.get("Authorization", "").removeprefix("Bearer ").strip()
