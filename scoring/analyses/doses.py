@@ -316,6 +316,11 @@ def interaction_lines(parts: list[Outcome]) -> tuple[InteractionLine, ...]:
     return _holm(lines)
 
 
+def holm_cell(p: float, p_holm: float) -> str:
+    """A line's "p / Holm" column: both p-values, * where the Holm p is below 0.05."""
+    return f"{p:.3g} / {p_holm:.3g}" + (" *" if p_holm < 0.05 else "")
+
+
 def holm_by_family(ps: Sequence[float], families: Sequence[str]) -> list[float]:
     """Each p Holm-adjusted within its family (the lines of one family together), in the
     order given."""
@@ -345,7 +350,7 @@ def interaction_section(lines: tuple[InteractionLine, ...]) -> list[str]:
             f"{x.effect_a:+.3f}",
             f"{x.effect_b:+.3f}",
             f"{x.did:+.3f} [{x.ci[0]:+.3f}, {x.ci[1]:+.3f}]",
-            f"{x.p:.3g} / {x.p_holm:.3g}" + (" *" if x.p_holm < 0.05 else ""),
+            holm_cell(x.p, x.p_holm),
         ]
         for x in lines
     ]

@@ -22,12 +22,14 @@ were (docs/scoring.md).
 
 from __future__ import annotations
 
+from collections import Counter
+
 import msgspec
 
 from protocol.config import PLAIN_CONTROLS, config_label
 from protocol.records import CellKey
 from scoring.analyses.base import Analysis, markdown_section
-from scoring.analyses.doses import did_interval, holm_by_family
+from scoring.analyses.doses import did_interval, holm_by_family, holm_cell
 from scoring.analyses.stress_turns import STRESS_TURNS, TurnOutcomes
 from scoring.results.cells import cell_sort_key
 from scoring.results.stats import sign_flip_p
@@ -132,9 +134,7 @@ def _rate(errors: int, turns: int) -> str:
 
 
 def pressure_section(lines: tuple[PressureLine, ...]) -> list[str]:
-    sizes: dict[str, int] = {}
-    for x in lines:
-        sizes[x.family] = sizes.get(x.family, 0) + 1
+    sizes = Counter(x.family for x in lines)
     rows = [
         [
             x.cell.arm,
@@ -145,7 +145,7 @@ def pressure_section(lines: tuple[PressureLine, ...]) -> list[str]:
             _rate(x.errors, x.turns),
             _rate(x.control_errors, x.turns),
             f"{x.pressure:+.3f} [{x.ci[0]:+.3f}, {x.ci[1]:+.3f}]",
-            f"{x.p:.3g} / {x.p_holm:.3g}" + (" *" if x.p_holm < 0.05 else ""),
+            holm_cell(x.p, x.p_holm),
             f"{sizes[x.family]}",
         ]
         for x in lines

@@ -19,12 +19,14 @@ per-turn one, so its Holm p-values stay as they were.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import msgspec
 
 from protocol.config import config_label
 from protocol.records import CellKey
 from scoring.analyses.base import Analysis
-from scoring.analyses.doses import holm_by_family
+from scoring.analyses.doses import holm_by_family, holm_cell
 from scoring.analyses.pressure import PRESSURE, paired_cells, plain_of
 from scoring.analyses.stress_turns import TurnOutcomes
 from scoring.md_table import markdown_table
@@ -109,9 +111,7 @@ def pressure_episode_section(lines: tuple[PressureEpisodeLine, ...]) -> list[str
     """The episode scale, a subsection of "Stress pressure" (its per-turn table above)."""
     if not lines:
         return []
-    sizes: dict[str, int] = {}
-    for x in lines:
-        sizes[x.family] = sizes.get(x.family, 0) + 1
+    sizes = Counter(x.family for x in lines)
     rows = [
         [
             x.cell.arm,
@@ -124,7 +124,7 @@ def pressure_episode_section(lines: tuple[PressureEpisodeLine, ...]) -> list[str
             f"{x.control_successes}/{x.seeds}",
             f"{x.styled_only} / {x.plain_only}",
             f"{x.diff:+.3f} [{x.ci[0]:+.3f}, {x.ci[1]:+.3f}]",
-            f"{x.p:.3g} / {x.p_holm:.3g}" + (" *" if x.p_holm < 0.05 else ""),
+            holm_cell(x.p, x.p_holm),
             f"{sizes[x.family]}",
         ]
         for x in lines

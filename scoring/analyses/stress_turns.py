@@ -21,6 +21,7 @@ arms together.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import msgspec
@@ -29,7 +30,13 @@ from protocol.config import config_label
 from protocol.records import CellKey, TurnRecord
 from protocol.user import STYLE_KINDS
 from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
-from scoring.analyses.doses import control_of, did_interval, holm_by_family, stress_of
+from scoring.analyses.doses import (
+    control_of,
+    did_interval,
+    holm_by_family,
+    holm_cell,
+    stress_of,
+)
 from scoring.results.cells import cell_sort_key
 from scoring.results.stats import clustered_wilson, sign_flip_p
 
@@ -242,9 +249,7 @@ def _holm(lines: list[TurnInteractionLine]) -> tuple[TurnInteractionLine, ...]:
 
 
 def turn_interaction_section(lines: tuple[TurnInteractionLine, ...]) -> list[str]:
-    sizes: dict[str, int] = {}
-    for x in lines:
-        sizes[x.family] = sizes.get(x.family, 0) + 1
+    sizes = Counter(x.family for x in lines)
     rows = [
         [
             x.stress,
@@ -255,7 +260,7 @@ def turn_interaction_section(lines: tuple[TurnInteractionLine, ...]) -> list[str
             f"{x.effect_a:+.3f}",
             f"{x.effect_b:+.3f}",
             f"{x.diff:+.3f} [{x.ci[0]:+.3f}, {x.ci[1]:+.3f}]",
-            f"{x.p:.3g} / {x.p_holm:.3g}" + (" *" if x.p_holm < 0.05 else ""),
+            holm_cell(x.p, x.p_holm),
             f"{sizes[x.family]}",
         ]
         for x in lines
