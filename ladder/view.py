@@ -1,8 +1,9 @@
 """``ladder view DIR [--port P]``: the run's cells, episodes and turns in a local web page.
 
 Served on loopback only (127.0.0.1) by :mod:`runner.viewer.app`; the page's files ship in the
-package and nothing is fetched from outside. The index is built on the first request and
-cached in DIR (``view-index.msgpack``); each request indexes what the logs gained since.
+package and nothing is fetched from outside. The index is built before the page is served
+and cached in DIR (``view-index.msgpack``), a large one in the background while the page
+shows what is in so far (#50); each request indexes what the logs gained since.
 """
 
 from __future__ import annotations
@@ -20,16 +21,23 @@ from runner.files import NotRegularFile
 from runner.rundir.errors import check_logdir
 from runner.rundir.logs import NewerSchemaError, log_files
 from runner.rundir.manifest import MANIFEST
+from runner.viewer.data import RunView
 
 __all__ = ["view"]
 
 
-def _index(run_dir: Path) -> None:
-    """Build (or grow) the cached index before the first page asks for it."""
-    from runner.viewer.data import RunView
-
+def _index(view: RunView) -> None:
+    """Build (or grow) the cached index before the first page asks for it; a large one is
+    built in the background while the page shows what is in so far (#50)."""
     t = time.perf_counter()
-    view = RunView(run_dir)
+    view.index.refresh(wait=False)
+    progress = view.index.progress()
+    if progress is not None:
+        typer.echo(
+            f"indexing {progress.total} log files in the background; the page shows the "
+            "episodes indexed so far and fills as they come"
+        )
+        return
     view.cells()
     total = sum(len(view.index.entries(s)) for s in view.index.slugs())
     typer.echo(
@@ -38,10 +46,10 @@ def _index(run_dir: Path) -> None:
     )
 
 
-async def _serve(run_dirs: list[Path], port: int) -> None:
+async def _serve(views: list[RunView], port: int) -> None:
     from runner.viewer.app import serve
 
-    runner, url = await serve(run_dirs, port)
+    runner, url = await serve(views, port)
     typer.echo(f"ladder view: {url}  (Ctrl-C stops)")
     try:
         await asyncio.Event().wait()
@@ -76,9 +84,10 @@ def view(
         if not log_files(logdir):
             typer.echo(f"note: no episode logs under {logdir} yet; reload the page when some land")
     try:
-        for logdir in logdirs:
-            _index(logdir)
-        asyncio.run(_serve(logdirs, port))
+        views = [RunView(logdir, background=True) for logdir in logdirs]
+        for view in views:
+            _index(view)
+        asyncio.run(_serve(views, port))
     except KeyboardInterrupt:
         pass
     except (NewerSchemaError, NotRegularFile) as e:  # a planted FIFO or link: one line (#47)

@@ -22,9 +22,10 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.records import CellKey, EpisodeRecord
+from protocol.records import CellKey, EpisodeRecord, log_key
 from runner.grid.packs import loaded_texts, register_texts
-from runner.rundir.logs import LogReport, NewerSchemaError, log_files, read_log_file, read_logs
+from runner.rundir.group_read import read_file
+from runner.rundir.logs import LogReport, NewerSchemaError, log_files, read_logs
 from runner.rundir.plots import preload_plots
 from scoring.analyses.base import Analyses
 from scoring.analyses.registry import (
@@ -117,16 +118,17 @@ def _score_group(paths: Sequence[str], detail: bool = False) -> _Part:
     files: dict[str, _File] = {}
     records: dict[Key, EpisodeRecord] = {}
     with paused_gc():
-        for p in paths:
-            out: dict[Key, EpisodeRecord] = {}
-            report = LogReport()
+        out: dict[Key, EpisodeRecord] = {}
+        for p in paths:  # the reading the viewer's index shares (runner.rundir.group_read)
             try:
-                read_log_file(Path(p), report, out)
+                read = read_file(Path(p), log_key)
             except NewerSchemaError as e:
-                files[p] = _File(report, [], str(e))
+                files[p] = _File(LogReport(files=1), [], str(e))
                 break
-            files[p] = _File(report, list(out))
+            out = {k: f.record for k, f in read.found.items()}
+            files[p] = _File(read.report, list(out))
             records.update(out)
+            del read
         cache = EpisodeCache()
         scored = score_records(records.values(), cache, detail=detail)
         scores = dict(zip(records, scored, strict=True))

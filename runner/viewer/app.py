@@ -14,6 +14,9 @@ Routes (all GET):
   cells, side by side.
 
 Every request refreshes the index first (new episodes of a run in progress appear on reload).
+A large refresh (a first index of a large run) runs in the background: ``/api/cells`` then
+answers at once with the episodes indexed so far and ``indexing`` (files indexed of the total,
+episodes so far), the page asking again each second until it is gone (#50).
 Bad parameters answer 400, an unknown cell or seed 404, each with ``{"error": ...}``.
 """
 
@@ -26,6 +29,8 @@ import msgspec
 from aiohttp import web
 
 from protocol.state.machine import CHANNELS, RULE_CHANNELS
+from runner.files import NotRegularFile
+from runner.rundir.logs import NewerSchemaError
 from runner.viewer.data import RunView
 from scoring.results.cells import SCORINGS
 
@@ -120,6 +125,8 @@ async def _errors(request: web.Request, handler: _Handler) -> web.StreamResponse
             response = await handler(request)
         except _BadRequest as e:
             response = _error(str(e), 400)
+        except (NotRegularFile, NewerSchemaError) as e:  # found by a build in the background
+            response = _error(str(e), 500)
         except web.HTTPException as e:  # 404 and the like carry the headers too
             e.headers.update(_SECURITY_HEADERS)
             raise
@@ -189,12 +196,19 @@ async def _runs(request: web.Request) -> web.Response:
     return web.json_response({"runs": runs})
 
 
-def make_app(run_dir: Path | Sequence[Path]) -> web.Application:
+async def _close(app: web.Application) -> None:
+    for view in app[_VIEWS]:
+        view.index.close()  # a build in the background stops
+
+
+def make_app(run_dir: Path | Sequence[Path | RunView]) -> web.Application:
     """The viewer's application over one run directory or several (each picked by the
-    page's ``?run=i``; the index is built on first use)."""
+    page's ``?run=i``; the index is built on first use, a large one in the background, the
+    overview filling as it goes, #50)."""
     dirs = [run_dir] if isinstance(run_dir, Path) else list(run_dir)
     app = web.Application(middlewares=[_errors])
-    app[_VIEWS] = [RunView(d) for d in dirs]
+    app[_VIEWS] = [d if isinstance(d, RunView) else RunView(d, background=True) for d in dirs]
+    app.on_cleanup.append(_close)
     app.router.add_get("/", _page)
     app.router.add_get("/api/runs", _runs)
     app.router.add_get("/favicon.ico", _favicon)
@@ -206,7 +220,7 @@ def make_app(run_dir: Path | Sequence[Path]) -> web.Application:
     return app
 
 
-async def serve(run_dir: Path | Sequence[Path], port: int) -> tuple[web.AppRunner, str]:
+async def serve(run_dir: Path | Sequence[Path | RunView], port: int) -> tuple[web.AppRunner, str]:
     """Start the viewer on loopback; returns the runner (to clean up) and the page's URL."""
     runner = web.AppRunner(make_app(run_dir), access_log=None)
     await runner.setup()

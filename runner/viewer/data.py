@@ -14,7 +14,7 @@ from protocol.probe.history import system_prompt
 from protocol.records import Episode, EpisodeRecord
 from protocol.stress.budget import cell_episode
 from runner.rundir.manifest import read_manifest
-from runner.viewer.index import RunIndex
+from runner.viewer.index import Progress, RunIndex
 from scoring.analyses.truncation import CUT_WARN_SHARE
 from scoring.display.episode_views import (
     arm_label,
@@ -28,6 +28,7 @@ from scoring.display.models import (
     CompareView,
     EpisodesView,
     EpisodeView,
+    IndexingView,
     LogView,
     PairView,
 )
@@ -36,28 +37,43 @@ from scoring.replay.episode_score import score_episode
 from scoring.report.details import run_details
 from scoring.report.markdown import synthetic_warning
 from scoring.results.families import score_lines
-from scoring.results.lines import CellLine
+from scoring.results.lines import CellLine, ResultLine
 
 __all__ = ["RunView"]
 
 
 class RunView:
-    """A run directory read for the viewer (one per served directory)."""
+    """A run directory read for the viewer (one per served directory). ``background``: a
+    large refresh runs in the background (:meth:`runner.viewer.index.RunIndex.refresh`), the
+    pages showing what is indexed so far (the viewer's app, #50)."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, *, background: bool = False) -> None:
         self.run_dir = run_dir
         self.index = RunIndex(run_dir)
+        self.background = background
+        self._partial: tuple[Progress, list[ResultLine]] | None = None
 
     def refresh(self) -> None:
-        self.index.refresh()
+        self.index.refresh(wait=not self.background)
+
+    def _lines(self) -> tuple[list[ResultLine], IndexingView | None]:
+        """The result lines of the indexed scores and, while the index is built in the
+        background, how far it got (the lines then those of the episodes in so far)."""
+        progress = self.index.progress()
+        if progress is None:
+            if self.index.overview is None:
+                self.index.set_overview(score_lines(self.index.scores()))
+            return self.index.overview or [], None
+        if self._partial is None or self._partial[0] != progress:
+            self._partial = progress, score_lines(self.index.scores())
+        files, total, episodes = self._partial[0]
+        return self._partial[1], IndexingView(files=files, total=total, episodes=episodes)
 
     def cells(self) -> CellsView:
         """The overview: cells with both scorings and CIs, channels, cost; the contrasts;
-        what reading the logs found."""
+        what reading the logs found; how far a build in the background got."""
         self.refresh()
-        if self.index.overview is None:
-            self.index.set_overview(score_lines(self.index.scores()))
-        lines = self.index.overview or []
+        lines, indexing = self._lines()
         rep = self.index.report()
         cells = cells_view(lines, self.index.costs(), self.index.gates())
         warning = synthetic_warning(line.cell for line in lines if isinstance(line, CellLine))
@@ -76,6 +92,7 @@ class RunView:
                 duplicates=rep.duplicates,
             ),
             cut_threshold=CUT_WARN_SHARE,
+            indexing=indexing,
         )
 
     def episodes(

@@ -40,6 +40,7 @@ __all__ = [
     "ErrorView",
     "EscalationView",
     "HelperCalls",
+    "IndexingView",
     "LogView",
     "PairView",
     "RevisionView",
@@ -281,6 +282,14 @@ class LogView(_View, frozen=True, kw_only=True):
     duplicates: int
 
 
+class IndexingView(_View, frozen=True, kw_only=True):
+    """An index being built in the background (#50): the overview shows what is in so far."""
+
+    files: int  # log files indexed so far
+    total: int  # log files to index
+    episodes: int  # episodes indexed so far
+
+
 class CellsView(_View, frozen=True, kw_only=True):
     run: str
     cells: list[CellView]
@@ -293,3 +302,6 @@ class CellsView(_View, frozen=True, kw_only=True):
     # a cell's role is warned about past this share of its replies cut at their token
     # budget (scoring.analyses.truncation.CUT_WARN_SHARE, #49)
     cut_threshold: float = 0.0
+    # set while the index is built in the background: the lines are those of the episodes
+    # indexed so far (None: every episode is in, #50)
+    indexing: IndexingView | None = None

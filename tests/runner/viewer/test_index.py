@@ -123,6 +123,7 @@ def test_on_every_core_the_index_is_the_one_process_index(
 ) -> None:
     """Large logs are indexed in worker processes, one configuration's files each (#50):
     the same entries, scores, rows and counts, grown from a cached index the same way."""
+    import runner.viewer.build as build_mod
     import runner.viewer.index as index_mod
 
     pools: list[int] = []
@@ -134,17 +135,19 @@ def test_on_every_core_the_index_is_the_one_process_index(
 
     def built(where: Path, workers: bool) -> RunIndex:
         shutil.copytree(run_dir / "logs", where / "logs")
-        log = sorted((where / "logs").glob("*__raw.jsonl"))[0]
-        lines = log.read_bytes().splitlines(keepends=True)
-        log.write_bytes(b"".join(lines[:2]))
+        logs = sorted((where / "logs").glob("*.jsonl"))[:2]
+        lines = [log.read_bytes().splitlines(keepends=True) for log in logs]
+        for log, got in zip(logs, lines, strict=True):
+            log.write_bytes(b"".join(got[:2]))
         with monkeypatch.context() as m:
             m.setattr(index_mod, "cores", lambda: 2 if workers else 1)
             m.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
-            m.setattr(index_mod, "ProcessPoolExecutor", Pool)
+            m.setattr(build_mod, "ProcessPoolExecutor", Pool)
             # one configuration in this run: a file a group, so the workers share it
-            m.setattr(index_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
+            m.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
             RunIndex(where).refresh()
-            log.write_bytes(b"".join(lines) + b'{"broken": \n')  # grown, then a corrupt line
+            for log, got in zip(logs, lines, strict=True):  # grown, then a corrupt line
+                log.write_bytes(b"".join(got) + b'{"broken": \n')
             index = RunIndex(where)
             assert index.refresh() is True
         return index
@@ -152,7 +155,7 @@ def test_on_every_core_the_index_is_the_one_process_index(
     one = built(tmp_path / "one", workers=False)
     assert pools == []
     every = built(tmp_path / "every", workers=True)
-    assert pools == [1, 1]  # the first index and its growth, each on the workers
+    assert pools == [1, 1, 1, 1]  # the first index and its growth, each on two workers
     assert one.scanned == every.scanned > 0
     assert list(every.files) == list(one.files)
     for name, fi in one.files.items():

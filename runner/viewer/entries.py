@@ -1,0 +1,152 @@
+"""One log file's part of the viewer's index (:mod:`runner.viewer.index`): for every record its
+line's offset and length, its compact score, its list row, its one-episode cost row and its
+gate activity.
+
+A file is read with ``ladder score``'s reading (:func:`runner.rundir.group_read.read_file`)
+and its records scored with ``ladder score``'s scoring
+(:func:`scoring.results.offline.score_records`, one episode cache and one replay cache for a
+configuration's files), so the index's scores are ``ladder score``'s and a faster reader or
+scorer serves both (#50). On every core each worker process indexes one configuration's files
+in a row (:func:`index_task`), sending each file's index back as soon as it is done, encoded
+as the index file stores it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import msgspec
+
+from protocol.records import EpisodeRecord
+from runner.files import NotRegularFile, open_regular
+from runner.rundir.group_read import read_file
+from runner.rundir.logs import MAX_KEPT_PROBLEMS
+from scoring.analyses.cost import CostRow, cost_rows
+from scoring.display.episode_views import episode_row
+from scoring.display.models import RowView
+from scoring.gc_pause import paused_gc
+from scoring.replay.episode_score import EpisodeScore, Replays
+from scoring.replay.ground_truth import EpisodeCache
+from scoring.results.gate_report import gate_activity
+from scoring.results.lines import GateActivity
+from scoring.results.offline import score_records
+
+__all__ = ["HEAD", "Entry", "FileIndex", "index_file", "index_task", "size_and_head"]
+
+HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
+
+
+class Entry(msgspec.Struct, kw_only=True):
+    seed: int
+    offset: int
+    length: int
+    score: EpisodeScore
+    row: RowView
+    cost: CostRow | None  # None: not completed (cost counts completed episodes)
+    gate: GateActivity | None = None  # a completed gate episode's (None: no gate, not completed)
+    trial: int = 0  # which trial of its seed (--trials, #40)
+
+
+class FileIndex(msgspec.Struct, kw_only=True):
+    indexed_to: int = 0
+    head: bytes = b""
+    # "<seed>" (trial 0) or "<seed>/t<k>" (trial k, --trials) -> its last record in this file
+    entries: dict[str, Entry] = {}
+    records: int = 0
+    duplicates: int = 0
+    corrupt: list[str] = []  # the first MAX_KEPT_PROBLEMS (#47)
+    corrupt_count: int = 0  # every corrupt line
+    lines: int = 0  # lines up to indexed_to (a bad line is named by its number, as `score` does)
+
+
+def size_and_head(path: Path) -> tuple[int, bytes]:
+    """A log's size and first bytes, read from a regular file only: a planted FIFO, link or
+    device is :class:`NotRegularFile` (refused naming it, never blocked on; #47)."""
+    fd = open_regular(path)
+    try:
+        return os.fstat(fd).st_size, os.pread(fd, HEAD, 0)
+    finally:
+        os.close(fd)
+
+
+def unchanged(path: Path, old: FileIndex | None) -> bool:
+    """Whether ``old`` indexes all of ``path`` (neither grown, shrunk nor replaced)."""
+    size, head = size_and_head(path)
+    return old is not None and size == old.indexed_to and head[: len(old.head)] == old.head
+
+
+def _gate(record: EpisodeRecord) -> GateActivity | None:
+    """A completed gate episode's gate activity (what the overview's inert mark merges)."""
+    gated = record.compile is not None or any(t.matcher_outcome for t in record.turns)
+    if record.termination != "completed" or not gated:
+        return None
+    return gate_activity([record])
+
+
+def _unit(record: EpisodeRecord) -> tuple[int, int]:
+    return record.spec.seed, record.trial
+
+
+def index_file(
+    path: Path, old: FileIndex | None, episodes: EpisodeCache, replays: Replays
+) -> tuple[FileIndex, int]:
+    """``path``'s index grown from ``old`` (from the start when it is new, shrunk or
+    replaced) and the records it read."""
+    size, head = size_and_head(path)
+    if old is None or size < old.indexed_to or head[: len(old.head)] != old.head:
+        old = FileIndex()  # new, shrunk or replaced: index from the start
+    elif size == old.indexed_to:
+        return old, 0
+    fi = old
+    read = read_file(path, _unit, fi.indexed_to, fi.lines, partial=True)
+    found = list(read.found.values())
+    scores = score_records((f.record for f in found), episodes, replays=replays)
+    for f, score in zip(found, scores, strict=True):
+        rec = f.record
+        costs = cost_rows([rec])
+        cost = costs[0] if costs else None
+        key = f"{rec.spec.seed}" + (f"/t{rec.trial}" if rec.trial else "")
+        fi.duplicates += key in fi.entries
+        fi.entries[key] = Entry(
+            seed=rec.spec.seed,
+            offset=f.offset,
+            length=f.length,
+            score=score,
+            row=episode_row(rec, score, cost),
+            cost=cost,
+            gate=_gate(rec),
+            trial=rec.trial,
+        )
+    rep = read.report
+    fi.records += rep.records
+    fi.duplicates += rep.duplicates
+    fi.corrupt += rep.corrupt.kept[: max(0, MAX_KEPT_PROBLEMS - len(fi.corrupt))]
+    fi.corrupt_count += rep.corrupt.count
+    fi.indexed_to, fi.lines, fi.head = read.end, read.lines, head
+    return fi, rep.records
+
+
+# A worker's caches: one configuration's files share them (the arms of one seed regenerate
+# one episode and share its replays); the next configuration starts afresh.
+_CACHES: dict[int, tuple[EpisodeCache, Replays]] = {}
+
+Done = tuple[str, bytes | str | None, int]  # name, its encoded index (str: refused; None: gone)
+
+
+def index_task(group: int, name: str, path: str, old: FileIndex | None) -> Done:
+    """A worker's indexing of one file of configuration ``group`` (after the group's files
+    before it): its index, msgpack-encoded; a file refused as not regular comes back as its
+    message (raised in the parent), one unreadable since listed as None."""
+    if group not in _CACHES:
+        _CACHES.clear()
+        _CACHES[group] = EpisodeCache(), Replays()
+    episodes, replays = _CACHES[group]
+    with paused_gc():
+        try:
+            fi, n = index_file(Path(path), old, episodes, replays)
+        except NotRegularFile as e:
+            return name, str(e), 0
+        except OSError:
+            return name, None, 0  # removed or unreadable since listed
+        return name, msgspec.msgpack.encode(fi), n
