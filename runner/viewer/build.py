@@ -93,8 +93,7 @@ class Build:
                 if isinstance(raw, str):
                     raise NotRegularFile(raw)
                 if raw is not None:
-                    with paused_gc():
-                        got[name] = decode(raw)
+                    got[name] = decode(raw)
                     self.add(name, got[name], raw, n)
                 if self._stop.is_set():
                     break
@@ -109,9 +108,10 @@ class Build:
 
         def work() -> None:
             try:
-                got = self.run()
-                if not self._stop.is_set():
-                    done(got)
+                with paused_gc():  # the indexes coming back: no cycles, many objects
+                    got = self.run()
+                    if not self._stop.is_set():
+                        done(got)
             except BaseException as e:  # raised again in the thread that waits
                 self.error = e
             finally:

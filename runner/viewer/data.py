@@ -49,7 +49,7 @@ class RunView:
 
     def __init__(self, run_dir: Path, *, background: bool = False) -> None:
         self.run_dir = run_dir
-        self.index = RunIndex(run_dir)
+        self.index = RunIndex(run_dir, score_lines)  # the overview's lines with the index
         self.background = background
         self._partial: tuple[Progress, list[ResultLine]] | None = None
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -85,8 +86,13 @@ _Cells = dict[str, dict[tuple[int, int], tuple[Path, Entry]]]
 class RunIndex:
     """Every episode of a run directory, by cell slug and seed, with its score and offset."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(
+        self, run_dir: Path, lines: Callable[[list[EpisodeScore]], list[ResultLine]] | None = None
+    ) -> None:
         self.run_dir = run_dir
+        # ``lines``: the run's result lines of the indexed scores, computed by a refresh
+        # that changed the index and saved with it (the viewer's overview: score_lines)
+        self._lines = lines
         self.path = run_dir / INDEX_FILE
         self.overview: list[ResultLine] | None = None  # lines cached by set_overview
         self._raw: dict[str, tuple[FileIndex, bytes]] = {}  # each file's index as encoded
@@ -126,7 +132,9 @@ class RunIndex:
                     hit = self._raw[name] = (fi, msgspec.msgpack.encode(fi))
                 raw[name] = msgspec.Raw(hit[1])
             data = msgspec.msgpack.encode(
-                _Saved(version=INDEX_VERSION, schema=SCHEMA_VERSION, files=raw, overview=self.overview)
+                _Saved(
+                    version=INDEX_VERSION, schema=SCHEMA_VERSION, files=raw, overview=self.overview
+                )
             )
         with contextlib.suppress(OSError):  # a read-only run directory: the index in memory
             write_atomic(self.path, data)  # mkstemp + rename: never through a planted link
@@ -168,27 +176,28 @@ class RunIndex:
             if workers > 1 or (workers and not wait):
                 self._start(kept, len(paths))
                 if wait:
-                    return self._finish(paths, {**kept, **build.run()}, before)
+                    with paused_gc():  # the indexes coming back: no cycles, many objects
+                        return self._finish(paths, {**kept, **build.run()}, before)
                 self._build = build
                 build.start(lambda got: self._finish(paths, {**kept, **got}, before))
                 return True
-        return self._finish(paths, {**kept, **self._one_process(todo)}, before)
+        with paused_gc():
+            return self._finish(paths, {**kept, **self._one_process(todo)}, before)
 
     def _one_process(self, todo: list[Todo]) -> dict[str, FileIndex]:
         """The indexes of ``todo`` grown in place in this process, one episode cache for the
         run; ``scanned`` counts the records."""
         replays = Replays()  # for this refresh: the arms of one seed share identical replays
         out: dict[str, FileIndex] = {}
-        with paused_gc():
-            for name, path, old in todo:
-                try:
-                    fi, n = index_file(Path(path), old, self.episodes, replays)
-                except NotRegularFile:
-                    raise  # a planted link or FIFO: refused naming it, as `score` does
-                except OSError:
-                    continue  # removed or unreadable since listed
-                out[name] = fi
-                self.scanned += n
+        for name, path, old in todo:
+            try:
+                fi, n = index_file(Path(path), old, self.episodes, replays)
+            except NotRegularFile:
+                raise  # a planted link or FIFO: refused naming it, as `score` does
+            except OSError:
+                continue  # removed or unreadable since listed
+            out[name] = fi
+            self.scanned += n
         return out
 
     def _start(self, kept: dict[str, FileIndex], total: int) -> None:
@@ -237,10 +246,13 @@ class RunIndex:
             for entry in files[name].entries.values():
                 unit = (entry.seed, entry.trial)
                 cells.setdefault(entry.row.slug, {})[unit] = (paths[name], entry)
+        overview = self.overview
+        if changed:
+            scores = [e.score for cell in cells.values() for _, e in cell.values()]
+            overview = self._lines(scores) if self._lines is not None else None
         with self._lock:
             self.files, self._by_slug, self._progress = files, cells, None
-            if changed:
-                self.overview = None
+            self.overview = overview
         if changed:
             self._save()
         return changed
@@ -248,6 +260,12 @@ class RunIndex:
     def progress(self) -> Progress | None:
         """How far a refresh in the background got (None: none running)."""
         return self._progress
+
+    def built(self, timeout: float | None = None) -> bool:
+        """Whether no refresh runs in the background, waiting up to ``timeout`` seconds for
+        one to end (its error is raised by the next :meth:`refresh`)."""
+        build = self._build
+        return build is None or build.finished.wait(timeout)
 
     def close(self) -> None:
         """Stop a refresh in the background (what it indexed so far stays readable)."""

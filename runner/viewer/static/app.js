@@ -99,9 +99,23 @@ function cutNote(c) {
 }
 
 // --- the cells ------------------------------------------------------------------------
+// While a large run's index is built in the background (#50) the overview holds the episodes
+// indexed so far (data.indexing says how far): the page asks again each second until it is in.
+let REFILL = null;
+function onCells() {
+  const first = (location.hash.slice(1) || "/").split("?")[0].split("/").filter(Boolean)[0];
+  return !["cell", "episode", "compare"].includes(first);
+}
+function refill(indexing) {
+  clearTimeout(REFILL);
+  REFILL = indexing ? setTimeout(() => { if (onCells()) showCells().catch((err) =>
+    main.replaceChildren(h("p.error", {}, String(err.message || err)))); }, 1000) : null;
+}
+
 async function showCells() {
   setCrumbs({text: "cells"});
   const data = await api("/api/cells");
+  const indexing = data.indexing;
   CUT_THRESHOLD = data.cut_threshold;
   document.getElementById("run").textContent = data.run;
   const runs = (await api("/api/runs")).runs;
@@ -151,6 +165,8 @@ async function showCells() {
   const log = data.log;
   fill(
     h("h1", {}, "Cells"),
+    indexing ? h("p#indexing.warn", {}, `indexing: ${indexing.files} of ${indexing.total} log files, ` +
+      `${indexing.episodes} episodes so far; the tables below hold those and fill as the rest is read`) : null,
     data.synthetic ? h("p#synthetic.warn", {}, data.synthetic) : null,
     (data.details || []).length ? h("details#details", {}, h("summary", {}, "Run details"),
       h("table.details", {}, h("tbody", {}, data.details.map(([k, v]) =>
@@ -171,6 +187,7 @@ async function showCells() {
     h("h2", {}, "Adjacent contrasts (exact McNemar, Holm)"),
     h("table#contrasts", {}, h("thead", {}, h("tr", {}, ["configuration", "scoring", "a → b", "pairs", "successes",
       "b only / a only", "p", "p (Holm)"].map((t) => h("th", {}, t)))), h("tbody", {}, contrasts)));
+  refill(indexing);
 }
 
 // --- a cell's episodes ----------------------------------------------------------------

@@ -161,3 +161,65 @@ def test_on_every_core_the_index_is_the_one_process_index(
     for name, fi in one.files.items():
         assert msgspec.msgpack.encode(every.files[name]) == msgspec.msgpack.encode(fi), name
     assert every.report().corrupt == one.report().corrupt
+
+
+def _gated_task(group: int, name: str, path: str, old: Any) -> Any:
+    """The workers' task, the first to start let through and every other held until the
+    test opens the gate (a file beside the logs)."""
+    import os
+    import time
+
+    from runner.viewer.entries import index_task
+
+    logs = Path(path).parent
+    try:
+        os.close(os.open(logs.parent / "first", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        for _ in range(1200):  # at most a minute
+            if (logs.parent / "gate").exists():
+                break
+            time.sleep(0.05)
+    return index_task(group, name, path, old)
+
+
+def test_in_the_background_the_overview_fills_and_ends_as_one_built_in_one_go(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large first index built in the background (#50): the overview answers at once with
+    the files indexed so far and how far it got, and once every file is in it is the overview
+    built in one go, saved with the index."""
+    import runner.viewer.build as build_mod
+    import runner.viewer.index as index_mod
+
+    one, bg = tmp_path / "one", tmp_path / "bg"
+    for where in (one, bg):
+        shutil.copytree(run_dir / "logs", where / "logs")
+    expected = RunView(one).cells()
+    monkeypatch.setattr(index_mod, "cores", lambda: 2)
+    monkeypatch.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
+    monkeypatch.setattr(build_mod, "index_task", _gated_task)
+    view = RunView(bg, background=True)
+    first = view.cells()
+    total = len(list((bg / "logs").glob("*.jsonl")))
+    assert first.indexing is not None and first.indexing.total == total > 2
+    for _ in range(600):  # the one file let through comes back
+        progress = view.index.progress()
+        if progress is not None and progress.files:
+            break
+        view.index.built(0.1)
+    partial = view.cells()
+    assert partial.indexing is not None and partial.indexing.files == 1
+    (cell,) = partial.cells  # one file is one cell, all of its episodes in
+    assert partial.indexing.episodes == partial.log.records == cell.line.n > 0
+    assert cell.line == next(c.line for c in expected.cells if c.slug == cell.slug)
+    assert not (bg / INDEX_FILE).exists()  # saved when complete
+    (bg / "gate").touch()
+    assert view.index.built(60)
+    done = view.cells()
+    assert done.indexing is None
+    assert msgspec.structs.replace(done, run=expected.run) == expected
+    again = RunIndex(bg)
+    assert again.overview == view.index.overview and again.overview is not None
+    again.refresh()
+    assert again.scanned == 0
