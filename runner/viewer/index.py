@@ -105,6 +105,7 @@ class RunIndex:
         self._lock = threading.Lock()
         self._build: Build | None = None
         self._progress: Progress | None = None
+        self._ready = False  # _by_slug built from files (the first refresh builds it)
 
     # --- the cache file ---------------------------------------------------------------
     def _load(self) -> dict[str, FileIndex]:
@@ -170,6 +171,8 @@ class RunIndex:
             todo.append((name, str(p), old))
             self._raw.pop(name, None)  # grown in place (one process) or sent back anew
             grown += max(0, size - (old.indexed_to if old else 0))
+        if not todo and self._ready and list(kept) == list(self.files):
+            return False  # nothing new: every file as indexed, in the listing's order
         if grown >= MIN_PARALLEL_BYTES and todo and (not wait or cores() > 1):
             build = Build(todo, self._add)
             workers = build.workers(cores())
@@ -252,6 +255,7 @@ class RunIndex:
             overview = self._lines(scores) if self._lines is not None else None
         with self._lock:
             self.files, self._by_slug, self._progress = files, cells, None
+            self._ready = True
             self.overview = overview
         if changed:
             self._save()
