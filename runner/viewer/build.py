@@ -56,7 +56,7 @@ class Build:
     def workers(self, jobs: int) -> int:
         """Share the groups out over at most ``jobs`` workers; how many (0: the files could
         not be grouped, a log removed since listed: one process decides)."""
-        where = {path: t for t in self.todo for path in [t[1]]}
+        where = {t[1]: t for t in self.todo}  # path -> its todo
         try:
             groups = config_groups([Path(p) for p in where])
         except OSError:

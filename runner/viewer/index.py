@@ -149,7 +149,11 @@ class RunIndex:
             if not wait and not self._build.finished.is_set():
                 return False
             build, self._build = self._build, None
-            build.wait()  # its error raised here (a log refused as not regular)
+            try:
+                build.wait()  # its error raised here (a log refused as not regular)
+            except BaseException:
+                self._progress = None  # what it indexed stays; the next refresh goes on
+                raise
         self.scanned = 0
         base = self.run_dir
         paths = {str(p.relative_to(base)): p for p in log_files(base)}
