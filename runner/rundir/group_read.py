@@ -57,17 +57,19 @@ def read_file(
     lineno: int = 0,
     *,
     partial: bool = False,
+    stop: int | None = None,
 ) -> FileRead[K]:
     """The records of ``path`` from byte ``start`` (``lineno`` lines lie before it), each
     key's last one (``key``: ``ladder score``'s is :func:`protocol.records.log_key`). ``partial``: a last line without its newline (an episode being written) is left
     for a later read, not reported; otherwise it is read, and reported truncated where it
-    does not decode (as :func:`runner.rundir.logs.read_log_file`)."""
+    does not decode (as :func:`runner.rundir.logs.read_log_file`). ``stop``: no line that
+    starts there or after it is read (a file read in parts)."""
     report = LogReport(files=1)
     found: dict[K, Found] = {}
     served = served_for_log(path)
     end = start
     for offset, text, complete, size in lines(path, start):
-        if partial and not complete:
+        if (partial and not complete) or (stop is not None and offset >= stop):
             break
         lineno += 1
         end = offset + size

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
+from concurrent.futures import wait as first_done
 from pathlib import Path
 
 import msgspec
@@ -23,14 +25,20 @@ import msgspec
 from runner.files import NotRegularFile
 from runner.grid.packs import loaded_texts, register_texts
 from runner.rundir.rescore import config_groups
-from runner.viewer.entries import FileIndex, index_task
+from runner.viewer.entries import Done, Entry, FileIndex, index_task
 from scoring.gc_pause import paused_gc
 from scoring.results.stats import preload_stats
 
 __all__ = ["Build", "Todo"]
 
 Todo = tuple[str, str, FileIndex | None]  # a log's name in the index, its path, its old index
-Add = Callable[[str, FileIndex, bytes | None, int], None]  # name, index, as encoded, records
+# name, its index so far, the entries new in it, the index as encoded (when whole), records
+# read, whether the file is done
+Add = Callable[[str, FileIndex, Iterable[Entry], bytes | None, int, bool], None]
+
+
+PARTS = 4  # a new file is indexed in this many parts (a page shows episodes sooner)
+_Future = Future[Done]
 
 
 def _size(path: str) -> int:
@@ -38,6 +46,13 @@ def _size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+def _stops(path: str, old: FileIndex | None) -> list[int | None]:
+    """Where each part of a file stops (None: at its end): a new file in :data:`PARTS`
+    parts by its size now, a grown one in one."""
+    size = _size(path) if old is None else 0
+    return [size * k // PARTS for k in range(1, PARTS) if size] + [None]
 
 
 class Build:
@@ -52,6 +67,11 @@ class Build:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._shares: list[list[tuple[int, list[Todo]]]] = []
+        self._old = {name: old for name, _, old in todo}
+        self._got: dict[str, FileIndex] = {}
+        self._gone: set[str] = set()
+        self._left: dict[str, int] = {}
+        self._decode = msgspec.msgpack.Decoder(FileIndex).decode
 
     def workers(self, jobs: int) -> int:
         """Share the groups out over at most ``jobs`` workers; how many (0: the files could
@@ -78,29 +98,57 @@ class Build:
             ProcessPoolExecutor(1, initializer=register_texts, initargs=(texts,))
             for _ in self._shares
         ]
-        got: dict[str, FileIndex] = {}
         try:
-            futures: list[Future[tuple[str, bytes | str | None, int]]] = [
-                pool.submit(index_task, g, *item)
+            queues = [
+                deque(self._submit(pool, share))
                 for pool, share in zip(pools, self._shares, strict=True)
-                for g, items in share
-                for item in items
             ]
             preload_stats()  # while the workers read: the overview needs scipy
-            decode = msgspec.msgpack.Decoder(FileIndex).decode
-            for future in as_completed(futures):
-                name, raw, n = future.result()
-                if isinstance(raw, str):
-                    raise NotRegularFile(raw)
-                if raw is not None:
-                    got[name] = decode(raw)
-                    self.add(name, got[name], raw, n)
-                if self._stop.is_set():
-                    break
+            while any(queues) and not self._stop.is_set():
+                heads = {q[0]: q for q in queues if q}  # each worker's next part, in order
+                done, _ = first_done(heads, return_when=FIRST_COMPLETED)
+                for future in done:
+                    heads[future].popleft()
+                    self._take(*future.result())
         finally:
             for pool in pools:
                 pool.shutdown(wait=True, cancel_futures=True)
-        return got
+        return self._got
+
+    def _submit(
+        self, pool: ProcessPoolExecutor, share: list[tuple[int, list[Todo]]]
+    ) -> list[_Future]:
+        """A worker's parts in its order: per configuration, each file's first part, then
+        each file's second, and so on (a new file is read in :data:`PARTS` parts)."""
+        out: list[_Future] = []
+        for g, items in share:
+            stops = {name: _stops(path, old) for name, path, old in items}
+            self._left.update((name, len(s)) for name, s in stops.items())
+            for k in range(PARTS):
+                out += [
+                    pool.submit(index_task, g, name, path, old, stops[name][k])
+                    for name, path, old in items
+                    if k < len(stops[name])
+                ]
+        return out
+
+    def _take(self, name: str, raw: bytes | str | None, n: int, whole: bool) -> None:
+        """One part back: merged into the file's index so far, handed over."""
+        self._left[name] -= 1
+        if isinstance(raw, str):
+            raise NotRegularFile(raw)
+        if raw is None or name in self._gone:
+            self._gone.add(name)  # removed or unreadable since listed: left out
+            self._got.pop(name, None)
+            return
+        part = self._decode(raw)
+        fi = part
+        if not whole:  # the entries set since the last part, the counts as they stand
+            entries = self._got.get(name, self._old[name] or part).entries
+            fi = msgspec.structs.replace(part, entries={**entries, **part.entries})
+        self._got[name] = fi
+        last = self._left[name] == 0
+        self.add(name, fi, part.entries.values(), raw if whole and last else None, n, last)
 
     def start(self, done: Callable[[dict[str, FileIndex]], object]) -> None:
         """:meth:`run` in a thread of its own, then ``done`` with its indexes (not when

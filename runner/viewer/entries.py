@@ -89,17 +89,23 @@ def _unit(record: EpisodeRecord) -> tuple[int, int]:
 
 
 def index_file(
-    path: Path, old: FileIndex | None, episodes: EpisodeCache, replays: Replays
+    path: Path,
+    old: FileIndex | None,
+    episodes: EpisodeCache,
+    replays: Replays,
+    stop: int | None = None,
+    touched: list[str] | None = None,
 ) -> tuple[FileIndex, int]:
-    """``path``'s index grown from ``old`` (from the start when it is new, shrunk or
-    replaced) and the records it read."""
+    """``path``'s index grown from ``old`` in place (a new one from the start when it is
+    new, shrunk or replaced) and the records it read; ``stop``: no line starting there or
+    after it read (a file indexed in parts); ``touched`` gets the keys of the entries set."""
     size, head = size_and_head(path)
     if old is None or size < old.indexed_to or head[: len(old.head)] != old.head:
         old = FileIndex()  # new, shrunk or replaced: index from the start
     elif size == old.indexed_to:
         return old, 0
     fi = old
-    read = read_file(path, _unit, fi.indexed_to, fi.lines, partial=True)
+    read = read_file(path, _unit, fi.indexed_to, fi.lines, partial=True, stop=stop)
     found = list(read.found.values())
     scores = score_records((f.record for f in found), episodes, replays=replays)
     for f, score in zip(found, scores, strict=True):
@@ -108,6 +114,8 @@ def index_file(
         cost = costs[0] if costs else None
         key = f"{rec.spec.seed}" + (f"/t{rec.trial}" if rec.trial else "")
         fi.duplicates += key in fi.entries
+        if touched is not None:
+            touched.append(key)
         fi.entries[key] = Entry(
             seed=rec.spec.seed,
             offset=f.offset,
@@ -128,25 +136,46 @@ def index_file(
 
 
 # A worker's caches: one configuration's files share them (the arms of one seed regenerate
-# one episode and share its replays); the next configuration starts afresh.
+# one episode and share its replays); the next configuration starts afresh. And the files it
+# is indexing in parts, as far as they got (a file failed: None).
 _CACHES: dict[int, tuple[EpisodeCache, Replays]] = {}
+_GROWING: dict[str, FileIndex | None] = {}
 
-Done = tuple[str, bytes | str | None, int]  # name, its encoded index (str: refused; None: gone)
+# name, its index as encoded (str: refused; None: gone), records read, whether the bytes are
+# its whole index (else the entries set since the last part, the counts as they stand)
+Done = tuple[str, bytes | str | None, int, bool]
 
 
-def index_task(group: int, name: str, path: str, old: FileIndex | None) -> Done:
+def index_task(group: int, name: str, path: str, old: FileIndex | None, stop: int | None) -> Done:
     """A worker's indexing of one file of configuration ``group`` (after the group's files
-    before it): its index, msgpack-encoded; a file refused as not regular comes back as its
-    message (raised in the parent), one unreadable since listed as None."""
+    before it), up to ``stop`` (a part: the next part goes on from there; None: to its end):
+    what it read, msgpack-encoded; a file refused as not regular comes back as its message
+    (raised in the parent), one unreadable since listed as None (so do its later parts)."""
     if group not in _CACHES:
         _CACHES.clear()
+        _GROWING.clear()
         _CACHES[group] = EpisodeCache(), Replays()
     episodes, replays = _CACHES[group]
+    start = old
+    if name in _GROWING:  # a part after the first
+        start = _GROWING[name]
+        if start is None:
+            return name, None, 0, True  # failed in an earlier part
+    touched: list[str] = []
     with paused_gc():
         try:
-            fi, n = index_file(Path(path), old, episodes, replays)
+            fi, n = index_file(Path(path), start, episodes, replays, stop, touched)
         except NotRegularFile as e:
-            return name, str(e), 0
+            _GROWING[name] = None
+            return name, str(e), 0, True
         except OSError:
-            return name, None, 0  # removed or unreadable since listed
-        return name, msgspec.msgpack.encode(fi), n
+            _GROWING[name] = None
+            return name, None, 0, True  # removed or unreadable since listed
+        if stop is not None:
+            _GROWING[name] = fi
+        else:
+            _GROWING.pop(name, None)
+        if fi is not start:  # new, or replaced since: the whole index
+            return name, msgspec.msgpack.encode(fi), n, True
+        part = msgspec.structs.replace(fi, entries={k: fi.entries[k] for k in touched})
+        return name, msgspec.msgpack.encode(part), n, False

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -214,10 +214,19 @@ class RunIndex:
             self._by_slug = {}
             self._progress = Progress(0, total, 0)
         for name, fi in kept.items():
-            self._add(name, fi, None, 0)
+            self._add(name, fi, fi.entries.values(), None, 0, True)
 
-    def _add(self, name: str, fi: FileIndex, raw: bytes | None, scanned: int) -> None:
-        """One file's index in (from a worker: ``raw``, as encoded), readable at once."""
+    def _add(
+        self,
+        name: str,
+        fi: FileIndex,
+        new: Iterable[Entry],
+        raw: bytes | None,
+        scanned: int,
+        done: bool,
+    ) -> None:
+        """A file's index so far in (``new``: its entries new since the last; from a worker:
+        ``raw``, the whole index as encoded), readable at once; ``done``: the whole file."""
         path = self.run_dir / name
         with self._lock:
             if raw is not None:
@@ -225,7 +234,7 @@ class RunIndex:
             self.files = {**self.files, name: fi}
             cells = dict(self._by_slug)
             fresh: set[str] = set()
-            for entry in fi.entries.values():
+            for entry in new:
                 slug = entry.row.slug
                 if slug not in fresh:
                     cells[slug] = dict(cells.get(slug, {}))
@@ -234,8 +243,9 @@ class RunIndex:
             self._by_slug = cells
             self.scanned += scanned
             if self._progress is not None:
-                done, total, episodes = self._progress
-                self._progress = Progress(done + 1, total, episodes + len(fi.entries))
+                files, total, _ = self._progress
+                episodes = sum(len(cell) for cell in cells.values())
+                self._progress = Progress(files + done, total, episodes)
 
     def _finish(
         self,

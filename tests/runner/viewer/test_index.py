@@ -163,23 +163,25 @@ def test_on_every_core_the_index_is_the_one_process_index(
     assert every.report().corrupt == one.report().corrupt
 
 
-def _gated_task(group: int, name: str, path: str, old: Any) -> Any:
-    """The workers' task, the first to start let through and every other held until the
-    test opens the gate (a file beside the logs)."""
+def _gated_task(group: int, name: str, path: str, old: Any, stop: Any) -> Any:
+    """The workers' task: the parts of the file the first to start reads let through, every
+    other held until the test opens the gate (a file beside the logs)."""
     import os
     import time
 
     from runner.viewer.entries import index_task
 
-    logs = Path(path).parent
+    run = Path(path).parent.parent
     try:
-        os.close(os.open(logs.parent / "first", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        fd = os.open(run / "first", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        os.write(fd, name.encode())
+        os.close(fd)
     except FileExistsError:
         for _ in range(1200):  # at most a minute
-            if (logs.parent / "gate").exists():
+            if (run / "gate").exists() or (run / "first").read_text() == name:
                 break
             time.sleep(0.05)
-    return index_task(group, name, path, old)
+    return index_task(group, name, path, old, stop)
 
 
 def test_in_the_background_the_overview_fills_and_ends_as_one_built_in_one_go(
