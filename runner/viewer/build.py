@@ -12,6 +12,7 @@ the rest is read (#50). scipy's statistics are imported meanwhile (the overview 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections import deque
@@ -38,6 +39,7 @@ Add = Callable[[str, FileIndex, Iterable[Entry], bytes | None, int, bool], None]
 
 
 PARTS = 4  # a new file is indexed in this many parts (a page shows episodes sooner)
+NICE = 5  # the workers' niceness over the serving process's
 _Future = Future[Done]
 
 
@@ -46,6 +48,14 @@ def _size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+def _worker(texts: dict[str, str]) -> None:
+    """A worker's start: behind the process that serves the pages (a page and scipy's
+    import are not slowed by the indexing they wait for), with its packs."""
+    with contextlib.suppress(OSError):
+        os.nice(NICE)
+    register_texts(texts)
 
 
 def _stops(path: str, old: FileIndex | None) -> list[int | None]:
@@ -95,15 +105,16 @@ class Build:
         regular raises :class:`NotRegularFile` naming it."""
         texts = loaded_texts()  # the workers regenerate with the packs this process loaded
         pools = [
-            ProcessPoolExecutor(1, initializer=register_texts, initargs=(texts,))
-            for _ in self._shares
+            ProcessPoolExecutor(1, initializer=_worker, initargs=(texts,)) for _ in self._shares
         ]
         try:
             queues = [
                 deque(self._submit(pool, share))
                 for pool, share in zip(pools, self._shares, strict=True)
             ]
-            preload_stats()  # while the workers read: the overview needs scipy
+            # while the workers read: the overview needs scipy (its import, a second or
+            # more, is not waited for: the parts are taken as they come)
+            threading.Thread(target=preload_stats, name="view-stats", daemon=True).start()
             while any(queues) and not self._stop.is_set():
                 heads = {q[0]: q for q in queues if q}  # each worker's next part, in order
                 done, _ = first_done(heads, return_when=FIRST_COMPLETED)

@@ -4,6 +4,7 @@ views of :mod:`scoring.display.models`)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import msgspec
@@ -38,6 +39,7 @@ from scoring.report.details import run_details
 from scoring.report.markdown import synthetic_warning
 from scoring.results.families import score_lines
 from scoring.results.lines import CellLine, ResultLine
+from scoring.results.stats import preload_stats
 
 __all__ = ["RunView"]
 
@@ -51,6 +53,8 @@ class RunView:
         self.run_dir = run_dir
         self.index = RunIndex(run_dir, score_lines)  # the overview's lines with the index
         self.background = background
+        if background:  # every overview needs scipy: its import (a second) starts now
+            threading.Thread(target=preload_stats, name="view-stats", daemon=True).start()
         self._partial: tuple[Progress, list[ResultLine]] | None = None
 
     def refresh(self) -> None:
