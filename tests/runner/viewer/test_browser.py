@@ -442,3 +442,34 @@ async def test_each_trial_of_a_seed_has_its_page(browser: Browser, tmp_path: Pat
         await expect(page.locator("h1")).to_contain_text("Seed 100 · trial 1: raw vs enforce")
     finally:
         await runner.cleanup()
+
+
+async def test_a_large_first_index_fills_the_page_as_it_goes(
+    run_dir: Path, browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first index built in the background (#50): the page answers with the files indexed
+    so far under an "indexing" line, asks again by itself, and ends with every episode."""
+    import runner.viewer.build as build_mod
+    import runner.viewer.index as index_mod
+    from tests.runner.viewer.test_index import _gated_task
+
+    live = tmp_path / "live"
+    shutil.copytree(run_dir, live)
+    monkeypatch.setattr(index_mod, "cores", lambda: 2)
+    monkeypatch.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
+    monkeypatch.setattr(build_mod, "index_task", _gated_task)  # one file in, the rest held
+    runner, url = await serve(live, 0)
+    try:
+        page = await _page(browser)
+        await page.goto(url)
+        await _ready(page, "#/")
+        await expect(page.locator("#indexing")).to_contain_text("indexing: 1 of 5 log files")
+        await expect(page.locator("#cells tbody tr.click")).to_have_count(1)
+        await _shot(page, "cells-indexing")
+        (live / "gate").touch()
+        await expect(page.locator("#indexing")).to_have_count(0)
+        await expect(page.locator("#cells tbody tr.click")).to_have_count(5)
+        await expect(page.locator("#main")).to_contain_text("20 episodes in 5 log files")
+    finally:
+        await runner.cleanup()
