@@ -1,6 +1,6 @@
 """One log file of a configuration group read for scoring: the reading that ``ladder score``'s
 and ``ladder report``'s workers (:func:`runner.rundir.rescore._score_group`) and the viewer's
-index (:func:`runner.viewer.index.index_file`) share (#50). Each then scores what it read with
+index (:func:`runner.viewer.entries.index_file`) share (#50). Each then scores what it read with
 :func:`scoring.results.offline.score_records`, one episode cache and one replay cache for the
 group's files (the arms of one seed share one regenerated episode), so a faster reader or a
 faster scorer serves all three.
