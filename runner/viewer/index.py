@@ -181,7 +181,7 @@ class RunIndex:
             build = Build(todo, self._add)
             workers = build.workers(cores())
             if workers > 1 or (workers and not wait):
-                self._start(kept, len(paths))
+                self._start(kept, todo, len(paths))
                 if wait:
                     with paused_gc():  # the indexes coming back: no cycles, many objects
                         return self._finish(paths, {**kept, **build.run()}, before)
@@ -207,14 +207,18 @@ class RunIndex:
             self.scanned += n
         return out
 
-    def _start(self, kept: dict[str, FileIndex], total: int) -> None:
-        """Before a refresh on workers: what needs no reading is readable at once."""
+    def _start(self, kept: dict[str, FileIndex], todo: list[Todo], total: int) -> None:
+        """Before a refresh on workers: what needs no reading is readable at once, and what
+        the files to read held before (until their parts come back)."""
         with self._lock:
             self.files = {}
             self._by_slug = {}
             self._progress = Progress(0, total, 0)
         for name, fi in kept.items():
             self._add(name, fi, fi.entries.values(), None, 0, True)
+        for name, _, old in todo:
+            if old is not None:
+                self._add(name, old, old.entries.values(), None, 0, False)
 
     def _add(
         self,

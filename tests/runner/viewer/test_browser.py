@@ -455,6 +455,7 @@ async def test_a_large_first_index_fills_the_page_as_it_goes(
 
     live = tmp_path / "live"
     shutil.copytree(run_dir, live)
+    (live / index_mod.INDEX_FILE).unlink(missing_ok=True)  # a first index (not another test's)
     monkeypatch.setattr(index_mod, "cores", lambda: 2)
     monkeypatch.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])

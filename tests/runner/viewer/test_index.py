@@ -225,3 +225,36 @@ def test_in_the_background_the_overview_fills_and_ends_as_one_built_in_one_go(
     assert again.overview == view.index.overview and again.overview is not None
     again.refresh()
     assert again.scanned == 0
+
+
+def test_in_the_background_a_grown_index_keeps_what_it_held(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Logs grown under a cached index, read again in the background: the pages show every
+    episode indexed before from the start, and the end is the index built in one go."""
+    import runner.viewer.build as build_mod
+    import runner.viewer.index as index_mod
+
+    one, bg = tmp_path / "one", tmp_path / "bg"
+    for where in (one, bg):
+        shutil.copytree(run_dir / "logs", where / "logs")
+    expected = RunView(one).cells()
+    monkeypatch.setattr(index_mod, "cores", lambda: 2)
+    monkeypatch.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
+    logs = sorted((bg / "logs").glob("*.jsonl"))[:2]
+    full = [log.read_bytes() for log in logs]
+    for log, data in zip(logs, full, strict=True):
+        log.write_bytes(b"".join(data.splitlines(keepends=True)[:2]))
+    cached = RunIndex(bg)
+    cached.refresh()
+    held = cached.report().records
+    for log, data in zip(logs, full, strict=True):
+        log.write_bytes(data)
+    view = RunView(bg, background=True)
+    first = view.cells()
+    assert first.indexing is not None and first.log.records >= held
+    assert view.index.built(60) and view.index.scanned > 0  # the grown lines read
+    done = view.cells()
+    assert done.indexing is None
+    assert msgspec.structs.replace(done, run=expected.run) == expected
