@@ -296,7 +296,8 @@ def scored_dir(
         names = [t.name for t in ANALYSES.entries()]
         details = [d for part in parts for d in part.detail]
         # a worker that does not know this process's analyses (one registered at run time,
-        # a spawned worker): the serial path
+        # a spawned worker), or a stressed cell that reads parts a worker left out: the
+        # serial path
         if (
             merged is not None
             and all(list(d[2]) == names for d in details)
