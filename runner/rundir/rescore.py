@@ -22,7 +22,7 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.records import CellKey, EpisodeRecord, log_key
+from protocol.records import CellKey, EpisodeRecord, Knobs, log_key
 from runner.grid.packs import loaded_texts, register_texts
 from runner.rundir.group_read import read_file
 from runner.rundir.logs import LogReport, NewerSchemaError, log_files, read_logs
@@ -30,17 +30,20 @@ from runner.rundir.plots import preload_plots
 from scoring.analyses.base import Analyses
 from scoring.analyses.registry import (
     ANALYSES,
+    STRESS_ONLY,
     Parts,
     batch_parts,
     finished_analyses,
     mergeable,
     scored_once,
+    stress_free,
 )
-from scoring.analyses.truncation import Cut, cut_replies
+from scoring.analyses.truncation import Cut, add_cuts, cut_replies
 from scoring.gc_pause import paused_gc
 from scoring.replay.episode_score import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
+from scoring.results.compact import Shared
 from scoring.results.families import DEFAULT_FAMILY, score_lines
 from scoring.results.gate_report import flag_inert, helper_lines
 from scoring.results.lines import HelperLine, ResultLine, with_status
@@ -77,6 +80,7 @@ class _Part:
     # with detail (``ladder report``): per cell, its first key, its analyses' parts and its
     # replies cut at their budget, in the group's reading order
     detail: list[tuple[Key, CellKey, Parts, Cut]] = field(default_factory=list)
+    skipped: list[CellKey] = field(default_factory=list)  # stress-only parts left out
 
 
 @dataclass(frozen=True)
@@ -100,18 +104,23 @@ def _compact(score: EpisodeScore) -> EpisodeScore:
 
 def _detail(
     records: dict[Key, EpisodeRecord], scores: dict[Key, EpisodeScore], cache: EpisodeCache
-) -> list[tuple[Key, CellKey, Parts, Cut]]:
+) -> tuple[list[tuple[Key, CellKey, Parts, Cut]], list[CellKey]]:
     """Per cell (in reading order): its first key, what each analysis makes of its pairs,
-    its replies cut at their token budget."""
+    its replies cut at their token budget (the sum of its scores' ``cut``, which
+    :func:`scoring.analyses.truncation.cut_replies` counts from the records); and the cells
+    whose :data:`~scoring.analyses.registry.STRESS_ONLY` parts were left out (none of the
+    group's cells is stressed: the parent checks that no stressed cell elsewhere reads them)."""
     by_cell: dict[CellKey, list[Key]] = {}
     for k, r in records.items():
         by_cell.setdefault(r.cell, []).append(k)
+    skipped = list(by_cell) if all(map(stress_free, by_cell)) else []
+    skip = STRESS_ONLY if skipped else frozenset()
     out = []
     for cell, keys in by_cell.items():
         pairs = [(records[k], scores[k]) for k in keys]
-        cuts = cut_replies(r for r, _ in pairs)
-        out.append((keys[0], cell, batch_parts(pairs, cache), cuts[cell]))
-    return out
+        cut = add_cuts(scores[k].cut for k in keys)
+        out.append((keys[0], cell, batch_parts(pairs, cache, skip=skip), cut))
+    return out, skipped
 
 
 def _score_group(paths: Sequence[str], detail: bool = False) -> _Part:
@@ -132,9 +141,10 @@ def _score_group(paths: Sequence[str], detail: bool = False) -> _Part:
         cache = EpisodeCache()
         scored = score_records(records.values(), cache, detail=detail)
         scores = dict(zip(records, scored, strict=True))
-        parts = _detail(records, scores, cache) if detail else []
-        if detail:
-            scores = {k: _compact(s) for k, s in scores.items()}
+        parts, skipped = _detail(records, scores, cache) if detail else ([], [])
+        if detail:  # sent back as ``ladder score``'s workers send them: parts shared
+            shared = Shared()
+            scores = {k: shared(_compact(s)) for k, s in scores.items()}
         by_cell: dict[CellKey, list[EpisodeRecord]] = {}
         for r in records.values():
             by_cell.setdefault(r.cell, []).append(r)
@@ -143,7 +153,7 @@ def _score_group(paths: Sequence[str], detail: bool = False) -> _Part:
         # Drop the records while the collector is still paused: alive when it resumes, its
         # first pass would walk every object they hold.
         del records, by_cell, out, scored
-    return _Part(files, scores, helpers, cells, parts)
+    return _Part(files, scores, helpers, cells, parts, skipped)
 
 
 def _config(path: Path) -> str:
@@ -255,6 +265,17 @@ def rescore_dir(
     return lines, n
 
 
+def _unread(parts: list[_Part], cells: list[CellKey]) -> bool:
+    """Whether no stressed cell of the run shares all but its knobs with a cell whose
+    stress-only parts a worker left out (the serial path computes them all)."""
+    skipped = {_bare(c) for part in parts for c in part.skipped}
+    return not skipped or not any(_bare(c) in skipped for c in cells if not stress_free(c))
+
+
+def _bare(cell: CellKey) -> CellKey:
+    return msgspec.structs.replace(cell, knobs=Knobs())
+
+
 def scored_dir(
     run_dir: Path,
     report: LogReport,
@@ -277,8 +298,13 @@ def scored_dir(
         names = [t.name for t in ANALYSES.entries()]
         details = [d for part in parts for d in part.detail]
         # a worker that does not know this process's analyses (one registered at run time,
-        # a spawned worker): the serial path
-        if merged is not None and all(list(d[2]) == names for d in details):
+        # a spawned worker), or a stressed cell that reads parts a worker left out: the
+        # serial path
+        if (
+            merged is not None
+            and all(list(d[2]) == names for d in details)
+            and _unread(parts, [d[1] for d in details])
+        ):
             lines, order = merged
             at = {k: i for i, k in enumerate(order)}
             details.sort(key=lambda d: at[d[0]])

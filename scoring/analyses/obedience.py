@@ -72,7 +72,8 @@ def obedience_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list
         episodes[cell] = episodes.get(cell, 0) + 1
         disobeyed = False
         for turn, scored in zip(record.turns, score.primary.turns, strict=False):
-            d = parse_directive(turn.directive)
+            # most turns carry no directive: parse_directive's None without the call (#50)
+            d = parse_directive(turn.directive) if turn.directive else None
             if d is None:
                 continue
             issued.add(cell)

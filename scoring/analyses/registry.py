@@ -13,7 +13,7 @@ table whose cells are absent is left out. A new table: docs/extending.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import msgspec
 
@@ -22,7 +22,7 @@ from protocol.registry import Registry
 from scoring.analyses.askback import ASKBACK
 from scoring.analyses.base import Analyses, Analysis, Pair, Table
 from scoring.analyses.corruption_replay import CORRUPTION
-from scoring.analyses.doses import DOSE_RESPONSE, INTERACTION
+from scoring.analyses.doses import DOSE_RESPONSE, INTERACTION, control_of
 from scoring.analyses.hybrid_counterfactual import HYBRID
 from scoring.analyses.obedience import OBEDIENCE
 from scoring.analyses.omission_attribution import OMISSION_ATTRIBUTION
@@ -42,6 +42,7 @@ from scoring.results.offline import score_records
 
 __all__ = [
     "ANALYSES",
+    "STRESS_ONLY",
     "Analyses",
     "analysis_sections",
     "batch_parts",
@@ -50,6 +51,7 @@ __all__ = [
     "log_analyses",
     "mergeable",
     "scored_once",
+    "stress_free",
 ]
 
 Parts = dict[str, list[object]]  # one batch's parts, by analysis name
@@ -77,6 +79,21 @@ for _table in (
     SESSIONS,  # several sessions with a handoff (#48, ours)
 ):
     ANALYSES.add(_table.name, _table)
+
+
+# The analyses whose every line is a stressed cell's (a stress knob set:
+# :func:`scoring.analyses.doses.control_of` unsets them), read beside cells that differ from
+# it in knobs only (its control, its plain style, its other doses): the parts of cells none
+# of which is stressed, and that no stressed cell of the run shares all but its knobs with,
+# add nothing to them (``ladder report``'s workers leave them out: #50).
+_STRESS_TABLES = (DOSE_RESPONSE, INTERACTION, STRESS_TURNS, TURN_INTERACTION, PRESSURE)
+STRESS_ONLY = frozenset(t.name for t in (*_STRESS_TABLES, PRESSURE_EPISODES, SESSIONS))
+
+
+def stress_free(cell: CellKey) -> bool:
+    """Whether ``cell`` has no stress knob set (its parts of :data:`STRESS_ONLY` matter
+    only beside a stressed cell of the same configuration and arm)."""
+    return control_of(cell) == cell
 
 
 def log_analyses(pairs: Iterable[Pair], episodes: EpisodeCache | None = None) -> Analyses:
@@ -113,17 +130,25 @@ def mergeable(analyses: Sequence[Table] | None = None) -> bool:
 
 
 def batch_parts(
-    batch: Sequence[Pair], cache: EpisodeCache, analyses: Sequence[Table] | None = None
+    batch: Sequence[Pair],
+    cache: EpisodeCache,
+    analyses: Sequence[Table] | None = None,
+    skip: Collection[str] = (),
 ) -> Parts:
     """What each analysis makes of one batch (one cell's pairs), as
     :func:`batched_analyses` collects it: trial 0 of each seed, one compute per batch
-    however many analyses read it. Only for :func:`mergeable` analyses."""
+    however many analyses read it; none for the analyses named in ``skip`` (a caller that
+    knows they cannot read the batch: :data:`STRESS_ONLY`). Only for :func:`mergeable`
+    analyses."""
     tables = ANALYSES.entries() if analyses is None else analyses
     first = [p for p in batch if p[0].trial == 0]  # trial 0 of each seed (#40)
     shared: dict[object, list[object]] = {}
     out: Parts = {}
     for t in tables:
         assert isinstance(t, Analysis)  # mergeable() said so
+        if t.name in skip:
+            out[t.name] = []
+            continue
         if t.compute not in shared:
             shared[t.compute] = list(t.compute(first, cache))
         out[t.name] = shared[t.compute]

@@ -54,18 +54,19 @@ def wording_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list[W
             continue
         a = acc.setdefault(record.cell, [0, 0, 0, 0, 0, 0, 0])
         a[0] += 1
-        turns = list(zip(record.turns, score.primary.turns, strict=False))
-        first = next((t for t, s in turns if any(e.channel == "omission" for e in s.errors)), None)
-        if first is not None and not score.primary.success:
-            a[1] += 1
-            a[2] += first.matched_step is not None and first.matched_step != first.step
-        for t, s in turns:
+        first = None  # the first turn with an omission (one pass over the turns, #50)
+        for t, s in zip(record.turns, score.primary.turns, strict=False):
+            if first is None and s.errors and any(e.channel == "omission" for e in s.errors):
+                first = t
             if t.kind == "ambiguous":
                 a[3] += 1
                 a[4] += bool(s.executed)
             if t.kind in REWRITTEN_KINDS and t.matched_redo is not None:
                 a[5] += 1
                 a[6] += t.matched_step == t.step
+        if first is not None and not score.primary.success:
+            a[1] += 1
+            a[2] += first.matched_step is not None and first.matched_step != first.step
     return [
         WordingLine(
             cell=cell,
