@@ -260,15 +260,27 @@ def citation_window(reply: str, ref_start: int, ref_end: int) -> tuple[int, int]
 _LEDGER_WORD = re.compile(r"(?i)\bLEDGER\b")
 
 
-def mask_ledger(reply: str) -> str:
-    if "ledger" not in reply.lower():
+def mask_ledger(reply: str, lowered: str | None = None) -> str:
+    """*reply* with its self-ledger lines blanked (the rule above). *lowered*:
+    ``reply.lower()`` when the caller has it."""
+    lowered = reply.lower() if lowered is None else lowered
+    if "ledger" not in lowered:
         return reply
     lines = reply.split("\n")
     # a line that starts "LEDGER " matches \b...\b at its start (the self-ledger's own lines):
-    # no search needed (#50)
+    # no search needed (#50); nor does a line whose lowered text lacks "ledger" (the
+    # pattern's letters match ASCII letters only, and no other character lowers to them),
+    # read from the lowered reply's lines where they line up with the reply's (#50)
+    if len(lowered) != len(reply):  # a character lowered to several: lines apart
+        return "\n".join(
+            " " * len(line) if line.startswith("LEDGER ") or _LEDGER_WORD.search(line) else line
+            for line in lines
+        )
     return "\n".join(
-        " " * len(line) if line.startswith("LEDGER ") or _LEDGER_WORD.search(line) else line
-        for line in lines
+        " " * len(line)
+        if line.startswith("LEDGER ") or ("ledger" in low and _LEDGER_WORD.search(line))
+        else line
+        for line, low in zip(lines, lowered.split("\n"), strict=True)
     )
 
 

@@ -63,7 +63,6 @@ from protocol.records import (
     EpisodeRecord,
     Turn,
     TurnKind,
-    TurnRecord,
 )
 from protocol.state.machine import CHANNELS, Error
 from protocol.stress.budget import cell_episode
@@ -158,10 +157,6 @@ def _empty_scoring() -> Scoring:
         n_turns=0,
         turns=(),
     )
-
-
-def _as_turn(t: TurnRecord) -> Turn:
-    return t.as_turn()
 
 
 _Check = Callable[[ScriptedUser, Turn], None]  # called before each turn is begun
@@ -332,10 +327,12 @@ def score_episode(
             return _unscorable(record, str(e))
     episode = cell_episode(episode, record.cell.knobs)  # the rules its knobs place (#48)
     read = read_turns(record, episode)
-    turns = [_as_turn(t) for t in record.turns]
-    # an ambiguous probe the user's logged answer resolved asks for the step meant (#46)
+    turns = [t.as_turn() for t in record.turns]
+    # an ambiguous probe the user's logged answer resolved asks for the step meant (#46);
+    # a turn with no answer asks for none (answered_step's None, without the call)
     answered = [
-        answered_step(episode, t, r.answer) for t, r in zip(turns, record.turns, strict=True)
+        None if r.answer is None else answered_step(episode, t, r.answer)
+        for t, r in zip(turns, record.turns, strict=True)
     ]
     # ended: no success (infrastructure or the model's failure); completed: ran to the end
     ended = record.termination != "completed"
@@ -357,12 +354,20 @@ def score_episode(
             episode, style, turns, primary_steps, ended, detail, replays, answered
         )
         mismatches = planned_mismatches(episode, turns, not ended, check_text)
-    aware_steps = [r.decline_aware for r in read]
     booked = [r for r in read if r is not NOTHING]  # the turns with anything to count
-    aware = (
+    aware = (  # the same steps on every turn (a turn that booked nothing has none in both)
         primary
-        if aware_steps == primary_steps
-        else _fresh_replay(episode, style, turns, aware_steps, ended, detail, replays, answered)
+        if all(r.decline_aware == r.primary for r in booked)
+        else _fresh_replay(
+            episode,
+            style,
+            turns,
+            [r.decline_aware for r in read],
+            ended,
+            detail,
+            replays,
+            answered,
+        )
     )
     return EpisodeScore(
         cell=record.cell,

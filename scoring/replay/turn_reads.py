@@ -7,7 +7,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from protocol.records import Episode, EpisodeRecord, TurnRecord
-from scoring.replay.bookings import CodeTables, TurnBookings, plain_turn, read_turn
+from protocol.state.receipts import ref_matches_each
+from scoring.replay.bookings import (
+    NOTHING,
+    CodeTables,
+    TurnBookings,
+    every_turn,
+    plain_refs,
+    read_turn,
+)
 from scoring.replay.harness import ToolTable, read_harness_turn
 
 __all__ = ["admitted_diffs", "read_turns"]
@@ -21,13 +29,22 @@ def read_turns(record: EpisodeRecord, episode: Episode) -> list[TurnBookings]:
     tables, tools = CodeTables(episode), record.cell.knobs.tools
     if tools:
         return [read_turn(t, tables, tools) for t in record.turns]
-    # read_turn's own dispatch, inlined for the common turn: one reply, nothing refused
-    return [
-        plain_turn(t.reply, tables, t.work_order)
-        if not t.refused and t.first_reply is None
-        else read_turn(t, tables, tools)
-        for t in record.turns
-    ]
+    return _ref_turns(record.turns, tables)
+
+
+def _ref_turns(turns: Sequence[TurnRecord], tables: CodeTables) -> list[TurnBookings]:
+    """:func:`read_turn` of every turn of a ref-protocol episode, the common turn (one reply,
+    nothing refused) read in bulk (#50): the refs of all the replies found in one pass,
+    so a turn whose reply holds none costs nothing here."""
+    out = [NOTHING] * len(turns)
+    for i, refs in ref_matches_each([t.reply for t in turns]).items():
+        t = turns[i]
+        if not t.refused and t.first_reply is None:
+            out[i] = plain_refs(t.reply, refs, tables, t.work_order)
+    for i, t in enumerate(turns):
+        if t.refused or t.first_reply is not None:  # read by the general rules
+            out[i] = every_turn(t, tables, False)
+    return out
 
 
 def admitted_diffs(read: Sequence[TurnBookings], turns: Sequence[TurnRecord]) -> int:
