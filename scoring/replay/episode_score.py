@@ -68,7 +68,7 @@ from protocol.state.machine import CHANNELS, Error
 from protocol.stress.budget import cell_episode
 from protocol.user import ScriptedUser
 from scoring.replay.askback import Burden, burden_of
-from scoring.replay.bookings import NOTHING
+from scoring.replay.bookings import NOTHING, TurnBookings
 from scoring.replay.consistency import MAX_MISMATCHES, ScheduleChecker, planned_mismatches
 from scoring.replay.cuts import record_cuts
 from scoring.replay.turn_reads import admitted_diffs, read_turns
@@ -306,6 +306,20 @@ def _unscorable(record: EpisodeRecord, why: str) -> EpisodeScore:
     )
 
 
+def _answered(episode: Episode, turns: Sequence[Turn], record: EpisodeRecord) -> list[str | None]:
+    """Per turn, the step an ambiguous probe the user's logged answer resolved asks for
+    (#46); a turn with no answer asks for none (answered_step's None, without the call)."""
+    return [
+        None if r.answer is None else answered_step(episode, t, r.answer)
+        for t, r in zip(turns, record.turns, strict=True)
+    ]
+
+
+def _cites(booked: Sequence[TurnBookings]) -> bool:
+    """Whether some turn's decline-aware steps are not its primary ones."""
+    return any(r.decline_aware != r.primary for r in booked)
+
+
 def score_episode(
     record: EpisodeRecord,
     episode: Episode | None = None,
@@ -328,12 +342,7 @@ def score_episode(
     episode = cell_episode(episode, record.cell.knobs)  # the rules its knobs place (#48)
     read = read_turns(record, episode)
     turns = [t.as_turn() for t in record.turns]
-    # an ambiguous probe the user's logged answer resolved asks for the step meant (#46);
-    # a turn with no answer asks for none (answered_step's None, without the call)
-    answered = [
-        None if r.answer is None else answered_step(episode, t, r.answer)
-        for t, r in zip(turns, record.turns, strict=True)
-    ]
+    answered = _answered(episode, turns, record)
     # ended: no success (infrastructure or the model's failure); completed: ran to the end
     ended = record.termination != "completed"
     infrastructure = _is_infrastructure(record.termination)
@@ -355,19 +364,12 @@ def score_episode(
         )
         mismatches = planned_mismatches(episode, turns, not ended, check_text)
     booked = [r for r in read if r is not NOTHING]  # the turns with anything to count
-    aware = (  # the same steps on every turn (a turn that booked nothing has none in both)
+    # the same steps on every turn (a turn that booked nothing has none in both): one replay
+    aware_steps = [r.decline_aware for r in read] if _cites(booked) else primary_steps
+    aware = (
         primary
-        if all(r.decline_aware == r.primary for r in booked)
-        else _fresh_replay(
-            episode,
-            style,
-            turns,
-            [r.decline_aware for r in read],
-            ended,
-            detail,
-            replays,
-            answered,
-        )
+        if aware_steps is primary_steps
+        else _fresh_replay(episode, style, turns, aware_steps, ended, detail, replays, answered)
     )
     return EpisodeScore(
         cell=record.cell,
