@@ -29,7 +29,8 @@ PROSE = [
     "I cannot redo it", "I can\u2019t", "declined", "LEDGER s1 DONE", "ledger", "\n", "\n\n",
     "  ", "\t", "Anything else?", "It was cancelled", "unable to proceed", "REF", "\u0130",
     "\u0131", "\u00df", "\u2014", "\u00a0", "won\u2019t redo", "\ufb01ne", "K\u212a", "xref",
-    "ref", "R", "LEDGER RC-1234 DONE", "Ledger:", "\u0130ledger",
+    "ref", "R", "LEDGER RC-1234 DONE", "Ledger:", "\u0130ledger", "LEDGERS", "_ledger",
+    "\r", "ledger \u00df", "\nLEDGER s2 TODO\n", "x LeDgEr", "ledger1",
 ]  # fmt: skip
 
 
@@ -97,8 +98,8 @@ def _masked_by_the_rule(reply: str) -> str:
     return "\n".join(" " * len(x) if _RULE.search(x) else x for x in reply.split("\n"))
 
 
-@given(st.lists(st.sampled_from(PROSE) | st.text(max_size=6), max_size=10))
-@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PROSE) | st.text(max_size=6), max_size=12))
+@settings(max_examples=1000, deadline=None)
 def test_the_ledger_mask_is_its_rule(parts: list[str]) -> None:
     reply = "".join(parts)
     assert mask_ledger(reply) == _masked_by_the_rule(reply)
