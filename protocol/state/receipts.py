@@ -95,7 +95,8 @@ import json
 import re
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from itertools import accumulate
+from itertools import accumulate, count
+from operator import add
 
 import msgspec
 
@@ -235,7 +236,7 @@ def ref_matches_each(texts: Sequence[str]) -> dict[int, list[tuple[str, str, int
         each = {i: ref_matches(t) for i, t in enumerate(texts)}
         return {i: refs for i, refs in each.items() if refs}
     # each text's first offset in ``joined``
-    starts = [0, *accumulate(len(t) + 1 for t in texts)]
+    starts = list(map(add, accumulate(map(len, texts), initial=0), count()))
     out: dict[int, list[tuple[str, str, int, int]]] = {}
     match, find = _REF.match, lowered.find
     at = find("ref")

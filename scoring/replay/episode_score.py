@@ -352,7 +352,7 @@ def score_episode(
     primary_steps = [r.primary for r in read]
     # Version 3 serves ambiguous candidates on the realized state: check them turn by turn.
     served = episode.spec.generator >= 3 and any(t.kind == "ambiguous" for t in episode.turns)
-    if diffs or served or any(t.dynamic for t in turns):
+    if diffs or served or any([t.dynamic for t in turns]):
         checker = ScheduleChecker(check_text)
         # the dose places generator 5's style turns; the replay's labels never read it
         user = ScriptedUser(episode, style, record.cell.knobs.user_dose)

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import re
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import EpisodeSpec, TurnRecord, generate
 from protocol.records import Booking, CallRecord, CellKey, EpisodeRecord
-from scoring.replay.bookings import CodeTables, read_turn
+from scoring.replay.bookings import NOTHING, CodeTables, read_turn
 from scoring.replay.cuts import CUT_ROLES, record_cuts
 from scoring.replay.declines import mask_ledger
-from scoring.replay.turn_reads import _ref_turns, read_turns
+from scoring.replay.turn_reads import _ref_turns, admitted_diffs, read_turns
 
 EPISODE = generate(EpisodeSpec(seed=11, steps=8, density=0.3))
 TABLES = CodeTables(EPISODE)
@@ -150,3 +151,43 @@ def test_cut_replies_are_the_plain_tally(calls: list[list[CallRecord]]) -> None:
     )
     got = record_cuts(record)
     assert got == _tally(calls) and list(got) == list(_tally(calls))
+
+
+BOOKINGS = st.builds(
+    Booking,
+    step=st.sampled_from(["s1", "s2"]),
+    code=st.sampled_from(["RC-1111", "RC-2222"]),
+    work_order=st.sampled_from(["#W1111", "#W2222"]),
+)
+
+
+@given(st.lists(st.tuples(st.lists(BOOKINGS, max_size=3), st.lists(BOOKINGS, max_size=3))))
+def test_admitted_diffs_compares_each_turns_sets(
+    pairs: list[tuple[list[Booking], list[Booking]]],
+) -> None:
+    t = REQUESTS[0]
+    read = [
+        msgspec.structs.replace(NOTHING, booked=frozenset((b.code, b.work_order) for b in booked))
+        for booked, _ in pairs
+    ]
+    logged = [
+        TurnRecord(
+            index=t.index,
+            kind=t.kind,
+            step=t.step,
+            work_order=t.work_order,
+            user_text=t.text,
+            sent_text=t.text,
+            arm_text="",
+            reply="",
+            admitted=tuple(admitted),
+            named=t.named,
+            dynamic=t.dynamic,
+        )
+        for _, admitted in pairs
+    ]
+    expected = sum(
+        r.booked != frozenset((b.code, b.work_order) for b in x.admitted)
+        for r, x in zip(read, logged, strict=True)
+    )
+    assert admitted_diffs(read, logged) == expected
