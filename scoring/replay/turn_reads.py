@@ -41,9 +41,9 @@ def _ref_turns(turns: Sequence[TurnRecord], tables: CodeTables) -> list[TurnBook
         t = turns[i]
         if not t.refused and t.first_reply is None:
             out[i] = plain_refs(t.reply, refs, tables, t.work_order)
-    for i, t in enumerate(turns):
-        if t.refused or t.first_reply is not None:  # read by the general rules
-            out[i] = every_turn(t, tables, False)
+    # the other turns (something refused, or a first reply) by the general rules
+    for i in [i for i, t in enumerate(turns) if t.refused or t.first_reply is not None]:
+        out[i] = every_turn(turns[i], tables, False)
     return out
 
 
