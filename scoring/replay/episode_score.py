@@ -69,7 +69,12 @@ from protocol.stress.budget import cell_episode
 from protocol.user import ScriptedUser
 from scoring.replay.askback import Burden, burden_of
 from scoring.replay.bookings import NOTHING, TurnBookings
-from scoring.replay.consistency import MAX_MISMATCHES, ScheduleChecker, planned_mismatches
+from scoring.replay.consistency import (
+    MAX_MISMATCHES,
+    ScheduleChecker,
+    as_planned,
+    planned_mismatches,
+)
 from scoring.replay.cuts import record_cuts
 from scoring.replay.turn_reads import admitted_diffs, read_turns
 
@@ -341,7 +346,7 @@ def score_episode(
             return _unscorable(record, str(e))
     episode = cell_episode(episode, record.cell.knobs)  # the rules its knobs place (#48)
     read = read_turns(record, episode)
-    turns = [t.as_turn() for t in record.turns]
+    turns: Sequence[Turn] = [t.as_turn() for t in record.turns]
     answered = _answered(episode, turns, record)
     # ended: no success (infrastructure or the model's failure); completed: ran to the end
     ended = record.termination != "completed"
@@ -359,6 +364,7 @@ def score_episode(
         primary = _replay(user, turns, primary_steps, checker, ended, detail, answered)
         mismatches = checker.finish(user, not ended, len(turns))
     else:
+        turns = as_planned(episode, turns)
         primary = _fresh_replay(
             episode, style, turns, primary_steps, ended, detail, replays, answered
         )
