@@ -93,7 +93,10 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
+from itertools import accumulate, count
+from operator import add
 
 import msgspec
 
@@ -111,6 +114,7 @@ __all__ = [
     "parse_ledger",
     "read_bookings",
     "ref_matches",
+    "ref_matches_each",
 ]
 
 
@@ -215,6 +219,38 @@ def ref_matches(text: str) -> list[tuple[str, str, int, int]]:
         code, wo = m.group("code", "wo")
         start, end = m.span()
         out.append(("RC-" + code, "#W" + wo, start, end))
+    return out
+
+
+def ref_matches_each(texts: Sequence[str]) -> dict[int, list[tuple[str, str, int, int]]]:
+    """``{i: ref_matches(texts[i])}`` for every text that holds a ref (the others left out),
+    read in one pass over the texts joined by newlines (the rescoring hot path reads an
+    episode's replies at once, #50). Exact: no ref spans a line break, and a newline is
+    what the pattern's look-arounds read at a text's edge (neither is a letter or digit). A
+    match starts at a keyword, ASCII ``r``, ``e``, ``f`` in any case, so the pattern is tried
+    only where the lowered text reads ``ref`` (``lower`` keeps every offset when it keeps
+    the length: no character lowers to nothing); otherwise each text is read alone."""
+    joined = "\n".join(texts)
+    lowered = joined.lower()
+    if len(lowered) != len(joined):  # a character lowered to several: offsets moved
+        each = {i: ref_matches(t) for i, t in enumerate(texts)}
+        return {i: refs for i, refs in each.items() if refs}
+    # each text's first offset in ``joined``
+    starts = list(map(add, accumulate(map(len, texts), initial=0), count()))
+    out: dict[int, list[tuple[str, str, int, int]]] = {}
+    match, find = _REF.match, lowered.find
+    at = find("ref")
+    while at >= 0:
+        m = match(joined, at)
+        if m is None:
+            at = find("ref", at + 1)
+            continue
+        start, end = m.span()
+        i = bisect_right(starts, start) - 1
+        base = starts[i]
+        code, wo = m.group("code", "wo")
+        out.setdefault(i, []).append(("RC-" + code, "#W" + wo, start - base, end - base))
+        at = find("ref", end)
     return out
 
 

@@ -41,7 +41,15 @@ from protocol.state.bookings import code_table, read_execution
 from protocol.state.receipts import normalize_work_order, ref_matches
 from scoring.replay.citations import ReplyDeclines, cannot_decline, has_refusal_language
 
-__all__ = ["NOTHING", "CodeTables", "TurnBookings", "every_turn", "plain_turn", "read_turn"]
+__all__ = [
+    "NOTHING",
+    "CodeTables",
+    "TurnBookings",
+    "every_turn",
+    "plain_refs",
+    "plain_turn",
+    "read_turn",
+]
 
 
 class CodeTables:
@@ -84,6 +92,14 @@ def _ref_bookings(text: str, tables: CodeTables, work_order: str | None) -> tupl
     refs = ref_matches(text)
     if not refs:
         return [], 0, 0
+    return _classified(refs, tables, work_order)
+
+
+def _classified(
+    refs: list[tuple[str, str, int, int]], tables: CodeTables, work_order: str | None
+) -> tuple[_Found, int, int]:
+    """:func:`_ref_bookings` of a text whose :func:`protocol.state.receipts.ref_matches` are
+    *refs* (at least one)."""
     current = _current(work_order)
     codes = tables.codes
     spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
@@ -151,13 +167,29 @@ def plain_turn(reply: str, tables: CodeTables, work_order: str | None) -> TurnBo
     lowered = reply.lower()
     if "ref" not in lowered:
         return NOTHING  # no ref line can be in this reply
-    found, redisplays, unknown = _ref_bookings(reply, tables, work_order)
-    if not found and not redisplays and not unknown:
-        return NOTHING
+    refs = ref_matches(reply)
+    return plain_refs(reply, refs, tables, work_order, lowered) if refs else NOTHING
+
+
+def plain_refs(
+    reply: str,
+    refs: list[tuple[str, str, int, int]],
+    tables: CodeTables,
+    work_order: str | None,
+    lowered: str | None = None,
+) -> TurnBookings:
+    """:func:`plain_turn` of a reply whose :func:`protocol.state.receipts.ref_matches` are
+    *refs* (found in bulk, :func:`protocol.state.receipts.ref_matches_each`); *lowered*:
+    ``reply.lower()`` when the caller has it."""
+    if len(refs) == 1:
+        return _one_ref(reply, refs[0], tables, work_order, lowered)
+    found, redisplays, unknown = _classified(refs, tables, work_order)
     primary: dict[str, None] = {}
     aware: dict[str, None] = {}
     booked: set[tuple[str, str]] = set()
-    declines = None if not found or cannot_decline(reply, lowered) else ReplyDeclines(reply)
+    declines = None
+    if found and not cannot_decline(reply, reply.lower() if lowered is None else lowered):
+        declines = ReplyDeclines(reply)
     for booking, spans in found:
         step = booking.step
         if step is None:
@@ -173,6 +205,41 @@ def plain_turn(reply: str, tables: CodeTables, work_order: str | None) -> TurnBo
         citations=len(primary) - len(aware),
         redisplays=redisplays,
         unknown=unknown,
+        refused=0,
+        false_completions=0,
+    )
+
+
+_REDISPLAY = msgspec.structs.replace(NOTHING, redisplays=1)
+_UNKNOWN = msgspec.structs.replace(NOTHING, unknown=1)
+
+
+def _one_ref(
+    reply: str,
+    ref: tuple[str, str, int, int],
+    tables: CodeTables,
+    work_order: str | None,
+    lowered: str | None,
+) -> TurnBookings:
+    """:func:`plain_refs` of a reply with one ref (the common booked turn), its reading
+    without the general case's tables."""
+    code, wo, start, end = ref
+    current = _current(work_order)
+    if current is None or wo != current:
+        return _REDISPLAY
+    step = tables.codes.get(code)
+    if step is None:
+        return _UNKNOWN
+    cited = not cannot_decline(reply, reply.lower() if lowered is None else lowered) and (
+        ReplyDeclines(reply).is_citation(start, end)
+    )
+    return TurnBookings(
+        primary=(step,),
+        decline_aware=() if cited else (step,),
+        booked=frozenset(((code, current),)),
+        citations=1 if cited else 0,
+        redisplays=0,
+        unknown=0,
         refused=0,
         false_completions=0,
     )

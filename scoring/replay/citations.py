@@ -94,7 +94,7 @@ def cannot_decline(reply: str, lowered: str) -> bool:
     if _EITHER is None or "\u0130" in reply or "\u0131" in reply:
         return False
     if "ledger" in lowered:  # the families read the reply with its LEDGER lines blanked
-        reply = mask_ledger(reply)
+        reply = mask_ledger(reply, lowered)
         lowered = reply.lower()
     folded = lowered if reply.isascii() else reply.casefold()
     return _EITHER.search(folded) is None

@@ -24,14 +24,13 @@ def record_cuts(record: EpisodeRecord) -> Cut:
     """One episode's replies per role of :data:`CUT_ROLES` that made a request: those that
     ended on ``length`` and those made (requests sent, every termination counted); a role
     with no request is left out."""
-    tally = {role: [0, 0] for role in CUT_ROLES}
-    for turn in record.turns:
-        for c in turn.calls:
-            if c.cached or c.role not in tally:
-                continue
-            tally[c.role][1] += 1
-            tally[c.role][0] += c.finish_reason == "length"
-    return {role: (v[0], v[1]) for role, v in tally.items() if v[1]}
+    made = [c for turn in record.turns for c in turn.calls if not c.cached]
+    out: Cut = {}
+    for role in CUT_ROLES:  # a few passes over the calls in comprehensions (#50)
+        ends = [c.finish_reason for c in made if c.role == role]
+        if ends:
+            out[role] = (ends.count("length"), len(ends))
+    return out
 
 
 def add_cuts(cuts: Iterable[Mapping[str, tuple[int, int]]]) -> Cut:

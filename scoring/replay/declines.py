@@ -260,16 +260,55 @@ def citation_window(reply: str, ref_start: int, ref_end: int) -> tuple[int, int]
 _LEDGER_WORD = re.compile(r"(?i)\bLEDGER\b")
 
 
-def mask_ledger(reply: str) -> str:
-    if "ledger" not in reply.lower():
+def mask_ledger(reply: str, lowered: str | None = None) -> str:
+    """*reply* with its self-ledger lines blanked (the rule above). *lowered*:
+    ``reply.lower()`` when the caller has it."""
+    lowered = reply.lower() if lowered is None else lowered
+    if "ledger" not in lowered:
         return reply
-    lines = reply.split("\n")
+    if len(lowered) == len(reply):  # offsets line up: the lines found, not walked (#50)
+        return _mask_runs(reply, lowered)
     # a line that starts "LEDGER " matches \b...\b at its start (the self-ledger's own lines):
     # no search needed (#50)
     return "\n".join(
         " " * len(line) if line.startswith("LEDGER ") or _LEDGER_WORD.search(line) else line
-        for line in lines
+        for line in reply.split("\n")
     )
+
+
+# From a line's start in the lowered reply: that line and the lines after it while each
+# holds the word, in one match (\b reads a line's edge, a newline or the reply's end, as the
+# rule's search does; lowering keeps whether a character is a word character, and only the
+# ASCII letters match or lower to the rule's letters, so the lowered text's matches are the
+# rule's)
+_LEDGER_RUN = re.compile(r"[^\n]*?\bledger\b[^\n]*(?:\n[^\n]*?\bledger\b[^\n]*)*")
+_BLANK = bytes(b if b == ord("\n") else ord(" ") for b in range(256))  # newlines kept
+
+
+def _mask_runs(reply: str, lowered: str) -> str:
+    """:func:`mask_ledger` where *lowered* lines up with *reply* (the same length): only the
+    lines whose lowered text holds "ledger" are looked at, each run of them masked at once."""
+    out: list[str] = []
+    done = 0  # reply[:done] is in out
+    at = lowered.find("ledger")
+    while at >= 0:
+        start = lowered.rfind("\n", 0, at) + 1
+        m = _LEDGER_RUN.match(lowered, start)
+        if m is None:  # no whole word on this line: on to the next one
+            end = lowered.find("\n", at)
+            at = -1 if end < 0 else lowered.find("ledger", end)
+            continue
+        run = reply[start : m.end()]
+        out += (reply[done:start], _blank(run))
+        done = m.end()
+        at = lowered.find("ledger", done)
+    return "".join(out) + reply[done:] if out else reply
+
+
+def _blank(run: str) -> str:
+    if run.isascii():
+        return run.encode("ascii").translate(_BLANK).decode("ascii")
+    return "\n".join(" " * len(line) for line in run.split("\n"))
 
 
 def is_refusal(reply: str) -> bool:

@@ -63,14 +63,18 @@ from protocol.records import (
     EpisodeRecord,
     Turn,
     TurnKind,
-    TurnRecord,
 )
 from protocol.state.machine import CHANNELS, Error
 from protocol.stress.budget import cell_episode
 from protocol.user import ScriptedUser
 from scoring.replay.askback import Burden, burden_of
-from scoring.replay.bookings import NOTHING
-from scoring.replay.consistency import MAX_MISMATCHES, ScheduleChecker, planned_mismatches
+from scoring.replay.bookings import NOTHING, TurnBookings
+from scoring.replay.consistency import (
+    MAX_MISMATCHES,
+    ScheduleChecker,
+    as_planned,
+    planned_mismatches,
+)
 from scoring.replay.cuts import record_cuts
 from scoring.replay.turn_reads import admitted_diffs, read_turns
 
@@ -158,10 +162,6 @@ def _empty_scoring() -> Scoring:
         n_turns=0,
         turns=(),
     )
-
-
-def _as_turn(t: TurnRecord) -> Turn:
-    return t.as_turn()
 
 
 _Check = Callable[[ScriptedUser, Turn], None]  # called before each turn is begun
@@ -311,6 +311,20 @@ def _unscorable(record: EpisodeRecord, why: str) -> EpisodeScore:
     )
 
 
+def _answered(episode: Episode, turns: Sequence[Turn], record: EpisodeRecord) -> list[str | None]:
+    """Per turn, the step an ambiguous probe the user's logged answer resolved asks for
+    (#46); a turn with no answer asks for none (answered_step's None, without the call)."""
+    return [
+        None if r.answer is None else answered_step(episode, t, r.answer)
+        for t, r in zip(turns, record.turns, strict=True)
+    ]
+
+
+def _cites(booked: Sequence[TurnBookings]) -> bool:
+    """Whether some turn's decline-aware steps are not its primary ones."""
+    return any(r.decline_aware != r.primary for r in booked)
+
+
 def score_episode(
     record: EpisodeRecord,
     episode: Episode | None = None,
@@ -332,11 +346,8 @@ def score_episode(
             return _unscorable(record, str(e))
     episode = cell_episode(episode, record.cell.knobs)  # the rules its knobs place (#48)
     read = read_turns(record, episode)
-    turns = [_as_turn(t) for t in record.turns]
-    # an ambiguous probe the user's logged answer resolved asks for the step meant (#46)
-    answered = [
-        answered_step(episode, t, r.answer) for t, r in zip(turns, record.turns, strict=True)
-    ]
+    turns: Sequence[Turn] = [t.as_turn() for t in record.turns]
+    answered = _answered(episode, turns, record)
     # ended: no success (infrastructure or the model's failure); completed: ran to the end
     ended = record.termination != "completed"
     infrastructure = _is_infrastructure(record.termination)
@@ -346,22 +357,24 @@ def score_episode(
     primary_steps = [r.primary for r in read]
     # Version 3 serves ambiguous candidates on the realized state: check them turn by turn.
     served = episode.spec.generator >= 3 and any(t.kind == "ambiguous" for t in episode.turns)
-    if diffs or served or any(t.dynamic for t in turns):
+    if diffs or served or any([t.dynamic for t in turns]):
         checker = ScheduleChecker(check_text)
         # the dose places generator 5's style turns; the replay's labels never read it
         user = ScriptedUser(episode, style, record.cell.knobs.user_dose)
         primary = _replay(user, turns, primary_steps, checker, ended, detail, answered)
         mismatches = checker.finish(user, not ended, len(turns))
     else:
+        turns = as_planned(episode, turns)
         primary = _fresh_replay(
             episode, style, turns, primary_steps, ended, detail, replays, answered
         )
         mismatches = planned_mismatches(episode, turns, not ended, check_text)
-    aware_steps = [r.decline_aware for r in read]
     booked = [r for r in read if r is not NOTHING]  # the turns with anything to count
+    # the same steps on every turn (a turn that booked nothing has none in both): one replay
+    aware_steps = [r.decline_aware for r in read] if _cites(booked) else primary_steps
     aware = (
         primary
-        if aware_steps == primary_steps
+        if aware_steps is primary_steps
         else _fresh_replay(episode, style, turns, aware_steps, ended, detail, replays, answered)
     )
     return EpisodeScore(

@@ -6,8 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from protocol.records import Episode, EpisodeRecord, TurnRecord
-from scoring.replay.bookings import CodeTables, TurnBookings, plain_turn, read_turn
+from protocol.records import Booking, Episode, EpisodeRecord, TurnRecord
+from protocol.state.receipts import ref_matches_each
+from scoring.replay.bookings import (
+    NOTHING,
+    CodeTables,
+    TurnBookings,
+    every_turn,
+    plain_refs,
+    read_turn,
+)
 from scoring.replay.harness import ToolTable, read_harness_turn
 
 __all__ = ["admitted_diffs", "read_turns"]
@@ -21,20 +29,34 @@ def read_turns(record: EpisodeRecord, episode: Episode) -> list[TurnBookings]:
     tables, tools = CodeTables(episode), record.cell.knobs.tools
     if tools:
         return [read_turn(t, tables, tools) for t in record.turns]
-    # read_turn's own dispatch, inlined for the common turn: one reply, nothing refused
-    return [
-        plain_turn(t.reply, tables, t.work_order)
-        if not t.refused and t.first_reply is None
-        else read_turn(t, tables, tools)
-        for t in record.turns
-    ]
+    return _ref_turns(record.turns, tables)
+
+
+def _ref_turns(turns: Sequence[TurnRecord], tables: CodeTables) -> list[TurnBookings]:
+    """:func:`read_turn` of every turn of a ref-protocol episode, the common turn (one reply,
+    nothing refused) read in bulk (#50): the refs of all the replies found in one pass,
+    so a turn whose reply holds none costs nothing here."""
+    out = [NOTHING] * len(turns)
+    for i, refs in ref_matches_each([t.reply for t in turns]).items():
+        t = turns[i]
+        if not t.refused and t.first_reply is None:
+            out[i] = plain_refs(t.reply, refs, tables, t.work_order)
+    # the other turns (something refused, or a first reply) by the general rules
+    for i in [i for i, t in enumerate(turns) if t.refused or t.first_reply is not None]:
+        out[i] = every_turn(turns[i], tables, False)
+    return out
 
 
 def admitted_diffs(read: Sequence[TurnBookings], turns: Sequence[TurnRecord]) -> int:
     """Turns whose re-parsed primary bookings differ from the bookings the log says the
     world admitted (a turn with neither cannot differ)."""
-    return sum(
-        r.booked != frozenset((b.code, b.work_order) for b in t.admitted)
-        for r, t in zip(read, turns, strict=True)
-        if r.booked or t.admitted
-    )
+    either = [
+        (r.booked, t.admitted) for r, t in zip(read, turns, strict=True) if r.booked or t.admitted
+    ]
+    return sum(booked != _admitted(admitted) for booked, admitted in either)
+
+
+def _admitted(admitted: Sequence[Booking]) -> frozenset[tuple[str, str]]:
+    if len(admitted) == 1:  # the common turn (#50)
+        return frozenset(((admitted[0].code, admitted[0].work_order),))
+    return frozenset((b.code, b.work_order) for b in admitted)

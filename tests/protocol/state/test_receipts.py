@@ -19,6 +19,8 @@ from protocol.state.receipts import (
     normalize_work_order,
     parse_ledger,
     read_bookings,
+    ref_matches,
+    ref_matches_each,
 )
 
 # --- the format matrix -------------------------------------------------------------------
@@ -361,3 +363,29 @@ def test_the_module_docstrings_ledger_examples() -> None:
         assert f"``{line}``" in doc
         assert parse_ledger(line) == {"RC-1234": "DONE"}
     assert parse_ledger("- **LEDGER s3: done**") == {}  # a step id is not a ledger key
+
+
+# --- refs of many texts at once (#50) ----------------------------------------------------
+
+PIECES = [
+    "ref RC-1234/#W5678", "Ref: rc 1234 / # w5678", "xref RC-1111/#W2222", "REF RC-1234",
+    "/#W5678", "ref", "r", "R", "\n", " ", "RC-12345/#W1", "İ", "\u212a", "ß", "\u0130ref",
+    "ref\u00a0RC\u20131234\uff0f#W5678", "ab", "1", "**", "e", "f",
+]  # fmt: skip
+
+
+@given(st.lists(st.lists(st.sampled_from(PIECES) | st.text(max_size=6), max_size=8), max_size=6))
+def test_ref_matches_each_is_ref_matches_of_each_text(parts: list[list[str]]) -> None:
+    texts = ["".join(p) for p in parts]
+    expected = {i: ref_matches(t) for i, t in enumerate(texts) if ref_matches(t)}
+    assert ref_matches_each(texts) == expected
+
+
+def test_ref_matches_each_reads_each_texts_edges() -> None:
+    # a text's first 'ref' and last digit meet the next text's only across the newline
+    texts = ["ref RC-1234/#W5678", "ref RC-1111/#W2222x", "xref RC-1/#W1", "", "Ref RC-2222/#W3333"]
+    assert ref_matches_each(texts) == {
+        0: [("RC-1234", "#W5678", 0, 18)],
+        4: [("RC-2222", "#W3333", 0, 18)],
+    }
+    assert ref_matches_each(["İ ref RC-1234/#W5678"]) == {0: [("RC-1234", "#W5678", 2, 20)]}
