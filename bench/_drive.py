@@ -45,6 +45,8 @@ def _scorer(grid: Grid) -> Any:
 async def _watch(
     state: RunState, stop: Callable[[RunState], bool], scope: anyio.CancelScope
 ) -> None:
+    """Cancel ``scope`` once ``stop`` says so (a figure's window is over: the run's tail
+    would only cost time)."""
     while not stop(state):
         await anyio.sleep(0.05)
     scope.cancel()
@@ -63,10 +65,8 @@ async def drive_runner(
 ) -> RunResult:
     """Run ``grid`` into ``out`` as ``ladder run`` does (streaming scorer included unless
     ``score`` is false), with no display; optionally sample counters while it runs
-    (``probe``: one more, sampled last, e.g. the endpoint process's CPU seconds).
-    ``on_open``: called with the open endpoints (by name) before the first episode;
-    ``stop``: checked every 50 ms, the run is cancelled once it says so (the figure's window
-    is over: its tail would only cost time)."""
+    (``probe``: one more, sampled last, e.g. the endpoint process's CPU seconds); ``on_open``
+    sees the open endpoints first; ``stop`` cancels the run once true (checked every 50 ms)."""
     async with open_endpoints(grid) as endpoints:
         if on_open is not None:
             on_open(endpoints)

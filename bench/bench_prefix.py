@@ -169,6 +169,16 @@ def _one(routing: str, seeds: str) -> dict[str, Any]:
     }
 
 
+def _routings(seeds: str) -> dict[str, dict[str, Any]]:
+    """Each routing in its own process, as many at once as this process has cores: the
+    figures are on each run's virtual clock, so running them side by side moves none of
+    them (only the real seconds, which are not figures); nothing else runs meanwhile."""
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=_workers(), mp_context=ctx) as pool:
+        futures = {r: pool.submit(_one, r, seeds) for r in ROUTINGS}
+        return {r: f.result() for r, f in futures.items()}
+
+
 def _workers() -> int:
     try:
         cores = len(os.sched_getaffinity(0))
@@ -180,13 +190,7 @@ def _workers() -> int:
 def run(quick: bool = False) -> dict[str, Any]:
     n_seeds = QUICK_SEEDS if quick else FULL_SEEDS
     seeds = f"100-{99 + n_seeds}"
-    # Each routing in its own process, as many at once as this process has cores: the
-    # figures are on each run's virtual clock, so running them side by side moves none of
-    # them (only the real seconds, which are not figures); nothing else runs meanwhile.
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=_workers(), mp_context=ctx) as pool:
-        futures = {r: pool.submit(_one, r, seeds) for r in ROUTINGS}
-        runs = {r: f.result() for r, f in futures.items()}
+    runs = _routings(seeds)
     a = runs["affinity"]
     rows = [
         row(

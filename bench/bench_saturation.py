@@ -87,23 +87,35 @@ def _one(
             )
         )
         server_cpu = ep.cpu_s() - s0
-    mean_service = (
-        _service(base, prefill, decode, (r.requests, r.prompt_tokens, r.completion_tokens))
-        / r.requests
-    )
-    first, last = _window(r, max(2.0, 4 * mean_service), cap, episodes)
-    (t0, v0), (t1, v1) = r.samples[first], r.samples[last]
-    delta = tuple(b - a for a, b in zip(v0, v1, strict=True))
-    busy = _service(base, prefill, decode, delta)
-    utilization = busy / (cap * (t1 - t0))
-    whole = _service(base, prefill, decode, (r.requests, r.prompt_tokens, r.completion_tokens))
-    shares = (
-        phase_shares(limiters[0], ep.trace, cap, t0, t1, utilization) if traced and ep.trace else {}
-    )
+    model = (base, prefill, decode)
+    fig = _figures(r, model, cap, episodes)
+    t0, t1 = fig.pop("t0"), fig.pop("t1")
+    trace = ep.trace if traced else None
     return {
         "cap": cap,
         "client_cap": client_cap,
         "mode": mode,
+        **fig,
+        "server_cpu_share": round(server_cpu / r.wall_s, 3),
+        "lost": phase_shares(limiters[0], trace, cap, t0, t1, fig["utilization"]) if trace else {},
+        **gcs.share(t0, t1),
+    }
+
+
+def _figures(
+    r: RunResult, model: tuple[float, float, float], cap: int, episodes: int
+) -> dict[str, Any]:
+    """The run's steady-state figures (and its window's edges, ``t0`` and ``t1``)."""
+    base, prefill, decode = model
+    whole = _service(base, prefill, decode, (r.requests, r.prompt_tokens, r.completion_tokens))
+    mean_service = whole / r.requests
+    first, last = _window(r, max(2.0, 4 * mean_service), cap, episodes)
+    (t0, v0), (t1, v1) = r.samples[first], r.samples[last]
+    delta = tuple(b - a for a, b in zip(v0, v1, strict=True))
+    utilization = _service(base, prefill, decode, delta) / (cap * (t1 - t0))
+    return {
+        "t0": t0,
+        "t1": t1,
         "L_s": round(mean_service, 4),
         "episodes": r.episodes,
         "requests": r.requests,
@@ -115,11 +127,8 @@ def _one(
         "utilization": round(utilization, 4),
         "utilization_until_window_end": round(whole / (cap * r.wall_s), 4),
         "client_cpu_share": round(r.cpu_s / r.wall_s, 3),
-        "server_cpu_share": round(server_cpu / r.wall_s, 3),
         "peak_in_flight": r.peak_in_flight,
         "infrastructure": r.infrastructure,
-        "lost": shares,
-        **gcs.share(t0, t1),
     }
 
 
