@@ -26,17 +26,14 @@ CPU of the four runs divided by the cores.
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
-import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 
 from bench._common import client_cpu_s, row, scratch
-from bench._virtual import run_virtual
+from bench._virtual import in_parallel, run_virtual
 from runner.execution.connect import open_endpoints
 from runner.execution.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from runner.grid.expand import Grid, parse_grid
@@ -170,21 +167,9 @@ def _one(routing: str, seeds: str) -> dict[str, Any]:
 
 
 def _routings(seeds: str) -> dict[str, dict[str, Any]]:
-    """Each routing in its own process, as many at once as this process has cores: the
-    figures are on each run's virtual clock, so running them side by side moves none of
-    them (only the real seconds, which are not figures); nothing else runs meanwhile."""
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=_workers(), mp_context=ctx) as pool:
-        futures = {r: pool.submit(_one, r, seeds) for r in ROUTINGS}
-        return {r: f.result() for r, f in futures.items()}
-
-
-def _workers() -> int:
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(len(ROUTINGS), cores))
+    """Each routing in its own process (:func:`bench._virtual.in_parallel`): the figures are
+    on each run's virtual clock, so running them side by side moves none of them."""
+    return dict(zip(ROUTINGS, in_parallel(_one, [(r, seeds) for r in ROUTINGS]), strict=True))
 
 
 def run(quick: bool = False) -> dict[str, Any]:
