@@ -42,6 +42,16 @@ def _scorer(grid: Grid) -> Any:
     return StreamingScorer(expected_seeds(grid))
 
 
+async def _watch(
+    state: RunState, stop: Callable[[RunState], bool], scope: anyio.CancelScope
+) -> None:
+    """Cancel ``scope`` once ``stop`` says so (a figure's window is over: the run's tail
+    would only cost time)."""
+    while not stop(state):
+        await anyio.sleep(0.05)
+    scope.cancel()
+
+
 async def drive_runner(
     grid: Grid,
     out: Path,
@@ -50,11 +60,16 @@ async def drive_runner(
     sample_every: float | None = None,
     helpers: Any = None,
     probe: Callable[[], float] | None = None,
+    on_open: Callable[[dict[str, Any]], None] | None = None,
+    stop: Callable[[RunState], bool] | None = None,
 ) -> RunResult:
     """Run ``grid`` into ``out`` as ``ladder run`` does (streaming scorer included unless
     ``score`` is false), with no display; optionally sample counters while it runs
-    (``probe``: one more, sampled last, e.g. the endpoint process's CPU seconds)."""
+    (``probe``: one more, sampled last, e.g. the endpoint process's CPU seconds); ``on_open``
+    sees the open endpoints first; ``stop`` cancels the run once true (checked every 50 ms)."""
     async with open_endpoints(grid) as endpoints:
+        if on_open is not None:
+            on_open(endpoints)
         tasks, _ = pending_tasks(grid, out)
         state = RunState(grid=grid, out=out, endpoints=endpoints)
         if helpers is not None:  # as ``ladder run``: every compile first, as one batch
@@ -86,6 +101,8 @@ async def drive_runner(
         async with anyio.create_task_group() as tg:
             if sample_every:
                 tg.start_soon(sampler.run)
+            if stop is not None:
+                tg.start_soon(_watch, state, stop, tg.cancel_scope)
             await run_grid(state, tasks, scorer)
             tg.cancel_scope.cancel()
         wall, cpu = time.perf_counter() - t0, client_cpu_s() - c0

@@ -1,10 +1,11 @@
 """The scripted endpoint in its own process, pinned to its own core, for the benchmarks.
 
-``python -m bench._endpoint '<ServerConfig as JSON>' [CORE|-] [REPLICAS]`` starts
+``python -m bench._endpoint '<ServerConfig as JSON>' [CORE|-] [REPLICAS] [TRACE]`` starts
 :func:`serve.endpoint.app.start_replicas` on uvloop, prints each base URL on one line, and serves
 until stdin closes. The parent side is
 :func:`endpoint_process`, a context manager that yields an :class:`EndpointProcess` (its URL
-and its CPU time read from ``/proc``).
+and its CPU time read from ``/proc``). With ``trace``, the child stamps each chat request
+(:func:`bench._trace.trace_server`) and the parent reads the stamps after it exits.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import asyncio
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import msgspec
 
@@ -49,6 +52,7 @@ class EndpointProcess:
     url: str
     pid: int
     urls: tuple[str, ...] = ()  # every replica's base URL (``url`` is the first)
+    trace: dict[str, list[float]] | None = None  # filled when the child exits (``trace``)
 
     def cpu_s(self) -> float:
         """User + system CPU seconds the endpoint process has used so far."""
@@ -59,41 +63,58 @@ class EndpointProcess:
 
 @contextmanager
 def endpoint_process(
-    config: dict[str, object], core: int | None = None, replicas: int = 1
+    config: dict[str, object], core: int | None = None, replicas: int = 1, trace: bool = False
 ) -> Iterator[EndpointProcess]:
-    """The endpoint in a child process; ``replicas`` of it (one loop, a shared oracle)."""
-    args = [sys.executable, "-m", "bench._endpoint", msgspec.json.encode(config).decode()]
-    args.append("-" if core is None else str(core))
-    args.append(str(replicas))
-    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        urls = tuple(proc.stdout.readline().strip() for _ in range(replicas))
-        if not all(u.startswith("http") for u in urls):
-            raise RuntimeError(f"the scripted endpoint did not start (got {urls!r})")
-        yield EndpointProcess(url=urls[0], pid=proc.pid, urls=urls)
-    finally:
-        if proc.stdin is not None:
-            proc.stdin.close()
+    """The endpoint in a child process; ``replicas`` of it (one loop, a shared oracle).
+    ``trace``: the child's request stamps land in ``EndpointProcess.trace`` on exit."""
+    with tempfile.TemporaryDirectory(prefix="ladder-bench-endpoint-") as tmp:
+        d = Path(tmp)
+        args = [sys.executable, "-m", "bench._endpoint", msgspec.json.encode(config).decode()]
+        args += ["-" if core is None else str(core), str(replicas)]
+        args += [str(d / "trace.json")] if trace else []
+        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        ep = EndpointProcess(url="", pid=proc.pid)
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            assert proc.stdout is not None
+            urls = tuple(proc.stdout.readline().strip() for _ in range(replicas))
+            if not all(u.startswith("http") for u in urls):
+                raise RuntimeError(f"the scripted endpoint did not start (got {urls!r})")
+            ep.url, ep.urls = urls[0], urls
+            yield ep
+        finally:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if trace and (d / "trace.json").is_file():
+                ep.trace = msgspec.json.decode((d / "trace.json").read_bytes())
 
 
-async def _serve(config_json: str, replicas: int) -> None:
+async def _serve(config_json: str, replicas: int, trace: str | None) -> None:
     from serve.config import ServerConfig
     from serve.endpoint.app import start_replicas, stop_server
+    from serve.endpoint.server import SERVER
 
     config = msgspec.json.decode(config_json.encode(), type=ServerConfig)
     runners, urls = await start_replicas(config, replicas)
+    log: dict[str, list[float]] = {}
+    if trace:
+        from bench._trace import trace_server
+
+        for runner in runners:
+            trace_server(runner.app[SERVER], log)
     for url in urls:
         print(url, flush=True)
     loop = asyncio.get_running_loop()
     await loop.run_in_executor(None, sys.stdin.read)  # until the parent closes our stdin
     for runner in runners:
         await stop_server(runner)
+    if trace:
+        with open(trace, "wb") as f:
+            f.write(msgspec.json.encode(log))
 
 
 def main() -> None:
@@ -102,12 +123,13 @@ def main() -> None:
 
         pin(int(sys.argv[2]))
     replicas = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    trace = sys.argv[4] if len(sys.argv) > 4 else None
     try:
         import uvloop
 
-        uvloop.run(_serve(sys.argv[1], replicas))
+        uvloop.run(_serve(sys.argv[1], replicas, trace))
     except ImportError:  # pragma: no cover
-        asyncio.run(_serve(sys.argv[1], replicas))
+        asyncio.run(_serve(sys.argv[1], replicas, trace))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ flight (not every episode's). The real runner runs a grid of raw + checklist + e
 Time is virtual (:mod:`bench._virtual`): the clock moves only when every coroutine waits on
 a timer, so the figures measure the schedule (service, queues, routing, the tail), not this
 machine's CPU or its other tenants; the real seconds and CPU seconds of each run are in the
-JSON line.
+JSON line. The four routings run in parallel processes (one per core): the case takes the
+CPU of the four runs divided by the cores.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any
 import aiohttp
 
 from bench._common import client_cpu_s, row, scratch
-from bench._virtual import run_virtual
+from bench._virtual import in_parallel, run_virtual
 from runner.execution.connect import open_endpoints
 from runner.execution.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from runner.grid.expand import Grid, parse_grid
@@ -49,11 +50,11 @@ OVERSUBSCRIBE = 1.25  # episodes in flight per slot
 # transcript costs about seven 60-token replies.
 BASE_S, PREFILL_S, DECODE_S = 2e-3, 2e-5, 1e-4
 CACHE_PER_EPISODE = 8_000  # tokens of cache per episode in flight on a replica
-PREFILL_TARGET, MAKESPAN_TARGET = 1.1, 1.05
+PREFILL_TARGET, MAKESPAN_TARGET = 1.05, 1.05  # on >= 400 episodes (#50: prefill was 1.1)
 ARMS = ("raw", "checklist", "enforce")
 ROUTINGS = ("affinity", "least-in-flight", "round-robin", "random")
 FULL_SEEDS, QUICK_SEEDS = 134, 24  # x 3 arms: 402 or 72 episodes per routing
-MAKESPAN_MIN_EPISODES = 400  # the makespan target needs a tail of this many episodes
+MIN_EPISODES = 400  # the targets need a run (and a tail) of this many episodes
 
 
 def _grid(urls: tuple[str, ...], routing: str, seeds: str, concurrency: int) -> Grid:
@@ -165,17 +166,23 @@ def _one(routing: str, seeds: str) -> dict[str, Any]:
     }
 
 
+def _routings(seeds: str) -> dict[str, dict[str, Any]]:
+    """Each routing in its own process (:func:`bench._virtual.in_parallel`): the figures are
+    on each run's virtual clock, so running them side by side moves none of them."""
+    return dict(zip(ROUTINGS, in_parallel(_one, [(r, seeds) for r in ROUTINGS]), strict=True))
+
+
 def run(quick: bool = False) -> dict[str, Any]:
     n_seeds = QUICK_SEEDS if quick else FULL_SEEDS
     seeds = f"100-{99 + n_seeds}"
-    runs = {r: _one(r, seeds) for r in ROUTINGS}
+    runs = _routings(seeds)
     a = runs["affinity"]
     rows = [
         row(
             "affinity: prefilled tokens / minimum",
             a["prefill_over_minimum"],
             f"<= {PREFILL_TARGET}",
-            a["prefill_over_minimum"] <= PREFILL_TARGET,
+            a["prefill_over_minimum"] <= PREFILL_TARGET if a["episodes"] >= MIN_EPISODES else None,
         ),
         *(
             row(f"{r}: prefilled tokens / minimum", runs[r]["prefill_over_minimum"], "info", None)
@@ -185,8 +192,7 @@ def run(quick: bool = False) -> dict[str, Any]:
             f"affinity: makespan / lower bound ({a['episodes']} episodes)",
             a["makespan_over_bound"],
             f"<= {MAKESPAN_TARGET}",
-            (a["makespan_over_bound"] <= MAKESPAN_TARGET and a["episodes"] >= MAKESPAN_MIN_EPISODES)
-            or None,
+            a["makespan_over_bound"] <= MAKESPAN_TARGET if a["episodes"] >= MIN_EPISODES else None,
         ),
         *(
             row(f"{r}: makespan / lower bound", runs[r]["makespan_over_bound"], "info", None)

@@ -4,11 +4,15 @@ A server with a prefix cache (vLLM, SGLang) prefills only the tokens a request d
 share with one it has seen; an episode resends its whole transcript every turn, so its calls
 should all reach the replica that holds its prefix. Routing ``affinity`` (the default) sends
 an episode's calls (agent and helpers) to one home replica for the whole episode: chosen at
-its first call by a stable hash of its group (the arms of one seed share a group, so they
-share the brief's prefix), or the least loaded replica if that one is saturated. Later, the
-episode moves only when its home is saturated (``slots`` requests in flight) and another
-replica is idle (at most ``slots - margin``, ``margin`` = slots / 8, at least 1): the
-hysteresis keeps an episode from bouncing, and a moved episode stays on its new home.
+its first call as its group's replica (the arms of one seed share a group, so they share the
+brief's prefix): a stable hash of the group for its first episode, the least loaded replica
+if that one is saturated; a later arm goes where the group's last went and leaves it only
+as a move would (saturated there, an idle replica elsewhere), since the brief is cached
+there (#50: first-call spills split a seed's arms, the bench's prefill 1.07 x its minimum;
+1.014 after). Later, the episode moves only when its home is saturated (``slots`` requests
+in flight) and another replica is idle (at most ``slots - margin``, ``margin`` = slots / 8,
+at least 1): the hysteresis keeps an episode from bouncing, and a moved episode stays on its
+new home.
 Routing ``least-in-flight`` sends every call to the replica with the fewest requests in
 flight, whatever its episode (each turn likely misses the cache with several replicas).
 
@@ -63,6 +67,7 @@ class ReplicaChooser:
         self.margin = max(1, self.slots // 8)
         self.memory = memory
         self._home: OrderedDict[str, int] = OrderedDict()
+        self._group: OrderedDict[str, int] = OrderedDict()  # where each group last went
         self.moves = 0  # episodes moved off a saturated home
         self._turn = 0  # round-robin's next replica
         self._rng = random.Random(0)  # random routing, the same in every run
@@ -81,14 +86,30 @@ class ReplicaChooser:
             return least
         home = self._home.get(key)
         if home is None or home >= n:
-            home = stable_hash(key.rpartition("#")[0] or key) % n
-            if load[home] >= self.slots and load[least] < load[home]:
-                home = least  # the first call: nothing cached yet but the group's brief
+            home = self._first(load, key.rpartition("#")[0] or key, least)
         elif load[home] >= self.slots and load[least] <= self.slots - self.margin:
             home = least
             self.moves += 1
-        self._home[key] = home
-        self._home.move_to_end(key)
-        if len(self._home) > self.memory:
-            self._home.popitem(last=False)
+        self._remember(self._home, key, home)
         return home
+
+    def _first(self, load: Sequence[int], group: str, least: int) -> int:
+        """An episode's first call: nothing cached for it yet but its group's brief, on the
+        group's replica (where its last episode went; a stable hash for its first) unless
+        that one is saturated and another less loaded."""
+        home = self._group.get(group)
+        if home is not None and home < len(load):  # the brief is there: leave as a move would
+            if load[home] >= self.slots and load[least] <= self.slots - self.margin:
+                home = least
+        else:
+            home = stable_hash(group) % len(load)
+            if load[home] >= self.slots and load[least] < load[home]:
+                home = least
+        self._remember(self._group, group, home)
+        return home
+
+    def _remember(self, memory: OrderedDict[str, int], key: str, home: int) -> None:
+        memory[key] = home
+        memory.move_to_end(key)
+        if len(memory) > self.memory:
+            memory.popitem(last=False)

@@ -56,6 +56,23 @@ def test_the_arms_of_one_seed_share_a_home_and_first_calls_avoid_saturation() ->
     assert c.pick(load, fresh) != h  # first call on a saturated home: the least loaded
 
 
+def test_a_seeds_next_arm_follows_its_group_where_a_spill_took_it() -> None:
+    # #50: a seed's arms split by first-call spills each prefilled the brief again (the
+    # bench's prefill 1.07 x its minimum); the next arm goes where the group's last went,
+    # and leaves it only as a move would (saturated there, an idle replica elsewhere).
+    c = ReplicaChooser(slots=8)  # margin 1
+    h = stable_hash("g") % 4
+    load = [3, 3, 3, 3]
+    load[h] = 8
+    spilled = c.pick(load, "g#a")
+    assert spilled != h  # the first arm: nothing cached anywhere, the least loaded
+    load = [8, 8, 8, 8]
+    assert c.pick(load, "g#b") == spilled  # the brief is there; nowhere idle: stay with it
+    load[(spilled + 1) % 4] = 7
+    assert c.pick(load, "g#c") != spilled  # saturated, another idle: leave, as a move
+    assert c.moves == 0  # first calls are not moves
+
+
 def test_least_in_flight_ignores_the_episode() -> None:
     c = ReplicaChooser(routing="least-in-flight", slots=8)
     assert c.pick([3, 1, 2], "g#e") == 1

@@ -1,0 +1,196 @@
+"""Where a saturated server's slot-seconds go: event streams on both sides, integrated (#50).
+
+With the runner's endpoint limit equal to the server's cap C, every server slot is paired
+with one limiter slot, and one request's cycle through them passes six instants, each
+stamped with ``time.perf_counter`` (``CLOCK_MONOTONIC``, the same clock in both processes):
+
+1. ``grant``: the limiter gives the request a slot (client, :class:`TracedLimiter`);
+2. ``resume``: the request's coroutine runs again (the same instant when nobody waited);
+3. ``arrival``: the server's handler starts on it (server, :func:`trace_server`);
+4. ``start``: the request takes a server slot, its answer computed (``start + service``:
+   where a GPU would be done);
+5. ``end``: its service sleep wakes;
+6. ``release``: the client, the reply read and decoded, frees the limiter slot.
+
+The number of requests between two instants at time t is the count of the first's events
+up to t minus the second's, so the slot-seconds each phase holds over a window are
+integrals of counts: no request has to be matched across processes. Over the window the C
+limiter slots hold C x W slot-seconds: service (useful), the server's timer overshoot,
+the server's answer computed before the slot, the request's send and transit, the limiter's
+hand-off, the reply's return (body, transit, read, decode), and the limiter slot free (no
+request was ready: every episode busy client-side, or between episodes). They sum to one.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gc
+import time
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from runner.client.limiter import Limiter
+
+__all__ = ["PHASES", "GcPauses", "TracedLimiter", "phase_shares", "trace_server"]
+
+# (label, first instant, second instant): a phase is the time between two instants
+PHASES = (
+    ("service (useful)", "start", "due"),
+    ("server timer overshoot", "due", "end"),
+    ("server: request read + answer computed before the slot", "arrival", "start"),
+    ("client send + transit to the server's handler", "resume", "arrival"),
+    ("limiter hand-off (slot granted -> waiter resumes)", "grant", "resume"),
+    ("reply return (body, transit, client read + decode)", "end", "release"),
+)
+
+
+class TracedLimiter(Limiter):
+    """A :class:`Limiter` that stamps each grant, resume and release, and the limiter's
+    state (slots held, requests waiting) at each change."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.grant: list[float] = []
+        self.resume: list[float] = []
+        self.release_at: list[float] = []
+        self.states: list[tuple[float, int, int]] = []  # (t, in flight, waiting)
+
+    def _take(self) -> None:
+        super()._take()
+        now = time.perf_counter()
+        self.grant.append(now)
+        self.states.append((now, self.in_flight, len(self._waiters)))
+
+    def try_acquire(self) -> bool:
+        if super().try_acquire():
+            self.resume.append(self.grant[-1])
+            return True
+        return False
+
+    async def acquire(self) -> None:
+        waits = not (self.in_flight < self.limit and not self._waiters)
+        await super().acquire()
+        self.resume.append(time.perf_counter() if waits else self.grant[-1])
+
+    def release(self) -> None:
+        now = time.perf_counter()
+        self.release_at.append(now)
+        self.in_flight -= 1
+        self.states.append((now, self.in_flight, len(self._waiters)))
+        self._wake()
+
+
+def trace_server(server: Any, log: dict[str, list[float]]) -> None:
+    """Stamp a :class:`serve.endpoint.server.ServerState`'s requests into ``log``
+    (``arrival``, ``start``, ``due``, ``end``): the handler's start, the slot taken, the
+    slot's service time after it, the service sleep's wake."""
+    for k in ("arrival", "start", "due", "end"):
+        log.setdefault(k, [])
+    arrival, serve = server.arrival, server.latency.serve
+    compute = server.latency._compute
+    asked: ContextVar[float] = ContextVar("asked", default=0.0)  # the request's own task
+
+    def stamped_arrival() -> int:
+        log["arrival"].append(time.perf_counter())
+        return int(arrival())
+
+    async def stamped_serve(seconds: float) -> None:
+        asked.set(seconds)
+        await serve(seconds)
+
+    async def stamped_compute(seconds: float) -> None:
+        t = time.perf_counter()
+        log["start"].append(t)
+        log["due"].append(t + asked.get())
+        try:
+            await compute(seconds)
+        finally:
+            log["end"].append(time.perf_counter())
+
+    server.arrival = stamped_arrival
+    server.latency.serve = stamped_serve
+    server.latency._compute = stamped_compute
+
+
+def _integral(events: Sequence[float], t0: float, t1: float) -> float:
+    """The integral over [t0, t1] of the count of ``events`` (sorted) up to t."""
+    n0 = bisect.bisect_right(events, t0)
+    n1 = bisect.bisect_right(events, t1)
+    return n0 * (t1 - t0) + sum(t1 - e for e in events[n0:n1])
+
+
+def _free(states: Sequence[tuple[float, int, int]], cap: int, t0: float, t1: float) -> float:
+    """Limiter slot-seconds free over [t0, t1] (C minus the slots held)."""
+    free, held, last = 0.0, 0, t0
+    for t, in_flight, _ in states:
+        if t > t1:
+            break
+        if t > t0:
+            free += (cap - held) * (t - last)
+            last = t
+        held = in_flight
+    return free + (cap - held) * (t1 - last)
+
+
+def phase_shares(
+    client: TracedLimiter,
+    server: dict[str, list[float]],
+    cap: int,
+    t0: float,
+    t1: float,
+    figure: float,
+) -> dict[str, float]:
+    """Each phase's share of the window's C x W limiter slot-seconds; the shares sum to 1.
+    ``figure``: the case's utilization over the same window; its difference from the
+    ``service`` share is the window's edges (requests counted whole or not at all)."""
+    streams: dict[str, list[float]] = {
+        "grant": client.grant,
+        "resume": client.resume,
+        "release": client.release_at,
+        **{k: sorted(v) for k, v in server.items()},
+    }
+    for k in ("grant", "resume", "release"):
+        streams[k] = sorted(streams[k])
+    total = cap * (t1 - t0)
+    area: Callable[[str], float] = lambda k: _integral(streams[k], t0, t1)  # noqa: E731
+    shares = {label: (area(a) - area(b)) / total for label, a, b in PHASES}
+    shares["limiter slot free (no request ready)"] = _free(client.states, cap, t0, t1) / total
+    shares["window edges (figure - service share)"] = figure - shares["service (useful)"]
+    return {k: round(v, 5) for k, v in shares.items()}
+
+
+class GcPauses:
+    """The cyclic collector's pauses in this process, stamped by ``gc.callbacks`` while
+    entered: (start, end, generation)."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[float, float, int]] = []
+        self._start = 0.0
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.pauses.append((self._start, time.perf_counter(), info["generation"]))
+
+    def __enter__(self) -> GcPauses:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def share(self, t0: float, t1: float) -> dict[str, float]:
+        """The share of [t0, t1] spent in collections, in all and of generation 2; the
+        longest pause in ms."""
+        inside = [(max(s, t0), min(e, t1), g) for s, e, g in self.pauses if e > t0 and s < t1]
+        total = sum(e - s for s, e, _ in inside)
+        old = sum(e - s for s, e, g in inside if g == 2)
+        longest = max((e - s for s, e, _ in inside), default=0.0)
+        return {
+            "gc_share": round(total / (t1 - t0), 5),
+            "gc2_share": round(old / (t1 - t0), 5),
+            "gc_longest_ms": round(1000 * longest, 2),
+            "gc_pauses": len(inside),
+        }
