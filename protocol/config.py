@@ -257,24 +257,44 @@ class CellKey(_Frozen, frozen=True, kw_only=True):
     def slug(self) -> str:
         """A file-name-safe identifier, stable across runs (fields at their defaults add
         nothing, so slugs of cells written before a field existed are unchanged)."""
-        parts = [
-            _safe(self.model),
-            self.regime,
-            f"S{self.steps}",
-            f"rho{self.density:g}",
-            self.domain,
-            self.brief,
-            self.arm,
-        ]
-        if self.schedule is not None:
-            parts.append(f"sched-{self.schedule}")
-        if self.paraphrase_tier:
-            parts.append(f"tier{self.paraphrase_tier}")
-        if self.ambiguous_rate:
-            parts.append(f"amb{self.ambiguous_rate:g}")
-        if changed := self.knobs.changed():  # a model name in a knob, as the model's own
-            parts.append("-".join(f"{f}={_safe(str(v))}" for f, v in changed.items()))
-        return "__".join(parts)
+        key = _ENCODE(self)
+        slug = _SLUGS.get(key)
+        if slug is None:
+            if len(_SLUGS) >= _MAX_SLUGS:
+                _SLUGS.clear()
+            slug = _SLUGS[key] = _slug(self)
+        return slug
+
+
+# A run asks for a cell's slug several times per episode (its log file, its episode id, the
+# start order, the replica key) and has a handful of cells: each slug is made once (#50),
+# keyed by the cell's encoding (one C call; not by equality, where 1 == 1.0 in a knob would
+# hand one spelling's slug to the other), bounded.
+_SLUGS: dict[bytes, str] = {}
+_MAX_SLUGS = 4096
+_ENCODE = msgspec.json.Encoder().encode
+
+
+def _slug(cell: CellKey) -> str:
+    """:meth:`CellKey.slug`."""
+    parts = [
+        _safe(cell.model),
+        cell.regime,
+        f"S{cell.steps}",
+        f"rho{cell.density:g}",
+        cell.domain,
+        cell.brief,
+        cell.arm,
+    ]
+    if cell.schedule is not None:
+        parts.append(f"sched-{cell.schedule}")
+    if cell.paraphrase_tier:
+        parts.append(f"tier{cell.paraphrase_tier}")
+    if cell.ambiguous_rate:
+        parts.append(f"amb{cell.ambiguous_rate:g}")
+    if changed := cell.knobs.changed():  # a model name in a knob, as the model's own
+        parts.append("-".join(f"{f}={_safe(str(v))}" for f, v in changed.items()))
+    return "__".join(parts)
 
 
 def _safe(text: str) -> str:

@@ -100,7 +100,7 @@ def reply_of(got: ChatReply, call: CallState, role: Role) -> Reply:
             role=role,
             prompt_tokens=got.prompt_tokens,
             completion_tokens=got.completion_tokens,
-            wait_s=round(call.waited, 6),
+            wait_s=round(call.waited, 6) if call.waited else 0.0,  # no wait: no round (#50)
             server_s=round(call.server, 6),
             attempts=call.attempt,
             finish_reason=got.finish_reason,

@@ -91,6 +91,7 @@ class Endpoint:
         self.urls = [u.rstrip("/") + "/chat/completions" for u in base_urls]
         self.base_urls = [u.rstrip("/") for u in base_urls]
         self._in_flight = [0] * len(self.urls)
+        self._one = len(self.urls) == 1  # one replica: no choice to make per request
         # Saturation of one replica (runner.client.affinity): its share of the limit unless given.
         slots = replica_slots or -(-max_in_flight // len(self.urls))
         self.chooser = ReplicaChooser(routing=routing, slots=slots)
@@ -139,9 +140,7 @@ class Endpoint:
                 self._transport = None
 
     def _pick(self, affinity: str | None) -> int:
-        if len(self.urls) == 1:
-            return 0
-        return self.chooser.pick(self._in_flight, affinity)
+        return 0 if self._one else self.chooser.pick(self._in_flight, affinity)
 
     async def get(self, path: str, *, root: bool = False) -> tuple[int, bytes]:
         """A plain GET on the first replica (``/models``, ``/health``; ``root``: at the
@@ -170,8 +169,9 @@ class Endpoint:
         episode's key (:func:`runner.client.affinity.affinity_key`; default: the running one).
         With ``self.allow_no_reply`` an empty or filtered reply is returned, not retried.
         ``headers``: sent with this call beside the endpoint's own (the agent's draw key)."""
-        self.open()
-        call = CallState(budget=max_tokens, affinity=affinity or EPISODE.get())
+        # the episode's key is read only where there are replicas to choose among (#50)
+        key = affinity if affinity or self._one else EPISODE.get()
+        call = CallState(budget=max_tokens, affinity=key)
         sent = {**self._headers, **headers} if headers else self._headers
         # The retry loop of :meth:`_retried`, inlined for chat (#50): one coroutine per
         # attempt (:meth:`_chat_attempt`), no closures; a failure, the end of the attempts
@@ -204,7 +204,7 @@ class Endpoint:
             await self._backoff(call, None)
         else:
             raise self._exhausted(call, "")
-        if (warning := self.stats.answered_by(model, got.model)) is not None:
+        if got.model != model and (warning := self.stats.answered_by(model, got.model)):
             print(warning, file=sys.stderr)  # once per endpoint; the count is in its stats
         return self._reply(got, call, role)
 
@@ -222,22 +222,23 @@ class Endpoint:
         one typed decode); the slot goes back whatever happens."""
         body = chat_body(model, messages, temperature, call.budget, extra)
         cap = reply_cap(call.budget)
-        t0 = time.perf_counter()
-        if not self.limiter.try_acquire():
-            await self.limiter.acquire()
+        transport = self._transport or self.open()
         t1 = time.perf_counter()
-        call.waited += t1 - t0
-        idx = self._pick(call.affinity)
+        if not self.limiter.try_acquire():  # a free slot: no wait to time (#50)
+            await self.limiter.acquire()
+            t0, t1 = t1, time.perf_counter()
+            call.waited += t1 - t0
+        idx = 0 if self._one else self._pick(call.affinity)
         self._in_flight[idx] += 1
         try:
             try:
-                request = Request("POST", self.urls[idx], body, sent, cap)
-                resp = await self.open().send(request)
+                resp = await transport.send(Request("POST", self.urls[idx], body, sent, cap))
             except TransportError as e:
                 raise Retry(str(e)) from None
             except TimeoutError:
                 raise Retry("request timed out") from None
-            check_status(resp)
+            if resp.status >= 300:  # check_status passes every 1xx and 2xx
+                check_status(resp)
             return decode_chat(resp.body)
         except Retry as r:
             if r.throttled:

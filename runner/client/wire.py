@@ -95,7 +95,9 @@ def reply_cap(max_tokens: int) -> int:
     """The byte cap of a reply under a budget of ``max_tokens`` (see REPLY_BASE_BYTES); a
     budget past :data:`REPLY_CAP_TOKENS` counts as that (#47): whatever ``max_tokens`` says,
     a reply holds at most ~4 MiB."""
-    tokens = min(max(0, max_tokens), REPLY_CAP_TOKENS)
+    tokens = max_tokens  # in 0..REPLY_CAP_TOKENS, as most budgets are: no min/max (#50)
+    if not 0 <= tokens <= REPLY_CAP_TOKENS:
+        tokens = 0 if tokens < 0 else REPLY_CAP_TOKENS
     return REPLY_BASE_BYTES + 2 * REPLY_BYTES_PER_TOKEN * tokens
 
 
@@ -327,14 +329,16 @@ def decode_chat(raw: bytes) -> ChatReply:
     if reasoning is None:
         reasoning = message.reasoning
     usage = body.usage or _NO_USAGE
+    details, bare = usage.prompt_tokens_details, usage.cached_tokens
+    said = body.model  # as _model reads it, without the call on the usual reply (#50)
     return ChatReply(
         content=content or "",
         reasoning=reasoning or "",
         finish_reason=choice.finish_reason,
         prompt_tokens=usage.prompt_tokens or 0,
         completion_tokens=usage.completion_tokens or 0,
-        cached_tokens=_cached(usage.prompt_tokens_details, usage.cached_tokens),
-        model=_model(body.model),
+        cached_tokens=None if details is None and bare is None else _cached(details, bare),
+        model=said if type(said) is str and 0 < len(said) <= 200 else None,
     )
 
 

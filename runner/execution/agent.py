@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping, Sequence
 
 from protocol.draws import DRAW_HEADER, LINEAGE_HEADER, draw_key
 from runner.arms import AgentCall
@@ -24,27 +24,34 @@ def agent_call(endpoint: Endpoint, model: ModelConfig, grid: Grid, trial: int = 
     kwargs["extra"].update(trial_seed(trial))
     checked = False
 
-    async def call(messages: list[dict[str, str]]) -> Reply:
-        nonlocal checked
+    def call(messages: list[dict[str, str]]) -> Awaitable[Reply]:
         # as sent: the list itself where the brief stays in the system message (#50: no copy
         # per turn; the endpoint only reads it)
         sent = messages if model.brief_role != "user" else placed(messages, "user")
-        brief = "" if checked else brief_text(messages)  # the first call's check alone reads it
         turn = TURN_DRAW.get()
         if turn is None:  # an arm's own call, or a caller outside an episode
-            reply = await endpoint.chat(messages=sent, **kwargs)
+            reply = endpoint.chat(messages=sent, **kwargs)
         else:
             headers = {DRAW_HEADER: draw_key(*turn, trial=trial)}
             lineage = EPISODE_RUN.get()  # the episode run's token (issue #48)
             if lineage is not None:
                 headers[LINEAGE_HEADER] = lineage
-            reply = await endpoint.chat(messages=sent, headers=headers, **kwargs)
+            reply = endpoint.chat(messages=sent, headers=headers, **kwargs)
+        if checked:  # the endpoint's own coroutine: no frame of ours on each turn (#50)
+            return reply
+        return first(reply, sent, brief_text(messages))  # the first reply's check reads it
+
+    async def first(
+        reply: Awaitable[Reply], sent: Sequence[Mapping[str, str]], brief: str
+    ) -> Reply:
+        nonlocal checked
+        got = await reply
         if not checked:
             checked = True
-            lost = brief_lost(model.name, sent, reply.call.prompt_tokens, brief)
+            lost = brief_lost(model.name, sent, got.call.prompt_tokens, brief)
             if lost is not None:
                 raise BriefLost(lost)
-        return reply
+        return got
 
     return call
 

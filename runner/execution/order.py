@@ -61,6 +61,10 @@ class TaskOrder:
         if not tail:
             return None
         slugs = self._tail_slugs  # a slug per pop and task would cost O(window) each (#50)
-        best = max(range(len(tail)), key=lambda i: (self._estimate(slugs[i]), -i))
+        # the longest estimate, ties in run order: one estimate per cell in the tail (a
+        # handful), not one per task (#50), then the first task of the first such cell
+        estimates = {slug: self._estimate(slug) for slug in dict.fromkeys(slugs)}
+        longest = max(estimates.values())
+        best = slugs.index(next(s for s, e in estimates.items() if e == longest))
         slugs.pop(best)
         return tail.pop(best)

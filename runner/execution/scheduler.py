@@ -339,9 +339,19 @@ class _Workers:
             state.on_episode(record)
         state.observers.episode_end(record)
         if self.scorer is not None:
-            self._emit(self.scorer.add(record))
+            self._emit(self.scorer.add(record, self._scored_on(record, ep)))
         if len(self.episodes) > 4 * state.grid.run.concurrency:
             self.episodes.clear()  # bounded memory; regenerating is cheap
+
+    def _scored_on(self, record: EpisodeRecord, ep: Episode) -> Episode | None:
+        """``ep`` (generated for the record's task) for the scorer where its cache would
+        generate the same episode (#50: one generation per spec, not two): the record's
+        spec is ``ep``'s and its wording needs no paraphrases (tier 2 reads the run's, which
+        the scorer's cache does not hold); else None (the scorer generates its own)."""
+        spec = record.spec
+        if spec.paraphrase_tier == 2 or spec != ep.spec:
+            return None
+        return ep
 
     def _emit(self, lines: list[ResultLine]) -> None:
         for line in lines:  # provisional: the run's end appends the final lines

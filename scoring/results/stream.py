@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
+from protocol.episode.structs import Episode
 from protocol.episode.versions import SpecError
 from protocol.records import CellKey, EpisodeRecord
 from scoring.replay.episode_score import EpisodeScore, score_episode
@@ -58,21 +59,27 @@ class StreamingScorer:
         for key in self.expected:
             self._ladders.setdefault(config_of(key), []).append(key)
 
-    def score(self, record: EpisodeRecord) -> EpisodeScore:
-        try:
-            episode = self.cache.get(record.spec)
-        except SpecError:
-            return self.shared(score_episode(record))  # reports the spec as unscorable
+    def score(self, record: EpisodeRecord, episode: Episode | None = None) -> EpisodeScore:
+        """``record`` scored on ``episode`` (see :meth:`add`), else on its spec's episode
+        from the cache."""
+        if episode is None:
+            try:
+                episode = self.cache.get(record.spec)
+            except SpecError:
+                return self.shared(score_episode(record))  # reports the spec as unscorable
         return self.shared(score_episode(record, episode, detail=False))
 
     def _complete(self, key: CellKey) -> bool:
         seeds = self.expected.get(key)
         return seeds is not None and seeds <= self.scores.get(key, {}).keys()
 
-    def add(self, record: EpisodeRecord) -> list[ResultLine]:
-        """Score *record*; the result lines that became final with it (often none)."""
+    def add(self, record: EpisodeRecord, episode: Episode | None = None) -> list[ResultLine]:
+        """Score *record*; the result lines that became final with it (often none).
+        ``episode``: the episode of ``record.spec`` exactly as :attr:`cache` would give it
+        (the runner's own, handed on so it is not generated a second time, #50); None: from
+        the cache."""
         key = record.cell
-        score = self.score(record)
+        score = self.score(record, episode)
         self.scores.setdefault(key, {})[score.unit] = score
         if not self._complete(key):
             return []

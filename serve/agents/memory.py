@@ -56,7 +56,9 @@ def _facts(role: str, text: str) -> list[dict[str, str]]:
 
 def mem0_answer(messages: Sequence[Message]) -> Answer | None:
     """The extraction answer when ``messages`` are mem0's extraction prompt, else None."""
-    if not any(r == "system" and MEM0_MARKER in c for r, c in messages):
+    # a list comprehension, not a generator under any(): no step per message of every
+    # request's transcript (the usual request is no extraction prompt; #50)
+    if not [c for r, c in messages if r == "system" and MEM0_MARKER in c]:
         return None
     user = next((c for r, c in reversed(messages) if r == "user"), "")
     found = _NEW.search(user + "\n\n## ")

@@ -107,7 +107,11 @@ def parse_chat(body: bytes) -> ChatRequest:
     kwargs = chat.chat_template_kwargs or {}
     return ChatRequest(
         model=chat.model,
-        messages=tuple((m.role, _content(m.content)) for m in chat.messages),
+        # a list built first, a plain string content taken as it is: no generator step and
+        # no call per message, which grew with the transcript (#50)
+        messages=tuple(
+            [(m.role, c if type(c := m.content) is str else _content(c)) for m in chat.messages]
+        ),
         max_tokens=max_tokens,
         thinking=bool(kwargs.get("enable_thinking", False)),
         stream=bool(chat.stream),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from protocol.records import CellKey, EpisodeSpec
 from runner.execution.order import TaskOrder
 from runner.grid.expand import Task
@@ -37,4 +40,32 @@ def test_a_cell_not_yet_seen_starts_before_measured_ones() -> None:
     order.observe(tasks[0], 5.0)
     assert order.pop() == tasks[2]  # unseen: assumed long
     assert order.pop() == tasks[1]
+    assert order.pop() is None
+
+
+@given(
+    arms=st.lists(st.sampled_from(("raw", "checklist", "enforce", "directive")), max_size=24),
+    seconds=st.lists(st.sampled_from((0.5, 1.0, 2.0)), max_size=24),
+)
+def test_the_tail_pops_as_a_max_over_every_task_would(
+    arms: list[str], seconds: list[float]
+) -> None:
+    """One estimate per cell (#50) picks what the rule over every task picks: the longest
+    estimate (unseen cells first), ties in run order; measured as the tail is popped."""
+    tasks = [_task(arm, seed) for seed, arm in enumerate(arms)]
+    order = TaskOrder(tasks, window=len(tasks))
+    left = list(tasks)
+    measured: dict[str, list[float]] = {}
+
+    def estimate(task: Task) -> float:
+        got = measured.get(task.cell.arm)
+        return sum(got) / len(got) if got else float("inf")
+
+    for i, _ in enumerate(tasks):
+        want = max(range(len(left)), key=lambda j: (estimate(left[j]), -j))
+        got = order.pop()
+        assert got is left.pop(want)
+        if i < len(seconds):
+            order.observe(got, seconds[i])
+            measured.setdefault(got.cell.arm, []).append(seconds[i])
     assert order.pop() is None
