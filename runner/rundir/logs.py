@@ -38,13 +38,11 @@ __all__ = [
     "UnreadableRecord",
     "checked_record",
     "decode_record",
-    "iter_log",
     "iter_records",
     "log_files",
     "read_log_file",
     "read_logs",
     "read_record",
-    "scan_log",
 ]
 
 LOGS = "logs"
@@ -311,54 +309,9 @@ def iter_records(
             yield key, label_record(checked_record(line, path.name), served_for_log(path))
 
 
-@dataclass(frozen=True)
-class LogLine:
-    """One complete line of a log file: where it lies and what it decoded to."""
-
-    offset: int  # byte offset of the line in its file
-    length: int  # bytes, without the newline
-    record: EpisodeRecord | None  # None: the line is corrupt
-    error: str | None = None
-
-
-def scan_log(path: Path, start: int = 0) -> tuple[list[LogLine], int]:
-    """The complete lines of one log file from byte ``start`` (a line start) on, and the
-    offset after the last complete line (where a later scan resumes). A last line without
-    its newline (an episode being written, or a kill) is left for the next scan."""
-    out: list[LogLine] = []
-    end = start
-    for line, after in iter_log(path, start):
-        end = after
-        if line is not None:
-            out.append(line)
-    return out, end
-
-
-def iter_log(path: Path, start: int = 0) -> Iterator[tuple[LogLine | None, int]]:
-    """:func:`scan_log` a line at a time (#47: memory flat however many lines): each
-    complete line (None for a blank one) with the offset after it."""
-    served = served_for_log(path)
-    for offset, line, complete, size in lines(path, start):
-        if not complete:
-            return
-        where = f"{path.name}@{offset}"
-        if line is None:
-            found = LogLine(offset, 0, None, f"{where}: line over {MAX_LINE_BYTES} bytes")
-        elif not line.strip():
-            yield None, offset + size
-            continue
-        else:
-            try:
-                found = LogLine(
-                    offset, len(line), label_record(checked_record(line, where), served)
-                )
-            except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                found = LogLine(offset, len(line), None, f"{where}: {e}")
-        yield found, offset + size
-
-
 def read_record(path: Path, offset: int, length: int) -> EpisodeRecord:
-    """The record on the line at ``offset`` (as :func:`scan_log` found it)."""
+    """The record on the line at ``offset`` (as :func:`runner.rundir.group_read.read_file`
+    found it)."""
     with os.fdopen(open_regular(path), "rb") as f:
         f.seek(offset)
         line = f.read(length)
