@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import overload
+from typing import Generic, NamedTuple, TypeVar, overload
 
 import msgspec
 
@@ -30,8 +30,12 @@ from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord, log_key
 from runner.files import MAX_LINE_BYTES, JsonlAppender, lines, open_regular
 from runner.rundir.served import label_record, served_for_log
 
+K = TypeVar("K", bound=Hashable)
+
 __all__ = [
     "LOGS",
+    "FileRead",
+    "Found",
     "LogReport",
     "LogWriter",
     "NewerSchemaError",
@@ -40,7 +44,7 @@ __all__ = [
     "decode_record",
     "iter_records",
     "log_files",
-    "read_log_file",
+    "read_file",
     "read_logs",
     "read_record",
 ]
@@ -203,15 +207,13 @@ class LogReport:
     duplicates: int = 0  # earlier records of a (cell, seed) superseded by a later one
     foreign: list[str] = field(default_factory=list)  # records of another grid, excluded
 
-
-def _lines(path: Path, report: LogReport) -> Iterator[tuple[int, bytes, bool]]:
-    """``(line number, line, truncated)`` for each non-blank line, one line in memory at a
-    time; a line over the per-line cap is reported corrupt and skipped."""
-    for lineno, (_, line, complete, _) in enumerate(lines(path), 1):
-        if line is None:
-            report.corrupt.append(f"{path.name}:{lineno}: line over {MAX_LINE_BYTES} bytes")
-        elif line.strip():
-            yield lineno, line, not complete
+    def add(self, other: LogReport) -> None:
+        """Count what another reading found (one file's, a worker's) in this report."""
+        self.files += other.files
+        self.records += other.records
+        self.duplicates += other.duplicates
+        self.corrupt += other.corrupt
+        self.truncated += other.truncated
 
 
 def log_files(run_dir: Path) -> list[Path]:
@@ -236,6 +238,70 @@ def checked_record(line: bytes, where: str) -> EpisodeRecord:
     return rec
 
 
+class Found(NamedTuple):
+    """A record and where its line lies in its file."""
+
+    offset: int  # of the line's first byte
+    length: int  # the line's bytes, without its newline
+    record: EpisodeRecord
+
+
+@dataclass
+class FileRead(Generic[K]):
+    """What reading one log file found."""
+
+    report: LogReport  # files: 1; the records, duplicates and bad lines of this read
+    found: dict[K, Found]  # each key's last record, keys in their first line's order
+    end: int  # the offset after the last line read (where a later read resumes)
+    lines: int  # lines read up to ``end`` (blank and bad ones included), from the file's start
+
+
+def read_file(
+    path: Path,
+    key: Callable[[EpisodeRecord], K],
+    start: int = 0,
+    lineno: int = 0,
+    *,
+    partial: bool = False,
+    stop: int | None = None,
+) -> FileRead[K]:
+    """The records of ``path`` from byte ``start`` (``lineno`` lines lie before it), each
+    key's last one (``key``: ``ladder score``'s is :func:`protocol.records.log_key`).
+    The one reading of a log file: :func:`read_logs`, ``ladder score``'s and ``ladder
+    report``'s workers and the viewer's index all read through it (#50); a bad line is
+    counted in the report as ``<file>:<line>: <reason>``, never raised; a record of a newer
+    schema raises :class:`NewerSchemaError`. ``partial``: a last line without its newline
+    (an episode being written) is left for a later read, not reported; otherwise it is
+    read, and reported truncated where it does not decode. ``stop``: no line that starts
+    there or after it is read (a file read in parts)."""
+    report = LogReport(files=1)
+    found: dict[K, Found] = {}
+    served = served_for_log(path)
+    end = start
+    for offset, text, complete, size in lines(path, start):
+        if (partial and not complete) or (stop is not None and offset >= stop):
+            break
+        lineno += 1
+        end = offset + size
+        where = f"{path.name}:{lineno}"
+        if text is None:
+            report.corrupt.append(f"{where}: line over {MAX_LINE_BYTES} bytes")
+            continue
+        if not text.strip():
+            continue
+        try:
+            record = label_record(checked_record(text, where), served)
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            (report.corrupt if complete else report.truncated).append(f"{where}: {e}")
+            continue
+        k = key(record)
+        if k in found:
+            report.duplicates += 1
+        found[k] = Found(offset, len(text), record)
+        report.records += 1
+    return FileRead(report, found, end, lineno)
+
+
 def read_logs(
     run_dir: Path, report: LogReport | None = None
 ) -> dict[tuple[str, int], EpisodeRecord]:
@@ -249,28 +315,13 @@ def read_logs(
     report = report if report is not None else LogReport()
     out: dict[tuple[str, int], EpisodeRecord] = {}
     for path in log_files(run_dir):
-        read_log_file(path, report, out)
+        read = read_file(path, log_key)
+        report.add(read.report)
+        for key, found in read.found.items():  # a later file's record replaces an earlier one
+            if key in out:
+                report.duplicates += 1
+            out[key] = found.record
     return out
-
-
-def read_log_file(path: Path, report: LogReport, out: dict[tuple[str, int], EpisodeRecord]) -> None:
-    """The records of one log file into ``out`` (a later record of a key replaces it),
-    labelled from the run's manifest where they predate ``served_by``
-    (:mod:`runner.rundir.served`)."""
-    report.files += 1
-    served = served_for_log(path)
-    for lineno, line, truncated in _lines(path, report):
-        where = f"{path.name}:{lineno}"
-        try:
-            rec = label_record(checked_record(line, where), served)
-        except (msgspec.DecodeError, msgspec.ValidationError) as e:
-            (report.truncated if truncated else report.corrupt).append(f"{where}: {e}")
-            continue
-        key = log_key(rec)
-        if key in out:
-            report.duplicates += 1
-        out[key] = rec
-        report.records += 1
 
 
 def iter_records(
@@ -310,8 +361,8 @@ def iter_records(
 
 
 def read_record(path: Path, offset: int, length: int) -> EpisodeRecord:
-    """The record on the line at ``offset`` (as :func:`runner.rundir.group_read.read_file`
-    found it)."""
+    """The record on the line at ``offset`` (as :func:`read_file` found
+    it)."""
     with os.fdopen(open_regular(path), "rb") as f:
         f.seek(offset)
         line = f.read(length)

@@ -24,8 +24,7 @@ import msgspec
 
 from protocol.records import CellKey, EpisodeRecord, Knobs, log_key
 from runner.grid.packs import loaded_texts, register_texts
-from runner.rundir.group_read import read_file
-from runner.rundir.logs import LogReport, NewerSchemaError, log_files, read_logs
+from runner.rundir.logs import LogReport, NewerSchemaError, log_files, read_file, read_logs
 from runner.rundir.plots import preload_plots
 from scoring.analyses.base import Analyses
 from scoring.analyses.registry import (
@@ -128,7 +127,7 @@ def _score_group(paths: Sequence[str], detail: bool = False) -> _Part:
     records: dict[Key, EpisodeRecord] = {}
     with paused_gc():
         out: dict[Key, EpisodeRecord] = {}
-        for p in paths:  # the reading the viewer's index shares (runner.rundir.group_read)
+        for p in paths:  # the reading the viewer's index shares (logs.read_file)
             try:
                 read = read_file(Path(p), log_key)
             except NewerSchemaError as e:
@@ -183,11 +182,7 @@ def _merge(
         f = files.get(p)
         if f is None:  # a group stopped at a newer-schema file before this one
             continue
-        report.files += 1
-        report.records += f.report.records
-        report.duplicates += f.report.duplicates
-        report.corrupt += f.report.corrupt
-        report.truncated += f.report.truncated
+        report.add(f.report)
         if f.error is not None:
             raise NewerSchemaError(f.error)
         if seen.intersection(f.keys):
@@ -203,15 +198,6 @@ def _merge(
         lines = score_lines((scores[k] for k in order), family) + [line for _, line in helpers]
         lines = flag_inert(lines)
     return with_status(lines, "final"), order  # as scoring.results.offline.rescore marks them
-
-
-def _adopt(report: LogReport, trial: LogReport) -> None:
-    """Add what the workers' reading found to ``report``."""
-    report.files += trial.files
-    report.records += trial.records
-    report.duplicates += trial.duplicates
-    report.corrupt += trial.corrupt
-    report.truncated += trial.truncated
 
 
 def _nothing() -> None:
@@ -255,7 +241,7 @@ def rescore_dir(
         trial = LogReport()
         merged = _merge(paths, parts, trial, family)
         if merged is not None:
-            _adopt(report, trial)
+            report.add(trial)
             return merged[0], sum(len(p.scores) for p in parts)
     with paused_gc():  # one pause for reading and scoring, the records dropped inside it
         records = read_logs(run_dir, report)
@@ -308,7 +294,7 @@ def scored_dir(
             lines, order = merged
             at = {k: i for i, k in enumerate(order)}
             details.sort(key=lambda d: at[d[0]])
-            _adopt(report, trial)
+            report.add(trial)
             analyses = finished_analyses(d[2] for d in details)
             cuts = {d[1]: d[3] for d in details}
             return Scored(lines, analyses, cuts), sum(len(p.scores) for p in parts)

@@ -2,7 +2,7 @@
 line's offset and length, its compact score, its list row, its one-episode cost row and its
 gate activity.
 
-A file is read with ``ladder score``'s reading (:func:`runner.rundir.group_read.read_file`)
+A file is read with ``ladder score``'s reading (:func:`runner.rundir.logs.read_file`)
 and its records scored with ``ladder score``'s scoring
 (:func:`scoring.results.offline.score_records`, one episode cache and one replay cache for a
 configuration's files), so the index's scores are ``ladder score``'s and a faster reader or
@@ -20,8 +20,7 @@ import msgspec
 
 from protocol.records import EpisodeRecord
 from runner.files import NotRegularFile, open_regular
-from runner.rundir.group_read import read_file
-from runner.rundir.logs import MAX_KEPT_PROBLEMS
+from runner.rundir.logs import MAX_KEPT_PROBLEMS, read_file
 from scoring.analyses.cost import CostRow, cost_rows
 from scoring.display.episode_views import episode_row
 from scoring.display.models import RowView
