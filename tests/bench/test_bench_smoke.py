@@ -94,3 +94,6 @@ def test_each_case_prints_as_it_finishes_and_affinity_is_restored(
     assert len(seen["lines"]) == 1  # type: ignore[arg-type]  # its JSON line was already there
     assert "machine calibration" in str(seen["stdout"]) and "first" in str(seen["stdout"])
     assert len(out.read_text().splitlines()) == 2
+    tail = capsys.readouterr().out.splitlines()  # where the run's time went (#50)
+    last = next(x for x in tail if x.startswith("# case durations (s), longest first: "))
+    assert "first " in last and "second " in last and "; sum " in last
