@@ -5,8 +5,8 @@ service time L). The same grid (raw and checklist, S = 10, the perfect agent) is
 
 * the runner (``run_grid``: endpoint limit C, 2 C episodes in flight);
 * (b) a plain ``openai.AsyncOpenAI`` client (default transport) with an
-  ``asyncio.Semaphore(C)`` and ``asyncio.gather`` over every episode (of half the grid: it
-  is CPU-bound, so its rate does not depend on the grid's size);
+  ``asyncio.Semaphore(C)`` and ``asyncio.gather`` over every episode (of a third of the
+  grid: it is CPU-bound, so its rate does not depend on the grid's size);
 * (a) the paper's launcher shape, one sequential job per cell: one episode after another,
   one request in flight (timed over the first 12 requests of its first episode; a request
   costs L plus a steady few ms, so its rate does not depend on which).
@@ -18,8 +18,8 @@ Part 2 (client-bound, zero latency, 64 in flight): CPU per request in this proce
 requests per second for the runner, and for ``gather`` + semaphore over four clients: a bare
 ``aiohttp.ClientSession`` loop (the floor: the runner's CPU per request is set against it,
 target <= 1.2), the runner's raw-aiohttp ``Endpoint``, ``AsyncOpenAI`` on its default
-transport (httpx2), and ``AsyncOpenAI`` on ``DefaultAioHttpClient``. Medians over repeats,
-alternating.
+transport (httpx2), and ``AsyncOpenAI`` on ``DefaultAioHttpClient`` (both on 4 of the 16
+episodes: CPU-bound at 14 ms a request). Medians over repeats, alternating.
 """
 
 from __future__ import annotations
@@ -104,11 +104,12 @@ def _server_bound(quick: bool) -> dict[str, Any]:
     cfg = server_config(concurrency=CAP, mode="fixed", seconds=L)
     with endpoint_process(cfg, core=SERVER_CORE) as ep:
         g = grid(ep.url, seeds=f"100-{99 + per_arm}", concurrency=2 * CAP, max_in_flight=CAP)
-        # (b) on half the grid (a quarter under quick): AsyncOpenAI is CPU-bound here (near
-        # 70 requests/s on the quiet machine, 14 ms of CPU a request) far below what its
-        # episodes could reach (48 in flight / L = 192 requests/s), so its rate does not
-        # depend on the grid's size; half the grid saves 30 s of the bench (#50)
-        b_arm = per_arm // 4 if quick else per_arm // 2
+        # (b) on a third of the grid (a quarter under quick): AsyncOpenAI is CPU-bound here
+        # (70.6 requests/s on the quiet machine, its 14.2 ms of CPU a request: 4,224
+        # requests took 59.8 s = 4,224 x 14.2 ms) far below what its episodes could reach
+        # (32 in flight / L = 128 requests/s), so its rate does not depend on the grid's
+        # size; a third of the grid saves 40 s of the bench (#50)
+        b_arm = per_arm // 4 if quick else per_arm // 3
         g_b = grid(ep.url, seeds=f"100-{99 + b_arm}", concurrency=2 * CAP, max_in_flight=CAP)
 
         async def main() -> dict[str, Any]:
@@ -175,10 +176,11 @@ def _client_bound(quick: bool) -> dict[str, Any]:
     with endpoint_process(server_config(), core=SERVER_CORE) as ep:
         g = grid(ep.url, seeds=seeds, concurrency=CAP, max_in_flight=CAP)
         big = grid(ep.url, seeds=big_seeds, concurrency=CAP, max_in_flight=CAP)
-        # AsyncOpenAI on half of it: 14 ms of CPU a request (35x the runner's), so 8
-        # episodes keep it CPU-bound at zero latency and its CPU per request and requests/s
-        # are those of 16, whose 704 requests took 10 s a run (#50: -20 s of the bench)
-        g_openai = grid(ep.url, seeds="100-103", concurrency=CAP, max_in_flight=CAP)
+        # AsyncOpenAI on a quarter of it: 14 ms of CPU a request (35x the runner's, 40x the
+        # endpoint's), so 4 episodes keep it CPU-bound at zero latency and its CPU per
+        # request and requests/s are those of 16, whose 704 requests took 10 s a run (#50:
+        # -30 s of the bench; its client is built outside the timing)
+        g_openai = grid(ep.url, seeds="100-101", concurrency=CAP, max_in_flight=CAP)
         # warm-up (imports, pydantic models): one seed is enough for that
         warm = grid(ep.url, seeds="100", concurrency=CAP, max_in_flight=CAP)
 
