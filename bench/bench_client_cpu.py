@@ -103,7 +103,7 @@ def run(quick: bool = False) -> dict[str, Any]:
                 else:
                     per_turn_bare.append(await bare())
                     per_turn.append(await once(True))
-                if i % 4 == 0 or quick:  # the scorer's share: every fourth repeat suffices
+                if i % 6 == 0 or quick:  # the scorer's share (info): twice in 12 (#50: was 3)
                     per_turn_unscored.append(await once(False))
             prof = cProfile.Profile()
             prof.enable()
