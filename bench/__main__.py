@@ -12,7 +12,8 @@ the dict names its ``case`` and either ``rows`` (figure, value, target, holds) o
 figure. Whatever a case prints itself goes to stderr. The moment a case finishes, its
 machine-calibration line, its rows and its JSON line are printed (the JSON line appended to
 ``--json``); the CPU affinity a case set is restored before the next; the whole table comes
-again at the end. Exit status 1 if a case crashed.
+again at the end, with each case's duration (longest first). Exit status 1 if a case
+crashed.
 """
 
 from __future__ import annotations
@@ -202,6 +203,15 @@ def _calibration_line(r: dict[str, Any]) -> str:
     )
 
 
+def durations(results: list[dict[str, Any]]) -> str:
+    """One line: each case's seconds, longest first, and their sum (#50: where the time of
+    a whole run goes, so the next cut starts from it)."""
+    by = sorted(results, key=lambda r: -float(r.get("bench_s") or 0.0))
+    total = sum(float(r.get("bench_s") or 0.0) for r in results)
+    cases = ", ".join(f"{r.get('case')} {r.get('bench_s')}" for r in by)
+    return f"# case durations (s), longest first: {cases}; sum {total:.1f}"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="a short smoke run of every case")
@@ -240,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(results) > 1:
         print("\n# every case")
         print_table(results)
+        print(durations(results))
     if names == list(CASES) and not args.quick:  # `just bench` (#50): the whole run's time
         total = round(time.perf_counter() - started, 1)
         print(f"# whole bench: {total} s (target <= {WHOLE_BENCH_S} s: "

@@ -5,9 +5,11 @@ service time L). The same grid (raw and checklist, S = 10, the perfect agent) is
 
 * the runner (``run_grid``: endpoint limit C, 2 C episodes in flight);
 * (b) a plain ``openai.AsyncOpenAI`` client (default transport) with an
-  ``asyncio.Semaphore(C)`` and ``asyncio.gather`` over every episode;
+  ``asyncio.Semaphore(C)`` and ``asyncio.gather`` over every episode (of a third of the
+  grid: it is CPU-bound, so its rate does not depend on the grid's size);
 * (a) the paper's launcher shape, one sequential job per cell: one episode after another,
-  one request in flight (timed over its first episodes; its rate does not depend on which).
+  one request in flight (timed over the first 12 requests of its first episode; a request
+  costs L plus a steady few ms, so its rate does not depend on which).
 
 Figures: requests per second over the whole grid, as ratios to the runner's. The paper ran
 one such job per cell, several at once; with k cell jobs at once, (a)'s ratio divides by k.
@@ -16,13 +18,15 @@ Part 2 (client-bound, zero latency, 64 in flight): CPU per request in this proce
 requests per second for the runner, and for ``gather`` + semaphore over four clients: a bare
 ``aiohttp.ClientSession`` loop (the floor: the runner's CPU per request is set against it,
 target <= 1.2), the runner's raw-aiohttp ``Endpoint``, ``AsyncOpenAI`` on its default
-transport (httpx2), and ``AsyncOpenAI`` on ``DefaultAioHttpClient``. Medians over repeats,
-alternating.
+transport (httpx2), and ``AsyncOpenAI`` on ``DefaultAioHttpClient`` (both on 4 of the 16
+episodes: CPU-bound at 14 ms a request). Medians over repeats, alternating.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 from typing import Any
 
 from bench._common import SERVER_CORE, grid, median, row, run_loop, scratch
@@ -38,6 +42,34 @@ BIG_TARGET = 100  # x one sequential cell job
 MODEL = "scripted/perfect"
 BUDGET = 400  # the no-think reply budget the runner sends
 RUNNER_X_BARE = 1.2  # the runner's client CPU per request over a bare aiohttp loop's
+# (a)'s rate from the first requests of its first episode (#50; it ran the whole episode,
+# 44 requests, 11 s): one request in flight, each L plus 3 ms of client and server work
+# that grows by under 0.1 ms from turn 4 to turn 38 (bench_turn_cost), so the rate of the
+# first 12 is the episode's to 0.05%, and the ratio to the runner's with it
+JOB_REQUESTS = 12
+
+
+class _Enough(Exception):
+    """The sequential job has answered the requests its rate is read from."""
+
+
+async def _sequential_rate(g: Any, agent: Any, count: list[int], requests: int) -> float:
+    """Requests per second of one sequential cell job (:func:`launcher_job`: one request in
+    flight) over its first ``requests`` requests, the job's start included."""
+
+    async def call(messages: list[dict[str, str]]) -> Any:
+        reply = await agent(messages)
+        if count[0] >= requests:
+            raise _Enough
+        return reply
+
+    t0 = time.perf_counter()
+    with contextlib.suppress(_Enough):
+        await launcher_job(g, call, count, 1)
+    wall = time.perf_counter() - t0
+    if count[0] < requests:
+        raise RuntimeError(f"the sequential job ended after {count[0]} requests")
+    return requests / wall
 
 
 def _have_openai_aiohttp() -> bool:
@@ -69,32 +101,33 @@ async def _user(g: Any, url: str, client: str, cap: int) -> Any:
 def _server_bound(quick: bool) -> dict[str, Any]:
     L = 0.05 if quick else 0.25
     per_arm = 32 if quick else 48
-    job_episodes = 1
     cfg = server_config(concurrency=CAP, mode="fixed", seconds=L)
     with endpoint_process(cfg, core=SERVER_CORE) as ep:
         g = grid(ep.url, seeds=f"100-{99 + per_arm}", concurrency=2 * CAP, max_in_flight=CAP)
-        b_arm = per_arm // 4 if quick else per_arm
+        # (b) on a third of the grid (a quarter under quick): AsyncOpenAI is CPU-bound here
+        # (70.6 requests/s on the quiet machine, its 14.2 ms of CPU a request: 4,224
+        # requests took 59.8 s = 4,224 x 14.2 ms) far below what its episodes could reach
+        # (32 in flight / L = 128 requests/s), so its rate does not depend on the grid's
+        # size; a third of the grid saves 40 s of the bench (#50)
+        b_arm = per_arm // 4 if quick else per_arm // 3
         g_b = grid(ep.url, seeds=f"100-{99 + b_arm}", concurrency=2 * CAP, max_in_flight=CAP)
 
         async def main() -> dict[str, Any]:
             with scratch("runner") as out:
                 r = await drive_runner(g, out)
-            # quick: AsyncOpenAI on a quarter of the grid (it is CPU-bound near 120 requests/s
-            # here, below the 16 / L its 16 episodes could reach: its rate does not depend
-            # on the grid's size)
             b = await _user(g_b, ep.url, "openai", CAP)
             async with aiohttp_agent(ep.url, MODEL, BUDGET, 1) as (agent, count):
-                a = await launcher_job(g, agent, count, job_episodes)
+                a_rps = await _sequential_rate(g, agent, count, JOB_REQUESTS)
             return {
                 "runner_rps": r.requests / r.wall_s,
                 "runner_wall_s": r.wall_s,
                 "b_rps": b.requests / b.wall_s,
                 "b_wall_s": b.wall_s,
-                "a_rps": a.requests / a.wall_s,
-                "a_episodes": a.episodes,
+                "a_rps": a_rps,
+                "a_requests": JOB_REQUESTS,
                 "requests": r.requests,
                 "b_requests": b.requests,
-                "infrastructure": r.infrastructure + b.infrastructure + a.infrastructure,
+                "infrastructure": r.infrastructure + b.infrastructure,
                 "cells": len(g.cells()),
                 "L_s": L,
                 "cap": CAP,
@@ -143,6 +176,11 @@ def _client_bound(quick: bool) -> dict[str, Any]:
     with endpoint_process(server_config(), core=SERVER_CORE) as ep:
         g = grid(ep.url, seeds=seeds, concurrency=CAP, max_in_flight=CAP)
         big = grid(ep.url, seeds=big_seeds, concurrency=CAP, max_in_flight=CAP)
+        # AsyncOpenAI on a quarter of it: 14 ms of CPU a request (35x the runner's, 40x the
+        # endpoint's), so 4 episodes keep it CPU-bound at zero latency and its CPU per
+        # request and requests/s are those of 16, whose 704 requests took 10 s a run (#50:
+        # -30 s of the bench; its client is built outside the timing)
+        g_openai = grid(ep.url, seeds="100-101", concurrency=CAP, max_in_flight=CAP)
         # warm-up (imports, pydantic models): one seed is enough for that
         warm = grid(ep.url, seeds="100", concurrency=CAP, max_in_flight=CAP)
 
@@ -154,7 +192,7 @@ def _client_bound(quick: bool) -> dict[str, Any]:
                 cpu["runner"].append(1000 * r.cpu_s / r.requests)
                 rps["runner"].append(r.requests / r.wall_s)
                 for c in clients:
-                    u = await _user(g, ep.url, c, CAP)
+                    u = await _user(g_openai if c.startswith("openai") else g, ep.url, c, CAP)
                     cpu[c].append(1000 * u.cpu_s / u.requests)
                     rps[c].append(u.requests / u.wall_s)
                 with scratch("runner") as out:

@@ -28,6 +28,25 @@ def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+def _rss() -> float:
+    return float(status_bytes("VmRSS"))
+
+
+def _curve(samples: list[tuple[float, tuple[float, ...]]], requests: int) -> dict[str, Any]:
+    """RSS (MiB) when each tenth of the run's requests had been answered, and the share of
+    requests answered when RSS first came within 1% of the largest sampled: where in the run
+    the peak is reached."""
+    points = [(v[0] / max(1, requests), v[6] / (1 << 20)) for _, v in samples]
+    top = max(m for _, m in points)
+    tenths = [
+        next((m for share, m in points if share >= k / 10), points[-1][1]) for k in range(1, 11)
+    ]
+    return {
+        "rss_mib_by_tenth_of_requests": [round(m, 1) for m in tenths],
+        "rss_peak_reached_at_share": round(next(s for s, m in points if m >= 0.99 * top), 3),
+    }
+
+
 def _child(url: str, episodes: int) -> dict[str, Any]:
     import anyio
 
@@ -51,7 +70,7 @@ def _child(url: str, episodes: int) -> dict[str, Any]:
                         await anyio.sleep(0.05)
 
                 tg.start_soon(watch)
-                r = await drive_runner(g, out, sample_every=0.5)
+                r = await drive_runner(g, out, sample_every=0.5, probe=_rss)
                 tg.cancel_scope.cancel()
         alive = int(max(episodes - v[3] for _, v in r.samples[1:])) if len(r.samples) > 1 else 0
         return r
@@ -70,6 +89,7 @@ def _child(url: str, episodes: int) -> dict[str, Any]:
         "base_fds": base_fds,
         "connection_cap": CAP + 8,
         "peak_in_flight": r.peak_in_flight,
+        **_curve(r.samples, r.requests),
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -94,3 +95,19 @@ def test_each_case_prints_as_it_finishes_and_affinity_is_restored(
     assert len(seen["lines"]) == 1  # type: ignore[arg-type]  # its JSON line was already there
     assert "machine calibration" in str(seen["stdout"]) and "first" in str(seen["stdout"])
     assert len(out.read_text().splitlines()) == 2
+    tail = capsys.readouterr().out.splitlines()  # where the run's time went (#50)
+    last = next(x for x in tail if x.startswith("# case durations (s), longest first: "))
+    assert "first " in last and "second " in last and "; sum " in last
+
+
+def test_the_rescoring_log_built_by_two_processes_is_the_same_bytes(tmp_path: Path) -> None:
+    """#50: the bench builds its 14,040-episode log on every core; each (graph, model) part
+    is its own cells' files in the same order, so the files equal the serial build's."""
+    from bench.bench_rescore import build_log
+
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    assert build_log(serial, 2) == build_log(parallel, 2, jobs=2) == 120
+    files = sorted(p.relative_to(serial) for p in serial.rglob("*.jsonl"))
+    assert len(files) == 60
+    assert files == sorted(p.relative_to(parallel) for p in parallel.rglob("*.jsonl"))
+    assert all((serial / f).read_bytes() == (parallel / f).read_bytes() for f in files)
