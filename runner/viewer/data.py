@@ -33,7 +33,7 @@ from scoring.display.models import (
     LogView,
     PairView,
 )
-from scoring.display.run_overview import cells_view, contrasts_view
+from scoring.display.run_overview import contrasts_view, costed_cells_view
 from scoring.replay.episode_score import score_episode
 from scoring.report.details import run_details
 from scoring.report.markdown import synthetic_warning
@@ -79,7 +79,7 @@ class RunView:
         self.refresh()
         lines, indexing = self._lines()
         rep = self.index.report()
-        cells = cells_view(lines, self.index.costs(), self.index.gates())
+        cells = costed_cells_view(lines, self.index.costs(), self.index.gates())
         warning = synthetic_warning(line.cell for line in lines if isinstance(line, CellLine))
         return CellsView(
             run=str(self.run_dir),
@@ -141,7 +141,7 @@ class RunView:
             return None
         episode = self._episode(record)
         score = score_episode(record, episode) if episode else score_episode(record)
-        view = episode_view(record, score, episode, entry.cost)
+        view = episode_view(record, score, episode)  # its cost row from the record
         config = pairing_key(record.cell)
         pairs = [
             PairView(slug=s, arm=arm_label(k))
