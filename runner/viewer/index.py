@@ -180,7 +180,7 @@ class RunIndex:
         if not todo and self._ready and list(kept) == list(self.files):
             return False  # nothing new: every file as indexed, in the listing's order
         if grown >= MIN_PARALLEL_BYTES and todo and (not wait or cores() > 1):
-            build = Build(todo, self._add)
+            build = Build(todo, self._add, self._prime)
             workers = build.workers(cores())
             if workers > 1 or (workers and not wait):
                 self._start(kept, todo, len(paths))
@@ -252,6 +252,18 @@ class RunIndex:
                 files, total, _ = self._progress
                 episodes = sum(len(cell) for cell in cells.values())
                 self._progress = Progress(files + done, total, episodes)
+
+    def _prime(self, names: list[str]) -> None:
+        """The lines of a configuration whose files are all in (``names``), computed while
+        the rest is read: :attr:`_lines` keeps them (a memo) for the overview at the end."""
+        files = self.files
+        if self._lines is None or not all(name in files for name in names):
+            return
+        cells: dict[str, dict[tuple[int, int], Entry]] = {}
+        for name in sorted(names):  # as _finish orders them
+            for entry in files[name].entries.values():
+                cells.setdefault(entry.slug, {})[(entry.seed, entry.trial)] = entry
+        self._lines([e.score for cell in cells.values() for e in cell.values()])
 
     def _finish(
         self,
