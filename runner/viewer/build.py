@@ -69,9 +69,12 @@ class Build:
     """One refresh of the files ``todo`` on worker processes, each file's index handed to
     ``add`` as it comes back."""
 
-    def __init__(self, todo: list[Todo], add: Add) -> None:
+    def __init__(
+        self, todo: list[Todo], add: Add, group_done: Callable[[list[str]], object] | None = None
+    ) -> None:
         self.todo = todo
         self.add = add
+        self.group_done = group_done  # a configuration's files all in (names): its lines now
         self.finished = threading.Event()
         self.error: BaseException | None = None
         self._stop = threading.Event()
@@ -81,6 +84,8 @@ class Build:
         self._got: dict[str, FileIndex] = {}
         self._gone: set[str] = set()
         self._left: dict[str, int] = {}
+        self._groups: dict[int, list[str]] = {}  # a configuration's files (names)
+        self._group_of: dict[str, int] = {}
         self._decode = msgspec.msgpack.Decoder(FileIndex).decode
 
     def workers(self, jobs: int) -> int:
@@ -135,6 +140,8 @@ class Build:
         for g, items in share:
             stops = {name: _stops(path, old) for name, path, old in items}
             self._left.update((name, len(s)) for name, s in stops.items())
+            self._groups[g] = [name for name, _, _ in items]
+            self._group_of.update((name, g) for name, _, _ in items)
             for k in range(PARTS):
                 out += [
                     pool.submit(index_task, g, name, path, old, stops[name][k])
@@ -144,7 +151,14 @@ class Build:
         return out
 
     def _take(self, name: str, raw: bytes | str | None, n: int, whole: bool) -> None:
-        """One part back: merged into the file's index so far, handed over."""
+        """One part back: merged into the file's index so far, handed over; the last of a
+        configuration's: :attr:`group_done` (its lines computed while the rest is read)."""
+        self._take_part(name, raw, n, whole)
+        names = self._groups[self._group_of[name]]
+        if self.group_done is not None and not any(self._left[x] for x in names):
+            self.group_done([x for x in names if x in self._got])
+
+    def _take_part(self, name: str, raw: bytes | str | None, n: int, whole: bool) -> None:
         self._left[name] -= 1
         if isinstance(raw, str):
             raise NotRegularFile(raw)

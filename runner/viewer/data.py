@@ -5,6 +5,8 @@ views of :mod:`scoring.display.models`)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -33,11 +35,11 @@ from scoring.display.models import (
     LogView,
     PairView,
 )
-from scoring.display.run_overview import cells_view, contrasts_view
-from scoring.replay.episode_score import score_episode
+from scoring.display.run_overview import contrasts_view, costed_cells_view
+from scoring.replay.episode_score import EpisodeScore, score_episode
 from scoring.report.details import run_details
 from scoring.report.markdown import synthetic_warning
-from scoring.results.families import score_lines
+from scoring.results.families import ConfigLines, score_lines
 from scoring.results.lines import CellLine, ResultLine
 from scoring.results.stats import preload_stats
 
@@ -51,7 +53,13 @@ class RunView:
 
     def __init__(self, run_dir: Path, *, background: bool = False) -> None:
         self.run_dir = run_dir
-        self.index = RunIndex(run_dir, score_lines)  # the overview's lines with the index
+        # the overview's lines with the index: each configuration's kept while its scores
+        # are the same (computed as the index fills, reused by the overview at the end)
+        memo = ConfigLines()
+        self._score_lines: Callable[[list[EpisodeScore]], list[ResultLine]] = partial(
+            score_lines, memo=memo
+        )
+        self.index = RunIndex(run_dir, self._score_lines)
         self.background = background
         if background:  # every overview needs scipy: its import (a second) starts now
             threading.Thread(target=preload_stats, name="view-stats", daemon=True).start()
@@ -66,10 +74,10 @@ class RunView:
         progress = self.index.progress()
         if progress is None:
             if self.index.overview is None:
-                self.index.set_overview(score_lines(self.index.scores()))
+                self.index.set_overview(self._score_lines(self.index.scores()))
             return self.index.overview or [], None
         if self._partial is None or self._partial[0] != progress:
-            self._partial = progress, score_lines(self.index.scores())
+            self._partial = progress, self._score_lines(self.index.scores())
         files, total, episodes = self._partial[0]
         return self._partial[1], IndexingView(files=files, total=total, episodes=episodes)
 
@@ -79,7 +87,7 @@ class RunView:
         self.refresh()
         lines, indexing = self._lines()
         rep = self.index.report()
-        cells = cells_view(lines, self.index.costs(), self.index.gates())
+        cells = costed_cells_view(lines, self.index.costs(), self.index.gates())
         warning = synthetic_warning(line.cell for line in lines if isinstance(line, CellLine))
         return CellsView(
             run=str(self.run_dir),
@@ -141,7 +149,7 @@ class RunView:
             return None
         episode = self._episode(record)
         score = score_episode(record, episode) if episode else score_episode(record)
-        view = episode_view(record, score, episode, entry.cost)
+        view = episode_view(record, score, episode)  # its cost row from the record
         config = pairing_key(record.cell)
         pairs = [
             PairView(slug=s, arm=arm_label(k))

@@ -1,6 +1,6 @@
 """One log file's part of the viewer's index (:mod:`runner.viewer.index`): for every record its
-line's offset and length, its compact score, its list row, its one-episode cost row and its
-gate activity.
+line's offset and length, its compact score, the facts its list row and its cell's cost read
+(:mod:`scoring.display.episode_facts`) and its gate activity.
 
 A file is read with ``ladder score``'s reading (:func:`runner.rundir.logs.read_file`)
 and its records scored with ``ladder score``'s scoring
@@ -21,8 +21,7 @@ import msgspec
 from protocol.records import EpisodeRecord
 from runner.files import NotRegularFile, open_regular
 from runner.rundir.logs import MAX_KEPT_PROBLEMS, read_file
-from scoring.analyses.cost import CostRow, cost_rows
-from scoring.display.episode_views import episode_row
+from scoring.display.episode_facts import EpisodeFacts, episode_facts, facts_row
 from scoring.display.models import RowView
 from scoring.gc_pause import paused_gc
 from scoring.replay.episode_score import EpisodeScore, Replays
@@ -36,15 +35,23 @@ __all__ = ["HEAD", "Entry", "FileIndex", "index_file", "index_task", "size_and_h
 HEAD = 256  # bytes of a log's start kept to tell a replaced file from a grown one
 
 
-class Entry(msgspec.Struct, kw_only=True):
+class Entry(msgspec.Struct, kw_only=True, array_like=True):
+    """One episode in the index: where its line lies, its compact score and the facts its
+    list row and its cell's cost read (the row built when a page asks for it, #50)."""
+
     seed: int
     offset: int
     length: int
     score: EpisodeScore
-    row: RowView
-    cost: CostRow | None  # None: not completed (cost counts completed episodes)
+    slug: str  # its cell's
+    facts: EpisodeFacts
     gate: GateActivity | None = None  # a completed gate episode's (None: no gate, not completed)
     trial: int = 0  # which trial of its seed (--trials, #40)
+
+    @property
+    def row(self) -> RowView:
+        """The episode's list row (:func:`scoring.display.episode_views.episode_row`)."""
+        return facts_row(self.slug, self.facts, self.score)
 
 
 class FileIndex(msgspec.Struct, kw_only=True):
@@ -109,8 +116,6 @@ def index_file(
     scores = score_records((f.record for f in found), episodes, replays=replays)
     for f, score in zip(found, scores, strict=True):
         rec = f.record
-        costs = cost_rows([rec])
-        cost = costs[0] if costs else None
         key = f"{rec.spec.seed}" + (f"/t{rec.trial}" if rec.trial else "")
         fi.duplicates += key in fi.entries
         if touched is not None:
@@ -120,8 +125,8 @@ def index_file(
             offset=f.offset,
             length=f.length,
             score=score,
-            row=episode_row(rec, score, cost),
-            cost=cost,
+            slug=rec.cell.slug(),
+            facts=episode_facts(rec),
             gate=_gate(rec),
             trial=rec.trial,
         )

@@ -38,7 +38,8 @@ from runner.rundir.logs import LogReport, Problems, log_files, read_record
 from runner.rundir.rescore import MIN_PARALLEL_BYTES, cores
 from runner.viewer.build import Build, Todo
 from runner.viewer.entries import Entry, FileIndex, index_file, size_and_head
-from scoring.analyses.cost import CostRow
+from scoring.display.episode_facts import facts_cell_cost
+from scoring.display.models import CellCost
 from scoring.gc_pause import paused_gc
 from scoring.replay.episode_score import EpisodeScore, Replays
 from scoring.replay.ground_truth import EpisodeCache
@@ -48,11 +49,12 @@ from scoring.results.lines import GateActivity, ResultLine
 __all__ = ["INDEX_FILE", "INDEX_VERSION", "Entry", "FileIndex", "Progress", "RunIndex"]
 
 INDEX_FILE = "view-index.msgpack"
-INDEX_VERSION = 9  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity;
+INDEX_VERSION = 10  # 3: an entry's row is a RowView, the overview typed lines; 4: gate activity;
 # 5: records of old scripted runs labelled from the manifest, entries by (seed, trial) (#40);
 # 6: a row names its trial; 7: corrupt lines counted, the first 100 kept (#47); 8: a score
 # and a cell line count the replies cut at their token budget (#49); 9: read as `ladder
-# score` reads (#50): a bad line named by its line number, the lines of a file counted
+# score` reads (#50): a bad line named by its line number, the lines of a file counted;
+# 10: an entry is an array, its row and cost the facts they read (episode_facts, #50)
 MAX_INDEX_BYTES = MAX_LINE_BYTES  # a cached index over this is ignored and rebuilt (#47)
 
 
@@ -178,7 +180,7 @@ class RunIndex:
         if not todo and self._ready and list(kept) == list(self.files):
             return False  # nothing new: every file as indexed, in the listing's order
         if grown >= MIN_PARALLEL_BYTES and todo and (not wait or cores() > 1):
-            build = Build(todo, self._add)
+            build = Build(todo, self._add, self._prime)
             workers = build.workers(cores())
             if workers > 1 or (workers and not wait):
                 self._start(kept, todo, len(paths))
@@ -239,7 +241,7 @@ class RunIndex:
             cells = dict(self._by_slug)
             fresh: set[str] = set()
             for entry in new:
-                slug = entry.row.slug
+                slug = entry.slug
                 if slug not in fresh:
                     cells[slug] = dict(cells.get(slug, {}))
                     fresh.add(slug)
@@ -250,6 +252,18 @@ class RunIndex:
                 files, total, _ = self._progress
                 episodes = sum(len(cell) for cell in cells.values())
                 self._progress = Progress(files + done, total, episodes)
+
+    def _prime(self, names: list[str]) -> None:
+        """The lines of a configuration whose files are all in (``names``), computed while
+        the rest is read: :attr:`_lines` keeps them (a memo) for the overview at the end."""
+        files = self.files
+        if self._lines is None or not all(name in files for name in names):
+            return
+        cells: dict[str, dict[tuple[int, int], Entry]] = {}
+        for name in sorted(names):  # as _finish orders them
+            for entry in files[name].entries.values():
+                cells.setdefault(entry.slug, {})[(entry.seed, entry.trial)] = entry
+        self._lines([e.score for cell in cells.values() for e in cell.values()])
 
     def _finish(
         self,
@@ -266,7 +280,7 @@ class RunIndex:
         for name in sorted(files):
             for entry in files[name].entries.values():
                 unit = (entry.seed, entry.trial)
-                cells.setdefault(entry.row.slug, {})[unit] = (paths[name], entry)
+                cells.setdefault(entry.slug, {})[unit] = (paths[name], entry)
         overview = self.overview
         if changed:
             scores = [e.score for cell in cells.values() for _, e in cell.values()]
@@ -317,9 +331,16 @@ class RunIndex:
     def scores(self) -> list[EpisodeScore]:
         return [e.score for cell in self._by_slug.values() for _, e in cell.values()]
 
-    def costs(self) -> dict[str, list[CostRow]]:
+    def costs(self) -> dict[str, CellCost]:
+        """Each cell's cost per episode (:func:`scoring.display.run_overview.cell_cost`), by slug."""
         return {
-            slug: [e.cost for _, e in cell.values() if e.cost is not None]
+            slug: facts_cell_cost(
+                [
+                    (e.facts.cost, e.facts.wall_s)
+                    for _, e in cell.values()
+                    if e.facts.cost is not None
+                ]
+            )
             for slug, cell in self._by_slug.items()
         }
 

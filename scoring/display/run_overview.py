@@ -19,7 +19,7 @@ from scoring.display.models import CellCost, CellView, ContrastView
 from scoring.results.cells import config_of
 from scoring.results.lines import CellLine, ContrastLine, GateActivity, ResultLine
 
-__all__ = ["cell_cost", "cells_view", "contrasts_view"]
+__all__ = ["cell_cost", "cells_view", "contrasts_view", "costed_cells_view"]
 
 
 def cell_cost(rows: Sequence[CostRow]) -> CellCost:
@@ -54,7 +54,20 @@ def cells_view(
     ``cut_over`` the roles whose share of replies cut at their token budget passes
     :data:`scoring.analyses.truncation.CUT_WARN_SHARE`."""
     cells = [x for x in lines if isinstance(x, CellLine)]
-    costed = [(line, cell_cost(costs.get(line.slug, ()))) for line in cells]
+    return costed_cells_view(
+        lines, {c.slug: cell_cost(costs.get(c.slug, ())) for c in cells}, gates
+    )
+
+
+def costed_cells_view(
+    lines: Sequence[ResultLine],
+    costs: Mapping[str, CellCost],
+    gates: Mapping[str, GateActivity] | None = None,
+) -> list[CellView]:
+    """:func:`cells_view` with each cell's cost already computed (``costs`` keyed by slug;
+    a cell without one costs nothing: the viewer's index, #50)."""
+    cells = [x for x in lines if isinstance(x, CellLine)]
+    costed = [(line, costs.get(line.slug, CellCost(n=0))) for line in cells]
     raw = {
         pairing_key(line.cell): cost.total_tokens
         for line, cost in costed

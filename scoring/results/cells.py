@@ -288,7 +288,10 @@ def group_scores(
 ) -> dict[CellKey, dict[CellKey, dict[Unit, EpisodeScore]]]:
     """configuration -> cell -> (seed, trial) -> score; a later score of a (cell, seed,
     trial) wins."""
-    out: dict[CellKey, dict[CellKey, dict[Unit, EpisodeScore]]] = {}
+    cells: dict[CellKey, dict[Unit, EpisodeScore]] = {}
     for s in scores:
-        out.setdefault(config_of(s.cell), {}).setdefault(s.cell, {})[s.unit] = s
+        cells.setdefault(s.cell, {})[s.unit] = s
+    out: dict[CellKey, dict[CellKey, dict[Unit, EpisodeScore]]] = {}
+    for key, units in cells.items():  # a cell's configuration once (#50), orders as before
+        out.setdefault(config_of(key), {})[key] = units
     return out

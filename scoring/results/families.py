@@ -62,6 +62,7 @@ from scoring.results.trials import Unit
 __all__ = [
     "DEFAULT_FAMILY",
     "FAMILIES",
+    "ConfigLines",
     "apply_families",
     "cross_contrasts",
     "describe_families",
@@ -274,19 +275,63 @@ def describe_families(
     return "\n".join(out)
 
 
-def score_lines(scores: Iterable[EpisodeScore], family: str = DEFAULT_FAMILY) -> list[ResultLine]:
+_Members = dict[CellKey, dict[Unit, EpisodeScore]]
+_Part = tuple[list[ResultLine], list[ContrastLine]]
+
+
+def _config_part(members: _Members) -> _Part:
+    """One configuration's cell lines (in ladder order) and its ladder contrasts."""
+    cells: list[ResultLine] = [
+        cell_line(key, members[key].values()) for key in sorted(members, key=cell_sort_key)
+    ]
+    return cells, ladder_contrasts(members)
+
+
+def _same(a: _Members, b: _Members) -> bool:
+    """The same cells holding the same score objects, in the same order."""
+    return list(a) == list(b) and all(
+        list(a[k]) == list(b[k])
+        and all(x is y for x, y in zip(a[k].values(), b[k].values(), strict=True))
+        for k in a
+    )
+
+
+class ConfigLines:
+    """:func:`score_lines`' lines of each configuration as last computed, reused while the
+    configuration holds the same score objects in the same order (the viewer's overview,
+    computed again as its index fills: #50). Its contrasts are copied before the families
+    are applied, so lines handed out are never changed afterwards."""
+
+    def __init__(self) -> None:
+        self._memo: dict[CellKey, tuple[_Members, _Part]] = {}
+
+    def part(self, config: CellKey, members: _Members) -> _Part:
+        hit = self._memo.get(config)
+        if hit is None or not _same(hit[0], members):
+            hit = members, _config_part(members)
+            self._memo = {**self._memo, config: hit}  # replaced, never changed in place
+        cells, contrasts = hit[1]
+        return cells, [msgspec.structs.replace(c) for c in contrasts]
+
+
+def score_lines(
+    scores: Iterable[EpisodeScore],
+    family: str = DEFAULT_FAMILY,
+    memo: ConfigLines | None = None,
+) -> list[ResultLine]:
     """Every cell line, then every contrast with Holm within its family (``family`` picks
-    the grouping): the offline (``ladder score``) results of a set of episode scores."""
+    the grouping): the offline (``ladder score``) results of a set of episode scores.
+    ``memo``: the configurations' lines reused where their scores did not change."""
     grouped = group_scores(scores)
     cells: list[ResultLine] = []
     contrasts: list[ContrastLine] = []
     every: dict[CellKey, Mapping[Unit, EpisodeScore]] = {}
     for config in sorted(grouped, key=lambda c: cell_sort_key(c)):
         members = grouped[config]
-        for key in sorted(members, key=cell_sort_key):
-            cells.append(cell_line(key, members[key].values()))
-            every[key] = members[key]
-        contrasts.extend(ladder_contrasts(members))
+        lines, paired = memo.part(config, members) if memo is not None else _config_part(members)
+        cells += lines
+        contrasts += paired
+        every.update((key, members[key]) for key in sorted(members, key=cell_sort_key))
     contrasts.extend(cross_contrasts(every))
     apply_families(contrasts, family)
     return [*cells, *contrasts]
