@@ -60,7 +60,7 @@ class TracedLimiter(Limiter):
         super()._take()
         now = time.perf_counter()
         self.grant.append(now)
-        self.states.append((now, self.in_flight, len(self._waiters)))
+        self.states.append((now, self.in_flight, self.waiting))
 
     def try_acquire(self) -> bool:
         if super().try_acquire():
@@ -69,7 +69,7 @@ class TracedLimiter(Limiter):
         return False
 
     async def acquire(self) -> None:
-        waits = not (self.in_flight < self.limit and not self._waiters)
+        waits = not (self.in_flight < self.limit and not self.waiting)
         await super().acquire()
         self.resume.append(time.perf_counter() if waits else self.grant[-1])
 
@@ -77,7 +77,7 @@ class TracedLimiter(Limiter):
         now = time.perf_counter()
         self.release_at.append(now)
         self.in_flight -= 1
-        self.states.append((now, self.in_flight, len(self._waiters)))
+        self.states.append((now, self.in_flight, self.waiting))
         self._wake()
 
 
@@ -148,7 +148,7 @@ def phase_shares(
         "grant": client.grant,
         "resume": client.resume,
         "release": client.release_at,
-        **{k: sorted(v) for k, v in server.items()},
+        **{k: sorted(v) for k, v in server.items() if not k.startswith("gc_")},
     }
     for k in ("grant", "resume", "release"):
         streams[k] = sorted(streams[k])
@@ -180,6 +180,22 @@ class GcPauses:
 
     def __exit__(self, *exc: object) -> None:
         gc.callbacks.remove(self._callback)
+
+    def columns(self) -> dict[str, list[float]]:
+        """The pauses as three lists (``gc_start``, ``gc_end``, ``gc_generation``): a
+        child's, sent to the parent as JSON (:meth:`from_columns`)."""
+        return {
+            "gc_start": [s for s, _, _ in self.pauses],
+            "gc_end": [e for _, e, _ in self.pauses],
+            "gc_generation": [float(g) for _, _, g in self.pauses],
+        }
+
+    @classmethod
+    def from_columns(cls, log: dict[str, list[float]]) -> GcPauses:
+        got = cls()
+        columns = (log.get("gc_start", []), log.get("gc_end", []), log.get("gc_generation", []))
+        got.pauses = [(s, e, int(g)) for s, e, g in zip(*columns, strict=True)]
+        return got
 
     def share(self, t0: float, t1: float) -> dict[str, float]:
         """The share of [t0, t1] spent in collections, in all and of generation 2; the

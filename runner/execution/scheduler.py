@@ -45,7 +45,7 @@ from runner.arms import AgentCall, EpisodeContext, load_arms
 from runner.client.affinity import EPISODE, affinity_key
 from runner.client.call_stats import BreakerTripped
 from runner.client.endpoint import Endpoint
-from runner.client.limiter import EPISODE_AGE
+from runner.client.limiter import EPISODE_AGE, EPISODE_LEFT, TurnsLeft
 from runner.client.turn_draw import EPISODE_RUN
 from runner.execution.agent import agent_calls
 from runner.execution.brief_check import BriefLost
@@ -200,9 +200,12 @@ async def run_grid(
             agents,
             stopped=dict(stopped_before or {}),
         )
-        async with anyio.create_task_group() as tg:
-            for _ in range(min(grid.run.concurrency, total)):
-                tg.start_soon(workers.work)
+        try:
+            async with anyio.create_task_group() as tg:
+                for _ in range(min(grid.run.concurrency, total)):
+                    tg.start_soon(workers.work)
+        finally:
+            workers.tail(on=False)
         if workers.stopped:
             raise ModelsStopped(workers.stopped)
 
@@ -268,13 +271,27 @@ class _Workers:
     stopped: dict[str, str]
     episodes: dict[EpisodeSpec, Episode] = field(default_factory=dict)
     started: Iterator[int] = field(default_factory=itertools.count)  # runner.client.limiter
+    in_tail: bool = False  # every task started: the limiters' tail rule is on
 
     async def work(self) -> None:
         """One worker: pull the next task until none is left; a stopped model's are skipped
-        (never started, never logged: a resume runs them)."""
+        (never started, never logged: a resume runs them). The last task pulled turns the
+        limiters' tail rule on (:mod:`runner.client.limiter`)."""
         while (task := self.order.pop()) is not None:
+            if not self.in_tail and not len(self.order):
+                self.tail(on=True)
             if task.cell.model not in self.stopped:
                 await self._run(task)
+
+    def tail(self, on: bool) -> None:
+        """The limiters' tail rule on (the run's planned turns left) or off (the run's end)."""
+        self.in_tail = on
+        for endpoint in self.state.endpoints.values():
+            endpoint.limiter.tail = self._turns_left if on else None
+
+    def _turns_left(self) -> int:
+        progress = self.state.progress
+        return max(1, progress.turns_total - progress.turns_done)
 
     async def _run(self, task: Task) -> None:
         progress = self.state.progress
@@ -285,9 +302,11 @@ class _Workers:
         progress.turns_total += len(ep.turns) - self.planned
         slug = task.cell.slug()
         progress.running[slug] = progress.running.get(slug, 0) + 1
-        ctx = self._context(task, ep)
+        left = TurnsLeft(len(ep.turns))
+        ctx = self._context(task, ep, left)
         key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.client.affinity
         age = EPISODE_AGE.set(next(self.started))  # the limiter serves the oldest first
+        tail = EPISODE_LEFT.set(left)  # and, in the run's tail, an episode with no slack
         run = EPISODE_RUN.set(_lineage(ctx.episode))  # this episode run's lineage (#48)
         try:
             record = await run_episode(ctx)
@@ -296,6 +315,7 @@ class _Workers:
             return
         finally:
             EPISODE_RUN.reset(run)
+            EPISODE_LEFT.reset(tail)
             EPISODE_AGE.reset(age)
             EPISODE.reset(key)
             progress.running[slug] -= 1
@@ -304,22 +324,25 @@ class _Workers:
         self.order.observe(task, anyio.current_time() - t0)
         self._log(record, ep, slug)
 
-    def _context(self, task: Task, ep: Episode) -> EpisodeContext:
+    def _context(self, task: Task, ep: Episode, left: TurnsLeft) -> EpisodeContext:
         if task.trial not in self.agents:
             self.agents[task.trial] = agent_calls(self.state.grid, self.state.endpoints, task.trial)
         agents = self.agents[task.trial]
+        progress = self.state.progress
+
+        def turn_closed() -> None:  # the live view's count; the episode's turns left
+            progress.turns_done += 1
+            left.n -= 1
+
         return EpisodeContext(
             episode=cell_episode(ep, task.cell.knobs),  # the rules it places (#48)
             cell=task.cell,
             agent=agents[task.cell.model],
             next_agent=agents.get(task.cell.knobs.next_model),  # #48
             helpers=self.state.helpers,
-            on_turn=self._turn_closed,
+            on_turn=turn_closed,
             trial=task.trial,
         )
-
-    def _turn_closed(self) -> None:
-        self.state.progress.turns_done += 1
 
     def _log(self, record: EpisodeRecord, ep: Episode, slug: str) -> None:
         """A finished episode: logged, counted, told to the observers and scored."""
