@@ -75,18 +75,35 @@ class Limiter:
         self.throttles = 0
         self._streak = 0
         self._arrival = itertools.count()
-        # (episode age, arrival, future): a heap; under "fifo" the age is always 0. A granted
-        # or cancelled waiter's entries stay until popped (skipped: their future is done).
-        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        # (episode age, arrival, future, turns left): a heap; under "fifo" the age is always
+        # 0. A granted or cancelled waiter's entries stay until popped (skipped: done).
+        self._waiters: list[tuple[int, int, asyncio.Future[None], TurnsLeft | None]] = []
         # in the tail: (-turns left, age, arrival, future), the longest episode first
         self._longest: list[tuple[int, int, int, asyncio.Future[None]]] = []
         self._waiting = 0  # live waiters
-        # the run's planned turns not yet closed, set once every episode has started (#50)
-        self.tail: Callable[[], int] | None = None
+        self._tail: Callable[[], int] | None = None
 
     @property
     def waiting(self) -> int:
         return self._waiting
+
+    @property
+    def tail(self) -> Callable[[], int] | None:
+        """The run's planned turns not yet closed, set once every episode has started (#50;
+        None: oldest first alone). Setting it ranks the requests already waiting too."""
+        return self._tail
+
+    @tail.setter
+    def tail(self, turns_left: Callable[[], int] | None) -> None:
+        self._tail = turns_left
+        self._longest = []
+        if turns_left is not None and self.order == "oldest":
+            self._longest = [
+                (-left.n, age, arrival, fut)
+                for age, arrival, fut, left in self._waiters
+                if left is not None and not fut.done()
+            ]
+            heapq.heapify(self._longest)
 
     def try_acquire(self) -> bool:
         """Take a slot at once if one is free and no one waits (no await); else False."""
@@ -102,8 +119,9 @@ class Limiter:
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         oldest = self.order == "oldest"
         age, arrival = EPISODE_AGE.get() if oldest else 0, next(self._arrival)
-        heapq.heappush(self._waiters, (age, arrival, fut))
-        if self.tail is not None and oldest and (left := EPISODE_LEFT.get()) is not None:
+        left = EPISODE_LEFT.get() if oldest else None
+        heapq.heappush(self._waiters, (age, arrival, fut, left))
+        if self._tail is not None and left is not None:
             heapq.heappush(self._longest, (-left.n, age, arrival, fut))
         self._waiting += 1
         try:
@@ -139,9 +157,7 @@ class Limiter:
         if longest:
             while longest and longest[0][3].done():
                 heapq.heappop(longest)
-            if self.tail is None:
-                longest.clear()
-            elif longest and -longest[0][0] * self.limit >= self.tail():
+            if longest and self._tail is not None and -longest[0][0] * self.limit >= self._tail():
                 return heapq.heappop(longest)[3]
         waiters = self._waiters
         while waiters:
@@ -154,7 +170,7 @@ class Limiter:
         if not self.adaptive:
             return
         self._streak += 1
-        if self._streak >= self.limit and self._waiters and self.limit < self.max_limit:
+        if self._streak >= self.limit and self._waiting and self.limit < self.max_limit:
             self.limit += 1
             self._streak = 0
             self._wake()
