@@ -94,6 +94,7 @@ def endpoint_process(
 
 
 async def _serve(config_json: str, replicas: int, trace: str | None) -> None:
+    from serve.collector import young_collector
     from serve.config import ServerConfig
     from serve.endpoint.app import start_replicas, stop_server
     from serve.endpoint.server import SERVER
@@ -111,7 +112,8 @@ async def _serve(config_json: str, replicas: int, trace: str | None) -> None:
     for url in urls:
         print(url, flush=True)
     loop = asyncio.get_running_loop()
-    await loop.run_in_executor(None, sys.stdin.read)  # until the parent closes our stdin
+    with young_collector():  # as `ladder serve scripted` serves (serve.collector, #50)
+        await loop.run_in_executor(None, sys.stdin.read)  # until the parent closes our stdin
     for runner in runners:
         await stop_server(runner)
     if trace and pauses is not None:

@@ -22,7 +22,7 @@ has at least ``tail / limit`` turns left (no slack: the run cannot end sooner th
 rounds, and this episode needs all of them) goes first, the longest such first; everyone
 else is still served oldest first. An episode is overtaken at most once in the usual case
 (the McNaughton bound: the run ends after max(longest, total / limit) rounds), so the few
-episodes a prefix cache holds stay few (docs/running.md).
+episodes a prefix cache holds stay few (docs/cli.md).
 """
 
 from __future__ import annotations

@@ -16,14 +16,12 @@ record).
 
 from __future__ import annotations
 
-import gc
 import itertools
 import secrets
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +60,7 @@ from scoring.replay.cuts import record_cuts
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.lines import ResultLine
 from scoring.results.stream import StreamingScorer
+from serve.collector import young_collector
 
 __all__ = [
     "FINISHED",
@@ -185,7 +184,7 @@ async def run_grid(
 
     # never through a symlink planted at results.jsonl (O_NOFOLLOW: runner.files)
     with (
-        _young_collector(),
+        young_collector(),  # serve.collector: the collector's young passes, fewer (#50)
         LogWriter(state.out) as writer,
         JsonlAppender(results_path) as results,
     ):
@@ -208,31 +207,6 @@ async def run_grid(
             workers.tail(on=False)
         if workers.stopped:
             raise ModelsStopped(workers.stopped)
-
-
-# The collector's first threshold during a run (Python's default: 700). A run's episodes
-# allocate tracked objects by the hundred per turn and keep most until their episode ends,
-# so at 700 the collector ran every few turns and walked the whole heap now and then:
-# 3-4% of the client's CPU, and pauses of up to ~0.1 s at 288 episodes in flight, during
-# which every reply waits and a saturated server's slots idle (#50, bench saturation).
-YOUNG_THRESHOLD = 10_000
-
-
-@contextmanager
-def _young_collector() -> Iterator[None]:
-    """For the run: what exists before it (modules, the grid) frozen out of the collector's
-    walks, and its first generation collected every ``YOUNG_THRESHOLD`` allocations; both
-    restored after (reference counting frees everything as usual)."""
-    threshold, frozen = gc.get_threshold(), gc.get_freeze_count()
-    if not frozen:  # a caller's own freeze is left as it is
-        gc.freeze()
-    gc.set_threshold(max(threshold[0], YOUNG_THRESHOLD), *threshold[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        if not frozen:
-            gc.unfreeze()
 
 
 def _plan_progress(progress: Progress, counts: Mapping[CellKey, int], planned: int) -> None:
