@@ -77,3 +77,34 @@ def test_the_tail_rule_serves_an_episode_with_no_slack_first() -> None:
 
     assert asyncio.run(go(9)) == [0, 1]  # 9 x 1 < 10: slack, the oldest first
     assert asyncio.run(go(10)) == [1, 0]  # 10 x 1 >= 10: no slack, it goes first
+
+
+def test_a_cancelled_waiter_leaves_the_tail_and_the_slot_goes_on() -> None:
+    """A waiter cancelled in the tail (its entries stay in both queues, skipped when popped)
+    is no longer counted, and the freed slot goes to the next live waiter."""
+
+    async def go() -> list[int]:
+        limiter = Limiter(1)
+        limiter.tail = lambda: 1  # every waiter has no slack: the longest first
+        await limiter.acquire()
+        order: list[int] = []
+
+        async def request(age: int, left: int) -> None:
+            EPISODE_AGE.set(age)
+            EPISODE_LEFT.set(TurnsLeft(left))
+            async with limiter:
+                order.append(age)
+
+        longest = asyncio.create_task(request(0, 9))
+        other = asyncio.create_task(request(1, 3))
+        await asyncio.sleep(0)
+        assert limiter.waiting == 2
+        longest.cancel()
+        await asyncio.gather(longest, return_exceptions=True)
+        assert limiter.waiting == 1
+        limiter.release()
+        await other
+        assert limiter.in_flight == 0 and limiter.waiting == 0
+        return order
+
+    assert asyncio.run(go()) == [1]
