@@ -124,6 +124,8 @@ class Limiter:
         if self._tail is not None and left is not None:
             heapq.heappush(self._longest, (-left.n, age, arrival, fut))
         self._waiting += 1
+        if len(self._waiters) + len(self._longest) > 4 * self._waiting + 2 * self.limit:
+            self._compact()
         try:
             await fut
         except asyncio.CancelledError:
@@ -132,6 +134,14 @@ class Limiter:
             else:  # its entries stay, skipped when popped
                 self._waiting -= 1
             raise
+
+    def _compact(self) -> None:
+        """Drop the entries of granted or cancelled waiters (each queue keeps the other's
+        grants until they surface): the queues stay within a few times the live waiters."""
+        self._waiters = [e for e in self._waiters if not e[2].done()]
+        self._longest = [e for e in self._longest if not e[3].done()]
+        heapq.heapify(self._waiters)
+        heapq.heapify(self._longest)
 
     def _take(self) -> None:
         self.in_flight += 1

@@ -108,3 +108,31 @@ def test_a_cancelled_waiter_leaves_the_tail_and_the_slot_goes_on() -> None:
         return order
 
     assert asyncio.run(go()) == [1]
+
+
+def test_the_queues_hold_a_few_times_the_live_waiters() -> None:
+    """Each queue keeps the other's grants until they surface; they are dropped before the
+    queues grow past a few times the live waiters (a run of 2,000 episodes in its tail)."""
+    limiter = Limiter(4)
+    lefts = [TurnsLeft(30) for _ in range(64)]
+    limiter.tail = lambda: sum(left.n for left in lefts)
+    longest = 0
+
+    async def episode(age: int) -> None:
+        nonlocal longest
+        EPISODE_AGE.set(age)
+        EPISODE_LEFT.set(lefts[age])
+        for _ in range(30):
+            async with limiter:
+                await asyncio.sleep(1.0)
+                queued = len(limiter._waiters) + len(limiter._longest)
+                longest = max(longest, queued)
+            lefts[age].n -= 1
+
+    async def go() -> None:
+        async with asyncio.TaskGroup() as tg:
+            for age in range(64):
+                tg.create_task(episode(age))
+
+    run_virtual(go())
+    assert longest <= 4 * 64 + 2 * 4 + 2  # never more than the bound (+ one push each)
