@@ -94,6 +94,7 @@ def endpoint_process(
 
 
 async def _serve(config_json: str, replicas: int, trace: str | None) -> None:
+    from serve.collector import young_collector
     from serve.config import ServerConfig
     from serve.endpoint.app import start_replicas, stop_server
     from serve.endpoint.server import SERVER
@@ -101,18 +102,23 @@ async def _serve(config_json: str, replicas: int, trace: str | None) -> None:
     config = msgspec.json.decode(config_json.encode(), type=ServerConfig)
     runners, urls = await start_replicas(config, replicas)
     log: dict[str, list[float]] = {}
+    pauses = None
     if trace:
-        from bench._trace import trace_server
+        from bench._trace import GcPauses, trace_server
 
         for runner in runners:
             trace_server(runner.app[SERVER], log)
+        pauses = GcPauses().__enter__()  # the server's own collector pauses (#50)
     for url in urls:
         print(url, flush=True)
     loop = asyncio.get_running_loop()
-    await loop.run_in_executor(None, sys.stdin.read)  # until the parent closes our stdin
+    with young_collector():  # as `ladder serve scripted` serves (serve.collector, #50)
+        await loop.run_in_executor(None, sys.stdin.read)  # until the parent closes our stdin
     for runner in runners:
         await stop_server(runner)
-    if trace:
+    if trace and pauses is not None:
+        pauses.__exit__()
+        log.update(pauses.columns())
         with open(trace, "wb") as f:
             f.write(msgspec.json.encode(log))
 

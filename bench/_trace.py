@@ -60,7 +60,7 @@ class TracedLimiter(Limiter):
         super()._take()
         now = time.perf_counter()
         self.grant.append(now)
-        self.states.append((now, self.in_flight, len(self._waiters)))
+        self.states.append((now, self.in_flight, self.waiting))
 
     def try_acquire(self) -> bool:
         if super().try_acquire():
@@ -69,7 +69,7 @@ class TracedLimiter(Limiter):
         return False
 
     async def acquire(self) -> None:
-        waits = not (self.in_flight < self.limit and not self._waiters)
+        waits = not (self.in_flight < self.limit and not self.waiting)
         await super().acquire()
         self.resume.append(time.perf_counter() if waits else self.grant[-1])
 
@@ -77,7 +77,7 @@ class TracedLimiter(Limiter):
         now = time.perf_counter()
         self.release_at.append(now)
         self.in_flight -= 1
-        self.states.append((now, self.in_flight, len(self._waiters)))
+        self.states.append((now, self.in_flight, self.waiting))
         self._wake()
 
 
@@ -148,7 +148,7 @@ def phase_shares(
         "grant": client.grant,
         "resume": client.resume,
         "release": client.release_at,
-        **{k: sorted(v) for k, v in server.items()},
+        **{k: sorted(v) for k, v in server.items() if not k.startswith("gc_")},
     }
     for k in ("grant", "resume", "release"):
         streams[k] = sorted(streams[k])
@@ -162,17 +162,18 @@ def phase_shares(
 
 class GcPauses:
     """The cyclic collector's pauses in this process, stamped by ``gc.callbacks`` while
-    entered: (start, end, generation)."""
+    entered: (start, end, generation, thread CPU seconds): the CPU is what no load moves."""
 
     def __init__(self) -> None:
-        self.pauses: list[tuple[float, float, int]] = []
-        self._start = 0.0
+        self.pauses: list[tuple[float, float, int, float]] = []
+        self._start = self._cpu = 0.0
 
     def _callback(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            self._start = time.perf_counter()
+            self._start, self._cpu = time.perf_counter(), time.thread_time()
         else:
-            self.pauses.append((self._start, time.perf_counter(), info["generation"]))
+            cpu = time.thread_time() - self._cpu
+            self.pauses.append((self._start, time.perf_counter(), info["generation"], cpu))
 
     def __enter__(self) -> GcPauses:
         gc.callbacks.append(self._callback)
@@ -181,16 +182,32 @@ class GcPauses:
     def __exit__(self, *exc: object) -> None:
         gc.callbacks.remove(self._callback)
 
-    def share(self, t0: float, t1: float) -> dict[str, float]:
+    def columns(self) -> dict[str, list[float]]:
+        """The pauses as four lists (``gc_start``, ``gc_end``, ``gc_generation``,
+        ``gc_cpu``): a child's, sent to the parent as JSON (:meth:`from_columns`)."""
+        names = ("gc_start", "gc_end", "gc_generation", "gc_cpu")
+        return {name: [float(p[i]) for p in self.pauses] for i, name in enumerate(names)}
+
+    @classmethod
+    def from_columns(cls, log: dict[str, list[float]]) -> GcPauses:
+        got = cls()
+        names = ("gc_start", "gc_end", "gc_generation", "gc_cpu")
+        columns = [log.get(name, []) for name in names]
+        got.pauses = [(s, e, int(g), c) for s, e, g, c in zip(*columns, strict=True)]
+        return got
+
+    def share(self, t0: float, t1: float) -> dict[str, Any]:
         """The share of [t0, t1] spent in collections, in all and of generation 2; the
-        longest pause in ms."""
-        inside = [(max(s, t0), min(e, t1), g) for s, e, g in self.pauses if e > t0 and s < t1]
-        total = sum(e - s for s, e, _ in inside)
-        old = sum(e - s for s, e, g in inside if g == 2)
-        longest = max((e - s for s, e, _ in inside), default=0.0)
+        longest pause in ms; the collections of each generation and their CPU in ms."""
+        inside = [(max(s, t0), min(e, t1), g, c) for s, e, g, c in self.pauses if e > t0 and s < t1]
+        total = sum(e - s for s, e, _, _ in inside)
+        old = sum(e - s for s, e, g, _ in inside if g == 2)
+        longest = max((e - s for s, e, _, _ in inside), default=0.0)
         return {
             "gc_share": round(total / (t1 - t0), 5),
             "gc2_share": round(old / (t1 - t0), 5),
             "gc_longest_ms": round(1000 * longest, 2),
             "gc_pauses": len(inside),
+            "gc_by_generation": [sum(g == k for _, _, g, _ in inside) for k in range(3)],
+            "gc_cpu_ms": round(1000 * sum(c for _, _, _, c in inside), 2),
         }

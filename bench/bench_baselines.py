@@ -33,6 +33,7 @@ from bench._common import SERVER_CORE, grid, median, row, run_loop, scratch
 from bench._drive import drive_runner
 from bench._endpoint import endpoint_process, server_config
 from bench._users import aiohttp_agent, bare_aiohttp_agent, gather_all, launcher_job, openai_agent
+from bench._virtual import run_virtual
 
 __all__ = ["run"]
 
@@ -42,6 +43,7 @@ BIG_TARGET = 100  # x one sequential cell job
 MODEL = "scripted/perfect"
 BUDGET = 400  # the no-think reply budget the runner sends
 RUNNER_X_BARE = 1.2  # the runner's client CPU per request over a bare aiohttp loop's
+SCHEDULE_TARGET = 1.05  # part 1's grid on a virtual clock: makespan / the work's bound (#50)
 # (a)'s rate from the first requests of its first episode (#50; it ran the whole episode,
 # 44 requests, 11 s): one request in flight, each L plus 3 ms of client and server work
 # that grows by under 0.1 ms from turn 4 to turn 38 (bench_turn_cost), so the rate of the
@@ -216,6 +218,8 @@ def _client_bound(quick: bool) -> dict[str, Any]:
 
 def run(quick: bool = False) -> dict[str, Any]:
     s = _server_bound(quick)
+    per_arm = 32 if quick else 48
+    sched = _schedule(s["L_s"], per_arm)
     big = None if quick else _server_bound_big(s["L_s"])
     c = _client_bound(quick)
     a = s["runner_rps"] / s["a_rps"]
@@ -229,6 +233,7 @@ def run(quick: bool = False) -> dict[str, Any]:
             ">= 50",
             a >= 50,
         ),
+        _schedule_row(sched, 2 * per_arm),
         _big_row(big, s["a_rps"]),
         row(
             f"(a) runner / all {s['cells']} cell jobs at once",
@@ -288,8 +293,50 @@ def run(quick: bool = False) -> dict[str, Any]:
         "rows": rows,
         "server_bound": s,
         "server_bound_c256": big,
+        "schedule_c64": sched,
         "client_bound": c,
     }
+
+
+async def _schedule_run(L: float, per_arm: int) -> tuple[float, int]:
+    from runner.execution.connect import open_endpoints
+    from runner.execution.scheduler import RunState, pending_tasks, run_grid, streaming_scorer
+    from serve.config import LatencyConfig, ServerConfig
+    from serve.endpoint.app import start_server, stop_server
+
+    config = ServerConfig(concurrency=CAP, latency=LatencyConfig(mode="fixed", seconds=L))
+    server, url = await start_server(config)
+    g = grid(url, seeds=f"100-{99 + per_arm}", concurrency=2 * CAP, max_in_flight=CAP)
+    loop = asyncio.get_running_loop()
+    try:
+        with scratch("schedule") as out:
+            async with open_endpoints(g) as endpoints:
+                tasks, _ = pending_tasks(g, out)
+                t0 = loop.time()
+                state = RunState(grid=g, out=out, endpoints=endpoints)
+                await run_grid(state, tasks, streaming_scorer(g))
+                return loop.time() - t0, sum(e.requests for e in endpoints.values())
+    finally:
+        await stop_server(server)
+
+
+def _schedule(L: float, per_arm: int) -> dict[str, Any]:
+    """Part 1's runner grid on a virtual clock (:mod:`bench._virtual`: client and server in
+    one loop, CPU costs no time): the schedule's makespan over the work's bound (requests x
+    L / C), which no load moves (#50: the run's tail, :mod:`runner.client.limiter`)."""
+    makespan, requests = run_virtual(_schedule_run(L, per_arm))
+    bound = requests * L / CAP
+    return {"makespan_s": round(makespan, 3), "bound_s": round(bound, 3), "requests": requests}
+
+
+def _schedule_row(sched: dict[str, Any], episodes: int) -> dict[str, Any]:
+    ratio = round(sched["makespan_s"] / sched["bound_s"], 4)
+    return row(
+        f"(a) C={CAP} on a virtual clock: makespan / work bound ({episodes} episodes)",
+        ratio,
+        f"<= {SCHEDULE_TARGET}",
+        ratio <= SCHEDULE_TARGET,
+    )
 
 
 def _big_row(big: dict[str, Any] | None, a_rps: float) -> dict[str, Any]:

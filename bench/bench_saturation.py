@@ -91,6 +91,7 @@ def _one(
     fig = _figures(r, model, cap, episodes)
     t0, t1 = fig.pop("t0"), fig.pop("t1")
     trace = ep.trace if traced else None
+    server_gc = GcPauses.from_columns(trace).share(t0, t1) if trace else {}
     return {
         "cap": cap,
         "client_cap": client_cap,
@@ -99,6 +100,7 @@ def _one(
         "server_cpu_share": round(server_cpu / r.wall_s, 3),
         "lost": phase_shares(limiters[0], trace, cap, t0, t1, fig["utilization"]) if trace else {},
         **gcs.share(t0, t1),
+        **{f"server_{k}": v for k, v in server_gc.items()},
     }
 
 
@@ -154,6 +156,14 @@ def _rows(r: dict[str, Any]) -> list[dict[str, Any]]:
     if r["lost"]:
         out.append(
             row("  client GC pauses (share of the window's time)", r["gc_share"], "info", None)
+        )
+        out.append(
+            row(
+                "  server GC pauses (share of the window's time)",
+                r["server_gc_share"],
+                "info",
+                None,
+            )
         )
     return out
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from serve.collector import young_collector
 from serve.config import PrefixCacheConfig, ServerConfig
 from serve.endpoint.app import start_replicas, stop_server
 from serve.options import (
@@ -106,7 +107,8 @@ async def _serve_forever(config: ServerConfig, replicas: int = 1) -> None:
     for url in urls:  # one base URL a line: list them as the grid endpoint's base_urls
         print(url, flush=True)
     try:
-        await asyncio.Event().wait()
+        with young_collector():  # for the server's life (serve.collector, #50)
+            await asyncio.Event().wait()
     finally:
         for runner in runners:
             await stop_server(runner)

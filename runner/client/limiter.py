@@ -13,6 +13,16 @@ so none finishes until all are nearly done (an interruption loses them all, and 
 server holds every episode's prefix at once); oldest first lets the oldest ``limit``
 episodes run to the end while the rest wait, so episodes finish steadily from the start.
 ``order="fifo"`` keeps the old queue (the bench's comparison).
+
+The tail (#50): once every episode of a run has started, the scheduler sets :attr:`Limiter.
+tail` (the run's planned turns not yet closed) and each request carries its episode's own
+(:data:`EPISODE_LEFT`). Oldest first alone would run the oldest ``limit`` episodes to the
+end and leave the youngest to finish on a fraction of the slots; so a waiter whose episode
+has at least ``tail / limit`` turns left (no slack: the run cannot end sooner than that many
+rounds, and this episode needs all of them) goes first, the longest such first; everyone
+else is still served oldest first. An episode is overtaken at most once in the usual case
+(the McNaughton bound: the run ends after max(longest, total / limit) rounds), so the few
+episodes a prefix cache holds stay few (docs/cli.md).
 """
 
 from __future__ import annotations
@@ -21,14 +31,28 @@ import asyncio
 import heapq
 import itertools
 import sys
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Literal
 
-__all__ = ["EPISODE_AGE", "Limiter", "QueueOrder"]
+__all__ = ["EPISODE_AGE", "EPISODE_LEFT", "Limiter", "QueueOrder", "TurnsLeft"]
 
 QueueOrder = Literal["oldest", "fifo"]
 # The running episode's start number (lower: older); unset outside an episode.
 EPISODE_AGE: ContextVar[int] = ContextVar("EPISODE_AGE", default=sys.maxsize)
+
+
+class TurnsLeft:
+    """An episode's planned turns not yet closed (the scheduler counts them down)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
+# The running episode's turns left (the tail rule reads it); unset outside an episode.
+EPISODE_LEFT: ContextVar[TurnsLeft | None] = ContextVar("EPISODE_LEFT", default=None)
 
 
 class Limiter:
@@ -51,39 +75,73 @@ class Limiter:
         self.throttles = 0
         self._streak = 0
         self._arrival = itertools.count()
-        # (episode age, arrival, future): a heap; under "fifo" the age is always 0
-        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        # (episode age, arrival, future, turns left): a heap; under "fifo" the age is always
+        # 0. A granted or cancelled waiter's entries stay until popped (skipped: done).
+        self._waiters: list[tuple[int, int, asyncio.Future[None], TurnsLeft | None]] = []
+        # in the tail: (-turns left, age, arrival, future), the longest episode first
+        self._longest: list[tuple[int, int, int, asyncio.Future[None]]] = []
+        self._waiting = 0  # live waiters
+        self._tail: Callable[[], int] | None = None
 
     @property
     def waiting(self) -> int:
-        return len(self._waiters)
+        return self._waiting
+
+    @property
+    def tail(self) -> Callable[[], int] | None:
+        """The run's planned turns not yet closed, set once every episode has started (#50;
+        None: oldest first alone). Setting it ranks the requests already waiting too."""
+        return self._tail
+
+    @tail.setter
+    def tail(self, turns_left: Callable[[], int] | None) -> None:
+        self._tail = turns_left
+        self._longest = []
+        if turns_left is not None and self.order == "oldest":
+            self._longest = [
+                (-left.n, age, arrival, fut)
+                for age, arrival, fut, left in self._waiters
+                if left is not None and not fut.done()
+            ]
+            heapq.heapify(self._longest)
 
     def try_acquire(self) -> bool:
         """Take a slot at once if one is free and no one waits (no await); else False."""
-        if self.in_flight < self.limit and not self._waiters:
+        if self.in_flight < self.limit and not self._waiting:
             self._take()
             return True
         return False
 
     async def acquire(self) -> None:
-        if self.in_flight < self.limit and not self._waiters:
+        if self.in_flight < self.limit and not self._waiting:
             self._take()
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        age = EPISODE_AGE.get() if self.order == "oldest" else 0
-        entry = (age, next(self._arrival), fut)
-        heapq.heappush(self._waiters, entry)
+        oldest = self.order == "oldest"
+        age, arrival = EPISODE_AGE.get() if oldest else 0, next(self._arrival)
+        left = EPISODE_LEFT.get() if oldest else None
+        heapq.heappush(self._waiters, (age, arrival, fut, left))
+        if self._tail is not None and left is not None:
+            heapq.heappush(self._longest, (-left.n, age, arrival, fut))
+        self._waiting += 1
+        if len(self._waiters) + len(self._longest) > 4 * self._waiting + 2 * self.limit:
+            self._compact()
         try:
             await fut
         except asyncio.CancelledError:
             if fut.done() and not fut.cancelled():
                 self.release()  # granted, then cancelled: hand the slot back
-            elif entry in self._waiters:
-                # A release may already have dropped this cancelled waiter (``_wake`` pops
-                # done futures), so it is removed only if still there.
-                self._waiters.remove(entry)
-                heapq.heapify(self._waiters)
+            else:  # its entries stay, skipped when popped
+                self._waiting -= 1
             raise
+
+    def _compact(self) -> None:
+        """Drop the entries of granted or cancelled waiters (each queue keeps the other's
+        grants until they surface): the queues stay within a few times the live waiters."""
+        self._waiters = [e for e in self._waiters if not e[2].done()]
+        self._longest = [e for e in self._longest if not e[3].done()]
+        heapq.heapify(self._waiters)
+        heapq.heapify(self._longest)
 
     def _take(self) -> None:
         self.in_flight += 1
@@ -94,17 +152,35 @@ class Limiter:
         self._wake()
 
     def _wake(self) -> None:
-        while self._waiters and self.in_flight < self.limit:
-            fut = heapq.heappop(self._waiters)[2]
+        while self._waiting and self.in_flight < self.limit:
+            fut = self._next()
+            if fut is None:
+                return
+            self._take()
+            self._waiting -= 1
+            fut.set_result(None)
+
+    def _next(self) -> asyncio.Future[None] | None:
+        """The waiter a freed slot goes to: in the tail, the longest episode if it has no
+        slack (turns left x limit >= the run's turns left); else the oldest."""
+        longest = self._longest
+        if longest:
+            while longest and longest[0][3].done():
+                heapq.heappop(longest)
+            if longest and self._tail is not None and -longest[0][0] * self.limit >= self._tail():
+                return heapq.heappop(longest)[3]
+        waiters = self._waiters
+        while waiters:
+            fut = heapq.heappop(waiters)[2]
             if not fut.done():
-                self._take()
-                fut.set_result(None)
+                return fut
+        return None
 
     def success(self) -> None:
         if not self.adaptive:
             return
         self._streak += 1
-        if self._streak >= self.limit and self._waiters and self.limit < self.max_limit:
+        if self._streak >= self.limit and self._waiting and self.limit < self.max_limit:
             self.limit += 1
             self._streak = 0
             self._wake()

@@ -16,14 +16,12 @@ record).
 
 from __future__ import annotations
 
-import gc
 import itertools
 import secrets
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +43,7 @@ from runner.arms import AgentCall, EpisodeContext, load_arms
 from runner.client.affinity import EPISODE, affinity_key
 from runner.client.call_stats import BreakerTripped
 from runner.client.endpoint import Endpoint
-from runner.client.limiter import EPISODE_AGE
+from runner.client.limiter import EPISODE_AGE, EPISODE_LEFT, TurnsLeft
 from runner.client.turn_draw import EPISODE_RUN
 from runner.execution.agent import agent_calls
 from runner.execution.brief_check import BriefLost
@@ -62,6 +60,7 @@ from scoring.replay.cuts import record_cuts
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.lines import ResultLine
 from scoring.results.stream import StreamingScorer
+from serve.collector import young_collector
 
 __all__ = [
     "FINISHED",
@@ -185,7 +184,7 @@ async def run_grid(
 
     # never through a symlink planted at results.jsonl (O_NOFOLLOW: runner.files)
     with (
-        _young_collector(),
+        young_collector(),  # serve.collector: the collector's young passes, fewer (#50)
         LogWriter(state.out) as writer,
         JsonlAppender(results_path) as results,
     ):
@@ -200,36 +199,14 @@ async def run_grid(
             agents,
             stopped=dict(stopped_before or {}),
         )
-        async with anyio.create_task_group() as tg:
-            for _ in range(min(grid.run.concurrency, total)):
-                tg.start_soon(workers.work)
+        try:
+            async with anyio.create_task_group() as tg:
+                for _ in range(min(grid.run.concurrency, total)):
+                    tg.start_soon(workers.work)
+        finally:
+            workers.tail(on=False)
         if workers.stopped:
             raise ModelsStopped(workers.stopped)
-
-
-# The collector's first threshold during a run (Python's default: 700). A run's episodes
-# allocate tracked objects by the hundred per turn and keep most until their episode ends,
-# so at 700 the collector ran every few turns and walked the whole heap now and then:
-# 3-4% of the client's CPU, and pauses of up to ~0.1 s at 288 episodes in flight, during
-# which every reply waits and a saturated server's slots idle (#50, bench saturation).
-YOUNG_THRESHOLD = 10_000
-
-
-@contextmanager
-def _young_collector() -> Iterator[None]:
-    """For the run: what exists before it (modules, the grid) frozen out of the collector's
-    walks, and its first generation collected every ``YOUNG_THRESHOLD`` allocations; both
-    restored after (reference counting frees everything as usual)."""
-    threshold, frozen = gc.get_threshold(), gc.get_freeze_count()
-    if not frozen:  # a caller's own freeze is left as it is
-        gc.freeze()
-    gc.set_threshold(max(threshold[0], YOUNG_THRESHOLD), *threshold[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        if not frozen:
-            gc.unfreeze()
 
 
 def _plan_progress(progress: Progress, counts: Mapping[CellKey, int], planned: int) -> None:
@@ -268,13 +245,27 @@ class _Workers:
     stopped: dict[str, str]
     episodes: dict[EpisodeSpec, Episode] = field(default_factory=dict)
     started: Iterator[int] = field(default_factory=itertools.count)  # runner.client.limiter
+    in_tail: bool = False  # every task started: the limiters' tail rule is on
 
     async def work(self) -> None:
         """One worker: pull the next task until none is left; a stopped model's are skipped
-        (never started, never logged: a resume runs them)."""
+        (never started, never logged: a resume runs them). The last task pulled turns the
+        limiters' tail rule on (:mod:`runner.client.limiter`)."""
         while (task := self.order.pop()) is not None:
+            if not self.in_tail and not len(self.order):
+                self.tail(on=True)
             if task.cell.model not in self.stopped:
                 await self._run(task)
+
+    def tail(self, on: bool) -> None:
+        """The limiters' tail rule on (the run's planned turns left) or off (the run's end)."""
+        self.in_tail = on
+        for endpoint in self.state.endpoints.values():
+            endpoint.limiter.tail = self._turns_left if on else None
+
+    def _turns_left(self) -> int:
+        progress = self.state.progress
+        return max(1, progress.turns_total - progress.turns_done)
 
     async def _run(self, task: Task) -> None:
         progress = self.state.progress
@@ -285,9 +276,11 @@ class _Workers:
         progress.turns_total += len(ep.turns) - self.planned
         slug = task.cell.slug()
         progress.running[slug] = progress.running.get(slug, 0) + 1
-        ctx = self._context(task, ep)
+        left = TurnsLeft(len(ep.turns))
+        ctx = self._context(task, ep, left)
         key = EPISODE.set(affinity_key(task.cell, task.spec))  # runner.client.affinity
         age = EPISODE_AGE.set(next(self.started))  # the limiter serves the oldest first
+        tail = EPISODE_LEFT.set(left)  # and, in the run's tail, an episode with no slack
         run = EPISODE_RUN.set(_lineage(ctx.episode))  # this episode run's lineage (#48)
         try:
             record = await run_episode(ctx)
@@ -296,6 +289,7 @@ class _Workers:
             return
         finally:
             EPISODE_RUN.reset(run)
+            EPISODE_LEFT.reset(tail)
             EPISODE_AGE.reset(age)
             EPISODE.reset(key)
             progress.running[slug] -= 1
@@ -304,22 +298,25 @@ class _Workers:
         self.order.observe(task, anyio.current_time() - t0)
         self._log(record, ep, slug)
 
-    def _context(self, task: Task, ep: Episode) -> EpisodeContext:
+    def _context(self, task: Task, ep: Episode, left: TurnsLeft) -> EpisodeContext:
         if task.trial not in self.agents:
             self.agents[task.trial] = agent_calls(self.state.grid, self.state.endpoints, task.trial)
         agents = self.agents[task.trial]
+        progress = self.state.progress
+
+        def turn_closed() -> None:  # the live view's count; the episode's turns left
+            progress.turns_done += 1
+            left.n -= 1
+
         return EpisodeContext(
             episode=cell_episode(ep, task.cell.knobs),  # the rules it places (#48)
             cell=task.cell,
             agent=agents[task.cell.model],
             next_agent=agents.get(task.cell.knobs.next_model),  # #48
             helpers=self.state.helpers,
-            on_turn=self._turn_closed,
+            on_turn=turn_closed,
             trial=task.trial,
         )
-
-    def _turn_closed(self) -> None:
-        self.state.progress.turns_done += 1
 
     def _log(self, record: EpisodeRecord, ep: Episode, slug: str) -> None:
         """A finished episode: logged, counted, told to the observers and scored."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 from pathlib import Path
 from typing import Any
@@ -95,7 +96,9 @@ async def test_512_concurrent_episodes_never_exceed_the_cap(tmp_path: Path) -> N
     from runner.execution import connect as eps
 
     peaks: list[int] = []
+    tails: list[object] = []  # the limiters' tail rule, after the run (#50)
     original = eps.open_endpoints
+    collector = gc.get_threshold(), gc.get_freeze_count()
 
     def spy(*a: Any, **k: Any) -> Any:
         cm = original(*a, **k)
@@ -107,6 +110,7 @@ async def test_512_concurrent_episodes_never_exceed_the_cap(tmp_path: Path) -> N
 
             async def __aexit__(self, *exc: Any) -> Any:
                 peaks.extend(x.limiter.peak for x in self.e.values())
+                tails.extend(x.limiter.tail for x in self.e.values())
                 return await cm.__aexit__(*exc)
 
         return Wrap()
@@ -125,6 +129,9 @@ async def test_512_concurrent_episodes_never_exceed_the_cap(tmp_path: Path) -> N
         eps.open_endpoints = original
     assert len(records) == 512
     assert peaks and max(peaks) <= 48
+    # the run's scoped settings undone: the tail rule, the collector (serve.collector)
+    assert tails and all(t is None for t in tails)
+    assert (gc.get_threshold(), gc.get_freeze_count()) == collector
     assert all(x["strict"] == 1.0 for x in lines if x["type"] == "cell")
 
 
