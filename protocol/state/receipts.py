@@ -261,11 +261,11 @@ def ref_matches_joined(
     search of the lowered text (``_REF_LOWER``, #50)."""
     out: dict[int, list[tuple[str, str, int, int]]] = {}
     if joined.isascii():
-        for m in _REF_LOWER.finditer(lowered):
-            start, end = m.span()
+        for found in _REF_LOWER.finditer(lowered):
+            start, end = found.span()
             i = bisect_right(starts, start) - 1
             base = starts[i]
-            code, wo = m.group("code", "wo")
+            code, wo = found.group("code", "wo")
             out.setdefault(i, []).append(("RC-" + code, "#W" + wo, start - base, end - base))
         return out
     match, find = _REF.match, lowered.find
