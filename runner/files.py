@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import stat
 import uuid
@@ -33,6 +34,7 @@ from protocol.visible import one_line
 from runner.redact import redact_bytes
 
 __all__ = [
+    "BULK_BUFFER",
     "MAX_FILE_BYTES",
     "MAX_LINE_BYTES",
     "JsonlAppender",
@@ -197,6 +199,9 @@ MAX_FILE_BYTES = 64 << 20  # a grid, a pack, a manifest, a cache index
 # and a record holds an episode's replies; 256 MiB is far above any real record.
 MAX_LINE_BYTES = 256 << 20
 _CHUNK = 1 << 20
+# the read buffer of a reader that walks a whole file of long lines (an episode log:
+# tens of kB a line), four times faster than the default 8 kB there (#50)
+BULK_BUFFER = 1 << 20
 
 
 class NotRegularFile(OSError):
@@ -264,12 +269,19 @@ class Line(NamedTuple):
 
 
 def lines(
-    path: Path, start: int = 0, *, cap: int = MAX_LINE_BYTES, follow: bool = False
+    path: Path,
+    start: int = 0,
+    *,
+    cap: int = MAX_LINE_BYTES,
+    follow: bool = False,
+    buffer: int = io.DEFAULT_BUFFER_SIZE,
 ) -> Iterator[Line]:
     """Each :class:`Line` of the regular file ``path`` from byte ``start`` (a line start).
-    Memory: one line, at most ``cap`` bytes."""
+    Memory: one line, at most ``cap`` bytes, and a read buffer of ``buffer`` bytes (a
+    reader of whole files of long lines passes :data:`BULK_BUFFER`: a line of an episode
+    log is tens of kB, which the default 8 kB buffer reads in several calls and copies)."""
     fd = _open_regular(path, follow=follow)
-    with os.fdopen(fd, "rb") as f:
+    with os.fdopen(fd, "rb", buffering=buffer) as f:
         f.seek(start)
         offset = start
         while True:

@@ -115,6 +115,8 @@ __all__ = [
     "read_bookings",
     "ref_matches",
     "ref_matches_each",
+    "ref_matches_joined",
+    "text_starts",
 ]
 
 
@@ -155,14 +157,22 @@ _WO_CORE = (
     rf"(?:\\?[#\uff03])?[{_SP}]*[Ww][{_SP}]*(?:[{_DASH}][{_SP}]*)?(?P<wo>[0-9]{{4}})(?![0-9A-Za-z])"
 )
 
-_REF = re.compile(
-    # the keyword, a whole word; its first letter leads, so the search skips to each r/R
-    r"[Rr](?<![0-9A-Za-z][Rr])[Ee][Ff](?![0-9A-Za-z])"
+_AFTER_KEYWORD = (
     rf"[{_SP}{_MD}:.=#\"'“”‘’(\[{_DASH}]{{1,16}}"  # keyword separator
     + _CODE_CORE
     + rf"[{_SP}{_MD}\\]*[/\uff0f\u2215\u2044][{_SP}{_MD}]*"  # the slash
     + _WO_CORE
 )
+_REF = re.compile(
+    # the keyword, a whole word; its first letter leads, so the search skips to each r/R
+    r"[Rr](?<![0-9A-Za-z][Rr])[Ee][Ff](?![0-9A-Za-z])" + _AFTER_KEYWORD
+)
+# The same pattern for lowered ASCII text: the keyword a literal ``ref``, which the engine
+# finds by its fast literal search (#50). In ASCII text ``lower`` changes only A-Z, which
+# every letter of the pattern and its look-arounds match in either case, and the digits
+# of the code and work order not at all: its matches in the lowered text are _REF's in the
+# text, the same spans and groups.
+_REF_LOWER = re.compile(r"ref(?<![0-9A-Za-z]ref)(?![0-9A-Za-z])" + _AFTER_KEYWORD)
 _CODE_ONLY = re.compile(rf"^[{_SP}]*{_CODE_CORE}[{_SP}]*$")
 _WO_ONLY = re.compile(rf"^[{_SP}]*{_WO_CORE}[{_SP}]*$")
 
@@ -225,19 +235,39 @@ def ref_matches(text: str) -> list[tuple[str, str, int, int]]:
 def ref_matches_each(texts: Sequence[str]) -> dict[int, list[tuple[str, str, int, int]]]:
     """``{i: ref_matches(texts[i])}`` for every text that holds a ref (the others left out),
     read in one pass over the texts joined by newlines (the rescoring hot path reads an
-    episode's replies at once, #50). Exact: no ref spans a line break, and a newline is
-    what the pattern's look-arounds read at a text's edge (neither is a letter or digit). A
-    match starts at a keyword, ASCII ``r``, ``e``, ``f`` in any case, so the pattern is tried
-    only where the lowered text reads ``ref`` (``lower`` keeps every offset when it keeps
-    the length: no character lowers to nothing); otherwise each text is read alone."""
+    episode's replies at once, #50): :func:`ref_matches_joined`."""
     joined = "\n".join(texts)
     lowered = joined.lower()
     if len(lowered) != len(joined):  # a character lowered to several: offsets moved
         each = {i: ref_matches(t) for i, t in enumerate(texts)}
         return {i: refs for i, refs in each.items() if refs}
-    # each text's first offset in ``joined``
-    starts = list(map(add, accumulate(map(len, texts), initial=0), count()))
+    return ref_matches_joined(joined, lowered, text_starts(texts))
+
+
+def text_starts(texts: Sequence[str]) -> list[int]:
+    """Each text's first offset in ``"\n".join(texts)``."""
+    return list(map(add, accumulate(map(len, texts), initial=0), count()))
+
+
+def ref_matches_joined(
+    joined: str, lowered: str, starts: list[int]
+) -> dict[int, list[tuple[str, str, int, int]]]:
+    """:func:`ref_matches_each` of the texts whose newline join is *joined*, *lowered* its
+    ``lower()`` of the same length (``lower`` then keeps every offset: no character lowers
+    to nothing), *starts* their :func:`text_starts`. Exact: no ref spans a line break, and a
+    newline is what the pattern's look-arounds read at a text's edge (neither is a letter
+    or digit). A match starts at a keyword, ASCII ``r``, ``e``, ``f`` in any case, so the
+    pattern is tried only where the lowered text reads ``ref``; in ASCII text, all in one
+    search of the lowered text (``_REF_LOWER``, #50)."""
     out: dict[int, list[tuple[str, str, int, int]]] = {}
+    if joined.isascii():
+        for found in _REF_LOWER.finditer(lowered):
+            start, end = found.span()
+            i = bisect_right(starts, start) - 1
+            base = starts[i]
+            code, wo = found.group("code", "wo")
+            out.setdefault(i, []).append(("RC-" + code, "#W" + wo, start - base, end - base))
+        return out
     match, find = _REF.match, lowered.find
     at = find("ref")
     while at >= 0:

@@ -27,7 +27,7 @@ import msgspec
 
 from protocol.nesting import json_loads
 from protocol.records import SCHEMA_VERSION, CellKey, EpisodeRecord, log_key
-from runner.files import MAX_LINE_BYTES, JsonlAppender, lines, open_regular
+from runner.files import BULK_BUFFER, MAX_LINE_BYTES, JsonlAppender, lines, open_regular
 from runner.rundir.served import label_record, served_for_log
 
 K = TypeVar("K", bound=Hashable)
@@ -278,7 +278,7 @@ def read_file(
     found: dict[K, Found] = {}
     served = served_for_log(path)
     end = start
-    for offset, text, complete, size in lines(path, start):
+    for offset, text, complete, size in lines(path, start, buffer=BULK_BUFFER):
         if (partial and not complete) or (stop is not None and offset >= stop):
             break
         lineno += 1
@@ -336,7 +336,7 @@ def iter_records(
     for i, path in enumerate(files):
         report.files += 1
         served = served_for_log(path)
-        for lineno, (offset, line, complete, _) in enumerate(lines(path), 1):
+        for lineno, (offset, line, complete, _) in enumerate(lines(path, buffer=BULK_BUFFER), 1):
             if line is None:
                 report.corrupt.append(f"{path.name}:{lineno}: line over {MAX_LINE_BYTES} bytes")
                 continue

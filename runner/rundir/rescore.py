@@ -155,19 +155,32 @@ def _score_group(paths: Sequence[str], detail: bool = False) -> _Part:
     return _Part(files, scores, helpers, cells, parts, skipped)
 
 
-def _config(path: Path) -> str:
-    """A log file's configuration: its cell slug without the arm and knobs."""
+def _config(path: Path, across_models: bool = False) -> str:
+    """A log file's configuration: its cell slug without the arm and knobs (and, across
+    models, without the model and its regime)."""
     parts = path.stem.split("__")
-    return "__".join(parts[:6]) if len(parts) >= 7 else path.stem
+    return "__".join(parts[2 if across_models else 0 : 6]) if len(parts) >= 7 else path.stem
 
 
-def config_groups(paths: list[Path]) -> list[list[str]]:
+def config_groups(paths: list[Path], *, across_models: bool = False) -> list[list[str]]:
     """Files by configuration (the arms of one seed share one regenerated episode), the
-    biggest group first (so a pool's tail is short)."""
+    biggest group first (so a pool's tail is short). ``across_models``: the models of a
+    configuration in one group too (their seeds share the episode as well)."""
     by_config: dict[str, list[str]] = {}
     for p in paths:
-        by_config.setdefault(_config(p), []).append(str(p))
+        by_config.setdefault(_config(p, across_models), []).append(str(p))
     return sorted(by_config.values(), key=lambda g: -sum(os.path.getsize(p) for p in g))
+
+
+def _worker_groups(paths: list[Path], jobs: int) -> list[list[str]]:
+    """The groups the workers score: a configuration's files of every model in one, so
+    each episode is regenerated once in the whole run, not once per model (#50), where
+    no such group holds more than a worker's share; else one model's files each."""
+    groups = config_groups(paths, across_models=True)
+    sizes = [sum(os.path.getsize(p) for p in g) for g in groups]
+    if len(groups) >= jobs and max(sizes, default=0) * jobs <= sum(sizes):
+        return groups
+    return config_groups(paths)
 
 
 def _merge(
@@ -210,7 +223,7 @@ def _parallel(
     """Every group of log files scored in a worker process; None where one process is
     all there is, there is one group, or the logs are too small to pay for the workers."""
     jobs = cores() if jobs <= 0 else jobs
-    groups = config_groups(paths)
+    groups = _worker_groups(paths, jobs)
     big = sum(p.stat().st_size for p in paths) >= min_bytes
     if jobs <= 1 or len(groups) <= 1 or not big:
         return None

@@ -381,6 +381,30 @@ def test_ref_matches_each_is_ref_matches_of_each_text(parts: list[list[str]]) ->
     assert ref_matches_each(texts) == expected
 
 
+ASCII_PIECES = [p for p in PIECES if p.isascii()] + [
+    "rEf Rc_1234/W5678", "REF-- RC 1234 \\/ \\#W-5678", "ref RC-1234/#W5678a", "9ref", "Zref",
+    "ref RC-1234/#W56789", "\t", "ref\tRC1234/w5678",
+]  # fmt: skip
+
+
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from(ASCII_PIECES) | st.text(st.characters(max_codepoint=127), max_size=6),
+            max_size=8,
+        ),
+        max_size=6,
+    )
+)
+def test_ref_matches_each_of_ascii_texts_is_ref_matches_of_each_text(
+    parts: list[list[str]],
+) -> None:
+    # ASCII texts take the one search of the lowered text (ref_matches_joined, #50)
+    texts = ["".join(p) for p in parts]
+    expected = {i: ref_matches(t) for i, t in enumerate(texts) if ref_matches(t)}
+    assert ref_matches_each(texts) == expected
+
+
 def test_ref_matches_each_reads_each_texts_edges() -> None:
     # a text's first 'ref' and last digit meet the next text's only across the newline
     texts = ["ref RC-1234/#W5678", "ref RC-1111/#W2222x", "xref RC-1/#W1", "", "Ref RC-2222/#W3333"]

@@ -149,3 +149,34 @@ def expected_seeds_of(records: Any) -> dict[Any, set[int]]:
     for r in records:
         out.setdefault(r.cell, set()).add(r.spec.seed)
     return out
+
+
+def _log(folder: Path, model: str, steps: int, arm: str, size: int) -> Path:
+    path = folder / f"{model}__no-think__S{steps}__rho0.15__procurement__amended__{arm}.jsonl"
+    path.write_bytes(b"x" * size)
+    return path
+
+
+def test_workers_score_every_model_of_a_configuration_together(tmp_path: Path) -> None:
+    # each configuration's files of both models in one group: its episodes regenerated once
+    # in the run, not once per model (#50)
+    paths = [
+        _log(tmp_path, model, steps, arm, 100 * steps)
+        for model in ("m-a", "m-b")
+        for steps in (5, 10, 15)
+        for arm in ("raw", "enforce")
+    ]
+    groups = rescore_mod._worker_groups(paths, 2)
+    assert len(groups) == 3
+    for group in groups:
+        assert len(group) == 4
+        assert len({Path(p).name.split("__")[2] for p in group}) == 1  # one configuration
+        assert {Path(p).name.split("__")[0] for p in group} == {"m-a", "m-b"}
+    # a configuration bigger than a worker's share, or fewer configurations than workers:
+    # one model's files each, as before
+    assert rescore_mod._worker_groups(paths[:2] + paths[6:8], 2) == rescore_mod.config_groups(
+        paths[:2] + paths[6:8]
+    )
+    big = [*paths, _log(tmp_path, "m-a", 18, "raw", 20_000)]
+    assert rescore_mod._worker_groups(big, 2) == rescore_mod.config_groups(big)
+    assert len(rescore_mod._worker_groups(big, 2)) == 7
