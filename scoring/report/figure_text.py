@@ -15,9 +15,17 @@ if TYPE_CHECKING:
     from matplotlib.artist import Artist
     from matplotlib.backend_bases import RendererBase
     from matplotlib.figure import Figure
+    from matplotlib.font_manager import FontProperties
     from matplotlib.legend import Legend
 
-__all__ = ["clipped_texts", "covered_labels", "legend_below", "short_labels", "wrap"]
+__all__ = [
+    "clipped_texts",
+    "covered_labels",
+    "legend_below",
+    "short_labels",
+    "text_width_in",
+    "wrap",
+]
 
 # The mean advance of a character of the default sans-serif font, in ems (a little above
 # DejaVu Sans's, so that a wrapped line stays inside its width)
@@ -41,6 +49,12 @@ def _renderer(fig: Figure) -> RendererBase:
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     renderer: RendererBase = canvas.get_renderer()  # type: ignore[no-untyped-call]
     return renderer
+
+
+def text_width_in(fig: Figure, text: str, font: FontProperties) -> float:
+    """The width of one line of *text* in *font* on *fig*'s canvas, in inches."""
+    width, _, _ = _renderer(fig).get_text_width_height_descent(text, font, ismath=False)
+    return float(width) / fig.dpi
 
 
 def legend_below(
