@@ -14,7 +14,8 @@ that differ from their configuration only in ``corruption``.
   model), (b) model axis (x: model and regime at S = 15 dense, one series per arm), (c) the
   corrupted-state ablation (x: epsilon, the enforcement gate, one series per model and
   graph).
-* Figure 5(a): the channel decomposition per arm (the decomposition behind Table 9, D.2):
+* Figure 5(a) (drawn by :mod:`scoring.report.channel_panels`; its data here): the channel
+  decomposition per arm (the decomposition behind Table 9, D.2):
   one panel per configuration (model, regime, brief, S, density, domain), the arms in ladder
   order on x, each error channel over its label denominator exactly as Table 9 computes it
   (:data:`scoring.results.cells.RATES`: re-execution / done, superseded / cancelled, premature /
@@ -56,25 +57,28 @@ from scoring.results.stats import wilson
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure, SubFigure
-    from matplotlib.legend import Legend
 
 __all__ = [
+    "CHANNEL_NAMES",
     "PER_EPISODES",
+    "TITLE_PT",
     "ChannelPoint",
     "ChannelRate",
     "Drawn",
     "FigureData",
     "Point",
     "UnrequestedCount",
+    "canonical",
     "channel_points",
+    "config_name",
     "figure4",
-    "figure5a",
     "figure5b",
+    "panel_title",
     "rungs_figure",
 ]
 
 DENSE = (15, 0.3)
-_CHANNEL_NAMES = {
+CHANNEL_NAMES = {
     "re_execution": "re-execution / done",
     "superseded": "superseded / cancelled",
     "premature": "premature / blocked",
@@ -83,7 +87,7 @@ _CHANNEL_NAMES = {
 }
 
 
-_TITLE_PT = 8
+TITLE_PT = 8
 
 # Figure 5(a)'s intervals, one per distinct (errors, labels): a run's channels repeat a few
 # counts (most are 0 of a cell's n) and each interval is an exact binomial test (#50)
@@ -96,7 +100,7 @@ def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def _canonical(c: CellKey) -> bool:
+def canonical(c: CellKey) -> bool:
     return c.knobs == Knobs() and c.paraphrase_tier == 0 and c.ambiguous_rate == 0.0
 
 
@@ -104,7 +108,7 @@ def _model(c: CellKey) -> str:
     return f"{model_label(c)} ({c.regime})"
 
 
-def _config(c: CellKey) -> str:
+def config_name(c: CellKey) -> str:
     """A configuration's panel name (model, regime, graph, brief; domain and schedule when
     not the default)."""
     parts = [_model(c), f"S={c.steps} rho={c.density:g}", f"{c.brief} brief"]
@@ -115,12 +119,12 @@ def _config(c: CellKey) -> str:
     return ", ".join(parts)
 
 
-def _panel_title(panel: str, width_in: float) -> str:
+def panel_title(panel: str, width_in: float) -> str:
     """A panel's name as its title: the model (and regime) on a line of its own, the rest
     of the configuration below, each wrapped to the panel's width (never cut)."""
     model, sep, rest = panel.partition("), ")
     text = f"{model})\n{rest}" if sep else panel
-    return wrap(text, width_in, _TITLE_PT)
+    return wrap(text, width_in, TITLE_PT)
 
 
 def _grid(fig: Figure, n: int, ncols: int) -> list[SubFigure]:
@@ -136,9 +140,9 @@ def channel_points(cells: Sequence[CellLine]) -> list[ChannelPoint]:
     denominators) with its Wilson 95% interval, and the unrequested count per 128 episodes."""
     out: list[ChannelPoint] = []
     for c in cells:
-        if not _canonical(c.cell) or c.n == 0:
+        if not canonical(c.cell) or c.n == 0:
             continue
-        panel, arm = _config(c.cell), c.cell.arm
+        panel, arm = config_name(c.cell), c.cell.arm
         for ch, label in RATES:
             k, n = c.channels[ch], c.labels[label]
             if n == 0:
@@ -150,143 +154,6 @@ def channel_points(cells: Sequence[CellLine]) -> list[ChannelPoint]:
         out.append(UnrequestedCount(panel=panel, series="unrequested", x=arm,
                                     y=u * PER_EPISODES / c.n, count=u, episodes=c.n))  # fmt: skip
     return out
-
-
-def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | None:
-    data = channel_points(cells)
-    if not data:
-        return None
-    order: dict[str, CellKey] = {}
-    for c in cells:
-        if _canonical(c.cell) and c.n:
-            order.setdefault(_config(c.cell), config_of(c.cell))
-    panels = sorted(order, key=lambda p: cell_sort_key(order[p]))
-    ncols = min(2, len(panels))
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-
-    # no layout engine: the panels' places are computed once (_PanelGrid), not by constrained
-    # layout's two passes over every axes' text (#50: most of this figure's drawing time)
-    fig = Figure(figsize=(_PANEL_W * ncols, _PANEL_H * -(-len(panels) // ncols)))
-    channels = [ch for ch, _ in RATES]
-    handles = [
-        Line2D([], [], marker="o", linestyle="", color=f"C{j}", label=_CHANNEL_NAMES[ch])
-        for j, ch in enumerate(channels)
-    ]
-    legend = legend_below(fig, handles, [_CHANNEL_NAMES[ch] for ch in channels], 7)
-    fig.suptitle("Channel decomposition per arm (primary scoring)", fontsize=9,
-                 y=1 - _EDGE / fig.get_figheight(), va="top")  # fmt: skip
-    titles = [_panel_title(panel, _PANEL_W - 0.4) for panel in panels]
-    grid = _PanelGrid(fig, ncols, titles, legend)
-    for i, panel in enumerate(panels):
-        top, bottom = grid.axes(i)
-        _channel_panel(top, bottom, [d for d in data if d.panel == panel], channels)
-        top.set_title(titles[i], fontsize=_TITLE_PT)
-    grid.fit_left([bottom for _, bottom in map(grid.axes, range(len(panels)))])
-    return fig, data
-
-
-# Figure 5(a)'s panel (inches) and its fixed margins in points: a title line, a tick label
-# line and the x label's line at 1.2 spacing; tick length and pads as matplotlib's defaults
-_PANEL_W, _PANEL_H = 6.4, 4.8
-_EDGE = 0.06  # inches kept clear at the figure's edges
-_PT = 1 / 72
-_BELOW_PT = 3.5 + 3.5 + 7 * 1.2 + 4 + 8 * 1.2  # tick, pad, tick labels, label pad, "arm"
-_GAP_IN = 0.12  # between a panel's rates and its counts
-
-
-class _PanelGrid:
-    """Figure 5(a)'s panels in rows of ``ncols``: each a rates axes over a counts axes
-    (3:1, the x axis shared), a title above; the suptitle at the top, the legend at the
-    bottom. Left margins are set by :meth:`fit_left` once the tick labels are known."""
-
-    def __init__(self, fig: Figure, ncols: int, titles: Sequence[str], legend: Legend | None):
-        self.fig, self.ncols, self.titles = fig, ncols, titles
-        w, h = fig.get_figwidth(), fig.get_figheight()
-        below = _EDGE + (legend.get_window_extent().height / fig.dpi if legend else 0.0)
-        above = _EDGE + 9 * 1.2 * _PT + 0.08  # the suptitle
-        self.rows = -(-len(titles) // ncols)
-        self.cell = (w / ncols, (h - above - below) / self.rows)
-        self.origin = (0.0, below)
-        self._axes: list[tuple[Axes, Axes]] = []
-        for i, title in enumerate(titles):
-            self._axes.append(self._place(i, title.count("\n") + 1))
-
-    def _place(self, i: int, title_lines: int) -> tuple[Axes, Axes]:
-        cw, ch = self.cell
-        x0 = self.origin[0] + (i % self.ncols) * cw
-        y0 = self.origin[1] + (self.rows - 1 - i // self.ncols) * ch
-        head = (title_lines * _TITLE_PT * 1.2 + 6) * _PT + 0.04  # the title and its pad
-        foot = _BELOW_PT * _PT + 0.04
-        inner = ch - head - foot - _GAP_IN
-        left, width = x0 + 0.9, cw - 0.9 - 0.15  # provisional left: fit_left sets it
-        low = inner / 4
-        top = self._add((left, y0 + foot + low + _GAP_IN, width, inner - low))
-        bottom = self._add((left, y0 + foot, width, low), sharex=top)
-        top.tick_params(labelbottom=False)
-        return top, bottom
-
-    def _add(self, rect: tuple[float, float, float, float], sharex: Axes | None = None) -> Axes:
-        w, h = self.fig.get_figwidth(), self.fig.get_figheight()
-        x, y, dx, dy = rect
-        return self.fig.add_axes((x / w, y / h, dx / w, dy / h), sharex=sharex)
-
-    def axes(self, i: int) -> tuple[Axes, Axes]:
-        return self._axes[i]
-
-    def fit_left(self, bottoms: Sequence[Axes]) -> None:
-        """Every panel's axes start past its y labels and tick labels (the widest of any
-        panel's, so the panels line up)."""
-        from matplotlib.font_manager import FontProperties
-
-        from scoring.report.figure_text import text_width_in
-
-        labels = {t.get_text() for ax in bottoms for t in ax.yaxis.get_ticklabels()}
-        labels |= {"0.0", "1.0"}  # the rates' ticks
-        ticks = max(text_width_in(self.fig, s, FontProperties(size=7)) for s in labels)
-        margin = _EDGE + (2 * 8 * 1.2 + 4 + 3.5 + 3.5) * _PT + ticks + 0.04
-        w = self.fig.get_figwidth()
-        for i, pair in enumerate(self._axes):
-            x0 = (i % self.ncols) * self.cell[0]
-            for ax in pair:
-                box = ax.get_position()
-                left = (x0 + margin) / w
-                ax.set_position((left, box.y0, box.x1 - left, box.height))
-
-
-def _channel_panel(
-    top: Axes, bottom: Axes, mine: Sequence[ChannelPoint], channels: Sequence[str]
-) -> None:
-    """One configuration's panel of Figure 5(a): each channel's rate over its label with
-    its interval above, the unrequested count per 128 episodes below, arms on x."""
-    rates = [d for d in mine if isinstance(d, ChannelRate)]
-    unreq = [d for d in mine if isinstance(d, UnrequestedCount)]
-    xs = sorted({d.x for d in rates} | {d.x for d in unreq}, key=arm_rank)
-    width = 0.8 / len(channels)
-    for j, ch in enumerate(channels):
-        pts = [d for d in rates if d.series == ch]
-        if not pts:
-            continue
-        top.errorbar(
-            [xs.index(d.x) + (j - (len(channels) - 1) / 2) * width for d in pts],
-            [d.y for d in pts],
-            yerr=[[d.y - d.lo for d in pts], [d.hi - d.y for d in pts]],
-            fmt="o", markersize=4, capsize=2, color=f"C{j}", label=_CHANNEL_NAMES[ch],
-        )  # fmt: skip
-    top.set_ylim(-0.02, 1.02)
-    top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
-    top.grid(axis="y", alpha=0.3)
-    bottom.plot([xs.index(d.x) for d in unreq], [d.y for d in unreq], "s",
-                color="0.3", markersize=5, label=f"unrequested per {PER_EPISODES} episodes")  # fmt: skip
-    peak = max([1.0, *(d.y for d in unreq)]) * 1.15
-    bottom.set_ylim(-0.06 * peak, peak)  # a zero count sits above the axis line
-    bottom.set_ylabel(f"unrequested\nper {PER_EPISODES} ep.", fontsize=8)
-    bottom.grid(axis="y", alpha=0.3)
-    bottom.set_xticks(range(len(xs)), xs, fontsize=7)
-    bottom.set_xlim(-0.6, len(xs) - 0.4)
-    bottom.set_xlabel("arm", fontsize=8)
-    for ax in (top, bottom):
-        ax.tick_params(labelsize=7)
 
 
 def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[OmissionRow]]:
@@ -321,13 +188,13 @@ def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[Omissio
         ax.set_ylim(0, max(1, *bottom) * 1.15)
         ax.set_xlabel("corruption rate epsilon" + (", arm" if len(arms) > 1 else ""), fontsize=8)
         ax.set_ylabel("omissions (count)", fontsize=8)
-        title = _config(key) + ("" if len(arms) > 1 else f", {next(iter(arms))}")
-        ax.set_title(_panel_title(title, panel_width - 0.4), fontsize=_TITLE_PT)
+        title = config_name(key) + ("" if len(arms) > 1 else f", {next(iter(arms))}")
+        ax.set_title(panel_title(title, panel_width - 0.4), fontsize=TITLE_PT)
         ax.tick_params(labelsize=7)
         ax.grid(axis="y", alpha=0.3)
         for c in mine:
             rows.append({"epsilon": c.epsilon, "arm": c.cell.arm, "model": _model(c.cell),
-                         "panel": _config(key), "episodes": c.episodes, **c.omissions})  # fmt: skip
+                         "panel": config_name(key), "episodes": c.episodes, **c.omissions})  # fmt: skip
     handles, names = fig.axes[0].get_legend_handles_labels()
     legend_below(fig, handles, names, 7)
     fig.suptitle("Corruption replay: omissions by the corrupted decision", fontsize=9)
@@ -415,7 +282,7 @@ def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn |
     rungs = set(ladder())
     pts = _points(
         cells,
-        lambda c: _canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
+        lambda c: canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
         and c.arm in rungs and c.domain == "procurement",
         lambda c: c.arm,
         _model,
@@ -434,13 +301,13 @@ def figure4(cells: Sequence[CellLine]) -> Drawn | None:
     rungs = set(ladder())
     size = _points(
         cells,
-        lambda c: _canonical(c) and c.brief == "amended" and c.arm in rungs,
+        lambda c: canonical(c) and c.brief == "amended" and c.arm in rungs,
         lambda c: f"S={c.steps} rho={c.density:g}",
         lambda c: f"{c.arm}, {_model(c)}",
     )
     models = _points(
         cells,
-        lambda c: _canonical(c) and c.brief == "amended" and (c.steps, c.density) == DENSE
+        lambda c: canonical(c) and c.brief == "amended" and (c.steps, c.density) == DENSE
         and c.arm in rungs,
         _model,
         lambda c: c.arm,
