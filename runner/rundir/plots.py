@@ -31,8 +31,12 @@ _OURS = (
         "Errors per episode by channel, every cell (ours; the paper's Figure 5(a) is figure5a)",
     ),
 )
-# Drawn first when split (the costliest: a panel per configuration, a bar per cell)
-_HEAVY = ("figure5a", "channels", "figure4")
+# Drawn costliest first (the Python calls of drawing each on the bench's 14,040-episode log,
+# relative to Figure 1's; #50) by whichever process is free next: the two finish together,
+# whatever figures are present
+_COST = {"figure5a": 12.0, "channels": 6.0, "figure4": 2.6, "figure5b": 2.0}
+_COST_OTHER = 1.4  # the success figures; a figure not listed
+_COST_RUNGS = 1.0  # Figures 1 and 6
 
 
 def preload_plots() -> None:
@@ -103,24 +107,56 @@ def _draw_some(
     return {name: _draw(lines, analyses, name) for name in names}
 
 
+_next: Any = None  # the forked process's handle on the shared next-figure counter
+
+
+def _share(counter: Any) -> None:
+    global _next
+    _next = counter
+
+
+def _take(
+    lines: Sequence[ResultLine], analyses: Analyses, names: Sequence[str]
+) -> dict[str, Png | None]:
+    """Draw the next figure not yet taken by either process until none is left."""
+    out: dict[str, Png | None] = {}
+    while True:
+        with _next.get_lock():
+            i = _next.value
+            _next.value = i + 1
+        if i >= len(names):
+            return out
+        out[names[i]] = _draw(lines, analyses, names[i])
+
+
+def _cost(name: str) -> float:
+    return _COST.get(name, _COST_RUNGS if name in ("figure1", "figure6") else _COST_OTHER)
+
+
 def draw_pngs(lines: Sequence[ResultLine], analyses: Analyses, jobs: int = 1) -> dict[str, Png]:
     """The report's PNGs by name (``success``, ``success-decline-aware``, ``channels``, then
     each paper figure whose cells are present, by its name; the file is ``<stem>-<name>.png``)
     in the report's order. With ``jobs`` > 1 (and ``fork``) the figures are drawn in two
-    processes, the costliest first. Raises ImportError without matplotlib."""
+    processes, each taking the costliest figure left. Raises ImportError without matplotlib."""
     names = [suffix for suffix, _ in _OURS] + [f.name for f in FIGURES.entries()]
     if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
         preload_plots()
         import matplotlib.figure  # noqa: F401  (ImportError here, before the fork)
 
-        heavy = [n for n in _HEAVY if n in names]
-        first, rest = heavy[:1], [n for n in names if n not in heavy[:1]]
-        # forked: the children know the figures this process registered
+        queue = sorted(names, key=lambda n: -_cost(n))  # stable: the report's order on ties
+        # forked: the child knows the figures this process registered, and the counter
         context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(1, mp_context=context) as pool:
-            theirs = pool.submit(_draw_some, lines, analyses, first)
-            drawn = _draw_some(lines, analyses, rest)
-            drawn.update(theirs.result())
+        counter = context.Value("i", 0)
+        _share(counter)
+        with ProcessPoolExecutor(
+            1, mp_context=context, initializer=_share, initargs=(counter,)
+        ) as pool:
+            theirs = pool.submit(_take, lines, analyses, queue)
+            try:
+                drawn = _take(lines, analyses, queue)
+                drawn.update(theirs.result())
+            finally:
+                _share(None)
     else:
         drawn = _draw_some(lines, analyses, names)
     return {n: png for n in names if (png := drawn[n]) is not None}

@@ -13,11 +13,21 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
     from matplotlib.backend_bases import RendererBase
     from matplotlib.figure import Figure
+    from matplotlib.font_manager import FontProperties
     from matplotlib.legend import Legend
 
-__all__ = ["clipped_texts", "covered_labels", "legend_below", "short_labels", "wrap"]
+__all__ = [
+    "clipped_texts",
+    "covered_labels",
+    "legend_below",
+    "place_axes",
+    "short_labels",
+    "text_width_in",
+    "wrap",
+]
 
 # The mean advance of a character of the default sans-serif font, in ems (a little above
 # DejaVu Sans's, so that a wrapped line stays inside its width)
@@ -41,6 +51,41 @@ def _renderer(fig: Figure) -> RendererBase:
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     renderer: RendererBase = canvas.get_renderer()  # type: ignore[no-untyped-call]
     return renderer
+
+
+def text_width_in(fig: Figure, text: str, font: FontProperties) -> float:
+    """The width of one line of *text* in *font* on *fig*'s canvas, in inches."""
+    width, _, _ = _renderer(fig).get_text_width_height_descent(text, font, ismath=False)
+    return float(width) / fig.dpi
+
+
+_PT = 1 / 72
+EDGE_IN = 0.06  # inches kept clear at a figure's edges
+
+
+def place_axes(
+    ax: Axes, legend: Legend | None, *, title_pt: float, below_pt: float, ylabel_pt: float
+) -> None:
+    """*ax* as the one axes of its figure, placed once (no layout engine, #50): a title of
+    *title_pt* points above it, *below_pt* points of tick labels and x label under it, then
+    the figure's *legend*; on the left its y label's *ylabel_pt* points, the ticks and the
+    widest y tick label."""
+    from matplotlib.font_manager import FontProperties
+
+    fig = ax.get_figure(root=True)
+    assert fig is not None
+    w, h = fig.get_figwidth(), fig.get_figheight()
+    size = ax.yaxis.get_ticklabels()[0].get_fontsize() if ax.yaxis.get_ticklabels() else 10
+    font = FontProperties(size=size)
+    ticks = max(
+        (text_width_in(fig, t.get_text(), font) for t in ax.yaxis.get_ticklabels()), default=0.0
+    )
+    left = EDGE_IN + (ylabel_pt + 4 + 3.5 + 3.5) * _PT + ticks + 0.04
+    legend_in = legend.get_window_extent().height / fig.dpi if legend is not None else 0.0
+    bottom = EDGE_IN + legend_in + below_pt * _PT + 0.06
+    top = EDGE_IN + (title_pt + 6) * _PT + 0.04
+    right = 0.15
+    ax.set_position((left / w, bottom / h, 1 - (left + right) / w, 1 - (bottom + top) / h))
 
 
 def legend_below(

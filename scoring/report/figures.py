@@ -14,7 +14,8 @@ that differ from their configuration only in ``corruption``.
   model), (b) model axis (x: model and regime at S = 15 dense, one series per arm), (c) the
   corrupted-state ablation (x: epsilon, the enforcement gate, one series per model and
   graph).
-* Figure 5(a): the channel decomposition per arm (the decomposition behind Table 9, D.2):
+* Figure 5(a) (drawn by :mod:`scoring.report.channel_panels`; its data here): the channel
+  decomposition per arm (the decomposition behind Table 9, D.2):
   one panel per configuration (model, regime, brief, S, density, domain), the arms in ladder
   order on x, each error channel over its label denominator exactly as Table 9 computes it
   (:data:`scoring.results.cells.RATES`: re-execution / done, superseded / cancelled, premature /
@@ -58,22 +59,26 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure, SubFigure
 
 __all__ = [
+    "CHANNEL_NAMES",
     "PER_EPISODES",
+    "TITLE_PT",
     "ChannelPoint",
     "ChannelRate",
     "Drawn",
     "FigureData",
     "Point",
     "UnrequestedCount",
+    "canonical",
     "channel_points",
+    "config_name",
     "figure4",
-    "figure5a",
     "figure5b",
+    "panel_title",
     "rungs_figure",
 ]
 
 DENSE = (15, 0.3)
-_CHANNEL_NAMES = {
+CHANNEL_NAMES = {
     "re_execution": "re-execution / done",
     "superseded": "superseded / cancelled",
     "premature": "premature / blocked",
@@ -82,7 +87,7 @@ _CHANNEL_NAMES = {
 }
 
 
-_TITLE_PT = 8
+TITLE_PT = 8
 
 # Figure 5(a)'s intervals, one per distinct (errors, labels): a run's channels repeat a few
 # counts (most are 0 of a cell's n) and each interval is an exact binomial test (#50)
@@ -95,7 +100,7 @@ def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def _canonical(c: CellKey) -> bool:
+def canonical(c: CellKey) -> bool:
     return c.knobs == Knobs() and c.paraphrase_tier == 0 and c.ambiguous_rate == 0.0
 
 
@@ -103,7 +108,7 @@ def _model(c: CellKey) -> str:
     return f"{model_label(c)} ({c.regime})"
 
 
-def _config(c: CellKey) -> str:
+def config_name(c: CellKey) -> str:
     """A configuration's panel name (model, regime, graph, brief; domain and schedule when
     not the default)."""
     parts = [_model(c), f"S={c.steps} rho={c.density:g}", f"{c.brief} brief"]
@@ -114,12 +119,12 @@ def _config(c: CellKey) -> str:
     return ", ".join(parts)
 
 
-def _panel_title(panel: str, width_in: float) -> str:
+def panel_title(panel: str, width_in: float) -> str:
     """A panel's name as its title: the model (and regime) on a line of its own, the rest
     of the configuration below, each wrapped to the panel's width (never cut)."""
     model, sep, rest = panel.partition("), ")
     text = f"{model})\n{rest}" if sep else panel
-    return wrap(text, width_in, _TITLE_PT)
+    return wrap(text, width_in, TITLE_PT)
 
 
 def _grid(fig: Figure, n: int, ncols: int) -> list[SubFigure]:
@@ -135,9 +140,9 @@ def channel_points(cells: Sequence[CellLine]) -> list[ChannelPoint]:
     denominators) with its Wilson 95% interval, and the unrequested count per 128 episodes."""
     out: list[ChannelPoint] = []
     for c in cells:
-        if not _canonical(c.cell) or c.n == 0:
+        if not canonical(c.cell) or c.n == 0:
             continue
-        panel, arm = _config(c.cell), c.cell.arm
+        panel, arm = config_name(c.cell), c.cell.arm
         for ch, label in RATES:
             k, n = c.channels[ch], c.labels[label]
             if n == 0:
@@ -149,61 +154,6 @@ def channel_points(cells: Sequence[CellLine]) -> list[ChannelPoint]:
         out.append(UnrequestedCount(panel=panel, series="unrequested", x=arm,
                                     y=u * PER_EPISODES / c.n, count=u, episodes=c.n))  # fmt: skip
     return out
-
-
-def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | None:
-    data = channel_points(cells)
-    if not data:
-        return None
-    order: dict[str, CellKey] = {}
-    for c in cells:
-        if _canonical(c.cell) and c.n:
-            order.setdefault(_config(c.cell), config_of(c.cell))
-    panels = sorted(order, key=lambda p: cell_sort_key(order[p]))
-    ncols = min(2, len(panels))
-    panel_width = 6.4
-    fig = _figure(panel_width * ncols, 4.8 * -(-len(panels) // ncols))
-    channels = [ch for ch, _ in RATES]
-    width = 0.8 / len(channels)
-    for sub, panel in zip(_grid(fig, len(panels), ncols), panels, strict=True):
-        rates = [d for d in data if d.panel == panel and isinstance(d, ChannelRate)]
-        unreq = [d for d in data if d.panel == panel and isinstance(d, UnrequestedCount)]
-        xs = sorted({d.x for d in rates + unreq}, key=arm_rank)
-        top, bottom = sub.subplots(2, 1, sharex=True, height_ratios=(3, 1))
-        for j, ch in enumerate(channels):
-            pts = [d for d in rates if d.series == ch]
-            if not pts:
-                continue
-            top.errorbar(
-                [xs.index(d.x) + (j - (len(channels) - 1) / 2) * width for d in pts],
-                [d.y for d in pts],
-                yerr=[[d.y - d.lo for d in pts], [d.hi - d.y for d in pts]],
-                fmt="o", markersize=4, capsize=2, color=f"C{j}", label=_CHANNEL_NAMES[ch],
-            )  # fmt: skip
-        top.set_ylim(-0.02, 1.02)
-        top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
-        top.grid(axis="y", alpha=0.3)
-        top.set_title(_panel_title(panel, panel_width - 0.4), fontsize=_TITLE_PT)
-        bottom.plot([xs.index(d.x) for d in unreq], [d.y for d in unreq], "s",
-                    color="0.3", markersize=5, label=f"unrequested per {PER_EPISODES} episodes")  # fmt: skip
-        peak = max([1.0, *(d.y for d in unreq)]) * 1.15
-        bottom.set_ylim(-0.06 * peak, peak)  # a zero count sits above the axis line
-        bottom.set_ylabel(f"unrequested\nper {PER_EPISODES} ep.", fontsize=8)
-        bottom.grid(axis="y", alpha=0.3)
-        bottom.set_xticks(range(len(xs)), xs, fontsize=7)
-        bottom.set_xlim(-0.6, len(xs) - 0.4)
-        bottom.set_xlabel("arm", fontsize=8)
-        for ax in (top, bottom):
-            ax.tick_params(labelsize=7)
-    from matplotlib.lines import Line2D
-
-    handles = [
-        Line2D([], [], marker="o", linestyle="", color=f"C{j}", label=_CHANNEL_NAMES[ch])
-        for j, ch in enumerate(channels)
-    ]
-    legend_below(fig, handles, [_CHANNEL_NAMES[ch] for ch in channels], 7)
-    fig.suptitle("Channel decomposition per arm (primary scoring)", fontsize=9)
-    return fig, data
 
 
 def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[OmissionRow]]:
@@ -238,13 +188,13 @@ def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[Omissio
         ax.set_ylim(0, max(1, *bottom) * 1.15)
         ax.set_xlabel("corruption rate epsilon" + (", arm" if len(arms) > 1 else ""), fontsize=8)
         ax.set_ylabel("omissions (count)", fontsize=8)
-        title = _config(key) + ("" if len(arms) > 1 else f", {next(iter(arms))}")
-        ax.set_title(_panel_title(title, panel_width - 0.4), fontsize=_TITLE_PT)
+        title = config_name(key) + ("" if len(arms) > 1 else f", {next(iter(arms))}")
+        ax.set_title(panel_title(title, panel_width - 0.4), fontsize=TITLE_PT)
         ax.tick_params(labelsize=7)
         ax.grid(axis="y", alpha=0.3)
         for c in mine:
             rows.append({"epsilon": c.epsilon, "arm": c.cell.arm, "model": _model(c.cell),
-                         "panel": _config(key), "episodes": c.episodes, **c.omissions})  # fmt: skip
+                         "panel": config_name(key), "episodes": c.episodes, **c.omissions})  # fmt: skip
     handles, names = fig.axes[0].get_legend_handles_labels()
     legend_below(fig, handles, names, 7)
     fig.suptitle("Corruption replay: omissions by the corrupted decision", fontsize=9)
@@ -332,7 +282,7 @@ def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn |
     rungs = set(ladder())
     pts = _points(
         cells,
-        lambda c: _canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
+        lambda c: canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
         and c.arm in rungs and c.domain == "procurement",
         lambda c: c.arm,
         _model,
@@ -351,13 +301,13 @@ def figure4(cells: Sequence[CellLine]) -> Drawn | None:
     rungs = set(ladder())
     size = _points(
         cells,
-        lambda c: _canonical(c) and c.brief == "amended" and c.arm in rungs,
+        lambda c: canonical(c) and c.brief == "amended" and c.arm in rungs,
         lambda c: f"S={c.steps} rho={c.density:g}",
         lambda c: f"{c.arm}, {_model(c)}",
     )
     models = _points(
         cells,
-        lambda c: _canonical(c) and c.brief == "amended" and (c.steps, c.density) == DENSE
+        lambda c: canonical(c) and c.brief == "amended" and (c.steps, c.density) == DENSE
         and c.arm in rungs,
         _model,
         lambda c: c.arm,

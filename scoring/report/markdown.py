@@ -26,7 +26,7 @@ from protocol.config import SCRIPTED, CellKey, config_label, is_synthetic, model
 from protocol.state.machine import CHANNELS
 from scoring.md_table import md_text
 from scoring.plural import plural
-from scoring.report.figure_text import legend_below, short_labels, wrap
+from scoring.report.figure_text import legend_below, place_axes, short_labels, wrap
 from scoring.report.result_sections import channel_section, gate_sections, ladder_sections
 from scoring.report.tables import Labels, inert_lines
 from scoring.results.lines import CellLine, ResultLine
@@ -45,10 +45,11 @@ __all__ = [
 
 
 def _figure(width: float, height: float) -> Figure:
-    """A new figure; matplotlib is imported on first use (keeps ``ladder`` start-up fast)."""
+    """A new figure; matplotlib is imported on first use (keeps ``ladder`` start-up fast).
+    No layout engine: the figure's one axes is placed once (:func:`place_axes`, #50)."""
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width, height), layout="constrained")
+    return Figure(figsize=(width, height))
 
 
 def synthetic_warning(keys: Iterable[CellKey]) -> list[str]:
@@ -192,17 +193,27 @@ def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figu
         ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3, label=arm)
     for k in range(1, len(configs)):
         ax.axvline(k - 0.5, color="0.85", linewidth=0.8)
-    ax.set_xticks(range(len(configs)), _config_ticks(configs, width_in - 1.2, 7), fontsize=7)
+    ax.set_xticks(range(len(configs)), _config_ticks(configs, width_in - 1.2, 7), fontsize=7)  # fmt: skip
     ax.set_xlabel("configuration (#k: configuration k as listed in the report)", fontsize=8)
     ax.set_xlim(-0.6, len(configs) - 0.4)
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("strict success (Wilson 95% CI)", fontsize=9)
-    title = f"Strict success per arm, {_SCORING_NAMES.get(scoring, scoring)}"
-    ax.set_title(wrap(title, width_in - 0.6, 11), fontsize=11)
+    title = wrap(
+        f"Strict success per arm, {_SCORING_NAMES.get(scoring, scoring)}", width_in - 0.6, 11
+    )
+    ax.set_title(title, fontsize=11)
     handles, names = ax.get_legend_handles_labels()
-    legend_below(fig, handles, names, 8)
+    legend = legend_below(fig, handles, names, 8)
     ax.grid(axis="y", alpha=0.3)
+    ticks = max((_lines(t) for t in _config_ticks(configs, width_in - 1.2, 7)), default=1)
+    # tick, pad, the tick labels' lines, label pad, the x label
+    below = 3.5 + 3.5 + 7 * 1.2 * ticks + 4 + 8 * 1.2
+    place_axes(ax, legend, title_pt=11 * 1.2 * _lines(title), below_pt=below, ylabel_pt=9 * 1.2)
     return fig
+
+
+def _lines(text: str) -> int:
+    return text.count("\n") + 1
 
 
 def figure_channels(lines: Sequence[ResultLine]) -> Figure:
@@ -240,10 +251,14 @@ def figure_channels(lines: Sequence[ResultLine]) -> Figure:
     )
     ax.set_ylabel("errors per episode", fontsize=9)
     title = "Errors per episode by channel, every cell (primary scoring; ours, not a paper figure)"
-    ax.set_title(wrap(title, width_in - 0.6, 10), fontsize=10)
+    title = wrap(title, width_in - 0.6, 10)
+    ax.set_title(title, fontsize=10)
     handles, labels = ax.get_legend_handles_labels()
-    legend_below(fig, handles, labels, 7)
+    legend = legend_below(fig, handles, labels, 7)
     ax.grid(axis="y", alpha=0.3)
+    # the groups' labels 16 pt under the axis (past the arms'), their lines, label pad, label
+    below = 16 + 7 * 1.2 * max((_lines(n) for n in names), default=1) + 4 + 8 * 1.2
+    place_axes(ax, legend, title_pt=10 * 1.2 * _lines(title), below_pt=below, ylabel_pt=9 * 1.2)
     return fig
 
 

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 from protocol.registry import Registry
 from scoring.analyses.corruption_replay import CorruptionLine
+from scoring.report.channel_panels import figure5a
 from scoring.report.figures import (
     PER_EPISODES,
     Drawn,
     FigureData,
     figure4,
-    figure5a,
     figure5b,
     rungs_figure,
 )

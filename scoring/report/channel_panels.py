@@ -1,0 +1,175 @@
+"""Figure 5(a), the channel decomposition per arm (:func:`figure5a`; its data,
+:func:`scoring.report.figures.channel_points`, and what it shows: that module's docstring).
+
+Its panels are placed once, on a fixed grid whose margins come from the figure's own texts
+(the titles' lines, the widest tick label, the legend's height), with no layout engine:
+constrained layout measured every axes' text twice over, most of the time this figure took
+to draw (#50). Pure (Figure objects and data); matplotlib is imported on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from protocol.arms.table import arm_rank
+from protocol.records import CellKey
+from scoring.report.figure_data import PER_EPISODES, ChannelPoint, ChannelRate, UnrequestedCount
+from scoring.report.figure_text import legend_below, text_width_in
+from scoring.report.figures import (
+    CHANNEL_NAMES,
+    TITLE_PT,
+    canonical,
+    channel_points,
+    config_name,
+    panel_title,
+)
+from scoring.results.cells import RATES, cell_sort_key, config_of
+from scoring.results.lines import CellLine
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.legend import Legend
+
+__all__ = ["figure5a"]
+
+
+def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | None:
+    """Figure 5(a) and its points: a panel per configuration of the canonical cells, two
+    panels a row; None without such a cell."""
+    data = channel_points(cells)
+    if not data:
+        return None
+    order: dict[str, CellKey] = {}
+    for c in cells:
+        if canonical(c.cell) and c.n:
+            order.setdefault(config_name(c.cell), config_of(c.cell))
+    panels = sorted(order, key=lambda p: cell_sort_key(order[p]))
+    ncols = min(2, len(panels))
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    # no layout engine: the panels' places are computed once (_PanelGrid), not by constrained
+    # layout's two passes over every axes' text (#50: most of this figure's drawing time)
+    fig = Figure(figsize=(_PANEL_W * ncols, _PANEL_H * -(-len(panels) // ncols)))
+    channels = [ch for ch, _ in RATES]
+    handles = [
+        Line2D([], [], marker="o", linestyle="", color=f"C{j}", label=CHANNEL_NAMES[ch])
+        for j, ch in enumerate(channels)
+    ]
+    legend = legend_below(fig, handles, [CHANNEL_NAMES[ch] for ch in channels], 7)
+    fig.suptitle("Channel decomposition per arm (primary scoring)", fontsize=9,
+                 y=1 - _EDGE / fig.get_figheight(), va="top")  # fmt: skip
+    titles = [panel_title(panel, _PANEL_W - 0.4) for panel in panels]
+    grid = _PanelGrid(fig, ncols, titles, legend)
+    for i, panel in enumerate(panels):
+        top, bottom = grid.axes(i)
+        _channel_panel(top, bottom, [d for d in data if d.panel == panel], channels)
+        top.set_title(titles[i], fontsize=TITLE_PT)
+    grid.fit_left()
+    return fig, data
+
+
+# Figure 5(a)'s panel (inches) and its fixed margins in points: a title line, a tick label
+# line and the x label's line at 1.2 spacing; tick length and pads as matplotlib's defaults
+_PANEL_W, _PANEL_H = 6.4, 4.8
+_EDGE = 0.06  # inches kept clear at the figure's edges
+_PT = 1 / 72
+_BELOW_PT = 3.5 + 3.5 + 7 * 1.2 + 4 + 8 * 1.2  # tick, pad, tick labels, label pad, "arm"
+_GAP_IN = 0.12  # between a panel's rates and its counts
+
+
+class _PanelGrid:
+    """Figure 5(a)'s panels in rows of ``ncols``: each a rates axes over a counts axes
+    (3:1, the x axis shared), a title above; the suptitle at the top, the legend at the
+    bottom. Left margins are set by :meth:`fit_left` once the tick labels are known."""
+
+    def __init__(self, fig: Figure, ncols: int, titles: Sequence[str], legend: Legend | None):
+        self.fig, self.ncols = fig, ncols
+        w, h = fig.get_figwidth(), fig.get_figheight()
+        below = _EDGE + (legend.get_window_extent().height / fig.dpi if legend else 0.0)
+        above = _EDGE + 9 * 1.2 * _PT + 0.08  # the suptitle
+        self.rows = -(-len(titles) // ncols)
+        self.cell = (w / ncols, (h - above - below) / self.rows)
+        self.origin = (0.0, below)
+        lines = [t.count("\n") + 1 for t in titles]
+        # a row's panels line up: each leaves room for the row's longest title
+        self._axes = [
+            self._place(i, max(lines[i - i % ncols : i - i % ncols + ncols]))
+            for i in range(len(titles))
+        ]
+
+    def _place(self, i: int, title_lines: int) -> tuple[Axes, Axes]:
+        cw, ch = self.cell
+        x0 = self.origin[0] + (i % self.ncols) * cw
+        y0 = self.origin[1] + (self.rows - 1 - i // self.ncols) * ch
+        head = (title_lines * TITLE_PT * 1.2 + 6) * _PT + 0.04  # the title and its pad
+        foot = _BELOW_PT * _PT + 0.04
+        inner = ch - head - foot - _GAP_IN
+        left, width = x0 + 0.9, cw - 0.9 - 0.15  # provisional left: fit_left sets it
+        low = inner / 4
+        top = self._add((left, y0 + foot + low + _GAP_IN, width, inner - low))
+        bottom = self._add((left, y0 + foot, width, low), sharex=top)
+        top.tick_params(labelbottom=False)
+        return top, bottom
+
+    def _add(self, rect: tuple[float, float, float, float], sharex: Axes | None = None) -> Axes:
+        w, h = self.fig.get_figwidth(), self.fig.get_figheight()
+        x, y, dx, dy = rect
+        return self.fig.add_axes((x / w, y / h, dx / w, dy / h), sharex=sharex)
+
+    def axes(self, i: int) -> tuple[Axes, Axes]:
+        return self._axes[i]
+
+    def fit_left(self) -> None:
+        """Every panel's axes start past its y labels and tick labels (the widest of any
+        panel's, so the panels line up)."""
+        from matplotlib.font_manager import FontProperties
+
+        labels = {t.get_text() for pair in self._axes for ax in pair
+                  for t in ax.yaxis.get_ticklabels()}  # fmt: skip
+        ticks = max(text_width_in(self.fig, s, FontProperties(size=7)) for s in labels)
+        margin = _EDGE + (2 * 8 * 1.2 + 4 + 3.5 + 3.5) * _PT + ticks + 0.04
+        w = self.fig.get_figwidth()
+        for i, pair in enumerate(self._axes):
+            x0 = (i % self.ncols) * self.cell[0]
+            for ax in pair:
+                box = ax.get_position()
+                left = (x0 + margin) / w
+                ax.set_position((left, box.y0, box.x1 - left, box.height))
+
+
+def _channel_panel(
+    top: Axes, bottom: Axes, mine: Sequence[ChannelPoint], channels: Sequence[str]
+) -> None:
+    """One configuration's panel of Figure 5(a): each channel's rate over its label with
+    its interval above, the unrequested count per 128 episodes below, arms on x."""
+    rates = [d for d in mine if isinstance(d, ChannelRate)]
+    unreq = [d for d in mine if isinstance(d, UnrequestedCount)]
+    xs = sorted({d.x for d in rates} | {d.x for d in unreq}, key=arm_rank)
+    width = 0.8 / len(channels)
+    for j, ch in enumerate(channels):
+        pts = [d for d in rates if d.series == ch]
+        if not pts:
+            continue
+        top.errorbar(
+            [xs.index(d.x) + (j - (len(channels) - 1) / 2) * width for d in pts],
+            [d.y for d in pts],
+            yerr=[[d.y - d.lo for d in pts], [d.hi - d.y for d in pts]],
+            fmt="o", markersize=4, capsize=2, color=f"C{j}", label=CHANNEL_NAMES[ch],
+        )  # fmt: skip
+    top.set_ylim(-0.02, 1.02)
+    top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
+    top.grid(axis="y", alpha=0.3)
+    bottom.plot([xs.index(d.x) for d in unreq], [d.y for d in unreq], "s",
+                color="0.3", markersize=5, label=f"unrequested per {PER_EPISODES} episodes")  # fmt: skip
+    peak = max([1.0, *(d.y for d in unreq)]) * 1.15
+    bottom.set_ylim(-0.06 * peak, peak)  # a zero count sits above the axis line
+    bottom.set_ylabel(f"unrequested\nper {PER_EPISODES} ep.", fontsize=8)
+    bottom.grid(axis="y", alpha=0.3)
+    bottom.set_xticks(range(len(xs)), xs, fontsize=7)
+    bottom.set_xlim(-0.6, len(xs) - 0.4)
+    bottom.set_xlabel("arm", fontsize=8)
+    for ax in (top, bottom):
+        ax.tick_params(labelsize=7)
