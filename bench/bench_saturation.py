@@ -29,7 +29,10 @@ server's throughput is the same slack the issue gives the absolute figure (>= 0.
 so a runner at or above 0.99 of the bare loop keeps the server as full as the floor does and
 any shortfall of the absolute figure beyond that is the limit's (limit 1.25 C), not the
 runner's. (Above 1 would mean the runner keeps the server fuller than the floor does:
-the runner's limiter serves the oldest episode first, the semaphore in arrival order.)
+the runner's limiter serves the oldest episode first, the semaphore in arrival order.) The
+two are separate runs, one after the other: read the ratio from a quiet machine, since a
+loaded one moves either run's figure by far more than 1% (0.67 to 0.97 for the same runner
+run, load average 3.3, two cores).
 Only C = 256 is run: at C = 64 the run takes as long (the episodes advance in waves of L
 whatever C is), past the case's time budget; quick mode runs the control at its C = 64
 instead (its cheapest run).
@@ -237,27 +240,25 @@ def run(quick: bool = False) -> dict[str, Any]:
     if quick:
         plan = plan[:2]
     runs = []
-    bare_rows: list[dict[str, Any]] = []
     bare_runs = []
+    bare_caps = (64,) if quick else BARE_CAPS  # quick: its cheapest run
+    controls: dict[int, list[dict[str, Any]]] = {}  # a run's index: the control's rows
     for cap, mode, over in plan:
         # quick: C = 64 at a shorter L (640 requests/s is far from the client's limit)
         fixed = 0.15 if quick and cap == 64 else L
         base, prefill, decode = (fixed, 0.0, 0.0) if mode == "fixed" else token_model
         client_cap = int(cap * over)
         runs.append(_one(cap, mode, base, prefill, decode, client_cap + cap // 8, client_cap))
-        if (
-            mode == "fixed" and over == 1.0 and cap in ((64,) if quick else BARE_CAPS)
-        ):  # right after the runner's
+        if mode == "fixed" and over == 1.0 and cap in bare_caps:  # right after the runner's
             bare_runs.append(_bare(cap, fixed, cap + cap // 8))
-            bare_rows += _bare_rows(runs[-1], bare_runs[-1])
-    rows = [x for r in runs for x in _rows(r)] + bare_rows
+            controls[len(runs) - 1] = _bare_rows(runs[-1], bare_runs[-1])
+    rows = [x for i, r in enumerate(runs) for x in (*_rows(r), *controls.get(i, []))]
     return {
         "case": "saturation",
         "setup": f"raw+checklist, S=10, perfect agent, L={L}s; token model: {token_model[0]:g} s "
         f"+ {token_model[1]:g} s/prompt token + {token_model[2]:g} s/completion token; "
         "client limit C (and 1.25 C), client limit + C/8 episodes in flight; "
-        f"steady-state window; the control: a bare aiohttp loop, semaphore C, "
-        f"C={64 if quick else BARE_CAPS[0]}",
+        f"steady-state window; the control: a bare aiohttp loop, semaphore C, C={bare_caps[0]}",
         "rows": rows,
         "runs": runs,
         "bare_runs": bare_runs,

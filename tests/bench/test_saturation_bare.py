@@ -56,6 +56,9 @@ def test_the_control_runs_beside_the_runners_limit_c_run(
         figures
     )
     assert f"C={cap} fixed L: runner / bare aiohttp loop achieved" in figures
+    heads = [f for f in figures if not f.startswith(" ")]  # the control follows its runner run
+    at = heads.index(f"C={cap} fixed L={seconds:g}s, limit C: achieved/ideal")
+    assert heads[at + 1].startswith(f"C={cap} fixed L={seconds:g}s, bare aiohttp loop")
     assert len(result["bare_runs"]) == 1
 
 
