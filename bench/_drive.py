@@ -1,7 +1,9 @@
-"""Driving a grid through the real runner (``runner.execution.scheduler.run_grid``) and timing it."""
+"""Driving a grid through the real runner (``runner.execution.scheduler.run_grid``) and timing it;
+and the same grid through a bare aiohttp loop (:func:`drive_bare`), sampled alike."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,12 +12,13 @@ from typing import Any
 
 import anyio
 
-from bench._common import Sampler, client_cpu_s, client_sys_s
+from bench._common import Sampler, client_cpu_s, client_sys_s, scratch
+from bench._users import bare_aiohttp_agent, gather_all
 from runner.execution.connect import open_endpoints
 from runner.execution.scheduler import RunState, expected_seeds, pending_tasks, run_grid
 from runner.grid.expand import Grid
 
-__all__ = ["RunResult", "drive_runner"]
+__all__ = ["RunResult", "drive_bare", "drive_runner"]
 
 
 @dataclass
@@ -121,3 +124,62 @@ async def drive_runner(
             started=t0,
             helpers=state.helpers,
         )
+
+
+async def drive_bare(
+    grid: Grid,
+    url: str,
+    cap: int,
+    *,
+    model: str = "scripted/perfect",
+    sample_every: float = 0.1,
+    stop: Callable[[int], bool] | None = None,
+) -> RunResult:
+    """Every episode of ``grid`` at once through a bare aiohttp loop (``gather`` + an
+    ``asyncio.Semaphore(cap)``: :func:`bench._users.bare_aiohttp_agent`), its counters
+    sampled as :func:`drive_runner` samples the runner's (requests answered, then zero tokens:
+    the bare agent does not sum them, then episodes done, client CPU and system seconds);
+    ``stop`` (given the episodes done) cancels the loop once true (checked every 50 ms); an
+    error out of the loop is raised."""
+    max_tokens = 400  # as the other benches' bare loops; the scripted endpoint ignores it
+    done = [0, 0, 0]  # episodes, turns, infrastructure
+
+    def on_episode(record: Any) -> None:
+        done[0] += 1
+        done[1] += len(record.turns)
+        done[2] += record.termination != "completed"
+
+    async with bare_aiohttp_agent(url, model, max_tokens, cap) as (agent, count):
+
+        def read() -> tuple[float, ...]:
+            return (float(count[0]), 0.0, 0.0, float(done[0]), client_cpu_s(), client_sys_s())
+
+        sampler = Sampler(read, every=sample_every)
+        with scratch("bare") as out:
+            c0, t0 = client_cpu_s(), time.perf_counter()
+            sampling = asyncio.ensure_future(sampler.run())
+            running = asyncio.ensure_future(
+                gather_all(grid, agent, count, out / "log.jsonl", on_episode)
+            )
+            while not running.done() and not (stop is not None and stop(done[0])):
+                await asyncio.sleep(0.05)
+            wall, cpu = time.perf_counter() - t0, client_cpu_s() - c0
+            sampler.samples.append((time.perf_counter(), read()))
+            for task in (running, sampling):
+                task.cancel()
+            ran, _ = await asyncio.gather(running, sampling, return_exceptions=True)
+    if isinstance(ran, BaseException) and not isinstance(ran, asyncio.CancelledError):
+        raise ran
+    return RunResult(
+        wall_s=wall,
+        cpu_s=cpu,
+        episodes=done[0],
+        turns=done[1],
+        requests=count[0],
+        prompt_tokens=0,
+        completion_tokens=0,
+        infrastructure=done[2],
+        peak_in_flight=cap,  # the semaphore's: the bare loop counts no peak
+        samples=sampler.samples,
+        started=t0,
+    )

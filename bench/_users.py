@@ -164,8 +164,15 @@ async def _episode(grid: Grid, task: Any, agent: Agent) -> Any:
     return await run_episode(ctx)
 
 
-async def gather_all(grid: Grid, agent: Agent, count: list[int], out: Path) -> UserRun:
-    """Every episode of ``grid`` at once under ``asyncio.gather``."""
+async def gather_all(
+    grid: Grid,
+    agent: Agent,
+    count: list[int],
+    out: Path,
+    on_episode: Callable[[Any], None] | None = None,
+) -> UserRun:
+    """Every episode of ``grid`` at once under ``asyncio.gather``; ``on_episode`` sees each
+    finished episode's record once it is written (e.g. to count them while the loop runs)."""
     encoder = msgspec.json.Encoder()
     with out.open("ab") as log:
 
@@ -173,6 +180,8 @@ async def gather_all(grid: Grid, agent: Agent, count: list[int], out: Path) -> U
             record = await _episode(grid, task, agent)
             log.write(encoder.encode(record) + b"\n")
             log.flush()
+            if on_episode is not None:
+                on_episode(record)
             return str(record.termination)
 
         c0, t0 = client_cpu_s(), time.perf_counter()

@@ -14,6 +14,28 @@ flight; then every server slot idles for one client turnaround per request (a fi
 synchronizes the C requests into waves, and the last of a wave waits for the client to
 process the whole wave). A limit of 1.25 C (also reported) keeps the server's queue from
 draining during that turnaround, as a real deployment should.
+
+The referee's control (#50): the same measurement for a bare aiohttp loop (``gather`` over the
+same episodes, each POST under an ``asyncio.Semaphore(C)``: :func:`bench._drive.drive_bare`)
+against the same emulated server (fixed L, cap C), sampled every 0.1 s and read in the same
+window by the same rule, right after the runner's C = 256 limit C run. Its achieved / ideal
+is an info row; the runner's achieved requests/s over the bare loop's is held to >= 0.99.
+The argument for that target: both clients cap the requests in flight at the server's C and
+carry the same C + C / 8 episodes, so the turnaround loss above (a wave's last reply waits
+for the client to process the whole wave) is the shape's, and the bare loop pays it too, on a
+client that does the least per turn any client can (no retries, no limiter, no checks). What
+is left of the ratio is what the runner's own scheduling costs the server; 1% of the
+server's throughput is the same slack the issue gives the absolute figure (>= 0.99 of ideal),
+so a runner at or above 0.99 of the bare loop keeps the server as full as the floor does and
+any shortfall of the absolute figure beyond that is the limit's (limit 1.25 C), not the
+runner's. (Above 1 would mean the runner keeps the server fuller than the floor does:
+the runner's limiter serves the oldest episode first, the semaphore in arrival order.) The
+two are separate runs, one after the other: read the ratio from a quiet machine, since a
+loaded one moves either run's figure by far more than 1% (0.67 to 0.97 for the same runner
+run, load average 3.3, two cores).
+Only C = 256 is run: at C = 64 the run takes as long (the episodes advance in waves of L
+whatever C is), past the case's time budget; quick mode runs the control at its C = 64
+instead (its cheapest run).
 """
 
 from __future__ import annotations
@@ -21,7 +43,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench._common import SERVER_CORE, grid, row, run_loop, scratch
-from bench._drive import RunResult, drive_runner
+from bench._drive import RunResult, drive_bare, drive_runner
 from bench._endpoint import endpoint_process, server_config
 from bench._trace import GcPauses, TracedLimiter, phase_shares
 
@@ -29,6 +51,8 @@ __all__ = ["run"]
 
 TARGET = 0.99  # a fixed service time (#50; was 0.95)
 TOKENS_TARGET = 0.95  # the token model: requests of unequal length
+BARE_TARGET = 0.99  # the runner's achieved requests/s over a bare aiohttp loop's (#50)
+BARE_CAPS = (256,)  # the caps whose limit C run gets the bare loop's control beside it
 
 
 def _service(base: float, prefill: float, decode: float, d: tuple[float, ...]) -> float:
@@ -102,6 +126,41 @@ def _one(
         **gcs.share(t0, t1),
         **{f"server_{k}": v for k, v in server_gc.items()},
     }
+
+
+def _bare(cap: int, seconds: float, episodes: int) -> dict[str, Any]:
+    """The referee's control: the same episodes, server (fixed L, cap C) and window rule,
+    driven by a bare aiohttp loop with a semaphore of C."""
+    cfg = server_config(concurrency=cap, mode="fixed", seconds=seconds)
+    with endpoint_process(cfg, core=SERVER_CORE) as ep:
+        g = grid(ep.url, seeds=f"100-{99 + episodes // 2}", concurrency=episodes, max_in_flight=cap)
+        r = run_loop(
+            lambda: drive_bare(g, ep.url, cap, sample_every=0.1, stop=lambda d: episodes - d < cap)
+        )
+    fig = _figures(r, (seconds, 0.0, 0.0), cap, episodes)
+    for key in ("t0", "t1", "peak_in_flight"):  # the semaphore's peak is not counted
+        del fig[key]
+    return {"cap": cap, "client_cap": cap, "mode": "fixed", "client": "bare aiohttp loop", **fig}
+
+
+def _bare_rows(runner: dict[str, Any], bare: dict[str, Any]) -> list[dict[str, Any]]:
+    """The bare loop's figure (info) and the runner's achieved over it (the target)."""
+    ratio = round(runner["utilization"] / bare["utilization"], 4)
+    cap = bare["cap"]
+    return [
+        row(
+            f"C={cap} fixed L={bare['L_s']:g}s, bare aiohttp loop, semaphore C: achieved/ideal",
+            bare["utilization"],
+            "info",
+            None,
+        ),
+        row(
+            f"C={cap} fixed L: runner / bare aiohttp loop achieved",
+            ratio,
+            f">= {BARE_TARGET}",
+            ratio >= BARE_TARGET,
+        ),
+    ]
 
 
 def _figures(
@@ -181,19 +240,26 @@ def run(quick: bool = False) -> dict[str, Any]:
     if quick:
         plan = plan[:2]
     runs = []
+    bare_runs = []
+    bare_caps = (64,) if quick else BARE_CAPS  # quick: its cheapest run
+    controls: dict[int, list[dict[str, Any]]] = {}  # a run's index: the control's rows
     for cap, mode, over in plan:
         # quick: C = 64 at a shorter L (640 requests/s is far from the client's limit)
         fixed = 0.15 if quick and cap == 64 else L
         base, prefill, decode = (fixed, 0.0, 0.0) if mode == "fixed" else token_model
         client_cap = int(cap * over)
         runs.append(_one(cap, mode, base, prefill, decode, client_cap + cap // 8, client_cap))
-    rows = [x for r in runs for x in _rows(r)]
+        if mode == "fixed" and over == 1.0 and cap in bare_caps:  # right after the runner's
+            bare_runs.append(_bare(cap, fixed, cap + cap // 8))
+            controls[len(runs) - 1] = _bare_rows(runs[-1], bare_runs[-1])
+    rows = [x for i, r in enumerate(runs) for x in (*_rows(r), *controls.get(i, []))]
     return {
         "case": "saturation",
         "setup": f"raw+checklist, S=10, perfect agent, L={L}s; token model: {token_model[0]:g} s "
         f"+ {token_model[1]:g} s/prompt token + {token_model[2]:g} s/completion token; "
         "client limit C (and 1.25 C), client limit + C/8 episodes in flight; "
-        "steady-state window",
+        f"steady-state window; the control: a bare aiohttp loop, semaphore C, C={bare_caps[0]}",
         "rows": rows,
         "runs": runs,
+        "bare_runs": bare_runs,
     }
