@@ -149,7 +149,7 @@ class RunView:
             return None
         episode = self._episode(record)
         score = score_episode(record, episode) if episode else score_episode(record)
-        view = episode_view(record, score, episode)  # its cost row from the record
+        view = episode_view(record, score, episode)  # its row from the record's facts
         config = pairing_key(record.cell)
         pairs = [
             PairView(slug=s, arm=arm_label(k))

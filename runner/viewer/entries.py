@@ -21,7 +21,8 @@ import msgspec
 from protocol.records import EpisodeRecord
 from runner.files import NotRegularFile, open_regular
 from runner.rundir.logs import MAX_KEPT_PROBLEMS, read_file
-from scoring.display.episode_facts import EpisodeFacts, episode_facts, facts_row
+from scoring.display.episode_facts import EpisodeFacts, episode_facts
+from scoring.display.episode_views import facts_row
 from scoring.display.models import RowView
 from scoring.gc_pause import paused_gc
 from scoring.replay.episode_score import EpisodeScore, Replays

@@ -1,10 +1,11 @@
 """What the viewer's index keeps of an episode beside its score (#50): the few counts its list
 row and its cell's cost need, gathered in one walk over the record's calls. Pure.
 
-:func:`episode_facts` reads them; :func:`facts_row` is then :func:`scoring.display.episode_views.episode_row`
-of the record and its score, built when a page asks for it; :func:`facts_cell_cost` is
-:func:`scoring.display.run_overview.cell_cost` over the cell's one-episode rows of
-:func:`scoring.analyses.cost.cost_rows` (tests pin both equalities). A one-episode cost row
+:func:`episode_facts` reads them; :func:`scoring.display.episode_views.facts_row` builds the
+list row from them (``episode_row`` of a record is that) when a page asks for it, its
+helper counts and tokens those of :func:`scoring.analyses.cost.cost_rows`' one-episode row;
+:func:`facts_cell_cost` is :func:`scoring.display.run_overview.cell_cost` over the cell's
+one-episode rows (tests pin both equalities). A one-episode cost row
 is a cell's means over one episode: its counts as they are, which is all the overview reads
 of it; the whole row (latencies, ask-back burden, ...) is built again from the record when
 the episode is opened.
@@ -19,11 +20,9 @@ import msgspec
 
 from protocol.records import EpisodeRecord
 from scoring.analyses.handed import agent_calls
-from scoring.display.episode_views import arm_label
-from scoring.display.models import CellCost, HelperCalls, RowView, Tokens
-from scoring.replay.episode_score import EpisodeScore
+from scoring.display.models import CellCost
 
-__all__ = ["EpisodeCost", "EpisodeFacts", "episode_facts", "facts_cell_cost", "facts_row"]
+__all__ = ["EpisodeCost", "EpisodeFacts", "episode_facts", "facts_cell_cost"]
 
 
 class EpisodeCost(msgspec.Struct, frozen=True, array_like=True):
@@ -89,43 +88,6 @@ def episode_facts(record: EpisodeRecord) -> EpisodeFacts:
         )
     return EpisodeFacts(
         len(record.turns), agent, made, record.wall_s, len(record.corruptions), cost
-    )
-
-
-def facts_row(slug: str, facts: EpisodeFacts, score: EpisodeScore) -> RowView:
-    """:func:`scoring.display.episode_views.episode_row` of the record behind ``facts``."""
-    cost = facts.cost
-    return RowView(
-        slug=slug,
-        arm=arm_label(score.cell),
-        seed=score.seed,
-        trial=score.trial,
-        termination=score.termination,
-        counted=score.counted,
-        strict=score.primary.success if score.counted else None,
-        decline_aware=score.decline_aware.success if score.counted else None,
-        channels={ch: n for ch, n in score.primary.channels.items() if n},
-        decline_aware_channels={ch: n for ch, n in score.decline_aware.channels.items() if n},
-        turns=facts.turns,
-        turns_ok=score.primary.turns_ok,
-        tokens=Tokens(
-            agent=facts.agent_tokens,
-            helper=facts.helper_tokens if cost is None else cost.helper_tokens,
-        ),
-        helpers=HelperCalls()
-        if cost is None
-        else HelperCalls(
-            needed=cost.matcher_made
-            + cost.matcher_cached
-            + cost.compiler_made
-            + cost.compiler_cached,
-            made=cost.matcher_made + cost.compiler_made,
-            cached=cost.matcher_cached + cost.compiler_cached,
-        ),
-        wall_s=facts.wall_s,
-        corruptions=facts.corruptions,
-        refused=score.refused,
-        mismatches=len(score.mismatches),
     )
 
 

@@ -3,7 +3,9 @@ built from a logged record and its score (:func:`scoring.replay.episode_score.sc
 scoring rule of its own: every verdict, label and channel here is the replay's.
 
 * :func:`episode_row`: one line of an episode list (outcome under both scorings, channels,
-  tokens and helper calls as :mod:`scoring.analyses.cost` counts them, wall time).
+  tokens and helper calls as :mod:`scoring.analyses.cost` counts them, wall time), built by
+  :func:`facts_row` from the record's facts (:mod:`scoring.display.episode_facts`), as the
+  viewer's index builds it.
 * :func:`episode_view`: one episode: its header, its turns (:func:`scoring.display.turns.turn_views`:
   kind, label under both scorings, the user text as sent with the arm's additions apart, the
   reply, bookings, errors, the matcher's answer, per-call tokens and latency, ...) and the
@@ -17,7 +19,7 @@ The run's overview (cells, contrasts, a cell's cost) is :mod:`scoring.display.ru
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
@@ -30,8 +32,8 @@ from protocol.records import (
 )
 from protocol.state.machine import sort_ids
 from protocol.state.receipts import normalize_code
-from scoring.analyses.cost import CostRow, cost_rows
 from scoring.analyses.truncation import cut_replies
+from scoring.display.episode_facts import EpisodeFacts, episode_facts
 from scoring.display.models import (
     CompareRow,
     CompareView,
@@ -46,7 +48,7 @@ from scoring.display.models import (
 )
 from scoring.display.sessions_view import in_sessions
 from scoring.display.turns import turn_views
-from scoring.replay.episode_score import EpisodeScore, Scoring
+from scoring.replay.episode_score import EpisodeScore
 
 __all__ = [
     "arm_label",
@@ -54,6 +56,7 @@ __all__ = [
     "compile_view",
     "episode_row",
     "episode_view",
+    "facts_row",
     "filter_rows",
     "pairing_key",
 ]
@@ -71,69 +74,49 @@ def arm_label(key: CellKey) -> str:
     return f"{key.arm} ({', '.join(knobs)})" if knobs else key.arm
 
 
-def _outcome(score: EpisodeScore, scoring: Scoring) -> bool | None:
-    """Success under one scoring; None when the episode is not counted (infra, unscorable)."""
-    return scoring.success if score.counted else None
-
-
-def _nonzero(channels: Mapping[str, int]) -> dict[str, int]:
-    return {ch: n for ch, n in channels.items() if n}
-
-
-def _agent_tokens(record: EpisodeRecord) -> int:
-    return sum(
-        c.prompt_tokens + c.completion_tokens
-        for t in record.turns
-        for c in t.calls
-        if c.role == "agent" and not c.cached  # no request made for this episode
-    )
-
-
-def _helper_tokens(record: EpisodeRecord) -> int:
-    return sum(
-        c.prompt_tokens + c.completion_tokens
-        for t in record.turns
-        for c in t.calls
-        if c.role != "agent" and not c.cached
-    )
-
-
-def _helpers(cost: CostRow | None) -> HelperCalls:
-    if cost is None:
-        return HelperCalls()
-    return HelperCalls(
-        needed=round(cost.matcher_required + cost.compiler_required),
-        made=round(cost.matcher_made + cost.compiler_made),
-        cached=round(cost.matcher_cached + cost.compiler_cached),
-    )
-
-
-def episode_row(record: EpisodeRecord, score: EpisodeScore, cost: CostRow | None = None) -> RowView:
+def episode_row(record: EpisodeRecord, score: EpisodeScore) -> RowView:
     """One row of an episode list: the record's seed and outcome under both scorings; its
-    helper calls and tokens as :func:`scoring.analyses.cost.cost_rows` counts them (*cost*, the
-    record's one-episode row, computed when not given; an episode that did not complete
-    has none and counts its helper requests from its calls)."""
-    if cost is None:
-        rows = cost_rows([record])
-        cost = rows[0] if rows else None
-    helper = round(cost.helper_tokens) if cost is not None else _helper_tokens(record)
+    helper calls and tokens as :func:`scoring.analyses.cost.cost_rows` counts them (an
+    episode that did not complete has no cost row and counts its helper requests from its
+    calls). The record's facts (:func:`scoring.display.episode_facts.episode_facts`) then
+    :func:`facts_row`, as the viewer's index builds it."""
+    return facts_row(record.cell.slug(), episode_facts(record), score)
+
+
+def facts_row(slug: str, facts: EpisodeFacts, score: EpisodeScore) -> RowView:
+    """The row of the episode behind ``facts`` (its cell's slug, its score): what the
+    viewer's index builds when a page asks, without the record (#50)."""
+    cost = facts.cost
+    counted = score.counted
     return RowView(
-        slug=record.cell.slug(),
-        arm=arm_label(record.cell),
-        seed=record.spec.seed,
-        trial=record.trial,
-        termination=record.termination,
-        counted=score.counted,
-        strict=_outcome(score, score.primary),
-        decline_aware=_outcome(score, score.decline_aware),
-        channels=_nonzero(score.primary.channels),
-        decline_aware_channels=_nonzero(score.decline_aware.channels),
-        turns=len(record.turns),
+        slug=slug,
+        arm=arm_label(score.cell),
+        seed=score.seed,
+        trial=score.trial,
+        termination=score.termination,
+        counted=counted,
+        strict=score.primary.success if counted else None,  # None: infra, unscorable
+        decline_aware=score.decline_aware.success if counted else None,
+        channels={ch: n for ch, n in score.primary.channels.items() if n},
+        decline_aware_channels={ch: n for ch, n in score.decline_aware.channels.items() if n},
+        turns=facts.turns,
         turns_ok=score.primary.turns_ok,
-        tokens=Tokens(agent=_agent_tokens(record), helper=helper),
-        helpers=_helpers(cost),
-        wall_s=record.wall_s,
-        corruptions=len(record.corruptions),
+        tokens=Tokens(
+            agent=facts.agent_tokens,
+            helper=facts.helper_tokens if cost is None else cost.helper_tokens,
+        ),
+        helpers=HelperCalls()
+        if cost is None
+        else HelperCalls(
+            needed=cost.matcher_made
+            + cost.matcher_cached
+            + cost.compiler_made
+            + cost.compiler_cached,
+            made=cost.matcher_made + cost.compiler_made,
+            cached=cost.matcher_cached + cost.compiler_cached,
+        ),
+        wall_s=facts.wall_s,
+        corruptions=facts.corruptions,
         refused=score.refused,
         mismatches=len(score.mismatches),
     )
@@ -217,15 +200,14 @@ def episode_view(
     record: EpisodeRecord,
     score: EpisodeScore,
     episode: Episode | None,
-    cost: CostRow | None = None,
 ) -> EpisodeView:
-    """One episode for reading: the header (cell, outcome, tokens, wall time; *cost* as for
+    """One episode for reading: the header (cell, outcome, tokens, wall time: its
     :func:`episode_row`), every turn (:func:`turn_views`), the compile against the
     generator, the corruption events."""
     return EpisodeView(
         cell=record.cell,
         slug=record.cell.slug(),
-        row=episode_row(record, score, cost),
+        row=episode_row(record, score),
         spec=record.spec,
         synthetic=record.synthetic,
         termination=record.termination,

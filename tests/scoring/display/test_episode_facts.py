@@ -1,6 +1,7 @@
 """The viewer index's episode facts (scoring/display/episode_facts.py, #50): the row built from
-them is ``episode_row``'s and a cell's cost ``cell_cost``'s over ``cost_rows``' one-episode
-rows, exactly, whatever the calls (roles, cached, shared), the termination and a handoff."""
+them (``facts_row``, which ``episode_row`` is) counts helpers and tokens as ``cost_rows``'
+one-episode row does, and a cell's cost is ``cell_cost``'s over those rows, exactly, whatever
+the calls (roles, cached, shared), the termination and a handoff."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from hypothesis import strategies as st
 from protocol import EpisodeRecord
 from protocol.records import CallRecord
 from scoring.analyses.cost import cost_rows
-from scoring.display.episode_facts import episode_facts, facts_cell_cost, facts_row
-from scoring.display.episode_views import episode_row
+from scoring.display.episode_facts import episode_facts, facts_cell_cost
+from scoring.display.episode_views import arm_label, episode_row, facts_row
+from scoring.display.models import HelperCalls, RowView, Tokens
 from scoring.display.run_overview import cell_cost
-from scoring.replay.episode_score import score_episode
+from scoring.replay.episode_score import EpisodeScore, score_episode
 from tests.scoring_records import build, cell, episode, perfect
 
 _EP = episode(seed=3)
@@ -44,6 +46,43 @@ def _record(
     return msgspec.structs.replace(rec, turns=tuple(turns), wall_s=wall)
 
 
+def _cost_rows_row(rec: EpisodeRecord, score: EpisodeScore) -> RowView:
+    """The oracle: the row from the record's walk and its ``cost_rows`` one-episode row (the
+    way ``episode_row`` built it before the facts)."""
+    rows = cost_rows([rec])
+    cost = rows[0] if rows else None
+    calls = [c for t in rec.turns for c in t.calls if not c.cached]
+    agent = sum(c.prompt_tokens + c.completion_tokens for c in calls if c.role == "agent")
+    helper = sum(c.prompt_tokens + c.completion_tokens for c in calls if c.role != "agent")
+    counted = score.counted
+    return RowView(
+        slug=rec.cell.slug(),
+        arm=arm_label(rec.cell),
+        seed=rec.spec.seed,
+        trial=rec.trial,
+        termination=rec.termination,
+        counted=counted,
+        strict=score.primary.success if counted else None,
+        decline_aware=score.decline_aware.success if counted else None,
+        channels={ch: n for ch, n in score.primary.channels.items() if n},
+        decline_aware_channels={ch: n for ch, n in score.decline_aware.channels.items() if n},
+        turns=len(rec.turns),
+        turns_ok=score.primary.turns_ok,
+        tokens=Tokens(agent=agent, helper=helper if cost is None else round(cost.helper_tokens)),
+        helpers=HelperCalls()
+        if cost is None
+        else HelperCalls(
+            needed=round(cost.matcher_required + cost.compiler_required),
+            made=round(cost.matcher_made + cost.compiler_made),
+            cached=round(cost.matcher_cached + cost.compiler_cached),
+        ),
+        wall_s=rec.wall_s,
+        corruptions=len(rec.corruptions),
+        refused=score.refused,
+        mismatches=len(score.mismatches),
+    )
+
+
 _RECORDS = st.lists(
     st.builds(
         _record,
@@ -64,7 +103,9 @@ def test_the_row_and_the_cell_cost_are_those_of_the_record(records: list[Episode
     for rec in records:
         score = score_episode(rec, _EP)
         facts = episode_facts(rec)
-        assert facts_row(rec.cell.slug(), facts, score) == episode_row(rec, score)
+        expected = _cost_rows_row(rec, score)
+        assert facts_row(rec.cell.slug(), facts, score) == expected
+        assert episode_row(rec, score) == expected
         assert (facts.cost is None) == (rec.termination != "completed")
     rows = [row for rec in records for row in cost_rows([rec])]
     kept = [(f.cost, f.wall_s) for f in map(episode_facts, records) if f.cost is not None]
