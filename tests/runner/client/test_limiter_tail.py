@@ -52,6 +52,15 @@ def test_the_tail_rule_keeps_every_slot_busy_to_the_end() -> None:
     assert finished[0] < makespan  # not all in lockstep to the last round
 
 
+async def _request(limiter: Limiter, order: list[int], age: int, left: int) -> None:
+    """One request of the episode of that age with that many turns left: its age noted
+    when it holds a slot."""
+    EPISODE_AGE.set(age)
+    EPISODE_LEFT.set(TurnsLeft(left))
+    async with limiter:
+        order.append(age)
+
+
 def test_the_tail_rule_serves_an_episode_with_no_slack_first() -> None:
     """With slack everywhere the oldest waiter goes first; an episode whose turns left fill
     every round to the run's end goes before it."""
@@ -62,13 +71,7 @@ def test_the_tail_rule_serves_an_episode_with_no_slack_first() -> None:
         await limiter.acquire()
         order: list[int] = []
 
-        async def request(age: int, left: int) -> None:
-            EPISODE_AGE.set(age)
-            EPISODE_LEFT.set(TurnsLeft(left))
-            async with limiter:
-                order.append(age)
-
-        old, young = request(0, 2), request(1, left_of_young)
+        old, young = _request(limiter, order, 0, 2), _request(limiter, order, 1, left_of_young)
         tasks = [asyncio.create_task(old), asyncio.create_task(young)]
         await asyncio.sleep(0)
         limiter.release()
@@ -89,14 +92,8 @@ def test_a_cancelled_waiter_leaves_the_tail_and_the_slot_goes_on() -> None:
         await limiter.acquire()
         order: list[int] = []
 
-        async def request(age: int, left: int) -> None:
-            EPISODE_AGE.set(age)
-            EPISODE_LEFT.set(TurnsLeft(left))
-            async with limiter:
-                order.append(age)
-
-        longest = asyncio.create_task(request(0, 9))
-        other = asyncio.create_task(request(1, 3))
+        longest = asyncio.create_task(_request(limiter, order, 0, 9))
+        other = asyncio.create_task(_request(limiter, order, 1, 3))
         await asyncio.sleep(0)
         assert limiter.waiting == 2
         longest.cancel()

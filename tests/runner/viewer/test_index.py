@@ -13,6 +13,7 @@ import pytest
 from runner.rundir.logs import read_logs
 from runner.viewer.data import RunView
 from runner.viewer.index import INDEX_FILE, RunIndex
+from scoring.display.models import CellsView
 from scoring.results.offline import score_records
 from tests.view_run import make_run
 
@@ -184,12 +185,11 @@ def _gated_task(group: int, name: str, path: str, old: Any, stop: Any) -> Any:
     return index_task(group, name, path, old, stop)
 
 
-def test_in_the_background_the_overview_fills_and_ends_as_one_built_in_one_go(
+def _two_copies_on_two_workers(
     run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A large first index built in the background (#50): the overview answers at once with
-    the files indexed so far and how far it got, and once every file is in it is the overview
-    built in one go, saved with the index."""
+) -> tuple[Path, CellsView]:
+    """The run's logs copied twice: the overview of the first built in one go, and the second
+    (returned) to be indexed on two workers, each file a group of its own."""
     import runner.viewer.build as build_mod
     import runner.viewer.index as index_mod
 
@@ -200,6 +200,18 @@ def test_in_the_background_the_overview_fills_and_ends_as_one_built_in_one_go(
     monkeypatch.setattr(index_mod, "cores", lambda: 2)
     monkeypatch.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
+    return bg, expected
+
+
+def test_in_the_background_the_overview_fills_and_ends_as_one_built_in_one_go(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large first index built in the background (#50): the overview answers at once with
+    the files indexed so far and how far it got, and once every file is in it is the overview
+    built in one go, saved with the index."""
+    import runner.viewer.build as build_mod
+
+    bg, expected = _two_copies_on_two_workers(run_dir, tmp_path, monkeypatch)
     monkeypatch.setattr(build_mod, "index_task", _gated_task)
     view = RunView(bg, background=True)
     first = view.cells()
@@ -232,16 +244,7 @@ def test_in_the_background_a_grown_index_keeps_what_it_held(
 ) -> None:
     """Logs grown under a cached index, read again in the background: the pages show every
     episode indexed before from the start, and the end is the index built in one go."""
-    import runner.viewer.build as build_mod
-    import runner.viewer.index as index_mod
-
-    one, bg = tmp_path / "one", tmp_path / "bg"
-    for where in (one, bg):
-        shutil.copytree(run_dir / "logs", where / "logs")
-    expected = RunView(one).cells()
-    monkeypatch.setattr(index_mod, "cores", lambda: 2)
-    monkeypatch.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
+    bg, expected = _two_copies_on_two_workers(run_dir, tmp_path, monkeypatch)
     logs = sorted((bg / "logs").glob("*.jsonl"))[:2]
     full = [log.read_bytes() for log in logs]
     for log, data in zip(logs, full, strict=True):
