@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from protocol.arms.table import arm_rank
 from protocol.records import CellKey
 from scoring.report.figure_data import PER_EPISODES, ChannelPoint, ChannelRate, UnrequestedCount
-from scoring.report.figure_text import legend_below, text_width_in
+from scoring.report.figure_text import EDGE_IN, PT_IN, left_margin_in, legend_below, text_width_in
 from scoring.report.figures import (
     CHANNEL_NAMES,
     TITLE_PT,
@@ -60,7 +60,7 @@ def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | N
     ]
     legend = legend_below(fig, handles, [CHANNEL_NAMES[ch] for ch in channels], 7)
     fig.suptitle("Channel decomposition per arm (primary scoring)", fontsize=9,
-                 y=1 - _EDGE / fig.get_figheight(), va="top")  # fmt: skip
+                 y=1 - EDGE_IN / fig.get_figheight(), va="top")  # fmt: skip
     titles = [panel_title(panel, _PANEL_W - 0.4) for panel in panels]
     grid = _PanelGrid(fig, ncols, titles, legend)
     for i, panel in enumerate(panels):
@@ -74,8 +74,6 @@ def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | N
 # Figure 5(a)'s panel (inches) and its fixed margins in points: a title line, a tick label
 # line and the x label's line at 1.2 spacing; tick length and pads as matplotlib's defaults
 _PANEL_W, _PANEL_H = 6.4, 4.8
-_EDGE = 0.06  # inches kept clear at the figure's edges
-_PT = 1 / 72
 _BELOW_PT = 3.5 + 3.5 + 7 * 1.2 + 4 + 8 * 1.2  # tick, pad, tick labels, label pad, "arm"
 _GAP_IN = 0.12  # between a panel's rates and its counts
 
@@ -88,8 +86,8 @@ class _PanelGrid:
     def __init__(self, fig: Figure, ncols: int, titles: Sequence[str], legend: Legend | None):
         self.fig, self.ncols = fig, ncols
         w, h = fig.get_figwidth(), fig.get_figheight()
-        below = _EDGE + (legend.get_window_extent().height / fig.dpi if legend else 0.0)
-        above = _EDGE + 9 * 1.2 * _PT + 0.08  # the suptitle
+        below = EDGE_IN + (legend.get_window_extent().height / fig.dpi if legend else 0.0)
+        above = EDGE_IN + 9 * 1.2 * PT_IN + 0.08  # the suptitle
         self.rows = -(-len(titles) // ncols)
         self.cell = (w / ncols, (h - above - below) / self.rows)
         self.origin = (0.0, below)
@@ -104,8 +102,8 @@ class _PanelGrid:
         cw, ch = self.cell
         x0 = self.origin[0] + (i % self.ncols) * cw
         y0 = self.origin[1] + (self.rows - 1 - i // self.ncols) * ch
-        head = (title_lines * TITLE_PT * 1.2 + 6) * _PT + 0.04  # the title and its pad
-        foot = _BELOW_PT * _PT + 0.04
+        head = (title_lines * TITLE_PT * 1.2 + 6) * PT_IN + 0.04  # the title and its pad
+        foot = _BELOW_PT * PT_IN + 0.04
         inner = ch - head - foot - _GAP_IN
         left, width = x0 + 0.9, cw - 0.9 - 0.15  # provisional left: fit_left sets it
         low = inner / 4
@@ -130,7 +128,7 @@ class _PanelGrid:
         labels = {t.get_text() for pair in self._axes for ax in pair
                   for t in ax.yaxis.get_ticklabels()}  # fmt: skip
         ticks = max(text_width_in(self.fig, s, FontProperties(size=7)) for s in labels)
-        margin = _EDGE + (2 * 8 * 1.2 + 4 + 3.5 + 3.5) * _PT + ticks + 0.04
+        margin = left_margin_in(2 * 8 * 1.2, ticks)  # two lines of y label
         w = self.fig.get_figwidth()
         for i, pair in enumerate(self._axes):
             x0 = (i % self.ncols) * self.cell[0]

@@ -20,8 +20,11 @@ if TYPE_CHECKING:
     from matplotlib.legend import Legend
 
 __all__ = [
+    "EDGE_IN",
+    "PT_IN",
     "clipped_texts",
     "covered_labels",
+    "left_margin_in",
     "legend_below",
     "place_axes",
     "short_labels",
@@ -59,8 +62,14 @@ def text_width_in(fig: Figure, text: str, font: FontProperties) -> float:
     return float(width) / fig.dpi
 
 
-_PT = 1 / 72
+PT_IN = 1 / 72  # a point in inches
 EDGE_IN = 0.06  # inches kept clear at a figure's edges
+
+
+def left_margin_in(ylabel_pt: float, ticks_in: float) -> float:
+    """An axes' left margin in inches: the figure's edge, a y label of *ylabel_pt* points
+    and its pad, the ticks and their pad, tick labels *ticks_in* wide."""
+    return EDGE_IN + (ylabel_pt + 4 + 3.5 + 3.5) * PT_IN + ticks_in + 0.04
 
 
 def place_axes(
@@ -80,10 +89,10 @@ def place_axes(
     ticks = max(
         (text_width_in(fig, t.get_text(), font) for t in ax.yaxis.get_ticklabels()), default=0.0
     )
-    left = EDGE_IN + (ylabel_pt + 4 + 3.5 + 3.5) * _PT + ticks + 0.04
+    left = left_margin_in(ylabel_pt, ticks)
     legend_in = legend.get_window_extent().height / fig.dpi if legend is not None else 0.0
-    bottom = EDGE_IN + legend_in + below_pt * _PT + 0.06
-    top = EDGE_IN + (title_pt + 6) * _PT + 0.04
+    bottom = EDGE_IN + legend_in + below_pt * PT_IN + 0.06
+    top = EDGE_IN + (title_pt + 6) * PT_IN + 0.04
     right = 0.15
     ax.set_position((left / w, bottom / h, 1 - (left + right) / w, 1 - (bottom + top) / h))
 
