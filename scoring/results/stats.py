@@ -39,7 +39,6 @@ from collections.abc import Sequence
 from statistics import NormalDist
 from typing import Any
 
-
 _LOADED = [False]  # scipy's statistics imported (by preload_stats or a first use)
 
 
