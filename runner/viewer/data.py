@@ -48,8 +48,8 @@ __all__ = ["CONTRASTS_PENDING", "RunView"]
 # OURS: what a page of a large run's overview lacks while scipy's statistics load (#50)
 CONTRASTS_PENDING = (
     "contrasts: their exact McNemar p-values wait for the statistics library (scipy), "
-    "still loading; the cells' rates and intervals are complete, the contrasts follow on "
-    "the next refresh"
+    "still loading; the cells above have their rates and intervals, and the contrasts follow "
+    "on the page's next refresh once it is in"
 )
 
 
