@@ -39,11 +39,18 @@ from scoring.display.run_overview import contrasts_view, costed_cells_view
 from scoring.replay.episode_score import EpisodeScore, score_episode
 from scoring.report.details import run_details
 from scoring.report.markdown import synthetic_warning
-from scoring.results.families import ConfigLines, score_lines
+from scoring.results.families import ConfigLines, cell_lines, score_lines
 from scoring.results.lines import CellLine, ResultLine
-from scoring.results.stats import preload_stats
+from scoring.results.stats import preload_stats, stats_loaded
 
-__all__ = ["RunView"]
+__all__ = ["CONTRASTS_PENDING", "RunView"]
+
+# OURS: what a page of a large run's overview lacks while scipy's statistics load (#50)
+CONTRASTS_PENDING = (
+    "contrasts: their exact McNemar p-values wait for the statistics library (scipy), "
+    "still loading; the cells above have their rates and intervals, and the contrasts follow "
+    "on the page's next refresh once it is in"
+)
 
 
 class RunView:
@@ -55,31 +62,38 @@ class RunView:
         self.run_dir = run_dir
         # the overview's lines with the index: each configuration's kept while its scores
         # are the same (computed as the index fills, reused by the overview at the end)
-        memo = ConfigLines()
+        memo = self._memo = ConfigLines()
         self._score_lines: Callable[[list[EpisodeScore]], list[ResultLine]] = partial(
             score_lines, memo=memo
         )
         self.index = RunIndex(run_dir, self._score_lines)
         self.background = background
-        if background:  # every overview needs scipy: its import (a second) starts now
+        if background:  # the contrasts need scipy: its import (a second) starts now
             threading.Thread(target=preload_stats, name="view-stats", daemon=True).start()
-        self._partial: tuple[Progress, list[ResultLine]] | None = None
+        self._partial: tuple[tuple[Progress, bool], list[ResultLine]] | None = None
 
     def refresh(self) -> None:
         self.index.refresh(wait=not self.background)
 
     def _lines(self) -> tuple[list[ResultLine], IndexingView | None]:
         """The result lines of the indexed scores and, while the index is built in the
-        background, how far it got (the lines then those of the episodes in so far)."""
+        background, how far it got (the lines then those of the episodes in so far; the
+        cell lines alone while scipy's import, started with the build, is not done: a page
+        never waits on it, :data:`CONTRASTS_PENDING`)."""
         progress = self.index.progress()
         if progress is None:
             if self.index.overview is None:
                 self.index.set_overview(self._score_lines(self.index.scores()))
             return self.index.overview or [], None
-        if self._partial is None or self._partial[0] != progress:
-            self._partial = progress, self._score_lines(self.index.scores())
-        files, total, episodes = self._partial[0]
-        return self._partial[1], IndexingView(files=files, total=total, episodes=episodes)
+        ready = stats_loaded()
+        if self._partial is None or self._partial[0] != (progress, ready):
+            scores = self.index.scores()
+            lines = self._score_lines(scores) if ready else cell_lines(scores, self._memo)
+            self._partial = (progress, ready), lines
+        files, total, episodes = progress
+        pending = "" if self._partial[0][1] else CONTRASTS_PENDING
+        indexing = IndexingView(files=files, total=total, episodes=episodes, pending=pending)
+        return self._partial[1], indexing
 
     def cells(self) -> CellsView:
         """The overview: cells with both scorings and CIs, channels, cost; the contrasts;

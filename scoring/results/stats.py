@@ -1,7 +1,10 @@
 """Statistics for paired ladder contrasts: Wilson intervals, exact McNemar, Holm.
 
-* :func:`wilson`: the Wilson (1927) score interval without continuity correction, from
-  ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``; ``n = 0`` gives (0, 1).
+* :func:`wilson`: the Wilson (1927) score interval without continuity correction, as
+  ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")`` gives it; ``n = 0`` gives
+  (0, 1). At 95% its closed form is computed here, step for step as scipy computes it, with
+  scipy's normal quantile :data:`Z_95` (bit for bit the same bounds, a test pins it over many
+  ``(k, n)``): a cell's interval needs no scipy (the viewer's first page, #50).
 * :func:`mcnemar_exact`: the exact (conditional) McNemar test (McNemar, 1947) on the
   discordant pairs: a two-sided exact binomial test of ``b`` successes in ``b + c`` trials at
   probability 1/2 (``scipy.stats.binomtest``); no discordant pair gives p = 1.
@@ -31,21 +34,35 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import operator
 from collections.abc import Sequence
 from statistics import NormalDist
 from typing import Any
+
+_LOADED = [False]  # scipy's statistics imported (by preload_stats or a first use)
 
 
 def binomtest(k: int, n: int, p: float = 0.5) -> Any:
     """scipy's exact binomial test, imported on first use (keeps ``ladder`` start-up fast)."""
     from scipy.stats import binomtest as scipy_binomtest
 
+    _LOADED[0] = True
     return scipy_binomtest(k, n, p)
 
 
 def preload_stats() -> None:
     """Import scipy's statistics now (a caller with idle time before its first interval)."""
     import scipy.stats  # noqa: F401
+
+    _LOADED[0] = True
+
+
+def stats_loaded() -> bool:
+    """Whether scipy's statistics are in (their import done, by :func:`preload_stats` or a
+    first p-value): a caller that must not wait on the import asks first (the viewer's page
+    while its index fills, #50). Only a finished import counts: ``scipy.stats`` is in
+    ``sys.modules`` from the moment its import starts."""
+    return _LOADED[0]
 
 
 __all__ = [
@@ -58,18 +75,43 @@ __all__ = [
     "paired_difference",
     "preload_stats",
     "sign_flip_p",
+    "stats_loaded",
     "wilson",
 ]
+
+# scipy.special.ndtri(0.975), the two-sided 95% normal quantile scipy's Wilson interval uses,
+# bit for bit (statistics.NormalDist().inv_cdf(0.975) is 2 ulp below it); its square, as
+# scipy's ``z**2`` rounds it.
+Z_95 = float.fromhex("0x1.f5c0331eeff84p+0")
+Z_95_SQUARED = Z_95 * Z_95
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval for ``k`` successes in ``n`` trials."""
+    k, n = operator.index(k), operator.index(n)
     if not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n (got k={k}, n={n})")
     if n == 0:
         return (0.0, 1.0)
-    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return containing(k / n, max(0.0, float(ci.low)), min(1.0, float(ci.high)))
+    if confidence == 0.95:
+        low, high = _wilson_95(k, n)
+    else:
+        ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+        low, high = float(ci.low), float(ci.high)
+    return containing(k / n, max(0.0, low), min(1.0, high))
+
+
+def _wilson_95(k: int, n: int) -> tuple[float, float]:
+    """scipy's two-sided Wilson bounds at 95% (``_binom_wilson_conf_int`` without
+    correction), the same operations in the same order on the same doubles: the same bits."""
+    p = k / n
+    denom = 2 * (n + Z_95_SQUARED)
+    center = (2 * n * p + Z_95_SQUARED) / denom
+    q = 1 - p
+    delta = Z_95 / denom * math.sqrt(4 * n * p * q + Z_95_SQUARED)
+    low = 0.0 if k == 0 else center - delta
+    high = 1.0 if k == n else center + delta
+    return low, high
 
 
 def mcnemar_exact(b: int, c: int) -> float:
