@@ -66,7 +66,9 @@ def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | N
     for i, panel in enumerate(panels):
         top, bottom = grid.axes(i)
         _channel_panel(top, bottom, [d for d in data if d.panel == panel], channels)
-        top.set_title(titles[i], fontsize=TITLE_PT)
+        # y given: where matplotlib would put it (no top ticks, no offset text on a 0-1
+        # axis), without measuring the axis's text again at every draw (#50)
+        top.set_title(titles[i], fontsize=TITLE_PT, y=1.0)
     grid.fit_left()
     return fig, data
 

@@ -292,7 +292,7 @@ def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn |
     fig = _figure(6.0, 4.0)
     ax = fig.add_subplot()
     _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key), 5.6)
-    ax.set_title(caption.split(": ", 1)[1], fontsize=9)
+    ax.set_title(caption.split(": ", 1)[1], fontsize=9, y=1.0)  # as _draw's 0-1 axis places it
     return fig, pts
 
 
@@ -334,6 +334,6 @@ def figure4(cells: Sequence[CellLine]) -> Drawn | None:
     for i, (pts, label, key, title) in enumerate(present):
         ax = fig.add_subplot(1, len(present), i + 1)
         _draw(pts, ax, label, _order([p.x for p in pts], key), 4.6)
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=9, y=1.0)  # as _draw's 0-1 axis places it
         data += [msgspec.structs.replace(p, panel=label) for p in pts]
     return fig, data
