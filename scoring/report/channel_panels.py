@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 from protocol.arms.table import arm_rank
 from protocol.records import CellKey
 from scoring.report.figure_data import PER_EPISODES, ChannelPoint, ChannelRate, UnrequestedCount
-from scoring.report.figure_text import EDGE_IN, PT_IN, left_margin_in, legend_below, text_width_in
+from scoring.report.figure_text import (
+    EDGE_IN,
+    PT_IN,
+    left_margin_in,
+    legend_below,
+    text_width_in,
+    unit_axis,
+)
 from scoring.report.figures import (
     CHANNEL_NAMES,
     TITLE_PT,
@@ -159,7 +166,7 @@ def _channel_panel(
             yerr=[[d.y - d.lo for d in pts], [d.hi - d.y for d in pts]],
             fmt="o", markersize=4, capsize=2, color=f"C{j}", label=CHANNEL_NAMES[ch],
         )  # fmt: skip
-    top.set_ylim(-0.02, 1.02)
+    unit_axis(top)
     top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
     top.grid(axis="y", alpha=0.3)
     bottom.plot([xs.index(d.x) for d in unreq], [d.y for d in unreq], "s",

@@ -49,7 +49,7 @@ from scoring.report.figure_data import (
     Point,
     UnrequestedCount,
 )
-from scoring.report.figure_text import legend_below, wrap
+from scoring.report.figure_text import legend_below, unit_axis, wrap
 from scoring.results.cells import RATES, cell_sort_key, config_of
 from scoring.results.lines import CellLine
 from scoring.results.stats import wilson
@@ -242,7 +242,7 @@ def _draw(
     ticks = [wrap(x, per, 7) for x in xs]
     ax.set_xticks(range(len(xs)), ticks, fontsize=7)
     ax.set_xlim(-0.6, len(xs) - 0.4)
-    ax.set_ylim(-0.02, 1.02)
+    unit_axis(ax)
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel("strict success (Wilson 95% CI)", fontsize=8)
     ax.grid(axis="y", alpha=0.3)
