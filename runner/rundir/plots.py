@@ -14,6 +14,7 @@ from typing import Any
 
 from scoring.analyses.base import Analyses
 from scoring.analyses.corruption_replay import CORRUPTION
+from scoring.gc_pause import paused_gc
 from scoring.report.markdown import figure_channels, figure_success
 from scoring.report.paper_figures import FIGURES, paper_figures
 from scoring.results.lines import ResultLine
@@ -34,8 +35,8 @@ _OURS = (
 # Drawn costliest first (the Python calls of drawing each on the bench's 14,040-episode log,
 # relative to Figure 1's; #50) by whichever process is free next: the two finish together,
 # whatever figures are present
-_COST = {"figure5a": 12.0, "channels": 6.0, "figure4": 2.6, "figure5b": 2.0}
-_COST_OTHER = 1.4  # the success figures; a figure not listed
+_COST = {"figure5a": 12.8, "channels": 4.2, "figure4": 2.7, "figure5b": 2.0}
+_COST_OTHER = 1.6  # the success figures; a figure not listed
 _COST_RUNGS = 1.0  # Figures 1 and 6
 
 
@@ -67,18 +68,19 @@ def _draw(lines: Sequence[ResultLine], analyses: Analyses, name: str) -> Png | N
 
 
 DPI = 120
+# zlib level of the PNGs: 3 compresses an RGB figure to about the size level 6 (Pillow's
+# default) made of its RGBA pixels, in about half the CPU (#50)
+PNG_LEVEL = 3
 
 
 def _png(fig: Any) -> bytes:
-    """``fig.savefig(png, dpi=DPI, format="png")``'s bytes, the figure drawn once instead of
-    twice (#50). With a layout engine, ``savefig`` draws the whole figure with drawing
-    disabled only to run the layout, then draws it again, the layout off, for the pixels.
-    Here the layout runs alone, on the same Agg canvas at the same dpi, then the canvas
-    prints the PNG as ``savefig``'s second draw does (under the savefig defaults; other
-    settings, or no layout engine: ``savefig`` itself)."""
+    """The figure's PNG at ``DPI``, drawn once (#50). ``savefig`` with a layout engine draws
+    the whole figure with drawing disabled only to run the layout, then again for the
+    pixels; here the layout runs alone, on the same Agg canvas at the same dpi, then the
+    canvas draws as ``savefig``'s second draw does (under the savefig defaults; other
+    settings: ``savefig`` itself) and :func:`_encode` writes its pixels."""
     import matplotlib as mpl
 
-    png = io.BytesIO()
     engine = fig.get_layout_engine()
     rc = mpl.rcParams
     defaults = (rc["savefig.facecolor"], rc["savefig.edgecolor"], rc["savefig.bbox"]) == (
@@ -86,8 +88,9 @@ def _png(fig: Any) -> bytes:
         "auto",
         None,
     )
-    if engine is None or not fig.axes or not defaults:
-        fig.savefig(png, dpi=DPI, format="png")
+    if not fig.axes or not defaults:
+        png = io.BytesIO()
+        fig.savefig(png, dpi=DPI, format="png", pil_kwargs={"compress_level": PNG_LEVEL})
         return png.getvalue()
     from matplotlib import cbook
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -95,16 +98,39 @@ def _png(fig: Any) -> bytes:
     canvas = FigureCanvasAgg(fig)
     fig.dpi = DPI
     with cbook._setattr_cm(canvas, _device_pixel_ratio=1, _is_saving=True):
-        engine.execute(fig)
-        fig.set_layout_engine("none")  # laid out: the draw keeps these positions
-        canvas.print_png(png)  # type: ignore[no-untyped-call]  # matplotlib's, unannotated
-    return png.getvalue()
+        if engine is not None:
+            engine.execute(fig)
+            fig.set_layout_engine("none")  # laid out: the draw keeps these positions
+        canvas.draw()  # type: ignore[no-untyped-call]  # matplotlib's, unannotated
+        return _encode(canvas.buffer_rgba())  # type: ignore[no-untyped-call]
+
+
+def _encode(rgba: Any) -> bytes:
+    """Agg's RGBA pixels as ``print_png`` writes them (the same ``Software`` text and dpi),
+    but as RGB when every pixel is opaque (as a figure on its white face is: a quarter fewer
+    bytes to compress, the same image) and at zlib level ``PNG_LEVEL``."""
+    import matplotlib as mpl
+    import numpy as np
+    from PIL import Image, PngImagePlugin
+
+    pixels = np.asarray(rgba)
+    image = Image.frombuffer(
+        "RGBA", (pixels.shape[1], pixels.shape[0]), pixels, "raw", "RGBA", 0, 1
+    )
+    if image.getchannel("A").getextrema() == (255, 255):
+        image = image.convert("RGB")
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Software", f"Matplotlib version{mpl.__version__}, https://matplotlib.org/")
+    out = io.BytesIO()
+    image.save(out, format="png", dpi=(DPI, DPI), pnginfo=info, compress_level=PNG_LEVEL)
+    return out.getvalue()
 
 
 def _draw_some(
     lines: Sequence[ResultLine], analyses: Analyses, names: Sequence[str]
 ) -> dict[str, Png | None]:
-    return {name: _draw(lines, analyses, name) for name in names}
+    with paused_gc():  # as _take draws
+        return {name: _draw(lines, analyses, name) for name in names}
 
 
 _next: Any = None  # the forked process's handle on the shared next-figure counter
@@ -118,15 +144,19 @@ def _share(counter: Any) -> None:
 def _take(
     lines: Sequence[ResultLine], analyses: Analyses, names: Sequence[str]
 ) -> dict[str, Png | None]:
-    """Draw the next figure not yet taken by either process until none is left."""
+    """Draw the next figure not yet taken by either process until none is left. The cyclic
+    collector is paused meanwhile: a figure's thousands of artists made it run about 190
+    times over the report's figures, walking the scored run's objects too (5% of the
+    drawing's CPU, #50); a figure's cycles wait for the end (a few MB)."""
     out: dict[str, Png | None] = {}
-    while True:
-        with _next.get_lock():
-            i = _next.value
-            _next.value = i + 1
-        if i >= len(names):
-            return out
-        out[names[i]] = _draw(lines, analyses, names[i])
+    with paused_gc():
+        while True:
+            with _next.get_lock():
+                i = _next.value
+                _next.value = i + 1
+            if i >= len(names):
+                return out
+            out[names[i]] = _draw(lines, analyses, names[i])
 
 
 def _cost(name: str) -> float:

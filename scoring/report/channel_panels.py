@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 from protocol.arms.table import arm_rank
 from protocol.records import CellKey
 from scoring.report.figure_data import PER_EPISODES, ChannelPoint, ChannelRate, UnrequestedCount
-from scoring.report.figure_text import EDGE_IN, PT_IN, left_margin_in, legend_below, text_width_in
+from scoring.report.figure_text import (
+    EDGE_IN,
+    PT_IN,
+    left_margin_in,
+    legend_below,
+    text_width_in,
+    unit_axis,
+)
 from scoring.report.figures import (
     CHANNEL_NAMES,
     TITLE_PT,
@@ -66,7 +73,9 @@ def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | N
     for i, panel in enumerate(panels):
         top, bottom = grid.axes(i)
         _channel_panel(top, bottom, [d for d in data if d.panel == panel], channels)
-        top.set_title(titles[i], fontsize=TITLE_PT)
+        # y given: where matplotlib would put it (no top ticks, no offset text on a 0-1
+        # axis), without measuring the axis's text again at every draw (#50)
+        top.set_title(titles[i], fontsize=TITLE_PT, y=1.0)
     grid.fit_left()
     return fig, data
 
@@ -157,7 +166,7 @@ def _channel_panel(
             yerr=[[d.y - d.lo for d in pts], [d.hi - d.y for d in pts]],
             fmt="o", markersize=4, capsize=2, color=f"C{j}", label=CHANNEL_NAMES[ch],
         )  # fmt: skip
-    top.set_ylim(-0.02, 1.02)
+    unit_axis(top)
     top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
     top.grid(axis="y", alpha=0.3)
     bottom.plot([xs.index(d.x) for d in unreq], [d.y for d in unreq], "s",

@@ -49,7 +49,7 @@ from scoring.report.figure_data import (
     Point,
     UnrequestedCount,
 )
-from scoring.report.figure_text import legend_below, wrap
+from scoring.report.figure_text import legend_below, unit_axis, wrap
 from scoring.results.cells import RATES, cell_sort_key, config_of
 from scoring.results.lines import CellLine
 from scoring.results.stats import wilson
@@ -242,7 +242,7 @@ def _draw(
     ticks = [wrap(x, per, 7) for x in xs]
     ax.set_xticks(range(len(xs)), ticks, fontsize=7)
     ax.set_xlim(-0.6, len(xs) - 0.4)
-    ax.set_ylim(-0.02, 1.02)
+    unit_axis(ax)
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel("strict success (Wilson 95% CI)", fontsize=8)
     ax.grid(axis="y", alpha=0.3)
@@ -292,7 +292,7 @@ def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn |
     fig = _figure(6.0, 4.0)
     ax = fig.add_subplot()
     _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key), 5.6)
-    ax.set_title(caption.split(": ", 1)[1], fontsize=9)
+    ax.set_title(caption.split(": ", 1)[1], fontsize=9, y=1.0)  # as _draw's 0-1 axis places it
     return fig, pts
 
 
@@ -334,6 +334,6 @@ def figure4(cells: Sequence[CellLine]) -> Drawn | None:
     for i, (pts, label, key, title) in enumerate(present):
         ax = fig.add_subplot(1, len(present), i + 1)
         _draw(pts, ax, label, _order([p.x for p in pts], key), 4.6)
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=9, y=1.0)  # as _draw's 0-1 axis places it
         data += [msgspec.structs.replace(p, panel=label) for p in pts]
     return fig, data

@@ -32,6 +32,7 @@ from scoring.report.tables import Labels, inert_lines
 from scoring.results.lines import CellLine, ResultLine
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 __all__ = [
@@ -196,12 +197,13 @@ def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figu
     ax.set_xticks(range(len(configs)), _config_ticks(configs, width_in - 1.2, 7), fontsize=7)  # fmt: skip
     ax.set_xlabel("configuration (#k: configuration k as listed in the report)", fontsize=8)
     ax.set_xlim(-0.6, len(configs) - 0.4)
-    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)  # automatic ticks: place_axes fits every label, -0.2 included
     ax.set_ylabel("strict success (Wilson 95% CI)", fontsize=9)
     title = wrap(
         f"Strict success per arm, {_SCORING_NAMES.get(scoring, scoring)}", width_in - 0.6, 11
     )
-    ax.set_title(title, fontsize=11)
+    # y given: where matplotlib puts it over a 0-1 axis, without measuring the axis (#50)
+    ax.set_title(title, fontsize=11, y=1.0)
     handles, names = ax.get_legend_handles_labels()
     legend = legend_below(fig, handles, names, 8)
     ax.grid(axis="y", alpha=0.3)
@@ -216,6 +218,23 @@ def _lines(text: str) -> int:
     return text.count("\n") + 1
 
 
+def _stack(
+    ax: Axes, bottom: Sequence[float], values: Sequence[float], color: str, label: str
+) -> None:
+    """One layer of stacked bars (width 0.8, centred on 0, 1, ...), as ``ax.bar(range(n),
+    values, bottom=bottom, color=color, label=label)`` draws them, pixel for pixel, but as one
+    collection added without updating the data limits (the caller sets both limits): the
+    channels figure's 420 bars were a third of its drawing time one patch at a time (#50)."""
+    from matplotlib.collections import PatchCollection
+    from matplotlib.patches import Rectangle
+
+    bars = [
+        Rectangle((i - 0.4, b), 0.8, v, facecolor=color)
+        for i, (b, v) in enumerate(zip(bottom, values, strict=True))
+    ]
+    ax.add_collection(PatchCollection(bars, match_original=True, label=label), autolim=False)
+
+
 def figure_channels(lines: Sequence[ResultLine]) -> Figure:
     """Errors per episode by channel, stacked per cell, the cells grouped by configuration
     (ours; Figure 5(a) is :func:`scoring.report.paper_figures.paper_figures`'s ``figure5a``)."""
@@ -226,9 +245,9 @@ def figure_channels(lines: Sequence[ResultLine]) -> Figure:
     fig = _figure(width_in, 4.4)
     ax = fig.add_subplot()
     bottom = [0.0] * len(cells)
-    for ch in CHANNELS:
+    for j, ch in enumerate(CHANNELS):
         values = [c.channels[ch] / c.n if c.n else 0.0 for c in cells]
-        ax.bar(range(len(cells)), values, bottom=bottom, label=ch.replace("_", " "))
+        _stack(ax, bottom, values, f"C{j}", ch.replace("_", " "))
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     ax.set_xticks(range(len(cells)), [c.cell.arm for c in cells], fontsize=7)
     groups = [configs.index(config_label(c.cell)) for c in cells]
