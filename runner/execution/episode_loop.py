@@ -30,6 +30,7 @@ from protocol.stress.spoof import forgery, planned_forgeries
 from protocol.user import ScriptedUser
 from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
 from runner.arms.handoff import carry, restart
+from runner.client.body import TRANSCRIPT, Message, Transcript
 from runner.client.endpoint import CallFailed, Reply
 from runner.client.turn_draw import TURN_DRAW
 
@@ -131,6 +132,15 @@ class _Conversation:
 
 
 async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
+    # the agent's request bodies, each built on the last (#50): kept for this episode run
+    token = TRANSCRIPT.set(Transcript())
+    try:
+        return await _episode(ctx)
+    finally:
+        TRANSCRIPT.reset(token)
+
+
+async def _episode(ctx: EpisodeContext) -> EpisodeRecord:
     if ctx.cell.knobs.harness == "langgraph":
         from runner.harness import run_harness_episode  # LangGraph only when a cell needs it
 
@@ -198,8 +208,9 @@ async def _serve_turn(
     conv.pending_calls = []
     conv.notices = played.notices
     reply = played.reply
-    conv.history.append({"role": "user", "content": shaped.kept})
-    conv.history.append({"role": "assistant", "content": reply.content})
+    # never edited once made: the transcript keeps their encodings (runner.client.body, #50)
+    conv.history.append(Message(role="user", content=shaped.kept))
+    conv.history.append(Message(role="assistant", content=reply.content))
     executed = [b.step for b in played.admitted if b.step is not None]
     user.finish(*_answered(user, turn, verdict, shaped.answer), executed)
     arm.observe(turn, played.admitted, reply.content)
