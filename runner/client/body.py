@@ -33,7 +33,7 @@ __all__ = ["TRANSCRIPT", "Message", "Transcript"]
 TRANSCRIPT: ContextVar[Transcript | None] = ContextVar("ladder_transcript", default=None)
 
 _OWN_KEYS = frozenset({"model", "messages"})  # extra naming these: chat_body's path
-_NONE = object()  # nothing kept yet (equal to no model, no items, no number)
+_NONE = object()  # nothing kept yet (no model, no message, no number is it)
 
 
 class Message(dict[str, str]):
@@ -58,24 +58,21 @@ def _plain(message: object) -> bool:
     to ``str`` values."""
     if type(message) is not dict and type(message) is not Message:
         return False
-    if len(message) == 2:  # the usual message: its role and content, nothing else
-        role, content = message.get("role"), message.get("content")
-        if type(role) is str and type(content) is str:
-            return True
+    if len(message) == 2 and "role" in message and "content" in message:  # the usual one
+        return type(message["role"]) is str and type(message["content"]) is str
     return all(type(k) is str and type(v) is str for k, v in message.items())
 
 
 class Transcript:
     """One conversation's kept encodings: the :class:`Message` objects its last body carried
-    after the first message, where each one's encoding ends, and those encodings joined by
-    commas; the first message's items and encoding; the body's head (its model) and tail
-    (its temperature and budget, where no ``extra`` is sent)."""
+    after the first message and their encodings joined by commas; the first message (a
+    :class:`Message`) and its encoding; the body's head (its model) and tail (its numbers,
+    where no ``extra`` is sent)."""
 
-    __slots__ = ("_encoded", "_ends", "_first", "_head", "_sent", "_tail")
+    __slots__ = ("_encoded", "_first", "_head", "_sent", "_tail")
 
     def __init__(self) -> None:
         self._sent: list[Mapping[str, str]] = []
-        self._ends: list[int] = []
         self._encoded = bytearray()
         self._first: tuple[object, bytes] = (_NONE, b"")
         self._head: tuple[object, bytes] = (_NONE, b"")
@@ -94,11 +91,12 @@ class Transcript:
             return chat_body(model, messages, temperature, max_tokens, extra)
         k = self._keep(messages)
         first, last, rest = messages[0], messages[-1], messages[1 + k : -1]
-        if not (_plain(first) and _plain(last)) or (rest and not all(map(_plain, rest))):
+        if first is not self._first[0]:  # a Message: the same object, the same bytes
+            if not _plain(first):
+                return chat_body(model, messages, temperature, max_tokens, extra)
+            self._first = (first if type(first) is Message else _NONE), orjson.dumps(first)
+        if not _plain(last) or (rest and not all(map(_plain, rest))):
             return chat_body(model, messages, temperature, max_tokens, extra)
-        items = tuple(first.items())
-        if items != self._first[0]:
-            self._first = items, orjson.dumps(first)
         if model != self._head[0] or type(model) is not str:
             self._head = model, b'{"model":' + orjson.dumps(model) + b',"messages":['
         parts: list[bytes | bytearray] = [self._head[1], self._first[1]]
@@ -106,46 +104,38 @@ class Transcript:
             parts += (b",", self._encoded)
         if rest:  # not kept (no Message): encoded as they come, between brackets cut off
             parts += (b",", orjson.dumps(rest)[1:-1])
-        parts += (b",", orjson.dumps(last), self._tail_of(temperature, max_tokens, extra))
+        t, m, tail = self._tail  # the same number objects (0 and 0.0 are equal, not alike)
+        if temperature is not t or max_tokens is not m or extra:
+            fixed = {"temperature": temperature, "max_tokens": max_tokens}
+            tail = b"]," + orjson.dumps({**fixed, **extra} if extra else fixed)[1:]
+            if not extra:
+                self._tail = temperature, max_tokens, tail
+        parts += (b",", orjson.dumps(last), tail)
         return b"".join(parts)
-
-    def _tail_of(
-        self, temperature: float, max_tokens: int, extra: Mapping[str, object] | None
-    ) -> bytes:
-        """The body's end after the messages; kept while the same number objects come and no
-        ``extra`` (an equal number may encode otherwise: ``0`` and ``0.0``)."""
-        t, m, tail = self._tail
-        if temperature is t and max_tokens is m and not extra:
-            return tail
-        fixed = {"temperature": temperature, "max_tokens": max_tokens}
-        tail = b"]," + orjson.dumps({**fixed, **extra} if extra else fixed)[1:]
-        if not extra:
-            self._tail = temperature, max_tokens, tail
-        return tail
 
     def _keep(self, messages: list[Mapping[str, str]]) -> int:
         """How many messages after the first are kept: those kept before that come again (the
         same objects, in order), then the new :class:`Message` objects of ``str`` text, up to
-        the last message, each encoded once."""
-        k = len(self._sent)
-        if k and (
-            len(messages) - 2 < k or not all(map(operator.is_, messages[1 : k + 1], self._sent))
-        ):
-            k = 0  # the longest run of the same objects stays
-            for sent, kept in zip(messages[1:-1], self._sent, strict=False):
-                if sent is not kept:
+        the last message, encoded once (together)."""
+        sent = self._sent
+        k = len(sent)
+        if k and (len(messages) - 2 < k or not all(map(operator.is_, messages[1 : k + 1], sent))):
+            k = 0  # the longest run of the same objects stays, encoded again (a rare turn)
+            for message, kept in zip(messages[1:-1], sent, strict=False):
+                if message is not kept:
                     break
                 k += 1
-            del self._sent[k:], self._ends[k:]
-            del self._encoded[self._ends[-1] if k else 0 :]
-        for m in messages[1 + k : -1]:
+            del sent[k:]
+            self._encoded = bytearray(orjson.dumps(sent)[1:-1])
+        new = messages[1 + k : -1]
+        for i, m in enumerate(new):
             if type(m) is not Message or not _plain(m):
+                new = new[:i]
                 break
-            encoded = orjson.dumps(m)  # first: a message it refuses leaves nothing half kept
+        if new:
+            encoded = orjson.dumps(new)  # first: a message it refuses leaves nothing half kept
             if k:
                 self._encoded += b","
-            self._encoded += encoded
-            self._sent.append(m)
-            self._ends.append(len(self._encoded))
-            k += 1
-        return k
+            self._encoded += encoded[1:-1]
+            sent += new
+        return k + len(new)

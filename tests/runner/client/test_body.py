@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -65,7 +66,7 @@ class Conversation(RuleBasedStateMachine):
     def grow(self, new: list[Any]) -> None:
         self.history += new
 
-    @rule(first=st.one_of(_plain_dict, _odd_dict, st.just(None)))
+    @rule(first=st.one_of(_plain_dict.map(Message), _plain_dict, _odd_dict, st.just(None)))
     def new_first(self, first: Any) -> None:
         """A new system message; None: an equal one, a new object."""
         self.first = dict(self.first) if first is None else first
@@ -141,9 +142,10 @@ TestConversation = Conversation.TestCase
 
 
 def test_a_history_message_is_encoded_once_in_its_episode(monkeypatch: Any) -> None:
-    """40 turns of a growing history (the episode runner's shape: a new system dict and user
-    message each turn, two Message objects kept after it): each kept message is encoded once,
-    so a turn encodes four messages and its two numbers, not the transcript."""
+    """40 turns of a growing history (the episode runner's shape: one system Message, a new
+    user message each turn, two Messages kept after it): each kept message is encoded once,
+    so a turn encodes its two new messages (together) and the user message, whatever the
+    length of the transcript."""
     encoded: list[object] = []
 
     class Spy:
@@ -153,26 +155,27 @@ def test_a_history_message_is_encoded_once_in_its_episode(monkeypatch: Any) -> N
             return orjson.dumps(value)
 
     monkeypatch.setattr(body_module, "orjson", Spy)
-    t, history = Transcript(), []
+    t, history = Transcript(), list[Message]()
+    system = Message(role="system", content="brief")
     per_turn = []
     for turn in range(40):
-        messages = [{"role": "system", "content": "brief"}, *history]
-        messages.append({"role": "user", "content": f"turn {turn}"})
+        messages = [system, *history, {"role": "user", "content": f"turn {turn}"}]
         before = len(encoded)
         assert t.body("m", messages, 0.0, 400, {}) == chat_body("m", messages, 0.0, 400, {})
         per_turn.append(len(encoded) - before)
         history += [
-            Message(role="user", content=f"turn {turn}"),
+            Message(role="user", content=f"{turn}"),
             Message(role="assistant", content="ok"),
         ]
-    assert per_turn[0] == 4  # the model, the system message, the user message, the tail
-    assert per_turn[1:] == [3] * 39  # the two new kept messages and the user message
-    assert sum(isinstance(v, Message) for v in encoded) == 2 * 39  # each once
+    assert per_turn[0] == 4  # the system message, the user message, the model, the numbers
+    assert per_turn[1:] == [2] * 39  # the two new kept messages (one list) and the user message
+    kept = [m for v in encoded if isinstance(v, list) for m in v]
+    assert len(kept) == len({id(m) for m in kept}) == 2 * 39  # each history message once
 
 
 def test_a_message_cannot_be_edited_and_its_copies_are_dicts() -> None:
     m = Message(role="user", content="hello")
-    edits = [
+    edits: list[Callable[[], object]] = [
         lambda: m.__setitem__("content", "x"),
         lambda: m.__delitem__("role"),
         lambda: m.update(content="x"),
