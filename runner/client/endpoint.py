@@ -28,6 +28,7 @@ import orjson
 
 from protocol.records import CallRecord, Role, Termination
 from runner.client.affinity import EPISODE, ReplicaChooser, Routing
+from runner.client.body import Transcript
 from runner.client.call_stats import CallStats
 from runner.client.calls import (
     CallFailed,
@@ -164,11 +165,13 @@ class Endpoint:
         temperature: float = 0.0,
         affinity: str | None = None,
         headers: Mapping[str, str] | None = None,
+        transcript: Transcript | None = None,
     ) -> Reply:
         """One chat completion with retries; raises :class:`CallFailed`. ``affinity``: the
         episode's key (:func:`runner.client.affinity.affinity_key`; default: the running one).
         With ``self.allow_no_reply`` an empty or filtered reply is returned, not retried.
-        ``headers``: sent with this call beside the endpoint's own (the agent's draw key)."""
+        ``headers``: sent with this call beside the endpoint's own (the agent's draw key).
+        ``transcript``: the conversation's kept encoding, the body built from it (#50)."""
         # the episode's key is read only where there are replicas to choose among (#50)
         key = affinity if affinity or self._one else EPISODE.get()
         call = CallState(budget=max_tokens, affinity=key)
@@ -179,7 +182,9 @@ class Endpoint:
         while call.attempt < self.attempts:
             call.attempt += 1
             try:
-                got = await self._chat_attempt(model, messages, temperature, extra, call, sent)
+                got = await self._chat_attempt(
+                    model, messages, temperature, extra, call, sent, transcript
+                )
             except (Retry, ContextOverflow, Fatal) as failure:
                 await self._failed(failure, call)
                 continue
@@ -216,11 +221,13 @@ class Endpoint:
         extra: Mapping[str, object] | None,
         call: CallState,
         sent: Mapping[str, str],
+        transcript: Transcript | None,
     ) -> ChatReply:
         """One chat request under a limiter slot (as :meth:`_attempt`, in one coroutine with
         the request: the body at the call's budget, its byte cap, the status check and the
         one typed decode); the slot goes back whatever happens."""
-        body = chat_body(model, messages, temperature, call.budget, extra)
+        encode = chat_body if transcript is None else transcript.body
+        body = encode(model, messages, temperature, call.budget, extra)
         cap = reply_cap(call.budget)
         transport = self._transport or self.open()
         t1 = time.perf_counter()

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 
 from protocol.draws import DRAW_HEADER, LINEAGE_HEADER, draw_key
 from runner.arms import AgentCall
+from runner.client.body import TRANSCRIPT
 from runner.client.endpoint import Endpoint, Reply
 from runner.client.turn_draw import EPISODE_RUN, TURN_DRAW
 from runner.execution.brief_check import BriefLost, brief_lost, brief_text, placed
@@ -29,14 +30,15 @@ def agent_call(endpoint: Endpoint, model: ModelConfig, grid: Grid, trial: int = 
         # per turn; the endpoint only reads it)
         sent = messages if model.brief_role != "user" else placed(messages, "user")
         turn = TURN_DRAW.get()
+        kept = TRANSCRIPT.get()  # the episode's kept encoding: the body built from it (#50)
         if turn is None:  # an arm's own call, or a caller outside an episode
-            reply = endpoint.chat(messages=sent, **kwargs)
+            reply = endpoint.chat(messages=sent, transcript=kept, **kwargs)
         else:
             headers = {DRAW_HEADER: draw_key(*turn, trial=trial)}
             lineage = EPISODE_RUN.get()  # the episode run's token (issue #48)
             if lineage is not None:
                 headers[LINEAGE_HEADER] = lineage
-            reply = endpoint.chat(messages=sent, headers=headers, **kwargs)
+            reply = endpoint.chat(messages=sent, headers=headers, transcript=kept, **kwargs)
         if checked:  # the endpoint's own coroutine: no frame of ours on each turn (#50)
             return reply
         return first(reply, sent, brief_text(messages))  # the first reply's check reads it

@@ -30,6 +30,7 @@ from protocol.stress.spoof import forgery, planned_forgeries
 from protocol.user import ScriptedUser
 from runner.arms import Admission, ArmSession, EpisodeContext, Shaped, make_arm
 from runner.arms.handoff import carry, restart
+from runner.client.body import TRANSCRIPT, Message, Transcript
 from runner.client.endpoint import CallFailed, Reply
 from runner.client.turn_draw import TURN_DRAW
 
@@ -119,7 +120,9 @@ class _Conversation:
     """What the episode carries from turn to turn: the system prompt, the history the arm
     sends, the notices for the next turn, the helper calls not yet recorded (the arm's
     preparation, a session restart's), the dynamic turns served so far (their draw keys,
-    protocol.draws) and the sessions knob's boundaries still to open (#48)."""
+    protocol.draws), the sessions knob's boundaries still to open (#48) and the last system
+    message sent. The messages it keeps are :class:`runner.client.body.Message` objects, never
+    edited once made (#50)."""
 
     system: str
     pending_calls: list[CallRecord]
@@ -128,6 +131,15 @@ class _Conversation:
     notices: list[str] = field(default_factory=list)
     dynamic: int = 0
     session: int = 0
+    sys_message: Message | None = None
+
+    def system_message(self, extra: str) -> Message:
+        """The system message with the arm's addition of this turn: the same :class:`Message`
+        while its text is the same (the transcript keeps its encoding, #50)."""
+        content = self.system + extra
+        if self.sys_message is None or self.sys_message["content"] != content:
+            self.sys_message = Message(role="system", content=content)
+        return self.sys_message
 
 
 async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
@@ -148,6 +160,8 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
     t0 = time.perf_counter()
     failure: CallFailed | None = None
     opens = set(ep.boundaries)  # planned turns that open a session (the sessions knob, #48)
+    # the agent's request bodies, each built on the last (#50): kept for this episode run
+    kept = TRANSCRIPT.set(Transcript())
     try:
         ctx.calls.clear()
         TURN_DRAW.set(None)
@@ -159,6 +173,8 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
             ctx.turn_done()
     except CallFailed as e:
         failure = e
+    finally:
+        TRANSCRIPT.reset(kept)
     return arm.episode_record(turns, started, t0, failure)
 
 
@@ -188,7 +204,7 @@ async def _serve_turn(
     shown, shaped = conv.notices, await arm.shape(asked, user.state, conv.notices)
     if note is not None:  # the note opens the session's first message, kept with it
         shaped.sent, shaped.kept = carry(note, shaped.sent), carry(note, shaped.kept)
-    sys_msg = {"role": "system", "content": conv.system + shaped.system_extra}
+    sys_msg = conv.system_message(shaped.system_extra)
     messages = [sys_msg, *arm.context(conv.history), {"role": "user", "content": shaped.sent}]
     key = f"p{user.planned}" if user.planned is not None else f"d{conv.dynamic}"
     conv.dynamic += user.planned is None
@@ -198,8 +214,9 @@ async def _serve_turn(
     conv.pending_calls = []
     conv.notices = played.notices
     reply = played.reply
-    conv.history.append({"role": "user", "content": shaped.kept})
-    conv.history.append({"role": "assistant", "content": reply.content})
+    # never edited once made: the transcript keeps their encodings (runner.client.body, #50)
+    conv.history.append(Message(role="user", content=shaped.kept))
+    conv.history.append(Message(role="assistant", content=reply.content))
     executed = [b.step for b in played.admitted if b.step is not None]
     user.finish(*_answered(user, turn, verdict, shaped.answer), executed)
     arm.observe(turn, played.admitted, reply.content)
