@@ -90,8 +90,12 @@ def test_parallel_rescoring_equals_the_serial_path(
     assert len(report.corrupt) == 1 and len(report.truncated) == 1
     assert n == report.records - report.duplicates
     serial_report = LogReport()
-    assert rescore_dir(run_dir, serial_report, jobs=1) == (want, n)
-    assert serial_report == want_report
+    assert rescore_dir(run_dir, serial_report, jobs=1) == (want, n)  # small: serial
+    assert serial_report == want_report and spy.merged == [True]
+    # one process, the workers' groups one at a time in it (#50): merged, the same
+    grouped_report = LogReport()
+    assert rescore_dir(run_dir, grouped_report, jobs=1, min_bytes=0) == (want, n)
+    assert grouped_report == want_report and spy.merged == [True, True]
 
 
 def test_a_cell_split_over_two_files_falls_back_to_the_serial_rule(
