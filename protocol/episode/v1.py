@@ -179,10 +179,10 @@ def _traps(
         2,
         set(),
     )
-    redo = pick([(r, g) for r in pending for g in gaps if is_done(r, g)], 2, set())
-    legit = pick(
-        [(r, g) for r in pending for g in gaps if is_done(r, g)], 1, {r for r, _ in redo}
-    ) or pick([(r, g) for r in pending for g in gaps if is_done(r, g)], 1, set())
+    # every (done step, later gap), listed once for the three picks (pick copies it; #50)
+    done_gaps = [(r, g) for r in pending for g in gaps if is_done(r, g)]
+    redo = pick(done_gaps, 2, set())
+    legit = pick(done_gaps, 1, {r for r, _ in redo}) or pick(done_gaps, 1, set())
     if len(premature) < 2 or len(redo) < 2 or len(legit) < 1:
         return None
     return premature, redo, legit
