@@ -182,8 +182,21 @@ def _worker_groups(paths: list[Path], jobs: int) -> list[list[str]]:
     groups = config_groups(paths, across_models=True)
     sizes = [sum(os.path.getsize(p) for p in g) for g in groups]
     if len(groups) >= jobs and max(sizes, default=0) * jobs <= sum(sizes):
-        return groups
+        return _balanced(groups, jobs)
     return config_groups(paths)
+
+
+def _balanced(groups: list[list[str]], jobs: int) -> list[list[str]]:
+    """``groups`` (biggest first) with the smallest ``len(groups) % jobs`` configurations
+    split by model, biggest first again: five like configurations on two workers are no
+    longer three rounds for one worker and two for the other (0.6 of the work on one: the
+    two-core run at 0.6 of one core's at best), but two and a half each; those
+    configurations' episodes are regenerated once per model (#50)."""
+    left = len(groups) % jobs
+    if left == 0:
+        return groups
+    split = config_groups([Path(p) for g in groups[-left:] for p in g])
+    return sorted(groups[:-left] + split, key=lambda g: -sum(os.path.getsize(p) for p in g))
 
 
 def _merge(

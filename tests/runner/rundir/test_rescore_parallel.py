@@ -171,11 +171,18 @@ def test_workers_score_every_model_of_a_configuration_together(tmp_path: Path) -
         for arm in ("raw", "enforce")
     ]
     groups = rescore_mod._worker_groups(paths, 2)
-    assert len(groups) == 3
-    for group in groups:
+    assert len(groups) == 4
+    for group in groups[:2]:  # S15 and S10: one group each, both models
         assert len(group) == 4
         assert len({Path(p).name.split("__")[2] for p in group}) == 1  # one configuration
         assert {Path(p).name.split("__")[0] for p in group} == {"m-a", "m-b"}
+    # three configurations on two workers: the smallest (S5) split by model, so each worker
+    # scores one and a half (#50: not two for one worker and one for the other)
+    for group in groups[2:]:
+        assert len(group) == 2
+        assert {Path(p).name.split("__")[2] for p in group} == {"S5"}
+        assert len({Path(p).name.split("__")[0] for p in group}) == 1  # one model
+    assert rescore_mod._balanced(groups[:2], 2) == groups[:2]  # whole rounds: none split
     # a configuration bigger than a worker's share, or fewer configurations than workers:
     # one model's files each, as before
     assert rescore_mod._worker_groups(paths[:2] + paths[6:8], 2) == rescore_mod.config_groups(
