@@ -9,7 +9,7 @@ import resource
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,10 +21,12 @@ __all__ = [
     "CLIENT_CORE",
     "SERVER_CORE",
     "Sampler",
+    "abba",
     "client_cpu_s",
     "client_sys_s",
     "grid",
     "median",
+    "paired",
     "pin",
     "row",
     "run_loop",
@@ -89,6 +91,25 @@ def status_bytes(field: str) -> int:
 
 def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
+
+
+def abba(measures: Sequence[Callable[[], T]], rounds: int) -> list[list[T]]:
+    """Each of *measures* once per round, in their order in even rounds and reversed in odd
+    ones (ABBA): a drift in the machine's speed falls on every measure alike. One list per
+    round, its results in the order of *measures* whatever order they ran in."""
+    out: list[list[T]] = []
+    for i in range(rounds):
+        order = range(len(measures)) if i % 2 == 0 else range(len(measures) - 1, -1, -1)
+        got = {j: measures[j]() for j in order}
+        out.append([got[j] for j in range(len(measures))])
+    return out
+
+
+def paired(ratios: Sequence[float]) -> tuple[float, float, float]:
+    """(median, lowest, highest) of per-round ratios: the statistic a row reads from ABBA
+    rounds (a ratio within each round, so each pair shares that round's machine)."""
+    xs = sorted(ratios)
+    return (median(xs), xs[0], xs[-1]) if xs else (float("nan"),) * 3
 
 
 def grid(

@@ -155,9 +155,6 @@ def _traps(
     def is_done(v: str, gap: int) -> bool:
         return done_at.get(v, never) < gap
 
-    def graph(gap: int) -> Mapping[str, frozenset[str]]:
-        return deps if gap <= rev else post
-
     gaps = range(len(base) + 1)
 
     def pick(cands: list[tuple[str, int]], k: int, used: set[str]) -> list[tuple[str, int]]:
@@ -169,23 +166,35 @@ def _traps(
             cands = [x for x in cands if x[0] != v]
         return chosen
 
+    # a step is premature at a gap before its ask while some prerequisite of the graph at
+    # that gap is not done there: the latest of their asks is at the gap or after (#50: one
+    # max per step and graph, not a scan of its prerequisites per gap)
+    latest = [_latest(done_at, never, g) for g in (deps, post)]
     premature = pick(
         [
             (p, g)
             for p in pending
             for g in gaps
-            if g <= done_at[p] and any(not is_done(u, g) for u in graph(g)[p])
+            if g <= done_at[p] and g <= latest[g > rev].get(p, -1)
         ],
         2,
         set(),
     )
-    redo = pick([(r, g) for r in pending for g in gaps if is_done(r, g)], 2, set())
-    legit = pick(
-        [(r, g) for r in pending for g in gaps if is_done(r, g)], 1, {r for r, _ in redo}
-    ) or pick([(r, g) for r in pending for g in gaps if is_done(r, g)], 1, set())
+    # every (done step, later gap), listed once for the three picks (pick copies it; #50)
+    done_gaps = [(r, g) for r in pending for g in gaps if is_done(r, g)]
+    redo = pick(done_gaps, 2, set())
+    legit = pick(done_gaps, 1, {r for r, _ in redo}) or pick(done_gaps, 1, set())
     if len(premature) < 2 or len(redo) < 2 or len(legit) < 1:
         return None
     return premature, redo, legit
+
+
+def _latest(
+    done_at: Mapping[str, int], never: int, graph: Mapping[str, frozenset[str]]
+) -> dict[str, int]:
+    """Per step with prerequisites in ``graph``, the latest gap at which one of them is not
+    yet done (its ask's index in the base schedule; ``never`` for one not asked)."""
+    return {v: max(done_at.get(u, never) for u in us) for v, us in graph.items() if us}
 
 
 def _interleave(

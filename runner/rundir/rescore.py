@@ -6,9 +6,12 @@ are grouped by configuration (a cell's file name starts with its configuration, 
 of one seed, which share one regenerated episode, go to the same worker), each group is read
 and scored in a worker process (:func:`scoring.results.offline.score_records`, the helper lines per
 cell), and the parent puts the pieces back in the serial reading order: the same records,
-the same scores in the same order, the same report of bad lines, the same lines. Where the
-split could change a result (a (cell, seed) or a cell in two files of different groups), or
-the logs are small, or one core is all there is, the serial path runs instead.
+the same scores in the same order, the same report of bad lines, the same lines. With one
+process (``jobs=1``, or one core) the same groups are scored in this process one at a time,
+so one group's records are in memory, not the run's (#50: the serial path held every record
+of a 14,040-episode run at once, 1.05 GB, and freed them at the end). Where the split could
+change a result (a (cell, seed) or a cell in two files of different groups), or there is
+one group, or the logs are small, the serial path runs instead.
 """
 
 from __future__ import annotations
@@ -179,8 +182,21 @@ def _worker_groups(paths: list[Path], jobs: int) -> list[list[str]]:
     groups = config_groups(paths, across_models=True)
     sizes = [sum(os.path.getsize(p) for p in g) for g in groups]
     if len(groups) >= jobs and max(sizes, default=0) * jobs <= sum(sizes):
-        return groups
+        return _balanced(groups, jobs)
     return config_groups(paths)
+
+
+def _balanced(groups: list[list[str]], jobs: int) -> list[list[str]]:
+    """``groups`` (biggest first) with the smallest ``len(groups) % jobs`` configurations
+    split by model, biggest first again: five like configurations on two workers are no
+    longer three rounds for one worker and two for the other (0.6 of the work on one: the
+    two-core run at 0.6 of one core's at best), but two and a half each; those
+    configurations' episodes are regenerated once per model (#50)."""
+    left = len(groups) % jobs
+    if left == 0:
+        return groups
+    split = config_groups([Path(p) for g in groups[-left:] for p in g])
+    return sorted(groups[:-left] + split, key=lambda g: -sum(os.path.getsize(p) for p in g))
 
 
 def _merge(
@@ -220,13 +236,18 @@ def _nothing() -> None:
 def _parallel(
     paths: list[Path], jobs: int, min_bytes: int, detail: bool, also: Callable[[], None] = _nothing
 ) -> list[_Part] | None:
-    """Every group of log files scored in a worker process; None where one process is
-    all there is, there is one group, or the logs are too small to pay for the workers."""
+    """Every group of log files scored in a worker process (one process: in this one, a
+    group at a time); None where there is one group or the logs are too small to pay."""
     jobs = cores() if jobs <= 0 else jobs
     groups = _worker_groups(paths, jobs)
     big = sum(p.stat().st_size for p in paths) >= min_bytes
-    if jobs <= 1 or len(groups) <= 1 or not big:
+    if len(groups) <= 1 or not big:
         return None
+    if jobs <= 1:  # the workers' path here (#50): one group's records in memory, not the run's
+        parts = [_score_group(group, detail) for group in groups]
+        preload_stats()
+        also()
+        return parts
     # the workers regenerate with the packs this process loaded (spawned ones too)
     with ProcessPoolExecutor(
         min(jobs, len(groups)), initializer=register_texts, initargs=(loaded_texts(),)
@@ -247,7 +268,8 @@ def rescore_dir(
 ) -> tuple[list[ResultLine], int]:
     """The cell, contrast and helper lines of every log under ``run_dir`` and the number of
     records scored, as :func:`scoring.results.offline.rescore` over :func:`runner.rundir.logs.read_logs`
-    gives them; ``jobs`` worker processes (0: every core; 1: this process only)."""
+    gives them; ``jobs`` worker processes (0: every core; 1: this process only, the
+    workers' groups one at a time)."""
     paths = log_files(run_dir)
     parts = _parallel(paths, jobs, min_bytes, detail=False)
     if parts is not None:

@@ -29,6 +29,7 @@
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Iterable, Mapping
 
 import msgspec
@@ -207,10 +208,16 @@ def _rates(key: CellKey) -> tuple[tuple[str, str], ...]:
 
 
 def _sum_dicts(dicts: Iterable[Mapping[str, int]], keys: Iterable[str]) -> dict[str, int]:
+    """The counts summed, ``keys`` first, then each other key where it first appears. A
+    cell's compact scores share their counts (:class:`scoring.results.compact.Shared`): each
+    distinct dict is added once, times the scores holding it (#50), the same sums and order."""
     total = dict.fromkeys(keys, 0)
-    for d in dicts:
+    listed = list(dicts)
+    times = Counter(map(id, listed))
+    for d in {id(d): d for d in listed}.values():  # the first appearances, in order
+        m = times[id(d)]
         for k, v in d.items():
-            total[k] = total.get(k, 0) + v
+            total[k] = total.get(k, 0) + v * m
     return total
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import sys
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -65,14 +66,18 @@ def test_the_parallel_report_is_the_serial_report_byte_for_byte(
         return once(*a, **k)
 
     monkeypatch.setattr(rescore_mod, "scored_once", spy)
-    serial = _report(run_dir, tmp_path / "serial", monkeypatch, jobs=1, min_bytes=0)
+    serial = _report(run_dir, tmp_path / "serial", monkeypatch, jobs=1, min_bytes=sys.maxsize)
     assert serial_calls == [1]
     parallel = _report(run_dir, tmp_path / "parallel", monkeypatch, jobs=2, min_bytes=0)
     assert serial_calls == [1]  # the workers scored it: no serial pass
-    assert list(parallel) == list(serial)
+    # one process, the workers' groups one at a time in it (#50)
+    grouped = _report(run_dir, tmp_path / "grouped", monkeypatch, jobs=1, min_bytes=0)
+    assert serial_calls == [1]
+    assert list(parallel) == list(serial) == list(grouped)
     assert "report-figure5a.png" in serial and "report-channels.png" in serial
     for name, data in serial.items():
         assert parallel[name] == data, name
+        assert grouped[name] == data, name
     # the comparison reads real analyses: the gates' obedience, the corruption replay
     analyses = json.loads(serial["report-analyses.json"])
     assert analyses["obedience"] and analyses["corruption"] and analyses["wording"]

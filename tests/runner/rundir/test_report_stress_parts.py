@@ -9,6 +9,7 @@ import asyncio
 import io
 import json
 import shutil
+import sys
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -61,9 +62,9 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _report(
-    run_dir: Path, out: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+    run_dir: Path, out: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, min_bytes: int = 0
 ) -> dict[str, bytes]:
-    monkeypatch.setattr(report_mod, "scored_dir", partial(scored_dir, min_bytes=0))
+    monkeypatch.setattr(report_mod, "scored_dir", partial(scored_dir, min_bytes=min_bytes))
     report_mod.write_report(run_dir, out / "report.md", jobs=jobs)
     return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
 
@@ -79,7 +80,7 @@ def test_a_plain_configuration_leaves_out_its_stress_parts_and_the_report_stays(
         return once(*a, **k)
 
     monkeypatch.setattr(rescore_mod, "scored_once", spy)
-    serial = _report(run_dir, tmp_path / "serial", monkeypatch, jobs=1)
+    serial = _report(run_dir, tmp_path / "serial", monkeypatch, jobs=1, min_bytes=sys.maxsize)
     parallel = _report(run_dir, tmp_path / "parallel", monkeypatch, jobs=2)
     assert calls == [1]  # the workers scored it (their parts checked): no serial pass
     # what a worker makes of each configuration

@@ -90,8 +90,12 @@ def test_parallel_rescoring_equals_the_serial_path(
     assert len(report.corrupt) == 1 and len(report.truncated) == 1
     assert n == report.records - report.duplicates
     serial_report = LogReport()
-    assert rescore_dir(run_dir, serial_report, jobs=1) == (want, n)
-    assert serial_report == want_report
+    assert rescore_dir(run_dir, serial_report, jobs=1) == (want, n)  # small: serial
+    assert serial_report == want_report and spy.merged == [True]
+    # one process, the workers' groups one at a time in it (#50): merged, the same
+    grouped_report = LogReport()
+    assert rescore_dir(run_dir, grouped_report, jobs=1, min_bytes=0) == (want, n)
+    assert grouped_report == want_report and spy.merged == [True, True]
 
 
 def test_a_cell_split_over_two_files_falls_back_to_the_serial_rule(
@@ -167,11 +171,18 @@ def test_workers_score_every_model_of_a_configuration_together(tmp_path: Path) -
         for arm in ("raw", "enforce")
     ]
     groups = rescore_mod._worker_groups(paths, 2)
-    assert len(groups) == 3
-    for group in groups:
+    assert len(groups) == 4
+    for group in groups[:2]:  # S15 and S10: one group each, both models
         assert len(group) == 4
         assert len({Path(p).name.split("__")[2] for p in group}) == 1  # one configuration
         assert {Path(p).name.split("__")[0] for p in group} == {"m-a", "m-b"}
+    # three configurations on two workers: the smallest (S5) split by model, so each worker
+    # scores one and a half (#50: not two for one worker and one for the other)
+    for group in groups[2:]:
+        assert len(group) == 2
+        assert {Path(p).name.split("__")[2] for p in group} == {"S5"}
+        assert len({Path(p).name.split("__")[0] for p in group}) == 1  # one model
+    assert rescore_mod._balanced(groups[:2], 2) == groups[:2]  # whole rounds: none split
     # a configuration bigger than a worker's share, or fewer configurations than workers:
     # one model's files each, as before
     assert rescore_mod._worker_groups(paths[:2] + paths[6:8], 2) == rescore_mod.config_groups(

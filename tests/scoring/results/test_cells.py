@@ -6,7 +6,10 @@ import random
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import scoring.results.cells as cells_mod
 from protocol import CellKey, EpisodeRecord, Turn
 from scoring.replay.episode_score import EpisodeScore, Scoring
 from scoring.results.cells import cell_line
@@ -290,3 +293,31 @@ def test_with_trials_the_interval_is_clustered_by_seed() -> None:
     assert width == pytest.approx(of_seeds[1] - of_seeds[0], abs=0.03)
     one = [_scored(s, 0, s < 4) for s in range(8)]
     assert cell_line(one[0].cell, one).strict_ci == wilson(4, 8)
+
+
+def _sum_naive(dicts: list[dict[str, int]], keys: tuple[str, ...]) -> dict[str, int]:
+    total = dict.fromkeys(keys, 0)
+    for d in dicts:
+        for k, v in d.items():
+            total[k] = total.get(k, 0) + v
+    return total
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.dictionaries(st.sampled_from("abcdefg"), st.integers(-5, 50), max_size=5),
+        min_size=1,
+        max_size=6,
+    ),
+    st.lists(st.integers(0, 5), max_size=40),
+    st.lists(st.sampled_from("abcxy"), max_size=3, unique=True),
+)
+def test_sum_dicts_counts_shared_dicts_once_with_the_same_sums_and_order(
+    pool: list[dict[str, int]], picks: list[int], keys: list[str]
+) -> None:
+    # #50: compact scores share their counts' dicts; the sum adds each distinct one once
+    dicts = [pool[i % len(pool)] for i in picks]  # the same objects, repeated
+    got = cells_mod._sum_dicts(iter(dicts), tuple(keys))
+    want = _sum_naive(dicts, tuple(keys))
+    assert got == want and list(got) == list(want)
