@@ -30,6 +30,7 @@ from bench._common import row, scratch
 from protocol.episode.generate import generate
 from protocol.records import Role
 from runner.arms import EpisodeContext, load_arms
+from runner.client.body import Transcript
 from runner.client.endpoint import Endpoint, Reply
 from runner.execution.agent import agent_call
 from runner.execution.episode_loop import run_episode
@@ -62,6 +63,7 @@ class Recording(Endpoint):
         temperature: float = 0.0,
         affinity: str | None = None,
         headers: Mapping[str, str] | None = None,
+        transcript: Transcript | None = None,
     ) -> Reply:
         reply = await super().chat(
             model,
@@ -73,6 +75,7 @@ class Recording(Endpoint):
             temperature=temperature,
             affinity=affinity,
             headers=headers,
+            transcript=transcript,
         )
         slot = (extra or {}).get("id_slot")
         enc = encoding()
