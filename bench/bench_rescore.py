@@ -9,7 +9,8 @@ Timed (``quick``: once): ``read_logs`` + ``scoring.results.offline.rescore`` onc
 four ABBA rounds (bare, one, every; every, one, bare; #50), a bare schema-less
 ``msgspec.json.decode`` of every line of the same files (the floor, and the machine's
 calibration), ``ladder score``'s path (``runner.rundir.rescore.rescore_dir``) on one core and
-on every core this process may use (the row names how many). The targets are ratios, each
+on every core this process may use (the row names how many), each in a fresh process as the
+command runs it (:func:`_timed`). The targets are ratios, each
 the median of the rounds' own ratios (a round's pair shares that round's machine), their
 range in the row and the JSON (#50): one core within 2x the bare decode, every core within
 0.6 of one core. Then ``ladder score`` and ``ladder report`` run in fresh processes over the
@@ -36,7 +37,7 @@ import msgspec
 from bench._common import abba, paired, row
 from bench.rescore_log import build_log
 from runner.rundir.logs import LogReport, log_files, read_logs
-from runner.rundir.rescore import cores, rescore_dir
+from runner.rundir.rescore import cores
 from scoring.gc_pause import paused_gc
 from scoring.results.lines import CellLine, ContrastLine
 from scoring.results.offline import rescore
@@ -87,12 +88,32 @@ def _bare_timed(run_dir: Path) -> tuple[float, float]:
     return bare_decode_s(run_dir), _cpu() - c0
 
 
+# ``ladder score``'s path timed in a fresh interpreter, its imports done before the clock
+_FRESH = """
+import json, resource, sys, time
+from pathlib import Path
+from runner.rundir.logs import LogReport
+from runner.rundir.rescore import rescore_dir
+
+def cpu():
+    own, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+c0, t0 = cpu(), time.perf_counter()
+rescore_dir(Path(sys.argv[1]), LogReport(), jobs=int(sys.argv[2]), min_bytes=0)
+print(json.dumps([time.perf_counter() - t0, cpu() - c0]))
+"""
+
+
 def _timed(run_dir: Path, jobs: int) -> tuple[float, float]:
-    """(wall s, CPU s of this process and its workers) of ``rescore_dir`` with ``jobs``."""
-    c0 = _cpu()
-    t0 = time.perf_counter()
-    rescore_dir(run_dir, LogReport(), jobs=jobs, min_bytes=0)
-    return time.perf_counter() - t0, _cpu() - c0
+    """(wall s, CPU s of the process and its workers) of ``rescore_dir`` with ``jobs``, in a
+    fresh process, as ``ladder score`` runs it (#50: in the bench's own process the one-core
+    path ran warm, its memory already faulted in, while the workers of every core started
+    cold; bench/README.md, "Fifth round: two cores' overhead"). Its imports are not timed."""
+    cmd = [sys.executable, "-c", _FRESH, str(run_dir), str(jobs)]
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    wall, cpu = json.loads(done.stdout.splitlines()[-1])
+    return float(wall), float(cpu)
 
 
 def _cpu() -> float:
