@@ -20,6 +20,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from protocol import generate
 from runner.rundir.logs import read_logs
 from runner.viewer.app import serve
+from runner.viewer.index import INDEX_FILE
 from scoring.replay.episode_score import score_episode
 from tests.view_run import DEFECTIVE_COMPILER, MODEL, make_run
 
@@ -56,6 +57,15 @@ async def browser() -> AsyncIterator[Browser]:
             yield b
         finally:
             await b.close()
+
+
+def _unindexed_copy(run_dir: Path, tmp_path: Path) -> Path:
+    """A copy of the run without its index file: the viewer builds a first index (not
+    another test's)."""
+    live = tmp_path / "live"
+    shutil.copytree(run_dir, live)
+    (live / INDEX_FILE).unlink(missing_ok=True)
+    return live
 
 
 async def _page(browser: Browser, width: int = 1400) -> Page:
@@ -453,9 +463,7 @@ async def test_a_large_first_index_fills_the_page_as_it_goes(
     import runner.viewer.index as index_mod
     from tests.runner.viewer.test_index import _gated_task
 
-    live = tmp_path / "live"
-    shutil.copytree(run_dir, live)
-    (live / index_mod.INDEX_FILE).unlink(missing_ok=True)  # a first index (not another test's)
+    live = _unindexed_copy(run_dir, tmp_path)
     monkeypatch.setattr(index_mod, "cores", lambda: 2)
     monkeypatch.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])

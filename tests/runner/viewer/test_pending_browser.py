@@ -4,7 +4,6 @@ next ask once scipy is in, while the index is still being built."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,7 @@ from playwright.async_api import Browser, expect
 
 import runner.viewer.data as data_mod
 from runner.viewer.app import serve
-from runner.viewer.index import INDEX_FILE
-from tests.runner.viewer.test_browser import _page, _ready, _shot, browser
+from tests.runner.viewer.test_browser import _page, _ready, _shot, _unindexed_copy, browser
 from tests.runner.viewer.test_view_pending import _hold_the_end, _on_two_workers
 from tests.view_run import make_run
 
@@ -28,9 +26,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def test_the_page_says_the_contrasts_wait_for_scipy_then_shows_them(
     run_dir: Path, browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    live = tmp_path / "live"
-    shutil.copytree(run_dir, live)
-    (live / INDEX_FILE).unlink(missing_ok=True)
+    live = _unindexed_copy(run_dir, tmp_path)
     _on_two_workers(monkeypatch)
     loaded = [False]
     monkeypatch.setattr(data_mod, "stats_loaded", lambda: loaded[0])
