@@ -37,7 +37,7 @@ import msgspec
 from bench._common import abba, paired, row
 from bench.rescore_log import build_log
 from runner.rundir.logs import LogReport, log_files, read_logs
-from runner.rundir.rescore import cores
+from runner.rundir.rescore import cores, rescore_dir
 from scoring.gc_pause import paused_gc
 from scoring.results.lines import CellLine, ContrastLine
 from scoring.results.offline import rescore
@@ -88,32 +88,31 @@ def _bare_timed(run_dir: Path) -> tuple[float, float]:
     return bare_decode_s(run_dir), _cpu() - c0
 
 
-# ``ladder score``'s path timed in a fresh interpreter, its imports done before the clock
-_FRESH = """
-import json, resource, sys, time
-from pathlib import Path
-from runner.rundir.logs import LogReport
-from runner.rundir.rescore import rescore_dir
-
-def cpu():
-    own, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-c0, t0 = cpu(), time.perf_counter()
-rescore_dir(Path(sys.argv[1]), LogReport(), jobs=int(sys.argv[2]), min_bytes=0)
-print(json.dumps([time.perf_counter() - t0, cpu() - c0]))
-"""
+# ``ladder score``'s path timed in a fresh interpreter (:func:`_in_process` there), its
+# imports done before the clock
+_FRESH = (
+    "import json, sys; from pathlib import Path; from bench.bench_rescore import _in_process; "
+    "print(json.dumps(_in_process(Path(sys.argv[1]), int(sys.argv[2]))))"
+)
 
 
 def _timed(run_dir: Path, jobs: int) -> tuple[float, float]:
-    """(wall s, CPU s of the process and its workers) of ``rescore_dir`` with ``jobs``, in a
-    fresh process, as ``ladder score`` runs it (#50: in the bench's own process the one-core
-    path ran warm, its memory already faulted in, while the workers of every core started
-    cold; bench/README.md, "Fifth round: two cores' overhead"). Its imports are not timed."""
+    """:func:`_in_process` in a fresh process, as ``ladder score`` runs (#50: in the bench's
+    own process the one-core path ran warm, its memory already faulted in, while the workers
+    of every core started cold; bench/README.md, "Fifth round: two cores' overhead")."""
     cmd = [sys.executable, "-c", _FRESH, str(run_dir), str(jobs)]
-    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    root = Path(__file__).resolve().parents[1]  # where ``bench`` imports from
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=root)
     wall, cpu = json.loads(done.stdout.splitlines()[-1])
     return float(wall), float(cpu)
+
+
+def _in_process(run_dir: Path, jobs: int) -> tuple[float, float]:
+    """(wall s, CPU s of this process and its workers) of ``rescore_dir`` with ``jobs``."""
+    c0 = _cpu()
+    t0 = time.perf_counter()
+    rescore_dir(run_dir, LogReport(), jobs=jobs, min_bytes=0)
+    return time.perf_counter() - t0, _cpu() - c0
 
 
 def _cpu() -> float:
