@@ -20,7 +20,9 @@ grid's size; ``quick``: 8 seeds) and times, through :class:`runner.viewer.data.R
 Targets: a cached reopen under 2 s and an episode under 0.2 s (a page that stays fast);
 the first overview of 14,040 episodes within 5 s (#50; an absolute figure, the issue's, read
 with the calibration line), built in one go or in the background; in the background, a page
-with the first episodes within 1 s.
+with the first episodes within 1 s. The issue's deliverable is met by either (its words: "<= 5 s
+on this machine (or incremental: a page in 1 s while the index fills)"): a row reads that
+criterion, beside the rows for each figure, which keep their own targets.
 """
 
 from __future__ import annotations
@@ -145,6 +147,16 @@ def run(quick: bool = False, seeds: int | None = None) -> dict[str, Any]:
             "value": round(complete_s, 2),
             "target": f"<= {FIRST_TARGET_S:g}" if full else "info",
             "holds": complete_s <= FIRST_TARGET_S if full else None,
+        },
+        {
+            # the issue's own criterion (#50): "the viewer's first overview of 14,040 episodes
+            # <= 5 s on this machine (or incremental: a page in 1 s while the index fills)"
+            "figure": "the issue's viewer target: overview <= 5 s, or a page <= 1 s while it fills",
+            "value": f"{min(build_s, complete_s):.2f} / {partial_s:.2f}",
+            "target": "either" if full else "info",
+            "holds": (min(build_s, complete_s) <= FIRST_TARGET_S or partial_s <= PARTIAL_TARGET_S)
+            if full
+            else None,
         },
         {
             "figure": "overview from the cached index (s)",
