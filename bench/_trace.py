@@ -109,7 +109,7 @@ class TracedLimiter(Limiter):
         if waits:
             self.woken_resumed.append(now)
 
-    def release(self) -> None:
+    def release(self) -> bool:
         now = time.perf_counter()
         self.release_at.append(now)
         cycle = self._cycle()
@@ -117,7 +117,7 @@ class TracedLimiter(Limiter):
             cycle[-1][2] = now
         self.in_flight -= 1
         self.states.append((now, self.in_flight, self.waiting))
-        self._wake()
+        return self._wake()
 
 
 def trace_server(server: Any, log: dict[str, list[float]]) -> None:

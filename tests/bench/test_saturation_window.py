@@ -32,7 +32,7 @@ def _run(server: dict[str, list[float]], every: float = 0.1, phase: float = 0.03
     """A run whose counters were sampled every ``every`` s from ``phase``: the requests
     answered (each at its ``due``), no tokens, no episode done (the window runs to the end)."""
     last = max(server["due"])
-    samples = []
+    samples: list[tuple[float, tuple[float, ...]]] = []
     t = phase
     while t <= last:
         done = sum(d <= t for d in server["due"])
