@@ -26,16 +26,20 @@ is not counted busy: a GPU would be done at the service time. The start-up ramp 
 C slots first compute at once) is a row, checked to end before the window starts.
 
 The runner's endpoint limit is C (the same cap as the server), with C + C / 8 episodes in
-flight; then every server slot idles for one client turnaround per request (a fixed L
-synchronizes the C requests into waves, and the last of a wave waits for the client to
-process the whole wave). A limit of 1.25 C (also reported) keeps the server's queue from
-draining during that turnaround, as a real deployment should.
+flight; then every server slot idles for one turnaround per request: the reply's return,
+the slot's hand-off to a waiting episode (nearly every request waits: C / 8 more episodes
+than slots) and the waiter's send. Its rows per request: the hand-off (a freed slot -> the
+waiter runs; since the sixth round a release that wakes a waiter lets the waiter's prepared
+request reach the wire before the reply's processing: :func:`runner.client.limiter.
+yield_to_waiter`) and the client's turnaround (reply in -> the episode's next request
+asks). A limit of 1.25 C (also reported) keeps the server's queue from draining during the
+turnaround, as a real deployment should.
 
 The referee's control (#50): the same measurement for a bare aiohttp loop (``gather`` over the
 same episodes, each POST under an ``asyncio.Semaphore(C)``: :func:`bench._drive.drive_bare`)
 against the same emulated server (fixed L, cap C), sampled every 0.1 s and read in the same
-window by the same rule, right after the runner's C = 256 limit C run. Its achieved / ideal
-is an info row; the runner's achieved requests/s over the bare loop's is held to >= 0.99.
+window by the same rule and statistic (the server traced), right after the runner's C = 256
+limit C run. Its achieved / ideal is an info row; the runner's over it is held to >= 0.99.
 The argument for that target: both clients cap the requests in flight at the server's C and
 carry the same C + C / 8 episodes, so the turnaround loss above (a wave's last reply waits
 for the client to process the whole wave) is the shape's, and the bare loop pays it too, on a
