@@ -208,14 +208,15 @@ def busy_share(server: dict[str, list[float]], cap: int, t0: float, t1: float) -
     return busy / (cap * (t1 - t0))
 
 
-def ramp_s(server: dict[str, list[float]], cap: int, started: float) -> float | None:
-    """Seconds from the run's start until all C server slots first compute at once (the
-    start-up ramp; the window's warm-up must cover it); None if they never do."""
+def ramp_s(server: dict[str, list[float]], level: int, started: float) -> float | None:
+    """Seconds from the run's start until ``level`` server slots first compute at once (the
+    start-up ramp, with ``level`` the window's mean busy slots: the window's warm-up must
+    cover it); None if they never do."""
     events = sorted([(t, 1) for t in server["start"]] + [(t, -1) for t in server["due"]])
     busy = 0
     for t, step in events:
         busy += step
-        if busy >= cap:
+        if busy >= level:
             return t - started
     return None
 

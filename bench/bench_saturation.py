@@ -22,8 +22,9 @@ clipped sum reads the same trace as 1.0 exactly (C slots busy at every instant, 
 window); with a turnaround gap g per wave it reads L / (L + g) within g / W at each end (a
 window may end inside one gap; 2 x 5 ms / 20 s = 0.05% at most) and exactly over a whole
 number of periods. The server's timer overshoot (its sleep waking after the service time)
-is not counted busy: a GPU would be done at the service time. The start-up ramp (until all
-C slots first compute at once) is a row, checked to end before the window starts.
+is not counted busy: a GPU would be done at the service time. The start-up ramp (until as many
+slots first compute at once as the window's mean) is a row, checked to end before the
+window starts.
 
 The runner's endpoint limit is C (the same cap as the server), with C + C / 8 episodes in
 flight; then every server slot idles for one turnaround per request: the reply's return,
@@ -201,7 +202,8 @@ def _figures(
     (t0, v0), (t1, v1) = r.samples[first], r.samples[last]
     delta = tuple(b - a for a, b in zip(v0, v1, strict=True))
     counted = _service(base, prefill, decode, delta) / (cap * (t1 - t0))
-    ramp = ramp_s(server, cap, r.started)
+    busy = busy_share(server, cap, t0, t1)
+    ramp = ramp_s(server, max(1, int(busy * cap)), r.started)
     return {
         "t0": t0,
         "t1": t1,
@@ -213,7 +215,7 @@ def _figures(
         "window_requests": int(delta[0]),
         "achieved_rps": round(delta[0] / (t1 - t0), 1),
         "ideal_rps": round(cap / mean_service, 1),
-        "utilization": round(busy_share(server, cap, t0, t1), 4),
+        "utilization": round(busy, 4),
         "utilization_counted": round(counted, 4),
         "ramp_s": None if ramp is None else round(ramp, 3),
         "warmup_s": round(t0 - r.started, 3),
@@ -242,7 +244,7 @@ def _rows(r: dict[str, Any]) -> list[dict[str, Any]]:
         ),
         row("  old statistic: requests counted whole", r["utilization_counted"], "info", None),
         row(
-            "  start-up ramp: s until all C slots first busy",
+            "  start-up ramp: s until the slots are first as busy as the window's mean",
             ramp,
             f"< {r['warmup_s']:g} (window start)",
             ramp is not None and ramp < r["warmup_s"],

@@ -43,15 +43,17 @@ EPISODE_AGE: ContextVar[int] = ContextVar("EPISODE_AGE", default=sys.maxsize)
 
 
 # Loop trips a woken waiter takes to put its request on the wire (#50): its own resume, and
-# before Python 3.12 aiohttp's body writer, a task of its own (started eagerly from 3.12).
-HAND_OFF_TRIPS = 1 if sys.version_info >= (3, 12) else 2
+# before Python 3.12 aiohttp's body writer, a task of its own (started eagerly from 3.12);
+# a releaser yields one trip more: in a burst of replies the releasers' and the waiters'
+# steps interleave in the loop's queue, and the last trip lets every waiter's write go first.
+HAND_OFF_TRIPS = (1 if sys.version_info >= (3, 12) else 2) + 1
 
 
 async def yield_to_waiter() -> None:
-    """Yield to the loop for as many trips as a waiter just handed a slot takes to send its
-    prepared request (:data:`HAND_OFF_TRIPS`): a caller whose release woke a waiter calls
-    this before its reply's own processing, so in a burst of replies every woken waiter's
-    request leaves before any reply is processed, not after all of them (#50)."""
+    """Yield to the loop until a waiter just handed a slot has sent its prepared request
+    (:data:`HAND_OFF_TRIPS`): a caller whose release woke a waiter calls this before its
+    reply's own processing, so in a burst of replies every woken waiter's request leaves
+    before any reply is processed, not after all of them (#50)."""
     for _ in range(HAND_OFF_TRIPS):
         await asyncio.sleep(0)
 

@@ -84,7 +84,7 @@ def test_a_request_counts_only_its_service_inside_the_window() -> None:
     assert busy_share(server, 2, 0.5, 2.5) == pytest.approx((0.5 + 1.5) / 4.0)
 
 
-def test_the_ramp_ends_when_all_c_slots_first_compute_at_once() -> None:
+def test_the_ramp_ends_when_the_level_is_first_reached() -> None:
     server = {"start": [1.0, 1.2, 1.4, 1.9], "due": [2.0, 2.2, 1.5, 2.9]}
     assert ramp_s(server, 3, 0.5) == pytest.approx(0.9)  # the third starts at 1.4
     assert ramp_s(server, 4, 0.5) is None  # the third is done (1.5) before the fourth (1.9)

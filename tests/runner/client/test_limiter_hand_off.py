@@ -5,13 +5,14 @@ a burst of replies the waiters' requests go out before any reply is processed.""
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import pytest
 from aiohttp import client_reqrep, web
 
 from runner.client.endpoint import Endpoint
-from runner.client.limiter import Limiter
+from runner.client.limiter import Limiter, yield_to_waiter
 from tests.fakes import Script, fake_endpoint, ok
 
 MSG = [{"role": "user", "content": "hi"}]
@@ -71,3 +72,43 @@ async def test_the_woken_waiters_request_is_written_before_the_releasing_call_re
         gate.set()
         await asyncio.gather(first, second)
     assert order == ["wire", "wire", "a back", "b back"]
+
+
+async def test_in_a_burst_every_woken_waiters_request_is_written_before_any_reply_is_processed() -> (
+    None
+):
+    """Four replies come in at once (one loop iteration), each release wakes a waiter whose
+    request is written by a task of its own (aiohttp's body writer before Python 3.12;
+    from 3.12 it starts eagerly, written at the waiter's resume): every write comes before
+    any of the four replies' processing."""
+    limiter = Limiter(4)
+    order: list[str] = []
+    replies = [asyncio.get_running_loop().create_future() for _ in range(4)]
+
+    async def held(i: int) -> None:  # a request in flight, then its reply
+        assert limiter.try_acquire()
+        await replies[i]
+        if limiter.release():
+            await yield_to_waiter()
+        order.append("processed")
+
+    async def write() -> None:
+        order.append("wire")
+
+    async def waiter() -> None:
+        await limiter.acquire()
+        if sys.version_info >= (3, 12):
+            order.append("wire")
+        else:
+            asyncio.ensure_future(write())  # noqa: RUF006 (it runs before the test ends)
+
+    holders = [asyncio.ensure_future(held(i)) for i in range(4)]
+    await asyncio.sleep(0)
+    waiters = [asyncio.ensure_future(waiter()) for _ in range(4)]
+    await asyncio.sleep(0)
+    assert limiter.waiting == 4
+    for reply in replies:
+        reply.set_result(None)
+    await asyncio.gather(*holders, *waiters)
+    await asyncio.sleep(0)
+    assert order == ["wire"] * 4 + ["processed"] * 4
