@@ -18,8 +18,8 @@ loss at all (a synthetic trace of perfect waves, every slot busy all the time:
 ``tests/bench/test_saturation_window.py``) it reads 0.978 over a 17.9 s window, and not by
 chance: the window ends at the last sample before the wave whose replies end episodes, so it
 leaves out up to a wave's C replies (L / W, 2-3% here) while keeping the time they took. The
-clipped sum reads the same trace as 1.0 exactly (C slots busy at every instant, whatever the
-window); with a turnaround gap g per wave it reads L / (L + g) within g / W at each end (a
+clipped sum reads the same trace as 1.0 (within 1e-12, the float sums: C slots busy at every
+instant, whatever the window); with a turnaround gap g per wave it reads L / (L + g) within g / W at each end (a
 window may end inside one gap; 2 x 5 ms / 20 s = 0.05% at most) and exactly over a whole
 number of periods. The server's timer overshoot (its sleep waking after the service time)
 is not counted busy: a GPU would be done at the service time. The start-up ramp (until as many
