@@ -23,8 +23,10 @@ request was ready: every episode busy client-side, or between episodes). They su
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import gc
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
@@ -32,7 +34,16 @@ from typing import Any
 
 from runner.client.limiter import Limiter
 
-__all__ = ["PHASES", "GcPauses", "TracedLimiter", "phase_shares", "trace_server"]
+__all__ = [
+    "PHASES",
+    "GcPauses",
+    "TracedLimiter",
+    "busy_share",
+    "phase_shares",
+    "ramp_s",
+    "trace_server",
+    "turnarounds",
+]
 
 # (label, first instant, second instant): a phase is the time between two instants
 PHASES = (
@@ -55,6 +66,12 @@ class TracedLimiter(Limiter):
         self.resume: list[float] = []
         self.release_at: list[float] = []
         self.states: list[tuple[float, int, int]] = []  # (t, in flight, waiting)
+        # a waiter's hand-off: (the releasing call's grant, the waiter's resume), paired in
+        # order (the loop resumes woken tasks in the order they were woken)
+        self.woken: list[float] = []
+        self.woken_resumed: list[float] = []
+        # each task's requests: (asked for a slot, resumed with it, released it)
+        self.cycles: dict[int, list[list[float]]] = {}
 
     def _take(self) -> None:
         super()._take()
@@ -62,23 +79,45 @@ class TracedLimiter(Limiter):
         self.grant.append(now)
         self.states.append((now, self.in_flight, self.waiting))
 
+    def _next(self) -> Any:
+        fut = super()._next()
+        if fut is not None:
+            self.woken.append(time.perf_counter())
+        return fut
+
+    def _cycle(self) -> list[list[float]]:
+        return self.cycles.setdefault(id(asyncio.current_task()), [])
+
     def try_acquire(self) -> bool:
+        asked = time.perf_counter()
+        self._cycle().append([asked, 0.0, 0.0])
         if super().try_acquire():
             self.resume.append(self.grant[-1])
+            self._cycle()[-1][1] = self.grant[-1]
             return True
         return False
 
     async def acquire(self) -> None:
+        cycle = self._cycle()
+        if not cycle or cycle[-1][1]:  # not asked through try_acquire first
+            cycle.append([time.perf_counter(), 0.0, 0.0])
         waits = not (self.in_flight < self.limit and not self.waiting)
         await super().acquire()
-        self.resume.append(time.perf_counter() if waits else self.grant[-1])
+        now = time.perf_counter() if waits else self.grant[-1]
+        self.resume.append(now)
+        cycle[-1][1] = now
+        if waits:
+            self.woken_resumed.append(now)
 
-    def release(self) -> None:
+    def release(self) -> bool:
         now = time.perf_counter()
         self.release_at.append(now)
+        cycle = self._cycle()
+        if cycle:
+            cycle[-1][2] = now
         self.in_flight -= 1
         self.states.append((now, self.in_flight, self.waiting))
-        self._wake()
+        return self._wake()
 
 
 def trace_server(server: Any, log: dict[str, list[float]]) -> None:
@@ -139,11 +178,9 @@ def phase_shares(
     cap: int,
     t0: float,
     t1: float,
-    figure: float,
 ) -> dict[str, float]:
-    """Each phase's share of the window's C x W limiter slot-seconds; the shares sum to 1.
-    ``figure``: the case's utilization over the same window; its difference from the
-    ``service`` share is the window's edges (requests counted whole or not at all)."""
+    """Each phase's share of the window's C x W limiter slot-seconds; the shares sum to 1
+    (the ``service`` share is the case's figure, :func:`busy_share`, up to the float sums)."""
     streams: dict[str, list[float]] = {
         "grant": client.grant,
         "resume": client.resume,
@@ -156,8 +193,67 @@ def phase_shares(
     area: Callable[[str], float] = lambda k: _integral(streams[k], t0, t1)  # noqa: E731
     shares = {label: (area(a) - area(b)) / total for label, a, b in PHASES}
     shares["limiter slot free (no request ready)"] = _free(client.states, cap, t0, t1) / total
-    shares["window edges (figure - service share)"] = figure - shares["service (useful)"]
     return {k: round(v, 5) for k, v in shares.items()}
+
+
+def busy_share(server: dict[str, list[float]], cap: int, t0: float, t1: float) -> float:
+    """The server's utilization over [t0, t1]: each request's service interval
+    [``start``, ``due``] clipped to the window, summed, over C x (t1 - t0) (the saturation
+    figure, #50: no request is counted whole or not at all, so the window has no edges to
+    cut; ``start`` and ``due`` are stamped together, so their lists pair by index)."""
+    busy = sum(
+        max(0.0, min(d, t1) - max(s, t0))
+        for s, d in zip(server["start"], server["due"], strict=True)
+    )
+    return busy / (cap * (t1 - t0))
+
+
+def ramp_s(server: dict[str, list[float]], level: int, started: float) -> float | None:
+    """Seconds from the run's start until ``level`` server slots first compute at once (the
+    start-up ramp, with ``level`` the window's mean busy slots: the window's warm-up must
+    cover it); None if they never do."""
+    events = sorted([(t, 1) for t in server["start"]] + [(t, -1) for t in server["due"]])
+    busy = 0
+    for t, step in events:
+        busy += step
+        if busy >= level:
+            return t - started
+    return None
+
+
+def _quantiles_ms(xs: list[float]) -> tuple[float, float]:
+    """(median, p99) of ``xs`` in milliseconds (0, 0 when empty)."""
+    if not xs:
+        return 0.0, 0.0
+    xs = sorted(xs)
+    return 1000 * xs[len(xs) // 2], 1000 * xs[min(len(xs) - 1, (99 * len(xs)) // 100)]
+
+
+def turnarounds(client: TracedLimiter, t0: float, t1: float) -> dict[str, float]:
+    """Per request in [t0, t1], in ms (median and p99): the limiter's hand-off (a freed slot
+    given to a waiter -> the waiter's coroutine runs, where it sends its prepared request)
+    and the client's turnaround (an episode's slot released, its reply in -> the same
+    episode's next request asks for a slot: the reply's processing, the next turn, the next
+    body built)."""
+    hand_off = [
+        r - w for w, r in zip(client.woken, client.woken_resumed, strict=False) if t0 <= w <= t1
+    ]
+    turn = [
+        b[0] - a[2]
+        for cycle in client.cycles.values()
+        for a, b in itertools.pairwise(cycle)
+        if a[2] and t0 <= a[2] <= t1
+    ]
+    h50, h99 = _quantiles_ms(hand_off)
+    c50, c99 = _quantiles_ms(turn)
+    return {
+        "hand_off_ms_median": round(h50, 3),
+        "hand_off_ms_p99": round(h99, 3),
+        "hand_offs": len(hand_off),
+        "turnaround_ms_median": round(c50, 3),
+        "turnaround_ms_p99": round(c99, 3),
+        "turnarounds": len(turn),
+    }
 
 
 class GcPauses:

@@ -38,7 +38,7 @@ from runner.client.calls import (
     read_embeddings,
     reply_of,
 )
-from runner.client.limiter import Limiter
+from runner.client.limiter import Limiter, yield_to_waiter
 from runner.client.transport import AiohttpTransport, Request, Transport, TransportError
 from runner.client.wire import (
     ChatReply,
@@ -223,9 +223,8 @@ class Endpoint:
         sent: Mapping[str, str],
         transcript: Transcript | None,
     ) -> ChatReply:
-        """One chat request under a limiter slot (as :meth:`_attempt`, in one coroutine with
-        the request: the body at the call's budget, its byte cap, the status check and the
-        one typed decode); the slot goes back whatever happens."""
+        """One chat request under a limiter slot (as :meth:`_attempt`, in one coroutine: body,
+        byte cap, status check, typed decode); the slot goes back whatever happens."""
         encode = chat_body if transcript is None else transcript.body
         body = encode(model, messages, temperature, call.budget, extra)
         cap = reply_cap(call.budget)
@@ -246,7 +245,7 @@ class Endpoint:
                 raise Retry("request timed out") from None
             if resp.status >= 300:  # check_status passes every 1xx and 2xx
                 check_status(resp)
-            return decode_chat(resp.body)
+            got = decode_chat(resp.body)
         except Retry as r:
             if r.throttled:
                 self.limiter.throttled()  # before the release: wake no one at the old limit
@@ -254,7 +253,10 @@ class Endpoint:
         finally:  # cancellation included
             call.server += time.perf_counter() - t1
             self._in_flight[idx] -= 1
-            self.limiter.release()
+            handed = self.limiter.release()
+        if handed:  # the waiter's request out first, then this reply's processing (#50)
+            await yield_to_waiter()
+        return got
 
     async def _retried(
         self, call: CallState, once: Callable[[], Awaitable[_T]], what: str = ""

@@ -35,11 +35,27 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Literal
 
-__all__ = ["EPISODE_AGE", "EPISODE_LEFT", "Limiter", "QueueOrder", "TurnsLeft"]
+__all__ = ["EPISODE_AGE", "EPISODE_LEFT", "Limiter", "QueueOrder", "TurnsLeft", "yield_to_waiter"]
 
 QueueOrder = Literal["oldest", "fifo"]
 # The running episode's start number (lower: older); unset outside an episode.
 EPISODE_AGE: ContextVar[int] = ContextVar("EPISODE_AGE", default=sys.maxsize)
+
+
+# Loop trips a woken waiter takes to put its request on the wire (#50): its own resume, and
+# before Python 3.12 aiohttp's body writer, a task of its own (started eagerly from 3.12);
+# a releaser yields one trip more: in a burst of replies the releasers' and the waiters'
+# steps interleave in the loop's queue, and the last trip lets every waiter's write go first.
+HAND_OFF_TRIPS = (1 if sys.version_info >= (3, 12) else 2) + 1
+
+
+async def yield_to_waiter() -> None:
+    """Yield to the loop until a waiter just handed a slot has sent its prepared request
+    (:data:`HAND_OFF_TRIPS`): a caller whose release woke a waiter calls this before its
+    reply's own processing, so in a burst of replies every woken waiter's request leaves
+    before any reply is processed, not after all of them (#50)."""
+    for _ in range(HAND_OFF_TRIPS):
+        await asyncio.sleep(0)
 
 
 class TurnsLeft:
@@ -147,18 +163,23 @@ class Limiter:
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
 
-    def release(self) -> None:
+    def release(self) -> bool:
+        """Free a slot; True when it went straight to a waiter (the caller may then yield,
+        so the waiter's prepared request goes out before the caller's own work: #50)."""
         self.in_flight -= 1
-        self._wake()
+        return self._wake()
 
-    def _wake(self) -> None:
+    def _wake(self) -> bool:
+        woke = False
         while self._waiting and self.in_flight < self.limit:
             fut = self._next()
             if fut is None:
-                return
+                return woke
             self._take()
             self._waiting -= 1
             fut.set_result(None)
+            woke = True
+        return woke
 
     def _next(self) -> asyncio.Future[None] | None:
         """The waiter a freed slot goes to: in the tail, the longest episode if it has no

@@ -17,6 +17,9 @@ def _figure(cap: int, utilization: float, client_cap: int | None = None) -> dict
         "mode": "fixed",
         "L_s": 0.5,
         "utilization": utilization,
+        "utilization_counted": utilization,
+        "ramp_s": 0.6,
+        "warmup_s": 2.0,
         "lost": {},
     }
 
