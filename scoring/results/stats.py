@@ -7,7 +7,12 @@
   ``(k, n)``): a cell's interval needs no scipy (the viewer's first page, #50).
 * :func:`mcnemar_exact`: the exact (conditional) McNemar test (McNemar, 1947) on the
   discordant pairs: a two-sided exact binomial test of ``b`` successes in ``b + c`` trials at
-  probability 1/2 (``scipy.stats.binomtest``); no discordant pair gives p = 1.
+  probability 1/2 (``scipy.stats.binomtest``); no discordant pair gives p = 1. Up to
+  :data:`MCNEMAR_SHORTCUT_MAX` pairs it is computed here as scipy computes it at 1/2, without
+  scipy's search for the other tail (a symmetric distribution: the tail is the mirror of the
+  observed one), from scipy's own binomial cdf and sf (the same bits: a test pins every
+  ``(b, c)`` up to a bound; #50). No closed form gives scipy's bits: its cdf is not correctly
+  rounded (the exact sum, rounded once, differs by an ulp in half the ``(k, n)`` up to 120).
 * :func:`holm`: Holm's (1979) step-down adjusted p-values, made monotone in the order of the
   raw p-values and capped at 1, returned in input order.
 * :func:`clustered_wilson`: a proportion of turns clustered in episodes: Wilson's interval
@@ -67,6 +72,7 @@ def stats_loaded() -> bool:
 
 __all__ = [
     "EXACT_SEEDS",
+    "MCNEMAR_SHORTCUT_MAX",
     "PERMUTATIONS",
     "clustered_wilson",
     "containing",
@@ -114,13 +120,37 @@ def _wilson_95(k: int, n: int) -> tuple[float, float]:
     return low, high
 
 
+# OURS: up to this many discordant pairs the McNemar p-value takes the shortcut
+# (:func:`_binomtest_half`); a test compares it with scipy's binomtest for every (b, c) up to
+# here (tests/scoring/results/test_mcnemar_shortcut.py); beyond it, scipy's binomtest.
+MCNEMAR_SHORTCUT_MAX = 1000
+
+
 def mcnemar_exact(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value for ``b`` and ``c`` discordant pairs."""
     if b < 0 or c < 0:
         raise ValueError(f"discordant counts must be >= 0 (got {b}, {c})")
-    if b + c == 0:
-        return 1.0
-    return float(min(1.0, binomtest(b, b + c, 0.5).pvalue))
+    n = b + c
+    if n == 0 or b == c:
+        return 1.0  # scipy's binomtest gives 1.0 at k == n / 2 (its own shortcut)
+    if n <= MCNEMAR_SHORTCUT_MAX:
+        return _binomtest_half(min(b, c), n)
+    return float(min(1.0, binomtest(b, n, 0.5).pvalue))
+
+
+def _binomtest_half(m: int, n: int) -> float:
+    """scipy's two-sided binomtest p-value of ``m < n / 2`` successes (or, by symmetry,
+    ``n - m``) in ``n`` trials at 1/2: ``P(X <= m) + P(X >= n - m)``, the sum scipy returns,
+    of the same two numbers (its binomial distribution's cdf and sf, which call these
+    functions, clipped to [0, 1]), added in the same order. scipy searches the far tail for
+    the terms no likelier than the observed one; at 1/2 they are those from ``n - m`` on
+    (the mirror of ``m``), which the test of every ``(m, n)`` up to
+    :data:`MCNEMAR_SHORTCUT_MAX` confirms."""
+    from scipy.special import _ufuncs  # scipy's binom.cdf and binom.sf call these two
+
+    cdf = min(1.0, max(0.0, float(_ufuncs._binom_cdf(float(m), float(n), 0.5))))
+    sf = min(1.0, max(0.0, float(_ufuncs._binom_sf(float(n - m - 1), float(n), 0.5))))
+    return min(1.0, cdf + sf)
 
 
 def paired_difference(
