@@ -108,7 +108,8 @@ def facts_cell_cost(episodes: Sequence[tuple[EpisodeCost, float]]) -> CellCost:
         agent_calls=statistics.fmean([float(c.agent_calls) for c in costs]),
         helper_calls=statistics.fmean(
             [
-                float(c.matcher_made + c.matcher_cached) + float(c.compiler_made + c.compiler_cached)
+                float(c.matcher_made + c.matcher_cached)
+                + float(c.compiler_made + c.compiler_cached)
                 for c in costs
             ]
         ),

@@ -235,7 +235,7 @@ def _sum_dicts(dicts: Iterable[Mapping[str, int]], keys: Iterable[str]) -> dict[
         width, pick = len(first), operator.itemgetter(*first)
         try:
             if all(len(d) == width for d in listed):  # every key of the first, and no other
-                for k, column in zip(first, zip(*map(pick, listed)), strict=True):
+                for k, column in zip(first, zip(*map(pick, listed), strict=True), strict=True):
                     total[k] = total.get(k, 0) + sum(column)
                 return total
         except KeyError:

@@ -10,9 +10,10 @@
   probability 1/2 (``scipy.stats.binomtest``); no discordant pair gives p = 1. Up to
   :data:`MCNEMAR_SHORTCUT_MAX` pairs it is computed here as scipy computes it at 1/2, without
   scipy's search for the other tail (a symmetric distribution: the tail is the mirror of the
-  observed one), from scipy's own binomial cdf and sf (the same bits: a test pins every
-  ``(b, c)`` up to a bound; #50). No closed form gives scipy's bits: its cdf is not correctly
-  rounded (the exact sum, rounded once, differs by an ulp in half the ``(k, n)`` up to 120).
+  observed one), from scipy's own binomial cdf and sf (``scipy.special``; ``scipy.stats``
+  not imported): the same bits, a test pins every ``(b, c)`` up to a bound (#50). No closed
+  form gives scipy's bits: its cdf is not correctly rounded (the exact sum, rounded once,
+  differs by an ulp in half the ``(k, n)`` up to 120).
 * :func:`holm`: Holm's (1979) step-down adjusted p-values, made monotone in the order of the
   raw p-values and capped at 1, returned in input order.
 * :func:`clustered_wilson`: a proportion of turns clustered in episodes: Wilson's interval
@@ -44,7 +45,7 @@ from collections.abc import Sequence
 from statistics import NormalDist
 from typing import Any
 
-_LOADED = [False]  # scipy's statistics imported (by preload_stats or a first use)
+_LOADED = [False]  # what the p-values need imported (by preload_stats or a first use)
 
 
 def binomtest(k: int, n: int, p: float = 0.5) -> Any:
@@ -55,18 +56,29 @@ def binomtest(k: int, n: int, p: float = 0.5) -> Any:
     return scipy_binomtest(k, n, p)
 
 
-def preload_stats() -> None:
-    """Import scipy's statistics now (a caller with idle time before its first interval)."""
-    import scipy.stats  # noqa: F401
+def _binom_tails() -> tuple[Any, Any]:
+    """scipy's binomial cdf and sf (``scipy.special``: the functions ``scipy.stats.binom``
+    calls), imported on first use; a quarter of the CPU of importing ``scipy.stats``."""
+    from scipy.special import _ufuncs
 
     _LOADED[0] = True
+    return _ufuncs._binom_cdf, _ufuncs._binom_sf
+
+
+def preload_stats() -> None:
+    """Import what the contrasts' p-values need now (a caller with idle time before its
+    first contrast): scipy's binomial functions. ``scipy.stats`` itself is imported only by
+    a p-value beyond :data:`MCNEMAR_SHORTCUT_MAX` discordant pairs or an interval at a level
+    other than 95% (#50: the parent process of the viewer's index and of ``ladder score``
+    imported all of it, about 0.9 s of CPU, while its workers scored)."""
+    _binom_tails()
 
 
 def stats_loaded() -> bool:
-    """Whether scipy's statistics are in (their import done, by :func:`preload_stats` or a
-    first p-value): a caller that must not wait on the import asks first (the viewer's page
-    while its index fills, #50). Only a finished import counts: ``scipy.stats`` is in
-    ``sys.modules`` from the moment its import starts."""
+    """Whether what the contrasts' p-values need is in (its import done, by
+    :func:`preload_stats` or a first p-value): a caller that must not wait on the import asks
+    first (the viewer's page while its index fills, #50). Only a finished import counts: a
+    module is in ``sys.modules`` from the moment its import starts."""
     return _LOADED[0]
 
 
@@ -146,10 +158,9 @@ def _binomtest_half(m: int, n: int) -> float:
     the terms no likelier than the observed one; at 1/2 they are those from ``n - m`` on
     (the mirror of ``m``), which the test of every ``(m, n)`` up to
     :data:`MCNEMAR_SHORTCUT_MAX` confirms."""
-    from scipy.special import _ufuncs  # scipy's binom.cdf and binom.sf call these two
-
-    cdf = min(1.0, max(0.0, float(_ufuncs._binom_cdf(float(m), float(n), 0.5))))
-    sf = min(1.0, max(0.0, float(_ufuncs._binom_sf(float(n - m - 1), float(n), 0.5))))
+    binom_cdf, binom_sf = _binom_tails()
+    cdf = min(1.0, max(0.0, float(binom_cdf(float(m), float(n), 0.5))))
+    sf = min(1.0, max(0.0, float(binom_sf(float(n - m - 1), float(n), 0.5))))
     return min(1.0, cdf + sf)
 
 
