@@ -56,13 +56,16 @@ def binomtest(k: int, n: int, p: float = 0.5) -> Any:
     return scipy_binomtest(k, n, p)
 
 
-def _binom_tails() -> tuple[Any, Any]:
+def _binom_tails() -> tuple[Any, Any] | None:
     """scipy's binomial cdf and sf (``scipy.special``: the functions ``scipy.stats.binom``
-    calls), imported on first use; a quarter of the CPU of importing ``scipy.stats``."""
+    calls), imported on first use; a quarter of the CPU of importing ``scipy.stats``. None
+    where this scipy keeps them elsewhere (older ones: ``scipy.stats._boost``):
+    its ``binomtest`` answers."""
     from scipy.special import _ufuncs
 
     _LOADED[0] = True
-    return _ufuncs._binom_cdf, _ufuncs._binom_sf
+    cdf, sf = getattr(_ufuncs, "_binom_cdf", None), getattr(_ufuncs, "_binom_sf", None)
+    return None if cdf is None or sf is None else (cdf, sf)
 
 
 def preload_stats() -> None:
@@ -147,20 +150,21 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     if n == 0 or b == c:
         return 1.0  # scipy's binomtest gives 1.0 at k == n / 2 (its own shortcut)
-    if n <= MCNEMAR_SHORTCUT_MAX:
-        return _binomtest_half(min(b, c), n)
+    tails = _binom_tails() if n <= MCNEMAR_SHORTCUT_MAX else None
+    if tails is not None:
+        return _binomtest_half(min(b, c), n, tails)
     return float(min(1.0, binomtest(b, n, 0.5).pvalue))
 
 
-def _binomtest_half(m: int, n: int) -> float:
+def _binomtest_half(m: int, n: int, tails: tuple[Any, Any]) -> float:
     """scipy's two-sided binomtest p-value of ``m < n / 2`` successes (or, by symmetry,
     ``n - m``) in ``n`` trials at 1/2: ``P(X <= m) + P(X >= n - m)``, the sum scipy returns,
     of the same two numbers (its binomial distribution's cdf and sf, which call these
     functions, clipped to [0, 1]), added in the same order. scipy searches the far tail for
     the terms no likelier than the observed one; at 1/2 they are those from ``n - m`` on
     (the mirror of ``m``), which the test of every ``(m, n)`` up to
-    :data:`MCNEMAR_SHORTCUT_MAX` confirms."""
-    binom_cdf, binom_sf = _binom_tails()
+    :data:`MCNEMAR_SHORTCUT_MAX` confirms. ``tails``: :func:`_binom_tails`."""
+    binom_cdf, binom_sf = tails
     cdf = min(1.0, max(0.0, float(binom_cdf(float(m), float(n), 0.5))))
     sf = min(1.0, max(0.0, float(binom_sf(float(n - m - 1), float(n), 0.5))))
     return min(1.0, cdf + sf)

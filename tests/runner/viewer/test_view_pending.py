@@ -90,7 +90,7 @@ def test_a_page_while_scipy_loads_has_the_cells_and_says_the_contrasts_wait(
     monkeypatch.setattr(stats_mod, "binomtest", guarded)
     tails = stats_mod._binom_tails
 
-    def guarded_tails() -> tuple[Any, Any]:  # the p-values' own import of scipy (#50)
+    def guarded_tails() -> tuple[Any, Any] | None:  # the p-values' own import (#50)
         if threading.current_thread() is threading.main_thread() and not loaded[0]:
             raise AssertionError("a page asked scipy before its import was done")
         return tails()

@@ -4,6 +4,7 @@ and no printed p-value or Holm decision moves."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest
@@ -59,3 +60,14 @@ def test_the_edges_of_the_shortcut() -> None:
         assert _ours(b, c) == _scipy(b, c), (b, c)
     for b, c in [(0, top + 1), (top + 1, 0), (1, top), (top // 2, top // 2 + 1)]:
         assert _ours(b, c) == _scipy(b, c), (b, c)
+
+
+def test_a_scipy_without_the_functions_answers_with_binomtest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # an older scipy keeps the binomial functions elsewhere: binomtest itself answers
+    monkeypatch.setattr(stats, "_binom_tails", lambda: None)
+    for b, c in [(0, 1), (3, 9), (17, 40), (120, 114)]:
+        assert _ours(b, c) == _scipy(b, c), (b, c)
+    monkeypatch.undo()
+    assert stats._binom_tails() is not None  # this scipy has them: the shortcut is taken
