@@ -63,9 +63,11 @@ def _binom_tails() -> tuple[Any, Any] | None:
     its ``binomtest`` answers."""
     from scipy.special import _ufuncs
 
-    _LOADED[0] = True
     cdf, sf = getattr(_ufuncs, "_binom_cdf", None), getattr(_ufuncs, "_binom_sf", None)
-    return None if cdf is None or sf is None else (cdf, sf)
+    if cdf is None or sf is None:
+        return None
+    _LOADED[0] = True
+    return cdf, sf
 
 
 def preload_stats() -> None:
@@ -74,7 +76,10 @@ def preload_stats() -> None:
     a p-value beyond :data:`MCNEMAR_SHORTCUT_MAX` discordant pairs or an interval at a level
     other than 95% (#50: the parent process of the viewer's index and of ``ladder score``
     imported all of it, about 0.9 s of CPU, while its workers scored)."""
-    _binom_tails()
+    if _binom_tails() is None:  # a scipy without them: binomtest answers, scipy.stats it is
+        import scipy.stats  # noqa: F401
+
+        _LOADED[0] = True
 
 
 def stats_loaded() -> bool:
