@@ -7,7 +7,8 @@ episode) and the groups shared out over one worker process per core, the biggest
 least loaded. Each worker indexes its groups' files one at a time
 (:func:`runner.viewer.entries.index_task`, one episode cache a configuration), and each file's
 index is handed over as soon as it comes back (``add``), so a page can show what is in while
-the rest is read (#50). scipy's statistics are imported meanwhile (the overview needs them).
+the rest is read (#50). scipy's binomial functions are imported meanwhile (the overview's
+p-values need them).
 """
 
 from __future__ import annotations

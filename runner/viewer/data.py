@@ -68,7 +68,7 @@ class RunView:
         )
         self.index = RunIndex(run_dir, self._score_lines)
         self.background = background
-        if background:  # the contrasts need scipy: its import (a second) starts now
+        if background:  # the contrasts need scipy's binomial functions: their import starts
             threading.Thread(target=preload_stats, name="view-stats", daemon=True).start()
         self._partial: tuple[tuple[Progress, bool], list[ResultLine]] | None = None
 

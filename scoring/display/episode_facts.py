@@ -97,19 +97,24 @@ def facts_cell_cost(episodes: Sequence[tuple[EpisodeCost, float]]) -> CellCost:
     if not episodes:
         return CellCost(n=0)
     costs = [c for c, _ in episodes]
+    # each mean over a list (fmean of a generator counts it through a generator of its own;
+    # the same sum and count, the same mean: #50)
     return CellCost(
         n=len(costs),
-        prompt_tokens=statistics.fmean(float(c.prompt) for c in costs),
-        completion_tokens=statistics.fmean(float(c.completion) for c in costs),
-        total_tokens=statistics.fmean(float(c.prompt + c.completion) for c in costs),
-        helper_tokens=statistics.fmean(float(c.helper_tokens) for c in costs),
-        agent_calls=statistics.fmean(float(c.agent_calls) for c in costs),
+        prompt_tokens=statistics.fmean([float(c.prompt) for c in costs]),
+        completion_tokens=statistics.fmean([float(c.completion) for c in costs]),
+        total_tokens=statistics.fmean([float(c.prompt + c.completion) for c in costs]),
+        helper_tokens=statistics.fmean([float(c.helper_tokens) for c in costs]),
+        agent_calls=statistics.fmean([float(c.agent_calls) for c in costs]),
         helper_calls=statistics.fmean(
-            float(c.matcher_made + c.matcher_cached) + float(c.compiler_made + c.compiler_cached)
-            for c in costs
+            [
+                float(c.matcher_made + c.matcher_cached)
+                + float(c.compiler_made + c.compiler_cached)
+                for c in costs
+            ]
         ),
         helper_calls_cached=statistics.fmean(
-            float(c.matcher_cached) + float(c.compiler_cached) for c in costs
+            [float(c.matcher_cached) + float(c.compiler_cached) for c in costs]
         ),
-        episode_latency_median_s=statistics.median(wall for _, wall in episodes),
+        episode_latency_median_s=statistics.median([wall for _, wall in episodes]),
     )

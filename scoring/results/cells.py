@@ -29,6 +29,7 @@
 from __future__ import annotations
 
 import itertools
+import operator
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
@@ -57,6 +58,7 @@ __all__ = [
     "ladder_sort_key",
     "paired_contrast",
     "scoring_of",
+    "seed_wins",
 ]
 
 SCORINGS: tuple[str, ...] = ("strict", "decline_aware")
@@ -108,22 +110,27 @@ def _ratio(k: int, n: int) -> float | None:
 
 def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
     """The result line of one cell from its episodes' scores (one per seed and trial: n
-    counts every trial; with repeated trials, pass^k besides, :mod:`scoring.results.trials`)."""
+    counts every trial; with repeated trials, pass^k besides, :mod:`scoring.results.trials`).
+    Each scoring's parts are listed once and every count read from those lists (#50)."""
     scores = list(scores)
     counted = [s for s in scores if s.counted]
     n = len(counted)
     trials = len({s.trial for s in scores}) if scores else 1
-    success = {name: sum(scoring_of(s, name).success for s in counted) for name in SCORINGS}
+    primary = [s.primary for s in counted]
+    aware = [s.decline_aware for s in counted]
+    wins = {"strict": [x.success for x in primary], "decline_aware": [x.success for x in aware]}
+    success = {name: sum(won) for name, won in wins.items()}
     # with repeated trials, each seed's outcomes per scoring: its interval and pass^k
-    by_seed = {name: _by_seed(counted, name) for name in SCORINGS} if trials > 1 else {}
+    seeds = [s.seed for s in counted]
+    by_seed = {name: _outcomes(seeds, won) for name, won in wins.items()} if trials > 1 else {}
     keys, label_keys = _channel_keys(key)
-    channels = _sum_dicts((s.primary.channels for s in counted), keys)
-    labels = _sum_dicts((s.primary.labels for s in counted), label_keys)
+    channels = _sum_dicts([x.channels for x in primary], keys)
+    labels = _sum_dicts([x.labels for x in primary], label_keys)
     rates: dict[str, float | int | None] = {
         ch: _ratio(channels[ch], labels[label]) for ch, label in _rates(key)
     }
     rates["unrequested"] = channels["unrequested"]
-    turns = sum(s.primary.n_turns for s in counted)
+    turns = sum(x.n_turns for x in primary)
     return CellLine(
         cell=key,
         slug=key.slug(),
@@ -141,7 +148,7 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         unscorable=sum(not s.scorable for s in scores),
         mismatched_episodes=sum(bool(s.mismatches) for s in counted),
         channels=channels,
-        decline_aware_channels=_sum_dicts((s.decline_aware.channels for s in counted), keys),
+        decline_aware_channels=_sum_dicts([x.channels for x in aware], keys),
         labels=labels,
         channel_rates=rates,
         refused=sum(s.refused for s in counted),
@@ -149,8 +156,8 @@ def cell_line(key: CellKey, scores: Iterable[EpisodeScore]) -> CellLine:
         citations=sum(s.citations for s in counted),
         redisplays=sum(s.redisplays for s in counted),
         unknown=sum(s.unknown for s in counted),
-        turn_accuracy=_ratio(sum(s.primary.turns_ok for s in counted), turns),
-        seeds=tuple(sorted({s.seed for s in counted})),
+        turn_accuracy=_ratio(sum(x.turns_ok for x in primary), turns),
+        seeds=tuple(sorted(set(seeds))),
         context_overflows=sum(s.model_failure for s in counted),
         askback=_burden(counted),
         trials=trials,
@@ -169,12 +176,22 @@ def _interval(k: int, n: int, by_seed: dict[int, list[bool]] | None) -> tuple[fl
     return clustered_wilson([(sum(o), len(o)) for o in by_seed.values()])
 
 
+def _outcomes(seeds: list[int], wins: list[bool]) -> dict[int, list[bool]]:
+    """Each seed's outcomes, in the order given (its trials): ``wins[i]`` is ``seeds[i]``'s."""
+    out: dict[int, list[bool]] = {}
+    for seed, won in zip(seeds, wins, strict=True):
+        hit = out.get(seed)
+        if hit is None:
+            out[seed] = [won]
+        else:
+            hit.append(won)
+    return out
+
+
 def _by_seed(scores: Iterable[EpisodeScore], scoring: str) -> dict[int, list[bool]]:
     """Each seed's outcomes under ``scoring``, one per given score (its trials)."""
-    out: dict[int, list[bool]] = {}
-    for s in scores:
-        out.setdefault(s.seed, []).append(scoring_of(s, scoring).success)
-    return out
+    scores = list(scores)
+    return _outcomes([s.seed for s in scores], [scoring_of(s, scoring).success for s in scores])
 
 
 def _burden(counted: list[EpisodeScore]) -> Burden | None:
@@ -208,17 +225,47 @@ def _rates(key: CellKey) -> tuple[tuple[str, str], ...]:
 
 
 def _sum_dicts(dicts: Iterable[Mapping[str, int]], keys: Iterable[str]) -> dict[str, int]:
-    """The counts summed, ``keys`` first, then each other key where it first appears. A
-    cell's compact scores share their counts (:class:`scoring.results.compact.Shared`): each
-    distinct dict is added once, times the scores holding it (#50), the same sums and order."""
+    """The counts summed, ``keys`` first, then each other key where it first appears. Where
+    every dict has the first one's keys (a cell's scores list every channel and label), the
+    counts are summed a column at a time (#50): the same sums, in the same order."""
     total = dict.fromkeys(keys, 0)
     listed = list(dicts)
+    first = listed[0] if listed else {}
+    if len(first) > 1:
+        width, pick = len(first), operator.itemgetter(*first)
+        try:
+            if all(len(d) == width for d in listed):  # every key of the first, and no other
+                for k, column in zip(first, zip(*map(pick, listed), strict=True), strict=True):
+                    total[k] = total.get(k, 0) + sum(column)
+                return total
+        except KeyError:
+            total = dict.fromkeys(keys, 0)  # another key set: summed a dict at a time
     times = Counter(map(id, listed))
     for d in {id(d): d for d in listed}.values():  # the first appearances, in order
         m = times[id(d)]
         for k, v in d.items():
             total[k] = total.get(k, 0) + v * m
     return total
+
+
+_Wins = dict[int, bool]  # each seed's outcome (its trials' majority) under one scoring
+_WinsMemo = dict[tuple[int, str], tuple[Mapping[Unit, EpisodeScore], _Wins]]
+
+
+def seed_wins(
+    units: Mapping[Unit, EpisodeScore], scoring: str, memo: _WinsMemo | None = None
+) -> _Wins:
+    """Each seed's outcome under ``scoring`` over its counted trials (their majority,
+    :func:`scoring.results.trials.majority`); ``memo``: kept by cell for the next contrast
+    of the cell (an arm is in several contrasts, #50)."""
+    hit = memo.get((id(units), scoring)) if memo is not None else None
+    if hit is not None and hit[0] is units:
+        return hit[1]
+    by_seed = _by_seed((s for s in units.values() if s.counted), scoring)
+    wins = {seed: majority(o) for seed, o in by_seed.items()}
+    if memo is not None:
+        memo[(id(units), scoring)] = (units, wins)  # the cell held: its id stays its own
+    return wins
 
 
 def paired_contrast(
@@ -228,15 +275,16 @@ def paired_contrast(
     scoring: str,
     kind: str = "ladder",
     table: str | None = None,
+    memo: _WinsMemo | None = None,
 ) -> ContrastLine:
     """The exact McNemar test of ``b`` against ``a`` over the seeds both counted: a seed's
     outcome is its one episode's, or with repeated trials the majority of its counted
-    trials (:func:`scoring.results.trials.majority`; docs/trials.md)."""
-    by_a = _by_seed((s for s in a[1].values() if s.counted), scoring)
-    by_b = _by_seed((s for s in b[1].values() if s.counted), scoring)
+    trials (:func:`scoring.results.trials.majority`; docs/trials.md). ``memo``: the cells'
+    seed outcomes kept for the caller's next contrast (:func:`seed_wins`)."""
+    by_a, by_b = seed_wins(a[1], scoring, memo), seed_wins(b[1], scoring, memo)
     seeds = sorted(by_a.keys() & by_b.keys())
-    wins_a = [majority(by_a[s]) for s in seeds]
-    wins_b = [majority(by_b[s]) for s in seeds]
+    wins_a = [by_a[s] for s in seeds]
+    wins_b = [by_b[s] for s in seeds]
     b_only = sum(y and not x for x, y in zip(wins_a, wins_b, strict=True))
     a_only = sum(x and not y for x, y in zip(wins_a, wins_b, strict=True))
     return ContrastLine(
@@ -283,8 +331,9 @@ def ladder_contrasts(
     pairs += [
         (a, b, "side", table) for a, b, table in side_contrasts() if a in by_arm and b in by_arm
     ]
+    memo: _WinsMemo = {}
     return [
-        paired_contrast(config, (a, by_arm[a]), (b, by_arm[b]), scoring, kind, table)
+        paired_contrast(config, (a, by_arm[a]), (b, by_arm[b]), scoring, kind, table, memo)
         for scoring in SCORINGS
         for a, b, kind, table in pairs
     ]

@@ -208,9 +208,12 @@ def _pairs(cells: Cells) -> list[_Pair]:
 def cross_contrasts(cells: Cells) -> list[ContrastLine]:
     """Contrasts between cells of different configurations (``p_holm`` left None)."""
     lines: list[ContrastLine] = []
+    memo: dict[tuple[int, str], tuple[Mapping[Unit, EpisodeScore], dict[int, bool]]] = {}
     for kind, table, ref, key, a, b in _pairs(cells):
         for scoring in SCORINGS:
-            line = paired_contrast(key, (a, cells[ref]), (b, cells[key]), scoring, kind, table)
+            line = paired_contrast(
+                key, (a, cells[ref]), (b, cells[key]), scoring, kind, table, memo
+            )
             if kind == "wording":
                 stress = f"tier={key.paraphrase_tier},amb={key.ambiguous_rate:g}"
                 line.wording_of = f"{config_of(ref).slug()}|{stress}"

@@ -88,6 +88,14 @@ def test_a_page_while_scipy_loads_has_the_cells_and_says_the_contrasts_wait(
         return real(k, n, p)
 
     monkeypatch.setattr(stats_mod, "binomtest", guarded)
+    tails = stats_mod._binom_tails
+
+    def guarded_tails() -> tuple[Any, Any] | None:  # the p-values' own import (#50)
+        if threading.current_thread() is threading.main_thread() and not loaded[0]:
+            raise AssertionError("a page asked scipy before its import was done")
+        return tails()
+
+    monkeypatch.setattr(stats_mod, "_binom_tails", guarded_tails)
     hold = _hold_the_end(monkeypatch)
     view = RunView(bg, background=True)
     view.cells()

@@ -321,3 +321,53 @@ def test_sum_dicts_counts_shared_dicts_once_with_the_same_sums_and_order(
     got = cells_mod._sum_dicts(iter(dicts), tuple(keys))
     want = _sum_naive(dicts, tuple(keys))
     assert got == want and list(got) == list(want)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.permutations(list("abcdefg")),
+    st.lists(st.lists(st.integers(0, 50), min_size=7, max_size=7), min_size=1, max_size=30),
+    st.lists(st.booleans(), max_size=30),
+    st.sampled_from(["", "drop", "extra", "swap"]),
+    st.lists(st.sampled_from("abcxy"), max_size=3, unique=True),
+)
+def test_sum_dicts_by_column_has_the_naive_sums_and_order(
+    order: list[str],
+    counts: list[list[int]],
+    shuffled: list[bool],
+    odd: str,
+    keys: list[str],
+) -> None:
+    # #50: the workers' scores come back as separate dicts of one key set (every channel,
+    # every label): summed a column at a time; any other key set, a dict at a time
+    dicts = [
+        dict(zip(order[::-1] if i < len(shuffled) and shuffled[i] else order, row, strict=True))
+        for i, row in enumerate(counts)
+    ]
+    last = dicts[-1]
+    if odd == "drop":
+        last.pop(order[0])
+    elif odd == "extra":
+        last["z"] = 3
+    elif odd == "swap":  # as many keys as the first, one of them another
+        last.pop(order[0])
+        last["z"] = 4
+    got = cells_mod._sum_dicts(iter(dicts), tuple(keys))
+    want = _sum_naive(dicts, tuple(keys))
+    assert got == want and list(got) == list(want)
+
+
+def test_seed_wins_are_kept_per_cell_and_scoring() -> None:
+    # #50: an arm's seed outcomes are computed once for all its contrasts, never mixed up
+    # between cells or scorings
+    won = {(s, 0): _scored(s, 0, s % 2 == 0) for s in range(6)}
+    lost = {(s, 0): _scored(s, 0, False) for s in range(6)}
+    memo: cells_mod._WinsMemo = {}
+    first = cells_mod.seed_wins(won, "strict", memo)
+    assert first == {s: s % 2 == 0 for s in range(6)}
+    assert cells_mod.seed_wins(lost, "strict", memo) == dict.fromkeys(range(6), False)
+    assert cells_mod.seed_wins(won, "strict", memo) is first
+    assert cells_mod.seed_wins(won, "decline_aware", memo) is not first
+    assert len(memo) == 3
+    again = cells_mod.seed_wins(won, "strict")
+    assert again == first and again is not first
