@@ -217,7 +217,7 @@ def _replay(
 _ReplayKey = tuple[
     int,
     UserStyle,
-    tuple[Turn, ...],
+    tuple[Turn, ...] | None,  # None: the episode's own turns
     tuple[tuple[str, ...], ...],
     bool,
     bool,
@@ -252,7 +252,9 @@ class Replays:
         key = (
             id(episode),
             style,
-            tuple(turns),
+            # the episode's own turns (a log played to its end, :func:`as_planned`): known by
+            # identity, not hashed turn by turn (#50)
+            None if turns is episode.turns else tuple(turns),
             tuple(executed),
             infrastructure,
             detail,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from protocol.records import Booking, Episode, EpisodeRecord, TurnRecord
-from protocol.state.receipts import ref_matches_each
+from protocol.state.receipts import ref_matches_joined, text_starts
 from scoring.replay.bookings import (
     NOTHING,
     CodeTables,
@@ -34,16 +34,29 @@ def read_turns(record: EpisodeRecord, episode: Episode) -> list[TurnBookings]:
 
 def _ref_turns(turns: Sequence[TurnRecord], tables: CodeTables) -> list[TurnBookings]:
     """:func:`read_turn` of every turn of a ref-protocol episode, the common turn (one reply,
-    nothing refused) read in bulk (#50): the refs of all the replies found in one pass,
-    so a turn whose reply holds none costs nothing here."""
+    nothing refused) read in bulk (#50): the refs of all the replies found in one pass over
+    their newline join, so a turn whose reply holds none costs nothing here; in ASCII text
+    each reply's lowered form is its slice of the join's (no second ``lower`` per booked
+    turn)."""
     out = [NOTHING] * len(turns)
-    for i, refs in ref_matches_each([t.reply for t in turns]).items():
+    replies = [t.reply for t in turns]
+    joined = "\n".join(replies)
+    lowered = joined.lower()
+    if len(lowered) != len(joined):  # a character lowered to several: offsets moved
+        return [read_turn(t, tables, False) for t in turns]
+    starts = text_starts(replies)
+    sliced = joined.isascii()  # ``lower`` maps each ASCII character on its own
+    for i, refs in ref_matches_joined(joined, lowered, starts).items():
         t = turns[i]
-        if not t.refused and t.first_reply is None:
-            out[i] = plain_refs(t.reply, refs, tables, t.work_order)
+        if t.refused or t.first_reply is not None:
+            continue  # by the general rules, below
+        reply = replies[i]
+        low = lowered[starts[i] : starts[i] + len(reply)] if sliced else None
+        out[i] = plain_refs(reply, refs, tables, t.work_order, low)
     # the other turns (something refused, or a first reply) by the general rules
-    for i in [i for i, t in enumerate(turns) if t.refused or t.first_reply is not None]:
-        out[i] = every_turn(turns[i], tables, False)
+    for i, t in enumerate(turns):
+        if t.refused or t.first_reply is not None:
+            out[i] = every_turn(t, tables, False)
     return out
 
 
