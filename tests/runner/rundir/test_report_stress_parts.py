@@ -25,6 +25,7 @@ from runner.grid.expand import parse_grid
 from runner.rundir import report as report_mod
 from runner.rundir.logs import LogReport
 from runner.rundir.rescore import scored_dir
+from runner.rundir.rescore_part import Part
 from scoring.analyses.registry import STRESS_ONLY, scored_once, stress_free
 
 
@@ -108,7 +109,7 @@ def test_a_stressed_cell_reading_a_left_out_part_sends_the_run_to_the_serial_pat
     run_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plain, styled = _cell(6), _cell(6, user_style="restate")
-    part = rescore_mod._Part({}, {}, [], set(), [], [plain])
+    part = Part({}, {}, [], set(), [], [plain])
     assert rescore_mod._unread([part], [plain, _cell(10, user_style="restate")])
     assert not rescore_mod._unread([part], [plain, styled])
     assert msgspec.structs.replace(styled, knobs=Knobs()) == plain
