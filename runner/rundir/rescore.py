@@ -29,8 +29,7 @@ from protocol.records import CellKey, Knobs
 from runner.grid.packs import loaded_texts
 from runner.rundir.logs import LogReport, NewerSchemaError, log_files, read_logs
 from runner.rundir.plots import preload_plots
-from runner.rundir.rescore_part import Key, Part, config_of, start_worker
-from runner.rundir.rescore_part import score_group as _score_group
+from runner.rundir.rescore_part import Key, Part, config_of, score_group, start_worker
 from scoring.analyses.base import Analyses
 from scoring.analyses.registry import (
     ANALYSES,
@@ -168,7 +167,7 @@ def _parallel(
     if len(groups) <= 1 or not big:
         return None
     if one:  # the workers' path here (#50): one group's records in memory, not the run's
-        parts = [_score_group(group, detail) for group in groups]
+        parts = [score_group(group, detail) for group in groups]
         preload_stats()
         also()
         return parts
@@ -176,7 +175,7 @@ def _parallel(
     with ProcessPoolExecutor(
         min(jobs, len(groups)), initializer=start_worker, initargs=(loaded_texts(),)
     ) as pool:
-        pending = pool.map(partial(_score_group, detail=detail), groups)
+        pending = pool.map(partial(score_group, detail=detail), groups)
         preload_stats()  # while the workers score: the merge needs scipy
         also()  # and what the caller needs next (the report: matplotlib)
         return list(pending)

@@ -138,7 +138,7 @@ def test_parallel_serial_and_streaming_scores_are_byte_identical(run_dir: Path) 
     records = read_logs(run_dir, LogReport())
     fresh = [msgspec.json.encode(score_episode(r, detail=False)) for r in records.values()]
     serial = [msgspec.json.encode(s) for s in score_records(records.values(), EpisodeCache())]
-    part = rescore_mod._score_group([str(p) for p in log_files(run_dir)])
+    part = part_mod.score_group([str(p) for p in log_files(run_dir)])
     parallel = [msgspec.json.encode(part.scores[k]) for k in records]
     streaming = StreamingScorer(expected_seeds_of(records.values()))
     streamed = [msgspec.json.encode(streaming.score(r)) for r in records.values()]
