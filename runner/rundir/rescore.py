@@ -92,20 +92,20 @@ def _worker_groups(paths: list[Path], jobs: int) -> list[list[str]]:
 
 
 def _balanced(groups: list[list[str]], jobs: int) -> list[list[str]]:
-    """``groups`` (biggest first) with the smallest ``len(groups) % jobs`` configurations
-    split by model, biggest first again: five like configurations on two workers are no
-    longer three rounds for one worker and two for the other (0.6 of the work on one: the
-    two-core run at 0.6 of one core's at best), but two and a half each; those
-    configurations' episodes are regenerated once per model (#50). Then the smallest group
-    of all, scored last, one cell's files a group (:func:`_by_cell`): whichever worker is
-    free takes the next, so the workers finish together, not a group apart (#50, sixth
-    round); a worker regenerates its configuration's episodes once for all it takes
-    (:mod:`runner.rundir.rescore_part`)."""
-    left = len(groups) % jobs
-    if left:
-        split = config_groups([Path(p) for g in groups[-left:] for p in g])
-        groups = sorted(groups[:-left] + split, key=_size)
-    return groups[:-1] + _by_cell(groups[-1]) if groups else groups
+    """``groups`` (biggest first) with the smallest configurations split so the workers
+    finish together: five like configurations on two workers are no longer three rounds
+    for one worker and two for the other (0.6 of the work on one: the two-core run at 0.6
+    of one core's at best). The smallest of all, scored last, one cell's files a group
+    (:func:`_by_cell`): whichever worker is free takes the next, so the workers end at most
+    one file apart, not a group (#50, sixth round); a worker regenerates its episodes once
+    for all it takes of it (:mod:`runner.rundir.rescore_part`), so each worker that takes
+    some, at most ``jobs``, regenerates them. The next ``len(groups) % jobs - 1`` smallest
+    split by model (their episodes regenerated once per model, #50)."""
+    if not groups:
+        return groups
+    left = max(len(groups) % jobs, 1)
+    split = config_groups([Path(p) for g in groups[-left:-1] for p in g])
+    return sorted(groups[:-left] + split, key=_size) + _by_cell(groups[-1])
 
 
 def _size(group: list[str]) -> int:
