@@ -4,15 +4,16 @@
 its regenerated episode; on a large run that is CPU work that splits cleanly. The log files
 are grouped by configuration (a cell's file name starts with its configuration, so the arms
 of one seed, which share one regenerated episode, go to the same worker; the smallest
-configuration, scored last, one cell's files a group, so the workers finish together), each
+configuration, scored last, one arm's files a group, so the workers finish together), each
 group is read and scored in a worker process (:mod:`runner.rundir.rescore_part`:
-:func:`scoring.results.offline.score_records`, the helper lines per cell), and the parent puts the pieces back in the serial reading order: the same records,
-the same scores in the same order, the same report of bad lines, the same lines. With one
-process (``jobs=1``, or one core) the configurations are scored in this process one at a
-time, so one group's records (without detail, one file's) are in memory, not the run's (#50: the serial path held every record
-of a 14,040-episode run at once, 1.05 GB, and freed them at the end). Where the split could
-change a result (a (cell, seed) or a cell in two files of different groups), or there is
-one group, or the logs are small, the serial path runs instead.
+:func:`scoring.results.offline.score_records`, the helper lines per cell), and the parent
+puts the pieces back in the serial reading order: the same records, the same scores in the
+same order, the same report of bad lines, the same lines. With one process (``jobs=1``, or
+one core) the configurations are scored in this process one at a time, so one group's
+records (without detail, one file's) are in memory, not the run's (#50: the serial path
+held every record of a 14,040-episode run at once, 1.05 GB, and freed them at the end).
+Where the split could change a result (a (cell, seed) or a cell in two files of different
+groups), or there is one group, or the logs are small, the serial path runs instead.
 """
 
 from __future__ import annotations
@@ -96,8 +97,8 @@ def _balanced(groups: list[list[str]], jobs: int) -> list[list[str]]:
     """``groups`` (biggest first) with the smallest configurations split so the workers
     finish together: five like configurations on two workers are no longer three rounds
     for one worker and two for the other (0.6 of the work on one: the two-core run at 0.6
-    of one core's at best). The smallest of all, scored last, one cell's files a group
-    (:func:`_by_cell`): whichever worker is free takes the next, so the workers end at most
+    of one core's at best). The smallest of all, scored last, one arm's files a group
+    (:func:`_by_arm`): whichever worker is free takes the next, so the workers end at most
     one file apart, not a group (#50, sixth round); a worker regenerates its episodes once
     for all it takes of it (:mod:`runner.rundir.rescore_part`), so each worker that takes
     some, at most ``jobs``, regenerates them. The next ``len(groups) % jobs - 1`` smallest
@@ -106,20 +107,22 @@ def _balanced(groups: list[list[str]], jobs: int) -> list[list[str]]:
         return groups
     left = max(len(groups) % jobs, 1)
     split = config_groups([Path(p) for g in groups[-left:-1] for p in g])
-    return sorted(groups[:-left] + split, key=_size) + _by_cell(groups[-1])
+    return sorted(groups[:-left] + split, key=_size) + _by_arm(groups[-1])
 
 
 def _size(group: list[str]) -> int:
     return -sum(os.path.getsize(p) for p in group)
 
 
-def _by_cell(group: list[str]) -> list[list[str]]:
-    """A group's files, those of one name (one cell's, in several folders) together, the
-    biggest first."""
-    by_name: dict[str, list[str]] = {}
+def _by_arm(group: list[str]) -> list[list[str]]:
+    """A group's files by model and arm, the biggest first: one cell's files (of one name,
+    in several folders) together, and a cell's stressed variants (the same name but for
+    its knobs) with it, so a worker's report parts of the plain cell keep what the stressed
+    ones read (:func:`_unread`: else the report scores serially)."""
+    by_arm: dict[str, list[str]] = {}
     for p in group:
-        by_name.setdefault(Path(p).name, []).append(p)
-    return sorted(by_name.values(), key=_size)
+        by_arm.setdefault("__".join(Path(p).stem.split("__")[:7]), []).append(p)
+    return sorted(by_arm.values(), key=_size)
 
 
 def _merge(

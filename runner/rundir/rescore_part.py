@@ -8,7 +8,7 @@ gigabyte (#50, sixth round: 110,000 page faults of two workers, 0.45 s of system
 17,000). The episodes and replays a configuration's records share are kept per worker
 (:func:`start_worker`) for as long as its groups are of one configuration, so a
 configuration whose files are scored as several small groups by one worker (the run's
-tail, :func:`runner.rundir.rescore.config_groups`) regenerates its episodes once in that
+tail: ``runner.rundir.rescore._balanced``) regenerates its episodes once in that
 worker. Each score is a pure function of its record and its regenerated episode: no score
 depends on the grouping, the order or the worker.
 """

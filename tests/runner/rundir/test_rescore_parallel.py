@@ -246,3 +246,10 @@ def test_workers_score_every_model_of_a_configuration_together(tmp_path: Path) -
     assert len(split) == 5 and sorted(map(len, split[1:])) == [1, 1, 1, 2]
     (pair,) = (g for g in split if str(again) in g)
     assert len(pair) == 2 and len({Path(p).name for p in pair}) == 1
+    # and a cell's stressed variants with it (a worker's report parts of the plain cell
+    # keep what they read)
+    styled = tmp_path / f"{Path(again).stem}__user_style=restate.jsonl"
+    styled.write_bytes(b"x")
+    split = rescore_mod._balanced([groups[0], [*groups[1], str(again), str(styled)]], 2)
+    (three,) = (g for g in split if str(again) in g)
+    assert sorted(three) == sorted([*pair, str(styled)])
