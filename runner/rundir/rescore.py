@@ -3,59 +3,55 @@
 ``ladder score`` and ``ladder report`` read every episode log and score every record against
 its regenerated episode; on a large run that is CPU work that splits cleanly. The log files
 are grouped by configuration (a cell's file name starts with its configuration, so the arms
-of one seed, which share one regenerated episode, go to the same worker), each group is read
-and scored in a worker process (:func:`scoring.results.offline.score_records`, the helper lines per
-cell), and the parent puts the pieces back in the serial reading order: the same records,
-the same scores in the same order, the same report of bad lines, the same lines. With one
-process (``jobs=1``, or one core) the same groups are scored in this process one at a time,
-so one group's records are in memory, not the run's (#50: the serial path held every record
-of a 14,040-episode run at once, 1.05 GB, and freed them at the end). Where the split could
-change a result (a (cell, seed) or a cell in two files of different groups), or there is
-one group, or the logs are small, the serial path runs instead.
+of one seed, which share one regenerated episode, go to the same worker; the smallest
+configuration, scored last, one arm's files a group, so the workers finish together), each
+group is read and scored in a worker process (:mod:`runner.rundir.rescore_part`:
+:func:`scoring.results.offline.score_records`, the helper lines per cell), and the parent
+puts the pieces back in the serial reading order: the same records, the same scores in the
+same order, the same report of bad lines, the same lines. With one process (``jobs=1``, or
+one core) the configurations are scored in this process one at a time, so one group's
+records (without detail, one file's) are in memory, not the run's (#50: the serial path
+held every record of a 14,040-episode run at once, 1.05 GB, and freed them at the end).
+Where the split could change a result (a (cell, seed) or a cell in two files of different
+groups), or there is one group, or the logs are small, the serial path runs instead.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import msgspec
 
-from protocol.records import CellKey, EpisodeRecord, Knobs, log_key
-from runner.grid.packs import loaded_texts, register_texts
-from runner.rundir.logs import LogReport, NewerSchemaError, log_files, read_file, read_logs
+from protocol.records import CellKey, Knobs
+from runner.grid.packs import loaded_texts
+from runner.rundir.logs import LogReport, NewerSchemaError, log_files, read_logs
 from runner.rundir.plots import preload_plots
+from runner.rundir.rescore_part import Key, Part, config_of, score_group, start_worker
 from scoring.analyses.base import Analyses
 from scoring.analyses.registry import (
     ANALYSES,
-    STRESS_ONLY,
-    Parts,
-    batch_parts,
     finished_analyses,
     mergeable,
     scored_once,
     stress_free,
 )
-from scoring.analyses.truncation import Cut, add_cuts, cut_replies
+from scoring.analyses.truncation import Cut, cut_replies
 from scoring.gc_pause import paused_gc
-from scoring.replay.episode_score import EpisodeScore
-from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
-from scoring.results.compact import Shared
 from scoring.results.families import DEFAULT_FAMILY, score_lines
-from scoring.results.gate_report import flag_inert, helper_lines
-from scoring.results.lines import HelperLine, ResultLine, with_status
-from scoring.results.offline import rescore, score_records
+from scoring.results.gate_report import flag_inert
+from scoring.results.lines import ResultLine, with_status
+from scoring.results.offline import rescore
 from scoring.results.stats import preload_stats
 
 __all__ = ["MIN_PARALLEL_BYTES", "Scored", "config_groups", "cores", "rescore_dir", "scored_dir"]
 
 MIN_PARALLEL_BYTES = 8 << 20  # below this, starting workers costs more than it saves
-Key = tuple[str, int]
 
 
 def cores() -> int:
@@ -64,25 +60,6 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         return os.cpu_count() or 1
-
-
-@dataclass
-class _File:
-    report: LogReport
-    keys: list[Key]
-    error: str | None = None  # a NewerSchemaError's message
-
-
-@dataclass
-class _Part:
-    files: dict[str, _File]
-    scores: dict[Key, EpisodeScore]
-    helpers: list[tuple[CellKey, HelperLine]]
-    cells: set[str]
-    # with detail (``ladder report``): per cell, its first key, its analyses' parts and its
-    # replies cut at their budget, in the group's reading order
-    detail: list[tuple[Key, CellKey, Parts, Cut]] = field(default_factory=list)
-    skipped: list[CellKey] = field(default_factory=list)  # stress-only parts left out
 
 
 @dataclass(frozen=True)
@@ -95,84 +72,14 @@ class Scored:
     cuts: dict[CellKey, Cut]
 
 
-def _compact(score: EpisodeScore) -> EpisodeScore:
-    """The score without its per-turn detail (what the lines read), cheap to send back."""
-    return msgspec.structs.replace(
-        score,
-        primary=msgspec.structs.replace(score.primary, turns=()),
-        decline_aware=msgspec.structs.replace(score.decline_aware, turns=()),
-    )
-
-
-def _detail(
-    records: dict[Key, EpisodeRecord], scores: dict[Key, EpisodeScore], cache: EpisodeCache
-) -> tuple[list[tuple[Key, CellKey, Parts, Cut]], list[CellKey]]:
-    """Per cell (in reading order): its first key, what each analysis makes of its pairs,
-    its replies cut at their token budget (the sum of its scores' ``cut``, which
-    :func:`scoring.analyses.truncation.cut_replies` counts from the records); and the cells
-    whose :data:`~scoring.analyses.registry.STRESS_ONLY` parts were left out (none of the
-    group's cells is stressed: the parent checks that no stressed cell elsewhere reads them)."""
-    by_cell: dict[CellKey, list[Key]] = {}
-    for k, r in records.items():
-        by_cell.setdefault(r.cell, []).append(k)
-    skipped = list(by_cell) if all(map(stress_free, by_cell)) else []
-    skip = STRESS_ONLY if skipped else frozenset()
-    out = []
-    for cell, keys in by_cell.items():
-        pairs = [(records[k], scores[k]) for k in keys]
-        cut = add_cuts(scores[k].cut for k in keys)
-        out.append((keys[0], cell, batch_parts(pairs, cache, skip=skip), cut))
-    return out, skipped
-
-
-def _score_group(paths: Sequence[str], detail: bool = False) -> _Part:
-    files: dict[str, _File] = {}
-    records: dict[Key, EpisodeRecord] = {}
-    with paused_gc():
-        out: dict[Key, EpisodeRecord] = {}
-        for p in paths:  # the reading the viewer's index shares (logs.read_file)
-            try:
-                read = read_file(Path(p), log_key)
-            except NewerSchemaError as e:
-                files[p] = _File(LogReport(files=1), [], str(e))
-                break
-            out = {k: f.record for k, f in read.found.items()}
-            files[p] = _File(read.report, list(out))
-            records.update(out)
-            del read
-        cache = EpisodeCache()
-        scored = score_records(records.values(), cache, detail=detail)
-        scores = dict(zip(records, scored, strict=True))
-        parts, skipped = _detail(records, scores, cache) if detail else ([], [])
-        if detail:  # sent back as ``ladder score``'s workers send them: parts shared
-            shared = Shared()
-            scores = {k: shared(_compact(s)) for k, s in scores.items()}
-        by_cell: dict[CellKey, list[EpisodeRecord]] = {}
-        for r in records.values():
-            by_cell.setdefault(r.cell, []).append(r)
-        helpers = [(c, line) for c, recs in by_cell.items() for line in helper_lines(recs)]
-        cells = {c.slug() for c in by_cell}
-        # Drop the records while the collector is still paused: alive when it resumes, its
-        # first pass would walk every object they hold.
-        del records, by_cell, out, scored
-    return _Part(files, scores, helpers, cells, parts, skipped)
-
-
-def _config(path: Path, across_models: bool = False) -> str:
-    """A log file's configuration: its cell slug without the arm and knobs (and, across
-    models, without the model and its regime)."""
-    parts = path.stem.split("__")
-    return "__".join(parts[2 if across_models else 0 : 6]) if len(parts) >= 7 else path.stem
-
-
 def config_groups(paths: list[Path], *, across_models: bool = False) -> list[list[str]]:
     """Files by configuration (the arms of one seed share one regenerated episode), the
     biggest group first (so a pool's tail is short). ``across_models``: the models of a
     configuration in one group too (their seeds share the episode as well)."""
     by_config: dict[str, list[str]] = {}
     for p in paths:
-        by_config.setdefault(_config(p, across_models), []).append(str(p))
-    return sorted(by_config.values(), key=lambda g: -sum(os.path.getsize(p) for p in g))
+        by_config.setdefault(config_of(p, across_models), []).append(str(p))
+    return sorted(by_config.values(), key=_size)
 
 
 def _worker_groups(paths: list[Path], jobs: int) -> list[list[str]]:
@@ -187,20 +94,39 @@ def _worker_groups(paths: list[Path], jobs: int) -> list[list[str]]:
 
 
 def _balanced(groups: list[list[str]], jobs: int) -> list[list[str]]:
-    """``groups`` (biggest first) with the smallest ``len(groups) % jobs`` configurations
-    split by model, biggest first again: five like configurations on two workers are no
-    longer three rounds for one worker and two for the other (0.6 of the work on one: the
-    two-core run at 0.6 of one core's at best), but two and a half each; those
-    configurations' episodes are regenerated once per model (#50)."""
-    left = len(groups) % jobs
-    if left == 0:
+    """``groups`` (biggest first) with the smallest configurations split so the workers
+    finish together: five like configurations on two workers are no longer three rounds
+    for one worker and two for the other (0.6 of the work on one: the two-core run at 0.6
+    of one core's at best). The smallest of all, scored last, one arm's files a group
+    (:func:`_by_arm`): whichever worker is free takes the next, so the workers end at most
+    one file apart, not a group (#50, sixth round); a worker regenerates its episodes once
+    for all it takes of it (:mod:`runner.rundir.rescore_part`), so each worker that takes
+    some, at most ``jobs``, regenerates them. The next ``len(groups) % jobs - 1`` smallest
+    split by model (their episodes regenerated once per model, #50)."""
+    if not groups:
         return groups
-    split = config_groups([Path(p) for g in groups[-left:] for p in g])
-    return sorted(groups[:-left] + split, key=lambda g: -sum(os.path.getsize(p) for p in g))
+    left = max(len(groups) % jobs, 1)
+    split = config_groups([Path(p) for g in groups[-left:-1] for p in g])
+    return sorted(groups[:-left] + split, key=_size) + _by_arm(groups[-1])
+
+
+def _size(group: list[str]) -> int:
+    return -sum(os.path.getsize(p) for p in group)
+
+
+def _by_arm(group: list[str]) -> list[list[str]]:
+    """A group's files by model and arm, the biggest first: one cell's files (of one name,
+    in several folders) together, and a cell's stressed variants (the same name but for
+    its knobs) with it, so a worker's report parts of the plain cell keep what the stressed
+    ones read (:func:`_unread`: else the report scores serially)."""
+    by_arm: dict[str, list[str]] = {}
+    for p in group:
+        by_arm.setdefault("__".join(Path(p).stem.split("__")[:7]), []).append(p)
+    return sorted(by_arm.values(), key=_size)
 
 
 def _merge(
-    paths: list[Path], parts: list[_Part], report: LogReport, family: str = DEFAULT_FAMILY
+    paths: list[Path], parts: list[Part], report: LogReport, family: str = DEFAULT_FAMILY
 ) -> tuple[list[ResultLine], list[Key]] | None:
     """The lines of the workers' parts and every key in the serial reading order; None
     where the split could change a result (the serial path decides)."""
@@ -235,24 +161,25 @@ def _nothing() -> None:
 
 def _parallel(
     paths: list[Path], jobs: int, min_bytes: int, detail: bool, also: Callable[[], None] = _nothing
-) -> list[_Part] | None:
+) -> list[Part] | None:
     """Every group of log files scored in a worker process (one process: in this one, a
     group at a time); None where there is one group or the logs are too small to pay."""
     jobs = cores() if jobs <= 0 else jobs
-    groups = _worker_groups(paths, jobs)
+    one = jobs <= 1  # one process: each configuration once, at once
+    groups = config_groups(paths, across_models=True) if one else _worker_groups(paths, jobs)
     big = sum(p.stat().st_size for p in paths) >= min_bytes
     if len(groups) <= 1 or not big:
         return None
-    if jobs <= 1:  # the workers' path here (#50): one group's records in memory, not the run's
-        parts = [_score_group(group, detail) for group in groups]
+    if one:  # the workers' path here (#50): one group's records in memory, not the run's
+        parts = [score_group(group, detail) for group in groups]
         preload_stats()
         also()
         return parts
     # the workers regenerate with the packs this process loaded (spawned ones too)
     with ProcessPoolExecutor(
-        min(jobs, len(groups)), initializer=register_texts, initargs=(loaded_texts(),)
+        min(jobs, len(groups)), initializer=start_worker, initargs=(loaded_texts(),)
     ) as pool:
-        pending = pool.map(partial(_score_group, detail=detail), groups)
+        pending = pool.map(partial(score_group, detail=detail), groups)
         preload_stats()  # while the workers score: the merge needs scipy
         also()  # and what the caller needs next (the report: matplotlib)
         return list(pending)
@@ -286,7 +213,7 @@ def rescore_dir(
     return lines, n
 
 
-def _unread(parts: list[_Part], cells: list[CellKey]) -> bool:
+def _unread(parts: list[Part], cells: list[CellKey]) -> bool:
     """Whether no stressed cell of the run shares all but its knobs with a cell whose
     stress-only parts a worker left out (the serial path computes them all)."""
     skipped = {_bare(c) for part in parts for c in part.skipped}

@@ -19,6 +19,7 @@ import pytest
 from rich.console import Console
 
 import runner.rundir.rescore as rescore_mod
+import runner.rundir.rescore_part as part_mod
 from protocol.records import CellKey, Knobs
 from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
@@ -84,12 +85,12 @@ def test_a_plain_configuration_leaves_out_its_stress_parts_and_the_report_stays(
     parallel = _report(run_dir, tmp_path / "parallel", monkeypatch, jobs=2)
     assert calls == [1]  # the workers scored it (their parts checked): no serial pass
     # what a worker makes of each configuration
-    part = rescore_mod._score_group(
+    part = part_mod.score_group(
         [str(p) for p in sorted((run_dir / "logs").glob("*S6*.jsonl"))], detail=True
     )
     assert part.skipped and all(stress_free(c) for c in part.skipped)
     assert all(d[2][name] == [] for d in part.detail for name in STRESS_ONLY)
-    styled = rescore_mod._score_group(
+    styled = part_mod.score_group(
         [str(p) for p in sorted((run_dir / "logs").glob("*S10*.jsonl"))], detail=True
     )
     assert styled.skipped == []
@@ -108,7 +109,7 @@ def test_a_stressed_cell_reading_a_left_out_part_sends_the_run_to_the_serial_pat
     run_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plain, styled = _cell(6), _cell(6, user_style="restate")
-    part = rescore_mod._Part({}, {}, [], set(), [], [plain])
+    part = part_mod.Part({}, {}, [], set(), [], [plain])
     assert rescore_mod._unread([part], [plain, _cell(10, user_style="restate")])
     assert not rescore_mod._unread([part], [plain, styled])
     assert msgspec.structs.replace(styled, knobs=Knobs()) == plain

@@ -13,9 +13,11 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 import runner.rundir.rescore as rescore_mod
+import runner.rundir.rescore_part as part_mod
 from ladder.app import app
 from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
+from runner.grid.packs import loaded_texts
 from runner.rundir.logs import LogReport, log_files, read_logs
 from runner.rundir.rescore import rescore_dir
 from scoring.replay.episode_score import score_episode
@@ -136,7 +138,7 @@ def test_parallel_serial_and_streaming_scores_are_byte_identical(run_dir: Path) 
     records = read_logs(run_dir, LogReport())
     fresh = [msgspec.json.encode(score_episode(r, detail=False)) for r in records.values()]
     serial = [msgspec.json.encode(s) for s in score_records(records.values(), EpisodeCache())]
-    part = rescore_mod._score_group([str(p) for p in log_files(run_dir)])
+    part = part_mod.score_group([str(p) for p in log_files(run_dir)])
     parallel = [msgspec.json.encode(part.scores[k]) for k in records]
     streaming = StreamingScorer(expected_seeds_of(records.values()))
     streamed = [msgspec.json.encode(streaming.score(r)) for r in records.values()]
@@ -146,6 +148,48 @@ def test_parallel_serial_and_streaming_scores_are_byte_identical(run_dir: Path) 
     assert [msgspec.json.encode(s) for s in detailed] == [
         msgspec.json.encode(score_episode(r)) for r in records.values()
     ]
+
+
+def test_a_worker_regenerates_a_configuration_once_for_all_its_groups(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[Any] = []
+    generate = EpisodeCache._generate
+
+    def spy(self: EpisodeCache, spec: Any) -> Any:
+        made.append(spec)
+        return generate(self, spec)
+
+    monkeypatch.setattr(EpisodeCache, "_generate", spy)
+    monkeypatch.setattr(part_mod, "_KEPT", [])  # this process is no worker: nothing kept
+    paths = [str(p) for p in log_files(run_dir)]
+    whole = part_mod.score_group(paths)
+    assert len(made) == len(set(made)) == 4  # two configurations of two seeds each
+    one = [p for p in paths if "__S10__" in p]
+    assert len(one) == 3
+    part_mod.score_group(one[:1])
+    assert len(made) == 6  # again: a caller's process keeps nothing
+    part_mod.start_worker(loaded_texts())  # as a worker: kept from one group to the next
+    parts = [part_mod.score_group([p]) for p in one]
+    assert len(made) == 8  # the configuration's two episodes once for its three groups
+    assert {k: s for part in parts for k, s in part.scores.items()} == {
+        k: s for k, s in whole.scores.items() if any(k in part.scores for part in parts)
+    }
+    assert sum(len(part.scores) for part in parts) == 3 * 2
+    part_mod.score_group([p for p in paths if "__S5__" in p][:1])
+    assert len(made) == 10  # another configuration: its own
+
+
+def test_a_cell_in_files_of_two_names_is_scored_at_once(run_dir: Path, tmp_path: Path) -> None:
+    first = log_files(run_dir)[0]
+    renamed = tmp_path / "renamed.jsonl"
+    shutil.copy(first, renamed)  # the same cell under another name: one helper line needs both
+    paths = [str(first), str(renamed)]
+    assert part_mod._score_files(paths) is None
+    part = part_mod.score_group(paths)
+    assert part == part_mod._score_whole(paths, False)
+    assert len(part.cells) == 1 and len(part.helpers) <= 1
+    assert part.files[str(renamed)].keys == part.files[str(first)].keys
 
 
 def expected_seeds_of(records: Any) -> dict[Any, set[int]]:
@@ -171,18 +215,22 @@ def test_workers_score_every_model_of_a_configuration_together(tmp_path: Path) -
         for arm in ("raw", "enforce")
     ]
     groups = rescore_mod._worker_groups(paths, 2)
-    assert len(groups) == 4
+    assert len(groups) == 6
     for group in groups[:2]:  # S15 and S10: one group each, both models
         assert len(group) == 4
         assert len({Path(p).name.split("__")[2] for p in group}) == 1  # one configuration
         assert {Path(p).name.split("__")[0] for p in group} == {"m-a", "m-b"}
-    # three configurations on two workers: the smallest (S5) split by model, so each worker
-    # scores one and a half (#50: not two for one worker and one for the other)
-    for group in groups[2:]:
-        assert len(group) == 2
-        assert {Path(p).name.split("__")[2] for p in group} == {"S5"}
-        assert len({Path(p).name.split("__")[0] for p in group}) == 1  # one model
-    assert rescore_mod._balanced(groups[:2], 2) == groups[:2]  # whole rounds: none split
+    # three configurations on two workers: the smallest (S5) scored last, one file a group,
+    # taken by whichever worker is free (#50: not two for one worker and one for the
+    # other; sixth round: not half a configuration each)
+    assert sorted(Path(g[0]).name for g in groups[2:]) == sorted(
+        f"{m}__no-think__S5__rho0.15__procurement__amended__{arm}.jsonl"
+        for m in ("m-a", "m-b")
+        for arm in ("raw", "enforce")
+    )
+    assert all(len(g) == 1 for g in groups[2:])
+    # whole rounds: none split by model, the smallest configuration one file a group
+    assert rescore_mod._balanced(groups[:2], 2) == [groups[0]] + [[p] for p in groups[1]]
     # a configuration bigger than a worker's share, or fewer configurations than workers:
     # one model's files each, as before
     assert rescore_mod._worker_groups(paths[:2] + paths[6:8], 2) == rescore_mod.config_groups(
@@ -191,3 +239,17 @@ def test_workers_score_every_model_of_a_configuration_together(tmp_path: Path) -
     big = [*paths, _log(tmp_path, "m-a", 18, "raw", 20_000)]
     assert rescore_mod._worker_groups(big, 2) == rescore_mod.config_groups(big)
     assert len(rescore_mod._worker_groups(big, 2)) == 7
+    # one cell's files in two folders stay together in the last groups
+    (tmp_path / "older").mkdir()
+    again = _log(tmp_path / "older", "m-a", 10, "raw", 10)
+    split = rescore_mod._balanced([groups[0], [*groups[1], str(again)]], 2)
+    assert len(split) == 5 and sorted(map(len, split[1:])) == [1, 1, 1, 2]
+    (pair,) = (g for g in split if str(again) in g)
+    assert len(pair) == 2 and len({Path(p).name for p in pair}) == 1
+    # and a cell's stressed variants with it (a worker's report parts of the plain cell
+    # keep what they read)
+    styled = tmp_path / f"{Path(again).stem}__user_style=restate.jsonl"
+    styled.write_bytes(b"x")
+    split = rescore_mod._balanced([groups[0], [*groups[1], str(again), str(styled)]], 2)
+    (three,) = (g for g in split if str(again) in g)
+    assert sorted(three) == sorted([*pair, str(styled)])
