@@ -138,22 +138,27 @@ _next: Any = None  # the forked process's handle on the shared next-figure count
 
 
 def _share(counter: Any) -> None:
-    """A figure process's start: the shared counter, and no cyclic collector for the rest of
-    its life. A figure's thousands of artists made the collector run about 190 times over
-    the report's figures, walking the scored run's objects too (5% of the drawing's CPU);
-    and the figures' own cycles (about 40-60 thousand objects each process) cost a
-    collection of 0.05-0.07 s at the end of the drawing, before the PNGs went back (#50).
-    The process draws its share and exits: its cycles (a few MB) go with it."""
     global _next
     _next = counter
+
+
+def _forked(counter: Any) -> None:
+    """The figure child's start: the shared counter, and no cyclic collector for the rest
+    of its life. It draws its share and exits, its figures' cycles (about 40 thousand
+    objects, a few MB) with it, instead of collecting them (0.05-0.1 s) before its PNGs
+    come back (#50)."""
+    _share(counter)
     gc.disable()
 
 
 def _take(
     lines: Sequence[ResultLine], analyses: Analyses, names: Sequence[str]
 ) -> dict[str, Png | None]:
-    """Draw the next figure not yet taken by either process until none is left (the cyclic
-    collector paused meanwhile, as :func:`_share` says why)."""
+    """Draw the next figure not yet taken by either process until none is left. The cyclic
+    collector is paused meanwhile: a figure's thousands of artists made it run about 190
+    times over the report's figures, walking the scored run's objects too (5% of the
+    drawing's CPU, #50); a figure's cycles wait for the end (a few MB; the child never
+    collects them, :func:`_forked`)."""
     out: dict[str, Png | None] = {}
     with paused_gc():
         while True:
@@ -173,24 +178,26 @@ def draw_pngs(lines: Sequence[ResultLine], analyses: Analyses, jobs: int = 1) ->
     """The report's PNGs by name (``success``, ``success-decline-aware``, ``channels``, then
     each paper figure whose cells are present, by its name; the file is ``<stem>-<name>.png``)
     in the report's order. With ``jobs`` > 1 (and ``fork``) the figures are drawn in two
-    processes, each taking the costliest figure left; this one waits (its heap keeps no
-    figure: no collection of their cycles here, #50). Raises ImportError without matplotlib."""
+    processes, each taking the costliest figure left. Raises ImportError without matplotlib."""
     names = [suffix for suffix, _ in _OURS] + [f.name for f in FIGURES.entries()]
     if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
         preload_plots()
         import matplotlib.figure  # noqa: F401  (ImportError here, before the fork)
 
         queue = sorted(names, key=lambda n: -_cost(n))  # stable: the report's order on ties
-        # forked: the children know the figures this process registered, and the counter
+        # forked: the child knows the figures this process registered, and the counter
         context = multiprocessing.get_context("fork")
         counter = context.Value("i", 0)
+        _share(counter)
         with ProcessPoolExecutor(
-            2, mp_context=context, initializer=_share, initargs=(counter,)
+            1, mp_context=context, initializer=_forked, initargs=(counter,)
         ) as pool:
-            shares = [pool.submit(_take, lines, analyses, queue) for _ in range(2)]
-            drawn = {}
-            for share in shares:
-                drawn.update(share.result())
+            theirs = pool.submit(_take, lines, analyses, queue)
+            try:
+                drawn = _take(lines, analyses, queue)
+                drawn.update(theirs.result())
+            finally:
+                _share(None)
     else:
         drawn = _draw_some(lines, analyses, names)
     return {n: png for n in names if (png := drawn[n]) is not None}
