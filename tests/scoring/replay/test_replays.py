@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from protocol import EpisodeSpec, TurnRecord, generate
 from protocol.config import Knobs
-from protocol.records import Booking, CellKey, EpisodeRecord
+from protocol.records import Booking, CellKey, EpisodeRecord, scripted_fields
 from scoring.replay.episode_score import Replays, score_episode
 
 EPISODE = generate(EpisodeSpec(seed=5, steps=6, density=0.3))
@@ -28,19 +28,7 @@ def _record(n: int, booked: list[bool], style: str, termination: str) -> Episode
             # as the world admitted it: no admitted difference, so the replay is shared
             admitted = (Booking(step=t.step, code=code, work_order=t.work_order),)
         turns.append(
-            TurnRecord(
-                index=t.index,
-                kind=t.kind,
-                step=t.step,
-                work_order=t.work_order,
-                user_text=t.text,
-                sent_text=t.text,
-                arm_text="",
-                reply=reply,
-                admitted=admitted,
-                named=t.named,
-                dynamic=t.dynamic,
-            )
+            TurnRecord(**scripted_fields(t), sent_text=t.text, reply=reply, admitted=admitted)
         )
     return EpisodeRecord(
         cell=CellKey(model="m", steps=6, density=0.3, arm="raw", knobs=Knobs(user_style=style)),  # type: ignore[arg-type]
