@@ -49,6 +49,7 @@ from scoring.results.trials import Unit, majority, pass_hats
 __all__ = [
     "RATES",
     "SCORINGS",
+    "WinsMemo",
     "cell_line",
     "cell_sort_key",
     "config_of",
@@ -249,11 +250,12 @@ def _sum_dicts(dicts: Iterable[Mapping[str, int]], keys: Iterable[str]) -> dict[
 
 
 _Wins = dict[int, bool]  # each seed's outcome (its trials' majority) under one scoring
-_WinsMemo = dict[tuple[int, str], tuple[Mapping[Unit, EpisodeScore], _Wins]]
+# seed_wins kept by cell (its id, and the cell to keep the id its own) and scoring
+WinsMemo = dict[tuple[int, str], tuple[Mapping[Unit, EpisodeScore], _Wins]]
 
 
 def seed_wins(
-    units: Mapping[Unit, EpisodeScore], scoring: str, memo: _WinsMemo | None = None
+    units: Mapping[Unit, EpisodeScore], scoring: str, memo: WinsMemo | None = None
 ) -> _Wins:
     """Each seed's outcome under ``scoring`` over its counted trials (their majority,
     :func:`scoring.results.trials.majority`); ``memo``: kept by cell for the next contrast
@@ -275,7 +277,7 @@ def paired_contrast(
     scoring: str,
     kind: str = "ladder",
     table: str | None = None,
-    memo: _WinsMemo | None = None,
+    memo: WinsMemo | None = None,
 ) -> ContrastLine:
     """The exact McNemar test of ``b`` against ``a`` over the seeds both counted: a seed's
     outcome is its one episode's, or with repeated trials the majority of its counted
@@ -331,7 +333,7 @@ def ladder_contrasts(
     pairs += [
         (a, b, "side", table) for a, b, table in side_contrasts() if a in by_arm and b in by_arm
     ]
-    memo: _WinsMemo = {}
+    memo: WinsMemo = {}
     return [
         paired_contrast(config, (a, by_arm[a]), (b, by_arm[b]), scoring, kind, table, memo)
         for scoring in SCORINGS

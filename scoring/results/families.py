@@ -48,6 +48,7 @@ from protocol.records import CellKey, Knobs
 from scoring.replay.episode_score import EpisodeScore
 from scoring.results.cells import (
     SCORINGS,
+    WinsMemo,
     cell_line,
     cell_sort_key,
     config_of,
@@ -208,7 +209,7 @@ def _pairs(cells: Cells) -> list[_Pair]:
 def cross_contrasts(cells: Cells) -> list[ContrastLine]:
     """Contrasts between cells of different configurations (``p_holm`` left None)."""
     lines: list[ContrastLine] = []
-    memo: dict[tuple[int, str], tuple[Mapping[Unit, EpisodeScore], dict[int, bool]]] = {}
+    memo: WinsMemo = {}
     for kind, table, ref, key, a, b in _pairs(cells):
         for scoring in SCORINGS:
             line = paired_contrast(

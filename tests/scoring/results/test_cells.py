@@ -362,7 +362,7 @@ def test_seed_wins_are_kept_per_cell_and_scoring() -> None:
     # between cells or scorings
     won = {(s, 0): _scored(s, 0, s % 2 == 0) for s in range(6)}
     lost = {(s, 0): _scored(s, 0, False) for s in range(6)}
-    memo: cells_mod._WinsMemo = {}
+    memo: cells_mod.WinsMemo = {}
     first = cells_mod.seed_wins(won, "strict", memo)
     assert first == {s: s % 2 == 0 for s in range(6)}
     assert cells_mod.seed_wins(lost, "strict", memo) == dict.fromkeys(range(6), False)
