@@ -87,7 +87,7 @@ def _worker_groups(paths: list[Path], jobs: int) -> list[list[str]]:
     each episode is regenerated once in the whole run, not once per model (#50), where
     no such group holds more than a worker's share; else one model's files each."""
     groups = config_groups(paths, across_models=True)
-    sizes = [sum(os.path.getsize(p) for p in g) for g in groups]
+    sizes = [-_size(g) for g in groups]
     if len(groups) >= jobs and max(sizes, default=0) * jobs <= sum(sizes):
         return _balanced(groups, jobs)
     return config_groups(paths)

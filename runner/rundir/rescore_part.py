@@ -147,16 +147,24 @@ def _score_files(paths: Sequence[str]) -> Part | None:
                 records.update(out)
             scored = score_records(records.values(), cache, replays=replays)
             scores.update(zip(records, scored, strict=True))
-            by_cell: dict[CellKey, list[EpisodeRecord]] = {}
-            for r in records.values():
-                by_cell.setdefault(r.cell, []).append(r)
-            slugs = {c.slug() for c in by_cell}
+            batch_helpers, slugs = _cells(records)
             if not cells.isdisjoint(slugs):
                 return None
             cells |= slugs
-            helpers += [(c, line) for c, recs in by_cell.items() for line in helper_lines(recs)]
-            del records, by_cell, scored, out
+            helpers += batch_helpers
+            del records, scored, out
     return Part(files, scores, helpers, cells)
+
+
+def _cells(
+    records: dict[Key, EpisodeRecord],
+) -> tuple[list[tuple[CellKey, HelperLine]], set[str]]:
+    """The helper lines of each cell of ``records`` (in reading order) and the cells' slugs."""
+    by_cell: dict[CellKey, list[EpisodeRecord]] = {}
+    for r in records.values():
+        by_cell.setdefault(r.cell, []).append(r)
+    helpers = [(c, line) for c, recs in by_cell.items() for line in helper_lines(recs)]
+    return helpers, {c.slug() for c in by_cell}
 
 
 def _compact(score: EpisodeScore) -> EpisodeScore:
@@ -207,12 +215,8 @@ def _score_whole(paths: Sequence[str], detail: bool) -> Part:
         if detail:  # sent back as ``ladder score``'s workers send them: parts shared
             shared = Shared()
             scores = {k: shared(_compact(s)) for k, s in scores.items()}
-        by_cell: dict[CellKey, list[EpisodeRecord]] = {}
-        for r in records.values():
-            by_cell.setdefault(r.cell, []).append(r)
-        helpers = [(c, line) for c, recs in by_cell.items() for line in helper_lines(recs)]
-        cells = {c.slug() for c in by_cell}
+        helpers, cells = _cells(records)
         # Drop the records while the collector is still paused: alive when it resumes, its
         # first pass would walk every object they hold.
-        del records, by_cell, scored
+        del records, scored
     return Part(files, scores, helpers, cells, parts, skipped)
