@@ -33,6 +33,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from runner.client.limiter import Limiter
+from scoring.analyses.cost import quantile
 
 __all__ = [
     "PHASES",
@@ -222,11 +223,9 @@ def ramp_s(server: dict[str, list[float]], level: int, started: float) -> float 
 
 
 def _quantiles_ms(xs: list[float]) -> tuple[float, float]:
-    """(median, p99) of ``xs`` in milliseconds (0, 0 when empty)."""
-    if not xs:
-        return 0.0, 0.0
-    xs = sorted(xs)
-    return 1000 * xs[len(xs) // 2], 1000 * xs[min(len(xs) - 1, (99 * len(xs)) // 100)]
+    """(median, p99) of ``xs`` in milliseconds (0, 0 when empty), by the quantile the run's
+    latency figures use (:func:`scoring.analyses.cost.quantile`)."""
+    return 1000 * quantile(xs, 0.5), 1000 * quantile(xs, 0.99)
 
 
 def turnarounds(client: TracedLimiter, t0: float, t1: float) -> dict[str, float]:
