@@ -7,8 +7,9 @@ stamped with ``time.perf_counter`` (``CLOCK_MONOTONIC``, the same clock in both 
 1. ``grant``: the limiter gives the request a slot (client, :class:`TracedLimiter`);
 2. ``resume``: the request's coroutine runs again (the same instant when nobody waited);
 3. ``arrival``: the server's handler starts on it (server, :func:`trace_server`);
-4. ``start``: the request takes a server slot, its answer computed (``start + service``:
-   where a GPU would be done);
+4. ``start``: the request's service starts on its slot's virtual clock (its arrival, or
+   the slot's previous end if later; the endpoint computes its answer inside the service
+   since the seventh round), ``start + service`` (``due``) where a GPU would be done;
 5. ``end``: its service sleep wakes;
 6. ``release``: the client, the reply read and decoded, frees the limiter slot.
 
@@ -123,8 +124,8 @@ class TracedLimiter(Limiter):
 
 def trace_server(server: Any, log: dict[str, list[float]]) -> None:
     """Stamp a :class:`serve.endpoint.server.ServerState`'s requests into ``log``
-    (``arrival``, ``start``, ``due``, ``end``): the handler's start, the slot taken, the
-    slot's service time after it, the service sleep's wake."""
+    (``arrival``, ``start``, ``due``, ``end``): the handler's start, the service's start on
+    the slot's virtual clock, the service's end there, the service sleep's wake."""
     for k in ("arrival", "start", "due", "end"):
         log.setdefault(k, [])
     arrival, serve = server.arrival, server.latency.serve
@@ -135,14 +136,16 @@ def trace_server(server: Any, log: dict[str, list[float]]) -> None:
         log["arrival"].append(time.perf_counter())
         return int(arrival())
 
-    async def stamped_serve(seconds: float) -> None:
+    async def stamped_serve(seconds: float, arrived: float | None = None) -> None:
         asked.set(seconds)
-        await serve(seconds)
+        await serve(seconds, arrived)
 
     async def stamped_compute(seconds: float) -> None:
+        # ``seconds``: what is left of the slot's virtual service (it started at the
+        # request's arrival or the slot's last end), so the service is [due - asked, due]
         t = time.perf_counter()
-        log["start"].append(t)
-        log["due"].append(t + asked.get())
+        log["start"].append(t + seconds - asked.get())
+        log["due"].append(t + seconds)
         try:
             await compute(seconds)
         finally:

@@ -118,6 +118,11 @@ def _recalled(
 async def chat_completions(request: web.Request) -> web.StreamResponse:
     server = request.app[SERVER]
     n = server.arrival()
+    loop = asyncio.get_running_loop()
+    arrived = loop.time()  # the service's clock starts here, the answer's work inside it
+    # One loop trip: every request read in the loop's same pass is stamped before any of them
+    # is answered, not after the answers of those ahead of it (#50).
+    await asyncio.sleep(0)
     read = await _read(request)
     if isinstance(read, web.Response):
         return read
@@ -135,6 +140,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return await _early_fault(request, fault, server)
     if fault == "hang":
         await asyncio.sleep(server.config.faults.hang_s)
+        arrived = loop.time()  # a hang's service starts after it, as before
     digest = transcript.digest if req.seed is None else req.digest()
     messages, seen = _recalled(req, spec, token, transcript)
     ans = answer(
@@ -149,7 +155,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     )
     if token is not None:
         lineage.remember(token, spec.name, messages, ans.content)
-    return await _reply(request, n, req, ans, digest, fault, prompt_tokens)
+    return await _reply(request, n, req, ans, digest, fault, (prompt_tokens, arrived))
 
 
 async def _reply(
@@ -159,49 +165,56 @@ async def _reply(
     ans: Answer,
     digest: str,
     fault: Fault | None,
-    prompt_tokens: int,
+    counted: tuple[int, float],
 ) -> web.StreamResponse:
-    """The answer shaped under the budget, the prefix cache admitted, the latency waited, and
-    the completion sent (streamed or whole; cut in half when the fault is ``malformed``)."""
+    """The answer shaped, the prefix cache admitted, a whole reply built (cut in half when the
+    fault is ``malformed``), the latency waited from the arrival (``counted``: the prompt's
+    tokens, the loop's time at arrival), the completion sent whole or streamed. Built before
+    the wait, a whole reply's write is all that is left at its due time (#50)."""
     server = request.app[SERVER]
+    prompt_tokens, arrived = counted
     content, reasoning, finish, completion_tokens = shape(ans, req, fault)
     cached = server.admit(req.messages, content, prompt_tokens)
     uncached = prompt_tokens - cached  # the prefill computed: a cached prefix costs nothing
-    await server.latency.serve(server.latency.service_time(n, uncached, completion_tokens))
-    body = completion_body(
-        request_id=f"chatcmpl-{n:06x}{digest[:16]}",
-        created=server.created,
-        model=req.model,
-        content=content,
-        reasoning=reasoning,
-        finish_reason=finish,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        fingerprint="synthetic" if ans.synthetic else "scripted",
-        cached_tokens=cached if server.prefix is not None else None,
-    )
-    server.completed += 1
-    if req.stream:
-        return await stream_completion(
-            request,
-            head={
-                "id": f"chatcmpl-{n:06x}{digest[:16]}",
-                "created": server.created,
-                "model": req.model,
-                "system_fingerprint": "synthetic" if ans.synthetic else "scripted",
-            },
+    whole = None
+    if not req.stream:
+        body = completion_body(
+            request_id=f"chatcmpl-{n:06x}{digest[:16]}",
+            created=server.created,
+            model=req.model,
             content=content,
             reasoning=reasoning,
             finish_reason=finish,
-            usage={
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            }
-            if req.include_usage
-            else None,
-            malformed=fault == "malformed",
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            fingerprint="synthetic" if ans.synthetic else "scripted",
+            cached_tokens=cached if server.prefix is not None else None,
         )
-    if fault == "malformed":
-        body = body[: len(body) // 2]
-    return web.Response(body=body, content_type="application/json")
+        if fault == "malformed":
+            body = body[: len(body) // 2]
+        whole = web.Response(body=body, content_type="application/json")
+    service = server.latency.service_time(n, uncached, completion_tokens)
+    await server.latency.serve(service, arrived)
+    server.completed += 1
+    if whole is not None:
+        return whole
+    return await stream_completion(
+        request,
+        head={
+            "id": f"chatcmpl-{n:06x}{digest[:16]}",
+            "created": server.created,
+            "model": req.model,
+            "system_fingerprint": "synthetic" if ans.synthetic else "scripted",
+        },
+        content=content,
+        reasoning=reasoning,
+        finish_reason=finish,
+        usage={
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+        if req.include_usage
+        else None,
+        malformed=fault == "malformed",
+    )

@@ -1,13 +1,14 @@
 """The latency model: a service time per request and a concurrency cap with a queue.
 
-A request first computes its answer (real CPU, outside the cap), then holds one slot of an
-``asyncio.Semaphore`` of size ``concurrency`` while it sleeps its service time, like a
-batching GPU server with ``concurrency`` sequences. With a fixed service time ``t`` and at
-least ``concurrency`` requests waiting, the ideal throughput is ``concurrency / t``
-requests per second. Each slot keeps a virtual clock: a request that waited for a slot
-starts when the slot's previous request ended (or when it arrived, if later) and sleeps until
-that start plus its service time, so event-loop lag does not add up wave after wave, as a GPU
-computes on regardless of the Python loop. The service time's randomness (lognormal) comes
+A request holds one slot of an ``asyncio.Semaphore`` of size ``concurrency`` while it sleeps
+its service time, like a batching GPU server with ``concurrency`` sequences. With a fixed
+service time ``t`` and at least ``concurrency`` requests waiting, the ideal throughput is
+``concurrency / t`` requests per second. Each slot keeps a virtual clock: a request starts
+when it arrived (the handler's start, passed as ``arrived``: the endpoint's own work on it,
+parsing and computing the scripted answer, overlaps its service as a GPU's would; #50) or
+when the slot's previous request ended, if later, and sleeps until that start plus its
+service time, so neither the endpoint's own CPU nor event-loop lag adds up request after
+request or wave after wave, as a GPU computes on regardless of the Python loop. The service time's randomness (lognormal) comes
 from ``random.Random(f"latency|{seed}|{n}")``, ``n`` being the request's arrival number.
 """
 
@@ -57,14 +58,16 @@ class LatencyModel:
             return math.inf
         return self.concurrency / seconds
 
-    async def serve(self, seconds: float) -> None:
-        """Hold a slot (waiting in the queue for one) for ``seconds`` of its virtual clock."""
+    async def serve(self, seconds: float, arrived: float | None = None) -> None:
+        """Hold a slot (waiting in the queue for one) for ``seconds`` of its virtual clock,
+        from ``arrived`` (the loop's time when the request arrived; default now) or the
+        slot's previous end, whichever is later."""
         self.busy_s += max(0.0, seconds)
-        if self._slots is None:
-            await self._compute(seconds)
-            return
         loop = asyncio.get_running_loop()
-        arrival = loop.time()
+        arrival = loop.time() if arrived is None else arrived
+        if self._slots is None:
+            await self._compute(arrival + seconds - loop.time())
+            return
         async with self._slots:
             end = max(arrival, heapq.heappop(self._free_at)) + seconds
             try:
