@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,6 +26,7 @@ from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
 from runner.rundir.logs import LogReport
 from runner.rundir.rescore import scored_dir
+from scoring.analyses.hybrid_counterfactual import HybridSeed
 from scoring.analyses.registry import (
     STRESS_ONLY,
     finished_analyses,
@@ -167,3 +169,16 @@ def test_a_stressed_cell_is_named_for_a_knob(knobs: dict[str, Any]) -> None:
     name = f"{cell.slug()}.jsonl"
     assert stress_free(cell) or not part_mod._plain_names([f"/run/logs/{name}"])
     assert part_mod._plain_names([f"/run/logs/{name}"]) == (not Knobs(**knobs).changed())
+
+
+def test_a_cells_hybrid_seeds_share_one_enforcement_key(run_dir: Path) -> None:
+    """The hybrid's per-seed summaries name their configuration's enforcement cell by one
+    object per cell (a worker's part pickles it once), equal to the cell made per seed."""
+    part = part_mod.score_group(_group(run_dir, "*S6*.jsonl"), detail=True)
+    seeds = [h for d in part.detail for h in d[2]["hybrid"] if isinstance(h, HybridSeed)]
+    assert seeds and len(seeds) == sum(len(d[2]["hybrid"]) for d in part.detail)
+    assert {h.arm for h in seeds} == {"enforce"}
+    for _, cell, _, _ in part.detail:
+        mine = [h for h in seeds if h.key == msgspec.structs.replace(cell, arm="enforce")]
+        assert len({id(h.key) for h in mine}) <= 1
+    assert len({id(h.key) for h in seeds}) == 1 and len(seeds) == 3
