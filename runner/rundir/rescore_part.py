@@ -7,7 +7,8 @@ first group no longer faults in a quarter of a gigabyte (#50, sixth round, ``lad
 110,000 page faults of two workers, 0.45 s of system CPU, down to 17,000). With per-turn
 detail (``ladder report``, seventh round) the same way: each cell's analyses' parts are
 computed from its own files' records (a part is one cell's), and its scores sent back
-compact (two workers' faults 176,000 -> 27,000, their system CPU 0.6-0.9 s -> 0.2-0.3 s). The episodes and replays a configuration's records share are kept per worker
+compact (two workers' faults 176,000 -> 27,000, their system CPU 0.6-0.9 s -> 0.2-0.3 s).
+The episodes and replays a configuration's records share are kept per worker
 (:func:`start_worker`) for as long as its groups are of one configuration, so a
 configuration whose files are scored as several small groups by one worker (the run's
 tail: ``runner.rundir.rescore._balanced``) regenerates its episodes once in that
@@ -207,9 +208,9 @@ def _detail(
     """Per cell (in reading order): its first key, what each analysis makes of its pairs,
     its replies cut at their token budget (the sum of its scores' ``cut``, which
     :func:`scoring.analyses.truncation.cut_replies` counts from the records); and the cells
-    whose :data:`~scoring.analyses.registry.STRESS_ONLY` parts were left out (none of the
-    group's cells is stressed, and ``plain``: the parent checks that no stressed cell
-    elsewhere reads them)."""
+    whose :data:`~scoring.analyses.registry.STRESS_ONLY` parts were left out (where none
+    of these cells is stressed and ``plain``, no file of their group named for a knob: the
+    parent checks that no stressed cell elsewhere reads them)."""
     by_cell: dict[CellKey, list[Key]] = {}
     for k, r in records.items():
         by_cell.setdefault(r.cell, []).append(k)
