@@ -9,8 +9,8 @@ group is read and scored in a worker process (:mod:`runner.rundir.rescore_part`:
 :func:`scoring.results.offline.score_records`, the helper lines per cell), and the parent
 puts the pieces back in the serial reading order: the same records, the same scores in the
 same order, the same report of bad lines, the same lines. With one process (``jobs=1``, or
-one core) the configurations are scored in this process one at a time, so one group's
-records (without detail, one file's) are in memory, not the run's (#50: the serial path
+one core) the configurations are scored in this process one at a time, one file's
+records in memory at a time, not the run's (#50: the serial path
 held every record of a 14,040-episode run at once, 1.05 GB, and freed them at the end).
 Where the split could change a result (a (cell, seed) or a cell in two files of different
 groups), or there is one group, or the logs are small, the serial path runs instead.

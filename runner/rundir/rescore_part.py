@@ -1,11 +1,14 @@
 """One worker's part of an offline rescore (:mod:`runner.rundir.rescore`): a group of log files
 read and scored, sent back to the parent to be merged.
 
-Without per-turn detail (``ladder score``) a group's files are read and scored one cell's
-files at a time (:func:`_score_files`), so a worker holds one file's records, not its
-group's: a worker's heap stays small and its first group no longer faults in a quarter of a
-gigabyte (#50, sixth round: 110,000 page faults of two workers, 0.45 s of system CPU, down to
-17,000). The episodes and replays a configuration's records share are kept per worker
+A group's files are read and scored one cell's files at a time (:func:`_score_files`), so
+a worker holds one file's records, not its group's: a worker's heap stays small and its
+first group no longer faults in a quarter of a gigabyte (#50, sixth round, ``ladder score``:
+110,000 page faults of two workers, 0.45 s of system CPU, down to 17,000). With per-turn
+detail (``ladder report``, seventh round) the same way: each cell's analyses' parts are
+computed from its own files' records (a part is one cell's), and its scores sent back
+compact (two workers' faults 176,000 -> 27,000, their system CPU 0.6-0.9 s -> 0.2-0.3 s).
+The episodes and replays a configuration's records share are kept per worker
 (:func:`start_worker`) for as long as its groups are of one configuration, so a
 configuration whose files are scored as several small groups by one worker (the run's
 tail: ``runner.rundir.rescore._balanced``) regenerates its episodes once in that
@@ -98,13 +101,11 @@ def _regenerated(paths: Sequence[str]) -> tuple[EpisodeCache, Replays]:
 
 
 def score_group(paths: Sequence[str], detail: bool = False) -> Part:
-    """One group's part: its files read and scored (without detail one cell's files at a
-    time; where a cell's records turn up in files of two names, the group at once)."""
-    if not detail:
-        part = _score_files(paths)
-        if part is not None:
-            return part
-    return _score_whole(paths, detail)
+    """One group's part: its files read and scored one cell's files at a time (with detail,
+    each cell's analyses' parts too); where a cell's records turn up in files of two names,
+    the group at once."""
+    part = _score_files(paths, detail)
+    return part if part is not None else _score_whole(paths, detail)
 
 
 def _batches(paths: Sequence[str]) -> list[list[str]]:
@@ -129,31 +130,53 @@ def _read(p: str, files: dict[str, File]) -> dict[Key, EpisodeRecord] | None:
     return out
 
 
-def _score_files(paths: Sequence[str]) -> Part | None:
+def _score_files(paths: Sequence[str], detail: bool = False) -> Part | None:
     """The group scored one batch of same-named files at a time (:func:`_batches`); None
-    where a cell's records are in two batches (its helper line needs them together)."""
-    files: dict[str, File] = {}
-    scores: dict[Key, EpisodeScore] = {}
-    helpers: list[tuple[CellKey, HelperLine]] = []
-    cells: set[str] = set()
+    where a cell's records are in two batches (its helper line or its analyses' parts
+    need them together). With detail, each batch's cells' analyses' parts as
+    :func:`_score_whole` makes them of the group (a batch's cells are cells of the group:
+    each part is one cell's), the scores sent back compact (#50, seventh round)."""
+    part = Part({}, {}, [], set())
     cache, replays = _regenerated(paths)
+    plain = _plain_names(paths)
+    shared = Shared()
     with paused_gc():  # each batch's records dropped inside the pause (see _score_whole)
         for batch in _batches(paths):
             records: dict[Key, EpisodeRecord] = {}
             for p in batch:
-                out = _read(p, files)
+                out = _read(p, part.files)
                 if out is None:
-                    return Part(files, scores, helpers, cells)
+                    return part
                 records.update(out)
-            scored = score_records(records.values(), cache, replays=replays)
-            scores.update(zip(records, scored, strict=True))
+            scored = dict(
+                zip(
+                    records,
+                    score_records(records.values(), cache, detail=detail, replays=replays),
+                    strict=True,
+                )
+            )
             batch_helpers, slugs = _cells(records)
-            if not cells.isdisjoint(slugs):
+            if not part.cells.isdisjoint(slugs):
                 return None
-            cells |= slugs
-            helpers += batch_helpers
+            part.cells |= slugs
+            part.helpers += batch_helpers
+            if detail:
+                details, skipped = _detail(records, scored, cache, plain)
+                part.detail += details
+                part.skipped += skipped
+                scored = {k: shared(_compact(s)) for k, s in scored.items()}
+            part.scores.update(scored)
             del records, scored, out
-    return Part(files, scores, helpers, cells)
+    return part
+
+
+def _plain_names(paths: Sequence[str]) -> bool:
+    """Whether no file of the group is named for a cell with a knob set (a cell's slug
+    names its set knobs as ``name=value``, :meth:`protocol.config.CellKey.slug`): then a
+    batch of stress-free cells may leave its :data:`STRESS_ONLY` parts out, as the group's
+    would (where a renamed file hides a stressed cell, the parent's check of what was left
+    out, ``runner.rundir.rescore._unread``, sends the run to the serial path)."""
+    return not any("=" in Path(p).name for p in paths)
 
 
 def _cells(
@@ -177,17 +200,21 @@ def _compact(score: EpisodeScore) -> EpisodeScore:
 
 
 def _detail(
-    records: dict[Key, EpisodeRecord], scores: dict[Key, EpisodeScore], cache: EpisodeCache
+    records: dict[Key, EpisodeRecord],
+    scores: dict[Key, EpisodeScore],
+    cache: EpisodeCache,
+    plain: bool = True,
 ) -> tuple[list[tuple[Key, CellKey, Parts, Cut]], list[CellKey]]:
     """Per cell (in reading order): its first key, what each analysis makes of its pairs,
     its replies cut at their token budget (the sum of its scores' ``cut``, which
     :func:`scoring.analyses.truncation.cut_replies` counts from the records); and the cells
-    whose :data:`~scoring.analyses.registry.STRESS_ONLY` parts were left out (none of the
-    group's cells is stressed: the parent checks that no stressed cell elsewhere reads them)."""
+    whose :data:`~scoring.analyses.registry.STRESS_ONLY` parts were left out (where none
+    of these cells is stressed and ``plain``, no file of their group named for a knob: the
+    parent checks that no stressed cell elsewhere reads them)."""
     by_cell: dict[CellKey, list[Key]] = {}
     for k, r in records.items():
         by_cell.setdefault(r.cell, []).append(k)
-    skipped = list(by_cell) if all(map(stress_free, by_cell)) else []
+    skipped = list(by_cell) if plain and all(map(stress_free, by_cell)) else []
     skip = STRESS_ONLY if skipped else frozenset()
     out = []
     for cell, keys in by_cell.items():

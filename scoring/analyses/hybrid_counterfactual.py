@@ -79,15 +79,21 @@ class HybridSeed(msgspec.Struct, frozen=True, kw_only=True):
 def hybrid_seeds(
     pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]], episodes: EpisodeCache | None = None
 ) -> list[HybridSeed]:
-    """The summaries of the counted enforce and directive episodes among *pairs*."""
+    """The summaries of the counted enforce and directive episodes among *pairs* (their
+    configuration's enforcement cell one object per cell: a worker's part pickles it once,
+    not once per seed, #50)."""
     cache = episodes if episodes is not None else EpisodeCache()
     out: list[HybridSeed] = []
+    keys: dict[CellKey, CellKey] = {}
     for record, score in pairs:
         if record.cell.arm not in ("enforce", "directive") or not score.counted:
             continue
+        key = keys.get(record.cell)
+        if key is None:
+            key = keys[record.cell] = msgspec.structs.replace(record.cell, arm="enforce")
         out.append(
             HybridSeed(
-                key=msgspec.structs.replace(record.cell, arm="enforce"),
+                key=key,
                 arm=record.cell.arm,
                 seed=record.spec.seed,
                 flagged=record.compile is not None and not record.compile.validator.passed,
