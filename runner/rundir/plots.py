@@ -95,7 +95,7 @@ def _png(fig: Any) -> bytes:
         return png.getvalue()
     from matplotlib import cbook
 
-    from runner.rundir.text_cache import canvas as agg_canvas
+    from scoring.report.text_cache import canvas as agg_canvas
 
     canvas = agg_canvas(fig)
     fig.dpi = DPI

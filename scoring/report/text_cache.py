@@ -43,14 +43,17 @@ _AGG: Any = RendererAgg
 _HINTING: Any = getattr(backend_agg, "get_hinting_flag", None)
 _MODES: Any = getattr(ft2font, "RenderMode", None)
 
-_Laid = tuple[tuple[Any, int, float, float], ...]  # (font, glyph index, x, y) per glyph
+# (font, glyph index, x, y) per glyph; a layout holds its fonts (and the bitmaps theirs),
+# so no cached font is freed and its identity, in the keys, taken by another
+_Laid = tuple[tuple[Any, int, float, float], ...]
 # A glyph's bitmap: its font (checked: the key holds the font's identity), the coverage (a
 # uint8 array) and its left / top edge in whole pixels from the glyph's origin's whole pixel
 _Bitmap = tuple[Any, Any, int, int]  # with the font it is of
 
-_layouts: dict[tuple[Any, ...], tuple[Any, _Laid]] = {}
+_layouts: dict[tuple[Any, ...], _Laid] = {}
 _bitmaps: dict[tuple[Any, ...], _Bitmap] = {}
-_extents: dict[tuple[Any, ...], tuple[Any, tuple[float, float, float]]] = {}
+_extents: dict[tuple[Any, ...], tuple[float, float, float]] = {}
+_heights: dict[tuple[Any, ...], tuple[float, float, float] | tuple[None, None, None]] = {}
 _CAP = 20_000  # entries per cache: a run's figures hold a few thousand at most
 
 
@@ -60,28 +63,55 @@ def _remember(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], value: An
     cache[key] = value
 
 
+_settings: list[Any] = [None]  # the text settings the caches hold entries under
+
+
+def _fresh() -> None:
+    """Empty the caches when matplotlib's font or text settings have changed since they
+    were filled (a font's family resolves through them)."""
+    import matplotlib as mpl
+
+    now = sorted((k, repr(v)) for k, v in mpl.rcParams.items() if k.startswith(("font.", "text.")))
+    if now != _settings[0]:
+        for cache in (_layouts, _bitmaps, _extents, _heights):
+            cache.clear()
+        _settings[0] = now
+
+
+def _font_key(prop: Any) -> tuple[Any, ...]:
+    """What picks *prop*'s font and its size: the fields ``FontProperties`` hashes, as a
+    tuple compared field by field (its own equality compares the hashes)."""
+    return (tuple(prop.get_family()), prop.get_slant(), prop.get_variant(), prop.get_weight(),
+            prop.get_stretch(), prop.get_size_in_points(), prop.get_file(),
+            prop.get_math_fontfamily())  # fmt: skip
+
+
 class _Renderer(RendererAgg):
     """Agg, drawing and measuring plain text through the process's caches."""
 
-    def _font(self, prop: Any) -> tuple[Any, tuple[Any, ...]]:
-        """The prepared font for *prop* and the key of its size at this dpi; the key holds
-        the font's identity, checked against the font kept with each entry."""
-        font = _AGG._prepare_font(self, prop)
-        return font, (id(font), prop.get_size_in_points(), self.dpi)
+    def _get_font_height_metrics(self, prop: Any) -> tuple[Any, Any, Any]:
+        """A font's ascent, descent and line gap at this dpi for :class:`~matplotlib.text.Text`'s
+        line layout (its hook for a renderer's own metrics): the font's typographic (OS/2),
+        else horizontal header (hhea), metrics scaled as ``Text`` scales them, read once
+        per font and size; (None, None, None) when it has neither (``Text`` measures then)."""
+        key = (_font_key(prop), self.dpi)
+        kept = _heights.get(key)
+        if kept is None:
+            kept = _height_metrics(prop, self.dpi)
+            _remember(_heights, key, kept)
+        return kept
 
     def get_text_width_height_descent(
         self, s: str, prop: Any, ismath: Any
     ) -> tuple[float, float, float]:
         if ismath or not _GLYPHS:
             return _AGG.get_text_width_height_descent(self, s, prop, ismath)  # type: ignore[no-any-return]
-        font, sized = self._font(prop)
-        key = (*sized, s, _HINTING())
+        key = (_font_key(prop), self.dpi, s, _HINTING())
         kept = _extents.get(key)
-        if kept is not None and kept[0] is font:
-            return kept[1]
-        extent = _AGG.get_text_width_height_descent(self, s, prop, ismath)
-        _remember(_extents, key, (font, extent))
-        return extent  # type: ignore[no-any-return]
+        if kept is None:
+            kept = _AGG.get_text_width_height_descent(self, s, prop, ismath)
+            _remember(_extents, key, kept)
+        return kept
 
     def draw_text(
         self,
@@ -97,18 +127,16 @@ class _Renderer(RendererAgg):
         if ismath or not _GLYPHS:
             _AGG.draw_text(self, gc, x, y, s, prop, angle, ismath, mtext)
             return
-        font, sized = self._font(prop)
         flags = _HINTING()
         features = mtext.get_fontfeatures() if mtext is not None else None
         language = mtext.get_language() if mtext is not None else None
-        key = (*sized, s, flags, _hashable(features), _hashable(language))
-        kept = _layouts.get(key)
-        if kept is not None and kept[0] is font:
-            laid = kept[1]
-        else:
+        key = (_font_key(prop), self.dpi, s, flags, _hashable(features), _hashable(language))
+        laid = _layouts.get(key)
+        if laid is None:
+            font = _AGG._prepare_font(self, prop)  # its size set, as the layout reads it
             items = font._layout(s, flags=flags, features=features, language=language)
             laid = tuple((i.ft_object, i.glyph_index, i.x, i.y) for i in items)
-            _remember(_layouts, key, (font, laid))
+            _remember(_layouts, key, laid)
         self._glyphs(gc, x, y, angle, prop.get_size_in_points(), laid, flags)
 
     def _glyphs(
@@ -163,6 +191,24 @@ class _Renderer(RendererAgg):
         return font, np.array(buffer, copy=True), rendered.left, rendered.top
 
 
+def _height_metrics(prop: Any, dpi: float) -> tuple[float, float, float] | tuple[None, None, None]:
+    from matplotlib.font_manager import fontManager, get_font
+
+    font: Any = get_font(fontManager._find_fonts_by_props(prop))
+    for table, gap, ascent, descent in (
+        ("OS/2", "sTypoLineGap", "sTypoAscender", "sTypoDescender"),
+        ("hhea", "lineGap", "ascent", "descent"),
+    ):
+        metrics = font.get_sfnt_table(table)
+        if metrics is None:
+            continue
+        head = font.get_sfnt_table("head")
+        # the same float operations as Text's, in its order (the same bits)
+        scale = 1 / head["unitsPerEm"] * prop.get_size_in_points() * dpi / 72
+        return metrics[ascent] * scale, -metrics[descent] * scale, metrics[gap] * scale
+    return None, None, None
+
+
 def _hashable(value: Any) -> Any:
     if isinstance(value, list):
         return tuple(value)
@@ -179,6 +225,7 @@ class _Canvas(FigureCanvasAgg):
         w, h = self.get_width_height(physical=True)
         key = (w, h, self.figure.dpi)
         if self._lastKey != key:
+            _fresh()
             self.renderer = _AGG_TEXT(w, h, self.figure.dpi)
             self._lastKey = key
         renderer: RendererAgg = self.renderer
@@ -187,4 +234,5 @@ class _Canvas(FigureCanvasAgg):
 
 def canvas(fig: Figure) -> FigureCanvasAgg:
     """*fig* on an Agg canvas whose text comes from the process's caches."""
+    _fresh()
     return _Canvas(fig)
