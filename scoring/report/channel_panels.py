@@ -161,26 +161,24 @@ def _channel_panel(
                    for d in rates if d.series == ch])
         for j, ch in enumerate(channels)
     ]  # fmt: skip
+    # the ticks' style first, then the ticks: each made in it, not made then restyled (#50)
+    top.set_xticks([])  # the rates' x axis is the counts' right under it: no ticks (#50)
+    for ax in (top, bottom):
+        ax.tick_params(labelsize=7)
+        ax.grid(axis="y", alpha=0.3)
     _intervals(top, [(color, pts) for color, pts in series if pts])
     unit_axis(top)
     top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
-    top.grid(axis="y", alpha=0.3)
     bottom.plot([xs.index(d.x) for d in unreq], [d.y for d in unreq], "s",
                 color="0.3", markersize=5, label=f"unrequested per {PER_EPISODES} episodes")  # fmt: skip
     peak = max([1.0, *(d.y for d in unreq)]) * 1.15
     bottom.set_ylim(-0.06 * peak, peak)  # a zero count sits above the axis line
     _fixed_ticks(bottom, -0.06 * peak, peak)
     bottom.set_ylabel(f"unrequested\nper {PER_EPISODES} ep.", fontsize=8)
-    bottom.grid(axis="y", alpha=0.3)
     bottom.set_xticks(range(len(xs)), xs, fontsize=7)
     for ax in (top, bottom):
         ax.set_xlim(-0.6, len(xs) - 0.4)
-    # the rates' x axis is the counts' right under it: no ticks of its own (#50: 60 of the
-    # figure's 270 ticks, each five artists, drawn only as marks under the rates)
-    top.set_xticks([])
     bottom.set_xlabel("arm", fontsize=8)
-    for ax in (top, bottom):
-        ax.tick_params(labelsize=7)
 
 
 def _intervals(ax: Axes, series: Sequence[tuple[str, Sequence[tuple[float, ChannelRate]]]]) -> None:
