@@ -13,10 +13,14 @@ draw. Both are pure functions of what they are given:
   point before it is rasterised, after hinting), so a bitmap is kept by the fraction and
   placed by the whole pixels;
 * a string's measured width, height and descent (what the layout of titles, labels and
-  legends asks), by the same keys as its layout.
+  legends asks), by the same keys as its layout, and a font's line metrics (read from its
+  tables for every text laid out, through ``Text``'s hook for a renderer's own).
 
 Anything else (mathtext, TeX, a matplotlib without the glyph-at-a-time Agg text of 3.11)
-goes to matplotlib's own code. :func:`canvas` is what :mod:`runner.rundir.plots` draws on.
+goes to matplotlib's own code; the caches empty when a font or text setting changes.
+:func:`canvas` is what :mod:`runner.rundir.plots` draws the PNGs on and
+:mod:`scoring.report.figure_text` measures with. Pure (no I/O); matplotlib is imported
+with this module, which the figures import on first use.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ _GLYPHS = (
     all(hasattr(RendererAgg, n) for n in ("_draw_text_glyphs_and_boxes", "_prepare_font"))
     and hasattr(backend_agg, "get_hinting_flag")
     and hasattr(ft2font, "RenderMode")
+    and all(hasattr(ft2font.FT2Font, n) for n in ("_layout", "_render_glyph", "_set_transform"))
 )
 # matplotlib's Agg renderer and its module as the untyped code they are
 _AGG: Any = RendererAgg
