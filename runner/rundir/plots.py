@@ -94,9 +94,10 @@ def _png(fig: Any) -> bytes:
         fig.savefig(png, dpi=DPI, format="png", pil_kwargs={"compress_level": PNG_LEVEL})
         return png.getvalue()
     from matplotlib import cbook
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    canvas = FigureCanvasAgg(fig)
+    from scoring.report.text_cache import canvas as agg_canvas
+
+    canvas = agg_canvas(fig)
     fig.dpi = DPI
     with cbook._setattr_cm(canvas, _device_pixel_ratio=1, _is_saving=True):
         if engine is not None:

@@ -156,35 +156,53 @@ def _channel_panel(
     unreq = [d for d in mine if isinstance(d, UnrequestedCount)]
     xs = sorted({d.x for d in rates} | {d.x for d in unreq}, key=arm_rank)
     width = 0.8 / len(channels)
-    for j, ch in enumerate(channels):
-        pts = [d for d in rates if d.series == ch]
-        if not pts:
-            continue
-        top.errorbar(
-            [xs.index(d.x) + (j - (len(channels) - 1) / 2) * width for d in pts],
-            [d.y for d in pts],
-            yerr=[[d.y - d.lo for d in pts], [d.hi - d.y for d in pts]],
-            fmt="o", markersize=4, capsize=2, color=f"C{j}", label=CHANNEL_NAMES[ch],
-        )  # fmt: skip
+    series = [
+        (f"C{j}", [(xs.index(d.x) + (j - (len(channels) - 1) / 2) * width, d)
+                   for d in rates if d.series == ch])
+        for j, ch in enumerate(channels)
+    ]  # fmt: skip
+    # the ticks' style first, then the ticks: each made in it, not made then restyled (#50)
+    top.set_xticks([])  # the rates' x axis is the counts' right under it: no ticks (#50)
+    for ax in (top, bottom):
+        ax.tick_params(labelsize=7)
+        ax.grid(axis="y", alpha=0.3)
+    _intervals(top, [(color, pts) for color, pts in series if pts])
     unit_axis(top)
     top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
-    top.grid(axis="y", alpha=0.3)
     bottom.plot([xs.index(d.x) for d in unreq], [d.y for d in unreq], "s",
                 color="0.3", markersize=5, label=f"unrequested per {PER_EPISODES} episodes")  # fmt: skip
     peak = max([1.0, *(d.y for d in unreq)]) * 1.15
     bottom.set_ylim(-0.06 * peak, peak)  # a zero count sits above the axis line
     _fixed_ticks(bottom, -0.06 * peak, peak)
     bottom.set_ylabel(f"unrequested\nper {PER_EPISODES} ep.", fontsize=8)
-    bottom.grid(axis="y", alpha=0.3)
     bottom.set_xticks(range(len(xs)), xs, fontsize=7)
     for ax in (top, bottom):
         ax.set_xlim(-0.6, len(xs) - 0.4)
-    # the rates' x axis is the counts' right under it: no ticks of its own (#50: 60 of the
-    # figure's 270 ticks, each five artists, drawn only as marks under the rates)
-    top.set_xticks([])
     bottom.set_xlabel("arm", fontsize=8)
-    for ax in (top, bottom):
-        ax.tick_params(labelsize=7)
+
+
+def _intervals(ax: Axes, series: Sequence[tuple[str, Sequence[tuple[float, ChannelRate]]]]) -> None:
+    """Each channel's rates as points (4 pt circles) with their Wilson intervals (bars
+    with 2 pt caps): what ``errorbar(x, y, yerr, fmt="o", markersize=4, capsize=2,
+    color=...)`` per channel draws, pixel for pixel, as fewer artists (#50: the 50
+    ``errorbar`` calls were a sixth of this figure's drawing): every channel's bars one
+    collection, each channel's caps one line of markers, its points another; the bars and
+    caps under the points (``errorbar``'s zorders), no two of them overlapping (a channel's
+    points sit 0.16 of an arm from the next's)."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.lines import Line2D
+
+    segments = [[(x, d.lo), (x, d.hi)] for _, pts in series for x, d in pts]
+    colors = [color for color, pts in series for _ in pts]
+    ax.add_collection(LineCollection(segments, colors=colors, zorder=2), autolim=False)
+    for color, pts in series:
+        xs = [x for x, _ in pts]
+        caps = Line2D(xs + xs, [d.lo for _, d in pts] + [d.hi for _, d in pts], marker="_",
+                      linestyle="none", markersize=4.0, color=color, zorder=2)  # fmt: skip
+        ax.add_line(caps)
+    for color, pts in series:
+        ax.add_line(Line2D([x for x, _ in pts], [d.y for _, d in pts], marker="o",
+                           linestyle="None", markersize=4, color=color, zorder=2.1))  # fmt: skip
 
 
 def _fixed_ticks(ax: Axes, lo: float, hi: float) -> None:
