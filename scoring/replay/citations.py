@@ -13,6 +13,9 @@ so that the two can never differ on which text is read).
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import call
+
 from scoring.replay.declines import (
     DECLINE_ANNOTATIONS,
     REFUSAL_PHRASES,
@@ -98,4 +101,4 @@ def cannot_decline(reply: str, lowered: str) -> bool:
         reply = mask_ledger(reply, lowered)
         lowered = reply.lower()
     folded = lowered if reply.isascii() else reply.casefold()
-    return all(search(folded) is None for search in _EITHER)
+    return not any(map(call, _EITHER, repeat(folded)))  # no generator frame per reply
