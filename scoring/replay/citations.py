@@ -13,6 +13,9 @@ so that the two can never differ on which text is read).
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import call
+
 from scoring.replay.declines import (
     DECLINE_ANNOTATIONS,
     REFUSAL_PHRASES,
@@ -21,7 +24,7 @@ from scoring.replay.declines import (
     is_refusal,
     mask_ledger,  # the families read the reply with its LEDGER lines blanked; so do we
 )
-from scoring.replay.prefilter import Prefilter, raw_text_regex
+from scoring.replay.prefilter import Prefilter, raw_text_searches
 
 __all__ = [
     "ANNOTATION_PREFILTER",
@@ -33,8 +36,9 @@ __all__ = [
 
 ANNOTATION_PREFILTER = Prefilter(DECLINE_ANNOTATIONS)
 REFUSAL_PREFILTER = Prefilter(REFUSAL_PHRASES)
-# both pre-checks' first searches in one, on the lowered reply as it is (#50)
-_EITHER = raw_text_regex(ANNOTATION_PREFILTER, REFUSAL_PREFILTER)
+# both pre-checks' first searches, on the lowered reply as it is (#50): a few searches, each
+# skipping to one character (``raw_text_searches``: the one ``raw_text_regex``'s matches)
+_EITHER = raw_text_searches(ANNOTATION_PREFILTER, REFUSAL_PREFILTER)
 
 
 class ReplyDeclines:
@@ -87,7 +91,7 @@ def has_refusal_language(reply: str) -> bool:
 def cannot_decline(reply: str, lowered: str) -> bool:
     """True only when no ref of *reply* can be a citation (``ReplyDeclines(reply)`` would
     answer False for every span): neither pre-check can match. *lowered* is
-    ``reply.lower()``, which the caller has in hand. One search of the case-folded reply (its
+    ``reply.lower()``, which the caller has in hand. A few searches of the case-folded reply (its
     LEDGER lines masked first, as the families read it), whitespace runs matched as the
     pre-checks' single spaces; ``lower`` is ``casefold`` for ASCII text. A reply holding
     ``İ`` or ``ı`` (which the pre-checks never rule out) is left to :class:`ReplyDeclines`."""
@@ -97,4 +101,4 @@ def cannot_decline(reply: str, lowered: str) -> bool:
         reply = mask_ledger(reply, lowered)
         lowered = reply.lower()
     folded = lowered if reply.isascii() else reply.casefold()
-    return _EITHER.search(folded) is None
+    return not any(map(call, _EITHER, repeat(folded)))  # no generator frame per reply

@@ -25,11 +25,15 @@ def record_cuts(record: EpisodeRecord) -> Cut:
     ended on ``length`` and those made (requests sent, every termination counted); a role
     with no request is left out."""
     made = [c for turn in record.turns for c in turn.calls if not c.cached]
+    roles: list[str] = [c.role for c in made]
     out: Cut = {}
     for role in CUT_ROLES:  # a few passes over the calls in comprehensions (#50)
-        ends = [c.finish_reason for c in made if c.role == role]
-        if ends:
-            out[role] = (ends.count("length"), len(ends))
+        n = roles.count(role)
+        if n == len(made) and n:  # every call of this role (the common record): no filter
+            out[role] = ([c.finish_reason for c in made].count("length"), n)
+        elif n:
+            ends = [c.finish_reason for c in made if c.role == role]
+            out[role] = (ends.count("length"), n)
     return out
 
 

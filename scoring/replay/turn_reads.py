@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from protocol.records import Booking, Episode, EpisodeRecord, TurnRecord
+from protocol.records import Episode, EpisodeRecord, TurnRecord
 from protocol.state.receipts import ref_matches_joined, text_starts
 from scoring.replay.bookings import (
     NOTHING,
@@ -62,14 +62,17 @@ def _ref_turns(turns: Sequence[TurnRecord], tables: CodeTables) -> list[TurnBook
 
 def admitted_diffs(read: Sequence[TurnBookings], turns: Sequence[TurnRecord]) -> int:
     """Turns whose re-parsed primary bookings differ from the bookings the log says the
-    world admitted (a turn with neither cannot differ)."""
-    either = [
-        (r.booked, t.admitted) for r, t in zip(read, turns, strict=True) if r.booked or t.admitted
-    ]
-    return sum(booked != _admitted(admitted) for booked, admitted in either)
-
-
-def _admitted(admitted: Sequence[Booking]) -> frozenset[tuple[str, str]]:
-    if len(admitted) == 1:  # the common turn (#50)
-        return frozenset(((admitted[0].code, admitted[0].work_order),))
-    return frozenset((b.code, b.work_order) for b in admitted)
+    world admitted (a turn with neither cannot differ). One pass, no set built for the
+    common turns (#50, seventh round): none admitted differs where something was booked;
+    one admitted is the same set as ``booked`` where ``booked`` holds that one pair only."""
+    diffs = 0
+    for r, t in zip(read, turns, strict=True):
+        admitted = t.admitted
+        if not admitted:
+            diffs += bool(r.booked)
+        elif len(admitted) == 1:
+            booked, a = r.booked, admitted[0]
+            diffs += len(booked) != 1 or (a.code, a.work_order) not in booked
+        else:
+            diffs += r.booked != frozenset((b.code, b.work_order) for b in admitted)
+    return diffs

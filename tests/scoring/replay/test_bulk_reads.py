@@ -128,6 +128,7 @@ def _tally(calls: list[list[CallRecord]]) -> dict[str, tuple[int, int]]:
 
 
 @given(st.lists(st.lists(CALLS, max_size=4), max_size=6))
+@settings(max_examples=1000, deadline=None)
 def test_cut_replies_are_the_plain_tally(calls: list[list[CallRecord]]) -> None:
     t = REQUESTS[0]
     logged = tuple(
@@ -162,6 +163,7 @@ BOOKINGS = st.builds(
 
 
 @given(st.lists(st.tuples(st.lists(BOOKINGS, max_size=3), st.lists(BOOKINGS, max_size=3))))
+@settings(max_examples=1000, deadline=None)
 def test_admitted_diffs_compares_each_turns_sets(
     pairs: list[tuple[list[Booking], list[Booking]]],
 ) -> None:
