@@ -6,9 +6,9 @@ configurations x 6 arms x 234 seeds, the paper grid's size; ``quick``: 8 seeds;
 (:func:`shared_log`: the viewer's case reads the same one; #50, one build instead of three).
 
 Timed (``quick``: once): ``read_logs`` + ``scoring.results.offline.rescore`` once; then, in
-four ABBA rounds (bare, one, every; every, one, bare; #50), a bare schema-less
-``msgspec.json.decode`` of every line of the same files (the floor, and the machine's
-calibration; in this process, and in a fresh one), ``ladder score``'s path
+four ABBA rounds (bare here, bare fresh, one, every; then every, one, bare fresh, bare here;
+#50), a bare schema-less ``msgspec.json.decode`` of every line of the same files (the floor,
+and the machine's calibration; in this process, and in a fresh one), ``ladder score``'s path
 (``runner.rundir.rescore.rescore_dir``) on one core and on every core this process may use
 (the row names how many), each in a fresh process as the command runs it (:func:`_timed`).
 The targets are ratios, each the median of the rounds' own ratios (a round's pair shares
@@ -149,7 +149,7 @@ def _cli_s(*argv: str) -> float:
 
 def _rounds(run_dir: Path, jobs: int, repeats: int) -> dict[str, Any]:
     """The bare decode (in this process, and in a fresh one), one core and every core in
-    ABBA rounds (#50): each round's ratios share that round's machine, and a ratio's figure
+    ABBA rounds (#50; the fresh decode next to one core, one core next to every core): each round's ratios share that round's machine, and a ratio's figure
     is the median of the rounds' (:func:`bench._common.paired`), their range kept. One core
     over the bare decode is read in CPU seconds, both in fresh processes (the one-core path
     is CPU-bound; wall adds the run queue's wait on a loaded machine); the old figure (wall,
