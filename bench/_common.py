@@ -28,6 +28,7 @@ __all__ = [
     "median",
     "paired",
     "pin",
+    "ratios_of",
     "row",
     "run_loop",
     "scratch",
@@ -110,6 +111,15 @@ def paired(ratios: Sequence[float]) -> tuple[float, float, float]:
     rounds (a ratio within each round, so each pair shares that round's machine)."""
     xs = sorted(ratios)
     return (median(xs), xs[0], xs[-1]) if xs else (float("nan"),) * 3
+
+
+def ratios_of(
+    rounds: Sequence[Sequence[Sequence[float]]], num: int, den: int, at: int
+) -> list[float]:
+    """Each round's ratio of measure *num* over measure *den*, both read at index *at* of a
+    measure's result (say 0 wall, 1 CPU): the per-round ratios :func:`paired` reads, in the
+    order the rounds ran."""
+    return [r[num][at] / r[den][at] for r in rounds]
 
 
 def grid(
