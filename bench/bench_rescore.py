@@ -149,7 +149,8 @@ def _cli_s(*argv: str) -> float:
 
 def _rounds(run_dir: Path, jobs: int, repeats: int) -> dict[str, Any]:
     """The bare decode (in this process, and in a fresh one), one core and every core in
-    ABBA rounds (#50; the fresh decode next to one core, one core next to every core): each round's ratios share that round's machine, and a ratio's figure
+    ABBA rounds (#50; the fresh decode next to one core, one core next to every core): each
+    round's ratios share that round's machine, and a ratio's figure
     is the median of the rounds' (:func:`bench._common.paired`), their range kept. One core
     over the bare decode is read in CPU seconds, both in fresh processes (the one-core path
     is CPU-bound; wall adds the run queue's wait on a loaded machine); the old figure (wall,
