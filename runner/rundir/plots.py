@@ -94,10 +94,9 @@ def _png(fig: Any) -> bytes:
         fig.savefig(png, dpi=DPI, format="png", pil_kwargs={"compress_level": PNG_LEVEL})
         return png.getvalue()
     from matplotlib import cbook
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from scoring.report.text_cache import canvas as agg_canvas
-
-    canvas = agg_canvas(fig)
+    canvas = FigureCanvasAgg(fig)
     fig.dpi = DPI
     with cbook._setattr_cm(canvas, _device_pixel_ratio=1, _is_saving=True):
         if engine is not None:

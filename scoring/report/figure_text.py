@@ -52,10 +52,7 @@ def wrap(text: str, width_in: float, fontsize: float) -> str:
 def _renderer(fig: Figure) -> RendererBase:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from scoring.report.text_cache import canvas as agg_canvas
-
-    # text measured through the process's caches (the same values, #50)
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else agg_canvas(fig)
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     renderer: RendererBase = canvas.get_renderer()  # type: ignore[no-untyped-call]
     return renderer
 
