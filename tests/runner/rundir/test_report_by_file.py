@@ -6,8 +6,6 @@ report."""
 
 from __future__ import annotations
 
-import asyncio
-import io
 import shutil
 from pathlib import Path
 from typing import Any
@@ -16,14 +14,11 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from rich.console import Console
 
 import runner.rundir.rescore as rescore_mod
 import runner.rundir.rescore_part as part_mod
 from protocol.config import DEFAULT_DOSE
 from protocol.records import CellKey, Knobs
-from runner.execution.grid_run import run_async
-from runner.grid.expand import parse_grid
 from runner.rundir.logs import LogReport
 from runner.rundir.rescore import scored_dir
 from scoring.analyses.hybrid_counterfactual import HybridSeed
@@ -33,34 +28,15 @@ from scoring.analyses.registry import (
     scored_once,
     stress_free,
 )
-
-
-def _grid(steps: int, variants: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "run": {
-            "seeds": "100-102",
-            "graphs": [{"steps": steps, "density": 0.3}],
-            "arms": ["raw", "enforce"],
-            "variants": variants,
-        },
-        "models": [{"name": "scripted/synthetic?obey=0.8&fresh=0.35&seed=5"}],
-    }
+from tests.stress_run_kit import styled_and_plain_run
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One configuration with user-style cells (stressed) beside their plain cells, one
     with no stressed cell, each configuration's logs in two folders."""
-    out = tmp_path_factory.mktemp("run")
     styled = [{"arm": a, "user_style": "restate"} for a in ("raw", "enforce")]
-    for name, grid in (("styled", _grid(10, styled)), ("plain", _grid(6, []))):
-        part = tmp_path_factory.mktemp(name)
-        asyncio.run(
-            run_async(parse_grid(grid), part, console=Console(file=io.StringIO()), live=False)
-        )
-        (out / "logs").mkdir(exist_ok=True)
-        for log in (part / "logs").glob("*.jsonl"):
-            shutil.copy(log, out / "logs" / log.name)
+    out = styled_and_plain_run(tmp_path_factory, styled)
     assert len(list((out / "logs").glob("*.jsonl"))) == 6
     return out
 
