@@ -29,11 +29,9 @@ def record_cuts(record: EpisodeRecord) -> Cut:
     out: Cut = {}
     for role in CUT_ROLES:  # a few passes over the calls in comprehensions (#50)
         n = roles.count(role)
-        if n == len(made) and n:  # every call of this role (the common record): no filter
-            out[role] = ([c.finish_reason for c in made].count("length"), n)
-        elif n:
-            ends = [c.finish_reason for c in made if c.role == role]
-            out[role] = (ends.count("length"), n)
+        if n:  # all calls of one role (the common record): no filter
+            of_role = made if n == len(made) else [c for c in made if c.role == role]
+            out[role] = ([c.finish_reason for c in of_role].count("length"), n)
     return out
 
 
