@@ -75,9 +75,10 @@ def askback_parts(batch: Sequence[Pair]) -> list[AskBackPart]:
     """The batch's gate-arm cells (one log file: one cell)."""
     wins: dict[CellKey, dict[int, bool]] = {}
     burdens: dict[CellKey, Burden | None] = {}
+    gates = gate_arms()  # once a batch, not once an episode (#50)
     for record, score in batch:
         cell = record.cell
-        if cell.arm not in gate_arms() or not score.counted:
+        if cell.arm not in gates or not score.counted:
             continue
         wins.setdefault(cell, {})[score.seed] = score.primary.success
         burdens[cell] = _plus(burdens.get(cell), score.burden)

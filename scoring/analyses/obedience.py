@@ -14,6 +14,7 @@ an infrastructure error) enter; cells without a single directive produce no line
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 
 import msgspec
 
@@ -56,6 +57,9 @@ def _count(kind: str, n: int, k: int) -> DirectiveCount:
     )  # fmt: skip
 
 
+_DIRECTIVE = attrgetter("directive")
+
+
 def obedience_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list[ObedienceLine]:
     """One line per cell that issued at least one directive (scores need per-turn detail)."""
     n: dict[CellKey, dict[str, int]] = {}
@@ -71,7 +75,12 @@ def obedience_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list
         k.setdefault(cell, dict.fromkeys(DIRECTIVE_KINDS, 0))
         episodes[cell] = episodes.get(cell, 0) + 1
         disobeyed = False
-        for turn, scored in zip(record.turns, score.primary.turns, strict=False):
+        # an episode no gate directed (every episode of an arm without one): its turns
+        # checked in one C loop, none walked in Python (#50)
+        directed = any(map(_DIRECTIVE, record.turns))
+        for turn, scored in (
+            zip(record.turns, score.primary.turns, strict=False) if directed else ()
+        ):
             # most turns carry no directive: parse_directive's None without the call (#50)
             d = parse_directive(turn.directive) if turn.directive else None
             if d is None:
