@@ -18,8 +18,10 @@ from scoring.report.figure_data import PER_EPISODES, ChannelPoint, ChannelRate, 
 from scoring.report.figure_text import (
     EDGE_IN,
     PT_IN,
+    fixed_labels,
     left_margin_in,
     legend_below,
+    size_in,
     text_width_in,
     unit_axis,
 )
@@ -70,9 +72,14 @@ def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | N
                  y=1 - EDGE_IN / fig.get_figheight(), va="top")  # fmt: skip
     titles = [panel_title(panel, _PANEL_W - 0.4) for panel in panels]
     grid = _PanelGrid(fig, ncols, titles, legend)
-    for i, panel in enumerate(panels):
+    mine = [[d for d in data if d.panel == panel] for panel in panels]
+    peaks = [_peak(points) for points in mine]
+    for i, points in enumerate(mine):
         top, bottom = grid.axes(i)
-        _channel_panel(top, bottom, [d for d in data if d.panel == panel], channels)
+        # a row's panels share their y scales (the rates' 0-1, the row's highest count):
+        # the first column's axes label them, the others repeat no tick label (#50)
+        row = i - i % ncols
+        _channel_panel(top, bottom, points, channels, max(peaks[row : row + ncols]), i % ncols == 0)
         # y given: where matplotlib would put it (no top ticks, no offset text on a 0-1
         # axis), without measuring the axis's text again at every draw (#50)
         top.set_title(titles[i], fontsize=TITLE_PT, y=1.0)
@@ -85,6 +92,8 @@ def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | N
 _PANEL_W, _PANEL_H = 6.4, 4.8
 _BELOW_PT = 3.5 + 3.5 + 7 * 1.2 + 4 + 8 * 1.2  # tick, pad, tick labels, label pad, "arm"
 _GAP_IN = 0.12  # between a panel's rates and its counts
+_SHARED_LEFT_IN = 0.3  # a panel's left margin past the first column (no y labels)
+_RIGHT_IN = 0.15  # a panel's right margin
 
 
 class _PanelGrid:
@@ -115,7 +124,7 @@ class _PanelGrid:
         head = (title_lines * TITLE_PT * 1.2 + 6) * PT_IN + 0.04  # the title and its pad
         foot = _BELOW_PT * PT_IN + 0.04
         inner = ch - head - foot - _GAP_IN
-        left, width = x0 + 0.9, cw - 0.9 - 0.15  # provisional left: fit_left sets it
+        left, width = x0 + 0.9, cw - 0.9 - _RIGHT_IN  # provisional: fit_left sets them
         low = inner / 4
         top = self._add((left, y0 + foot + low + _GAP_IN, width, inner - low))
         bottom = self._add((left, y0 + foot, width, low))
@@ -130,28 +139,53 @@ class _PanelGrid:
         return self._axes[i]
 
     def fit_left(self) -> None:
-        """Every panel's axes start past its y labels and tick labels (the widest of any
-        panel's, so the panels line up)."""
+        """The first column's axes start past their y labels and tick labels (the widest of
+        any of them, so the panels line up); the other columns' axes, which share the
+        row's y scales and show no y labels, ``_SHARED_LEFT_IN`` past the axes before
+        them; every axes equally wide. The axis labels are placed here, once
+        (:func:`fixed_labels`)."""
         from matplotlib.font_manager import FontProperties
 
-        labels = {t.get_text() for pair in self._axes for ax in pair
+        first = self._axes[:: self.ncols]
+        labels = {t.get_text() for pair in first for ax in pair
                   for t in ax.yaxis.get_ticklabels()}  # fmt: skip
         ticks = max(text_width_in(self.fig, s, FontProperties(size=7)) for s in labels)
         margin = left_margin_in(2 * 8 * 1.2, ticks)  # two lines of y label
+        # every x tick label is one line of an arm's name at 7 pt: one height
+        arms = self._axes[0][1].xaxis.get_ticklabels()
+        arm_in = size_in(arms[0])[1] if arms else None
         w = self.fig.get_figwidth()
-        for i, pair in enumerate(self._axes):
-            x0 = (i % self.ncols) * self.cell[0]
-            for ax in pair:
+        # every column's axes equally wide: the first column's margin, then each axes and
+        # the gap to the next (its right margin and the next one's left)
+        step = (w - margin + _SHARED_LEFT_IN) / self.ncols
+        for i, (top, bottom) in enumerate(self._axes):
+            left = margin + (i % self.ncols) * step
+            for ax in (top, bottom):
                 box = ax.get_position()
-                left = (x0 + margin) / w
-                ax.set_position((left, box.y0, box.x1 - left, box.height))
+                ax.set_position((left / w, box.y0, (step - _SHARED_LEFT_IN - _RIGHT_IN) / w,
+                                 box.height))  # fmt: skip
+            y_in = None if i % self.ncols else ticks
+            fixed_labels(top, ytick_in=y_in, xtick_in=None)
+            fixed_labels(bottom, ytick_in=y_in, xtick_in=arm_in)
+
+
+def _peak(mine: Sequence[ChannelPoint]) -> float:
+    """The top of a panel's counts axes: its highest unrequested count (at least 1), and
+    room above it."""
+    return max([1.0, *(d.y for d in mine if isinstance(d, UnrequestedCount))]) * 1.15
 
 
 def _channel_panel(
-    top: Axes, bottom: Axes, mine: Sequence[ChannelPoint], channels: Sequence[str]
+    top: Axes,
+    bottom: Axes,
+    mine: Sequence[ChannelPoint],
+    channels: Sequence[str],
+    peak: float,
+    labelled: bool,
 ) -> None:
     """One configuration's panel of Figure 5(a): each channel's rate over its label with
-    its interval above, the unrequested count per 128 episodes below, arms on x."""
+    its interval above, the unrequested count per 128 episodes below (up to ``peak``), arms
+    on x; the y axes' tick labels and labels where ``labelled`` (the row's first panel)."""
     rates = [d for d in mine if isinstance(d, ChannelRate)]
     unreq = [d for d in mine if isinstance(d, UnrequestedCount)]
     xs = sorted({d.x for d in rates} | {d.x for d in unreq}, key=arm_rank)
@@ -164,17 +198,17 @@ def _channel_panel(
     # the ticks' style first, then the ticks: each made in it, not made then restyled (#50)
     top.set_xticks([])  # the rates' x axis is the counts' right under it: no ticks (#50)
     for ax in (top, bottom):
-        ax.tick_params(labelsize=7)
+        ax.tick_params(labelsize=7, labelleft=labelled)
         ax.grid(axis="y", alpha=0.3)
     _intervals(top, [(color, pts) for color, pts in series if pts])
     unit_axis(top)
-    top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
     bottom.plot([xs.index(d.x) for d in unreq], [d.y for d in unreq], "s",
                 color="0.3", markersize=5, label=f"unrequested per {PER_EPISODES} episodes")  # fmt: skip
-    peak = max([1.0, *(d.y for d in unreq)]) * 1.15
     bottom.set_ylim(-0.06 * peak, peak)  # a zero count sits above the axis line
     _fixed_ticks(bottom, -0.06 * peak, peak)
-    bottom.set_ylabel(f"unrequested\nper {PER_EPISODES} ep.", fontsize=8)
+    if labelled:
+        top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
+        bottom.set_ylabel(f"unrequested\nper {PER_EPISODES} ep.", fontsize=8)
     bottom.set_xticks(range(len(xs)), xs, fontsize=7)
     for ax in (top, bottom):
         ax.set_xlim(-0.6, len(xs) - 0.4)

@@ -18,16 +18,19 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.font_manager import FontProperties
     from matplotlib.legend import Legend
+    from matplotlib.text import Text
 
 __all__ = [
     "EDGE_IN",
     "PT_IN",
     "clipped_texts",
     "covered_labels",
+    "fixed_labels",
     "left_margin_in",
     "legend_below",
     "place_axes",
     "short_labels",
+    "size_in",
     "text_width_in",
     "unit_axis",
     "wrap",
@@ -63,6 +66,15 @@ def text_width_in(fig: Figure, text: str, font: FontProperties) -> float:
     return float(width) / fig.dpi
 
 
+def size_in(artist: Text | Legend) -> tuple[float, float]:
+    """The width and height of *artist* (a text, a legend) as its figure lays it out, in
+    inches."""
+    fig = artist.get_figure(root=True)
+    assert fig is not None
+    box = artist.get_window_extent(_renderer(fig))
+    return float(box.width) / fig.dpi, float(box.height) / fig.dpi
+
+
 PT_IN = 1 / 72  # a point in inches
 EDGE_IN = 0.06  # inches kept clear at a figure's edges
 
@@ -73,6 +85,29 @@ def unit_axis(ax: Axes) -> None:
     two ticks it makes outside the view at every draw (#50)."""
     ax.set_ylim(-0.02, 1.02)
     ax.set_yticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+
+
+TICK_PAD_PT = 3.5 + 3.5  # matplotlib's tick length and tick label pad
+LABEL_PAD_PT = 4.0  # matplotlib's axis label pad
+
+
+def fixed_labels(ax: Axes, *, ytick_in: float | None, xtick_in: float | None) -> None:
+    """*ax*'s axis labels placed once where matplotlib places them (past the tick labels,
+    :data:`LABEL_PAD_PT` away), from the widest y tick label's width *ytick_in* and the x
+    tick labels' height *xtick_in* (inches; None: that label left to matplotlib), instead
+    of measuring every tick label again at each draw (#50)."""
+    from matplotlib.transforms import ScaledTranslation
+
+    fig = ax.get_figure(root=True)
+    assert fig is not None
+    if ytick_in is not None:
+        dx = -((TICK_PAD_PT + LABEL_PAD_PT) * PT_IN + ytick_in)
+        shift = ScaledTranslation(dx, 0, fig.dpi_scale_trans)
+        ax.yaxis.set_label_coords(0.0, 0.5, transform=ax.transAxes + shift)
+    if xtick_in is not None:
+        dy = -((TICK_PAD_PT + LABEL_PAD_PT) * PT_IN + xtick_in)
+        shift = ScaledTranslation(0, dy, fig.dpi_scale_trans)
+        ax.xaxis.set_label_coords(0.5, 0.0, transform=ax.transAxes + shift)
 
 
 def left_margin_in(ylabel_pt: float, ticks_in: float) -> float:
