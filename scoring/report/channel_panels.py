@@ -21,6 +21,7 @@ from scoring.report.figure_text import (
     fixed_labels,
     left_margin_in,
     legend_below,
+    new_figure,
     size_in,
     text_width_in,
     unit_axis,
@@ -56,12 +57,11 @@ def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | N
             order.setdefault(config_name(c.cell), config_of(c.cell))
     panels = sorted(order, key=lambda p: cell_sort_key(order[p]))
     ncols = min(2, len(panels))
-    from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
     # no layout engine: the panels' places are computed once (_PanelGrid), not by constrained
     # layout's two passes over every axes' text (#50: most of this figure's drawing time)
-    fig = Figure(figsize=(_PANEL_W * ncols, _PANEL_H * -(-len(panels) // ncols)))
+    fig = new_figure(_PANEL_W * ncols, _PANEL_H * -(-len(panels) // ncols))
     channels = [ch for ch, _ in RATES]
     handles = [
         Line2D([], [], marker="o", linestyle="", color=f"C{j}", label=CHANNEL_NAMES[ch])

@@ -22,12 +22,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EDGE_IN",
+    "FIGURE_DPI",
     "PT_IN",
     "clipped_texts",
     "covered_labels",
     "fixed_labels",
     "left_margin_in",
     "legend_below",
+    "new_figure",
     "place_axes",
     "short_labels",
     "size_in",
@@ -73,6 +75,21 @@ def size_in(artist: Text | Legend) -> tuple[float, float]:
     assert fig is not None
     box = artist.get_window_extent(_renderer(fig))
     return float(box.width) / fig.dpi, float(box.height) / fig.dpi
+
+
+# The dpi the report's figures are drawn at (runner.rundir.plots writes their PNGs at it): a
+# figure made at it measures its texts on the canvas that then draws it (#50)
+FIGURE_DPI = 120
+
+
+def new_figure(width: float, height: float, constrained: bool = False) -> Figure:
+    """A new figure of *width* x *height* inches at :data:`FIGURE_DPI`; constrained layout
+    only where asked (the report's figures place their axes once, #50)."""
+    from matplotlib.figure import Figure
+
+    return Figure(
+        figsize=(width, height), dpi=FIGURE_DPI, layout="constrained" if constrained else None
+    )
 
 
 PT_IN = 1 / 72  # a point in inches

@@ -56,6 +56,7 @@ from scoring.report.figure_text import (
     fixed_labels,
     left_margin_in,
     legend_below,
+    new_figure,
     size_in,
     text_width_in,
     unit_axis,
@@ -104,14 +105,6 @@ TITLE_PT = 8
 # Figure 5(a)'s intervals, one per distinct (errors, labels): a run's channels repeat a few
 # counts (most are 0 of a cell's n) and each interval is an exact binomial test (#50)
 _wilson = lru_cache(maxsize=4096)(wilson)
-
-
-def _figure(width: float, height: float, constrained: bool = False) -> Figure:
-    """A new figure; with a layout engine only where ``constrained`` (Figure 5(b)'s
-    subfigures): the others place their axes once (:func:`_place`, #50)."""
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height), layout="constrained" if constrained else None)
 
 
 def canonical(c: CellKey) -> bool:
@@ -181,7 +174,7 @@ def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[Omissio
     keys = sorted(groups, key=cell_sort_key)
     ncols = min(2, len(keys))
     panel_width = 5.2
-    fig = _figure(panel_width * ncols, 3.6 * -(-len(keys) // ncols) + 0.4, constrained=True)
+    fig = new_figure(panel_width * ncols, 3.6 * -(-len(keys) // ncols) + 0.4, constrained=True)
     rows: list[OmissionRow] = []
     for sub, key in zip(_grid(fig, len(keys), ncols), keys, strict=True):
         mine = sorted(groups[key], key=lambda c: (c.epsilon, arm_rank(c.cell.arm)))
@@ -342,7 +335,7 @@ def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn |
     )  # fmt: skip
     if not (len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2):
         return None
-    fig = _figure(6.0, 4.0)
+    fig = new_figure(6.0, 4.0)
     ax = fig.add_subplot()
     panel = _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key), 5.6)
     title = wrap(caption.split(": ", 1)[1], 5.0, 9)
@@ -384,7 +377,7 @@ def figure4(cells: Sequence[CellLine]) -> Drawn | None:
     present = [p for p in panels if len({x.x for x in p[0]}) >= 2]
     if not present:
         return None
-    fig = _figure(5.0 * len(present), 4.0)
+    fig = new_figure(5.0 * len(present), 4.0)
     data: list[Point] = []
     placed: list[_Panel] = []
     for i, (pts, label, key, title) in enumerate(present):

@@ -26,7 +26,7 @@ from protocol.config import SCRIPTED, CellKey, config_label, is_synthetic, model
 from protocol.state.machine import CHANNELS
 from scoring.md_table import md_text
 from scoring.plural import plural
-from scoring.report.figure_text import legend_below, place_axes, short_labels, wrap
+from scoring.report.figure_text import legend_below, new_figure, place_axes, short_labels, wrap
 from scoring.report.result_sections import channel_section, gate_sections, ladder_sections
 from scoring.report.tables import Labels, inert_lines
 from scoring.results.lines import CellLine, ResultLine
@@ -43,14 +43,6 @@ __all__ = [
     "synthetic_banner",
     "synthetic_warning",
 ]
-
-
-def _figure(width: float, height: float) -> Figure:
-    """A new figure; matplotlib is imported on first use (keeps ``ladder`` start-up fast).
-    No layout engine: the figure's one axes is placed once (:func:`place_axes`, #50)."""
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height))
 
 
 def synthetic_warning(keys: Iterable[CellKey]) -> list[str]:
@@ -176,7 +168,7 @@ def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figu
     configs = _configs(cells)
     arms = _arms(cells)
     width_in = max(5.0, 1.6 * len(configs) + 3)
-    fig = _figure(width_in, 4.8)
+    fig = new_figure(width_in, 4.8)
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(arms))
     for j, arm in enumerate(arms):
@@ -242,7 +234,7 @@ def figure_channels(lines: Sequence[ResultLine]) -> Figure:
     configs = _configs(cells)
     cells.sort(key=lambda c: configs.index(config_label(c.cell)))  # stable: arms keep order
     width_in = max(5.0, 0.6 * len(cells) + 2)
-    fig = _figure(width_in, 4.4)
+    fig = new_figure(width_in, 4.4)
     ax = fig.add_subplot()
     bottom = [0.0] * len(cells)
     for j, ch in enumerate(CHANNELS):
