@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 __all__ = [
     "EDGE_IN",
     "FIGURE_DPI",
+    "LABEL_PAD_PT",
     "PT_IN",
+    "TICK_PAD_PT",
     "clipped_texts",
     "covered_labels",
     "fixed_labels",
@@ -33,6 +35,7 @@ __all__ = [
     "place_axes",
     "short_labels",
     "size_in",
+    "tallest_in",
     "text_width_in",
     "unit_axis",
     "wrap",
@@ -139,7 +142,7 @@ def place_axes(
     """*ax* as the one axes of its figure, placed once (no layout engine, #50): a title of
     *title_pt* points above it, *below_pt* points of tick labels and x label under it, then
     the figure's *legend*; on the left its y label's *ylabel_pt* points, the ticks and the
-    widest y tick label."""
+    widest y tick label; its axis labels placed with them (:func:`fixed_labels`)."""
     from matplotlib.font_manager import FontProperties
 
     fig = ax.get_figure(root=True)
@@ -156,6 +159,14 @@ def place_axes(
     top = EDGE_IN + (title_pt + 6) * PT_IN + 0.04
     right = 0.15
     ax.set_position((left / w, bottom / h, 1 - (left + right) / w, 1 - (bottom + top) / h))
+    fixed_labels(ax, ytick_in=ticks, xtick_in=tallest_in(ax.xaxis.get_ticklabels()))
+
+
+def tallest_in(labels: Sequence[Text]) -> float | None:
+    """The height of the tallest of *labels* (the one of most lines), in inches; None
+    without labels."""
+    tallest = max(labels, key=lambda t: t.get_text().count("\n"), default=None)
+    return None if tallest is None else size_in(tallest)[1]
 
 
 def legend_below(

@@ -58,6 +58,7 @@ from scoring.report.figure_text import (
     legend_below,
     new_figure,
     size_in,
+    tallest_in,
     text_width_in,
     unit_axis,
     wrap,
@@ -293,11 +294,7 @@ def _place(fig: Figure, panels: Sequence[_Panel], title_lines: int) -> None:
         left = i * share + left_margin_in(8 * 1.2, ticks)
         right = (i + 1) * share - 0.15
         p.ax.set_position((left / w, bottom / h, (right - left) / w, 1 - (bottom + top) / h))
-        xticks = p.ax.xaxis.get_ticklabels()
-        tallest = max(xticks, key=lambda t: t.get_text().count("\n"), default=None)
-        fixed_labels(
-            p.ax, ytick_in=ticks, xtick_in=None if tallest is None else size_in(tallest)[1]
-        )
+        fixed_labels(p.ax, ytick_in=ticks, xtick_in=tallest_in(p.ax.xaxis.get_ticklabels()))
         if p.legend is not None:
             low, high = i * share + EDGE_IN + lw / 2, (i + 1) * share - EDGE_IN - lw / 2
             centre = min(max((left + right) / 2, low), high)
