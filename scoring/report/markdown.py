@@ -33,6 +33,7 @@ from scoring.report.figure_text import (
     place_axes,
     short_labels,
     tallest_in,
+    unit_axis,
     wrap,
 )
 from scoring.report.result_sections import channel_section, gate_sections, ladder_sections
@@ -198,7 +199,7 @@ def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figu
     ax.set_xticks(range(len(configs)), _config_ticks(configs, width_in - 1.2, 7), fontsize=7)  # fmt: skip
     ax.set_xlabel("configuration (#k: configuration k as listed in the report)", fontsize=8)
     ax.set_xlim(-0.6, len(configs) - 0.4)
-    ax.set_ylim(-0.02, 1.02)  # automatic ticks: place_axes fits every label, -0.2 included
+    unit_axis(ax)  # 0 to 1 by 0.2, given fixed: no ticks made outside the view (#50)
     ax.set_ylabel("strict success (Wilson 95% CI)", fontsize=9)
     title = wrap(
         f"Strict success per arm, {_SCORING_NAMES.get(scoring, scoring)}", width_in - 0.6, 11
