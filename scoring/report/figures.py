@@ -63,6 +63,7 @@ from scoring.report.figure_text import (
     unit_axis,
     wrap,
 )
+from scoring.report.intervals import interval_series
 from scoring.results.cells import RATES, cell_sort_key, config_of
 from scoring.results.lines import CellLine
 from scoring.results.stats import wilson
@@ -238,11 +239,12 @@ def _draw(
     width = 0.7 / max(1, len(names))
     for j, name in enumerate(names):
         mine = [p for p in points if p.series == name]
-        ax.errorbar(
+        interval_series(
+            ax,
             [xs.index(p.x) + (j - (len(names) - 1) / 2) * width for p in mine],
             [p.y for p in mine],
-            yerr=[[p.y - p.lo for p in mine], [p.hi - p.y for p in mine]],
-            fmt="o",
+            [(p.lo, p.hi) for p in mine],
+            color=f"C{j}",
             capsize=3,
             label=wrap(name, width_in / 2, 6),
         )

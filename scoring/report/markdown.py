@@ -36,6 +36,7 @@ from scoring.report.figure_text import (
     unit_axis,
     wrap,
 )
+from scoring.report.intervals import interval_series
 from scoring.report.result_sections import channel_section, gate_sections, ladder_sections
 from scoring.report.tables import Labels, inert_lines
 from scoring.results.lines import CellLine, ResultLine
@@ -182,18 +183,15 @@ def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figu
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(arms))
     for j, arm in enumerate(arms):
-        xs, ys, lo, hi = [], [], [], []
+        xs, ys, bounds = [], [], []
         for c in cells:
             rate = c.rate(scoring)
             if c.cell.arm != arm or rate is None:
                 continue
-            x = configs.index(config_label(c.cell)) + (j - (len(arms) - 1) / 2) * width
-            y = rate
-            xs.append(x)
-            ys.append(y)
-            lo.append(y - c.ci(scoring)[0])
-            hi.append(c.ci(scoring)[1] - y)
-        ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3, label=arm)
+            xs.append(configs.index(config_label(c.cell)) + (j - (len(arms) - 1) / 2) * width)
+            ys.append(rate)
+            bounds.append(c.ci(scoring))
+        interval_series(ax, xs, ys, bounds, color=f"C{j}", capsize=3, label=arm)
     for k in range(1, len(configs)):
         ax.axvline(k - 0.5, color="0.85", linewidth=0.8)
     ax.set_xticks(range(len(configs)), _config_ticks(configs, width_in - 1.2, 7), fontsize=7)  # fmt: skip
