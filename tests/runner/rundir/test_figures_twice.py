@@ -36,7 +36,7 @@ def test_a_second_report_in_a_process_draws_a_fresh_processs_bytes() -> None:
     assert set(first) and first != second  # two different reports
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); "
-        "from tests.scoring.report.test_figures_twice import _digests; "
+        "from tests.runner.rundir.test_figures_twice import _digests; "
         "print(json.dumps(_digests(first_only=False)))"
     )
     fresh = subprocess.run(
