@@ -16,6 +16,7 @@ from typing import Any
 from scoring.analyses.base import Analyses
 from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.gc_pause import paused_gc
+from scoring.report.figure_text import FIGURE_DPI
 from scoring.report.markdown import figure_channels, figure_success
 from scoring.report.paper_figures import FIGURES, paper_figures
 from scoring.results.lines import ResultLine
@@ -68,7 +69,7 @@ def _draw(lines: Sequence[ResultLine], analyses: Analyses, name: str) -> Png | N
     return caption, _png(fig), points
 
 
-DPI = 120
+DPI = FIGURE_DPI  # the report's figures are made at it (their texts measured on this canvas)
 # zlib level of the PNGs: 3 compresses an RGB figure to about the size level 6 (Pillow's
 # default) made of its RGBA pixels, in about half the CPU (#50)
 PNG_LEVEL = 3
@@ -96,7 +97,9 @@ def _png(fig: Any) -> bytes:
     from matplotlib import cbook
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    canvas = FigureCanvasAgg(fig)
+    # the canvas the figure measured its texts on, if it has one: its renderer is reused
+    # when the dpi is the same (#50: a renderer is the figure's whole buffer)
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     fig.dpi = DPI
     with cbook._setattr_cm(canvas, _device_pixel_ratio=1, _is_saving=True):
         if engine is not None:

@@ -10,6 +10,7 @@ to draw (#50). Pure (Figure objects and data); matplotlib is imported on first u
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from protocol.arms.table import arm_rank
@@ -17,11 +18,15 @@ from protocol.records import CellKey
 from scoring.report.figure_data import PER_EPISODES, ChannelPoint, ChannelRate, UnrequestedCount
 from scoring.report.figure_text import (
     EDGE_IN,
+    LABEL_PAD_PT,
     PT_IN,
+    TICK_PAD_PT,
+    fixed_labels,
     left_margin_in,
     legend_below,
+    new_figure,
+    tallest_in,
     text_width_in,
-    unit_axis,
 )
 from scoring.report.figures import (
     CHANNEL_NAMES,
@@ -54,12 +59,11 @@ def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | N
             order.setdefault(config_name(c.cell), config_of(c.cell))
     panels = sorted(order, key=lambda p: cell_sort_key(order[p]))
     ncols = min(2, len(panels))
-    from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
     # no layout engine: the panels' places are computed once (_PanelGrid), not by constrained
     # layout's two passes over every axes' text (#50: most of this figure's drawing time)
-    fig = Figure(figsize=(_PANEL_W * ncols, _PANEL_H * -(-len(panels) // ncols)))
+    fig = new_figure(_PANEL_W * ncols, _PANEL_H * -(-len(panels) // ncols))
     channels = [ch for ch, _ in RATES]
     handles = [
         Line2D([], [], marker="o", linestyle="", color=f"C{j}", label=CHANNEL_NAMES[ch])
@@ -70,12 +74,17 @@ def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | N
                  y=1 - EDGE_IN / fig.get_figheight(), va="top")  # fmt: skip
     titles = [panel_title(panel, _PANEL_W - 0.4) for panel in panels]
     grid = _PanelGrid(fig, ncols, titles, legend)
-    for i, panel in enumerate(panels):
-        top, bottom = grid.axes(i)
-        _channel_panel(top, bottom, [d for d in data if d.panel == panel], channels)
+    mine = [[d for d in data if d.panel == panel] for panel in panels]
+    peaks = [_peak(points) for points in mine]
+    for i, points in enumerate(mine):
+        ax, band = grid.axes(i)
+        # a row's panels share their y scales (the rates' 0-1, the row's highest count):
+        # the first column's axes label them, the others repeat no tick label (#50)
+        row = i - i % ncols
+        _channel_panel(ax, band, points, channels, max(peaks[row : row + ncols]), i % ncols == 0)
         # y given: where matplotlib would put it (no top ticks, no offset text on a 0-1
         # axis), without measuring the axis's text again at every draw (#50)
-        top.set_title(titles[i], fontsize=TITLE_PT, y=1.0)
+        ax.set_title(titles[i], fontsize=TITLE_PT, y=1.0)
     grid.fit_left()
     return fig, data
 
@@ -85,13 +94,34 @@ def figure5a(cells: Sequence[CellLine]) -> tuple[Figure, list[ChannelPoint]] | N
 _PANEL_W, _PANEL_H = 6.4, 4.8
 _BELOW_PT = 3.5 + 3.5 + 7 * 1.2 + 4 + 8 * 1.2  # tick, pad, tick labels, label pad, "arm"
 _GAP_IN = 0.12  # between a panel's rates and its counts
+_SHARED_LEFT_IN = 0.3  # a panel's left margin past the first column (no y labels)
+_RIGHT_IN = 0.15  # a panel's right margin
+
+
+@dataclass(frozen=True)
+class _Band:
+    """Where a panel's counts sit in its one axes: the data interval ``lo``..``hi`` of the
+    axes' y under the rates' -0.02..1.02 (a quarter of the panel's height, as a counts axes
+    of its own took), the separating line at ``rule``; the rates' and the counts' centres
+    in axes fractions (their y labels)."""
+
+    lo: float
+    hi: float
+    rule: float
+    rates_mid: float
+    counts_mid: float
+    nbins: int  # the counts' ticks at most, as matplotlib fits them in the band's height
+
+    def y(self, value: float, low: float, high: float) -> float:
+        """A count *value* on a scale from *low* to *high*, in the axes' data."""
+        return self.lo + (value - low) / (high - low) * (self.hi - self.lo)
 
 
 class _PanelGrid:
-    """Figure 5(a)'s panels in rows of ``ncols``: each a rates axes over a counts axes
-    (3:1, the same x limits; the arms' ticks on the counts only), a title above; the
-    suptitle at the top, the legend at the bottom. Left margins are set by :meth:`fit_left`
-    once the tick labels are known."""
+    """Figure 5(a)'s panels in rows of ``ncols``: each one axes, the rates above and the
+    counts in a band below them (3:1, a rule between; #50: one axes a panel, not two, and
+    their ticks), a title above; the suptitle at the top, the legend at the bottom. Left
+    margins are set by :meth:`fit_left` once the tick labels are known."""
 
     def __init__(self, fig: Figure, ncols: int, titles: Sequence[str], legend: Legend | None):
         self.fig, self.ncols = fig, ncols
@@ -108,50 +138,80 @@ class _PanelGrid:
             for i in range(len(titles))
         ]
 
-    def _place(self, i: int, title_lines: int) -> tuple[Axes, Axes]:
+    def _place(self, i: int, title_lines: int) -> tuple[Axes, _Band]:
         cw, ch = self.cell
         x0 = self.origin[0] + (i % self.ncols) * cw
         y0 = self.origin[1] + (self.rows - 1 - i // self.ncols) * ch
         head = (title_lines * TITLE_PT * 1.2 + 6) * PT_IN + 0.04  # the title and its pad
         foot = _BELOW_PT * PT_IN + 0.04
         inner = ch - head - foot - _GAP_IN
-        left, width = x0 + 0.9, cw - 0.9 - 0.15  # provisional left: fit_left sets it
-        low = inner / 4
-        top = self._add((left, y0 + foot + low + _GAP_IN, width, inner - low))
-        bottom = self._add((left, y0 + foot, width, low))
-        return top, bottom
-
-    def _add(self, rect: tuple[float, float, float, float]) -> Axes:
+        left, width = x0 + 0.9, cw - 0.9 - _RIGHT_IN  # provisional: fit_left sets them
         w, h = self.fig.get_figwidth(), self.fig.get_figheight()
-        x, y, dx, dy = rect
-        return self.fig.add_axes((x / w, y / h, dx / w, dy / h))
+        ax = self.fig.add_axes((left / w, (y0 + foot) / h, width / w, (inner + _GAP_IN) / h))
+        low = inner / 4  # the counts' band, inches
+        per_in = 1.04 / (inner - low)  # the rates' -0.02..1.02 over the rest
+        lo = -0.02 - (low + _GAP_IN) * per_in
+        band = _Band(lo=lo, hi=lo + low * per_in, rule=lo + (low + _GAP_IN / 2) * per_in,
+                     rates_mid=1 - (inner - low) / 2 / (inner + _GAP_IN),
+                     counts_mid=low / 2 / (inner + _GAP_IN),
+                     nbins=max(1, int(low * 72 // (7 * 2))))  # fmt: skip
+        return ax, band
 
-    def axes(self, i: int) -> tuple[Axes, Axes]:
+    def axes(self, i: int) -> tuple[Axes, _Band]:
         return self._axes[i]
 
     def fit_left(self) -> None:
-        """Every panel's axes start past its y labels and tick labels (the widest of any
-        panel's, so the panels line up)."""
+        """The first column's axes start past their y labels and tick labels (the widest of
+        any of them, so the panels line up); the other columns' axes, which share the
+        row's y scales and show no y labels, ``_SHARED_LEFT_IN`` past the axes before
+        them; every axes equally wide. The axis labels are placed here, once (as
+        :func:`fixed_labels` places them)."""
         from matplotlib.font_manager import FontProperties
+        from matplotlib.transforms import ScaledTranslation
 
-        labels = {t.get_text() for pair in self._axes for ax in pair
-                  for t in ax.yaxis.get_ticklabels()}  # fmt: skip
+        first = [ax for ax, _ in self._axes[:: self.ncols]]
+        labels = {t.get_text() for ax in first for t in ax.yaxis.get_ticklabels()}
         ticks = max(text_width_in(self.fig, s, FontProperties(size=7)) for s in labels)
         margin = left_margin_in(2 * 8 * 1.2, ticks)  # two lines of y label
+        # every x tick label is one line of an arm's name at 7 pt: one height
+        arm_in = tallest_in(self._axes[0][0].xaxis.get_ticklabels())
         w = self.fig.get_figwidth()
-        for i, pair in enumerate(self._axes):
-            x0 = (i % self.ncols) * self.cell[0]
-            for ax in pair:
-                box = ax.get_position()
-                left = (x0 + margin) / w
-                ax.set_position((left, box.y0, box.x1 - left, box.height))
+        # every column's axes equally wide: the first column's margin, then each axes and
+        # the gap to the next (its right margin and the next one's left)
+        step = (w - margin + _SHARED_LEFT_IN) / self.ncols
+        dx = -((TICK_PAD_PT + LABEL_PAD_PT) * PT_IN + ticks)
+        for i, (ax, band) in enumerate(self._axes):
+            left = margin + (i % self.ncols) * step
+            box = ax.get_position()
+            ax.set_position((left / w, box.y0, (step - _SHARED_LEFT_IN - _RIGHT_IN) / w,
+                             box.height))  # fmt: skip
+            fixed_labels(ax, ytick_in=None, xtick_in=arm_in)
+            if i % self.ncols == 0:
+                shift = ax.transAxes + ScaledTranslation(dx, 0, self.fig.dpi_scale_trans)
+                ax.yaxis.set_label_coords(0.0, band.rates_mid, transform=shift)
+                ax.text(0.0, band.counts_mid, f"unrequested\nper {PER_EPISODES} ep.",
+                        fontsize=8, transform=shift, rotation="vertical", rotation_mode="anchor",
+                        ha="center", va="bottom")  # fmt: skip
+
+
+def _peak(mine: Sequence[ChannelPoint]) -> float:
+    """The top of a panel's counts: its highest unrequested count (at least 1), and room
+    above it."""
+    return max([1.0, *(d.y for d in mine if isinstance(d, UnrequestedCount))]) * 1.15
 
 
 def _channel_panel(
-    top: Axes, bottom: Axes, mine: Sequence[ChannelPoint], channels: Sequence[str]
+    ax: Axes,
+    band: _Band,
+    mine: Sequence[ChannelPoint],
+    channels: Sequence[str],
+    peak: float,
+    labelled: bool,
 ) -> None:
     """One configuration's panel of Figure 5(a): each channel's rate over its label with
-    its interval above, the unrequested count per 128 episodes below, arms on x."""
+    its interval above, the unrequested count per 128 episodes in the band below (from
+    -0.06 of ``peak`` to ``peak``, a zero above the band's floor), arms on x; the y tick
+    labels and the rates' label where ``labelled`` (the row's first panel)."""
     rates = [d for d in mine if isinstance(d, ChannelRate)]
     unreq = [d for d in mine if isinstance(d, UnrequestedCount)]
     xs = sorted({d.x for d in rates} | {d.x for d in unreq}, key=arm_rank)
@@ -162,23 +222,30 @@ def _channel_panel(
         for j, ch in enumerate(channels)
     ]  # fmt: skip
     # the ticks' style first, then the ticks: each made in it, not made then restyled (#50)
-    top.set_xticks([])  # the rates' x axis is the counts' right under it: no ticks (#50)
-    for ax in (top, bottom):
-        ax.tick_params(labelsize=7)
-        ax.grid(axis="y", alpha=0.3)
-    _intervals(top, [(color, pts) for color, pts in series if pts])
-    unit_axis(top)
-    top.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
-    bottom.plot([xs.index(d.x) for d in unreq], [d.y for d in unreq], "s",
-                color="0.3", markersize=5, label=f"unrequested per {PER_EPISODES} episodes")  # fmt: skip
-    peak = max([1.0, *(d.y for d in unreq)]) * 1.15
-    bottom.set_ylim(-0.06 * peak, peak)  # a zero count sits above the axis line
-    _fixed_ticks(bottom, -0.06 * peak, peak)
-    bottom.set_ylabel(f"unrequested\nper {PER_EPISODES} ep.", fontsize=8)
-    bottom.set_xticks(range(len(xs)), xs, fontsize=7)
-    for ax in (top, bottom):
-        ax.set_xlim(-0.6, len(xs) - 0.4)
-    bottom.set_xlabel("arm", fontsize=8)
+    ax.tick_params(labelsize=7, labelleft=labelled)
+    ax.grid(axis="y", alpha=0.3)
+    _intervals(ax, [(color, pts) for color, pts in series if pts])
+    low, high = -0.06 * peak, peak
+    ax.plot([xs.index(d.x) for d in unreq], [band.y(d.y, low, high) for d in unreq], "s",
+            color="0.3", markersize=5, label=f"unrequested per {PER_EPISODES} episodes")  # fmt: skip
+    ax.axhline(band.rule, color="black", linewidth=_frame_width())
+    counts = _count_ticks(low, high, band.nbins)
+    units = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]  # the rates' ticks, as unit_axis gives them
+    ax.set_ylim(band.lo, 1.02)
+    ax.set_yticks([band.y(v, low, high) for v, _ in counts] + units,
+                  [label for _, label in counts] + [f"{v:.1f}" for v in units])  # fmt: skip
+    if labelled:
+        ax.set_ylabel("errors / label turns\n(Wilson 95% CI)", fontsize=8)
+    ax.set_xticks(range(len(xs)), xs, fontsize=7)
+    ax.set_xlim(-0.6, len(xs) - 0.4)
+    ax.set_xlabel("arm", fontsize=8)
+
+
+def _frame_width() -> float:
+    """The axes' frame line width (the rule between rates and counts is drawn as one)."""
+    import matplotlib as mpl
+
+    return float(mpl.rcParams["axes.linewidth"])
 
 
 def _intervals(ax: Axes, series: Sequence[tuple[str, Sequence[tuple[float, ChannelRate]]]]) -> None:
@@ -205,9 +272,15 @@ def _intervals(ax: Axes, series: Sequence[tuple[str, Sequence[tuple[float, Chann
                            linestyle="None", markersize=4, color=color, zorder=2.1))  # fmt: skip
 
 
-def _fixed_ticks(ax: Axes, lo: float, hi: float) -> None:
-    """*ax*'s y ticks given fixed: those its automatic locator shows between *lo* and *hi*
-    (the view), without the ones it makes outside the view at every draw (#50); the left
-    margin (:meth:`_PanelGrid.fit_left`) measures the labels shown."""
-    shown = ax.yaxis.get_major_locator().tick_values(lo, hi)
-    ax.set_yticks([float(v) for v in shown if lo <= v <= hi])
+def _count_ticks(low: float, high: float, nbins: int) -> list[tuple[float, str]]:
+    """The counts' ticks between *low* and *high* and their labels: those matplotlib's
+    automatic locator (``AutoLocator``: *nbins* as an axis as tall as the band holds) and
+    formatter show on an axis of that view."""
+    from matplotlib.ticker import MaxNLocator, ScalarFormatter
+
+    locator = MaxNLocator(nbins, steps=[1, 2, 2.5, 5, 10])
+    values = [float(v) for v in locator.tick_values(low, high) if low <= v <= high]
+    formatter = ScalarFormatter()
+    formatter.create_dummy_axis()
+    formatter.axis.set_view_interval(low, high)  # type: ignore[union-attr]
+    return list(zip(values, formatter.format_ticks(values), strict=True))

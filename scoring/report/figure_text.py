@@ -18,16 +18,24 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.font_manager import FontProperties
     from matplotlib.legend import Legend
+    from matplotlib.text import Text
 
 __all__ = [
     "EDGE_IN",
+    "FIGURE_DPI",
+    "LABEL_PAD_PT",
     "PT_IN",
+    "TICK_PAD_PT",
     "clipped_texts",
     "covered_labels",
+    "fixed_labels",
     "left_margin_in",
     "legend_below",
+    "new_figure",
     "place_axes",
     "short_labels",
+    "size_in",
+    "tallest_in",
     "text_width_in",
     "unit_axis",
     "wrap",
@@ -63,6 +71,30 @@ def text_width_in(fig: Figure, text: str, font: FontProperties) -> float:
     return float(width) / fig.dpi
 
 
+def size_in(artist: Text | Legend) -> tuple[float, float]:
+    """The width and height of *artist* (a text, a legend) as its figure lays it out, in
+    inches."""
+    fig = artist.get_figure(root=True)
+    assert fig is not None
+    box = artist.get_window_extent(_renderer(fig))
+    return float(box.width) / fig.dpi, float(box.height) / fig.dpi
+
+
+# The dpi the report's figures are drawn at (runner.rundir.plots writes their PNGs at it): a
+# figure made at it measures its texts on the canvas that then draws it (#50)
+FIGURE_DPI = 120
+
+
+def new_figure(width: float, height: float, constrained: bool = False) -> Figure:
+    """A new figure of *width* x *height* inches at :data:`FIGURE_DPI`; constrained layout
+    only where asked (the report's figures place their axes once, #50)."""
+    from matplotlib.figure import Figure
+
+    return Figure(
+        figsize=(width, height), dpi=FIGURE_DPI, layout="constrained" if constrained else None
+    )
+
+
 PT_IN = 1 / 72  # a point in inches
 EDGE_IN = 0.06  # inches kept clear at a figure's edges
 
@@ -73,6 +105,29 @@ def unit_axis(ax: Axes) -> None:
     two ticks it makes outside the view at every draw (#50)."""
     ax.set_ylim(-0.02, 1.02)
     ax.set_yticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+
+
+TICK_PAD_PT = 3.5 + 3.5  # matplotlib's tick length and tick label pad
+LABEL_PAD_PT = 4.0  # matplotlib's axis label pad
+
+
+def fixed_labels(ax: Axes, *, ytick_in: float | None, xtick_in: float | None) -> None:
+    """*ax*'s axis labels placed once where matplotlib places them (past the tick labels,
+    :data:`LABEL_PAD_PT` away), from the widest y tick label's width *ytick_in* and the x
+    tick labels' height *xtick_in* (inches; None: that label left to matplotlib), instead
+    of measuring every tick label again at each draw (#50)."""
+    from matplotlib.transforms import ScaledTranslation
+
+    fig = ax.get_figure(root=True)
+    assert fig is not None
+    if ytick_in is not None:
+        dx = -((TICK_PAD_PT + LABEL_PAD_PT) * PT_IN + ytick_in)
+        shift = ScaledTranslation(dx, 0, fig.dpi_scale_trans)
+        ax.yaxis.set_label_coords(0.0, 0.5, transform=ax.transAxes + shift)
+    if xtick_in is not None:
+        dy = -((TICK_PAD_PT + LABEL_PAD_PT) * PT_IN + xtick_in)
+        shift = ScaledTranslation(0, dy, fig.dpi_scale_trans)
+        ax.xaxis.set_label_coords(0.5, 0.0, transform=ax.transAxes + shift)
 
 
 def left_margin_in(ylabel_pt: float, ticks_in: float) -> float:
@@ -87,7 +142,7 @@ def place_axes(
     """*ax* as the one axes of its figure, placed once (no layout engine, #50): a title of
     *title_pt* points above it, *below_pt* points of tick labels and x label under it, then
     the figure's *legend*; on the left its y label's *ylabel_pt* points, the ticks and the
-    widest y tick label."""
+    widest y tick label; its axis labels placed with them (:func:`fixed_labels`)."""
     from matplotlib.font_manager import FontProperties
 
     fig = ax.get_figure(root=True)
@@ -104,6 +159,14 @@ def place_axes(
     top = EDGE_IN + (title_pt + 6) * PT_IN + 0.04
     right = 0.15
     ax.set_position((left / w, bottom / h, 1 - (left + right) / w, 1 - (bottom + top) / h))
+    fixed_labels(ax, ytick_in=ticks, xtick_in=tallest_in(ax.xaxis.get_ticklabels()))
+
+
+def tallest_in(labels: Sequence[Text]) -> float | None:
+    """The height of the tallest of *labels* (the one of most lines), in inches; None
+    without labels."""
+    tallest = max(labels, key=lambda t: t.get_text().count("\n"), default=None)
+    return None if tallest is None else size_in(tallest)[1]
 
 
 def legend_below(

@@ -31,6 +31,7 @@ that differ from their configuration only in ``corruption``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -49,7 +50,20 @@ from scoring.report.figure_data import (
     Point,
     UnrequestedCount,
 )
-from scoring.report.figure_text import legend_below, unit_axis, wrap
+from scoring.report.figure_text import (
+    EDGE_IN,
+    PT_IN,
+    fixed_labels,
+    left_margin_in,
+    legend_below,
+    new_figure,
+    size_in,
+    tallest_in,
+    text_width_in,
+    unit_axis,
+    wrap,
+)
+from scoring.report.intervals import interval_series
 from scoring.results.cells import RATES, cell_sort_key, config_of
 from scoring.results.lines import CellLine
 from scoring.results.stats import wilson
@@ -57,6 +71,7 @@ from scoring.results.stats import wilson
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure, SubFigure
+    from matplotlib.legend import Legend
 
 __all__ = [
     "CHANNEL_NAMES",
@@ -92,12 +107,6 @@ TITLE_PT = 8
 # Figure 5(a)'s intervals, one per distinct (errors, labels): a run's channels repeat a few
 # counts (most are 0 of a cell's n) and each interval is an exact binomial test (#50)
 _wilson = lru_cache(maxsize=4096)(wilson)
-
-
-def _figure(width: float, height: float) -> Figure:
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height), layout="constrained")
 
 
 def canonical(c: CellKey) -> bool:
@@ -167,7 +176,7 @@ def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[Omissio
     keys = sorted(groups, key=cell_sort_key)
     ncols = min(2, len(keys))
     panel_width = 5.2
-    fig = _figure(panel_width * ncols, 3.6 * -(-len(keys) // ncols) + 0.4)
+    fig = new_figure(panel_width * ncols, 3.6 * -(-len(keys) // ncols) + 0.4, constrained=True)
     rows: list[OmissionRow] = []
     for sub, key in zip(_grid(fig, len(keys), ncols), keys, strict=True):
         mine = sorted(groups[key], key=lambda c: (c.epsilon, arm_rank(c.cell.arm)))
@@ -223,18 +232,19 @@ def _points(
 
 def _draw(
     points: Sequence[Point], ax: Axes, xlabel: str, xs: Sequence[str], width_in: float
-) -> None:
+) -> _Panel:
     """Points with their intervals, series side by side at each x; tick labels and legend
-    entries wrapped to the axes' *width_in* inches."""
+    entries wrapped to the axes' *width_in* inches; the legend made, :func:`_place` puts it."""
     names = list(dict.fromkeys(p.series for p in points))
     width = 0.7 / max(1, len(names))
     for j, name in enumerate(names):
         mine = [p for p in points if p.series == name]
-        ax.errorbar(
+        interval_series(
+            ax,
             [xs.index(p.x) + (j - (len(names) - 1) / 2) * width for p in mine],
             [p.y for p in mine],
-            yerr=[[p.y - p.lo for p in mine], [p.hi - p.y for p in mine]],
-            fmt="o",
+            [(p.lo, p.hi) for p in mine],
+            color=f"C{j}",
             capsize=3,
             label=wrap(name, width_in / 2, 6),
         )
@@ -246,19 +256,54 @@ def _draw(
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel("strict success (Wilson 95% CI)", fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    if names:
-        from matplotlib.transforms import ScaledTranslation
+    # the tick labels' lines at 7 pt, the label's line at 8 pt (1.2 line spacing), the
+    # ticks' and the label's pads (3.5 + 3.5 + 4 pt) and a gap of 4 pt, below the axes
+    lines = max((t.count("\n") + 1 for t in ticks), default=1)
+    below = (7 * 1.2 * lines + 8 * 1.2 + 11 + 4) / 72
+    legend = ax.legend(fontsize=6, loc="upper center", ncols=2) if names else None
+    return _Panel(ax, below, legend)
 
-        # under the x label, however many lines the tick labels took: the tick labels'
-        # lines at 7 pt, the label's line at 8 pt (1.2 line spacing), the ticks' and the
-        # label's pads (3.5 + 3.5 + 4 pt) and a gap of 4 pt, in points below the axes
-        lines = max((t.count("\n") + 1 for t in ticks), default=1)
-        below = (7 * 1.2 * lines + 8 * 1.2 + 11 + 4) / 72
-        shift = ScaledTranslation(0, -below, ax.figure.dpi_scale_trans)
-        ax.legend(
-            fontsize=6, loc="upper center", bbox_to_anchor=(0.5, 0.0),
-            bbox_transform=ax.transAxes + shift, ncols=2,
-        )  # fmt: skip
+
+@dataclass(frozen=True)
+class _Panel:
+    """An axes of Figures 1, 4 and 6, what it draws under it (its tick labels and x label,
+    inches), its legend (to go under those)."""
+
+    ax: Axes
+    below: float
+    legend: Legend | None
+
+
+def _place(fig: Figure, panels: Sequence[_Panel], title_lines: int) -> None:
+    """*fig*'s axes side by side in equal shares of its width, placed once (no layout
+    engine: constrained layout measured every text twice, #50): each with its title of
+    *title_lines* lines at 9 pt above it, its y label and tick labels on its left, its tick
+    labels, x label and legend under it (the lowest sets every axes' bottom), the legend
+    centred under its axes but inside the axes' share; the axis labels placed with them
+    (:func:`fixed_labels`)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.transforms import ScaledTranslation
+
+    w, h = fig.get_figwidth(), fig.get_figheight()
+    sizes = [size_in(p.legend) if p.legend is not None else (0.0, 0.0) for p in panels]
+    bottom = EDGE_IN + max(p.below + lh for p, (_, lh) in zip(panels, sizes, strict=True)) + 0.06
+    top = EDGE_IN + (9 * 1.2 * title_lines + 6) * PT_IN + 0.04
+    share = w / len(panels)
+    for i, (p, (lw, _)) in enumerate(zip(panels, sizes, strict=True)):
+        labels = p.ax.yaxis.get_ticklabels()
+        font = FontProperties(size=labels[0].get_fontsize() if labels else 10)
+        ticks = max((text_width_in(fig, t.get_text(), font) for t in labels), default=0.0)
+        left = i * share + left_margin_in(8 * 1.2, ticks)
+        right = (i + 1) * share - 0.15
+        p.ax.set_position((left / w, bottom / h, (right - left) / w, 1 - (bottom + top) / h))
+        fixed_labels(p.ax, ytick_in=ticks, xtick_in=tallest_in(p.ax.xaxis.get_ticklabels()))
+        if p.legend is not None:
+            low, high = i * share + EDGE_IN + lw / 2, (i + 1) * share - EDGE_IN - lw / 2
+            centre = min(max((left + right) / 2, low), high)
+            shift = ScaledTranslation(0, -p.below, fig.dpi_scale_trans)
+            p.legend.set_bbox_to_anchor(
+                ((centre - left) / (right - left), 0.0), transform=p.ax.transAxes + shift
+            )
 
 
 SortKey = str | float | tuple[float, ...] | tuple[int, str]
@@ -289,10 +334,12 @@ def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn |
     )  # fmt: skip
     if not (len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2):
         return None
-    fig = _figure(6.0, 4.0)
+    fig = new_figure(6.0, 4.0)
     ax = fig.add_subplot()
-    _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key), 5.6)
-    ax.set_title(caption.split(": ", 1)[1], fontsize=9, y=1.0)  # as _draw's 0-1 axis places it
+    panel = _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key), 5.6)
+    title = wrap(caption.split(": ", 1)[1], 5.0, 9)
+    ax.set_title(title, fontsize=9, y=1.0)  # as _draw's 0-1 axis places it
+    _place(fig, [panel], title.count("\n") + 1)
     return fig, pts
 
 
@@ -329,11 +376,13 @@ def figure4(cells: Sequence[CellLine]) -> Drawn | None:
     present = [p for p in panels if len({x.x for x in p[0]}) >= 2]
     if not present:
         return None
-    fig = _figure(5.0 * len(present), 4.0)
+    fig = new_figure(5.0 * len(present), 4.0)
     data: list[Point] = []
+    placed: list[_Panel] = []
     for i, (pts, label, key, title) in enumerate(present):
         ax = fig.add_subplot(1, len(present), i + 1)
-        _draw(pts, ax, label, _order([p.x for p in pts], key), 4.6)
+        placed.append(_draw(pts, ax, label, _order([p.x for p in pts], key), 4.6))
         ax.set_title(title, fontsize=9, y=1.0)  # as _draw's 0-1 axis places it
         data += [msgspec.structs.replace(p, panel=label) for p in pts]
+    _place(fig, placed, 1)
     return fig, data

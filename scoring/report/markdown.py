@@ -26,7 +26,17 @@ from protocol.config import SCRIPTED, CellKey, config_label, is_synthetic, model
 from protocol.state.machine import CHANNELS
 from scoring.md_table import md_text
 from scoring.plural import plural
-from scoring.report.figure_text import legend_below, place_axes, short_labels, wrap
+from scoring.report.figure_text import (
+    PT_IN,
+    legend_below,
+    new_figure,
+    place_axes,
+    short_labels,
+    tallest_in,
+    unit_axis,
+    wrap,
+)
+from scoring.report.intervals import interval_series
 from scoring.report.result_sections import channel_section, gate_sections, ladder_sections
 from scoring.report.tables import Labels, inert_lines
 from scoring.results.lines import CellLine, ResultLine
@@ -34,6 +44,7 @@ from scoring.results.lines import CellLine, ResultLine
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.text import Text
 
 __all__ = [
     "figure_channels",
@@ -43,14 +54,6 @@ __all__ = [
     "synthetic_banner",
     "synthetic_warning",
 ]
-
-
-def _figure(width: float, height: float) -> Figure:
-    """A new figure; matplotlib is imported on first use (keeps ``ladder`` start-up fast).
-    No layout engine: the figure's one axes is placed once (:func:`place_axes`, #50)."""
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height))
 
 
 def synthetic_warning(keys: Iterable[CellKey]) -> list[str]:
@@ -176,28 +179,25 @@ def figure_success(lines: Sequence[ResultLine], scoring: str = "strict") -> Figu
     configs = _configs(cells)
     arms = _arms(cells)
     width_in = max(5.0, 1.6 * len(configs) + 3)
-    fig = _figure(width_in, 4.8)
+    fig = new_figure(width_in, 4.8)
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(arms))
     for j, arm in enumerate(arms):
-        xs, ys, lo, hi = [], [], [], []
+        xs, ys, bounds = [], [], []
         for c in cells:
             rate = c.rate(scoring)
             if c.cell.arm != arm or rate is None:
                 continue
-            x = configs.index(config_label(c.cell)) + (j - (len(arms) - 1) / 2) * width
-            y = rate
-            xs.append(x)
-            ys.append(y)
-            lo.append(y - c.ci(scoring)[0])
-            hi.append(c.ci(scoring)[1] - y)
-        ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3, label=arm)
+            xs.append(configs.index(config_label(c.cell)) + (j - (len(arms) - 1) / 2) * width)
+            ys.append(rate)
+            bounds.append(c.ci(scoring))
+        interval_series(ax, xs, ys, bounds, color=f"C{j}", capsize=3, label=arm)
     for k in range(1, len(configs)):
         ax.axvline(k - 0.5, color="0.85", linewidth=0.8)
     ax.set_xticks(range(len(configs)), _config_ticks(configs, width_in - 1.2, 7), fontsize=7)  # fmt: skip
     ax.set_xlabel("configuration (#k: configuration k as listed in the report)", fontsize=8)
     ax.set_xlim(-0.6, len(configs) - 0.4)
-    ax.set_ylim(-0.02, 1.02)  # automatic ticks: place_axes fits every label, -0.2 included
+    unit_axis(ax)  # 0 to 1 by 0.2, given fixed: no ticks made outside the view (#50)
     ax.set_ylabel("strict success (Wilson 95% CI)", fontsize=9)
     title = wrap(
         f"Strict success per arm, {_SCORING_NAMES.get(scoring, scoring)}", width_in - 0.6, 11
@@ -238,11 +238,13 @@ def _stack(
 def figure_channels(lines: Sequence[ResultLine]) -> Figure:
     """Errors per episode by channel, stacked per cell, the cells grouped by configuration
     (ours; Figure 5(a) is :func:`scoring.report.paper_figures.paper_figures`'s ``figure5a``)."""
+    from matplotlib.transforms import ScaledTranslation
+
     cells = _cells(lines)
     configs = _configs(cells)
     cells.sort(key=lambda c: configs.index(config_label(c.cell)))  # stable: arms keep order
     width_in = max(5.0, 0.6 * len(cells) + 2)
-    fig = _figure(width_in, 4.4)
+    fig = new_figure(width_in, 4.4)
     ax = fig.add_subplot()
     bottom = [0.0] * len(cells)
     for j, ch in enumerate(CHANNELS):
@@ -261,24 +263,47 @@ def figure_channels(lines: Sequence[ResultLine]) -> Figure:
         f"#{k}\n{wrap(s, per * len(span), 7)}"
         for k, (s, span) in enumerate(zip(short_labels(configs), spans, strict=True), 1)
     ]
-    groups_axis = ax.secondary_xaxis("bottom")
-    groups_axis.set_xticks([(span[0] + span[-1]) / 2 for span in spans], names, fontsize=7)
-    groups_axis.tick_params(length=0, pad=16)
-    groups_axis.spines["bottom"].set_visible(False)
-    groups_axis.set_xlabel(
+    group_labels = _group_labels(ax, [(span[0] + span[-1]) / 2 for span in spans], names)
+    ax.set_xlabel(
         "arm, grouped by configuration (#k: configuration k as listed in the report)", fontsize=8
     )
     ax.set_ylabel("errors per episode", fontsize=9)
     title = "Errors per episode by channel, every cell (primary scoring; ours, not a paper figure)"
     title = wrap(title, width_in - 0.6, 10)
-    ax.set_title(title, fontsize=10)
+    # y given: where matplotlib puts it (no top ticks), without measuring the axes (#50)
+    ax.set_title(title, fontsize=10, y=1.0)
     handles, labels = ax.get_legend_handles_labels()
     legend = legend_below(fig, handles, labels, 7)
     ax.grid(axis="y", alpha=0.3)
     # the groups' labels 16 pt under the axis (past the arms'), their lines, label pad, label
-    below = 16 + 7 * 1.2 * max((_lines(n) for n in names), default=1) + 4 + 8 * 1.2
+    below = _GROUPS_PT + 7 * 1.2 * max((_lines(n) for n in names), default=1) + 4 + 8 * 1.2
     place_axes(ax, legend, title_pt=10 * 1.2 * _lines(title), below_pt=below, ylabel_pt=9 * 1.2)
+    # the x label under the groups' labels, not the arms' (as place_axes put it)
+    groups_in = tallest_in(group_labels)
+    if groups_in is not None:
+        shift = ScaledTranslation(0, -((_GROUPS_PT + 4) * PT_IN + groups_in), fig.dpi_scale_trans)
+        ax.xaxis.set_label_coords(0.5, 0.0, transform=ax.transAxes + shift)
     return fig
+
+
+_GROUPS_PT = 16.0  # the groups' labels under the axis, past the arms' tick labels
+
+
+def _group_labels(ax: Axes, xs: Sequence[float], names: Sequence[str]) -> list[Text]:
+    """Each group's label centred under its cells (*xs*, data), :data:`_GROUPS_PT` under
+    the axes as tick labels of a second x axis would sit (pad 16, no tick), as texts: no
+    second axis to lay out (#50: it was a third of the channels figure's drawing)."""
+    from matplotlib.transforms import ScaledTranslation, blended_transform_factory
+
+    fig = ax.get_figure(root=True)
+    assert fig is not None
+    under = blended_transform_factory(ax.transData, ax.transAxes) + ScaledTranslation(
+        0, -_GROUPS_PT * PT_IN, fig.dpi_scale_trans
+    )
+    return [
+        ax.text(x, 0.0, name, transform=under, ha="center", va="top", fontsize=7)
+        for x, name in zip(xs, names, strict=True)
+    ]
 
 
 def markdown_report(

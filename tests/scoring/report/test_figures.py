@@ -103,13 +103,21 @@ def test_figure_5a_panels_arms_in_ladder_order_and_png() -> None:
         "m (no-think)\nS=10 rho=0.15, amended brief",
         "m (no-think)\nS=15 rho=0.3, amended brief",
     ]
-    # each panel: the rates above, the unrequested counts below, arms in ladder order
-    dense_bottom = next(
-        fig.axes[i + 1]
-        for i, ax in enumerate(fig.axes)
-        if ax.get_title().startswith("m (no-think)\nS=15")
-    )
-    assert [t.get_text() for t in dense_bottom.get_xticklabels()] == ["raw", "enforce"]
+    # each panel one axes: the rates above, the unrequested counts in a band below them,
+    # arms in ladder order
+    assert len(fig.axes) == 2
+    dense = next(ax for ax in fig.axes if ax.get_title().startswith("m (no-think)\nS=15"))
+    assert [t.get_text() for t in dense.get_xticklabels()] == ["raw", "enforce"]
+    # the row's counts' ticks (up to its highest count of both panels) under the rates' 0
+    # to 1, labelled on the first panel only (the row shares its y scales)
+    assert dense.get_yticklabels() == []
+    small = next(ax for ax in fig.axes if ax is not dense)
+    ticks = [t.get_text() for t in small.get_yticklabels()]
+    assert ticks[-6:] == ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"] and ticks[0] == "0"
+    counts = [float(t) for t in ticks[:-6]]
+    peak = max(d.y for d in data if isinstance(d, UnrequestedCount))
+    assert peak > 4 and counts == sorted(counts) and peak / 2 <= counts[-1] <= peak * 1.15
+    assert max(small.get_yticks()) == 1 and list(small.get_yticks()) == list(dense.get_yticks())
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     assert buf.getvalue()[:4] == b"\x89PNG"
