@@ -3,8 +3,8 @@
 lowered texts, whitespace runs made single spaces, NULs between replies) answers, reply by
 reply, what ``cannot_decline`` answers: on replies made of the anchors' words and pieces
 split by every kind of whitespace (the ASCII ones ``\\s`` matches, \\x1c-\\x1f included, and
-others), with LEDGER lines, NULs and non-ASCII text, and on anchors split across two
-replies (which must not match)."""
+others), with LEDGER lines, NULs and non-ASCII text (the Kelvin sign lowers to ASCII), and
+on anchors split across two replies (which must not match)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from scoring.replay.citations import (
 ANCHORS = sorted(ANNOTATION_PREFILTER.anchors | REFUSAL_PREFILTER.anchors)
 WORDS = sorted({w for a in ANCHORS for w in a.split(" ") if w})
 CUTS = sorted({w[:i] for w in WORDS for i in range(1, len(w))} | {w[1:] for w in WORDS})
-# \s in str patterns: the ASCII whitespace (\x1c-\x1f too) and Unicode spaces; \x85 and
-# \u200b near misses of either kind
+# \s in str patterns: the ASCII whitespace (\x1c-\x1f too) and Unicode spaces (\xa0, \u2003,
+# \x85: non-ASCII replies take cannot_decline); \u200b is not whitespace
 SPACES = [" ", "\n", "\t", "\r\n", "  ", "\x0b", "\x0c", "\x1c", "\x1f", "\u00a0", "\u2003"]
 SPACES += ["\x85", "\u200b", " \n \t "]
-GLUE = ["", "x", "'", "\u2019", "-", ".", "i", "\x00", "\u0130", "\u00df", "K", "LEDGER "]
+GLUE = ["", "x", "'", "\u2019", "-", ".", "i", "\x00", "\u0130", "\u00df", "\u212a", "LEDGER "]
 LINES = ["\nLEDGER s1 DONE\n", "LEDGER ", "ledger", "\nx ledger y\n", "LEDGERS", "_ledger"]
 
 
