@@ -160,6 +160,9 @@ def cannot_decline_each(replies: Sequence[str], lowered: Sequence[str]) -> list[
     text = _RUNS.sub(b" ", joined.encode("ascii").translate(_TO_SPACE))
     for k in fast:
         out[k] = True
+    k = at = 0  # the matches come in order: the NULs before each counted from the last
     for _, start, _ in _ANCHORS.find_matches_as_indexes(text):
-        out[fast[text.count(0, 0, start)]] = False
+        k += text.count(0, at, start)
+        at = start
+        out[fast[k]] = False
     return out
