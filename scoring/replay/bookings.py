@@ -177,18 +177,20 @@ def plain_refs(
     tables: CodeTables,
     work_order: str | None,
     lowered: str | None = None,
+    quiet: bool | None = None,
 ) -> TurnBookings:
     """:func:`plain_turn` of a reply whose :func:`protocol.state.receipts.ref_matches` are
     *refs* (found in bulk, :func:`protocol.state.receipts.ref_matches_each`); *lowered*:
-    ``reply.lower()`` when the caller has it."""
+    ``reply.lower()`` when the caller has it; *quiet*: ``cannot_decline(reply, lowered)``
+    when the caller has it (:func:`scoring.replay.citations.cannot_decline_each`)."""
     if len(refs) == 1:
-        return _one_ref(reply, refs[0], tables, work_order, lowered)
+        return _one_ref(reply, refs[0], tables, work_order, lowered, quiet)
     found, redisplays, unknown = _classified(refs, tables, work_order)
     primary: dict[str, None] = {}
     aware: dict[str, None] = {}
     booked: set[tuple[str, str]] = set()
     declines = None
-    if found and not cannot_decline(reply, reply.lower() if lowered is None else lowered):
+    if found and not (quiet if quiet is not None else _quiet(reply, lowered)):
         declines = ReplyDeclines(reply)
     for booking, spans in found:
         step = booking.step
@@ -210,6 +212,11 @@ def plain_refs(
     )
 
 
+def _quiet(reply: str, lowered: str | None) -> bool:
+    """:func:`cannot_decline` of *reply* (*lowered*: its ``lower()``, or None)."""
+    return cannot_decline(reply, reply.lower() if lowered is None else lowered)
+
+
 _REDISPLAY = msgspec.structs.replace(NOTHING, redisplays=1)
 _UNKNOWN = msgspec.structs.replace(NOTHING, unknown=1)
 
@@ -220,6 +227,7 @@ def _one_ref(
     tables: CodeTables,
     work_order: str | None,
     lowered: str | None,
+    quiet: bool | None = None,
 ) -> TurnBookings:
     """:func:`plain_refs` of a reply with one ref (the common booked turn), its reading
     without the general case's tables."""
@@ -230,7 +238,7 @@ def _one_ref(
     step = tables.codes.get(code)
     if step is None:
         return _UNKNOWN
-    cited = not cannot_decline(reply, reply.lower() if lowered is None else lowered) and (
+    cited = not (quiet if quiet is not None else _quiet(reply, lowered)) and (
         ReplyDeclines(reply).is_citation(start, end)
     )
     return TurnBookings(

@@ -13,8 +13,12 @@ so that the two can never differ on which text is read).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from itertools import repeat
 from operator import call
+
+from ahocorasick_rs import BytesAhoCorasick, Implementation
 
 from scoring.replay.declines import (
     DECLINE_ANNOTATIONS,
@@ -31,6 +35,7 @@ __all__ = [
     "REFUSAL_PREFILTER",
     "ReplyDeclines",
     "cannot_decline",
+    "cannot_decline_each",
     "has_refusal_language",
 ]
 
@@ -39,6 +44,27 @@ REFUSAL_PREFILTER = Prefilter(REFUSAL_PHRASES)
 # both pre-checks' first searches, on the lowered reply as it is (#50): a few searches, each
 # skipping to one character (``raw_text_searches``: the one ``raw_text_regex``'s matches)
 _EITHER = raw_text_searches(ANNOTATION_PREFILTER, REFUSAL_PREFILTER)
+# the ASCII characters ``\s`` matches in a str pattern (those ``str.isspace`` calls space)
+_SPACES = bytes(c for c in range(128) if chr(c).isspace())
+_TO_SPACE = bytes.maketrans(_SPACES, b" " * len(_SPACES))
+_RUNS = re.compile(b"  +")  # a run of spaces, made one (a quarter fewer instructions than
+# ``bytes.replace`` until none is left, whose passes a masked LEDGER line's run multiplies)
+_SEP = "\x00"  # between replies in :func:`cannot_decline_each`'s one text: no anchor holds it
+
+
+def _anchor_automaton() -> BytesAhoCorasick | None:
+    """Every ASCII anchor of both pre-checks' first searches (an anchor with another
+    character cannot occur in ASCII text), for text whose whitespace runs are single spaces;
+    None where ``_EITHER`` is."""
+    if _EITHER is None:
+        return None
+    anchors = {s for p in (ANNOTATION_PREFILTER, REFUSAL_PREFILTER) for s in p.anchors}
+    ascii_ = sorted(s.encode() for s in anchors if s.isascii())
+    assert all(a.strip(b" ") and b"  " not in a and b"\x00" not in a for a in ascii_)
+    return BytesAhoCorasick(ascii_, implementation=Implementation.DFA)
+
+
+_ANCHORS = _anchor_automaton()
 
 
 class ReplyDeclines:
@@ -102,3 +128,41 @@ def cannot_decline(reply: str, lowered: str) -> bool:
         lowered = reply.lower()
     folded = lowered if reply.isascii() else reply.casefold()
     return not any(map(call, _EITHER, repeat(folded)))  # no generator frame per reply
+
+
+def cannot_decline_each(replies: Sequence[str], lowered: Sequence[str]) -> list[bool]:
+    """``[cannot_decline(r, l) for r, l in zip(replies, lowered)]``, the ASCII replies read
+    in one pass (#50, eighth round): their lowered texts (LEDGER lines masked, as
+    :func:`cannot_decline` reads them) joined by NULs, every whitespace character made a
+    space and each run of spaces one, then one Aho-Corasick scan finds the anchors as plain
+    strings. An anchor's spaces stand for ``\\s+`` between non-space characters, so it occurs
+    in the text with single spaces exactly where the searches match it in the original; no
+    anchor holds a NUL, so no match spans two replies. The other replies, and every reply
+    where one holds a NUL, by :func:`cannot_decline`."""
+    out = [False] * len(replies)
+    if _ANCHORS is None:
+        return out  # cannot_decline's answer where _EITHER is None
+    fast: list[int] = []
+    texts: list[str] = []
+    for k, (reply, low) in enumerate(zip(replies, lowered, strict=True)):
+        if not reply.isascii():
+            out[k] = cannot_decline(reply, low)
+            continue
+        if "ledger" in low:  # as cannot_decline reads it (masked ASCII text stays ASCII)
+            low = mask_ledger(reply, low).lower()
+        fast.append(k)
+        texts.append(low)
+    joined = _SEP.join(texts)
+    if joined.count(_SEP) != len(texts) - 1:  # a reply holds a NUL: each one on its own
+        for k in fast:
+            out[k] = cannot_decline(replies[k], lowered[k])
+        return out
+    text = _RUNS.sub(b" ", joined.encode("ascii").translate(_TO_SPACE))
+    for k in fast:
+        out[k] = True
+    k = at = 0  # the matches come in order: the NULs before each counted from the last
+    for _, start, _ in _ANCHORS.find_matches_as_indexes(text):
+        k += text.count(0, at, start)
+        at = start
+        out[fast[k]] = False
+    return out

@@ -16,6 +16,7 @@ from scoring.replay.bookings import (
     plain_refs,
     read_turn,
 )
+from scoring.replay.citations import cannot_decline_each
 from scoring.replay.harness import ToolTable, read_harness_turn
 
 __all__ = ["admitted_diffs", "read_turns"]
@@ -37,7 +38,8 @@ def _ref_turns(turns: Sequence[TurnRecord], tables: CodeTables) -> list[TurnBook
     nothing refused) read in bulk (#50): the refs of all the replies found in one pass over
     their newline join, so a turn whose reply holds none costs nothing here; in ASCII text
     each reply's lowered form is its slice of the join's (no second ``lower`` per booked
-    turn)."""
+    turn), and the decline pre-check of those replies is one scan
+    (:func:`scoring.replay.citations.cannot_decline_each`, #50, eighth round)."""
     out = [NOTHING] * len(turns)
     replies = [t.reply for t in turns]
     joined = "\n".join(replies)
@@ -45,14 +47,18 @@ def _ref_turns(turns: Sequence[TurnRecord], tables: CodeTables) -> list[TurnBook
     if len(lowered) != len(joined):  # a character lowered to several: offsets moved
         return [read_turn(t, tables, False) for t in turns]
     starts = text_starts(replies)
-    sliced = joined.isascii()  # ``lower`` maps each ASCII character on its own
-    for i, refs in ref_matches_joined(joined, lowered, starts).items():
-        t = turns[i]
-        if t.refused or t.first_reply is not None:
-            continue  # by the general rules, below
-        reply = replies[i]
-        low = lowered[starts[i] : starts[i] + len(reply)] if sliced else None
-        out[i] = plain_refs(reply, refs, tables, t.work_order, low)
+    found = ref_matches_joined(joined, lowered, starts)
+    # the turns with something refused or a first reply: by the general rules, below
+    plain = [i for i in found if not turns[i].refused and turns[i].first_reply is None]
+    if joined.isascii():  # ``lower`` maps each ASCII character on its own: a reply's slice
+        lows = [lowered[starts[i] : starts[i] + len(replies[i])] for i in plain]
+        # the decline pre-check of these replies at once (#50, eighth round)
+        quiet = cannot_decline_each([replies[i] for i in plain], lows)
+        for i, low, q in zip(plain, lows, quiet, strict=True):
+            out[i] = plain_refs(replies[i], found[i], tables, turns[i].work_order, low, q)
+    else:
+        for i in plain:
+            out[i] = plain_refs(replies[i], found[i], tables, turns[i].work_order)
     # the other turns (something refused, or a first reply) by the general rules
     for i, t in enumerate(turns):
         if t.refused or t.first_reply is not None:
