@@ -1,10 +1,12 @@
 """A refresh of the viewer's index on worker processes (:class:`Build`), in the caller's thread
 or a thread of its own.
 
-The files to read are grouped by configuration as ``ladder score`` groups them
-(:func:`runner.rundir.rescore.config_groups`: the arms of one seed share one regenerated
-episode) and the groups shared out over one worker process per core, the biggest first to the
-least loaded. Each worker indexes its groups' files one at a time
+The files to read are grouped by configuration as ``ladder score``'s workers group them
+(:func:`runner.rundir.rescore.config_groups` across models: the arms and models of one seed
+share one regenerated episode, and the replays they play alike) and the groups shared out
+over one worker process per core, the biggest first to the least loaded, a configuration
+that would overload its worker split by arm (:func:`_shared_out`: the workers end
+together). Each worker indexes its groups' files one at a time
 (:func:`runner.viewer.entries.index_task`, one episode cache a configuration), and each file's
 index is handed over as soon as it comes back (``add``), so a page can show what is in while
 the rest is read (#50). scipy's binomial functions are imported meanwhile (the overview's
@@ -66,6 +68,43 @@ def _stops(path: str, old: FileIndex | None) -> list[int | None]:
     return [size * k // PARTS for k in range(1, PARTS) if size] + [None]
 
 
+def _arm(path: str) -> str:
+    """A log's arm and knobs (its cell slug without the model, its regime and its
+    configuration): the files of one arm of a configuration, every model's."""
+    parts = Path(path).stem.split("__")
+    return "__".join(parts[6:]) if len(parts) >= 7 else path
+
+
+def _shared_out(
+    groups: list[list[str]], sizes: dict[str, int], n: int
+) -> list[list[tuple[int, list[str]]]]:
+    """The configurations (``groups``, every model's files of one, the biggest first) over
+    ``n`` workers, by size: each to the least loaded worker, whole while it fits that
+    worker's even share (each episode regenerated, and each replay the models share made,
+    once in the run, as ``ladder score``'s workers do, #50); a configuration that does not
+    fit is split by arm (each arm's files of every model together), the biggest arm first
+    to the least loaded, so the workers end together. Each worker's share: (configuration,
+    its files there)."""
+    loads = [0] * n
+    shares: list[dict[int, list[str]]] = [{} for _ in range(n)]
+    even = sum(sizes[p] for paths in groups for p in paths) / n
+    for g, paths in enumerate(groups):
+        i = loads.index(min(loads))
+        size = sum(sizes[p] for p in paths)
+        if loads[i] + size <= even or n == 1:
+            shares[i][g] = list(paths)
+            loads[i] += size
+            continue
+        arms: dict[str, list[str]] = {}
+        for p in paths:
+            arms.setdefault(_arm(p), []).append(p)
+        for unit in sorted(arms.values(), key=lambda u: -sum(sizes[p] for p in u)):
+            i = loads.index(min(loads))
+            shares[i].setdefault(g, []).extend(unit)
+            loads[i] += sum(sizes[p] for p in unit)
+    return [list(share.items()) for share in shares]
+
+
 class Build:
     """One refresh of the files ``todo`` on worker processes, each file's index handed to
     ``add`` as it comes back."""
@@ -90,21 +129,22 @@ class Build:
         self._decode = msgspec.msgpack.Decoder(FileIndex).decode
 
     def workers(self, jobs: int) -> int:
-        """Share the groups out over at most ``jobs`` workers; how many (0: the files could
-        not be grouped, a log removed since listed: one process decides)."""
+        """Share the configurations out over at most ``jobs`` workers; how many (0: the files
+        could not be grouped, a log removed since listed: one process decides)."""
         where = {t[1]: t for t in self.todo}  # path -> its todo
         try:
-            groups = config_groups([Path(p) for p in where])
+            groups = config_groups([Path(p) for p in where], across_models=True)
         except OSError:
             return 0
-        n = max(1, min(jobs, len(groups)))
-        self._shares = [[] for _ in range(n)]
-        loads = [0] * n
-        for g, paths in enumerate(groups):  # the biggest first, to the least loaded
-            i = loads.index(min(loads))
-            self._shares[i].append((g, [where[p] for p in paths]))
-            loads[i] += sum(_size(p) for p in paths)
-        return n
+        sizes = {p: _size(p) for p in where}
+        shares = _shared_out(groups, sizes, max(1, min(jobs, len(where))))
+        self._shares = [
+            [(g, [where[p] for p in paths]) for g, paths in share] for share in shares if share
+        ]
+        for g, paths in enumerate(groups):
+            self._groups[g] = [where[p][0] for p in paths]
+            self._group_of.update((where[p][0], g) for p in paths)
+        return len(self._shares)
 
     def run(self) -> dict[str, FileIndex]:
         """Every file's index (one unreadable since listed left out); a file refused as not
@@ -141,8 +181,6 @@ class Build:
         for g, items in share:
             stops = {name: _stops(path, old) for name, path, old in items}
             self._left.update((name, len(s)) for name, s in stops.items())
-            self._groups[g] = [name for name, _, _ in items]
-            self._group_of.update((name, g) for name, _, _ in items)
             for k in range(PARTS):
                 out += [
                     pool.submit(index_task, g, name, path, old, stops[name][k])

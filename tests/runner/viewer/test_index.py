@@ -145,7 +145,7 @@ def test_on_every_core_the_index_is_the_one_process_index(
             m.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
             m.setattr(build_mod, "ProcessPoolExecutor", Pool)
             # one configuration in this run: a file a group, so the workers share it
-            m.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
+            m.setattr(build_mod, "config_groups", lambda paths, **_: [[str(p)] for p in paths])
             RunIndex(where).refresh()
             for log, got in zip(logs, lines, strict=True):  # grown, then a corrupt line
                 log.write_bytes(b"".join(got) + b'{"broken": \n')
@@ -199,7 +199,7 @@ def _two_copies_on_two_workers(
     expected = RunView(one).cells()
     monkeypatch.setattr(index_mod, "cores", lambda: 2)
     monkeypatch.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
+    monkeypatch.setattr(build_mod, "config_groups", lambda paths, **_: [[str(p)] for p in paths])
     return bg, expected
 
 
