@@ -36,13 +36,14 @@ from scoring.results.stats import preload_stats
 __all__ = ["Build", "Todo"]
 
 Todo = tuple[str, str, FileIndex | None]  # a log's name in the index, its path, its old index
-# name, its index so far, the entries new in it, the index as encoded (when whole), records
+# name, its index so far, the entries new in it, the whole index as encoded (its last part), records
 # read, whether the file is done
 Add = Callable[[str, FileIndex, Iterable[Entry], bytes | None, int, bool], None]
 
 
 PARTS = 4  # a new file is indexed in this many parts (a page shows episodes sooner)
 NICE = 5  # the workers' niceness over the serving process's
+LOW = PARTS  # a worker with this many parts queued or fewer takes the tail's next arm
 _Future = Future[Done]
 
 
@@ -75,34 +76,35 @@ def _arm(path: str) -> str:
     return "__".join(parts[6:]) if len(parts) >= 7 else path
 
 
+Share = list[tuple[int, list[str]]]  # a worker's configurations, each with its files there
+
+
 def _shared_out(
     groups: list[list[str]], sizes: dict[str, int], n: int
-) -> list[list[tuple[int, list[str]]]]:
+) -> tuple[list[Share], Share]:
     """The configurations (``groups``, every model's files of one, the biggest first) over
     ``n`` workers, by size: each to the least loaded worker, whole while it fits that
     worker's even share (each episode regenerated, and each replay the models share made,
-    once in the run, as ``ladder score``'s workers do, #50); a configuration that does not
-    fit is split by arm (each arm's files of every model together), the biggest arm first
-    to the least loaded, so the workers end together. Each worker's share: (configuration,
-    its files there)."""
+    once in the run, as ``ladder score``'s workers do, #50). A configuration that does not
+    fit is split by arm (each arm's files of every model together, the biggest first): the
+    tail, each arm taken by whichever worker runs low first (:meth:`Build.run`), so the
+    workers end together. (Each worker's share, the tail.)"""
     loads = [0] * n
-    shares: list[dict[int, list[str]]] = [{} for _ in range(n)]
+    shares: list[Share] = [[] for _ in range(n)]
+    tail: Share = []
     even = sum(sizes[p] for paths in groups for p in paths) / n
     for g, paths in enumerate(groups):
         i = loads.index(min(loads))
         size = sum(sizes[p] for p in paths)
         if loads[i] + size <= even or n == 1:
-            shares[i][g] = list(paths)
+            shares[i].append((g, list(paths)))
             loads[i] += size
             continue
         arms: dict[str, list[str]] = {}
         for p in paths:
             arms.setdefault(_arm(p), []).append(p)
-        for unit in sorted(arms.values(), key=lambda u: -sum(sizes[p] for p in u)):
-            i = loads.index(min(loads))
-            shares[i].setdefault(g, []).extend(unit)
-            loads[i] += sum(sizes[p] for p in unit)
-    return [list(share.items()) for share in shares]
+        tail += [(g, u) for u in sorted(arms.values(), key=lambda u: -sum(sizes[p] for p in u))]
+    return shares, tail
 
 
 class Build:
@@ -120,6 +122,8 @@ class Build:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._shares: list[list[tuple[int, list[Todo]]]] = []
+        self._tail: deque[tuple[int, list[Todo]]] = deque()  # taken as the workers run low
+        self._stops: dict[str, list[int | None]] = {}  # where each file's parts stop
         self._old = {name: old for name, _, old in todo}
         self._got: dict[str, FileIndex] = {}
         self._gone: set[str] = set()
@@ -137,13 +141,19 @@ class Build:
         except OSError:
             return 0
         sizes = {p: _size(p) for p in where}
-        shares = _shared_out(groups, sizes, max(1, min(jobs, len(where))))
+        shares, tail = _shared_out(groups, sizes, max(1, min(jobs, len(where))))
         self._shares = [
-            [(g, [where[p] for p in paths]) for g, paths in share] for share in shares if share
+            [(g, [where[p] for p in paths]) for g, paths in share]
+            for share in shares
+            if share or tail
         ]
+        self._tail = deque((g, [where[p] for p in paths]) for g, paths in tail)
         for g, paths in enumerate(groups):
             self._groups[g] = [where[p][0] for p in paths]
             self._group_of.update((where[p][0], g) for p in paths)
+        for name, path, old in self.todo:
+            self._stops[name] = _stops(path, old)
+            self._left[name] = len(self._stops[name])
         return len(self._shares)
 
     def run(self) -> dict[str, FileIndex]:
@@ -161,16 +171,28 @@ class Build:
             # while the workers read: the overview needs scipy (its import, a second or
             # more, is not waited for: the parts are taken as they come)
             threading.Thread(target=preload_stats, name="view-stats", daemon=True).start()
+            self._feed(pools, queues)
             while any(queues) and not self._stop.is_set():
                 heads = {q[0]: q for q in queues if q}  # each worker's next part, in order
                 done, _ = first_done(heads, return_when=FIRST_COMPLETED)
                 for future in done:
                     heads[future].popleft()
                     self._take(*future.result())
+                self._feed(pools, queues)
         finally:
             for pool in pools:
                 pool.shutdown(wait=True, cancel_futures=True)
         return self._got
+
+    def _feed(self, pools: list[ProcessPoolExecutor], queues: list[deque[_Future]]) -> None:
+        """The tail's next arm to the worker with the fewest parts queued, while that is
+        :data:`LOW` or fewer (a worker never waits for one; the last arms go to whichever
+        worker is ahead)."""
+        while self._tail:
+            i = min(range(len(queues)), key=lambda j: len(queues[j]))
+            if len(queues[i]) > LOW:
+                return
+            queues[i].extend(self._submit(pools[i], [self._tail.popleft()]))
 
     def _submit(
         self, pool: ProcessPoolExecutor, share: list[tuple[int, list[Todo]]]
@@ -179,8 +201,7 @@ class Build:
         each file's second, and so on (a new file is read in :data:`PARTS` parts)."""
         out: list[_Future] = []
         for g, items in share:
-            stops = {name: _stops(path, old) for name, path, old in items}
-            self._left.update((name, len(s)) for name, s in stops.items())
+            stops = self._stops
             for k in range(PARTS):
                 out += [
                     pool.submit(index_task, g, name, path, old, stops[name][k])
@@ -212,7 +233,9 @@ class Build:
             fi = msgspec.structs.replace(part, entries={**entries, **part.entries})
         self._got[name] = fi
         last = self._left[name] == 0
-        self.add(name, fi, part.entries.values(), raw if whole and last else None, n, last)
+        if last and not whole:  # encoded now, while the workers read, not when it is saved
+            raw = msgspec.msgpack.encode(fi)
+        self.add(name, fi, part.entries.values(), raw if last else None, n, last)
 
     def start(self, done: Callable[[dict[str, FileIndex]], object]) -> None:
         """:meth:`run` in a thread of its own, then ``done`` with its indexes (not when

@@ -37,37 +37,35 @@ def _grid() -> tuple[list[list[str]], dict[str, int]]:
     return groups, sizes
 
 
-def test_configurations_stay_whole_but_one_split_by_arm_and_the_workers_end_together() -> None:
+def test_configurations_stay_whole_but_one_left_to_the_tail_by_arm() -> None:
     groups, sizes = _grid()
-    shares = _shared_out(groups, sizes, 2)
-    placed = [p for share in shares for _, paths in share for p in paths]
-    assert sorted(placed) == sorted(p for g in groups for p in g)  # every file once
-    by_config: dict[int, int] = {}
+    shares, tail = _shared_out(groups, sizes, 2)
+    whole = [g for share in shares for g, _ in share]
+    assert sorted(whole) == [0, 1, 2, 3]  # each on one worker, every model's files
     for share in shares:
-        for g, _ in share:
-            by_config[g] = by_config.get(g, 0) + 1
-    assert sorted(by_config.values()) == [1, 1, 1, 1, 2]  # four whole, one on both workers
-    (split,) = (g for g, k in by_config.items() if k == 2)
-    for share in shares:  # the split one: each arm's files of both models on one worker
-        paths = dict(share)[split]
-        arms = {Path(p).stem.split("__")[-1] for p in paths}
-        assert sorted(paths) == sorted(p for p in groups[split] if p.split("__")[-1][:-6] in arms)
+        for g, paths in share:
+            assert paths == groups[g]
+    assert {g for g, _ in tail} == {4}  # the smallest: every arm's files of both models
+    assert sorted(p for _, unit in tail for p in unit) == sorted(groups[4])
+    for _, unit in tail:
+        assert len(unit) == 2 and len({p.split("__")[-1] for p in unit}) == 1
+    arms = [sum(sizes[p] for p in unit) for _, unit in tail]
+    assert arms == sorted(arms, reverse=True)  # the biggest arm first
     loads = [sum(sizes[p] for _, paths in share for p in paths) for share in shares]
-    biggest_arm = max(sizes[p] for p in groups[split]) * 2
-    assert abs(loads[0] - loads[1]) <= biggest_arm
+    assert abs(loads[0] - loads[1]) <= max(sum(sizes[p] for p in g) for g in groups)
 
 
 def test_one_worker_takes_every_configuration_whole() -> None:
     groups, sizes = _grid()
-    (share,) = _shared_out(groups, sizes, 1)
-    assert [paths for _, paths in share] == groups
+    (share,), tail = _shared_out(groups, sizes, 1)
+    assert [paths for _, paths in share] == groups and tail == []
 
 
-def test_a_lone_configuration_is_split_by_arm_over_the_workers() -> None:
+def test_a_lone_configuration_is_all_tail() -> None:
     groups, sizes = _grid()
-    shares = _shared_out(groups[:1], sizes, 2)
-    assert [len(share) for share in shares] == [1, 1]
-    assert sum(len(paths) for share in shares for _, paths in share) == len(groups[0])
+    shares, tail = _shared_out(groups[:1], sizes, 2)
+    assert shares == [[], []]
+    assert sorted(p for _, unit in tail for p in unit) == sorted(groups[0])
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +76,8 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_one_configuration_split_over_two_workers_indexes_as_one_process(
     run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The run's one configuration (five files) split by arm over two workers: the same
-    index and overview lines as one process builds."""
+    """The run's one configuration (five files), its arms taken by two workers as each runs
+    low: the same index and overview lines as one process builds."""
     import runner.viewer.build as build_mod
     import runner.viewer.index as index_mod
     from runner.viewer.data import RunView
