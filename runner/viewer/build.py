@@ -4,9 +4,10 @@ or a thread of its own.
 The files to read are grouped by configuration as ``ladder score``'s workers group them
 (:func:`runner.rundir.rescore.config_groups` across models: the arms and models of one seed
 share one regenerated episode, and the replays they play alike) and the groups shared out
-over one worker process per core, the biggest first to the least loaded, a configuration
-that would overload its worker split by arm (:func:`_shared_out`: the workers end
-together). Each worker indexes its groups' files one at a time
+over one worker process per core, the biggest first to the least loaded; a configuration
+that would overload its worker is left to a tail of arms, each taken by whichever worker
+runs low first (:func:`_shared_out`: the workers end together). Each worker indexes its
+groups' files one at a time
 (:func:`runner.viewer.entries.index_task`, one episode cache a configuration), and each file's
 index is handed over as soon as it comes back (``add``), so a page can show what is in while
 the rest is read (#50). scipy's binomial functions are imported meanwhile (the overview's
@@ -36,8 +37,8 @@ from scoring.results.stats import preload_stats
 __all__ = ["Build", "Todo"]
 
 Todo = tuple[str, str, FileIndex | None]  # a log's name in the index, its path, its old index
-# name, its index so far, the entries new in it, the whole index as encoded (its last part), records
-# read, whether the file is done
+# name, its index so far, the entries new in it, the whole index as encoded (with its last
+# part), records read, whether the file is done
 Add = Callable[[str, FileIndex, Iterable[Entry], bytes | None, int, bool], None]
 
 
