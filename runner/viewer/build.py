@@ -1,10 +1,13 @@
 """A refresh of the viewer's index on worker processes (:class:`Build`), in the caller's thread
 or a thread of its own.
 
-The files to read are grouped by configuration as ``ladder score`` groups them
-(:func:`runner.rundir.rescore.config_groups`: the arms of one seed share one regenerated
-episode) and the groups shared out over one worker process per core, the biggest first to the
-least loaded. Each worker indexes its groups' files one at a time
+The files to read are grouped by configuration as ``ladder score``'s workers group them
+(:func:`runner.rundir.rescore.config_groups` across models: the arms and models of one seed
+share one regenerated episode, and the replays they play alike) and the groups shared out
+over one worker process per core, the biggest first to the least loaded; a configuration
+that would overload its worker is left to a tail of arms, each taken by whichever worker
+runs low first (:func:`_shared_out`: the workers end together). Each worker indexes its
+groups' files one at a time
 (:func:`runner.viewer.entries.index_task`, one episode cache a configuration), and each file's
 index is handed over as soon as it comes back (``add``), so a page can show what is in while
 the rest is read (#50). scipy's binomial functions are imported meanwhile (the overview's
@@ -34,13 +37,14 @@ from scoring.results.stats import preload_stats
 __all__ = ["Build", "Todo"]
 
 Todo = tuple[str, str, FileIndex | None]  # a log's name in the index, its path, its old index
-# name, its index so far, the entries new in it, the index as encoded (when whole), records
-# read, whether the file is done
+# name, its index so far, the entries new in it, the whole index as encoded (with its last
+# part), records read, whether the file is done
 Add = Callable[[str, FileIndex, Iterable[Entry], bytes | None, int, bool], None]
 
 
 PARTS = 4  # a new file is indexed in this many parts (a page shows episodes sooner)
 NICE = 5  # the workers' niceness over the serving process's
+LOW = PARTS  # a worker with this many parts queued or fewer takes the tail's next arm
 _Future = Future[Done]
 
 
@@ -66,6 +70,44 @@ def _stops(path: str, old: FileIndex | None) -> list[int | None]:
     return [size * k // PARTS for k in range(1, PARTS) if size] + [None]
 
 
+def _arm(path: str) -> str:
+    """A log's arm and knobs (its cell slug without the model, its regime and its
+    configuration): the files of one arm of a configuration, every model's."""
+    parts = Path(path).stem.split("__")
+    return "__".join(parts[6:]) if len(parts) >= 7 else path
+
+
+Share = list[tuple[int, list[str]]]  # a worker's configurations, each with its files there
+
+
+def _shared_out(
+    groups: list[list[str]], sizes: dict[str, int], n: int
+) -> tuple[list[Share], Share]:
+    """The configurations (``groups``, every model's files of one, the biggest first) over
+    ``n`` workers, by size: each to the least loaded worker, whole while it fits that
+    worker's even share (each episode regenerated, and each replay the models share made,
+    once in the run, as ``ladder score``'s workers do, #50). A configuration that does not
+    fit is split by arm (each arm's files of every model together, the biggest first): the
+    tail, each arm taken by whichever worker runs low first (:meth:`Build.run`), so the
+    workers end together. (Each worker's share, the tail.)"""
+    loads = [0] * n
+    shares: list[Share] = [[] for _ in range(n)]
+    tail: Share = []
+    even = sum(sizes[p] for paths in groups for p in paths) / n
+    for g, paths in enumerate(groups):
+        i = loads.index(min(loads))
+        size = sum(sizes[p] for p in paths)
+        if loads[i] + size <= even or n == 1:
+            shares[i].append((g, list(paths)))
+            loads[i] += size
+            continue
+        arms: dict[str, list[str]] = {}
+        for p in paths:
+            arms.setdefault(_arm(p), []).append(p)
+        tail += [(g, u) for u in sorted(arms.values(), key=lambda u: -sum(sizes[p] for p in u))]
+    return shares, tail
+
+
 class Build:
     """One refresh of the files ``todo`` on worker processes, each file's index handed to
     ``add`` as it comes back."""
@@ -81,6 +123,8 @@ class Build:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._shares: list[list[tuple[int, list[Todo]]]] = []
+        self._tail: deque[tuple[int, list[Todo]]] = deque()  # taken as the workers run low
+        self._stops: dict[str, list[int | None]] = {}  # where each file's parts stop
         self._old = {name: old for name, _, old in todo}
         self._got: dict[str, FileIndex] = {}
         self._gone: set[str] = set()
@@ -90,21 +134,28 @@ class Build:
         self._decode = msgspec.msgpack.Decoder(FileIndex).decode
 
     def workers(self, jobs: int) -> int:
-        """Share the groups out over at most ``jobs`` workers; how many (0: the files could
-        not be grouped, a log removed since listed: one process decides)."""
+        """Share the configurations out over at most ``jobs`` workers; how many (0: the files
+        could not be grouped, a log removed since listed: one process decides)."""
         where = {t[1]: t for t in self.todo}  # path -> its todo
         try:
-            groups = config_groups([Path(p) for p in where])
+            groups = config_groups([Path(p) for p in where], across_models=True)
         except OSError:
             return 0
-        n = max(1, min(jobs, len(groups)))
-        self._shares = [[] for _ in range(n)]
-        loads = [0] * n
-        for g, paths in enumerate(groups):  # the biggest first, to the least loaded
-            i = loads.index(min(loads))
-            self._shares[i].append((g, [where[p] for p in paths]))
-            loads[i] += sum(_size(p) for p in paths)
-        return n
+        sizes = {p: _size(p) for p in where}
+        shares, tail = _shared_out(groups, sizes, max(1, min(jobs, len(where))))
+        self._shares = [
+            [(g, [where[p] for p in paths]) for g, paths in share]
+            for share in shares
+            if share or tail
+        ]
+        self._tail = deque((g, [where[p] for p in paths]) for g, paths in tail)
+        for g, paths in enumerate(groups):
+            self._groups[g] = [where[p][0] for p in paths]
+            self._group_of.update((where[p][0], g) for p in paths)
+        for name, path, old in self.todo:
+            self._stops[name] = _stops(path, old)
+            self._left[name] = len(self._stops[name])
+        return len(self._shares)
 
     def run(self) -> dict[str, FileIndex]:
         """Every file's index (one unreadable since listed left out); a file refused as not
@@ -121,16 +172,28 @@ class Build:
             # while the workers read: the overview needs scipy (its import, a second or
             # more, is not waited for: the parts are taken as they come)
             threading.Thread(target=preload_stats, name="view-stats", daemon=True).start()
+            self._feed(pools, queues)
             while any(queues) and not self._stop.is_set():
                 heads = {q[0]: q for q in queues if q}  # each worker's next part, in order
                 done, _ = first_done(heads, return_when=FIRST_COMPLETED)
                 for future in done:
                     heads[future].popleft()
                     self._take(*future.result())
+                self._feed(pools, queues)
         finally:
             for pool in pools:
                 pool.shutdown(wait=True, cancel_futures=True)
         return self._got
+
+    def _feed(self, pools: list[ProcessPoolExecutor], queues: list[deque[_Future]]) -> None:
+        """The tail's next arm to the worker with the fewest parts queued, while that is
+        :data:`LOW` or fewer (a worker never waits for one; the last arms go to whichever
+        worker is ahead)."""
+        while self._tail:
+            i = min(range(len(queues)), key=lambda j: len(queues[j]))
+            if len(queues[i]) > LOW:
+                return
+            queues[i].extend(self._submit(pools[i], [self._tail.popleft()]))
 
     def _submit(
         self, pool: ProcessPoolExecutor, share: list[tuple[int, list[Todo]]]
@@ -139,10 +202,7 @@ class Build:
         each file's second, and so on (a new file is read in :data:`PARTS` parts)."""
         out: list[_Future] = []
         for g, items in share:
-            stops = {name: _stops(path, old) for name, path, old in items}
-            self._left.update((name, len(s)) for name, s in stops.items())
-            self._groups[g] = [name for name, _, _ in items]
-            self._group_of.update((name, g) for name, _, _ in items)
+            stops = self._stops
             for k in range(PARTS):
                 out += [
                     pool.submit(index_task, g, name, path, old, stops[name][k])
@@ -174,7 +234,9 @@ class Build:
             fi = msgspec.structs.replace(part, entries={**entries, **part.entries})
         self._got[name] = fi
         last = self._left[name] == 0
-        self.add(name, fi, part.entries.values(), raw if whole and last else None, n, last)
+        if last and not whole:  # encoded now, while the workers read, not when it is saved
+            raw = msgspec.msgpack.encode(fi)
+        self.add(name, fi, part.entries.values(), raw if last else None, n, last)
 
     def start(self, done: Callable[[dict[str, FileIndex]], object]) -> None:
         """:meth:`run` in a thread of its own, then ``done`` with its indexes (not when

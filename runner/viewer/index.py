@@ -108,6 +108,8 @@ class RunIndex:
         self._build: Build | None = None
         self._progress: Progress | None = None
         self._ready = False  # _by_slug built from files (the first refresh builds it)
+        # slug -> the entries its cost and gate activity were computed from, and those
+        self._sums: dict[str, tuple[list[Entry], CellCost, GateActivity | None]] = {}
 
     # --- the cache file ---------------------------------------------------------------
     def _load(self) -> dict[str, FileIndex]:
@@ -333,25 +335,35 @@ class RunIndex:
 
     def costs(self) -> dict[str, CellCost]:
         """Each cell's cost per episode (:func:`scoring.display.run_overview.cell_cost`), by slug."""
-        return {
-            slug: facts_cell_cost(
-                [
-                    (e.facts.cost, e.facts.wall_s)
-                    for _, e in cell.values()
-                    if e.facts.cost is not None
-                ]
-            )
-            for slug, cell in self._by_slug.items()
-        }
+        return {slug: self._cell_sums(slug, cell)[0] for slug, cell in self._by_slug.items()}
 
     def gates(self) -> dict[str, GateActivity]:
         """Each gate cell's activity, merged over its completed episodes (by slug)."""
         out: dict[str, GateActivity] = {}
         for slug, cell in self._by_slug.items():
-            parts = [e.gate for _, e in cell.values() if e.gate is not None]
-            if parts:
-                out[slug] = merged_activity(parts)
+            gate = self._cell_sums(slug, cell)[1]
+            if gate is not None:
+                out[slug] = gate
         return out
+
+    def _cell_sums(
+        self, slug: str, cell: dict[tuple[int, int], tuple[Path, Entry]]
+    ) -> tuple[CellCost, GateActivity | None]:
+        """A cell's cost and gate activity, kept while it holds the same entries in the
+        same order (a page asked each second while the index fills computes only the cells
+        that changed, #50)."""
+        entries = [e for _, e in cell.values()]
+        hit = self._sums.get(slug)
+        same = hit is not None and len(hit[0]) == len(entries)
+        if hit is not None and same and all(a is b for a, b in zip(hit[0], entries, strict=True)):
+            return hit[1], hit[2]
+        cost = facts_cell_cost(
+            [(e.facts.cost, e.facts.wall_s) for e in entries if e.facts.cost is not None]
+        )
+        parts = [e.gate for e in entries if e.gate is not None]
+        gate = merged_activity(parts) if parts else None
+        self._sums = {**self._sums, slug: (entries, cost, gate)}  # replaced, never changed
+        return cost, gate
 
     def cell_key(self, slug: str) -> CellKey | None:
         cell = self._by_slug.get(slug)

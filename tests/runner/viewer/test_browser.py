@@ -466,7 +466,7 @@ async def test_a_large_first_index_fills_the_page_as_it_goes(
     live = _unindexed_copy(run_dir, tmp_path)
     monkeypatch.setattr(index_mod, "cores", lambda: 2)
     monkeypatch.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
+    monkeypatch.setattr(build_mod, "config_groups", lambda paths, **_: [[str(p)] for p in paths])
     monkeypatch.setattr(build_mod, "index_task", _gated_task)  # one file in, the rest held
     runner, url = await serve(live, 0)
     try:

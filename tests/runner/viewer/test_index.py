@@ -13,7 +13,9 @@ import pytest
 from runner.rundir.logs import read_logs
 from runner.viewer.data import RunView
 from runner.viewer.index import INDEX_FILE, RunIndex
+from scoring.display.episode_facts import facts_cell_cost
 from scoring.display.models import CellsView
+from scoring.results.gate_report import merged_activity
 from scoring.results.offline import score_records
 from tests.view_run import make_run
 
@@ -145,7 +147,7 @@ def test_on_every_core_the_index_is_the_one_process_index(
             m.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
             m.setattr(build_mod, "ProcessPoolExecutor", Pool)
             # one configuration in this run: a file a group, so the workers share it
-            m.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
+            m.setattr(build_mod, "config_groups", lambda paths, **_: [[str(p)] for p in paths])
             RunIndex(where).refresh()
             for log, got in zip(logs, lines, strict=True):  # grown, then a corrupt line
                 log.write_bytes(b"".join(got) + b'{"broken": \n')
@@ -199,7 +201,7 @@ def _two_copies_on_two_workers(
     expected = RunView(one).cells()
     monkeypatch.setattr(index_mod, "cores", lambda: 2)
     monkeypatch.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
+    monkeypatch.setattr(build_mod, "config_groups", lambda paths, **_: [[str(p)] for p in paths])
     return bg, expected
 
 
@@ -261,3 +263,33 @@ def test_in_the_background_a_grown_index_keeps_what_it_held(
     done = view.cells()
     assert done.indexing is None
     assert msgspec.structs.replace(done, run=expected.run) == expected
+
+
+def test_a_cells_cost_and_gate_activity_are_kept_while_its_entries_are_the_same(
+    copy: Path,
+) -> None:
+    """The overview's cost and gate columns (asked by each page while the index fills, #50):
+    a cell's computed again only when its entries changed, each equal to one computed from
+    its entries afresh."""
+    log = sorted((copy / "logs").glob("*.jsonl"))[0]
+    full = log.read_bytes()
+    log.write_bytes(b"".join(full.splitlines(keepends=True)[:-1]))  # its last line later
+    index = RunIndex(copy)
+    index.refresh()
+    costs, gates = index.costs(), index.gates()
+    assert all(index.costs()[s] is c for s, c in costs.items())
+    log.write_bytes(full)
+    assert index.refresh() is True
+    grown = {e.slug for e in index.files[str(log.relative_to(copy))].entries.values()}
+    again, gates_again = index.costs(), index.gates()
+    for slug in index.slugs():
+        entries = index.entries(slug)
+        fresh = facts_cell_cost(
+            [(e.facts.cost, e.facts.wall_s) for e in entries if e.facts.cost is not None]
+        )
+        assert again[slug] == fresh
+        assert (again[slug] is costs[slug]) is (slug not in grown), slug
+        parts = [e.gate for e in entries if e.gate is not None]
+        assert gates_again.get(slug) == (merged_activity(parts) if parts else None)
+    assert grown and again[next(iter(grown))] != costs[next(iter(grown))]
+    assert set(gates_again) >= set(gates)

@@ -49,7 +49,7 @@ def _on_two_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every refresh on two workers, each file a configuration of its own."""
     monkeypatch.setattr(index_mod, "cores", lambda: 2)
     monkeypatch.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(build_mod, "config_groups", lambda paths: [[str(p)] for p in paths])
+    monkeypatch.setattr(build_mod, "config_groups", lambda paths, **_: [[str(p)] for p in paths])
 
 
 def _encoded(view: CellsView) -> bytes:
@@ -159,7 +159,7 @@ from runner.viewer.data import RunView
 
 index_mod.cores = lambda: 2
 index_mod.MIN_PARALLEL_BYTES = 0
-build_mod.config_groups = lambda paths: [[str(p)] for p in paths]
+build_mod.config_groups = lambda paths, **_: [[str(p)] for p in paths]
 one, bg = Path(sys.argv[1]), Path(sys.argv[2])
 view = RunView(bg, background=True)
 
