@@ -114,6 +114,15 @@ def has_refusal_language(reply: str) -> bool:
     return ReplyDeclines(reply).is_citation(0, len(reply))
 
 
+def _as_read(reply: str, lowered: str) -> tuple[str, str]:
+    """*reply* and its ``lower()`` (*lowered*) as the families read it: its LEDGER lines
+    blanked (:func:`mask_ledger`; masked ASCII text stays ASCII)."""
+    if "ledger" in lowered:
+        reply = mask_ledger(reply, lowered)
+        return reply, reply.lower()
+    return reply, lowered
+
+
 def cannot_decline(reply: str, lowered: str) -> bool:
     """True only when no ref of *reply* can be a citation (``ReplyDeclines(reply)`` would
     answer False for every span): neither pre-check can match. *lowered* is
@@ -123,9 +132,7 @@ def cannot_decline(reply: str, lowered: str) -> bool:
     ``İ`` or ``ı`` (which the pre-checks never rule out) is left to :class:`ReplyDeclines`."""
     if _EITHER is None or "\u0130" in reply or "\u0131" in reply:
         return False
-    if "ledger" in lowered:  # the families read the reply with its LEDGER lines blanked
-        reply = mask_ledger(reply, lowered)
-        lowered = reply.lower()
+    reply, lowered = _as_read(reply, lowered)
     folded = lowered if reply.isascii() else reply.casefold()
     return not any(map(call, _EITHER, repeat(folded)))  # no generator frame per reply
 
@@ -148,10 +155,8 @@ def cannot_decline_each(replies: Sequence[str], lowered: Sequence[str]) -> list[
         if not reply.isascii():
             out[k] = cannot_decline(reply, low)
             continue
-        if "ledger" in low:  # as cannot_decline reads it (masked ASCII text stays ASCII)
-            low = mask_ledger(reply, low).lower()
         fast.append(k)
-        texts.append(low)
+        texts.append(_as_read(reply, low)[1])  # as cannot_decline reads it
     joined = _SEP.join(texts)
     if joined.count(_SEP) != len(texts) - 1:  # a reply holds a NUL: each one on its own
         for k in fast:
