@@ -36,6 +36,7 @@ from scoring.report.figures import (
     config_name,
     panel_title,
 )
+from scoring.report.intervals import interval_series
 from scoring.results.cells import RATES, cell_sort_key, config_of
 from scoring.results.lines import CellLine
 
@@ -251,25 +252,12 @@ def _frame_width() -> float:
 def _intervals(ax: Axes, series: Sequence[tuple[str, Sequence[tuple[float, ChannelRate]]]]) -> None:
     """Each channel's rates as points (4 pt circles) with their Wilson intervals (bars
     with 2 pt caps): what ``errorbar(x, y, yerr, fmt="o", markersize=4, capsize=2,
-    color=...)`` per channel draws, pixel for pixel, as fewer artists (#50: the 50
-    ``errorbar`` calls were a sixth of this figure's drawing): every channel's bars one
-    collection, each channel's caps one line of markers, its points another; the bars and
-    caps under the points (``errorbar``'s zorders), no two of them overlapping (a channel's
-    points sit 0.16 of an arm from the next's)."""
-    from matplotlib.collections import LineCollection
-    from matplotlib.lines import Line2D
-
-    segments = [[(x, d.lo), (x, d.hi)] for _, pts in series for x, d in pts]
-    colors = [color for color, pts in series for _ in pts]
-    ax.add_collection(LineCollection(segments, colors=colors, zorder=2), autolim=False)
+    color=...)`` per channel draws, pixel for pixel, as fewer artists
+    (:func:`scoring.report.intervals.interval_series`; #50: the 50 ``errorbar`` calls were a
+    sixth of this figure's drawing)."""
     for color, pts in series:
-        xs = [x for x, _ in pts]
-        caps = Line2D(xs + xs, [d.lo for _, d in pts] + [d.hi for _, d in pts], marker="_",
-                      linestyle="none", markersize=4.0, color=color, zorder=2)  # fmt: skip
-        ax.add_line(caps)
-    for color, pts in series:
-        ax.add_line(Line2D([x for x, _ in pts], [d.y for _, d in pts], marker="o",
-                           linestyle="None", markersize=4, color=color, zorder=2.1))  # fmt: skip
+        interval_series(ax, [x for x, _ in pts], [d.y for _, d in pts],
+                        [(d.lo, d.hi) for _, d in pts], color=color, capsize=2, markersize=4)  # fmt: skip
 
 
 def _count_ticks(low: float, high: float, nbins: int) -> list[tuple[float, str]]:

@@ -27,13 +27,15 @@ def interval_series(
     *,
     color: str,
     capsize: float,
+    markersize: float | None = None,
     label: str | None = None,
 ) -> None:
-    """One series on *ax*: points at (*xs*, *ys*), 6 pt circles, each with a bar from its
-    ``bounds`` (low, high) capped ``capsize`` points either side; what ``ax.errorbar(xs,
-    ys, yerr=[y - low, high - y], fmt="o", capsize=capsize, color=color, label=label)``
-    draws, pixel for pixel, its legend entry too. The caller sets both axes' limits (no
-    autoscaling)."""
+    """One series on *ax*: points at (*xs*, *ys*), circles of *markersize* points (None: matplotlib's
+    default), each
+    with a bar from its ``bounds`` (low, high) capped ``capsize`` points either side; what
+    ``ax.errorbar(xs, ys, yerr=[y - low, high - y], fmt="o", markersize=markersize,
+    capsize=capsize, color=color, label=label)`` draws, pixel for pixel, its legend entry
+    too. The caller sets both axes' limits (no autoscaling)."""
     from matplotlib.collections import LineCollection
     from matplotlib.container import ErrorbarContainer
     from matplotlib.lines import Line2D
@@ -57,8 +59,8 @@ def interval_series(
         label="_nolegend_",
     )
     points = Line2D(
-        list(xs), list(ys), marker="o", linestyle="None", color=color, zorder=2.1,
-        label="_nolegend_",
+        list(xs), list(ys), marker="o", linestyle="None", markersize=markersize, color=color,
+        zorder=2.1, label="_nolegend_",
     )  # fmt: skip
     ax.add_line(points)
     ax.add_line(caps)
