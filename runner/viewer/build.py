@@ -201,8 +201,8 @@ class Build:
         """A worker's parts in its order: per configuration, each file's first part, then
         each file's second, and so on (a new file is read in :data:`PARTS` parts)."""
         out: list[_Future] = []
+        stops = self._stops
         for g, items in share:
-            stops = self._stops
             for k in range(PARTS):
                 out += [
                     pool.submit(index_task, g, name, path, old, stops[name][k])
