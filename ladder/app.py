@@ -102,7 +102,7 @@ COMMANDS: dict[str, Lazy] = {
     ),
     "report": Lazy(
         "ladder.report:report",
-        "Write a Markdown report of LOGDIR's results with PNG plots next to it.",
+        "Write a Markdown report of LOGDIR's results (PNG plots with --figures).",
     ),
     "paraphrase": Lazy(
         "ladder.paraphrase:paraphrase",

@@ -6,10 +6,10 @@ ladder tables under both scorings, the contrasts, the channel table and the log 
 section per log analysis (:data:`scoring.analyses.registry.ANALYSES`, each also under its
 name in ``<stem>-analyses.json``); and the points of each of the paper's figures whose cells
 are present (:data:`scoring.report.paper_figures.FIGURES`) in ``<stem>-figures.json``.
-With ``--figures`` (#50: not by default, a fixed ~0.5 s of matplotlib) it also draws, in the
-same folder, ``<stem>-success.png`` (strict success per arm with Wilson intervals, Figure 1
-shape), ``<stem>-success-decline-aware.png`` and ``<stem>-channels.png`` (ours: errors per
-episode by channel for every cell, variants included) and each paper figure
+With ``--figures`` (#50: not by default, a fixed ~0.5-0.7 s of matplotlib) it also draws,
+in the same folder, ``<stem>-success.png`` (strict success per arm with Wilson intervals,
+Figure 1 shape), ``<stem>-success-decline-aware.png`` and ``<stem>-channels.png`` (ours:
+errors per episode by channel for every cell, variants included) and each paper figure
 (``<stem>-<name>.png``), linked from FILE. Every record is scored once, for all of it.
 """
 
@@ -41,14 +41,14 @@ def report(
             "--figures",
             help="Also draw the figures as PNGs beside the report and link them from it: "
             "ours (success per arm under both scorings, errors by channel) and each of the "
-            "paper's figures whose cells are present. Costs a fixed ~0.5 s (matplotlib "
-            "imported and six figures drawn, whatever the run's size); needs the plots "
+            "paper's figures whose cells are present. Costs a fixed ~0.5-0.7 s (matplotlib "
+            "imported and the figures drawn, whatever the run's size); needs the plots "
             "extra (pip install 'state-ladder[plots]'). Without it the report says how to "
             "draw them, and any PNG beside it is an earlier run's.",
         ),
     ] = False,
 ) -> None:
-    """Write a Markdown report of LOGDIR's results (with PNG plots next to it: --figures)."""
+    """Write a Markdown report of LOGDIR's results (PNG plots with --figures)."""
     keep = cell_filter(arm, model, cell)
     path = write_report(
         logdir, out, keep.chosen if keep.active else None, say=typer.echo, figures=figures

@@ -64,7 +64,7 @@ def write_report(
     (0: every core; 1: this one); ``keep`` picks the records reported (a filter's).
     ``figures``: the PNG plots too, drawn in two processes
     (:func:`runner.rundir.plots.draw_pngs`) and linked from the report, ``say`` hearing a
-    note when matplotlib is missing; without it (the default, #50: a fixed ~0.5 s of
+    note when matplotlib is missing; without it (the default, #50: a fixed ~0.5-0.7 s of
     matplotlib) nothing imports matplotlib and the report says how to draw them. Problems
     are one :class:`~runner.rundir.records.RunDirError`."""
     jobs = cores() if jobs <= 0 else jobs

@@ -139,4 +139,4 @@ def test_report_help_explains_figures() -> None:
     result = runner.invoke(app, ["report", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
     text = " ".join(result.output.split())
-    assert "--figures" in text and "~0.5 s" in text and "state-ladder[plots]" in text
+    assert "--figures" in text and "~0.5-0.7 s" in text and "state-ladder[plots]" in text
