@@ -181,7 +181,7 @@ def _parallel(
     ) as pool:
         pending = pool.map(partial(score_group, detail=detail), groups)
         preload_stats()  # while the workers score: the merge needs scipy
-        also()  # and what the caller needs next (the report: matplotlib)
+        also()  # and what the caller needs next (a report drawing its figures: matplotlib)
         return list(pending)
 
 
