@@ -119,7 +119,7 @@ def _not_drawn(logdir: Path, out: Path | None, keep: Keep | None, stem: str) -> 
     (this report's run and ``--out``), and that figure files beside it are not this run's."""
     command = f"ladder report {quote(str(logdir))}"
     command += "" if out is None else f" --out {quote(str(out))}"
-    filtered = " with this report's --arm / --model / --cell" if keep is not None else ""
+    filtered = " (with this report's --arm / --model / --cell)" if keep is not None else ""
     return (
         f"Figures not drawn (they are drawn on request): `{command} --figures`{filtered} "
         f"draws them beside this report and links them here. Any `{stem}-*.png` beside "

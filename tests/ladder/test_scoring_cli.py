@@ -132,7 +132,11 @@ def test_report_draws_no_plots_without_figures(logdir: Path, tmp_path: Path) -> 
     assert "(no plots: --figures draws them)" in result.output
     assert not list(out.parent.glob("*.png")) and ".png)" not in out.read_text()
     assert f"`ladder report {logdir} --out {out} --figures`" in out.read_text()
+    assert "--cell)" not in out.read_text()
     assert (out.parent / "ladder-figures.json").is_file()
+    filtered = runner.invoke(app, ["report", str(logdir), "--out", str(out), "--arm", "raw"])
+    assert filtered.exit_code == 0, filtered.output
+    assert "--figures` (with this report's --arm / --model / --cell)" in out.read_text()
 
 
 def test_report_help_explains_figures() -> None:
