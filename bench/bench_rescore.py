@@ -15,9 +15,11 @@ The targets are ratios, each the median of the rounds' own ratios (a round's pai
 that round's machine), their range in the row and the JSON (#50): one core within 2x the
 bare decode (CPU seconds, both in fresh processes; the old wall figure, the bare decode in
 the bench's process, is an info row: bench/README.md, "the rescore bench's spread"), every
-core within 0.6 of one core. Then ``ladder score`` and ``ladder report`` run in fresh
-processes over the same directory, two ABBA rounds (score, report, report, score, twice;
-not under ``quick``): report / score within 1.2x, the median of the four pairs' ratios.
+core within 0.6 of one core. Then ``ladder score``, ``ladder report`` (no figures, the
+default) and ``ladder report --figures`` run in fresh processes over the same directory,
+four ABBA rounds (score, report, figures; figures, report, score; twice; not under
+``quick``): report / score within 1.2x, the median of the four rounds' ratios; report
+--figures / score as info (#50, ninth round: the figures are drawn on request only).
 """
 
 from __future__ import annotations
@@ -54,8 +56,8 @@ GRID_SEEDS = 234  # 2 x 5 x 6 x 234 = 14,040 records: the paper's grid of 14,000
 ONE_CORE_X_BARE = 2.0
 CORES_X_ONE = 0.6
 REPORT_X_SCORE = 1.2
-# ``ladder score`` / ``ladder report`` pairs, alternating (two ABBA rounds): about 25 s more
-# than one round on the quiet machine, within the bench's 15 minutes
+# ``ladder score`` / ``ladder report`` / ``ladder report --figures`` rounds, alternating (ABBA):
+# about 35 s on the quiet machine, within the bench's 15 minutes
 REPORT_ROUNDS = 4
 
 _SHARED: dict[int, Path] = {}
@@ -278,10 +280,11 @@ def _rows(r: dict[str, Any], repeats: int, quick: bool) -> list[dict[str, Any]]:
 
 
 def _grid_dir(quick: bool) -> dict[str, Any]:
-    """``ladder score`` and ``ladder report`` (fresh processes, every core) over a directory
-    of 14,040 episodes (234 seeds; ``quick``: 10 seeds): two ABBA rounds (score, report,
-    report, score, twice; #50, eighth round: one round's ratio swung 1.31-1.43 between two
-    quiet draws), the figure the median of the four adjacent pairs' ratios, their range kept."""
+    """``ladder score``, ``ladder report`` (no figures, the default) and ``ladder report
+    --figures`` (fresh processes, every core) over a directory of 14,040 episodes (234
+    seeds; ``quick``: 10 seeds): four ABBA rounds (score, report, figures; figures, report,
+    score; #50, eighth round: one round's ratio swung 1.31-1.43 between two quiet draws),
+    each figure the median of the rounds' ratios to that round's score, their range kept."""
     seeds = 10 if quick else GRID_SEEDS
     # the rescoring case's log when it ran first (shared_log)
     run_dir = shared_log(seeds)
@@ -289,29 +292,42 @@ def _grid_dir(quick: bool) -> dict[str, Any]:
     bare = bare_decode_s(run_dir)
     score = partial(_cli_s, "score", str(run_dir))
     report = partial(_cli_s, "report", str(run_dir), "--out", str(run_dir / "report.md"))
-    pairs = abba([score, report], REPORT_ROUNDS)  # S R, R S, S R, R S
-    ratios = [r / s for s, r in pairs]
+    drawn = run_dir / "figures" / "report.md"  # its PNGs apart from the default's report
+    figures = partial(_cli_s, "report", str(run_dir), "--out", str(drawn), "--figures")
+    rounds = abba([score, report, figures], REPORT_ROUNDS)  # S R F, F R S, S R F, F R S
+    ratios = [r / s for s, r, _ in rounds]
     x_score, lo, hi = paired(ratios)
-    scores, reports = [s for s, _ in pairs], [r for _, r in pairs]
-    score_s, report_s = min(scores), min(reports)
+    f_ratios = [f / s for s, _, f in rounds]
+    f_score, f_lo, f_hi = paired(f_ratios)
+    scores, reports, drawns = ([r[i] for r in rounds] for i in range(3))
+    score_s, report_s, figures_s = min(scores), min(reports), min(drawns)
     return {
         "episodes": n,
         "bare_decode_s": round(bare, 3),
         "score_s": round(score_s, 3),
-        "report_s": round(report_s, 3),
-        "report_x_score": round(x_score, 3),  # the median of the pairs' ratios
+        "report_s": round(report_s, 3),  # the default: no figures (#50, ninth round)
+        "report_x_score": round(x_score, 3),  # the median of the rounds' ratios
         "report_x_score_rounds": [round(x, 3) for x in ratios],  # in the order they ran
         "report_x_score_range": f"{lo:.3f}-{hi:.3f}",
         "scores_s": [round(x, 3) for x in scores],
         "reports_s": [round(x, 3) for x in reports],
+        "report_figures_s": round(figures_s, 3),  # ``ladder report --figures``
+        "report_figures_x_score": round(f_score, 3),
+        "report_figures_x_score_rounds": [round(x, 3) for x in f_ratios],
+        "report_figures_x_score_range": f"{f_lo:.3f}-{f_hi:.3f}",
+        "reports_figures_s": [round(x, 3) for x in drawns],
         "rows": [
             row(f"ladder score, {n} episodes (fresh process, every core): s", round(score_s, 2),
                 "info", None, x_bare=round(score_s / bare, 2)),
-            row(f"ladder report, {n} episodes (fresh process, every core): s",
-                round(report_s, 2), "info", None, x_bare=round(report_s / bare, 2)),
-            row(f"  ladder report / ladder score (same directory, median of {len(ratios)} ABBA "
-                f"pairs, {lo:.3f}-{hi:.3f})", round(x_score, 3), f"<= {REPORT_X_SCORE}",
-                x_score <= REPORT_X_SCORE),
+            row(f"ladder report, {n} episodes (no figures, the default; fresh process, every "
+                "core): s", round(report_s, 2), "info", None, x_bare=round(report_s / bare, 2)),
+            row(f"ladder report --figures, {n} episodes (fresh process, every core): s",
+                round(figures_s, 2), "info", None, x_bare=round(figures_s / bare, 2)),
+            row(f"  ladder report / ladder score (no figures, the default; same directory, "
+                f"median of {len(ratios)} ABBA rounds, {lo:.3f}-{hi:.3f})", round(x_score, 3),
+                f"<= {REPORT_X_SCORE}", x_score <= REPORT_X_SCORE),
+            row(f"  ladder report --figures / ladder score (the same rounds, "
+                f"{f_lo:.3f}-{f_hi:.3f})", round(f_score, 3), "info", None),
         ],
     }  # fmt: skip
 

@@ -102,7 +102,7 @@ COMMANDS: dict[str, Lazy] = {
     ),
     "report": Lazy(
         "ladder.report:report",
-        "Write a Markdown report of LOGDIR's results with PNG plots next to it.",
+        "Write a Markdown report of LOGDIR's results (PNG plots with --figures).",
     ),
     "paraphrase": Lazy(
         "ladder.paraphrase:paraphrase",
@@ -263,8 +263,9 @@ def _exit_unswept() -> None:
     """At this process's exit, freeze what the collector tracks (:func:`gc.freeze`), so the
     interpreter's shutdown collections pass over it instead of freeing it cycle by cycle:
     every imported module's classes and functions are reference cycles, and a command that
-    imported matplotlib (``ladder report``) spent 0.3-0.4 s of its wall there, one core busy,
-    ``ladder score`` 0.1-0.2 s (#50, eighth round; bench/README.md). Every ``atexit`` handler
+    imported matplotlib (``ladder report``, which then always drew its figures) spent 0.3-0.4
+    s of its wall there, one core busy, ``ladder score`` 0.1-0.2 s (#50, eighth round;
+    bench/README.md). Every ``atexit`` handler
     still runs (those registered later, the multiprocessing pools' among them, before this
     one); the memory goes back to the OS when the process ends."""
     if not _SWEPT:

@@ -53,5 +53,6 @@ def demo(
     if not changed and path.is_file():  # a finished demo rerun: nothing to rewrite (#49)
         typer.echo(f"report: {path} (unchanged)")
         return
-    path = write_report(out, say=typer.echo)  # a missing plots extra is one line
+    # the main job shows its figures (a missing plots extra is one line)
+    path = write_report(out, say=typer.echo, figures=True)
     typer.echo(f"report: {path}")

@@ -1,5 +1,6 @@
-"""The run's Markdown report and its files: ``report.md`` (never inside ``logs/``), the
-PNG plots beside it, ``<stem>-analyses.json`` and ``<stem>-figures.json``, each written
+"""The run's Markdown report and its files: ``report.md`` (never inside ``logs/``),
+``<stem>-analyses.json``, ``<stem>-figures.json`` (the paper figures' points) and, on
+request (``figures``: ``ladder report --figures``), the PNG plots beside it, each written
 atomically (a link planted in a shared run directory is replaced, never written through).
 ``ladder report`` is its command; a library caller calls :func:`write_report`.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from shlex import quote
 
 import msgspec
 
@@ -17,13 +19,15 @@ from protocol.visible import visible
 from runner.files import write_atomic
 from runner.rundir.logs import LOGS, LogReport
 from runner.rundir.manifest import read_manifest
-from runner.rundir.plots import draw_pngs
+from runner.rundir.plots import Png, draw_pngs
 from runner.rundir.records import RunDirError, load_records, log_summary, read_run
 from runner.rundir.rescore import cores, scored_dir
+from scoring.analyses.corruption_replay import CORRUPTION
 from scoring.analyses.registry import Analyses, analysis_sections, scored_once
 from scoring.analyses.truncation import CUT_ROLES, Cut, cut_replies, cut_warnings
 from scoring.report.details import run_details
 from scoring.report.markdown import markdown_report
+from scoring.report.paper_figures import paper_points
 from scoring.results.cells import ladder_sort_key
 from scoring.results.lines import ResultLine
 
@@ -51,65 +55,90 @@ def write_report(
     keep: Keep | None = None,
     say: Callable[[str], None] = lambda _: None,
     jobs: int = 0,
+    figures: bool = False,
 ) -> Path:
-    """Write the report of *logdir* to *out* (default ``report.md`` of the run directory)
-    and its plots next to it; the report's path. Every record is scored once
-    (:func:`runner.rundir.rescore.scored_dir`: ``ladder score``'s worker processes on a
-    large run; with a filter, in this process) and the plots drawn in two processes
-    (:func:`runner.rundir.plots.draw_pngs`), ``jobs`` processes at most (0: every core;
-    1: this one); ``keep`` picks the records reported (a filter's), ``say`` hears a note
-    (no figures without matplotlib). Problems are one
-    :class:`~runner.rundir.records.RunDirError`."""
+    """Write the report of *logdir* to *out* (default ``report.md`` of the run directory),
+    its analyses and the paper figures' points beside it; the report's path. Every record
+    is scored once (:func:`runner.rundir.rescore.scored_dir`: ``ladder score``'s worker
+    processes on a large run; with a filter, in this process), ``jobs`` processes at most
+    (0: every core; 1: this one); ``keep`` picks the records reported (a filter's).
+    ``figures``: the PNG plots too, drawn in two processes
+    (:func:`runner.rundir.plots.draw_pngs`) and linked from the report, ``say`` hearing a
+    note when matplotlib is missing; without it (the default, #50: a fixed ~0.5-0.7 s of
+    matplotlib) nothing imports matplotlib and the report says how to draw them. Problems
+    are one :class:`~runner.rundir.records.RunDirError`."""
     jobs = cores() if jobs <= 0 else jobs
-    (lines, analyses), log_report, cut = _scored(logdir, keep, jobs)
-    out = report_path(logdir, out)
+    (lines, analyses), log_report, cut = _scored(logdir, keep, jobs, figures)
+    path = report_path(logdir, out)
+    pngs: dict[str, Png] = {}
+    if figures:
+        try:
+            pngs = draw_pngs(lines, analyses, jobs)
+        except ImportError:  # a plain install: the report without figures, and one line why
+            say(f"no figures in {path.name}: {NO_PLOTS}")
+        why = [] if pngs else [f"No figures: {NO_PLOTS}."]
+    else:
+        why = [_not_drawn(logdir, out, keep, path.stem)]
+    # a paper figure's points (the report's own figures have none): the drawn ones', else
+    # computed without drawing (the same points)
+    points = (
+        {key: (c, d) for key, (c, _, d) in pngs.items() if d is not None}
+        if pngs
+        else paper_points(lines, analyses.of(CORRUPTION))
+    )
     try:
-        pngs = draw_pngs(lines, analyses, jobs)
-    except ImportError:  # a plain install: the report without figures, and one line why
-        pngs = {}
-        say(f"no figures in {out.name}: {NO_PLOTS}")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         for name, (_, png, _) in pngs.items():
-            write_atomic(out.parent / f"{out.stem}-{name}.png", png)
+            write_atomic(path.parent / f"{path.stem}-{name}.png", png)
         text = markdown_report(
             lines,
-            notes=[n.strip() for n in log_summary(log_report, width=0).splitlines()]
-            + ([] if pngs else [f"No figures: {NO_PLOTS}."])
-            + cut,
-            figures=[(caption, f"{out.stem}-{name}.png") for name, (caption, _, _) in pngs.items()],
+            notes=[n.strip() for n in log_summary(log_report, width=0).splitlines()] + why + cut,
+            figures=[
+                (caption, f"{path.stem}-{name}.png") for name, (caption, _, _) in pngs.items()
+            ],
             sections=analysis_sections(analyses),
             details=run_details(read_manifest(logdir.parent if logdir.name == LOGS else logdir)),
         )
         # every file through mkstemp + rename: a symlink planted in a shared run directory
         # is replaced, never written through (runner.files)
         # text from models and logs: escapes shown, never obeyed by a terminal or viewer
-        write_atomic(out, visible(text).encode("utf-8"))
-        write_atomic(out.parent / f"{out.stem}-analyses.json", analyses.json())
-        if pngs:
-            data = {
-                key: {"caption": c, "points": d}
-                for key, (c, _, d) in pngs.items()
-                if d is not None  # a paper figure's points (the report's own have none)
-            }
-            write_atomic(
-                out.parent / f"{out.stem}-figures.json",
-                msgspec.json.format(msgspec.json.encode(data)),
-            )
+        write_atomic(path, visible(text).encode("utf-8"))
+        write_atomic(path.parent / f"{path.stem}-analyses.json", analyses.json())
+        data = {key: {"caption": c, "points": d} for key, (c, d) in points.items()}
+        write_atomic(
+            path.parent / f"{path.stem}-figures.json",
+            msgspec.json.format(msgspec.json.encode(data)),
+        )
     except OSError as e:
         raise RunDirError(f"cannot write the report: {e}") from None
-    return out
+    return path
+
+
+def _not_drawn(logdir: Path, out: Path | None, keep: Keep | None, stem: str) -> str:
+    """The report's note when its figures were not asked for: the command that draws them
+    (this report's run and ``--out``), and that figure files beside it are not this run's."""
+    command = f"ladder report {quote(str(logdir))}"
+    command += "" if out is None else f" --out {quote(str(out))}"
+    filtered = " (with this report's --arm / --model / --cell)" if keep is not None else ""
+    return (
+        f"Figures not drawn (they are drawn on request): `{command} --figures`{filtered} "
+        f"draws them beside this report and links them here. Any `{stem}-*.png` beside "
+        "this report is from an earlier run, not this one; the paper figures' points are "
+        f"in `{stem}-figures.json`."
+    )
 
 
 def _scored(
-    logdir: Path, keep: Keep | None, jobs: int
+    logdir: Path, keep: Keep | None, jobs: int, figures: bool = False
 ) -> tuple[tuple[list[ResultLine], Analyses], LogReport, list[str]]:
     """The result lines and the analyses of *logdir*'s records (those ``keep`` keeps), from
     one scoring pass (``ladder score``'s worker processes on a large run without a filter:
-    :func:`runner.rundir.rescore.scored_dir`), and the report's notes on replies cut at
-    their token budget (#49)."""
+    :func:`runner.rundir.rescore.scored_dir`, matplotlib imported meanwhile with
+    ``figures``), and the report's notes on replies cut at their token budget (#49)."""
     if keep is None:
-        scored, report = read_run(logdir, lambda report: scored_dir(logdir, report, jobs=jobs))
+        scored, report = read_run(
+            logdir, lambda report: scored_dir(logdir, report, jobs=jobs, figures=figures)
+        )
         return (scored.lines, scored.analyses), report, cut_notes(scored.cuts)
     records, report = load_records(logdir)
     records = keep(records)

@@ -181,7 +181,7 @@ def _parallel(
     ) as pool:
         pending = pool.map(partial(score_group, detail=detail), groups)
         preload_stats()  # while the workers score: the merge needs scipy
-        also()  # and what the caller needs next (the report: matplotlib)
+        also()  # and what the caller needs next (a report drawing its figures: matplotlib)
         return list(pending)
 
 
@@ -231,15 +231,18 @@ def scored_dir(
     jobs: int = 0,
     min_bytes: int = MIN_PARALLEL_BYTES,
     family: str = DEFAULT_FAMILY,
+    figures: bool = False,
 ) -> tuple[Scored, int]:
     """``ladder report``'s one scoring pass (per-turn detail) over every log under
     ``run_dir``, on ``ladder score``'s workers: the lines, every analysis (each cell's
     parts computed in its worker, finished here in the serial order) and the cut replies,
     as :func:`scoring.analyses.registry.scored_once` and
     :func:`scoring.analyses.truncation.cut_replies` give them over
-    :func:`runner.rundir.logs.read_logs`; and the number of records scored."""
+    :func:`runner.rundir.logs.read_logs`; and the number of records scored. ``figures``
+    (the report draws them next): matplotlib imported here while the workers score."""
     paths = log_files(run_dir)
-    parts = _parallel(paths, jobs, min_bytes, True, preload_plots) if mergeable() else None
+    also = preload_plots if figures else _nothing
+    parts = _parallel(paths, jobs, min_bytes, True, also) if mergeable() else None
     if parts is not None:
         trial = LogReport()
         merged = _merge(paths, parts, trial, family)

@@ -87,8 +87,11 @@ __all__ = [
     "channel_points",
     "config_name",
     "figure4",
+    "figure4_points",
     "figure5b",
+    "omission_rows",
     "panel_title",
+    "rung_points",
     "rungs_figure",
 ]
 
@@ -165,21 +168,40 @@ def channel_points(cells: Sequence[CellLine]) -> list[ChannelPoint]:
     return out
 
 
-def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[OmissionRow]]:
-    """Stacked omission attribution per epsilon, one panel per configuration (the cell with
-    its arm blanked and no corruption)."""
+def _corruption_panels(
+    corruption: Sequence[CorruptionLine],
+) -> list[tuple[CellKey, list[CorruptionLine]]]:
+    """Figure 5(b)'s panels: each configuration (the cell with its arm blanked and no
+    corruption) and its lines by epsilon, then arm, in the report's order."""
     groups: dict[CellKey, list[CorruptionLine]] = {}
     for c in corruption:
         key = config_of(c.cell)
         key = msgspec.structs.replace(key, knobs=_uncorrupted(key.knobs))
         groups.setdefault(key, []).append(c)
     keys = sorted(groups, key=cell_sort_key)
-    ncols = min(2, len(keys))
+    return [
+        (key, sorted(groups[key], key=lambda c: (c.epsilon, arm_rank(c.cell.arm)))) for key in keys
+    ]
+
+
+def omission_rows(corruption: Sequence[CorruptionLine]) -> list[OmissionRow]:
+    """Figure 5(b)'s data (no drawing): one row per bar, panel by panel."""
+    return [_row(key, c) for key, mine in _corruption_panels(corruption) for c in mine]
+
+
+def _row(key: CellKey, c: CorruptionLine) -> OmissionRow:
+    return {"epsilon": c.epsilon, "arm": c.cell.arm, "model": _model(c.cell),
+            "panel": config_name(key), "episodes": c.episodes, **c.omissions}  # fmt: skip
+
+
+def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[OmissionRow]]:
+    """Stacked omission attribution per epsilon, one panel per configuration (the cell with
+    its arm blanked and no corruption)."""
+    panels = _corruption_panels(corruption)
+    ncols = min(2, len(panels))
     panel_width = 5.2
-    fig = new_figure(panel_width * ncols, 3.6 * -(-len(keys) // ncols) + 0.4, constrained=True)
-    rows: list[OmissionRow] = []
-    for sub, key in zip(_grid(fig, len(keys), ncols), keys, strict=True):
-        mine = sorted(groups[key], key=lambda c: (c.epsilon, arm_rank(c.cell.arm)))
+    fig = new_figure(panel_width * ncols, 3.6 * -(-len(panels) // ncols) + 0.4, constrained=True)
+    for sub, (key, mine) in zip(_grid(fig, len(panels), ncols), panels, strict=True):
         arms = {c.cell.arm for c in mine}
         ax = sub.subplots()
         bottom = [0] * len(mine)
@@ -201,13 +223,10 @@ def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[Omissio
         ax.set_title(panel_title(title, panel_width - 0.4), fontsize=TITLE_PT)
         ax.tick_params(labelsize=7)
         ax.grid(axis="y", alpha=0.3)
-        for c in mine:
-            rows.append({"epsilon": c.epsilon, "arm": c.cell.arm, "model": _model(c.cell),
-                         "panel": config_name(key), "episodes": c.episodes, **c.omissions})  # fmt: skip
     handles, names = fig.axes[0].get_legend_handles_labels()
     legend_below(fig, handles, names, 7)
     fig.suptitle("Corruption replay: omissions by the corrupted decision", fontsize=9)
-    return fig, rows
+    return fig, [_row(key, c) for key, mine in panels for c in mine]
 
 
 def _uncorrupted(knobs: Knobs) -> Knobs:
@@ -321,9 +340,9 @@ def _rung_key(x: str) -> SortKey:
 Drawn = tuple["Figure", FigureData]
 
 
-def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn | None:
-    """Figures 1 and 6: the ladder's rungs at S = 15 dense under ``brief``, one series per
-    model and regime, titled by ``caption`` after its "Figure N: "."""
+def rung_points(cells: Sequence[CellLine], brief: str) -> list[Point] | None:
+    """Figures 1 and 6's data (no drawing): the ladder's rungs at S = 15 dense under
+    ``brief``, one series per model and regime; None unless two rungs are present."""
     rungs = set(ladder())
     pts = _points(
         cells,
@@ -334,6 +353,15 @@ def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn |
     )  # fmt: skip
     if not (len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2):
         return None
+    return pts
+
+
+def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn | None:
+    """Figures 1 and 6 (:func:`rung_points` drawn), titled by ``caption`` after its
+    "Figure N: "."""
+    pts = rung_points(cells, brief)
+    if pts is None:
+        return None
     fig = new_figure(6.0, 4.0)
     ax = fig.add_subplot()
     panel = _draw(pts, ax, "rung", _order([p.x for p in pts], _rung_key), 5.6)
@@ -343,8 +371,12 @@ def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn |
     return fig, pts
 
 
-def figure4(cells: Sequence[CellLine]) -> Drawn | None:
-    """Figure 4's panels whose cells are present."""
+# Figure 4's panel: its points, x label, x order and title
+_Figure4Panel = tuple[list[Point], str, Callable[[str], SortKey], str]
+
+
+def _figure4_panels(cells: Sequence[CellLine]) -> list[_Figure4Panel]:
+    """Figure 4's panels whose cells are present (two x values or more)."""
     rungs = set(ladder())
     size = _points(
         cells,
@@ -367,22 +399,36 @@ def figure4(cells: Sequence[CellLine]) -> Drawn | None:
         lambda c: f"{c.knobs.corruption:g}",
         lambda c: f"{_model(c)}, S={c.steps} rho={c.density:g}",
     )  # fmt: skip
-    panels: list[tuple[list[Point], str, Callable[[str], SortKey], str]] = [
+    panels: list[_Figure4Panel] = [
         (size, "graph size", lambda x: tuple(float(v.split("=")[1]) for v in x.split()),
          "(a) graph-size axis"),
         (models, "model (regime), S = 15 dense", str, "(b) model axis"),
         (eps, "corruption rate epsilon", float, "(c) corrupted state, enforcement gate"),
     ]  # fmt: skip
-    present = [p for p in panels if len({x.x for x in p[0]}) >= 2]
+    return [p for p in panels if len({x.x for x in p[0]}) >= 2]
+
+
+def _figure4_data(present: Sequence[_Figure4Panel]) -> list[Point]:
+    return [msgspec.structs.replace(p, panel=label) for pts, label, _, _ in present for p in pts]
+
+
+def figure4_points(cells: Sequence[CellLine]) -> list[Point] | None:
+    """Figure 4's data (no drawing): each present panel's points, named by its x label;
+    None without a panel."""
+    present = _figure4_panels(cells)
+    return _figure4_data(present) if present else None
+
+
+def figure4(cells: Sequence[CellLine]) -> Drawn | None:
+    """Figure 4's panels whose cells are present."""
+    present = _figure4_panels(cells)
     if not present:
         return None
     fig = new_figure(5.0 * len(present), 4.0)
-    data: list[Point] = []
     placed: list[_Panel] = []
     for i, (pts, label, key, title) in enumerate(present):
         ax = fig.add_subplot(1, len(present), i + 1)
         placed.append(_draw(pts, ax, label, _order([p.x for p in pts], key), 4.6))
         ax.set_title(title, fontsize=9, y=1.0)  # as _draw's 0-1 axis places it
-        data += [msgspec.structs.replace(p, panel=label) for p in pts]
     _place(fig, placed, 1)
-    return fig, data
+    return fig, _figure4_data(present)

@@ -1,9 +1,11 @@
 """The paper's figures, listed once for ``ladder report`` (pure: Figure objects and data).
 
 :data:`FIGURES` is every figure (:class:`PaperFigure`: its key, its caption, how it is
-drawn from the cells present and the corruption replay's lines, None when they are absent),
-drawn by :mod:`scoring.report.figures`; :func:`paper_figures` draws those whose cells are present,
-in this order. A new figure: docs/extending.md.
+drawn from the cells present and the corruption replay's lines, None when they are absent,
+and how its points are computed without drawing), drawn by :mod:`scoring.report.figures`;
+:func:`paper_figures` draws those whose cells are present, in this order;
+:func:`paper_points` gives their points without matplotlib (``ladder report`` without
+``--figures``). A new figure: docs/extending.md.
 """
 
 from __future__ import annotations
@@ -19,8 +21,12 @@ from scoring.report.figures import (
     PER_EPISODES,
     Drawn,
     FigureData,
+    channel_points,
     figure4,
+    figure4_points,
     figure5b,
+    omission_rows,
+    rung_points,
     rungs_figure,
 )
 from scoring.results.lines import CellLine, ResultLine
@@ -28,10 +34,12 @@ from scoring.results.lines import CellLine, ResultLine
 if TYPE_CHECKING:
     from matplotlib.figure import Figure  # matplotlib (the plots extra) loads on first draw
 
-__all__ = ["FIGURES", "Draw", "PaperFigure", "paper_figures"]
+__all__ = ["FIGURES", "Draw", "PaperFigure", "Points", "paper_figures", "paper_points"]
 
 # How a figure is drawn from the cell lines present and the corruption replay's lines.
 Draw = Callable[[Sequence[CellLine], Sequence[CorruptionLine]], Drawn | None]
+# Its points from the same, without drawing (the data ``draw`` returns; None when absent).
+Points = Callable[[Sequence[CellLine], Sequence[CorruptionLine]], FigureData | None]
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,9 @@ class PaperFigure:
     name: str  # the report's ``<stem>-<name>.png`` and its key in ``-figures.json``
     caption: str
     draw: Draw
+    # the points without matplotlib: ``report-figures.json`` of a report drawn without
+    # ``--figures`` has this figure's key only with it
+    points: Points | None = None
 
 
 _FIGURE1 = (
@@ -58,17 +69,20 @@ for _figure in (
         name="figure1",
         caption=_FIGURE1,
         draw=lambda cells, corruption: rungs_figure(cells, "amended", _FIGURE1),
+        points=lambda cells, corruption: rung_points(cells, "amended"),
     ),
     PaperFigure(
         name="figure6",
         caption=_FIGURE6,
         draw=lambda cells, corruption: rungs_figure(cells, "original", _FIGURE6),
+        points=lambda cells, corruption: rung_points(cells, "original"),
     ),
     PaperFigure(
         name="figure4",
         caption="Figure 4: the graph-size axis, the model axis and the corrupted-state ablation "
         "(panels drawn from the cells present)",
         draw=lambda cells, corruption: figure4(cells),
+        points=lambda cells, corruption: figure4_points(cells),
     ),
     PaperFigure(
         name="figure5a",
@@ -76,11 +90,13 @@ for _figure in (
         f"label denominator (Table 9), Wilson 95% CIs; unrequested executions per {PER_EPISODES} "
         "episodes",
         draw=lambda cells, corruption: figure5a(cells),
+        points=lambda cells, corruption: channel_points(cells) or None,
     ),
     PaperFigure(
         name="figure5b",
         caption="Figure 5(b): the corruption replay, omissions attributed per epsilon",
         draw=lambda cells, corruption: figure5b(corruption) if corruption else None,
+        points=lambda cells, corruption: omission_rows(corruption) if corruption else None,
     ),
 ):
     FIGURES.add(_figure.name, _figure)
@@ -98,4 +114,19 @@ def paper_figures(
         drawn = f.draw(cells, corruption)
         if drawn is not None:
             out[f.name] = (f.caption, *drawn)
+    return out
+
+
+def paper_points(
+    lines: Sequence[ResultLine], corruption: Sequence[CorruptionLine] = ()
+) -> dict[str, tuple[str, FigureData]]:
+    """``name -> (caption, points)`` for every figure with a :attr:`PaperFigure.points` whose
+    cells are present, in :func:`paper_figures`' order: the points it would draw, without
+    matplotlib."""
+    cells = [x for x in lines if isinstance(x, CellLine)]
+    out: dict[str, tuple[str, FigureData]] = {}
+    for f in FIGURES.entries():
+        data = None if f.points is None else f.points(cells, corruption)
+        if data is not None:
+            out[f.name] = (f.caption, data)
     return out

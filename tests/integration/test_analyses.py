@@ -369,8 +369,14 @@ async def test_the_corrupted_replay_reproduces_a_real_run(tmp_path: Path) -> Non
     # the report draws the figures these cells allow, each with its points as JSON
     from runner.rundir.report import write_report
 
-    report = write_report(tmp_path)
+    report = write_report(tmp_path, figures=True)
     figures = json.loads((tmp_path / "report-figures.json").read_text())
+    # without --figures: the same points, computed without drawing (Figure 5(b)'s too)
+    undrawn = write_report(tmp_path, tmp_path / "plain" / "report.md")
+    assert (undrawn.parent / "report-figures.json").read_bytes() == (
+        tmp_path / "report-figures.json"
+    ).read_bytes()
+    assert not list(undrawn.parent.glob("*.png"))
     assert set(figures) == {"figure1", "figure4", "figure5a", "figure5b"}  # no original: no Fig. 6
     for name in figures:
         png = tmp_path / f"report-{name}.png"

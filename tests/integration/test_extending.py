@@ -156,11 +156,11 @@ def test_a_toy_table_and_figure_join_the_report(
     run = tmp_path / "run"
     grid = parse_grid(_grid(["raw", "checklist"]))
     asyncio.run(run_async(grid, run, console=Console(file=io.StringIO()), live=False))
-    before = write_report(run, tmp_path / "before" / "report.md").read_text()
+    before = write_report(run, tmp_path / "before" / "report.md", figures=True).read_text()
     ANALYSES.add(TURNS.name, TURNS)
     FIGURES.add("arms", PaperFigure(name="arms", caption="Toy: episodes per arm", draw=_arms_drawn))
     try:
-        after = write_report(run, tmp_path / "after" / "report.md").read_text()
+        after = write_report(run, tmp_path / "after" / "report.md", figures=True).read_text()
     finally:
         ANALYSES.remove(TURNS.name)
         FIGURES.remove("arms")

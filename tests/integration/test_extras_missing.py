@@ -82,9 +82,10 @@ def _commands(run_dir: Path, tmp: Path) -> list[list[str]]:
         ["validate", str(grids / "tools.toml"), "--offline"],
         ["cost", str(run_dir)],
         ["score", str(run_dir)],
-        ["report", str(run_dir), "--out", str(tmp / "report" / "report.md")],
+        ["report", str(run_dir), "--out", str(tmp / "report" / "report.md"), "--figures"],
         ["show", str(run_dir), "--arm", "raw", "--seed", "100"],
         ["probe", str(run_dir), "--out", str(tmp / "probe"), "--limit", "1"],
+        ["report", str(run_dir), "--out", str(tmp / "plain" / "report.md")],  # no figures
     ]
 
 
@@ -117,9 +118,13 @@ def test_the_demo_writes_its_report_without_the_plots_extra(
     assert not list(demo.glob("*.png")) and ".png" not in text
     said = [x for x in first["out"].splitlines() if "pip install 'state-ladder[plots]'" in x]
     assert len(said) == 1, first["out"]
-    report = next(r for r in rows if r["argv"][0] == "report")
+    report, plain = (r for r in rows if r["argv"][0] == "report")
     assert report["code"] == 0 and "[plots]" in report["out"]
     assert not (Path(report["argv"][3]).parent / "report-success.png").exists()
+    # without --figures nothing is missing: no word of the extra, the note on --figures
+    assert plain["code"] == 0 and "plots" not in plain["err"] and "[plots]" not in plain["out"]
+    text = Path(plain["argv"][3]).read_text()
+    assert "Figures not drawn" in text and "matplotlib" not in text
 
 
 # The commands (by position in _commands) each extra's absence refuses; the rest run.

@@ -178,6 +178,25 @@ def test_demo_refuses_a_directory_of_another_grid(tmp_path: Path) -> None:
     assert (out / "manifest.json").read_bytes() == before
 
 
+def test_demo_draws_its_figures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The main job shows its figures: its report is asked for them (``ladder report``
+    draws them only with --figures, #50)."""
+    import ladder.demo
+    import runner.rundir.report
+
+    asked: list[dict[str, Any]] = []
+
+    def report(out: Path, **kw: Any) -> Path:
+        asked.append(kw)
+        return out / "report.md"
+
+    monkeypatch.setattr(ladder.demo, "execute", lambda *a, **k: True)
+    monkeypatch.setattr(runner.rundir.report, "write_report", report)
+    result = _invoke("demo", "--out", str(tmp_path / "demo"), "--no-live")
+    assert result.exit_code == 0, result.stderr
+    assert len(asked) == 1 and asked[0]["figures"] is True
+
+
 def _grid_file(tmp_path: Path, name: str, **kw: Any) -> Path:
     path = tmp_path / name
     path.write_text(grid_toml(grid_data(**{"steps": 5, "arms": ("raw",), **kw})))

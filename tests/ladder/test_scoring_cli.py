@@ -111,8 +111,9 @@ def test_unreadable_or_empty_directory_exits_2(tmp_path: Path, name: str) -> Non
 
 def test_report_writes_markdown_and_plots(logdir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out" / "ladder.md"
-    result = runner.invoke(app, ["report", str(logdir), "--out", str(out)])
+    result = runner.invoke(app, ["report", str(logdir), "--out", str(out), "--figures"])
     assert result.exit_code == 0, result.output
+    assert "with its plots" in result.output
     text = out.read_text()
     assert text.startswith("# state-ladder report")
     assert "## Error channels (Table 9 shape)" in text and "| raw -> checklist |" in text
@@ -122,3 +123,24 @@ def test_report_writes_markdown_and_plots(logdir: Path, tmp_path: Path) -> None:
         assert f"]({name})" in text
     default = runner.invoke(app, ["report", str(logdir)])
     assert default.exit_code == 0 and (logdir / "report.md").exists()
+
+
+def test_report_draws_no_plots_without_figures(logdir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out" / "ladder.md"
+    result = runner.invoke(app, ["report", str(logdir), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "(no plots: --figures draws them)" in result.output
+    assert not list(out.parent.glob("*.png")) and ".png)" not in out.read_text()
+    assert f"`ladder report {logdir} --out {out} --figures`" in out.read_text()
+    assert "--cell)" not in out.read_text()
+    assert (out.parent / "ladder-figures.json").is_file()
+    filtered = runner.invoke(app, ["report", str(logdir), "--out", str(out), "--arm", "raw"])
+    assert filtered.exit_code == 0, filtered.output
+    assert "--figures` (with this report's --arm / --model / --cell)" in out.read_text()
+
+
+def test_report_help_explains_figures() -> None:
+    result = runner.invoke(app, ["report", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "--figures" in text and "~0.5-0.7 s" in text and "state-ladder[plots]" in text

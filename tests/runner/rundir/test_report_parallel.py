@@ -50,7 +50,7 @@ def _report(
     run_dir: Path, out: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, min_bytes: int
 ) -> dict[str, bytes]:
     monkeypatch.setattr(report_mod, "scored_dir", partial(scored_dir, min_bytes=min_bytes))
-    path = report_mod.write_report(run_dir, out / "report.md", jobs=jobs)
+    path = report_mod.write_report(run_dir, out / "report.md", jobs=jobs, figures=True)
     assert path == out / "report.md"
     return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
 
