@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from shlex import quote
 
 import msgspec
 
@@ -78,7 +77,7 @@ def write_report(
             say(f"no figures in {path.name}: {NO_PLOTS}")
         why = [] if pngs else [f"No figures: {NO_PLOTS}."]
     else:
-        why = [_not_drawn(logdir, out, keep, path.stem)]
+        why = [_not_drawn(path.stem)]
     # a paper figure's points (the report's own figures have none): the drawn ones', else
     # computed without drawing (the same points)
     points = (
@@ -114,17 +113,16 @@ def write_report(
     return path
 
 
-def _not_drawn(logdir: Path, out: Path | None, keep: Keep | None, stem: str) -> str:
-    """The report's note when its figures were not asked for: the command that draws them
-    (this report's run and ``--out``), and that figure files beside it are not this run's."""
-    command = f"ladder report {quote(str(logdir))}"
-    command += "" if out is None else f" --out {quote(str(out))}"
-    filtered = " (with this report's --arm / --model / --cell)" if keep is not None else ""
+def _not_drawn(stem: str) -> str:
+    """The report's note when its figures were not asked for: how to draw them, and that
+    figure files beside it are not this run's. No path in it: the report's bytes do not
+    depend on where the run sits, and a shared report shows no local path."""
     return (
-        f"Figures not drawn (they are drawn on request): `{command} --figures`{filtered} "
-        f"draws them beside this report and links them here. Any `{stem}-*.png` beside "
-        "this report is from an earlier run, not this one; the paper figures' points are "
-        f"in `{stem}-figures.json`."
+        "Figures not drawn (they are drawn on request): the same `ladder report` command "
+        "with `--figures` (the same run, `--out` and `--arm` / `--model` / `--cell`) draws "
+        f"them beside this report and links them here. Any `{stem}-*.png` beside this report "
+        f"is from an earlier run, not this one; the paper figures' points are in "
+        f"`{stem}-figures.json`."
     )
 
 
