@@ -18,7 +18,7 @@ depends on the grouping, the order or the worker.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,16 +26,16 @@ import msgspec
 
 from protocol.records import CellKey, EpisodeRecord, log_key
 from runner.grid.packs import register_texts
-from runner.rundir.logs import LogReport, NewerSchemaError, read_file
+from runner.rundir.logs import Found, LogReport, NewerSchemaError, read_file
 from scoring.analyses.registry import STRESS_ONLY, Parts, batch_parts, stress_free
 from scoring.analyses.truncation import Cut, add_cuts
 from scoring.gc_pause import paused_gc
 from scoring.replay.episode_score import EpisodeScore, Replays
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.compact import Shared
-from scoring.results.gate_report import helper_lines
+from scoring.results.gate_report import HelperTally
 from scoring.results.lines import HelperLine
-from scoring.results.offline import score_records
+from scoring.results.offline import score_one, score_records
 
 __all__ = ["File", "Key", "Part", "config_of", "score_group", "start_worker"]
 
@@ -121,7 +121,7 @@ def _read(p: str, files: dict[str, File]) -> dict[Key, EpisodeRecord] | None:
     """The records of one file (the reading the viewer's index shares, logs.read_file),
     its report kept in *files*; None at a newer schema (the merge raises it)."""
     try:
-        read = read_file(Path(p), log_key)
+        read = read_file(Path(p), log_key, value=Found)
     except NewerSchemaError as e:
         files[p] = File(LogReport(files=1), [], str(e))
         return None
@@ -142,20 +142,28 @@ def _score_files(paths: Sequence[str], detail: bool = False) -> Part | None:
     shared = Shared()
     with paused_gc():  # each batch's records dropped inside the pause (see _score_whole)
         for batch in _batches(paths):
+            streamed = None if detail else _streamed(batch, part.files, cache, replays)
+            if streamed is _STOPPED:
+                return part
             records: dict[Key, EpisodeRecord] = {}
-            for p in batch:
-                out = _read(p, part.files)
-                if out is None:
-                    return part
-                records.update(out)
-            scored = dict(
-                zip(
-                    records,
-                    score_records(records.values(), cache, detail=detail, replays=replays),
-                    strict=True,
+            if streamed is None:  # with detail, or a key read twice: the records at once
+                for p in batch:
+                    out = _read(p, part.files)
+                    if out is None:
+                        return part
+                    records.update(out)
+                    del out
+                scored = dict(
+                    zip(
+                        records,
+                        score_records(records.values(), cache, detail=detail, replays=replays),
+                        strict=True,
+                    )
                 )
-            )
-            batch_helpers, slugs = _cells(records)
+                tally = _tally(records.values())
+            else:
+                scored, tally = streamed
+            batch_helpers, slugs = _cells(tally)
             if not part.cells.isdisjoint(slugs):
                 return None
             part.cells |= slugs
@@ -166,8 +174,43 @@ def _score_files(paths: Sequence[str], detail: bool = False) -> Part | None:
                 part.skipped += skipped
                 scored = {k: shared(_compact(s)) for k, s in scored.items()}
             part.scores.update(scored)
-            del records, scored, out
+            del records, scored, streamed
     return part
+
+
+# a newer schema's file: the group stops there (the parent's merge raises it)
+_STOPPED: tuple[dict[Key, EpisodeScore], HelperTally] = ({}, HelperTally())
+
+
+def _streamed(
+    batch: Sequence[str], files: dict[str, File], cache: EpisodeCache, replays: Replays
+) -> tuple[dict[Key, EpisodeScore], HelperTally] | None:
+    """The batch's scores and its helpers lines' counts, each record scored as it is read
+    and dropped before the next line is decoded (:func:`runner.rundir.logs.read_file`'s
+    ``value``): the next record is made in the memory the last one freed, still in the
+    processor's cache, and no batch of records is kept to be freed cold (#50, ninth round).
+    :data:`_STOPPED` at a newer schema's file (its report kept in ``files``, as
+    :func:`_read` keeps it); None where a key turns up twice (a superseded record is in the
+    counts: the caller reads the batch again, at once, as before)."""
+    tally = HelperTally()
+    shared = Shared()
+
+    def scored(offset: int, length: int, record: EpisodeRecord) -> EpisodeScore:
+        tally.add(record)
+        return score_one(record, cache, replays, shared)
+
+    scores: dict[Key, EpisodeScore] = {}
+    for p in batch:
+        try:
+            read = read_file(Path(p), log_key, value=scored)
+        except NewerSchemaError as e:
+            files[p] = File(LogReport(files=1), [], str(e))
+            return _STOPPED
+        if read.report.duplicates or not scores.keys().isdisjoint(read.found):
+            return None
+        files[p] = File(read.report, list(read.found))
+        scores.update(read.found)
+    return scores, tally
 
 
 def _plain_names(paths: Sequence[str]) -> bool:
@@ -179,15 +222,18 @@ def _plain_names(paths: Sequence[str]) -> bool:
     return not any("=" in Path(p).name for p in paths)
 
 
-def _cells(
-    records: dict[Key, EpisodeRecord],
-) -> tuple[list[tuple[CellKey, HelperLine]], set[str]]:
-    """The helper lines of each cell of ``records`` (in reading order) and the cells' slugs."""
-    by_cell: dict[CellKey, list[EpisodeRecord]] = {}
-    for r in records.values():
-        by_cell.setdefault(r.cell, []).append(r)
-    helpers = [(c, line) for c, recs in by_cell.items() for line in helper_lines(recs)]
-    return helpers, {c.slug() for c in by_cell}
+def _tally(records: Iterable[EpisodeRecord]) -> HelperTally:
+    tally = HelperTally()
+    for r in records:
+        tally.add(r)
+    return tally
+
+
+def _cells(tally: HelperTally) -> tuple[list[tuple[CellKey, HelperLine]], set[str]]:
+    """The helper lines of each cell of the records counted in ``tally`` (in reading order)
+    and the cells' slugs."""
+    cells = tally.cells()
+    return [(c, line) for c in cells for line in tally.lines(c)], {c.slug() for c in cells}
 
 
 def _compact(score: EpisodeScore) -> EpisodeScore:
@@ -242,7 +288,7 @@ def _score_whole(paths: Sequence[str], detail: bool) -> Part:
         if detail:  # sent back as ``ladder score``'s workers send them: parts shared
             shared = Shared()
             scores = {k: shared(_compact(s)) for k, s in scores.items()}
-        helpers, cells = _cells(records)
+        helpers, cells = _cells(_tally(records.values()))
         # Drop the records while the collector is still paused: alive when it resumes, its
         # first pass would walk every object they hold.
         del records, scored

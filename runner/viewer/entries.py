@@ -20,7 +20,7 @@ import msgspec
 
 from protocol.records import EpisodeRecord
 from runner.files import NotRegularFile, open_regular
-from runner.rundir.logs import MAX_KEPT_PROBLEMS, read_file
+from runner.rundir.logs import MAX_KEPT_PROBLEMS, Found, read_file
 from scoring.display.episode_facts import EpisodeFacts, episode_facts
 from scoring.display.episode_views import facts_row
 from scoring.display.models import RowView
@@ -112,7 +112,7 @@ def index_file(
     elif size == old.indexed_to:
         return old, 0
     fi = old
-    read = read_file(path, _unit, fi.indexed_to, fi.lines, partial=True, stop=stop)
+    read = read_file(path, _unit, fi.indexed_to, fi.lines, partial=True, stop=stop, value=Found)
     found = list(read.found.values())
     scores = score_records((f.record for f in found), episodes, replays=replays)
     for f, score in zip(found, scores, strict=True):

@@ -253,3 +253,41 @@ def test_workers_score_every_model_of_a_configuration_together(tmp_path: Path) -
     split = rescore_mod._balanced([groups[0], [*groups[1], str(again), str(styled)]], 2)
     (three,) = (g for g in split if str(again) in g)
     assert sorted(three) == sorted([*pair, str(styled)])
+
+
+def test_records_scored_as_they_are_read_give_the_batches_read_at_once(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a worker scores each record as it is read and drops it (#50, ninth round): the same
+    # part as its batches read at once, with a record superseded in its file (the fixture),
+    # a key in two files of one batch and a newer schema's line (the group stops there)
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    logs = log_files(copy)
+    (copy / "logs" / "again").mkdir()
+    (copy / "logs" / "again" / logs[1].name).write_bytes(
+        logs[1].read_bytes().splitlines()[0] + b"\n"
+    )
+    newer = (
+        logs[2].read_bytes().splitlines()[0].replace(b'"schema_version":2', b'"schema_version":99')
+    )
+    assert newer != logs[2].read_bytes().splitlines()[0]
+    with logs[2].open("ab") as f:
+        f.write(newer + b"\n")
+    streamed: list[bool] = []
+    each = part_mod._streamed
+
+    def spy(*a: Any) -> Any:
+        out = each(*a)
+        streamed.append(out is not None)
+        return out
+
+    groups = rescore_mod.config_groups(log_files(copy), across_models=True)
+    monkeypatch.setattr(part_mod, "_streamed", spy)
+    got = [part_mod._score_files(g) for g in groups]
+    assert True in streamed and False in streamed  # streamed, and read again at once
+    monkeypatch.setattr(part_mod, "_streamed", lambda *a: None)  # every batch at once
+    want = [part_mod._score_files(g) for g in groups]
+    assert got == want
+    assert any(f.error for p in want if p is not None for f in p.files.values())
+    assert any(p is not None and p.helpers for p in want)
