@@ -18,7 +18,7 @@ depends on the grouping, the order or the worker.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +33,7 @@ from scoring.gc_pause import paused_gc
 from scoring.replay.episode_score import EpisodeScore, Replays
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.compact import Shared
-from scoring.results.gate_report import HelperTally
+from scoring.results.gate_report import HelperTally, helper_lines
 from scoring.results.lines import HelperLine
 from scoring.results.offline import score_one, score_records
 
@@ -160,10 +160,10 @@ def _score_files(paths: Sequence[str], detail: bool = False) -> Part | None:
                         strict=True,
                     )
                 )
-                tally = _tally(records.values())
+                batch_helpers, slugs = _cells(records)
             else:
                 scored, tally = streamed
-            batch_helpers, slugs = _cells(tally)
+                batch_helpers, slugs = _tallied(tally)
             if not part.cells.isdisjoint(slugs):
                 return None
             part.cells |= slugs
@@ -191,7 +191,8 @@ def _streamed(
     processor's cache, and no batch of records is kept to be freed cold (#50, ninth round).
     :data:`_STOPPED` at a newer schema's file (its report kept in ``files``, as
     :func:`_read` keeps it); None where a key turns up twice (a superseded record is in the
-    counts: the caller reads the batch again, at once, as before)."""
+    counts) or the counts are not complete (:class:`HelperTally`): the caller reads the
+    batch again, at once, as before."""
     tally = HelperTally()
     shared = Shared()
 
@@ -210,7 +211,7 @@ def _streamed(
             return None
         files[p] = File(read.report, list(read.found))
         scores.update(read.found)
-    return scores, tally
+    return (scores, tally) if tally.complete else None
 
 
 def _plain_names(paths: Sequence[str]) -> bool:
@@ -222,16 +223,19 @@ def _plain_names(paths: Sequence[str]) -> bool:
     return not any("=" in Path(p).name for p in paths)
 
 
-def _tally(records: Iterable[EpisodeRecord]) -> HelperTally:
-    tally = HelperTally()
-    for r in records:
-        tally.add(r)
-    return tally
+def _cells(
+    records: dict[Key, EpisodeRecord],
+) -> tuple[list[tuple[CellKey, HelperLine]], set[str]]:
+    """The helper lines of each cell of ``records`` (in reading order) and the cells' slugs."""
+    by_cell: dict[CellKey, list[EpisodeRecord]] = {}
+    for r in records.values():
+        by_cell.setdefault(r.cell, []).append(r)
+    helpers = [(c, line) for c, recs in by_cell.items() for line in helper_lines(recs)]
+    return helpers, {c.slug() for c in by_cell}
 
 
-def _cells(tally: HelperTally) -> tuple[list[tuple[CellKey, HelperLine]], set[str]]:
-    """The helper lines of each cell of the records counted in ``tally`` (in reading order)
-    and the cells' slugs."""
+def _tallied(tally: HelperTally) -> tuple[list[tuple[CellKey, HelperLine]], set[str]]:
+    """:func:`_cells` of the records counted in ``tally``."""
     cells = tally.cells()
     return [(c, line) for c in cells for line in tally.lines(c)], {c.slug() for c in cells}
 
@@ -288,7 +292,7 @@ def _score_whole(paths: Sequence[str], detail: bool) -> Part:
         if detail:  # sent back as ``ladder score``'s workers send them: parts shared
             shared = Shared()
             scores = {k: shared(_compact(s)) for k, s in scores.items()}
-        helpers, cells = _cells(_tally(records.values()))
+        helpers, cells = _cells(records)
         # Drop the records while the collector is still paused: alive when it resumes, its
         # first pass would walk every object they hold.
         del records, scored

@@ -347,39 +347,65 @@ def flag_inert(lines: Sequence[ResultLine]) -> list[ResultLine]:
 def helper_lines(records: Iterable[EpisodeRecord]) -> list[HelperLine]:
     """One ``type: "helpers"`` line per gate cell (a cell whose episodes compiled or ran
     the matcher): compile accuracy (Table 5 shape) and matcher agreement (Table 11 shape)."""
-    tally = HelperTally()
+    by_cell: dict[CellKey, list[EpisodeRecord]] = {}
     for r in records:
-        tally.add(r)
-    return [line for cell in sorted(tally.cells(), key=cell_sort_key) for line in tally.lines(cell)]
+        if r.termination == "completed":
+            by_cell.setdefault(r.cell, []).append(r)
+    out: list[HelperLine] = []
+    for key in sorted(by_cell, key=cell_sort_key):
+        recs = by_cell[key]
+        compiled = compile_table(recs)
+        matcher = matcher_report(recs)
+        if compiled.n == 0 and matcher.turns == 0:
+            continue
+        gate = gate_activity(recs)
+        out.append(HelperLine(cell=key, compile=compiled, matcher=matcher, gate=gate))
+    return out
 
 
 class _Cell:
-    """One cell's counts behind its helpers line: its completed records'."""
+    """One cell's counts behind its helpers line: its completed records' (the gate's
+    activity from its first record that compiled or ran the matcher on: where none did,
+    the cell has no line)."""
 
     __slots__ = ("activity", "compiles", "matcher")
 
     def __init__(self) -> None:
-        self.compiles, self.matcher, self.activity = _Compiles(), _Matcher(), _Activity()
+        self.compiles, self.matcher = _Compiles(), _Matcher()
+        self.activity: _Activity | None = None
 
 
 class HelperTally:
     """:func:`helper_lines` of records added one at a time, kept as counts (a caller that
     scores a record and drops it need not keep it for its helpers line, #50): for each cell,
-    :meth:`lines` is ``helper_lines`` of the cell's records added, in the order added."""
+    :meth:`lines` is ``helper_lines`` of the cell's records added, in the order added,
+    where :attr:`complete`. The gate's activity is counted from a cell's first completed
+    record, where that one compiled or ran the matcher (a gate cell's first does; a cell
+    where none does has no line and its activity is never counted): a cell whose line
+    begins at a later record lacks its earlier records' activity, and the tally is then
+    not complete (the caller counts the records again, with :func:`helper_lines`)."""
 
-    __slots__ = ("_cells",)
+    __slots__ = ("_cells", "complete")
 
     def __init__(self) -> None:
         self._cells: dict[CellKey, _Cell] = {}
+        self.complete = True
 
     def add(self, r: EpisodeRecord) -> None:
         cell = self._cells.get(r.cell)
         if cell is None:
             cell = self._cells[r.cell] = _Cell()
-        if r.termination == "completed":
-            cell.compiles.add(r)
-            cell.matcher.add(r)
-            cell.activity.add(r)
+        if r.termination != "completed":
+            return
+        before = cell.matcher.turns
+        cell.compiles.add(r)
+        cell.matcher.add(r)
+        if cell.activity is None:
+            if r.compile is None and cell.matcher.turns == before:
+                return  # no line yet
+            self.complete = self.complete and cell.matcher.episodes == 1
+            cell.activity = _Activity()
+        cell.activity.add(r)
 
     def cells(self) -> list[CellKey]:
         """Every cell of the records added, in the order of their first record."""
@@ -389,10 +415,9 @@ class HelperTally:
         """The cell's helpers line (none where its episodes neither compiled nor ran the
         matcher)."""
         cell = self._cells.get(key)
-        if cell is None:
+        if cell is None or cell.activity is None:
             return []
         compiled, matcher = cell.compiles.summary(), cell.matcher.summary()
-        if compiled.n == 0 and matcher.turns == 0:
-            return []
-        gate = cell.activity.summary()
-        return [HelperLine(cell=key, compile=compiled, matcher=matcher, gate=gate)]
+        return [
+            HelperLine(cell=key, compile=compiled, matcher=matcher, gate=cell.activity.summary())
+        ]
