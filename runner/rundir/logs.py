@@ -31,6 +31,7 @@ from runner.files import BULK_BUFFER, MAX_LINE_BYTES, JsonlAppender, lines, open
 from runner.rundir.served import label_record, served_for_log
 
 K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 __all__ = [
     "LOGS",
@@ -247,11 +248,13 @@ class Found(NamedTuple):
 
 
 @dataclass
-class FileRead(Generic[K]):
+class FileRead(Generic[K, V]):
     """What reading one log file found."""
 
     report: LogReport  # files: 1; the records, duplicates and bad lines of this read
-    found: dict[K, Found]  # each key's last record, keys in their first line's order
+    # each key's last record (its Found, or what read_file's ``value`` made of it), keys in
+    # their first line's order
+    found: dict[K, V]
     end: int  # the offset after the last line read (where a later read resumes)
     lines: int  # lines read up to ``end`` (blank and bad ones included), from the file's start
 
@@ -264,7 +267,8 @@ def read_file(
     *,
     partial: bool = False,
     stop: int | None = None,
-) -> FileRead[K]:
+    value: Callable[[int, int, EpisodeRecord], V],
+) -> FileRead[K, V]:
     """The records of ``path`` from byte ``start`` (``lineno`` lines lie before it), each
     key's last one (``key``: ``ladder score``'s is :func:`protocol.records.log_key`).
     The one reading of a log file: :func:`read_logs`, ``ladder score``'s and ``ladder
@@ -273,9 +277,12 @@ def read_file(
     schema raises :class:`NewerSchemaError`. ``partial``: a last line without its newline
     (an episode being written) is left for a later read, not reported; otherwise it is
     read, and reported truncated where it does not decode. ``stop``: no line that starts
-    there or after it is read (a file read in parts)."""
+    there or after it is read (a file read in parts). ``value``: what is kept of each record,
+    made from its line's offset and length and the record, in reading order (a superseded
+    record's too) as each is read: :class:`Found` keeps the record; a caller that scores
+    each record and keeps its score holds no record past its line (#50)."""
     report = LogReport(files=1)
-    found: dict[K, Found] = {}
+    found: dict[K, V] = {}
     served = served_for_log(path)
     end = start
     for offset, text, complete, size in lines(path, start, buffer=BULK_BUFFER):
@@ -297,8 +304,9 @@ def read_file(
         k = key(record)
         if k in found:
             report.duplicates += 1
-        found[k] = Found(offset, len(text), record)
+        found[k] = value(offset, len(text), record)
         report.records += 1
+        del record  # gone before the next line's is made, where value kept none of it
     return FileRead(report, found, end, lineno)
 
 
@@ -315,7 +323,7 @@ def read_logs(
     report = report if report is not None else LogReport()
     out: dict[tuple[str, int], EpisodeRecord] = {}
     for path in log_files(run_dir):
-        read = read_file(path, log_key)
+        read = read_file(path, log_key, value=Found)
         report.add(read.report)
         for key, found in read.found.items():  # a later file's record replaces an earlier one
             if key in out:

@@ -8,7 +8,10 @@ first group no longer faults in a quarter of a gigabyte (#50, sixth round, ``lad
 detail (``ladder report``, seventh round) the same way: each cell's analyses' parts are
 computed from its own files' records (a part is one cell's), and its scores sent back
 compact (two workers' faults 176,000 -> 27,000, their system CPU 0.6-0.9 s -> 0.2-0.3 s).
-The episodes and replays a configuration's records share are kept per worker
+Without detail (``ladder score``, ninth round) not even a file's: each record is scored as
+it is read and dropped before the next line is decoded (:func:`_streamed`), its helpers
+line's share kept as counts, so the next record is made in memory still in the processor's
+cache (the one-core path's CPU -24% on the bench log). The episodes and replays a configuration's records share are kept per worker
 (:func:`start_worker`) for as long as its groups are of one configuration, so a
 configuration whose files are scored as several small groups by one worker (the run's
 tail: ``runner.rundir.rescore._balanced``) regenerates its episodes once in that
@@ -26,16 +29,16 @@ import msgspec
 
 from protocol.records import CellKey, EpisodeRecord, log_key
 from runner.grid.packs import register_texts
-from runner.rundir.logs import LogReport, NewerSchemaError, read_file
+from runner.rundir.logs import Found, LogReport, NewerSchemaError, read_file
 from scoring.analyses.registry import STRESS_ONLY, Parts, batch_parts, stress_free
 from scoring.analyses.truncation import Cut, add_cuts
 from scoring.gc_pause import paused_gc
 from scoring.replay.episode_score import EpisodeScore, Replays
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.compact import Shared
-from scoring.results.gate_report import helper_lines
+from scoring.results.gate_report import HelperTally, helper_lines
 from scoring.results.lines import HelperLine
-from scoring.results.offline import score_records
+from scoring.results.offline import score_one, score_records
 
 __all__ = ["File", "Key", "Part", "config_of", "score_group", "start_worker"]
 
@@ -121,7 +124,7 @@ def _read(p: str, files: dict[str, File]) -> dict[Key, EpisodeRecord] | None:
     """The records of one file (the reading the viewer's index shares, logs.read_file),
     its report kept in *files*; None at a newer schema (the merge raises it)."""
     try:
-        read = read_file(Path(p), log_key)
+        read = read_file(Path(p), log_key, value=Found)
     except NewerSchemaError as e:
         files[p] = File(LogReport(files=1), [], str(e))
         return None
@@ -142,20 +145,28 @@ def _score_files(paths: Sequence[str], detail: bool = False) -> Part | None:
     shared = Shared()
     with paused_gc():  # each batch's records dropped inside the pause (see _score_whole)
         for batch in _batches(paths):
+            streamed = None if detail else _streamed(batch, part.files, cache, replays)
+            if streamed is _STOPPED:
+                return part
             records: dict[Key, EpisodeRecord] = {}
-            for p in batch:
-                out = _read(p, part.files)
-                if out is None:
-                    return part
-                records.update(out)
-            scored = dict(
-                zip(
-                    records,
-                    score_records(records.values(), cache, detail=detail, replays=replays),
-                    strict=True,
+            if streamed is None:  # with detail, or a key read twice: the records at once
+                for p in batch:
+                    out = _read(p, part.files)
+                    if out is None:
+                        return part
+                    records.update(out)
+                    del out
+                scored = dict(
+                    zip(
+                        records,
+                        score_records(records.values(), cache, detail=detail, replays=replays),
+                        strict=True,
+                    )
                 )
-            )
-            batch_helpers, slugs = _cells(records)
+                batch_helpers, slugs = _cells(records)
+            else:
+                scored, tally = streamed
+                batch_helpers, slugs = _tallied(tally)
             if not part.cells.isdisjoint(slugs):
                 return None
             part.cells |= slugs
@@ -166,8 +177,44 @@ def _score_files(paths: Sequence[str], detail: bool = False) -> Part | None:
                 part.skipped += skipped
                 scored = {k: shared(_compact(s)) for k, s in scored.items()}
             part.scores.update(scored)
-            del records, scored, out
+            del records, scored, streamed
     return part
+
+
+# a newer schema's file: the group stops there (the parent's merge raises it)
+_STOPPED: tuple[dict[Key, EpisodeScore], HelperTally] = ({}, HelperTally())
+
+
+def _streamed(
+    batch: Sequence[str], files: dict[str, File], cache: EpisodeCache, replays: Replays
+) -> tuple[dict[Key, EpisodeScore], HelperTally] | None:
+    """The batch's scores and its helpers lines' counts, each record scored as it is read
+    and dropped before the next line is decoded (:func:`runner.rundir.logs.read_file`'s
+    ``value``): the next record is made in the memory the last one freed, still in the
+    processor's cache, and no batch of records is kept to be freed cold (#50, ninth round).
+    :data:`_STOPPED` at a newer schema's file (its report kept in ``files``, as
+    :func:`_read` keeps it); None where a key turns up twice (a superseded record is in the
+    counts) or the counts are not complete (:class:`HelperTally`): the caller reads the
+    batch again, at once, as before."""
+    tally = HelperTally()
+    shared = Shared()
+
+    def scored(offset: int, length: int, record: EpisodeRecord) -> EpisodeScore:
+        tally.add(record)
+        return score_one(record, cache, replays, shared)
+
+    scores: dict[Key, EpisodeScore] = {}
+    for p in batch:
+        try:
+            read = read_file(Path(p), log_key, value=scored)
+        except NewerSchemaError as e:
+            files[p] = File(LogReport(files=1), [], str(e))
+            return _STOPPED
+        if read.report.duplicates or not scores.keys().isdisjoint(read.found):
+            return None
+        files[p] = File(read.report, list(read.found))
+        scores.update(read.found)
+    return (scores, tally) if tally.complete else None
 
 
 def _plain_names(paths: Sequence[str]) -> bool:
@@ -188,6 +235,12 @@ def _cells(
         by_cell.setdefault(r.cell, []).append(r)
     helpers = [(c, line) for c, recs in by_cell.items() for line in helper_lines(recs)]
     return helpers, {c.slug() for c in by_cell}
+
+
+def _tallied(tally: HelperTally) -> tuple[list[tuple[CellKey, HelperLine]], set[str]]:
+    """:func:`_cells` of the records counted in ``tally``."""
+    cells = tally.cells()
+    return [(c, line) for c in cells for line in tally.lines(c)], {c.slug() for c in cells}
 
 
 def _compact(score: EpisodeScore) -> EpisodeScore:

@@ -3,8 +3,8 @@ line's offset and length, its compact score, the facts its list row and its cell
 (:mod:`scoring.display.episode_facts`) and its gate activity.
 
 A file is read with ``ladder score``'s reading (:func:`runner.rundir.logs.read_file`)
-and its records scored with ``ladder score``'s scoring
-(:func:`scoring.results.offline.score_records`, one episode cache and one replay cache for a
+and its records scored with ``ladder score``'s scoring, each as it is read
+(:func:`scoring.results.offline.score_one`; one episode cache and one replay cache for a
 configuration's files), so the index's scores are ``ladder score``'s and a faster reader or
 scorer serves both (#50). On every core each worker process indexes one configuration's files
 in a row (:func:`index_task`), sending each file's index back as soon as it is done, encoded
@@ -27,9 +27,10 @@ from scoring.display.models import RowView
 from scoring.gc_pause import paused_gc
 from scoring.replay.episode_score import EpisodeScore, Replays
 from scoring.replay.ground_truth import EpisodeCache
+from scoring.results.compact import Shared
 from scoring.results.gate_report import gate_activity
 from scoring.results.lines import GateActivity
-from scoring.results.offline import score_records
+from scoring.results.offline import score_one
 
 __all__ = ["HEAD", "Entry", "FileIndex", "index_file", "index_task", "size_and_head"]
 
@@ -112,25 +113,29 @@ def index_file(
     elif size == old.indexed_to:
         return old, 0
     fi = old
-    read = read_file(path, _unit, fi.indexed_to, fi.lines, partial=True, stop=stop)
-    found = list(read.found.values())
-    scores = score_records((f.record for f in found), episodes, replays=replays)
-    for f, score in zip(found, scores, strict=True):
-        rec = f.record
-        key = f"{rec.spec.seed}" + (f"/t{rec.trial}" if rec.trial else "")
-        fi.duplicates += key in fi.entries
-        if touched is not None:
-            touched.append(key)
-        fi.entries[key] = Entry(
+    shared = Shared()
+
+    def entry(offset: int, length: int, rec: EpisodeRecord) -> Entry:
+        # each record made into its entry as it is read, and dropped before the next line
+        # is decoded (as ``ladder score``'s workers score, runner.rundir.rescore_part, #50)
+        return Entry(
             seed=rec.spec.seed,
-            offset=f.offset,
-            length=f.length,
-            score=score,
+            offset=offset,
+            length=length,
+            score=score_one(rec, episodes, replays, shared),
             slug=rec.cell.slug(),
             facts=episode_facts(rec),
             gate=_gate(rec),
             trial=rec.trial,
         )
+
+    read = read_file(path, _unit, fi.indexed_to, fi.lines, partial=True, stop=stop, value=entry)
+    for e in read.found.values():
+        key = f"{e.seed}" + (f"/t{e.trial}" if e.trial else "")
+        fi.duplicates += key in fi.entries
+        if touched is not None:
+            touched.append(key)
+        fi.entries[key] = e
     rep = read.report
     fi.records += rep.records
     fi.duplicates += rep.duplicates

@@ -38,6 +38,7 @@ from scoring.results.lines import (
 __all__ = [
     "MATCHED_KINDS",
     "REWRITTEN_KINDS",
+    "HelperTally",
     "compile_table",
     "flag_inert",
     "gate_activity",
@@ -61,45 +62,76 @@ def _rate(num: int, den: int) -> float | None:
 
 def compile_table(records: Iterable[EpisodeRecord]) -> CompileSummary:
     """Compile accuracy and validator verdicts over the episodes that compiled."""
-    n = steps = dep = code = cancel = rewire = relax = exact = flagged = 0
-    flags: dict[str, int] = {}
+    counts = _Compiles()
     for r in records:
+        counts.add(r)
+    return counts.summary()
+
+
+class _Compiles:
+    """:func:`compile_table`'s counts over the records added, one at a time."""
+
+    def __init__(self) -> None:
+        self.n = self.steps = self.dep = self.code = self.cancel = self.rewire = 0
+        self.relax = self.exact = self.flagged = 0
+        self.flags: dict[str, int] = {}
+
+    def add(self, r: EpisodeRecord) -> None:
         info = r.compile
         if info is None:
-            continue
+            return
         acc = info.accuracy
-        n += 1
-        steps += acc.steps
-        dep += acc.dep
-        code += acc.code
-        cancel += acc.cancel
-        rewire += acc.rewire
-        relax += acc.relax
-        exact += acc.exact
+        self.n += 1
+        self.steps += acc.steps
+        self.dep += acc.dep
+        self.code += acc.code
+        self.cancel += acc.cancel
+        self.rewire += acc.rewire
+        self.relax += acc.relax
+        self.exact += acc.exact
         if not info.validator.passed:
-            flagged += 1
+            self.flagged += 1
+            flags = self.flags
             for f in info.validator.flags:
                 flags[f] = flags.get(f, 0) + 1
-    return CompileSummary(
-        n=n,
-        dep=_rate(dep, steps),
-        code=_rate(code, steps),
-        cancel=_rate(cancel, n),
-        rewire=_rate(rewire, n),
-        relax=_rate(relax, n),
-        exact=_rate(exact, n),
-        validator_flagged=flagged,
-        flags=flags,
-    )
+
+    def summary(self) -> CompileSummary:
+        n, steps = self.n, self.steps
+        return CompileSummary(
+            n=n,
+            dep=_rate(self.dep, steps),
+            code=_rate(self.code, steps),
+            cancel=_rate(self.cancel, n),
+            rewire=_rate(self.rewire, n),
+            relax=_rate(self.relax, n),
+            exact=_rate(self.exact, n),
+            validator_flagged=self.flagged,
+            flags=self.flags,
+        )
 
 
 def matcher_report(records: Iterable[EpisodeRecord]) -> MatcherSummary:
     """Matcher agreement and explicit-redo precision / recall over ``records``."""
-    turns = agree = flagged = true_flags = redos = recalled = 0
-    ambiguous = ambiguous_null = calls = cached = episodes = rewritten = rewritten_agree = 0
-    outcomes = dict.fromkeys(("answered", "null", "corrected", "malformed"), 0)
+    counts = _Matcher()
     for r in records:
-        episodes += 1
+        counts.add(r)
+    return counts.summary()
+
+
+class _Matcher:
+    """:func:`matcher_report`'s counts over the records added, one at a time (each record's
+    summed in locals, then added: integers, so the totals are the same in any grouping)."""
+
+    def __init__(self) -> None:
+        self.turns = self.agree = self.flagged = self.true_flags = self.redos = 0
+        self.recalled = self.ambiguous = self.ambiguous_null = self.calls = self.cached = 0
+        self.episodes = self.rewritten = self.rewritten_agree = 0
+        self.outcomes = dict.fromkeys(("answered", "null", "corrected", "malformed"), 0)
+
+    def add(self, r: EpisodeRecord) -> None:
+        turns = agree = flagged = true_flags = redos = recalled = 0
+        ambiguous = ambiguous_null = calls = cached = rewritten = rewritten_agree = 0
+        outcomes = self.outcomes
         for t in r.turns:
             if t.matcher_outcome is not None:
                 outcomes[t.matcher_outcome] += 1
@@ -123,24 +155,39 @@ def matcher_report(records: Iterable[EpisodeRecord]) -> MatcherSummary:
             true_flags += t.matched_redo and is_redo and t.matched_step == t.step
             redos += is_redo
             recalled += is_redo and t.matched_redo
-    return MatcherSummary(
-        episodes=episodes,
-        turns=turns,
-        agree=agree,
-        agreement=_rate(agree, turns),
-        rewritten_turns=rewritten,
-        rewritten_agree=rewritten_agree,
-        rewritten_agreement=_rate(rewritten_agree, rewritten),
-        redo_flags=flagged,
-        redo_turns=redos,
-        redo_precision=_rate(true_flags, flagged),
-        redo_recall=_rate(recalled, redos),
-        ambiguous=ambiguous,
-        ambiguous_null=ambiguous_null,
-        matcher_calls=calls,
-        matcher_cached=cached,
-        outcomes=outcomes,
-    )
+        self.episodes += 1
+        self.turns += turns
+        self.agree += agree
+        self.flagged += flagged
+        self.true_flags += true_flags
+        self.redos += redos
+        self.recalled += recalled
+        self.ambiguous += ambiguous
+        self.ambiguous_null += ambiguous_null
+        self.calls += calls
+        self.cached += cached
+        self.rewritten += rewritten
+        self.rewritten_agree += rewritten_agree
+
+    def summary(self) -> MatcherSummary:
+        return MatcherSummary(
+            episodes=self.episodes,
+            turns=self.turns,
+            agree=self.agree,
+            agreement=_rate(self.agree, self.turns),
+            rewritten_turns=self.rewritten,
+            rewritten_agree=self.rewritten_agree,
+            rewritten_agreement=_rate(self.rewritten_agree, self.rewritten),
+            redo_flags=self.flagged,
+            redo_turns=self.redos,
+            redo_precision=_rate(self.true_flags, self.flagged),
+            redo_recall=_rate(self.recalled, self.redos),
+            ambiguous=self.ambiguous,
+            ambiguous_null=self.ambiguous_null,
+            matcher_calls=self.calls,
+            matcher_cached=self.cached,
+            outcomes=self.outcomes,
+        )
 
 
 def _acted(t: TurnRecord) -> bool:
@@ -154,19 +201,34 @@ def gate_activity(records: Sequence[EpisodeRecord]) -> GateActivity:
     Inert: no turn of any episode showed a directive (or any arm text) or a rejection
     notice, or refused a booking; or every compile failed (the gate then acts, if at all,
     on a graph it could not read). ``why`` says which, with the counts behind it."""
-    compiles = failed = empty = flagged = consulted = malformed = 0
-    directives = notices = arm_turns = acted = 0
-    errors: dict[str, int] = {}
+    counts = _Activity()
     for r in records:
+        counts.add(r)
+    return counts.summary()
+
+
+class _Activity:
+    """:func:`gate_activity`'s counts over the records added, one at a time."""
+
+    def __init__(self) -> None:
+        self.episodes = self.compiles = self.failed = self.empty = self.flagged = 0
+        self.consulted = self.malformed = self.directives = self.notices = 0
+        self.arm_turns = self.acted = 0
+        self.errors: dict[str, int] = {}
+
+    def add(self, r: EpisodeRecord) -> None:
+        self.episodes += 1
         info = r.compile
         if info is not None:
-            compiles += 1
-            failed += info.graph_error is not None or info.revision_error is not None
-            empty += not info.graph
-            flagged += not info.validator.passed
+            self.compiles += 1
+            self.failed += info.graph_error is not None or info.revision_error is not None
+            self.empty += not info.graph
+            self.flagged += not info.validator.passed
+            errors = self.errors
             for e in (info.graph_error, info.revision_error):
                 if e is not None:
                     errors[e] = errors.get(e, 0) + 1
+        consulted = malformed = directives = notices = arm_turns = acted = 0
         for t in r.turns:
             consulted += t.matcher_outcome is not None
             malformed += t.matcher_outcome == "malformed"
@@ -174,22 +236,30 @@ def gate_activity(records: Sequence[EpisodeRecord]) -> GateActivity:
             notices += len(t.notices) + len(t.retry_notices)
             arm_turns += bool(t.arm_text)
             acted += _acted(t)
-    return judged(
-        GateActivity(
-            episodes=len(records),
-            compiles=compiles,
-            compile_failed=failed,
-            compile_empty=empty,
-            compile_flagged=flagged,
-            compile_errors=errors,
-            matcher_turns=consulted,
-            matcher_malformed=malformed,
-            directives=directives,
-            notices=notices,
-            arm_turns=arm_turns,
-            acted_turns=acted,
+        self.consulted += consulted
+        self.malformed += malformed
+        self.directives += directives
+        self.notices += notices
+        self.arm_turns += arm_turns
+        self.acted += acted
+
+    def summary(self) -> GateActivity:
+        return judged(
+            GateActivity(
+                episodes=self.episodes,
+                compiles=self.compiles,
+                compile_failed=self.failed,
+                compile_empty=self.empty,
+                compile_flagged=self.flagged,
+                compile_errors=self.errors,
+                matcher_turns=self.consulted,
+                matcher_malformed=self.malformed,
+                directives=self.directives,
+                notices=self.notices,
+                arm_turns=self.arm_turns,
+                acted_turns=self.acted,
+            )
         )
-    )
 
 
 def judged(g: GateActivity) -> GateActivity:
@@ -291,3 +361,63 @@ def helper_lines(records: Iterable[EpisodeRecord]) -> list[HelperLine]:
         gate = gate_activity(recs)
         out.append(HelperLine(cell=key, compile=compiled, matcher=matcher, gate=gate))
     return out
+
+
+class _Cell:
+    """One cell's counts behind its helpers line: its completed records' (the gate's
+    activity from its first record that compiled or ran the matcher on: where none did,
+    the cell has no line)."""
+
+    __slots__ = ("activity", "compiles", "matcher")
+
+    def __init__(self) -> None:
+        self.compiles, self.matcher = _Compiles(), _Matcher()
+        self.activity: _Activity | None = None
+
+
+class HelperTally:
+    """:func:`helper_lines` of records added one at a time, kept as counts (a caller that
+    scores a record and drops it need not keep it for its helpers line, #50): for each cell,
+    :meth:`lines` is ``helper_lines`` of the cell's records added, in the order added,
+    where :attr:`complete`. The gate's activity is counted from a cell's first completed
+    record, where that one compiled or ran the matcher (a gate cell's first does; a cell
+    where none does has no line and its activity is never counted): a cell whose line
+    begins at a later record lacks its earlier records' activity, and the tally is then
+    not complete (the caller counts the records again, with :func:`helper_lines`)."""
+
+    __slots__ = ("_cells", "complete")
+
+    def __init__(self) -> None:
+        self._cells: dict[CellKey, _Cell] = {}
+        self.complete = True
+
+    def add(self, r: EpisodeRecord) -> None:
+        cell = self._cells.get(r.cell)
+        if cell is None:
+            cell = self._cells[r.cell] = _Cell()
+        if r.termination != "completed":
+            return
+        before = cell.matcher.turns
+        cell.compiles.add(r)
+        cell.matcher.add(r)
+        if cell.activity is None:
+            if r.compile is None and cell.matcher.turns == before:
+                return  # no line yet
+            self.complete = self.complete and cell.matcher.episodes == 1
+            cell.activity = _Activity()
+        cell.activity.add(r)
+
+    def cells(self) -> list[CellKey]:
+        """Every cell of the records added, in the order of their first record."""
+        return list(self._cells)
+
+    def lines(self, key: CellKey) -> list[HelperLine]:
+        """The cell's helpers line (none where its episodes neither compiled nor ran the
+        matcher)."""
+        cell = self._cells.get(key)
+        if cell is None or cell.activity is None:
+            return []
+        compiled, matcher = cell.compiles.summary(), cell.matcher.summary()
+        return [
+            HelperLine(cell=key, compile=compiled, matcher=matcher, gate=cell.activity.summary())
+        ]

@@ -15,7 +15,7 @@ from scoring.results.families import DEFAULT_FAMILY, score_lines
 from scoring.results.gate_report import flag_inert, helper_lines
 from scoring.results.lines import ResultLine, with_status
 
-__all__ = ["rescore", "score_records"]
+__all__ = ["rescore", "score_one", "score_records"]
 
 
 def score_records(
@@ -33,16 +33,26 @@ def score_records(
     cache = cache if cache is not None else EpisodeCache()
     replays = replays if replays is not None else Replays()
     shared = Shared()  # a score with detail is left as it is
-    out: list[EpisodeScore] = []
     with paused_gc():
-        for record in records:
-            try:
-                episode = cache.get(record.spec)
-            except SpecError:
-                out.append(shared(score_episode(record)))  # reported as unscorable
-                continue
-            out.append(shared(score_episode(record, episode, detail=detail, replays=replays)))
-    return out
+        return [score_one(r, cache, replays, shared, detail=detail) for r in records]
+
+
+def score_one(
+    record: EpisodeRecord,
+    cache: EpisodeCache,
+    replays: Replays,
+    shared: Shared,
+    *,
+    detail: bool = False,
+) -> EpisodeScore:
+    """One record's score as :func:`score_records` gives it (its episode from *cache*, its
+    replays shared through *replays*, its parts through *shared*): for a caller that scores
+    each record as it is read and drops it (#50, ``runner.rundir.rescore_part``)."""
+    try:
+        episode = cache.get(record.spec)
+    except SpecError:
+        return shared(score_episode(record))  # reported as unscorable
+    return shared(score_episode(record, episode, detail=detail, replays=replays))
 
 
 def rescore(

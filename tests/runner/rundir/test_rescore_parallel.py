@@ -9,19 +9,24 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 from typer.testing import CliRunner
 
 import runner.rundir.rescore as rescore_mod
 import runner.rundir.rescore_part as part_mod
 from ladder.app import app
+from protocol.records import EpisodeRecord
 from runner.execution.grid_run import run_async
 from runner.grid.expand import parse_grid
 from runner.grid.packs import loaded_texts
-from runner.rundir.logs import LogReport, log_files, read_logs
+from runner.rundir.logs import LogReport, decode_record, log_files, read_logs
 from runner.rundir.rescore import rescore_dir
 from scoring.replay.episode_score import score_episode
 from scoring.replay.ground_truth import EpisodeCache
+from scoring.results.cells import cell_sort_key
+from scoring.results.gate_report import HelperTally, helper_lines, matcher_report
 from scoring.results.lines import CellLine, HelperLine
 from scoring.results.offline import rescore, score_records
 from scoring.results.stream import StreamingScorer
@@ -253,3 +258,82 @@ def test_workers_score_every_model_of_a_configuration_together(tmp_path: Path) -
     split = rescore_mod._balanced([groups[0], [*groups[1], str(again), str(styled)]], 2)
     (three,) = (g for g in split if str(again) in g)
     assert sorted(three) == sorted([*pair, str(styled)])
+
+
+def test_records_scored_as_they_are_read_give_the_batches_read_at_once(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a worker scores each record as it is read and drops it (#50, ninth round): the same
+    # part as its batches read at once, with a record superseded in its file (the fixture),
+    # a key in two files of one batch and a newer schema's line (the group stops there)
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    logs = log_files(copy)
+    (copy / "logs" / "again").mkdir()
+    (copy / "logs" / "again" / logs[1].name).write_bytes(
+        logs[1].read_bytes().splitlines()[0] + b"\n"
+    )
+    newer = (
+        logs[2].read_bytes().splitlines()[0].replace(b'"schema_version":2', b'"schema_version":99')
+    )
+    assert newer != logs[2].read_bytes().splitlines()[0]
+    gate = next(p for p in logs if p.stem.endswith("enforce"))
+    first, *rest = gate.read_bytes().splitlines()
+    # its first episode neither compiled nor ran the matcher: its cell's line starts later
+    gate.write_bytes(b"\n".join([msgspec.json.encode(_quiet(decode_record(first))), *rest]) + b"\n")
+    with logs[2].open("ab") as f:
+        f.write(newer + b"\n")
+    streamed: list[bool] = []
+    each = part_mod._streamed
+
+    def spy(*a: Any) -> Any:
+        out = each(*a)
+        streamed.append(out is not None)
+        return out
+
+    groups = rescore_mod.config_groups(log_files(copy), across_models=True)
+    monkeypatch.setattr(part_mod, "_streamed", spy)
+    got = [part_mod._score_files(g) for g in groups]
+    assert True in streamed and False in streamed  # streamed, and read again at once
+    monkeypatch.setattr(part_mod, "_streamed", lambda *a: None)  # every batch at once
+    want = [part_mod._score_files(g) for g in groups]
+    assert got == want
+    assert any(f.error for p in want if p is not None for f in p.files.values())
+    assert any(p is not None and p.helpers for p in want)
+
+
+def _gated(r: EpisodeRecord) -> bool:
+    return r.compile is not None or matcher_report([r]).turns > 0
+
+
+def _quiet(r: EpisodeRecord) -> EpisodeRecord:
+    """``r`` as if its gate neither compiled nor ran the matcher."""
+    turns = tuple(msgspec.structs.replace(t, matched_redo=None) for t in r.turns)
+    return msgspec.structs.replace(r, compile=None, turns=turns)
+
+
+@settings(max_examples=60)
+@given(st.data())
+def test_helper_counts_added_one_at_a_time_give_the_helpers_lines(
+    run_dir: Path, data: st.DataObject
+) -> None:
+    # any records of the run in any order, some made quiet (no compile, no matcher): where
+    # the tally is complete, its lines are helper_lines'; it is not complete exactly where a
+    # cell's line starts after the cell's first completed record (#50, ninth round)
+    pool = list(read_logs(run_dir).values())
+    picked = data.draw(st.lists(st.sampled_from(range(len(pool))), max_size=30))
+    quiet = data.draw(st.lists(st.booleans(), min_size=len(picked), max_size=len(picked)))
+    records = [_quiet(pool[i]) if q else pool[i] for i, q in zip(picked, quiet, strict=True)]
+    tally = HelperTally()
+    for r in records:
+        tally.add(r)
+    done = [r for r in records if r.termination == "completed"]
+    gated = {r.cell for r in done if _gated(r)}
+    first: dict[Any, EpisodeRecord] = {}
+    for r in done:
+        first.setdefault(r.cell, r)
+    late = any(c in gated and not _gated(r) for c, r in first.items())
+    assert tally.complete == (not late)
+    if tally.complete:
+        got = [line for c in sorted(tally.cells(), key=cell_sort_key) for line in tally.lines(c)]
+        assert got == helper_lines(records)

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from functools import partial
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -185,3 +190,24 @@ def test_paired_difference_holds_its_estimate(cells: list[int]) -> None:
     low, high = paired_difference(both, first, second, neither)
     d = (first - second) / n if n else 0.0
     assert -1.0 <= low <= d <= high <= 1.0
+
+
+_THREADS = (
+    "import os; from scoring.results.stats import mcnemar_exact, preload_stats; preload_stats(); "
+    "print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'), "
+    "mcnemar_exact(30, 12))"
+)
+
+
+def test_the_p_values_import_starts_no_blas_threads_and_leaves_the_environment() -> None:
+    # numpy's first import (scipy's, for the p-values) with OpenBLAS on one thread: its pool
+    # spun on a second core while the import ran (#50, ninth round); the variable is gone
+    # afterwards (no child inherits it), and a caller's own setting is kept
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    root = Path(__file__).resolve().parents[3]
+    run = partial(subprocess.run, [sys.executable, "-c", _THREADS], cwd=root, check=True)
+    alone = run(env=env, capture_output=True, text=True).stdout.split()
+    assert alone == ["1", "None", repr(mcnemar_exact(30, 12))]
+    two = run(env={**env, "OPENBLAS_NUM_THREADS": "2"}, capture_output=True, text=True)
+    threads, kept, p = two.stdout.split()
+    assert int(threads) > 1 and kept == "2" and p == alone[2]
