@@ -36,7 +36,8 @@ from scoring.gc_pause import paused_gc
 from scoring.replay.episode_score import EpisodeScore, Replays
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.compact import Shared
-from scoring.results.gate_report import HelperTally, helper_lines
+from scoring.results.gate_report import helper_lines
+from scoring.results.helper_tally import HelperTally
 from scoring.results.lines import HelperLine
 from scoring.results.offline import score_one, score_records
 

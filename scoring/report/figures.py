@@ -1,4 +1,5 @@
-"""The paper's figures drawn from the cells present (pure: Figure objects and their data);
+"""The paper's figures drawn from the cells present (pure: Figure objects and their data,
+the data computed in :mod:`scoring.report.figure_points` without drawing);
 :mod:`scoring.report.paper_figures` lists them for the report.
 
 Each figure is built only when its cells are in the lines, with points (no connecting
@@ -32,14 +33,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
-import msgspec
-
-from protocol.arms.table import arm_rank, ladder
-from protocol.config import model_label
-from protocol.records import CellKey, Knobs
+from protocol.arms.table import arm_rank
 from scoring.analyses.corruption_replay import FAILURE_KINDS, CorruptionLine
 from scoring.report.figure_data import (
     PER_EPISODES,
@@ -49,6 +45,19 @@ from scoring.report.figure_data import (
     OmissionRow,
     Point,
     UnrequestedCount,
+)
+from scoring.report.figure_points import (
+    SortKey,
+    canonical,
+    channel_points,
+    config_name,
+    corruption_panels,
+    figure4_data,
+    figure4_panels,
+    figure4_points,
+    omission_row,
+    omission_rows,
+    rung_points,
 )
 from scoring.report.figure_text import (
     EDGE_IN,
@@ -64,9 +73,7 @@ from scoring.report.figure_text import (
     wrap,
 )
 from scoring.report.intervals import interval_series
-from scoring.results.cells import RATES, cell_sort_key, config_of
 from scoring.results.lines import CellLine
-from scoring.results.stats import wilson
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -95,7 +102,6 @@ __all__ = [
     "rungs_figure",
 ]
 
-DENSE = (15, 0.3)
 CHANNEL_NAMES = {
     "re_execution": "re-execution / done",
     "superseded": "superseded / cancelled",
@@ -106,29 +112,6 @@ CHANNEL_NAMES = {
 
 
 TITLE_PT = 8
-
-# Figure 5(a)'s intervals, one per distinct (errors, labels): a run's channels repeat a few
-# counts (most are 0 of a cell's n) and each interval is an exact binomial test (#50)
-_wilson = lru_cache(maxsize=4096)(wilson)
-
-
-def canonical(c: CellKey) -> bool:
-    return c.knobs == Knobs() and c.paraphrase_tier == 0 and c.ambiguous_rate == 0.0
-
-
-def _model(c: CellKey) -> str:
-    return f"{model_label(c)} ({c.regime})"
-
-
-def config_name(c: CellKey) -> str:
-    """A configuration's panel name (model, regime, graph, brief; domain and schedule when
-    not the default)."""
-    parts = [_model(c), f"S={c.steps} rho={c.density:g}", f"{c.brief} brief"]
-    if c.domain != "procurement":
-        parts.append(c.domain)
-    if c.schedule:
-        parts.append(f"schedule={c.schedule}")
-    return ", ".join(parts)
 
 
 def panel_title(panel: str, width_in: float) -> str:
@@ -147,57 +130,10 @@ def _grid(fig: Figure, n: int, ncols: int) -> list[SubFigure]:
     return flat[:n]
 
 
-def channel_points(cells: Sequence[CellLine]) -> list[ChannelPoint]:
-    """Figure 5(a)'s data: per canonical cell, each channel's rate over its label (Table 9's
-    denominators) with its Wilson 95% interval, and the unrequested count per 128 episodes."""
-    out: list[ChannelPoint] = []
-    for c in cells:
-        if not canonical(c.cell) or c.n == 0:
-            continue
-        panel, arm = config_name(c.cell), c.cell.arm
-        for ch, label in RATES:
-            k, n = c.channels[ch], c.labels[label]
-            if n == 0:
-                continue
-            lo, hi = _wilson(k, n)
-            out.append(ChannelRate(panel=panel, series=ch, x=arm, y=k / n, lo=lo, hi=hi,
-                                   errors=k, n=n))  # fmt: skip
-        u = c.channels["unrequested"]
-        out.append(UnrequestedCount(panel=panel, series="unrequested", x=arm,
-                                    y=u * PER_EPISODES / c.n, count=u, episodes=c.n))  # fmt: skip
-    return out
-
-
-def _corruption_panels(
-    corruption: Sequence[CorruptionLine],
-) -> list[tuple[CellKey, list[CorruptionLine]]]:
-    """Figure 5(b)'s panels: each configuration (the cell with its arm blanked and no
-    corruption) and its lines by epsilon, then arm, in the report's order."""
-    groups: dict[CellKey, list[CorruptionLine]] = {}
-    for c in corruption:
-        key = config_of(c.cell)
-        key = msgspec.structs.replace(key, knobs=_uncorrupted(key.knobs))
-        groups.setdefault(key, []).append(c)
-    keys = sorted(groups, key=cell_sort_key)
-    return [
-        (key, sorted(groups[key], key=lambda c: (c.epsilon, arm_rank(c.cell.arm)))) for key in keys
-    ]
-
-
-def omission_rows(corruption: Sequence[CorruptionLine]) -> list[OmissionRow]:
-    """Figure 5(b)'s data (no drawing): one row per bar, panel by panel."""
-    return [_row(key, c) for key, mine in _corruption_panels(corruption) for c in mine]
-
-
-def _row(key: CellKey, c: CorruptionLine) -> OmissionRow:
-    return {"epsilon": c.epsilon, "arm": c.cell.arm, "model": _model(c.cell),
-            "panel": config_name(key), "episodes": c.episodes, **c.omissions}  # fmt: skip
-
-
 def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[OmissionRow]]:
     """Stacked omission attribution per epsilon, one panel per configuration (the cell with
     its arm blanked and no corruption)."""
-    panels = _corruption_panels(corruption)
+    panels = corruption_panels(corruption)
     ncols = min(2, len(panels))
     panel_width = 5.2
     fig = new_figure(panel_width * ncols, 3.6 * -(-len(panels) // ncols) + 0.4, constrained=True)
@@ -226,27 +162,7 @@ def figure5b(corruption: Sequence[CorruptionLine]) -> tuple[Figure, list[Omissio
     handles, names = fig.axes[0].get_legend_handles_labels()
     legend_below(fig, handles, names, 7)
     fig.suptitle("Corruption replay: omissions by the corrupted decision", fontsize=9)
-    return fig, [_row(key, c) for key, mine in panels for c in mine]
-
-
-def _uncorrupted(knobs: Knobs) -> Knobs:
-    return msgspec.structs.replace(knobs, corruption=0.0)
-
-
-def _points(
-    cells: Sequence[CellLine],
-    keep: Callable[[CellKey], bool],
-    x: Callable[[CellKey], str],
-    series: Callable[[CellKey], str],
-) -> list[Point]:
-    out = []
-    for c in cells:
-        rate = c.rate("strict")
-        if rate is None or not keep(c.cell):
-            continue
-        lo, hi = c.ci("strict")
-        out.append(Point(series=series(c.cell), x=x(c.cell), y=rate, lo=lo, hi=hi, n=c.n))
-    return out
+    return fig, [omission_row(key, c) for key, mine in panels for c in mine]
 
 
 def _draw(
@@ -325,9 +241,6 @@ def _place(fig: Figure, panels: Sequence[_Panel], title_lines: int) -> None:
             )
 
 
-SortKey = str | float | tuple[float, ...] | tuple[int, str]
-
-
 def _order(xs: Sequence[str], key: Callable[[str], SortKey]) -> list[str]:
     return sorted(dict.fromkeys(xs), key=key)
 
@@ -338,22 +251,6 @@ def _rung_key(x: str) -> SortKey:
 
 # A drawn figure and the data behind its points (written as JSON beside the PNG).
 Drawn = tuple["Figure", FigureData]
-
-
-def rung_points(cells: Sequence[CellLine], brief: str) -> list[Point] | None:
-    """Figures 1 and 6's data (no drawing): the ladder's rungs at S = 15 dense under
-    ``brief``, one series per model and regime; None unless two rungs are present."""
-    rungs = set(ladder())
-    pts = _points(
-        cells,
-        lambda c: canonical(c) and c.brief == brief and (c.steps, c.density) == DENSE
-        and c.arm in rungs and c.domain == "procurement",
-        lambda c: c.arm,
-        _model,
-    )  # fmt: skip
-    if not (len({p.series for p in pts}) >= 1 and len({p.x for p in pts}) >= 2):
-        return None
-    return pts
 
 
 def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn | None:
@@ -371,57 +268,9 @@ def rungs_figure(cells: Sequence[CellLine], brief: str, caption: str) -> Drawn |
     return fig, pts
 
 
-# Figure 4's panel: its points, x label, x order and title
-_Figure4Panel = tuple[list[Point], str, Callable[[str], SortKey], str]
-
-
-def _figure4_panels(cells: Sequence[CellLine]) -> list[_Figure4Panel]:
-    """Figure 4's panels whose cells are present (two x values or more)."""
-    rungs = set(ladder())
-    size = _points(
-        cells,
-        lambda c: canonical(c) and c.brief == "amended" and c.arm in rungs,
-        lambda c: f"S={c.steps} rho={c.density:g}",
-        lambda c: f"{c.arm}, {_model(c)}",
-    )
-    models = _points(
-        cells,
-        lambda c: canonical(c) and c.brief == "amended" and (c.steps, c.density) == DENSE
-        and c.arm in rungs,
-        _model,
-        lambda c: c.arm,
-    )  # fmt: skip
-    eps = _points(
-        cells,
-        lambda c: c.arm == "enforce" and c.brief == "amended"
-        and _uncorrupted(c.knobs) == Knobs()
-        and c.paraphrase_tier == 0 and c.ambiguous_rate == 0.0,
-        lambda c: f"{c.knobs.corruption:g}",
-        lambda c: f"{_model(c)}, S={c.steps} rho={c.density:g}",
-    )  # fmt: skip
-    panels: list[_Figure4Panel] = [
-        (size, "graph size", lambda x: tuple(float(v.split("=")[1]) for v in x.split()),
-         "(a) graph-size axis"),
-        (models, "model (regime), S = 15 dense", str, "(b) model axis"),
-        (eps, "corruption rate epsilon", float, "(c) corrupted state, enforcement gate"),
-    ]  # fmt: skip
-    return [p for p in panels if len({x.x for x in p[0]}) >= 2]
-
-
-def _figure4_data(present: Sequence[_Figure4Panel]) -> list[Point]:
-    return [msgspec.structs.replace(p, panel=label) for pts, label, _, _ in present for p in pts]
-
-
-def figure4_points(cells: Sequence[CellLine]) -> list[Point] | None:
-    """Figure 4's data (no drawing): each present panel's points, named by its x label;
-    None without a panel."""
-    present = _figure4_panels(cells)
-    return _figure4_data(present) if present else None
-
-
 def figure4(cells: Sequence[CellLine]) -> Drawn | None:
     """Figure 4's panels whose cells are present."""
-    present = _figure4_panels(cells)
+    present = figure4_panels(cells)
     if not present:
         return None
     fig = new_figure(5.0 * len(present), 4.0)
@@ -431,4 +280,4 @@ def figure4(cells: Sequence[CellLine]) -> Drawn | None:
         placed.append(_draw(pts, ax, label, _order([p.x for p in pts], key), 4.6))
         ax.set_title(title, fontsize=9, y=1.0)  # as _draw's 0-1 axis places it
     _place(fig, placed, 1)
-    return fig, _figure4_data(present)
+    return fig, figure4_data(present)

@@ -17,18 +17,9 @@ from typing import TYPE_CHECKING
 from protocol.registry import Registry
 from scoring.analyses.corruption_replay import CorruptionLine
 from scoring.report.channel_panels import figure5a
-from scoring.report.figures import (
-    PER_EPISODES,
-    Drawn,
-    FigureData,
-    channel_points,
-    figure4,
-    figure4_points,
-    figure5b,
-    omission_rows,
-    rung_points,
-    rungs_figure,
-)
+from scoring.report.figure_data import PER_EPISODES, FigureData
+from scoring.report.figure_points import channel_points, figure4_points, omission_rows, rung_points
+from scoring.report.figures import Drawn, figure4, figure5b, rungs_figure
 from scoring.results.lines import CellLine, ResultLine
 
 if TYPE_CHECKING:

@@ -38,7 +38,9 @@ from scoring.results.lines import (
 __all__ = [
     "MATCHED_KINDS",
     "REWRITTEN_KINDS",
-    "HelperTally",
+    "ActivityCounts",
+    "CompileCounts",
+    "MatcherCounts",
     "compile_table",
     "flag_inert",
     "gate_activity",
@@ -62,13 +64,13 @@ def _rate(num: int, den: int) -> float | None:
 
 def compile_table(records: Iterable[EpisodeRecord]) -> CompileSummary:
     """Compile accuracy and validator verdicts over the episodes that compiled."""
-    counts = _Compiles()
+    counts = CompileCounts()
     for r in records:
         counts.add(r)
     return counts.summary()
 
 
-class _Compiles:
+class CompileCounts:
     """:func:`compile_table`'s counts over the records added, one at a time."""
 
     def __init__(self) -> None:
@@ -112,13 +114,13 @@ class _Compiles:
 
 def matcher_report(records: Iterable[EpisodeRecord]) -> MatcherSummary:
     """Matcher agreement and explicit-redo precision / recall over ``records``."""
-    counts = _Matcher()
+    counts = MatcherCounts()
     for r in records:
         counts.add(r)
     return counts.summary()
 
 
-class _Matcher:
+class MatcherCounts:
     """:func:`matcher_report`'s counts over the records added, one at a time (each record's
     summed in locals, then added: integers, so the totals are the same in any grouping)."""
 
@@ -201,13 +203,13 @@ def gate_activity(records: Sequence[EpisodeRecord]) -> GateActivity:
     Inert: no turn of any episode showed a directive (or any arm text) or a rejection
     notice, or refused a booking; or every compile failed (the gate then acts, if at all,
     on a graph it could not read). ``why`` says which, with the counts behind it."""
-    counts = _Activity()
+    counts = ActivityCounts()
     for r in records:
         counts.add(r)
     return counts.summary()
 
 
-class _Activity:
+class ActivityCounts:
     """:func:`gate_activity`'s counts over the records added, one at a time."""
 
     def __init__(self) -> None:
@@ -361,63 +363,3 @@ def helper_lines(records: Iterable[EpisodeRecord]) -> list[HelperLine]:
         gate = gate_activity(recs)
         out.append(HelperLine(cell=key, compile=compiled, matcher=matcher, gate=gate))
     return out
-
-
-class _Cell:
-    """One cell's counts behind its helpers line: its completed records' (the gate's
-    activity from its first record that compiled or ran the matcher on: where none did,
-    the cell has no line)."""
-
-    __slots__ = ("activity", "compiles", "matcher")
-
-    def __init__(self) -> None:
-        self.compiles, self.matcher = _Compiles(), _Matcher()
-        self.activity: _Activity | None = None
-
-
-class HelperTally:
-    """:func:`helper_lines` of records added one at a time, kept as counts (a caller that
-    scores a record and drops it need not keep it for its helpers line, #50): for each cell,
-    :meth:`lines` is ``helper_lines`` of the cell's records added, in the order added,
-    where :attr:`complete`. The gate's activity is counted from a cell's first completed
-    record, where that one compiled or ran the matcher (a gate cell's first does; a cell
-    where none does has no line and its activity is never counted): a cell whose line
-    begins at a later record lacks its earlier records' activity, and the tally is then
-    not complete (the caller counts the records again, with :func:`helper_lines`)."""
-
-    __slots__ = ("_cells", "complete")
-
-    def __init__(self) -> None:
-        self._cells: dict[CellKey, _Cell] = {}
-        self.complete = True
-
-    def add(self, r: EpisodeRecord) -> None:
-        cell = self._cells.get(r.cell)
-        if cell is None:
-            cell = self._cells[r.cell] = _Cell()
-        if r.termination != "completed":
-            return
-        before = cell.matcher.turns
-        cell.compiles.add(r)
-        cell.matcher.add(r)
-        if cell.activity is None:
-            if r.compile is None and cell.matcher.turns == before:
-                return  # no line yet
-            self.complete = self.complete and cell.matcher.episodes == 1
-            cell.activity = _Activity()
-        cell.activity.add(r)
-
-    def cells(self) -> list[CellKey]:
-        """Every cell of the records added, in the order of their first record."""
-        return list(self._cells)
-
-    def lines(self, key: CellKey) -> list[HelperLine]:
-        """The cell's helpers line (none where its episodes neither compiled nor ran the
-        matcher)."""
-        cell = self._cells.get(key)
-        if cell is None or cell.activity is None:
-            return []
-        compiled, matcher = cell.compiles.summary(), cell.matcher.summary()
-        return [
-            HelperLine(cell=key, compile=compiled, matcher=matcher, gate=cell.activity.summary())
-        ]

@@ -26,7 +26,8 @@ from runner.rundir.rescore import rescore_dir
 from scoring.replay.episode_score import score_episode
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
-from scoring.results.gate_report import HelperTally, helper_lines, matcher_report
+from scoring.results.gate_report import helper_lines, matcher_report
+from scoring.results.helper_tally import HelperTally
 from scoring.results.lines import CellLine, HelperLine
 from scoring.results.offline import rescore, score_records
 from scoring.results.stream import StreamingScorer
