@@ -26,7 +26,9 @@ ratio over it: what the runner adds that grows with the turn.
 The endpoint's CPU per request in the same windows is an info row: where it grows past the
 client's, the endpoint becomes the bottleneck late, the client waits between responses and
 its CPU per request rises with it (an idle event loop handles fewer responses per wake-up),
-whatever the client does per turn. ``serve.endpoint.conversation`` keeps it flat enough here.
+whatever the client does per turn. ``serve.endpoint.conversation`` (the folds over the
+messages) and ``serve.endpoint.parse`` (the decoded messages, #50: only those a request
+adds are decoded) keep it flat enough here.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from protocol import rule_strings, strings
 from serve.agents.answer import Answer
 from serve.agents.brief import parse_brief
 from serve.agents.patterns import STEP_ID, template_regex
-from serve.agents.reading import Message
+from serve.agents.reading import Message, last_user
 from serve.agents.resolve import resolve
 from serve.agents.revision import parse_revision
 from serve.agents.transcript import own_words
@@ -137,15 +137,11 @@ _GRAPH_PROMPT_ENDS = (
 )
 
 
-def _last_user(messages: Sequence[Message]) -> str:
-    return next((c for r, c in reversed(messages) if r == "user"), "")
-
-
 def helper_answer(
     messages: Sequence[Message], params: Mapping[str, float], digest: str
 ) -> Answer | None:
     """The helper answer for a helper prompt, or None when the request is an agent turn."""
-    last = _last_user(messages)
+    last = last_user(messages)
     rng = random.Random(f"helper|{digest}")
     if last.strip() == strings.MATCHER_RETRY:
         last = next(
@@ -158,7 +154,8 @@ def helper_answer(
         return Answer(content=_revision(last, rng, params), reasoning="Extracting the update.")
     if any(
         c.rstrip().endswith(_GRAPH_PROMPT_ENDS)
-        for r, c in (*messages[-1:], *(m for m in messages if m[0] == "system"))
+        # a list of the system messages, not a generator: no step per message (#50)
+        for r, c in (*messages[-1:], *[m for m in messages if m[0] == "system"])
     ):
         text = "\n".join(c for _, c in messages)
         return Answer(content=_graph(text, rng, params), reasoning="Extracting the plan.")

@@ -19,7 +19,7 @@ import msgspec
 from protocol import strings
 from protocol.domains.packs import key_words
 from serve.agents.answer import Answer
-from serve.agents.reading import Message
+from serve.agents.reading import Message, last_user
 
 __all__ = ["read_answer"]
 
@@ -61,10 +61,9 @@ def _order(message: str) -> bool:
 
 def read_answer(messages: Sequence[Message]) -> Answer | None:
     """The reading of a pack reader's prompt, or None when the request is something else."""
-    users = [c for r, c in messages if r == "user"]
-    if not users or not users[-1].startswith(_OPENING):
+    prompt = last_user(messages)  # from the end: no step per message (#50)
+    if not prompt.startswith(_OPENING):
         return None
-    prompt = users[-1]
     found = _MESSAGE.search(prompt)
     message = found.group(1) if found else ""
     steps = [(int(n), text) for n, text in _STEP_LINE.findall(prompt.split("\n\nMessage:")[0])]

@@ -19,9 +19,15 @@ from serve.agents.transcript import (
     split_user,
 )
 
-__all__ = ["Message", "Reading", "View", "build_view"]
+__all__ = ["Message", "Reading", "View", "build_view", "last_user"]
 
 Message = tuple[str, str]  # (role, content)
+
+
+def last_user(messages: Sequence[Message]) -> str:
+    """The last user message's content ("" without one), found from the end: a request's
+    last message is usually the user's, so no step per message of the transcript (#50)."""
+    return next((c for r, c in reversed(messages) if r == "user"), "")
 
 
 class View:

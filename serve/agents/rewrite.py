@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from protocol import strings
 from protocol.episode.paraphrases import content_words
 from serve.agents.answer import Answer
-from serve.agents.reading import Message
+from serve.agents.reading import Message, last_user
 
 __all__ = ["REWRITE_PARAMS", "rewrite_answer"]
 
@@ -65,12 +65,11 @@ def rewrite_answer(
     messages: Sequence[Message], params: Mapping[str, float], digest: str
 ) -> Answer | None:
     """The rewrite for a rewriter prompt, or None when the request is something else."""
-    users = [c for r, c in messages if r == "user"]
-    if not users:
-        return None
-    last = users[-1]
+    # the last user message first: only a rewriter prompt reads every user message (#50)
+    last = last_user(messages)
     if not (last.startswith(_OPENING) or last.startswith(_RETRY_OPENING)):
         return None
+    users = [c for r, c in messages if r == "user"]
     prompt = next((c for c in reversed(users) if c.startswith(_OPENING)), None)
     if prompt is None:
         return None

@@ -19,6 +19,7 @@ import orjson
 
 from serve.agents import Reading
 from serve.endpoint import lineage
+from serve.endpoint.parse import DECODED
 from serve.endpoint.prefix_memo import Message, PrefixMemo
 from serve.endpoint.tokens import REPLY_PRIMING, message_tokens
 
@@ -51,7 +52,7 @@ class _Carried:
         self.reading = Reading()
 
 
-_CARRIED: PrefixMemo[_Carried] = PrefixMemo(MEMO_DEFAULT)
+_CARRIED: PrefixMemo[Message, _Carried] = PrefixMemo(MEMO_DEFAULT)
 
 
 def bound_memo(in_flight: int | None) -> None:
@@ -61,9 +62,11 @@ def bound_memo(in_flight: int | None) -> None:
     others' requests and their helpers' (each a single-use entry), so 4x holds every live
     one and a finished episode's last entry ages out in a few waves, not after 4,096
     conversations (a miss folds from the start: the same result, #47). The perfect agent's
-    memories by lineage (:mod:`serve.endpoint.lineage`, #48) take the same bound."""
+    memories by lineage (:mod:`serve.endpoint.lineage`, #48) and the decoded messages
+    (:data:`serve.endpoint.parse.DECODED`) take the same bound."""
     bound = MEMO_DEFAULT if in_flight is None else max(MEMO_MIN, 4 * in_flight)
     _CARRIED.resize(bound)
+    DECODED.resize(bound)  # the conversations' decoded messages (serve.endpoint.parse)
     lineage.resize(bound)  # the perfect agent's memories, one or two per episode in flight
 
 

@@ -1,4 +1,15 @@
-"""Reading request bodies: chat completions and embeddings, validated as vLLM would."""
+"""Reading request bodies: chat completions and embeddings, validated as vLLM would.
+
+A chat body's messages are decoded once per conversation (#50): an episode resends its
+growing transcript every turn, so the body is first decoded with each message left as raw
+JSON (:class:`msgspec.Raw`: its syntax checked, no object built), the messages its
+conversation's previous request sent byte for byte are taken as they were decoded then
+(:data:`DECODED`, a :class:`serve.endpoint.prefix_memo.PrefixMemo` by raw message; exact:
+compared in full), and only the rest are decoded. Same bytes, same decoding, and a message
+decoded before passed every check then; any error decodes the whole body as before, whose
+error is the reply. The message tuples taken are the very objects decoded before, so the
+conversation memo's comparison (:mod:`serve.endpoint.conversation`) is an identity check each.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +18,16 @@ import hashlib
 import msgspec
 import orjson
 
-__all__ = ["ChatRequest", "EmbeddingsRequest", "RequestError", "parse_chat", "parse_embeddings"]
+from serve.endpoint.prefix_memo import Message, PrefixMemo
+
+__all__ = [
+    "DECODED",
+    "ChatRequest",
+    "EmbeddingsRequest",
+    "RequestError",
+    "parse_chat",
+    "parse_embeddings",
+]
 
 
 class RequestError(ValueError):
@@ -49,9 +69,10 @@ class _Message(msgspec.Struct):
     content: str | list[_Part] | None = None
 
 
-class _ChatBody(msgspec.Struct):
+class _Head(msgspec.Struct, kw_only=True):
+    """A chat body's fields but its messages."""
+
     model: str
-    messages: list[_Message]
     max_tokens: int | None = None
     max_completion_tokens: int | None = None
     chat_template_kwargs: dict[str, object] | None = None
@@ -61,7 +82,23 @@ class _ChatBody(msgspec.Struct):
     seed: int | None = None
 
 
+class _ChatBody(_Head, kw_only=True):
+    messages: list[_Message]
+
+
+class _RawBody(_Head, kw_only=True):
+    messages: list[msgspec.Raw]
+
+
 _CHAT = msgspec.json.Decoder(_ChatBody)
+_RAW = msgspec.json.Decoder(_RawBody)
+_MESSAGES = msgspec.json.Decoder(list[_Message])
+
+# Decoded messages by their raw prefix, a request's but its last: as many conversations as
+# the conversation memo keeps (serve.endpoint.conversation.bound_memo sets both). Keyed by
+# the lengths of the prefix's first and last raw messages, not their bytes (no copy of the
+# brief per lookup): the key only narrows the candidates, which are compared in full.
+DECODED: PrefixMemo[msgspec.Raw, tuple[Message, ...]] = PrefixMemo(4096, len)
 
 
 def _object(body: bytes) -> dict[str, object]:
@@ -87,10 +124,33 @@ def _content(raw: str | list[_Part] | None) -> str:
     return "".join(p.text for p in raw if p.type == "text" and p.text)
 
 
+def _pairs(messages: list[_Message]) -> list[Message]:
+    # a list built, a plain string content taken as it is: no generator step and no call
+    # per message (#50)
+    return [(m.role, c if type(c := m.content) is str else _content(c)) for m in messages]
+
+
+def _decode(body: bytes) -> tuple[_Head, tuple[Message, ...]]:
+    """The body's fields and its messages, those its conversation sent before as decoded
+    then (:data:`DECODED`); an error decodes the whole body, as before."""
+    try:
+        chat = _RAW.decode(body)
+        raws = chat.messages
+        hit = DECODED.take(raws)
+        n, known = hit if hit is not None else (0, ())
+        added = _pairs(_MESSAGES.decode(b"[" + b",".join(raws[n:]) + b"]"))
+    except msgspec.DecodeError:
+        whole = _CHAT.decode(body)  # its error is the request's
+        return whole, tuple(_pairs(whole.messages))
+    messages = (*known, *added)
+    DECODED.keep(raws[:-1], messages[:-1])
+    return chat, messages
+
+
 def parse_chat(body: bytes) -> ChatRequest:
     """The chat request in ``body``; a :class:`RequestError` (400) when it is not one."""
     try:
-        chat = _CHAT.decode(body)
+        chat, messages = _decode(body)
     except msgspec.ValidationError as e:
         raise RequestError(400, f"Invalid request: {e}") from None
     except msgspec.DecodeError:
@@ -99,7 +159,7 @@ def parse_chat(body: bytes) -> ChatRequest:
         raise RequestError(
             400, f"n={chat.n} is not supported: the scripted endpoint returns one choice (n=1)."
         )
-    if not chat.messages:
+    if not messages:
         raise RequestError(400, "'messages' must be a non-empty list.")
     max_tokens = chat.max_completion_tokens or chat.max_tokens
     if max_tokens is not None and max_tokens < 1:
@@ -107,11 +167,7 @@ def parse_chat(body: bytes) -> ChatRequest:
     kwargs = chat.chat_template_kwargs or {}
     return ChatRequest(
         model=chat.model,
-        # a list built first, a plain string content taken as it is: no generator step and
-        # no call per message, which grew with the transcript (#50)
-        messages=tuple(
-            [(m.role, c if type(c := m.content) is str else _content(c)) for m in chat.messages]
-        ),
+        messages=messages,
         max_tokens=max_tokens,
         thinking=bool(kwargs.get("enable_thinking", False)),
         stream=bool(chat.stream),

@@ -5,7 +5,8 @@ agent's reply, the next user turn; an arm may send a user turn with an addition 
 without, so the previous request's last message is not always repeated). What the endpoint
 computes message by message is therefore stored for every request's messages but its last,
 and the next request of the same conversation looks up its own messages less the last
-three, one or two, and folds only the rest (:mod:`serve.endpoint.conversation`).
+three, one or two, and folds only the rest (:mod:`serve.endpoint.conversation`). The same
+memo keeps a conversation's decoded messages by their raw JSON (:mod:`serve.endpoint.parse`).
 
 Exact: a state is found only under messages equal to the ones it was folded over (compared
 in full; the dict's key, the prefix's length with its first and last messages, only narrows
@@ -17,13 +18,15 @@ recent, and a miss folds from the start.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Generic, TypeVar
+from collections.abc import Callable, Hashable, Sequence
+from typing import Generic, TypeVar, cast
 
 __all__ = ["CUTS", "Message", "PrefixMemo"]
 
 Message = tuple[str, str]  # (role, content)
+E = TypeVar("E")  # a message: (role, content), or its raw JSON (serve.endpoint.parse)
 S = TypeVar("S")
-_Key = tuple[int, Message, Message]
+_Key = tuple[int, Hashable, Hashable]
 
 # How many trailing messages a request adds to the prefix its conversation stored last, in
 # the order tried: the next turn (reply, kept user turn, new user turn), an identical resend
@@ -31,20 +34,20 @@ _Key = tuple[int, Message, Message]
 CUTS = (3, 1, 2)
 
 
-def _key(messages: tuple[Message, ...], n: int) -> _Key:
-    """The dict key of ``messages[:n]`` (without slicing them)."""
-    return (n, messages[0], messages[n - 1])
-
-
-class PrefixMemo(Generic[S]):
+class PrefixMemo(Generic[E, S]):
     """Fold states by message prefix: :meth:`take` the longest usual prefix's, :meth:`keep`
-    one for a request's messages but its last."""
+    one for a request's messages but its last. ``hashable``: a message's stand-in in the
+    dict key (None: the message itself, which must be hashable); a request's messages are
+    always of one sequence type (a prefix is compared with ``==``)."""
 
-    def __init__(self, maxsize: int = 4096) -> None:
+    def __init__(
+        self, maxsize: int = 4096, hashable: Callable[[E], Hashable] | None = None
+    ) -> None:
         if maxsize < 1:
             raise ValueError("maxsize must be at least 1")
         self.maxsize = maxsize
-        self._entries: OrderedDict[_Key, list[tuple[tuple[Message, ...], S]]] = OrderedDict()
+        self._hashable = hashable
+        self._entries: OrderedDict[_Key, list[tuple[Sequence[E], S]]] = OrderedDict()
         self._size = 0
         self.hits = 0
         self.misses = 0
@@ -52,14 +55,21 @@ class PrefixMemo(Generic[S]):
     def __len__(self) -> int:
         return self._size
 
-    def take(self, messages: tuple[Message, ...]) -> tuple[int, S] | None:
+    def _key(self, messages: Sequence[E], n: int) -> _Key:
+        """The dict key of ``messages[:n]`` (without slicing them)."""
+        h = self._hashable
+        if h is None:
+            return (n, cast(Hashable, messages[0]), cast(Hashable, messages[n - 1]))
+        return (n, h(messages[0]), h(messages[n - 1]))
+
+    def take(self, messages: Sequence[E]) -> tuple[int, S] | None:
         """``(n, state)``: the state stored for ``messages[:n]`` (taken out of the memo), for
         the first of :data:`CUTS` that has one; None when none has."""
         for cut in CUTS:
             n = len(messages) - cut
             if n < 1:
                 continue
-            key = _key(messages, n)
+            key = self._key(messages, n)
             found = self._entries.get(key)
             if found is None:
                 continue
@@ -75,11 +85,11 @@ class PrefixMemo(Generic[S]):
         self.misses += 1
         return None
 
-    def keep(self, prefix: tuple[Message, ...], state: S) -> None:
+    def keep(self, prefix: Sequence[E], state: S) -> None:
         """Remember ``state`` as the fold of ``prefix``; the caller must not change it later."""
         if not prefix:
             return
-        key = _key(prefix, len(prefix))
+        key = self._key(prefix, len(prefix))
         found = self._entries.get(key)
         if found is None:
             self._entries[key] = [(prefix, state)]

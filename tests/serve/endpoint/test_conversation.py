@@ -96,7 +96,7 @@ def test_carried_reads_equal_whole_reads(start: list[Message], steps: list[list[
 def test_the_next_turn_takes_the_previous_requests_fold() -> None:
     """The usual next request (reply, kept user turn, new user turn) finds the fold its
     conversation left, and takes it out; an unrelated conversation does not."""
-    memo: PrefixMemo[str] = PrefixMemo()
+    memo: PrefixMemo[Message, str] = PrefixMemo()
     first = (("system", "brief"), ("user", "sent 1"))
     memo.keep(first[:-1], "after the brief")
     nxt = (("system", "brief"), ("user", "kept 1"), ("assistant", "reply 1"), ("user", "sent 2"))
@@ -111,7 +111,7 @@ def test_the_next_turn_takes_the_previous_requests_fold() -> None:
 def test_equal_prefixes_of_two_conversations_are_told_apart_by_content() -> None:
     """Two prefixes with the same length and the same first and last messages share a key;
     each is found only by a request whose messages equal it."""
-    memo: PrefixMemo[str] = PrefixMemo()
+    memo: PrefixMemo[Message, str] = PrefixMemo()
     a = (("system", "s"), ("user", "a"), ("user", "end"))
     b = (("system", "s"), ("user", "b"), ("user", "end"))
     memo.keep(a, "A")
@@ -121,7 +121,7 @@ def test_equal_prefixes_of_two_conversations_are_told_apart_by_content() -> None
 
 
 def test_the_memo_keeps_its_most_recent_entries() -> None:
-    memo: PrefixMemo[int] = PrefixMemo(maxsize=2)
+    memo: PrefixMemo[Message, int] = PrefixMemo(maxsize=2)
     for i in range(3):
         memo.keep((("user", str(i)),), i)
     assert len(memo) == 2

@@ -13,12 +13,12 @@ import serve.endpoint.chat
 import serve.endpoint.conversation as conversation
 from runner.grid.expand import parse_grid
 from serve.endpoint.conversation import MEMO_DEFAULT, MEMO_MIN, bound_memo, read_transcript
-from serve.endpoint.prefix_memo import PrefixMemo
+from serve.endpoint.prefix_memo import Message, PrefixMemo
 from tests.reliability_kit import grid_data, run_inprocess
 
 
 def test_resize_keeps_the_newest() -> None:
-    memo: PrefixMemo[int] = PrefixMemo(10)
+    memo: PrefixMemo[Message, int] = PrefixMemo(10)
     for i in range(10):
         memo.keep(((f"u{i}", "x"),), i)
     memo.resize(3)
