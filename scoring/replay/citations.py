@@ -137,6 +137,23 @@ def cannot_decline(reply: str, lowered: str) -> bool:
     return not any(map(call, _EITHER, repeat(folded)))  # no generator frame per reply
 
 
+# between the lowered replies masked at once (:func:`_masked`): a line of its own
+_LINE_SEP = "\n" + _SEP + "\n"
+
+
+def _masked(lowered: Sequence[str]) -> str:
+    """``_SEP.join(_as_read(r, low)[1] ...)`` of ASCII replies whose ``lower()`` are
+    *lowered*, masked in one call (#50, ninth round): a LEDGER line is blanked alike in a
+    reply and in its lowered text (a run of lines is blanked whole, newlines kept, and in
+    ASCII text ``lower`` keeps every offset), and joined by :data:`_LINE_SEP` each reply's
+    lines are lines of the join (a line's edges read as a reply's edges: no word character),
+    the separator's own line holding no "ledger": the masked join is the masked replies
+    joined. A reply holding a NUL can make a separator of its own; the caller's count of
+    NULs sends every reply to :func:`cannot_decline` then."""
+    joined = _LINE_SEP.join(lowered)
+    return mask_ledger(joined, joined).replace(_LINE_SEP, _SEP)  # lowered: its own lower()
+
+
 def cannot_decline_each(replies: Sequence[str], lowered: Sequence[str]) -> list[bool]:
     """``[cannot_decline(r, l) for r, l in zip(replies, lowered)]``, the ASCII replies read
     in one pass (#50, eighth round): their lowered texts (LEDGER lines masked, as
@@ -149,15 +166,19 @@ def cannot_decline_each(replies: Sequence[str], lowered: Sequence[str]) -> list[
     out = [False] * len(replies)
     if _ANCHORS is None:
         return out  # cannot_decline's answer where _EITHER is None
-    fast: list[int] = []
-    texts: list[str] = []
-    for k, (reply, low) in enumerate(zip(replies, lowered, strict=True)):
-        if not reply.isascii():
-            out[k] = cannot_decline(reply, low)
-            continue
-        fast.append(k)
-        texts.append(_as_read(reply, low)[1])  # as cannot_decline reads it
+    fast: Sequence[int] = range(len(replies))
+    texts = list(lowered)
+    if not all(map(str.isascii, replies)):  # the common call has none: no walk (#50)
+        fast, texts = [], []
+        for k, (reply, low) in enumerate(zip(replies, lowered, strict=True)):
+            if not reply.isascii():
+                out[k] = cannot_decline(reply, low)
+                continue
+            fast.append(k)
+            texts.append(low)
     joined = _SEP.join(texts)
+    if "ledger" in joined:  # as cannot_decline reads them: LEDGER lines masked (_masked)
+        joined = _masked(texts)
     if joined.count(_SEP) != len(texts) - 1:  # a reply holds a NUL: each one on its own
         for k in fast:
             out[k] = cannot_decline(replies[k], lowered[k])

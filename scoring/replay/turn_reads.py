@@ -48,8 +48,10 @@ def _ref_turns(turns: Sequence[TurnRecord], tables: CodeTables) -> list[TurnBook
         return [read_turn(t, tables, False) for t in turns]
     starts = text_starts(replies)
     found = ref_matches_joined(joined, lowered, starts)
-    # the turns with something refused or a first reply: by the general rules, below
-    plain = [i for i in found if not turns[i].refused and turns[i].first_reply is None]
+    # the turns with something refused or a first reply (the common episode has none): by
+    # the general rules, below
+    other = [i for i, t in enumerate(turns) if t.refused or t.first_reply is not None]
+    plain = [i for i in found if i not in other] if other else list(found)
     if joined.isascii():  # ``lower`` maps each ASCII character on its own: a reply's slice
         lows = [lowered[starts[i] : starts[i] + len(replies[i])] for i in plain]
         # the decline pre-check of these replies at once (#50, eighth round)
@@ -59,10 +61,8 @@ def _ref_turns(turns: Sequence[TurnRecord], tables: CodeTables) -> list[TurnBook
     else:
         for i in plain:
             out[i] = plain_refs(replies[i], found[i], tables, turns[i].work_order)
-    # the other turns (something refused, or a first reply) by the general rules
-    for i, t in enumerate(turns):
-        if t.refused or t.first_reply is not None:
-            out[i] = every_turn(t, tables, False)
+    for i in other:  # something refused, or a first reply: by the general rules
+        out[i] = every_turn(turns[i], tables, False)
     return out
 
 
