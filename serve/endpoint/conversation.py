@@ -20,15 +20,12 @@ import orjson
 from serve.agents import Reading
 from serve.endpoint import lineage
 from serve.endpoint.parse import DECODED
-from serve.endpoint.prefix_memo import Message, PrefixMemo
+from serve.endpoint.prefix_memo import MEMO_DEFAULT, Message, PrefixMemo
 from serve.endpoint.tokens import REPLY_PRIMING, message_tokens
 
 __all__ = ["MEMO_DEFAULT", "Transcript", "bound_memo", "read_transcript"]
 
-# OURS: conversations remembered (their last request's folds) by a standalone server, whose
-# clients are unknown; a run's embedded endpoint bounds it by the run's concurrency (#47).
-MEMO_DEFAULT = 4096
-MEMO_MIN = 256
+MEMO_MIN = 256  # OURS: the least a run's embedded endpoint remembers (bound_memo)
 
 
 class Transcript(msgspec.Struct, frozen=True, kw_only=True):

@@ -22,6 +22,7 @@ from collections import OrderedDict
 from serve.agents.handoff import is_note_request
 from serve.agents.reading import Message
 from serve.agents.recall import is_fresh, recalled, remembered
+from serve.endpoint.prefix_memo import MEMO_DEFAULT
 
 __all__ = ["clear", "recall", "remember", "resize", "size"]
 
@@ -40,7 +41,7 @@ class _Lineage:
 
 
 _MEMO: OrderedDict[tuple[str, str], _Lineage] = OrderedDict()
-_BOUND = [4096]  # conversation.MEMO_DEFAULT until bound_memo sets the run's bound
+_BOUND = [MEMO_DEFAULT]  # until conversation.bound_memo sets the run's bound
 
 
 def resize(maxsize: int) -> None:

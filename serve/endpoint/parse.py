@@ -18,7 +18,7 @@ import hashlib
 import msgspec
 import orjson
 
-from serve.endpoint.prefix_memo import Message, PrefixMemo
+from serve.endpoint.prefix_memo import MEMO_DEFAULT, Message, PrefixMemo
 
 __all__ = [
     "DECODED",
@@ -98,7 +98,7 @@ _MESSAGES = msgspec.json.Decoder(list[_Message])
 # the conversation memo keeps (serve.endpoint.conversation.bound_memo sets both). Keyed by
 # the lengths of the prefix's first and last raw messages, not their bytes (no copy of the
 # brief per lookup): the key only narrows the candidates, which are compared in full.
-DECODED: PrefixMemo[msgspec.Raw, tuple[Message, ...]] = PrefixMemo(4096, len)
+DECODED: PrefixMemo[msgspec.Raw, tuple[Message, ...]] = PrefixMemo(MEMO_DEFAULT, len)
 
 
 def _object(body: bytes) -> dict[str, object]:

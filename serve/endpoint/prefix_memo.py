@@ -21,7 +21,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, TypeVar, cast
 
-__all__ = ["CUTS", "Message", "PrefixMemo"]
+__all__ = ["CUTS", "MEMO_DEFAULT", "Message", "PrefixMemo"]
+
+# OURS: conversations remembered (their last request's folds) by a standalone server, whose
+# clients are unknown; a run's embedded endpoint bounds it by the run's concurrency (#47):
+# the default bound of every per-conversation memo (serve.endpoint.conversation.bound_memo)
+MEMO_DEFAULT = 4096
 
 Message = tuple[str, str]  # (role, content)
 E = TypeVar("E")  # a message: (role, content), or its raw JSON (serve.endpoint.parse)
