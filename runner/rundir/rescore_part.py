@@ -11,11 +11,11 @@ compact (two workers' faults 176,000 -> 27,000, their system CPU 0.6-0.9 s -> 0.
 Without detail (``ladder score``, ninth round) not even a file's: each record is scored as
 it is read and dropped before the next line is decoded (:func:`_streamed`), its helpers
 line's share kept as counts, so the next record is made in memory still in the processor's
-cache (the one-core path's CPU -24% on the bench log). The episodes and replays a configuration's records share are kept per worker
-(:func:`start_worker`) for as long as its groups are of one configuration, so a
-configuration whose files are scored as several small groups by one worker (the run's
-tail: ``runner.rundir.rescore._balanced``) regenerates its episodes once in that
-worker. Each score is a pure function of its record and its regenerated episode: no score
+cache (the one-core path's CPU -24% on the bench log). The episodes and replays a
+configuration's records share are kept per worker (:func:`start_worker`) for as long as its
+groups are of one configuration, so a configuration whose files are scored as several small
+groups by one worker (the run's tail: ``runner.rundir.rescore._balanced``) regenerates its
+episodes once in that worker. Each score is a pure function of its record and its regenerated episode: no score
 depends on the grouping, the order or the worker.
 """
 

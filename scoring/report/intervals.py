@@ -30,9 +30,9 @@ def interval_series(
     markersize: float | None = None,
     label: str | None = None,
 ) -> None:
-    """One series on *ax*: points at (*xs*, *ys*), circles of *markersize* points (None: matplotlib's
-    default), each
-    with a bar from its ``bounds`` (low, high) capped ``capsize`` points either side; what
+    """One series on *ax*: points at (*xs*, *ys*), circles of *markersize* points (None:
+    matplotlib's default), each with a bar from its ``bounds`` (low, high) capped
+    ``capsize`` points either side; what
     ``ax.errorbar(xs, ys, yerr=[y - low, high - y], fmt="o", markersize=markersize,
     capsize=capsize, color=color, label=label)`` draws, pixel for pixel, its legend entry
     too. The caller sets both axes' limits (no autoscaling)."""
