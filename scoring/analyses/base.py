@@ -4,7 +4,9 @@ An analysis has a name (its key in ``report-analyses.json``), the paper table it
 compute over one batch of one scoring pass (the records of one log file with their scores,
 per-turn detail included), a finish that makes its lines from every batch's parts, and a
 render of its lines as a Markdown section of the report; its JSON is its lines, encoded by
-msgspec. :data:`scoring.analyses.registry.ANALYSES` lists them once; ``ladder report`` loops over that
+msgspec. A compute declared as a :class:`Fold` (what one pair gives, then what a batch's
+values make) lets ``ladder report``'s workers drop each record as soon as it is scored, as
+``ladder score``'s do (#50, tenth round); a plain function still works, its batch kept. :data:`scoring.analyses.registry.ANALYSES` lists them once; ``ladder report`` loops over that
 tuple (docs/extending.md, "A new table").
 """
 
@@ -26,6 +28,7 @@ __all__ = [
     "Analyses",
     "Analysis",
     "Collector",
+    "Fold",
     "Pair",
     "Table",
     "by_cell",
@@ -44,6 +47,24 @@ class _HasCell(Protocol):
 P = TypeVar("P")  # what one batch gives
 L = TypeVar("L", bound=msgspec.Struct)  # a line of the table
 C = TypeVar("C", bound=_HasCell)
+V = TypeVar("V")  # what one pair gives a Fold
+
+
+@dataclass(frozen=True)
+class Fold(Generic[V, P]):
+    """A compute declared per pair: ``each`` is what one (record, score) pair gives (None:
+    nothing, the pair is not the analysis's), ``whole`` the batch's parts from its pairs'
+    values in the batch's order. Called, it is the compute it declares; a caller that has
+    each pair once (``ladder report``'s workers, reading a log line by line) calls ``each``
+    while the record is in hand and keeps only the values. ``each`` reads its pair and the
+    cache alone, never another pair (a batch is one cell's pairs, trial 0 of each seed)."""
+
+    each: Callable[[Pair, EpisodeCache], V | None]
+    whole: Callable[[list[V]], Sequence[P]]
+
+    def __call__(self, batch: Sequence[Pair], cache: EpisodeCache) -> Sequence[P]:
+        each = self.each
+        return self.whole([v for p in batch if (v := each(p, cache)) is not None])
 
 
 def uncached(
