@@ -11,7 +11,10 @@ compact (two workers' faults 176,000 -> 27,000, their system CPU 0.6-0.9 s -> 0.
 Without detail (``ladder score``, ninth round) not even a file's: each record is scored as
 it is read and dropped before the next line is decoded (:func:`_streamed`), its helpers
 line's share kept as counts, so the next record is made in memory still in the processor's
-cache (the one-core path's CPU -24% on the bench log). The episodes and replays a
+cache (the one-core path's CPU -24% on the bench log). With detail the same way where every
+report table declares a :class:`~scoring.analyses.base.Fold` (tenth round): each record is
+scored with per-turn detail, folded into the tables' values
+(:class:`runner.rundir.report_fold.Folded`) and dropped, its score kept compact. The episodes and replays a
 configuration's records share are kept per worker (:func:`start_worker`) for as long as its
 groups are of one configuration, so a configuration whose files are scored as several small
 groups by one worker (the run's tail: ``runner.rundir.rescore._balanced``) regenerates its
@@ -30,6 +33,7 @@ import msgspec
 from protocol.records import CellKey, EpisodeRecord, log_key
 from runner.grid.packs import register_texts
 from runner.rundir.logs import Found, LogReport, NewerSchemaError, read_file
+from runner.rundir.report_fold import Folded
 from scoring.analyses.registry import STRESS_ONLY, Parts, batch_parts, stress_free
 from scoring.analyses.truncation import Cut, add_cuts
 from scoring.gc_pause import paused_gc
@@ -139,18 +143,25 @@ def _score_files(paths: Sequence[str], detail: bool = False) -> Part | None:
     where a cell's records are in two batches (its helper line or its analyses' parts
     need them together). With detail, each batch's cells' analyses' parts as
     :func:`_score_whole` makes them of the group (a batch's cells are cells of the group:
-    each part is one cell's), the scores sent back compact (#50, seventh round)."""
+    each part is one cell's), the scores sent back compact (#50, seventh round): folded
+    record by record where every table is a fold (:func:`_streamed`), else of the batch."""
     part = Part({}, {}, [], set())
     cache, replays = _regenerated(paths)
     plain = _plain_names(paths)
     shared = Shared()
     with paused_gc():  # each batch's records dropped inside the pause (see _score_whole)
         for batch in _batches(paths):
-            streamed = None if detail else _streamed(batch, part.files, cache, replays)
+            folded = Folded.start(cache, plain) if detail else None
+            streamed = (
+                None
+                if detail and folded is None
+                else _streamed(batch, part.files, cache, replays, folded)
+            )
             if streamed is _STOPPED:
                 return part
             records: dict[Key, EpisodeRecord] = {}
-            if streamed is None:  # with detail, or a key read twice: the records at once
+            details: tuple[list[tuple[Key, CellKey, Parts, Cut]], list[CellKey]] = ([], [])
+            if streamed is None:  # a table not folded, or a key read twice: all at once
                 for p in batch:
                     out = _read(p, part.files)
                     if out is None:
@@ -165,18 +176,20 @@ def _score_files(paths: Sequence[str], detail: bool = False) -> Part | None:
                     )
                 )
                 batch_helpers, slugs = _cells(records)
+                if detail:
+                    details = _detail(records, scored, cache, plain)
+                    scored = {k: shared(_compact(s)) for k, s in scored.items()}
             else:
                 scored, tally = streamed
                 batch_helpers, slugs = _tallied(tally)
+                if folded is not None:
+                    details = folded.detail()
             if not part.cells.isdisjoint(slugs):
                 return None
             part.cells |= slugs
             part.helpers += batch_helpers
-            if detail:
-                details, skipped = _detail(records, scored, cache, plain)
-                part.detail += details
-                part.skipped += skipped
-                scored = {k: shared(_compact(s)) for k, s in scored.items()}
+            part.detail += details[0]
+            part.skipped += details[1]
             part.scores.update(scored)
             del records, scored, streamed
     return part
@@ -187,7 +200,11 @@ _STOPPED: tuple[dict[Key, EpisodeScore], HelperTally] = ({}, HelperTally())
 
 
 def _streamed(
-    batch: Sequence[str], files: dict[str, File], cache: EpisodeCache, replays: Replays
+    batch: Sequence[str],
+    files: dict[str, File],
+    cache: EpisodeCache,
+    replays: Replays,
+    folded: Folded | None = None,
 ) -> tuple[dict[Key, EpisodeScore], HelperTally] | None:
     """The batch's scores and its helpers lines' counts, each record scored as it is read
     and dropped before the next line is decoded (:func:`runner.rundir.logs.read_file`'s
@@ -196,13 +213,19 @@ def _streamed(
     :data:`_STOPPED` at a newer schema's file (its report kept in ``files``, as
     :func:`_read` keeps it); None where a key turns up twice (a superseded record is in the
     counts) or the counts are not complete (:class:`HelperTally`): the caller reads the
-    batch again, at once, as before."""
+    batch again, at once, as before. With ``folded`` (``ladder report``), each record is
+    scored with per-turn detail, folded into the analyses' values (:class:`~runner.rundir.report_fold.Folded`) and
+    its score kept compact; None also where ``folded`` cannot take the batch."""
     tally = HelperTally()
     shared = Shared()
 
     def scored(offset: int, length: int, record: EpisodeRecord) -> EpisodeScore:
         tally.add(record)
-        return score_one(record, cache, replays, shared)
+        if folded is None:
+            return score_one(record, cache, replays, shared)
+        score = score_one(record, cache, replays, shared, detail=True)
+        folded.add(record, score)
+        return shared(_compact(score))
 
     scores: dict[Key, EpisodeScore] = {}
     for p in batch:
@@ -215,6 +238,8 @@ def _streamed(
             return None
         files[p] = File(read.report, list(read.found))
         scores.update(read.found)
+    if folded is not None and folded.spoiled:
+        return None
     return (scores, tally) if tally.complete else None
 
 
