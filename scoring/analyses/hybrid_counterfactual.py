@@ -17,7 +17,6 @@ in the finish.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from operator import attrgetter
 
 import msgspec
 
@@ -53,15 +52,15 @@ class HybridLine(msgspec.Struct, frozen=True, kw_only=True, tag="hybrid_counterf
     refused_correct_flagged: int  # ... in flagged episodes (the hybrid would not refuse them)
 
 
-_REFUSED = attrgetter("refused")
-
-
 def _refused_correct(record: EpisodeRecord, score: EpisodeScore, cache: EpisodeCache) -> int:
     """Refused bookings that were correct: the turn's own step with the turn's work order on
     a turn whose label (primary replay) owes the execution (eligible, or an authorized
     redo)."""
-    if not any(map(_REFUSED, record.turns)):
-        return 0  # nothing refused: no turn walked (most episodes, #50)
+    for t in record.turns:
+        if t.refused:
+            break
+    else:
+        return 0  # nothing refused (most episodes): no episode regenerated (#50)
     episode = cell_episode(cache.get(record.spec), record.cell.knobs)  # its rules (#48)
     n = 0
     for t, s in zip(record.turns, score.primary.turns, strict=False):

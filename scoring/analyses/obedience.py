@@ -9,15 +9,14 @@ directive as issued, whether or not the compiled state behind it was correct (Ta
 caption). Rates carry Wilson 95% intervals (:func:`scoring.results.stats.wilson`); an episode has
 zero disobedience when it disobeys no trap directive. Only counted episodes (scorable, not
 an infrastructure error) enter; cells without a single directive produce no line. The
-compute is a :class:`~scoring.analyses.base.Fold`: each episode gives its cell, its
-directives issued and obeyed per kind and whether it disobeyed a trap (an episode without a
-directive only its cell), and the batch's lines sum them per cell.
+compute is a :class:`~scoring.analyses.base.Fold`: each episode gives its cell and its
+tallies (whether it disobeys a trap directive, its directives issued and obeyed per kind; an
+episode without a directive one shared tuple), and the batch's lines sum them per cell.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from operator import attrgetter
 
 import msgspec
 
@@ -61,7 +60,6 @@ def _count(kind: str, n: int, k: int) -> DirectiveCount:
     )  # fmt: skip
 
 
-_DIRECTIVE = attrgetter("directive")
 _INDEX = {kind: i for i, kind in enumerate(DIRECTIVE_KINDS)}  # a kind's place in the counts
 _TRAP = tuple(kind in TRAP_KINDS for kind in DIRECTIVE_KINDS)
 _K = len(DIRECTIVE_KINDS)
@@ -76,9 +74,12 @@ def _each(pair: Pair, cache: EpisodeCache) -> Tallied | None:
     record, score = pair
     if not score.counted:
         return None
-    # an episode no gate directed (every episode of an arm without one): its turns
-    # checked in one C loop, none walked in Python (#50)
-    if not any(map(_DIRECTIVE, record.turns)):
+    # an episode no gate directed (every episode of an arm without one): one shared tuple,
+    # after a loop of bare attribute loads (cheaper than any(map(attrgetter)), #50)
+    for t in record.turns:
+        if t.directive:
+            break
+    else:
         return (record.cell, _UNDIRECTED)
     a = [1, 1, 0, *(0,) * (2 * _K)]
     for turn, scored in zip(record.turns, score.primary.turns, strict=False):

@@ -23,7 +23,6 @@ above, and the batch's lines sum them per cell.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from operator import attrgetter
 
 import msgspec
 
@@ -54,12 +53,6 @@ class WordingLine(msgspec.Struct, frozen=True, kw_only=True, tag="wording"):
 # One counted episode's tallies: 1 (an episode), 1 when it is a failing episode with an
 # omission, 1 when its first omitted ask was misrouted, its ambiguous probes, those booked,
 # its turns the matcher ran on among REWRITTEN_KINDS, those it agreed on
-
-
-_KIND = attrgetter("kind")
-_MATCHED = attrgetter("matched_redo")  # None: the matcher did not run on the turn
-
-
 def _each(pair: Pair, cache: EpisodeCache) -> Tallied | None:
     record, score = pair
     if not score.counted:
@@ -70,18 +63,16 @@ def _each(pair: Pair, cache: EpisodeCache) -> Tallied | None:
     if len(scored) < len(turns):
         turns = turns[: len(scored)]  # the turns the scores reach, as zip reads them
     ambiguous = booked = matched = agree = 0
-    # each column's turns found in C loops, walked in Python only where there are some: no
-    # ambiguous probe, no matcher (text arms), no omission in most episodes (#50)
-    if "ambiguous" in map(_KIND, turns):
-        for t, s in zip(turns, scored, strict=False):
-            if t.kind == "ambiguous":
-                ambiguous += 1
-                booked += bool(s.executed)
-    if list(map(_MATCHED, turns)).count(None) < len(turns):
-        for t in turns:
-            if t.matched_redo is not None and t.kind in REWRITTEN_KINDS:
-                matched += 1
-                agree += t.matched_step == t.step
+    # one pass for the probes and the matcher; the first omission is looked for only in a
+    # failing episode that has one (#50)
+    for i, t in enumerate(turns):
+        kind = t.kind
+        if kind == "ambiguous":
+            ambiguous += 1
+            booked += bool(scored[i].executed)
+        if t.matched_redo is not None and kind in REWRITTEN_KINDS:
+            matched += 1
+            agree += t.matched_step == t.step
     failing = misrouted = False
     if not primary.success and primary.channels["omission"]:
         first = _first_omission(turns, scored)
