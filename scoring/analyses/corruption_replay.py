@@ -29,6 +29,10 @@ fallback to take. For each corrupted cell (``knobs.corruption > 0``) with a comp
   corrupted and clean states decide differently, and restored when the repaired state decides
   as the clean one. This is a decision-level counterfactual: turns after a repaired decision
   are the logged ones, not replayed.
+
+The compute is a :class:`~scoring.analyses.base.Fold`: each corrupted episode gives its cell
+and its tallies (its replay run while its record is in hand), and the batch's lines sum them
+per cell.
 """
 
 from __future__ import annotations
@@ -48,7 +52,8 @@ from protocol.state.machine import TaskState
 from protocol.state.receipts import normalize_code
 from protocol.stress.budget import cell_episode
 from protocol.stress.corruption import corruption_rng, draw_corruptions
-from scoring.analyses.base import Analysis, by_cell, markdown_section
+from scoring.analyses.base import Analysis, Fold, Pair, by_cell, markdown_section
+from scoring.analyses.tallies import Tallied, by_cell_sums
 from scoring.replay.directive_kinds import parse_directive
 from scoring.replay.episode_score import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
@@ -202,8 +207,41 @@ def _omission_kind(t: TurnRecord, step: str, code: str) -> str:
     return "other"
 
 
+# What one counted corrupted episode gives: its cell and its tallies, in this order
+_DECISIONS = ("directive_changed", "directive_restored", "booking_changed", "booking_restored",
+              "replay_mismatches", "rng_mismatches")  # fmt: skip
+_EVENTS, _OMISSIONS, _SINGLE, _FATAL = 2, 5, 9, 12  # where each kind's tallies start
+_DECIDED = 15  # then the decisions
+_N = _DECIDED + len(_DECISIONS)  # episodes, failures, 3 events, 4 omissions, 3 + 3 single
+_KIND = {kind: i for i, kind in enumerate(CORRUPTION_KINDS)}
+_FAILURE = {kind: i for i, kind in enumerate(FAILURE_KINDS)}
+
+
+def _each(pair: Pair, cache: EpisodeCache, source: EventSource = "redraw") -> Tallied | None:
+    record, score = pair
+    if record.cell.knobs.corruption <= 0 or not score.counted or record.compile is None:
+        return None
+    return (record.cell, _tallies(record, score, cache, source))
+
+
+def _each_logged(pair: Pair, cache: EpisodeCache) -> Tallied | None:
+    return _each(pair, cache, "logged")
+
+
+def _whole(episodes: list[Tallied]) -> list[CorruptionLine]:
+    """One line per corrupted cell, from its episodes' tallies."""
+    acc = by_cell_sums(episodes)
+    return [_line(cell, acc[cell]) for cell in sorted(acc, key=cell_sort_key)]
+
+
+_FOLDS: dict[EventSource, Fold[Tallied, CorruptionLine]] = {
+    "redraw": Fold(_each, _whole),
+    "logged": Fold(_each_logged, _whole),
+}
+
+
 def corruption_lines(
-    pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]],
+    pairs: Iterable[Pair],
     episodes: EpisodeCache | None = None,
     *,
     source: EventSource = "redraw",
@@ -214,36 +252,19 @@ def corruption_lines(
     logged events are applied and counted instead (the cross-check's other side, and how a
     test places events by hand); ``rng_mismatches`` is the same comparison either way."""
     cache = episodes if episodes is not None else EpisodeCache()
-    acc: dict[CellKey, dict[str, dict[str, int]]] = {}
-    for record, score in pairs:
-        cell = record.cell
-        if cell.knobs.corruption <= 0 or not score.counted or record.compile is None:
-            continue
-        a = acc.setdefault(cell, {
-            "n": {"episodes": 0, "failures": 0},
-            "events": dict.fromkeys(CORRUPTION_KINDS, 0),
-            "omissions": dict.fromkeys(FAILURE_KINDS, 0),
-            "single_events": dict.fromkeys(CORRUPTION_KINDS, 0),
-            "single_fatal": dict.fromkeys(CORRUPTION_KINDS, 0),
-            "decisions": {},
-        })  # fmt: skip
-        _count(a, record, score, cache, source)
-    return [_line(cell, acc[cell]) for cell in sorted(acc, key=cell_sort_key)]
+    each = _FOLDS[source].each
+    return _whole([v for p in pairs if (v := each(p, cache)) is not None])
 
 
-def _count(
-    a: dict[str, dict[str, int]],
-    record: EpisodeRecord,
-    score: EpisodeScore,
-    cache: EpisodeCache,
-    source: EventSource,
-) -> None:
-    """Add one corrupted episode to its cell's tallies ``a``."""
+def _tallies(
+    record: EpisodeRecord, score: EpisodeScore, cache: EpisodeCache, source: EventSource
+) -> tuple[int, ...]:
+    """One corrupted episode's tallies (see ``_N``)."""
     assert record.compile is not None
     cell = record.cell
     failed = not score.primary.success
-    a["n"]["episodes"] += 1
-    a["n"]["failures"] += failed
+    a = [0] * _N
+    a[0], a[1] = 1, failed
     episode = cell_episode(cache.get(record.spec), record.cell.knobs)  # its rules (#48)
     enforcing = enforced(cell.arm, record.compile.enforcing)
     replay = _Replay(record, record.compile, enforcing, source)
@@ -256,34 +277,35 @@ def _count(
     replay.counts["rng_mismatches"] = (drawn - logged).total() + (logged - drawn).total()
     events = replay.drawn if source == "redraw" else list(record.corruptions)
     for e in events:
-        a["events"][e.kind] += 1
+        a[_EVENTS + _KIND[e.kind]] += 1
     if len(events) == 1:
-        kind = events[0].kind
-        a["single_events"][kind] += 1
-        a["single_fatal"][kind] += failed
+        kind = _KIND[events[0].kind]
+        a[_SINGLE + kind] += 1
+        a[_FATAL + kind] += failed
     for t, s in zip(record.turns, score.primary.turns, strict=False):
         for err in s.errors:
             if err.channel == "omission":
                 code = episode.step(err.step).code
-                a["omissions"][_omission_kind(t, err.step, code)] += 1
-    for k, v in replay.counts.items():
-        a["decisions"][k] = a["decisions"].get(k, 0) + v
+                a[_OMISSIONS + _FAILURE[_omission_kind(t, err.step, code)]] += 1
+    for i, k in enumerate(_DECISIONS, _DECIDED):
+        a[i] = replay.counts[k]
+    return tuple(a)
 
 
-def _line(cell: CellKey, a: dict[str, dict[str, int]]) -> CorruptionLine:
-    d = {k: a["decisions"].get(k, 0) for k in (
-        "directive_changed", "directive_restored", "booking_changed", "booking_restored",
-        "replay_mismatches", "rng_mismatches")}  # fmt: skip
+def _line(cell: CellKey, a: tuple[int, ...]) -> CorruptionLine:
+    def kinds(at: int, names: tuple[str, ...]) -> dict[str, int]:
+        return dict(zip(names, a[at : at + len(names)], strict=True))
+
     return CorruptionLine(
         cell=cell,
         epsilon=cell.knobs.corruption,
-        episodes=a["n"]["episodes"],
-        failures=a["n"]["failures"],
-        events=a["events"],
-        omissions=a["omissions"],
-        single_events=a["single_events"],
-        single_fatal=a["single_fatal"],
-        **d,
+        episodes=a[0],
+        failures=a[1],
+        events=kinds(_EVENTS, CORRUPTION_KINDS),
+        omissions=kinds(_OMISSIONS, FAILURE_KINDS),
+        single_events=kinds(_SINGLE, CORRUPTION_KINDS),
+        single_fatal=kinds(_FATAL, CORRUPTION_KINDS),
+        **kinds(_DECIDED, _DECISIONS),
     )
 
 
@@ -321,7 +343,7 @@ def _markdown(lines: tuple[CorruptionLine, ...]) -> list[str]:
 CORRUPTION: Analysis[CorruptionLine, CorruptionLine] = Analysis(
     name="corruption",
     table="Table 12",
-    compute=corruption_lines,
+    compute=_FOLDS["redraw"],
     finish=by_cell,
     markdown=_markdown,
 )

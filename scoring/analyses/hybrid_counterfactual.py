@@ -9,7 +9,9 @@ shared seeds: strict successes and omissions of the enforcement gate, the direct
 the hybrid; correct bookings the enforcement gate refused (a refused booking of the turn's
 own step with the turn's work order on a turn that owes it), and how many of them sit in
 flagged episodes (the hybrid refuses the others). Only counted episodes of both arms enter;
-scores need per-turn detail.
+scores need per-turn detail. The compute is a :class:`~scoring.analyses.base.Fold`: each
+gate episode gives its seed's summary (a :class:`HybridSeed`), paired across the two arms
+in the finish.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import msgspec
 from protocol.config import config_label
 from protocol.records import CellKey, EpisodeRecord
 from protocol.stress.budget import cell_episode
-from scoring.analyses.base import Analysis, markdown_section
+from scoring.analyses.base import Analysis, Fold, Pair, markdown_section
 from scoring.replay.episode_score import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
@@ -54,11 +56,16 @@ def _refused_correct(record: EpisodeRecord, score: EpisodeScore, cache: EpisodeC
     """Refused bookings that were correct: the turn's own step with the turn's work order on
     a turn whose label (primary replay) owes the execution (eligible, or an authorized
     redo)."""
+    for t in record.turns:
+        if t.refused:
+            break
+    else:
+        return 0  # nothing refused (most episodes): no episode regenerated (#50)
     episode = cell_episode(cache.get(record.spec), record.cell.knobs)  # its rules (#48)
     n = 0
     for t, s in zip(record.turns, score.primary.turns, strict=False):
-        if t.step is None or s.label not in ("eligible", "redo"):
-            continue
+        if not t.refused or t.step is None or s.label not in ("eligible", "redo"):
+            continue  # a turn that refused nothing adds nothing
         code = episode.step(t.step).code
         n += sum(b.code == code and b.work_order == t.work_order for b in t.refused)
     return n
@@ -76,35 +83,44 @@ class HybridSeed(msgspec.Struct, frozen=True, kw_only=True):
     refused_correct: int
 
 
-def hybrid_seeds(
-    pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]], episodes: EpisodeCache | None = None
-) -> list[HybridSeed]:
-    """The summaries of the counted enforce and directive episodes among *pairs* (their
-    configuration's enforcement cell one object per cell: a worker's part pickles it once,
-    not once per seed, #50)."""
-    cache = episodes if episodes is not None else EpisodeCache()
-    out: list[HybridSeed] = []
+# What one counted gate episode gives: its cell, seed, whether the validator flags its
+# compile, its strict success, its omissions, its correct bookings refused
+_Seed = tuple[CellKey, int, bool, bool, int, int]
+
+
+def _each(pair: Pair, cache: EpisodeCache) -> _Seed | None:
+    record, score = pair
+    cell = record.cell
+    if cell.arm not in ("enforce", "directive") or not score.counted:
+        return None
+    return (
+        cell,
+        record.spec.seed,
+        record.compile is not None and not record.compile.validator.passed,
+        score.primary.success,
+        score.primary.channels["omission"],
+        _refused_correct(record, score, cache) if cell.arm == "enforce" else 0,
+    )
+
+
+def _whole(values: list[_Seed]) -> list[HybridSeed]:
+    """The batch's summaries, their configuration's enforcement cell one object per cell (a
+    worker's part pickles it once, not once per seed, #50)."""
     keys: dict[CellKey, CellKey] = {}
-    for record, score in pairs:
-        if record.cell.arm not in ("enforce", "directive") or not score.counted:
-            continue
-        key = keys.get(record.cell)
+    out: list[HybridSeed] = []
+    for cell, seed, flagged, success, omissions, refused in values:
+        key = keys.get(cell)
         if key is None:
-            key = keys[record.cell] = msgspec.structs.replace(record.cell, arm="enforce")
-        out.append(
-            HybridSeed(
-                key=key,
-                arm=record.cell.arm,
-                seed=record.spec.seed,
-                flagged=record.compile is not None and not record.compile.validator.passed,
-                success=score.primary.success,
-                omissions=score.primary.channels["omission"],
-                refused_correct=_refused_correct(record, score, cache)
-                if record.cell.arm == "enforce"
-                else 0,
-            )
-        )
+            key = keys[cell] = msgspec.structs.replace(cell, arm="enforce")
+        out.append(HybridSeed(key=key, arm=cell.arm, seed=seed, flagged=flagged,
+                              success=success, omissions=omissions, refused_correct=refused))  # fmt: skip
     return out
+
+
+def hybrid_seeds(pairs: Iterable[Pair], episodes: EpisodeCache | None = None) -> list[HybridSeed]:
+    """The summaries of the counted enforce and directive episodes among *pairs*."""
+    cache = episodes if episodes is not None else EpisodeCache()
+    return _whole([v for p in pairs if (v := _each(p, cache)) is not None])
 
 
 def hybrid_from_seeds(seeds: Iterable[HybridSeed]) -> list[HybridLine]:
@@ -173,7 +189,7 @@ def _finish(seeds: list[HybridSeed]) -> tuple[HybridLine, ...]:
 HYBRID: Analysis[HybridSeed, HybridLine] = Analysis(
     name="hybrid",
     table="Appendix D.3",
-    compute=hybrid_seeds,
+    compute=Fold(_each, _whole),
     finish=_finish,
     markdown=_markdown,
 )

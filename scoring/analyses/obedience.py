@@ -8,21 +8,24 @@ redo, ELIGIBLE) iff it executed the directed step. Obedience is measured against
 directive as issued, whether or not the compiled state behind it was correct (Table 11's
 caption). Rates carry Wilson 95% intervals (:func:`scoring.results.stats.wilson`); an episode has
 zero disobedience when it disobeys no trap directive. Only counted episodes (scorable, not
-an infrastructure error) enter; cells without a single directive produce no line.
+an infrastructure error) enter; cells without a single directive produce no line. The
+compute is a :class:`~scoring.analyses.base.Fold`: each episode gives its cell and its
+tallies (whether it disobeys a trap directive, its directives issued and obeyed per kind; an
+episode without a directive one shared tuple), and the batch's lines sum them per cell.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from operator import attrgetter
 
 import msgspec
 
 from protocol.config import config_label
-from protocol.records import CellKey, EpisodeRecord
-from scoring.analyses.base import Analysis, by_cell, markdown_section, uncached
+from protocol.records import CellKey
+from scoring.analyses.base import Analysis, Fold, Pair, by_cell, markdown_section
+from scoring.analyses.tallies import Tallied, by_cell_sums
 from scoring.replay.directive_kinds import DIRECTIVE_KINDS, TRAP_KINDS, parse_directive
-from scoring.replay.episode_score import EpisodeScore
+from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 from scoring.results.stats import wilson
 
@@ -57,59 +60,71 @@ def _count(kind: str, n: int, k: int) -> DirectiveCount:
     )  # fmt: skip
 
 
-_DIRECTIVE = attrgetter("directive")
+_INDEX = {kind: i for i, kind in enumerate(DIRECTIVE_KINDS)}  # a kind's place in the counts
+_TRAP = tuple(kind in TRAP_KINDS for kind in DIRECTIVE_KINDS)
+_K = len(DIRECTIVE_KINDS)
+# One counted episode's tallies: 1 (an episode), 1 when it disobeys no trap directive, 1 when
+# it issued a directive, then the directives issued per kind (DIRECTIVE_KINDS' order), then
+# those obeyed per kind
+_N, _OBEYED = 3 + 2 * _K, 3 + _K
+_UNDIRECTED = (1, 1, 0, *(0,) * (2 * _K))
 
 
-def obedience_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list[ObedienceLine]:
-    """One line per cell that issued at least one directive (scores need per-turn detail)."""
-    n: dict[CellKey, dict[str, int]] = {}
-    k: dict[CellKey, dict[str, int]] = {}
-    episodes: dict[CellKey, int] = {}
-    clean: dict[CellKey, int] = {}
-    issued: set[CellKey] = set()
-    for record, score in pairs:
-        if not score.counted:
+def _each(pair: Pair, cache: EpisodeCache) -> Tallied | None:
+    record, score = pair
+    if not score.counted:
+        return None
+    # an episode no gate directed (every episode of an arm without one): one shared tuple,
+    # after a loop of bare attribute loads (cheaper than any(map(attrgetter)), #50)
+    for t in record.turns:
+        if t.directive:
+            break
+    else:
+        return (record.cell, _UNDIRECTED)
+    a = [1, 1, 0, *(0,) * (2 * _K)]
+    for turn, scored in zip(record.turns, score.primary.turns, strict=False):
+        # most turns carry no directive: parse_directive's None without the call (#50)
+        d = parse_directive(turn.directive) if turn.directive else None
+        if d is None:
             continue
-        cell = record.cell
-        n.setdefault(cell, dict.fromkeys(DIRECTIVE_KINDS, 0))
-        k.setdefault(cell, dict.fromkeys(DIRECTIVE_KINDS, 0))
-        episodes[cell] = episodes.get(cell, 0) + 1
-        disobeyed = False
-        # an episode no gate directed (every episode of an arm without one): its turns
-        # checked in one C loop, none walked in Python (#50)
-        directed = any(map(_DIRECTIVE, record.turns))
-        for turn, scored in (
-            zip(record.turns, score.primary.turns, strict=False) if directed else ()
-        ):
-            # most turns carry no directive: parse_directive's None without the call (#50)
-            d = parse_directive(turn.directive) if turn.directive else None
-            if d is None:
-                continue
-            issued.add(cell)
-            executed = d.step in scored.executed
-            obeyed = not executed if d.kind in TRAP_KINDS else executed
-            n[cell][d.kind] += 1
-            k[cell][d.kind] += obeyed
-            disobeyed |= d.kind in TRAP_KINDS and not obeyed
-        clean[cell] = clean.get(cell, 0) + (not disobeyed)
-    out: list[ObedienceLine] = []
-    for cell in sorted(issued, key=cell_sort_key):
-        tn = sum(n[cell][x] for x in TRAP_KINDS)
-        tk = sum(k[cell][x] for x in TRAP_KINDS)
-        out.append(
-            ObedienceLine(
-                cell=cell,
-                episodes=episodes[cell],
-                zero_disobedience=clean[cell],
-                zero_ci=wilson(clean[cell], episodes[cell]),
-                trap_n=tn,
-                trap_obeyed=tk,
-                trap_rate=tk / tn if tn else None,
-                trap_ci=wilson(tk, tn),
-                kinds=tuple(_count(x, n[cell][x], k[cell][x]) for x in DIRECTIVE_KINDS),
-            )
-        )
-    return out
+        a[2] = 1
+        i = _INDEX[d.kind]
+        executed = d.step in scored.executed
+        obeyed = not executed if _TRAP[i] else executed
+        a[3 + i] += 1
+        a[_OBEYED + i] += obeyed
+        if _TRAP[i] and not obeyed:
+            a[1] = 0
+    return (record.cell, tuple(a))
+
+
+def _whole(episodes: list[Tallied]) -> list[ObedienceLine]:
+    """One line per cell that issued at least one directive, from its episodes' tallies."""
+    acc = by_cell_sums(episodes)
+    return [_line(cell, acc[cell]) for cell in sorted(acc, key=cell_sort_key) if acc[cell][2]]
+
+
+def _line(cell: CellKey, a: tuple[int, ...]) -> ObedienceLine:
+    n, k = a[3:_OBEYED], a[_OBEYED:]
+    tn = sum(n[i] for i in range(_K) if _TRAP[i])
+    tk = sum(k[i] for i in range(_K) if _TRAP[i])
+    return ObedienceLine(
+        cell=cell,
+        episodes=a[0],
+        zero_disobedience=a[1],
+        zero_ci=wilson(a[1], a[0]),
+        trap_n=tn,
+        trap_obeyed=tk,
+        trap_rate=tk / tn if tn else None,
+        trap_ci=wilson(tk, tn),
+        kinds=tuple(_count(x, n[i], k[i]) for i, x in enumerate(DIRECTIVE_KINDS)),
+    )
+
+
+def obedience_lines(pairs: Iterable[Pair]) -> list[ObedienceLine]:
+    """One line per cell that issued at least one directive (scores need per-turn detail)."""
+    cache = EpisodeCache()  # unread: the table regenerates no episode
+    return _whole([v for p in pairs if (v := _each(p, cache)) is not None])
 
 
 def _rate(k: int, n: int, ci: tuple[float, float]) -> str:
@@ -145,7 +160,7 @@ def _markdown(lines: tuple[ObedienceLine, ...]) -> list[str]:
 OBEDIENCE: Analysis[ObedienceLine, ObedienceLine] = Analysis(
     name="obedience",
     table="Table 11",
-    compute=uncached(obedience_lines),
+    compute=Fold(_each, _whole),
     finish=by_cell,
     markdown=_markdown,
 )

@@ -28,6 +28,10 @@ omissions in episodes the validator passes (the paper finds none). Cells: an arm
 always enforces (``ArmSpec.enforcing``, not ``validated``: ``enforce``), and any episode whose
 compile record says it enforced (the hybrid where its validator passed); not the corrupted-state ablation's cells, whose over-blocks the corruption makes
 (:mod:`scoring.analyses.corruption_replay` attributes those).
+
+The compute is a :class:`~scoring.analyses.base.Fold`: each episode gives its cell and its
+tallies (an episode without an omission only its episode counts, its turns not walked), and
+the batch's lines sum them per cell.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ from protocol.config import config_label
 from protocol.records import CellKey, CompileRecord, Episode, EpisodeRecord, TurnRecord
 from protocol.state.receipts import find_refs
 from protocol.stress.budget import cell_episode
-from scoring.analyses.base import Analysis, by_cell, markdown_section
+from scoring.analyses.base import Analysis, Fold, Pair, by_cell, markdown_section
+from scoring.analyses.tallies import Tallied, by_cell_sums
 from scoring.replay.directive_kinds import ParsedDirective, parse_directive
 from scoring.replay.episode_score import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
@@ -110,56 +115,80 @@ def attribute_overblock(
     return "other"
 
 
+# An episode's tallies, in this order (then ROOT_CAUSES' over-blocks); the line's fields
+_FIELDS = ("episodes", "omissions", *ATTRIBUTIONS, "correct_ref", "defect", "differs",
+           "overblock_in_passing")  # fmt: skip
+_AT = {name: i for i, name in enumerate(_FIELDS)}
+_ROOT = len(_FIELDS)  # where the root causes start
+_CAUSE = {cause: _ROOT + i for i, cause in enumerate(ROOT_CAUSES)}
+_N = _ROOT + len(ROOT_CAUSES)
+
+
+def _each(pair: Pair, cache: EpisodeCache) -> Tallied | None:
+    record, score = pair
+    if not score.counted or not _enforcing(record) or record.cell.knobs.corruption > 0:
+        return None
+    a = [0] * _N
+    a[0] = 1  # one episode
+    info = record.compile
+    passed = info is None or info.validator.passed
+    a[_AT["defect"]] = not passed
+    a[_AT["differs"]] = info is not None and not info.accuracy.exact
+    if score.primary.channels["omission"]:  # else none of its turns has one to attribute
+        _omissions(a, record, score, cache, passed)
+    return (record.cell, tuple(a))
+
+
+def _omissions(
+    a: list[int], record: EpisodeRecord, score: EpisodeScore, cache: EpisodeCache, passed: bool
+) -> None:
+    """Attribute each omission of one episode into its tallies ``a``."""
+    info = record.compile
+    episode = cell_episode(cache.get(record.spec), record.cell.knobs)  # its rules (#48)
+    earlier: set[str] = set()
+    for turn, scored in zip(record.turns, score.primary.turns, strict=False):
+        for err in scored.errors:
+            if err.channel != "omission":
+                continue
+            a[1] += 1
+            d = parse_directive(turn.directive)
+            code = episode.step(err.step).code
+            if d is None or d.step != err.step or d.kind not in ("eligible", "blocked"):
+                a[_AT["other"]] += 1
+            elif d.kind == "blocked":
+                a[_AT["overblock"]] += 1
+                a[_AT["overblock_in_passing"]] += passed
+                a[_AT["correct_ref"]] += any(
+                    b.code == code and b.work_order == turn.work_order for b in turn.refused
+                )
+                a[_CAUSE[attribute_overblock(err.step, d, info, episode)]] += 1
+            elif _wrong_ref(turn, code, earlier):
+                a[_AT["wrong_ref"]] += 1
+            elif any(b.code == code for b in turn.refused):
+                a[_AT["other"]] += 1  # a correct ref refused under ELIGIBLE
+            else:
+                a[_AT["declined"]] += 1
+        if turn.work_order is not None:
+            earlier.add(turn.work_order)
+
+
+def _whole(episodes: list[Tallied]) -> list[AttributionLine]:
+    """One line per enforcing cell, from its episodes' tallies."""
+    acc = by_cell_sums(episodes)
+    return [_line(cell, acc[cell]) for cell in sorted(acc, key=cell_sort_key)]
+
+
+def _line(cell: CellKey, a: tuple[int, ...]) -> AttributionLine:
+    causes = dict(zip(ROOT_CAUSES, a[_ROOT:], strict=True))
+    return AttributionLine(cell=cell, root_causes=causes, **dict(zip(_FIELDS, a, strict=False)))
+
+
 def attribution_lines(
-    pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]], episodes: EpisodeCache | None = None
+    pairs: Iterable[Pair], episodes: EpisodeCache | None = None
 ) -> list[AttributionLine]:
     """One line per enforcing cell (scores need per-turn detail)."""
     cache = episodes if episodes is not None else EpisodeCache()
-    acc: dict[CellKey, dict[str, int]] = {}
-    causes: dict[CellKey, dict[str, int]] = {}
-    for record, score in pairs:
-        if not score.counted or not _enforcing(record) or record.cell.knobs.corruption > 0:
-            continue
-        cell = record.cell
-        a = acc.setdefault(cell, dict.fromkeys(
-            ("episodes", "omissions", *ATTRIBUTIONS, "correct_ref", "defect", "differs",
-             "overblock_in_passing"), 0))  # fmt: skip
-        rc = causes.setdefault(cell, dict.fromkeys(ROOT_CAUSES, 0))
-        a["episodes"] += 1
-        info = record.compile
-        passed = info is None or info.validator.passed
-        a["defect"] += not passed
-        a["differs"] += info is not None and not info.accuracy.exact
-        episode = cell_episode(cache.get(record.spec), record.cell.knobs)  # its rules (#48)
-        earlier: set[str] = set()
-        for turn, scored in zip(record.turns, score.primary.turns, strict=False):
-            for err in scored.errors:
-                if err.channel != "omission":
-                    continue
-                a["omissions"] += 1
-                d = parse_directive(turn.directive)
-                code = episode.step(err.step).code
-                if d is None or d.step != err.step or d.kind not in ("eligible", "blocked"):
-                    a["other"] += 1
-                elif d.kind == "blocked":
-                    a["overblock"] += 1
-                    a["overblock_in_passing"] += passed
-                    a["correct_ref"] += any(
-                        b.code == code and b.work_order == turn.work_order for b in turn.refused
-                    )
-                    rc[attribute_overblock(err.step, d, info, episode)] += 1
-                elif _wrong_ref(turn, code, earlier):
-                    a["wrong_ref"] += 1
-                elif any(b.code == code for b in turn.refused):
-                    a["other"] += 1  # a correct ref refused under ELIGIBLE
-                else:
-                    a["declined"] += 1
-            if turn.work_order is not None:
-                earlier.add(turn.work_order)
-    return [
-        AttributionLine(cell=cell, root_causes=causes[cell], **acc[cell])
-        for cell in sorted(acc, key=cell_sort_key)
-    ]
+    return _whole([v for p in pairs if (v := _each(p, cache)) is not None])
 
 
 def _markdown(lines: tuple[AttributionLine, ...]) -> list[str]:
@@ -203,7 +232,7 @@ def _markdown(lines: tuple[AttributionLine, ...]) -> list[str]:
 OMISSION_ATTRIBUTION: Analysis[AttributionLine, AttributionLine] = Analysis(
     name="omission_attribution",
     table="Table 10",
-    compute=attribution_lines,
+    compute=Fold(_each, _whole),
     finish=by_cell,
     markdown=_markdown,
 )

@@ -15,19 +15,23 @@
   tier 2 rewrites, ``scoring.results.gate_report.REWRITTEN_KINDS``) on which the matcher ran, as the
   helpers table's ``rewritten_agreement``; None where no matcher ran (text arms).
 
-Only counted episodes enter; every cell gets a line.
+Only counted episodes enter; every cell gets a line. The compute is a
+:class:`~scoring.analyses.base.Fold`: each episode gives its cell and its counts of the
+above, and the batch's lines sum them per cell.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
 from protocol.config import config_label
-from protocol.records import CellKey, EpisodeRecord
-from scoring.analyses.base import Analysis, by_cell, markdown_section, uncached
-from scoring.replay.episode_score import EpisodeScore
+from protocol.records import CellKey, TurnRecord
+from scoring.analyses.base import Analysis, Fold, Pair, by_cell, markdown_section
+from scoring.analyses.tallies import Tallied, by_cell_sums
+from scoring.replay.episode_score import TurnScore
+from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 from scoring.results.gate_report import REWRITTEN_KINDS
 
@@ -46,27 +50,49 @@ class WordingLine(msgspec.Struct, frozen=True, kw_only=True, tag="wording"):
     agreement: float | None = None
 
 
-def wording_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list[WordingLine]:
-    """One line per cell (scores need per-turn detail)."""
-    acc: dict[CellKey, list[int]] = {}
-    for record, score in pairs:
-        if not score.counted:
-            continue
-        a = acc.setdefault(record.cell, [0, 0, 0, 0, 0, 0, 0])
-        a[0] += 1
-        first = None  # the first turn with an omission (one pass over the turns, #50)
-        for t, s in zip(record.turns, score.primary.turns, strict=False):
-            if first is None and s.errors and any(e.channel == "omission" for e in s.errors):
-                first = t
-            if t.kind == "ambiguous":
-                a[3] += 1
-                a[4] += bool(s.executed)
-            if t.kind in REWRITTEN_KINDS and t.matched_redo is not None:
-                a[5] += 1
-                a[6] += t.matched_step == t.step
-        if first is not None and not score.primary.success:
-            a[1] += 1
-            a[2] += first.matched_step is not None and first.matched_step != first.step
+# One counted episode's tallies: 1 (an episode), 1 when it is a failing episode with an
+# omission, 1 when its first omitted ask was misrouted, its ambiguous probes, those booked,
+# its turns the matcher ran on among REWRITTEN_KINDS, those it agreed on
+def _each(pair: Pair, cache: EpisodeCache) -> Tallied | None:
+    record, score = pair
+    if not score.counted:
+        return None
+    primary = score.primary
+    scored = primary.turns
+    turns = record.turns
+    if len(scored) < len(turns):
+        turns = turns[: len(scored)]  # the turns the scores reach, as zip reads them
+    ambiguous = booked = matched = agree = 0
+    # one pass for the probes and the matcher; the first omission is looked for only in a
+    # failing episode that has one (#50)
+    for i, t in enumerate(turns):
+        kind = t.kind
+        if kind == "ambiguous":
+            ambiguous += 1
+            booked += bool(scored[i].executed)
+        if t.matched_redo is not None and kind in REWRITTEN_KINDS:
+            matched += 1
+            agree += t.matched_step == t.step
+    failing = misrouted = False
+    if not primary.success and primary.channels["omission"]:
+        first = _first_omission(turns, scored)
+        if first is not None:
+            failing = True
+            misrouted = first.matched_step is not None and first.matched_step != first.step
+    return (record.cell, (1, failing, misrouted, ambiguous, booked, matched, agree))
+
+
+def _first_omission(turns: Sequence[TurnRecord], scored: Sequence[TurnScore]) -> TurnRecord | None:
+    """The first turn with an omission error (None: none)."""
+    for t, s in zip(turns, scored, strict=False):
+        if s.errors and any(e.channel == "omission" for e in s.errors):
+            return t
+    return None
+
+
+def _whole(episodes: list[Tallied]) -> list[WordingLine]:
+    """One line per cell, from its counted episodes' tallies."""
+    acc = by_cell_sums(episodes)
     return [
         WordingLine(
             cell=cell,
@@ -81,6 +107,12 @@ def wording_lines(pairs: Iterable[tuple[EpisodeRecord, EpisodeScore]]) -> list[W
         )
         for cell, a in sorted(acc.items(), key=lambda kv: cell_sort_key(kv[0]))
     ]
+
+
+def wording_lines(pairs: Iterable[Pair]) -> list[WordingLine]:
+    """One line per cell (scores need per-turn detail)."""
+    cache = EpisodeCache()  # unread: the table regenerates no episode
+    return _whole([v for p in pairs if (v := _each(p, cache)) is not None])
 
 
 def _markdown(lines: tuple[WordingLine, ...]) -> list[str]:
@@ -113,7 +145,7 @@ def _markdown(lines: tuple[WordingLine, ...]) -> list[str]:
 WORDING: Analysis[WordingLine, WordingLine] = Analysis(
     name="wording",
     table="Table 4",
-    compute=uncached(wording_lines),
+    compute=Fold(_each, _whole),
     finish=by_cell,
     markdown=_markdown,
 )
