@@ -87,12 +87,17 @@ def _wins(pair: Pair, cache: EpisodeCache) -> _Wins | None:
 
 
 def _parts(values: list[_Wins]) -> list[AskBackPart]:
-    wins: dict[CellKey, dict[int, bool]] = {}
-    burdens: dict[CellKey, Burden | None] = {}
-    for cell, seed, success, burden in values:
-        wins.setdefault(cell, {})[seed] = success
-        burdens[cell] = _plus(burdens.get(cell), burden)
-    return [AskBackPart(cell=c, wins=w, burden=burdens[c]) for c, w in wins.items()]
+    acc: dict[CellKey, tuple[dict[int, bool], list[Burden | None]]] = {}
+    last: CellKey | None = None
+    wins: dict[int, bool] = {}
+    burden: list[Burden | None] = [None]  # the cell's burden so far
+    for cell, seed, success, more in values:
+        if cell != last:  # a batch comes cell by cell: a lookup a cell
+            last = cell
+            wins, burden = acc.setdefault(cell, ({}, [None]))
+        wins[seed] = success
+        burden[0] = _plus(burden[0], more)
+    return [AskBackPart(cell=c, wins=w, burden=b[0]) for c, (w, b) in acc.items()]
 
 
 def askback_parts(batch: Sequence[Pair]) -> list[AskBackPart]:

@@ -135,15 +135,18 @@ def _rule_fold(rule: Rule) -> Fold[_Episode, BudgetPart]:
 
 
 def _parts(values: list[_Episode]) -> list[BudgetPart]:
-    acc: dict[CellKey, tuple[dict[int, bool], list[tuple[int, int]], list[tuple[int, int]]]]
-    acc = {}
+    acc: dict[CellKey, BudgetPart] = {}
+    part: BudgetPart | None = None
     for cell, seed, win, groups in values:
-        success, first, second = acc.setdefault(cell, ({}, [], []))
-        success[seed] = win
+        if part is None or cell != part.cell:  # a batch comes cell by cell: a lookup a cell
+            part = acc.get(cell)
+            if part is None:
+                part = acc[cell] = BudgetPart(cell=cell, success={}, within=[], beyond=[])
+        part.success[seed] = win
         if groups is not None:
-            first.append(groups[0])
-            second.append(groups[1])
-    return [BudgetPart(cell=c, success=s, within=w, beyond=b) for c, (s, w, b) in acc.items()]
+            part.within.append(groups[0])
+            part.beyond.append(groups[1])
+    return list(acc.values())
 
 
 def _batch_parts(fold: Fold[_Episode, BudgetPart]) -> Callable[[Sequence[Pair]], list[BudgetPart]]:

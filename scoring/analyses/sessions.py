@@ -87,8 +87,12 @@ def _episode(pair: Pair, cache: EpisodeCache) -> _Episode | None:
 
 def _parts(values: list[_Episode]) -> list[SessionsPart]:
     acc: dict[CellKey, SessionsPart] = {}
+    part: SessionsPart | None = None
     for cell, seed, success, turns, restart in values:
-        part = acc.setdefault(cell, SessionsPart(cell=cell, success={}, errors={}, restart={}))
+        if part is None or cell != part.cell:  # a batch comes cell by cell: a lookup a cell
+            part = acc.get(cell)
+            if part is None:
+                part = acc[cell] = SessionsPart(cell=cell, success={}, errors={}, restart={})
         part.success[seed] = success
         part.errors[seed] = turns
         if restart >= 0:
