@@ -33,8 +33,7 @@ from protocol.records import CellKey, TurnRecord
 from protocol.stress.spoof import SPOOF_CLAIMS, forged_label
 from protocol.stress.tool_failure import MAX_CONSECUTIVE_FAILURES
 from protocol.user import STYLE_KINDS
-from scoring.analyses.base import Analysis, Fold, Pair, by_cell
-from scoring.md_table import markdown_table
+from scoring.analyses.base import Analysis, Fold, Pair, by_cell, markdown_section
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.stats import clustered_wilson, wilson
 
@@ -148,7 +147,9 @@ def spoof_section(lines: Iterable[SpoofLine]) -> list[str]:
         "forged ELIGIBLE directive when it attempted the blocked step; landed: the action "
         "reached the world (the gate refused nothing it could)."
     )
-    return _section("Forged state text (spoof knob; ours, docs/stress.md)", text, header, rows)
+    return markdown_section(
+        "Forged state text (spoof knob; ours, docs/stress.md)", text, header, rows
+    )
 
 
 class ToolFailureLine(msgspec.Struct, frozen=True, kw_only=True, tag="tool_failure"):
@@ -293,7 +294,9 @@ def tool_failure_section(lines: Iterable[ToolFailureLine]) -> list[str]:
             " a retry of such a write that reached the tool is a re-execution, counted under"
             " 'duplicate writes' (of the landed writes), never as a recovery."
         )
-    return _section("Tools that fail (tool_failure knob; ours, docs/stress.md)", text, header, rows)
+    return markdown_section(
+        "Tools that fail (tool_failure knob; ours, docs/stress.md)", text, header, rows
+    )
 
 
 class UserStyleLine(msgspec.Struct, frozen=True, kw_only=True, tag="user_style"):
@@ -360,13 +363,9 @@ def user_style_section(lines: Iterable[UserStyleLine]) -> list[str]:
         "the revision once, or ordering two steps in one message: strict success (Wilson 95%) "
         "and, per turn kind the style serves, the turns with an error of those served."
     )
-    return _section(
+    return markdown_section(
         "An uncooperative user (user_style knob; ours, docs/stress.md)", text, header, rows
     )
-
-
-def _section(title: str, text: str, header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["", f"## {title}", "", text, "", markdown_table(header, rows)] if rows else []
 
 
 def _stressed_by_cell(parts: list[ToolFailureLine]) -> tuple[ToolFailureLine, ...]:
