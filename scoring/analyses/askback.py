@@ -8,7 +8,9 @@ one of the two won, the exact McNemar p (uncorrected: the Holm-adjusted one is i
 contrasts table, family "Ask back and escalation", where each knob's cell is contrasted with
 the same cell with that knob alone off), and the user's burden
 (:mod:`scoring.replay.askback`): questions and escalations per episode, the readings and
-bookings they recovered, and what each recovery cost the user in asks.
+bookings they recovered, and what each recovery cost the user in asks. Its compute is a
+:class:`~scoring.analyses.base.Fold`: a gate arm's counted episode gives its seed, success
+and burden as it is read, a batch's cells are made from them.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from collections.abc import Sequence
 
 import msgspec
 
-from protocol.arms.table import gate_arms
+from protocol.arms.table import arm_spec
 from protocol.config import config_label
 from protocol.records import CellKey, Knobs
-from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
+from scoring.analyses.base import Analysis, Fold, Pair, markdown_section
 from scoring.replay.askback import Burden, askback_on, per_recovery
+from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 from scoring.results.families import variant_reference
 from scoring.results.stats import mcnemar_exact, wilson
@@ -71,18 +74,35 @@ def _family_reference(cell: CellKey) -> CellKey:
     return variant_reference(cell) or _reference(cell)
 
 
+_Wins = tuple[CellKey, int, bool, Burden | None]  # cell, seed, strict success, burden
+
+
+def _wins(pair: Pair, cache: EpisodeCache) -> _Wins | None:
+    """A counted episode of a gate arm: its seed, strict success and the user's burden."""
+    record, score = pair
+    spec = arm_spec(record.cell.arm)  # a gate: gate_arms(), without listing them all (#50)
+    if spec is None or not spec.matcher or not score.counted:
+        return None
+    return record.cell, score.seed, score.primary.success, score.burden
+
+
+def _parts(values: list[_Wins]) -> list[AskBackPart]:
+    acc: dict[CellKey, tuple[dict[int, bool], list[Burden | None]]] = {}
+    last: CellKey | None = None
+    wins: dict[int, bool] = {}
+    burden: list[Burden | None] = [None]  # the cell's burden so far
+    for cell, seed, success, more in values:
+        if cell != last:  # a batch comes cell by cell: a lookup a cell
+            last = cell
+            wins, burden = acc.setdefault(cell, ({}, [None]))
+        wins[seed] = success
+        burden[0] = _plus(burden[0], more)
+    return [AskBackPart(cell=c, wins=w, burden=b[0]) for c, (w, b) in acc.items()]
+
+
 def askback_parts(batch: Sequence[Pair]) -> list[AskBackPart]:
     """The batch's gate-arm cells (one log file: one cell)."""
-    wins: dict[CellKey, dict[int, bool]] = {}
-    burdens: dict[CellKey, Burden | None] = {}
-    gates = gate_arms()  # once a batch, not once an episode (#50)
-    for record, score in batch:
-        cell = record.cell
-        if cell.arm not in gates or not score.counted:
-            continue
-        wins.setdefault(cell, {})[score.seed] = score.primary.success
-        burdens[cell] = _plus(burdens.get(cell), score.burden)
-    return [AskBackPart(cell=c, wins=w, burden=burdens[c]) for c, w in wins.items()]
+    return list(_PARTS(batch, EpisodeCache()))
 
 
 def _plus(a: Burden | None, b: Burden | None) -> Burden | None:
@@ -180,10 +200,12 @@ def askback_section(lines: tuple[AskBackLine, ...]) -> list[str]:
     return markdown_section("Ask back and escalation", note, header, rows)
 
 
+_PARTS = Fold(_wins, _parts)
+
 ASKBACK: Analysis[AskBackPart, AskBackLine] = Analysis(
     name="askback",
     table="Ask back and escalation",
-    compute=uncached(askback_parts),
+    compute=_PARTS,
     finish=askback_lines,
     markdown=askback_section,
 )

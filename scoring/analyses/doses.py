@@ -18,7 +18,8 @@ reproducible), a two-sided sign-flip permutation p over seeds, and that p Holm-a
 within its family (one stress knob of one model: every dose, configuration and pair of
 arms; #46). A star needs the Holm p below 0.05. This episode scale rewards the rung with the
 lower baseline (docs/scoring.md); :mod:`scoring.analyses.stress_turns` reads the same
-question per stressed turn.
+question per stressed turn. Both read one :class:`~scoring.analyses.base.Fold`, each counted
+episode's :class:`Outcome`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ import msgspec
 
 from protocol.config import DEFAULT_DOSE, config_label
 from protocol.records import CellKey, EpisodeRecord
-from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
+from scoring.analyses.base import Analysis, Fold, Pair, markdown_section
+from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 from scoring.results.stats import containing, holm, sign_flip_p, wilson
 
@@ -121,14 +123,16 @@ def control_of(cell: CellKey) -> CellKey:
     return msgspec.structs.replace(cell, knobs=knobs)
 
 
+def _outcome(pair: Pair, cache: EpisodeCache) -> Outcome | None:
+    r, s = pair
+    if not s.counted:
+        return None
+    return Outcome(cell=r.cell, seed=r.spec.seed, success=s.primary.success,
+                   stressed=stressed_turns(r))  # fmt: skip
+
+
 def outcomes(batch: Sequence[Pair]) -> list[Outcome]:
-    return [
-        Outcome(
-            cell=r.cell, seed=r.spec.seed, success=s.primary.success, stressed=stressed_turns(r)
-        )
-        for r, s in batch
-        if s.counted
-    ]
+    return list(_OUTCOMES(batch, EpisodeCache()))
 
 
 class DoseLine(msgspec.Struct, frozen=True, kw_only=True, tag="dose"):
@@ -363,25 +367,12 @@ def interaction_section(lines: tuple[InteractionLine, ...]) -> list[str]:
         "one model; * marks a Holm p below 0.05. This scale rewards the arm with the lower "
         "baseline: read the interaction per stressed turn (below; docs/scoring.md)."
     )
-    return markdown_section(
-        "Stress interactions (ours, docs/stress.md)",
-        note,
-        [
-            "stress",
-            "dose",
-            "configuration",
-            "arms",
-            "seeds",
-            "effect a",
-            "effect b",
-            "difference",
-            "p / Holm",
-        ],
-        rows,
-    )
+    header = ["stress", "dose", "configuration", "arms", "seeds", "effect a", "effect b",
+              "difference", "p / Holm"]  # fmt: skip
+    return markdown_section("Stress interactions (ours, docs/stress.md)", note, header, rows)
 
 
-_OUTCOMES = uncached(outcomes)  # one compute: both tables read a batch's outcomes once
+_OUTCOMES = Fold(_outcome, list)  # one compute: both tables read a batch's outcomes once
 
 DOSE_RESPONSE: Analysis[Outcome, DoseLine] = Analysis(
     name="dose_response",

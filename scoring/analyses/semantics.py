@@ -21,6 +21,9 @@ Expiry and exclusive steps (the ``expiry`` and ``exclusive`` knobs) have the sam
 expiry's two groups are its request before the lapse (label ``done``, any error) and after it
 (``lapsed``, not run: ``lapse_missed``); the exclusive knob's requests are all for a closed
 alternative (label ``closed``), counted with any error and executed (``exclusive_closed``).
+
+Each rule's compute is a :class:`~scoring.analyses.base.Fold`: a first trial of a counted
+episode gives its seed and success, and with the rule on its two groups' errors, as it is read.
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ import msgspec
 
 from protocol.config import config_label
 from protocol.records import CellKey
-from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
+from scoring.analyses.base import Analysis, Fold, Pair, markdown_section
 from scoring.replay.episode_score import TurnScore
+from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 from scoring.results.stats import clustered_wilson, mcnemar_exact, wilson
 
@@ -112,28 +116,52 @@ def _group(turns: list[TurnScore], group: tuple[str, str | None]) -> tuple[int, 
     return failed, len(mine)
 
 
-def _rule_parts(rule: Rule) -> Callable[[Sequence[Pair]], list[BudgetPart]]:
+# a first trial's cell, seed and strict success, and (the rule on) its two groups' errors
+_Episode = tuple[CellKey, int, bool, tuple[tuple[int, int], tuple[int, int]] | None]
+
+
+def _rule_fold(rule: Rule) -> Fold[_Episode, BudgetPart]:
+    def each(pair: Pair, cache: EpisodeCache) -> _Episode | None:
+        record, score = pair
+        if not score.counted or score.trial:
+            return None
+        groups = None
+        if getattr(record.cell.knobs, rule.knob):
+            turns = [t for t in score.primary.turns if t.kind == rule.kind]
+            groups = (_group(turns, rule.first), _group(turns, rule.second))
+        return record.cell, score.seed, score.primary.success, groups
+
+    return Fold(each, _parts)
+
+
+def _parts(values: list[_Episode]) -> list[BudgetPart]:
+    acc: dict[CellKey, BudgetPart] = {}
+    part: BudgetPart | None = None
+    for cell, seed, win, groups in values:
+        if part is None or cell != part.cell:  # a batch comes cell by cell: a lookup a cell
+            part = acc.get(cell)
+            if part is None:
+                part = acc[cell] = BudgetPart(cell=cell, success={}, within=[], beyond=[])
+        part.success[seed] = win
+        if groups is not None:
+            part.within.append(groups[0])
+            part.beyond.append(groups[1])
+    return list(acc.values())
+
+
+def _batch_parts(fold: Fold[_Episode, BudgetPart]) -> Callable[[Sequence[Pair]], list[BudgetPart]]:
     def parts(batch: Sequence[Pair]) -> list[BudgetPart]:
         """Each cell's part of ``batch`` (first trials of counted episodes)."""
-        acc: dict[CellKey, tuple[dict[int, bool], list[tuple[int, int]], list[tuple[int, int]]]]
-        acc = {}
-        for record, score in batch:
-            if not score.counted or score.trial:
-                continue
-            success, first, second = acc.setdefault(record.cell, ({}, [], []))
-            success[score.seed] = score.primary.success
-            if getattr(record.cell.knobs, rule.knob):
-                turns = [t for t in score.primary.turns if t.kind == rule.kind]
-                first.append(_group(turns, rule.first))
-                second.append(_group(turns, rule.second))
-        return [BudgetPart(cell=c, success=s, within=w, beyond=b) for c, (s, w, b) in acc.items()]
+        return list(fold(batch, EpisodeCache()))
 
     return parts
 
 
-budget_parts = _rule_parts(BUDGET_RULE)
-expiry_parts = _rule_parts(EXPIRY_RULE)
-exclusive_parts = _rule_parts(EXCLUSIVE_RULE)
+_BUDGET, _EXPIRY = _rule_fold(BUDGET_RULE), _rule_fold(EXPIRY_RULE)
+_EXCLUSIVE = _rule_fold(EXCLUSIVE_RULE)
+budget_parts = _batch_parts(_BUDGET)
+expiry_parts = _batch_parts(_EXPIRY)
+exclusive_parts = _batch_parts(_EXCLUSIVE)
 
 
 def _merge(parts: Iterable[BudgetPart]) -> dict[CellKey, BudgetPart]:
@@ -291,21 +319,21 @@ def exclusive_section(lines: tuple[BudgetLine, ...]) -> list[str]:
 BUDGET: Analysis[BudgetPart, BudgetLine] = Analysis(
     name="budget",
     table="Semantics: budget",
-    compute=uncached(budget_parts),
+    compute=_BUDGET,
     finish=budget_lines,
     markdown=budget_section,
 )
 EXPIRY: Analysis[BudgetPart, BudgetLine] = Analysis(
     name="expiry",
     table="Semantics: expiry",
-    compute=uncached(expiry_parts),
+    compute=_EXPIRY,
     finish=expiry_lines,
     markdown=expiry_section,
 )
 EXCLUSIVE: Analysis[BudgetPart, BudgetLine] = Analysis(
     name="exclusive",
     table="Semantics: exclusive",
-    compute=uncached(exclusive_parts),
+    compute=_EXCLUSIVE,
     finish=exclusive_lines,
     markdown=exclusive_section,
 )

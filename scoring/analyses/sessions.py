@@ -6,7 +6,9 @@ paired difference with its discordant seeds and exact McNemar p-value, and the e
 turns after the first restart (the turns a restart can touch: of them, those with an error,
 with a Wilson interval clustered by episode), beside the same turns of the control (the same
 planned turns, which carry the same labels). The Holm correction over the knob's contrasts is
-the variant-contrast table's ("Semantics: sessions").
+the variant-contrast table's ("Semantics: sessions"). Its compute is a
+:class:`~scoring.analyses.base.Fold`: a first trial of a counted episode gives its seed,
+success, per-turn errors and first restart as it is read, a batch's cells are made from them.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import msgspec
 
 from protocol.config import config_label
 from protocol.records import CellKey, EpisodeRecord
-from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
+from scoring.analyses.base import Analysis, Fold, Pair, markdown_section
 from scoring.replay.episode_score import EpisodeScore
+from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 from scoring.results.stats import clustered_wilson, mcnemar_exact, wilson
 
@@ -70,20 +73,36 @@ def _turns(record: EpisodeRecord, score: EpisodeScore) -> tuple[list[tuple[int, 
     return out, restart
 
 
+# a first trial's cell, seed, strict success, per-turn (planned index, error), first restart
+_Episode = tuple[CellKey, int, bool, list[tuple[int, bool]], int]
+
+
+def _episode(pair: Pair, cache: EpisodeCache) -> _Episode | None:
+    record, score = pair
+    if not score.counted or score.trial:
+        return None
+    turns, restart = _turns(record, score)
+    return record.cell, score.seed, score.primary.success, turns, restart
+
+
+def _parts(values: list[_Episode]) -> list[SessionsPart]:
+    acc: dict[CellKey, SessionsPart] = {}
+    part: SessionsPart | None = None
+    for cell, seed, success, turns, restart in values:
+        if part is None or cell != part.cell:  # a batch comes cell by cell: a lookup a cell
+            part = acc.get(cell)
+            if part is None:
+                part = acc[cell] = SessionsPart(cell=cell, success={}, errors={}, restart={})
+        part.success[seed] = success
+        part.errors[seed] = turns
+        if restart >= 0:
+            part.restart[seed] = restart
+    return list(acc.values())
+
+
 def sessions_parts(batch: Sequence[Pair]) -> list[SessionsPart]:
     """Each cell's part of ``batch`` (first trials of counted episodes)."""
-    acc: dict[CellKey, SessionsPart] = {}
-    for record, score in batch:
-        if not score.counted or score.trial:
-            continue
-        part = acc.setdefault(record.cell, SessionsPart(cell=record.cell, success={}, errors={},
-                                                         restart={}))  # fmt: skip
-        part.success[score.seed] = score.primary.success
-        turns, restart = _turns(record, score)
-        part.errors[score.seed] = turns
-        if restart >= 0:
-            part.restart[score.seed] = restart
-    return list(acc.values())
+    return list(_PARTS(batch, EpisodeCache()))
 
 
 def _merge(parts: Iterable[SessionsPart]) -> dict[CellKey, SessionsPart]:
@@ -184,10 +203,12 @@ def sessions_section(lines: tuple[SessionsLine, ...]) -> list[str]:
     return markdown_section("Sessions (sessions knob; ours, docs/semantics.md)", note, header, rows)
 
 
+_PARTS = Fold(_episode, _parts)
+
 SESSIONS: Analysis[SessionsPart, SessionsLine] = Analysis(
     name="sessions",
     table="Semantics: sessions",
-    compute=uncached(sessions_parts),
+    compute=_PARTS,
     finish=sessions_lines,
     markdown=sessions_section,
 )

@@ -16,7 +16,8 @@ cluster), a 95% percentile bootstrap interval over seeds and a two-sided sign-fl
 permutation p-value (exact up to :data:`scoring.results.stats.EXACT_SEEDS` seeds with a nonzero difference, else
 :data:`scoring.results.stats.PERMUTATIONS` seeded draws). **Holm** adjusts the p-values within each family: one
 stress knob (``spoof``, ``user_style``) of one model, every dose, configuration and pair of
-arms together.
+arms together. The tables (and the pressure's, :mod:`scoring.analyses.pressure`) read one
+:class:`~scoring.analyses.base.Fold`, each counted episode's :class:`TurnOutcomes`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import msgspec
 from protocol.config import config_label
 from protocol.records import CellKey, TurnRecord
 from protocol.user import STYLE_KINDS
-from scoring.analyses.base import Analysis, Pair, markdown_section, uncached
+from scoring.analyses.base import Analysis, Fold, Pair, markdown_section
 from scoring.analyses.doses import (
     control_of,
     did_interval,
@@ -37,6 +38,7 @@ from scoring.analyses.doses import (
     holm_cell,
     stress_of,
 )
+from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
 from scoring.results.stats import clustered_wilson, sign_flip_p
 
@@ -67,27 +69,30 @@ def _stressed(t: TurnRecord) -> bool:
     return bool(t.injected) or t.kind in STYLE_KINDS
 
 
+def _turn_outcomes(pair: Pair, cache: EpisodeCache) -> TurnOutcomes | None:
+    """A counted episode of a turn-placed stress or of a control (no stress knob)."""
+    record, score = pair
+    if not score.counted:
+        return None
+    found = stress_of(record.cell)
+    if found is not None and found[0] == "tool_failure":
+        return None
+    turns = tuple(
+        (t.draw_turn or f"i{i}", _stressed(t), bool(s.errors))
+        for i, (t, s) in enumerate(zip(record.turns, score.primary.turns, strict=False))
+    )
+    return TurnOutcomes(
+        cell=record.cell,
+        seed=record.spec.seed,
+        turns=turns,
+        success=score.primary.success,
+        decline_aware=score.decline_aware.success,
+    )
+
+
 def turn_outcomes(batch: Sequence[Pair]) -> list[TurnOutcomes]:
     """Every counted episode of a turn-placed stress or of a control (no stress knob)."""
-    out: list[TurnOutcomes] = []
-    for record, score in batch:
-        found = stress_of(record.cell)
-        if not score.counted or (found is not None and found[0] == "tool_failure"):
-            continue
-        turns = tuple(
-            (t.draw_turn or f"i{i}", _stressed(t), bool(s.errors))
-            for i, (t, s) in enumerate(zip(record.turns, score.primary.turns, strict=False))
-        )
-        out.append(
-            TurnOutcomes(
-                cell=record.cell,
-                seed=record.spec.seed,
-                turns=turns,
-                success=score.primary.success,
-                decline_aware=score.decline_aware.success,
-            )
-        )
-    return out
+    return list(_TURNS(batch, EpisodeCache()))
 
 
 _Seeds = dict[int, tuple[int, int, int]]  # seed -> (stressed turns, errors, control's errors)
@@ -281,7 +286,7 @@ def turn_interaction_section(lines: tuple[TurnInteractionLine, ...]) -> list[str
     )
 
 
-_TURNS = uncached(turn_outcomes)
+_TURNS = Fold(_turn_outcomes, list)  # one compute: these two tables and the pressure's
 
 STRESS_TURNS: Analysis[TurnOutcomes, StressTurnLine] = Analysis(
     name="stress_turns",
