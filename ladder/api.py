@@ -11,7 +11,7 @@ What is here: the registries (``ARMS``, ``ANALYSES``, ``FIGURES``, ``KNOBS``, ``
 ``Registry``); an arm's row and its traits' readers (``ArmSpec``, ``arm_spec``,
 ``gate_arms``, ``enforcing_arms``, ``enforced`` ...) and its session's bases (``ArmSession``,
 ``Gate``); a knob's declaration and readers (``KnobSpec``, ``knob_spec``, ``variants``,
-``Knobs``); a report table or figure (``Analysis``, ``by_cell``, ``markdown_section``,
+``Knobs``); a report table or figure (``Analysis``, ``Fold``, ``by_cell``, ``markdown_section``,
 ``PaperFigure``); what they read (records, ``TaskState``, scores); ``RunObserver``.
 """
 
@@ -39,7 +39,7 @@ from protocol.state.machine import TaskState
 from runner.arms.base import Admission, ArmSession, EpisodeContext, Shaped
 from runner.arms.gates import DirectiveGate as Gate
 from runner.execution.observer import RunObserver
-from scoring.analyses.base import Analysis, Pair, by_cell, markdown_section
+from scoring.analyses.base import Analysis, Fold, Pair, by_cell, markdown_section
 from scoring.analyses.registry import ANALYSES
 from scoring.replay.episode_score import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
@@ -64,6 +64,7 @@ __all__ = [
     "EpisodeContext",
     "EpisodeRecord",
     "EpisodeScore",
+    "Fold",
     "Gate",
     "KnobSpec",
     "Knobs",

@@ -22,7 +22,7 @@ MEMBERS = {
     "arm_names", "arm_spec", "arm_table", "enforced", "enforcing_arms", "gate_arms", "ladder",
     "render_checklist",
     "KnobSpec", "Knobs", "knob_spec", "variants",
-    "Analysis", "EpisodeCache", "EpisodeScore", "Pair", "PaperFigure", "by_cell",
+    "Analysis", "EpisodeCache", "EpisodeScore", "Fold", "Pair", "PaperFigure", "by_cell",
     "config_label", "markdown_section",
     "Booking", "CellKey", "Episode", "EpisodeRecord", "PromptPolicy", "TaskState", "Turn",
     "ResultLine", "RunObserver",
