@@ -6,8 +6,9 @@ per-turn detail included), a finish that makes its lines from every batch's part
 render of its lines as a Markdown section of the report; its JSON is its lines, encoded by
 msgspec. A compute declared as a :class:`Fold` (what one pair gives, then what a batch's
 values make) lets ``ladder report``'s workers drop each record as soon as it is scored, as
-``ladder score``'s do (#50, tenth round); a plain function still works, its batch kept. :data:`scoring.analyses.registry.ANALYSES` lists them once; ``ladder report`` loops over that
-tuple (docs/extending.md, "A new table").
+``ladder score``'s do (#50, tenth round); a plain function still works, its batch kept.
+:data:`scoring.analyses.registry.ANALYSES` lists them once; ``ladder report`` loops over
+that tuple (docs/extending.md, "A new table").
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ __all__ = [
     "Table",
     "by_cell",
     "markdown_section",
-    "uncached",
 ]
 
 Pair = tuple[EpisodeRecord, EpisodeScore]
@@ -65,17 +65,6 @@ class Fold(Generic[V, P]):
     def __call__(self, batch: Sequence[Pair], cache: EpisodeCache) -> Sequence[P]:
         each = self.each
         return self.whole([v for p in batch if (v := each(p, cache)) is not None])
-
-
-def uncached(
-    lines: Callable[[Sequence[Pair]], Sequence[P]],
-) -> Callable[[Sequence[Pair], EpisodeCache], Sequence[P]]:
-    """A compute from a function of the batch alone (one that regenerates no episode)."""
-
-    def compute(batch: Sequence[Pair], cache: EpisodeCache) -> Sequence[P]:
-        return lines(batch)
-
-    return compute
 
 
 def by_cell(parts: list[C]) -> tuple[C, ...]:

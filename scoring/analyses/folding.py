@@ -38,7 +38,7 @@ class Folding:
     pairs (trial 0 of each seed, one fold's values however many analyses read them; the
     analyses named in ``skip`` get none), ``folds`` from :func:`folds_of`."""
 
-    __slots__ = ("_cache", "_cells", "_folds", "_names", "_size")
+    __slots__ = ("_cache", "_cells", "_folds", "_names")
 
     def __init__(
         self,
@@ -58,7 +58,6 @@ class Folding:
                 distinct.append(f)
             self._names.append((name, index[id(f)]))
         self._folds = list(enumerate(distinct))
-        self._size = len(distinct)
         self._cells: dict[CellKey, list[list[object]]] = {}
         self._cache = cache
 
@@ -67,7 +66,7 @@ class Folding:
         cell = pair[0].cell
         values = self._cells.get(cell)
         if values is None:
-            values = self._cells[cell] = [[] for _ in range(self._size)]
+            values = self._cells[cell] = [[] for _ in self._folds]
         if pair[0].trial != 0:
             return
         cache = self._cache
