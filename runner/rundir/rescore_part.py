@@ -14,11 +14,12 @@ line's share kept as counts, so the next record is made in memory still in the p
 cache (the one-core path's CPU -24% on the bench log). With detail the same way where every
 report table declares a :class:`~scoring.analyses.base.Fold` (tenth round): each record is
 scored with per-turn detail, folded into the tables' values
-(:class:`runner.rundir.report_fold.Folded`) and dropped, its score kept compact. The episodes and replays a
-configuration's records share are kept per worker (:func:`start_worker`) for as long as its
-groups are of one configuration, so a configuration whose files are scored as several small
-groups by one worker (the run's tail: ``runner.rundir.rescore._balanced``) regenerates its
-episodes once in that worker. Each score is a pure function of its record and its regenerated episode: no score
+(:class:`runner.rundir.report_fold.Folded`) and dropped, its score kept compact. The
+episodes and replays a configuration's records share are kept per worker
+(:func:`start_worker`) for as long as its groups are of one configuration, so a
+configuration whose files are scored as several small groups by one worker (the run's
+tail: ``runner.rundir.rescore._balanced``) regenerates its episodes once in that worker.
+Each score is a pure function of its record and its regenerated episode: no score
 depends on the grouping, the order or the worker.
 """
 
@@ -214,8 +215,9 @@ def _streamed(
     :func:`_read` keeps it); None where a key turns up twice (a superseded record is in the
     counts) or the counts are not complete (:class:`HelperTally`): the caller reads the
     batch again, at once, as before. With ``folded`` (``ladder report``), each record is
-    scored with per-turn detail, folded into the analyses' values (:class:`~runner.rundir.report_fold.Folded`) and
-    its score kept compact; None also where ``folded`` cannot take the batch."""
+    scored with per-turn detail, folded into the analyses' values
+    (:class:`~runner.rundir.report_fold.Folded`) and its score kept compact; None also where
+    ``folded`` cannot take the batch."""
     tally = HelperTally()
     shared = Shared()
 
