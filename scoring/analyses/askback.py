@@ -23,6 +23,7 @@ from protocol.arms.table import arm_spec
 from protocol.config import config_label
 from protocol.records import CellKey, Knobs
 from scoring.analyses.base import Analysis, Fold, Pair, markdown_section
+from scoring.analyses.tallies import cell_groups
 from scoring.replay.askback import Burden, askback_on, per_recovery
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
@@ -87,17 +88,15 @@ def _wins(pair: Pair, cache: EpisodeCache) -> _Wins | None:
 
 
 def _parts(values: list[_Wins]) -> list[AskBackPart]:
-    acc: dict[CellKey, tuple[dict[int, bool], list[Burden | None]]] = {}
-    last: CellKey | None = None
-    wins: dict[int, bool] = {}
-    burden: list[Burden | None] = [None]  # the cell's burden so far
-    for cell, seed, success, more in values:
-        if cell != last:  # a batch comes cell by cell: a lookup a cell
-            last = cell
-            wins, burden = acc.setdefault(cell, ({}, [None]))
-        wins[seed] = success
-        burden[0] = _plus(burden[0], more)
-    return [AskBackPart(cell=c, wins=w, burden=b[0]) for c, (w, b) in acc.items()]
+    out: list[AskBackPart] = []
+    for cell, episodes in cell_groups(values).items():
+        wins: dict[int, bool] = {}
+        burden: Burden | None = None
+        for _, seed, success, more in episodes:
+            wins[seed] = success
+            burden = _plus(burden, more)
+        out.append(AskBackPart(cell=cell, wins=wins, burden=burden))
+    return out
 
 
 def askback_parts(batch: Sequence[Pair]) -> list[AskBackPart]:

@@ -36,6 +36,7 @@ import msgspec
 from protocol.config import config_label
 from protocol.records import CellKey
 from scoring.analyses.base import Analysis, Fold, Pair, markdown_section
+from scoring.analyses.tallies import cell_groups
 from scoring.replay.episode_score import TurnScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
@@ -135,18 +136,16 @@ def _rule_fold(rule: Rule) -> Fold[_Episode, BudgetPart]:
 
 
 def _parts(values: list[_Episode]) -> list[BudgetPart]:
-    acc: dict[CellKey, BudgetPart] = {}
-    part: BudgetPart | None = None
-    for cell, seed, win, groups in values:
-        if part is None or cell != part.cell:  # a batch comes cell by cell: a lookup a cell
-            part = acc.get(cell)
-            if part is None:
-                part = acc[cell] = BudgetPart(cell=cell, success={}, within=[], beyond=[])
-        part.success[seed] = win
-        if groups is not None:
-            part.within.append(groups[0])
-            part.beyond.append(groups[1])
-    return list(acc.values())
+    out: list[BudgetPart] = []
+    for cell, episodes in cell_groups(values).items():
+        part = BudgetPart(cell=cell, success={}, within=[], beyond=[])
+        for _, seed, win, groups in episodes:
+            part.success[seed] = win
+            if groups is not None:
+                part.within.append(groups[0])
+                part.beyond.append(groups[1])
+        out.append(part)
+    return out
 
 
 def _batch_parts(fold: Fold[_Episode, BudgetPart]) -> Callable[[Sequence[Pair]], list[BudgetPart]]:

@@ -20,6 +20,7 @@ import msgspec
 from protocol.config import config_label
 from protocol.records import CellKey, EpisodeRecord
 from scoring.analyses.base import Analysis, Fold, Pair, markdown_section
+from scoring.analyses.tallies import cell_groups
 from scoring.replay.episode_score import EpisodeScore
 from scoring.replay.ground_truth import EpisodeCache
 from scoring.results.cells import cell_sort_key
@@ -86,18 +87,16 @@ def _episode(pair: Pair, cache: EpisodeCache) -> _Episode | None:
 
 
 def _parts(values: list[_Episode]) -> list[SessionsPart]:
-    acc: dict[CellKey, SessionsPart] = {}
-    part: SessionsPart | None = None
-    for cell, seed, success, turns, restart in values:
-        if part is None or cell != part.cell:  # a batch comes cell by cell: a lookup a cell
-            part = acc.get(cell)
-            if part is None:
-                part = acc[cell] = SessionsPart(cell=cell, success={}, errors={}, restart={})
-        part.success[seed] = success
-        part.errors[seed] = turns
-        if restart >= 0:
-            part.restart[seed] = restart
-    return list(acc.values())
+    out: list[SessionsPart] = []
+    for cell, episodes in cell_groups(values).items():
+        part = SessionsPart(cell=cell, success={}, errors={}, restart={})
+        for _, seed, success, turns, restart in episodes:
+            part.success[seed] = success
+            part.errors[seed] = turns
+            if restart >= 0:
+                part.restart[seed] = restart
+        out.append(part)
+    return out
 
 
 def sessions_parts(batch: Sequence[Pair]) -> list[SessionsPart]:
