@@ -13,7 +13,7 @@ that tuple (docs/extending.md, "A new table").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar, cast
 
@@ -62,7 +62,7 @@ class Fold(Generic[V, P]):
     each: Callable[[Pair, EpisodeCache], V | None]
     whole: Callable[[list[V]], Sequence[P]]
 
-    def __call__(self, batch: Sequence[Pair], cache: EpisodeCache) -> Sequence[P]:
+    def __call__(self, batch: Iterable[Pair], cache: EpisodeCache) -> Sequence[P]:
         each = self.each
         return self.whole([v for p in batch if (v := each(p, cache)) is not None])
 

@@ -252,8 +252,7 @@ def corruption_lines(
     logged events are applied and counted instead (the cross-check's other side, and how a
     test places events by hand); ``rng_mismatches`` is the same comparison either way."""
     cache = episodes if episodes is not None else EpisodeCache()
-    each = _FOLDS[source].each
-    return _whole([v for p in pairs if (v := each(p, cache)) is not None])
+    return list(_FOLDS[source](pairs, cache))
 
 
 def _tallies(

@@ -117,10 +117,12 @@ def _whole(values: list[_Seed]) -> list[HybridSeed]:
     return out
 
 
+_FOLD = Fold(_each, _whole)
+
+
 def hybrid_seeds(pairs: Iterable[Pair], episodes: EpisodeCache | None = None) -> list[HybridSeed]:
     """The summaries of the counted enforce and directive episodes among *pairs*."""
-    cache = episodes if episodes is not None else EpisodeCache()
-    return _whole([v for p in pairs if (v := _each(p, cache)) is not None])
+    return list(_FOLD(pairs, episodes if episodes is not None else EpisodeCache()))
 
 
 def hybrid_from_seeds(seeds: Iterable[HybridSeed]) -> list[HybridLine]:
@@ -189,7 +191,7 @@ def _finish(seeds: list[HybridSeed]) -> tuple[HybridLine, ...]:
 HYBRID: Analysis[HybridSeed, HybridLine] = Analysis(
     name="hybrid",
     table="Appendix D.3",
-    compute=Fold(_each, _whole),
+    compute=_FOLD,
     finish=_finish,
     markdown=_markdown,
 )

@@ -104,6 +104,9 @@ def _whole(episodes: list[Tallied]) -> list[ObedienceLine]:
     return [_line(cell, acc[cell]) for cell in sorted(acc, key=cell_sort_key) if acc[cell][2]]
 
 
+_FOLD = Fold(_each, _whole)
+
+
 def _line(cell: CellKey, a: tuple[int, ...]) -> ObedienceLine:
     n, k = a[3:_OBEYED], a[_OBEYED:]
     tn = sum(n[i] for i in range(_K) if _TRAP[i])
@@ -123,8 +126,7 @@ def _line(cell: CellKey, a: tuple[int, ...]) -> ObedienceLine:
 
 def obedience_lines(pairs: Iterable[Pair]) -> list[ObedienceLine]:
     """One line per cell that issued at least one directive (scores need per-turn detail)."""
-    cache = EpisodeCache()  # unread: the table regenerates no episode
-    return _whole([v for p in pairs if (v := _each(p, cache)) is not None])
+    return list(_FOLD(pairs, EpisodeCache()))  # the cache unread: no episode regenerated
 
 
 def _rate(k: int, n: int, ci: tuple[float, float]) -> str:
@@ -160,7 +162,7 @@ def _markdown(lines: tuple[ObedienceLine, ...]) -> list[str]:
 OBEDIENCE: Analysis[ObedienceLine, ObedienceLine] = Analysis(
     name="obedience",
     table="Table 11",
-    compute=Fold(_each, _whole),
+    compute=_FOLD,
     finish=by_cell,
     markdown=_markdown,
 )

@@ -178,6 +178,9 @@ def _whole(episodes: list[Tallied]) -> list[AttributionLine]:
     return [_line(cell, acc[cell]) for cell in sorted(acc, key=cell_sort_key)]
 
 
+_FOLD = Fold(_each, _whole)
+
+
 def _line(cell: CellKey, a: tuple[int, ...]) -> AttributionLine:
     causes = dict(zip(ROOT_CAUSES, a[_ROOT:], strict=True))
     return AttributionLine(cell=cell, root_causes=causes, **dict(zip(_FIELDS, a, strict=False)))
@@ -187,8 +190,7 @@ def attribution_lines(
     pairs: Iterable[Pair], episodes: EpisodeCache | None = None
 ) -> list[AttributionLine]:
     """One line per enforcing cell (scores need per-turn detail)."""
-    cache = episodes if episodes is not None else EpisodeCache()
-    return _whole([v for p in pairs if (v := _each(p, cache)) is not None])
+    return list(_FOLD(pairs, episodes if episodes is not None else EpisodeCache()))
 
 
 def _markdown(lines: tuple[AttributionLine, ...]) -> list[str]:
@@ -232,7 +234,7 @@ def _markdown(lines: tuple[AttributionLine, ...]) -> list[str]:
 OMISSION_ATTRIBUTION: Analysis[AttributionLine, AttributionLine] = Analysis(
     name="omission_attribution",
     table="Table 10",
-    compute=Fold(_each, _whole),
+    compute=_FOLD,
     finish=by_cell,
     markdown=_markdown,
 )

@@ -117,7 +117,7 @@ def _spoof_lines(values: list[_Spoof]) -> list[SpoofLine]:
 
 def spoof_lines(pairs: Iterable[Pair]) -> list[SpoofLine]:
     """One line per cell with the spoof knob set (counted episodes only)."""
-    return list(_SPOOF(list(pairs), EpisodeCache()))
+    return list(_SPOOF(pairs, EpisodeCache()))
 
 
 def spoof_section(lines: Iterable[SpoofLine]) -> list[str]:
@@ -232,7 +232,7 @@ def _tool_lines(values: list[_Tools]) -> list[ToolFailureLine]:
 def tool_failure_lines(pairs: Iterable[Pair]) -> list[ToolFailureLine]:
     """One line per tool-harness cell (any rate; :func:`stressed` keeps the configurations
     that run a failure rate, once every batch is in)."""
-    return list(_TOOLS(list(pairs), EpisodeCache()))
+    return list(_TOOLS(pairs, EpisodeCache()))
 
 
 def stressed(lines: Iterable[ToolFailureLine]) -> list[ToolFailureLine]:
@@ -342,7 +342,7 @@ def _style_lines(values: list[_Style]) -> list[UserStyleLine]:
 
 def user_style_lines(pairs: Iterable[Pair]) -> list[UserStyleLine]:
     """One line per cell with a user style other than the cooperative one."""
-    return list(_STYLE(list(pairs), EpisodeCache()))
+    return list(_STYLE(pairs, EpisodeCache()))
 
 
 def user_style_section(lines: Iterable[UserStyleLine]) -> list[str]:

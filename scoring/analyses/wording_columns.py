@@ -109,10 +109,12 @@ def _whole(episodes: list[Tallied]) -> list[WordingLine]:
     ]
 
 
+_FOLD = Fold(_each, _whole)
+
+
 def wording_lines(pairs: Iterable[Pair]) -> list[WordingLine]:
     """One line per cell (scores need per-turn detail)."""
-    cache = EpisodeCache()  # unread: the table regenerates no episode
-    return _whole([v for p in pairs if (v := _each(p, cache)) is not None])
+    return list(_FOLD(pairs, EpisodeCache()))  # the cache unread: no episode regenerated
 
 
 def _markdown(lines: tuple[WordingLine, ...]) -> list[str]:
@@ -145,7 +147,7 @@ def _markdown(lines: tuple[WordingLine, ...]) -> list[str]:
 WORDING: Analysis[WordingLine, WordingLine] = Analysis(
     name="wording",
     table="Table 4",
-    compute=Fold(_each, _whole),
+    compute=_FOLD,
     finish=by_cell,
     markdown=_markdown,
 )
