@@ -245,6 +245,22 @@ class ActivityCounts:
         self.arm_turns += arm_turns
         self.acted += acted
 
+    def merge(self, g: GateActivity) -> None:
+        """Add the counts behind ``g`` (another group of records' :meth:`summary`)."""
+        self.episodes += g.episodes
+        self.compiles += g.compiles
+        self.failed += g.compile_failed
+        self.empty += g.compile_empty
+        self.flagged += g.compile_flagged
+        for e, n in g.compile_errors.items():
+            self.errors[e] = self.errors.get(e, 0) + n
+        self.consulted += g.matcher_turns
+        self.malformed += g.matcher_malformed
+        self.directives += g.directives
+        self.notices += g.notices
+        self.arm_turns += g.arm_turns
+        self.acted += g.acted_turns
+
     def summary(self) -> GateActivity:
         return judged(
             GateActivity(
@@ -288,44 +304,10 @@ def judged(g: GateActivity) -> GateActivity:
 def merged_activity(parts: Iterable[GateActivity]) -> GateActivity:
     """The activity of a cell from its episodes' (each :func:`gate_activity` of one record):
     the counts summed, then judged as one."""
-    total: dict[str, int] = {}
-    errors: dict[str, int] = {}
+    counts = ActivityCounts()
     for g in parts:
-        for name in _COUNTS:
-            total[name] = total.get(name, 0) + getattr(g, name)
-        for e, n in g.compile_errors.items():
-            errors[e] = errors.get(e, 0) + n
-    return judged(
-        GateActivity(
-            episodes=total.get("episodes", 0),
-            compiles=total.get("compiles", 0),
-            compile_failed=total.get("compile_failed", 0),
-            compile_empty=total.get("compile_empty", 0),
-            compile_flagged=total.get("compile_flagged", 0),
-            compile_errors=errors,
-            matcher_turns=total.get("matcher_turns", 0),
-            matcher_malformed=total.get("matcher_malformed", 0),
-            directives=total.get("directives", 0),
-            notices=total.get("notices", 0),
-            arm_turns=total.get("arm_turns", 0),
-            acted_turns=total.get("acted_turns", 0),
-        )
-    )
-
-
-_COUNTS = (
-    "episodes",
-    "compiles",
-    "compile_failed",
-    "compile_empty",
-    "compile_flagged",
-    "matcher_turns",
-    "matcher_malformed",
-    "directives",
-    "notices",
-    "arm_turns",
-    "acted_turns",
-)
+        counts.merge(g)
+    return counts.summary()
 
 
 def flag_inert(lines: Sequence[ResultLine]) -> list[ResultLine]:
