@@ -44,7 +44,7 @@ class _Frozen(msgspec.Struct, frozen=True, kw_only=True):
     pass
 
 
-class Step(_Frozen, frozen=True, kw_only=True):
+class Step(_Frozen, frozen=True, kw_only=True, gc=False):
     id: str  # s1..sS
     slug: str  # the template's slug, unique within and across domains
     text: str  # the description the brief shows
@@ -59,8 +59,9 @@ class Revision(_Frozen, frozen=True, kw_only=True):
     text: str  # the user message that announces it
 
 
-class Turn(_Frozen, frozen=True, kw_only=True):
-    """One scripted user turn."""
+class Turn(_Frozen, frozen=True, kw_only=True, gc=False):
+    """One scripted user turn. Frozen, its fields immutable: never in a reference cycle, so
+    untracked by the cyclic collector (``gc=False``, as :class:`Step`; #50, eleventh round)."""
 
     index: int
     kind: TurnKind

@@ -96,12 +96,13 @@ RULE_CHANNELS: tuple[Channel, ...] = ("over_budget", "lapse_missed", "exclusive_
 OWED: tuple[Label, ...] = ("eligible", "redo", "lapsed")
 
 
-class Verdict(msgspec.Struct, frozen=True):
+# gc=False here: frozen, every field immutable, never in a reference cycle (#50, eleventh round)
+class Verdict(msgspec.Struct, frozen=True, gc=False):
     label: Label
     missing: tuple[str, ...] = ()  # missing prerequisites when blocked
 
 
-class Error(msgspec.Struct, frozen=True):
+class Error(msgspec.Struct, frozen=True, gc=False):
     channel: Channel
     step: str
 

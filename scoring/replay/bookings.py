@@ -62,7 +62,8 @@ class CodeTables:
         self.codes: dict[str, str] = code_table(episode)
 
 
-class TurnBookings(msgspec.Struct, frozen=True, kw_only=True):
+# gc=False here: frozen, every field immutable, never in a reference cycle (#50, eleventh round)
+class TurnBookings(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     # distinct steps executed, first appearance first; on the tool harness a step written
     # again in the turn after a landed timeout follows once per extra write (a duplicate)
     primary: tuple[str, ...]

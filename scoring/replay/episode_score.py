@@ -91,7 +91,7 @@ __all__ = [
 LABELS: tuple[str, ...] = ("eligible", "blocked", "done", "cancelled", "redo", "none")
 
 
-class TurnScore(msgspec.Struct, frozen=True, kw_only=True):
+class TurnScore(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     index: int
     kind: TurnKind
     step: str | None
