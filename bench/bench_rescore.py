@@ -15,7 +15,9 @@ The targets are ratios, each the median of the rounds' own ratios (a round's pai
 that round's machine), their range in the row and the JSON (#50): one core within 2x the
 bare decode (CPU seconds, both in fresh processes; the old wall figure, the bare decode in
 the bench's process, is an info row: bench/README.md, "the rescore bench's spread"), every
-core within 0.6 of one core. Then ``ladder score``, ``ladder report`` (no figures, the
+core within 0.6 of one core; one core over the bare decode in user CPU seconds as info (the
+kernel's part left out: the bare decode's page faults move with the machine's memory, #50,
+eleventh round). Then ``ladder score``, ``ladder report`` (no figures, the
 default) and ``ladder report --figures`` run in fresh processes over the same directory,
 four ABBA rounds (score, report, figures; figures, report, score; twice; not under
 ``quick``): report / score within 1.2x, the median of the four rounds' ratios; report
@@ -89,10 +91,10 @@ def bare_decode_s(run_dir: Path) -> float:
     return time.perf_counter() - t0
 
 
-def _bare_timed(run_dir: Path) -> tuple[float, float]:
-    """(wall s, CPU s) of :func:`bare_decode_s`."""
-    c0 = _cpu()
-    return bare_decode_s(run_dir), _cpu() - c0
+def _bare_timed(run_dir: Path) -> tuple[float, float, float]:
+    """(wall s, CPU s, user CPU s) of :func:`bare_decode_s`."""
+    c0, u0 = _cpu(), _user()
+    return bare_decode_s(run_dir), _cpu() - c0, _user() - u0
 
 
 # ``ladder score``'s path timed in a fresh interpreter (:func:`_in_process` there), its
@@ -109,39 +111,48 @@ _BARE = (
 )
 
 
-def _fresh(code: str, *argv: str) -> tuple[float, float]:
-    """(wall s, CPU s) that *code* prints, run in a fresh interpreter."""
+def _fresh(code: str, *argv: str) -> tuple[float, float, float]:
+    """(wall s, CPU s, user CPU s) that *code* prints, run in a fresh interpreter."""
     cmd = [sys.executable, "-c", code, *argv]
     root = Path(__file__).resolve().parents[1]  # where ``bench`` imports from
     done = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=root)
-    wall, cpu = json.loads(done.stdout.splitlines()[-1])
-    return float(wall), float(cpu)
+    wall, cpu, user = json.loads(done.stdout.splitlines()[-1])
+    return float(wall), float(cpu), float(user)
 
 
-def _timed(run_dir: Path, jobs: int) -> tuple[float, float]:
+def _timed(run_dir: Path, jobs: int) -> tuple[float, float, float]:
     """:func:`_in_process` in a fresh process, as ``ladder score`` runs (#50: in the bench's
     own process the one-core path ran warm, its memory already faulted in, while the workers
     of every core started cold; bench/README.md, "Fifth round: two cores' overhead")."""
     return _fresh(_FRESH, str(run_dir), str(jobs))
 
 
-def _bare_fresh(run_dir: Path) -> tuple[float, float]:
+def _bare_fresh(run_dir: Path) -> tuple[float, float, float]:
     """:func:`_bare_timed` in a fresh process (the targeted ratio's denominator)."""
     return _fresh(_BARE, str(run_dir))
 
 
-def _in_process(run_dir: Path, jobs: int) -> tuple[float, float]:
-    """(wall s, CPU s of this process and its workers) of ``rescore_dir`` with ``jobs``."""
-    c0 = _cpu()
+def _in_process(run_dir: Path, jobs: int) -> tuple[float, float, float]:
+    """(wall s, CPU s and user CPU s of this process and its workers) of ``rescore_dir``
+    with ``jobs``."""
+    c0, u0 = _cpu(), _user()
     t0 = time.perf_counter()
     rescore_dir(run_dir, LogReport(), jobs=jobs, min_bytes=0)
-    return time.perf_counter() - t0, _cpu() - c0
+    return time.perf_counter() - t0, _cpu() - c0, _user() - u0
 
 
 def _cpu() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _user() -> float:
+    """:func:`_cpu` without the kernel's part (#50, eleventh round: the bare decode's page
+    faults, a tenth to a fifth of its CPU, move with the machine's memory)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + kids.ru_utime
 
 
 def _cli_s(*argv: str) -> float:
@@ -162,9 +173,10 @@ def _rounds(run_dir: Path, jobs: int, repeats: int) -> dict[str, Any]:
     the bare decode in this process) is kept as info. Every core over one core stays wall."""
     measures = [partial(_bare_timed, run_dir), partial(_bare_fresh, run_dir)]
     rounds = abba([*measures, partial(_timed, run_dir, 1), partial(_timed, run_dir, jobs)], repeats)
-    wall, cpu = 0, 1
+    wall, cpu, user = 0, 1, 2
     ratios = {
         "one_core_x_bare": ratios_of(rounds, 2, 1, cpu),  # the target's, CPU s
+        "one_core_x_bare_user": ratios_of(rounds, 2, 1, user),  # info: no kernel time
         "one_core_x_bare_wall": ratios_of(rounds, 2, 0, wall),  # before ruler71's
         "all_cores_x_one": ratios_of(rounds, 3, 2, wall),
         "all_cores_x_bare": ratios_of(rounds, 3, 0, wall),
@@ -175,14 +187,15 @@ def _rounds(run_dir: Path, jobs: int, repeats: int) -> dict[str, Any]:
         "bare_decode_cpu_s": sorted(round(r[0][1], 3) for r in rounds),
         "bare_fresh_s": sorted(round(r[1][0], 3) for r in rounds),
         "bare_fresh_cpu_s": sorted(round(r[1][1], 3) for r in rounds),
+        "bare_fresh_kernel_s": sorted(round(r[1][1] - r[1][2], 3) for r in rounds),
+        "one_core_kernel_s": sorted(round(r[2][1] - r[2][2], 3) for r in rounds),
         "one_core_s": sorted(round(r[2][0], 3) for r in rounds),
         "one_core_cpu_s": sorted(round(r[2][1], 3) for r in rounds),
         "all_cores_s": sorted(round(r[3][0], 3) for r in rounds),
         "all_cores_cpu_s": sorted(round(r[3][1], 3) for r in rounds),
-        # each round's (wall s, CPU s) of each measure, in the order the rounds ran
+        # each round's (wall s, CPU s, user CPU s) of each measure, in the order they ran
         "rounds_raw": [
-            {n: [round(w, 3), round(c, 3)] for n, (w, c) in zip(names, r, strict=True)}
-            for r in rounds
+            {n: [round(x, 3) for x in m] for n, m in zip(names, r, strict=True)} for r in rounds
         ],
     }
     for name, xs in ratios.items():
@@ -264,6 +277,10 @@ def _rows(r: dict[str, Any], repeats: int, quick: bool) -> list[dict[str, Any]]:
             f"rounds, {r['one_core_x_bare_range']})", one_x,
             f"<= {ONE_CORE_X_BARE}" if not quick else "info",
             one_x <= ONE_CORE_X_BARE if not quick else None),
+        row(f"  1 core / bare decode, user CPU s (kernel s left out: bare "
+            f"{_span(r['bare_fresh_kernel_s'])}, 1 core {_span(r['one_core_kernel_s'])}; "
+            f"median of {repeats}, {r['one_core_x_bare_user_range']})",
+            r["one_core_x_bare_user"], "info", None),
         row(f"  1 core / bare decode in the bench's process, wall (the old figure; median of "
             f"{repeats}, {r['one_core_x_bare_wall_range']})", r["one_core_x_bare_wall"],
             "info", None),
@@ -277,6 +294,11 @@ def _rows(r: dict[str, Any], repeats: int, quick: bool) -> list[dict[str, Any]]:
             f"<= {CORES_X_ONE}" if targeted else "info", every_x <= CORES_X_ONE if targeted else None),
         *r["grid_dir"]["rows"],
     ]  # fmt: skip
+
+
+def _span(xs: list[float]) -> str:
+    """``lo-hi`` of sorted figures (one figure: itself)."""
+    return f"{xs[0]:.2f}" if xs[0] == xs[-1] else f"{xs[0]:.2f}-{xs[-1]:.2f}"
 
 
 def _grid_dir(quick: bool) -> dict[str, Any]:
