@@ -111,6 +111,8 @@ def _pick(
         x = rng.choice(pool)
         chosen.append(x)
         pool = [y for y in pool if y[0] != x[0]]
+    if len(chosen) == k:
+        return chosen  # the common pick: no second pass (#50, eleventh round)
     rest = [x for x in cands if x not in chosen and x[0] not in avoid]
     while len(chosen) < k and rest:
         x = rng.choice(rest)
@@ -201,11 +203,12 @@ def plan(
     never = len(base) + 1
     slots = _premature_slots(ids, deps, revised, schedule, done_at, rev, len(base))
     premature = _pick(rng, slots, 2, set())
+    # every (step, gap) after the step's ask, the cancelled step's up to the revision: a run
+    # of gaps per step, counted (#50, eleventh round)
     finished = [
         (r, g)
         for r in ids
-        for g in range(len(base) + 1)
-        if done_at.get(r, never) < g and (r != c or g <= rev)
+        for g in range(done_at.get(r, never) + 1, (rev if r == c else len(base)) + 1)
     ]
     redo = _pick(rng, finished, 2, set())
     legit = _pick(rng, finished, 1, {r for r, _ in redo}) or _pick(rng, finished, 1, set())
@@ -237,30 +240,26 @@ def _premature_slots(
     the gap, some prerequisite of it (under the graph in force there) not done yet."""
     c, _, _, post = revised
     never = n_base + 1
-
-    def is_done(v: str, g: int) -> bool:
-        return done_at.get(v, never) < g
-
-    def graph(g: int) -> Deps:
-        return deps if g <= rev else post
-
-    def live(v: str, g: int) -> bool:  # not cancelled at gap g
-        return v != c or g <= rev
-
+    # per graph and step, the latest gap at which a prerequisite is not yet done (its ask's
+    # index; -1: none): "some prerequisite not done at g" is g <= it. With the step's own ask
+    # (its gaps end there) and the revision (the cancelled step's end there; the graph in
+    # force changes after it), a step's gaps are two runs, counted, not tested one by one
+    # (#50, eleventh round: one max per step and graph, as version 1's traps read them)
+    pre, after = (
+        {v: max((done_at.get(u, never) for u in us), default=-1) for v, us in graph.items()}
+        for graph in (deps, post)
+    )
     # The cancelled step under the regenerated schedule is never asked: a premature ask of it
     # is allowed only while it stays blocked until the revision (so no re-ask is owed).
-    def blocked_to_revision(v: str) -> bool:
-        return v != c or schedule == "earlier" or any(done_at[u] > rev for u in deps[c])
-
-    return [
-        (p, g)
-        for p in ids
-        for g in range(n_base + 1)
-        if live(p, g)
-        and g <= done_at.get(p, never)
-        and blocked_to_revision(p)
-        and any(not is_done(u, g) for u in graph(g)[p])
-    ]
+    blocked = schedule == "earlier" or any(done_at[u] > rev for u in deps[c])
+    slots: list[tuple[str, int]] = []
+    for p in ids:
+        if p == c and not blocked:
+            continue
+        last = min(n_base, done_at.get(p, never), rev if p == c else n_base)
+        slots += [(p, g) for g in range(min(last, rev, pre[p]) + 1)]  # the graph before
+        slots += [(p, g) for g in range(rev + 1, min(last, after[p]) + 1)]  # and after
+    return slots
 
 
 def _weave(
