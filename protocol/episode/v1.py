@@ -152,11 +152,6 @@ def _traps(
     done_at = {v: i for i, (_, v) in enumerate(base) if v is not None}
     never = len(base) + 1
 
-    def is_done(v: str, gap: int) -> bool:
-        return done_at.get(v, never) < gap
-
-    gaps = range(len(base) + 1)
-
     def pick(cands: list[tuple[str, int]], k: int, used: set[str]) -> list[tuple[str, int]]:
         chosen: list[tuple[str, int]] = []
         cands = [x for x in cands if x[0] not in used]
@@ -168,20 +163,24 @@ def _traps(
 
     # a step is premature at a gap before its ask while some prerequisite of the graph at
     # that gap is not done there: the latest of their asks is at the gap or after (#50: one
-    # max per step and graph, not a scan of its prerequisites per gap)
-    latest = [_latest(done_at, never, g) for g in (deps, post)]
+    # max per step and graph, not a scan of its prerequisites per gap); a step's gaps, up to
+    # its ask, are two runs split at the revision, counted (#50, eleventh round)
+    before, after = (_latest(done_at, never, g) for g in (deps, post))
     premature = pick(
         [
             (p, g)
             for p in pending
-            for g in gaps
-            if g <= done_at[p] and g <= latest[g > rev].get(p, -1)
+            for run in (
+                range(min(done_at[p], rev, before.get(p, -1)) + 1),
+                range(rev + 1, min(done_at[p], after.get(p, -1), len(base)) + 1),
+            )
+            for g in run
         ],
         2,
         set(),
     )
     # every (done step, later gap), listed once for the three picks (pick copies it; #50)
-    done_gaps = [(r, g) for r in pending for g in gaps if is_done(r, g)]
+    done_gaps = [(r, g) for r in pending for g in range(done_at.get(r, never) + 1, len(base) + 1)]
     redo = pick(done_gaps, 2, set())
     legit = pick(done_gaps, 1, {r for r, _ in redo}) or pick(done_gaps, 1, set())
     if len(premature) < 2 or len(redo) < 2 or len(legit) < 1:
