@@ -17,7 +17,9 @@ bare decode (CPU seconds, both in fresh processes; the old wall figure, the bare
 the bench's process, is an info row: bench/README.md, "the rescore bench's spread"), every
 core within 0.6 of one core; one core over the bare decode in user CPU seconds as info (the
 kernel's part left out: the bare decode's page faults move with the machine's memory, #50,
-eleventh round). Then ``ladder score``, ``ladder report`` (no figures, the
+eleventh round). The same one-core ratio on a log of the current generator version's
+episodes (what a run writes now; the targeted row keeps the version-1 log every round
+read), two ABBA rounds, as info. Then ``ladder score``, ``ladder report`` (no figures, the
 default) and ``ladder report --figures`` run in fresh processes over the same directory,
 four ABBA rounds (score, report, figures; figures, report, score; twice; not under
 ``quick``): report / score within 1.2x, the median of the four rounds' ratios; report
@@ -42,6 +44,7 @@ import msgspec
 
 from bench._common import abba, paired, ratios_of, row
 from bench.rescore_log import build_log
+from protocol.episode.versions import GENERATOR_VERSION
 from runner.rundir.logs import LogReport, log_files, read_logs
 from runner.rundir.rescore import cores, rescore_dir
 from scoring.gc_pause import paused_gc
@@ -62,20 +65,21 @@ REPORT_X_SCORE = 1.2
 # about 35 s on the quiet machine, within the bench's 15 minutes
 REPORT_ROUNDS = 4
 
-_SHARED: dict[int, Path] = {}
+_SHARED: dict[tuple[int, int], Path] = {}
 
 
-def shared_log(seeds: int) -> Path:
+def shared_log(seeds: int, generator: int = 1) -> Path:
     """A run directory of :func:`build_log`'s grid at ``seeds``, built once per bench
     process and shared by the cases that read it (the rescoring case's timings and its
     ``ladder score`` / ``ladder report`` runs, the viewer's case): building 14,040 episodes
-    costs as much CPU as a case (#50). Removed when the process exits."""
-    if seeds not in _SHARED:
-        d = Path(tempfile.mkdtemp(prefix=f"ladder-bench-log{seeds}-"))
+    costs as much CPU as a case (#50). Removed when the process exits. ``generator``:
+    :func:`build_log`'s."""
+    if (seeds, generator) not in _SHARED:
+        d = Path(tempfile.mkdtemp(prefix=f"ladder-bench-log{seeds}-g{generator}-"))
         atexit.register(shutil.rmtree, d, ignore_errors=True)
-        build_log(d, seeds, jobs=cores())  # set-up on every core (#50: -half its wall)
-        _SHARED[seeds] = d
-    return _SHARED[seeds]
+        build_log(d, seeds, jobs=cores(), generator=generator)  # on every core (#50)
+        _SHARED[seeds, generator] = d
+    return _SHARED[seeds, generator]
 
 
 def bare_decode_s(run_dir: Path) -> float:
@@ -206,6 +210,26 @@ def _rounds(run_dir: Path, jobs: int, repeats: int) -> dict[str, Any]:
     return out
 
 
+# ABBA rounds of the fresh bare decode and one core on a log of the episodes a run writes now
+# (#50, eleventh round: an info row; the targeted row keeps the version-1 log every round read)
+NOW_ROUNDS = 2
+
+
+def _now_rounds(seeds: int) -> dict[str, Any]:
+    """One core over the fresh bare decode (CPU s) on :func:`build_log`'s grid of the current
+    generator version's episodes, the median of :data:`NOW_ROUNDS` ABBA rounds' ratios."""
+    run_dir = shared_log(seeds, GENERATOR_VERSION)
+    rounds = abba([partial(_bare_fresh, run_dir), partial(_timed, run_dir, 1)], NOW_ROUNDS)
+    mid, lo, hi = paired(ratios_of(rounds, 1, 0, 1))
+    return {
+        "now_generator": GENERATOR_VERSION,
+        "now_one_core_x_bare": round(mid, 2),
+        "now_one_core_x_bare_range": f"{lo:.2f}-{hi:.2f}",
+        "now_one_core_cpu_s": sorted(round(r[1][1], 3) for r in rounds),
+        "now_bare_fresh_cpu_s": sorted(round(r[0][1], 3) for r in rounds),
+    }
+
+
 def run(quick: bool = False) -> dict[str, Any]:
     """Build the log, time a bare decode, the serial rescore and ``ladder score``'s path on
     one core and on every core (ABBA rounds, :func:`_rounds`); then ``ladder score`` and
@@ -227,6 +251,7 @@ def run(quick: bool = False) -> dict[str, Any]:
     n = len(records)
     del records  # once: the ladder score path in the rounds is the repeated figure
     timed = _rounds(run_dir, jobs, repeats)
+    now = _now_rounds(seeds) if not quick else {}
     result: dict[str, Any] = {
         "case": "rescore",
         "episodes": n,
@@ -243,6 +268,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "all_cores_episodes_per_s": round(n / timed["all_cores_s"][0], 1),
         "cores": jobs,
         **timed,
+        **now,
         "grid_dir": _grid_dir(quick) if not quick else {"rows": [], "skipped": "quick"},
     }
     result["rows"] = _rows(result, repeats, quick)
@@ -284,6 +310,10 @@ def _rows(r: dict[str, Any], repeats: int, quick: bool) -> list[dict[str, Any]]:
         row(f"  1 core / bare decode in the bench's process, wall (the old figure; median of "
             f"{repeats}, {r['one_core_x_bare_wall_range']})", r["one_core_x_bare_wall"],
             "info", None),
+        *([] if quick else [row(
+            f"  1 core / bare decode, CPU s, on a log of generator {r['now_generator']}'s "
+            f"episodes (what a run writes now; median of {NOW_ROUNDS} ABBA rounds, "
+            f"{r['now_one_core_x_bare_range']})", r["now_one_core_x_bare"], "info", None)]),
         row(f"ladder score path, {jobs} cores: s per 10,000 episodes",
             round(r["all_cores_s"][0] * per_10k, 3), "info", None,
             episodes_per_s=r["all_cores_episodes_per_s"]),

@@ -138,11 +138,13 @@ def _behaviour(arm: str, rng: random.Random) -> str | None:
     return None
 
 
-def build_log(run_dir: Path, seeds: int, jobs: int = 1) -> int:
+def build_log(run_dir: Path, seeds: int, jobs: int = 1, generator: int = 1) -> int:
     """Write the synthetic grid's records under *run_dir*; the number written. With ``jobs``
     > 1 the (graph, model) parts are written by that many processes at once: each part is
-    its own cells' files, written in the same order, so the files are the same bytes."""
-    parts = [(steps, density, model) for steps, density in GRAPHS for model in MODELS]
+    its own cells' files, written in the same order, so the files are the same bytes.
+    ``generator``: the episodes' generator version (the bench's log: 1, as every earlier
+    round measured; a run writes :data:`protocol.episode.versions.GENERATOR_VERSION`'s)."""
+    parts = [(steps, density, model, generator) for steps, density in GRAPHS for model in MODELS]
     if jobs <= 1:
         return sum(_build_part(run_dir, seeds, *part) for part in parts)
     spawn = multiprocessing.get_context("spawn")  # no copy of the bench process's heap
@@ -151,12 +153,14 @@ def build_log(run_dir: Path, seeds: int, jobs: int = 1) -> int:
         return sum(f.result() for f in futures)
 
 
-def _build_part(run_dir: Path, seeds: int, steps: int, density: float, model: str) -> int:
+def _build_part(
+    run_dir: Path, seeds: int, steps: int, density: float, model: str, generator: int
+) -> int:
     """One (graph, model) part of :func:`build_log`: its cells' records, seed by seed."""
     n = 0
     with LogWriter(run_dir) as writer:
         for seed in range(seeds):
-            spec = EpisodeSpec(seed=seed, steps=steps, density=density)
+            spec = EpisodeSpec(seed=seed, steps=steps, density=density, generator=generator)
             ep = generate(spec)
             for arm in ARMS:
                 key = CellKey(model=model, steps=steps, density=density, arm=arm)
