@@ -1,7 +1,8 @@
 """The trap positions, counted as runs of gaps (#50, eleventh round), are the positions the
-rule names gap by gap: for versions 3 on (``sampler._premature_slots`` and the finished
-gaps of ``sampler.plan``) and for versions 1-2 (``v1._traps``), on random graphs, schedules
-and revisions (hypothesis). The episodes themselves are pinned by test_generate.py."""
+rule names gap by gap: for versions 3 on (``sampler._premature_slots``) and for versions
+1-2 (``v1._traps``, its picks included), on random graphs, schedules and revisions
+(hypothesis). The finished gaps of ``sampler.plan``, and the episodes themselves, are
+pinned by test_episodes_pinned.py."""
 
 from __future__ import annotations
 
