@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from itertools import repeat
 
 from protocol.domains.shape import DomainPool, Template
 from protocol.records import Schedule, TurnKind
@@ -245,10 +246,7 @@ def _premature_slots(
     # (its gaps end there) and the revision (the cancelled step's end there; the graph in
     # force changes after it), a step's gaps are two runs, counted, not tested one by one
     # (#50, eleventh round: one max per step and graph, as version 1's traps read them)
-    pre, after = (
-        {v: max((done_at.get(u, never) for u in us), default=-1) for v, us in graph.items()}
-        for graph in (deps, post)
-    )
+    pre, after = (latest_undone(done_at, never, graph) for graph in (deps, post))
     # The cancelled step under the regenerated schedule is never asked: a premature ask of it
     # is allowed only while it stays blocked until the revision (so no re-ask is owed).
     blocked = schedule == "earlier" or any(done_at[u] > rev for u in deps[c])
@@ -260,6 +258,13 @@ def _premature_slots(
         slots += [(p, g) for g in range(min(last, rev, pre[p]) + 1)]  # the graph before
         slots += [(p, g) for g in range(rev + 1, min(last, after[p]) + 1)]  # and after
     return slots
+
+
+def latest_undone(done_at: Mapping[str, int], never: int, graph: Deps) -> dict[str, int]:
+    """Per step of ``graph``, the latest gap at which one of its prerequisites is not yet
+    done: the largest of their asks' indices in the base schedule (``never`` for one not
+    asked; -1: no prerequisite). "Some prerequisite not done at gap g" is g <= it (#50)."""
+    return {v: max(map(done_at.get, us, repeat(never)), default=-1) for v, us in graph.items()}
 
 
 def _weave(

@@ -165,14 +165,14 @@ def _traps(
     # that gap is not done there: the latest of their asks is at the gap or after (#50: one
     # max per step and graph, not a scan of its prerequisites per gap); a step's gaps, up to
     # its ask, are two runs split at the revision, counted (#50, eleventh round)
-    before, after = (_latest(done_at, never, g) for g in (deps, post))
+    before, after = (sampler.latest_undone(done_at, never, g) for g in (deps, post))
     premature = pick(
         [
             (p, g)
             for p in pending
             for run in (
-                range(min(done_at[p], rev, before.get(p, -1)) + 1),
-                range(rev + 1, min(done_at[p], after.get(p, -1), len(base)) + 1),
+                range(min(done_at[p], rev, before[p]) + 1),
+                range(rev + 1, min(done_at[p], after[p], len(base)) + 1),
             )
             for g in run
         ],
@@ -186,14 +186,6 @@ def _traps(
     if len(premature) < 2 or len(redo) < 2 or len(legit) < 1:
         return None
     return premature, redo, legit
-
-
-def _latest(
-    done_at: Mapping[str, int], never: int, graph: Mapping[str, frozenset[str]]
-) -> dict[str, int]:
-    """Per step with prerequisites in ``graph``, the latest gap at which one of them is not
-    yet done (its ask's index in the base schedule; ``never`` for one not asked)."""
-    return {v: max(done_at.get(u, never) for u in us) for v, us in graph.items() if us}
 
 
 def _interleave(
