@@ -139,6 +139,20 @@ def _revision(
 _Traps = tuple[list[tuple[str, int]], list[tuple[str, int]], list[tuple[str, int]]]
 
 
+def _pick(
+    rng: random.Random, cands: list[tuple[str, int]], k: int, used: set[str]
+) -> list[tuple[str, int]]:
+    """Up to k (step, gap) positions of distinct steps not in ``used``, drawn in turn
+    (version 1's picks; versions 3 on: :func:`protocol.episode.sampler._pick`)."""
+    chosen: list[tuple[str, int]] = []
+    cands = [x for x in cands if x[0] not in used]
+    while len(chosen) < k and cands:
+        v, g = rng.choice(cands)
+        chosen.append((v, g))
+        cands = [x for x in cands if x[0] != v]
+    return chosen
+
+
 def _traps(
     rng: random.Random,
     pending: list[str],
@@ -152,21 +166,13 @@ def _traps(
     done_at = {v: i for i, (_, v) in enumerate(base) if v is not None}
     never = len(base) + 1
 
-    def pick(cands: list[tuple[str, int]], k: int, used: set[str]) -> list[tuple[str, int]]:
-        chosen: list[tuple[str, int]] = []
-        cands = [x for x in cands if x[0] not in used]
-        while len(chosen) < k and cands:
-            v, g = rng.choice(cands)
-            chosen.append((v, g))
-            cands = [x for x in cands if x[0] != v]
-        return chosen
-
     # a step is premature at a gap before its ask while some prerequisite of the graph at
     # that gap is not done there: the latest of their asks is at the gap or after (#50: one
     # max per step and graph, not a scan of its prerequisites per gap); a step's gaps, up to
     # its ask, are two runs split at the revision, counted (#50, eleventh round)
     before, after = (sampler.latest_undone(done_at, never, g) for g in (deps, post))
-    premature = pick(
+    premature = _pick(
+        rng,
         [
             (p, g)
             for p in pending
@@ -181,8 +187,8 @@ def _traps(
     )
     # every (done step, later gap), listed once for the three picks (pick copies it; #50)
     done_gaps = [(r, g) for r in pending for g in range(done_at.get(r, never) + 1, len(base) + 1)]
-    redo = pick(done_gaps, 2, set())
-    legit = pick(done_gaps, 1, {r for r, _ in redo}) or pick(done_gaps, 1, set())
+    redo = _pick(rng, done_gaps, 2, set())
+    legit = _pick(rng, done_gaps, 1, {r for r, _ in redo}) or _pick(rng, done_gaps, 1, set())
     if len(premature) < 2 or len(redo) < 2 or len(legit) < 1:
         return None
     return premature, redo, legit

@@ -99,17 +99,7 @@ def test_version_one_traps_are_the_gap_by_gap_rule(
     ]
     done_gaps = [(r, g) for r in pending for g in gaps if done_at.get(r, never) < g]
     rng = random.Random(seed)
-
-    def pick(cands: list[tuple[str, int]], k: int, used: set[str]) -> list[tuple[str, int]]:
-        chosen: list[tuple[str, int]] = []
-        cands = [x for x in cands if x[0] not in used]
-        while len(chosen) < k and cands:
-            v, g = rng.choice(cands)
-            chosen.append((v, g))
-            cands = [x for x in cands if x[0] != v]
-        return chosen
-
-    p2, r2 = pick(premature, 2, set()), pick(done_gaps, 2, set())
-    legit = pick(done_gaps, 1, {r for r, _ in r2}) or pick(done_gaps, 1, set())
+    p2, r2 = v1._pick(rng, premature, 2, set()), v1._pick(rng, done_gaps, 2, set())
+    legit = v1._pick(rng, done_gaps, 1, {r for r, _ in r2}) or v1._pick(rng, done_gaps, 1, set())
     want = None if len(p2) < 2 or len(r2) < 2 or not legit else (p2, r2, legit)
     assert got == want
