@@ -97,8 +97,10 @@ def bare_decode_s(run_dir: Path) -> float:
 
 def _bare_timed(run_dir: Path) -> tuple[float, float, float]:
     """(wall s, CPU s, user CPU s) of :func:`bare_decode_s`."""
-    c0, u0 = _cpu(), _user()
-    return bare_decode_s(run_dir), _cpu() - c0, _user() - u0
+    c0, u0 = _cpu_user()
+    wall = bare_decode_s(run_dir)
+    c1, u1 = _cpu_user()
+    return wall, c1 - c0, u1 - u0
 
 
 # ``ladder score``'s path timed in a fresh interpreter (:func:`_in_process` there), its
@@ -139,24 +141,22 @@ def _bare_fresh(run_dir: Path) -> tuple[float, float, float]:
 def _in_process(run_dir: Path, jobs: int) -> tuple[float, float, float]:
     """(wall s, CPU s and user CPU s of this process and its workers) of ``rescore_dir``
     with ``jobs``."""
-    c0, u0 = _cpu(), _user()
+    c0, u0 = _cpu_user()
     t0 = time.perf_counter()
     rescore_dir(run_dir, LogReport(), jobs=jobs, min_bytes=0)
-    return time.perf_counter() - t0, _cpu() - c0, _user() - u0
+    wall = time.perf_counter() - t0
+    c1, u1 = _cpu_user()
+    return wall, c1 - c0, u1 - u0
 
 
-def _cpu() -> float:
+def _cpu_user() -> tuple[float, float]:
+    """CPU s and user CPU s of this process and its children so far, from one reading: CPU
+    less its kernel part (#50, eleventh round: the bare decode's page faults, a tenth to a
+    fifth of its CPU, move with the machine's memory)."""
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _user() -> float:
-    """:func:`_cpu` without the kernel's part (#50, eleventh round: the bare decode's page
-    faults, a tenth to a fifth of its CPU, move with the machine's memory)."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + kids.ru_utime
+    user = own.ru_utime + kids.ru_utime
+    return user + own.ru_stime + kids.ru_stime, user
 
 
 def _cli_s(*argv: str) -> float:
