@@ -1,9 +1,10 @@
-"""Every (b, c) with ``lo <= b + c <= hi``: the exact McNemar p-value's shortcut
-(:func:`scoring.results.stats.mcnemar_exact` up to
-:data:`~scoring.results.stats.MCNEMAR_SHORTCUT_MAX` discordant pairs) against scipy's
-``binomtest``, bit for bit (#50). About a millisecond per pair on one core: the bound the
-shortcut takes was checked with it once (bench/README.md, "Sixth round"); the test suite
-checks every pair to 60 and random pairs beyond (tests/scoring/results/test_mcnemar_shortcut.py).
+"""Every (b, c) with ``lo <= b + c <= hi``: the exact McNemar p-value
+(:func:`scoring.results.stats.mcnemar_exact`, the exact fraction rounded once up to
+:data:`~scoring.results.stats.MCNEMAR_EXACT_MAX` discordant pairs) against scipy's
+``binomtest``, which computed it before #50's twelfth round: how many differ in any bit, and
+the largest relative difference (over 1e-13 fails). About a millisecond per pair on one core
+(scipy's side); the tests check every pair to 60 and random pairs beyond
+(tests/scoring/results/test_mcnemar_exact.py).
 
     python -m bench.check_mcnemar 1 500
 """
@@ -15,30 +16,34 @@ import time
 
 from scipy.stats import binomtest
 
-from scoring.results.stats import _binom_tails, _binomtest_half
+from scoring.results.stats import mcnemar_exact
+
+TOLERANCE = 1e-13  # relative: far below the 3 significant digits a p-value is printed with
 
 
-def check(lo: int, hi: int) -> tuple[int, int]:
-    """(pairs compared, pairs that differ), a line every 50 sizes."""
-    tails = _binom_tails()
-    if tails is None:
-        raise SystemExit("this scipy has no scipy.special._ufuncs._binom_cdf: no shortcut")
-    start, pairs, bad = time.monotonic(), 0, 0
+def check(lo: int, hi: int) -> tuple[int, int, float]:
+    """(pairs compared, pairs that differ in some bit, the largest relative difference), a
+    line every 50 sizes."""
+    start, pairs, differ, worst = time.monotonic(), 0, 0, 0.0
     for n in range(max(1, lo), hi + 1):
         for k in range(n + 1):
             want = float(min(1.0, binomtest(k, n, 0.5).pvalue))
-            got = 1.0 if 2 * k == n else _binomtest_half(min(k, n - k), n, tails)
+            got = mcnemar_exact(k, n - k)
             pairs += 1
-            if want.hex() != got.hex():
-                bad += 1
-                print(f"differs: b={k} n={n} scipy={want.hex()} ours={got.hex()}", flush=True)
+            if want != got:
+                differ += 1
+                worst = max(worst, abs(got - want) / got)
         if n % 50 == 0:
-            print(f"n={n} pairs={pairs} differ={bad} {time.monotonic() - start:.0f}s", flush=True)
-    return pairs, bad
+            print(
+                f"n={n} pairs={pairs} differ={differ} worst={worst:.3g} "
+                f"{time.monotonic() - start:.0f}s",
+                flush=True,
+            )
+    return pairs, differ, worst
 
 
 if __name__ == "__main__":
     lo, hi = int(sys.argv[1]), int(sys.argv[2])
-    pairs, bad = check(lo, hi)
-    print(f"{lo}..{hi}: {pairs} pairs, {bad} differ")
-    sys.exit(1 if bad else 0)
+    pairs, differ, worst = check(lo, hi)
+    print(f"{lo}..{hi}: {pairs} pairs, {differ} differ in some bit, the largest by {worst:.3g}")
+    sys.exit(1 if worst > TOLERANCE else 0)

@@ -47,7 +47,6 @@ from scoring.results.families import DEFAULT_FAMILY, score_lines
 from scoring.results.gate_report import flag_inert
 from scoring.results.lines import ResultLine, with_status
 from scoring.results.offline import rescore
-from scoring.results.stats import preload_stats
 
 __all__ = ["MIN_PARALLEL_BYTES", "Scored", "config_groups", "cores", "rescore_dir", "scored_dir"]
 
@@ -172,7 +171,6 @@ def _parallel(
         return None
     if one:  # the workers' path here (#50): one group's records in memory, not the run's
         parts = [score_group(group, detail) for group in groups]
-        preload_stats()
         also()
         return parts
     # the workers regenerate with the packs this process loaded (spawned ones too)
@@ -180,8 +178,7 @@ def _parallel(
         min(jobs, len(groups)), initializer=start_worker, initargs=(loaded_texts(),)
     ) as pool:
         pending = pool.map(partial(score_group, detail=detail), groups)
-        preload_stats()  # while the workers score: the merge needs scipy
-        also()  # and what the caller needs next (a report drawing its figures: matplotlib)
+        also()  # while the workers score: what the caller needs next (a report: matplotlib)
         return list(pending)
 
 

@@ -32,7 +32,6 @@ from runner.grid.packs import loaded_texts, register_texts
 from runner.rundir.rescore import config_groups
 from runner.viewer.entries import Done, Entry, FileIndex, index_task
 from scoring.gc_pause import paused_gc
-from scoring.results.stats import preload_stats
 
 __all__ = ["Build", "Todo"]
 
@@ -169,9 +168,6 @@ class Build:
                 deque(self._submit(pool, share))
                 for pool, share in zip(pools, self._shares, strict=True)
             ]
-            # while the workers read: the overview needs scipy (its import, a second or
-            # more, is not waited for: the parts are taken as they come)
-            threading.Thread(target=preload_stats, name="view-stats", daemon=True).start()
             self._feed(pools, queues)
             while any(queues) and not self._stop.is_set():
                 heads = {q[0]: q for q in queues if q}  # each worker's next part, in order

@@ -4,7 +4,6 @@ views of :mod:`scoring.display.models`)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -39,18 +38,10 @@ from scoring.display.run_overview import contrasts_view, costed_cells_view
 from scoring.replay.episode_score import EpisodeScore, score_episode
 from scoring.report.details import run_details
 from scoring.report.markdown import synthetic_warning
-from scoring.results.families import ConfigLines, cell_lines, score_lines
+from scoring.results.families import ConfigLines, score_lines
 from scoring.results.lines import CellLine, ResultLine
-from scoring.results.stats import preload_stats, stats_loaded
 
-__all__ = ["CONTRASTS_PENDING", "RunView"]
-
-# OURS: what a page of a large run's overview lacks while scipy's statistics load (#50)
-CONTRASTS_PENDING = (
-    "contrasts: their exact McNemar p-values wait for the statistics library (scipy), "
-    "still loading; the cells above have their rates and intervals, and the contrasts follow "
-    "on the page's next refresh once it is in"
-)
+__all__ = ["RunView"]
 
 
 class RunView:
@@ -68,31 +59,24 @@ class RunView:
         )
         self.index = RunIndex(run_dir, self._score_lines)
         self.background = background
-        if background:  # the contrasts need scipy's binomial functions: their import starts
-            threading.Thread(target=preload_stats, name="view-stats", daemon=True).start()
-        self._partial: tuple[tuple[Progress, bool], list[ResultLine]] | None = None
+        self._partial: tuple[Progress, list[ResultLine]] | None = None
 
     def refresh(self) -> None:
         self.index.refresh(wait=not self.background)
 
     def _lines(self) -> tuple[list[ResultLine], IndexingView | None]:
         """The result lines of the indexed scores and, while the index is built in the
-        background, how far it got (the lines then those of the episodes in so far; the
-        cell lines alone while scipy's import, started with the build, is not done: a page
-        never waits on it, :data:`CONTRASTS_PENDING`)."""
+        background, how far it got (the lines then those of the episodes in so far, the
+        contrasts with them: their p-values import nothing, #50, twelfth round)."""
         progress = self.index.progress()
         if progress is None:
             if self.index.overview is None:
                 self.index.set_overview(self._score_lines(self.index.scores()))
             return self.index.overview or [], None
-        ready = stats_loaded()
-        if self._partial is None or self._partial[0] != (progress, ready):
-            scores = self.index.scores()
-            lines = self._score_lines(scores) if ready else cell_lines(scores, self._memo)
-            self._partial = (progress, ready), lines
+        if self._partial is None or self._partial[0] != progress:
+            self._partial = progress, self._score_lines(self.index.scores())
         files, total, episodes = progress
-        pending = "" if self._partial[0][1] else CONTRASTS_PENDING
-        indexing = IndexingView(files=files, total=total, episodes=episodes, pending=pending)
+        indexing = IndexingView(files=files, total=total, episodes=episodes)
         return self._partial[1], indexing
 
     def cells(self) -> CellsView:

@@ -288,8 +288,6 @@ class IndexingView(_View, frozen=True, kw_only=True):
     files: int  # log files indexed so far
     total: int  # log files to index
     episodes: int  # episodes indexed so far
-    # what the page lacks besides ("": nothing), e.g. the contrasts while scipy loads
-    pending: str = ""
 
 
 class CellsView(_View, frozen=True, kw_only=True):

@@ -65,7 +65,6 @@ __all__ = [
     "FAMILIES",
     "ConfigLines",
     "apply_families",
-    "cell_lines",
     "cross_contrasts",
     "describe_families",
     "ladder_table",
@@ -320,12 +319,6 @@ class ConfigLines:
         cells, contrasts = hit[1]
         return cells, [msgspec.structs.replace(c) for c in contrasts]
 
-    def cells(self, config: CellKey, members: _Members) -> list[ResultLine]:
-        """The configuration's cell lines alone: the memo's while its scores are the same,
-        else computed (and not kept: :meth:`part` keeps them with the contrasts)."""
-        hit = self._memo.get(config)
-        return hit[1][0] if hit is not None and _same(hit[0], members) else _config_cells(members)
-
 
 def score_lines(
     scores: Iterable[EpisodeScore],
@@ -348,16 +341,3 @@ def score_lines(
     contrasts.extend(cross_contrasts(every))
     apply_families(contrasts, family)
     return [*cells, *contrasts]
-
-
-def cell_lines(scores: Iterable[EpisodeScore], memo: ConfigLines | None = None) -> list[ResultLine]:
-    """:func:`score_lines`' cell lines alone, the same lines in the same order, without the
-    contrasts: no p-value, so no scipy (a cell's Wilson interval is computed without it,
-    :func:`scoring.results.stats.wilson`). The viewer's page while scipy is still loading
-    (#50)."""
-    grouped = group_scores(scores)
-    out: list[ResultLine] = []
-    for config in sorted(grouped, key=lambda c: cell_sort_key(c)):
-        members = grouped[config]
-        out += memo.cells(config, members) if memo is not None else _config_cells(members)
-    return out

@@ -8,12 +8,13 @@
 * :func:`mcnemar_exact`: the exact (conditional) McNemar test (McNemar, 1947) on the
   discordant pairs: a two-sided exact binomial test of ``b`` successes in ``b + c`` trials at
   probability 1/2 (``scipy.stats.binomtest``); no discordant pair gives p = 1. Up to
-  :data:`MCNEMAR_SHORTCUT_MAX` pairs it is computed here as scipy computes it at 1/2, without
-  scipy's search for the other tail (a symmetric distribution: the tail is the mirror of the
-  observed one), from scipy's own binomial cdf and sf (``scipy.special``; ``scipy.stats``
-  not imported): the same bits, a test pins every ``(b, c)`` up to a bound (#50). No closed
-  form gives scipy's bits: its cdf is not correctly rounded (the exact sum, rounded once,
-  differs by an ulp in half the ``(k, n)`` up to 120).
+  :data:`MCNEMAR_EXACT_MAX` pairs it is computed exactly, without scipy (OURS, #50, twelfth
+  round): ``2 * sum(comb(n, k) for k <= min(b, c)) / 2**n`` in integers, divided once
+  (Python's integer division is correctly rounded), which is the p-value binomtest defines
+  at 1/2 (its far tail, the terms no likelier than the observed one, is the mirror of the
+  near one), rounded once. scipy's own figure (Boost's incomplete beta) is within 1e-13 of
+  it, relative, up to that bound (a test pins it): no printed p-value moves. Past it,
+  scipy's ``binomtest`` itself.
 * :func:`holm`: Holm's (1979) step-down adjusted p-values, made monotone in the order of the
   raw p-values and capped at 1, returned in input order.
 * :func:`clustered_wilson`: a proportion of turns clustered in episodes: Wilson's interval
@@ -48,31 +49,14 @@ from contextlib import contextmanager
 from statistics import NormalDist
 from typing import Any
 
-_LOADED = [False]  # what the p-values need imported (by preload_stats or a first use)
-
 
 def binomtest(k: int, n: int, p: float = 0.5) -> Any:
-    """scipy's exact binomial test, imported on first use (keeps ``ladder`` start-up fast)."""
+    """scipy's exact binomial test, imported on first use (keeps ``ladder`` start-up fast;
+    the contrasts' p-values up to :data:`MCNEMAR_EXACT_MAX` pairs never import it)."""
     with _one_blas_thread():
         from scipy.stats import binomtest as scipy_binomtest
 
-    _LOADED[0] = True
     return scipy_binomtest(k, n, p)
-
-
-def _binom_tails() -> tuple[Any, Any] | None:
-    """scipy's binomial cdf and sf (``scipy.special``: the functions ``scipy.stats.binom``
-    calls), imported on first use; a quarter of the CPU of importing ``scipy.stats``. None
-    where this scipy keeps them elsewhere (older ones: ``scipy.stats._boost``):
-    its ``binomtest`` answers."""
-    with _one_blas_thread():
-        from scipy.special import _ufuncs
-
-    cdf, sf = getattr(_ufuncs, "_binom_cdf", None), getattr(_ufuncs, "_binom_sf", None)
-    if cdf is None or sf is None:
-        return None
-    _LOADED[0] = True
-    return cdf, sf
 
 
 @contextmanager
@@ -93,39 +77,16 @@ def _one_blas_thread() -> Iterator[None]:
         os.environ.pop("OPENBLAS_NUM_THREADS", None)
 
 
-def preload_stats() -> None:
-    """Import what the contrasts' p-values need now (a caller with idle time before its
-    first contrast): scipy's binomial functions. ``scipy.stats`` itself is imported only by
-    a p-value beyond :data:`MCNEMAR_SHORTCUT_MAX` discordant pairs or an interval at a level
-    other than 95% (#50: the parent process of the viewer's index and of ``ladder score``
-    imported all of it, about 0.9 s of CPU, while its workers scored)."""
-    if _binom_tails() is None:  # a scipy without them: binomtest answers, scipy.stats it is
-        with _one_blas_thread():
-            import scipy.stats  # noqa: F401
-
-        _LOADED[0] = True
-
-
-def stats_loaded() -> bool:
-    """Whether what the contrasts' p-values need is in (its import done, by
-    :func:`preload_stats` or a first p-value): a caller that must not wait on the import asks
-    first (the viewer's page while its index fills, #50). Only a finished import counts: a
-    module is in ``sys.modules`` from the moment its import starts."""
-    return _LOADED[0]
-
-
 __all__ = [
     "EXACT_SEEDS",
-    "MCNEMAR_SHORTCUT_MAX",
+    "MCNEMAR_EXACT_MAX",
     "PERMUTATIONS",
     "clustered_wilson",
     "containing",
     "holm",
     "mcnemar_exact",
     "paired_difference",
-    "preload_stats",
     "sign_flip_p",
-    "stats_loaded",
     "wilson",
 ]
 
@@ -164,12 +125,12 @@ def _wilson_95(k: int, n: int) -> tuple[float, float]:
     return low, high
 
 
-# OURS: up to this many discordant pairs the McNemar p-value takes the shortcut
-# (:func:`_binomtest_half`): every (b, c) up to here compared bit for bit with scipy's binomtest
-# (``python -m bench.check_mcnemar 1 500``, bench/README.md; the tests check every pair to 60
-# and random ones to here, tests/scoring/results/test_mcnemar_shortcut.py); the paper's
-# cells pair at most 128 seeds, the bench's 234. Beyond it, scipy's binomtest.
-MCNEMAR_SHORTCUT_MAX = 500
+# OURS: up to this many discordant pairs the McNemar p-value is computed exactly here
+# (:func:`_mcnemar_half`; about 10 microseconds at 234 pairs, 30 at 500); the paper's cells pair
+# at most 128 seeds, the bench's 234. Beyond it, scipy's binomtest (every (b, c) up to here
+# compared with it: ``python -m bench.check_mcnemar 1 500``, bench/README.md; the tests
+# check every pair to 60 and random ones to here, tests/scoring/results/test_mcnemar_exact.py).
+MCNEMAR_EXACT_MAX = 500
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -178,25 +139,23 @@ def mcnemar_exact(b: int, c: int) -> float:
         raise ValueError(f"discordant counts must be >= 0 (got {b}, {c})")
     n = b + c
     if n == 0 or b == c:
-        return 1.0  # scipy's binomtest gives 1.0 at k == n / 2 (its own shortcut)
-    tails = _binom_tails() if n <= MCNEMAR_SHORTCUT_MAX else None
-    if tails is not None:
-        return _binomtest_half(min(b, c), n, tails)
+        return 1.0  # every outcome is as likely as the observed one or less
+    if n <= MCNEMAR_EXACT_MAX:
+        return _mcnemar_half(min(b, c), n)
     return float(min(1.0, binomtest(b, n, 0.5).pvalue))
 
 
-def _binomtest_half(m: int, n: int, tails: tuple[Any, Any]) -> float:
-    """scipy's two-sided binomtest p-value of ``m < n / 2`` successes (or, by symmetry,
-    ``n - m``) in ``n`` trials at 1/2: ``P(X <= m) + P(X >= n - m)``, the sum scipy returns,
-    of the same two numbers (its binomial distribution's cdf and sf, which call these
-    functions, clipped to [0, 1]), added in the same order. scipy searches the far tail for
-    the terms no likelier than the observed one; at 1/2 they are those from ``n - m`` on
-    (the mirror of ``m``), which the test of every ``(m, n)`` up to
-    :data:`MCNEMAR_SHORTCUT_MAX` confirms. ``tails``: :func:`_binom_tails`."""
-    binom_cdf, binom_sf = tails
-    cdf = min(1.0, max(0.0, float(binom_cdf(float(m), float(n), 0.5))))
-    sf = min(1.0, max(0.0, float(binom_sf(float(n - m - 1), float(n), 0.5))))
-    return min(1.0, cdf + sf)
+def _mcnemar_half(m: int, n: int) -> float:
+    """The two-sided exact binomial p-value of ``m < n / 2`` successes (or, by symmetry,
+    ``n - m``) in ``n`` trials at 1/2: ``P(X <= m) + P(X >= n - m)``, twice the near tail,
+    as the exact fraction ``2 * sum(comb(n, k) for k <= m) / 2**n`` rounded once (Python's
+    ``int / int`` is correctly rounded; 1 for an odd ``n`` and ``m = (n - 1) / 2``, where the
+    two tails are every outcome)."""
+    total, term = 0, 1
+    for k in range(m + 1):  # comb(n, k) from comb(n, k - 1): exact, one product a term
+        total += term
+        term = term * (n - k) // (k + 1)
+    return min(1.0, 2 * total / (1 << n))
 
 
 def paired_difference(

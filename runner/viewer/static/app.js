@@ -185,7 +185,6 @@ async function showCells() {
       h("span.ci", {}, "da N"), " below a count is the same channel under the decline-aware scoring, " +
       "shown where the two differ. Hover a count for both."),
     h("h2", {}, "Adjacent contrasts (exact McNemar, Holm)"),
-    indexing && indexing.pending ? h("p#pending.warn", {}, indexing.pending) : null,
     h("table#contrasts", {}, h("thead", {}, h("tr", {}, ["configuration", "scoring", "a → b", "pairs", "successes",
       "b only / a only", "p", "p (Holm)"].map((t) => h("th", {}, t)))), h("tbody", {}, contrasts)));
   refill(indexing);

@@ -63,12 +63,12 @@ def test_a_cells_interval_imports_no_scipy() -> None:
     code = (
         "import sys\n"
         "from scoring.results.cells import cell_line\n"
-        "from scoring.results.stats import stats_loaded, wilson\n"
-        "print(wilson(81, 263), wilson(0, 20), wilson(20, 20), stats_loaded())\n"
+        "from scoring.results.stats import wilson\n"
+        "print(wilson(81, 263), wilson(0, 20), wilson(20, 20))\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout.splitlines()
-    assert out[0] == f"{stats.wilson(81, 263)} {stats.wilson(0, 20)} {stats.wilson(20, 20)} False"
+    assert out[0] == f"{stats.wilson(81, 263)} {stats.wilson(0, 20)} {stats.wilson(20, 20)}"
     assert out[1] == "[]"
