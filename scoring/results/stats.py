@@ -13,8 +13,8 @@
   (Python's integer division is correctly rounded), which is the p-value binomtest defines
   at 1/2 (its far tail, the terms no likelier than the observed one, is the mirror of the
   near one), rounded once. scipy's own figure (Boost's incomplete beta) is within 1e-13 of
-  it, relative, up to that bound (a test pins it): no printed p-value moves. Past it,
-  scipy's ``binomtest`` itself.
+  it, relative, up to that bound (a test pins it): a p-value printed to 3 significant
+  digits moves only within 1e-13 of a rounding edge. Past it, scipy's ``binomtest`` itself.
 * :func:`holm`: Holm's (1979) step-down adjusted p-values, made monotone in the order of the
   raw p-values and capped at 1, returned in input order.
 * :func:`clustered_wilson`: a proportion of turns clustered in episodes: Wilson's interval
