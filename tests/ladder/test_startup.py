@@ -6,10 +6,6 @@ one line with a suggestion before anything else loads. Timings are in
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 import typer
 import typer.main
@@ -17,6 +13,7 @@ from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from ladder.app import COMMANDS, app, load_command, short_help
+from tests.fresh_imports import imported_after, of_packages
 
 # what a command may import once it runs, never before
 HEAVY = (
@@ -43,22 +40,13 @@ HEAVY = (
 )
 
 
-def _imported_after(code: str) -> list[str]:
-    """Module names in ``sys.modules`` after running ``code`` in a fresh interpreter."""
-    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    ).stdout
-    return list(json.loads(out.splitlines()[-1]))
-
-
 def _heavy(modules: list[str]) -> list[str]:
     return [m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)]
 
 
 @pytest.mark.process
 def test_import_ladder_app_imports_no_command_and_no_heavy_dependency() -> None:
-    modules = _imported_after("import ladder.app")
+    modules = imported_after("import ladder.app")
     assert _heavy(modules) == []
     commands = {f"ladder.{n}" for n in COMMANDS} | {"serve.cli", "ladder.domain"}
     assert commands.isdisjoint(modules)
@@ -72,7 +60,7 @@ def test_version_help_and_a_root_error_load_no_command(args: list[str]) -> None:
         f"sys.argv = ['ladder', *{args!r}]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass"
     )
-    modules = _imported_after(code)
+    modules = imported_after(code)
     # --version reads the installed version (importlib.metadata), and only it
     assert _heavy([m for m in modules if not m.startswith("importlib.metadata")]) == []
     light = ("ladder.app", "ladder.early", "ladder.errors")  # ladder.early: stdlib checks only
@@ -147,8 +135,8 @@ def test_a_bad_path_or_trials_0_loads_no_endpoint_numbers_or_plots(args: list[st
         f"sys.argv = ['ladder', *{args!r}]\n"
         "try:\n    main()\nexcept SystemExit as e:\n    assert e.code == 2, e.code"
     )
-    modules = _imported_after(code)
-    loaded = [m for m in modules if m.split(".")[0] in ENDPOINT_AND_PLOTS]
+    modules = imported_after(code)
+    loaded = of_packages(modules, *ENDPOINT_AND_PLOTS)
     assert loaded == [], loaded
     assert f"ladder.{args[0]}" not in modules  # refused before the command loaded
     assert "runner.plugins" not in modules
