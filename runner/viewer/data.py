@@ -53,9 +53,8 @@ class RunView:
         self.run_dir = run_dir
         # the overview's lines with the index: each configuration's kept while its scores
         # are the same (computed as the index fills, reused by the overview at the end)
-        memo = self._memo = ConfigLines()
         self._score_lines: Callable[[list[EpisodeScore]], list[ResultLine]] = partial(
-            score_lines, memo=memo
+            score_lines, memo=ConfigLines()
         )
         self.index = RunIndex(run_dir, self._score_lines)
         self.background = background
