@@ -17,6 +17,7 @@ from scoring.display.episode_facts import facts_cell_cost
 from scoring.display.models import CellsView
 from scoring.results.gate_report import merged_activity
 from scoring.results.offline import score_records
+from tests.runner.viewer.test_view_indexing import _copies, _on_two_workers
 from tests.view_run import make_run
 
 
@@ -192,16 +193,9 @@ def _two_copies_on_two_workers(
 ) -> tuple[Path, CellsView]:
     """The run's logs copied twice: the overview of the first built in one go, and the second
     (returned) to be indexed on two workers, each file a group of its own."""
-    import runner.viewer.build as build_mod
-    import runner.viewer.index as index_mod
-
-    one, bg = tmp_path / "one", tmp_path / "bg"
-    for where in (one, bg):
-        shutil.copytree(run_dir / "logs", where / "logs")
+    one, bg = _copies(run_dir, tmp_path)
     expected = RunView(one).cells()
-    monkeypatch.setattr(index_mod, "cores", lambda: 2)
-    monkeypatch.setattr(index_mod, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(build_mod, "config_groups", lambda paths, **_: [[str(p)] for p in paths])
+    _on_two_workers(monkeypatch)
     return bg, expected
 
 
